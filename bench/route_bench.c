@@ -1,0 +1,164 @@
+/*
+ * route_bench.c -- in-process cost of the statement path up to the wire:
+ * snapshot reference, SQL analysis (cached), routing through the shard
+ * plugin, and rewriting to physical SQL with parameters inlined.  No
+ * database is contacted.
+ *
+ *   bench/route_bench [--iterations N] [--json]
+ *
+ * Runs a point select and a typical insert against a sharded table with 10
+ * and with 100,000 physical tables, and prints ns per statement (the median
+ * of 5 rounds).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dal_int.h"
+#include "rewrite.h"
+#include "route.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static char *write_config(unsigned dbs, unsigned tables)
+{
+    static char path[] = "/tmp/dal_route_bench.XXXXXX";
+    char *copy = strdup(path);
+    FILE *f;
+    unsigned i;
+    int fd = mkstemp(copy);
+
+    if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+        perror("mkstemp");
+        exit(1);
+    }
+    for (i = 0; i < dbs; i++)
+        fprintf(f, "[datasource db%u]\nmaster = mysql://u:p@127.0.0.1:1/p%u\n", i, i);
+    fprintf(f, "[table wm_food]\ndatasource = db\ndb_shard_num = %u\ntable_shard_num = %u\n"
+               "shard_key = wm_poi_id\nstrategy = mod\n", dbs, tables);
+    fclose(f);
+    return copy;
+}
+
+typedef struct bench_stmt {
+    const char *name;
+    const char *sql;
+    size_t nparams;
+} bench_stmt_t;
+
+static const bench_stmt_t stmts[] = {
+    {"point_select", "SELECT id, name, price FROM wm_food WHERE wm_poi_id = ? AND id = ?", 2},
+    {"insert",
+     "INSERT INTO wm_food (id, wm_poi_id, name, price, stock) VALUES (?, ?, ?, ?, ?)", 5},
+};
+
+/* One statement's trip through snapshot, sql cache, route and rewrite. */
+static int one(dal_t *dal, const bench_stmt_t *st, const dal_value_t *params,
+               const dal_query_opts_t *opts, dal_buf_t *out)
+{
+    dal_snapshot_t *snap = dal_snapshot_acquire(dal);
+    const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), NULL, 0);
+    dal_routing_t rt;
+    dal_error_t err;
+    int rc = dal_route(snap, s, opts, &rt, &err);
+
+    if (rc == 0) {
+        dal_buf_reset(out);
+        rc = dal_rewrite(&rt, 0, params, st->nparams, 0, out, &err);
+    }
+    if (rc != 0)
+        fprintf(stderr, "route_bench: %s\n", err.message);
+    dal_routing_clear(&rt);
+    dal_sql_unref(s);
+    dal_snapshot_unref(snap);
+    return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double measure(dal_t *dal, const bench_stmt_t *st, long iters)
+{
+    dal_value_t params[5] = {dal_int(12345), dal_int(987654), dal_str("braised pork"),
+                             dal_double(25.5), dal_int(100)};
+    dal_value_t sv = dal_int(12345);
+    dal_query_opts_t opts;
+    dal_buf_t out = DAL_BUF_INIT;
+    uint64_t rounds[5];
+    long i;
+    int r;
+
+    memset(&opts, 0, sizeof opts);
+    opts.shard_value = &sv;
+    for (r = 0; r < 5; r++) {
+        uint64_t t0 = now_ns();
+        for (i = 0; i < iters; i++) {
+            sv.v.i = 12345 + i;
+            if (one(dal, st, params, &opts, &out) != 0)
+                exit(1);
+        }
+        rounds[r] = now_ns() - t0;
+    }
+    dal_buf_free(&out);
+    qsort(rounds, 5, sizeof rounds[0], cmp_u64);
+    return (double)rounds[2] / (double)iters;
+}
+
+int main(int argc, char **argv)
+{
+    static const unsigned layouts[][2] = {{2, 10}, {4, 100}, {4, 100000}};
+    long iters = 1000000;
+    int json = 0, i, first = 1;
+    size_t l, s;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+            iters = atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--iterations N] [--json]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (json)
+        printf("{\"iterations\":%ld,\"results\":[", iters);
+    for (l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+        char *ini = write_config(layouts[l][0], layouts[l][1]);
+        dal_error_t err;
+        dal_t *dal = NULL;
+
+        if (dal_open(ini, NULL, &dal, &err) != 0) {
+            fprintf(stderr, "route_bench: %s\n", err.message);
+            return 1;
+        }
+        for (s = 0; s < sizeof stmts / sizeof stmts[0]; s++) {
+            double ns = measure(dal, &stmts[s], iters);
+            if (json)
+                printf("%s{\"statement\":\"%s\",\"dbs\":%u,\"tables\":%u,\"ns_per_stmt\":%.1f}",
+                       first ? "" : ",", stmts[s].name, layouts[l][0], layouts[l][1], ns);
+            else
+                printf("%-13s %u dbs %6u tables: %7.1f ns/statement\n", stmts[s].name,
+                       layouts[l][0], layouts[l][1], ns);
+            first = 0;
+        }
+        dal_close(dal);
+        unlink(ini);
+        free(ini);
+    }
+    if (json)
+        printf("]}\n");
+    return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * buf.h -- a growable byte buffer, always NUL-terminated.
+ *
+ * Used to build physical SQL: a buffer is reused across statements so the
+ * hot path does not allocate once it has grown to the usual size.
+ */
+#ifndef DAL_CORE_BUF_H
+#define DAL_CORE_BUF_H
+
+#include <stddef.h>
+
+#include "dal/dal.h"
+
+typedef struct dal_buf {
+    char *data;   /* owned; NULL until the first append */
+    size_t len;
+    size_t cap;
+    int oom;      /* set once an allocation failed; later appends are no-ops */
+} dal_buf_t;
+
+#define DAL_BUF_INIT {NULL, 0, 0, 0}
+
+/* Make room for n more bytes (plus the NUL).  0 or -1 (and oom set). */
+int dal_buf_reserve(dal_buf_t *b, size_t n);
+void dal_buf_append(dal_buf_t *b, const void *p, size_t n);
+void dal_buf_puts(dal_buf_t *b, const char *s);
+void dal_buf_putc(dal_buf_t *b, char c);
+void dal_buf_printf(dal_buf_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
+/* Empty the buffer, keeping its memory. */
+void dal_buf_reset(dal_buf_t *b);
+/* Hand the bytes to the caller (owned, free()); the buffer becomes empty.
+ * Returns NULL if an allocation failed along the way. */
+char *dal_buf_steal(dal_buf_t *b);
+void dal_buf_free(dal_buf_t *b);
+
+#endif /* DAL_CORE_BUF_H */

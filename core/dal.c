@@ -1,0 +1,298 @@
+/*
+ * dal.c -- the public entry points: open, close, and the path of one
+ * statement (snapshot -> sql -> route -> rewrite -> execute -> result).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dal_int.h"
+#include "error.h"
+#include "exec.h"
+#include "plan.h"
+#include "route.h"
+
+/* Statements whose analysis is kept; a service rarely has more distinct
+ * statement texts than this. */
+#define SQL_CACHE_CAPACITY 4096
+
+static pthread_once_t library_once = PTHREAD_ONCE_INIT;
+
+/* libmysqlclient's global init is not thread-safe: run it exactly once,
+ * before any connection can be made. */
+static void library_init(void)
+{
+    mysql_library_init(0, NULL, NULL);
+}
+
+const char *dal_version(void)
+{
+    return DAL_VERSION_STRING;
+}
+
+const char *dal_strerror(int code)
+{
+    switch (code) {
+    case DAL_OK: return "DAL_OK";
+    case DAL_EINVAL: return "DAL_EINVAL";
+    case DAL_ENOMEM: return "DAL_ENOMEM";
+    case DAL_ECONFIG: return "DAL_ECONFIG";
+    case DAL_EPLUGIN: return "DAL_EPLUGIN";
+    case DAL_ESQL: return "DAL_ESQL";
+    case DAL_EROUTE: return "DAL_EROUTE";
+    case DAL_ESHARD: return "DAL_ESHARD";
+    case DAL_ECONNECT: return "DAL_ECONNECT";
+    case DAL_ESERVER: return "DAL_ESERVER";
+    case DAL_EUNSUPPORTED: return "DAL_EUNSUPPORTED";
+    case DAL_ESTATE: return "DAL_ESTATE";
+    case DAL_EIO: return "DAL_EIO";
+    }
+    return "DAL_E?";
+}
+
+/* Load the file and build a snapshot from it. */
+static int load_snapshot(const char *path, const char *plugin_dir, const dal_logger_t *log,
+                         dal_snapshot_t **out, dal_error_t *err)
+{
+    dal_config_t *cfg = NULL;
+    int rc = dal_config_load(path, &cfg, err);
+
+    if (rc != 0)
+        return rc;
+    return dal_snapshot_build(cfg, plugin_dir, log, out, err);
+}
+
+int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
+{
+    dal_snapshot_t *snap = NULL;
+    dal_logger_t log;
+    int rc;
+
+    if (path == NULL)
+        return dal_err_set(err, DAL_EINVAL, "no configuration file given");
+    dal_logger_init(&log, opts);
+    rc = load_snapshot(path, opts ? opts->plugin_dir : NULL, &log, &snap, err);
+    dal_snapshot_unref(snap);
+    return rc;
+}
+
+int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_error_t *err)
+{
+    dal_t *dal = NULL;
+    int rc;
+
+    if (out == NULL)
+        return dal_err_set(err, DAL_EINVAL, "dal_open: out is NULL");
+    *out = NULL;
+    if (path == NULL)
+        return dal_err_set(err, DAL_EINVAL, "dal_open: no configuration file given");
+    pthread_once(&library_once, library_init);
+    dal = calloc(1, sizeof *dal);
+    if (dal == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    dal_logger_init(&dal->log, opts);
+    pthread_mutex_init(&dal->snap_mu, NULL);
+    dal->path = strdup(path);
+    dal->plugin_dir = opts && opts->plugin_dir ? strdup(opts->plugin_dir) : NULL;
+    dal->sql_cache = dal_sql_cache_new(SQL_CACHE_CAPACITY);
+    if (dal->path == NULL || dal->sql_cache == NULL ||
+        (opts && opts->plugin_dir && dal->plugin_dir == NULL)) {
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = load_snapshot(path, dal->plugin_dir, &dal->log, &dal->snap, err);
+    if (rc != 0)
+        goto fail;
+    dal_log(&dal->log, DAL_LOG_INFO, "config", "%s: %zu datasources, %zu tables, plugins from %s",
+            path, dal->snap->nnodes, dal->snap->ntables, dal->snap->plugin_path);
+    *out = dal;
+    return 0;
+fail:
+    dal_close(dal);
+    return rc;
+}
+
+void dal_close(dal_t *dal)
+{
+    if (dal == NULL)
+        return;
+    dal_snapshot_unref(dal->snap);
+    dal_sql_cache_free(dal->sql_cache);
+    pthread_mutex_destroy(&dal->snap_mu);
+    free(dal->path);
+    free(dal->plugin_dir);
+    free(dal);
+}
+
+dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
+{
+    dal_snapshot_t *s;
+
+    pthread_mutex_lock(&dal->snap_mu);
+    s = dal->snap;
+    dal_snapshot_ref(s);
+    pthread_mutex_unlock(&dal->snap_mu);
+    return s;
+}
+
+/* The common first half of query and explain: analysis and routing. */
+static int prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                   const char *sql, const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
+{
+    char msg[256];
+
+    *s = dal_sql_cache_get(dal->sql_cache, sql, strlen(sql), msg, sizeof msg);
+    if (*s == NULL)
+        return dal_err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
+    if ((*s)->kind == DAL_SQL_MULTI)
+        return dal_err_set(err, DAL_ESQL,
+                           "several statements in one call; send them one at a time");
+    return dal_route(snap, *s, opts, rt, err);
+}
+
+int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+              const dal_value_t *params, size_t nparams, dal_result_t **out, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    const dal_sql_t *s = NULL;
+    dal_routing_t rt;
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
+    snap = dal_snapshot_acquire(dal);
+    memset(&rt, 0, sizeof rt);
+    rc = prepare(dal, snap, opts, sql, &s, &rt, err);
+    if (rc == 0)
+        rc = dal_exec_routes(&rt, params, nparams, out, err);
+    dal_routing_clear(&rt);
+    dal_sql_unref(s);
+    dal_snapshot_unref(snap);
+    return rc;
+}
+
+int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+             const dal_value_t *params, size_t nparams, uint64_t *affected_rows,
+             dal_error_t *err)
+{
+    dal_result_t *r = NULL;
+    int rc = dal_query(dal, opts, sql, params, nparams, &r, err);
+
+    if (affected_rows != NULL)
+        *affected_rows = rc == 0 ? dal_result_affected_rows(r) : 0;
+    dal_result_free(r);
+    return rc;
+}
+
+int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                const dal_value_t *params, size_t nparams, dal_plan_t **out, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    const dal_sql_t *s = NULL;
+    dal_routing_t rt;
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
+    snap = dal_snapshot_acquire(dal);
+    memset(&rt, 0, sizeof rt);
+    rc = prepare(dal, snap, opts, sql, &s, &rt, err);
+    if (rc == 0)
+        rc = dal_plan_build(&rt, params, nparams, out, err);
+    dal_routing_clear(&rt);
+    dal_sql_unref(s);
+    dal_snapshot_unref(snap);
+    return rc;
+}
+
+/* ------------------------------------------------------------- plugin scan */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void report_file(const char *path, dal_plugin_scan_fn fn, void *user)
+{
+    dal_plugin_lib_t *lib = NULL;
+    dal_plugin_info_t info;
+    dal_error_t e;
+
+    memset(&info, 0, sizeof info);
+    info.file = path;
+    if (dal_plugin_lib_load(path, &lib, &e) != 0) {
+        info.error = e.message;
+        fn(user, &info);
+        return;
+    }
+    info.kind = dal_plugin_kind_name(lib->desc->kind);
+    info.name = lib->desc->name;
+    info.version = lib->desc->version;
+    info.description = lib->desc->description;
+    fn(user, &info);
+    dal_plugin_lib_unref(lib);
+}
+
+/* Scan one directory; returns the number of files reported or -1. */
+static int scan_dir(const char *dir, dal_plugin_scan_fn fn, void *user)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0, i;
+    int rc = -1;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".so") != 0)
+            continue;
+        if (n == cap) {
+            char **p = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *p);
+            if (p == NULL)
+                goto done;
+            names = p;
+        }
+        if (asprintf(&names[n], "%s/%s", dir, de->d_name) < 0)
+            goto done;
+        n++;
+    }
+    if (n > 0)
+        qsort(names, n, sizeof *names, by_name);
+    for (i = 0; i < n; i++)
+        report_file(names[i], fn, user);
+    rc = (int)n;
+done:
+    for (i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+    return rc;
+}
+
+int dal_plugins_scan(const char *dir, dal_plugin_scan_fn fn, void *user, dal_error_t *err)
+{
+    char *path = dal_plugin_path_resolve(dir, NULL);
+    char *save = NULL, *p;
+    int total = 0, n;
+
+    if (path == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (p = strtok_r(path, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        n = scan_dir(p, fn, user);
+        if (n < 0) {
+            dal_err_set(err, DAL_EIO, "%s: cannot read plugin directory", p);
+            free(path);
+            return DAL_EIO;
+        }
+        total += n;
+    }
+    free(path);
+    return total;
+}

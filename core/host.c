@@ -1,0 +1,103 @@
+/*
+ * host.c -- the dal_host_api_t table handed to plugins.
+ *
+ * Each entry is a thin adapter onto a core function, so plugins get the
+ * same behaviour as the core without linking against it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "error.h"
+#include "exec.h"
+#include "host.h"
+#include "snapshot.h"
+
+uint64_t dal_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void host_log(dal_host_t *host, dal_log_level_t level, const char *fmt, ...)
+    DAL_PRINTF(3, 4);
+
+static void host_log(dal_host_t *host, dal_log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    dal_vlog(host ? host->log : NULL, level, host ? host->component : "plugin", fmt, ap);
+    va_end(ap);
+}
+
+static int host_set_error(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4);
+
+static int host_set_error(dal_error_t *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return code;
+    va_start(ap, fmt);
+    err->code = code;
+    err->mysql_errno = 0;
+    err->sqlstate[0] = '\0';
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int host_query(dal_host_t *host, const char *ds, const char *sql,
+                      const dal_value_t *params, size_t nparams, dal_result_t **out,
+                      dal_error_t *err)
+{
+    dal_node_t *node = host && host->snap ? dal_snapshot_node(host->snap, ds) : NULL;
+
+    *out = NULL;
+    if (node == NULL)
+        return dal_err_set(err, DAL_EROUTE, "%s: datasource '%s' is not defined",
+                           host ? host->component : "plugin", ds);
+    return dal_exec_direct(node, sql, params, nparams, out, err);
+}
+
+static int host_conn_open(dal_host_t *host, dal_conn_t **out, dal_error_t *err)
+{
+    *out = NULL;
+    if (host == NULL || host->node == NULL)
+        return dal_err_set(err, DAL_ESTATE, "conn_open is only for pool plugin instances");
+    return dal_conn_open(host->node->cfg, out, err);
+}
+
+static const dal_host_api_t host_api = {
+    DAL_PLUGIN_ABI_VERSION,
+    sizeof(dal_host_api_t),
+    host_log,
+    host_set_error,
+    dal_params_is_set,
+    dal_params_string,
+    dal_params_int,
+    dal_params_bool,
+    dal_params_double,
+    dal_params_duration_ms,
+    dal_params_int_list,
+    dal_params_string_list,
+    host_query,
+    dal_result_next,
+    dal_result_text,
+    dal_result_int,
+    dal_result_affected_rows,
+    dal_result_free,
+    host_conn_open,
+    dal_conn_close,
+    dal_conn_ping,
+    dal_conn_reset,
+    dal_now_ns,
+};
+
+const dal_host_api_t *dal_host_api(void)
+{
+    return &host_api;
+}

@@ -1,0 +1,134 @@
+/*
+ * plan.c -- dal_plan_t: the routes of a statement, for `dal explain`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "plan.h"
+#include "rewrite.h"
+
+typedef struct plan_route {
+    const char *datasource; /* borrowed from the snapshot: see below */
+    char *server;           /* owned */
+    char *table;            /* owned, or NULL */
+    char *sql;              /* owned */
+} plan_route_t;
+
+struct dal_plan {
+    const char *kind;       /* static */
+    plan_route_t *routes;   /* owned */
+    size_t n;
+    char **names;           /* owned copies of datasource names */
+};
+
+static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
+                      size_t nparams, plan_route_t *pr, dal_error_t *err)
+{
+    const dal_route_t *route = &rt->routes[r];
+    const dal_url_t *u = &route->node->cfg->master;
+    dal_buf_t sql = DAL_BUF_INIT;
+    char name[300];
+    size_t i;
+    int rc;
+
+    rc = dal_rewrite(rt, r, params, nparams, 0, &sql, err);
+    if (rc != 0) {
+        dal_buf_free(&sql);
+        return rc;
+    }
+    pr->sql = dal_buf_steal(&sql);
+    if (u->socket)
+        pr->server = strdup(u->socket);
+    else if (asprintf(&pr->server, "%s:%u", u->host, u->port) < 0)
+        pr->server = NULL;
+    for (i = 0; i < rt->sql->ntrefs && pr->table == NULL; i++)
+        if (route->pos[i] >= 0)
+            pr->table = strdup(dal_physical_name(rt->tables[i], route->pos[i], name, sizeof name));
+    if (pr->sql == NULL || pr->server == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    return 0;
+}
+
+int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                   dal_plan_t **out, dal_error_t *err)
+{
+    dal_plan_t *p = calloc(1, sizeof *p);
+    size_t r;
+    int rc = 0;
+
+    *out = NULL;
+    if (p == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    p->kind = dal_sql_kind_name(rt->sql->kind);
+    p->routes = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->routes);
+    p->names = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->names);
+    if (p->routes == NULL || p->names == NULL) {
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (r = 0; r < rt->nroutes; r++, p->n++) {
+        /* the plan may outlive the snapshot (a reload): copy the name */
+        p->names[r] = strdup(rt->routes[r].node->cfg->name);
+        p->routes[r].datasource = p->names[r];
+        rc = p->names[r] ? fill_route(rt, r, params, nparams, &p->routes[r], err)
+                         : dal_err_set(err, DAL_ENOMEM, "out of memory");
+        if (rc != 0) {
+            p->n++;
+            goto fail;
+        }
+    }
+    *out = p;
+    return 0;
+fail:
+    dal_plan_free(p);
+    return rc;
+}
+
+size_t dal_plan_count(const dal_plan_t *p)
+{
+    return p ? p->n : 0;
+}
+
+const char *dal_plan_datasource(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].datasource : NULL;
+}
+
+const char *dal_plan_sql(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].sql : NULL;
+}
+
+const char *dal_plan_table(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].table : NULL;
+}
+
+const char *dal_plan_server(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].server : NULL;
+}
+
+const char *dal_plan_kind(const dal_plan_t *p)
+{
+    return p ? p->kind : NULL;
+}
+
+void dal_plan_free(dal_plan_t *p)
+{
+    size_t i;
+
+    if (p == NULL)
+        return;
+    for (i = 0; i < p->n; i++) {
+        free(p->routes[i].server);
+        free(p->routes[i].table);
+        free(p->routes[i].sql);
+        free(p->names[i]);
+    }
+    free(p->routes);
+    free(p->names);
+    free(p);
+}

@@ -1,0 +1,276 @@
+/*
+ * plugin.c -- finding, loading and checking plugin files; plugin parameters.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "plugin.h"
+
+/* The descriptor as ABI 1 defined it: anything smaller cannot be read. */
+#define DESC_MIN_SIZE (offsetof(dal_plugin_t, ops) + sizeof(void *))
+
+const char *dal_plugin_kind_name(int kind)
+{
+    switch (kind) {
+    case DAL_PLUGIN_SHARD: return "shard";
+    case DAL_PLUGIN_IDGEN: return "idgen";
+    case DAL_PLUGIN_POOL: return "pool";
+    case DAL_PLUGIN_MONITOR: return "monitor";
+    }
+    return NULL;
+}
+
+static int kind_from_prefix(const char *s, size_t n)
+{
+    int k;
+
+    for (k = DAL_PLUGIN_SHARD; k <= DAL_PLUGIN_MONITOR; k++) {
+        const char *name = dal_plugin_kind_name(k);
+        if (strlen(name) == n && memcmp(name, s, n) == 0)
+            return k;
+    }
+    return 0;
+}
+
+/* Plugin names are restricted so a name from the INI file can never
+ * point outside the plugin directory ("../../tmp/evil"). */
+static int valid_name(const char *name)
+{
+    const char *p;
+
+    if (*name == '\0')
+        return 0;
+    for (p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return 0;
+    return 1;
+}
+
+/* Split ".../K_N.so" into kind and name (name copied into out). */
+static int parse_file_name(const char *path, int *kind, char *name, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    const char *us, *dot;
+    size_t n;
+
+    base = base ? base + 1 : path;
+    us = strchr(base, '_');
+    dot = strrchr(base, '.');
+    if (us == NULL || dot == NULL || strcmp(dot, ".so") != 0 || dot <= us + 1)
+        return -1;
+    *kind = kind_from_prefix(base, (size_t)(us - base));
+    n = (size_t)(dot - us - 1);
+    if (*kind == 0 || n >= cap)
+        return -1;
+    memcpy(name, us + 1, n);
+    name[n] = '\0';
+    return 0;
+}
+
+/* Only an ELF file can be a plugin; saying so beats dlerror's wording. */
+static int is_elf(const char *path)
+{
+    unsigned char magic[4];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return 0;
+    n = fread(magic, 1, 4, f);
+    fclose(f);
+    return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+static int check_ops(const char *path, const dal_plugin_t *d, dal_error_t *err)
+{
+    const char *kind = dal_plugin_kind_name(d->kind);
+    int ok = 0;
+
+    if (d->ops == NULL)
+        return dal_err_set(err, DAL_EPLUGIN, "%s: %s plugin '%s' has no ops table", path, kind,
+                           d->name);
+    switch (d->kind) {
+    case DAL_PLUGIN_SHARD: {
+        const dal_shard_ops_t *o = d->ops;
+        ok = o->struct_size >= offsetof(dal_shard_ops_t, locate_range) && o->create &&
+             o->destroy && o->locate;
+        break;
+    }
+    case DAL_PLUGIN_IDGEN: {
+        const dal_idgen_ops_t *o = d->ops;
+        ok = o->struct_size >= sizeof *o && o->create && o->destroy && o->next;
+        break;
+    }
+    case DAL_PLUGIN_POOL: {
+        const dal_pool_ops_t *o = d->ops;
+        ok = o->struct_size >= offsetof(dal_pool_ops_t, stats) && o->create && o->destroy &&
+             o->acquire && o->release;
+        break;
+    }
+    case DAL_PLUGIN_MONITOR: {
+        const dal_monitor_ops_t *o = d->ops;
+        ok = o->struct_size >= sizeof *o && o->create && o->destroy && o->on_event;
+        break;
+    }
+    }
+    if (!ok)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: %s plugin '%s' has an incomplete ops table (a required op is NULL "
+                           "or struct_size is too small)",
+                           path, kind, d->name);
+    return 0;
+}
+
+/* Everything about the descriptor that can be checked without using it. */
+static int check_descriptor(const char *path, const dal_plugin_t *d, dal_error_t *err)
+{
+    int fkind;
+    char fname[128];
+
+    if (d == NULL)
+        return dal_err_set(err, DAL_EPLUGIN, "%s: " DAL_PLUGIN_ENTRY_SYMBOL "() returned NULL",
+                           path);
+    /* abi_version and struct_size come first in every ABI: safe to read */
+    if (d->abi_version != DAL_PLUGIN_ABI_VERSION)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: plugin ABI mismatch: this dal needs ABI %d, the plugin was built "
+                           "for ABI %u; rebuild it against this dal's <dal/plugin.h>",
+                           path, DAL_PLUGIN_ABI_VERSION, (unsigned)d->abi_version);
+    if (d->struct_size < DESC_MIN_SIZE)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: plugin descriptor is %u bytes, smaller than ABI %d's %zu",
+                           path, (unsigned)d->struct_size, DAL_PLUGIN_ABI_VERSION,
+                           (size_t)DESC_MIN_SIZE);
+    if (dal_plugin_kind_name(d->kind) == NULL)
+        return dal_err_set(err, DAL_EPLUGIN, "%s: unknown plugin kind %d", path, (int)d->kind);
+    if (d->name == NULL || !valid_name(d->name))
+        return dal_err_set(err, DAL_EPLUGIN, "%s: plugin name is missing or not [a-z0-9_]+",
+                           path);
+    if (parse_file_name(path, &fkind, fname, sizeof fname) != 0)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: file name is not KIND_NAME.so (KIND is shard, idgen, pool or "
+                           "monitor)",
+                           path);
+    if (fkind != (int)d->kind)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: file name says kind '%s' but the plugin is of kind '%s'", path,
+                           dal_plugin_kind_name(fkind), dal_plugin_kind_name(d->kind));
+    if (strcmp(fname, d->name) != 0)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "%s: file name says name '%s' but the plugin is named '%s'", path,
+                           fname, d->name);
+    return check_ops(path, d, err);
+}
+
+int dal_plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *err)
+{
+    dal_plugin_lib_t *lib = NULL;
+    dal_plugin_entry_fn entry;
+    void *h = NULL;
+    struct stat st;
+    int rc;
+
+    *out = NULL;
+    if (stat(path, &st) != 0)
+        return dal_err_set(err, DAL_EPLUGIN, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode) || !is_elf(path))
+        return dal_err_set(err, DAL_EPLUGIN, "%s: not a shared object (no ELF header)", path);
+    /* RTLD_NOW: unresolved symbols fail here, not in the middle of a
+     * statement.  RTLD_LOCAL: plugins cannot see or clash with each other. */
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *why = dlerror();
+        return dal_err_set(err, DAL_EPLUGIN, "%s: cannot load: %s", path, why ? why : "?");
+    }
+    *(void **)(&entry) = dlsym(h, DAL_PLUGIN_ENTRY_SYMBOL);
+    if (entry == NULL) {
+        rc = dal_err_set(err, DAL_EPLUGIN,
+                         "%s: not a dal plugin (no " DAL_PLUGIN_ENTRY_SYMBOL " symbol)", path);
+        goto fail;
+    }
+    lib = calloc(1, sizeof *lib);
+    if (lib == NULL || (lib->path = strdup(path)) == NULL) {
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    lib->desc = entry();
+    rc = check_descriptor(path, lib->desc, err);
+    if (rc != 0)
+        goto fail;
+    lib->handle = h;
+    atomic_init(&lib->refs, 1);
+    *out = lib;
+    return 0;
+fail:
+    if (lib != NULL)
+        free(lib->path);
+    free(lib);
+    dlclose(h);
+    return rc;
+}
+
+void dal_plugin_lib_ref(dal_plugin_lib_t *lib)
+{
+    atomic_fetch_add(&lib->refs, 1);
+}
+
+void dal_plugin_lib_unref(dal_plugin_lib_t *lib)
+{
+    if (lib == NULL || atomic_fetch_sub(&lib->refs, 1) != 1)
+        return;
+    dlclose(lib->handle);
+    free(lib->path);
+    free(lib);
+}
+
+/* Iterate the colon-separated path: copies the next directory into dir. */
+static const char *next_dir(const char *p, char *dir, size_t cap)
+{
+    const char *end = strchr(p, ':');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dir, p, n);
+    dir[n] = '\0';
+    return end ? end + 1 : p + strlen(p);
+}
+
+int dal_plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char *name,
+                    dal_plugin_lib_t **out, dal_error_t *err)
+{
+    const char *kname = dal_plugin_kind_name(kind);
+    char dir[1024], file[1200], found[1200];
+    const char *p = plugin_path;
+    int nfound = 0;
+
+    *out = NULL;
+    if (!valid_name(name))
+        return dal_err_set(err, DAL_EPLUGIN, "%s plugin name '%s' is not [a-z0-9_]+", kname,
+                           name);
+    while (*p) {
+        struct stat st;
+
+        p = next_dir(p, dir, sizeof dir);
+        if (dir[0] == '\0')
+            continue;
+        snprintf(file, sizeof file, "%s/%s_%s.so", dir, kname, name);
+        if (stat(file, &st) != 0)
+            continue;
+        if (nfound++ > 0)
+            return dal_err_set(err, DAL_EPLUGIN,
+                               "duplicate %s plugin '%s': both %s and %s; remove one or shorten "
+                               "plugin_dir",
+                               kname, name, found, file);
+        snprintf(found, sizeof found, "%s", file);
+    }
+    if (nfound == 0)
+        return dal_err_set(err, DAL_EPLUGIN, "unknown %s plugin '%s': no file %s_%s.so in %s",
+                           kname, name, kname, name, plugin_path);
+    return dal_plugin_lib_load(found, out, err);
+}

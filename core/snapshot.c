@@ -1,0 +1,283 @@
+/*
+ * snapshot.c -- building the runtime from a config: nodes, tables, plugins.
+ */
+#include <ctype.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "host.h"
+#include "snapshot.h"
+
+#ifndef DAL_PLUGIN_DIR_DEFAULT
+#define DAL_PLUGIN_DIR_DEFAULT "/usr/local/lib/dal/plugins"
+#endif
+
+/* Idle connections kept per node by the built-in cache. */
+#define NODE_MAX_IDLE 64
+
+const char *dal_default_plugin_dir(void)
+{
+    return DAL_PLUGIN_DIR_DEFAULT;
+}
+
+char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg)
+{
+    const char *env = getenv("DAL_PLUGIN_DIR");
+    char *copy, *dir, *out = NULL;
+
+    if (override != NULL && *override)
+        return strdup(override);
+    if (env != NULL && *env)
+        return strdup(env);
+    if (cfg == NULL || cfg->plugin_dir == NULL)
+        return strdup(DAL_PLUGIN_DIR_DEFAULT);
+    if (cfg->plugin_dir[0] == '/' || strchr(cfg->plugin_dir, ':') != NULL)
+        return strdup(cfg->plugin_dir);
+    /* a relative plugin_dir is relative to the file, not to the cwd */
+    copy = strdup(cfg->path);
+    if (copy == NULL)
+        return NULL;
+    dir = dirname(copy);
+    if (asprintf(&out, "%s/%s", dir, cfg->plugin_dir) < 0)
+        out = NULL;
+    free(copy);
+    return out;
+}
+
+/* FNV-1a over the lower-cased name: table names match case-insensitively. */
+static uint32_t name_hash(const char *s, size_t n, int fold)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        h ^= fold ? (unsigned char)tolower(c) : c;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static void index_put(uint32_t *index, size_t mask, uint32_t h, uint32_t value)
+{
+    size_t i = h & mask;
+
+    while (index[i] != 0)
+        i = (i + 1) & mask;
+    index[i] = value;
+}
+
+static int build_indexes(dal_snapshot_t *s)
+{
+    size_t n = s->nnodes > s->ntables ? s->nnodes : s->ntables, cap = 16, i;
+
+    while (cap < 2 * n)
+        cap *= 2;
+    s->index_mask = cap - 1;
+    s->node_index = calloc(cap, sizeof *s->node_index);
+    s->table_index = calloc(cap, sizeof *s->table_index);
+    if (s->node_index == NULL || s->table_index == NULL)
+        return -1;
+    for (i = 0; i < s->nnodes; i++) {
+        const char *name = s->nodes[i].cfg->name;
+        index_put(s->node_index, s->index_mask, name_hash(name, strlen(name), 0), (uint32_t)i + 1);
+    }
+    for (i = 0; i < s->ntables; i++) {
+        const char *name = s->tables[i].cfg->name;
+        index_put(s->table_index, s->index_mask, name_hash(name, strlen(name), 1),
+                  (uint32_t)i + 1);
+    }
+    return 0;
+}
+
+const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name, size_t len)
+{
+    size_t i = name_hash(name, len, 1) & s->index_mask;
+
+    for (; s->table_index[i] != 0; i = (i + 1) & s->index_mask) {
+        const dal_table_t *t = &s->tables[s->table_index[i] - 1];
+        if (strncasecmp(t->cfg->name, name, len) == 0 && t->cfg->name[len] == '\0')
+            return t;
+    }
+    return NULL;
+}
+
+dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
+{
+    size_t len = strlen(name), i = name_hash(name, len, 0) & s->index_mask;
+
+    for (; s->node_index[i] != 0; i = (i + 1) & s->index_mask) {
+        dal_node_t *n = &s->nodes[s->node_index[i] - 1];
+        if (strcmp(n->cfg->name, name) == 0)
+            return n;
+    }
+    return NULL;
+}
+
+/* The .so files used by this snapshot, loaded once each. */
+static int find_lib(dal_snapshot_t *s, dal_plugin_kind_t kind, const char *name,
+                    dal_plugin_lib_t **out, dal_error_t *err)
+{
+    size_t i;
+
+    for (i = 0; i < s->ntables; i++) {
+        dal_plugin_lib_t *lib = s->tables[i].lib;
+        if (lib && (int)lib->desc->kind == (int)kind && strcmp(lib->desc->name, name) == 0) {
+            dal_plugin_lib_ref(lib);
+            *out = lib;
+            return 0;
+        }
+    }
+    return dal_plugin_find(s->plugin_path, kind, name, out, err);
+}
+
+static int init_strategy(dal_snapshot_t *s, dal_table_t *t, dal_error_t *err)
+{
+    const dal_cfg_table_t *c = t->cfg;
+    dal_shard_table_t st;
+    int rc;
+
+    rc = find_lib(s, DAL_PLUGIN_SHARD, c->strategy, &t->lib, err);
+    if (rc != 0) {
+        dal_err_prefix(err, "%s:%d", s->cfg->path, c->strategy_line);
+        return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
+    }
+    t->ops = t->lib->desc->ops;
+    rc = dal_plugin_params_build(t->lib, "strategy", &c->strategy_params, s->cfg->path, c->line,
+                                 &t->params, err);
+    if (rc != 0)
+        return rc;
+    st.table = c->name;
+    st.datasource = c->datasource;
+    st.db_shard_num = c->db_shard_num;
+    st.table_shard_num = c->table_shard_num;
+    rc = t->ops->create(dal_host_api(), &t->host, &st, t->params, &t->strategy, err);
+    if (rc != 0) {
+        t->strategy = NULL;
+        dal_err_prefix(err, "%s:%d: shard plugin '%s' (%s) failed to initialise for table %s",
+                       s->cfg->path, c->strategy_line, c->strategy, t->lib->path, c->name);
+        return DAL_EPLUGIN;
+    }
+    return 0;
+}
+
+static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *c,
+                      dal_error_t *err)
+{
+    uint32_t i;
+    char name[256];
+
+    t->cfg = c;
+    t->host.log = s->log;
+    t->host.snap = s;
+    t->sharded = c->strategy != NULL;
+    t->tables_per_db = c->table_shard_num / c->db_shard_num;
+    snprintf(t->host.component, sizeof t->host.component, "shard_%s:%s",
+             c->strategy ? c->strategy : "-", c->name);
+    t->nodes = calloc(c->db_shard_num, sizeof *t->nodes);
+    if (t->nodes == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < c->db_shard_num; i++) {
+        if (t->sharded)
+            snprintf(name, sizeof name, "%s%u", c->datasource, i);
+        else
+            snprintf(name, sizeof name, "%s", c->datasource);
+        t->nodes[i] = dal_snapshot_node(s, name);
+        /* config.c already checked the group; this guards the invariant */
+        if (t->nodes[i] == NULL)
+            return dal_err_set(err, DAL_ECONFIG, "%s:%d: datasource '%s' is not defined",
+                               s->cfg->path, c->datasource_line, name);
+    }
+    return t->sharded ? init_strategy(s, t, err) : 0;
+}
+
+static int build(dal_snapshot_t *s, const char *override, dal_error_t *err)
+{
+    const dal_config_t *cfg = s->cfg;
+    size_t i;
+    int rc;
+
+    s->plugin_path = dal_plugin_path_resolve(override, cfg);
+    s->nodes = calloc(cfg->ndatasources ? cfg->ndatasources : 1, sizeof *s->nodes);
+    s->tables = calloc(cfg->ntables ? cfg->ntables : 1, sizeof *s->tables);
+    if (s->plugin_path == NULL || s->nodes == NULL || s->tables == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < cfg->ndatasources; i++, s->nnodes++) {
+        s->nodes[i].cfg = &cfg->datasources[i];
+        dal_connpool_init(&s->nodes[i].pool, &cfg->datasources[i], NODE_MAX_IDLE);
+    }
+    s->ntables = cfg->ntables;
+    for (i = 0; i < cfg->ntables; i++)
+        s->tables[i].cfg = &cfg->tables[i];
+    if (build_indexes(s) != 0)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < cfg->ntables; i++) {
+        rc = init_table(s, &s->tables[i], &cfg->tables[i], err);
+        if (rc != 0)
+            return rc;
+    }
+    if (cfg->default_datasource != NULL)
+        s->default_node = dal_snapshot_node(s, cfg->default_datasource);
+    return 0;
+}
+
+static void destroy(dal_snapshot_t *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->ntables; i++) {
+        dal_table_t *t = &s->tables[i];
+        if (t->strategy != NULL)
+            t->ops->destroy(t->strategy);
+        dal_plugin_params_free(t->params);
+        /* after destroy: the instance's code lives in this .so */
+        dal_plugin_lib_unref(t->lib);
+        free(t->nodes);
+    }
+    for (i = 0; i < s->nnodes; i++)
+        dal_connpool_destroy(&s->nodes[i].pool);
+    free(s->tables);
+    free(s->nodes);
+    free(s->node_index);
+    free(s->table_index);
+    free(s->plugin_path);
+    dal_config_free(s->cfg);
+    free(s);
+}
+
+int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
+                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
+{
+    dal_snapshot_t *s = calloc(1, sizeof *s);
+    int rc;
+
+    *out = NULL;
+    if (s == NULL) {
+        dal_config_free(cfg);
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    s->cfg = cfg;
+    s->log = log;
+    atomic_init(&s->refs, 1);
+    rc = build(s, plugin_dir_override, err);
+    if (rc != 0) {
+        destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void dal_snapshot_ref(dal_snapshot_t *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void dal_snapshot_unref(dal_snapshot_t *s)
+{
+    if (s != NULL && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        destroy(s);
+}

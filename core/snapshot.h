@@ -1,0 +1,84 @@
+/*
+ * snapshot.h -- everything built from one INI file, as one immutable unit.
+ *
+ * A snapshot owns the parsed config, one node per datasource (with its
+ * connection cache), one runtime table per [table] section with its shard
+ * strategy instance, and a reference on every plugin file it uses.  A
+ * statement takes a reference on the current snapshot for its whole run,
+ * so a snapshot (and the plugins it loaded) lives until its last statement
+ * ends.  Lookups are read-only and need no lock.
+ */
+#ifndef DAL_CORE_SNAPSHOT_H
+#define DAL_CORE_SNAPSHOT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "plugin.h"
+
+/* The host's context for one plugin instance (dal_host_t of the SDK). */
+struct dal_host {
+    const dal_logger_t *log;        /* borrowed from the dal_t */
+    char component[96];             /* "shard_mod:wm_food" */
+    struct dal_snapshot *snap;      /* borrowed: the snapshot owns the instance */
+    struct dal_node *node;          /* borrowed; the server of a pool instance, else NULL */
+};
+
+typedef struct dal_node {
+    const dal_cfg_datasource_t *cfg; /* borrowed from the snapshot's config */
+    dal_connpool_t pool;
+} dal_node_t;
+
+typedef struct dal_table {
+    const dal_cfg_table_t *cfg;      /* borrowed from the snapshot's config */
+    int sharded;
+    uint32_t tables_per_db;          /* table_shard_num / db_shard_num */
+    dal_node_t **nodes;              /* owned array of borrowed nodes, db_shard_num long */
+    dal_plugin_lib_t *lib;           /* one reference; NULL if not sharded */
+    const dal_shard_ops_t *ops;      /* inside lib */
+    void *strategy;                  /* instance, owned via ops->destroy */
+    dal_plugin_params_t *params;     /* owned */
+    struct dal_host host;
+} dal_table_t;
+
+typedef struct dal_snapshot {
+    atomic_int refs;
+    dal_config_t *cfg;               /* owned */
+    char *plugin_path;               /* owned; colon-separated directories */
+    const dal_logger_t *log;         /* borrowed from the dal_t */
+    dal_node_t *nodes;               /* owned, cfg->ndatasources long */
+    size_t nnodes;
+    dal_table_t *tables;             /* owned, cfg->ntables long */
+    size_t ntables;
+    dal_node_t *default_node;        /* borrowed; NULL if none */
+    /* open-addressing indexes into nodes[] / tables[] (value index+1, 0 empty) */
+    uint32_t *node_index;
+    uint32_t *table_index;
+    size_t index_mask;
+} dal_snapshot_t;
+
+/*
+ * Build a snapshot from cfg (ownership transferred, also on failure).
+ * plugin_dir_override may be NULL.  Loads and checks every plugin the file
+ * names and creates its instances; any failure is reported "FILE:LINE: ..."
+ * and nothing is kept.  *out holds one reference.
+ */
+int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
+                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err);
+
+void dal_snapshot_ref(dal_snapshot_t *s);
+void dal_snapshot_unref(dal_snapshot_t *s);
+
+/* Lookups (NULL if absent).  Tables match ASCII case-insensitively. */
+const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name, size_t len);
+dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name);
+
+/* The plugin search path: override, else $DAL_PLUGIN_DIR, else the file's
+ * plugin_dir (relative to the file's directory), else the installed one.
+ * Returned string owned by the caller. */
+char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg);
+
+#endif /* DAL_CORE_SNAPSHOT_H */

@@ -1,0 +1,2513 @@
+/*
+ * sql.c - statement analysis and the analysis cache.  See sql.h.
+ *
+ * How it works.  The statement is lexed once into an array of significant
+ * tokens (comments dropped, hints set aside, executable-comment markers
+ * dropped so that their content is analysed).  Every '(' is linked to its
+ * ')' up front, which makes "skip this parenthesised group" O(1) and makes
+ * unbalanced input an error before any analysis starts.  The analysis is a
+ * set of small recursive-descent functions over token ranges [i, e); each
+ * range is balanced, so a function never needs to look outside it.
+ *
+ * The parser is deliberately forgiving: it recognises the parts dal needs
+ * (tables, conditions, rows, SELECT shape) and scans everything else only
+ * for subqueries, so that no table is ever missed.  It does not validate
+ * SQL; the server does that.
+ *
+ * Memory.  While analysing, everything lives in a scratch arena that starts
+ * on the stack; at the end the result is measured and copied into a single
+ * malloc'd block (dal_sql_t, text, arrays and strings together), so freeing
+ * is one free() and a cached entry is compact.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sql.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+    MAX_DEPTH = 64,      /* nested queries, parenthesised joins, EXPLAIN ... */
+    MAX_COND_DEPTH = 16, /* parenthesised AND groups searched for conditions */
+    SCRATCH_STACK = 8192,
+    FILL_HEAD = 1,       /* record items, FROM, WHERE, GROUP BY, HAVING */
+    FILL_TAIL = 2,       /* record ORDER BY, LIMIT, locking */
+    FILL_ALL = 3,
+    TF_TABLE = 1,        /* token flag: part of a table name */
+};
+
+/* ============================================================ scratch */
+
+typedef union chunk {
+    union chunk *next;
+    max_align_t align;
+} chunk_t;
+
+typedef struct scratch {
+    char *cur;     /* next free byte */
+    size_t left;   /* bytes free at cur */
+    size_t grow;   /* size of the next heap chunk */
+    chunk_t *heap; /* heap chunks, freed by scratch_free */
+} scratch_t;
+
+static void *salloc(scratch_t *sc, size_t n)
+{
+    void *p;
+
+    n = (n + 7) & ~(size_t)7;
+    if (n > sc->left) {
+        size_t sz = sc->grow;
+        chunk_t *c;
+        while (sz < n && sz < SIZE_MAX / 4)
+            sz *= 2;
+        if (sz < n || !(c = malloc(sizeof(chunk_t) + sz)))
+            return NULL;
+        c->next = sc->heap;
+        sc->heap = c;
+        sc->cur = (char *)(c + 1);
+        sc->left = sz;
+        sc->grow = sz * 2;
+    }
+    p = sc->cur;
+    sc->cur += n;
+    sc->left -= n;
+    return p;
+}
+
+static void scratch_free(scratch_t *sc)
+{
+    while (sc->heap) {
+        chunk_t *next = sc->heap->next;
+        free(sc->heap);
+        sc->heap = next;
+    }
+}
+
+/* A growable array in the scratch arena.  Growing copies; the old copy is
+ * simply left behind, which wastes at most as much as is in use. */
+typedef struct vec {
+    void *v;
+    size_t n, cap;
+} vec_t;
+
+/* ============================================================ analyser */
+
+typedef struct an {
+    const char *sql;     /* borrowed: the input */
+    size_t len;
+    dal_token_t *tk;     /* significant tokens of the statement (scratch) */
+    int *link;           /* '(' <-> ')' partner; for '?' its index; else -1 */
+    unsigned char *tflag;/* TF_* per token */
+    int nt;
+    int depth;
+    int failed;
+    char *errbuf;        /* borrowed from the caller */
+    size_t errcap;
+    scratch_t sc;
+    dal_sql_t r;         /* scalar results; arrays are in the vecs below */
+    vec_t toks, hints_tk, trefs, colrefs, hints, conds, columns, rows, setcols;
+    vec_t items, order, group, ctes;
+} an_t;
+
+static int fail(an_t *a, size_t off, const char *what)
+{
+    if (!a->failed && a->errcap > 0)
+        snprintf(a->errbuf, a->errcap, "%s at offset %zu", what, off);
+    a->failed = 1;
+    return -1;
+}
+
+static int oom(an_t *a)
+{
+    if (!a->failed && a->errcap > 0)
+        snprintf(a->errbuf, a->errcap, "out of memory");
+    a->failed = 1;
+    return -1;
+}
+
+static void *scratch(an_t *a, size_t n)
+{
+    void *p = salloc(&a->sc, n);
+    if (!p)
+        oom(a);
+    return p;
+}
+
+/* Append a zeroed element of esz bytes; NULL (and the error set) when out
+ * of memory. */
+static void *vpush(an_t *a, vec_t *v, size_t esz)
+{
+    void *e;
+
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        void *nv = scratch(a, cap * esz);
+        if (!nv)
+            return NULL;
+        if (v->n)
+            memcpy(nv, v->v, v->n * esz);
+        v->v = nv;
+        v->cap = cap;
+    }
+    e = (char *)v->v + v->n++ * esz;
+    memset(e, 0, esz);
+    return e;
+}
+
+static int push_str(an_t *a, vec_t *v, char *s)
+{
+    char **slot;
+
+    if (!s || !(slot = vpush(a, v, sizeof *slot)))
+        return -1;
+    *slot = s;
+    return 0;
+}
+
+/* ------------------------------------------------------------ tokens */
+
+static int ascii_casecmp(const char *x, const char *y)
+{
+    for (;; x++, y++) {
+        int cx = (unsigned char)*x, cy = (unsigned char)*y;
+        if (cx >= 'A' && cx <= 'Z')
+            cx += 32;
+        if (cy >= 'A' && cy <= 'Z')
+            cy += 32;
+        if (cx != cy || cx == 0)
+            return cx - cy;
+    }
+}
+
+static int kw(const an_t *a, int i, int e, const char *w)
+{
+    return i < e && dal_tok_eq(a->sql, &a->tk[i], w);
+}
+
+/* kw() for any word of a NULL-terminated list. */
+static int kw_in(const an_t *a, int i, int e, const char *const *list)
+{
+    if (i >= e || a->tk[i].type != DAL_TOK_IDENT)
+        return 0;
+    for (; *list; list++)
+        if (dal_tok_eq(a->sql, &a->tk[i], *list))
+            return 1;
+    return 0;
+}
+
+static int is_op(const an_t *a, int i, int e, const char *op)
+{
+    size_t n = strlen(op);
+    return i < e && a->tk[i].type == DAL_TOK_PUNCT && a->tk[i].len == n &&
+           memcmp(a->sql + a->tk[i].off, op, n) == 0;
+}
+
+static int is_p(const an_t *a, int i, int e, char c)
+{
+    return i < e && a->tk[i].type == DAL_TOK_PUNCT && a->tk[i].len == 1 &&
+           a->sql[a->tk[i].off] == c;
+}
+
+static int is_name(const an_t *a, int i, int e)
+{
+    return i < e && (a->tk[i].type == DAL_TOK_IDENT || a->tk[i].type == DAL_TOK_QIDENT);
+}
+
+static int is_type(const an_t *a, int i, int e, dal_tok_type_t t)
+{
+    return i < e && a->tk[i].type == t;
+}
+
+static uint32_t tend(const an_t *a, int i)
+{
+    return a->tk[i].off + a->tk[i].len;
+}
+
+/* The token after the one at i, jumping over a parenthesised group. */
+static int next_tok(const an_t *a, int i)
+{
+    return is_p(a, i, a->nt, '(') ? a->link[i] + 1 : i + 1;
+}
+
+/* The next ',' at the top level of [i,e), or e. */
+static int comma_end(const an_t *a, int i, int e)
+{
+    while (i < e && !is_p(a, i, e, ','))
+        i = next_tok(a, i);
+    return i;
+}
+
+/* The first top-level word of list in [i,e), or e. */
+static int find_kw(const an_t *a, int i, int e, const char *const *list)
+{
+    while (i < e && !kw_in(a, i, e, list))
+        i = next_tok(a, i);
+    return i;
+}
+
+/* '(' at i opens a subquery: its first token is SELECT or WITH. */
+static int subquery_at(const an_t *a, int i, int e)
+{
+    return is_p(a, i, e, '(') &&
+           (kw(a, i + 1, a->link[i], "SELECT") || kw(a, i + 1, a->link[i], "WITH"));
+}
+
+/* '(' at i holds a query expression, maybe behind more '(': the test for a
+ * table factor or INSERT source, where ((SELECT ..) UNION (SELECT ..)) is a
+ * query but in an expression would be an operand. */
+static int query_inside(const an_t *a, int i, int e)
+{
+    static const char *const starts[] = {"SELECT", "WITH", "TABLE", "VALUES", NULL};
+    int end;
+
+    if (!is_p(a, i, e, '('))
+        return 0;
+    end = a->link[i];
+    while (is_p(a, i, end, '('))
+        i++;
+    return kw_in(a, i, end, starts);
+}
+
+/* An unquoted name in the scratch arena, or NULL (out of memory). */
+static char *tok_name(an_t *a, int i)
+{
+    size_t n = dal_ident_unquote(a->sql, &a->tk[i], NULL, 0);
+    char *s = scratch(a, n + 1);
+
+    if (s)
+        dal_ident_unquote(a->sql, &a->tk[i], s, n + 1);
+    return s;
+}
+
+static int decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen);
+
+/* An alias token's text: a name, or a string used as an alias. */
+static char *alias_text(an_t *a, int i)
+{
+    size_t n;
+    char *s;
+
+    if (a->tk[i].type != DAL_TOK_STRING)
+        return tok_name(a, i);
+    if (!(s = scratch(a, a->tk[i].len + 1)))
+        return NULL;
+    if (decode_string(a->sql + a->tk[i].off, a->tk[i].len, s, a->tk[i].len + 1, &n) != 0)
+        s[0] = '\0';
+    return s;
+}
+
+/* ============================================================ operands */
+
+static const char *const literal_words[] = {"NULL", "TRUE", "FALSE", NULL};
+
+/* [s,e) as one operand.  An empty range is an empty EXPR. */
+static dal_sql_opnd_t operand(const an_t *a, int s, int e)
+{
+    dal_sql_opnd_t o;
+    int k = s;
+
+    memset(&o, 0, sizeof o);
+    o.kind = DAL_OPND_EXPR;
+    o.param_index = -1;
+    o.lit_type = DAL_TOK_EOF;
+    if (s >= e) {
+        o.off = s > 0 ? tend(a, s - 1) : 0;
+        return o;
+    }
+    o.off = a->tk[s].off;
+    o.len = tend(a, e - 1) - o.off;
+    if (e - s == 2 && (is_op(a, s, e, "-") || is_op(a, s, e, "+")) &&
+        is_type(a, s + 1, e, DAL_TOK_NUMBER)) {
+        o.negative = is_op(a, s, e, "-");
+        k = s + 1;
+    }
+    if (k != e - 1)
+        return o;
+    switch (a->tk[k].type) {
+    case DAL_TOK_PARAM:
+        if (k == s) {
+            o.kind = DAL_OPND_PARAM;
+            o.param_index = a->link[k];
+        }
+        break;
+    case DAL_TOK_NUMBER:
+        o.kind = DAL_OPND_LITERAL;
+        o.lit_type = DAL_TOK_NUMBER;
+        break;
+    case DAL_TOK_STRING:
+    case DAL_TOK_IDENT:
+        if (k == s && (a->tk[k].type == DAL_TOK_STRING || kw_in(a, k, e, literal_words))) {
+            o.kind = DAL_OPND_LITERAL;
+            o.lit_type = a->tk[k].type;
+        }
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
+/* The comma-separated operands of [s,e) in a new scratch array. */
+static int operand_list(an_t *a, int s, int e, dal_sql_opnd_t **vals, size_t *n)
+{
+    size_t cnt = 0, k = 0;
+    int i, j;
+
+    for (i = s; i < e; i = j + 1, cnt++)
+        j = comma_end(a, i, e);
+    *vals = NULL;
+    *n = cnt;
+    if (cnt == 0)
+        return 0;
+    if (!(*vals = scratch(a, cnt * sizeof **vals)))
+        return -1;
+    for (i = s; i < e; i = j + 1) {
+        j = comma_end(a, i, e);
+        (*vals)[k++] = operand(a, i, j);
+    }
+    return 0;
+}
+
+/* ============================================================ expressions */
+
+static int query(an_t *a, int i, int e, int fill);
+
+/* Scan an expression for subqueries: the only way an expression can name a
+ * table.  Everything else in it is left to the server. */
+static int scan_expr(an_t *a, int i, int e)
+{
+    for (; i < e && !a->failed; i++) {
+        if (subquery_at(a, i, e)) {
+            if (query(a, i + 1, a->link[i], 0))
+                return -1;
+            i = a->link[i];
+        }
+    }
+    return a->failed ? -1 : 0;
+}
+
+/* If [i,e) starts with a column reference (name, q.name or db.q.name) that
+ * is not a function call, the index after it; else -1. */
+static int colref_end(const an_t *a, int i, int e)
+{
+    int parts = 1;
+
+    if (!is_name(a, i, e) || kw_in(a, i, e, literal_words))
+        return -1;
+    while (parts < 3 && is_p(a, i + 1, e, '.') && is_name(a, i + 2, e)) {
+        i += 2;
+        parts++;
+    }
+    i++;
+    if (is_p(a, i, e, '(') || is_p(a, i, e, '.'))
+        return -1;
+    return i;
+}
+
+/* ============================================================ table refs */
+
+static int add_tref(an_t *a, int qual, int name, int role, int alias)
+{
+    struct dal_sql_tref *t = vpush(a, &a->trefs, sizeof *t);
+
+    if (!t)
+        return -1;
+    t->off = a->tk[name].off;
+    t->len = a->tk[name].len;
+    if (qual >= 0) {
+        t->qual_off = a->tk[qual].off;
+        t->qual_len = tend(a, qual + 1) - a->tk[qual].off; /* through the dot */
+        a->tflag[qual] |= TF_TABLE;
+    }
+    a->tflag[name] |= TF_TABLE;
+    t->role = role;
+    if (!(t->name = tok_name(a, name)))
+        return -1;
+    if (alias >= 0 && !(t->alias = alias_text(a, alias)))
+        return -1;
+    return 0;
+}
+
+/* A possibly qualified name at i: sets *qual (or -1) and *name (or -1 when
+ * there is no name at i) and returns the index after it. */
+static int qname(const an_t *a, int i, int e, int *qual, int *name)
+{
+    *qual = -1;
+    *name = -1;
+    if (!is_name(a, i, e))
+        return i;
+    if (is_p(a, i + 1, e, '.') && is_name(a, i + 2, e)) {
+        *qual = i;
+        *name = i + 2;
+        return i + 3;
+    }
+    *name = i;
+    return i + 1;
+}
+
+/* Record the table named at i, if any.  Returns the index after the name,
+ * or -1 on error. */
+static int table_name(an_t *a, int i, int e, int role)
+{
+    int q, n, j = qname(a, i, e, &q, &n);
+
+    if (n >= 0 && add_tref(a, q, n, role, -1))
+        return -1;
+    return j;
+}
+
+/* Words that end a table factor, so cannot be its alias. */
+static const char *const not_alias[] = {
+    "ON", "USING", "JOIN", "INNER", "CROSS", "LEFT", "RIGHT", "FULL", "NATURAL",
+    "STRAIGHT_JOIN", "OUTER", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "UNION",
+    "EXCEPT", "INTERSECT", "FOR", "LOCK", "SET", "USE", "IGNORE", "FORCE", "PARTITION",
+    "WINDOW", "INTO", "VALUES", "VALUE", "SELECT", "FROM", "AS", "RETURNING", "WITH",
+    "TO", "LIKE", "OJ", NULL,
+};
+
+/* [AS] alias at i.  Sets *alias to its token or -1; returns the index after. */
+static int table_alias(const an_t *a, int i, int e, int *alias)
+{
+    *alias = -1;
+    if (kw(a, i, e, "AS")) {
+        if (is_name(a, i + 1, e) || is_type(a, i + 1, e, DAL_TOK_STRING)) {
+            *alias = i + 1;
+            return i + 2;
+        }
+        return i + 1;
+    }
+    if (is_type(a, i, e, DAL_TOK_QIDENT) ||
+        (is_type(a, i, e, DAL_TOK_IDENT) && !kw_in(a, i, e, not_alias))) {
+        *alias = i;
+        return i + 1;
+    }
+    return i;
+}
+
+/* USE|IGNORE|FORCE INDEX|KEY [FOR JOIN|ORDER BY|GROUP BY] (list), repeated. */
+static int index_hints(const an_t *a, int i, int e)
+{
+    static const char *const verbs[] = {"USE", "IGNORE", "FORCE", NULL};
+    static const char *const what[] = {"INDEX", "KEY", NULL};
+
+    while (kw_in(a, i, e, verbs) && kw_in(a, i + 1, e, what)) {
+        i += 2;
+        if (kw(a, i, e, "FOR"))
+            i += kw(a, i + 1, e, "JOIN") ? 2 : 3;
+        if (is_p(a, i, e, '('))
+            i = a->link[i] + 1;
+    }
+    return i < e ? i : e;
+}
+
+/* A join operator at i ([NATURAL] [INNER|CROSS|LEFT|RIGHT|FULL [OUTER]] JOIN,
+ * STRAIGHT_JOIN): the index after it, or 0 if there is none. */
+static int join_op(const an_t *a, int i, int e)
+{
+    static const char *const sides[] = {"LEFT", "RIGHT", "FULL", NULL};
+
+    if (kw(a, i, e, "STRAIGHT_JOIN"))
+        return i + 1;
+    if (kw(a, i, e, "NATURAL"))
+        i++;
+    if (kw(a, i, e, "INNER") || kw(a, i, e, "CROSS")) {
+        i++;
+    } else if (kw_in(a, i, e, sides)) {
+        i++;
+        if (kw(a, i, e, "OUTER"))
+            i++;
+    }
+    return kw(a, i, e, "JOIN") ? i + 1 : 0;
+}
+
+/* The end of an ON condition: the next top-level ',', ON or join operator. */
+static int on_end(const an_t *a, int i, int e)
+{
+    while (i < e && !is_p(a, i, e, ',') && !kw(a, i, e, "ON") && !join_op(a, i, e))
+        i = next_tok(a, i);
+    return i;
+}
+
+static int table_list(an_t *a, int i, int e, int role);
+
+/* A derived table or a parenthesised join at i, then its alias. */
+static int paren_factor(an_t *a, int i, int e, int role)
+{
+    int close = a->link[i], alias, j;
+
+    if (query_inside(a, i, e)) {
+        if (query(a, i + 1, close, 0))
+            return -1;
+    } else if (table_list(a, i + 1, close, role)) {
+        return -1;
+    }
+    j = table_alias(a, close + 1, e, &alias);
+    if (alias >= 0 && is_p(a, j, e, '(')) /* derived column list */
+        j = a->link[j] + 1;
+    return j;
+}
+
+/* One table factor at i: name, derived table, nested join or table
+ * function.  Returns the index after it (always > i), or -1 on error. */
+static int table_factor(an_t *a, int i, int e, int role)
+{
+    int q, n, alias, j;
+
+    if (kw(a, i, e, "LATERAL") && is_p(a, i + 1, e, '('))
+        i++;
+    if (is_p(a, i, e, '('))
+        return paren_factor(a, i, e, role);
+    if (kw(a, i, e, "DUAL"))
+        return i + 1;
+    if (is_name(a, i, e) && is_p(a, i + 1, e, '(')) { /* JSON_TABLE(...) */
+        if (scan_expr(a, i + 2, a->link[i + 1]))
+            return -1;
+        return table_alias(a, a->link[i + 1] + 1, e, &alias);
+    }
+    j = qname(a, i, e, &q, &n);
+    if (n < 0)
+        return i + 1;
+    if (kw(a, j, e, "PARTITION") && is_p(a, j + 1, e, '('))
+        j = a->link[j + 1] + 1;
+    j = table_alias(a, j, e, &alias);
+    j = index_hints(a, j, e);
+    return add_tref(a, q, n, role, alias) ? -1 : j;
+}
+
+/* A table reference list: factors joined by ',' and join operators, with
+ * ON conditions (scanned for subqueries) and USING lists. */
+static int table_list(an_t *a, int i, int e, int role)
+{
+    int want = 1, j;
+
+    if (++a->depth > MAX_DEPTH) {
+        a->depth--;
+        return fail(a, i < a->nt ? a->tk[i].off : 0, "statement nested too deeply");
+    }
+    while (i < e && !a->failed) {
+        if (is_p(a, i, e, '{') || is_p(a, i, e, '}') || kw(a, i, e, "OJ")) {
+            i++; /* ODBC { OJ ... } */
+        } else if (want) {
+            i = table_factor(a, i, e, role);
+            want = 0;
+        } else if (is_p(a, i, e, ',')) {
+            want = 1;
+            i++;
+        } else if ((j = join_op(a, i, e)) > 0) {
+            want = 1;
+            i = j;
+        } else if (kw(a, i, e, "ON")) {
+            j = on_end(a, i + 1, e);
+            scan_expr(a, i + 1, j);
+            i = j;
+        } else if (kw(a, i, e, "USING")) {
+            i = is_p(a, i + 1, e, '(') ? a->link[i + 1] + 1 : i + 1;
+        } else {
+            j = next_tok(a, i);
+            scan_expr(a, i, j);
+            i = j;
+        }
+        if (i < 0)
+            break;
+    }
+    a->depth--;
+    return a->failed ? -1 : 0;
+}
+
+/* ============================================================ conditions */
+
+/* The end of the conjunct starting at i: the next AND or && at the top
+ * level, not inside CASE ... END and not the AND of a BETWEEN.  Sets *has_or
+ * when an OR, XOR or || is met at the top level on the way. */
+static int conjunct_end(const an_t *a, int i, int e, int *has_or)
+{
+    int cases = 0, between = 0;
+
+    for (; i < e; i = next_tok(a, i)) {
+        if (kw(a, i, e, "CASE")) {
+            cases++;
+        } else if (cases > 0) {
+            if (kw(a, i, e, "END"))
+                cases--;
+        } else if (kw(a, i, e, "BETWEEN")) {
+            between = 1;
+        } else if (kw(a, i, e, "AND") || is_op(a, i, e, "&&")) {
+            if (!between)
+                return i;
+            between = 0;
+        } else if (kw(a, i, e, "OR") || kw(a, i, e, "XOR") || is_op(a, i, e, "||")) {
+            *has_or = 1;
+        }
+    }
+    return e;
+}
+
+/* A comparison operator at i, as a condition op, or -1. */
+static int cmp_op(const an_t *a, int i, int e)
+{
+    if (is_op(a, i, e, "="))
+        return DAL_COND_EQ;
+    if (is_op(a, i, e, "<"))
+        return DAL_COND_LT;
+    if (is_op(a, i, e, "<="))
+        return DAL_COND_LE;
+    if (is_op(a, i, e, ">"))
+        return DAL_COND_GT;
+    if (is_op(a, i, e, ">="))
+        return DAL_COND_GE;
+    return -1;
+}
+
+static int flip_op(int op)
+{
+    switch (op) {
+    case DAL_COND_LT: return DAL_COND_GT;
+    case DAL_COND_LE: return DAL_COND_GE;
+    case DAL_COND_GT: return DAL_COND_LT;
+    case DAL_COND_GE: return DAL_COND_LE;
+    default: return op;
+    }
+}
+
+/* Record a condition on the column reference [cs,ce) spanning [s,e). */
+static int add_cond(an_t *a, int cs, int ce, int op, dal_sql_opnd_t *vals, size_t nvals,
+                    int s, int e)
+{
+    struct dal_sql_cond *c = vpush(a, &a->conds, sizeof *c);
+
+    if (!c)
+        return -1;
+    c->op = (dal_cond_op_t)op;
+    c->vals = vals;
+    c->nvals = nvals;
+    c->off = a->tk[s].off;
+    c->len = tend(a, e - 1) - c->off;
+    if (!(c->column = tok_name(a, ce - 1)))
+        return -1;
+    if (ce - cs >= 3 && !(c->qualifier = tok_name(a, ce - 3)))
+        return -1;
+    return 0;
+}
+
+static int one_value(an_t *a, int cs, int ce, int op, int vs, int ve, int s, int e)
+{
+    dal_sql_opnd_t *v = scratch(a, sizeof *v);
+
+    if (!v)
+        return -1;
+    *v = operand(a, vs, ve);
+    return add_cond(a, cs, ce, op, v, 1, s, e);
+}
+
+static int conds(an_t *a, int s, int e, int level, int top);
+
+/* One conjunct [s,e): col op v, v op col, col IN (..), col BETWEEN x AND y,
+ * or a parenthesised group of conjuncts.  Anything else is ignored.  top:
+ * the conjunct is the whole WHERE condition. */
+static int conjunct(an_t *a, int s, int e, int level, int top)
+{
+    int c, k, op;
+
+    if (s >= e)
+        return 0;
+    if (is_p(a, s, e, '(') && a->link[s] == e - 1) {
+        if (subquery_at(a, s, e) || level >= MAX_COND_DEPTH)
+            return 0;
+        return conds(a, s + 1, e - 1, level + 1, top);
+    }
+    c = colref_end(a, s, e);
+    if (c > s && c < e) {
+        if ((op = cmp_op(a, c, e)) >= 0 && c + 1 < e) {
+            if (colref_end(a, c + 1, e) == e) /* col = col: a join, not a value */
+                return 0;
+            return one_value(a, s, c, op, c + 1, e, s, e);
+        }
+        if (kw(a, c, e, "IN") && is_p(a, c + 1, e, '(') && a->link[c + 1] == e - 1 &&
+            !subquery_at(a, c + 1, e)) {
+            dal_sql_opnd_t *vals;
+            size_t n;
+            if (operand_list(a, c + 2, e - 1, &vals, &n))
+                return -1;
+            return n ? add_cond(a, s, c, DAL_COND_IN, vals, n, s, e) : 0;
+        }
+        if (kw(a, c, e, "BETWEEN")) {
+            dal_sql_opnd_t *vals;
+            for (k = c + 1; k < e && !kw(a, k, e, "AND"); k = next_tok(a, k))
+                ;
+            if (k >= e || !(vals = scratch(a, 2 * sizeof *vals)))
+                return a->failed ? -1 : 0;
+            vals[0] = operand(a, c + 1, k);
+            vals[1] = operand(a, k + 1, e);
+            return add_cond(a, s, c, DAL_COND_BETWEEN, vals, 2, s, e);
+        }
+        return 0;
+    }
+    /* value op col */
+    for (k = s; k < e && cmp_op(a, k, e) < 0; k = next_tok(a, k))
+        ;
+    if (k <= s || k >= e || colref_end(a, k + 1, e) != e)
+        return 0;
+    if (operand(a, s, k).kind == DAL_OPND_EXPR)
+        return 0;
+    return one_value(a, k + 1, e, flip_op(cmp_op(a, k, e)), s, k, s, e);
+}
+
+/* The conjuncts of [s,e).  An OR at this level makes none of them usable:
+ * if [s,e) is the whole WHERE (maybe inside parentheses) that is recorded
+ * in where_has_or; in a group ANDed with others only the group is skipped,
+ * since the other conjuncts still hold. */
+static int conds(an_t *a, int s, int e, int level, int top)
+{
+    int i, j, has_or = 0, single = conjunct_end(a, s, e, &has_or) >= e;
+
+    for (i = s; i < e; i = j + 1)
+        j = conjunct_end(a, i, e, &has_or);
+    if (has_or) {
+        if (top)
+            a->r.where_has_or = 1;
+        return 0;
+    }
+    for (i = s; i < e; i = j + 1) {
+        j = conjunct_end(a, i, e, &has_or);
+        if (conjunct(a, i, j, level, top && single))
+            return -1;
+    }
+    return 0;
+}
+
+/* ============================================================ clauses */
+
+enum {
+    CL_HEAD, CL_FROM, CL_USING, CL_SET, CL_WHERE, CL_GROUP, CL_HAVING, CL_WINDOW,
+    CL_ORDER, CL_LIMIT, CL_INTO, CL_LOCK, CL_RETURNING, CL_N
+};
+
+#define BIT(c) (1u << (c))
+#define SELECT_CLAUSES                                                                      \
+    (BIT(CL_FROM) | BIT(CL_WHERE) | BIT(CL_GROUP) | BIT(CL_HAVING) | BIT(CL_WINDOW) |       \
+     BIT(CL_ORDER) | BIT(CL_LIMIT) | BIT(CL_INTO) | BIT(CL_LOCK))
+#define TAIL_CLAUSES (BIT(CL_ORDER) | BIT(CL_LIMIT) | BIT(CL_INTO) | BIT(CL_LOCK))
+
+typedef struct seg {
+    int kw;   /* index of the clause keyword, -1 if the clause is absent */
+    int b, e; /* the clause body */
+} seg_t;
+
+/* The clause starting at i, or -1; *body is where its body starts. */
+static int clause_at(const an_t *a, int i, int e, int *body)
+{
+    static const struct { const char *w; int cl; } one[] = {
+        {"FROM", CL_FROM}, {"WHERE", CL_WHERE}, {"HAVING", CL_HAVING},
+        {"WINDOW", CL_WINDOW}, {"LIMIT", CL_LIMIT}, {"INTO", CL_INTO},
+        {"USING", CL_USING}, {"SET", CL_SET}, {"RETURNING", CL_RETURNING},
+    };
+    size_t k;
+
+    if (a->tk[i].type != DAL_TOK_IDENT)
+        return -1;
+    *body = i + 1;
+    for (k = 0; k < sizeof one / sizeof one[0]; k++)
+        if (kw(a, i, e, one[k].w))
+            return one[k].cl;
+    *body = i + 2;
+    if (i > 0 && kw(a, i - 1, e, "FOR")) /* index hint: FOR ORDER BY (..) */
+        return -1;
+    if (kw(a, i, e, "GROUP") && kw(a, i + 1, e, "BY"))
+        return CL_GROUP;
+    if (kw(a, i, e, "ORDER") && kw(a, i + 1, e, "BY"))
+        return CL_ORDER;
+    *body = i;
+    if (kw(a, i, e, "FOR") && (kw(a, i + 1, e, "UPDATE") || kw(a, i + 1, e, "SHARE")))
+        return CL_LOCK;
+    if (kw(a, i, e, "LOCK") && kw(a, i + 1, e, "IN"))
+        return CL_LOCK;
+    return -1;
+}
+
+/* Cut [i,e) at the top-level keywords of the clauses in mask.  A clause
+ * keyword seen a second time is left inside the clause before it. */
+static void split_clauses(const an_t *a, int i, int e, unsigned mask, seg_t *sg)
+{
+    int c, j, body, cur = CL_HEAD;
+
+    for (c = 0; c < CL_N; c++) {
+        sg[c].kw = -1;
+        sg[c].b = sg[c].e = e;
+    }
+    sg[CL_HEAD].kw = i;
+    sg[CL_HEAD].b = i;
+    for (j = i; j < e; j = next_tok(a, j)) {
+        c = clause_at(a, j, e, &body);
+        if (c < 0 || !(mask & BIT(c)) || sg[c].kw >= 0)
+            continue;
+        sg[cur].e = j;
+        sg[c].kw = j;
+        sg[c].b = body < e ? body : e;
+        sg[c].e = e;
+        cur = c;
+    }
+}
+
+/* ORDER BY / GROUP BY items of [s,e). */
+static int order_items(an_t *a, int s, int e, vec_t *v, int *rollup)
+{
+    int i, j, k;
+
+    for (i = s; i < e; i = k + 1) {
+        struct dal_sql_order *o;
+        k = j = comma_end(a, i, e);
+        if (rollup && j == e && j - i >= 2 && kw(a, j - 2, e, "WITH") &&
+            kw(a, j - 1, e, "ROLLUP")) {
+            *rollup = 1;
+            j -= 2;
+        }
+        if (!(o = vpush(a, v, sizeof *o)))
+            return -1;
+        if (j > i && kw(a, j - 1, e, "DESC")) {
+            o->desc = 1;
+            j--;
+        } else if (j > i && kw(a, j - 1, e, "ASC")) {
+            j--;
+        }
+        if (j <= i) { /* a lone ASC/DESC: nothing to record */
+            v->n--;
+            continue;
+        }
+        o->off = a->tk[i].off;
+        o->len = tend(a, j - 1) - o->off;
+        if (colref_end(a, i, j) == j && !(o->column = tok_name(a, j - 1)))
+            return -1;
+        if (j - i == 1 && a->tk[i].type == DAL_TOK_NUMBER) {
+            long pos = 0;
+            uint32_t d;
+            for (d = 0; d < a->tk[i].len; d++) {
+                char c = a->sql[a->tk[i].off + d];
+                if (c < '0' || c > '9' || pos > INT_MAX / 10) {
+                    pos = 0;
+                    break;
+                }
+                pos = pos * 10 + (c - '0');
+            }
+            o->position = pos > INT_MAX ? 0 : (int)pos;
+        }
+    }
+    return 0;
+}
+
+static void limit_clause(an_t *a, const seg_t *sg)
+{
+    int b = sg->b, e = sg->e, c = comma_end(a, b, e), k;
+
+    a->r.has_limit = 1;
+    a->r.limit_off = a->tk[sg->kw].off;
+    a->r.limit_len = tend(a, e > b ? e - 1 : sg->kw) - a->r.limit_off;
+    if (c < e) { /* LIMIT offset, count */
+        a->r.limit_has_offset = 1;
+        a->r.limit_offset = operand(a, b, c);
+        a->r.limit_count = operand(a, c + 1, e);
+        return;
+    }
+    for (k = b; k < e && !kw(a, k, e, "OFFSET"); k = next_tok(a, k))
+        ;
+    a->r.limit_count = operand(a, b, k);
+    if (k < e) {
+        a->r.limit_has_offset = 1;
+        a->r.limit_offset = operand(a, k + 1, e);
+    }
+}
+
+/* The clauses after FROM (or after a table list): WHERE, GROUP BY, HAVING,
+ * WINDOW, ORDER BY, LIMIT, locking, INTO, RETURNING. */
+static int clauses(an_t *a, const seg_t *sg, int fill)
+{
+    const seg_t *w = &sg[CL_WHERE], *g = &sg[CL_GROUP], *h = &sg[CL_HAVING];
+
+    if (scan_expr(a, w->b, w->e) || scan_expr(a, g->b, g->e) || scan_expr(a, h->b, h->e) ||
+        scan_expr(a, sg[CL_WINDOW].b, sg[CL_WINDOW].e) ||
+        scan_expr(a, sg[CL_ORDER].b, sg[CL_ORDER].e) ||
+        scan_expr(a, sg[CL_RETURNING].b, sg[CL_RETURNING].e))
+        return -1;
+    if (fill & FILL_HEAD) {
+        if (w->kw >= 0 && w->b < w->e) {
+            a->r.where_off = a->tk[w->b].off;
+            a->r.where_len = tend(a, w->e - 1) - a->r.where_off;
+            if (conds(a, w->b, w->e, 0, 1))
+                return -1;
+        }
+        if (g->kw >= 0 && order_items(a, g->b, g->e, &a->group, &a->r.group_with_rollup))
+            return -1;
+        if (h->kw >= 0) {
+            a->r.has_having = 1;
+            if (h->b < h->e) {
+                a->r.having_off = a->tk[h->b].off;
+                a->r.having_len = tend(a, h->e - 1) - a->r.having_off;
+            }
+        }
+    }
+    if (fill & FILL_TAIL) {
+        if (sg[CL_ORDER].kw >= 0 &&
+            order_items(a, sg[CL_ORDER].b, sg[CL_ORDER].e, &a->order, NULL))
+            return -1;
+        if (sg[CL_LIMIT].kw >= 0)
+            limit_clause(a, &sg[CL_LIMIT]);
+        if (sg[CL_LOCK].kw >= 0)
+            a->r.for_update = 1;
+    }
+    return 0;
+}
+
+/* ============================================================ SELECT */
+
+static const char *const aggregates[] = {
+    "COUNT", "SUM", "MIN", "MAX", "AVG", "GROUP_CONCAT", "STD", "STDDEV", "STDDEV_POP",
+    "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND", "BIT_OR", "BIT_XOR",
+    "JSON_ARRAYAGG", "JSON_OBJECTAGG", NULL,
+};
+
+/* An aggregate call anywhere in [s,e) outside subqueries. */
+static int has_aggregate(const an_t *a, int s, int e)
+{
+    int i;
+
+    for (i = s; i < e; i++) {
+        if (subquery_at(a, i, e))
+            i = a->link[i];
+        else if (kw_in(a, i, e, aggregates) && is_p(a, i + 1, e, '('))
+            return 1;
+    }
+    return 0;
+}
+
+/* Classify the select item expression [s,e) and set the argument span. */
+static dal_agg_t item_agg(const an_t *a, int s, int e, struct dal_sql_item *it)
+{
+    static const struct { const char *w; dal_agg_t plain, distinct; } mergeable[] = {
+        {"COUNT", DAL_AGG_COUNT, DAL_AGG_COUNT_DISTINCT},
+        {"SUM", DAL_AGG_SUM, DAL_AGG_OTHER_FUNC},
+        {"MIN", DAL_AGG_MIN, DAL_AGG_MIN},
+        {"MAX", DAL_AGG_MAX, DAL_AGG_MAX},
+        {"AVG", DAL_AGG_AVG, DAL_AGG_OTHER_FUNC},
+    };
+    int b, close, distinct = 0;
+    size_t k;
+
+    if (!(e - s >= 3 && kw_in(a, s, e, aggregates) && is_p(a, s + 1, e, '(') &&
+          a->link[s + 1] == e - 1))
+        return has_aggregate(a, s, e) ? DAL_AGG_OTHER_FUNC : DAL_AGG_NONE;
+    close = e - 1;
+    b = s + 2;
+    if (kw(a, b, close, "DISTINCT")) {
+        distinct = 1;
+        b++;
+    } else if (kw(a, b, close, "ALL")) {
+        b++;
+    }
+    it->arg_off = b < close ? a->tk[b].off : tend(a, s + 1);
+    it->arg_len = b < close ? tend(a, close - 1) - it->arg_off : 0;
+    for (k = 0; k < sizeof mergeable / sizeof mergeable[0]; k++)
+        if (kw(a, s, e, mergeable[k].w))
+            return distinct ? mergeable[k].distinct : mergeable[k].plain;
+    return DAL_AGG_OTHER_FUNC;
+}
+
+/* Whether the last token of the item [s,e) is a bare alias (no AS).  The
+ * token before it must be able to end an expression, and neither may be an
+ * operator word (`NOT x`, `x IS NULL`, `INTERVAL 1 DAY`, `'a' 'b'`). */
+static int bare_alias(const an_t *a, int s, int e)
+{
+    static const char *const ops[] = {
+        "AND", "OR", "XOR", "NOT", "IS", "LIKE", "RLIKE", "REGEXP", "IN", "BETWEEN", "DIV",
+        "MOD", "BINARY", "CASE", "WHEN", "THEN", "ELSE", "INTERVAL", "COLLATE", "ESCAPE",
+        "SOUNDS", "DISTINCT", "ALL", "ANY", "SOME", "EXISTS", "AS", "MEMBER", "OF", NULL,
+    };
+    static const char *const ends[] = {"NULL", "TRUE", "FALSE", "UNKNOWN", "END", NULL};
+    static const char *const units[] = {
+        "MICROSECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR",
+        "SECOND_MICROSECOND", "MINUTE_MICROSECOND", "MINUTE_SECOND", "HOUR_MICROSECOND",
+        "HOUR_SECOND", "HOUR_MINUTE", "DAY_MICROSECOND", "DAY_SECOND", "DAY_MINUTE",
+        "DAY_HOUR", "YEAR_MONTH", NULL,
+    };
+    static const char *const interval[] = {"INTERVAL", NULL};
+    int l = e - 1, p = e - 2;
+    dal_tok_type_t lt = a->tk[l].type, pt = a->tk[p].type;
+
+    if (lt == DAL_TOK_STRING && pt == DAL_TOK_STRING)
+        return 0;
+    if (lt == DAL_TOK_IDENT &&
+        (kw_in(a, l, e, ends) ||
+         (kw_in(a, l, e, units) && find_kw(a, s, e, interval) < e)))
+        return 0;
+    if (lt != DAL_TOK_IDENT && lt != DAL_TOK_QIDENT && lt != DAL_TOK_STRING)
+        return 0;
+    if (pt == DAL_TOK_IDENT)
+        return !kw_in(a, p, e, ops);
+    return is_p(a, p, e, ')') || pt == DAL_TOK_QIDENT || pt == DAL_TOK_STRING ||
+           pt == DAL_TOK_NUMBER || pt == DAL_TOK_PARAM;
+}
+
+static int select_item(an_t *a, int s, int e)
+{
+    struct dal_sql_item *it;
+    int x = e, alias = -1;
+
+    if (s >= e)
+        return 0;
+    if (!(it = vpush(a, &a->items, sizeof *it)))
+        return -1;
+    if (e - s >= 3 && kw(a, e - 2, e, "AS") &&
+        (is_name(a, e - 1, e) || is_type(a, e - 1, e, DAL_TOK_STRING))) {
+        alias = e - 1;
+        x = e - 2;
+    } else if (e - s >= 2 && bare_alias(a, s, e)) {
+        alias = e - 1;
+        x = e - 1;
+    }
+    it->off = a->tk[s].off;
+    it->len = tend(a, x - 1) - it->off;
+    it->star = (x - s == 1 && is_op(a, s, e, "*")) ||
+               (x - s >= 3 && is_op(a, x - 1, e, "*") && is_p(a, x - 2, e, '.'));
+    it->agg = item_agg(a, s, x, it);
+    if (alias >= 0 && !(it->alias = alias_text(a, alias)))
+        return -1;
+    return 0;
+}
+
+/* The select list [i,e): modifiers, then items. */
+static int select_list(an_t *a, int i, int e, int fill)
+{
+    static const char *const mods[] = {
+        "ALL", "DISTINCT", "DISTINCTROW", "HIGH_PRIORITY", "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT", "SQL_BIG_RESULT", "SQL_BUFFER_RESULT", "SQL_NO_CACHE",
+        "SQL_CACHE", "SQL_CALC_FOUND_ROWS", NULL,
+    };
+    int j;
+
+    for (; kw_in(a, i, e, mods); i++)
+        if ((fill & FILL_HEAD) && (kw(a, i, e, "DISTINCT") || kw(a, i, e, "DISTINCTROW")))
+            a->r.distinct = 1;
+    if (scan_expr(a, i, e))
+        return -1;
+    if (!(fill & FILL_HEAD))
+        return 0;
+    for (; i < e; i = j + 1) {
+        j = comma_end(a, i, e);
+        if (select_item(a, i, j))
+            return -1;
+    }
+    return 0;
+}
+
+/* SELECT at i up to e (one member of a set operation). */
+static int select_body(an_t *a, int i, int e, int fill)
+{
+    seg_t sg[CL_N];
+    const seg_t *f = &sg[CL_FROM];
+
+    split_clauses(a, i + 1, e, SELECT_CLAUSES, sg);
+    if (select_list(a, sg[CL_HEAD].b, sg[CL_HEAD].e, fill))
+        return -1;
+    if (f->kw >= 0) {
+        if (table_list(a, f->b, f->e, DAL_TREF_FROM))
+            return -1;
+        if ((fill & FILL_HEAD) && f->b < f->e) {
+            a->r.from_off = a->tk[f->b].off;
+            a->r.from_end = tend(a, f->e - 1);
+        }
+    }
+    return clauses(a, sg, fill);
+}
+
+/* What follows a parenthesised query or TABLE t: ORDER BY, LIMIT ... */
+static int tail_clauses(an_t *a, int i, int e, int fill)
+{
+    seg_t sg[CL_N];
+
+    split_clauses(a, i, e, TAIL_CLAUSES, sg);
+    if (scan_expr(a, sg[CL_HEAD].b, sg[CL_HEAD].e))
+        return -1;
+    return clauses(a, sg, fill);
+}
+
+/* WITH [RECURSIVE] name [(cols)] AS (query) [, ...] after WITH at i.
+ * Returns the index after the list, or -1 on error. */
+static int ctes(an_t *a, int i, int e)
+{
+    if (kw(a, i, e, "RECURSIVE"))
+        i++;
+    while (is_name(a, i, e)) {
+        if (push_str(a, &a->ctes, tok_name(a, i)))
+            return -1;
+        i++;
+        if (is_p(a, i, e, '('))
+            i = a->link[i] + 1;
+        if (!kw(a, i, e, "AS") || !is_p(a, i + 1, e, '('))
+            break;
+        i++;
+        if (query(a, i + 1, a->link[i], 0))
+            return -1;
+        i = a->link[i] + 1;
+        if (!is_p(a, i, e, ','))
+            break;
+        i++;
+    }
+    return i;
+}
+
+/* One member of a set operation: SELECT, ( query ), TABLE t, VALUES ... */
+static int primary(an_t *a, int i, int e, int fill)
+{
+    if (i >= e)
+        return 0;
+    if (kw(a, i, e, "SELECT"))
+        return select_body(a, i, e, fill);
+    if (is_p(a, i, e, '(')) {
+        int close = a->link[i], inner = fill;
+        if (close + 1 < e) /* ORDER BY / LIMIT after the parenthesis win */
+            inner &= ~FILL_TAIL;
+        if (query_inside(a, i, e) ? query(a, i + 1, close, inner) : scan_expr(a, i, close + 1))
+            return -1;
+        return tail_clauses(a, close + 1, e, fill & FILL_TAIL);
+    }
+    if (kw(a, i, e, "TABLE")) {
+        int j = table_name(a, i + 1, e, DAL_TREF_FROM);
+        return j < 0 ? -1 : tail_clauses(a, j, e, fill & FILL_TAIL);
+    }
+    return scan_expr(a, i, e);
+}
+
+/* A query expression [i,e): [WITH ...] primary {UNION|EXCEPT|INTERSECT
+ * primary}.  With fill, the first member fills the head of the result and
+ * the last one its tail. */
+static int query(an_t *a, int i, int e, int fill)
+{
+    static const char *const setops[] = {"UNION", "EXCEPT", "INTERSECT", NULL};
+    int j, k, first = 1, rc = -1;
+
+    if (++a->depth > MAX_DEPTH) {
+        fail(a, i < a->nt ? a->tk[i].off : 0, "statement nested too deeply");
+        goto out;
+    }
+    if (kw(a, i, e, "WITH") && (i = ctes(a, i + 1, e)) < 0)
+        goto out;
+    for (j = i; j < e; j = k + 1, first = 0) {
+        int last;
+        k = find_kw(a, j, e, setops);
+        last = k >= e;
+        if ((!first || !last) && fill)
+            a->r.has_union = 1;
+        if (primary(a, j, k, (first ? fill & FILL_HEAD : 0) | (last ? fill & FILL_TAIL : 0)))
+            goto out;
+        if (kw(a, k + 1, e, "ALL") || kw(a, k + 1, e, "DISTINCT"))
+            k++;
+    }
+    rc = 0;
+out:
+    a->depth--;
+    return rc;
+}
+
+/* ============================================================ DML */
+
+/* `col = expr, ...` in [s,e): target names into cols, values (if vals is
+ * not NULL) as operands into vals. */
+static int assignments(an_t *a, int s, int e, vec_t *cols, vec_t *vals)
+{
+    int i, j, c;
+
+    for (i = s; i < e; i = j + 1) {
+        j = comma_end(a, i, e);
+        c = colref_end(a, i, j);
+        if (scan_expr(a, i, j))
+            return -1;
+        if (c < 0 || !(is_op(a, c, j, "=") || is_op(a, c, j, ":=")))
+            continue;
+        if (push_str(a, cols, tok_name(a, c - 1)))
+            return -1;
+        if (vals) {
+            dal_sql_opnd_t *v = vpush(a, vals, sizeof *v);
+            if (!v)
+                return -1;
+            *v = operand(a, c + 1, j);
+        }
+    }
+    return 0;
+}
+
+/* VALUES (..), (..) ... starting at i. */
+static int insert_rows(an_t *a, int i, int e)
+{
+    int close;
+
+    while (i < e) {
+        struct dal_sql_row *row;
+        if (kw(a, i, e, "ROW"))
+            i++;
+        if (!is_p(a, i, e, '('))
+            break;
+        close = a->link[i];
+        if (a->rows.n == 0)
+            a->r.values_off = a->tk[i].off;
+        a->r.values_end = tend(a, close);
+        if (!(row = vpush(a, &a->rows, sizeof *row)))
+            return -1;
+        row->off = a->tk[i].off;
+        row->len = a->r.values_end - row->off;
+        if (operand_list(a, i + 1, close, &row->vals, &row->nvals) ||
+            scan_expr(a, i + 1, close))
+            return -1;
+        i = close + 1;
+        if (!is_p(a, i, e, ','))
+            break;
+        i++;
+    }
+    return scan_expr(a, i, e); /* AS row_alias ... */
+}
+
+/* INSERT ... SET a = 1, b = 2: columns and one row. */
+static int insert_set(an_t *a, int s, int e)
+{
+    vec_t vals = {0};
+    struct dal_sql_row *row;
+
+    a->r.insert_set = 1;
+    if (assignments(a, s, e, &a->columns, &vals))
+        return -1;
+    if (!(row = vpush(a, &a->rows, sizeof *row)))
+        return -1;
+    row->vals = vals.v;
+    row->nvals = vals.n;
+    if (s < e) {
+        row->off = a->r.values_off = a->tk[s].off;
+        a->r.values_end = tend(a, e - 1);
+        row->len = a->r.values_end - row->off;
+    }
+    return 0;
+}
+
+/* ON DUPLICATE KEY UPDATE at the top level of [i,e), or e. */
+static int odku_start(const an_t *a, int i, int e)
+{
+    for (; i < e; i = next_tok(a, i))
+        if (kw(a, i, e, "ON") && kw(a, i + 1, e, "DUPLICATE"))
+            return i;
+    return e;
+}
+
+/* INSERT / REPLACE after the verb. */
+static int insert_stmt(an_t *a, int i, int e)
+{
+    static const char *const mods[] = {"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", NULL};
+    static const char *const returning[] = {"RETURNING", NULL};
+    int j, k, odku;
+
+    for (; kw_in(a, i, e, mods); i++)
+        if (kw(a, i, e, "IGNORE"))
+            a->r.insert_ignore = 1;
+    if (kw(a, i, e, "INTO"))
+        i++;
+    if ((i = table_name(a, i, e, DAL_TREF_INTO)) < 0)
+        return -1;
+    if (kw(a, i, e, "PARTITION") && is_p(a, i + 1, e, '('))
+        i = a->link[i + 1] + 1;
+    if ((odku = odku_start(a, i, e)) < e) {
+        a->r.odku_off = a->tk[odku].off;
+        a->r.odku_len = tend(a, e - 1) - a->r.odku_off;
+        if (scan_expr(a, odku, e))
+            return -1;
+    }
+    e = odku;
+    if ((k = find_kw(a, i, e, returning)) < e && scan_expr(a, k, e))
+        return -1;
+    e = k;
+    if (is_p(a, i, e, '(') && !query_inside(a, i, e)) {
+        for (j = i + 1; j < a->link[i]; j = k + 1) {
+            k = comma_end(a, j, a->link[i]);
+            if (k > j && push_str(a, &a->columns, tok_name(a, k - 1)))
+                return -1;
+        }
+        i = a->link[i] + 1;
+    }
+    if (kw(a, i, e, "VALUES") || kw(a, i, e, "VALUE"))
+        return insert_rows(a, i + 1, e);
+    if (kw(a, i, e, "SET"))
+        return insert_set(a, i + 1, e);
+    if (i >= e)
+        return 0;
+    a->r.insert_select = 1;
+    return query(a, i, e, 0);
+}
+
+/* UPDATE after the verb. */
+static int update_stmt(an_t *a, int i, int e)
+{
+    static const char *const mods[] = {"LOW_PRIORITY", "IGNORE", NULL};
+    seg_t sg[CL_N];
+
+    while (kw_in(a, i, e, mods))
+        i++;
+    split_clauses(a, i, e,
+                  BIT(CL_SET) | BIT(CL_WHERE) | BIT(CL_ORDER) | BIT(CL_LIMIT) | BIT(CL_RETURNING),
+                  sg);
+    if (table_list(a, sg[CL_HEAD].b, sg[CL_HEAD].e, DAL_TREF_UPDATE) ||
+        assignments(a, sg[CL_SET].b, sg[CL_SET].e, &a->setcols, NULL))
+        return -1;
+    return clauses(a, sg, FILL_ALL);
+}
+
+/* The targets of a multi-table DELETE ([s,e): t1[.*], t2[.*] ...).  A target
+ * that is an alias makes its table a DELETE target; a target that is a name
+ * is recorded itself (a rewriter must rename it). */
+static int delete_targets(an_t *a, int s, int e, size_t from)
+{
+    struct dal_sql_tref *t = a->trefs.v;
+    size_t n = a->trefs.n, k;
+    int i, j, q, nm, found;
+    char *name;
+
+    for (i = s; i < e; i = j + 1) {
+        j = comma_end(a, i, e);
+        qname(a, i, j, &q, &nm);
+        if (nm < 0)
+            continue;
+        if (!(name = tok_name(a, nm)))
+            return -1;
+        found = 0;
+        for (k = from; k < n; k++) {
+            if (q < 0 && t[k].alias && ascii_casecmp(t[k].alias, name) == 0) {
+                t[k].role = DAL_TREF_DELETE;
+                found = 1;
+            } else if (!t[k].alias && ascii_casecmp(t[k].name, name) == 0) {
+                t[k].role = DAL_TREF_DELETE;
+            }
+        }
+        if (!found && add_tref(a, q, nm, DAL_TREF_DELETE, -1))
+            return -1;
+        t = a->trefs.v; /* add_tref may have moved the array */
+    }
+    return 0;
+}
+
+/* DELETE after the verb: single-table, `DELETE t.. FROM refs` or
+ * `DELETE FROM t.. USING refs`. */
+static int delete_stmt(an_t *a, int i, int e)
+{
+    static const char *const mods[] = {"LOW_PRIORITY", "QUICK", "IGNORE", NULL};
+    seg_t sg[CL_N];
+    const seg_t *f = &sg[CL_FROM], *u = &sg[CL_USING], *refs;
+    int from_first;
+    size_t mark = 0;
+
+    while (kw_in(a, i, e, mods))
+        i++;
+    from_first = kw(a, i, e, "FROM");
+    split_clauses(a, i, e,
+                  BIT(CL_FROM) | BIT(CL_WHERE) | BIT(CL_ORDER) | BIT(CL_LIMIT) |
+                      BIT(CL_RETURNING) | (from_first ? BIT(CL_USING) : 0),
+                  sg);
+    refs = (from_first && u->kw >= 0) ? u : f;
+    if (refs->kw < 0)
+        return clauses(a, sg, FILL_ALL);
+    if (refs == f && from_first) {
+        if (table_list(a, f->b, f->e, DAL_TREF_DELETE))
+            return -1;
+    } else {
+        mark = a->trefs.n;
+        if (table_list(a, refs->b, refs->e, DAL_TREF_FROM))
+            return -1;
+        if (refs == u ? delete_targets(a, f->b, f->e, mark)
+                      : delete_targets(a, sg[CL_HEAD].b, sg[CL_HEAD].e, mark))
+            return -1;
+    }
+    if (refs->b < refs->e) {
+        a->r.from_off = a->tk[refs->b].off;
+        a->r.from_end = tend(a, refs->e - 1);
+    }
+    return clauses(a, sg, FILL_ALL);
+}
+
+/* ============================================================ DDL */
+
+/* REFERENCES t in column or constraint definitions of [s,e). */
+static int references(an_t *a, int s, int e)
+{
+    int i;
+
+    for (i = s; i < e; i++)
+        if (kw(a, i, e, "REFERENCES") && table_name(a, i + 1, e, DAL_TREF_FROM) < 0)
+            return -1;
+    return 0;
+}
+
+/* The query of CREATE TABLE ... [AS] SELECT / CREATE VIEW ... AS SELECT:
+ * the first top-level SELECT, WITH, TABLE or parenthesised query. */
+static int trailing_query(an_t *a, int i, int e)
+{
+    static const char *const starts[] = {"SELECT", "WITH", "TABLE", "VALUES", NULL};
+
+    for (; i < e; i = next_tok(a, i))
+        if (kw_in(a, i, e, starts) || query_inside(a, i, e))
+            return query(a, i, e, 0);
+    return 0;
+}
+
+/* CREATE TABLE after the name at i. */
+static int create_table_rest(an_t *a, int i, int e)
+{
+    if (kw(a, i, e, "LIKE"))
+        return table_name(a, i + 1, e, DAL_TREF_FROM) < 0 ? -1 : 0;
+    if (is_p(a, i, e, '(') && !query_inside(a, i, e)) {
+        int close = a->link[i];
+        if (kw(a, i + 1, close, "LIKE")) {
+            if (table_name(a, i + 2, close, DAL_TREF_FROM) < 0)
+                return -1;
+        } else if (references(a, i + 1, close)) {
+            return -1;
+        }
+        i = close + 1;
+    }
+    return trailing_query(a, i, e);
+}
+
+/* DEFINER = user@host | CURRENT_USER[()] at i; returns the index after. */
+static int skip_definer(const an_t *a, int i, int e)
+{
+    i += is_op(a, i + 1, e, "=") ? 3 : 1;
+    while (is_p(a, i, e, '@'))
+        i += 2;
+    if (is_p(a, i, e, '('))
+        i = a->link[i] + 1;
+    return i < e ? i : e;
+}
+
+static int create_stmt(an_t *a, int i, int e)
+{
+    static const char *const flags[] = {
+        "TEMPORARY", "UNIQUE", "FULLTEXT", "SPATIAL", "ONLINE", "OFFLINE", "AGGREGATE", NULL,
+    };
+    int on;
+
+    for (;;) {
+        if (kw(a, i, e, "OR") && kw(a, i + 1, e, "REPLACE"))
+            i += 2;
+        else if (kw_in(a, i, e, flags))
+            i++;
+        else if (kw(a, i, e, "ALGORITHM"))
+            i += is_op(a, i + 1, e, "=") ? 3 : 1;
+        else if (kw(a, i, e, "DEFINER"))
+            i = skip_definer(a, i, e);
+        else if (kw(a, i, e, "SQL") && kw(a, i + 1, e, "SECURITY"))
+            i += 3;
+        else
+            break;
+    }
+    if (kw(a, i, e, "TABLE")) {
+        i++;
+        if (kw(a, i, e, "IF") && kw(a, i + 1, e, "NOT") && kw(a, i + 2, e, "EXISTS"))
+            i += 3;
+        if ((i = table_name(a, i, e, DAL_TREF_DDL)) < 0)
+            return -1;
+        return create_table_rest(a, i, e);
+    }
+    if (kw(a, i, e, "INDEX") || kw(a, i, e, "KEY")) {
+        static const char *const onw[] = {"ON", NULL};
+        on = find_kw(a, i, e, onw);
+        return table_name(a, on + 1, e, DAL_TREF_DDL) < 0 ? -1 : 0;
+    }
+    if (kw(a, i, e, "VIEW")) {
+        static const char *const as[] = {"AS", NULL};
+        if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
+            return -1;
+        return trailing_query(a, find_kw(a, i, e, as), e);
+    }
+    return 0;
+}
+
+static int alter_stmt(an_t *a, int i, int e)
+{
+    static const char *const flags[] = {"ONLINE", "OFFLINE", "IGNORE", NULL};
+    static const char *const not_table[] = {"INDEX", "KEY", "COLUMN", "CONSTRAINT", NULL};
+    int j;
+
+    while (kw_in(a, i, e, flags))
+        i++;
+    if (kw(a, i, e, "VIEW")) {
+        static const char *const as[] = {"AS", NULL};
+        if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
+            return -1;
+        return trailing_query(a, find_kw(a, i, e, as), e);
+    }
+    if (!kw(a, i, e, "TABLE"))
+        return 0;
+    if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
+        return -1;
+    for (; i < e; i = j) {
+        j = next_tok(a, i);
+        if (kw(a, i, e, "RENAME") && !kw_in(a, i + 1, e, not_table))
+            j = table_name(a, i + ((kw(a, i + 1, e, "TO") || kw(a, i + 1, e, "AS")) ? 2 : 1), e,
+                           DAL_TREF_DDL);
+        else if (kw(a, i, e, "REFERENCES"))
+            j = table_name(a, i + 1, e, DAL_TREF_FROM);
+        else if (kw(a, i, e, "WITH") && kw(a, i + 1, e, "TABLE"))
+            j = table_name(a, i + 2, e, DAL_TREF_DDL);
+        if (j < 0)
+            return -1;
+        if (j <= i)
+            j = i + 1;
+    }
+    return 0;
+}
+
+/* A list of table names separated by commas (DROP TABLE a, b). */
+static int name_list(an_t *a, int i, int e, int role)
+{
+    for (;;) {
+        if ((i = table_name(a, i, e, role)) < 0)
+            return -1;
+        if (!is_p(a, i, e, ','))
+            return 0;
+        i++;
+    }
+}
+
+static int drop_stmt(an_t *a, int i, int e)
+{
+    static const char *const what[] = {"TABLE", "TABLES", "VIEW", NULL};
+
+    if (kw(a, i, e, "TEMPORARY"))
+        i++;
+    if (kw_in(a, i, e, what)) {
+        i++;
+        if (kw(a, i, e, "IF") && kw(a, i + 1, e, "EXISTS"))
+            i += 2;
+        return name_list(a, i, e, DAL_TREF_DDL);
+    }
+    if (kw(a, i, e, "INDEX")) {
+        static const char *const onw[] = {"ON", NULL};
+        return table_name(a, find_kw(a, i, e, onw) + 1, e, DAL_TREF_DDL) < 0 ? -1 : 0;
+    }
+    return 0;
+}
+
+/* RENAME TABLE a TO b [, c TO d] */
+static int rename_stmt(an_t *a, int i, int e)
+{
+    if (!kw(a, i, e, "TABLE") && !kw(a, i, e, "TABLES"))
+        return 0;
+    for (i++;;) {
+        if ((i = table_name(a, i, e, DAL_TREF_DDL)) < 0)
+            return -1;
+        if (kw(a, i, e, "TO") && (i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
+            return -1;
+        if (!is_p(a, i, e, ','))
+            return 0;
+        i++;
+    }
+}
+
+/* ============================================================ others */
+
+/* SHOW CREATE TABLE t, SHOW [FULL] COLUMNS|FIELDS|INDEX|KEYS FROM t. */
+static int show_stmt(an_t *a, int i, int e)
+{
+    static const char *const lists[] = {"COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS", NULL};
+
+    if (kw(a, i, e, "FULL") || kw(a, i, e, "EXTENDED"))
+        i++;
+    if (kw(a, i, e, "CREATE") && (kw(a, i + 1, e, "TABLE") || kw(a, i + 1, e, "VIEW")))
+        return table_name(a, i + 2, e, DAL_TREF_FROM) < 0 ? -1 : 0;
+    if (kw_in(a, i, e, lists) && (kw(a, i + 1, e, "FROM") || kw(a, i + 1, e, "IN")))
+        return table_name(a, i + 2, e, DAL_TREF_FROM) < 0 ? -1 : 0;
+    return 0;
+}
+
+static int statement(an_t *a, int i, int e);
+
+/* EXPLAIN / DESCRIBE after the verb: of a statement or of a table. */
+static int explain_stmt(an_t *a, int i, int e)
+{
+    static const char *const opts[] = {"EXTENDED", "PARTITIONS", "ANALYZE", NULL};
+    static const char *const stmts[] = {
+        "SELECT", "WITH", "INSERT", "REPLACE", "UPDATE", "DELETE", "TABLE", NULL,
+    };
+
+    for (;;) {
+        if (kw_in(a, i, e, opts))
+            i++;
+        else if (kw(a, i, e, "FORMAT") && is_op(a, i + 1, e, "="))
+            i += 3;
+        else
+            break;
+    }
+    if (kw(a, i, e, "FOR")) /* EXPLAIN FOR CONNECTION n */
+        return 0;
+    if (kw_in(a, i, e, stmts) || is_p(a, i, e, '(')) {
+        if (statement(a, i, e))
+            return -1;
+        a->r.kind = DAL_SQL_OTHER;
+        return 0;
+    }
+    return table_name(a, i, e, DAL_TREF_FROM) < 0 ? -1 : 0;
+}
+
+/* WITH at i: common table expressions, then SELECT, UPDATE or DELETE. */
+static int with_stmt(an_t *a, int i, int e)
+{
+    int j = ctes(a, i + 1, e);
+
+    if (j < 0)
+        return -1;
+    if (kw(a, j, e, "UPDATE")) {
+        a->r.kind = DAL_SQL_UPDATE;
+        return update_stmt(a, j + 1, e);
+    }
+    if (kw(a, j, e, "DELETE")) {
+        a->r.kind = DAL_SQL_DELETE;
+        return delete_stmt(a, j + 1, e);
+    }
+    a->r.kind = DAL_SQL_SELECT;
+    return query(a, j, e, FILL_ALL);
+}
+
+/* The statement [i,e): its kind, then the analysis that kind needs. */
+static int statement(an_t *a, int i, int e)
+{
+    static const char *const ddl[] = {"CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME", NULL};
+    static const char *const explain[] = {"EXPLAIN", "DESCRIBE", "DESC", NULL};
+    static const char *const forw[] = {"FOR", NULL};
+    int rc = 0, j;
+
+    if (++a->depth > MAX_DEPTH) {
+        a->depth--;
+        return fail(a, a->tk[i].off, "statement nested too deeply");
+    }
+    a->r.kind = DAL_SQL_OTHER;
+    if (kw(a, i, e, "SELECT") || is_p(a, i, e, '(')) {
+        a->r.kind = DAL_SQL_SELECT;
+        rc = query(a, i, e, FILL_ALL);
+    } else if (kw(a, i, e, "WITH")) {
+        rc = with_stmt(a, i, e);
+    } else if (kw(a, i, e, "INSERT") || kw(a, i, e, "REPLACE")) {
+        a->r.kind = kw(a, i, e, "INSERT") ? DAL_SQL_INSERT : DAL_SQL_REPLACE;
+        rc = insert_stmt(a, i + 1, e);
+    } else if (kw(a, i, e, "UPDATE")) {
+        a->r.kind = DAL_SQL_UPDATE;
+        rc = update_stmt(a, i + 1, e);
+    } else if (kw(a, i, e, "DELETE")) {
+        a->r.kind = DAL_SQL_DELETE;
+        rc = delete_stmt(a, i + 1, e);
+    } else if (kw_in(a, i, e, ddl)) {
+        a->r.kind = DAL_SQL_DDL;
+        if (kw(a, i, e, "CREATE"))
+            rc = create_stmt(a, i + 1, e);
+        else if (kw(a, i, e, "ALTER"))
+            rc = alter_stmt(a, i + 1, e);
+        else if (kw(a, i, e, "DROP"))
+            rc = drop_stmt(a, i + 1, e);
+        else if (kw(a, i, e, "RENAME"))
+            rc = rename_stmt(a, i + 1, e);
+        else /* TRUNCATE [TABLE] t */
+            rc = table_name(a, i + 1 + kw(a, i + 1, e, "TABLE"), e, DAL_TREF_DDL) < 0 ? -1 : 0;
+    } else if (kw(a, i, e, "BEGIN")) {
+        if (!kw(a, i + 1, e, "NOT")) /* BEGIN NOT ATOMIC is a compound statement */
+            a->r.kind = DAL_SQL_BEGIN;
+    } else if (kw(a, i, e, "START") && kw(a, i + 1, e, "TRANSACTION")) {
+        a->r.kind = DAL_SQL_BEGIN;
+    } else if (kw(a, i, e, "COMMIT")) {
+        a->r.kind = DAL_SQL_COMMIT;
+    } else if (kw(a, i, e, "ROLLBACK")) {
+        j = i + 1 + kw(a, i + 1, e, "WORK");
+        if (!kw(a, j, e, "TO")) /* ROLLBACK TO SAVEPOINT keeps the transaction */
+            a->r.kind = DAL_SQL_ROLLBACK;
+    } else if (kw(a, i, e, "SET")) {
+        /* MariaDB's SET STATEMENT var=value [, ...] FOR statement */
+        if (kw(a, i + 1, e, "STATEMENT") && (j = find_kw(a, i + 2, e, forw)) + 1 < e)
+            rc = statement(a, j + 1, e);
+        else
+            a->r.kind = DAL_SQL_SET;
+    } else if (kw(a, i, e, "SHOW")) {
+        a->r.kind = DAL_SQL_SHOW;
+        rc = show_stmt(a, i + 1, e);
+    } else if (kw_in(a, i, e, explain)) {
+        rc = explain_stmt(a, i + 1, e);
+    } else if (kw(a, i, e, "TABLE")) {
+        j = table_name(a, i + 1, e, DAL_TREF_FROM);
+        rc = j < 0 ? -1 : tail_clauses(a, j, e, 0);
+    }
+    a->depth--;
+    return rc || a->failed ? -1 : 0;
+}
+
+/* ============================================================ lexing */
+
+static const char *error_what(const char *sql, const dal_token_t *t)
+{
+    const char *s = sql + t->off;
+
+    if (s[0] == '`')
+        return "unterminated quoted identifier";
+    if (t->len >= 2 && s[0] == '/' && s[1] == '*') {
+        if (t->len >= 3 && (s[2] == '!' || s[2] == 'M'))
+            return "unterminated executable comment";
+        return t->len >= 3 && s[2] == '+' ? "unterminated hint" : "unterminated comment";
+    }
+    return "unterminated string";
+}
+
+/* Lex the whole input: significant tokens into a->toks, hints aside. */
+static int lex_all(an_t *a)
+{
+    dal_lexer_t lx;
+    dal_token_t t, *slot;
+
+    dal_lex_init(&lx, a->sql, a->len);
+    for (;;) {
+        t = dal_lex_next(&lx);
+        switch (t.type) {
+        case DAL_TOK_EOF:
+            a->tk = a->toks.v;
+            a->nt = (int)a->toks.n;
+            return 0;
+        case DAL_TOK_ERROR:
+            return fail(a, t.off, error_what(a->sql, &t));
+        case DAL_TOK_COMMENT:
+        case DAL_TOK_VC_OPEN:
+        case DAL_TOK_VC_CLOSE:
+            continue;
+        case DAL_TOK_HINT:
+            slot = vpush(a, &a->hints_tk, sizeof *slot);
+            break;
+        default:
+            slot = vpush(a, &a->toks, sizeof *slot);
+            break;
+        }
+        if (!slot)
+            return -1;
+        *slot = t;
+    }
+}
+
+/* Stored programs contain ';' inside one statement. */
+static int compound(const an_t *a)
+{
+    static const char *const bodies[] = {
+        "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE", NULL,
+    };
+    int i;
+
+    if (kw(a, 0, a->nt, "BEGIN") && kw(a, 1, a->nt, "NOT"))
+        return 1;
+    if (!kw(a, 0, a->nt, "CREATE"))
+        return 0;
+    for (i = 1; i < a->nt && i < 16 && !is_p(a, i, a->nt, '('); i++)
+        if (kw_in(a, i, a->nt, bodies))
+            return 1;
+    return 0;
+}
+
+/* Find the end of the statement (a top-level ';', after which only more
+ * ';' may follow), link parentheses and number the placeholders. */
+static int link_tokens(an_t *a)
+{
+    int *stack, sp = 0, i, k, params = 0, cmp = compound(a);
+
+    if (!(a->link = scratch(a, (size_t)a->nt * sizeof *a->link + 1)) ||
+        !(a->tflag = scratch(a, (size_t)a->nt + 1)) ||
+        !(stack = scratch(a, (size_t)a->nt * sizeof *stack + 1)))
+        return -1;
+    memset(a->tflag, 0, (size_t)a->nt);
+    for (i = 0; i < a->nt; i++) {
+        a->link[i] = -1;
+        if (a->tk[i].type == DAL_TOK_PARAM) {
+            a->link[i] = params++;
+        } else if (is_p(a, i, a->nt, '(')) {
+            stack[sp++] = i;
+        } else if (is_p(a, i, a->nt, ')')) {
+            if (sp == 0)
+                return fail(a, a->tk[i].off, "unbalanced ')'");
+            a->link[i] = stack[--sp];
+            a->link[a->link[i]] = i;
+        } else if (is_p(a, i, a->nt, ';') && sp == 0 && !cmp) {
+            for (k = i + 1; k < a->nt && is_p(a, k, a->nt, ';'); k++)
+                ;
+            if (k < a->nt)
+                a->r.kind = DAL_SQL_MULTI;
+            a->nt = i;
+            break;
+        }
+    }
+    if (sp > 0)
+        return fail(a, a->tk[stack[sp - 1]].off, "unbalanced '('");
+    a->r.nparams = (size_t)params;
+    return 0;
+}
+
+/* ============================================================ hints */
+
+static int hint_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int hint_keych(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
+}
+
+/* One value at p (quoted or bare); stores a scratch copy in *val. */
+static const char *hint_value(an_t *a, const char *p, const char *end, char **val)
+{
+    const char *s = p;
+    size_t n;
+
+    if (p < end && (*p == '\'' || *p == '"')) {
+        for (s++; s < end; s++) {
+            if (*s == '\\' && s + 1 < end)
+                s++;
+            else if (*s == *p && s + 1 < end && s[1] == *p)
+                s++;
+            else if (*s == *p)
+                break;
+        }
+        if (s >= end)
+            return NULL;
+        s++;
+        if (!(*val = scratch(a, (size_t)(s - p) + 1)))
+            return NULL;
+        decode_string(p, (size_t)(s - p), *val, (size_t)(s - p) + 1, &n);
+        return s;
+    }
+    while (s < end && !hint_space(*s) && *s != ',')
+        s++;
+    if (!(*val = scratch(a, (size_t)(s - p) + 1)))
+        return NULL;
+    memcpy(*val, p, (size_t)(s - p));
+    (*val)[s - p] = '\0';
+    return s;
+}
+
+/* A hint comment: if its first word is `dal`, its key=value pairs.  A dal
+ * hint that does not parse is an error: silently ignoring what the user
+ * asked for would be worse. */
+static int dal_hint(an_t *a, const dal_token_t *t)
+{
+    const char *p = a->sql + t->off + 3, *end = a->sql + t->off + t->len - 2, *k;
+    struct dal_sql_hint *h;
+
+    while (p < end && hint_space(*p))
+        p++;
+    if (end - p < 3 || strncasecmp(p, "dal", 3) != 0 || (end - p > 3 && !hint_space(p[3])))
+        return 0;
+    for (p += 3;;) {
+        while (p < end && (hint_space(*p) || *p == ','))
+            p++;
+        if (p >= end)
+            return 0;
+        for (k = p; p < end && hint_keych(*p); p++)
+            ;
+        if (p == k)
+            return fail(a, (size_t)(p - a->sql), "malformed dal hint");
+        if (!(h = vpush(a, &a->hints, sizeof *h)) || !(h->key = scratch(a, (size_t)(p - k) + 1)))
+            return -1;
+        memcpy(h->key, k, (size_t)(p - k));
+        h->key[p - k] = '\0';
+        if (p < end && *p == '=') {
+            const char *v = p + 1;
+            if (!(p = hint_value(a, v, end, &h->value)))
+                return a->failed ? -1 : fail(a, (size_t)(v - a->sql), "malformed dal hint");
+        } else if (p < end && !hint_space(*p) && *p != ',') {
+            return fail(a, (size_t)(p - a->sql), "malformed dal hint");
+        } else if (!(h->value = scratch(a, 1))) {
+            return -1;
+        } else {
+            h->value[0] = '\0';
+        }
+    }
+}
+
+/* ============================================================ finishing */
+
+/* Qualified column references whose qualifier names a table. */
+static int find_colrefs(an_t *a)
+{
+    const struct dal_sql_tref *t = a->trefs.v;
+    char buf[256];
+    int i, e = a->nt;
+    size_t k, n;
+
+    if (a->trefs.n == 0)
+        return 0;
+    for (i = 0; i + 2 < e; i++) {
+        if (!is_name(a, i, e) || (a->tflag[i] & TF_TABLE) || !is_p(a, i + 1, e, '.') ||
+            !(is_name(a, i + 2, e) || is_op(a, i + 2, e, "*")) || is_p(a, i + 3, e, '.') ||
+            is_p(a, i + 3, e, '(') || (i > 0 && is_p(a, i - 1, e, '@')))
+            continue;
+        n = dal_ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
+        if (n >= sizeof buf)
+            continue;
+        for (k = 0; k < a->trefs.n; k++) {
+            if (ascii_casecmp(t[k].name, buf) == 0) {
+                struct dal_sql_colref *c = vpush(a, &a->colrefs, sizeof *c);
+                if (!c)
+                    return -1;
+                c->off = a->tk[i].off;
+                c->len = a->tk[i].len;
+                c->tref = k;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+static int cmp_tref(const void *x, const void *y)
+{
+    const struct dal_sql_tref *p = x, *q = y;
+    return (p->off > q->off) - (p->off < q->off);
+}
+
+/* Drop references to common table expressions (they are not tables) and
+ * put the rest in text order. */
+static void tidy_trefs(an_t *a)
+{
+    struct dal_sql_tref *t = a->trefs.v;
+    char **cte = a->ctes.v;
+    size_t i, k, n = 0;
+
+    for (i = 0; i < a->trefs.n; i++) {
+        int is_cte = 0;
+        for (k = 0; k < a->ctes.n && t[i].qual_len == 0; k++)
+            if (ascii_casecmp(t[i].name, cte[k]) == 0)
+                is_cte = 1;
+        if (!is_cte)
+            t[n++] = t[i];
+    }
+    a->trefs.n = n;
+    if (n > 1)
+        qsort(t, n, sizeof *t, cmp_tref);
+}
+
+static int analyse(an_t *a)
+{
+    size_t i;
+
+    if (lex_all(a) || link_tokens(a))
+        return -1;
+    for (i = 0; i < a->hints_tk.n; i++)
+        if (dal_hint(a, (dal_token_t *)a->hints_tk.v + i))
+            return -1;
+    if (a->r.kind == DAL_SQL_MULTI)
+        return 0;
+    if (a->nt == 0)
+        return fail(a, a->len, "empty statement");
+    if (statement(a, 0, a->nt))
+        return -1;
+    if (a->r.has_union) /* conditions of one member say nothing about the rest */
+        a->conds.n = 0;
+    tidy_trefs(a);
+    return find_colrefs(a);
+}
+
+/* ------------------------------------------------------- the result block */
+
+typedef struct out {
+    char *base; /* NULL while measuring */
+    size_t used;
+} out_t;
+
+static void *put(out_t *o, const void *src, size_t n)
+{
+    size_t at = (o->used + 7) & ~(size_t)7;
+
+    o->used = at + n;
+    if (!o->base || n == 0)
+        return NULL;
+    memcpy(o->base + at, src, n);
+    return o->base + at;
+}
+
+/* n bytes of (not NUL-terminated) text and a NUL. */
+static char *put_text(out_t *o, const char *src, size_t n)
+{
+    size_t at = (o->used + 7) & ~(size_t)7;
+
+    o->used = at + n + 1;
+    if (!o->base)
+        return NULL;
+    if (n)
+        memcpy(o->base + at, src, n);
+    o->base[at + n] = '\0';
+    return o->base + at;
+}
+
+static char *put_str(out_t *o, const char *s)
+{
+    return s ? put(o, s, strlen(s) + 1) : NULL;
+}
+
+static char **put_strs(out_t *o, const vec_t *v)
+{
+    char **dst = put(o, v->v, v->n * sizeof(char *)), **src = v->v;
+    size_t i;
+
+    for (i = 0; i < v->n; i++) {
+        char *s = put_str(o, src[i]);
+        if (dst)
+            dst[i] = s;
+    }
+    return dst;
+}
+
+/* Copy (or, with o->base NULL, measure) the result: the dal_sql_t, the text,
+ * then every array and string.  Returns the dal_sql_t when copying. */
+static dal_sql_t *emit(an_t *a, out_t *o)
+{
+    dal_sql_t *s = put(o, &a->r, sizeof a->r);
+    char *text = put_text(o, a->sql, a->len);
+    struct dal_sql_tref *tr = put(o, a->trefs.v, a->trefs.n * sizeof *tr);
+    struct dal_sql_colref *cr = put(o, a->colrefs.v, a->colrefs.n * sizeof *cr);
+    struct dal_sql_hint *hi = put(o, a->hints.v, a->hints.n * sizeof *hi);
+    struct dal_sql_cond *co = put(o, a->conds.v, a->conds.n * sizeof *co);
+    struct dal_sql_row *ro = put(o, a->rows.v, a->rows.n * sizeof *ro);
+    struct dal_sql_item *it = put(o, a->items.v, a->items.n * sizeof *it);
+    struct dal_sql_order *ob = put(o, a->order.v, a->order.n * sizeof *ob);
+    struct dal_sql_order *gb = put(o, a->group.v, a->group.n * sizeof *gb);
+    char **cols = put_strs(o, &a->columns), **sets = put_strs(o, &a->setcols);
+    size_t i;
+
+#define STR(arr, field, srcv, type)                                                          \
+    for (i = 0; i < (srcv).n; i++) {                                                         \
+        char *p_ = put_str(o, ((type *)(srcv).v)[i].field);                                   \
+        if (arr)                                                                             \
+            (arr)[i].field = p_;                                                             \
+    }
+    STR(tr, name, a->trefs, struct dal_sql_tref)
+    STR(tr, alias, a->trefs, struct dal_sql_tref)
+    STR(hi, key, a->hints, struct dal_sql_hint)
+    STR(hi, value, a->hints, struct dal_sql_hint)
+    STR(co, column, a->conds, struct dal_sql_cond)
+    STR(co, qualifier, a->conds, struct dal_sql_cond)
+    STR(it, alias, a->items, struct dal_sql_item)
+    STR(ob, column, a->order, struct dal_sql_order)
+    STR(gb, column, a->group, struct dal_sql_order)
+#undef STR
+    for (i = 0; i < a->conds.n; i++) {
+        const struct dal_sql_cond *c = (const struct dal_sql_cond *)a->conds.v + i;
+        dal_sql_opnd_t *v = put(o, c->vals, c->nvals * sizeof *v);
+        if (co)
+            co[i].vals = v;
+    }
+    for (i = 0; i < a->rows.n; i++) {
+        const struct dal_sql_row *r = (const struct dal_sql_row *)a->rows.v + i;
+        dal_sql_opnd_t *v = put(o, r->vals, r->nvals * sizeof *v);
+        if (ro)
+            ro[i].vals = v;
+    }
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    s->text = text;
+    s->len = a->len;
+    s->trefs = tr;       s->ntrefs = a->trefs.n;
+    s->colrefs = cr;     s->ncolrefs = a->colrefs.n;
+    s->hints = hi;       s->nhints = a->hints.n;
+    s->conds = co;       s->nconds = a->conds.n;
+    s->rows = ro;        s->nrows = a->rows.n;
+    s->items = it;       s->nitems = a->items.n;
+    s->order_by = ob;    s->norder_by = a->order.n;
+    s->group_by = gb;    s->ngroup_by = a->group.n;
+    s->columns = cols;   s->ncolumns = a->columns.n;
+    s->set_columns = sets; s->nset_columns = a->setcols.n;
+    return s;
+}
+
+int dal_sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap)
+{
+    union { max_align_t align; char b[SCRATCH_STACK]; } stack;
+    an_t a;
+    out_t o = {NULL, 0};
+    int rc = -1;
+
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    a.sql = sql;
+    a.len = len;
+    a.errbuf = errbuf;
+    a.errcap = errcap;
+    a.sc.cur = stack.b;
+    a.sc.left = sizeof stack.b;
+    a.sc.grow = 4 * sizeof stack.b;
+    a.r.kind = DAL_SQL_OTHER;
+    if (errcap > 0)
+        errbuf[0] = '\0';
+    if (len > INT32_MAX) {
+        fail(&a, 0, "statement too long");
+        goto done;
+    }
+    if (analyse(&a))
+        goto done;
+    emit(&a, &o);
+    if (!(o.base = malloc(o.used))) {
+        oom(&a);
+        goto done;
+    }
+    o.used = 0;
+    *out = emit(&a, &o);
+    rc = 0;
+done:
+    scratch_free(&a.sc);
+    return rc;
+}
+
+void dal_sql_free(dal_sql_t *s)
+{
+    free(s);
+}
+
+const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
+{
+    /* The object is never const where it was allocated; only the count
+     * changes, and it is atomic. */
+    atomic_fetch_add_explicit(&((dal_sql_t *)s)->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void dal_sql_unref(const dal_sql_t *s)
+{
+    dal_sql_t *m = (dal_sql_t *)s;
+
+    if (m && atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
+        free(m);
+}
+
+const char *dal_sql_kind_name(dal_sql_kind_t kind)
+{
+    static const char *const names[] = {
+        "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "DDL", "BEGIN", "COMMIT",
+        "ROLLBACK", "SET", "SHOW", "OTHER", "MULTI",
+    };
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+/* ============================================================ literals */
+
+typedef struct sink {
+    char *out;
+    size_t cap, n;
+} sink_t;
+
+static void sink_put(sink_t *k, char c)
+{
+    if (k->n + 1 < k->cap)
+        k->out[k->n] = c;
+    k->n++;
+}
+
+static void sink_end(sink_t *k, size_t *outlen)
+{
+    if (k->cap > 0)
+        k->out[k->n < k->cap ? k->n : k->cap - 1] = '\0';
+    *outlen = k->n;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* X'hex' body [b,e): an even number of hex digits. */
+static int decode_hex(const char *b, const char *e, sink_t *k)
+{
+    if ((e - b) % 2)
+        return -1;
+    for (; b < e; b += 2) {
+        int hi = hexval(b[0]), lo = hexval(b[1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        sink_put(k, (char)(hi * 16 + lo));
+    }
+    return 0;
+}
+
+/* B'bits' body [b,e): bits, left-padded to whole bytes. */
+static int decode_bits(const char *b, const char *e, sink_t *k)
+{
+    size_t nbits = (size_t)(e - b), pad = (8 - nbits % 8) % 8, i;
+    unsigned v = 0;
+
+    for (i = 0; i < nbits; i++) {
+        if (b[i] != '0' && b[i] != '1')
+            return -1;
+        v = (v << 1) | (unsigned)(b[i] - '0');
+        if ((pad + i + 1) % 8 == 0) {
+            sink_put(k, (char)v);
+            v = 0;
+        }
+    }
+    return 0;
+}
+
+/* A quoted body [b,e) (quotes excluded) with backslash escapes and doubled
+ * quotes q.  \% and \_ keep their backslash, as in the server (they are
+ * LIKE escapes). */
+static void decode_escaped(const char *b, const char *e, char q, sink_t *k)
+{
+    for (; b < e; b++) {
+        char c = *b;
+        if (c == '\\' && b + 1 < e) {
+            c = *++b;
+            switch (c) {
+            case '0': c = '\0'; break;
+            case 'b': c = '\b'; break;
+            case 'n': c = '\n'; break;
+            case 'r': c = '\r'; break;
+            case 't': c = '\t'; break;
+            case 'Z': c = '\032'; break;
+            case '%':
+            case '_': sink_put(k, '\\'); break;
+            default: break;
+            }
+        } else if (c == q && b + 1 < e && b[1] == q) {
+            b++;
+        }
+        sink_put(k, c);
+    }
+}
+
+/* A string token t[0..n): optional prefix, opening quote, body, closing
+ * quote. */
+static int decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen)
+{
+    sink_t k = {out, cap, 0};
+    size_t q = 0;
+    int rc = 0;
+
+    while (q < n && t[q] != '\'' && t[q] != '"')
+        q++;
+    if (q + 2 > n || t[n - 1] != t[q]) {
+        rc = -1;
+    } else if (q == 1 && (t[0] == 'x' || t[0] == 'X')) {
+        rc = decode_hex(t + 2, t + n - 1, &k);
+    } else if (q == 1 && (t[0] == 'b' || t[0] == 'B')) {
+        rc = decode_bits(t + 2, t + n - 1, &k);
+    } else {
+        decode_escaped(t + q + 1, t + n - 1, t[q], &k);
+    }
+    sink_end(&k, outlen);
+    return rc;
+}
+
+int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
+                         size_t *outlen)
+{
+    const char *t = sql + o->off;
+    sink_t k = {out, cap, 0};
+    size_t i;
+
+    *outlen = 0;
+    if (cap > 0)
+        out[0] = '\0';
+    if (o->kind != DAL_OPND_LITERAL)
+        return -1;
+    if (o->lit_type == DAL_TOK_STRING)
+        return decode_string(t, o->len, out, cap, outlen);
+    /* a number (maybe "- 12") or NULL/TRUE/FALSE: the text without blanks
+     * and without a unary plus */
+    for (i = 0; i < o->len; i++)
+        if (!hint_space(t[i]) && !(i == 0 && t[i] == '+'))
+            sink_put(&k, t[i]);
+    sink_end(&k, outlen);
+    return 0;
+}
+
+/* ============================================================ the cache */
+
+enum {
+    WAYS = 8,     /* slots per set; a lookup compares at most this many hashes */
+    STRIPES = 64, /* mutexes; set s is guarded by stripe s % STRIPES */
+};
+
+struct slot {
+    uint64_t hash;
+    dal_sql_t *sql; /* one reference held by the cache; NULL if empty */
+    int used;       /* clock bit: set on hit, cleared by the sweep */
+};
+
+struct set {
+    struct slot slot[WAYS];
+    unsigned hand; /* clock hand */
+};
+
+struct stripe {
+    _Alignas(64) pthread_mutex_t mu; /* own cache line: no false sharing */
+    uint64_t hits, misses;
+};
+
+struct dal_sql_cache {
+    size_t nsets; /* a power of two */
+    struct set *sets;
+    struct stripe stripes[STRIPES];
+};
+
+/* A 64-bit hash eight bytes at a time (multiply-xorshift mixing), fast on
+ * short statements where a byte-wise FNV would dominate a cache hit. */
+static uint64_t hash_text(const char *p, size_t n)
+{
+    const uint64_t m = 0x9e3779b97f4a7c15ull;
+    uint64_t h = (uint64_t)n * m, w;
+
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * m;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+}
+
+dal_sql_cache_t *dal_sql_cache_new(size_t capacity)
+{
+    dal_sql_cache_t *c = calloc(1, sizeof *c);
+    size_t nsets = 2, i;
+
+    if (!c)
+        return NULL;
+    while (nsets * WAYS < capacity && nsets < SIZE_MAX / 2 / sizeof(struct set))
+        nsets *= 2;
+    if (!(c->sets = calloc(nsets, sizeof *c->sets))) {
+        free(c);
+        return NULL;
+    }
+    c->nsets = nsets;
+    for (i = 0; i < STRIPES; i++)
+        pthread_mutex_init(&c->stripes[i].mu, NULL);
+    return c;
+}
+
+static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len)
+{
+    int i;
+
+    for (i = 0; i < WAYS; i++) {
+        dal_sql_t *s = st->slot[i].sql;
+        if (s && st->slot[i].hash == h && s->len == len && memcmp(s->text, sql, len) == 0) {
+            st->slot[i].used = 1;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Put s in the set; returns the entry it displaced (its reference is now
+ * the caller's to drop) or NULL. */
+static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
+{
+    struct slot *v;
+    dal_sql_t *old;
+    int i;
+
+    for (i = 0; i < WAYS; i++) {
+        if (!st->slot[i].sql) {
+            st->slot[i].hash = h;
+            st->slot[i].sql = s;
+            st->slot[i].used = 0;
+            return NULL;
+        }
+    }
+    for (;;) {
+        v = &st->slot[st->hand];
+        st->hand = (st->hand + 1) % WAYS;
+        if (!v->used)
+            break;
+        v->used = 0;
+    }
+    old = v->sql;
+    v->hash = h;
+    v->sql = s;
+    return old;
+}
+
+const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+                                   char *errbuf, size_t errcap)
+{
+    uint64_t h = hash_text(sql, len);
+    size_t si = (size_t)h & (c->nsets - 1);
+    struct set *st = &c->sets[si];
+    struct stripe *sp = &c->stripes[si % STRIPES];
+    dal_sql_t *s, *fresh, *old = NULL;
+
+    pthread_mutex_lock(&sp->mu);
+    if ((s = set_find(st, h, sql, len)) != NULL) {
+        sp->hits++;
+        dal_sql_ref(s);
+        pthread_mutex_unlock(&sp->mu);
+        return s;
+    }
+    sp->misses++;
+    pthread_mutex_unlock(&sp->mu);
+
+    /* analyse without the lock: it is the slow part */
+    if (dal_sql_analyse(sql, len, &fresh, errbuf, errcap) != 0)
+        return NULL;
+    pthread_mutex_lock(&sp->mu);
+    if ((s = set_find(st, h, sql, len)) != NULL) { /* another thread was faster */
+        dal_sql_ref(s);
+    } else {
+        s = fresh;
+        fresh = NULL;
+        dal_sql_ref(s); /* one for the cache, one for the caller */
+        old = set_insert(st, h, s);
+    }
+    pthread_mutex_unlock(&sp->mu);
+    dal_sql_free(fresh);
+    dal_sql_unref(old);
+    return s;
+}
+
+void dal_sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)
+{
+    uint64_t th = 0, tm = 0;
+    int i;
+
+    for (i = 0; i < STRIPES; i++) {
+        pthread_mutex_lock(&c->stripes[i].mu);
+        th += c->stripes[i].hits;
+        tm += c->stripes[i].misses;
+        pthread_mutex_unlock(&c->stripes[i].mu);
+    }
+    if (hits)
+        *hits = th;
+    if (misses)
+        *misses = tm;
+}
+
+void dal_sql_cache_free(dal_sql_cache_t *c)
+{
+    size_t i;
+    int k;
+
+    if (!c)
+        return;
+    for (i = 0; i < c->nsets; i++)
+        for (k = 0; k < WAYS; k++)
+            dal_sql_unref(c->sets[i].slot[k].sql);
+    for (k = 0; k < STRIPES; k++)
+        pthread_mutex_destroy(&c->stripes[k].mu);
+    free(c->sets);
+    free(c);
+}

@@ -1,0 +1,266 @@
+/*
+ * sql.h - statement analysis: what one SQL statement is and what it touches.
+ *
+ * dal_sql_analyse() lexes and analyses one statement into an immutable
+ * dal_sql_t: its kind, the tables it names, the conditions of its WHERE
+ * clause that can pick a shard, the rows of an INSERT, the shape of a SELECT
+ * that a merger needs, and the dal hints it carries.  Everything refers to
+ * the statement by byte spans (offset, length) into the dal_sql_t's own copy
+ * of the text, so a rewriter can build new SQL by copying spans.
+ *
+ * A dal_sql_t is one block of memory and never changes after analysis, so it
+ * can be cached and read by many threads at once.  Its lifetime is managed by
+ * an atomic reference count (dal_sql_ref / dal_sql_unref).
+ *
+ * Internal header: core code reads the fields directly.  Nothing here is
+ * part of the public API.
+ */
+#ifndef DAL_SQL_H
+#define DAL_SQL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sql_lex.h"
+
+typedef enum dal_sql_kind {
+    DAL_SQL_SELECT,   /* also WITH ... SELECT and ( SELECT ... ) */
+    DAL_SQL_INSERT,
+    DAL_SQL_REPLACE,
+    DAL_SQL_UPDATE,   /* also WITH ... UPDATE */
+    DAL_SQL_DELETE,   /* also WITH ... DELETE */
+    DAL_SQL_DDL,      /* CREATE / ALTER / DROP / TRUNCATE / RENAME */
+    DAL_SQL_BEGIN,    /* BEGIN [WORK], START TRANSACTION ... */
+    DAL_SQL_COMMIT,
+    DAL_SQL_ROLLBACK, /* ROLLBACK [WORK]; ROLLBACK TO SAVEPOINT is OTHER */
+    DAL_SQL_SET,
+    DAL_SQL_SHOW,
+    DAL_SQL_OTHER,    /* EXPLAIN, DESCRIBE, CALL, USE, SAVEPOINT, TABLE, VALUES ... */
+    DAL_SQL_MULTI     /* more than one statement: callers refuse it */
+} dal_sql_kind_t;
+
+/* ------------------------------------------------------------- operands */
+
+typedef enum dal_opnd_kind {
+    DAL_OPND_PARAM,   /* a ? placeholder */
+    DAL_OPND_LITERAL, /* a string, a number (maybe negative), NULL, TRUE or FALSE */
+    DAL_OPND_EXPR     /* anything else: NOW(), 1+2, a column, a subquery ... */
+} dal_opnd_kind_t;
+
+typedef struct dal_sql_opnd {
+    dal_opnd_kind_t kind;
+    uint32_t off, len;       /* span in the text */
+    int param_index;         /* PARAM: 0-based index of the ? in the statement; else -1 */
+    dal_tok_type_t lit_type; /* LITERAL: DAL_TOK_STRING, _NUMBER or _IDENT (NULL/TRUE/FALSE) */
+    int negative;            /* LITERAL number preceded by a unary minus (inside the span) */
+} dal_sql_opnd_t;
+
+/* -------------------------------------------------------- table references */
+
+typedef enum dal_tref_role {
+    DAL_TREF_FROM,   /* read: FROM lists, JOINs, subqueries, LIKE t, REFERENCES t, DESCRIBE t */
+    DAL_TREF_INTO,   /* INSERT / REPLACE target */
+    DAL_TREF_UPDATE, /* every table in an UPDATE's table list */
+    DAL_TREF_DELETE, /* the table(s) a DELETE removes rows from */
+    DAL_TREF_DDL     /* the object of CREATE / ALTER / DROP / TRUNCATE / RENAME */
+} dal_tref_role_t;
+
+struct dal_sql_tref {
+    uint32_t off, len;           /* span of the table name token */
+    uint32_t qual_off, qual_len; /* span of "schema." (dot included); qual_len 0 if none */
+    char *name;                  /* unquoted name; owned by the dal_sql_t */
+    char *alias;                 /* unquoted alias or NULL; owned by the dal_sql_t */
+    int role;                    /* a dal_tref_role_t */
+};
+
+/* A qualified column reference `q.col` (or `db.q.col`) whose qualifier q
+ * equals, ignoring ASCII case, the *name* of a table reference: a rewriter
+ * renaming that table renames the qualifier too. */
+struct dal_sql_colref {
+    uint32_t off, len; /* span of the qualifier token q */
+    size_t tref;       /* index into trefs of the first table named q */
+};
+
+/* ------------------------------------------------------------ conditions */
+
+typedef enum dal_cond_op {
+    DAL_COND_EQ, DAL_COND_IN, DAL_COND_BETWEEN,
+    DAL_COND_LT, DAL_COND_LE, DAL_COND_GT, DAL_COND_GE
+} dal_cond_op_t;
+
+/* One conjunct of the outermost WHERE: `col op value` (or `value op col`,
+ * stored flipped), `col IN (v, ...)`, `col BETWEEN a AND b`. */
+struct dal_sql_cond {
+    char *column;          /* unquoted, qualifier dropped; owned by the dal_sql_t */
+    char *qualifier;       /* the table or alias part, unquoted, or NULL; owned */
+    dal_cond_op_t op;
+    dal_sql_opnd_t *vals;  /* EQ/LT/..: 1, IN: n, BETWEEN: 2; owned by the dal_sql_t */
+    size_t nvals;
+    uint32_t off, len;     /* span of the whole condition */
+};
+
+/* --------------------------------------------------------------- INSERT */
+
+struct dal_sql_row {
+    uint32_t off, len;     /* span of "( ... )"; for INSERT ... SET the assignment list */
+    dal_sql_opnd_t *vals;  /* one operand per value; owned by the dal_sql_t */
+    size_t nvals;
+};
+
+/* --------------------------------------------------------------- SELECT */
+
+typedef enum dal_agg {
+    DAL_AGG_NONE,
+    DAL_AGG_COUNT,          /* COUNT(x) or COUNT(*) */
+    DAL_AGG_COUNT_DISTINCT, /* COUNT(DISTINCT x) */
+    DAL_AGG_SUM,
+    DAL_AGG_MIN,
+    DAL_AGG_MAX,
+    DAL_AGG_AVG,
+    DAL_AGG_OTHER_FUNC      /* an aggregate that cannot be merged by the above rules:
+                               GROUP_CONCAT, STDDEV, SUM(DISTINCT), a window function,
+                               or an expression containing an aggregate (SUM(a)/COUNT(*)) */
+} dal_agg_t;
+
+struct dal_sql_item {
+    uint32_t off, len;         /* span of the expression (alias excluded) */
+    char *alias;               /* the alias (after AS or bare) or NULL; owned */
+    dal_agg_t agg;             /* set only when the item is exactly one aggregate call */
+    uint32_t arg_off, arg_len; /* span inside the parentheses, DISTINCT excluded */
+    int star;                  /* the item is * or t.* */
+};
+
+/* An ORDER BY or GROUP BY item. */
+struct dal_sql_order {
+    uint32_t off, len; /* span of the expression (ASC/DESC excluded) */
+    int desc;
+    char *column;      /* unquoted column name if the expression is a plain
+                          (maybe qualified) column, else NULL; owned */
+    int position;      /* ORDER BY 2 -> 2, else 0 */
+};
+
+/* --------------------------------------------------------------- hints */
+
+/* One key=value of a hint comment opened by slash-star-plus followed by the
+ * word `dal`.  Other (optimizer) hints are not recorded. */
+struct dal_sql_hint {
+    char *key;   /* owned by the dal_sql_t */
+    char *value; /* quotes removed; "" for a bare key; owned by the dal_sql_t */
+};
+
+/* ------------------------------------------------------------ the result */
+
+/* All pointers point into the same block as the dal_sql_t and are owned by
+ * it.  Offsets are into `text`.  A span with len 0 means "absent" unless
+ * stated otherwise. */
+typedef struct dal_sql {
+    atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
+
+    const char *text;       /* own copy of the statement, NUL-terminated */
+    size_t len;             /* bytes of text, NUL excluded */
+    dal_sql_kind_t kind;
+    size_t nparams;         /* ? placeholders outside strings and comments */
+
+    struct dal_sql_tref *trefs;     size_t ntrefs;     /* in text order */
+    struct dal_sql_colref *colrefs; size_t ncolrefs;   /* in text order */
+    struct dal_sql_hint *hints;     size_t nhints;
+
+    /* WHERE of the outermost SELECT / UPDATE / DELETE (not of a UNION) */
+    uint32_t where_off, where_len;  /* the condition after the keyword */
+    struct dal_sql_cond *conds;     size_t nconds;
+    int where_has_or;               /* OR / XOR / || at the top level: no conds */
+
+    /* FROM clause of the outermost SELECT / DELETE: after the keyword up to
+     * the end of its last token; from_end 0 if none */
+    uint32_t from_off, from_end;
+
+    /* INSERT / REPLACE */
+    char **columns;                 size_t ncolumns;   /* 0 if no column list */
+    uint32_t values_off, values_end; /* first row's "(" .. after the last ")" */
+    struct dal_sql_row *rows;       size_t nrows;
+    int insert_set;                 /* INSERT ... SET a=1, b=2 (columns + one row) */
+    int insert_select;              /* INSERT ... SELECT / TABLE (no rows) */
+    int insert_ignore;
+    uint32_t odku_off, odku_len;    /* "ON DUPLICATE KEY UPDATE ..." span, 0 if none */
+
+    /* UPDATE: the SET targets, unqualified; owned */
+    char **set_columns;             size_t nset_columns;
+
+    /* the outermost SELECT (ORDER BY and LIMIT also for UPDATE/DELETE) */
+    int distinct;
+    struct dal_sql_item *items;     size_t nitems;
+    struct dal_sql_order *order_by; size_t norder_by;
+    struct dal_sql_order *group_by; size_t ngroup_by;
+    int group_with_rollup;
+    int has_having;
+    uint32_t having_off, having_len; /* the condition after the keyword */
+    int has_limit;
+    int limit_has_offset;
+    dal_sql_opnd_t limit_offset;     /* valid if limit_has_offset */
+    dal_sql_opnd_t limit_count;      /* valid if has_limit */
+    uint32_t limit_off, limit_len;   /* the whole clause, LIMIT keyword included */
+    int for_update;                  /* FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE */
+    int has_union;                   /* UNION / EXCEPT / INTERSECT at the top */
+} dal_sql_t;
+
+/* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success
+ * returns 0 and stores in *out a new dal_sql_t owned by the caller (one
+ * reference: release it with dal_sql_unref or dal_sql_free).  On failure
+ * returns -1, stores NULL, and writes a NUL-terminated message naming the
+ * byte offset at fault into errbuf (owned by the caller; may be NULL when
+ * errcap is 0).  Several statements give kind DAL_SQL_MULTI and nothing else. */
+int dal_sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap);
+
+/* Free s regardless of its reference count: for a dal_sql_t that was never
+ * shared.  s is transferred; NULL is allowed. */
+void dal_sql_free(dal_sql_t *s);
+
+/* Take one more reference on s (borrowed; must be alive).  Returns s. */
+const dal_sql_t *dal_sql_ref(const dal_sql_t *s);
+
+/* Drop one reference; the last one frees s.  s is transferred; NULL is allowed. */
+void dal_sql_unref(const dal_sql_t *s);
+
+/* Decode the value of a LITERAL operand into out: a string's bytes with its
+ * escapes, quotes and prefix (N, _charset) removed, X'..' and B'..' turned
+ * into their bytes, or the text of a number (a negative one with its minus
+ * and without blanks) or of NULL/TRUE/FALSE.  Writes at most cap-1 bytes and
+ * a NUL (when cap > 0) and stores the full decoded length in *outlen (the
+ * value may itself hold NUL bytes; it is never longer than o->len).  Returns
+ * 0, or -1 if o is not a LITERAL or is malformed.  sql is the analysed text
+ * (dal_sql_t.text), borrowed; out is owned by the caller. */
+int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
+                         size_t *outlen);
+
+/* A constant name for a kind, for messages. */
+const char *dal_sql_kind_name(dal_sql_kind_t kind);
+
+/* ------------------------------------------------------------- the cache */
+
+/* A fixed-capacity, thread-safe map from statement text to its analysis.
+ * Entries are evicted by a clock sweep; an evicted entry stays valid while
+ * any caller still holds a reference on it. */
+typedef struct dal_sql_cache dal_sql_cache_t;
+
+/* A new cache holding about `capacity` statements (at least 16).  Owned by
+ * the caller; NULL if out of memory. */
+dal_sql_cache_t *dal_sql_cache_new(size_t capacity);
+
+/* The analysis of sql[0..len) (borrowed), from the cache or analysed and
+ * added now.  Returns a reference owned by the caller (release it with
+ * dal_sql_unref), or NULL with a message in errbuf if the statement cannot
+ * be analysed (failures are not cached) or memory ran out.  Safe to call
+ * from any number of threads at once. */
+const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+                                   char *errbuf, size_t errcap);
+
+/* Hit and miss counts since creation (either pointer may be NULL). */
+void dal_sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
+
+/* Free the cache; entries still referenced by callers live on until their
+ * last dal_sql_unref.  c is transferred; NULL is allowed.  No other thread
+ * may use c during or after this call. */
+void dal_sql_cache_free(dal_sql_cache_t *c);
+
+#endif /* DAL_SQL_H */

@@ -1,0 +1,52 @@
+/*
+ * url.h -- datasource URLs.
+ *
+ *   mysql://USER:PASSWORD@HOST:PORT/DATABASE?socket=/path&ssl_mode=REQUIRED
+ *
+ * ${VAR} references are expanded from the environment before parsing (so a
+ * password can stay out of the file) and %XX escapes are decoded in the user,
+ * password, database and option values.  Host may be an IPv6 literal in
+ * brackets.  PORT defaults to 3306.  Accepted options: socket, ssl_mode
+ * (DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY), ssl_ca,
+ * connect_timeout (a duration), charset (default utf8mb4).
+ */
+#ifndef DAL_CORE_URL_H
+#define DAL_CORE_URL_H
+
+#include <stdint.h>
+
+#include "dal/dal.h"
+
+typedef struct dal_url {
+    char *user;      /* owned; "" if absent */
+    char *password;  /* owned; NULL if absent; never printed */
+    char *host;      /* owned; "127.0.0.1" if absent */
+    unsigned int port;
+    char *database;  /* owned; NULL if absent */
+    char *socket;    /* owned; NULL if absent */
+    char *ssl_mode;  /* owned; upper case; NULL if absent */
+    char *ssl_ca;    /* owned; NULL if absent */
+    char *charset;   /* owned; "utf8mb4" if absent */
+    int64_t connect_timeout_ms; /* 0 if absent */
+    char *display;   /* owned; "user@host:port/db" or "user@socket:/path/db", no password */
+} dal_url_t;
+
+/*
+ * Expand ${VAR} in text.  *out is owned by the caller (free()).  An unset
+ * variable is an error naming it.  "$$" is a literal "$".  Returns 0 or
+ * DAL_ECONFIG/DAL_ENOMEM with a message (without FILE:LINE; the caller
+ * prefixes it).
+ */
+int dal_expand_env(const char *text, char **out, dal_error_t *err);
+
+/*
+ * Parse a URL (already expanded).  On success the fields of *url are owned
+ * by the caller (dal_url_clear).  On failure returns DAL_ECONFIG and a
+ * message that never contains the password.
+ */
+int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err);
+void dal_url_clear(dal_url_t *url);
+/* Non-zero if the two URLs reach the same server with the same settings. */
+int dal_url_equal(const dal_url_t *a, const dal_url_t *b);
+
+#endif /* DAL_CORE_URL_H */

@@ -1,0 +1,190 @@
+/*
+ * value.c -- dal_value_t constructors and SQL text.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "value.h"
+
+dal_value_t dal_null(void)
+{
+    dal_value_t v;
+
+    memset(&v, 0, sizeof v);
+    v.type = DAL_TYPE_NULL;
+    return v;
+}
+
+dal_value_t dal_int(int64_t i)
+{
+    dal_value_t v = dal_null();
+
+    v.type = DAL_TYPE_INT;
+    v.v.i = i;
+    return v;
+}
+
+dal_value_t dal_uint(uint64_t u)
+{
+    dal_value_t v = dal_null();
+
+    v.type = DAL_TYPE_UINT;
+    v.v.u = u;
+    return v;
+}
+
+dal_value_t dal_double(double d)
+{
+    dal_value_t v = dal_null();
+
+    v.type = DAL_TYPE_DOUBLE;
+    v.v.d = d;
+    return v;
+}
+
+dal_value_t dal_strn(const char *s, size_t len)
+{
+    dal_value_t v = dal_null();
+
+    v.type = DAL_TYPE_STRING;
+    v.v.s.ptr = s;
+    v.v.s.len = len;
+    return v;
+}
+
+dal_value_t dal_str(const char *s)
+{
+    return dal_strn(s, s ? strlen(s) : 0);
+}
+
+dal_value_t dal_blob(const void *p, size_t len)
+{
+    dal_value_t v = dal_strn(p, len);
+
+    v.type = DAL_TYPE_BLOB;
+    return v;
+}
+
+/* Backslash escapes for the default sql_mode.  \Z (0x1A) matters on
+ * Windows consoles; \0 keeps NULs out of C-string handling on the server. */
+static const char *escape_of(unsigned char c)
+{
+    switch (c) {
+    case '\0': return "\\0";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\\': return "\\\\";
+    case '\'': return "\\'";
+    case '"': return "\\\"";
+    case 0x1a: return "\\Z";
+    }
+    return NULL;
+}
+
+static void append_string(dal_buf_t *b, const char *p, size_t n, int no_backslash_escapes)
+{
+    size_t i, run = 0;
+
+    dal_buf_reserve(b, n + 2);
+    dal_buf_putc(b, '\'');
+    for (i = 0; i < n; i++) {
+        const char *esc;
+
+        if (no_backslash_escapes)
+            esc = p[i] == '\'' ? "''" : NULL;
+        else
+            esc = escape_of((unsigned char)p[i]);
+        if (esc == NULL)
+            continue;
+        /* copy the plain run before this byte in one go */
+        dal_buf_append(b, p + run, i - run);
+        dal_buf_puts(b, esc);
+        run = i + 1;
+    }
+    dal_buf_append(b, p + run, n - run);
+    dal_buf_putc(b, '\'');
+}
+
+static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i;
+
+    if (dal_buf_reserve(b, 2 * n + 3) != 0)
+        return;
+    dal_buf_append(b, "X'", 2);
+    for (i = 0; i < n; i++) {
+        b->data[b->len++] = hex[p[i] >> 4];
+        b->data[b->len++] = hex[p[i] & 15];
+    }
+    dal_buf_putc(b, '\'');
+}
+
+int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
+                         dal_error_t *err)
+{
+    switch (v->type) {
+    case DAL_TYPE_NULL:
+        dal_buf_append(b, "NULL", 4);
+        return 0;
+    case DAL_TYPE_INT:
+        dal_buf_printf(b, "%" PRId64, v->v.i);
+        return 0;
+    case DAL_TYPE_UINT:
+        dal_buf_printf(b, "%" PRIu64, v->v.u);
+        return 0;
+    case DAL_TYPE_DOUBLE:
+        if (!isfinite(v->v.d))
+            return dal_err_set(err, DAL_EINVAL, "a double parameter is NaN or infinite; SQL has no such value");
+        /* %.17g round-trips every double; the server parses it as DOUBLE */
+        dal_buf_printf(b, "%.17g", v->v.d);
+        return 0;
+    case DAL_TYPE_STRING:
+        append_string(b, v->v.s.ptr, v->v.s.len, no_backslash_escapes);
+        return 0;
+    case DAL_TYPE_BLOB:
+        append_hex(b, (const unsigned char *)v->v.s.ptr, v->v.s.len);
+        return 0;
+    }
+    return dal_err_set(err, DAL_EINVAL, "parameter has unknown type %d", (int)v->type);
+}
+
+const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap)
+{
+    size_t n;
+
+    switch (v->type) {
+    case DAL_TYPE_NULL: snprintf(out, cap, "NULL"); break;
+    case DAL_TYPE_INT: snprintf(out, cap, "%" PRId64, v->v.i); break;
+    case DAL_TYPE_UINT: snprintf(out, cap, "%" PRIu64, v->v.u); break;
+    case DAL_TYPE_DOUBLE: snprintf(out, cap, "%g", v->v.d); break;
+    case DAL_TYPE_STRING:
+    case DAL_TYPE_BLOB:
+        n = v->v.s.len > 40 ? 40 : v->v.s.len;
+        snprintf(out, cap, "'%.*s%s'", (int)n, v->v.s.ptr ? v->v.s.ptr : "",
+                 n < v->v.s.len ? "..." : "");
+        break;
+    default: snprintf(out, cap, "?"); break;
+    }
+    return out;
+}
+
+int dal_value_equal(const dal_value_t *a, const dal_value_t *b)
+{
+    if (a->type != b->type)
+        return 0;
+    switch (a->type) {
+    case DAL_TYPE_NULL: return 1;
+    case DAL_TYPE_INT: return a->v.i == b->v.i;
+    case DAL_TYPE_UINT: return a->v.u == b->v.u;
+    case DAL_TYPE_DOUBLE: return a->v.d == b->v.d;
+    case DAL_TYPE_STRING:
+    case DAL_TYPE_BLOB:
+        return a->v.s.len == b->v.s.len &&
+               (a->v.s.len == 0 || memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0);
+    }
+    return 0;
+}

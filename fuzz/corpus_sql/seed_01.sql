@@ -1,0 +1,1 @@
+SELECT name, price AS p FROM db.wm_food f JOIN wm_poi p ON f.poi = p.id WHERE f.wm_poi_id = ? AND f.id IN (1, -2, 'x') ORDER BY price DESC, 2 LIMIT 10, ?

@@ -1,0 +1,1 @@
+INSERT INTO wm_food (id, name, `price`) VALUES (?, CONCAT('a,b', ')'), 1.5e3), (2, NOW(), -4) ON DUPLICATE KEY UPDATE name = VALUES(name)

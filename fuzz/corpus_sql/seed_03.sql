@@ -1,0 +1,1 @@
+/*+ dal shard=3 mode='ro''x' */ SELECT COUNT(*), COUNT(DISTINCT a), AVG(b) avg_b FROM t GROUP BY c WITH ROLLUP HAVING COUNT(*) > 1 FOR UPDATE

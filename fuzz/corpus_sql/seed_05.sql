@@ -1,0 +1,1 @@
+DELETE f, wm_poi FROM wm_food AS f JOIN wm_poi USING (id) WHERE f.x = 1 OR f.y = 2

@@ -1,0 +1,1 @@
+SELECT /*! STRAIGHT_JOIN */ a FROM t1 /*!50100 JOIN t2 ON t1.id = t2.id */ # comment FROM z

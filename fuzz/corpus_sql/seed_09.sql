@@ -1,0 +1,1 @@
+SELECT 'it''s \' a ? -- FROM x', "q\"?", x'4142', b'0101', _utf8mb4'z', N'n', `we``ird` FROM `t` -- tail

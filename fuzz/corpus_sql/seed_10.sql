@@ -1,0 +1,1 @@
+INSERT IGNORE INTO t SET a = 1, b = ?, c = NOW(); 

@@ -1,0 +1,1 @@
+SELECT a FROM t WHERE CASE WHEN k = 1 AND j = 2 OR m = 1 THEN 1 END = 1 AND n IN (SELECT k FROM u) AND 'x' = t.a AND ? > b

@@ -1,0 +1,128 @@
+/*
+ * fuzz_sql.c - libFuzzer target for the SQL lexer and statement analyser.
+ *
+ * For each input: lex every token, checking that each lies inside the
+ * input and that the lexer always makes progress; then analyse it and check
+ * that every span of the result lies inside the statement, then decode every
+ * literal.  The input buffer is exactly `size` bytes (not NUL-terminated),
+ * so AddressSanitizer reports any read past its end.  See fuzz/README.md.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+#include "sql_lex.h"
+
+#define CHECK(cond)                                                                          \
+    do {                                                                                     \
+        if (!(cond))                                                                         \
+            abort();                                                                         \
+    } while (0)
+
+static void lex_all(const char *sql, size_t size)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    size_t count = 0, end = 0;
+
+    dal_lex_init(&lx, sql, size);
+    do {
+        t = dal_lex_next(&lx);
+        CHECK((size_t)t.off + t.len <= size);
+        CHECK(t.type == DAL_TOK_EOF ? t.len == 0 && t.off == size : t.len > 0);
+        /* every token ends further on than the one before, except the end
+         * and an unterminated executable comment, which reaches back to
+         * its opener but still ends at the end of input */
+        CHECK(t.type == DAL_TOK_EOF || (size_t)t.off + t.len > end ||
+              (t.type == DAL_TOK_ERROR && (size_t)t.off + t.len == size));
+        end = (size_t)t.off + t.len;
+        CHECK(++count <= size + 2);
+    } while (t.type != DAL_TOK_EOF);
+    CHECK(dal_lex_next(&lx).type == DAL_TOK_EOF);
+}
+
+static void check_span(const dal_sql_t *s, uint32_t off, uint32_t len)
+{
+    CHECK((size_t)off + len <= s->len);
+}
+
+static void check_opnd(const dal_sql_t *s, const dal_sql_opnd_t *o)
+{
+    char out[16];
+    size_t n;
+
+    check_span(s, o->off, o->len);
+    CHECK(o->kind != DAL_OPND_PARAM || (o->param_index >= 0 && (size_t)o->param_index < s->nparams));
+    if (dal_sql_literal_text(s->text, o, out, sizeof out, &n) == 0)
+        CHECK(n <= o->len);
+}
+
+static void check_result(const dal_sql_t *s, const char *sql, size_t size)
+{
+    size_t i, k;
+
+    CHECK(s->len == size && memcmp(s->text, sql, size) == 0 && s->text[size] == '\0');
+    for (i = 0; i < s->ntrefs; i++) {
+        check_span(s, s->trefs[i].off, s->trefs[i].len);
+        check_span(s, s->trefs[i].qual_off, s->trefs[i].qual_len);
+        CHECK(s->trefs[i].name != NULL);
+    }
+    for (i = 0; i < s->ncolrefs; i++) {
+        check_span(s, s->colrefs[i].off, s->colrefs[i].len);
+        CHECK(s->colrefs[i].tref < s->ntrefs);
+    }
+    for (i = 0; i < s->nconds; i++) {
+        check_span(s, s->conds[i].off, s->conds[i].len);
+        CHECK(s->conds[i].column != NULL && s->conds[i].nvals > 0);
+        for (k = 0; k < s->conds[i].nvals; k++)
+            check_opnd(s, &s->conds[i].vals[k]);
+    }
+    for (i = 0; i < s->nrows; i++) {
+        check_span(s, s->rows[i].off, s->rows[i].len);
+        for (k = 0; k < s->rows[i].nvals; k++)
+            check_opnd(s, &s->rows[i].vals[k]);
+    }
+    for (i = 0; i < s->ncolumns; i++)
+        CHECK(s->columns[i] != NULL);
+    for (i = 0; i < s->nset_columns; i++)
+        CHECK(s->set_columns[i] != NULL);
+    for (i = 0; i < s->nitems; i++) {
+        check_span(s, s->items[i].off, s->items[i].len);
+        check_span(s, s->items[i].arg_off, s->items[i].arg_len);
+    }
+    for (i = 0; i < s->norder_by; i++)
+        check_span(s, s->order_by[i].off, s->order_by[i].len);
+    for (i = 0; i < s->ngroup_by; i++)
+        check_span(s, s->group_by[i].off, s->group_by[i].len);
+    for (i = 0; i < s->nhints; i++)
+        CHECK(s->hints[i].key != NULL && s->hints[i].value != NULL);
+    check_span(s, s->where_off, s->where_len);
+    check_span(s, s->having_off, s->having_len);
+    check_span(s, s->limit_off, s->limit_len);
+    check_span(s, s->odku_off, s->odku_len);
+    CHECK(s->from_off <= s->from_end && s->from_end <= s->len);
+    CHECK(s->values_off <= s->values_end && s->values_end <= s->len);
+    if (s->has_limit) {
+        check_opnd(s, &s->limit_count);
+        if (s->limit_has_offset)
+            check_opnd(s, &s->limit_offset);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *sql = (const char *)data;
+    dal_sql_t *s = NULL;
+    char err[128];
+
+    lex_all(sql, size);
+    if (dal_sql_analyse(sql, size, &s, err, sizeof err) == 0) {
+        CHECK(s != NULL);
+        check_result(s, sql, size);
+        dal_sql_free(s);
+    } else {
+        CHECK(s == NULL && err[0] != '\0');
+    }
+    return 0;
+}

@@ -1,0 +1,298 @@
+/*
+ * dal.h -- public API of libdal, a client-side distributed data layer for
+ * MySQL/MariaDB.
+ *
+ * An application opens one INI file with dal_open() and then runs ordinary
+ * SQL against *logical* tables with dal_query().  dal decides which data
+ * node (datasource) and which physical table each statement goes to, rewrites
+ * the SQL, runs it and hands back the result.
+ *
+ * Threads: one dal_t is shared by every thread of the application; all
+ * functions taking a dal_t are thread-safe.  A dal_result_t or dal_plan_t
+ * belongs to the thread that holds it (it may be handed to another thread,
+ * but must not be used by two at once).
+ *
+ * Errors: every function that can fail returns 0 on success or a negative
+ * DAL_E* code, and fills the caller's dal_error_t (which may be NULL when the
+ * caller does not care).  Messages name the thing at fault: FILE:LINE for a
+ * configuration mistake, the datasource and server for a server error, the
+ * plugin file for a plugin error.  Passwords never appear in messages.
+ *
+ * Ownership is written at every pointer: "borrowed" means dal only reads it
+ * during the call; "owned by the caller" means the caller must free it with
+ * the named function; "valid until X" means dal owns it and it stays valid
+ * until X happens.
+ */
+#ifndef DAL_DAL_H
+#define DAL_DAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DAL_API __attribute__((visibility("default")))
+#define DAL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DAL_API
+#define DAL_PRINTF(f, a)
+#endif
+
+#define DAL_VERSION_MAJOR 0
+#define DAL_VERSION_MINOR 1
+#define DAL_VERSION_PATCH 0
+#define DAL_VERSION_STRING "0.1.0"
+
+/* Library version as "MAJOR.MINOR.PATCH"; static storage. */
+DAL_API const char *dal_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
+enum {
+    DAL_OK = 0,
+    DAL_EINVAL = -1,       /* bad argument from the caller */
+    DAL_ENOMEM = -2,       /* out of memory */
+    DAL_ECONFIG = -3,      /* configuration file is wrong (message has FILE:LINE) */
+    DAL_EPLUGIN = -4,      /* a plugin could not be loaded or initialised */
+    DAL_ESQL = -5,         /* dal could not analyse the SQL text */
+    DAL_EROUTE = -6,       /* no valid route: missing or contradicting shard value, unknown datasource */
+    DAL_ESHARD = -7,       /* the strategy rejected the shard value (negative, out of range, wrong type) */
+    DAL_ECONNECT = -8,     /* could not connect to a server */
+    DAL_ESERVER = -9,      /* the server returned an error (mysql_errno/sqlstate filled) */
+    DAL_EUNSUPPORTED = -10,/* the statement uses something dal cannot run correctly */
+    DAL_ESTATE = -11,      /* call not valid now (e.g. a result already consumed) */
+    DAL_EIO = -12          /* file or system call failure */
+};
+
+#define DAL_ERROR_MSG_MAX 512
+
+/* Filled by a failing call.  Plain struct: put one on the stack. */
+typedef struct dal_error {
+    int code;                      /* DAL_E* (negative), 0 if no error */
+    unsigned int mysql_errno;      /* server/client error number for DAL_ESERVER/DAL_ECONNECT, else 0 */
+    char sqlstate[6];              /* "HY000"-style state for server errors, else "" */
+    char message[DAL_ERROR_MSG_MAX]; /* human-readable, names the thing at fault */
+} dal_error_t;
+
+/* Static name of a DAL_E* code ("DAL_ECONFIG"). */
+DAL_API const char *dal_strerror(int code);
+
+/* ----------------------------------------------------------------- logging */
+
+typedef enum dal_log_level {
+    DAL_LOG_DEBUG = 0,
+    DAL_LOG_INFO = 1,
+    DAL_LOG_WARN = 2,
+    DAL_LOG_ERROR = 3
+} dal_log_level_t;
+
+/*
+ * Log callback.  component is a short static name ("config", "plugin",
+ * "exec", or a plugin's name); message is borrowed for the call.  May be
+ * called from any thread, so the callback must be thread-safe.  The library
+ * never prints by itself: with no callback set, warnings and errors go to
+ * stderr as "dal: LEVEL: component: message".
+ */
+typedef void (*dal_log_fn)(void *user, dal_log_level_t level,
+                           const char *component, const char *message);
+
+/* Static name of a level ("warn"). */
+DAL_API const char *dal_log_level_name(dal_log_level_t level);
+
+/* ------------------------------------------------------------------ values */
+
+typedef enum dal_type {
+    DAL_TYPE_NULL = 0,
+    DAL_TYPE_INT,      /* signed 64-bit */
+    DAL_TYPE_UINT,     /* unsigned 64-bit */
+    DAL_TYPE_DOUBLE,   /* finite double */
+    DAL_TYPE_STRING,   /* text in the connection charset (utf8mb4) */
+    DAL_TYPE_BLOB      /* binary bytes, sent as a hex literal */
+} dal_type_t;
+
+/*
+ * A parameter value or shard value.  For STRING/BLOB the bytes are borrowed:
+ * they must stay valid for the duration of the call they are passed to.
+ */
+typedef struct dal_value {
+    dal_type_t type;
+    union {
+        int64_t i;
+        uint64_t u;
+        double d;
+        struct {
+            const char *ptr; /* borrowed; need not be NUL-terminated */
+            size_t len;
+        } s;
+    } v;
+} dal_value_t;
+
+/* Convenience constructors (the string ones borrow s). */
+DAL_API dal_value_t dal_null(void);
+DAL_API dal_value_t dal_int(int64_t i);
+DAL_API dal_value_t dal_uint(uint64_t u);
+DAL_API dal_value_t dal_double(double d);
+DAL_API dal_value_t dal_str(const char *s);             /* NUL-terminated */
+DAL_API dal_value_t dal_strn(const char *s, size_t len);
+DAL_API dal_value_t dal_blob(const void *p, size_t len);
+
+/* ---------------------------------------------------------------- handles */
+
+typedef struct dal dal_t;               /* a running configuration; thread-safe */
+typedef struct dal_result dal_result_t; /* the result of one statement */
+typedef struct dal_plan dal_plan_t;     /* the routes of one statement, for explain */
+
+/* ------------------------------------------------------------ open / close */
+
+/*
+ * Options for dal_open().  Zero-initialise (`dal_open_opts_t o = {0};`) and
+ * set what you need; fields are only ever added at the end.
+ */
+typedef struct dal_open_opts {
+    dal_log_fn log;              /* NULL: warnings and errors to stderr */
+    void *log_user;              /* passed to log, borrowed */
+    dal_log_level_t log_level;   /* least level passed to log (default DEBUG when log is set) */
+    const char *plugin_dir;      /* borrowed; overrides [dal] plugin_dir and DAL_PLUGIN_DIR */
+} dal_open_opts_t;
+
+/*
+ * Read the INI file at path, load the plugins it names and prepare the
+ * datasources.  No connection is made yet: servers are contacted on first use.
+ * On success *out is owned by the caller (free with dal_close).  On failure
+ * *out is NULL and err says what is wrong (FILE:LINE for config mistakes).
+ * opts may be NULL.
+ */
+DAL_API int dal_open(const char *path, const dal_open_opts_t *opts,
+                     dal_t **out, dal_error_t *err);
+
+/* Close connections, destroy plugin instances, unload plugins.  All results
+ * must have been freed.  NULL is a no-op. */
+DAL_API void dal_close(dal_t *dal);
+
+/* Parse and validate the file without keeping anything: the work of
+ * dal_open minus the handle.  Used by `dal check`. */
+DAL_API int dal_check_config(const char *path, const dal_open_opts_t *opts,
+                             dal_error_t *err);
+
+/* ------------------------------------------------------------- statements */
+
+/*
+ * Per-statement options.  Zero-initialise; fields only ever added at the end.
+ *
+ * shard_value: the value of the table's shard key (MTDDL's @ShardOn).  It
+ *   chooses the data node and physical table of every sharded table in the
+ *   statement.
+ * datasource: run on this datasource node, by name (MTDDL's @DataSource).  If
+ *   a shard value is also given and routes elsewhere, the call fails.
+ */
+typedef struct dal_query_opts {
+    const dal_value_t *shard_value; /* borrowed; NULL: none */
+    const char *datasource;         /* borrowed; NULL: chosen by routing */
+} dal_query_opts_t;
+
+/*
+ * Run one SQL statement.  `?` placeholders in sql are replaced by params[i],
+ * escaped for the server so that a value can never break out of its literal.
+ * nparams must equal the number of placeholders.  On success *out (owned by
+ * the caller, free with dal_result_free) holds the rows of a SELECT-like
+ * statement (fully received) or the affected rows of a write.  opts may be
+ * NULL.
+ */
+DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                      const dal_value_t *params, size_t nparams,
+                      dal_result_t **out, dal_error_t *err);
+
+/* Like dal_query but for statements whose result the caller ignores. */
+DAL_API int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                     const dal_value_t *params, size_t nparams,
+                     uint64_t *affected_rows, dal_error_t *err);
+
+/* ---------------------------------------------------------------- results */
+
+/* Number of columns (0 for a write). */
+DAL_API size_t dal_result_column_count(const dal_result_t *r);
+/* Column name or label; valid until dal_result_free.  NULL if out of range. */
+DAL_API const char *dal_result_column_name(const dal_result_t *r, size_t col);
+/*
+ * Advance to the next row: returns 1 if there is a row, 0 at the end, or a
+ * negative DAL_E* code.  Rows of several data nodes are concatenated in node
+ * order.
+ */
+DAL_API int dal_result_next(dal_result_t *r, dal_error_t *err);
+/* Typed getters on the current row.  Out-of-range columns read as NULL. */
+DAL_API int dal_result_is_null(const dal_result_t *r, size_t col);
+/* Text of the value (NUL-terminated; *len may be NULL); NULL for SQL NULL.
+ * Valid until the next dal_result_next or dal_result_free. */
+DAL_API const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len);
+/* Integer value; 0 for NULL or non-numeric text (check with _is_null). */
+DAL_API int64_t dal_result_int(const dal_result_t *r, size_t col);
+DAL_API uint64_t dal_result_uint(const dal_result_t *r, size_t col);
+DAL_API double dal_result_double(const dal_result_t *r, size_t col);
+/* Total affected rows of a write over all data nodes. */
+DAL_API uint64_t dal_result_affected_rows(const dal_result_t *r);
+/* LAST_INSERT_ID of the statement when it ran on exactly one node, else 0. */
+DAL_API uint64_t dal_result_insert_id(const dal_result_t *r);
+/* Number of data nodes the statement ran on. */
+DAL_API size_t dal_result_route_count(const dal_result_t *r);
+DAL_API void dal_result_free(dal_result_t *r);
+
+/* ---------------------------------------------------------------- explain */
+
+/*
+ * Work out where a statement would go without running it.  On success *out
+ * is owned by the caller (free with dal_plan_free).  Parameters are shown
+ * inline in dal_plan_sql, escaped as for a server without
+ * NO_BACKSLASH_ESCAPES.
+ */
+DAL_API int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                        const dal_value_t *params, size_t nparams,
+                        dal_plan_t **out, dal_error_t *err);
+DAL_API size_t dal_plan_count(const dal_plan_t *p);
+/* Datasource node name of route i; valid until dal_plan_free. */
+DAL_API const char *dal_plan_datasource(const dal_plan_t *p, size_t i);
+/* Physical SQL of route i; valid until dal_plan_free. */
+DAL_API const char *dal_plan_sql(const dal_plan_t *p, size_t i);
+/* Physical table of the first sharded table in route i, or NULL. */
+DAL_API const char *dal_plan_table(const dal_plan_t *p, size_t i);
+/* Server address ("host:port" or socket path) of route i's datasource. */
+DAL_API const char *dal_plan_server(const dal_plan_t *p, size_t i);
+/* Statement kind as a static word ("select", "insert", ...). */
+DAL_API const char *dal_plan_kind(const dal_plan_t *p);
+DAL_API void dal_plan_free(dal_plan_t *p);
+
+/* ---------------------------------------------------------------- plugins */
+
+/*
+ * One plugin file found by dal_plugins_scan.  All strings are borrowed for
+ * the duration of the callback.  If the file was rejected, error says why
+ * and kind/name/version may be NULL.
+ */
+typedef struct dal_plugin_info {
+    const char *file;     /* path of the .so */
+    const char *kind;     /* "shard", "idgen", "pool", "monitor" */
+    const char *name;
+    const char *version;
+    const char *description;
+    const char *error;    /* NULL if the plugin is usable */
+} dal_plugin_info_t;
+
+typedef void (*dal_plugin_scan_fn)(void *user, const dal_plugin_info_t *info);
+
+/*
+ * Try to load every "*.so" in dir (NULL: DAL_PLUGIN_DIR or the installed
+ * directory) and report each, sorted by file name.  Returns the number of
+ * files reported, or a negative code if dir cannot be read.
+ */
+DAL_API int dal_plugins_scan(const char *dir, dal_plugin_scan_fn fn, void *user,
+                             dal_error_t *err);
+
+/* The plugin directory compiled into the library (static storage). */
+DAL_API const char *dal_default_plugin_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DAL_DAL_H */

@@ -1,0 +1,301 @@
+/*
+ * plugin.h -- the dal plugin SDK.
+ *
+ * A plugin is a shared object that dal loads with dlopen(RTLD_NOW|RTLD_LOCAL).
+ * It exports exactly one function, dal_plugin_entry(), returning a pointer to
+ * a static, versioned descriptor (dal_plugin_t).  The descriptor gives the
+ * plugin's kind and name, the parameters it accepts (as data, so dal checks
+ * the INI file before the plugin sees it) and the kind's table of operations.
+ *
+ * A plugin of kind K named N lives in the file <plugin_dir>/K_N.so
+ * (shard_mod.so, idgen_leaf.so, pool_default.so, monitor_prometheus.so) and
+ * is selected in the INI file by N.  Build one with nothing but this header:
+ *
+ *     cc -shared -fPIC $(pkg-config --cflags dal) -o shard_mine.so mine.c
+ *
+ * Plugins do not link against libdal: everything they need from the host
+ * (logging, parameters, running SQL, connections) comes through the
+ * dal_host_api_t table handed to every create() call.  That also lets a
+ * plugin be unit-tested against a fake host.
+ *
+ * Compatibility rules:
+ *   - DAL_PLUGIN_ABI_VERSION changes only when an existing field or op
+ *     changes meaning; dal refuses a plugin built for another ABI version.
+ *   - Structs and ops tables only grow at the end.  Each starts with its
+ *     size, so the host can tell which fields a plugin knows about.
+ *
+ * Instances: create() makes an instance (owned by dal, freed with destroy()).
+ * dal never unloads a .so while an instance made from it is alive.  Unless an
+ * op says otherwise, ops may be called from several threads at once on the
+ * same instance, so instances must be thread-safe.
+ */
+#ifndef DAL_PLUGIN_H
+#define DAL_PLUGIN_H
+
+#include <dal/dal.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DAL_PLUGIN_ABI_VERSION 1
+
+/* The name of the one symbol a plugin exports. */
+#define DAL_PLUGIN_ENTRY_SYMBOL "dal_plugin_entry"
+
+typedef enum dal_plugin_kind {
+    DAL_PLUGIN_SHARD = 1,   /* shard strategy: key value -> (db, table) position */
+    DAL_PLUGIN_IDGEN = 2,   /* ID generator: fills generated primary keys */
+    DAL_PLUGIN_POOL = 3,    /* connection pool for one server */
+    DAL_PLUGIN_MONITOR = 4  /* receives one event per statement / execution */
+} dal_plugin_kind_t;
+
+/* ------------------------------------------------------------- parameters */
+
+/*
+ * Types of plugin parameters.  The INI value is checked against the type
+ * before the plugin is created; a mistyped value is a FILE:LINE error.
+ */
+typedef enum dal_param_type {
+    DAL_PARAM_STRING = 1,
+    DAL_PARAM_INT,        /* signed 64-bit decimal */
+    DAL_PARAM_BOOL,       /* true/false, yes/no, on/off, 1/0 */
+    DAL_PARAM_DOUBLE,
+    DAL_PARAM_DURATION,   /* "250ms", "5s", "2m", "1h"; a bare number is seconds; read in ms */
+    DAL_PARAM_INT_LIST,   /* comma-separated signed 64-bit integers */
+    DAL_PARAM_STRING_LIST /* comma-separated strings, blanks trimmed */
+} dal_param_type_t;
+
+/* One accepted parameter.  Arrays of these end with an entry whose name is NULL. */
+typedef struct dal_param_spec {
+    const char *name;          /* key without the role prefix: "bounds" for strategy.bounds */
+    dal_param_type_t type;
+    int required;              /* non-zero: dal_open fails if the key is missing */
+    const char *default_value; /* text, parsed like an INI value; NULL: none */
+    const char *help;          /* one line for `dal plugins` and the docs */
+} dal_param_spec_t;
+
+/* Validated parameter values of one plugin instance (opaque, owned by dal). */
+typedef struct dal_plugin_params dal_plugin_params_t;
+
+/* ------------------------------------------------------------- host API */
+
+/* The host's context for one plugin instance (opaque, owned by dal). */
+typedef struct dal_host dal_host_t;
+
+/* A server connection made by the host (opaque, owned by whoever holds it). */
+typedef struct dal_conn dal_conn_t;
+
+/*
+ * Services dal offers to plugins.  The table is static and outlives every
+ * instance.  Check struct_size before using a field added after ABI 1.
+ */
+typedef struct dal_host_api {
+    uint32_t abi_version;
+    uint32_t struct_size;
+
+    /* Log through the application's log callback; the component is the plugin's name. */
+    void (*log)(dal_host_t *host, dal_log_level_t level, const char *fmt, ...) DAL_PRINTF(3, 4);
+    /* Fill err (which may be NULL) with code and a formatted message; returns code. */
+    int (*set_error)(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4);
+
+    /* Parameter getters.  Values were validated against the spec, so a
+     * declared parameter always reads back in its type; a parameter that is
+     * unset and has no default reads as NULL / 0 / false / empty list. */
+    int (*param_is_set)(const dal_plugin_params_t *p, const char *name);
+    const char *(*param_string)(const dal_plugin_params_t *p, const char *name); /* borrowed, valid while the instance lives */
+    int64_t (*param_int)(const dal_plugin_params_t *p, const char *name);
+    int (*param_bool)(const dal_plugin_params_t *p, const char *name);
+    double (*param_double)(const dal_plugin_params_t *p, const char *name);
+    int64_t (*param_duration_ms)(const dal_plugin_params_t *p, const char *name);
+    /* Sets *vals (borrowed, valid while the instance lives) and returns the count. */
+    size_t (*param_int_list)(const dal_plugin_params_t *p, const char *name, const int64_t **vals);
+    size_t (*param_string_list)(const dal_plugin_params_t *p, const char *name, const char *const **vals);
+
+    /* Run one statement on the datasource node named ds, bypassing sharding
+     * (for plugins that keep state in a database, like the Leaf ID
+     * generator).  *out is owned by the caller; free with result_free. */
+    int (*query)(dal_host_t *host, const char *ds, const char *sql,
+                 const dal_value_t *params, size_t nparams,
+                 dal_result_t **out, dal_error_t *err);
+    int (*result_next)(dal_result_t *r, dal_error_t *err);
+    const char *(*result_text)(const dal_result_t *r, size_t col, size_t *len);
+    int64_t (*result_int)(const dal_result_t *r, size_t col);
+    uint64_t (*result_affected_rows)(const dal_result_t *r);
+    void (*result_free)(dal_result_t *r);
+
+    /* Connection factory for pool plugins: connect to the server the pool
+     * instance was created for.  *out is owned by the caller until handed
+     * back with conn_close. */
+    int (*conn_open)(dal_host_t *host, dal_conn_t **out, dal_error_t *err);
+    void (*conn_close)(dal_conn_t *c);
+    /* 0 if the connection is alive (a round trip to the server). */
+    int (*conn_ping)(dal_conn_t *c);
+    /* Undo session state of the previous user (transaction, variables, temp tables). */
+    int (*conn_reset)(dal_conn_t *c, dal_error_t *err);
+
+    /* Monotonic clock in nanoseconds. */
+    uint64_t (*now_ns)(void);
+} dal_host_api_t;
+
+/* ------------------------------------------------------------ shard kind */
+
+/* What a shard strategy instance is created for (borrowed during create). */
+typedef struct dal_shard_table {
+    const char *table;        /* logical table name, "wm_food" */
+    const char *datasource;   /* datasource group prefix, "dbProductSku" */
+    uint32_t db_shard_num;    /* number of data nodes, >= 1 */
+    uint32_t table_shard_num; /* number of physical tables in all, a multiple of db_shard_num */
+} dal_shard_table_t;
+
+/* Where a value lives: node <datasource><db>, table <table>_<table>. */
+typedef struct dal_shard_pos {
+    uint32_t db;    /* 0 .. db_shard_num-1 */
+    uint32_t table; /* 0 .. table_shard_num-1 */
+} dal_shard_pos_t;
+
+typedef struct dal_shard_ops {
+    uint32_t struct_size; /* sizeof(dal_shard_ops_t) at build time */
+
+    /* Make an instance for one logical table.  Return 0, or a DAL_E* code
+     * with err filled (the host adds the plugin and table names). */
+    int (*create)(const dal_host_api_t *api, dal_host_t *host,
+                  const dal_shard_table_t *table, const dal_plugin_params_t *params,
+                  void **instance, dal_error_t *err);
+    void (*destroy)(void *instance);
+
+    /* Map one shard-key value to its position.  A value the strategy cannot
+     * place (wrong type, negative, out of range) is an error, never a guess:
+     * return DAL_ESHARD with a message.  Must be fast and thread-safe. */
+    int (*locate)(void *instance, const dal_value_t *value, dal_shard_pos_t *out,
+                  dal_error_t *err);
+
+    /* Optional (NULL: every position).  The positions a range of values
+     * touches.  lo/hi NULL mean unbounded.  out has room for
+     * table_shard_num entries; set *count. */
+    int (*locate_range)(void *instance, const dal_value_t *lo, int lo_inclusive,
+                        const dal_value_t *hi, int hi_inclusive,
+                        dal_shard_pos_t *out, size_t *count, dal_error_t *err);
+} dal_shard_ops_t;
+
+/* ------------------------------------------------------------ idgen kind */
+
+typedef struct dal_idgen_ops {
+    uint32_t struct_size;
+
+    /* name is the [idgen NAME] section the instance is made for. */
+    int (*create)(const dal_host_api_t *api, dal_host_t *host, const char *name,
+                  const dal_plugin_params_t *params, void **instance, dal_error_t *err);
+    void (*destroy)(void *instance);
+
+    /* Fill ids[0..n-1] with new unique IDs, increasing within one call.
+     * Fails with an error rather than ever returning a duplicate. */
+    int (*next)(void *instance, int64_t *ids, size_t n, dal_error_t *err);
+} dal_idgen_ops_t;
+
+/* ------------------------------------------------------------- pool kind */
+
+/* The server a pool instance serves (borrowed during create). */
+typedef struct dal_pool_server {
+    const char *datasource; /* node name, "dbProductSku0" */
+    const char *address;    /* "host:port" or the socket path; no password */
+} dal_pool_server_t;
+
+typedef struct dal_pool_stats {
+    uint32_t in_use;
+    uint32_t idle;
+    uint32_t waiting;
+    uint64_t created;
+    uint64_t closed;
+    uint64_t timed_out;
+} dal_pool_stats_t;
+
+typedef struct dal_pool_ops {
+    uint32_t struct_size;
+
+    int (*create)(const dal_host_api_t *api, dal_host_t *host, const dal_pool_server_t *server,
+                  const dal_plugin_params_t *params, void **instance, dal_error_t *err);
+    /* Called when no connection is out; closes the idle ones. */
+    void (*destroy)(void *instance);
+    /* Hand out a connection (made with api->conn_open when none is idle). */
+    int (*acquire)(void *instance, dal_conn_t **conn, dal_error_t *err);
+    /* Take a connection back.  reusable == 0: it is broken, close it. */
+    void (*release)(void *instance, dal_conn_t *conn, int reusable);
+    /* Optional: current figures. */
+    void (*stats)(void *instance, dal_pool_stats_t *out);
+} dal_pool_ops_t;
+
+/* ---------------------------------------------------------- monitor kind */
+
+typedef enum dal_event_type {
+    DAL_EVENT_STATEMENT = 1, /* one logical statement, after it ended */
+    DAL_EVENT_EXECUTION = 2, /* one physical execution on one server */
+    DAL_EVENT_ROUTE = 3,     /* a routing decision */
+    DAL_EVENT_POOL = 4,      /* a pool figure changed */
+    DAL_EVENT_RELOAD = 5     /* a configuration reload, ok or failed */
+} dal_event_type_t;
+
+/* One event.  Every pointer is borrowed for the duration of on_event and may be NULL. */
+typedef struct dal_event {
+    uint32_t struct_size;
+    dal_event_type_t type;
+    const char *kind;           /* statement kind: "select", "insert", ... */
+    const char *table;          /* logical table */
+    const char *datasource;     /* node */
+    const char *server;         /* "host:port" */
+    const char *physical_table;
+    const char *sql;            /* SQL with literals replaced by ? */
+    const char *trace_id;
+    uint64_t latency_ns;
+    uint64_t rows;              /* rows returned or affected */
+    int error_code;             /* DAL_E* or 0 */
+    unsigned int mysql_errno;
+} dal_event_t;
+
+typedef struct dal_monitor_ops {
+    uint32_t struct_size;
+
+    int (*create)(const dal_host_api_t *api, dal_host_t *host,
+                  const dal_plugin_params_t *params, void **instance, dal_error_t *err);
+    void (*destroy)(void *instance);
+    /* Called on the statement's thread: must not block; copy what it keeps. */
+    void (*on_event)(void *instance, const dal_event_t *ev);
+} dal_monitor_ops_t;
+
+/* ------------------------------------------------------------ descriptor */
+
+typedef struct dal_plugin {
+    uint32_t abi_version;  /* DAL_PLUGIN_ABI_VERSION the plugin was built with */
+    uint32_t struct_size;  /* sizeof(dal_plugin_t) the plugin was built with */
+    dal_plugin_kind_t kind;
+    const char *name;          /* must match the file name: K_<name>.so */
+    const char *version;       /* the plugin's own version, free-form */
+    const char *description;   /* one line */
+    const dal_param_spec_t *params; /* accepted parameters, NULL-name terminated; NULL: none */
+    const void *ops;           /* const dal_shard_ops_t * etc., by kind */
+} dal_plugin_t;
+
+typedef const dal_plugin_t *(*dal_plugin_entry_fn)(void);
+
+#if defined(__GNUC__)
+#define DAL_PLUGIN_VISIBLE __attribute__((visibility("default")))
+#else
+#define DAL_PLUGIN_VISIBLE
+#endif
+
+/*
+ * Export the descriptor.  Put once in a plugin's source:
+ *
+ *     static const dal_plugin_t my_plugin = { DAL_PLUGIN_ABI_VERSION,
+ *         sizeof(dal_plugin_t), DAL_PLUGIN_SHARD, "mine", "1.0", "...",
+ *         my_params, &my_ops };
+ *     DAL_PLUGIN_DECLARE(my_plugin)
+ */
+#define DAL_PLUGIN_DECLARE(descriptor)                                          \
+    DAL_PLUGIN_VISIBLE const dal_plugin_t *dal_plugin_entry(void);              \
+    DAL_PLUGIN_VISIBLE const dal_plugin_t *dal_plugin_entry(void) { return &(descriptor); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DAL_PLUGIN_H */

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# deps.sh -- install what building and testing dal needs on Debian 12.
+# Does nothing for packages already installed; needs root (or sudo) otherwise.
+set -euo pipefail
+
+pkgs=(build-essential autoconf automake libtool pkg-config
+      default-libmysqlclient-dev libinih-dev check libedit-dev
+      mariadb-server mariadb-client clang libclang-rt-14-dev python3 curl)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# policy-rc.d keeps the package from starting a system-wide mariadb: the
+# tests start their own throwaway servers
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# integration.sh -- start a throwaway MariaDB cluster, run the integration
+# tests against it, stop it.  A cluster that cannot start is a failure,
+# never a skip.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/dalit.XXXXXX")
+cleanup() {
+    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+if ! "$here/cluster.sh" start "$work/c" 4 --db 'product_%d' --db plain >"$work/ports"; then
+    echo "FAIL: the MariaDB test cluster did not start (see above)" >&2
+    exit 1
+fi
+# shellcheck disable=SC1091
+source "$work/c/env"
+export DAL_TEST_PORTS DAL_TEST_CLUSTER_DIR
+
+echo "cluster up: ports $DAL_TEST_PORTS"
+"$builddir/tests/test_integration"
+
+# the CLI against the live cluster
+DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
+export DAL_TEST_PASSWORD=dalpass
+"$here/cli_live_test.sh" "$work"

@@ -1,0 +1,651 @@
+/*
+ * test_config.c -- the INI reader, datasource URLs and the value parsers.
+ *
+ * Most tests are tables: one row per input, so a new mistake to cover is
+ * one more line.  Every bad config is written to a temporary file, loaded,
+ * and its message checked for the exact "FILE:LINE: " prefix, a telling
+ * substring, and the absence of any password used in the file (all test
+ * passwords contain "S3cret").
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "url.h"
+
+#define SECRET "S3cret"   /* part of every password in this file */
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------ helpers */
+
+/* Write text to a new temporary file; the path is owned by the caller. */
+static char *write_temp(const char *text)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path = NULL;
+    FILE *fp;
+    int fd;
+
+    ck_assert_int_ge(asprintf(&path, "%s/dal_test_config_XXXXXX", dir ? dir : "/tmp"), 0);
+    fd = mkstemp(path);
+    ck_assert_msg(fd >= 0, "mkstemp %s failed", path);
+    fp = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_eq(fputs(text, fp) >= 0, 1);
+    ck_assert_int_eq(fclose(fp), 0);
+    return path;
+}
+
+static void env_setup(void)
+{
+    setenv("DAL_TEST_PW", SECRET "Env", 1);
+    setenv("DAL_TEST_HOST", "db.example.com", 1);
+    setenv("DAL_TEST_EMPTY", "", 1);
+    unsetenv("DAL_TEST_UNSET");
+}
+
+/* ------------------------------------------------------- a good config */
+
+/* A datasource name longer than inih's 49-character section buffer. */
+#define LONG_DS "a_datasource_name_longer_than_inih_keeps_for_sections_x"
+
+static const char good_ini[] =
+    "\xEF\xBB\xBF; dal test configuration\r\n"                                   /* 1 */
+    "# both comment styles\n"                                                     /* 2 */
+    "[dal]\n"                                                                     /* 3 */
+    "plugin_dir = /opt/dal/plugins   ; inline comment\n"                          /* 4 */
+    "default_datasource = main\n"                                                 /* 5 */
+    "\n"                                                                          /* 6 */
+    "[datasource main]\n"                                                         /* 7 */
+    "master = mysql://app%20user:p%40ss%3Aw%2Frd@[2001:db8::1]:3307/shop%2Ddb?ssl_mode=verify_ca&ssl_ca=/etc/ca.pem\n" /* 8 */
+    "connect_timeout = 250ms\n"                                                   /* 9 */
+    "read_timeout = 0\n"                                                          /* 10 */
+    "  [datasource dbProductSku0]\n"                                              /* 11 */
+    "    master = mariadb://reader:${DAL_TEST_PW}@${DAL_TEST_HOST}/product_0?socket=/run/mysqld/mysqld.sock&charset=latin1\n" /* 12 */
+    "[datasource dbProductSku1]\n"                                                /* 13 */
+    "master = mysql://reader:pa$$word$@db1/product_1?connect_timeout=2s\n"        /* 14 */
+    "read_timeout = 2m\n"                                                         /* 15 */
+    "[datasource " LONG_DS "]\n"                                                  /* 16 */
+    "master = mysql://root@localhost\n"                                           /* 17 */
+    "\n"                                                                          /* 18 */
+    "[table wm_food]\n"                                                           /* 19 */
+    "datasource = dbProductSku\n"                                                 /* 20 */
+    "db_shard_num = 2\n"                                                          /* 21 */
+    "table_shard_num = 100\n"                                                     /* 22 */
+    "shard_key = wm_poi_id\n"                                                     /* 23 */
+    "strategy = mod\n"                                                            /* 24 */
+    "strategy.bounds = 0, 100, 200\n"                                             /* 25 */
+    "strategy.note = ${DAL_TEST_EMPTY}x\n"                                        /* 26 */
+    "[table wm_poi]   ; not sharded\n"                                            /* 27 */
+    "datasource = " LONG_DS "\n";                                                 /* 28 */
+
+START_TEST(test_good_config)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    const dal_cfg_datasource_t *ds;
+    const dal_cfg_table_t *t;
+    char *path;
+
+    env_setup();
+    path = write_temp(good_ini);
+    ck_assert_msg(dal_config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    ck_assert_str_eq(cfg->path, path);
+    ck_assert_str_eq(cfg->plugin_dir, "/opt/dal/plugins");
+    ck_assert_int_eq(cfg->plugin_dir_line, 4);
+    ck_assert_str_eq(cfg->default_datasource, "main");
+    ck_assert_int_eq(cfg->default_datasource_line, 5);
+    ck_assert_uint_eq(cfg->ndatasources, 4);
+    ck_assert_uint_eq(cfg->ntables, 2);
+
+    ds = &cfg->datasources[0];
+    ck_assert_str_eq(ds->name, "main");
+    ck_assert_int_eq(ds->line, 7);
+    ck_assert_int_eq(ds->master_line, 8);
+    ck_assert_str_eq(ds->master.user, "app user");
+    ck_assert_str_eq(ds->master.password, "p@ss:w/rd");
+    ck_assert_str_eq(ds->master.host, "2001:db8::1");
+    ck_assert_uint_eq(ds->master.port, 3307);
+    ck_assert_str_eq(ds->master.database, "shop-db");
+    ck_assert_str_eq(ds->master.ssl_mode, "VERIFY_CA");
+    ck_assert_str_eq(ds->master.ssl_ca, "/etc/ca.pem");
+    ck_assert_str_eq(ds->master.charset, "utf8mb4");
+    ck_assert_ptr_null(ds->master.socket);
+    ck_assert_str_eq(ds->master.display, "app user@[2001:db8::1]:3307/shop-db");
+    ck_assert_uint_eq(ds->connect_timeout_ms, 250);
+    ck_assert_uint_eq(ds->read_timeout_ms, 0);
+
+    ds = &cfg->datasources[1];
+    ck_assert_str_eq(ds->name, "dbProductSku0");
+    ck_assert_int_eq(ds->line, 11);
+    ck_assert_int_eq(ds->master_line, 12);
+    ck_assert_str_eq(ds->master.user, "reader");
+    ck_assert_str_eq(ds->master.password, SECRET "Env");
+    ck_assert_str_eq(ds->master.host, "db.example.com");
+    ck_assert_uint_eq(ds->master.port, 3306);
+    ck_assert_str_eq(ds->master.socket, "/run/mysqld/mysqld.sock");
+    ck_assert_str_eq(ds->master.charset, "latin1");
+    ck_assert_str_eq(ds->master.display, "reader@socket:/run/mysqld/mysqld.sock/product_0");
+    ck_assert_ptr_null(strstr(ds->master.display, SECRET));
+    ck_assert_uint_eq(ds->connect_timeout_ms, 5000);
+    ck_assert_uint_eq(ds->read_timeout_ms, 30000);
+
+    ds = dal_config_datasource(cfg, "dbProductSku1");
+    ck_assert_ptr_eq(ds, &cfg->datasources[2]);
+    ck_assert_str_eq(ds->master.password, "pa$word$");
+    ck_assert_uint_eq(ds->connect_timeout_ms, 2000);   /* taken from the URL */
+    ck_assert_uint_eq(ds->read_timeout_ms, 120000);
+
+    ds = dal_config_datasource(cfg, LONG_DS);
+    ck_assert_ptr_nonnull(ds);
+    ck_assert_str_eq(ds->master.host, "localhost");
+    ck_assert_ptr_null(ds->master.password);
+    ck_assert_ptr_null(ds->master.database);
+    ck_assert_str_eq(ds->master.display, "root@localhost:3306");
+    ck_assert_ptr_null(dal_config_datasource(cfg, "MAIN"));   /* exact names */
+
+    t = dal_config_table(cfg, "WM_Food");   /* case-insensitive */
+    ck_assert_ptr_eq(t, &cfg->tables[0]);
+    ck_assert_str_eq(t->name, "wm_food");
+    ck_assert_int_eq(t->line, 19);
+    ck_assert_str_eq(t->datasource, "dbProductSku");
+    ck_assert_int_eq(t->datasource_line, 20);
+    ck_assert_uint_eq(t->db_shard_num, 2);
+    ck_assert_uint_eq(t->table_shard_num, 100);
+    ck_assert_str_eq(t->shard_key, "wm_poi_id");
+    ck_assert_str_eq(t->strategy, "mod");
+    ck_assert_int_eq(t->strategy_line, 24);
+    ck_assert_uint_eq(t->strategy_params.n, 2);
+    ck_assert_str_eq(t->strategy_params.items[0].name, "bounds");
+    ck_assert_str_eq(t->strategy_params.items[0].value, "0, 100, 200");
+    ck_assert_int_eq(t->strategy_params.items[0].line, 25);
+    ck_assert_str_eq(t->strategy_params.items[1].name, "note");
+    ck_assert_str_eq(t->strategy_params.items[1].value, "x");
+    ck_assert_int_eq(t->strategy_params.items[1].line, 26);
+
+    t = &cfg->tables[1];
+    ck_assert_str_eq(t->name, "wm_poi");
+    ck_assert_str_eq(t->datasource, LONG_DS);
+    ck_assert_uint_eq(t->db_shard_num, 1);
+    ck_assert_uint_eq(t->table_shard_num, 1);
+    ck_assert_ptr_null(t->shard_key);
+    ck_assert_ptr_null(t->strategy);
+    ck_assert_uint_eq(t->strategy_params.n, 0);
+    ck_assert_ptr_null(dal_config_table(cfg, "nope"));
+
+    dal_config_free(cfg);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+START_TEST(test_empty_and_missing_files)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path = write_temp("; nothing but a comment\n\n");
+
+    ck_assert_int_eq(dal_config_load(path, &cfg, &err), 0);
+    ck_assert_uint_eq(cfg->ndatasources, 0);
+    ck_assert_ptr_null(cfg->plugin_dir);
+    dal_config_free(cfg);
+    unlink(path);
+
+    ck_assert_int_eq(dal_config_load(path, &cfg, &err), DAL_EIO);
+    ck_assert_ptr_null(cfg);
+    ck_assert_int_eq(err.code, DAL_EIO);
+    ck_assert_int_eq(strncmp(err.message, path, strlen(path)), 0);
+    ck_assert_str_eq(err.message + strlen(path), ": cannot open: No such file or directory");
+
+    /* err may be NULL */
+    ck_assert_int_eq(dal_config_load(path, &cfg, NULL), DAL_EIO);
+    dal_config_free(NULL);
+    free(path);
+}
+END_TEST
+
+/* Bytes a text editor would not show: a NUL, and a directory for a file. */
+START_TEST(test_unreadable_content)
+{
+    static const char nul_ini[] = "[dal]\nplugin_dir = /a\0b\n";
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path = write_temp("");
+    FILE *fp = fopen(path, "w");
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(nul_ini, 1, sizeof nul_ini - 1, fp), sizeof nul_ini - 1);
+    fclose(fp);
+    ck_assert_int_eq(dal_config_load(path, &cfg, &err), DAL_ECONFIG);
+    ck_assert_ptr_null(cfg);
+    ck_assert_ptr_nonnull(strstr(err.message, ":2: line contains a NUL byte"));
+    unlink(path);
+    free(path);
+
+    ck_assert_int_eq(dal_config_load(dir, &cfg, &err), DAL_EIO);
+    ck_assert_ptr_null(cfg);
+    ck_assert_ptr_nonnull(strstr(err.message, ": cannot read: Is a directory"));
+}
+END_TEST
+
+/* -------------------------------------------------------- bad configs */
+
+/* Two lines: a datasource every row may use. */
+#define DS_MAIN "[datasource main]\nmaster = mysql://root:" SECRET "Pw@127.0.0.1/app\n"
+#define DS_G(n) "[datasource g" #n "]\nmaster = mysql://root:" SECRET "Pw@10.0.0." #n "/g\n"
+#define SHARDED_T "[table t]\ndatasource = g\n"
+
+struct bad_config {
+    const char *ini;
+    int line;
+    const char *expect;   /* a substring of the message */
+};
+
+static const struct bad_config bad_configs[] = {
+    /* sections */
+    {"[foo]\n", 1, "unknown section [foo]"},
+    {DS_MAIN "[tables t]\n", 3, "unknown section [tables t]"},
+    {"[dal]\n[dal]\n", 2, "duplicate section [dal] (first at line 1)"},
+    {DS_MAIN DS_MAIN, 3, "duplicate section [datasource main] (first at line 1)"},
+    {DS_MAIN "[table T]\ndatasource = main\n[table t]\ndatasource = main\n", 5, "duplicate section [table t] (first at line 3)"},
+    {"[dal x]\n", 1, "section [dal] takes no name"},
+    {"[table]\n", 1, "section [table] needs a name"},
+    {"[datasource a b]\n", 1, "bad datasource name 'a b'"},
+    {"[table wm-food]\n", 1, "bad table name 'wm-food'"},
+    {"[dal] extra\n", 1, "unexpected text after ']'"},
+    {"[datasource main\nmaster = mysql://root:" SECRET "@h/db\n", 1, "missing ']'"},
+    /* keys */
+    {"plugin_dir = /x\n[dal]\n", 1, "key 'plugin_dir' is outside any section"},
+    {"[dal]\nbogus = 1\n", 2, "unknown key 'bogus' in [dal]"},
+    {DS_MAIN "port = 3306\n", 3, "unknown key 'port' in [datasource main]"},
+    {DS_MAIN "[table wm_food]\ndatasource = main\nshardkey = id\n", 5, "unknown key 'shardkey' in [table wm_food]"},
+    {DS_MAIN "read_timeout = 1s\nread_timeout = 2s\n", 4, "duplicate key 'read_timeout' (first given at line 3)"},
+    {"[dal]\nplugin_dir =\n", 2, "plugin_dir: empty value"},
+    {"[dal]\n= x\n", 2, "missing key before '='"},
+    {DS_MAIN "[table t]\ndatasource = main\nstrategy. = 1\n", 5, "bad parameter name"},
+    /* syntax */
+    {"[dal]\nplugin_dir /usr/lib\n", 2, "syntax error: expected 'key = value'"},
+    {DS_MAIN "mysql://root:" SECRET "@h/db\n", 3, "syntax error"},
+    {"[datasource main]\nmaster: mysql://root:" SECRET "@h/db\n", 2, "syntax error"},
+    {"[dal]\nplugin_dir = /x\n   continued\n", 3, "syntax error"},   /* not a multi-line value */
+    {"[dal]\nplugin_dir ;= /x\n", 2, "syntax error"},
+    /* required keys */
+    {"[datasource main]\nread_timeout = 1s\n[dal]\n", 1, "[datasource main] has no master"},
+    {"[datasource a]\n[datasource b]\n", 1, "[datasource a] has no master"},
+    {DS_MAIN "[table t]\ndb_shard_num = 1\n", 3, "[table t] has no datasource"},
+    {DS_G(0) SHARDED_T "shard_key = id\nstrategy = mod\n", 3, "[table t] is sharded but has no table_shard_num"},
+    {DS_G(0) SHARDED_T "table_shard_num = 4\nstrategy = mod\n", 3, "[table t] is sharded but has no shard_key"},
+    {DS_G(0) SHARDED_T "table_shard_num = 4\nshard_key = id\n", 3, "[table t] is sharded but has no strategy"},
+    {DS_G(0) SHARDED_T "strategy.bounds = 1\n", 3, "is sharded but has no table_shard_num"},
+    /* numbers */
+    {DS_G(0) SHARDED_T "db_shard_num = abc\n", 5, "db_shard_num: expected a positive integer, got 'abc'"},
+    {DS_G(0) SHARDED_T "db_shard_num = -1\n", 5, "db_shard_num: expected a positive integer, got '-1'"},
+    {DS_G(0) SHARDED_T "table_shard_num = 0\n", 5, "table_shard_num: expected a positive integer, got '0'"},
+    {DS_G(0) SHARDED_T "table_shard_num = 1.5\n", 5, "table_shard_num: expected a positive integer, got '1.5'"},
+    {DS_G(0) SHARDED_T "table_shard_num = 12abc\n", 5, "expected a positive integer, got '12abc'"},
+    {DS_G(0) SHARDED_T "table_shard_num = 99999999999999999999\n", 5, "table_shard_num: 99999999999999999999 is out of range (1..1048576)"},
+    {DS_G(0) SHARDED_T "db_shard_num = 1048577\n", 5, "db_shard_num: 1048577 is out of range"},
+    {DS_G(0) DS_G(1) DS_G(2) DS_G(3) SHARDED_T "db_shard_num = 4\ntable_shard_num = 10\nshard_key = id\nstrategy = mod\n",
+     12, "table_shard_num (10) must be a multiple of db_shard_num (4)"},
+    /* names */
+    {DS_G(0) SHARDED_T "table_shard_num = 2\nshard_key = wm poi\n", 6, "shard_key: 'wm poi' is not a valid name"},
+    {DS_G(0) SHARDED_T "table_shard_num = 2\nshard_key = id\nstrategy = Mod\n", 7, "strategy: 'Mod' is not a valid name"},
+    {"[table t]\ndatasource = a/b\n", 2, "datasource: 'a/b' is not a valid name"},
+    /* references checked after the whole file */
+    {DS_G(0) DS_G(1) DS_G(3) SHARDED_T "db_shard_num = 4\ntable_shard_num = 8\nshard_key = id\nstrategy = mod\n",
+     8, "group 'g' needs [datasource g2] (db_shard_num = 4), which is not defined"},
+    {DS_MAIN "[table t]\ndatasource = nope\n", 4, "datasource: no [datasource nope] is defined"},
+    {DS_MAIN "[table t]\ndatasource = g\n" DS_G(0), 4, "no [datasource g] is defined"},
+    {"[dal]\ndefault_datasource = nope\n" DS_MAIN, 2, "default_datasource: no [datasource nope] is defined"},
+    {DS_MAIN "[table t]\ndatasource = nope\n[dal]\ndefault_datasource = nope2\n", 4, "no [datasource nope]"},
+    {"[dal]\ndefault_datasource = x\n" DS_MAIN "[table t]\ndatasource = y\n", 2, "no [datasource x]"},
+    /* datasource keys */
+    {DS_MAIN "connect_timeout = 5 sec\n", 3, "connect_timeout: expected a duration such as 250ms, 5s, 2m or 1h, got '5 sec'"},
+    {DS_MAIN "read_timeout = -1s\n", 3, "read_timeout: expected a duration"},
+    {DS_MAIN "read_timeout = 1.5s\n", 3, "read_timeout: expected a duration"},
+    {DS_MAIN "connect_timeout = 0\n", 3, "connect_timeout: must be greater than 0"},
+    {DS_MAIN "read_timeout = 2000h\n", 3, "read_timeout: too long"},
+    {"[datasource m]\nconnect_timeout = 1s\nmaster = mysql://r:" SECRET "@h/d?connect_timeout=2s\n", 2, "also given in the master URL (line 3)"},
+    {"[datasource m]\nmaster =\n", 2, "master: empty value"},
+    /* URLs; none of these messages may show the password */
+    {"[datasource m]\nmaster = root:" SECRET "@h/db\n", 2, "master: not a URL"},
+    {"[datasource m]\nmaster = postgres://root:" SECRET "@h/db\n", 2, "master: unsupported scheme 'postgres'"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h:abc/db\n", 2, "master: port is not a number"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h:0/db\n", 2, "master: port out of range (expected 1..65535)"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h:70000/db\n", 2, "master: port out of range"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "/db\n", 2, "master: port is not a number"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "1234@h:/db\n", 2, "master: empty port"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "%zzPw@h/db\n", 2, "master: bad %-escape in the password"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "%4@h/db\n", 2, "master: bad %-escape in the password"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "%00@h/db\n", 2, "%00 is not allowed in the password"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/d%zzb\n", 2, "bad %-escape '%zz' in the database name"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db?sslmode=REQUIRED\n", 2, "master: unknown option 'sslmode'"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db?ssl_mode=SOMETIMES\n", 2, "master: bad ssl_mode 'SOMETIMES'"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db?socket=/a&socket=/b\n", 2, "option 'socket' is given twice"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db?socket\n", 2, "option 'socket' needs a value"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db?connect_timeout=soon\n", 2, "option connect_timeout: expected a duration"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@::1/db\n", 2, "IPv6 address in brackets"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@[::1/db\n", 2, "missing ']'"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@[::g]/db\n", 2, "bad IPv6 address '[::g]'"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h/db/x\n", 2, "unexpected '/' after the database name"},
+    {"[datasource m]\nmaster = mysql://root:" SECRET "@h!/db\n", 2, "bad host name 'h!'"},
+    {"[datasource m]\nmaster = mysql://root:${DAL_TEST_PW}@h:99999/db\n", 2, "port out of range"},
+    /* ${VAR} */
+    {"[datasource m]\nmaster = mysql://root:${DAL_TEST_UNSET}@h/db\n", 2, "master: environment variable 'DAL_TEST_UNSET' is not set"},
+    {"[table t]\ndatasource = ${DAL_TEST_UNSET}\n", 2, "datasource: environment variable 'DAL_TEST_UNSET' is not set"},
+    {"[datasource m]\nmaster = mysql://root:${DAL_TEST_PW@h/db\n", 2, "unterminated '${'"},
+    {"[datasource m]\nmaster = mysql://root:${" SECRET " x}@h/db\n", 2, "bad variable reference"},
+    /* whole lines */
+    {NULL, 3, "line too long (301 characters, at most 197)"},   /* built by the test */
+};
+
+START_TEST(test_bad_config)
+{
+    const struct bad_config *bc = &bad_configs[_i];
+    dal_config_t *cfg = (dal_config_t *)&cfg;   /* must be reset to NULL */
+    dal_error_t err = {0};
+    char long_ini[512];
+    char *path, *prefix;
+    int rc;
+
+    env_setup();
+    if (bc->ini == NULL) {
+        snprintf(long_ini, sizeof long_ini, "[dal]\n; fine\nplugin_dir = /%0287d\n", 7);
+        path = write_temp(long_ini);
+    } else {
+        path = write_temp(bc->ini);
+    }
+    rc = dal_config_load(path, &cfg, &err);
+    ck_assert_msg(rc == DAL_ECONFIG, "row %d: expected DAL_ECONFIG, got %d (%s)", _i, rc, err.message);
+    ck_assert_int_eq(err.code, DAL_ECONFIG);
+    ck_assert_ptr_null(cfg);
+    ck_assert_int_ge(asprintf(&prefix, "%s:%d: ", path, bc->line), 0);
+    ck_assert_msg(strncmp(err.message, prefix, strlen(prefix)) == 0,
+                  "row %d: message '%s' does not start with '%s'", _i, err.message, prefix);
+    ck_assert_msg(strstr(err.message, bc->expect) != NULL,
+                  "row %d: message '%s' does not contain '%s'", _i, err.message, bc->expect);
+    ck_assert_msg(strstr(err.message, SECRET) == NULL, "row %d: message shows a password: '%s'", _i, err.message);
+    unlink(path);
+    free(prefix);
+    free(path);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- URLs */
+
+struct good_url {
+    const char *text;
+    const char *user, *password, *host;
+    unsigned int port;
+    const char *database, *socket, *ssl_mode, *ssl_ca, *charset;
+    int64_t timeout_ms;
+    const char *display;
+};
+
+static const struct good_url good_urls[] = {
+    {"mysql://root:pw@127.0.0.1:3306/product_0", "root", "pw", "127.0.0.1", 3306, "product_0",
+     NULL, NULL, NULL, "utf8mb4", 0, "root@127.0.0.1:3306/product_0"},
+    {"mysql://h", "", NULL, "h", 3306, NULL, NULL, NULL, NULL, "utf8mb4", 0, "h:3306"},
+    {"mysql://", "", NULL, "127.0.0.1", 3306, NULL, NULL, NULL, NULL, "utf8mb4", 0, "127.0.0.1:3306"},
+    {"MariaDB://u@:3310/", "u", NULL, "127.0.0.1", 3310, NULL, NULL, NULL, NULL, "utf8mb4", 0, "u@127.0.0.1:3310"},
+    {"mysql://u:@h/d", "u", "", "h", 3306, "d", NULL, NULL, NULL, "utf8mb4", 0, "u@h:3306/d"},
+    {"mysql://u:a@b:c/d?e@host-1.example.com:65535/db", "u", "a@b:c/d?e", "host-1.example.com", 65535, "db",
+     NULL, NULL, NULL, "utf8mb4", 0, "u@host-1.example.com:65535/db"},
+    {"mysql://%41dmin:p%25w@[::1]:1/d%2Fb", "Admin", "p%w", "::1", 1, "d/b", NULL, NULL, NULL, "utf8mb4", 0,
+     "Admin@[::1]:1/d/b"},
+    {"mysql://u@[fe80::1:2]/db?ssl_mode=Required&charset=utf8&connect_timeout=1500ms&ssl_ca=/c%20a.pem&",
+     "u", NULL, "fe80::1:2", 3306, "db", NULL, "REQUIRED", "/c a.pem", "utf8", 1500, "u@[fe80::1:2]:3306/db"},
+    {"mysql://u:pw@localhost/db?socket=%2Ftmp%2Fmy.sock", "u", "pw", "localhost", 3306, "db", "/tmp/my.sock",
+     NULL, NULL, "utf8mb4", 0, "u@socket:/tmp/my.sock/db"},
+    {"mysql://u@h?ssl_mode=disabled", "u", NULL, "h", 3306, NULL, NULL, "DISABLED", NULL, "utf8mb4", 0, "u@h:3306"},
+    {"mysql://u@h?ssl_mode=verify_identity", "u", NULL, "h", 3306, NULL, NULL, "VERIFY_IDENTITY", NULL, "utf8mb4", 0,
+     "u@h:3306"},
+};
+
+static int str_eq(const char *a, const char *b)
+{
+    return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+START_TEST(test_url_good)
+{
+    const struct good_url *g = &good_urls[_i];
+    dal_error_t err = {0};
+    dal_url_t u;
+
+    ck_assert_msg(dal_url_parse(g->text, &u, &err) == 0, "row %d: %s", _i, err.message);
+    ck_assert_str_eq(u.user, g->user);
+    ck_assert_msg(str_eq(u.password, g->password), "row %d: password", _i);
+    ck_assert_str_eq(u.host, g->host);
+    ck_assert_uint_eq(u.port, g->port);
+    ck_assert_msg(str_eq(u.database, g->database), "row %d: database '%s'", _i, u.database ? u.database : "(null)");
+    ck_assert_msg(str_eq(u.socket, g->socket), "row %d: socket", _i);
+    ck_assert_msg(str_eq(u.ssl_mode, g->ssl_mode), "row %d: ssl_mode", _i);
+    ck_assert_msg(str_eq(u.ssl_ca, g->ssl_ca), "row %d: ssl_ca", _i);
+    ck_assert_str_eq(u.charset, g->charset);
+    ck_assert_int_eq(u.connect_timeout_ms, g->timeout_ms);
+    ck_assert_str_eq(u.display, g->display);
+    dal_url_clear(&u);
+    dal_url_clear(&u);   /* clearing twice is harmless */
+}
+END_TEST
+
+struct bad_url {
+    const char *text;
+    const char *expect;
+};
+
+static const struct bad_url bad_urls[] = {
+    {"", "not a URL"},
+    {"127.0.0.1:3306/db", "not a URL"},
+    {"root:" SECRET "@h://x", "not a URL"},
+    {"http://u:" SECRET "@h/db", "unsupported scheme 'http'"},
+    {"mysql://u:" SECRET "@h:3306x/db", "port is not a number"},
+    {"mysql://u:" SECRET "@h:-1/db", "port is not a number"},
+    {"mysql://u:" SECRET "@h:65536/db", "port out of range"},
+    {"mysql://u:" SECRET "@h:99999999999999999999999/db", "port out of range"},
+    {"mysql://u:" SECRET "@h:0", "port out of range"},
+    {"mysql://u:" SECRET "12345/db", "port"},           /* no '@': the password looks like a port */
+    {"mysql://u:" SECRET "%g1@h/db", "bad %-escape in the password"},
+    {"mysql://u:" SECRET "%@h/db", "bad %-escape in the password"},
+    {"mysql://u%zz:" SECRET "@h/db", "bad %-escape '%zz' in the user name"},
+    {"mysql://u/x:" SECRET "@h/db", "in the user name"},
+    {"mysql://u:" SECRET "@h/d%0", "bad %-escape '%0' in the database name"},
+    {"mysql://u:" SECRET "@h/db?x=1", "unknown option 'x'"},
+    {"mysql://u:" SECRET "@h/db?ssl_mode=", "option 'ssl_mode' needs a value"},
+    {"mysql://u:" SECRET "@h/db?ssl_mode=ON", "bad ssl_mode 'ON'"},
+    {"mysql://u:" SECRET "@h/db?charset=utf-8", "charset 'utf-8' is not supported"},
+    {"mysql://u:" SECRET "@h/db?charset=gbk", "charset 'gbk' is not supported"},
+    {"mysql://u:" SECRET "@h/db?connect_timeout=0", "option connect_timeout: must be greater than 0"},
+    {"mysql://u:" SECRET "@h/db?connect_timeout=1s&connect_timeout=2s", "option 'connect_timeout' is given twice"},
+    {"mysql://u:" SECRET "@h/db?ssl_ca=%zz", "bad %-escape '%zz' in the option ssl_ca"},
+    {"mysql://u:" SECRET "@[::1]x/db", "unexpected text after ']'"},
+    {"mysql://u:" SECRET "@[]/db", "bad IPv6 address"},
+    {"mysql://u:" SECRET "@fe80::1/db", "brackets"},
+    {"mysql://u:" SECRET "@h/" "a23456789012345678901234567890123456789012345678901234567890123456",
+     "longer than 64"},
+};
+
+START_TEST(test_url_bad)
+{
+    const struct bad_url *b = &bad_urls[_i];
+    dal_error_t err = {0};
+    dal_url_t u;
+
+    ck_assert_msg(dal_url_parse(b->text, &u, &err) == DAL_ECONFIG, "row %d (%s) parsed", _i, b->text);
+    ck_assert_int_eq(err.code, DAL_ECONFIG);
+    ck_assert_msg(strstr(err.message, b->expect) != NULL, "row %d: '%s' lacks '%s'", _i, err.message, b->expect);
+    ck_assert_msg(strstr(err.message, SECRET) == NULL, "row %d: message shows the password: '%s'", _i, err.message);
+    ck_assert_ptr_null(u.user);   /* cleared on failure */
+    ck_assert_ptr_null(u.password);
+    ck_assert_ptr_null(u.display);
+}
+END_TEST
+
+START_TEST(test_url_equal)
+{
+    dal_url_t a, b, c;
+
+    ck_assert_int_eq(dal_url_parse("mysql://u:p@Host:3306/d?ssl_mode=required", &a, NULL), 0);
+    ck_assert_int_eq(dal_url_parse("mariadb://u:p@host/d?ssl_mode=REQUIRED", &b, NULL), 0);
+    ck_assert_int_eq(dal_url_parse("mysql://u:q@host/d?ssl_mode=REQUIRED", &c, NULL), 0);
+    ck_assert(dal_url_equal(&a, &b));
+    ck_assert(!dal_url_equal(&a, &c));   /* password differs */
+    dal_url_clear(&a);
+    dal_url_clear(&b);
+    dal_url_clear(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------- ${VAR} expansion */
+
+START_TEST(test_expand_env)
+{
+    static const struct { const char *in, *out; } good[] = {
+        {"", ""},
+        {"plain", "plain"},
+        {"${DAL_TEST_HOST}", "db.example.com"},
+        {"a${DAL_TEST_HOST}b${DAL_TEST_EMPTY}c", "adb.example.combc"},
+        {"$$", "$"},
+        {"pa$$word", "pa$word"},
+        {"pa$word$", "pa$word$"},
+        {"$${DAL_TEST_HOST}", "${DAL_TEST_HOST}"},
+    };
+    static const struct { const char *in, *expect; } bad[] = {
+        {"${DAL_TEST_UNSET}", "environment variable 'DAL_TEST_UNSET' is not set"},
+        {"x${DAL_TEST_HOST", "unterminated '${'"},
+        {"${}", "bad variable reference"},
+        {"${1X}", "bad variable reference"},
+        {"${A-B}", "bad variable reference"},
+    };
+    dal_error_t err;
+    char *out;
+    size_t i;
+
+    env_setup();
+    for (i = 0; i < NELEM(good); i++) {
+        ck_assert_msg(dal_expand_env(good[i].in, &out, &err) == 0, "%s: %s", good[i].in, err.message);
+        ck_assert_str_eq(out, good[i].out);
+        free(out);
+    }
+    for (i = 0; i < NELEM(bad); i++) {
+        out = (char *)&out;
+        ck_assert_int_eq(dal_expand_env(bad[i].in, &out, &err), DAL_ECONFIG);
+        ck_assert_ptr_null(out);
+        ck_assert_msg(strstr(err.message, bad[i].expect) != NULL, "%s: '%s'", bad[i].in, err.message);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------- value parsers */
+
+START_TEST(test_parse_int64)
+{
+    static const struct { const char *in; int64_t v; } good[] = {
+        {"0", 0}, {"42", 42}, {"-7", -7}, {"+7", 7}, {" \t12 ", 12}, {"007", 7},
+        {"9223372036854775807", INT64_MAX}, {"-9223372036854775808", INT64_MIN},
+    };
+    static const char *const bad[] = {
+        "", " ", "-", "+", "abc", "1.5", "1e3", "0x10", "12abc", "1 2", "--1",
+        "9223372036854775808", "-9223372036854775809", "99999999999999999999",
+    };
+    int64_t v;
+    size_t i;
+
+    for (i = 0; i < NELEM(good); i++) {
+        ck_assert_msg(dal_parse_int64(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
+        ck_assert_int_eq(v, good[i].v);
+    }
+    for (i = 0; i < NELEM(bad); i++)
+        ck_assert_msg(dal_parse_int64(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+START_TEST(test_parse_duration)
+{
+    static const struct { const char *in; int64_t ms; } good[] = {
+        {"0", 0}, {"250ms", 250}, {"5s", 5000}, {"5", 5000}, {"2m", 120000}, {"1h", 3600000},
+        {" 30s ", 30000}, {"0ms", 0}, {"9223372036854775807ms", INT64_MAX},
+    };
+    static const char *const bad[] = {
+        "", "s", "ms", "-1s", "1.5s", "5 s", "5sec", "5S", "5d", "1h2m", "abc",
+        "9223372036854775807s", "99999999999999999999ms", "2562047788015216h",
+    };
+    int64_t ms;
+    size_t i;
+
+    for (i = 0; i < NELEM(good); i++) {
+        ck_assert_msg(dal_parse_duration_ms(good[i].in, &ms) == 0, "'%s' rejected", good[i].in);
+        ck_assert_int_eq(ms, good[i].ms);
+    }
+    for (i = 0; i < NELEM(bad); i++)
+        ck_assert_msg(dal_parse_duration_ms(bad[i], &ms) == -1, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+START_TEST(test_parse_bool)
+{
+    static const struct { const char *in; int v; } good[] = {
+        {"true", 1}, {"TRUE", 1}, {"yes", 1}, {"On", 1}, {"1", 1}, {" yes ", 1},
+        {"false", 0}, {"No", 0}, {"off", 0}, {"0", 0},
+    };
+    static const char *const bad[] = {"", "y", "n", "2", "truee", "t rue", "enabled", "-1"};
+    size_t i;
+    int v;
+
+    for (i = 0; i < NELEM(good); i++) {
+        ck_assert_msg(dal_parse_bool(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
+        ck_assert_int_eq(v, good[i].v);
+    }
+    for (i = 0; i < NELEM(bad); i++)
+        ck_assert_msg(dal_parse_bool(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ main */
+
+static Suite *config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc;
+
+    tc = tcase_create("file");
+    tcase_add_test(tc, test_good_config);
+    tcase_add_test(tc, test_empty_and_missing_files);
+    tcase_add_test(tc, test_unreadable_content);
+    tcase_add_loop_test(tc, test_bad_config, 0, (int)NELEM(bad_configs));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("url");
+    tcase_add_loop_test(tc, test_url_good, 0, (int)NELEM(good_urls));
+    tcase_add_loop_test(tc, test_url_bad, 0, (int)NELEM(bad_urls));
+    tcase_add_test(tc, test_url_equal);
+    tcase_add_test(tc, test_expand_env);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("values");
+    tcase_add_test(tc, test_parse_int64);
+    tcase_add_test(tc, test_parse_duration);
+    tcase_add_test(tc, test_parse_bool);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(config_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,496 @@
+/*
+ * test_core.c -- the core without a database: the plugin loader's errors,
+ * routing and rewriting (through dal_explain, which never connects).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <dal/dal.h>
+
+#include "testutil.h"
+
+static char *dir;       /* per-test temp dir */
+static char *pdir;      /* plugin dir for fixtures: dir/plugins */
+
+static void setup(void)
+{
+    dir = tu_mkdtemp();
+    if (asprintf(&pdir, "%s/plugins", dir) < 0)
+        abort();
+    ck_assert_int_eq(mkdir(pdir, 0755), 0);
+}
+
+static void teardown(void)
+{
+    tu_rmtree(dir);
+    free(dir);
+    free(pdir);
+}
+
+/* Copy built fixture fx_<fx>.so into the plugin dir as <as>. */
+static void install_fixture(const char *fx, const char *to_dir, const char *as)
+{
+    char from[1024], to[1024];
+
+    snprintf(from, sizeof from, "%s/fx_%s.so", tu_env("DAL_FIXTURE_DIR"), fx);
+    snprintf(to, sizeof to, "%s/%s", to_dir, as);
+    ck_assert_msg(tu_copy(from, to) == 0, "cannot copy %s", from);
+}
+
+static void install_real(const char *name)
+{
+    char from[1024], to[1024];
+
+    snprintf(from, sizeof from, "%s/shard_%s.so", tu_env("DAL_PLUGIN_DIR"), name);
+    snprintf(to, sizeof to, "%s/shard_%s.so", pdir, name);
+    ck_assert_msg(tu_copy(from, to) == 0, "cannot copy %s", from);
+}
+
+/* An INI with four (never contacted) datasources and one table whose
+ * [table] block is `table` (line 10 is its first key line). */
+static char *write_ini_named(const char *tname, const char *table)
+{
+    char text[4096];
+
+    snprintf(text, sizeof text,
+             "[datasource db0]\n"                                        /* 1 */
+             "master = mysql://u:s3cretpw@127.0.0.1:1/p0\n"             /* 2 */
+             "[datasource db1]\n"                                        /* 3 */
+             "master = mysql://u:s3cretpw@127.0.0.1:1/p1\n"             /* 4 */
+             "[datasource db2]\n"                                        /* 5 */
+             "master = mysql://u:s3cretpw@127.0.0.1:1/p2\n"             /* 6 */
+             "[datasource db3]\n"                                        /* 7 */
+             "master = mysql://u:s3cretpw@127.0.0.1:1/p3\n"             /* 8 */
+             "[table %s]\n"                                              /* 9 */
+             "%s",
+             tname, table);
+    return tu_write(dir, "dal.ini", text);
+}
+
+static char *write_ini(const char *table)
+{
+    return write_ini_named("t", table);
+}
+
+/* ------------------------------------------------------------ loader errors */
+
+typedef struct load_case {
+    const char *what;
+    const char *fixture;   /* fixture to install, or NULL */
+    const char *as;        /* file name in the plugin dir */
+    const char *table;     /* [table t] body */
+    int code;
+    int line;              /* expected FILE:LINE, 0: no line */
+    const char *needle;    /* must appear in the message */
+} load_case_t;
+
+#define SHARDED(strategy, extra) \
+    "datasource = db\ndb_shard_num = 4\ntable_shard_num = 4\nshard_key = k\nstrategy = " \
+    strategy "\n" extra
+/* line numbers in SHARDED: datasource 10, db_shard_num 11, table_shard_num 12,
+ * shard_key 13, strategy 14, first extra 15 */
+
+static const load_case_t load_cases[] = {
+    {"missing file", NULL, NULL, SHARDED("nothere", ""), DAL_EPLUGIN, 14,
+     "unknown shard plugin 'nothere': no file shard_nothere.so"},
+    {"not a shared object", "-junk", "shard_junk.so", SHARDED("junk", ""), DAL_EPLUGIN, 14,
+     "not a shared object"},
+    {"no entry point", "noentry", "shard_noentry.so", SHARDED("noentry", ""), DAL_EPLUGIN, 14,
+     "not a dal plugin (no dal_plugin_entry symbol)"},
+    {"ABI mismatch", "badabi", "shard_badabi.so", SHARDED("badabi", ""), DAL_EPLUGIN, 14,
+     "this dal needs ABI 1, the plugin was built for ABI 999"},
+    {"kind mismatch", "kind", "shard_kind.so", SHARDED("kind", ""), DAL_EPLUGIN, 14,
+     "file name says kind 'shard' but the plugin is of kind 'idgen'"},
+    {"name mismatch", "name", "shard_name.so", SHARDED("name", ""), DAL_EPLUGIN, 14,
+     "file name says name 'name' but the plugin is named 'other'"},
+    {"no ops table", "nullops", "shard_nullops.so", SHARDED("nullops", ""), DAL_EPLUGIN, 14,
+     "has no ops table"},
+    {"init failure", "good", "shard_good.so", SHARDED("good", "strategy.fail = yes\n"),
+     DAL_EPLUGIN, 14, "failed to initialise for table t: asked to fail"},
+    {"undeclared parameter", "good", "shard_good.so", SHARDED("good", "strategy.nope = 1\n"),
+     DAL_ECONFIG, 15, "strategy.nope: shard plugin 'good' has no parameter 'nope'"},
+    {"mistyped parameter", "good", "shard_good.so", SHARDED("good", "strategy.weight = abc\n"),
+     DAL_ECONFIG, 15, "strategy.weight: expected an integer, got 'abc'"},
+    {"mistyped bool", "good", "shard_good.so", SHARDED("good", "strategy.fail = maybe\n"),
+     DAL_ECONFIG, 15, "strategy.fail: expected a boolean"},
+    {"path traversal name", NULL, NULL, SHARDED("x/../y", ""), DAL_ECONFIG, 14, "strategy"},
+    {"missing required parameter", "@range", "shard_range.so", SHARDED("range", ""),
+     DAL_ECONFIG, 9, "needs strategy.bounds"},
+    {"range bad list", "@range", "shard_range.so", SHARDED("range", "strategy.bounds = 1, x\n"),
+     DAL_ECONFIG, 15, "expected a comma-separated list of integers"},
+    {"range init failure", "@range", "shard_range.so",
+     SHARDED("range", "strategy.bounds = 0, 10\n"), DAL_EPLUGIN, 14,
+     "failed to initialise for table t"},
+    {"mod takes no parameters", "@mod", "shard_mod.so", SHARDED("mod", "strategy.x = 1\n"),
+     DAL_ECONFIG, 15, "has no parameter 'x' (accepted: none)"},
+};
+
+START_TEST(test_load_errors)
+{
+    const load_case_t *c = &load_cases[_i];
+    dal_open_opts_t opts;
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char *ini, prefix[1200];
+    int rc;
+
+    memset(&opts, 0, sizeof opts);
+    opts.plugin_dir = pdir;
+    if (c->fixture && c->fixture[0] == '-')
+        free(tu_write(pdir, c->as, "this is not an ELF file\n"));
+    else if (c->fixture && c->fixture[0] == '@')
+        install_real(c->fixture + 1);
+    else if (c->fixture)
+        install_fixture(c->fixture, pdir, c->as);
+    ini = write_ini(c->table);
+    rc = dal_open(ini, &opts, &dal, &err);
+    ck_assert_msg(rc == c->code, "%s: rc %s, want %s: %s", c->what, dal_strerror(rc),
+                  dal_strerror(c->code), err.message);
+    ck_assert_ptr_null(dal);
+    snprintf(prefix, sizeof prefix, "%s:%d: ", ini, c->line);
+    ck_assert_msg(strncmp(err.message, prefix, strlen(prefix)) == 0,
+                  "%s: message does not start with '%s': %s", c->what, prefix, err.message);
+    ck_assert_msg(strstr(err.message, c->needle) != NULL, "%s: '%s' not in: %s", c->what,
+                  c->needle, err.message);
+    ck_assert_msg(strstr(err.message, "s3cretpw") == NULL, "password leaked: %s",
+                  err.message);
+    /* the same through dal_check_config */
+    ck_assert_int_eq(dal_check_config(ini, &opts, &err), c->code);
+    free(ini);
+}
+END_TEST
+
+START_TEST(test_duplicate_plugin)
+{
+    char d1[1100], d2[1100], path[2300];
+    dal_open_opts_t opts;
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char *ini;
+
+    snprintf(d1, sizeof d1, "%s/a", dir);
+    snprintf(d2, sizeof d2, "%s/b", dir);
+    ck_assert_int_eq(mkdir(d1, 0755), 0);
+    ck_assert_int_eq(mkdir(d2, 0755), 0);
+    install_fixture("good", d1, "shard_good.so");
+    install_fixture("good", d2, "shard_good.so");
+    snprintf(path, sizeof path, "%s:%s", d1, d2);
+    memset(&opts, 0, sizeof opts);
+    opts.plugin_dir = path;
+    ini = write_ini(SHARDED("good", ""));
+    ck_assert_int_eq(dal_open(ini, &opts, &dal, &err), DAL_EPLUGIN);
+    ck_assert_msg(strstr(err.message, "duplicate shard plugin 'good'") != NULL, "%s",
+                  err.message);
+    ck_assert_msg(strstr(err.message, d1) && strstr(err.message, d2), "%s", err.message);
+    /* with only one of them on the path it loads */
+    opts.plugin_dir = d1;
+    ck_assert_int_eq(dal_open(ini, &opts, &dal, &err), 0);
+    dal_close(dal);
+    free(ini);
+}
+END_TEST
+
+typedef struct scan_seen {
+    int good, rejected;
+    char reasons[4096];
+} scan_seen_t;
+
+static void on_plugin(void *user, const dal_plugin_info_t *info)
+{
+    scan_seen_t *s = user;
+
+    if (info->error == NULL) {
+        s->good++;
+        ck_assert_str_eq(info->kind, "shard");
+    } else {
+        s->rejected++;
+        strncat(s->reasons, info->error, sizeof s->reasons - strlen(s->reasons) - 2);
+        strcat(s->reasons, "\n");
+    }
+}
+
+START_TEST(test_scan)
+{
+    scan_seen_t seen;
+    dal_error_t err;
+
+    memset(&seen, 0, sizeof seen);
+    install_fixture("good", pdir, "shard_good.so");
+    install_fixture("badabi", pdir, "shard_badabi.so");
+    install_fixture("noentry", pdir, "shard_noentry.so");
+    install_fixture("kind", pdir, "shard_kind.so");
+    free(tu_write(pdir, "shard_junk.so", "junk"));
+    free(tu_write(pdir, "README.txt", "not a plugin, not reported"));
+    ck_assert_int_eq(dal_plugins_scan(pdir, on_plugin, &seen, &err), 5);
+    ck_assert_int_eq(seen.good, 1);
+    ck_assert_int_eq(seen.rejected, 4);
+    ck_assert_msg(strstr(seen.reasons, "ABI 999"), "%s", seen.reasons);
+    ck_assert_msg(strstr(seen.reasons, "not a shared object"), "%s", seen.reasons);
+    ck_assert_int_eq(dal_plugins_scan("/nonexistent/dir", on_plugin, &seen, &err), DAL_EIO);
+}
+END_TEST
+
+/* ----------------------------------------------------------------- routing */
+
+static dal_t *open_mod(int dbs)
+{
+    char table[512];
+    dal_open_opts_t opts;
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char *ini;
+
+    snprintf(table, sizeof table,
+             "datasource = db\ndb_shard_num = %d\ntable_shard_num = 100\nshard_key = wm_poi_id\n"
+             "strategy = mod\n[table wm_food_sku]\ndatasource = db\ndb_shard_num = %d\n"
+             "table_shard_num = 100\nshard_key = wm_poi_id\nstrategy = mod\n"
+             "[table dict]\ndatasource = db2\n[dal]\ndefault_datasource = db3\n",
+             dbs, dbs);
+    ini = write_ini_named("wm_food", table);
+    memset(&opts, 0, sizeof opts);
+    ck_assert_msg(dal_open(ini, &opts, &dal, &err) == 0, "%s", err.message);
+    free(ini);
+    return dal;
+}
+
+typedef struct route_case {
+    int dbs;
+    const char *sql;
+    const char *shard_value; /* NULL: none */
+    const char *datasource;  /* option, or NULL */
+    const char *param;       /* one string parameter, or NULL */
+    int code;
+    size_t nroutes;
+    const char *want_ds;     /* datasource of route 0 */
+    const char *want_sql;    /* physical SQL of route 0 (NULL: don't check) */
+    const char *needle;      /* for errors: in the message */
+} route_case_t;
+
+static const route_case_t route_cases[] = {
+    /* MTDDL's example: 100 tables; 12345 % 100 = 45; 45 / (100/4) = 1 */
+    {1, "SELECT name FROM wm_food WHERE wm_poi_id = 12345", "12345", NULL, NULL, 0, 1, "db0",
+     "SELECT name FROM wm_food_45 WHERE wm_poi_id = 12345", NULL},
+    {4, "SELECT name FROM wm_food WHERE wm_poi_id = 12345", "12345", NULL, NULL, 0, 1, "db1",
+     "SELECT name FROM wm_food_45 WHERE wm_poi_id = 12345", NULL},
+    {4, "SELECT 1 FROM wm_food", "0", NULL, NULL, 0, 1, "db0", "SELECT 1 FROM wm_food_0", NULL},
+    {4, "SELECT 1 FROM wm_food", "24", NULL, NULL, 0, 1, "db0", "SELECT 1 FROM wm_food_24", NULL},
+    {4, "SELECT 1 FROM wm_food", "25", NULL, NULL, 0, 1, "db1", "SELECT 1 FROM wm_food_25", NULL},
+    {4, "SELECT 1 FROM wm_food", "99", NULL, NULL, 0, 1, "db3", "SELECT 1 FROM wm_food_99", NULL},
+    {4, "SELECT 1 FROM wm_food", "1000075", NULL, NULL, 0, 1, "db3", "SELECT 1 FROM wm_food_75",
+     NULL},
+    /* names in strings, comments, other identifiers and qualifiers */
+    {4,
+     "SELECT 'wm_food', wm_food.name, wm_foodx /* wm_food */ FROM `wm_food` -- wm_food\n"
+     "WHERE note = \"wm_food\" AND x = ?",
+     "7", NULL, "it's", 0, 1, "db0",
+     "SELECT 'wm_food', wm_food_7.name, wm_foodx /* wm_food */ FROM `wm_food_7` -- wm_food\n"
+     "WHERE note = \"wm_food\" AND x = 'it\\'s'",
+     NULL},
+    /* schema qualifier dropped: the node's connection picks the database */
+    {4, "UPDATE product.wm_food SET price = 1 WHERE id = 3", "3", NULL, NULL, 0, 1, "db0",
+     "UPDATE wm_food_3 SET price = 1 WHERE id = 3", NULL},
+    /* binding tables: same shard value, same node */
+    {4, "SELECT * FROM wm_food f JOIN wm_food_sku s ON f.id = s.food_id", "30", NULL, NULL, 0, 1,
+     "db1", "SELECT * FROM wm_food_30 f JOIN wm_food_sku_30 s ON f.id = s.food_id", NULL},
+    /* hints instead of options */
+    {4, "/*+ dal shard_value=45 */ SELECT * FROM wm_food", NULL, NULL, NULL, 0, 1, "db1",
+     " SELECT * FROM wm_food_45", NULL},
+    /* injection attempts stay inside their literal */
+    {4, "SELECT * FROM wm_food WHERE name = ?", "1", NULL, "x' OR '1'='1", 0, 1, "db0",
+     "SELECT * FROM wm_food_1 WHERE name = 'x\\' OR \\'1\\'=\\'1'", NULL},
+    {4, "SELECT * FROM wm_food WHERE name = ?", "1", NULL, "a\\' OR 1 -- ", 0, 1, "db0",
+     "SELECT * FROM wm_food_1 WHERE name = 'a\\\\\\' OR 1 -- '", NULL},
+    /* explicit datasource */
+    {4, "SELECT * FROM dict", NULL, NULL, NULL, 0, 1, "db2", "SELECT * FROM dict", NULL},
+    {4, "SELECT * FROM dict", NULL, "db1", NULL, 0, 1, "db1", "SELECT * FROM dict", NULL},
+    {4, "SELECT NOW()", NULL, NULL, NULL, 0, 1, "db3", "SELECT NOW()", NULL},
+    {4, "SELECT * FROM other_table", NULL, NULL, NULL, 0, 1, "db3", NULL, NULL},
+    {4, "SELECT * FROM wm_food", "25", "db1", NULL, 0, 1, "db1", "SELECT * FROM wm_food_25",
+     NULL},
+    /* DDL fans out to every physical table */
+    {4, "CREATE TABLE wm_food (id BIGINT PRIMARY KEY)", NULL, NULL, NULL, 0, 100, "db0",
+     "CREATE TABLE wm_food_0 (id BIGINT PRIMARY KEY)", NULL},
+    {4, "DROP TABLE IF EXISTS wm_food", NULL, "db2", NULL, 0, 25, "db2",
+     "DROP TABLE IF EXISTS wm_food_50", NULL},
+    /* errors */
+    {4, "SELECT * FROM wm_food", "25", "db0", NULL, DAL_EROUTE, 0, NULL, NULL,
+     "routes table wm_food to datasource db1, but datasource db0 was requested"},
+    {4, "SELECT * FROM wm_food", NULL, NULL, NULL, DAL_EROUTE, 0, NULL, NULL,
+     "table wm_food is sharded by wm_poi_id"},
+    {4, "SELECT * FROM wm_food", "-1", NULL, NULL, DAL_ESHARD, 0, NULL, NULL, "-1"},
+    {4, "SELECT * FROM wm_food", "abc", NULL, NULL, DAL_ESHARD, 0, NULL, NULL, "abc"},
+    {4, "SELECT * FROM wm_food", "1.5", NULL, NULL, DAL_ESHARD, 0, NULL, NULL, "1.5"},
+    {4, "SELECT * FROM dict", "1", NULL, NULL, DAL_EROUTE, 0, NULL, NULL,
+     "names no sharded table"},
+    {4, "SELECT * FROM dict", NULL, "nope", NULL, DAL_EROUTE, 0, NULL, NULL,
+     "unknown datasource 'nope'"},
+    {4, "SELECT * FROM wm_food WHERE a = ? AND b = ?", "1", NULL, "x", DAL_EINVAL, 0, NULL, NULL,
+     "2 ? placeholders but 1 parameters"},
+    {4, "SELECT 1; SELECT 2", NULL, NULL, NULL, DAL_ESQL, 0, NULL, NULL, "several statements"},
+    {4, "SELECT 'unterminated", NULL, NULL, NULL, DAL_ESQL, 0, NULL, NULL, "cannot analyse"},
+};
+
+START_TEST(test_routes)
+{
+    const route_case_t *c = &route_cases[_i];
+    dal_t *dal = open_mod(c->dbs);
+    dal_query_opts_t opts;
+    dal_value_t sv, param;
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    int rc;
+
+    memset(&opts, 0, sizeof opts);
+    if (c->shard_value) {
+        sv = dal_str(c->shard_value);
+        opts.shard_value = &sv;
+    }
+    opts.datasource = c->datasource;
+    param = dal_str(c->param ? c->param : "");
+    rc = dal_explain(dal, &opts, c->sql, &param, c->param ? 1 : 0, &plan, &err);
+    ck_assert_msg(rc == c->code, "case %d (%s): rc %s want %s: %s", _i, c->sql,
+                  dal_strerror(rc), dal_strerror(c->code), rc ? err.message : "");
+    if (rc != 0) {
+        ck_assert_msg(strstr(err.message, c->needle) != NULL, "case %d: '%s' not in '%s'", _i,
+                      c->needle, err.message);
+        ck_assert_ptr_null(plan);
+    } else {
+        ck_assert_uint_eq(dal_plan_count(plan), c->nroutes);
+        ck_assert_str_eq(dal_plan_datasource(plan, 0), c->want_ds);
+        if (c->want_sql)
+            ck_assert_str_eq(dal_plan_sql(plan, 0), c->want_sql);
+        ck_assert_str_eq(dal_plan_server(plan, 0), "127.0.0.1:1");
+    }
+    dal_plan_free(plan);
+    dal_close(dal);
+}
+END_TEST
+
+/* Every one of the 100 tables is reached exactly once by DDL, on the node
+ * the formula says. */
+START_TEST(test_ddl_layout)
+{
+    dal_t *dal = open_mod(4);
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    size_t i;
+
+    ck_assert_int_eq(dal_explain(dal, NULL, "TRUNCATE TABLE wm_food", NULL, 0, &plan, &err), 0);
+    ck_assert_uint_eq(dal_plan_count(plan), 100);
+    for (i = 0; i < 100; i++) {
+        char want_ds[16], want_table[32];
+        snprintf(want_ds, sizeof want_ds, "db%zu", i / 25);
+        snprintf(want_table, sizeof want_table, "wm_food_%zu", i);
+        ck_assert_str_eq(dal_plan_datasource(plan, i), want_ds);
+        ck_assert_str_eq(dal_plan_table(plan, i), want_table);
+    }
+    dal_plan_free(plan);
+    dal_close(dal);
+}
+END_TEST
+
+/* Typed shard values agree with the string form. */
+START_TEST(test_typed_values)
+{
+    dal_t *dal = open_mod(4);
+    dal_query_opts_t opts;
+    dal_plan_t *plan = NULL;
+    dal_value_t v;
+    dal_error_t err;
+    int64_t x;
+
+    memset(&opts, 0, sizeof opts);
+    opts.shard_value = &v;
+    for (x = 0; x < 1000; x += 7) {
+        char want[32];
+        v = dal_int(x);
+        ck_assert_int_eq(dal_explain(dal, &opts, "SELECT * FROM wm_food", NULL, 0, &plan, &err),
+                         0);
+        snprintf(want, sizeof want, "wm_food_%d", (int)(x % 100));
+        ck_assert_str_eq(dal_plan_table(plan, 0), want);
+        dal_plan_free(plan);
+    }
+    v = dal_double(3.0);
+    ck_assert_int_eq(dal_explain(dal, &opts, "SELECT * FROM wm_food", NULL, 0, &plan, &err),
+                     DAL_ESHARD);
+    v = dal_null();
+    ck_assert_int_eq(dal_explain(dal, &opts, "SELECT * FROM wm_food", NULL, 0, &plan, &err),
+                     DAL_ESHARD);
+    dal_close(dal);
+}
+END_TEST
+
+/* Parameters of every type render as SQL literals. */
+START_TEST(test_param_types)
+{
+    dal_t *dal = open_mod(4);
+    dal_query_opts_t opts;
+    dal_plan_t *plan = NULL;
+    dal_value_t sv = dal_int(1), p[6];
+    dal_error_t err;
+
+    memset(&opts, 0, sizeof opts);
+    opts.shard_value = &sv;
+    p[0] = dal_null();
+    p[1] = dal_int(-5);
+    p[2] = dal_uint(18446744073709551615ull);
+    p[3] = dal_double(0.25);
+    p[4] = dal_strn("a\0b\n\x1a\"", 6);
+    p[5] = dal_blob("\x01\xff", 2);
+    ck_assert_int_eq(dal_explain(dal, &opts, "INSERT INTO wm_food VALUES (?, ?, ?, ?, ?, ?)", p,
+                                 6, &plan, &err),
+                     0);
+    ck_assert_str_eq(dal_plan_sql(plan, 0),
+                     "INSERT INTO wm_food_1 VALUES (NULL, -5, 18446744073709551615, 0.25, "
+                     "'a\\0b\\n\\Z\\\"', X'01FF')");
+    dal_plan_free(plan);
+    p[3] = dal_double(1.0 / 0.0);
+    ck_assert_int_eq(dal_explain(dal, &opts, "INSERT INTO wm_food VALUES (?, ?, ?, ?, ?, ?)", p,
+                                 6, &plan, &err),
+                     DAL_EINVAL);
+    dal_close(dal);
+}
+END_TEST
+
+START_TEST(test_log_callback_and_version)
+{
+    ck_assert_str_eq(dal_version(), DAL_VERSION_STRING);
+    ck_assert_str_eq(dal_strerror(DAL_ECONFIG), "DAL_ECONFIG");
+    ck_assert_str_eq(dal_log_level_name(DAL_LOG_WARN), "warn");
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("loader");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_load_errors, 0, sizeof load_cases / sizeof load_cases[0]);
+    tcase_add_test(tc, test_duplicate_plugin);
+    tcase_add_test(tc, test_scan);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("routing");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_routes, 0, sizeof route_cases / sizeof route_cases[0]);
+    tcase_add_test(tc, test_ddl_layout);
+    tcase_add_test(tc, test_typed_values);
+    tcase_add_test(tc, test_param_types);
+    tcase_add_test(tc, test_log_callback_and_version);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,494 @@
+/*
+ * test_integration.c -- dal against real MariaDB servers.
+ *
+ * tests/integration.sh starts a throwaway cluster of four mariadbd
+ * (product_0 .. product_3, one per server, plus `plain` on server 0) and
+ * exports their ports in DAL_TEST_PORTS.  Every check compares what dal did
+ * with what the servers hold, read back with plain libmysqlclient.
+ */
+#include <check.h>
+#include <mysql.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dal/dal.h>
+
+#include "testutil.h"
+
+#define NODES 4
+#define TABLES 100
+
+static int ports[NODES];
+static char *dir;
+static char *ini;
+static dal_t *dal;
+
+static void read_ports(void)
+{
+    const char *env = tu_env("DAL_TEST_PORTS");
+    int n = sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]);
+
+    if (n != NODES) {
+        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
+        exit(1);
+    }
+}
+
+static char *make_ini(void)
+{
+    char text[8192];
+    size_t len = 0;
+    int i;
+
+    for (i = 0; i < NODES; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "[datasource dbProductSku%d]\n"
+                                "master = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%d/product_%d\n",
+                                i, ports[i], i);
+    snprintf(text + len, sizeof text - len,
+             "[datasource plain]\n"
+             "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
+             "[datasource closed]\n"
+             "master = mysql://dal:t0psecret@127.0.0.1:1/plain\n"
+             "connect_timeout = 2s\n"
+             "[dal]\n"
+             "default_datasource = plain\n"
+             "[table wm_food]\n"
+             "datasource = dbProductSku\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 100\n"
+             "shard_key = wm_poi_id\n"
+             "strategy = mod\n"
+             "[table wm_order]\n"
+             "datasource = dbProductSku\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 8\n"
+             "shard_key = created\n"
+             "strategy = range\n"
+             "strategy.bounds = 0, 100, 200, 300, 400, 500, 600, 700, 800\n"
+             "[table users]\n"
+             "datasource = dbProductSku\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 16\n"
+             "shard_key = email\n"
+             "strategy = hash\n",
+             ports[0]);
+    return tu_write(dir, "it.ini", text);
+}
+
+/* A plain connection to server i, database db. */
+static MYSQL *direct(int i, const char *db)
+{
+    MYSQL *m = mysql_init(NULL);
+
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db, (unsigned)ports[i],
+                                     NULL, 0) != NULL,
+                  "direct connect to %d: %s", ports[i], mysql_error(m));
+    return m;
+}
+
+/* First column of the first row of a direct query, as a long long. */
+static long long direct_scalar(int i, const char *db, const char *sql)
+{
+    MYSQL *m = direct(i, db);
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+    long long v = -1;
+
+    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
+    r = mysql_store_result(m);
+    ck_assert_ptr_nonnull(r);
+    row = mysql_fetch_row(r);
+    if (row && row[0])
+        v = atoll(row[0]);
+    mysql_free_result(r);
+    mysql_close(m);
+    return v;
+}
+
+static void must(int rc, const dal_error_t *err, const char *what)
+{
+    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
+}
+
+static void exec_sv(const char *sql, dal_value_t sv, const dal_value_t *params, size_t n)
+{
+    dal_query_opts_t o;
+    dal_error_t err;
+
+    memset(&o, 0, sizeof o);
+    o.shard_value = &sv;
+    must(dal_exec(dal, &o, sql, params, n, NULL, &err), &err, sql);
+}
+
+static void global_setup(void)
+{
+    dal_error_t err;
+    int rc;
+
+    read_ports();
+    setenv("DAL_TEST_PASSWORD", "dalpass", 1);
+    dir = tu_mkdtemp();
+    ini = make_ini();
+    rc = dal_open(ini, NULL, &dal, &err);
+    if (rc != 0) {
+        fprintf(stderr, "FATAL: dal_open: %s\n", err.message);
+        exit(1);
+    }
+    /* DDL through dal creates every physical table on its node */
+    const char *ddl[] = {
+        "DROP TABLE IF EXISTS wm_food",
+        "CREATE TABLE wm_food (id BIGINT PRIMARY KEY, wm_poi_id BIGINT NOT NULL, "
+        "name VARCHAR(100), price DOUBLE, note BLOB)",
+        "DROP TABLE IF EXISTS wm_order",
+        "CREATE TABLE wm_order (id BIGINT PRIMARY KEY, created BIGINT NOT NULL)",
+        "DROP TABLE IF EXISTS users",
+        "CREATE TABLE users (email VARCHAR(100) PRIMARY KEY, n INT)",
+    };
+    for (size_t i = 0; i < sizeof ddl / sizeof ddl[0]; i++) {
+        rc = dal_exec(dal, NULL, ddl[i], NULL, 0, NULL, &err);
+        if (rc != 0) {
+            fprintf(stderr, "FATAL: %s: %s\n", ddl[i], err.message);
+            exit(1);
+        }
+    }
+}
+
+static void global_teardown(void)
+{
+    dal_close(dal);
+    tu_rmtree(dir);
+}
+
+/* The DDL put exactly tables wm_food_(25i) .. wm_food_(25i+24) on server i. */
+START_TEST(test_ddl_created_layout)
+{
+    int i;
+
+    for (i = 0; i < NODES; i++) {
+        char sql[256], db[32];
+        snprintf(db, sizeof db, "product_%d", i);
+        snprintf(sql, sizeof sql,
+                 "SELECT COUNT(*), MIN(CAST(SUBSTRING(table_name, 9) AS UNSIGNED)), "
+                 "MAX(CAST(SUBSTRING(table_name, 9) AS UNSIGNED)) FROM information_schema.tables "
+                 "WHERE table_schema = '%s' AND table_name LIKE 'wm\\_food\\_%%'",
+                 db);
+        ck_assert_int_eq(direct_scalar(i, db, sql), 25);
+    }
+}
+END_TEST
+
+/* Rows written through dal land where MTDDL's formula says, and nowhere else. */
+START_TEST(test_mod_placement)
+{
+    const int N = 400;
+    long long total = 0;
+    int i, t;
+
+    srand(42);
+    for (i = 0; i < N; i++) {
+        long long poi = (long long)rand() % 1000000;
+        dal_value_t p[3] = {dal_int(i + 1), dal_int(poi), dal_str("food")};
+        exec_sv("INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)", dal_int(poi), p,
+                3);
+    }
+    for (t = 0; t < TABLES; t++) {
+        int node = t / 25;
+        char sql[256], db[32];
+        snprintf(db, sizeof db, "product_%d", node);
+        /* every row in wm_food_t has wm_poi_id % 100 == t */
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM wm_food_%d WHERE wm_poi_id %% 100 <> %d",
+                 t, t);
+        ck_assert_int_eq(direct_scalar(node, db, sql), 0);
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM wm_food_%d", t);
+        total += direct_scalar(node, db, sql);
+    }
+    ck_assert_int_eq(total, N);
+}
+END_TEST
+
+/* dal's answer equals the server's own answer, row for row. */
+START_TEST(test_read_back_differential)
+{
+    const char *name = "it's a \"quoted\" \\ name; DROP TABLE x; --";
+    dal_value_t p[5] = {dal_int(100001), dal_int(777), dal_str(name), dal_double(12.5),
+                        dal_blob("\0\x01\xff", 3)};
+    dal_value_t q = dal_int(100001);
+    dal_query_opts_t o;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    size_t len;
+    const char *txt;
+
+    exec_sv("INSERT INTO wm_food (id, wm_poi_id, name, price, note) VALUES (?, ?, ?, ?, ?)",
+            dal_int(777), p, 5);
+    memset(&o, 0, sizeof o);
+    o.shard_value = &p[1];
+    must(dal_query(dal, &o, "SELECT id, name, price, note, NULL FROM wm_food WHERE id = ?", &q,
+                   1, &r, &err),
+         &err, "select");
+    ck_assert_uint_eq(dal_result_column_count(r), 5);
+    ck_assert_str_eq(dal_result_column_name(r, 1), "name");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_int(r, 0), 100001);
+    ck_assert_str_eq(dal_result_text(r, 1, NULL), name);
+    ck_assert(dal_result_double(r, 2) == 12.5);
+    txt = dal_result_text(r, 3, &len);
+    ck_assert_uint_eq(len, 3);
+    ck_assert(memcmp(txt, "\0\x01\xff", 3) == 0);
+    ck_assert(dal_result_is_null(r, 4));
+    ck_assert_ptr_null(dal_result_text(r, 4, NULL));
+    ck_assert_int_eq(dal_result_next(r, &err), 0);
+    dal_result_free(r);
+    /* 777 % 100 = 77 -> node 3, read straight from the server */
+    ck_assert_int_eq(direct_scalar(3, "product_3",
+                                   "SELECT COUNT(*) FROM wm_food_77 WHERE id = 100001 AND name = "
+                                   "'it\\'s a \"quoted\" \\\\ name; DROP TABLE x; --'"),
+                     1);
+}
+END_TEST
+
+START_TEST(test_affected_rows)
+{
+    dal_value_t p[3];
+    uint64_t n = 0;
+    dal_query_opts_t o;
+    dal_value_t sv = dal_int(5150);
+    dal_error_t err;
+    int i;
+
+    for (i = 0; i < 5; i++) {
+        p[0] = dal_int(200000 + i);
+        p[1] = dal_int(5150);
+        p[2] = dal_str("x");
+        exec_sv("INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)", sv, p, 3);
+    }
+    memset(&o, 0, sizeof o);
+    o.shard_value = &sv;
+    must(dal_exec(dal, &o, "UPDATE wm_food SET name = 'y' WHERE wm_poi_id = 5150", NULL, 0, &n,
+                  &err),
+         &err, "update");
+    ck_assert_uint_eq(n, 5);
+    must(dal_exec(dal, &o, "DELETE FROM wm_food WHERE wm_poi_id = 5150 AND id < 200002", NULL,
+                  0, &n, &err),
+         &err, "delete");
+    ck_assert_uint_eq(n, 2);
+    /* 5150 % 100 = 50 -> node 2 */
+    ck_assert_int_eq(direct_scalar(2, "product_2",
+                                   "SELECT COUNT(*) FROM wm_food_50 WHERE wm_poi_id = 5150"),
+                     3);
+}
+END_TEST
+
+/* Server errors name the node and carry errno and SQLSTATE. */
+START_TEST(test_server_error)
+{
+    dal_query_opts_t o;
+    dal_value_t sv = dal_int(30);
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    char where[64];
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.shard_value = &sv;
+    rc = dal_query(dal, &o, "SELECT no_such_column FROM wm_food", NULL, 0, &r, &err);
+    ck_assert_int_eq(rc, DAL_ESERVER);
+    ck_assert_uint_eq(err.mysql_errno, 1054);
+    ck_assert_str_eq(err.sqlstate, "42S22");
+    snprintf(where, sizeof where, "127.0.0.1:%d", ports[1]);
+    ck_assert_msg(strstr(err.message, "dbProductSku1") && strstr(err.message, where), "%s",
+                  err.message);
+    ck_assert_msg(strstr(err.message, "dalpass") == NULL, "password leaked: %s", err.message);
+    /* the connection survived the error: the next statement works */
+    must(dal_query(dal, &o, "SELECT COUNT(*) FROM wm_food", NULL, 0, &r, &err), &err, "after");
+    dal_result_free(r);
+}
+END_TEST
+
+START_TEST(test_connect_error)
+{
+    dal_query_opts_t o;
+    dal_error_t err;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.datasource = "closed";
+    rc = dal_exec(dal, &o, "SELECT 1", NULL, 0, NULL, &err);
+    ck_assert_int_eq(rc, DAL_ECONNECT);
+    ck_assert_msg(strstr(err.message, "datasource closed") && strstr(err.message, "127.0.0.1:1"),
+                  "%s", err.message);
+    ck_assert_msg(strstr(err.message, "t0psecret") == NULL, "password leaked: %s", err.message);
+}
+END_TEST
+
+/* Unsharded statements go to default_datasource or the one named. */
+START_TEST(test_explicit_datasource)
+{
+    dal_query_opts_t o;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    memset(&o, 0, sizeof o);
+    must(dal_exec(dal, NULL, "CREATE TABLE IF NOT EXISTS kv (k INT PRIMARY KEY, v INT)", NULL, 0,
+                  NULL, &err),
+         &err, "create kv");
+    must(dal_exec(dal, NULL, "REPLACE INTO kv VALUES (1, 10)", NULL, 0, NULL, &err), &err,
+         "replace");
+    ck_assert_int_eq(direct_scalar(0, "plain", "SELECT v FROM kv WHERE k = 1"), 10);
+    o.datasource = "dbProductSku2";
+    must(dal_query(dal, &o, "SELECT DATABASE()", NULL, 0, &r, &err), &err, "database()");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_str_eq(dal_result_text(r, 0, NULL), "product_2");
+    dal_result_free(r);
+}
+END_TEST
+
+/* range and hash tables: the row is on the node and table dal_explain names. */
+static void check_placed(const char *table, dal_value_t sv, const char *where)
+{
+    dal_query_opts_t o;
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    char sql[256], db[32];
+    int node;
+
+    memset(&o, 0, sizeof o);
+    o.shard_value = &sv;
+    must(dal_explain(dal, &o, "SELECT 1 FROM wm_order", NULL, 0, &plan, &err), &err, "explain");
+    dal_plan_free(plan);
+    if (strcmp(table, "users") == 0)
+        must(dal_explain(dal, &o, "SELECT 1 FROM users", NULL, 0, &plan, &err), &err, "x");
+    else
+        must(dal_explain(dal, &o, "SELECT 1 FROM wm_order", NULL, 0, &plan, &err), &err, "x");
+    node = dal_plan_datasource(plan, 0)[strlen("dbProductSku")] - '0';
+    snprintf(db, sizeof db, "product_%d", node);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE %s", dal_plan_table(plan, 0),
+             where);
+    ck_assert_msg(direct_scalar(node, db, sql) == 1, "%s not found on %s", where, db);
+    dal_plan_free(plan);
+}
+
+START_TEST(test_range_and_hash)
+{
+    static const long long created[] = {0, 99, 100, 450, 799};
+    static const char *emails[] = {"a@example.com", "bob@example.org", "Zoë@example.net"};
+    dal_query_opts_t o;
+    dal_value_t sv, p[2];
+    dal_error_t err;
+    char where[128];
+    size_t i;
+
+    for (i = 0; i < sizeof created / sizeof created[0]; i++) {
+        p[0] = dal_int((int64_t)i + 1);
+        p[1] = dal_int(created[i]);
+        exec_sv("INSERT INTO wm_order (id, created) VALUES (?, ?)", p[1], p, 2);
+        snprintf(where, sizeof where, "id = %zu AND created = %lld", i + 1, created[i]);
+        check_placed("wm_order", p[1], where);
+    }
+    for (i = 0; i < sizeof emails / sizeof emails[0]; i++) {
+        p[0] = dal_str(emails[i]);
+        p[1] = dal_int((int64_t)i);
+        exec_sv("INSERT INTO users (email, n) VALUES (?, ?)", p[0], p, 2);
+        snprintf(where, sizeof where, "n = %zu", i);
+        check_placed("users", p[0], where);
+    }
+    /* out of range: a clear error, nothing written */
+    memset(&o, 0, sizeof o);
+    sv = dal_int(800);
+    o.shard_value = &sv;
+    p[0] = dal_int(99);
+    p[1] = sv;
+    ck_assert_int_eq(dal_exec(dal, &o, "INSERT INTO wm_order (id, created) VALUES (?, ?)", p, 2,
+                              NULL, &err),
+                     DAL_ESHARD);
+    ck_assert_msg(strstr(err.message, "800"), "%s", err.message);
+}
+END_TEST
+
+/* One dal_t shared by several threads. */
+typedef struct worker {
+    int id;
+    int errors;
+} worker_t;
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    int i;
+
+    for (i = 0; i < 150; i++) {
+        long long poi = w->id * 100000 + i;
+        dal_value_t sv = dal_int(poi), p[3] = {dal_int(10000000 + poi), sv, dal_str("t")};
+        dal_query_opts_t o;
+        dal_result_t *r = NULL;
+        dal_error_t err;
+
+        memset(&o, 0, sizeof o);
+        o.shard_value = &sv;
+        if (dal_exec(dal, &o, "INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)", p, 3,
+                     NULL, &err) != 0 ||
+            dal_query(dal, &o, "SELECT wm_poi_id FROM wm_food WHERE id = ?", &p[0], 1, &r,
+                      &err) != 0 ||
+            dal_result_next(r, &err) != 1 || dal_result_int(r, 0) != poi)
+            w->errors++;
+        dal_result_free(r);
+    }
+    return NULL;
+}
+
+START_TEST(test_threads)
+{
+    pthread_t th[4];
+    worker_t w[4];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        w[i].id = i + 1;
+        w[i].errors = 0;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].errors, 0);
+    }
+}
+END_TEST
+
+static Suite *it_suite(void)
+{
+    Suite *s = suite_create("integration");
+    TCase *tc = tcase_create("cluster");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ddl_created_layout);
+    tcase_add_test(tc, test_mod_placement);
+    tcase_add_test(tc, test_read_back_differential);
+    tcase_add_test(tc, test_affected_rows);
+    tcase_add_test(tc, test_server_error);
+    tcase_add_test(tc, test_connect_error);
+    tcase_add_test(tc, test_explicit_datasource);
+    tcase_add_test(tc, test_range_and_hash);
+    tcase_add_test(tc, test_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+
+    global_setup();
+    sr = srunner_create(it_suite());
+    /* one process: the tests share the cluster and the dal_t */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    global_teardown();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,1112 @@
+/*
+ * test_sql.c - unit tests of the SQL lexer, the statement analyser and the
+ * analysis cache.
+ *
+ * Most tests are tables.  An analysis is rendered as lines of text (see
+ * render()), and a case lists lines that must appear in that rendering, or,
+ * with a leading '!', text that must not appear anywhere in it.  Every input
+ * is copied into a heap block of exactly its length (no NUL after it), so
+ * AddressSanitizer catches any read past the end.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+#include "sql_lex.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* sql copied into a block of exactly its length; owned by the caller. */
+static char *exact_copy(const char *sql, size_t len)
+{
+    char *b = malloc(len ? len : 1);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, sql, len);
+    return b;
+}
+
+static dal_sql_t *analyse_ok(const char *sql)
+{
+    size_t len = strlen(sql);
+    char *copy = exact_copy(sql, len), err[256];
+    dal_sql_t *s = NULL;
+    int rc = dal_sql_analyse(copy, len, &s, err, sizeof err);
+
+    free(copy);
+    ck_assert_msg(rc == 0, "analyse failed: %s\n  sql: %s", err, sql);
+    return s;
+}
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf_t;
+
+static void bprintf(buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->n + (size_t)n + 1 > b->cap) {
+        b->cap = (b->n + (size_t)n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        ck_assert_ptr_nonnull(b->p);
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+static const char *role_name(int r)
+{
+    static const char *const n[] = {"FROM", "INTO", "UPDATE", "DELETE", "DDL"};
+    return r >= 0 && r <= 4 ? n[r] : "?";
+}
+
+static void render_opnd(buf_t *b, const dal_sql_t *s, const dal_sql_opnd_t *o)
+{
+    char val[512];
+    size_t n;
+
+    switch (o->kind) {
+    case DAL_OPND_PARAM:
+        bprintf(b, " ?%d", o->param_index);
+        break;
+    case DAL_OPND_LITERAL:
+        ck_assert_int_eq(dal_sql_literal_text(s->text, o, val, sizeof val, &n), 0);
+        bprintf(b, " lit(%s)", val);
+        break;
+    default:
+        bprintf(b, " expr(%.*s)", (int)o->len, s->text + o->off);
+        break;
+    }
+}
+
+static void render_order(buf_t *b, const dal_sql_t *s, const char *what,
+                         const struct dal_sql_order *o)
+{
+    bprintf(b, "%s %.*s", what, (int)o->len, s->text + o->off);
+    if (o->desc)
+        bprintf(b, " desc");
+    if (o->column)
+        bprintf(b, " col=%s", o->column);
+    if (o->position)
+        bprintf(b, " pos=%d", o->position);
+    bprintf(b, "\n");
+}
+
+static void render_names(buf_t *b, const char *what, char **names, size_t n)
+{
+    size_t i;
+
+    if (!n)
+        return;
+    bprintf(b, "%s=", what);
+    for (i = 0; i < n; i++)
+        bprintf(b, "%s%s", i ? "," : "", names[i]);
+    bprintf(b, "\n");
+}
+
+static int colref_char(char c)
+{
+    return c == '.' || c == '`' || c == '_' || c == '*' || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static void render_select(buf_t *b, const dal_sql_t *s)
+{
+    static const char *const agg[] = {"", "COUNT", "COUNT_DISTINCT", "SUM", "MIN", "MAX", "AVG",
+                                      "OTHER"};
+    size_t i;
+
+    if (s->distinct)
+        bprintf(b, "distinct\n");
+    for (i = 0; i < s->nitems; i++) {
+        const struct dal_sql_item *it = &s->items[i];
+        bprintf(b, "item %.*s", (int)it->len, s->text + it->off);
+        if (it->alias)
+            bprintf(b, " as %s", it->alias);
+        if (it->agg == DAL_AGG_OTHER_FUNC)
+            bprintf(b, " OTHER");
+        else if (it->agg)
+            bprintf(b, " %s(%.*s)", agg[it->agg], (int)it->arg_len, s->text + it->arg_off);
+        if (it->star)
+            bprintf(b, " star");
+        bprintf(b, "\n");
+    }
+    for (i = 0; i < s->ngroup_by; i++)
+        render_order(b, s, "group", &s->group_by[i]);
+    if (s->group_with_rollup)
+        bprintf(b, "rollup\n");
+    if (s->has_having)
+        bprintf(b, "having=%.*s\n", (int)s->having_len, s->text + s->having_off);
+    for (i = 0; i < s->norder_by; i++)
+        render_order(b, s, "order", &s->order_by[i]);
+    if (s->has_limit) {
+        bprintf(b, "limit=%.*s count", (int)s->limit_len, s->text + s->limit_off);
+        render_opnd(b, s, &s->limit_count);
+        if (s->limit_has_offset) {
+            bprintf(b, " offset");
+            render_opnd(b, s, &s->limit_offset);
+        }
+        bprintf(b, "\n");
+    }
+    if (s->for_update)
+        bprintf(b, "for_update\n");
+    if (s->has_union)
+        bprintf(b, "union\n");
+}
+
+static void render_insert(buf_t *b, const dal_sql_t *s)
+{
+    size_t i, k;
+
+    render_names(b, "columns", s->columns, s->ncolumns);
+    if (s->nrows)
+        bprintf(b, "values=%.*s\n", (int)(s->values_end - s->values_off),
+                s->text + s->values_off);
+    for (i = 0; i < s->nrows; i++) {
+        bprintf(b, "row %.*s =", (int)s->rows[i].len, s->text + s->rows[i].off);
+        for (k = 0; k < s->rows[i].nvals; k++)
+            render_opnd(b, s, &s->rows[i].vals[k]);
+        bprintf(b, "\n");
+    }
+    if (s->insert_set)
+        bprintf(b, "insert_set\n");
+    if (s->insert_select)
+        bprintf(b, "insert_select\n");
+    if (s->insert_ignore)
+        bprintf(b, "insert_ignore\n");
+    if (s->odku_len)
+        bprintf(b, "odku=%.*s\n", (int)s->odku_len, s->text + s->odku_off);
+}
+
+/* The whole analysis as lines of text; the caller frees the result. */
+static char *render(const dal_sql_t *s)
+{
+    static const char *const ops[] = {"EQ", "IN", "BETWEEN", "LT", "LE", "GT", "GE"};
+    buf_t b = {NULL, 0, 0};
+    size_t i, k;
+
+    bprintf(&b, "kind=%s\nnparams=%zu\nntrefs=%zu\nnconds=%zu\n", dal_sql_kind_name(s->kind),
+            s->nparams, s->ntrefs, s->nconds);
+    for (i = 0; i < s->ntrefs; i++) {
+        const struct dal_sql_tref *t = &s->trefs[i];
+        bprintf(&b, "tref %.*s", (int)t->len, s->text + t->off);
+        if (t->qual_len)
+            bprintf(&b, " qual=%.*s", (int)t->qual_len, s->text + t->qual_off);
+        bprintf(&b, " -> %s", t->name);
+        if (t->alias)
+            bprintf(&b, " as %s", t->alias);
+        bprintf(&b, " %s\n", role_name(t->role));
+    }
+    for (i = 0; i < s->ncolrefs; i++) {
+        uint32_t e = s->colrefs[i].off + s->colrefs[i].len;
+        while (e < s->len && colref_char(s->text[e]))
+            e++;
+        bprintf(&b, "colref %.*s -> %zu\n", (int)(e - s->colrefs[i].off),
+                s->text + s->colrefs[i].off, s->colrefs[i].tref);
+    }
+    if (s->where_len)
+        bprintf(&b, "where=%.*s\n", (int)s->where_len, s->text + s->where_off);
+    if (s->where_has_or)
+        bprintf(&b, "where_has_or\n");
+    for (i = 0; i < s->nconds; i++) {
+        const struct dal_sql_cond *c = &s->conds[i];
+        bprintf(&b, "cond %s%s%s %s", c->qualifier ? c->qualifier : "", c->qualifier ? "." : "",
+                c->column, ops[c->op]);
+        for (k = 0; k < c->nvals; k++)
+            render_opnd(&b, s, &c->vals[k]);
+        bprintf(&b, "\n");
+        bprintf(&b, "condspan %.*s\n", (int)c->len, s->text + c->off);
+    }
+    if (s->from_end)
+        bprintf(&b, "from=%.*s\n", (int)(s->from_end - s->from_off), s->text + s->from_off);
+    render_insert(&b, s);
+    render_names(&b, "set_columns", s->set_columns, s->nset_columns);
+    render_select(&b, s);
+    for (i = 0; i < s->nhints; i++)
+        bprintf(&b, "hint %s=%s\n", s->hints[i].key, s->hints[i].value);
+    return b.p;
+}
+
+static int has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    const char *p = text;
+
+    while ((p = strstr(p, line)) != NULL) {
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the lexer */
+
+static const struct lex_case {
+    const char *sql;
+    const char *tokens; /* type:text, space-separated */
+} lex_cases[] = {
+    {"SELECT a, b FROM t", "I:SELECT I:a P:, I:b I:FROM I:t"},
+    {"  \t\n ", ""},
+    {"`a``b` `x`.`y`", "Q:`a``b` Q:`x` P:. Q:`y`"},
+    {"db.t t.5 a.1e5", "I:db P:. I:t I:t P:. I:5 I:a P:. I:1e5"},
+    {"12 1.5 .5 1e10 1.5E-3 1e+5 123. 0x1F 0b101", "N:12 N:1.5 N:.5 N:1e10 N:1.5E-3 N:1e+5 N:123. N:0x1F N:0b101"},
+    {"1abc 12e 0x1G 0b12 $a _x", "I:1abc I:12e I:0x1G I:0b12 I:$a I:_x"},
+    {"'a''b' \"c\\\"d\" 'e\\\\'", "S:'a''b' S:\"c\\\"d\" S:'e\\\\'"},
+    {"x'41' X'4' b'1' N'n' _utf8mb4'u' _latin1 \"v\"", "S:x'41' S:X'4' S:b'1' S:N'n' S:_utf8mb4'u' S:_latin1 \"v\""},
+    {"_foo 'w' n 'alias' x 'y'", "I:_foo S:'w' I:n S:'alias' I:x S:'y'"},
+    {"a<=>b->>c->d<<e>>f:=g!=h<>i||j&&k<=l>=m", "I:a P:<=> I:b P:->> I:c P:-> I:d P:<< I:e P:>> I:f P::= I:g P:!= I:h P:<> I:i P:|| I:j P:&& I:k P:<= I:l P:>= I:m"},
+    {"a=?+-*/%(1);@v", "I:a P:= ?:? P:+ P:- P:* P:/ P:% P:( N:1 P:) P:; P:@ I:v"},
+    {"-- c\nx", "C:-- c I:x"},
+    {"--\tc\nx", "C:--\tc I:x"},
+    {"--", "C:--"},
+    {"--x", "P:- P:- I:x"},
+    {"a--1", "I:a P:- P:- N:1"},
+    {"# c\nx #d", "C:# c I:x C:#d"},
+    {"/* c */x/**/ /*/ y */", "C:/* c */ I:x C:/**/ C:/*/ y */"},
+    {"/*+ BKA(t) */ /*+ dal a=1 */", "H:/*+ BKA(t) */ H:/*+ dal a=1 */"},
+    {"/*! a */", "O:/*! I:a E:*/"},
+    {"/*!50100 a*/", "O:/*!50100 I:a E:*/"},
+    {"/*!100100 b */", "O:/*!100100 I:b E:*/"},
+    {"/*!123 c */", "O:/*! N:123 I:c E:*/"},
+    {"/*M!100200 d */", "O:/*M!100200 I:d E:*/"},
+    {"/*! a /* c */ b */", "O:/*! I:a C:/* c */ I:b E:*/"},
+    {"a */ b", "I:a P:* P:/ I:b"},
+    {"'abc", "X:'abc"},
+    {"`abc", "X:`abc"},
+    {"\"a\\\"", "X:\"a\\\""},
+    {"'\\", "X:'\\"},
+    {"x /* abc", "I:x X:/* abc"},
+    {"x /*+ abc", "I:x X:/*+ abc"},
+    {"x /*! y", "I:x O:/*! I:y X:/*! y"},
+    {"N'abc", "X:N'abc"},
+    {"\xc3\xa9t\xc3\xa9 = 1", "I:\xc3\xa9t\xc3\xa9 P:= N:1"},
+    {"\\", "P:\\"},
+};
+
+static char type_letter(dal_tok_type_t t)
+{
+    static const char letters[] = "EIQSN?PCHOEX";
+    return t == DAL_TOK_VC_CLOSE ? 'E' : letters[t];
+}
+
+START_TEST(test_lex_table)
+{
+    const struct lex_case *c = &lex_cases[_i];
+    size_t len = strlen(c->sql), prev = 0;
+    char *copy = exact_copy(c->sql, len);
+    buf_t b = {NULL, 0, 0};
+    dal_lexer_t lx;
+    dal_token_t t;
+    int guard = 0;
+
+    bprintf(&b, "%s", "");
+    dal_lex_init(&lx, copy, len);
+    while ((t = dal_lex_next(&lx)).type != DAL_TOK_EOF) {
+        ck_assert_uint_le((size_t)t.off + t.len, len);
+        ck_assert_uint_gt(t.len, 0);
+        if (t.type != DAL_TOK_ERROR) /* an open VC's error starts at its opener */
+            ck_assert_uint_ge(t.off, prev);
+        prev = t.off + t.len;
+        bprintf(&b, "%s%c:%.*s", b.n ? " " : "", type_letter(t.type), (int)t.len, copy + t.off);
+        ck_assert_int_lt(++guard, 1000);
+    }
+    ck_assert_uint_eq(t.off, len);
+    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF); /* EOF is sticky */
+    ck_assert_msg(strcmp(b.p, c->tokens) == 0, "lexing [%s]\n got: %s\n want: %s", c->sql, b.p,
+                  c->tokens);
+    free(b.p);
+    free(copy);
+}
+END_TEST
+
+START_TEST(test_lex_stops_at_len)
+{
+    /* the text goes on, but the lexer was told it ends inside the string */
+    const char *sql = "SELECT 'abc' FROM t";
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    dal_lex_init(&lx, sql, 10);
+    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_IDENT);
+    t = dal_lex_next(&lx);
+    ck_assert_int_eq(t.type, DAL_TOK_ERROR);
+    ck_assert_uint_eq(t.off, 7);
+    ck_assert_uint_eq(t.len, 3);
+    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF);
+
+    dal_lex_init(&lx, "abc", 0);
+    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF);
+}
+END_TEST
+
+START_TEST(test_tok_eq_and_unquote)
+{
+    const char *sql = "select `se``l` x";
+    dal_lexer_t lx;
+    dal_token_t a, b, c;
+    char out[8];
+
+    dal_lex_init(&lx, sql, strlen(sql));
+    a = dal_lex_next(&lx);
+    b = dal_lex_next(&lx);
+    c = dal_lex_next(&lx);
+    ck_assert(dal_tok_eq(sql, &a, "SELECT"));
+    ck_assert(dal_tok_eq(sql, &a, "select"));
+    ck_assert(!dal_tok_eq(sql, &a, "SELEC"));
+    ck_assert(!dal_tok_eq(sql, &a, "SELECTS"));
+    ck_assert(!dal_tok_eq(sql, &b, "se`l")); /* only IDENT tokens compare */
+    ck_assert_uint_eq(dal_ident_unquote(sql, &b, out, sizeof out), 4);
+    ck_assert_str_eq(out, "se`l");
+    ck_assert_uint_eq(dal_ident_unquote(sql, &b, out, 3), 4); /* truncated, still NUL-ended */
+    ck_assert_str_eq(out, "se");
+    ck_assert_uint_eq(dal_ident_unquote(sql, &b, NULL, 0), 4);
+    ck_assert_uint_eq(dal_ident_unquote(sql, &c, out, sizeof out), 1);
+    ck_assert_str_eq(out, "x");
+}
+END_TEST
+
+/* ------------------------------------------------------------ kinds */
+
+static const struct kind_case {
+    const char *sql;
+    dal_sql_kind_t kind;
+} kind_cases[] = {
+    {"SELECT 1", DAL_SQL_SELECT},
+    {"  /* c */ -- x\n # y\n /*+ dal a=1 */ select 1", DAL_SQL_SELECT},
+    {"(SELECT a FROM t)", DAL_SQL_SELECT},
+    {"((SELECT a FROM t) UNION (SELECT b FROM u))", DAL_SQL_SELECT},
+    {"WITH c AS (SELECT 1) SELECT * FROM c", DAL_SQL_SELECT},
+    {"WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c", DAL_SQL_SELECT},
+    {"WITH c AS (SELECT 1) UPDATE t SET a = 1", DAL_SQL_UPDATE},
+    {"WITH c AS (SELECT 1) DELETE FROM t", DAL_SQL_DELETE},
+    {"INSERT INTO t VALUES (1)", DAL_SQL_INSERT},
+    {"insert t values (1)", DAL_SQL_INSERT},
+    {"REPLACE INTO t VALUES (1)", DAL_SQL_REPLACE},
+    {"UPDATE t SET a = 1", DAL_SQL_UPDATE},
+    {"DELETE FROM t", DAL_SQL_DELETE},
+    {"CREATE TABLE t (a INT)", DAL_SQL_DDL},
+    {"ALTER TABLE t ADD b INT", DAL_SQL_DDL},
+    {"DROP TABLE t", DAL_SQL_DDL},
+    {"TRUNCATE t", DAL_SQL_DDL},
+    {"RENAME TABLE a TO b", DAL_SQL_DDL},
+    {"CREATE DATABASE d", DAL_SQL_DDL},
+    {"CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", DAL_SQL_DDL},
+    {"BEGIN", DAL_SQL_BEGIN},
+    {"begin work", DAL_SQL_BEGIN},
+    {"START TRANSACTION", DAL_SQL_BEGIN},
+    {"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", DAL_SQL_BEGIN},
+    {"BEGIN NOT ATOMIC SELECT 1; END", DAL_SQL_OTHER},
+    {"COMMIT", DAL_SQL_COMMIT},
+    {"COMMIT WORK AND NO CHAIN", DAL_SQL_COMMIT},
+    {"ROLLBACK", DAL_SQL_ROLLBACK},
+    {"rollback work", DAL_SQL_ROLLBACK},
+    {"ROLLBACK TO SAVEPOINT s1", DAL_SQL_OTHER},
+    {"ROLLBACK WORK TO s1", DAL_SQL_OTHER},
+    {"SAVEPOINT s1", DAL_SQL_OTHER},
+    {"SET autocommit = 0", DAL_SQL_SET},
+    {"SET NAMES utf8mb4", DAL_SQL_SET},
+    {"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", DAL_SQL_SET},
+    {"SET STATEMENT max_statement_time=1 FOR SELECT a FROM t", DAL_SQL_SELECT},
+    {"SHOW TABLES", DAL_SQL_SHOW},
+    {"EXPLAIN SELECT 1", DAL_SQL_OTHER},
+    {"DESCRIBE t", DAL_SQL_OTHER},
+    {"DESC t", DAL_SQL_OTHER},
+    {"CALL p()", DAL_SQL_OTHER},
+    {"USE db", DAL_SQL_OTHER},
+    {"TABLE t", DAL_SQL_OTHER},
+    {"/*! SELECT */ 1", DAL_SQL_SELECT},
+    {"SELECT 1;", DAL_SQL_SELECT},
+    {"SELECT 1 ; ; -- done", DAL_SQL_SELECT},
+    {"SELECT 1; SELECT 2", DAL_SQL_MULTI},
+    {"UPDATE t SET a = 1; DROP TABLE t", DAL_SQL_MULTI},
+    {"SELECT ';' ; DELETE FROM t", DAL_SQL_MULTI},
+    {"SELECT ';', \"';'\", `;` -- ;\n", DAL_SQL_SELECT},
+};
+
+START_TEST(test_kind_table)
+{
+    const struct kind_case *c = &kind_cases[_i];
+    dal_sql_t *s = analyse_ok(c->sql);
+
+    ck_assert_msg(s->kind == c->kind, "[%s]: got %s, want %s", c->sql, dal_sql_kind_name(s->kind),
+                  dal_sql_kind_name(c->kind));
+    dal_sql_free(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ analysis */
+
+#define MAXW 16
+static const struct an_case {
+    const char *sql;
+    const char *want[MAXW]; /* lines that must appear; "!text" must not appear */
+} an_cases[] = {
+    /* --- names --- */
+    {"SELECT a FROM wm_food", {"kind=SELECT", "ntrefs=1", "tref wm_food -> wm_food FROM", "from=wm_food", "item a"}},
+    {"SELECT a FROM `wm food`", {"tref `wm food` -> wm food FROM"}},
+    {"SELECT a FROM `we``ird`", {"tref `we``ird` -> we`ird FROM"}},
+    {"SELECT a FROM db.wm_food", {"tref wm_food qual=db. -> wm_food FROM"}},
+    {"SELECT a FROM `db`.`wm_food` AS `f`", {"tref `wm_food` qual=`db`. -> wm_food as f FROM"}},
+    {"SELECT a FROM db . t", {"tref t qual=db . -> t FROM"}},
+    {"SELECT a FROM t AS x", {"tref t -> t as x FROM"}},
+    {"SELECT a FROM t x", {"tref t -> t as x FROM"}},
+    {"SELECT a FROM t1 x, t2 AS y, t3", {"ntrefs=3", "tref t1 -> t1 as x FROM", "tref t2 -> t2 as y FROM", "tref t3 -> t3 FROM"}},
+    {"SELECT a FROM t PARTITION (p0, p1) AS x USE INDEX (i1) IGNORE KEY FOR ORDER BY (i2) WHERE b = 1",
+     {"ntrefs=1", "tref t -> t as x FROM", "cond b EQ lit(1)", "!tref p0", "!tref i1", "!order"}},
+    {"SELECT a FROM t FORCE INDEX FOR JOIN (i) JOIN u ON t.k = u.k", {"ntrefs=2", "tref u -> u FROM"}},
+    {"SELECT t.a, u.b FROM t JOIN u ON t.id = u.id",
+     {"colref t.a -> 0", "colref u.b -> 1", "colref t.id -> 0", "colref u.id -> 1"}},
+    {"SELECT f.a FROM wm_food f WHERE f.b = 1", {"!colref"}},
+    {"SELECT db.wm_food.a FROM db.wm_food", {"colref wm_food.a -> 0", "!colref db"}},
+    {"SELECT WM_FOOD.a, `wm_food`.b, wm_food.* FROM wm_food",
+     {"colref WM_FOOD.a -> 0", "colref `wm_food`.b -> 0", "colref wm_food.* -> 0"}},
+    {"SELECT wm_food.f(1), @@session.wm_food FROM wm_food", {"!colref"}},
+    {"SELECT x FROM t WHERE y = 'wm_food.a' -- t.z\n", {"ntrefs=1", "!colref"}},
+    {"SELECT `from`, `select` FROM `where`", {"ntrefs=1", "tref `where` -> where FROM", "item `from`"}},
+    {"SELECT a FROM DUAL", {"ntrefs=0"}},
+    /* --- strings and comments never name tables --- */
+    {"SELECT 'FROM x', \"JOIN y\" FROM t WHERE a = 'x'' FROM z' AND b = \"\\\" JOIN w\"",
+     {"ntrefs=1", "tref t -> t FROM", "cond a EQ lit(x' FROM z)", "cond b EQ lit(\" JOIN w)"}},
+    {"SELECT a FROM t WHERE s = 'it''s \\' a ? -- FROM x' AND c = ?",
+     {"nparams=1", "ntrefs=1", "cond s EQ lit(it's ' a ? -- FROM x)", "cond c EQ ?0"}},
+    {"SELECT a -- FROM x\nFROM t # FROM y\n/* FROM z */ WHERE b = 1", {"ntrefs=1", "tref t -> t FROM", "cond b EQ lit(1)"}},
+    {"SELECT a--x\nFROM t WHERE b = 1--x", {"item a--x", "cond b EQ expr(1--x)"}},
+    {"SELECT a FROM t WHERE b = 1 -- AND c = 2", {"nconds=1", "!c EQ"}},
+    {"SELECT a FROM t /*! JOIN u ON t.k = u.k */ WHERE b = 1",
+     {"ntrefs=2", "tref u -> u FROM", "colref u.k -> 1", "cond b EQ lit(1)"}},
+    {"SELECT a FROM t /*!50100 , u */ WHERE /*!50100 c = ? AND */ b = ?",
+     {"nparams=2", "ntrefs=2", "tref u -> u FROM", "cond c EQ ?0", "cond b EQ ?1"}},
+    {"SELECT /*!40001 SQL_NO_CACHE */ a FROM t", {"item a", "!item SQL_NO_CACHE"}},
+    {"SELECT a FROM t /*M!100200 JOIN v */", {"ntrefs=2", "tref v -> v FROM"}},
+    {"SELECT a FROM t /* JOIN v */ /*+ JOIN w */", {"ntrefs=1"}},
+    /* --- placeholders --- */
+    {"SELECT ? FROM t WHERE a = ? AND b IN (?, '?', ?) /* ? */ LIMIT ?",
+     {"nparams=5", "cond a EQ ?1", "cond b IN ?2 lit(?) ?3", "limit=LIMIT ? count ?4"}},
+    {"INSERT INTO t VALUES (?, '?', \"?\", `?`, ?)", {"nparams=2", "row (?, '?', \"?\", `?`, ?) = ?0 lit(?) lit(?) expr(`?`) ?1"}},
+    /* --- WHERE conditions --- */
+    {"SELECT a FROM t WHERE k = 5", {"where=k = 5", "nconds=1", "cond k EQ lit(5)", "condspan k = 5"}},
+    {"SELECT a FROM t WHERE k = -5 AND j = - 2.5 AND i = +3", {"cond k EQ lit(-5)", "cond j EQ lit(-2.5)", "cond i EQ lit(3)"}},
+    {"SELECT a FROM t WHERE k = 'abc' AND j = NULL AND m = TRUE", {"cond k EQ lit(abc)", "cond j EQ lit(NULL)", "cond m EQ lit(TRUE)"}},
+    {"SELECT a FROM t WHERE t.k = ? AND db.t.j = ?", {"cond t.k EQ ?0", "cond t.j EQ ?1"}},
+    {"SELECT a FROM t WHERE `k` = 1 AND `t`.`j` = 2", {"cond k EQ lit(1)", "cond t.j EQ lit(2)"}},
+    {"SELECT a FROM t WHERE 5 = k AND ? = j AND 'x' = t.m AND -1 = n",
+     {"nconds=4", "cond k EQ lit(5)", "cond j EQ ?0", "cond t.m EQ lit(x)", "cond n EQ lit(-1)", "condspan 5 = k"}},
+    {"SELECT a FROM t WHERE k < 1 AND k <= 2 AND k > 3 AND k >= 4",
+     {"cond k LT lit(1)", "cond k LE lit(2)", "cond k GT lit(3)", "cond k GE lit(4)"}},
+    {"SELECT a FROM t WHERE 1 < k AND 2 <= k AND 3 > k AND 4 >= k",
+     {"cond k GT lit(1)", "cond k GE lit(2)", "cond k LT lit(3)", "cond k LE lit(4)"}},
+    {"SELECT a FROM t WHERE k IN (1, -2, 'x', ?, NOW(), 1+2)",
+     {"cond k IN lit(1) lit(-2) lit(x) ?0 expr(NOW()) expr(1+2)", "condspan k IN (1, -2, 'x', ?, NOW(), 1+2)"}},
+    {"SELECT a FROM t WHERE k IN (SELECT b FROM u)", {"nconds=0", "tref u -> u FROM"}},
+    {"SELECT a FROM t WHERE k NOT IN (1, 2) AND j != 3 AND m <> 4 AND NOT n = 5 AND p NOT BETWEEN 1 AND 2", {"nconds=0"}},
+    {"SELECT a FROM t WHERE k BETWEEN 1 AND 10 AND j = 2", {"nconds=2", "cond k BETWEEN lit(1) lit(10)", "condspan k BETWEEN 1 AND 10", "cond j EQ lit(2)"}},
+    {"SELECT a FROM t WHERE k BETWEEN ? AND ? + 1", {"cond k BETWEEN ?0 expr(? + 1)"}},
+    {"SELECT a FROM t WHERE k = 1 OR j = 2", {"where_has_or", "nconds=0"}},
+    {"SELECT a FROM t WHERE k = 1 AND j = 2 OR m = 3", {"where_has_or", "nconds=0"}},
+    {"SELECT a FROM t WHERE k = 1 || j = 2", {"where_has_or", "nconds=0"}},
+    {"SELECT a FROM t WHERE k = 1 XOR j = 2", {"where_has_or", "nconds=0"}},
+    {"SELECT a FROM t WHERE (k = 1 OR j = 2)", {"where_has_or", "nconds=0"}},
+    {"SELECT a FROM t WHERE (k = 1 OR j = 2) AND m = 3", {"!where_has_or", "nconds=1", "cond m EQ lit(3)"}},
+    {"SELECT a FROM t WHERE (k = 1 AND (j = 2 AND (m = 3))) AND n = 4",
+     {"nconds=4", "cond k EQ lit(1)", "cond j EQ lit(2)", "cond m EQ lit(3)", "cond n EQ lit(4)"}},
+    {"SELECT a FROM t WHERE k = 1 && j = 2", {"nconds=2"}},
+    {"SELECT a FROM t WHERE CASE WHEN k = 1 AND j = 2 OR m = 1 THEN 1 END = 1 AND n = 2",
+     {"!where_has_or", "nconds=1", "cond n EQ lit(2)"}},
+    {"SELECT a FROM t WHERE k = (SELECT MAX(k) FROM u WHERE u.z = 1 OR u.y = 2)", {"!where_has_or", "cond k EQ expr((SELECT MAX(k) FROM u WHERE u.z = 1 OR u.y = 2))"}},
+    {"SELECT a FROM t JOIN u ON t.a = u.b WHERE t.x = u.y AND f(k) = 1 AND k + 1 = 2", {"nconds=0"}},
+    {"SELECT a FROM t WHERE k = NOW() AND j > DATE_SUB(NOW(), INTERVAL 1 DAY)",
+     {"cond k EQ expr(NOW())", "cond j GT expr(DATE_SUB(NOW(), INTERVAL 1 DAY))"}},
+    {"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k) AND k = 1",
+     {"ntrefs=2", "nconds=1", "cond k EQ lit(1)"}},
+    {"SELECT a FROM t WHERE k LIKE 'x%' AND j IS NULL AND m = 1", {"nconds=1", "cond m EQ lit(1)"}},
+    /* --- subqueries and joins --- */
+    {"SELECT * FROM t1, (SELECT * FROM t2 WHERE t2.x = 1) AS d, t3 x WHERE t1.b = (SELECT MAX(b) FROM t4)",
+     {"ntrefs=4", "tref t1 -> t1 FROM", "tref t2 -> t2 FROM", "tref t3 -> t3 as x FROM", "tref t4 -> t4 FROM", "!tref d", "nconds=1"}},
+    {"SELECT (SELECT COUNT(*) FROM u WHERE u.k = t.k) AS c FROM t", {"ntrefs=2", "tref u -> u FROM", "item (SELECT COUNT(*) FROM u WHERE u.k = t.k) as c"}},
+    {"SELECT a FROM t WHERE k IN (SELECT k FROM (SELECT k FROM deep WHERE x IN (SELECT y FROM deeper)) d)",
+     {"ntrefs=3", "tref deep -> deep FROM", "tref deeper -> deeper FROM"}},
+    {"SELECT a FROM t1 INNER JOIN t2 ON t1.a = t2.a LEFT JOIN t3 USING (a) RIGHT OUTER JOIN t4 ON t4.b = t3.b "
+     "CROSS JOIN t5 STRAIGHT_JOIN t6 ON 1 NATURAL LEFT JOIN t7 LEFT OUTER JOIN t8 ON LEFT(t8.x, 2) = 'ab' JOIN t9",
+     {"ntrefs=9", "tref t1 -> t1 FROM", "tref t5 -> t5 FROM", "tref t8 -> t8 FROM", "tref t9 -> t9 FROM", "!tref a "}},
+    {"SELECT a FROM t1 JOIN (t2 JOIN t3 ON t2.a = t3.a) ON t1.a = t2.a", {"ntrefs=3", "tref t3 -> t3 FROM"}},
+    {"SELECT a FROM t1 JOIN t2 ON t1.k = t2.k AND t2.z IN (SELECT z FROM t3) WHERE t1.k = 1", {"ntrefs=3", "tref t3 -> t3 FROM", "cond t1.k EQ lit(1)"}},
+    {"SELECT a FROM t1 JOIN t2 JOIN t3 ON t2.a = t3.a ON t1.a = t2.a", {"ntrefs=3"}},
+    {"SELECT a FROM { OJ t1 LEFT OUTER JOIN t2 ON t1.a = t2.a }", {"ntrefs=2", "tref t2 -> t2 FROM"}},
+    {"SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.a = t.a) AS l", {"ntrefs=2", "tref u -> u FROM"}},
+    {"SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x INT PATH '$')) AS j, t", {"ntrefs=1", "tref t -> t FROM"}},
+    {"SELECT * FROM ((SELECT a FROM t1) UNION (SELECT a FROM t2)) AS u", {"ntrefs=2", "tref t1 -> t1 FROM", "tref t2 -> t2 FROM", "!union"}},
+    {"SELECT * FROM t WHERE k = ((SELECT 1 FROM u) + (SELECT 2 FROM v))", {"ntrefs=3", "tref v -> v FROM"}},
+    {"WITH c AS (SELECT * FROM t WHERE k = 1), d AS (SELECT * FROM c) SELECT * FROM c JOIN d JOIN u",
+     {"ntrefs=2", "tref t -> t FROM", "tref u -> u FROM", "!tref c", "!tref d"}},
+    {"WITH c AS (SELECT 1) SELECT * FROM db.c", {"ntrefs=1", "tref c qual=db. -> c FROM"}},
+    /* --- SELECT shape --- */
+    {"SELECT DISTINCT a, b FROM t", {"distinct", "item a", "item b"}},
+    {"SELECT SQL_CALC_FOUND_ROWS DISTINCTROW a FROM t", {"distinct", "item a"}},
+    {"SELECT a AS x, b y, c 'z', d AS \"w\", COUNT(*) n, (a + b) AS s, NOW() t, e FROM t",
+     {"item a as x", "item b as y", "item c as z", "item d as w", "item COUNT(*) as n COUNT(*)", "item (a + b) as s", "item NOW() as t", "item e"}},
+    {"SELECT a + b, NOT c, d IS NULL, e IS NOT TRUE, x COLLATE utf8mb4_bin, NOW() + INTERVAL 1 DAY, 'a' 'b', CASE WHEN a THEN 1 ELSE 0 END, t.c FROM t",
+     {"item a + b", "item NOT c", "item d IS NULL", "item e IS NOT TRUE", "item x COLLATE utf8mb4_bin", "item NOW() + INTERVAL 1 DAY", "item 'a' 'b'", "item CASE WHEN a THEN 1 ELSE 0 END", "item t.c", "! as "}},
+    {"SELECT *, t.*, db.t.* FROM t", {"item * star", "item t.* star", "item db.t.* star"}},
+    {"SELECT COUNT(*), COUNT(1), COUNT(DISTINCT a, b), COUNT(ALL a) FROM t",
+     {"item COUNT(*) COUNT(*)", "item COUNT(1) COUNT(1)", "item COUNT(DISTINCT a, b) COUNT_DISTINCT(a, b)", "item COUNT(ALL a) COUNT(a)"}},
+    {"SELECT SUM(a), MIN(b), MAX(c), AVG(d), MIN(DISTINCT e), sum( f * 2 ) FROM t",
+     {"item SUM(a) SUM(a)", "item MIN(b) MIN(b)", "item MAX(c) MAX(c)", "item AVG(d) AVG(d)", "item MIN(DISTINCT e) MIN(e)", "item sum( f * 2 ) SUM(f * 2)"}},
+    {"SELECT SUM(DISTINCT a), AVG(DISTINCT b), GROUP_CONCAT(c), STDDEV(d), SUM(a)/COUNT(*), ROUND(AVG(e), 2), COUNT(*) OVER (PARTITION BY a) FROM t",
+     {"item SUM(DISTINCT a) OTHER", "item AVG(DISTINCT b) OTHER", "item GROUP_CONCAT(c) OTHER", "item STDDEV(d) OTHER",
+      "item SUM(a)/COUNT(*) OTHER", "item ROUND(AVG(e), 2) OTHER", "item COUNT(*) OVER (PARTITION BY a) OTHER"}},
+    {"SELECT (SELECT MAX(x) FROM u), UPPER(a), COUNT FROM t", {"item (SELECT MAX(x) FROM u)", "item UPPER(a)", "item COUNT"}},
+    {"SELECT a FROM t ORDER BY a DESC, b ASC, 3, t.c, a + 1 DESC, `d` desc",
+     {"order a desc col=a", "order b col=b", "order 3 pos=3", "order t.c col=c", "order a + 1 desc", "order `d` desc col=d"}},
+    {"SELECT a, COUNT(*) FROM t GROUP BY a, 2 HAVING COUNT(*) > 1 ORDER BY 2 DESC",
+     {"group a col=a", "group 2 pos=2", "having=COUNT(*) > 1", "order 2 desc pos=2"}},
+    {"SELECT a, SUM(b) FROM t GROUP BY a WITH ROLLUP", {"group a col=a", "rollup"}},
+    {"SELECT a FROM t GROUP BY a HAVING a IN (SELECT b FROM u)", {"ntrefs=2", "having=a IN (SELECT b FROM u)"}},
+    {"SELECT a FROM t LIMIT 10", {"limit=LIMIT 10 count lit(10)", "!offset"}},
+    {"SELECT a FROM t LIMIT 20, 10", {"limit=LIMIT 20, 10 count lit(10) offset lit(20)"}},
+    {"SELECT a FROM t LIMIT 10 OFFSET 20", {"limit=LIMIT 10 OFFSET 20 count lit(10) offset lit(20)"}},
+    {"SELECT a FROM t LIMIT ?, ?", {"limit=LIMIT ?, ? count ?1 offset ?0"}},
+    {"SELECT a FROM t LIMIT ? OFFSET ? FOR UPDATE", {"limit=LIMIT ? OFFSET ? count ?0 offset ?1", "for_update"}},
+    {"SELECT a FROM t WHERE k = 1 FOR UPDATE NOWAIT", {"for_update", "cond k EQ lit(1)"}},
+    {"SELECT a FROM t LOCK IN SHARE MODE", {"for_update"}},
+    {"SELECT a FROM t FOR SHARE SKIP LOCKED", {"for_update"}},
+    {"SELECT a FROM t WHERE k IN (SELECT k FROM u LIMIT 1 FOR UPDATE) ORDER BY a", {"!for_update", "!limit", "order a col=a"}},
+    {"SELECT a FROM t WHERE b = 1 GROUP BY a HAVING SUM(c) > 0 ORDER BY a LIMIT 5",
+     {"where=b = 1", "from=t", "group a col=a", "having=SUM(c) > 0", "order a col=a", "limit=LIMIT 5 count lit(5)"}},
+    {"SELECT a INTO @x FROM t WHERE b = 1", {"ntrefs=1", "cond b EQ lit(1)", "item a"}},
+    {"SELECT a FROM t1 WHERE k = 1 UNION ALL SELECT a FROM t2 ORDER BY a LIMIT 5",
+     {"union", "ntrefs=2", "nconds=0", "order a col=a", "limit=LIMIT 5 count lit(5)"}},
+    {"(SELECT a FROM t1 WHERE k = 1) UNION (SELECT a FROM t2) ORDER BY 1 DESC LIMIT 2",
+     {"union", "item a", "order 1 desc pos=1", "limit=LIMIT 2 count lit(2)"}},
+    {"(SELECT a FROM t1 WHERE k = 1 ORDER BY a LIMIT 3)", {"!union", "nconds=1", "order a col=a", "limit=LIMIT 3 count lit(3)"}},
+    /* --- INSERT / REPLACE --- */
+    {"INSERT INTO t (a, b) VALUES (1, 'x')",
+     {"kind=INSERT", "tref t -> t INTO", "columns=a,b", "values=(1, 'x')", "row (1, 'x') = lit(1) lit(x)"}},
+    {"INSERT INTO db.wm_food (`id`, name, t.price) VALUES (?, ?, ?), (?, ?, ?)",
+     {"tref wm_food qual=db. -> wm_food INTO", "columns=id,name,price", "row (?, ?, ?) = ?0 ?1 ?2", "row (?, ?, ?) = ?3 ?4 ?5", "values=(?, ?, ?), (?, ?, ?)"}},
+    {"INSERT INTO t VALUES (1, CONCAT('a,b', ')'), 'x'), (NOW(), 1+2, (3)), (-4, f(1, (2), 3), 'it''s')",
+     {"row (1, CONCAT('a,b', ')'), 'x') = lit(1) expr(CONCAT('a,b', ')')) lit(x)",
+      "row (NOW(), 1+2, (3)) = expr(NOW()) expr(1+2) expr((3))", "row (-4, f(1, (2), 3), 'it''s') = lit(-4) expr(f(1, (2), 3)) lit(it's)",
+      "!columns"}},
+    {"INSERT t VALUE (1)", {"tref t -> t INTO", "row (1) = lit(1)"}},
+    {"INSERT INTO t () VALUES ()", {"row () =", "!columns"}},
+    {"INSERT LOW_PRIORITY IGNORE INTO t (a) VALUES (1)", {"insert_ignore", "columns=a"}},
+    {"INSERT INTO t SET a = 1, b = ?, c = NOW()",
+     {"insert_set", "columns=a,b,c", "row a = 1, b = ?, c = NOW() = lit(1) ?0 expr(NOW())", "values=a = 1, b = ?, c = NOW()"}},
+    {"INSERT INTO t (a, b) SELECT x, y FROM s WHERE k = 1",
+     {"insert_select", "ntrefs=2", "tref t -> t INTO", "tref s -> s FROM", "columns=a,b", "nconds=0", "!row"}},
+    {"INSERT INTO t (SELECT * FROM s)", {"insert_select", "tref s -> s FROM", "!columns"}},
+    {"INSERT INTO t WITH c AS (SELECT 1) SELECT * FROM c JOIN s", {"insert_select", "ntrefs=2", "tref s -> s FROM"}},
+    {"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = a + 1, b = VALUES(b)",
+     {"odku=ON DUPLICATE KEY UPDATE a = a + 1, b = VALUES(b)", "row (1) = lit(1)"}},
+    {"INSERT INTO t (a) VALUES (1) AS new ON DUPLICATE KEY UPDATE a = new.a", {"odku=ON DUPLICATE KEY UPDATE a = new.a", "row (1) = lit(1)"}},
+    {"INSERT INTO t (a, b) SELECT x, y FROM s JOIN u ON s.k = u.k ON DUPLICATE KEY UPDATE a = s.x",
+     {"insert_select", "ntrefs=3", "odku=ON DUPLICATE KEY UPDATE a = s.x", "colref s.x -> 1"}},
+    {"INSERT INTO t (a) VALUES ((SELECT MAX(a) FROM u))", {"ntrefs=2", "tref u -> u FROM"}},
+    {"INSERT INTO t (a) VALUES (1) RETURNING id", {"row (1) = lit(1)", "!odku"}},
+    {"REPLACE INTO t (a) VALUES (1), (2)", {"kind=REPLACE", "tref t -> t INTO", "row (1) = lit(1)", "row (2) = lit(2)"}},
+    {"INSERT INTO t (a) VALUES (x'4142'), (_utf8mb4'z'), (N'n'), ('a\\tb\\%'), (0x1F)",
+     {"row (x'4142') = lit(AB)", "row (_utf8mb4'z') = lit(z)", "row (N'n') = lit(n)", "row ('a\\tb\\%') = lit(a\tb\\%)", "row (0x1F) = lit(0x1F)"}},
+    /* --- UPDATE --- */
+    {"UPDATE wm_food SET name = ?, price = price + 1 WHERE wm_poi_id = ? AND id = ?",
+     {"kind=UPDATE", "tref wm_food -> wm_food UPDATE", "set_columns=name,price", "cond wm_poi_id EQ ?1", "cond id EQ ?2", "nparams=3"}},
+    {"UPDATE LOW_PRIORITY IGNORE t AS x SET x.a = 1, `b` = (SELECT MAX(c) FROM u) WHERE x.k IN (1, 2) ORDER BY a DESC LIMIT 10",
+     {"tref t -> t as x UPDATE", "tref u -> u FROM", "set_columns=a,b", "cond x.k IN lit(1) lit(2)", "order a desc col=a", "limit=LIMIT 10 count lit(10)"}},
+    {"UPDATE t1 JOIN t2 ON t1.k = t2.k SET t1.a = t2.b WHERE t1.k = 5",
+     {"tref t1 -> t1 UPDATE", "tref t2 -> t2 UPDATE", "set_columns=a", "cond t1.k EQ lit(5)"}},
+    {"UPDATE t1, t2 SET t1.a = 1 WHERE t1.k = t2.k", {"ntrefs=2", "nconds=0"}},
+    {"UPDATE t SET a = 1 WHERE k = 1 OR j = 2", {"where_has_or", "nconds=0"}},
+    /* --- DELETE --- */
+    {"DELETE FROM wm_food WHERE id = ? LIMIT 1",
+     {"kind=DELETE", "tref wm_food -> wm_food DELETE", "cond id EQ ?0", "limit=LIMIT 1 count lit(1)", "from=wm_food"}},
+    {"DELETE LOW_PRIORITY QUICK IGNORE FROM t AS x WHERE x.k = 1 ORDER BY a", {"tref t -> t as x DELETE", "cond x.k EQ lit(1)", "order a col=a"}},
+    {"DELETE f FROM wm_food AS f JOIN wm_poi p ON f.poi = p.id WHERE f.k = 1",
+     {"ntrefs=2", "tref wm_food -> wm_food as f DELETE", "tref wm_poi -> wm_poi as p FROM", "cond f.k EQ lit(1)"}},
+    {"DELETE t1, t2.* FROM t1 JOIN t2 JOIN t3 WHERE t1.id = t2.id",
+     {"ntrefs=5", "tref t3 -> t3 FROM", "!FROM\ntref t1 -> t1 FROM"}},
+    {"DELETE FROM a1, t2 USING t1 AS a1 INNER JOIN t2 JOIN t3 USING (k) WHERE t1.id = 4",
+     {"tref t1 -> t1 as a1 DELETE", "tref t3 -> t3 FROM", "cond t1.id EQ lit(4)", "from=t1 AS a1 INNER JOIN t2 JOIN t3 USING (k)"}},
+    {"DELETE FROM t WHERE k IN (SELECT k FROM u)", {"tref u -> u FROM", "tref t -> t DELETE"}},
+    /* --- DDL --- */
+    {"CREATE TABLE IF NOT EXISTS db.t (id INT, pid INT REFERENCES p (id), FOREIGN KEY (x) REFERENCES q (y)) ENGINE=InnoDB",
+     {"ntrefs=3", "tref t qual=db. -> t DDL", "tref p -> p FROM", "tref q -> q FROM", "!tref id"}},
+    {"CREATE TEMPORARY TABLE t2 LIKE t1", {"tref t2 -> t2 DDL", "tref t1 -> t1 FROM"}},
+    {"CREATE TABLE t2 (LIKE db.t1)", {"tref t2 -> t2 DDL", "tref t1 qual=db. -> t1 FROM"}},
+    {"CREATE TABLE t2 AS SELECT * FROM t1 WHERE a = 1", {"tref t2 -> t2 DDL", "tref t1 -> t1 FROM"}},
+    {"CREATE TABLE t2 (a INT) IGNORE SELECT a FROM t1", {"tref t2 -> t2 DDL", "tref t1 -> t1 FROM"}},
+    {"CREATE TABLE t (a INT) PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10))", {"ntrefs=1", "tref t -> t DDL"}},
+    {"CREATE UNIQUE INDEX ix ON wm_food (a, b)", {"ntrefs=1", "tref wm_food -> wm_food DDL", "!ix"}},
+    {"CREATE INDEX ix USING BTREE ON db.t (a)", {"tref t qual=db. -> t DDL"}},
+    {"CREATE OR REPLACE ALGORITHM = MERGE DEFINER = 'u'@'%' SQL SECURITY INVOKER VIEW v AS SELECT a FROM t",
+     {"ntrefs=2", "tref v -> v DDL", "tref t -> t FROM"}},
+    {"ALTER TABLE wm_food ADD COLUMN c INT, ADD INDEX (c)", {"ntrefs=1", "tref wm_food -> wm_food DDL"}},
+    {"ALTER TABLE t1 RENAME TO t2", {"tref t1 -> t1 DDL", "tref t2 -> t2 DDL"}},
+    {"ALTER TABLE t RENAME COLUMN a TO b, RENAME INDEX i TO j, RENAME KEY k TO l", {"ntrefs=1"}},
+    {"ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES p (id)", {"tref p -> p FROM"}},
+    {"ALTER TABLE t EXCHANGE PARTITION p0 WITH TABLE t2", {"tref t2 -> t2 DDL"}},
+    {"DROP TABLE IF EXISTS a, db.b, `c`", {"ntrefs=3", "tref a -> a DDL", "tref b qual=db. -> b DDL", "tref `c` -> c DDL"}},
+    {"DROP TEMPORARY TABLE t", {"tref t -> t DDL"}},
+    {"DROP INDEX ix ON t", {"ntrefs=1", "tref t -> t DDL"}},
+    {"DROP DATABASE d", {"ntrefs=0"}},
+    {"TRUNCATE TABLE t", {"tref t -> t DDL"}},
+    {"TRUNCATE db.t", {"tref t qual=db. -> t DDL"}},
+    {"RENAME TABLE a TO b, db.c TO db.d", {"ntrefs=4", "tref a -> a DDL", "tref b -> b DDL", "tref c qual=db. -> c DDL", "tref d qual=db. -> d DDL"}},
+    /* --- others --- */
+    {"EXPLAIN SELECT * FROM t WHERE k = 1", {"kind=OTHER", "tref t -> t FROM", "cond k EQ lit(1)"}},
+    {"EXPLAIN FORMAT=JSON UPDATE t SET a = 1", {"kind=OTHER", "tref t -> t UPDATE"}},
+    {"EXPLAIN t", {"kind=OTHER", "tref t -> t FROM"}},
+    {"DESCRIBE db.t a", {"kind=OTHER", "tref t qual=db. -> t FROM"}},
+    {"EXPLAIN FOR CONNECTION 5", {"ntrefs=0"}},
+    {"SHOW CREATE TABLE t", {"kind=SHOW", "tref t -> t FROM"}},
+    {"SHOW FULL COLUMNS FROM t", {"tref t -> t FROM"}},
+    {"SHOW TABLES LIKE 'x'", {"ntrefs=0"}},
+    {"TABLE t ORDER BY a LIMIT 1", {"kind=OTHER", "tref t -> t FROM"}},
+    {"SELECT 1; ", {"kind=SELECT", "ntrefs=0"}},
+    {"SELECT a FROM t; DROP TABLE t", {"kind=MULTI", "ntrefs=0"}},
+    /* --- hints --- */
+    {"/*+ dal shard=3 */ SELECT 1", {"hint shard=3"}},
+    {"SELECT /*+ dal master route='a b' x=\"it\"\"s\" y='\\'q' */ 1", {"hint master=", "hint route=a b", "hint x=it\"s", "hint y='q"}},
+    {"SELECT /*+ DAL a=1,b=2 */ /*+ dal c=3 */ 1", {"hint a=1", "hint b=2", "hint c=3"}},
+    {"SELECT /*+ BKA(t1) NO_ICP(t2) */ /*+ dalx=1 */ /*+ */ 1", {"!hint"}},
+    {"SELECT /*! /*+ dal k=v */ */ 1", {"hint k=v"}},
+};
+
+START_TEST(test_analysis_table)
+{
+    const struct an_case *c = &an_cases[_i];
+    dal_sql_t *s = analyse_ok(c->sql);
+    char *text = render(s);
+    int k;
+
+    for (k = 0; k < MAXW && c->want[k]; k++) {
+        const char *w = c->want[k];
+        if (w[0] == '!')
+            ck_assert_msg(!strstr(text, w + 1), "[%s]\n unexpected '%s' in:\n%s", c->sql, w + 1, text);
+        else
+            ck_assert_msg(has_line(text, w), "[%s]\n missing line '%s' in:\n%s", c->sql, w, text);
+    }
+    free(text);
+    dal_sql_free(s);
+}
+END_TEST
+
+START_TEST(test_spans_are_exact)
+{
+    const char *sql = "SELECT f.name FROM db.wm_food f WHERE wm_food.id = 7 AND x IN (1,2)";
+    dal_sql_t *s = analyse_ok(sql);
+
+    ck_assert_uint_eq(s->len, strlen(sql));
+    ck_assert_str_eq(s->text, sql);
+    ck_assert_int_eq(s->text[s->len], '\0');
+    ck_assert_uint_eq(s->ntrefs, 1);
+    ck_assert_uint_eq(s->trefs[0].off, 22);
+    ck_assert_uint_eq(s->trefs[0].len, 7);
+    ck_assert_uint_eq(s->trefs[0].qual_off, 19);
+    ck_assert_uint_eq(s->trefs[0].qual_len, 3);
+    ck_assert_uint_eq(s->ncolrefs, 1);
+    ck_assert_uint_eq(s->colrefs[0].off, 38);
+    ck_assert_uint_eq(s->colrefs[0].len, 7);
+    ck_assert_uint_eq(s->where_off, 38);
+    ck_assert_uint_eq(s->where_len, strlen(sql) - 38);
+    ck_assert_uint_eq(s->nconds, 2);
+    ck_assert_uint_eq(s->conds[0].vals[0].off, 51);
+    ck_assert_uint_eq(s->conds[0].vals[0].len, 1);
+    ck_assert_int_eq(s->conds[0].vals[0].param_index, -1);
+    ck_assert_int_eq(s->conds[0].vals[0].lit_type, DAL_TOK_NUMBER);
+    ck_assert_uint_eq(s->from_off, 19);
+    ck_assert_uint_eq(s->from_end, 31);
+    dal_sql_free(s);
+}
+END_TEST
+
+START_TEST(test_negative_literal_fields)
+{
+    dal_sql_t *s = analyse_ok("SELECT a FROM t WHERE k = - 42");
+    const dal_sql_opnd_t *o = &s->conds[0].vals[0];
+
+    ck_assert_int_eq(o->kind, DAL_OPND_LITERAL);
+    ck_assert_int_eq(o->negative, 1);
+    ck_assert_int_eq(o->lit_type, DAL_TOK_NUMBER);
+    ck_assert_uint_eq(o->off, 26);
+    ck_assert_uint_eq(o->len, 4);
+    dal_sql_free(s);
+}
+END_TEST
+
+START_TEST(test_text_outlives_input)
+{
+    char *copy = strdup("SELECT a FROM wm_food WHERE id = 3");
+    dal_sql_t *s;
+    char err[64];
+
+    ck_assert_int_eq(dal_sql_analyse(copy, strlen(copy), &s, err, sizeof err), 0);
+    memset(copy, 'x', strlen(copy));
+    free(copy);
+    ck_assert_str_eq(s->trefs[0].name, "wm_food");
+    ck_assert_int_eq(strncmp(s->text + s->trefs[0].off, "wm_food", 7), 0);
+    ck_assert(dal_sql_ref(s) == s);
+    dal_sql_unref(s);
+    dal_sql_unref(s);
+}
+END_TEST
+
+START_TEST(test_deep_nesting)
+{
+    /* deep expression parentheses are fine; deep subqueries are refused */
+    size_t n = 5000, i;
+    char *sql = malloc(n * 16 + 64), *p = sql, err[128];
+    dal_sql_t *s;
+
+    p += sprintf(p, "SELECT a FROM t WHERE k = ");
+    for (i = 0; i < n; i++)
+        *p++ = '(';
+    *p++ = '1';
+    for (i = 0; i < n; i++)
+        *p++ = ')';
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->nconds, 1);
+    dal_sql_free(s);
+
+    p = sql;
+    for (i = 0; i < 200; i++)
+        p += sprintf(p, "SELECT * FROM (");
+    p += sprintf(p, "SELECT 1");
+    for (i = 0; i < 200; i++)
+        p += sprintf(p, ") x");
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_ptr_null(s);
+    ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
+
+    p = sql;
+    p += sprintf(p, "SELECT a FROM t WHERE ");
+    for (i = 0; i < 100; i++)
+        *p++ = '(';
+    p += sprintf(p, "k = 1");
+    for (i = 0; i < 100; i++)
+        *p++ = ')';
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    dal_sql_free(s);
+    free(sql);
+}
+END_TEST
+
+START_TEST(test_large_insert)
+{
+    size_t rows = 3000, i;
+    char *sql = malloc(rows * 32 + 64), *p = sql, err[64];
+    dal_sql_t *s;
+
+    p += sprintf(p, "INSERT INTO t (a, b, c) VALUES ");
+    for (i = 0; i < rows; i++)
+        p += sprintf(p, "%s(?, %zu, 'v%zu')", i ? "," : "", i, i);
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->nrows, rows);
+    ck_assert_uint_eq(s->nparams, rows);
+    ck_assert_int_eq(s->rows[rows - 1].vals[0].param_index, (int)rows - 1);
+    ck_assert_uint_eq(s->values_end, (uint32_t)(p - sql));
+    dal_sql_free(s);
+    free(sql);
+}
+END_TEST
+
+/* ------------------------------------------------------------ errors */
+
+static const struct err_case {
+    const char *sql;
+    const char *msg;
+} err_cases[] = {
+    {"SELECT 'abc", "unterminated string at offset 7"},
+    {"SELECT \"abc\\\"", "unterminated string at offset 7"},
+    {"SELECT a FROM t WHERE b = 'x\\", "unterminated string at offset 26"},
+    {"SELECT N'abc", "unterminated string at offset 7"},
+    {"SELECT `abc", "unterminated quoted identifier at offset 7"},
+    {"SELECT 1 /* x", "unterminated comment at offset 9"},
+    {"SELECT 1 /*! JOIN t", "unterminated executable comment at offset 9"},
+    {"SELECT 1 /*!50100 JOIN t /* c */", "unterminated executable comment at offset 9"},
+    {"SELECT 1 /*+ dal a=1", "unterminated hint at offset 9"},
+    {"SELECT (1", "unbalanced '(' at offset 7"},
+    {"SELECT f(1, (2)", "unbalanced '(' at offset 8"},
+    {"SELECT 1)", "unbalanced ')' at offset 8"},
+    {"SELECT a FROM t WHERE (a = 1))", "unbalanced ')' at offset 29"},
+    {"", "empty statement at offset 0"},
+    {"  -- nothing\n", "empty statement at offset 13"},
+    {";", "empty statement at offset 1"},
+    {"SELECT /*+ dal =1 */ 1", "malformed dal hint at offset 15"},
+    {"SELECT /*+ dal a='x */ 1", "malformed dal hint at offset 17"},
+    {"SELECT /*+ dal a(1) */ 1", "malformed dal hint at offset 16"},
+};
+
+START_TEST(test_error_table)
+{
+    const struct err_case *c = &err_cases[_i];
+    size_t len = strlen(c->sql);
+    char *copy = exact_copy(c->sql, len), err[128];
+    dal_sql_t *s = (dal_sql_t *)1;
+
+    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, err, sizeof err), -1);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strcmp(err, c->msg) == 0, "[%s]: got '%s', want '%s'", c->sql, err, c->msg);
+    /* a tiny or absent buffer is fine too */
+    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, err, 4), -1);
+    ck_assert_uint_eq(strlen(err), 3);
+    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, NULL, 0), -1);
+    free(copy);
+}
+END_TEST
+
+/* ------------------------------------------------------------ literals */
+
+static const struct lit_case {
+    const char *lit;
+    const char *want;
+    size_t wantlen;
+} lit_cases[] = {
+    {"'abc'", "abc", 3},
+    {"''", "", 0},
+    {"'it''s'", "it's", 4},
+    {"\"say \"\"hi\"\"\"", "say \"hi\"", 8},
+    {"'\\0\\'\\\"\\b\\n\\r\\t\\Z\\\\'", "\0'\"\b\n\r\t\032\\", 9},
+    {"'\\%\\_\\x'", "\\%\\_x", 5},
+    {"\"a'b\"", "a'b", 3},
+    {"N'nat'", "nat", 3},
+    {"_utf8mb4'u'", "u", 1},
+    {"_latin1  'l'", "l", 1},
+    {"_binary\"b\"", "b", 1},
+    {"X'414243'", "ABC", 3},
+    {"x''", "", 0},
+    {"B'01000001'", "A", 1},
+    {"b'1000001'", "A", 1},
+    {"b'100000101000010'", "AB", 2},
+    {"42", "42", 2},
+    {"-42", "-42", 3},
+    {"- 4.5e3", "-4.5e3", 6},
+    {"+7", "7", 1},
+    {"0x1F", "0x1F", 4},
+    {"NULL", "NULL", 4},
+    {"false", "false", 5},
+};
+
+START_TEST(test_literal_table)
+{
+    const struct lit_case *c = &lit_cases[_i];
+    char sql[128], out[64];
+    dal_sql_t *s;
+    size_t n;
+
+    snprintf(sql, sizeof sql, "SELECT a FROM t WHERE k = %s", c->lit);
+    s = analyse_ok(sql);
+    ck_assert_uint_eq(s->nconds, 1);
+    ck_assert_int_eq(s->conds[0].vals[0].kind, DAL_OPND_LITERAL);
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
+    ck_assert_uint_eq(n, c->wantlen);
+    ck_assert_int_eq(memcmp(out, c->want, n), 0);
+    ck_assert_int_eq(out[n], '\0');
+    dal_sql_free(s);
+}
+END_TEST
+
+START_TEST(test_literal_edges)
+{
+    dal_sql_t *s = analyse_ok("INSERT INTO t VALUES ('abcdef', X'4', B'2', ?, NOW())");
+    const dal_sql_opnd_t *v = s->rows[0].vals;
+    char out[4];
+    size_t n;
+
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[0], out, sizeof out, &n), 0);
+    ck_assert_uint_eq(n, 6); /* full length reported, output truncated */
+    ck_assert_str_eq(out, "abc");
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[0], NULL, 0, &n), 0);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[1], out, sizeof out, &n), -1); /* odd hex */
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[2], out, sizeof out, &n), -1); /* not bits */
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[3], out, sizeof out, &n), -1); /* PARAM */
+    ck_assert_int_eq(v[3].param_index, 0);
+    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[4], out, sizeof out, &n), -1); /* EXPR */
+    dal_sql_free(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the cache */
+
+START_TEST(test_cache_hit)
+{
+    dal_sql_cache_t *c = dal_sql_cache_new(64);
+    const char *q = "SELECT name FROM wm_food WHERE wm_poi_id = ?";
+    char err[64], *copy = exact_copy(q, strlen(q));
+    const dal_sql_t *a, *b;
+    uint64_t hits, misses;
+
+    a = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    b = dal_sql_cache_get(c, copy, strlen(q), err, sizeof err);
+    ck_assert_ptr_eq(a, b);
+    ck_assert_uint_eq(atomic_load(&a->refs), 3); /* cache + two callers */
+    dal_sql_cache_stats(c, &hits, &misses);
+    ck_assert_uint_eq(hits, 1);
+    ck_assert_uint_eq(misses, 1);
+    /* a prefix of the text is another statement */
+    b = dal_sql_cache_get(c, q, strlen(q) - 2, err, sizeof err);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_uint_eq(b->nparams, 0);
+    dal_sql_unref(b);
+    dal_sql_unref(a);
+    dal_sql_unref(a);
+    ck_assert_ptr_null(dal_sql_cache_get(c, "SELECT 'x", 9, err, sizeof err));
+    ck_assert_str_eq(err, "unterminated string at offset 7");
+    ck_assert_ptr_null(dal_sql_cache_get(c, "SELECT 'x", 9, err, sizeof err)); /* not cached */
+    dal_sql_cache_stats(c, &hits, &misses);
+    ck_assert_uint_eq(misses, 4);
+    free(copy);
+    dal_sql_cache_free(c);
+}
+END_TEST
+
+START_TEST(test_cache_eviction_keeps_refs)
+{
+    dal_sql_cache_t *c = dal_sql_cache_new(16);
+    const char *q = "SELECT a FROM kept WHERE k = 1";
+    const dal_sql_t *held, *again;
+    char sql[64], err[64];
+    int i;
+
+    held = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    ck_assert_ptr_nonnull(held);
+    for (i = 0; i < 2000; i++) {
+        const dal_sql_t *s;
+        snprintf(sql, sizeof sql, "SELECT a FROM t%d WHERE k = %d", i, i);
+        s = dal_sql_cache_get(c, sql, strlen(sql), err, sizeof err);
+        ck_assert_ptr_nonnull(s);
+        dal_sql_unref(s);
+    }
+    /* evicted by now, but still ours and intact */
+    ck_assert_uint_eq(atomic_load(&held->refs), 1);
+    ck_assert_str_eq(held->text, q);
+    ck_assert_str_eq(held->trefs[0].name, "kept");
+    again = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    ck_assert_ptr_ne(again, held);
+    ck_assert_str_eq(again->trefs[0].name, "kept");
+    dal_sql_unref(held);
+    dal_sql_cache_free(c); /* `again` outlives the cache */
+    ck_assert_str_eq(again->trefs[0].name, "kept");
+    dal_sql_unref(again);
+}
+END_TEST
+
+enum { NTHREADS = 4, NSTMTS = 48, ROUNDS = 4000 };
+
+struct worker {
+    dal_sql_cache_t *cache;
+    int seed;
+    int errors;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    unsigned x = (unsigned)w->seed * 2654435761u + 1;
+    char sql[96], name[32], err[64];
+    int i;
+
+    for (i = 0; i < ROUNDS; i++) {
+        const dal_sql_t *s;
+        int k;
+        x = x * 1103515245u + 12345u;
+        k = (int)((x >> 16) % NSTMTS);
+        snprintf(name, sizeof name, "tbl_%d", k);
+        snprintf(sql, sizeof sql, "SELECT a, b FROM %s WHERE id = ? AND k IN (%d, ?)", name, k);
+        s = dal_sql_cache_get(w->cache, sql, strlen(sql), err, sizeof err);
+        if (!s || s->kind != DAL_SQL_SELECT || s->ntrefs != 1 ||
+            strcmp(s->trefs[0].name, name) != 0 || strcmp(s->text, sql) != 0 ||
+            s->nparams != 2 || s->nconds != 2)
+            w->errors++;
+        dal_sql_unref(s);
+    }
+    return NULL;
+}
+
+START_TEST(test_cache_threads)
+{
+    /* capacity well below the working set: hits, misses, races on insert
+     * and evictions of entries other threads are using, all at once */
+    dal_sql_cache_t *c = dal_sql_cache_new(16);
+    pthread_t th[NTHREADS];
+    struct worker w[NTHREADS];
+    uint64_t hits, misses;
+    int i;
+
+    for (i = 0; i < NTHREADS; i++) {
+        w[i].cache = c;
+        w[i].seed = i + 1;
+        w[i].errors = 0;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (i = 0; i < NTHREADS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].errors, 0);
+    }
+    dal_sql_cache_stats(c, &hits, &misses);
+    ck_assert_uint_eq(hits + misses, (uint64_t)NTHREADS * ROUNDS);
+    ck_assert_uint_gt(hits, 0);
+    dal_sql_cache_free(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------ main */
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *sql_suite(void)
+{
+    Suite *s = suite_create("sql");
+    TCase *lex = tcase_create("lexer"), *kind = tcase_create("kind");
+    TCase *an = tcase_create("analysis"), *err = tcase_create("errors");
+    TCase *lit = tcase_create("literals"), *cache = tcase_create("cache");
+
+    tcase_add_loop_test(lex, test_lex_table, 0, N(lex_cases));
+    tcase_add_test(lex, test_lex_stops_at_len);
+    tcase_add_test(lex, test_tok_eq_and_unquote);
+    tcase_add_loop_test(kind, test_kind_table, 0, N(kind_cases));
+    tcase_add_loop_test(an, test_analysis_table, 0, N(an_cases));
+    tcase_add_test(an, test_spans_are_exact);
+    tcase_add_test(an, test_negative_literal_fields);
+    tcase_add_test(an, test_text_outlives_input);
+    tcase_add_test(an, test_deep_nesting);
+    tcase_add_test(an, test_large_insert);
+    tcase_add_loop_test(err, test_error_table, 0, N(err_cases));
+    tcase_add_loop_test(lit, test_literal_table, 0, N(lit_cases));
+    tcase_add_test(lit, test_literal_edges);
+    tcase_add_test(cache, test_cache_hit);
+    tcase_add_test(cache, test_cache_eviction_keeps_refs);
+    tcase_add_test(cache, test_cache_threads);
+    tcase_set_timeout(cache, 60);
+    suite_add_tcase(s, lex);
+    suite_add_tcase(s, kind);
+    suite_add_tcase(s, an);
+    suite_add_tcase(s, err);
+    suite_add_tcase(s, lit);
+    suite_add_tcase(s, cache);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(sql_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,135 @@
+/*
+ * cli.h -- shared parts of the `dal` command-line program.
+ *
+ * dal.c parses the command line into a cli_t and calls one cmd_* function;
+ * the helpers below are what the commands have in common: opening the
+ * configuration, turning command-line text into dal values, reporting errors,
+ * and printing results (one table printer and one JSON printer, used by
+ * `exec`, `explain`, `plugins` and the shell alike).
+ *
+ * Include this header first: it selects the POSIX/XSI interfaces the program
+ * uses (getline, strdup, isatty, wcwidth) before any system header is read.
+ */
+#ifndef DAL_TOOLS_CLI_H
+#define DAL_TOOLS_CLI_H
+
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "dal/dal.h"
+#include "json.h"
+
+/* Exit codes. */
+enum {
+    CLI_OK = 0,     /* success */
+    CLI_FAIL = 1,   /* an error reported by the library or the server */
+    CLI_USAGE = 2   /* the command line is wrong */
+};
+
+struct cli_command;
+
+/* The parsed command line.  Strings are borrowed from argv/environ. */
+typedef struct cli {
+    const char *config;      /* -c FILE, else $DAL_CONFIG; NULL if neither */
+    const char *plugin_dir;  /* --plugin-dir (or `plugins --dir`); NULL: default */
+    const char *shard_value; /* --shard-value text; NULL: none */
+    const char *datasource;  /* --datasource NAME; NULL: routed */
+    int json;                /* --json */
+    int verbose;             /* -v: pass info and debug messages too */
+    int help;                /* --help */
+    int version;             /* --version */
+    const struct cli_command *cmd;
+    char **args;             /* positional arguments after the command (owned array) */
+    size_t nargs;
+} cli_t;
+
+/* ------------------------------------------------------- reporting (dal.c) */
+
+/* "dal: MESSAGE" on stderr. */
+void cli_errorf(const char *fmt, ...) DAL_PRINTF(1, 2);
+/* Print err's message as "dal: MESSAGE"; returns CLI_FAIL. */
+int cli_fail(const dal_error_t *err);
+/* Print a usage mistake and a hint about help; returns CLI_USAGE. */
+int cli_usage(const cli_t *cli, const char *fmt, ...) DAL_PRINTF(2, 3);
+/* Fill err for a failure of the program itself (out of memory, ...). */
+int cli_set_error(dal_error_t *err, int code, const char *message);
+
+/* ------------------------------------------------ library access (dal.c) */
+
+/* dal_open_opts_t for this command line: plugin dir and log callback. */
+void cli_open_opts(const cli_t *cli, dal_open_opts_t *opts);
+/* dal_open(cli->config); prints the error itself.  CLI_OK or CLI_FAIL. */
+int cli_open(const cli_t *cli, dal_t **out);
+
+/*
+ * A value given as command-line text: the word NULL is SQL NULL, anything
+ * else is a string (borrowed from text).  Strings are enough even for
+ * integer shard keys, because strategies accept decimal strings and the
+ * server converts string parameters where a number is expected.
+ */
+dal_value_t cli_value(const char *text);
+
+/* Statement options from a shard value text and a datasource name (either
+ * may be NULL).  *shard is storage for the value that qo points to. */
+void cli_query_opts(const char *shard_text, const char *datasource,
+                    dal_value_t *shard, dal_query_opts_t *qo);
+
+/*
+ * Something to do with one statement: run it (cli_run_query) or show its
+ * routes (cli_run_explain), printing the outcome to stdout as text or JSON.
+ * Returns 0 or a negative DAL_E* code with err filled; the caller reports it.
+ */
+typedef int (*cli_stmt_fn)(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
+                           const dal_value_t *params, size_t nparams, int json,
+                           dal_error_t *err);
+
+int cli_run_query(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
+                  const dal_value_t *params, size_t nparams, int json,
+                  dal_error_t *err);                       /* cmd_exec.c */
+int cli_run_explain(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
+                    const dal_value_t *params, size_t nparams, int json,
+                    dal_error_t *err);                     /* cmd_explain.c */
+
+/* The whole of `exec` and `explain`: open, take SQL and PARAMs from the
+ * command line, run fn, close.  Returns an exit code. */
+int cli_statement_command(const cli_t *cli, cli_stmt_fn fn);
+
+/* ----------------------------------------------------- tables (cmd_exec.c) */
+
+/*
+ * A text table: ncols header cells, then the rows, filled one cell at a time
+ * in reading order.  Cells are stored ready for display (control characters
+ * escaped) together with their display width.
+ */
+typedef struct cli_table {
+    size_t ncols;
+    size_t ncells;   /* header included */
+    size_t cap;
+    char **cells;    /* owned; ncells entries, row-major */
+    size_t *widths;  /* owned; ncols entries: widest cell of each column */
+} cli_table_t;
+
+/* 0, or DAL_ENOMEM with err filled. */
+int cli_table_init(cli_table_t *t, size_t ncols, dal_error_t *err);
+/* Append one cell (len bytes of s; s NULL: shown as NULL). */
+int cli_table_add(cli_table_t *t, const char *s, size_t len, dal_error_t *err);
+size_t cli_table_rows(const cli_table_t *t);
+/* boxed: MySQL-style +---+ borders (query results); else plain columns. */
+void cli_table_print(const cli_table_t *t, FILE *out, int boxed);
+void cli_table_free(cli_table_t *t);
+
+/* ---------------------------------------------------------------- commands */
+
+int cmd_help(cli_t *cli);      /* dal.c */
+int cmd_version(cli_t *cli);   /* dal.c */
+int cmd_plugins(cli_t *cli);   /* cmd_plugins.c */
+int cmd_check(cli_t *cli);     /* cmd_check.c */
+int cmd_explain(cli_t *cli);   /* cmd_explain.c */
+int cmd_exec(cli_t *cli);      /* cmd_exec.c */
+int cmd_shell(cli_t *cli);     /* shell.c */
+
+#endif /* DAL_TOOLS_CLI_H */

@@ -1,0 +1,477 @@
+/*
+ * dal.c -- the `dal` command-line program: argument parsing, dispatch to the
+ * commands, help, and the helpers every command shares (see cli.h).
+ *
+ *     dal [-c FILE] [--plugin-dir DIR] [-v] COMMAND [ARGS]
+ *
+ * Options may appear before or after the command name; each command accepts
+ * the global options plus its own.  "--" ends the options, and an argument
+ * that looks like a negative number ("-5") is a value, not an option, so SQL
+ * parameters can be negative without "--".
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- options */
+
+enum {
+    OPT_CONFIG = 1u << 0,
+    OPT_PLUGIN_DIR = 1u << 1,
+    OPT_VERBOSE = 1u << 2,
+    OPT_HELP = 1u << 3,
+    OPT_VERSION = 1u << 4,
+    OPT_JSON = 1u << 5,
+    OPT_SHARD = 1u << 6,
+    OPT_DATASOURCE = 1u << 7,
+    OPT_DIR = 1u << 8
+};
+
+/* Accepted by every command. */
+#define OPT_GLOBAL (OPT_CONFIG | OPT_PLUGIN_DIR | OPT_VERBOSE | OPT_HELP)
+#define OPT_STMT (OPT_JSON | OPT_SHARD | OPT_DATASOURCE)
+
+typedef struct cli_option {
+    unsigned bit;
+    char short_name;       /* 0: long form only */
+    const char *long_name;
+    int has_arg;
+} cli_option_t;
+
+static const cli_option_t cli_options[] = {
+    { OPT_CONFIG, 'c', "config", 1 },
+    { OPT_PLUGIN_DIR, 0, "plugin-dir", 1 },
+    { OPT_VERBOSE, 'v', "verbose", 0 },
+    { OPT_HELP, 'h', "help", 0 },
+    { OPT_VERSION, 0, "version", 0 },
+    { OPT_JSON, 0, "json", 0 },
+    { OPT_SHARD, 0, "shard-value", 1 },
+    { OPT_DATASOURCE, 0, "datasource", 1 },
+    { OPT_DIR, 0, "dir", 1 },
+};
+
+#define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+/* ---------------------------------------------------------------- commands */
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(cli_t *cli);
+    unsigned opts;          /* OPT_* accepted besides OPT_GLOBAL */
+    size_t min_args;
+    size_t max_args;        /* SIZE_MAX: unlimited */
+    int needs_config;
+    const char *synopsis;
+    const char *summary;
+    const char *details;
+} cli_command_t;
+
+static const cli_command_t cli_commands[] = {
+    { "check", cmd_check, OPT_JSON, 0, 0, 1,
+      "check [--json]",
+      "validate a configuration file",
+      "Parses the file, loads the plugins it names and checks every setting,\n"
+      "without connecting to any server.  Prints \"FILE: ok\", or the first\n"
+      "mistake as FILE:LINE: message and exits 1.\n"
+      "  --json            print {\"ok\":true} or {\"ok\":false,\"error\":{...}}\n" },
+    { "explain", cmd_explain, OPT_STMT, 1, SIZE_MAX, 1,
+      "explain [--json] [--shard-value V] [--datasource NAME] SQL [PARAM...]",
+      "show where a statement would run, without running it",
+      "Prints one line per route: DATASOURCE (SERVER) TABLE: SQL.\n"
+      "  --json            print {\"kind\":...,\"routes\":[{...}]}\n"
+      "  --shard-value V   the shard key value (MTDDL's @ShardOn)\n"
+      "  --datasource NAME run on this datasource node (MTDDL's @DataSource)\n"
+      "  PARAM...          values for the ? placeholders, in order\n"
+      "Values are text; the word NULL is SQL NULL.  Numbers need no special\n"
+      "form: strategies and the server accept decimal strings.\n" },
+    { "exec", cmd_exec, OPT_STMT, 1, SIZE_MAX, 1,
+      "exec [--json] [--shard-value V] [--datasource NAME] SQL [PARAM...]",
+      "run one statement and print its result",
+      "Prints rows as a table and a row count, or the affected rows of a write.\n"
+      "  --json            print {\"columns\":[...],\"rows\":[[...]],\"affected_rows\":N,...}\n"
+      "  --shard-value V   the shard key value (MTDDL's @ShardOn)\n"
+      "  --datasource NAME run on this datasource node (MTDDL's @DataSource)\n"
+      "  PARAM...          values for the ? placeholders, in order\n"
+      "Values are text; the word NULL is SQL NULL.  Numbers need no special\n"
+      "form: strategies and the server accept decimal strings.\n" },
+    { "shell", cmd_shell, OPT_STMT, 0, 0, 1,
+      "shell [--json] [--shard-value V] [--datasource NAME]",
+      "interactive SQL shell",
+      "Reads statements ending in ';'.  Type \\h in the shell for its commands.\n"
+      "When standard input is not a terminal, statements are read from it\n"
+      "without prompts and the exit status is 1 if any statement failed.\n"
+      "The options set the initial output mode, shard value and datasource.\n" },
+    { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
+      "plugins [--json] [--dir DIR]",
+      "list the plugins in the plugin directory",
+      "Loads every *.so in the directory and shows what it is, or why it was\n"
+      "rejected.\n"
+      "  --dir DIR         directory to scan (same as --plugin-dir; default:\n"
+      "                    $DAL_PLUGIN_DIR, else the installed directory)\n"
+      "  --json            print {\"dir\":...,\"plugins\":[{...}]}\n" },
+    { "version", cmd_version, OPT_JSON | OPT_VERSION, 0, 0, 0,
+      "version [--json]",
+      "print the version",
+      "  --json            print {\"version\":\"X.Y.Z\"}\n" },
+    { "help", cmd_help, 0, 0, 1, 0,
+      "help [COMMAND]",
+      "show help for dal or a command",
+      "" },
+};
+
+#define NCOMMANDS (sizeof cli_commands / sizeof cli_commands[0])
+
+static const cli_command_t *cli_find_command(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < NCOMMANDS; i++)
+        if (strcmp(cli_commands[i].name, name) == 0)
+            return &cli_commands[i];
+    return NULL;
+}
+
+/* --------------------------------------------------------------- reporting */
+
+void cli_errorf(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("dal: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(const dal_error_t *err)
+{
+    cli_errorf("%s", err->message[0] ? err->message : dal_strerror(err->code));
+    return CLI_FAIL;
+}
+
+int cli_usage(const cli_t *cli, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("dal: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cli->cmd != NULL)
+        fprintf(stderr, "\nTry 'dal help %s'.\n", cli->cmd->name);
+    else
+        fputs("\nTry 'dal --help'.\n", stderr);
+    return CLI_USAGE;
+}
+
+int cli_set_error(dal_error_t *err, int code, const char *message)
+{
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    snprintf(err->message, sizeof err->message, "%s", message);
+    return code;
+}
+
+/* ------------------------------------------------------------ library use */
+
+/* The library never prints by itself once a callback is set; this keeps its
+ * messages recognisable among the program's own. */
+static void cli_log(void *user, dal_log_level_t level, const char *component,
+                    const char *message)
+{
+    (void)user;
+    fprintf(stderr, "dal: %s: %s: %s\n", dal_log_level_name(level), component, message);
+}
+
+void cli_open_opts(const cli_t *cli, dal_open_opts_t *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->log = cli_log;
+    opts->log_level = cli->verbose ? DAL_LOG_DEBUG : DAL_LOG_WARN;
+    opts->plugin_dir = cli->plugin_dir;
+}
+
+int cli_open(const cli_t *cli, dal_t **out)
+{
+    dal_open_opts_t opts;
+    dal_error_t err = { 0 };
+
+    cli_open_opts(cli, &opts);
+    if (dal_open(cli->config, &opts, out, &err) < 0)
+        return cli_fail(&err);
+    return CLI_OK;
+}
+
+dal_value_t cli_value(const char *text)
+{
+    return strcmp(text, "NULL") == 0 ? dal_null() : dal_str(text);
+}
+
+void cli_query_opts(const char *shard_text, const char *datasource,
+                    dal_value_t *shard, dal_query_opts_t *qo)
+{
+    memset(qo, 0, sizeof *qo);
+    if (shard_text != NULL) {
+        *shard = cli_value(shard_text);
+        qo->shard_value = shard;
+    }
+    qo->datasource = datasource;
+}
+
+int cli_statement_command(const cli_t *cli, cli_stmt_fn fn)
+{
+    size_t i, nparams = cli->nargs - 1;
+    dal_value_t *params, shard;
+    dal_query_opts_t qo;
+    dal_error_t err = { 0 };
+    dal_t *dal = NULL;
+    int rc;
+
+    /* +1: calloc(0) may return NULL, which would look like a failure. */
+    params = calloc(nparams + 1, sizeof *params);
+    if (params == NULL) {
+        cli_errorf("out of memory");
+        return CLI_FAIL;
+    }
+    for (i = 0; i < nparams; i++)
+        params[i] = cli_value(cli->args[i + 1]);
+    cli_query_opts(cli->shard_value, cli->datasource, &shard, &qo);
+
+    rc = cli_open(cli, &dal);
+    if (rc != CLI_OK)
+        goto out;
+    if (fn(dal, &qo, cli->args[0], params, nparams, cli->json, &err) < 0)
+        rc = cli_fail(&err);
+out:
+    dal_close(dal);
+    free(params);
+    return rc;
+}
+
+/* ------------------------------------------------------ help and version */
+
+static void cli_print_usage(FILE *out)
+{
+    size_t i;
+
+    fputs("Usage: dal [-c FILE] [--plugin-dir DIR] [-v] COMMAND [ARGS]\n\n"
+          "Commands:\n", out);
+    for (i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-9s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fputs("\nGlobal options (before or after the command):\n"
+          "  -c, --config FILE    configuration file (default: $DAL_CONFIG)\n"
+          "  --plugin-dir DIR     plugin directory (overrides $DAL_PLUGIN_DIR\n"
+          "                       and [dal] plugin_dir)\n"
+          "  -v, --verbose        also log info and debug messages\n"
+          "  -h, --help           show help (dal COMMAND --help: the command's)\n"
+          "  --version            print the version\n"
+          "  --                   end of options\n"
+          "\nExit status: 0 ok, 1 error from the library or a server, 2 usage error.\n"
+          "Run 'dal help COMMAND' for the options of a command.\n", out);
+}
+
+static int cli_command_help(const cli_command_t *cmd)
+{
+    printf("dal %s -- %s\n\nUsage: dal [GLOBAL OPTIONS] %s\n%s%s"
+           "Global options: see 'dal --help'.\n",
+           cmd->name, cmd->summary, cmd->synopsis, cmd->details[0] ? "\n" : "", cmd->details);
+    return CLI_OK;
+}
+
+int cmd_help(cli_t *cli)
+{
+    const cli_command_t *cmd;
+
+    if (cli->nargs == 0) {
+        cli_print_usage(stdout);
+        return CLI_OK;
+    }
+    cmd = cli_find_command(cli->args[0]);
+    if (cmd == NULL)
+        return cli_usage(cli, "unknown command '%s'", cli->args[0]);
+    return cli_command_help(cmd);
+}
+
+int cmd_version(cli_t *cli)
+{
+    json_t j;
+
+    if (!cli->json) {
+        printf("dal %s\n", dal_version());
+        return CLI_OK;
+    }
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "version");
+    json_string(&j, dal_version());
+    json_object_end(&j);
+    return CLI_OK;
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* "-" alone (stdin by convention) and negative numbers are values. */
+static int cli_is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '\0' && !isdigit((unsigned char)arg[1]);
+}
+
+static const cli_option_t *cli_find_option(const char *arg, const char **value)
+{
+    size_t i, len;
+
+    *value = NULL;
+    if (arg[1] == '-') {
+        arg += 2;
+        len = strcspn(arg, "=");
+        if (arg[len] == '=')
+            *value = arg + len + 1;
+        for (i = 0; i < NOPTIONS; i++)
+            if (strlen(cli_options[i].long_name) == len &&
+                strncmp(cli_options[i].long_name, arg, len) == 0)
+                return &cli_options[i];
+        return NULL;
+    }
+    for (i = 0; i < NOPTIONS; i++)
+        if (cli_options[i].short_name == arg[1])
+            break;
+    if (i == NOPTIONS || (arg[2] != '\0' && !cli_options[i].has_arg))
+        return NULL;
+    if (arg[2] != '\0')
+        *value = arg + 2; /* -cFILE */
+    return &cli_options[i];
+}
+
+static void cli_set_option(cli_t *cli, unsigned bit, const char *value)
+{
+    switch (bit) {
+    case OPT_CONFIG:      cli->config = value; break;
+    case OPT_PLUGIN_DIR:  cli->plugin_dir = value; break;
+    case OPT_DIR:         cli->plugin_dir = value; break;
+    case OPT_VERBOSE:     cli->verbose = 1; break;
+    case OPT_HELP:        cli->help = 1; break;
+    case OPT_VERSION:     cli->version = 1; break;
+    case OPT_JSON:        cli->json = 1; break;
+    case OPT_SHARD:       cli->shard_value = value; break;
+    case OPT_DATASOURCE:  cli->datasource = value; break;
+    default:              break;
+    }
+}
+
+/* One option at argv[*i]; consumes its value from the next argument if
+ * needed.  Records the option in *seen. */
+static int cli_parse_option(cli_t *cli, int argc, char **argv, int *i, unsigned *seen)
+{
+    const cli_option_t *opt;
+    const char *value;
+
+    opt = cli_find_option(argv[*i], &value);
+    if (opt == NULL)
+        return cli_usage(cli, "unknown option '%s'", argv[*i]);
+    if (value != NULL && !opt->has_arg)
+        return cli_usage(cli, "option '--%s' takes no value", opt->long_name);
+    if (value == NULL && opt->has_arg) {
+        if (*i + 1 >= argc)
+            return cli_usage(cli, "option '%s' needs a value", argv[*i]);
+        value = argv[++*i];
+    }
+    cli_set_option(cli, opt->bit, value);
+    *seen |= opt->bit;
+    return CLI_OK;
+}
+
+/* Options are checked against the command only once the whole line is read,
+ * because they may come before the command name. */
+static int cli_check_options(const cli_t *cli, unsigned seen)
+{
+    unsigned bad = seen & ~(OPT_GLOBAL | cli->cmd->opts);
+    size_t i;
+
+    for (i = 0; i < NOPTIONS; i++)
+        if (bad & cli_options[i].bit)
+            return cli_usage(cli, "option '--%s' does not apply to '%s'",
+                             cli_options[i].long_name, cli->cmd->name);
+    return CLI_OK;
+}
+
+static int cli_check_args(cli_t *cli)
+{
+    const cli_command_t *cmd = cli->cmd;
+
+    if (cli->nargs < cmd->min_args)
+        return cli_usage(cli, "'%s' needs %s", cmd->name,
+                         cmd->min_args == 1 ? "an SQL statement" : "more arguments");
+    if (cli->nargs > cmd->max_args)
+        return cli_usage(cli, "unexpected argument '%s'", cli->args[cmd->max_args]);
+    if (!cmd->needs_config)
+        return CLI_OK;
+    if (cli->config == NULL || cli->config[0] == '\0')
+        cli->config = getenv("DAL_CONFIG");
+    if (cli->config == NULL || cli->config[0] == '\0')
+        return cli_usage(cli, "no configuration file: use -c FILE or set DAL_CONFIG");
+    return CLI_OK;
+}
+
+static int cli_parse(cli_t *cli, int argc, char **argv)
+{
+    unsigned seen = 0;
+    int i, rc, options_done = 0;
+
+    for (i = 1; i < argc; i++) {
+        if (!options_done && strcmp(argv[i], "--") == 0) {
+            options_done = 1;
+        } else if (!options_done && cli_is_option(argv[i])) {
+            rc = cli_parse_option(cli, argc, argv, &i, &seen);
+            if (rc != CLI_OK)
+                return rc;
+        } else if (cli->cmd == NULL) {
+            cli->cmd = cli_find_command(argv[i]);
+            if (cli->cmd == NULL)
+                return cli_usage(cli, "unknown command '%s'", argv[i]);
+        } else {
+            cli->args[cli->nargs++] = argv[i];
+        }
+    }
+    if (cli->cmd == NULL) {
+        if (!cli->help && !cli->version)
+            return cli_usage(cli, "no command given");
+        cli->cmd = cli_find_command(cli->help ? "help" : "version");
+    }
+    rc = cli_check_options(cli, seen);
+    if (rc != CLI_OK || (cli->help && cli->cmd->run != cmd_help))
+        return rc;
+    return cli_check_args(cli);
+}
+
+int main(int argc, char **argv)
+{
+    cli_t cli = { 0 };
+    int rc;
+
+    /* Display widths of table cells and line editing follow the user's locale. */
+    setlocale(LC_CTYPE, "");
+
+    cli.args = calloc((size_t)argc + 1, sizeof *cli.args);
+    if (cli.args == NULL) {
+        cli_errorf("out of memory");
+        return CLI_FAIL;
+    }
+    rc = cli_parse(&cli, argc, argv);
+    if (rc == CLI_OK)
+        rc = cli.help && cli.cmd->run != cmd_help ? cli_command_help(cli.cmd)
+                                                  : cli.cmd->run(&cli);
+    /* Output goes through stdio: a full disk or closed pipe shows up only
+     * here, and must not pass for success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_errorf("cannot write to standard output");
+        if (rc == CLI_OK)
+            rc = CLI_FAIL;
+    }
+    free(cli.args);
+    return rc;
+}
