@@ -55,10 +55,32 @@ static char *trim(char *s)
     return s;
 }
 
-/* Split text on commas into trimmed pieces; ints are parsed if want_ints. */
+static int list_push(param_value_t *pv, size_t *cap, const char *item, int want_ints)
+{
+    if (pv->nlist == *cap) {
+        size_t ncap = *cap * 2;
+        void *p = want_ints ? realloc(pv->list, ncap * sizeof *pv->list)
+                            : realloc(pv->slist, ncap * sizeof *pv->slist);
+        if (p == NULL)
+            return -1;
+        if (want_ints)
+            pv->list = p;
+        else
+            pv->slist = p;
+        *cap = ncap;
+    }
+    if (want_ints)
+        return dal_parse_int64(item, &pv->list[pv->nlist++]);
+    pv->slist[pv->nlist] = strdup(item);
+    return pv->slist[pv->nlist++] == NULL ? -1 : 0;
+}
+
+/* Split text on commas into trimmed items; ints are parsed if want_ints.
+ * An empty item ("1,,2", a trailing comma) is an error, not skipped: it is
+ * almost always a typo in a list whose length matters (range bounds). */
 static int split_list(param_value_t *pv, const char *text, int want_ints)
 {
-    char *copy = strdup(text), *p, *save = NULL;
+    char *copy = strdup(text), *p, *comma;
     size_t cap = 8;
     int rc = -1;
 
@@ -66,32 +88,17 @@ static int split_list(param_value_t *pv, const char *text, int want_ints)
     pv->slist = want_ints ? NULL : calloc(cap, sizeof *pv->slist);
     if (copy == NULL || (pv->list == NULL && pv->slist == NULL))
         goto done;
-    for (p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        char *item = trim(p);
+    for (p = copy; p != NULL; p = comma ? comma + 1 : NULL) {
+        char *item;
 
-        if (pv->nlist == cap) {
-            cap *= 2;
-            if (want_ints) {
-                int64_t *l = realloc(pv->list, cap * sizeof *l);
-                if (l == NULL)
-                    goto done;
-                pv->list = l;
-            } else {
-                char **l = realloc(pv->slist, cap * sizeof *l);
-                if (l == NULL)
-                    goto done;
-                pv->slist = l;
-            }
-        }
-        if (*item == '\0')
-            goto done;
-        if (want_ints) {
-            if (dal_parse_int64(item, &pv->list[pv->nlist]) != 0)
-                goto done;
-        } else if ((pv->slist[pv->nlist] = strdup(item)) == NULL) {
+        comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        item = trim(p);
+        if (*item == '\0' || list_push(pv, &cap, item, want_ints) != 0) {
+            pv->nlist = want_ints ? 0 : pv->nlist;
             goto done;
         }
-        pv->nlist++;
     }
     rc = 0;
 done:

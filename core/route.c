@@ -76,12 +76,11 @@ static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_er
 static int locate(const dal_table_t *t, const dal_value_t *v, dal_shard_pos_t *pos,
                   dal_error_t *err)
 {
-    char vbuf[64];
     int rc = t->ops->locate(t->strategy, v, pos, err);
 
     if (rc != 0) {
-        dal_err_prefix(err, "table %s: shard value %s", t->cfg->name,
-                       dal_value_describe(v, vbuf, sizeof vbuf));
+        /* the strategy's message quotes the value */
+        dal_err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
         return rc < 0 ? rc : DAL_ESHARD;
     }
     if (pos->table >= t->cfg->table_shard_num || pos->db != pos->table / t->tables_per_db)

@@ -32,7 +32,7 @@
 #include <strings.h>
 
 enum {
-    MAX_DEPTH = 64,      /* nested queries, parenthesised joins, EXPLAIN ... */
+    MAX_DEPTH = 64,      /* nested queries and joins, statements in statements */
     MAX_COND_DEPTH = 16, /* parenthesised AND groups searched for conditions */
     SCRATCH_STACK = 8192,
     FILL_HEAD = 1,       /* record items, FROM, WHERE, GROUP BY, HAVING */
@@ -103,6 +103,7 @@ typedef struct an {
     dal_token_t *tk;     /* significant tokens of the statement (scratch) */
     int *link;           /* '(' <-> ')' partner; for '?' its index; else -1 */
     unsigned char *tflag;/* TF_* per token */
+    unsigned char *kwid; /* keyword id (K_*) per token */
     int nt;
     int depth;
     int failed;
@@ -111,7 +112,7 @@ typedef struct an {
     scratch_t sc;
     dal_sql_t r;         /* scalar results; arrays are in the vecs below */
     vec_t toks, hints_tk, trefs, colrefs, hints, conds, columns, rows, setcols;
-    vec_t items, order, group, ctes;
+    vec_t items, order, group, ctes, params;
 } an_t;
 
 static int fail(an_t *a, size_t off, const char *what)
@@ -184,18 +185,113 @@ static int ascii_casecmp(const char *x, const char *y)
     }
 }
 
-static int kw(const an_t *a, int i, int e, const char *w)
+/* ------------------------------------------------------------ keywords */
+
+/* Every word the analyser looks for (kept sorted for the reader).  Each word
+ * token is classified once, in link_tokens, so that a keyword test is an
+ * integer compare. */
+#define KEYWORDS(X) \
+    X(AGGREGATE) X(ALGORITHM) X(ALL) X(ALTER) X(ANALYZE) X(AND) X(ANY) X(AS) X(ASC) X(AVG) \
+    X(BEGIN) X(BETWEEN) X(BINARY) X(BIT_AND) X(BIT_OR) X(BIT_XOR) X(BY) X(CASE) X(COLLATE) \
+    X(COLUMN) X(COLUMNS) X(COMMIT) X(CONSTRAINT) X(COUNT) X(CREATE) X(CROSS) X(DAY) \
+    X(DAY_HOUR) X(DAY_MICROSECOND) X(DAY_MINUTE) X(DAY_SECOND) X(DEFINER) X(DELAYED) \
+    X(DELETE) X(DESC) X(DESCRIBE) X(DISTINCT) X(DISTINCTROW) X(DIV) X(DROP) X(DUAL) \
+    X(DUPLICATE) X(ELSE) X(END) X(ESCAPE) X(EVENT) X(EXCEPT) X(EXISTS) X(EXPLAIN) \
+    X(EXTENDED) X(FALSE) X(FIELDS) X(FOR) X(FORCE) X(FORMAT) X(FROM) X(FULL) X(FULLTEXT) \
+    X(FUNCTION) X(GROUP) X(GROUP_CONCAT) X(HAVING) X(HIGH_PRIORITY) X(HOUR) \
+    X(HOUR_MICROSECOND) X(HOUR_MINUTE) X(HOUR_SECOND) X(IF) X(IGNORE) X(IN) X(INDEX) \
+    X(INDEXES) X(INNER) X(INSERT) X(INTERSECT) X(INTERVAL) X(INTO) X(IS) X(JOIN) \
+    X(JSON_ARRAYAGG) X(JSON_OBJECTAGG) X(KEY) X(KEYS) X(LATERAL) X(LEFT) X(LIKE) X(LIMIT) \
+    X(LOCK) X(LOW_PRIORITY) X(MAX) X(MEMBER) X(MICROSECOND) X(MIN) X(MINUTE) \
+    X(MINUTE_MICROSECOND) X(MINUTE_SECOND) X(MOD) X(MONTH) X(NATURAL) X(NOT) X(NULL) X(OF) \
+    X(OFFLINE) X(OFFSET) X(OJ) X(ON) X(ONLINE) X(OR) X(ORDER) X(OUTER) X(OVER) X(PACKAGE) \
+    X(PARTITION) X(PARTITIONS) X(PROCEDURE) X(QUARTER) X(QUICK) X(RECURSIVE) X(REFERENCES) \
+    X(REGEXP) X(RENAME) X(REPLACE) X(RETURNING) X(RIGHT) X(RLIKE) X(ROLLBACK) X(ROLLUP) \
+    X(ROW) X(SECOND) X(SECOND_MICROSECOND) X(SECURITY) X(SELECT) X(SET) X(SHARE) X(SHOW) \
+    X(SOME) X(SOUNDS) X(SPATIAL) X(SQL) X(SQL_BIG_RESULT) X(SQL_BUFFER_RESULT) X(SQL_CACHE) \
+    X(SQL_CALC_FOUND_ROWS) X(SQL_NO_CACHE) X(SQL_SMALL_RESULT) X(START) X(STATEMENT) X(STD) \
+    X(STDDEV) X(STDDEV_POP) X(STDDEV_SAMP) X(STRAIGHT_JOIN) X(SUM) X(TABLE) X(TABLES) \
+    X(TEMPORARY) X(THEN) X(TO) X(TRANSACTION) X(TRIGGER) X(TRUE) X(TRUNCATE) X(UNION) \
+    X(UNIQUE) X(UNKNOWN) X(UPDATE) X(USE) X(USING) X(VALUE) X(VALUES) X(VARIANCE) X(VAR_POP) \
+    X(VAR_SAMP) X(VIEW) X(WEEK) X(WHEN) X(WHERE) X(WINDOW) X(WITH) X(WORK) X(XOR) X(YEAR) \
+    X(YEAR_MONTH)
+
+enum {
+    K_NONE, /* not a keyword the analyser knows */
+#define X(w) K_##w,
+    KEYWORDS(X)
+#undef X
+    K_COUNT_
+};
+
+static const char *const keyword_names[] = {
+    "",
+#define X(w) #w,
+    KEYWORDS(X)
+#undef X
+};
+
+_Static_assert(K_COUNT_ <= 256, "keyword ids must fit in a byte");
+
+enum { KW_SLOTS = 1024, KW_MAXLEN = 24 }; /* open addressing, load < 0.2 */
+
+static unsigned char kw_slots[KW_SLOTS]; /* keyword id or K_NONE; built once */
+static pthread_once_t kw_once = PTHREAD_ONCE_INIT;
+
+/* FNV-1a of an upper-case word: words are short, any fair hash will do. */
+static uint32_t kw_hash(const char *w, size_t n)
 {
-    return i < e && dal_tok_eq(a->sql, &a->tk[i], w);
+    uint32_t h = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)w[i]) * 16777619u;
+    return h;
 }
 
-/* kw() for any word of a NULL-terminated list. */
-static int kw_in(const an_t *a, int i, int e, const char *const *list)
+static void kw_build(void)
 {
-    if (i >= e || a->tk[i].type != DAL_TOK_IDENT)
+    int k;
+
+    for (k = 1; k < K_COUNT_; k++) {
+        uint32_t h = kw_hash(keyword_names[k], strlen(keyword_names[k])) % KW_SLOTS;
+        while (kw_slots[h] != K_NONE)
+            h = (h + 1) % KW_SLOTS;
+        kw_slots[h] = (unsigned char)k;
+    }
+}
+
+/* The keyword id of a word token, K_NONE if it is no keyword. */
+static unsigned char keyword_id(const char *sql, const dal_token_t *t)
+{
+    char up[KW_MAXLEN];
+    uint32_t i, h;
+
+    if (t->type != DAL_TOK_IDENT || t->len >= KW_MAXLEN)
+        return K_NONE;
+    for (i = 0; i < t->len; i++) {
+        char c = sql[t->off + i];
+        up[i] = (c >= 'a' && c <= 'z') ? (char)(c - 32) : c;
+    }
+    up[i] = '\0';
+    for (h = kw_hash(up, t->len) % KW_SLOTS; kw_slots[h] != K_NONE; h = (h + 1) % KW_SLOTS)
+        if (strcmp(up, keyword_names[kw_slots[h]]) == 0)
+            return kw_slots[h];
+    return K_NONE;
+}
+
+static int kw(const an_t *a, int i, int e, unsigned char k)
+{
+    return i < e && a->kwid[i] == k;
+}
+
+/* kw() for any word of a 0-terminated list. */
+static int kw_in(const an_t *a, int i, int e, const unsigned char *list)
+{
+    if (i >= e || a->kwid[i] == K_NONE)
         return 0;
     for (; *list; list++)
-        if (dal_tok_eq(a->sql, &a->tk[i], *list))
+        if (a->kwid[i] == *list)
             return 1;
     return 0;
 }
@@ -243,7 +339,7 @@ static int comma_end(const an_t *a, int i, int e)
 }
 
 /* The first top-level word of list in [i,e), or e. */
-static int find_kw(const an_t *a, int i, int e, const char *const *list)
+static int find_kw(const an_t *a, int i, int e, const unsigned char *list)
 {
     while (i < e && !kw_in(a, i, e, list))
         i = next_tok(a, i);
@@ -254,7 +350,7 @@ static int find_kw(const an_t *a, int i, int e, const char *const *list)
 static int subquery_at(const an_t *a, int i, int e)
 {
     return is_p(a, i, e, '(') &&
-           (kw(a, i + 1, a->link[i], "SELECT") || kw(a, i + 1, a->link[i], "WITH"));
+           (kw(a, i + 1, a->link[i], K_SELECT) || kw(a, i + 1, a->link[i], K_WITH));
 }
 
 /* '(' at i holds a query expression, maybe behind more '(': the test for a
@@ -262,7 +358,7 @@ static int subquery_at(const an_t *a, int i, int e)
  * query but in an expression would be an operand. */
 static int query_inside(const an_t *a, int i, int e)
 {
-    static const char *const starts[] = {"SELECT", "WITH", "TABLE", "VALUES", NULL};
+    static const unsigned char starts[] = {K_SELECT, K_WITH, K_TABLE, K_VALUES, 0};
     int end;
 
     if (!is_p(a, i, e, '('))
@@ -303,7 +399,7 @@ static char *alias_text(an_t *a, int i)
 
 /* ============================================================ operands */
 
-static const char *const literal_words[] = {"NULL", "TRUE", "FALSE", NULL};
+static const unsigned char literal_words[] = {K_NULL, K_TRUE, K_FALSE, 0};
 
 /* [s,e) as one operand.  An empty range is an empty EXPR. */
 static dal_sql_opnd_t operand(const an_t *a, int s, int e)
@@ -462,19 +558,19 @@ static int table_name(an_t *a, int i, int e, int role)
 }
 
 /* Words that end a table factor, so cannot be its alias. */
-static const char *const not_alias[] = {
-    "ON", "USING", "JOIN", "INNER", "CROSS", "LEFT", "RIGHT", "FULL", "NATURAL",
-    "STRAIGHT_JOIN", "OUTER", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "UNION",
-    "EXCEPT", "INTERSECT", "FOR", "LOCK", "SET", "USE", "IGNORE", "FORCE", "PARTITION",
-    "WINDOW", "INTO", "VALUES", "VALUE", "SELECT", "FROM", "AS", "RETURNING", "WITH",
-    "TO", "LIKE", "OJ", NULL,
+static const unsigned char not_alias[] = {
+    K_ON, K_USING, K_JOIN, K_INNER, K_CROSS, K_LEFT, K_RIGHT, K_FULL, K_NATURAL,
+    K_STRAIGHT_JOIN, K_OUTER, K_WHERE, K_GROUP, K_ORDER, K_HAVING, K_LIMIT, K_UNION,
+    K_EXCEPT, K_INTERSECT, K_FOR, K_LOCK, K_SET, K_USE, K_IGNORE, K_FORCE, K_PARTITION,
+    K_WINDOW, K_INTO, K_VALUES, K_VALUE, K_SELECT, K_FROM, K_AS, K_RETURNING, K_WITH,
+    K_TO, K_LIKE, K_OJ, 0,
 };
 
 /* [AS] alias at i.  Sets *alias to its token or -1; returns the index after. */
 static int table_alias(const an_t *a, int i, int e, int *alias)
 {
     *alias = -1;
-    if (kw(a, i, e, "AS")) {
+    if (kw(a, i, e, K_AS)) {
         if (is_name(a, i + 1, e) || is_type(a, i + 1, e, DAL_TOK_STRING)) {
             *alias = i + 1;
             return i + 2;
@@ -492,13 +588,13 @@ static int table_alias(const an_t *a, int i, int e, int *alias)
 /* USE|IGNORE|FORCE INDEX|KEY [FOR JOIN|ORDER BY|GROUP BY] (list), repeated. */
 static int index_hints(const an_t *a, int i, int e)
 {
-    static const char *const verbs[] = {"USE", "IGNORE", "FORCE", NULL};
-    static const char *const what[] = {"INDEX", "KEY", NULL};
+    static const unsigned char verbs[] = {K_USE, K_IGNORE, K_FORCE, 0};
+    static const unsigned char what[] = {K_INDEX, K_KEY, 0};
 
     while (kw_in(a, i, e, verbs) && kw_in(a, i + 1, e, what)) {
         i += 2;
-        if (kw(a, i, e, "FOR"))
-            i += kw(a, i + 1, e, "JOIN") ? 2 : 3;
+        if (kw(a, i, e, K_FOR))
+            i += kw(a, i + 1, e, K_JOIN) ? 2 : 3;
         if (is_p(a, i, e, '('))
             i = a->link[i] + 1;
     }
@@ -509,26 +605,26 @@ static int index_hints(const an_t *a, int i, int e)
  * STRAIGHT_JOIN): the index after it, or 0 if there is none. */
 static int join_op(const an_t *a, int i, int e)
 {
-    static const char *const sides[] = {"LEFT", "RIGHT", "FULL", NULL};
+    static const unsigned char sides[] = {K_LEFT, K_RIGHT, K_FULL, 0};
 
-    if (kw(a, i, e, "STRAIGHT_JOIN"))
+    if (kw(a, i, e, K_STRAIGHT_JOIN))
         return i + 1;
-    if (kw(a, i, e, "NATURAL"))
+    if (kw(a, i, e, K_NATURAL))
         i++;
-    if (kw(a, i, e, "INNER") || kw(a, i, e, "CROSS")) {
+    if (kw(a, i, e, K_INNER) || kw(a, i, e, K_CROSS)) {
         i++;
     } else if (kw_in(a, i, e, sides)) {
         i++;
-        if (kw(a, i, e, "OUTER"))
+        if (kw(a, i, e, K_OUTER))
             i++;
     }
-    return kw(a, i, e, "JOIN") ? i + 1 : 0;
+    return kw(a, i, e, K_JOIN) ? i + 1 : 0;
 }
 
 /* The end of an ON condition: the next top-level ',', ON or join operator. */
 static int on_end(const an_t *a, int i, int e)
 {
-    while (i < e && !is_p(a, i, e, ',') && !kw(a, i, e, "ON") && !join_op(a, i, e))
+    while (i < e && !is_p(a, i, e, ',') && !kw(a, i, e, K_ON) && !join_op(a, i, e))
         i = next_tok(a, i);
     return i;
 }
@@ -558,11 +654,11 @@ static int table_factor(an_t *a, int i, int e, int role)
 {
     int q, n, alias, j;
 
-    if (kw(a, i, e, "LATERAL") && is_p(a, i + 1, e, '('))
+    if (kw(a, i, e, K_LATERAL) && is_p(a, i + 1, e, '('))
         i++;
     if (is_p(a, i, e, '('))
         return paren_factor(a, i, e, role);
-    if (kw(a, i, e, "DUAL"))
+    if (kw(a, i, e, K_DUAL))
         return i + 1;
     if (is_name(a, i, e) && is_p(a, i + 1, e, '(')) { /* JSON_TABLE(...) */
         if (scan_expr(a, i + 2, a->link[i + 1]))
@@ -572,7 +668,7 @@ static int table_factor(an_t *a, int i, int e, int role)
     j = qname(a, i, e, &q, &n);
     if (n < 0)
         return i + 1;
-    if (kw(a, j, e, "PARTITION") && is_p(a, j + 1, e, '('))
+    if (kw(a, j, e, K_PARTITION) && is_p(a, j + 1, e, '('))
         j = a->link[j + 1] + 1;
     j = table_alias(a, j, e, &alias);
     j = index_hints(a, j, e);
@@ -590,7 +686,7 @@ static int table_list(an_t *a, int i, int e, int role)
         return fail(a, i < a->nt ? a->tk[i].off : 0, "statement nested too deeply");
     }
     while (i < e && !a->failed) {
-        if (is_p(a, i, e, '{') || is_p(a, i, e, '}') || kw(a, i, e, "OJ")) {
+        if (is_p(a, i, e, '{') || is_p(a, i, e, '}') || kw(a, i, e, K_OJ)) {
             i++; /* ODBC { OJ ... } */
         } else if (want) {
             i = table_factor(a, i, e, role);
@@ -601,11 +697,11 @@ static int table_list(an_t *a, int i, int e, int role)
         } else if ((j = join_op(a, i, e)) > 0) {
             want = 1;
             i = j;
-        } else if (kw(a, i, e, "ON")) {
+        } else if (kw(a, i, e, K_ON)) {
             j = on_end(a, i + 1, e);
             scan_expr(a, i + 1, j);
             i = j;
-        } else if (kw(a, i, e, "USING")) {
+        } else if (kw(a, i, e, K_USING)) {
             i = is_p(a, i + 1, e, '(') ? a->link[i + 1] + 1 : i + 1;
         } else {
             j = next_tok(a, i);
@@ -629,18 +725,18 @@ static int conjunct_end(const an_t *a, int i, int e, int *has_or)
     int cases = 0, between = 0;
 
     for (; i < e; i = next_tok(a, i)) {
-        if (kw(a, i, e, "CASE")) {
+        if (kw(a, i, e, K_CASE)) {
             cases++;
         } else if (cases > 0) {
-            if (kw(a, i, e, "END"))
+            if (kw(a, i, e, K_END))
                 cases--;
-        } else if (kw(a, i, e, "BETWEEN")) {
+        } else if (kw(a, i, e, K_BETWEEN)) {
             between = 1;
-        } else if (kw(a, i, e, "AND") || is_op(a, i, e, "&&")) {
+        } else if (kw(a, i, e, K_AND) || is_op(a, i, e, "&&")) {
             if (!between)
                 return i;
             between = 0;
-        } else if (kw(a, i, e, "OR") || kw(a, i, e, "XOR") || is_op(a, i, e, "||")) {
+        } else if (kw(a, i, e, K_OR) || kw(a, i, e, K_XOR) || is_op(a, i, e, "||")) {
             *has_or = 1;
         }
     }
@@ -727,7 +823,7 @@ static int conjunct(an_t *a, int s, int e, int level, int top)
                 return 0;
             return one_value(a, s, c, op, c + 1, e, s, e);
         }
-        if (kw(a, c, e, "IN") && is_p(a, c + 1, e, '(') && a->link[c + 1] == e - 1 &&
+        if (kw(a, c, e, K_IN) && is_p(a, c + 1, e, '(') && a->link[c + 1] == e - 1 &&
             !subquery_at(a, c + 1, e)) {
             dal_sql_opnd_t *vals;
             size_t n;
@@ -735,9 +831,9 @@ static int conjunct(an_t *a, int s, int e, int level, int top)
                 return -1;
             return n ? add_cond(a, s, c, DAL_COND_IN, vals, n, s, e) : 0;
         }
-        if (kw(a, c, e, "BETWEEN")) {
+        if (kw(a, c, e, K_BETWEEN)) {
             dal_sql_opnd_t *vals;
-            for (k = c + 1; k < e && !kw(a, k, e, "AND"); k = next_tok(a, k))
+            for (k = c + 1; k < e && !kw(a, k, e, K_AND); k = next_tok(a, k))
                 ;
             if (k >= e || !(vals = scratch(a, 2 * sizeof *vals)))
                 return a->failed ? -1 : 0;
@@ -801,30 +897,33 @@ typedef struct seg {
 /* The clause starting at i, or -1; *body is where its body starts. */
 static int clause_at(const an_t *a, int i, int e, int *body)
 {
-    static const struct { const char *w; int cl; } one[] = {
-        {"FROM", CL_FROM}, {"WHERE", CL_WHERE}, {"HAVING", CL_HAVING},
-        {"WINDOW", CL_WINDOW}, {"LIMIT", CL_LIMIT}, {"INTO", CL_INTO},
-        {"USING", CL_USING}, {"SET", CL_SET}, {"RETURNING", CL_RETURNING},
+    static const struct { unsigned char w; int cl; } one[] = {
+        {K_FROM, CL_FROM}, {K_WHERE, CL_WHERE}, {K_HAVING, CL_HAVING},
+        {K_LIMIT, CL_LIMIT}, {K_INTO, CL_INTO}, {K_USING, CL_USING},
+        {K_SET, CL_SET}, {K_RETURNING, CL_RETURNING},
     };
     size_t k;
 
-    if (a->tk[i].type != DAL_TOK_IDENT)
+    if (a->kwid[i] == K_NONE)
         return -1;
     *body = i + 1;
+    /* WINDOW w AS (...): MariaDB allows `window` as a column name */
+    if (kw(a, i, e, K_WINDOW) && is_name(a, i + 1, e) && kw(a, i + 2, e, K_AS))
+        return CL_WINDOW;
     for (k = 0; k < sizeof one / sizeof one[0]; k++)
         if (kw(a, i, e, one[k].w))
             return one[k].cl;
     *body = i + 2;
-    if (i > 0 && kw(a, i - 1, e, "FOR")) /* index hint: FOR ORDER BY (..) */
+    if (i > 0 && kw(a, i - 1, e, K_FOR)) /* index hint: FOR ORDER BY (..) */
         return -1;
-    if (kw(a, i, e, "GROUP") && kw(a, i + 1, e, "BY"))
+    if (kw(a, i, e, K_GROUP) && kw(a, i + 1, e, K_BY))
         return CL_GROUP;
-    if (kw(a, i, e, "ORDER") && kw(a, i + 1, e, "BY"))
+    if (kw(a, i, e, K_ORDER) && kw(a, i + 1, e, K_BY))
         return CL_ORDER;
     *body = i;
-    if (kw(a, i, e, "FOR") && (kw(a, i + 1, e, "UPDATE") || kw(a, i + 1, e, "SHARE")))
+    if (kw(a, i, e, K_FOR) && (kw(a, i + 1, e, K_UPDATE) || kw(a, i + 1, e, K_SHARE)))
         return CL_LOCK;
-    if (kw(a, i, e, "LOCK") && kw(a, i + 1, e, "IN"))
+    if (kw(a, i, e, K_LOCK) && kw(a, i + 1, e, K_IN))
         return CL_LOCK;
     return -1;
 }
@@ -861,17 +960,17 @@ static int order_items(an_t *a, int s, int e, vec_t *v, int *rollup)
     for (i = s; i < e; i = k + 1) {
         struct dal_sql_order *o;
         k = j = comma_end(a, i, e);
-        if (rollup && j == e && j - i >= 2 && kw(a, j - 2, e, "WITH") &&
-            kw(a, j - 1, e, "ROLLUP")) {
+        if (rollup && j == e && j - i >= 2 && kw(a, j - 2, e, K_WITH) &&
+            kw(a, j - 1, e, K_ROLLUP)) {
             *rollup = 1;
             j -= 2;
         }
         if (!(o = vpush(a, v, sizeof *o)))
             return -1;
-        if (j > i && kw(a, j - 1, e, "DESC")) {
+        if (j > i && kw(a, j - 1, e, K_DESC)) {
             o->desc = 1;
             j--;
-        } else if (j > i && kw(a, j - 1, e, "ASC")) {
+        } else if (j > i && kw(a, j - 1, e, K_ASC)) {
             j--;
         }
         if (j <= i) { /* a lone ASC/DESC: nothing to record */
@@ -912,7 +1011,7 @@ static void limit_clause(an_t *a, const seg_t *sg)
         a->r.limit_count = operand(a, c + 1, e);
         return;
     }
-    for (k = b; k < e && !kw(a, k, e, "OFFSET"); k = next_tok(a, k))
+    for (k = b; k < e && !kw(a, k, e, K_OFFSET); k = next_tok(a, k))
         ;
     a->r.limit_count = operand(a, b, k);
     if (k < e) {
@@ -963,10 +1062,10 @@ static int clauses(an_t *a, const seg_t *sg, int fill)
 
 /* ============================================================ SELECT */
 
-static const char *const aggregates[] = {
-    "COUNT", "SUM", "MIN", "MAX", "AVG", "GROUP_CONCAT", "STD", "STDDEV", "STDDEV_POP",
-    "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP", "BIT_AND", "BIT_OR", "BIT_XOR",
-    "JSON_ARRAYAGG", "JSON_OBJECTAGG", NULL,
+static const unsigned char aggregates[] = {
+    K_COUNT, K_SUM, K_MIN, K_MAX, K_AVG, K_GROUP_CONCAT, K_STD, K_STDDEV, K_STDDEV_POP,
+    K_STDDEV_SAMP, K_VARIANCE, K_VAR_POP, K_VAR_SAMP, K_BIT_AND, K_BIT_OR, K_BIT_XOR,
+    K_JSON_ARRAYAGG, K_JSON_OBJECTAGG, 0,
 };
 
 /* An aggregate call anywhere in [s,e) outside subqueries. */
@@ -986,12 +1085,12 @@ static int has_aggregate(const an_t *a, int s, int e)
 /* Classify the select item expression [s,e) and set the argument span. */
 static dal_agg_t item_agg(const an_t *a, int s, int e, struct dal_sql_item *it)
 {
-    static const struct { const char *w; dal_agg_t plain, distinct; } mergeable[] = {
-        {"COUNT", DAL_AGG_COUNT, DAL_AGG_COUNT_DISTINCT},
-        {"SUM", DAL_AGG_SUM, DAL_AGG_OTHER_FUNC},
-        {"MIN", DAL_AGG_MIN, DAL_AGG_MIN},
-        {"MAX", DAL_AGG_MAX, DAL_AGG_MAX},
-        {"AVG", DAL_AGG_AVG, DAL_AGG_OTHER_FUNC},
+    static const struct { unsigned char w; dal_agg_t plain, distinct; } mergeable[] = {
+        {K_COUNT, DAL_AGG_COUNT, DAL_AGG_COUNT_DISTINCT},
+        {K_SUM, DAL_AGG_SUM, DAL_AGG_OTHER_FUNC},
+        {K_MIN, DAL_AGG_MIN, DAL_AGG_MIN},
+        {K_MAX, DAL_AGG_MAX, DAL_AGG_MAX},
+        {K_AVG, DAL_AGG_AVG, DAL_AGG_OTHER_FUNC},
     };
     int b, close, distinct = 0;
     size_t k;
@@ -1001,10 +1100,10 @@ static dal_agg_t item_agg(const an_t *a, int s, int e, struct dal_sql_item *it)
         return has_aggregate(a, s, e) ? DAL_AGG_OTHER_FUNC : DAL_AGG_NONE;
     close = e - 1;
     b = s + 2;
-    if (kw(a, b, close, "DISTINCT")) {
+    if (kw(a, b, close, K_DISTINCT)) {
         distinct = 1;
         b++;
-    } else if (kw(a, b, close, "ALL")) {
+    } else if (kw(a, b, close, K_ALL)) {
         b++;
     }
     it->arg_off = b < close ? a->tk[b].off : tend(a, s + 1);
@@ -1020,19 +1119,19 @@ static dal_agg_t item_agg(const an_t *a, int s, int e, struct dal_sql_item *it)
  * operator word (`NOT x`, `x IS NULL`, `INTERVAL 1 DAY`, `'a' 'b'`). */
 static int bare_alias(const an_t *a, int s, int e)
 {
-    static const char *const ops[] = {
-        "AND", "OR", "XOR", "NOT", "IS", "LIKE", "RLIKE", "REGEXP", "IN", "BETWEEN", "DIV",
-        "MOD", "BINARY", "CASE", "WHEN", "THEN", "ELSE", "INTERVAL", "COLLATE", "ESCAPE",
-        "SOUNDS", "DISTINCT", "ALL", "ANY", "SOME", "EXISTS", "AS", "MEMBER", "OF", NULL,
+    static const unsigned char ops[] = {
+        K_AND, K_OR, K_XOR, K_NOT, K_IS, K_LIKE, K_RLIKE, K_REGEXP, K_IN, K_BETWEEN, K_DIV,
+        K_MOD, K_BINARY, K_CASE, K_WHEN, K_THEN, K_ELSE, K_INTERVAL, K_COLLATE, K_ESCAPE,
+        K_SOUNDS, K_DISTINCT, K_ALL, K_ANY, K_SOME, K_EXISTS, K_AS, K_MEMBER, K_OF, K_OVER, 0,
     };
-    static const char *const ends[] = {"NULL", "TRUE", "FALSE", "UNKNOWN", "END", NULL};
-    static const char *const units[] = {
-        "MICROSECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR",
-        "SECOND_MICROSECOND", "MINUTE_MICROSECOND", "MINUTE_SECOND", "HOUR_MICROSECOND",
-        "HOUR_SECOND", "HOUR_MINUTE", "DAY_MICROSECOND", "DAY_SECOND", "DAY_MINUTE",
-        "DAY_HOUR", "YEAR_MONTH", NULL,
+    static const unsigned char ends[] = {K_NULL, K_TRUE, K_FALSE, K_UNKNOWN, K_END, 0};
+    static const unsigned char units[] = {
+        K_MICROSECOND, K_SECOND, K_MINUTE, K_HOUR, K_DAY, K_WEEK, K_MONTH, K_QUARTER, K_YEAR,
+        K_SECOND_MICROSECOND, K_MINUTE_MICROSECOND, K_MINUTE_SECOND, K_HOUR_MICROSECOND,
+        K_HOUR_SECOND, K_HOUR_MINUTE, K_DAY_MICROSECOND, K_DAY_SECOND, K_DAY_MINUTE,
+        K_DAY_HOUR, K_YEAR_MONTH, 0,
     };
-    static const char *const interval[] = {"INTERVAL", NULL};
+    static const unsigned char interval[] = {K_INTERVAL, 0};
     int l = e - 1, p = e - 2;
     dal_tok_type_t lt = a->tk[l].type, pt = a->tk[p].type;
 
@@ -1059,7 +1158,7 @@ static int select_item(an_t *a, int s, int e)
         return 0;
     if (!(it = vpush(a, &a->items, sizeof *it)))
         return -1;
-    if (e - s >= 3 && kw(a, e - 2, e, "AS") &&
+    if (e - s >= 3 && kw(a, e - 2, e, K_AS) &&
         (is_name(a, e - 1, e) || is_type(a, e - 1, e, DAL_TOK_STRING))) {
         alias = e - 1;
         x = e - 2;
@@ -1080,15 +1179,15 @@ static int select_item(an_t *a, int s, int e)
 /* The select list [i,e): modifiers, then items. */
 static int select_list(an_t *a, int i, int e, int fill)
 {
-    static const char *const mods[] = {
-        "ALL", "DISTINCT", "DISTINCTROW", "HIGH_PRIORITY", "STRAIGHT_JOIN",
-        "SQL_SMALL_RESULT", "SQL_BIG_RESULT", "SQL_BUFFER_RESULT", "SQL_NO_CACHE",
-        "SQL_CACHE", "SQL_CALC_FOUND_ROWS", NULL,
+    static const unsigned char mods[] = {
+        K_ALL, K_DISTINCT, K_DISTINCTROW, K_HIGH_PRIORITY, K_STRAIGHT_JOIN,
+        K_SQL_SMALL_RESULT, K_SQL_BIG_RESULT, K_SQL_BUFFER_RESULT, K_SQL_NO_CACHE,
+        K_SQL_CACHE, K_SQL_CALC_FOUND_ROWS, 0,
     };
     int j;
 
     for (; kw_in(a, i, e, mods); i++)
-        if ((fill & FILL_HEAD) && (kw(a, i, e, "DISTINCT") || kw(a, i, e, "DISTINCTROW")))
+        if ((fill & FILL_HEAD) && (kw(a, i, e, K_DISTINCT) || kw(a, i, e, K_DISTINCTROW)))
             a->r.distinct = 1;
     if (scan_expr(a, i, e))
         return -1;
@@ -1137,7 +1236,7 @@ static int tail_clauses(an_t *a, int i, int e, int fill)
  * Returns the index after the list, or -1 on error. */
 static int ctes(an_t *a, int i, int e)
 {
-    if (kw(a, i, e, "RECURSIVE"))
+    if (kw(a, i, e, K_RECURSIVE))
         i++;
     while (is_name(a, i, e)) {
         if (push_str(a, &a->ctes, tok_name(a, i)))
@@ -1145,7 +1244,7 @@ static int ctes(an_t *a, int i, int e)
         i++;
         if (is_p(a, i, e, '('))
             i = a->link[i] + 1;
-        if (!kw(a, i, e, "AS") || !is_p(a, i + 1, e, '('))
+        if (!kw(a, i, e, K_AS) || !is_p(a, i + 1, e, '('))
             break;
         i++;
         if (query(a, i + 1, a->link[i], 0))
@@ -1163,7 +1262,7 @@ static int primary(an_t *a, int i, int e, int fill)
 {
     if (i >= e)
         return 0;
-    if (kw(a, i, e, "SELECT"))
+    if (kw(a, i, e, K_SELECT))
         return select_body(a, i, e, fill);
     if (is_p(a, i, e, '(')) {
         int close = a->link[i], inner = fill;
@@ -1173,7 +1272,7 @@ static int primary(an_t *a, int i, int e, int fill)
             return -1;
         return tail_clauses(a, close + 1, e, fill & FILL_TAIL);
     }
-    if (kw(a, i, e, "TABLE")) {
+    if (kw(a, i, e, K_TABLE)) {
         int j = table_name(a, i + 1, e, DAL_TREF_FROM);
         return j < 0 ? -1 : tail_clauses(a, j, e, fill & FILL_TAIL);
     }
@@ -1185,14 +1284,14 @@ static int primary(an_t *a, int i, int e, int fill)
  * the last one its tail. */
 static int query(an_t *a, int i, int e, int fill)
 {
-    static const char *const setops[] = {"UNION", "EXCEPT", "INTERSECT", NULL};
+    static const unsigned char setops[] = {K_UNION, K_EXCEPT, K_INTERSECT, 0};
     int j, k, first = 1, rc = -1;
 
     if (++a->depth > MAX_DEPTH) {
         fail(a, i < a->nt ? a->tk[i].off : 0, "statement nested too deeply");
         goto out;
     }
-    if (kw(a, i, e, "WITH") && (i = ctes(a, i + 1, e)) < 0)
+    if (kw(a, i, e, K_WITH) && (i = ctes(a, i + 1, e)) < 0)
         goto out;
     for (j = i; j < e; j = k + 1, first = 0) {
         int last;
@@ -1202,7 +1301,7 @@ static int query(an_t *a, int i, int e, int fill)
             a->r.has_union = 1;
         if (primary(a, j, k, (first ? fill & FILL_HEAD : 0) | (last ? fill & FILL_TAIL : 0)))
             goto out;
-        if (kw(a, k + 1, e, "ALL") || kw(a, k + 1, e, "DISTINCT"))
+        if (kw(a, k + 1, e, K_ALL) || kw(a, k + 1, e, K_DISTINCT))
             k++;
     }
     rc = 0;
@@ -1245,7 +1344,7 @@ static int insert_rows(an_t *a, int i, int e)
 
     while (i < e) {
         struct dal_sql_row *row;
-        if (kw(a, i, e, "ROW"))
+        if (kw(a, i, e, K_ROW))
             i++;
         if (!is_p(a, i, e, '('))
             break;
@@ -1293,7 +1392,7 @@ static int insert_set(an_t *a, int s, int e)
 static int odku_start(const an_t *a, int i, int e)
 {
     for (; i < e; i = next_tok(a, i))
-        if (kw(a, i, e, "ON") && kw(a, i + 1, e, "DUPLICATE"))
+        if (kw(a, i, e, K_ON) && kw(a, i + 1, e, K_DUPLICATE))
             return i;
     return e;
 }
@@ -1301,18 +1400,18 @@ static int odku_start(const an_t *a, int i, int e)
 /* INSERT / REPLACE after the verb. */
 static int insert_stmt(an_t *a, int i, int e)
 {
-    static const char *const mods[] = {"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", NULL};
-    static const char *const returning[] = {"RETURNING", NULL};
+    static const unsigned char mods[] = {K_LOW_PRIORITY, K_DELAYED, K_HIGH_PRIORITY, K_IGNORE, 0};
+    static const unsigned char returning[] = {K_RETURNING, 0};
     int j, k, odku;
 
     for (; kw_in(a, i, e, mods); i++)
-        if (kw(a, i, e, "IGNORE"))
+        if (kw(a, i, e, K_IGNORE))
             a->r.insert_ignore = 1;
-    if (kw(a, i, e, "INTO"))
+    if (kw(a, i, e, K_INTO))
         i++;
     if ((i = table_name(a, i, e, DAL_TREF_INTO)) < 0)
         return -1;
-    if (kw(a, i, e, "PARTITION") && is_p(a, i + 1, e, '('))
+    if (kw(a, i, e, K_PARTITION) && is_p(a, i + 1, e, '('))
         i = a->link[i + 1] + 1;
     if ((odku = odku_start(a, i, e)) < e) {
         a->r.odku_off = a->tk[odku].off;
@@ -1332,9 +1431,9 @@ static int insert_stmt(an_t *a, int i, int e)
         }
         i = a->link[i] + 1;
     }
-    if (kw(a, i, e, "VALUES") || kw(a, i, e, "VALUE"))
+    if (kw(a, i, e, K_VALUES) || kw(a, i, e, K_VALUE))
         return insert_rows(a, i + 1, e);
-    if (kw(a, i, e, "SET"))
+    if (kw(a, i, e, K_SET))
         return insert_set(a, i + 1, e);
     if (i >= e)
         return 0;
@@ -1345,7 +1444,7 @@ static int insert_stmt(an_t *a, int i, int e)
 /* UPDATE after the verb. */
 static int update_stmt(an_t *a, int i, int e)
 {
-    static const char *const mods[] = {"LOW_PRIORITY", "IGNORE", NULL};
+    static const unsigned char mods[] = {K_LOW_PRIORITY, K_IGNORE, 0};
     seg_t sg[CL_N];
 
     while (kw_in(a, i, e, mods))
@@ -1396,7 +1495,7 @@ static int delete_targets(an_t *a, int s, int e, size_t from)
  * `DELETE FROM t.. USING refs`. */
 static int delete_stmt(an_t *a, int i, int e)
 {
-    static const char *const mods[] = {"LOW_PRIORITY", "QUICK", "IGNORE", NULL};
+    static const unsigned char mods[] = {K_LOW_PRIORITY, K_QUICK, K_IGNORE, 0};
     seg_t sg[CL_N];
     const seg_t *f = &sg[CL_FROM], *u = &sg[CL_USING], *refs;
     int from_first;
@@ -1404,7 +1503,7 @@ static int delete_stmt(an_t *a, int i, int e)
 
     while (kw_in(a, i, e, mods))
         i++;
-    from_first = kw(a, i, e, "FROM");
+    from_first = kw(a, i, e, K_FROM);
     split_clauses(a, i, e,
                   BIT(CL_FROM) | BIT(CL_WHERE) | BIT(CL_ORDER) | BIT(CL_LIMIT) |
                       BIT(CL_RETURNING) | (from_first ? BIT(CL_USING) : 0),
@@ -1438,7 +1537,7 @@ static int references(an_t *a, int s, int e)
     int i;
 
     for (i = s; i < e; i++)
-        if (kw(a, i, e, "REFERENCES") && table_name(a, i + 1, e, DAL_TREF_FROM) < 0)
+        if (kw(a, i, e, K_REFERENCES) && table_name(a, i + 1, e, DAL_TREF_FROM) < 0)
             return -1;
     return 0;
 }
@@ -1447,7 +1546,7 @@ static int references(an_t *a, int s, int e)
  * the first top-level SELECT, WITH, TABLE or parenthesised query. */
 static int trailing_query(an_t *a, int i, int e)
 {
-    static const char *const starts[] = {"SELECT", "WITH", "TABLE", "VALUES", NULL};
+    static const unsigned char starts[] = {K_SELECT, K_WITH, K_TABLE, K_VALUES, 0};
 
     for (; i < e; i = next_tok(a, i))
         if (kw_in(a, i, e, starts) || query_inside(a, i, e))
@@ -1458,11 +1557,11 @@ static int trailing_query(an_t *a, int i, int e)
 /* CREATE TABLE after the name at i. */
 static int create_table_rest(an_t *a, int i, int e)
 {
-    if (kw(a, i, e, "LIKE"))
+    if (kw(a, i, e, K_LIKE))
         return table_name(a, i + 1, e, DAL_TREF_FROM) < 0 ? -1 : 0;
     if (is_p(a, i, e, '(') && !query_inside(a, i, e)) {
         int close = a->link[i];
-        if (kw(a, i + 1, close, "LIKE")) {
+        if (kw(a, i + 1, close, K_LIKE)) {
             if (table_name(a, i + 2, close, DAL_TREF_FROM) < 0)
                 return -1;
         } else if (references(a, i + 1, close)) {
@@ -1486,40 +1585,40 @@ static int skip_definer(const an_t *a, int i, int e)
 
 static int create_stmt(an_t *a, int i, int e)
 {
-    static const char *const flags[] = {
-        "TEMPORARY", "UNIQUE", "FULLTEXT", "SPATIAL", "ONLINE", "OFFLINE", "AGGREGATE", NULL,
+    static const unsigned char flags[] = {
+        K_TEMPORARY, K_UNIQUE, K_FULLTEXT, K_SPATIAL, K_ONLINE, K_OFFLINE, K_AGGREGATE, 0,
     };
     int on;
 
     for (;;) {
-        if (kw(a, i, e, "OR") && kw(a, i + 1, e, "REPLACE"))
+        if (kw(a, i, e, K_OR) && kw(a, i + 1, e, K_REPLACE))
             i += 2;
         else if (kw_in(a, i, e, flags))
             i++;
-        else if (kw(a, i, e, "ALGORITHM"))
+        else if (kw(a, i, e, K_ALGORITHM))
             i += is_op(a, i + 1, e, "=") ? 3 : 1;
-        else if (kw(a, i, e, "DEFINER"))
+        else if (kw(a, i, e, K_DEFINER))
             i = skip_definer(a, i, e);
-        else if (kw(a, i, e, "SQL") && kw(a, i + 1, e, "SECURITY"))
+        else if (kw(a, i, e, K_SQL) && kw(a, i + 1, e, K_SECURITY))
             i += 3;
         else
             break;
     }
-    if (kw(a, i, e, "TABLE")) {
+    if (kw(a, i, e, K_TABLE)) {
         i++;
-        if (kw(a, i, e, "IF") && kw(a, i + 1, e, "NOT") && kw(a, i + 2, e, "EXISTS"))
+        if (kw(a, i, e, K_IF) && kw(a, i + 1, e, K_NOT) && kw(a, i + 2, e, K_EXISTS))
             i += 3;
         if ((i = table_name(a, i, e, DAL_TREF_DDL)) < 0)
             return -1;
         return create_table_rest(a, i, e);
     }
-    if (kw(a, i, e, "INDEX") || kw(a, i, e, "KEY")) {
-        static const char *const onw[] = {"ON", NULL};
+    if (kw(a, i, e, K_INDEX) || kw(a, i, e, K_KEY)) {
+        static const unsigned char onw[] = {K_ON, 0};
         on = find_kw(a, i, e, onw);
         return table_name(a, on + 1, e, DAL_TREF_DDL) < 0 ? -1 : 0;
     }
-    if (kw(a, i, e, "VIEW")) {
-        static const char *const as[] = {"AS", NULL};
+    if (kw(a, i, e, K_VIEW)) {
+        static const unsigned char as[] = {K_AS, 0};
         if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
             return -1;
         return trailing_query(a, find_kw(a, i, e, as), e);
@@ -1529,30 +1628,30 @@ static int create_stmt(an_t *a, int i, int e)
 
 static int alter_stmt(an_t *a, int i, int e)
 {
-    static const char *const flags[] = {"ONLINE", "OFFLINE", "IGNORE", NULL};
-    static const char *const not_table[] = {"INDEX", "KEY", "COLUMN", "CONSTRAINT", NULL};
+    static const unsigned char flags[] = {K_ONLINE, K_OFFLINE, K_IGNORE, 0};
+    static const unsigned char not_table[] = {K_INDEX, K_KEY, K_COLUMN, K_CONSTRAINT, 0};
     int j;
 
     while (kw_in(a, i, e, flags))
         i++;
-    if (kw(a, i, e, "VIEW")) {
-        static const char *const as[] = {"AS", NULL};
+    if (kw(a, i, e, K_VIEW)) {
+        static const unsigned char as[] = {K_AS, 0};
         if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
             return -1;
         return trailing_query(a, find_kw(a, i, e, as), e);
     }
-    if (!kw(a, i, e, "TABLE"))
+    if (!kw(a, i, e, K_TABLE))
         return 0;
     if ((i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
         return -1;
     for (; i < e; i = j) {
         j = next_tok(a, i);
-        if (kw(a, i, e, "RENAME") && !kw_in(a, i + 1, e, not_table))
-            j = table_name(a, i + ((kw(a, i + 1, e, "TO") || kw(a, i + 1, e, "AS")) ? 2 : 1), e,
+        if (kw(a, i, e, K_RENAME) && !kw_in(a, i + 1, e, not_table))
+            j = table_name(a, i + ((kw(a, i + 1, e, K_TO) || kw(a, i + 1, e, K_AS)) ? 2 : 1), e,
                            DAL_TREF_DDL);
-        else if (kw(a, i, e, "REFERENCES"))
+        else if (kw(a, i, e, K_REFERENCES))
             j = table_name(a, i + 1, e, DAL_TREF_FROM);
-        else if (kw(a, i, e, "WITH") && kw(a, i + 1, e, "TABLE"))
+        else if (kw(a, i, e, K_WITH) && kw(a, i + 1, e, K_TABLE))
             j = table_name(a, i + 2, e, DAL_TREF_DDL);
         if (j < 0)
             return -1;
@@ -1576,18 +1675,18 @@ static int name_list(an_t *a, int i, int e, int role)
 
 static int drop_stmt(an_t *a, int i, int e)
 {
-    static const char *const what[] = {"TABLE", "TABLES", "VIEW", NULL};
+    static const unsigned char what[] = {K_TABLE, K_TABLES, K_VIEW, 0};
 
-    if (kw(a, i, e, "TEMPORARY"))
+    if (kw(a, i, e, K_TEMPORARY))
         i++;
     if (kw_in(a, i, e, what)) {
         i++;
-        if (kw(a, i, e, "IF") && kw(a, i + 1, e, "EXISTS"))
+        if (kw(a, i, e, K_IF) && kw(a, i + 1, e, K_EXISTS))
             i += 2;
         return name_list(a, i, e, DAL_TREF_DDL);
     }
-    if (kw(a, i, e, "INDEX")) {
-        static const char *const onw[] = {"ON", NULL};
+    if (kw(a, i, e, K_INDEX)) {
+        static const unsigned char onw[] = {K_ON, 0};
         return table_name(a, find_kw(a, i, e, onw) + 1, e, DAL_TREF_DDL) < 0 ? -1 : 0;
     }
     return 0;
@@ -1596,12 +1695,12 @@ static int drop_stmt(an_t *a, int i, int e)
 /* RENAME TABLE a TO b [, c TO d] */
 static int rename_stmt(an_t *a, int i, int e)
 {
-    if (!kw(a, i, e, "TABLE") && !kw(a, i, e, "TABLES"))
+    if (!kw(a, i, e, K_TABLE) && !kw(a, i, e, K_TABLES))
         return 0;
     for (i++;;) {
         if ((i = table_name(a, i, e, DAL_TREF_DDL)) < 0)
             return -1;
-        if (kw(a, i, e, "TO") && (i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
+        if (kw(a, i, e, K_TO) && (i = table_name(a, i + 1, e, DAL_TREF_DDL)) < 0)
             return -1;
         if (!is_p(a, i, e, ','))
             return 0;
@@ -1614,13 +1713,13 @@ static int rename_stmt(an_t *a, int i, int e)
 /* SHOW CREATE TABLE t, SHOW [FULL] COLUMNS|FIELDS|INDEX|KEYS FROM t. */
 static int show_stmt(an_t *a, int i, int e)
 {
-    static const char *const lists[] = {"COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS", NULL};
+    static const unsigned char lists[] = {K_COLUMNS, K_FIELDS, K_INDEX, K_INDEXES, K_KEYS, 0};
 
-    if (kw(a, i, e, "FULL") || kw(a, i, e, "EXTENDED"))
+    if (kw(a, i, e, K_FULL) || kw(a, i, e, K_EXTENDED))
         i++;
-    if (kw(a, i, e, "CREATE") && (kw(a, i + 1, e, "TABLE") || kw(a, i + 1, e, "VIEW")))
+    if (kw(a, i, e, K_CREATE) && (kw(a, i + 1, e, K_TABLE) || kw(a, i + 1, e, K_VIEW)))
         return table_name(a, i + 2, e, DAL_TREF_FROM) < 0 ? -1 : 0;
-    if (kw_in(a, i, e, lists) && (kw(a, i + 1, e, "FROM") || kw(a, i + 1, e, "IN")))
+    if (kw_in(a, i, e, lists) && (kw(a, i + 1, e, K_FROM) || kw(a, i + 1, e, K_IN)))
         return table_name(a, i + 2, e, DAL_TREF_FROM) < 0 ? -1 : 0;
     return 0;
 }
@@ -1630,20 +1729,20 @@ static int statement(an_t *a, int i, int e);
 /* EXPLAIN / DESCRIBE after the verb: of a statement or of a table. */
 static int explain_stmt(an_t *a, int i, int e)
 {
-    static const char *const opts[] = {"EXTENDED", "PARTITIONS", "ANALYZE", NULL};
-    static const char *const stmts[] = {
-        "SELECT", "WITH", "INSERT", "REPLACE", "UPDATE", "DELETE", "TABLE", NULL,
+    static const unsigned char opts[] = {K_EXTENDED, K_PARTITIONS, K_ANALYZE, 0};
+    static const unsigned char stmts[] = {
+        K_SELECT, K_WITH, K_INSERT, K_REPLACE, K_UPDATE, K_DELETE, K_TABLE, 0,
     };
 
     for (;;) {
         if (kw_in(a, i, e, opts))
             i++;
-        else if (kw(a, i, e, "FORMAT") && is_op(a, i + 1, e, "="))
+        else if (kw(a, i, e, K_FORMAT) && is_op(a, i + 1, e, "="))
             i += 3;
         else
             break;
     }
-    if (kw(a, i, e, "FOR")) /* EXPLAIN FOR CONNECTION n */
+    if (kw(a, i, e, K_FOR)) /* EXPLAIN FOR CONNECTION n */
         return 0;
     if (kw_in(a, i, e, stmts) || is_p(a, i, e, '(')) {
         if (statement(a, i, e))
@@ -1661,11 +1760,11 @@ static int with_stmt(an_t *a, int i, int e)
 
     if (j < 0)
         return -1;
-    if (kw(a, j, e, "UPDATE")) {
+    if (kw(a, j, e, K_UPDATE)) {
         a->r.kind = DAL_SQL_UPDATE;
         return update_stmt(a, j + 1, e);
     }
-    if (kw(a, j, e, "DELETE")) {
+    if (kw(a, j, e, K_DELETE)) {
         a->r.kind = DAL_SQL_DELETE;
         return delete_stmt(a, j + 1, e);
     }
@@ -1676,9 +1775,9 @@ static int with_stmt(an_t *a, int i, int e)
 /* The statement [i,e): its kind, then the analysis that kind needs. */
 static int statement(an_t *a, int i, int e)
 {
-    static const char *const ddl[] = {"CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME", NULL};
-    static const char *const explain[] = {"EXPLAIN", "DESCRIBE", "DESC", NULL};
-    static const char *const forw[] = {"FOR", NULL};
+    static const unsigned char ddl[] = {K_CREATE, K_ALTER, K_DROP, K_TRUNCATE, K_RENAME, 0};
+    static const unsigned char explain[] = {K_EXPLAIN, K_DESCRIBE, K_DESC, 0};
+    static const unsigned char forw[] = {K_FOR, 0};
     int rc = 0, j;
 
     if (++a->depth > MAX_DEPTH) {
@@ -1686,55 +1785,55 @@ static int statement(an_t *a, int i, int e)
         return fail(a, a->tk[i].off, "statement nested too deeply");
     }
     a->r.kind = DAL_SQL_OTHER;
-    if (kw(a, i, e, "SELECT") || is_p(a, i, e, '(')) {
+    if (kw(a, i, e, K_SELECT) || is_p(a, i, e, '(')) {
         a->r.kind = DAL_SQL_SELECT;
         rc = query(a, i, e, FILL_ALL);
-    } else if (kw(a, i, e, "WITH")) {
+    } else if (kw(a, i, e, K_WITH)) {
         rc = with_stmt(a, i, e);
-    } else if (kw(a, i, e, "INSERT") || kw(a, i, e, "REPLACE")) {
-        a->r.kind = kw(a, i, e, "INSERT") ? DAL_SQL_INSERT : DAL_SQL_REPLACE;
+    } else if (kw(a, i, e, K_INSERT) || kw(a, i, e, K_REPLACE)) {
+        a->r.kind = kw(a, i, e, K_INSERT) ? DAL_SQL_INSERT : DAL_SQL_REPLACE;
         rc = insert_stmt(a, i + 1, e);
-    } else if (kw(a, i, e, "UPDATE")) {
+    } else if (kw(a, i, e, K_UPDATE)) {
         a->r.kind = DAL_SQL_UPDATE;
         rc = update_stmt(a, i + 1, e);
-    } else if (kw(a, i, e, "DELETE")) {
+    } else if (kw(a, i, e, K_DELETE)) {
         a->r.kind = DAL_SQL_DELETE;
         rc = delete_stmt(a, i + 1, e);
     } else if (kw_in(a, i, e, ddl)) {
         a->r.kind = DAL_SQL_DDL;
-        if (kw(a, i, e, "CREATE"))
+        if (kw(a, i, e, K_CREATE))
             rc = create_stmt(a, i + 1, e);
-        else if (kw(a, i, e, "ALTER"))
+        else if (kw(a, i, e, K_ALTER))
             rc = alter_stmt(a, i + 1, e);
-        else if (kw(a, i, e, "DROP"))
+        else if (kw(a, i, e, K_DROP))
             rc = drop_stmt(a, i + 1, e);
-        else if (kw(a, i, e, "RENAME"))
+        else if (kw(a, i, e, K_RENAME))
             rc = rename_stmt(a, i + 1, e);
         else /* TRUNCATE [TABLE] t */
-            rc = table_name(a, i + 1 + kw(a, i + 1, e, "TABLE"), e, DAL_TREF_DDL) < 0 ? -1 : 0;
-    } else if (kw(a, i, e, "BEGIN")) {
-        if (!kw(a, i + 1, e, "NOT")) /* BEGIN NOT ATOMIC is a compound statement */
+            rc = table_name(a, i + 1 + kw(a, i + 1, e, K_TABLE), e, DAL_TREF_DDL) < 0 ? -1 : 0;
+    } else if (kw(a, i, e, K_BEGIN)) {
+        if (!kw(a, i + 1, e, K_NOT)) /* BEGIN NOT ATOMIC is a compound statement */
             a->r.kind = DAL_SQL_BEGIN;
-    } else if (kw(a, i, e, "START") && kw(a, i + 1, e, "TRANSACTION")) {
+    } else if (kw(a, i, e, K_START) && kw(a, i + 1, e, K_TRANSACTION)) {
         a->r.kind = DAL_SQL_BEGIN;
-    } else if (kw(a, i, e, "COMMIT")) {
+    } else if (kw(a, i, e, K_COMMIT)) {
         a->r.kind = DAL_SQL_COMMIT;
-    } else if (kw(a, i, e, "ROLLBACK")) {
-        j = i + 1 + kw(a, i + 1, e, "WORK");
-        if (!kw(a, j, e, "TO")) /* ROLLBACK TO SAVEPOINT keeps the transaction */
+    } else if (kw(a, i, e, K_ROLLBACK)) {
+        j = i + 1 + kw(a, i + 1, e, K_WORK);
+        if (!kw(a, j, e, K_TO)) /* ROLLBACK TO SAVEPOINT keeps the transaction */
             a->r.kind = DAL_SQL_ROLLBACK;
-    } else if (kw(a, i, e, "SET")) {
+    } else if (kw(a, i, e, K_SET)) {
         /* MariaDB's SET STATEMENT var=value [, ...] FOR statement */
-        if (kw(a, i + 1, e, "STATEMENT") && (j = find_kw(a, i + 2, e, forw)) + 1 < e)
+        if (kw(a, i + 1, e, K_STATEMENT) && (j = find_kw(a, i + 2, e, forw)) + 1 < e)
             rc = statement(a, j + 1, e);
         else
             a->r.kind = DAL_SQL_SET;
-    } else if (kw(a, i, e, "SHOW")) {
+    } else if (kw(a, i, e, K_SHOW)) {
         a->r.kind = DAL_SQL_SHOW;
         rc = show_stmt(a, i + 1, e);
     } else if (kw_in(a, i, e, explain)) {
         rc = explain_stmt(a, i + 1, e);
-    } else if (kw(a, i, e, "TABLE")) {
+    } else if (kw(a, i, e, K_TABLE)) {
         j = table_name(a, i + 1, e, DAL_TREF_FROM);
         rc = j < 0 ? -1 : tail_clauses(a, j, e, 0);
     }
@@ -1794,14 +1893,14 @@ static int lex_all(an_t *a)
 /* Stored programs contain ';' inside one statement. */
 static int compound(const an_t *a)
 {
-    static const char *const bodies[] = {
-        "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE", NULL,
+    static const unsigned char bodies[] = {
+        K_PROCEDURE, K_FUNCTION, K_TRIGGER, K_EVENT, K_PACKAGE, 0,
     };
     int i;
 
-    if (kw(a, 0, a->nt, "BEGIN") && kw(a, 1, a->nt, "NOT"))
+    if (kw(a, 0, a->nt, K_BEGIN) && kw(a, 1, a->nt, K_NOT))
         return 1;
-    if (!kw(a, 0, a->nt, "CREATE"))
+    if (!kw(a, 0, a->nt, K_CREATE))
         return 0;
     for (i = 1; i < a->nt && i < 16 && !is_p(a, i, a->nt, '('); i++)
         if (kw_in(a, i, a->nt, bodies))
@@ -1813,16 +1912,24 @@ static int compound(const an_t *a)
  * ';' may follow), link parentheses and number the placeholders. */
 static int link_tokens(an_t *a)
 {
-    int *stack, sp = 0, i, k, params = 0, cmp = compound(a);
+    int *stack, sp = 0, i, k, params = 0, cmp;
 
     if (!(a->link = scratch(a, (size_t)a->nt * sizeof *a->link + 1)) ||
-        !(a->tflag = scratch(a, (size_t)a->nt + 1)) ||
+        !(a->tflag = scratch(a, (size_t)a->nt + 1)) || !(a->kwid = scratch(a, (size_t)a->nt + 1)) ||
         !(stack = scratch(a, (size_t)a->nt * sizeof *stack + 1)))
         return -1;
     memset(a->tflag, 0, (size_t)a->nt);
+    pthread_once(&kw_once, kw_build);
+    for (i = 0; i < a->nt; i++)
+        a->kwid[i] = keyword_id(a->sql, &a->tk[i]);
+    cmp = compound(a);
     for (i = 0; i < a->nt; i++) {
         a->link[i] = -1;
         if (a->tk[i].type == DAL_TOK_PARAM) {
+            uint32_t *po = vpush(a, &a->params, sizeof *po);
+            if (!po)
+                return -1;
+            *po = a->tk[i].off;
             a->link[i] = params++;
         } else if (is_p(a, i, a->nt, '(')) {
             stack[sp++] = i;
@@ -1898,6 +2005,7 @@ static int dal_hint(an_t *a, const dal_token_t *t)
 {
     const char *p = a->sql + t->off + 3, *end = a->sql + t->off + t->len - 2, *k;
     struct dal_sql_hint *h;
+    int first = 1;
 
     while (p < end && hint_space(*p))
         p++;
@@ -1914,6 +2022,9 @@ static int dal_hint(an_t *a, const dal_token_t *t)
             return fail(a, (size_t)(p - a->sql), "malformed dal hint");
         if (!(h = vpush(a, &a->hints, sizeof *h)) || !(h->key = scratch(a, (size_t)(p - k) + 1)))
             return -1;
+        h->off = first ? t->off : t->off + t->len;
+        h->len = first ? t->len : 0;
+        first = 0;
         memcpy(h->key, k, (size_t)(p - k));
         h->key[p - k] = '\0';
         if (p < end && *p == '=') {
@@ -2078,6 +2189,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     struct dal_sql_order *ob = put(o, a->order.v, a->order.n * sizeof *ob);
     struct dal_sql_order *gb = put(o, a->group.v, a->group.n * sizeof *gb);
     char **cols = put_strs(o, &a->columns), **sets = put_strs(o, &a->setcols);
+    uint32_t *po = put(o, a->params.v, a->params.n * sizeof *po);
     size_t i;
 
 #define STR(arr, field, srcv, type)                                                          \
@@ -2123,6 +2235,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     s->group_by = gb;    s->ngroup_by = a->group.n;
     s->columns = cols;   s->ncolumns = a->columns.n;
     s->set_columns = sets; s->nset_columns = a->setcols.n;
+    s->param_offs = po;
     return s;
 }
 

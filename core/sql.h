@@ -12,6 +12,16 @@
  * can be cached and read by many threads at once.  Its lifetime is managed by
  * an atomic reference count (dal_sql_ref / dal_sql_unref).
  *
+ * The analyser recognises what dal needs and scans everything else only for
+ * subqueries, so that no table is missed; it does not validate SQL.  Known
+ * limits, all on the safe side for routing:
+ *  - executable comments are analysed whatever their version, so a table or
+ *    ? inside one the server would skip is still counted;
+ *  - a span may begin or end inside an executable comment (copy whole
+ *    spans between rewritten tokens and the text stays intact);
+ *  - stored-program bodies (CREATE PROCEDURE ..., BEGIN NOT ATOMIC) are one
+ *    statement with no table references.
+ *
  * Internal header: core code reads the fields directly.  Nothing here is
  * part of the public API.
  */
@@ -145,8 +155,12 @@ struct dal_sql_order {
 /* One key=value of a hint comment opened by slash-star-plus followed by the
  * word `dal`.  Other (optimizer) hints are not recorded. */
 struct dal_sql_hint {
-    char *key;   /* owned by the dal_sql_t */
-    char *value; /* quotes removed; "" for a bare key; owned by the dal_sql_t */
+    char *key;         /* owned by the dal_sql_t */
+    char *value;       /* quotes removed; "" for a bare key; owned by the dal_sql_t */
+    uint32_t off, len; /* what to cut to remove the hint comment from the SQL: the
+                          first pair of a comment has the comment's span, later
+                          pairs of the same comment an empty span at its end, so
+                          cutting every span removes each comment once */
 };
 
 /* ------------------------------------------------------------ the result */
@@ -161,6 +175,7 @@ typedef struct dal_sql {
     size_t len;             /* bytes of text, NUL excluded */
     dal_sql_kind_t kind;
     size_t nparams;         /* ? placeholders outside strings and comments */
+    uint32_t *param_offs;   /* offset of each ?, in order; owned (NULL if none) */
 
     struct dal_sql_tref *trefs;     size_t ntrefs;     /* in text order */
     struct dal_sql_colref *colrefs; size_t ncolrefs;   /* in text order */

@@ -273,20 +273,34 @@ static dal_token_t lex_slash_star(dal_lexer_t *lx, size_t p)
     return make(lx, (p + 2 < n && s[p + 2] == '+') ? DAL_TOK_HINT : DAL_TOK_COMMENT, p, end);
 }
 
-/* Operators of two or three bytes, longest first. */
+/* The length of the operator at p: <=> ->> <= >= <> != || && := << >> ->
+ * are single tokens, everything else is one byte. */
 static size_t operator_len(const char *s, size_t n, size_t p)
 {
-    static const char *const ops[] = {
-        "<=>", "->>", "<=", ">=", "<>", "!=", "||", "&&", ":=", "<<", ">>", "->",
-    };
-    size_t i, k;
+    char c = s[p], c1 = p + 1 < n ? s[p + 1] : '\0', c2 = p + 2 < n ? s[p + 2] : '\0';
 
-    for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-        k = strlen(ops[i]);
-        if (p + k <= n && memcmp(s + p, ops[i], k) == 0)
-            return k;
+    switch (c) {
+    case '<':
+        if (c1 == '=')
+            return c2 == '>' ? 3 : 2;
+        return (c1 == '>' || c1 == '<') ? 2 : 1;
+    case '>':
+        return (c1 == '=' || c1 == '>') ? 2 : 1;
+    case '-':
+        if (c1 == '>')
+            return c2 == '>' ? 3 : 2;
+        return 1;
+    case '!':
+        return c1 == '=' ? 2 : 1;
+    case '|':
+        return c1 == '|' ? 2 : 1;
+    case '&':
+        return c1 == '&' ? 2 : 1;
+    case ':':
+        return c1 == '=' ? 2 : 1;
+    default:
+        return 1;
     }
-    return 1;
 }
 
 /* Everything that starts with punctuation: comments, '?', '.', operators. */

@@ -95,8 +95,15 @@ static void check_result(const dal_sql_t *s, const char *sql, size_t size)
         check_span(s, s->order_by[i].off, s->order_by[i].len);
     for (i = 0; i < s->ngroup_by; i++)
         check_span(s, s->group_by[i].off, s->group_by[i].len);
-    for (i = 0; i < s->nhints; i++)
+    for (i = 0; i < s->nhints; i++) {
         CHECK(s->hints[i].key != NULL && s->hints[i].value != NULL);
+        check_span(s, s->hints[i].off, s->hints[i].len);
+        CHECK(i == 0 || s->hints[i].off >= s->hints[i - 1].off + s->hints[i - 1].len);
+    }
+    for (i = 0; i < s->nparams; i++) {
+        CHECK(s->param_offs[i] < s->len && s->text[s->param_offs[i]] == '?');
+        CHECK(i == 0 || s->param_offs[i] > s->param_offs[i - 1]);
+    }
     check_span(s, s->where_off, s->where_len);
     check_span(s, s->having_off, s->having_len);
     check_span(s, s->limit_off, s->limit_len);
@@ -109,6 +116,8 @@ static void check_result(const dal_sql_t *s, const char *sql, size_t size)
             check_opnd(s, &s->limit_offset);
     }
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* called by libFuzzer */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

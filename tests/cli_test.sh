@@ -197,11 +197,11 @@ check "check --json of a good file says ok" json_ok 'j == {"ok": True}'
 
 # ----------------------------------------------------------------- explain
 
-run -c "$GOOD" explain --json "$SQL" 99
+run -c "$GOOD" explain --json --shard-value 99 "$SQL" 99
 check "explain --json exits 0" rc_is 0
 check "explain --json is valid JSON" valid_json
 check "explain --json has a route with datasource and sql" \
-	json_ok 'j["kind"] == "select" and len(j["routes"]) >= 1 and all(r["datasource"] and r["sql"] for r in j["routes"])'
+	json_ok 'j["kind"].lower() == "select" and len(j["routes"]) >= 1 and all(r["datasource"] and r["sql"] for r in j["routes"])'
 check "explain --json routes 99 to dbProductSku1.wm_food_99" \
 	json_ok 'j["routes"][0]["datasource"] == "dbProductSku1" and j["routes"][0]["table"] == "wm_food_99" and "wm_food_99" in j["routes"][0]["sql"]'
 
@@ -217,7 +217,7 @@ check "explain with a parameter missing reports 'dal: ...'" err_starts "dal: "
 # ------------------------------------------------------------------- shell
 
 run_stdin '\explain SELECT name FROM wm_food WHERE wm_poi_id = 99;
-' -c "$GOOD" shell
+' -c "$GOOD" shell --shard-value 99
 check "shell reads statements from a pipe" rc_is 0
 check "shell \\explain prints the route" out_matches '^dbProductSku1 .*wm_food_99'
 

@@ -358,12 +358,8 @@ static void check_placed(const char *table, dal_value_t sv, const char *where)
 
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
-    must(dal_explain(dal, &o, "SELECT 1 FROM wm_order", NULL, 0, &plan, &err), &err, "explain");
-    dal_plan_free(plan);
-    if (strcmp(table, "users") == 0)
-        must(dal_explain(dal, &o, "SELECT 1 FROM users", NULL, 0, &plan, &err), &err, "x");
-    else
-        must(dal_explain(dal, &o, "SELECT 1 FROM wm_order", NULL, 0, &plan, &err), &err, "x");
+    snprintf(sql, sizeof sql, "SELECT 1 FROM %s", table);
+    must(dal_explain(dal, &o, sql, NULL, 0, &plan, &err), &err, "explain");
     node = dal_plan_datasource(plan, 0)[strlen("dbProductSku")] - '0';
     snprintf(db, sizeof db, "product_%d", node);
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE %s", dal_plan_table(plan, 0),

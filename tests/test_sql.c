@@ -8,7 +8,9 @@
  * is copied into a heap block of exactly its length (no NUL after it), so
  * AddressSanitizer catches any read past the end.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <check.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -46,6 +48,8 @@ typedef struct buf {
     char *p;
     size_t n, cap;
 } buf_t;
+
+static void bprintf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void bprintf(buf_t *b, const char *fmt, ...)
 {
@@ -573,6 +577,8 @@ static const struct an_case {
     {"SELECT a, COUNT(*) FROM t GROUP BY a, 2 HAVING COUNT(*) > 1 ORDER BY 2 DESC",
      {"group a col=a", "group 2 pos=2", "having=COUNT(*) > 1", "order 2 desc pos=2"}},
     {"SELECT a, SUM(b) FROM t GROUP BY a WITH ROLLUP", {"group a col=a", "rollup"}},
+    {"SELECT window, SUM(b) OVER w FROM t WHERE k = 1 WINDOW w AS (ORDER BY (SELECT 1 FROM u)) ORDER BY a",
+     {"item window", "item SUM(b) OVER w OTHER", "ntrefs=2", "cond k EQ lit(1)", "order a col=a"}},
     {"SELECT a FROM t GROUP BY a HAVING a IN (SELECT b FROM u)", {"ntrefs=2", "having=a IN (SELECT b FROM u)"}},
     {"SELECT a FROM t LIMIT 10", {"limit=LIMIT 10 count lit(10)", "!offset"}},
     {"SELECT a FROM t LIMIT 20, 10", {"limit=LIMIT 20, 10 count lit(10) offset lit(20)"}},
@@ -745,6 +751,54 @@ START_TEST(test_negative_literal_fields)
 }
 END_TEST
 
+START_TEST(test_param_offsets)
+{
+    const char *sql = "SELECT ? FROM t /* ? */ WHERE a = '?' AND b IN (?, ?) /*! AND c = ? */";
+    dal_sql_t *s = analyse_ok(sql);
+    size_t i;
+
+    ck_assert_uint_eq(s->nparams, 4);
+    for (i = 0; i < s->nparams; i++)
+        ck_assert_int_eq(s->text[s->param_offs[i]], '?');
+    ck_assert_uint_eq(s->param_offs[0], 7);
+    ck_assert_uint_eq(s->param_offs[3], (uint32_t)(strstr(sql, "c = ?") - sql + 4));
+    dal_sql_free(s);
+    s = analyse_ok("SELECT 1");
+    ck_assert_ptr_null(s->param_offs);
+    dal_sql_free(s);
+}
+END_TEST
+
+/* Cutting every hint span, as a rewriter does, removes each dal hint
+ * comment exactly once and nothing else. */
+START_TEST(test_hint_spans)
+{
+    const char *sql = "SELECT /*+ dal a=1 b='x y' c */ x /*+ BKA(t) */ FROM t /*+ dal d=2 */";
+    dal_sql_t *s = analyse_ok(sql);
+    char out[128];
+    size_t i, at = 0, n = 0;
+
+    ck_assert_uint_eq(s->nhints, 4);
+    ck_assert_uint_eq(s->hints[0].off, 7);
+    ck_assert_uint_eq(s->hints[0].len, 24);
+    ck_assert_uint_eq(s->hints[1].len, 0);
+    ck_assert_uint_eq(s->hints[1].off, 31);
+    ck_assert_uint_eq(s->hints[2].len, 0);
+    ck_assert_uint_gt(s->hints[3].len, 0);
+    for (i = 0; i < s->nhints; i++) {
+        ck_assert_uint_ge(s->hints[i].off, at);
+        memcpy(out + n, s->text + at, s->hints[i].off - at);
+        n += s->hints[i].off - at;
+        at = s->hints[i].off + s->hints[i].len;
+    }
+    memcpy(out + n, s->text + at, s->len - at);
+    n += s->len - at;
+    out[n] = '\0';
+    ck_assert_str_eq(out, "SELECT  x /*+ BKA(t) */ FROM t ");
+    dal_sql_free(s);
+}
+END_TEST
+
 START_TEST(test_text_outlives_input)
 {
     char *copy = strdup("SELECT a FROM wm_food WHERE id = 3");
@@ -788,6 +842,35 @@ START_TEST(test_deep_nesting)
     ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
+
+    p = sql; /* parenthesised joins nest too */
+    p += sprintf(p, "SELECT a FROM ");
+    for (i = 0; i < 500; i++)
+        *p++ = '(';
+    *p++ = 't';
+    for (i = 0; i < 500; i++)
+        *p++ = ')';
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
+
+    p = sql; /* so do statements inside statements */
+    for (i = 0; i < 300; i++)
+        p += sprintf(p, "SET STATEMENT x=1 FOR ");
+    p += sprintf(p, "SELECT 1");
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
+
+    p = sql; /* 30 levels are fine */
+    p += sprintf(p, "SELECT a FROM ");
+    for (i = 0; i < 30; i++)
+        p += sprintf(p, "(SELECT a FROM ");
+    p += sprintf(p, "innermost");
+    for (i = 0; i < 30; i++)
+        p += sprintf(p, ") d%zu", i);
+    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->ntrefs, 1);
+    ck_assert_str_eq(s->trefs[0].name, "innermost");
+    dal_sql_free(s);
 
     p = sql;
     p += sprintf(p, "SELECT a FROM t WHERE ");
@@ -1081,6 +1164,8 @@ static Suite *sql_suite(void)
     tcase_add_loop_test(an, test_analysis_table, 0, N(an_cases));
     tcase_add_test(an, test_spans_are_exact);
     tcase_add_test(an, test_negative_literal_fields);
+    tcase_add_test(an, test_param_offsets);
+    tcase_add_test(an, test_hint_spans);
     tcase_add_test(an, test_text_outlives_input);
     tcase_add_test(an, test_deep_nesting);
     tcase_add_test(an, test_large_insert);

@@ -129,11 +129,12 @@ static int add_row(cli_table_t *t, const plugin_row_t *row, dal_error_t *err)
     int rc;
 
     if (row->f[F_ERROR] != NULL) {
-        rejected = malloc(strlen(what) + sizeof "rejected: ");
+        size_t n = strlen(what) + sizeof "rejected: ";
+
+        rejected = malloc(n);
         if (rejected == NULL)
             return cli_set_error(err, DAL_ENOMEM, "out of memory");
-        strcpy(rejected, "rejected: ");
-        strcat(rejected, what);
+        snprintf(rejected, n, "rejected: %s", what);
         what = rejected;
     }
     rc = add_cell(t, row->f[F_KIND], err);

@@ -453,8 +453,11 @@ int main(int argc, char **argv)
     cli_t cli = { 0 };
     int rc;
 
-    /* Display widths of table cells and line editing follow the user's locale. */
-    setlocale(LC_CTYPE, "");
+    /* Line editing and table widths need a character set.  Values come from
+     * the server as UTF-8 (dal connects with utf8mb4), so under a locale that
+     * is not multibyte ("C", or unset) measure them as UTF-8 all the same. */
+    if (setlocale(LC_CTYPE, "") == NULL || MB_CUR_MAX == 1)
+        setlocale(LC_CTYPE, "C.UTF-8");
 
     cli.args = calloc((size_t)argc + 1, sizeof *cli.args);
     if (cli.args == NULL) {

@@ -23,9 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef HAVE_CONFIG_H
-#include "config.h" /* the build's, for HAVE_LIBEDIT */
-#endif
 #ifdef HAVE_LIBEDIT
 #include <editline/readline.h>
 #endif
