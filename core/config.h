@@ -30,6 +30,20 @@ typedef struct dal_cfg_params {
     size_t n;
 } dal_cfg_params_t;
 
+/* One replica of a datasource: `replicas = URL, URL, ...` where each URL
+ * may carry the extra option `weight=N` (default 1). */
+typedef struct dal_cfg_replica {
+    dal_url_t url;     /* owned contents */
+    uint32_t weight;   /* >= 1 */
+} dal_cfg_replica_t;
+
+typedef enum dal_lb_policy {
+    DAL_LB_ROUND_ROBIN = 0,   /* default */
+    DAL_LB_RANDOM,
+    DAL_LB_WEIGHTED,
+    DAL_LB_LEAST_OUTSTANDING
+} dal_lb_policy_t;
+
 /* [datasource NAME] */
 typedef struct dal_cfg_datasource {
     char *name;        /* owned */
@@ -38,7 +52,27 @@ typedef struct dal_cfg_datasource {
     int master_line;
     uint32_t connect_timeout_ms; /* connect_timeout = 5s (default 5000) */
     uint32_t read_timeout_ms;    /* read_timeout = 30s (default 30000; 0: none) */
+
+    /* read-write separation */
+    dal_cfg_replica_t *replicas;   /* owned array; replicas = URL [, URL ...] */
+    size_t nreplicas;
+    int replicas_line;
+    dal_lb_policy_t load_balance;  /* load_balance = round_robin|random|weighted|least_outstanding */
+    uint32_t max_replica_lag_ms;   /* max_replica_lag = 5s (default 5000; 0: no limit) */
+    uint32_t health_check_ms;      /* health_check_interval = 1s (default 1000) */
+    int read_your_writes;          /* read_your_writes: 0 off, 1 session (default), 2 window */
+    uint32_t ryw_window_ms;        /* the window when read_your_writes = <duration> */
+
+    /* pool.* keys overriding [dal]'s for this datasource */
+    dal_cfg_params_t pool_params;
 } dal_cfg_datasource_t;
+
+/* What a [table] is. */
+typedef enum dal_table_kind {
+    DAL_TABLE_SINGLE = 0,  /* unsharded: one datasource, name unchanged */
+    DAL_TABLE_SHARDED,     /* strategy over db_shard_num nodes x table_shard_num tables */
+    DAL_TABLE_BROADCAST    /* broadcast = true: a full copy on every node of the group */
+} dal_table_kind_t;
 
 /* [table NAME] */
 typedef struct dal_cfg_table {
@@ -52,7 +86,36 @@ typedef struct dal_cfg_table {
     char *strategy;          /* owned; plugin name; NULL if not sharded */
     int strategy_line;
     dal_cfg_params_t strategy_params; /* strategy.* keys */
+
+    dal_table_kind_t kind;   /* broadcast = true makes a BROADCAST table (datasource is then
+                                a group prefix and db_shard_num its node count; no strategy) */
+    int allow_scatter;       /* allow_scatter = true|false (default true) */
+    char *binding;           /* owned; binding = GROUP: tables of one binding group share a
+                                layout and are routed together by one shard value; NULL */
+    int binding_line;
+    char *id_column;         /* owned; id_column = id: filled on INSERT when missing; NULL */
+    char *idgen;             /* owned; idgen = NAME of an [idgen NAME] section; NULL */
+    int idgen_line;
 } dal_cfg_table_t;
+
+/* [idgen NAME]: plugin = leaf; every other key is a parameter of the plugin */
+typedef struct dal_cfg_idgen {
+    char *name;              /* owned */
+    int line;
+    char *plugin;            /* owned */
+    int plugin_line;
+    dal_cfg_params_t params; /* the other keys, names as written */
+} dal_cfg_idgen_t;
+
+/* [monitor NAME]: plugin = prometheus; enabled = true; other keys are parameters */
+typedef struct dal_cfg_monitor {
+    char *name;              /* owned */
+    int line;
+    char *plugin;            /* owned; defaults to NAME */
+    int plugin_line;
+    int enabled;             /* default true */
+    dal_cfg_params_t params;
+} dal_cfg_monitor_t;
 
 typedef struct dal_config {
     char *path;               /* owned; as given to dal_config_load */
@@ -60,11 +123,22 @@ typedef struct dal_config {
     int plugin_dir_line;
     char *default_datasource; /* owned; NULL: none */
     int default_datasource_line;
+    uint32_t max_parallel;    /* max_parallel = 8: data nodes one statement uses at once */
+    int watch;                /* watch = true: reload the file when it changes */
+    int validate_connect;     /* validate_connect = true: a reload connects to every datasource first */
+    int allow_reshard;        /* allow_reshard = true: a reload may change shard layouts */
+    char *pool;               /* owned; pool = default (the pool plugin); NULL: built-in cache */
+    int pool_line;
+    dal_cfg_params_t pool_params;      /* pool.* keys */
 
     dal_cfg_datasource_t *datasources; /* owned array, in file order */
     size_t ndatasources;
     dal_cfg_table_t *tables;           /* owned array, in file order */
     size_t ntables;
+    dal_cfg_idgen_t *idgens;           /* owned array, in file order */
+    size_t nidgens;
+    dal_cfg_monitor_t *monitors;       /* owned array, in file order */
+    size_t nmonitors;
 } dal_config_t;
 
 /*

@@ -35,6 +35,8 @@ static void set_options(MYSQL *m, const dal_cfg_datasource_t *ds)
     /* Never reconnect behind our back: a silent reconnect would lose the
      * session (transaction, variables) without anyone noticing. */
     mysql_options(m, MYSQL_OPT_RECONNECT, &off);
+    /* lets exec.c drive several nodes' statements from one thread */
+    mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
     if (u->ssl_mode != NULL && strcmp(u->ssl_mode, "DISABLED") != 0) {
         my_bool on = 1;
         if (u->ssl_ca != NULL)

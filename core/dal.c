@@ -138,7 +138,8 @@ dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 
 /* The common first half of query and explain: analysis and routing. */
 static int prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                   const char *sql, const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
+                   const char *sql, const dal_value_t *params, size_t nparams,
+                   const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
 {
     char msg[256];
 
@@ -148,7 +149,7 @@ static int prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opt
     if ((*s)->kind == DAL_SQL_MULTI)
         return dal_err_set(err, DAL_ESQL,
                            "several statements in one call; send them one at a time");
-    return dal_route(snap, *s, opts, rt, err);
+    return dal_route(snap, *s, opts, params, nparams, rt, err);
 }
 
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
@@ -165,7 +166,7 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
     snap = dal_snapshot_acquire(dal);
     memset(&rt, 0, sizeof rt);
-    rc = prepare(dal, snap, opts, sql, &s, &rt, err);
+    rc = prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
     if (rc == 0)
         rc = dal_exec_routes(&rt, params, nparams, out, err);
     dal_routing_clear(&rt);
@@ -201,7 +202,7 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     snap = dal_snapshot_acquire(dal);
     memset(&rt, 0, sizeof rt);
-    rc = prepare(dal, snap, opts, sql, &s, &rt, err);
+    rc = prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
     if (rc == 0)
         rc = dal_plan_build(&rt, params, nparams, out, err);
     dal_routing_clear(&rt);

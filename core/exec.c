@@ -2,10 +2,14 @@
  * exec.c -- running physical statements on data nodes.
  */
 #include <errmsg.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "exec.h"
+#include "pool.h"
 #include "result.h"
 #include "rewrite.h"
 #include "value.h"
@@ -36,39 +40,298 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     int reused, rc, attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        rc = dal_connpool_acquire(&node->pool, &c, &reused, err);
+        rc = dal_node_acquire(node, &c, &reused, err);
         if (rc != 0)
             return rc;
         dal_buf_reset(sql);
         rc = dal_rewrite(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
         if (rc != 0) {
-            dal_connpool_release(&node->pool, c, 1);
+            dal_node_release(node, c, 1);
             return rc;
         }
         if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) == 0)
             break;
         if (attempt == 0 && retryable(mysql_errno(&c->mysql), reused, read_only)) {
-            dal_connpool_release(&node->pool, c, 0);
+            dal_node_release(node, c, 0);
             continue;
         }
         rc = dal_conn_error(c, DAL_ESERVER, err);
-        dal_connpool_release(&node->pool, c, !conn_is_broken(mysql_errno(&c->mysql)));
+        dal_node_release(node, c, !conn_is_broken(mysql_errno(&c->mysql)));
         return rc;
     }
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
         res->insert_id = mysql_insert_id(&c->mysql);
-        dal_connpool_release(&node->pool, c, 1);
+        dal_node_release(node, c, 1);
         return 0;
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL) {
         rc = dal_conn_error(c, DAL_ESERVER, err);
-        dal_connpool_release(&node->pool, c, 0);
+        dal_node_release(node, c, 0);
         return rc;
     }
-    dal_connpool_release(&node->pool, c, 1);
+    dal_node_release(node, c, 1);
     return dal_result_add(res, rows, node->cfg->name, err);
+}
+
+/* ---------------------------------------------------------------- parallel */
+
+/*
+ * Several routes run at once from this thread with MariaDB Connector/C's
+ * non-blocking calls: each job sends its statement and receives its result
+ * while poll() waits on all their sockets, so a scatter over N nodes takes
+ * about as long as the slowest node.  At most max_parallel jobs hold a
+ * connection at a time; results are kept per route and handed to the
+ * dal_result_t in route order, so concatenation is deterministic.
+ */
+
+enum job_phase { JOB_IDLE, JOB_QUERY, JOB_STORE, JOB_DONE };
+
+typedef struct job {
+    size_t route;
+    dal_node_t *node;
+    dal_conn_t *c;
+    int reused;
+    enum job_phase phase;
+    int wait;              /* MYSQL_WAIT_* flags the connector is waiting for */
+    int qret;              /* mysql_real_query's result */
+    MYSQL_RES *rows;       /* owned until handed to the result */
+    uint64_t affected, insert_id;
+    dal_buf_t sql;
+    int rc;
+    dal_error_t err;
+} job_t;
+
+typedef struct batch {
+    const dal_routing_t *rt;
+    const dal_value_t *params;
+    size_t nparams;
+    job_t *jobs;           /* one per route */
+    size_t next;           /* next route to start */
+    size_t running;
+    int failed;            /* stop starting new jobs */
+} batch_t;
+
+static void job_finish(batch_t *b, job_t *j, int rc)
+{
+    j->rc = rc;
+    j->phase = JOB_DONE;
+    j->wait = 0;
+    b->running--;
+    if (rc != 0)
+        b->failed = 1;
+}
+
+static void job_release(job_t *j, int reusable)
+{
+    if (j->c != NULL)
+        dal_node_release(j->node, j->c, reusable);
+    j->c = NULL;
+}
+
+static void job_stored(batch_t *b, job_t *j)
+{
+    int rc = 0;
+
+    if (j->rows == NULL)
+        rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
+    job_release(j, rc == 0);
+    job_finish(b, j, rc);
+}
+
+static void job_queried(batch_t *b, job_t *j)
+{
+    MYSQL *m = &j->c->mysql;
+
+    if (j->qret != 0) {
+        int rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
+        job_release(j, !conn_is_broken(mysql_errno(m)));
+        job_finish(b, j, rc);
+        return;
+    }
+    if (mysql_field_count(m) == 0) {
+        j->affected = mysql_affected_rows(m);
+        j->insert_id = mysql_insert_id(m);
+        job_release(j, 1);
+        job_finish(b, j, 0);
+        return;
+    }
+    j->phase = JOB_STORE;
+    j->wait = mysql_store_result_start(&j->rows, m);
+    if (j->wait == 0)
+        job_stored(b, j);
+}
+
+static void job_start(batch_t *b, job_t *j)
+{
+    const dal_routing_t *rt = b->rt;
+    int rc;
+
+    j->node = rt->routes[j->route].node;
+    b->running++;
+    rc = dal_node_acquire(j->node, &j->c, &j->reused, &j->err);
+    if (rc == 0) {
+        dal_buf_reset(&j->sql);
+        rc = dal_rewrite(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes,
+                         &j->sql, &j->err);
+    }
+    if (rc != 0) {
+        job_release(j, 1);
+        job_finish(b, j, rc);
+        return;
+    }
+    j->phase = JOB_QUERY;
+    j->wait = mysql_real_query_start(&j->qret, &j->c->mysql, j->sql.data,
+                                     (unsigned long)j->sql.len);
+    if (j->wait == 0)
+        job_queried(b, j);
+}
+
+static void job_continue(batch_t *b, job_t *j, int events)
+{
+    if (j->phase == JOB_QUERY) {
+        j->wait = mysql_real_query_cont(&j->qret, &j->c->mysql, events);
+        if (j->wait == 0)
+            job_queried(b, j);
+    } else {
+        j->wait = mysql_store_result_cont(&j->rows, &j->c->mysql, events);
+        if (j->wait == 0)
+            job_stored(b, j);
+    }
+}
+
+static short poll_events(int wait)
+{
+    return (short)(((wait & MYSQL_WAIT_READ) ? POLLIN : 0) |
+                   ((wait & MYSQL_WAIT_WRITE) ? POLLOUT : 0) |
+                   ((wait & MYSQL_WAIT_EXCEPT) ? POLLPRI : 0));
+}
+
+/* One poll() over every waiting job, then continue the ready ones. */
+static int poll_round(batch_t *b, struct pollfd *pfd, size_t *idx)
+{
+    size_t i, n = 0;
+    int timeout = -1, rc;
+
+    for (i = 0; i < b->rt->nroutes; i++) {
+        job_t *j = &b->jobs[i];
+        if (j->phase != JOB_QUERY && j->phase != JOB_STORE)
+            continue;
+        pfd[n].fd = mysql_get_socket(&j->c->mysql);
+        pfd[n].events = poll_events(j->wait);
+        pfd[n].revents = 0;
+        if (j->wait & MYSQL_WAIT_TIMEOUT) {
+            int t = (int)mysql_get_timeout_value_ms(&j->c->mysql);
+            timeout = timeout < 0 || t < timeout ? t : timeout;
+        }
+        idx[n++] = i;
+    }
+    rc = poll(pfd, n, timeout);
+    if (rc < 0 && errno != EINTR)
+        return -1;
+    for (i = 0; i < n; i++) {
+        job_t *j = &b->jobs[idx[i]];
+        int ev = 0;
+        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            ev |= MYSQL_WAIT_READ;
+        if (pfd[i].revents & POLLOUT)
+            ev |= MYSQL_WAIT_WRITE;
+        if (pfd[i].revents & POLLPRI)
+            ev |= MYSQL_WAIT_EXCEPT;
+        if (rc == 0 && (j->wait & MYSQL_WAIT_TIMEOUT))
+            ev |= MYSQL_WAIT_TIMEOUT;
+        if (ev != 0)
+            job_continue(b, j, ev);
+    }
+    return 0;
+}
+
+/* [dal] max_parallel, 8 when unset. */
+static unsigned int max_parallel(const dal_routing_t *rt)
+{
+    return rt->max_parallel > 0 ? rt->max_parallel : 8;
+}
+
+static int run_batch(batch_t *b, dal_error_t *err)
+{
+    size_t n = b->rt->nroutes, cap = max_parallel(b->rt);
+    struct pollfd *pfd = calloc(n, sizeof *pfd);
+    size_t *idx = calloc(n, sizeof *idx);
+    int rc = 0;
+
+    if (pfd == NULL || idx == NULL) {
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        while (!b->failed && b->next < n && b->running < cap)
+            job_start(b, &b->jobs[b->next++]);
+        if (b->running == 0)
+            break;
+        if (poll_round(b, pfd, idx) != 0) {
+            rc = dal_err_set(err, DAL_EIO, "poll: %s", strerror(errno));
+            break;
+        }
+    }
+done:
+    free(pfd);
+    free(idx);
+    return rc;
+}
+
+/* Hand every job's outcome to res in route order; the first failure in
+ * route order wins. */
+static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < b->rt->nroutes; i++) {
+        job_t *j = &b->jobs[i];
+        if (rc == 0 && j->rc != 0) {
+            rc = j->rc;
+            if (err != NULL)
+                *err = j->err;
+        }
+        if (rc == 0 && j->phase == JOB_DONE) {
+            res->affected += j->affected;
+            res->insert_id = j->insert_id;
+            res->nroutes++;
+            if (j->rows != NULL) {
+                rc = dal_result_add(res, j->rows, j->node->cfg->name, err);
+                j->rows = NULL;
+            }
+        }
+        if (j->rows != NULL)
+            mysql_free_result(j->rows);
+        dal_buf_free(&j->sql);
+    }
+    if (rc == 0 && b->failed == 0 && b->next < b->rt->nroutes)
+        rc = dal_err_set(err, DAL_EIO, "not every route ran");
+    return rc;
+}
+
+static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                         dal_result_t *res, dal_error_t *err)
+{
+    batch_t b;
+    int rc;
+
+    memset(&b, 0, sizeof b);
+    b.rt = rt;
+    b.params = params;
+    b.nparams = nparams;
+    b.jobs = calloc(rt->nroutes, sizeof *b.jobs);
+    if (b.jobs == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < rt->nroutes; i++)
+        b.jobs[i].route = i;
+    rc = run_batch(&b, err);
+    if (rc == 0)
+        rc = collect_jobs(&b, res, err);
+    free(b.jobs);
+    return rc;
 }
 
 int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
@@ -76,19 +339,18 @@ int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t n
 {
     dal_result_t *res = dal_result_new();
     dal_buf_t sql = DAL_BUF_INIT;
-    size_t r;
     int rc = 0;
 
     *out = NULL;
     if (res == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    for (r = 0; r < rt->nroutes; r++) {
-        rc = run_route(rt, r, params, nparams, &sql, res, err);
-        if (rc != 0)
-            goto done;
-        res->nroutes++;
+    if (rt->nroutes == 1) {
+        rc = run_route(rt, 0, params, nparams, &sql, res, err);
+        if (rc == 0)
+            res->nroutes++;
+    } else {
+        rc = exec_parallel(rt, params, nparams, res, err);
     }
-done:
     dal_buf_free(&sql);
     if (rc != 0) {
         dal_result_free(res);
@@ -115,6 +377,7 @@ int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params
     rt.sql = s;
     rt.routes = &route;
     rt.nroutes = 1;
+    memset(&route, 0, sizeof route);
     route.node = node;
     route.pos = NULL;
     rc = dal_exec_routes(&rt, params, nparams, out, err);

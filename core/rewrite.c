@@ -9,7 +9,7 @@
 #include "rewrite.h"
 #include "value.h"
 
-enum edit_type { EDIT_TABLE, EDIT_QUALIFIER, EDIT_DROP, EDIT_PARAM };
+enum edit_type { EDIT_TABLE, EDIT_QUALIFIER, EDIT_DROP, EDIT_PARAM, EDIT_CUT };
 
 typedef struct edit {
     uint32_t off, len;
@@ -61,8 +61,9 @@ static void edits_sort(edits_t *e)
     }
 }
 
-static int collect(const dal_routing_t *rt, const int32_t *pos, edits_t *e)
+static int collect(const dal_routing_t *rt, const dal_route_t *route, edits_t *e)
 {
+    const int32_t *pos = route->pos;
     const dal_sql_t *sql = rt->sql;
     size_t i;
     int rc = 0;
@@ -86,6 +87,10 @@ static int collect(const dal_routing_t *rt, const int32_t *pos, edits_t *e)
         rc |= edits_add(e, sql->hints[i].off, sql->hints[i].len, EDIT_DROP, 0);
     for (i = 0; i < sql->nparams && rc == 0; i++)
         rc |= edits_add(e, sql->param_offs[i], 1, EDIT_PARAM, (uint32_t)i);
+    for (i = 0; i < route->ncuts && rc == 0; i++) {
+        const dal_cut_t *c = &rt->cuts[route->cut_first + i];
+        rc |= edits_add(e, c->off, c->len, EDIT_CUT, 0);
+    }
     return rc;
 }
 
@@ -118,7 +123,7 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
     e.items = e.inline_items;
     e.n = 0;
     e.cap = EDITS_INLINE;
-    if (collect(rt, pos, &e) != 0) {
+    if (collect(rt, &rt->routes[r], &e) != 0) {
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
         goto done;
     }
@@ -126,6 +131,10 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
     dal_buf_reserve(out, sql->len + 32);
     for (i = 0; i < e.n; i++) {
         const edit_t *x = &e.items[i];
+        /* an edit inside a span already cut (a ? in a row of another
+         * route, a table name in a cut subquery) has nothing left to edit */
+        if (x->off < at)
+            continue;
         dal_buf_append(out, sql->text + at, x->off - at);
         at = x->off + x->len;
         if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER)

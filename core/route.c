@@ -1,15 +1,161 @@
 /*
  * route.c -- deciding where a statement goes.
+ *
+ * The work is done in three steps: read what the caller asked for
+ * (options, hints), classify the table references (sharded group,
+ * independent sharded tables, broadcast, single), then turn the set of
+ * table positions the statement touches into routes.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "config.h"
 #include "error.h"
 #include "route.h"
 #include "value.h"
 
-/* What the caller asked for, from the options or else the SQL hints. */
+/* ------------------------------------------------------------ position sets */
+
+/* The table positions a statement touches: every one, or a sorted list. */
+typedef struct posset {
+    int all;
+    uint32_t *v;    /* owned, sorted, unique */
+    size_t n;
+} posset_t;
+
+static void posset_free(posset_t *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+static int posset_has(const posset_t *s, uint32_t p)
+{
+    size_t lo = 0, hi = s->n;
+
+    if (s->all)
+        return 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->v[mid] == p)
+            return 1;
+        if (s->v[mid] < p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Sort and drop duplicates. */
+static void posset_normalize(posset_t *s)
+{
+    size_t i, j = 0;
+
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_u32);
+    for (i = 0; i < s->n; i++)
+        if (j == 0 || s->v[j - 1] != s->v[i])
+            s->v[j++] = s->v[i];
+    s->n = s->n ? j : 0;
+}
+
+/* a = a ∩ b (b is consumed). */
+static void posset_intersect(posset_t *a, posset_t *b)
+{
+    size_t i, j = 0;
+
+    if (b->all) {
+        posset_free(b);
+        return;
+    }
+    if (a->all) {
+        *a = *b;
+        a->all = 0;
+        b->v = NULL;
+        return;
+    }
+    for (i = 0; i < a->n; i++)
+        if (posset_has(b, a->v[i]))
+            a->v[j++] = a->v[i];
+    a->n = j;
+    posset_free(b);
+}
+
+/* ------------------------------------------------------------------ values */
+
+/* An operand's value; string literals are decoded into buf or heap. */
+typedef struct opval {
+    dal_value_t v;
+    char *heap;
+    char buf[128];
+} opval_t;
+
+enum { OPND_UNUSABLE = 1 };
+
+static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t *out,
+                         dal_error_t *err)
+{
+    size_t len = 0;
+    char *text = out->buf;
+    int64_t i;
+
+    if (dal_sql_literal_text(sql->text, o, out->buf, sizeof out->buf, &len) != 0)
+        return dal_err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
+    if (len >= sizeof out->buf) {
+        out->heap = malloc(len + 1);
+        if (out->heap == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        dal_sql_literal_text(sql->text, o, out->heap, len + 1, &len);
+        text = out->heap;
+    }
+    if (o->lit_type == DAL_TOK_IDENT) {
+        /* NULL, TRUE or FALSE */
+        out->v = strcasecmp(text, "NULL") == 0 ? dal_null()
+                                                : dal_int(strcasecmp(text, "TRUE") == 0);
+        return 0;
+    }
+    /* numbers that fit an int64 travel as ints; others (1.5, huge ones)
+     * as their text, for the strategy to accept or reject */
+    if (o->lit_type == DAL_TOK_NUMBER && dal_parse_int64(text, &i) == 0)
+        out->v = dal_int(i);
+    else
+        out->v = dal_strn(text, len);
+    return 0;
+}
+
+static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+                      size_t nparams, opval_t *out, dal_error_t *err)
+{
+    out->heap = NULL;
+    switch (o->kind) {
+    case DAL_OPND_PARAM:
+        if (o->param_index < 0 || (size_t)o->param_index >= nparams)
+            return dal_err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
+                               "parameters were given", sql->nparams, nparams);
+        out->v = params[o->param_index];
+        return 0;
+    case DAL_OPND_LITERAL:
+        return literal_value(sql, o, out, err);
+    case DAL_OPND_EXPR:
+        break;
+    }
+    return OPND_UNUSABLE;
+}
+
+/* ------------------------------------------------------------- the request */
+
 typedef struct route_req {
     const dal_value_t *shard_value; /* borrowed; NULL: none */
     dal_value_t hint_value;         /* storage when the value came from a hint */
@@ -55,11 +201,280 @@ static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
     return 0;
 }
 
+/* --------------------------------------------------------------- the state */
+
+/* Everything route() works with, so helpers take one argument. */
+typedef struct router {
+    const dal_snapshot_t *snap;
+    const dal_sql_t *sql;
+    const dal_value_t *params;
+    size_t nparams;
+    route_req_t req;
+    dal_routing_t *rt;
+    dal_error_t *err;
+    char *in_group;              /* owned, per tref: member of the routed group */
+} router_t;
+
+static int is_write(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_UPDATE ||
+           k == DAL_SQL_DELETE || k == DAL_SQL_DDL;
+}
+
+/* One strategy call, with the result checked: a plugin bug must not
+ * become a silently wrong shard. */
+static int locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err)
+{
+    dal_shard_pos_t pos;
+    int rc = t->ops->locate(t->strategy, v, &pos, err);
+
+    if (rc != 0) {
+        /* the strategy's message quotes the value */
+        dal_err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+        return rc < 0 ? rc : DAL_ESHARD;
+    }
+    if (pos.table >= t->cfg->table_shard_num || pos.db != pos.table / t->tables_per_db)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "table %s: shard plugin '%s' returned db %u table %u, which is not a "
+                           "valid position (%u dbs, %u tables)",
+                           t->cfg->name, t->cfg->strategy, pos.db, pos.table,
+                           t->cfg->db_shard_num, t->cfg->table_shard_num);
+    *table = pos.table;
+    return 0;
+}
+
+/* Locate an operand's value; *pos = -1 for NULL (matches nothing) and
+ * returns OPND_UNUSABLE for an expression. */
+static int locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos)
+{
+    opval_t ov;
+    uint32_t p;
+    int rc = opnd_value(r->sql, o, r->params, r->nparams, &ov, r->err);
+
+    if (rc != 0)
+        return rc;
+    if (ov.v.type == DAL_TYPE_NULL) {
+        *pos = -1;
+    } else {
+        rc = locate(t, &ov.v, &p, r->err);
+        *pos = p;
+    }
+    free(ov.heap);
+    return rc;
+}
+
+/* ---------------------------------------------------------- conditions */
+
+/* Does condition c constrain table ref i's shard key? */
+static int cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i)
+{
+    const struct dal_sql_tref *tr = &r->sql->trefs[i];
+    const dal_table_t *t = r->rt->tables[i];
+
+    if (strcasecmp(c->column, t->cfg->shard_key) != 0)
+        return 0;
+    if (c->qualifier == NULL)
+        return 1;
+    return strcasecmp(c->qualifier, tr->alias ? tr->alias : tr->name) == 0;
+}
+
+/* Ask the strategy which positions [lo, hi] touches (NULL: unbounded). */
+static int range_posset(router_t *r, const dal_table_t *t, const dal_value_t *lo, int lo_inc,
+                        const dal_value_t *hi, int hi_inc, posset_t *out)
+{
+    dal_shard_pos_t *tmp;
+    size_t i, n = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (t->ops->locate_range == NULL) {
+        out->all = 1;
+        return 0;
+    }
+    tmp = malloc(t->cfg->table_shard_num * sizeof *tmp);
+    out->v = malloc(t->cfg->table_shard_num * sizeof *out->v);
+    if (tmp == NULL || out->v == NULL) {
+        free(tmp);
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    }
+    rc = t->ops->locate_range(t->strategy, lo, lo_inc, hi, hi_inc, tmp, &n, r->err);
+    for (i = 0; rc == 0 && i < n && i < t->cfg->table_shard_num; i++)
+        out->v[out->n++] = tmp[i].table;
+    free(tmp);
+    if (rc != 0)
+        dal_err_prefix(r->err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+    posset_normalize(out);
+    return rc;
+}
+
+static int cond_posset(router_t *r, const dal_table_t *t, const struct dal_sql_cond *c,
+                       posset_t *out)
+{
+    const dal_value_t *lo = NULL, *hi = NULL;
+    opval_t a, b;
+    int lo_inc = 0, hi_inc = 0, rc;
+    size_t i;
+
+    memset(out, 0, sizeof *out);
+    a.heap = b.heap = NULL;
+    if (c->op == DAL_COND_EQ || c->op == DAL_COND_IN) {
+        out->v = malloc(c->nvals * sizeof *out->v);
+        if (out->v == NULL)
+            return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        for (i = 0; i < c->nvals; i++) {
+            int64_t p;
+            rc = locate_opnd(r, t, &c->vals[i], &p);
+            if (rc == OPND_UNUSABLE) {
+                posset_free(out);
+                out->all = 1;
+                return 0;
+            }
+            if (rc != 0)
+                return rc;
+            if (p >= 0)
+                out->v[out->n++] = (uint32_t)p;
+        }
+        posset_normalize(out);
+        return 0;
+    }
+    /* a range: BETWEEN a AND b, or one side of <, <=, >, >= */
+    rc = opnd_value(r->sql, &c->vals[0], r->params, r->nparams, &a, r->err);
+    if (rc == 0 && c->op == DAL_COND_BETWEEN)
+        rc = opnd_value(r->sql, &c->vals[1], r->params, r->nparams, &b, r->err);
+    if (rc == OPND_UNUSABLE) {
+        out->all = 1;
+        rc = 0;
+        goto done;
+    }
+    if (rc != 0)
+        goto done;
+    switch (c->op) {
+    case DAL_COND_BETWEEN: lo = &a.v; hi = &b.v; lo_inc = hi_inc = 1; break;
+    case DAL_COND_LT: hi = &a.v; break;
+    case DAL_COND_LE: hi = &a.v; hi_inc = 1; break;
+    case DAL_COND_GT: lo = &a.v; break;
+    default: lo = &a.v; lo_inc = 1; break;
+    }
+    rc = range_posset(r, t, lo, lo_inc, hi, hi_inc, out);
+done:
+    free(a.heap);
+    free(b.heap);
+    return rc;
+}
+
+/* Integer bounds of the range conditions on one shard key, folded into
+ * one interval so `k >= 10 AND k < 12` asks the strategy for [10, 12). */
+typedef struct range_acc {
+    int has_lo, has_hi, lo_inc, hi_inc;
+    int64_t lo, hi;
+    size_t tref;
+    int used;
+} range_acc_t;
+
+static int is_range(dal_cond_op_t op)
+{
+    return op == DAL_COND_BETWEEN || op == DAL_COND_LT || op == DAL_COND_LE ||
+           op == DAL_COND_GT || op == DAL_COND_GE;
+}
+
+static void acc_lo(range_acc_t *a, int64_t v, int inc)
+{
+    if (!a->has_lo || v > a->lo || (v == a->lo && !inc)) {
+        a->lo = v;
+        a->lo_inc = inc;
+    }
+    a->has_lo = 1;
+}
+
+static void acc_hi(range_acc_t *a, int64_t v, int inc)
+{
+    if (!a->has_hi || v < a->hi || (v == a->hi && !inc)) {
+        a->hi = v;
+        a->hi_inc = inc;
+    }
+    a->has_hi = 1;
+}
+
+/* Fold c into acc if all its values are integers; returns 1 if folded. */
+static int fold_range(router_t *r, const struct dal_sql_cond *c, size_t tref, range_acc_t *acc)
+{
+    opval_t v[2];
+    size_t i, n = c->op == DAL_COND_BETWEEN ? 2 : 1;
+    int ok = 1;
+
+    for (i = 0; i < n; i++) {
+        if (opnd_value(r->sql, &c->vals[i], r->params, r->nparams, &v[i], NULL) != 0 ||
+            v[i].v.type != DAL_TYPE_INT)
+            ok = 0;
+        free(v[i].heap);
+    }
+    if (!ok)
+        return 0;
+    switch (c->op) {
+    case DAL_COND_BETWEEN: acc_lo(acc, v[0].v.v.i, 1); acc_hi(acc, v[1].v.v.i, 1); break;
+    case DAL_COND_LT: acc_hi(acc, v[0].v.v.i, 0); break;
+    case DAL_COND_LE: acc_hi(acc, v[0].v.v.i, 1); break;
+    case DAL_COND_GT: acc_lo(acc, v[0].v.v.i, 0); break;
+    default: acc_lo(acc, v[0].v.v.i, 1); break;
+    }
+    acc->tref = tref;
+    acc->used = 1;
+    return 1;
+}
+
+static int acc_posset(router_t *r, const range_acc_t *a, posset_t *out)
+{
+    dal_value_t lo = dal_int(a->lo), hi = dal_int(a->hi);
+
+    return range_posset(r, r->rt->tables[a->tref], a->has_lo ? &lo : NULL, a->lo_inc,
+                        a->has_hi ? &hi : NULL, a->hi_inc, out);
+}
+
+/* The positions the WHERE clause allows for the group whose tables are
+ * marked in r->in_group. */
+static int where_posset(router_t *r, posset_t *set)
+{
+    const dal_sql_t *sql = r->sql;
+    range_acc_t acc;
+    posset_t one;
+    size_t c, i;
+    int rc;
+
+    memset(set, 0, sizeof *set);
+    memset(&acc, 0, sizeof acc);
+    set->all = 1;
+    for (c = 0; c < sql->nconds; c++) {
+        const struct dal_sql_cond *cd = &sql->conds[c];
+        for (i = 0; i < sql->ntrefs; i++)
+            if (r->in_group[i] && cond_on_tref(r, cd, i))
+                break;
+        if (i == sql->ntrefs || (is_range(cd->op) && fold_range(r, cd, i, &acc)))
+            continue;
+        rc = cond_posset(r, r->rt->tables[i], cd, &one);
+        if (rc != 0) {
+            posset_free(&one);
+            return rc;
+        }
+        posset_intersect(set, &one);
+    }
+    if (!acc.used)
+        return 0;
+    rc = acc_posset(r, &acc, &one);
+    if (rc != 0) {
+        posset_free(&one);
+        return rc;
+    }
+    posset_intersect(set, &one);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ routes */
+
 static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_error_t *err)
 {
     size_t i;
 
-    rt->routes = calloc(nroutes, sizeof *rt->routes);
+    rt->routes = calloc(nroutes ? nroutes : 1, sizeof *rt->routes);
     rt->pos = malloc((nroutes * ntrefs > 0 ? nroutes * ntrefs : 1) * sizeof *rt->pos);
     if (rt->routes == NULL || rt->pos == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
@@ -71,120 +486,458 @@ static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_er
     return 0;
 }
 
-/* One strategy call, with the result checked: a plugin bug must not
- * become a silently wrong shard. */
-static int locate(const dal_table_t *t, const dal_value_t *v, dal_shard_pos_t *pos,
-                  dal_error_t *err)
+static int add_cut(dal_routing_t *rt, uint32_t off, uint32_t end)
 {
-    int rc = t->ops->locate(t->strategy, v, pos, err);
-
-    if (rc != 0) {
-        /* the strategy's message quotes the value */
-        dal_err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
-        return rc < 0 ? rc : DAL_ESHARD;
+    if (end <= off)
+        return 0;
+    if (rt->ncuts == rt->cuts_cap) {
+        size_t cap = rt->cuts_cap ? rt->cuts_cap * 2 : 16;
+        dal_cut_t *p = realloc(rt->cuts, cap * sizeof *p);
+        if (p == NULL)
+            return -1;
+        rt->cuts = p;
+        rt->cuts_cap = cap;
     }
-    if (pos->table >= t->cfg->table_shard_num || pos->db != pos->table / t->tables_per_db)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "table %s: shard plugin '%s' returned db %u table %u, which is not a "
-                           "valid position (%u dbs, %u tables)",
-                           t->cfg->name, t->cfg->strategy, pos->db, pos->table,
-                           t->cfg->db_shard_num, t->cfg->table_shard_num);
+    rt->cuts[rt->ncuts].off = off;
+    rt->cuts[rt->ncuts].len = end - off;
+    rt->ncuts++;
     return 0;
 }
 
-static int route_by_value(const dal_sql_t *sql, const route_req_t *req, dal_routing_t *rt,
-                          dal_error_t *err)
+/*
+ * Cut the items of a comma-separated list (IN values, INSERT rows) that the
+ * route owning position `keep` does not own.  item_pos[j] is item j's
+ * position (-1: owned by nobody).  Kept items keep their separators;
+ * nothing is cut if no item would remain.
+ */
+static int cut_list(dal_routing_t *rt, const dal_cut_t *items, const int64_t *item_pos,
+                    size_t n, uint32_t keep)
 {
-    dal_node_t *node = NULL;
-    const dal_table_t *first = NULL;
-    dal_shard_pos_t pos;
+    size_t j, first = n, prev = n;
+    int rc = 0;
+
+    for (j = 0; j < n; j++) {
+        if (item_pos[j] != (int64_t)keep)
+            continue;
+        if (first == n)
+            first = j;
+        else if (j > prev + 1)
+            rc |= add_cut(rt, items[prev].off + items[prev].len,
+                          items[j - 1].off + items[j - 1].len);
+        prev = j;
+    }
+    if (first == n)
+        return 0;
+    if (first > 0)
+        rc |= add_cut(rt, items[0].off, items[first].off);
+    if (prev < n - 1)
+        rc |= add_cut(rt, items[prev].off + items[prev].len, items[n - 1].off + items[n - 1].len);
+    return rc;
+}
+
+/* A list whose items the routes share out: spans and owning positions. */
+typedef struct split_list {
+    dal_cut_t *items;   /* owned */
+    int64_t *pos;       /* owned */
+    size_t n;
+} split_list_t;
+
+static void split_lists_free(split_list_t *l, size_t n)
+{
     size_t i;
-    int rc = alloc_routes(rt, 1, sql->ntrefs, err);
+
+    for (i = 0; l != NULL && i < n; i++) {
+        free(l[i].items);
+        free(l[i].pos);
+    }
+    free(l);
+}
+
+/* Give each route the cuts of every list, route by route (cuts must be
+ * grouped per route, sorted by offset within one). */
+static int cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists,
+                      const size_t *group_tref, dal_error_t *err)
+{
+    size_t k, l;
+
+    for (k = 0; k < rt->nroutes; k++) {
+        uint32_t keep = (uint32_t)rt->routes[k].pos[*group_tref];
+        rt->routes[k].cut_first = (uint32_t)rt->ncuts;
+        for (l = 0; l < nlists; l++)
+            if (cut_list(rt, lists[l].items, lists[l].pos, lists[l].n, keep) != 0)
+                return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rt->routes[k].ncuts = (uint32_t)(rt->ncuts - rt->routes[k].cut_first);
+    }
+    return 0;
+}
+
+/* The IN conditions on the group's shard key, with each value's position.
+ * A list holding an expression is not split (every route keeps it whole). */
+static int in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
+{
+    const dal_sql_t *sql = r->sql;
+    split_list_t *lists = calloc(sql->nconds ? sql->nconds : 1, sizeof *lists);
+    size_t c, j, n = 0;
+    int rc = 0;
+
+    *out = lists;
+    *nout = 0;
+    if (lists == NULL)
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    for (c = 0; c < sql->nconds && rc == 0; c++) {
+        const struct dal_sql_cond *cd = &sql->conds[c];
+        split_list_t *l = &lists[n];
+        if (cd->op != DAL_COND_IN || cd->nvals < 2 || !cond_on_tref(r, cd, gtref))
+            continue;
+        l->items = malloc(cd->nvals * sizeof *l->items);
+        l->pos = malloc(cd->nvals * sizeof *l->pos);
+        if (l->items == NULL || l->pos == NULL)
+            return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        l->n = cd->nvals;
+        n++;
+        for (j = 0; j < cd->nvals && rc == 0; j++) {
+            l->items[j].off = cd->vals[j].off;
+            l->items[j].len = cd->vals[j].len;
+            rc = locate_opnd(r, r->rt->tables[gtref], &cd->vals[j], &l->pos[j]);
+        }
+        if (rc == OPND_UNUSABLE) {
+            l->n = 0;
+            rc = 0;
+        }
+    }
+    *nout = n;
+    return rc;
+}
+
+/* One route per position of set (primary's layout), skipping positions not
+ * on an explicitly requested node.  Group members get the position. */
+static int routes_from_positions(router_t *r, const posset_t *set)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *p = rt->primary;
+    size_t n = set->all ? p->cfg->table_shard_num : set->n, idx, k = 0, i;
+    int rc = alloc_routes(rt, n, r->sql->ntrefs, r->err);
 
     if (rc != 0)
         return rc;
-    for (i = 0; i < sql->ntrefs; i++) {
-        const dal_table_t *t = rt->tables[i];
-        if (t == NULL || !t->sharded)
+    for (idx = 0; idx < n; idx++) {
+        uint32_t pos = set->all ? (uint32_t)idx : set->v[idx];
+        dal_node_t *node = p->nodes[pos / p->tables_per_db];
+        if (r->req.node != NULL && node != r->req.node)
             continue;
-        rc = locate(t, req->shard_value, &pos, err);
-        if (rc != 0)
-            return rc;
-        if (node != NULL && t->nodes[pos.db] != node)
-            return dal_err_set(err, DAL_EROUTE,
-                               "tables %s and %s live on different datasources (%s, %s) for this "
-                               "shard value; a statement must stay on one node",
-                               first->cfg->name, t->cfg->name, node->cfg->name,
-                               t->nodes[pos.db]->cfg->name);
-        node = t->nodes[pos.db];
-        first = first ? first : t;
-        rt->routes[0].pos[i] = (int32_t)pos.table;
+        rt->routes[k].node = node;
+        for (i = 0; i < r->sql->ntrefs; i++)
+            if (r->in_group[i])
+                rt->routes[k].pos[i] = (int32_t)pos;
+        k++;
     }
-    if (req->node != NULL && req->node != node)
-        return dal_err_set(err, DAL_EROUTE,
+    rt->nroutes = k;
+    if (k > 0)
+        return 0;
+    if (n == 1)
+        return dal_err_set(r->err, DAL_EROUTE,
                            "the shard value routes table %s to datasource %s, but datasource %s "
                            "was requested",
-                           first->cfg->name, node->cfg->name, req->node->cfg->name);
-    rt->routes[0].node = node;
+                           p->cfg->name, p->nodes[(set->all ? 0 : set->v[0]) / p->tables_per_db]
+                                             ->cfg->name,
+                           r->req.node->cfg->name);
+    return dal_err_set(r->err, DAL_EROUTE, "table %s has no physical table on datasource %s",
+                       p->cfg->name, r->req.node->cfg->name);
+}
+
+static int single_posset(uint32_t p, posset_t *set, dal_error_t *err)
+{
+    memset(set, 0, sizeof *set);
+    set->v = malloc(sizeof *set->v);
+    if (set->v == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    set->v[0] = p;
+    set->n = 1;
     return 0;
 }
 
-/* DDL without a shard value: every physical table of the sharded tables.
- * Tables named together (RENAME a TO b) must be laid out alike. */
-static int route_all_positions(const dal_sql_t *sql, const route_req_t *req,
-                               dal_routing_t *rt, dal_error_t *err)
+static int explicit_position(router_t *r, uint32_t *p)
 {
-    const dal_table_t *p = rt->primary;
-    uint32_t n = p->cfg->table_shard_num, t, r = 0;
+    return locate(r->rt->primary, r->req.shard_value, p, r->err);
+}
+
+static int find_column(const dal_sql_t *sql, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sql->ncolumns; i++)
+        if (strcasecmp(sql->columns[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The position of each row of an INSERT, from its shard-key value. */
+static int insert_row_positions(router_t *r, int kc, int64_t *pos)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_table_t *t = r->rt->primary;
     size_t i;
     int rc;
 
-    for (i = 0; i < sql->ntrefs; i++) {
-        const dal_table_t *o = rt->tables[i];
-        if (o && o->sharded && (o->cfg->table_shard_num != n || o->nodes[0] != p->nodes[0] ||
-                                o->cfg->db_shard_num != p->cfg->db_shard_num))
-            return dal_err_set(err, DAL_EUNSUPPORTED,
-                               "tables %s and %s are sharded differently; run this DDL on each "
-                               "table separately",
-                               p->cfg->name, o->cfg->name);
+    for (i = 0; i < sql->nrows; i++) {
+        if ((size_t)kc >= sql->rows[i].nvals)
+            return dal_err_set(r->err, DAL_ESQL, "INSERT row %zu has %zu values for %zu columns",
+                               i + 1, sql->rows[i].nvals, sql->ncolumns);
+        rc = locate_opnd(r, t, &sql->rows[i].vals[kc], &pos[i]);
+        if (rc == OPND_UNUSABLE)
+            return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                               "INSERT into %s: row %zu: the shard key %s must be a literal or ?, "
+                               "not an expression", t->cfg->name, i + 1, t->cfg->shard_key);
+        if (rc != 0)
+            return rc;
+        if (pos[i] < 0)
+            return dal_err_set(r->err, DAL_ESHARD, "INSERT into %s: row %zu: the shard key %s is "
+                               "NULL", t->cfg->name, i + 1, t->cfg->shard_key);
     }
-    rc = alloc_routes(rt, n, sql->ntrefs, err);
-    if (rc != 0)
+    return 0;
+}
+
+/* INSERT/REPLACE into a sharded table: rows grouped by position. */
+static int route_insert(router_t *r, size_t gtref)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_table_t *t = r->rt->primary;
+    int kc = find_column(sql, t->cfg->shard_key);
+    split_list_t rows = {NULL, NULL, 0};
+    posset_t set = {0, NULL, 0};
+    uint32_t xp = 0;
+    size_t i;
+    int rc = 0;
+
+    if (r->req.shard_value != NULL && (rc = explicit_position(r, &xp)) != 0)
         return rc;
-    for (t = 0; t < n; t++) {
-        dal_node_t *node = p->nodes[t / p->tables_per_db];
-        if (req->node != NULL && node != req->node)
-            continue;
-        rt->routes[r].node = node;
-        for (i = 0; i < sql->ntrefs; i++)
-            if (rt->tables[i] && rt->tables[i]->sharded)
-                rt->routes[r].pos[i] = (int32_t)t;
-        r++;
+    if (sql->insert_select || kc < 0 || sql->nrows == 0) {
+        if (r->req.shard_value == NULL)
+            return dal_err_set(r->err, DAL_EROUTE,
+                               "INSERT into sharded table %s must list its shard key %s with a "
+                               "value per row (or pass a shard value)",
+                               t->cfg->name, t->cfg->shard_key);
+        rc = single_posset(xp, &set, r->err);
+        goto routes;
     }
-    rt->nroutes = r;
-    if (r == 0)
-        return dal_err_set(err, DAL_EROUTE, "table %s has no physical table on datasource %s",
-                           p->cfg->name, req->node->cfg->name);
+    rows.n = sql->nrows;
+    rows.items = malloc(rows.n * sizeof *rows.items);
+    rows.pos = malloc(rows.n * sizeof *rows.pos);
+    set.v = malloc(rows.n * sizeof *set.v);
+    if (rows.items == NULL || rows.pos == NULL || set.v == NULL) {
+        rc = dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = insert_row_positions(r, kc, rows.pos);
+    for (i = 0; rc == 0 && i < rows.n; i++) {
+        rows.items[i].off = sql->rows[i].off;
+        rows.items[i].len = sql->rows[i].len;
+        set.v[set.n++] = (uint32_t)rows.pos[i];
+        if (r->req.shard_value != NULL && rows.pos[i] != (int64_t)xp)
+            rc = dal_err_set(r->err, DAL_EROUTE,
+                             "INSERT into %s: row %zu's %s routes to %s_%lld, which contradicts "
+                             "the shard value given (%s_%u)",
+                             t->cfg->name, i + 1, t->cfg->shard_key, t->cfg->name,
+                             (long long)rows.pos[i], t->cfg->name, xp);
+    }
+    posset_normalize(&set);
+routes:
+    if (rc == 0)
+        rc = routes_from_positions(r, &set);
+    if (rc == 0)
+        rc = cut_routes(r->rt, &rows, rows.n ? 1 : 0, &gtref, r->err);
+done:
+    free(rows.items);
+    free(rows.pos);
+    posset_free(&set);
+    return rc;
+}
+
+static int scatter_allowed(router_t *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->sql->ntrefs; i++)
+        if (r->in_group[i] && !r->rt->tables[i]->cfg->allow_scatter)
+            return dal_err_set(r->err, DAL_EROUTE,
+                               "table %s has allow_scatter = false: add a condition on %s (=, IN, "
+                               "BETWEEN) or pass a shard value",
+                               r->rt->tables[i]->cfg->name, r->rt->tables[i]->cfg->shard_key);
+    r->rt->scatter = 1;
     return 0;
 }
 
-static int route_unsharded(const dal_snapshot_t *snap, const dal_sql_t *sql,
-                           const route_req_t *req, dal_routing_t *rt, dal_error_t *err)
+/* SELECT/UPDATE/DELETE/DDL on the group: positions from the WHERE clause
+ * (or every one), narrowed by an explicit shard value. */
+static int route_group(router_t *r, size_t gtref)
 {
-    dal_node_t *node = req->node;
-    const dal_table_t *first = NULL;
-    size_t i;
+    const dal_table_t *t = r->rt->primary;
+    split_list_t *lists = NULL;
+    size_t nlists = 0;
+    posset_t set = {1, NULL, 0};
+    uint32_t xp;
+    int rc = 0;
+
+    if (r->sql->kind != DAL_SQL_DDL)
+        rc = where_posset(r, &set);
+    if (rc == 0 && r->req.shard_value != NULL) {
+        rc = explicit_position(r, &xp);
+        if (rc == 0 && !posset_has(&set, xp))
+            rc = dal_err_set(r->err, DAL_EROUTE,
+                             "the shard value given routes %s to %s_%u, but the statement's "
+                             "conditions on %s exclude that table",
+                             t->cfg->name, t->cfg->name, xp, t->cfg->shard_key);
+        if (rc == 0) {
+            posset_free(&set);
+            rc = single_posset(xp, &set, r->err);
+        }
+    } else if (rc == 0 && set.all && r->sql->kind != DAL_SQL_DDL) {
+        rc = scatter_allowed(r);
+    }
+    /* conditions no row can meet (k = NULL, k = 1 AND k = 2): one table
+     * answers, with nothing */
+    if (rc == 0 && !set.all && set.n == 0)
+        rc = single_posset(0, &set, r->err);
+    if (rc == 0)
+        rc = routes_from_positions(r, &set);
+    if (rc == 0)
+        rc = in_lists(r, gtref, &lists, &nlists);
+    if (rc == 0)
+        rc = cut_routes(r->rt, lists, nlists, &gtref, r->err);
+    split_lists_free(lists, nlists);
+    posset_free(&set);
+    return rc;
+}
+
+/* A sharded table outside the routed group (a join of tables that are not
+ * bound together): it must resolve to one position, on every route's node. */
+static int route_independent(router_t *r, size_t i)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *t = rt->tables[i];
+    char *saved = r->in_group;
+    char *mark = calloc(r->sql->ntrefs, 1);
+    posset_t set = {1, NULL, 0};
+    size_t k;
     int rc;
 
-    if (req->shard_value != NULL)
-        return dal_err_set(err, DAL_EROUTE,
-                           "a shard value was given but the statement names no sharded table");
-    for (i = 0; node == NULL && i < sql->ntrefs; i++) {
+    if (mark == NULL)
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    mark[i] = 1;
+    r->in_group = mark;
+    rc = where_posset(r, &set);
+    r->in_group = saved;
+    free(mark);
+    if (rc == 0 && r->req.shard_value != NULL) {
+        uint32_t p;
+        rc = locate(t, r->req.shard_value, &p, r->err);
+        posset_free(&set);
+        if (rc == 0)
+            rc = single_posset(p, &set, r->err);
+    }
+    if (rc == 0 && (set.all || set.n != 1))
+        rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                         "tables %s and %s are sharded independently: put them in one binding "
+                         "group (binding = NAME) or give %s.%s a single value",
+                         rt->primary->cfg->name, t->cfg->name, t->cfg->name, t->cfg->shard_key);
+    for (k = 0; rc == 0 && k < rt->nroutes; k++) {
+        if (t->nodes[set.v[0] / t->tables_per_db] != rt->routes[k].node)
+            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                             "tables %s and %s are not on the same datasource for these values "
+                             "(%s, %s); a statement must stay on one node",
+                             rt->primary->cfg->name, t->cfg->name, rt->routes[k].node->cfg->name,
+                             t->nodes[set.v[0] / t->tables_per_db]->cfg->name);
+        else
+            rt->routes[k].pos[i] = (int32_t)set.v[0];
+    }
+    posset_free(&set);
+    return rc;
+}
+
+static int table_on_node(const dal_table_t *t, const dal_node_t *node)
+{
+    uint32_t i;
+
+    for (i = 0; i < t->cfg->db_shard_num; i++)
+        if (t->nodes[i] == node)
+            return 1;
+    return 0;
+}
+
+/* Unsharded and broadcast tables named next to sharded ones must exist on
+ * every node the statement runs on. */
+static int check_others(router_t *r)
+{
+    dal_routing_t *rt = r->rt;
+    size_t i, k;
+    int rc;
+
+    for (i = 0; i < r->sql->ntrefs; i++) {
         const dal_table_t *t = rt->tables[i];
-        if (t == NULL)
+        if (t == NULL || r->in_group[i])
+            continue;
+        if (t->sharded) {
+            rc = route_independent(r, i);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        for (k = 0; k < rt->nroutes; k++)
+            if (!table_on_node(t, rt->routes[k].node))
+                return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                                   "table %s is not on datasource %s, where %s's rows for this "
+                                   "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
+                                   rt->primary->cfg->name);
+        if (t->cfg->kind == DAL_TABLE_BROADCAST && is_write(r->sql->kind) &&
+            r->sql->trefs[i].role != DAL_TREF_FROM)
+            return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                               "a statement cannot write broadcast table %s together with sharded "
+                               "table %s", t->cfg->name, rt->primary->cfg->name);
+    }
+    return 0;
+}
+
+/* The broadcast table this statement writes, if any. */
+static const dal_table_t *written_broadcast(const router_t *r)
+{
+    size_t i;
+
+    if (!is_write(r->sql->kind))
+        return NULL;
+    for (i = 0; i < r->sql->ntrefs; i++) {
+        const dal_table_t *t = r->rt->tables[i];
+        if (t && t->cfg->kind == DAL_TABLE_BROADCAST && r->sql->trefs[i].role != DAL_TREF_FROM)
+            return t;
+    }
+    return NULL;
+}
+
+/* Reads of broadcast tables spread over their copies. */
+static atomic_uint broadcast_rr;
+
+static int route_unsharded(router_t *r)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *bc = written_broadcast(r), *first = NULL;
+    dal_node_t *node = r->req.node;
+    size_t i, k = 0;
+    int rc;
+
+    if (r->req.shard_value != NULL)
+        return dal_err_set(r->err, DAL_EROUTE,
+                           "a shard value was given but the statement names no sharded table");
+    if (bc != NULL && node == NULL) {
+        rc = alloc_routes(rt, bc->cfg->db_shard_num, r->sql->ntrefs, r->err);
+        for (i = 0; rc == 0 && i < bc->cfg->db_shard_num; i++)
+            rt->routes[k++].node = bc->nodes[i];
+        return rc;
+    }
+    for (i = 0; node == NULL && i < r->sql->ntrefs; i++) {
+        const dal_table_t *t = rt->tables[i];
+        if (t == NULL || t->cfg->kind == DAL_TABLE_BROADCAST)
             continue;
         if (first != NULL && t->nodes[0] != first->nodes[0])
-            return dal_err_set(err, DAL_EROUTE,
+            return dal_err_set(r->err, DAL_EROUTE,
                                "tables %s and %s are on different datasources (%s, %s)",
                                first->cfg->name, t->cfg->name, first->nodes[0]->cfg->name,
                                t->nodes[0]->cfg->name);
@@ -192,51 +945,123 @@ static int route_unsharded(const dal_snapshot_t *snap, const dal_sql_t *sql,
     }
     if (node == NULL && first != NULL)
         node = first->nodes[0];
+    for (i = 0; node == NULL && i < r->sql->ntrefs; i++) {
+        const dal_table_t *t = rt->tables[i];
+        if (t != NULL && t->cfg->kind == DAL_TABLE_BROADCAST)
+            node = t->nodes[atomic_fetch_add(&broadcast_rr, 1) % t->cfg->db_shard_num];
+    }
     if (node == NULL)
-        node = snap->default_node;
+        node = r->snap->default_node;
     if (node == NULL)
-        return dal_err_set(err, DAL_EROUTE,
+        return dal_err_set(r->err, DAL_EROUTE,
                            "no datasource for this statement: it names no configured table and "
                            "there is no [dal] default_datasource");
-    rc = alloc_routes(rt, 1, sql->ntrefs, err);
+    rc = alloc_routes(rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         rt->routes[0].node = node;
     return rc;
 }
 
-int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-              dal_routing_t *rt, dal_error_t *err)
+/* An UPDATE that sets a shard key would leave the row on the wrong shard. */
+static int check_update_key(router_t *r)
 {
-    route_req_t req;
+    const dal_sql_t *sql = r->sql;
+    size_t i, j;
+
+    if (sql->kind != DAL_SQL_UPDATE)
+        return 0;
+    for (i = 0; i < sql->ntrefs; i++) {
+        const dal_table_t *t = r->rt->tables[i];
+        if (t == NULL || !t->sharded)
+            continue;
+        for (j = 0; j < sql->nset_columns; j++)
+            if (strcasecmp(sql->set_columns[j], t->cfg->shard_key) == 0)
+                return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                                   "UPDATE may not change %s, the shard key of %s: the row would "
+                                   "stay on the wrong shard (delete it and insert it anew)",
+                                   t->cfg->shard_key, t->cfg->name);
+    }
+    return 0;
+}
+
+/* Mark the tables routed together with the primary one. */
+static int mark_group(router_t *r, size_t *gtref)
+{
+    dal_routing_t *rt = r->rt;
+    const char *binding = rt->primary->cfg->binding;
+    size_t i;
+
+    r->in_group = calloc(r->sql->ntrefs ? r->sql->ntrefs : 1, 1);
+    if (r->in_group == NULL)
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    *gtref = r->sql->ntrefs;
+    for (i = 0; i < r->sql->ntrefs; i++) {
+        const dal_table_t *t = rt->tables[i];
+        if (t == NULL || !t->sharded)
+            continue;
+        if (t == rt->primary ||
+            (binding != NULL && t->cfg->binding && strcmp(binding, t->cfg->binding) == 0)) {
+            r->in_group[i] = 1;
+            if (*gtref == r->sql->ntrefs)
+                *gtref = i;
+        }
+    }
+    return 0;
+}
+
+static int route_sharded(router_t *r)
+{
+    size_t gtref = 0;
+    int rc = mark_group(r, &gtref);
+    dal_sql_kind_t k = r->sql->kind;
+
+    if (rc != 0)
+        return rc;
+    if ((k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE) &&
+        r->sql->trefs[gtref].role == DAL_TREF_INTO)
+        rc = route_insert(r, gtref);
+    else
+        rc = route_group(r, gtref);
+    return rc != 0 ? rc : check_others(r);
+}
+
+int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
+              const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
+{
+    router_t r;
     size_t i;
     int rc;
 
     memset(rt, 0, sizeof *rt);
+    memset(&r, 0, sizeof r);
     rt->sql = sql;
-    rc = read_request(snap, sql, opts, &req, err);
+    rt->max_parallel = snap->cfg->max_parallel;
+    r.snap = snap;
+    r.sql = sql;
+    r.params = params;
+    r.nparams = nparams;
+    r.rt = rt;
+    r.err = err;
+    if (nparams != sql->nparams)
+        return dal_err_set(err, DAL_EINVAL,
+                           "the statement has %zu ? placeholders but %zu parameters were given",
+                           sql->nparams, nparams);
+    rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
         return rc;
     rt->tables = calloc(sql->ntrefs ? sql->ntrefs : 1, sizeof *rt->tables);
     if (rt->tables == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < sql->ntrefs; i++) {
-        const struct dal_sql_tref *r = &sql->trefs[i];
-        rt->tables[i] = dal_snapshot_table(snap, r->name, strlen(r->name));
+        const struct dal_sql_tref *tr = &sql->trefs[i];
+        rt->tables[i] = dal_snapshot_table(snap, tr->name, strlen(tr->name));
         if (rt->primary == NULL && rt->tables[i] && rt->tables[i]->sharded)
             rt->primary = rt->tables[i];
     }
-    if (rt->primary == NULL)
-        rc = route_unsharded(snap, sql, &req, rt, err);
-    else if (req.shard_value != NULL)
-        rc = route_by_value(sql, &req, rt, err);
-    else if (sql->kind == DAL_SQL_DDL)
-        rc = route_all_positions(sql, &req, rt, err);
-    else
-        rc = dal_err_set(err, DAL_EROUTE,
-                         "table %s is sharded by %s: this statement needs a shard value "
-                         "(dal_query_opts_t.shard_value, --shard-value, or /*+ dal "
-                         "shard_value=... */)",
-                         rt->primary->cfg->name, rt->primary->cfg->shard_key);
+    rc = check_update_key(&r);
+    if (rc == 0)
+        rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
+    free(r.in_group);
     if (rc != 0)
         dal_routing_clear(rt);
     return rc;
@@ -247,5 +1072,6 @@ void dal_routing_clear(dal_routing_t *rt)
     free(rt->tables);
     free(rt->routes);
     free(rt->pos);
+    free(rt->cuts);
     memset(rt, 0, sizeof *rt);
 }

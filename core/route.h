@@ -2,17 +2,29 @@
  * route.h -- deciding where a statement goes.
  *
  * Input: the analysed statement, the snapshot, the caller's options (or the
- * statement's /\*+ dal ... *\/ hints).  Output: one route per physical
- * execution -- a data node plus, for every table reference of the
- * statement, the physical table position to rewrite it to (or -1 to leave
- * the name alone).
+ * statement's dal hints) and parameters.  Output: one route per physical
+ * execution -- a data node, for every table reference the physical table
+ * position to rewrite it to (or -1 to leave the name alone), and the spans
+ * of the SQL this route must leave out (the rows of a multi-row INSERT and
+ * the IN-list values that belong to other routes).
  *
- * Rules (foundation): a shard value routes every sharded table of the
- * statement through its strategy, and they must agree on the node; DDL on a
- * sharded table without a shard value runs on every physical table; a
- * statement on unsharded tables goes to their datasource, or to
- * default_datasource.  An explicit datasource overrides the node and must
- * agree with a shard value if both are given.
+ * Rules:
+ *  - The sharded tables of one statement are routed together: they must be
+ *    the same table or members of one binding group (same layout), unless
+ *    each resolves to a single node.
+ *  - Shard-key conditions at the top level of WHERE narrow the positions:
+ *    `k = v` one, `k IN (...)` the positions of its values (each route keeps
+ *    only its own values), ranges what the strategy's locate_range says.
+ *    Several conditions intersect.  No usable condition: every position
+ *    (scatter), unless a table says allow_scatter = false.
+ *  - INSERT rows are routed one by one and grouped per position.
+ *  - An explicit shard value (option or hint) picks one position; SQL
+ *    conditions that exclude it are a contradiction, reported as an error.
+ *  - An explicit datasource picks the node; a shard value routing elsewhere
+ *    is an error.
+ *  - UPDATE of a shard key is refused (it would move the row between shards).
+ *  - Broadcast tables: writes go to every node of their group, reads to one.
+ *  - Unsharded tables go to their datasource, or to default_datasource.
  */
 #ifndef DAL_CORE_ROUTE_H
 #define DAL_CORE_ROUTE_H
@@ -22,9 +34,16 @@
 #include "snapshot.h"
 #include "sql.h"
 
+/* A span of the SQL text a route leaves out. */
+typedef struct dal_cut {
+    uint32_t off, len;
+} dal_cut_t;
+
 typedef struct dal_route {
     dal_node_t *node;   /* borrowed from the snapshot */
     int32_t *pos;       /* borrowed from the routing: one entry per table ref */
+    uint32_t cut_first; /* this route's cuts: routing->cuts[cut_first .. +ncuts) */
+    uint32_t ncuts;
 } dal_route_t;
 
 typedef struct dal_routing {
@@ -34,12 +53,17 @@ typedef struct dal_routing {
     dal_route_t *routes;          /* owned */
     size_t nroutes;
     int32_t *pos;                 /* owned, nroutes * ntrefs */
+    dal_cut_t *cuts;              /* owned, in route order, each route's sorted by offset */
+    size_t ncuts, cuts_cap;
+    int scatter;                  /* no condition narrowed the positions */
+    unsigned int max_parallel;    /* routes run at once ([dal] max_parallel) */
 } dal_routing_t;
 
-/* Compute the routes.  On failure rt is left empty (dal_routing_clear is
- * still safe) and err says why (DAL_EROUTE, DAL_ESHARD, ...). */
+/* Compute the routes.  params are the statement's ? values (nparams must
+ * match).  On failure rt is left empty (dal_routing_clear is still safe) and
+ * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */
 int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-              dal_routing_t *rt, dal_error_t *err);
+              const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
 void dal_routing_clear(dal_routing_t *rt);
 
 /* Physical table name "<logical>_<pos>" into out; returns out. */

@@ -9,6 +9,9 @@
 
 #include "error.h"
 #include "host.h"
+#include "idgen.h"
+#include "monitor.h"
+#include "pool.h"
 #include "snapshot.h"
 
 #ifndef DAL_PLUGIN_DIR_DEFAULT
@@ -181,7 +184,7 @@ static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *
     if (t->nodes == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < c->db_shard_num; i++) {
-        if (t->sharded)
+        if (c->kind != DAL_TABLE_SINGLE || t->sharded)
             snprintf(name, sizeof name, "%s%u", c->datasource, i);
         else
             snprintf(name, sizeof name, "%s", c->datasource);
@@ -209,6 +212,11 @@ static int build(dal_snapshot_t *s, const char *override, dal_error_t *err)
         s->nodes[i].cfg = &cfg->datasources[i];
         dal_connpool_init(&s->nodes[i].pool, &cfg->datasources[i], NODE_MAX_IDLE);
     }
+    for (i = 0; i < s->nnodes; i++) {
+        rc = dal_pool_build(s, &s->nodes[i], err);
+        if (rc != 0)
+            return rc;
+    }
     s->ntables = cfg->ntables;
     for (i = 0; i < cfg->ntables; i++)
         s->tables[i].cfg = &cfg->tables[i];
@@ -221,7 +229,10 @@ static int build(dal_snapshot_t *s, const char *override, dal_error_t *err)
     }
     if (cfg->default_datasource != NULL)
         s->default_node = dal_snapshot_node(s, cfg->default_datasource);
-    return 0;
+    rc = dal_monitor_set_build(s, &s->monitors, err);
+    if (rc != 0)
+        return rc;
+    return dal_idgen_set_build(s, &s->idgens, err);
 }
 
 static void destroy(dal_snapshot_t *s)
@@ -237,8 +248,13 @@ static void destroy(dal_snapshot_t *s)
         dal_plugin_lib_unref(t->lib);
         free(t->nodes);
     }
-    for (i = 0; i < s->nnodes; i++)
+    /* ID generators first: they may still use a node's connections */
+    dal_idgen_set_free(s->idgens);
+    dal_monitor_set_free(s->monitors);
+    for (i = 0; i < s->nnodes; i++) {
+        dal_pool_destroy(&s->nodes[i]);
         dal_connpool_destroy(&s->nodes[i].pool);
+    }
     free(s->tables);
     free(s->nodes);
     free(s->node_index);

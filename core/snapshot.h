@@ -27,9 +27,14 @@ struct dal_host {
     struct dal_node *node;          /* borrowed; the server of a pool instance, else NULL */
 };
 
+struct dal_idgen_set;   /* idgen.c: the [idgen] instances */
+struct dal_monitor_set; /* monitor.c: the enabled [monitor] instances */
+struct dal_pool;        /* pool.c: one node's connection pool */
+
 typedef struct dal_node {
     const dal_cfg_datasource_t *cfg; /* borrowed from the snapshot's config */
-    dal_connpool_t pool;
+    dal_connpool_t pool;             /* built-in cache, used when pool is NULL */
+    struct dal_pool *pool_inst;      /* owned; the pool plugin's instance, or NULL */
 } dal_node_t;
 
 typedef struct dal_table {
@@ -54,6 +59,8 @@ typedef struct dal_snapshot {
     dal_table_t *tables;             /* owned, cfg->ntables long */
     size_t ntables;
     dal_node_t *default_node;        /* borrowed; NULL if none */
+    struct dal_idgen_set *idgens;    /* owned (dal_idgen_set_free) */
+    struct dal_monitor_set *monitors;/* owned (dal_monitor_set_free) */
     /* open-addressing indexes into nodes[] / tables[] (value index+1, 0 empty) */
     uint32_t *node_index;
     uint32_t *table_index;

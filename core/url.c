@@ -400,20 +400,39 @@ static int set_charset(dal_url_t *url, char *val, dal_error_t *err)
     return 0;
 }
 
-/* Store one decoded option value; takes ownership of val. */
-static int set_option(dal_url_t *url, const char *name, size_t n, char *val, dal_error_t *err)
+/* What one dal_url_parse_extra() call fills in. */
+typedef struct url_parse {
+    dal_url_t *url;
+    const char *extra;   /* one more option name the caller accepts; NULL: none */
+    char *extra_value;   /* owned; its decoded value, NULL until given */
+} url_parse_t;
+
+/* The slot for a string option of dal_url_t, or NULL for connect_timeout. */
+static char **option_slot(dal_url_t *url, const char *name, size_t n)
 {
-    char **slot = NULL;
+    if (n == 6 && memcmp(name, "socket", 6) == 0)
+        return &url->socket;
+    if (n == 6 && memcmp(name, "ssl_ca", 6) == 0)
+        return &url->ssl_ca;
+    if (n == 8 && memcmp(name, "ssl_mode", 8) == 0)
+        return &url->ssl_mode;
+    if (n == 7 && memcmp(name, "charset", 7) == 0)
+        return &url->charset;
+    return NULL;
+}
+
+static int is_extra(const url_parse_t *up, const char *name, size_t n)
+{
+    return up->extra != NULL && strlen(up->extra) == n && memcmp(up->extra, name, n) == 0;
+}
+
+/* Store one decoded option value; takes ownership of val. */
+static int set_option(url_parse_t *up, const char *name, size_t n, char *val, dal_error_t *err)
+{
+    dal_url_t *url = up->url;
+    char **slot = is_extra(up, name, n) ? &up->extra_value : option_slot(url, name, n);
     int dup;
 
-    if (n == 6 && memcmp(name, "socket", 6) == 0)
-        slot = &url->socket;
-    else if (n == 6 && memcmp(name, "ssl_ca", 6) == 0)
-        slot = &url->ssl_ca;
-    else if (n == 8 && memcmp(name, "ssl_mode", 8) == 0)
-        slot = &url->ssl_mode;
-    else if (n == 7 && memcmp(name, "charset", 7) == 0)
-        slot = &url->charset;
     /* No slot: connect_timeout, whose value is never 0 once set. */
     dup = slot != NULL ? *slot != NULL : url->connect_timeout_ms != 0;
     if (dup) {
@@ -430,7 +449,7 @@ static int set_option(dal_url_t *url, const char *name, size_t n, char *val, dal
     return 0;
 }
 
-static int option_known(const char *name, size_t n)
+static int option_known(const url_parse_t *up, const char *name, size_t n)
 {
     static const char *const known[] = {
         "socket", "ssl_mode", "ssl_ca", "connect_timeout", "charset", NULL
@@ -440,11 +459,11 @@ static int option_known(const char *name, size_t n)
     for (i = 0; known[i] != NULL; i++)
         if (strlen(known[i]) == n && memcmp(known[i], name, n) == 0)
             return 1;
-    return 0;
+    return is_extra(up, name, n);
 }
 
 /* One "name=value" of [b, e). */
-static int parse_option(const char *b, const char *e, dal_url_t *url, dal_error_t *err)
+static int parse_option(const char *b, const char *e, url_parse_t *up, dal_error_t *err)
 {
     const char *eq = memchr(b, '=', (size_t)(e - b));
     size_t n = (size_t)((eq ? eq : e) - b);
@@ -452,21 +471,22 @@ static int parse_option(const char *b, const char *e, dal_url_t *url, dal_error_
     char *val;
     int rc;
 
-    if (!option_known(b, n))
+    if (!option_known(up, b, n))
         return dal_err_set(err, DAL_ECONFIG,
-                           "unknown option '%.*s' (expected socket, ssl_mode, ssl_ca, connect_timeout or charset)",
-                           (int)(n > 40 ? 40 : n), b);
+                           "unknown option '%.*s' (expected socket, ssl_mode, ssl_ca, connect_timeout%s charset%s%s)",
+                           (int)(n > 40 ? 40 : n), b, up->extra ? "," : " or",
+                           up->extra ? " or " : "", up->extra ? up->extra : "");
     if (eq == NULL || eq + 1 == e)
         return dal_err_set(err, DAL_ECONFIG, "option '%.*s' needs a value (%.*s=VALUE)", (int)n, b, (int)n, b);
     snprintf(what, sizeof what, "option %.*s", (int)n, b);
     rc = decode(eq + 1, e, what, 0, &val, err);
     if (rc != 0)
         return rc;
-    return set_option(url, b, n, val, err);
+    return set_option(up, b, n, val, err);
 }
 
 /* "name=value&name=value" up to the end of the string. */
-static int parse_options(const char *q, dal_url_t *url, dal_error_t *err)
+static int parse_options(const char *q, url_parse_t *up, dal_error_t *err)
 {
     const char *amp;
     int rc;
@@ -475,7 +495,7 @@ static int parse_options(const char *q, dal_url_t *url, dal_error_t *err)
         amp = q + strcspn(q, "&");
         if (amp == q)
             continue;   /* tolerate "?&a=b" and a trailing '&' */
-        rc = parse_option(q, amp, url, err);
+        rc = parse_option(q, amp, up, err);
         if (rc != 0)
             return rc;
     }
@@ -518,12 +538,16 @@ static int make_display(dal_url_t *url, dal_error_t *err)
     return 0;
 }
 
-int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err)
+int dal_url_parse_extra(const char *text, const char *extra, dal_url_t *url,
+                        char **extra_value, dal_error_t *err)
 {
+    url_parse_t up = {url, extra, NULL};
     const char *rest = NULL, *at, *host, *end;
     int rc;
 
     memset(url, 0, sizeof *url);
+    if (extra_value != NULL)
+        *extra_value = NULL;
     rc = parse_scheme(text, &rest, err);
     if (rc != 0)
         goto done;
@@ -543,7 +567,7 @@ int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err)
         rc = parse_database(host, end, url, err);
     }
     if (rc == 0 && *end == '?')
-        rc = parse_options(end + 1, url, err);
+        rc = parse_options(end + 1, &up, err);
     if (rc == 0)
         rc = fill_defaults(url, err);
     if (rc == 0)
@@ -551,7 +575,17 @@ int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err)
 done:
     if (rc != 0)
         dal_url_clear(url);
+    if (rc == 0 && extra_value != NULL) {
+        *extra_value = up.extra_value;
+        up.extra_value = NULL;
+    }
+    free(up.extra_value);
     return rc;
+}
+
+int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err)
+{
+    return dal_url_parse_extra(text, NULL, url, NULL, err);
 }
 
 void dal_url_clear(dal_url_t *url)

@@ -45,6 +45,15 @@ int dal_expand_env(const char *text, char **out, dal_error_t *err);
  * message that never contains the password.
  */
 int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err);
+/*
+ * The same, accepting one more option, extra (replica URLs take "weight"),
+ * that dal_url_t has no field for.  On success *extra_value is its
+ * %-decoded value, owned by the caller (free()), or NULL if the URL does not
+ * give it; on failure it is NULL.  An unknown option's message lists extra
+ * among the options expected.
+ */
+int dal_url_parse_extra(const char *text, const char *extra, dal_url_t *url,
+                        char **extra_value, dal_error_t *err);
 void dal_url_clear(dal_url_t *url);
 /* Non-zero if the two URLs reach the same server with the same settings. */
 int dal_url_equal(const dal_url_t *a, const dal_url_t *b);

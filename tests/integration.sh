@@ -28,3 +28,6 @@ echo "cluster up: ports $DAL_TEST_PORTS"
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass
 "$here/cli_live_test.sh" "$work"
+
+# scatter-gather: dal's answers against MariaDB's own on an unsharded copy
+"$builddir/tests/test_scatter"

@@ -104,6 +104,15 @@ START_TEST(test_good_config)
     ck_assert_int_eq(cfg->default_datasource_line, 5);
     ck_assert_uint_eq(cfg->ndatasources, 4);
     ck_assert_uint_eq(cfg->ntables, 2);
+    /* defaults of the keys the file does not give */
+    ck_assert_uint_eq(cfg->max_parallel, 8);
+    ck_assert_int_eq(cfg->watch, 0);
+    ck_assert_int_eq(cfg->validate_connect, 0);
+    ck_assert_int_eq(cfg->allow_reshard, 0);
+    ck_assert_ptr_null(cfg->pool);
+    ck_assert_uint_eq(cfg->pool_params.n, 0);
+    ck_assert_uint_eq(cfg->nidgens, 0);
+    ck_assert_uint_eq(cfg->nmonitors, 0);
 
     ds = &cfg->datasources[0];
     ck_assert_str_eq(ds->name, "main");
@@ -121,6 +130,14 @@ START_TEST(test_good_config)
     ck_assert_str_eq(ds->master.display, "app user@[2001:db8::1]:3307/shop-db");
     ck_assert_uint_eq(ds->connect_timeout_ms, 250);
     ck_assert_uint_eq(ds->read_timeout_ms, 0);
+    ck_assert_uint_eq(ds->nreplicas, 0);
+    ck_assert_ptr_null(ds->replicas);
+    ck_assert_int_eq(ds->replicas_line, 0);
+    ck_assert_int_eq(ds->load_balance, DAL_LB_ROUND_ROBIN);
+    ck_assert_uint_eq(ds->max_replica_lag_ms, 5000);
+    ck_assert_uint_eq(ds->health_check_ms, 1000);
+    ck_assert_int_eq(ds->read_your_writes, 1);
+    ck_assert_uint_eq(ds->pool_params.n, 0);
 
     ds = &cfg->datasources[1];
     ck_assert_str_eq(ds->name, "dbProductSku0");
@@ -169,6 +186,11 @@ START_TEST(test_good_config)
     ck_assert_str_eq(t->strategy_params.items[1].name, "note");
     ck_assert_str_eq(t->strategy_params.items[1].value, "x");
     ck_assert_int_eq(t->strategy_params.items[1].line, 26);
+    ck_assert_int_eq(t->kind, DAL_TABLE_SHARDED);
+    ck_assert_int_eq(t->allow_scatter, 1);
+    ck_assert_ptr_null(t->binding);
+    ck_assert_ptr_null(t->id_column);
+    ck_assert_ptr_null(t->idgen);
 
     t = &cfg->tables[1];
     ck_assert_str_eq(t->name, "wm_poi");
@@ -178,8 +200,212 @@ START_TEST(test_good_config)
     ck_assert_ptr_null(t->shard_key);
     ck_assert_ptr_null(t->strategy);
     ck_assert_uint_eq(t->strategy_params.n, 0);
+    ck_assert_int_eq(t->kind, DAL_TABLE_SINGLE);
+    ck_assert_int_eq(t->allow_scatter, 1);
     ck_assert_ptr_null(dal_config_table(cfg, "nope"));
 
+    dal_config_free(cfg);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+/* Every key added for replicas, binding groups, broadcast tables, ids and monitors. */
+static const char full_ini[] =
+    "[dal]\n"                                                                       /* 1 */
+    "max_parallel = 16\n"                                                           /* 2 */
+    "watch = yes\n"                                                                 /* 3 */
+    "validate_connect = true\n"                                                     /* 4 */
+    "allow_reshard = on\n"                                                          /* 5 */
+    "pool = default\n"                                                              /* 6 */
+    "pool.max_idle = 4\n"                                                           /* 7 */
+    "pool.idle_timeout = 60s\n"                                                     /* 8 */
+    "[datasource main]\n"                                                           /* 9 */
+    "master = mysql://app:" SECRET "M@10.0.0.1/shop\n"                              /* 10 */
+    /* a ',' inside a password, a blank before a separator, any-case scheme */
+    "replicas = mysql://ro:" SECRET ",1@10.0.0.2/shop?weight=3 ,MariaDB://ro:" SECRET "2@10.0.0.3:3307/shop,"
+    "mysql://ro@10.0.0.4/shop?weight=1000&ssl_mode=required\n"                      /* 11 */
+    "load_balance = Weighted\n"                                                     /* 12 */
+    "max_replica_lag = 0\n"                                                         /* 13 */
+    "health_check_interval = 250ms\n"                                               /* 14 */
+    "read_your_writes = 2s\n"                                                       /* 15 */
+    "pool.max_idle = 8\n"                                                           /* 16 */
+    "[datasource other]\n"                                                          /* 17 */
+    "master = mysql://root@h\n"                                                     /* 18 */
+    "read_your_writes = off\n"                                                      /* 19 */
+    "replicas = mysql://u:${DAL_TEST_PW}@r1\n"                                      /* 20 */
+    "load_balance = least_outstanding\n"                                            /* 21 */
+    "[datasource g0]\n"                                                             /* 22 */
+    "master = mysql://root@g0\n"                                                    /* 23 */
+    "[datasource g1]\n"                                                             /* 24 */
+    "master = mysql://root@g1\n"                                                    /* 25 */
+    "read_your_writes = session\n"                                                  /* 26 */
+    "[table t_order]\n"                                                             /* 27 */
+    "datasource = g\n"                                                              /* 28 */
+    "db_shard_num = 2\n"                                                            /* 29 */
+    "table_shard_num = 8\n"                                                         /* 30 */
+    "shard_key = user_id\n"                                                         /* 31 */
+    "strategy = mod\n"                                                              /* 32 */
+    "strategy.a = 1\n"                                                              /* 33 */
+    "strategy.b = x\n"                                                              /* 34 */
+    "binding = orders\n"                                                            /* 35 */
+    "id_column = id\n"                                                              /* 36 */
+    "idgen = order.ids\n"                                                           /* 37 */
+    "allow_scatter = false\n"                                                       /* 38 */
+    "[table t_item]\n"                                                              /* 39 */
+    "binding = orders\n"                                                            /* 40 */
+    "datasource = g\n"                                                              /* 41 */
+    "db_shard_num = 2\n"                                                            /* 42 */
+    "table_shard_num = 8\n"                                                         /* 43 */
+    "shard_key = order_user\n"                                                      /* 44 */
+    "strategy = mod\n"                                                              /* 45 */
+    "strategy.b = x\n"                                                              /* 46: order does not matter */
+    "strategy.a = 1\n"                                                              /* 47 */
+    "[table region]\n"                                                              /* 48 */
+    "broadcast = true\n"                                                            /* 49 */
+    "datasource = g\n"                                                              /* 50 */
+    "db_shard_num = 2\n"                                                            /* 51 */
+    "id_column = region_id\n"                                                       /* 52 */
+    "idgen = order.ids\n"                                                           /* 53 */
+    "[table settings]\n"                                                            /* 54 */
+    "datasource = main\n"                                                           /* 55 */
+    "broadcast = false\n"                                                           /* 56 */
+    "[idgen order.ids]\n"                                                           /* 57 */
+    "datasource = main\n"                                                           /* 58 */
+    "plugin = leaf\n"                                                               /* 59 */
+    "step = 1000\n"                                                                 /* 60 */
+    "[monitor prometheus]\n"                                                        /* 61 */
+    "port = 9100\n"                                                                 /* 62 */
+    "[monitor Slow-Log]\n"                                                          /* 63 */
+    "plugin = log\n"                                                                /* 64 */
+    "enabled = false\n";                                                            /* 65 */
+
+static void check_param(const dal_cfg_params_t *pp, size_t i, const char *name, const char *value, int line)
+{
+    ck_assert_uint_gt(pp->n, i);
+    ck_assert_str_eq(pp->items[i].name, name);
+    ck_assert_str_eq(pp->items[i].value, value);
+    ck_assert_int_eq(pp->items[i].line, line);
+}
+
+static void check_full_datasources(const dal_config_t *cfg)
+{
+    const dal_cfg_datasource_t *ds = dal_config_datasource(cfg, "main");
+    const dal_cfg_replica_t *r = ds->replicas;
+
+    ck_assert_uint_eq(ds->nreplicas, 3);
+    ck_assert_int_eq(ds->replicas_line, 11);
+    ck_assert_str_eq(r[0].url.password, SECRET ",1");
+    ck_assert_str_eq(r[0].url.host, "10.0.0.2");
+    ck_assert_str_eq(r[0].url.database, "shop");
+    ck_assert_uint_eq(r[0].weight, 3);
+    ck_assert_str_eq(r[1].url.password, SECRET "2");
+    ck_assert_uint_eq(r[1].url.port, 3307);
+    ck_assert_uint_eq(r[1].weight, 1);
+    ck_assert_ptr_null(r[2].url.password);
+    ck_assert_str_eq(r[2].url.ssl_mode, "REQUIRED");
+    ck_assert_uint_eq(r[2].weight, 1000);
+    ck_assert_str_eq(r[2].url.display, "ro@10.0.0.4:3306/shop");
+    ck_assert_ptr_null(strstr(r[0].url.display, SECRET));
+    ck_assert_int_eq(ds->load_balance, DAL_LB_WEIGHTED);
+    ck_assert_uint_eq(ds->max_replica_lag_ms, 0);
+    ck_assert_uint_eq(ds->health_check_ms, 250);
+    ck_assert_int_eq(ds->read_your_writes, 2);
+    ck_assert_uint_eq(ds->ryw_window_ms, 2000);
+    ck_assert_uint_eq(ds->pool_params.n, 1);
+    check_param(&ds->pool_params, 0, "max_idle", "8", 16);
+
+    ds = dal_config_datasource(cfg, "other");
+    ck_assert_uint_eq(ds->nreplicas, 1);
+    ck_assert_str_eq(ds->replicas[0].url.password, SECRET "Env");
+    ck_assert_str_eq(ds->replicas[0].url.host, "r1");
+    ck_assert_int_eq(ds->read_your_writes, 0);
+    ck_assert_int_eq(ds->load_balance, DAL_LB_LEAST_OUTSTANDING);
+    ck_assert_int_eq(dal_config_datasource(cfg, "g1")->read_your_writes, 1);
+}
+
+static void check_full_tables(const dal_config_t *cfg)
+{
+    const dal_cfg_table_t *t = dal_config_table(cfg, "t_order");
+
+    ck_assert_int_eq(t->kind, DAL_TABLE_SHARDED);
+    ck_assert_str_eq(t->binding, "orders");
+    ck_assert_int_eq(t->binding_line, 35);
+    ck_assert_str_eq(t->id_column, "id");
+    ck_assert_str_eq(t->idgen, "order.ids");
+    ck_assert_int_eq(t->idgen_line, 37);
+    ck_assert_int_eq(t->allow_scatter, 0);
+
+    t = dal_config_table(cfg, "t_item");
+    ck_assert_int_eq(t->kind, DAL_TABLE_SHARDED);
+    ck_assert_str_eq(t->binding, "orders");
+    ck_assert_int_eq(t->binding_line, 40);
+    ck_assert_ptr_null(t->idgen);
+    ck_assert_int_eq(t->allow_scatter, 1);
+
+    t = dal_config_table(cfg, "region");
+    ck_assert_int_eq(t->kind, DAL_TABLE_BROADCAST);
+    ck_assert_str_eq(t->datasource, "g");
+    ck_assert_uint_eq(t->db_shard_num, 2);
+    ck_assert_uint_eq(t->table_shard_num, 1);
+    ck_assert_ptr_null(t->strategy);
+    ck_assert_str_eq(t->id_column, "region_id");
+
+    t = dal_config_table(cfg, "settings");
+    ck_assert_int_eq(t->kind, DAL_TABLE_SINGLE);
+    ck_assert_uint_eq(t->db_shard_num, 1);
+}
+
+static void check_full_plugins(const dal_config_t *cfg)
+{
+    const dal_cfg_idgen_t *g = &cfg->idgens[0];
+    const dal_cfg_monitor_t *m = &cfg->monitors[0];
+
+    ck_assert_uint_eq(cfg->nidgens, 1);
+    ck_assert_str_eq(g->name, "order.ids");
+    ck_assert_int_eq(g->line, 57);
+    ck_assert_str_eq(g->plugin, "leaf");
+    ck_assert_int_eq(g->plugin_line, 59);
+    ck_assert_uint_eq(g->params.n, 2);
+    check_param(&g->params, 0, "datasource", "main", 58);
+    check_param(&g->params, 1, "step", "1000", 60);
+
+    ck_assert_uint_eq(cfg->nmonitors, 2);
+    ck_assert_str_eq(m->name, "prometheus");
+    ck_assert_str_eq(m->plugin, "prometheus");   /* the section's name */
+    ck_assert_int_eq(m->plugin_line, 61);
+    ck_assert_int_eq(m->enabled, 1);
+    ck_assert_uint_eq(m->params.n, 1);
+    check_param(&m->params, 0, "port", "9100", 62);
+    m = &cfg->monitors[1];
+    ck_assert_str_eq(m->name, "Slow-Log");
+    ck_assert_str_eq(m->plugin, "log");
+    ck_assert_int_eq(m->plugin_line, 64);
+    ck_assert_int_eq(m->enabled, 0);
+    ck_assert_uint_eq(m->params.n, 0);
+}
+
+START_TEST(test_full_config)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path;
+
+    env_setup();
+    path = write_temp(full_ini);
+    ck_assert_msg(dal_config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    ck_assert_uint_eq(cfg->max_parallel, 16);
+    ck_assert_int_eq(cfg->watch, 1);
+    ck_assert_int_eq(cfg->validate_connect, 1);
+    ck_assert_int_eq(cfg->allow_reshard, 1);
+    ck_assert_str_eq(cfg->pool, "default");
+    ck_assert_int_eq(cfg->pool_line, 6);
+    ck_assert_uint_eq(cfg->pool_params.n, 2);
+    check_param(&cfg->pool_params, 0, "max_idle", "4", 7);
+    check_param(&cfg->pool_params, 1, "idle_timeout", "60s", 8);
+    check_full_datasources(cfg);
+    check_full_tables(cfg);
+    check_full_plugins(cfg);
     dal_config_free(cfg);
     unlink(path);
     free(path);
@@ -619,6 +845,7 @@ static Suite *config_suite(void)
 
     tc = tcase_create("file");
     tcase_add_test(tc, test_good_config);
+    tcase_add_test(tc, test_full_config);
     tcase_add_test(tc, test_empty_and_missing_files);
     tcase_add_test(tc, test_unreadable_content);
     tcase_add_loop_test(tc, test_bad_config, 0, (int)NELEM(bad_configs));

@@ -161,6 +161,8 @@ static void global_teardown(void)
 {
     dal_close(dal);
     tu_rmtree(dir);
+    free(ini);
+    free(dir);
 }
 
 /* The DDL put exactly tables wm_food_(25i) .. wm_food_(25i+24) on server i. */
