@@ -55,15 +55,46 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
     va_list ap;
     int n;
 
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || dal_buf_reserve(b, (size_t)n) != 0)
+    /* format straight into the free space; only a long result needs a
+     * second pass after growing */
+    if (dal_buf_reserve(b, 64) != 0)
         return;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= b->cap - b->len) {
+        if (dal_buf_reserve(b, (size_t)n) != 0)
+            return;
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
+}
+
+void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+
+    do {
+        tmp[sizeof tmp - ++n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    dal_buf_append(b, tmp + sizeof tmp - n, n);
+}
+
+void dal_buf_put_i64(dal_buf_t *b, int64_t v)
+{
+    if (v < 0) {
+        dal_buf_putc(b, '-');
+        /* negate in unsigned arithmetic: INT64_MIN has no positive twin */
+        dal_buf_put_u64(b, (uint64_t)0 - (uint64_t)v);
+        return;
+    }
+    dal_buf_put_u64(b, (uint64_t)v);
 }
 
 void dal_buf_reset(dal_buf_t *b)

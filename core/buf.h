@@ -8,6 +8,7 @@
 #define DAL_CORE_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dal/dal.h"
 
@@ -26,6 +27,9 @@ void dal_buf_append(dal_buf_t *b, const void *p, size_t n);
 void dal_buf_puts(dal_buf_t *b, const char *s);
 void dal_buf_putc(dal_buf_t *b, char c);
 void dal_buf_printf(dal_buf_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
+/* Decimal integers without printf's cost (they are on every statement). */
+void dal_buf_put_u64(dal_buf_t *b, uint64_t v);
+void dal_buf_put_i64(dal_buf_t *b, int64_t v);
 /* Empty the buffer, keeping its memory. */
 void dal_buf_reset(dal_buf_t *b);
 /* Hand the bytes to the caller (owned, free()); the buffer becomes empty.

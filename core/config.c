@@ -466,13 +466,13 @@ static int pool_param(cfg_parser_t *ps, dal_cfg_params_t *pp, const char *key, c
 
 /* ------------------------------------------------------------- [dal] */
 
-static int dal_taken(const cfg_parser_t *ps, const char *name)
+static int dal_section_taken(const cfg_parser_t *ps, const char *name)
 {
     (void)name;
     return ps->dal_line;
 }
 
-static int dal_begin(cfg_parser_t *ps, const char *name)
+static int dal_section_begin(cfg_parser_t *ps, const char *name)
 {
     (void)name;
     ps->dal_line = ps->line;
@@ -480,7 +480,7 @@ static int dal_begin(cfg_parser_t *ps, const char *name)
     return 0;
 }
 
-static int dal_key(cfg_parser_t *ps, const char *key, char **val)
+static int dal_section_key(cfg_parser_t *ps, const char *key, char **val)
 {
     dal_config_t *cfg = ps->cfg;
 
@@ -977,7 +977,7 @@ static int monitor_finish(cfg_parser_t *ps)
 /* ------------------------------------------------------------ sections */
 
 static const section_kind_t sections[] = {
-    {"dal", 0, NULL, NULL, dal_taken, dal_begin, dal_key, NULL},
+    {"dal", 0, NULL, NULL, dal_section_taken, dal_section_begin, dal_section_key, NULL},
     {"datasource", 1, ds_char, DS_RULE, ds_taken, ds_begin, ds_key, ds_finish},
     {"table", 1, table_char, TABLE_RULE, table_taken, table_begin, table_key, table_finish},
     {"idgen", 1, ds_char, DS_RULE, idgen_taken, idgen_begin, idgen_key, idgen_finish},
@@ -1268,7 +1268,7 @@ static void check_binding(cfg_parser_t *ps, size_t i)
     if (layout_differs(first, t, diff, sizeof diff))
         cfg_fail(ps, t->binding_line, DAL_ECONFIG,
                  "binding: [table %s] cannot join binding group '%s' of [table %s] (line %d): %s "
-                 "(one group needs one datasource, db_shard_num, table_shard_num, strategy and strategy.*)",
+                 "(the tables of a binding group share datasource, db_shard_num, table_shard_num, strategy and strategy.*)",
                  t->name, t->binding, first->name, first->line, diff);
 }
 

@@ -56,6 +56,32 @@ int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err)
                           mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
 }
 
+/* Sent once per session (at connect and after each reset, which puts the
+ * variables back to the server's defaults). */
+#define TRACK_SQL "SET session_track_state_change = 1, session_track_transaction_info = 'CHARACTERISTICS'"
+
+/* Ask the server to flag session changes (see conn.h).  A server that
+ * cannot (no CLIENT_SESSION_TRACK, or the variables are unknown) is not an
+ * error: its connections are simply reset every time. */
+static void track_state(dal_conn_t *c)
+{
+    c->tracked = 0;
+    if (!(c->mysql.server_capabilities & CLIENT_SESSION_TRACKING))
+        return;
+    if (mysql_real_query(&c->mysql, TRACK_SQL, sizeof TRACK_SQL - 1) != 0)
+        return;
+    c->tracked = 1;
+    /* The flag in this OK packet reports our own SET, not a borrower's. */
+    c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
+}
+
+/* The session may hold state a borrower left. */
+static int session_dirty(const dal_conn_t *c)
+{
+    return !c->tracked || c->dirty ||
+           (c->mysql.server_status & (SERVER_SESSION_STATE_CHANGED | SERVER_STATUS_IN_TRANS));
+}
+
 int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
 {
     const dal_url_t *u = &ds->master;
@@ -78,6 +104,7 @@ int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t 
         free(c);
         return rc;
     }
+    track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     c->created_ns = mono_ns();
     *out = c;
@@ -99,10 +126,25 @@ int dal_conn_ping(dal_conn_t *c)
 
 int dal_conn_reset(dal_conn_t *c, dal_error_t *err)
 {
+    if (!session_dirty(c))
+        return 0;
     if (mysql_reset_connection(&c->mysql) != 0)
         return dal_conn_error(c, DAL_ESERVER, err);
+    c->dirty = 0;
+    track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     return 0;
+}
+
+void dal_conn_mark_dirty(dal_conn_t *c)
+{
+    c->dirty = 1;
+}
+
+void dal_conn_note_state(dal_conn_t *c)
+{
+    if (session_dirty(c))
+        c->dirty = 1;
 }
 
 void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsigned int max_idle)
@@ -112,6 +154,9 @@ void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsign
     p->nidle = 0;
     p->max_idle = max_idle;
     p->ds = ds;
+    atomic_init(&p->in_use, 0);
+    atomic_init(&p->created, 0);
+    atomic_init(&p->closed, 0);
 }
 
 void dal_connpool_destroy(dal_connpool_t *p)
@@ -130,6 +175,7 @@ void dal_connpool_destroy(dal_connpool_t *p)
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     dal_conn_t *c;
+    int rc;
 
     pthread_mutex_lock(&p->mu);
     c = p->idle;
@@ -142,15 +188,22 @@ int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_e
     if (c != NULL) {
         c->next = NULL;
         *out = c;
+        atomic_fetch_add_explicit(&p->in_use, 1, memory_order_relaxed);
         return 0;
     }
-    return dal_conn_open(p->ds, out, err);
+    rc = dal_conn_open(p->ds, out, err);
+    if (rc != 0)
+        return rc;
+    atomic_fetch_add_explicit(&p->created, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->in_use, 1, memory_order_relaxed);
+    return 0;
 }
 
 void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)
         return;
+    atomic_fetch_sub_explicit(&p->in_use, 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
     if (reusable && p->nidle < p->max_idle) {
         c->next = p->idle;
@@ -159,5 +212,18 @@ void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
         c = NULL;
     }
     pthread_mutex_unlock(&p->mu);
+    if (c != NULL)
+        atomic_fetch_add_explicit(&p->closed, 1, memory_order_relaxed);
     dal_conn_close(c);
+}
+
+void dal_connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->in_use = atomic_load_explicit(&p->in_use, memory_order_relaxed);
+    pthread_mutex_lock(&p->mu);
+    out->idle = p->nidle;
+    pthread_mutex_unlock(&p->mu);
+    out->created = atomic_load_explicit(&p->created, memory_order_relaxed);
+    out->closed = atomic_load_explicit(&p->closed, memory_order_relaxed);
 }

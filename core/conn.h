@@ -5,12 +5,25 @@
  * libmysqlclient connection (timeouts, charset, TLS, socket).  Until a pool
  * plugin is configured, each datasource node keeps its idle connections in a
  * small mutex-protected stack (dal_connpool_t) so statements reuse them.
+ *
+ * Session state between borrowers: a connection handed from one statement
+ * to the next must not carry the first one's transaction, variables or
+ * temporary tables.  A COM_RESET_CONNECTION per statement would double the
+ * round trips of every point query, so dal_conn_open() asks the server to
+ * track session state (session_track_state_change and
+ * session_track_transaction_info): the status flags of each OK packet then
+ * say whether the statement changed the session, and dal_conn_reset() only
+ * goes to the server when one did.  The server does not flag everything:
+ * user variables assigned inside a SELECT (`SELECT @a := 1`, `INTO @a`) and
+ * named locks (GET_LOCK) go unnoticed, so the core marks such statements
+ * with dal_conn_mark_dirty().
  */
 #ifndef DAL_CORE_CONN_H
 #define DAL_CORE_CONN_H
 
 #include <mysql.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -22,6 +35,9 @@ struct dal_conn {
     int no_backslash_escapes;          /* server's sql_mode, read at connect */
     uint64_t created_ns;
     struct dal_conn *next;             /* idle-stack link */
+    uint64_t borrows;                  /* times handed out by dal_node_acquire */
+    int tracked;                       /* the server flags session state changes */
+    int dirty;                         /* state left behind that the flags may not show */
 };
 
 /* Connect to ds's master.  *out owned by the caller (dal_conn_close).
@@ -30,7 +46,19 @@ int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t 
 void dal_conn_close(dal_conn_t *c);
 /* 0 if alive. */
 int dal_conn_ping(dal_conn_t *c);
+/* Undo the session state the last borrower left: a COM_RESET_CONNECTION
+ * when the server flagged a change (or a transaction is open, or the
+ * connection was marked dirty, or the server cannot track state); nothing
+ * when the session is known to be clean. */
 int dal_conn_reset(dal_conn_t *c, dal_error_t *err);
+/* The statement just run on c may have left state the server does not flag
+ * (user variables set in a SELECT, GET_LOCK): the next reset must go to the
+ * server. */
+void dal_conn_mark_dirty(dal_conn_t *c);
+/* Remember the session changes of the statement just run.  Needed only when
+ * one borrower runs several statements: dal_conn_reset sees the flags of the
+ * last one by itself. */
+void dal_conn_note_state(dal_conn_t *c);
 /* Fill err from the connection's last error, naming the datasource. */
 int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err);
 
@@ -40,6 +68,10 @@ typedef struct dal_connpool {
     unsigned int nidle;
     unsigned int max_idle;
     const dal_cfg_datasource_t *ds; /* borrowed */
+    /* figures for monitoring, kept outside mu so connecting needs no lock */
+    atomic_uint in_use;
+    atomic_ullong created;
+    atomic_ullong closed;
 } dal_connpool_t;
 
 void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsigned int max_idle);
@@ -49,5 +81,7 @@ void dal_connpool_destroy(dal_connpool_t *p);
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give back; reusable == 0 closes it. */
 void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable);
+/* Current figures (waiting and timed_out are always 0: the cache never makes anyone wait). */
+void dal_connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out);
 
 #endif /* DAL_CORE_CONN_H */

@@ -137,9 +137,14 @@ dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 }
 
 /* The common first half of query and explain: analysis and routing. */
-static int prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                   const char *sql, const dal_value_t *params, size_t nparams,
-                   const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
+int dal_is_txn_control(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
+}
+
+int dal_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                const char *sql, const dal_value_t *params, size_t nparams,
+                const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
 {
     char msg[256];
 
@@ -149,6 +154,11 @@ static int prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opt
     if ((*s)->kind == DAL_SQL_MULTI)
         return dal_err_set(err, DAL_ESQL,
                            "several statements in one call; send them one at a time");
+    /* transaction control is the session's business, not a route's */
+    if (dal_is_txn_control((*s)->kind)) {
+        memset(rt, 0, sizeof *rt);
+        return 0;
+    }
     return dal_route(snap, *s, opts, params, nparams, rt, err);
 }
 
@@ -166,7 +176,11 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
     snap = dal_snapshot_acquire(dal);
     memset(&rt, 0, sizeof rt);
-    rc = prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
+    rc = dal_prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
+    if (rc == 0 && dal_is_txn_control(s->kind))
+        rc = dal_err_set(err, DAL_ESTATE,
+                         "%s outside a session: transactions need dal_session_open, so the "
+                         "connection stays with them", dal_sql_kind_name(s->kind));
     if (rc == 0)
         rc = dal_exec_routes(&rt, params, nparams, out, err);
     dal_routing_clear(&rt);
@@ -202,7 +216,7 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     snap = dal_snapshot_acquire(dal);
     memset(&rt, 0, sizeof rt);
-    rc = prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
+    rc = dal_prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
     if (rc == 0)
         rc = dal_plan_build(&rt, params, nparams, out, err);
     dal_routing_clear(&rt);

@@ -29,50 +29,79 @@ static int retryable(unsigned int e, int reused, int read_only)
 }
 
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
- * send it, and collect what it returns into res. */
+ * send it, and collect what it returns into res.  The caller keeps c; on
+ * failure mysql_errno(&c->mysql) tells whether c is still usable. */
+static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+                   size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    MYSQL_RES *rows;
+    int rc;
+
+    dal_buf_reset(sql);
+    rc = dal_rewrite(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
+    if (rc != 0)
+        return rc;
+    if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0)
+        return dal_conn_error(c, DAL_ESERVER, err);
+    if (mysql_field_count(&c->mysql) == 0) {
+        res->affected += mysql_affected_rows(&c->mysql);
+        res->insert_id = mysql_insert_id(&c->mysql);
+        return 0;
+    }
+    rows = mysql_store_result(&c->mysql);
+    if (rows == NULL)
+        return dal_conn_error(c, DAL_ESERVER, err);
+    return dal_result_add(res, rows, rt->routes[r].node->cfg->name, err);
+}
+
+/* Route r on a pooled connection of its node, retrying a read once on a
+ * fresh connection when the pooled one turns out to be dead. */
 static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
                      size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
     dal_node_t *node = rt->routes[r].node;
     int read_only = rt->sql->kind == DAL_SQL_SELECT || rt->sql->kind == DAL_SQL_SHOW;
     dal_conn_t *c = NULL;
-    MYSQL_RES *rows;
+    unsigned int e;
     int reused, rc, attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
         rc = dal_node_acquire(node, &c, &reused, err);
         if (rc != 0)
             return rc;
-        dal_buf_reset(sql);
-        rc = dal_rewrite(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-        if (rc != 0) {
-            dal_node_release(node, c, 1);
-            return rc;
-        }
-        if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) == 0)
-            break;
-        if (attempt == 0 && retryable(mysql_errno(&c->mysql), reused, read_only)) {
+        rc = send_on(rt, r, c, params, nparams, sql, res, err);
+        e = mysql_errno(&c->mysql);
+        if (rc != 0 && attempt == 0 && retryable(e, reused, read_only)) {
             dal_node_release(node, c, 0);
             continue;
         }
-        rc = dal_conn_error(c, DAL_ESERVER, err);
-        dal_node_release(node, c, !conn_is_broken(mysql_errno(&c->mysql)));
+        dal_node_release(node, c, rc == 0 || !conn_is_broken(e));
         return rc;
     }
-    if (mysql_field_count(&c->mysql) == 0) {
-        res->affected += mysql_affected_rows(&c->mysql);
-        res->insert_id = mysql_insert_id(&c->mysql);
-        dal_node_release(node, c, 1);
-        return 0;
-    }
-    rows = mysql_store_result(&c->mysql);
-    if (rows == NULL) {
-        rc = dal_conn_error(c, DAL_ESERVER, err);
-        dal_node_release(node, c, 0);
+    return rc;
+}
+
+int dal_exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
+                     size_t nparams, dal_result_t **out, int *broken, dal_error_t *err)
+{
+    dal_result_t *res = dal_result_new();
+    dal_buf_t sql = DAL_BUF_INIT;
+    int rc;
+
+    *out = NULL;
+    *broken = 0;
+    if (res == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    rc = send_on(rt, 0, c, params, nparams, &sql, res, err);
+    dal_buf_free(&sql);
+    if (rc != 0) {
+        *broken = conn_is_broken(mysql_errno(&c->mysql));
+        dal_result_free(res);
         return rc;
     }
-    dal_node_release(node, c, 1);
-    return dal_result_add(res, rows, node->cfg->name, err);
+    res->nroutes = 1;
+    *out = res;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- parallel */

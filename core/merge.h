@@ -1,0 +1,214 @@
+/*
+ * merge.h -- how the rows of several data nodes combine into one result.
+ *
+ * A SELECT that runs on several nodes (scatter) must give the rows the
+ * statement would give on one server holding all the data.  This module
+ * decides how, from the analysed statement alone:
+ *
+ *  - the *merge plan*: whether node streams are concatenated or merged on
+ *    sort keys, whether rows fold into groups (aggregates, GROUP BY), whether
+ *    duplicates are dropped (DISTINCT), and where LIMIT applies;
+ *  - the *node edits*: text changes to the per-node SQL that make the nodes
+ *    send what the merge needs (LIMIT o, n -> LIMIT o+n; AVG(x) -> SUM(x)
+ *    plus a hidden COUNT(x); sort keys that are not selected appended as
+ *    hidden columns; an ORDER BY on the group keys so groups can be merged
+ *    while streaming);
+ *  - the *value semantics* the merge needs: comparing two column values as
+ *    the server orders them, and combining partial aggregates into the text
+ *    the server would have printed.
+ *
+ * Anything that cannot be merged exactly is refused with DAL_EUNSUPPORTED
+ * and a message naming the construct; a wrong answer is never given.
+ * result.c runs the plan (see result.h); docs/merging.md is the user guide.
+ *
+ * Internal header.
+ */
+#ifndef DAL_CORE_MERGE_H
+#define DAL_CORE_MERGE_H
+
+#include <mysql.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "dal/dal.h"
+#include "sql.h"
+
+/* ---------------------------------------------------------------- edits */
+
+/* Replace sql text [off, off+len) by text; len 0 inserts at off.  The edits
+ * of one list never overlap and are sorted by offset; a ? placeholder inside
+ * a replaced span is consumed by the edit (its value is already in text). */
+typedef struct dal_edit {
+    uint32_t off, len;
+    char *text;              /* owned by the list */
+} dal_edit_t;
+
+typedef struct dal_edits {
+    dal_edit_t *items;       /* owned */
+    size_t n;
+} dal_edits_t;
+
+void dal_edits_clear(dal_edits_t *e);
+
+/* ----------------------------------------------------------------- plan */
+
+/* A column of a node's row: select item `idx` (hidden == 0) or the idx-th
+ * hidden column the edits appended after the select list (hidden == 1).
+ * Hidden columns come last, so a select list with * still works: the
+ * visible columns are the first ncols - nhidden. */
+typedef struct dal_merge_col {
+    int hidden;
+    uint32_t idx;
+} dal_merge_col_t;
+
+typedef struct dal_merge_key {
+    dal_merge_col_t col;
+    int desc;
+} dal_merge_key_t;
+
+/* How one column's partial values from the nodes combine. */
+typedef struct dal_merge_agg {
+    dal_merge_col_t col;
+    dal_agg_t agg;           /* COUNT (also COUNT(DISTINCT shard key)), SUM, MIN, MAX, AVG */
+    dal_merge_col_t count;   /* AVG: the hidden COUNT of the same argument */
+} dal_merge_agg_t;
+
+enum dal_merge_limit {
+    DAL_MERGE_LIMIT_NONE,    /* no LIMIT clause */
+    DAL_MERGE_LIMIT_WIDEN,   /* nodes get LIMIT offset+count, the merge skips offset */
+    DAL_MERGE_LIMIT_DROP     /* nodes get no LIMIT (their rows are partial groups) */
+};
+
+/* Everything is owned by the plan.  Read by result.c; built only here. */
+struct dal_merge_plan {
+    /* node streams: k-way merged on keys (each node sorts by them), or
+     * concatenated in source order when nkeys == 0 */
+    dal_merge_key_t *keys;       size_t nkeys;
+    /* rows fold into groups: rows equal on the group columns (every row
+     * when ngroup == 0) become one; aggregated columns combine, the others
+     * keep the group's first value */
+    int aggregate;
+    dal_merge_col_t *group;      size_t ngroup;
+    dal_merge_agg_t *aggs;       size_t naggs;
+    /* groups sorted after all are merged (ORDER BY on an aggregate): this
+     * buffers every group; nfinal == 0 means groups stream out in key order */
+    dal_merge_key_t *final;      size_t nfinal;
+    /* drop a row equal (on every visible column) to the previous one; the
+     * keys then cover every visible column so duplicates are adjacent */
+    int distinct;
+    size_t nhidden;              /* hidden columns appended to each node's select list */
+    char **names;                /* per select item: column name to show, or NULL for
+                                    the node's (AVG items renamed back from SUM) */
+    size_t nnames;
+    /* LIMIT of the statement; offset/count are filled by dal_merge_node_edits
+     * from literals or parameters */
+    enum dal_merge_limit limit;
+    uint32_t limit_off, limit_len;     /* the clause in the SQL text */
+    int limit_bound;
+    uint64_t offset, count;
+    dal_edits_t edits;           /* the parameter-independent node edits */
+};
+
+typedef struct dal_merge_plan dal_merge_plan_t;
+
+/*
+ * Decide how the rows of several nodes combine for sql (borrowed; the plan
+ * keeps no pointer into it).  shard_key is the shard-key column of the
+ * statement's sharded table (borrowed, may be NULL): GROUP BY on it keeps
+ * every group on one node, and COUNT(DISTINCT it) adds up exactly.  On
+ * success *out is owned by the caller (dal_merge_plan_free, or hand it to
+ * dal_result_set_merge).  Constructs that cannot be merged exactly fail
+ * with DAL_EUNSUPPORTED and a message naming them.  A statement that is not
+ * a SELECT gets a plan that concatenates (and refuses UPDATE/DELETE ...
+ * LIMIT, which would change up to LIMIT rows on every node).
+ */
+int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_plan_t **out,
+                         dal_error_t *err);
+void dal_merge_plan_free(dal_merge_plan_t *p);
+
+/*
+ * The edits of every node's SQL, in addition to rewrite.c's own (table
+ * names, ? values, hints): the same for every node.  params/nparams are the
+ * statement's values (borrowed); LIMIT offsets and counts given as ? are
+ * read from them, checked (non-negative integers) and recorded in p for the
+ * merge, which is why p is not const.  On success out (cleared first) holds
+ * sorted, non-overlapping edits owned by the caller (dal_edits_clear).
+ */
+int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
+                         size_t nparams, dal_edits_t *out, dal_error_t *err);
+
+/* ------------------------------------------------------- value semantics */
+
+typedef enum dal_merge_kind {
+    DAL_MK_INT,       /* signed integer types */
+    DAL_MK_UINT,      /* unsigned integer types */
+    DAL_MK_DECIMAL,   /* DECIMAL: compared exactly as decimal text */
+    DAL_MK_DOUBLE,    /* FLOAT, DOUBLE */
+    DAL_MK_TEXT,      /* character strings: collation approximated (see compare) */
+    DAL_MK_BYTES      /* binary strings, BIT, dates and times: bytewise */
+} dal_merge_kind_t;
+
+/* What the merge needs to know about one column of the nodes' rows. */
+typedef struct dal_merge_meta {
+    dal_merge_kind_t kind;
+    unsigned int decimals;   /* DECIMAL scale */
+    int fold_case;           /* TEXT: a case-insensitive (_ci) collation */
+    int pad_space;           /* TEXT: trailing spaces are insignificant (PAD SPACE) */
+    int unordered;           /* ENUM / SET: the server orders them by index, not text */
+} dal_merge_meta_t;
+
+/* Classify a column from the metadata a node sent (borrowed). */
+void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f);
+
+/*
+ * Compare two values of one column the way the server orders them: NULL
+ * (a == NULL) first, numbers by value, strings by the collation as far as
+ * it is approximated: ASCII letters fold to upper case in _ci collations
+ * (as utf8mb4_general_ci and latin1_swedish_ci weigh them), other bytes
+ * compare as bytes, PAD SPACE collations ignore trailing spaces.  Returns
+ * <0, 0, >0.  Non-NULL texts must be NUL-terminated at [len], as the rows of
+ * libmysqlclient are.
+ */
+int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
+                      size_t blen);
+
+/* A DOUBLE as the server prints it: the shortest digits that read back to
+ * the same double, in plain notation unless that would be long (1e15,
+ * 1.5e-16), like MariaDB's my_gcvt.  Returns the length written to out
+ * (cap >= 32). */
+size_t dal_merge_format_double(double d, char *out, size_t cap);
+
+/* The partial state of one aggregated column of one group. */
+typedef struct dal_merge_acc {
+    dal_agg_t agg;
+    int seen;                /* a non-NULL value was added (SUM, MIN, MAX, AVG) */
+    int is_double;           /* SUM/AVG over DOUBLE partials */
+    unsigned int scale;      /* SUM/AVG over exact partials: decimals of the partials */
+    __int128 exact;          /* exact sum scaled by 10^scale (GCC/Clang extension:
+                                38 digits, more than any realistic SUM) */
+    double dbl;
+    uint64_t count;          /* COUNT total, or AVG's row count */
+    dal_buf_t best;          /* MIN/MAX: text of the best value so far */
+    int best_null;
+} dal_merge_acc_t;
+
+/* Start a fresh group for agg. */
+void dal_merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg);
+/*
+ * Add one node's partial value: text/len (NULL for SQL NULL) of the column
+ * whose metadata is m; for AVG also the partial row count (cnt, NULL-able).
+ * Returns 0 or DAL_EUNSUPPORTED with err naming the problem (a SUM beyond
+ * 38 digits, a value that is not a number).
+ */
+int dal_merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
+                      size_t len, const char *cnt, size_t cntlen, dal_error_t *err);
+/*
+ * The final value as the server would print it, appended to out; returns 1
+ * if the value is SQL NULL (nothing appended), 0 if text was appended, or
+ * DAL_EUNSUPPORTED on overflow.
+ */
+int dal_merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err);
+void dal_merge_acc_free(dal_merge_acc_t *a);
+
+#endif /* DAL_CORE_MERGE_H */

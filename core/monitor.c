@@ -1,34 +1,320 @@
 /*
- * monitor.c -- the monitor plugin instances of a snapshot.
- *
- * (Placeholder until the monitoring work lands.)
+ * monitor.c -- the monitor plugin instances of a snapshot, emitting events
+ * to them, the pool sampler, and SQL normalisation for events.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "error.h"
+#include "host.h"
 #include "monitor.h"
+#include "pool.h"
+#include "sql_lex.h"
+
+/* How often pool figures are sampled.  Prometheus scrapes every 15 s or so;
+ * a second is fresh enough and costs a lock per node per second. */
+#define POOL_SAMPLE_MS 1000
+
+typedef struct monitor {
+    dal_plugin_lib_t *lib;          /* one reference */
+    const dal_monitor_ops_t *ops;   /* inside lib */
+    void *inst;                     /* owned via ops->destroy */
+    dal_plugin_params_t *params;    /* owned */
+    struct dal_host host;
+} monitor_t;
 
 struct dal_monitor_set {
-    int unused;
+    monitor_t *mon;                 /* owned array */
+    size_t n;
+    struct dal_snapshot *snap;      /* borrowed: the snapshot owns the set */
+    pthread_mutex_t mu;             /* guards stop */
+    pthread_cond_t cond;            /* wakes the sampler to stop */
+    int stop;
+    int sampling;                   /* the sampler thread was started */
+    pthread_t sampler;
 };
+
+/* ------------------------------------------------------------- instances */
+
+static int find_lib(dal_monitor_set_t *set, const dal_cfg_monitor_t *c, dal_plugin_lib_t **out,
+                    dal_error_t *err)
+{
+    size_t i;
+
+    for (i = 0; i < set->n; i++) {
+        if (strcmp(set->mon[i].lib->desc->name, c->plugin) == 0) {
+            dal_plugin_lib_ref(set->mon[i].lib);
+            *out = set->mon[i].lib;
+            return 0;
+        }
+    }
+    return dal_plugin_find(set->snap->plugin_path, DAL_PLUGIN_MONITOR, c->plugin, out, err);
+}
+
+static int monitor_create(dal_monitor_set_t *set, monitor_t *m, const dal_cfg_monitor_t *c,
+                          dal_error_t *err)
+{
+    const dal_config_t *cfg = set->snap->cfg;
+    int rc;
+
+    rc = find_lib(set, c, &m->lib, err);
+    if (rc != 0) {
+        dal_err_prefix(err, "%s:%d", cfg->path, c->plugin_line);
+        return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
+    }
+    m->ops = m->lib->desc->ops;
+    m->host.log = set->snap->log;
+    m->host.snap = set->snap;
+    snprintf(m->host.component, sizeof m->host.component, "monitor_%s:%s", c->plugin, c->name);
+    rc = dal_plugin_params_build(m->lib, c->name, &c->params, cfg->path, c->line, &m->params, err);
+    if (rc != 0)
+        return rc;
+    rc = m->ops->create(dal_host_api(), &m->host, m->params, &m->inst, err);
+    if (rc != 0) {
+        m->inst = NULL;
+        dal_err_prefix(err, "%s:%d: monitor plugin '%s' (%s) failed to initialise for [monitor %s]",
+                       cfg->path, c->plugin_line, c->plugin, m->lib->path, c->name);
+        return DAL_EPLUGIN;
+    }
+    return 0;
+}
+
+static void monitor_free(monitor_t *m)
+{
+    if (m->inst != NULL)
+        m->ops->destroy(m->inst);
+    dal_plugin_params_free(m->params);
+    /* after destroy: the instance's code lives in this .so */
+    dal_plugin_lib_unref(m->lib);
+}
+
+/* --------------------------------------------------------------- sampler */
+
+static void emit_figure(const dal_monitor_set_t *set, const dal_node_t *node, const char *server,
+                        const char *figure, uint64_t value)
+{
+    dal_event_t ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_POOL;
+    ev.kind = figure;
+    ev.datasource = node->cfg->name;
+    ev.server = server;
+    ev.rows = value;
+    dal_monitor_emit(set, &ev);
+}
+
+static void sample_pools(const dal_monitor_set_t *set)
+{
+    dal_pool_stats_t st;
+    char server[320];
+    size_t i;
+
+    for (i = 0; i < set->snap->nnodes; i++) {
+        dal_node_t *node = &set->snap->nodes[i];
+        dal_node_pool_stats(node, &st);
+        dal_node_address(node, server, sizeof server);
+        emit_figure(set, node, server, "in_use", st.in_use);
+        emit_figure(set, node, server, "idle", st.idle);
+        emit_figure(set, node, server, "waiting", st.waiting);
+        emit_figure(set, node, server, "created", st.created);
+        emit_figure(set, node, server, "closed", st.closed);
+        emit_figure(set, node, server, "timed_out", st.timed_out);
+    }
+}
+
+static void deadline_after_ms(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *sampler_main(void *arg)
+{
+    dal_monitor_set_t *set = arg;
+    struct timespec until;
+
+    pthread_mutex_lock(&set->mu);
+    while (!set->stop) {
+        pthread_mutex_unlock(&set->mu);
+        sample_pools(set);
+        deadline_after_ms(&until, POOL_SAMPLE_MS);
+        pthread_mutex_lock(&set->mu);
+        while (!set->stop && pthread_cond_timedwait(&set->cond, &set->mu, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&set->mu);
+    return NULL;
+}
+
+static int start_sampler(dal_monitor_set_t *set, dal_error_t *err)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    pthread_mutex_init(&set->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&set->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    rc = pthread_create(&set->sampler, NULL, sampler_main, set);
+    if (rc != 0) {
+        pthread_cond_destroy(&set->cond);
+        pthread_mutex_destroy(&set->mu);
+        return dal_err_set(err, DAL_ENOMEM, "cannot start the pool sampler thread: %s",
+                           strerror(rc));
+    }
+    set->sampling = 1;
+    return 0;
+}
+
+static void stop_sampler(dal_monitor_set_t *set)
+{
+    if (!set->sampling)
+        return;
+    pthread_mutex_lock(&set->mu);
+    set->stop = 1;
+    pthread_cond_signal(&set->cond);
+    pthread_mutex_unlock(&set->mu);
+    pthread_join(set->sampler, NULL);
+    pthread_cond_destroy(&set->cond);
+    pthread_mutex_destroy(&set->mu);
+    set->sampling = 0;
+}
+
+/* ------------------------------------------------------------------ set */
+
+static size_t count_enabled(const dal_config_t *cfg)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < cfg->nmonitors; i++)
+        n += cfg->monitors[i].enabled != 0;
+    return n;
+}
+
+static int build_instances(dal_monitor_set_t *set, dal_error_t *err)
+{
+    const dal_config_t *cfg = set->snap->cfg;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < cfg->nmonitors; i++) {
+        if (!cfg->monitors[i].enabled)
+            continue;
+        /* n counts the slots to free, so it grows before create can fail */
+        rc = monitor_create(set, &set->mon[set->n++], &cfg->monitors[i], err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
 
 int dal_monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_error_t *err)
 {
+    size_t n = count_enabled(s->cfg);
+    dal_monitor_set_t *set;
+    int rc;
+
     *out = NULL;
-    if (s->cfg->nmonitors > 0)
-        return dal_err_set(err, DAL_EUNSUPPORTED,
-                           "%s:%d: [monitor] sections are not supported yet", s->cfg->path,
-                           s->cfg->monitors[0].line);
+    if (n == 0)
+        return 0;
+    set = calloc(1, sizeof *set);
+    if (set == NULL || (set->mon = calloc(n, sizeof *set->mon)) == NULL) {
+        free(set);
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    set->snap = s;
+    rc = build_instances(set, err);
+    if (rc == 0 && s->nnodes > 0)
+        rc = start_sampler(set, err);
+    if (rc != 0) {
+        dal_monitor_set_free(set);
+        return rc;
+    }
+    *out = set;
     return 0;
 }
 
 void dal_monitor_set_free(dal_monitor_set_t *set)
 {
+    size_t i;
+
+    if (set == NULL)
+        return;
+    /* the sampler emits to the instances: stop it first */
+    stop_sampler(set);
+    for (i = 0; i < set->n; i++)
+        monitor_free(&set->mon[i]);
+    free(set->mon);
     free(set);
 }
 
 void dal_monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev)
 {
-    (void)set;
-    (void)ev;
+    size_t i;
+
+    if (set == NULL)
+        return;
+    for (i = 0; i < set->n; i++)
+        set->mon[i].ops->on_event(set->mon[i].inst, ev);
+}
+
+/* --------------------------------------------------------- normalising */
+
+/* Append s[0..len) to out, snprintf-style: *n counts every byte, only
+ * those that fit are stored. */
+static void put(char *out, size_t cap, size_t *n, const char *s, size_t len)
+{
+    if (*n + 1 < cap) {
+        size_t room = cap - 1 - *n;
+        memcpy(out + *n, s, len < room ? len : room);
+    }
+    *n += len;
+}
+
+/* Tokens whose text is data.  An unterminated string (ERROR) may hold data
+ * too, so it goes as a whole. */
+static int is_literal(dal_tok_type_t t)
+{
+    return t == DAL_TOK_STRING || t == DAL_TOK_NUMBER || t == DAL_TOK_ERROR;
+}
+
+size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    size_t n = 0, prev_end = 0;
+    int gap = 0;
+
+    dal_lex_init(&lx, sql, len);
+    for (t = dal_lex_next(&lx); t.type != DAL_TOK_EOF; t = dal_lex_next(&lx)) {
+        /* a comment may hold anything (a trace id, a value): drop it, but
+         * keep the words on either side apart */
+        if (t.type == DAL_TOK_COMMENT) {
+            gap = 1;
+            continue;
+        }
+        if (n > 0 && (gap || t.off > prev_end))
+            put(out, cap, &n, " ", 1);
+        gap = 0;
+        if (is_literal(t.type))
+            put(out, cap, &n, "?", 1);
+        else
+            put(out, cap, &n, sql + t.off, t.len);
+        prev_end = (size_t)t.off + t.len;
+    }
+    if (cap > 0)
+        out[n < cap ? n : cap - 1] = '\0';
+    return n;
 }

@@ -8,7 +8,8 @@
 
 #include "snapshot.h"
 
-/* Create node->pool_inst if a pool plugin is configured. */
+/* Create node->pool_inst if a pool plugin is configured.  Errors are
+ * "FILE:LINE: ..." (the pool key's line, or the offending pool.* key's). */
 int dal_pool_build(struct dal_snapshot *s, dal_node_t *node, dal_error_t *err);
 /* Destroy node->pool_inst (all its connections must be back). */
 void dal_pool_destroy(dal_node_t *node);
@@ -18,5 +19,26 @@ void dal_pool_destroy(dal_node_t *node);
 int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give it back; reusable == 0 means it is broken and must be closed. */
 void dal_node_release(dal_node_t *node, dal_conn_t *c, int reusable);
+
+/* The node's master as "host:port" (or its socket path): the `server` of
+ * pool plugin instances and of monitor events, without user or password. */
+void dal_node_address(const dal_node_t *node, char *out, size_t cap);
+
+/* The node's current pool figures (plugin or built-in cache); zeros when
+ * the plugin has no stats op.  Thread-safe. */
+void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out);
+
+/*
+ * What the calling thread is running, for leak reports: a pool plugin that
+ * sees a connection held too long names the statement that took it.  The
+ * core sets it before acquiring connections for a statement and clears it
+ * (NULLs) after; both strings are borrowed and must stay valid until then.
+ * sql should be normalised (dal_sql_normalize): it ends up in logs.
+ */
+void dal_pool_set_statement(const char *sql, const char *trace_id);
+/* Behind the host API's current_statement: writes "trace_id=ID SQL" (or
+ * just SQL) into buf, NUL-terminated and truncated to cap.  Returns the
+ * length written; 0 when no statement is set. */
+size_t dal_pool_current_statement(char *buf, size_t cap);
 
 #endif /* DAL_CORE_POOL_H */

@@ -94,16 +94,17 @@ static int collect(const dal_routing_t *rt, const dal_route_t *route, edits_t *e
     return rc;
 }
 
+/* "<logical>_<pos>", in the quoting the statement used. */
 static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
                       const char *orig, dal_buf_t *out)
 {
-    char name[300];
     int quoted = orig[0] == '`';
 
-    dal_physical_name(rt->tables[idx], pos[idx], name, sizeof name);
     if (quoted)
         dal_buf_putc(out, '`');
-    dal_buf_puts(out, name);
+    dal_buf_puts(out, rt->tables[idx]->cfg->name);
+    dal_buf_putc(out, '_');
+    dal_buf_put_u64(out, (uint64_t)pos[idx]);
     if (quoted)
         dal_buf_putc(out, '`');
 }

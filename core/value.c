@@ -131,10 +131,10 @@ int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_es
         dal_buf_append(b, "NULL", 4);
         return 0;
     case DAL_TYPE_INT:
-        dal_buf_printf(b, "%" PRId64, v->v.i);
+        dal_buf_put_i64(b, v->v.i);
         return 0;
     case DAL_TYPE_UINT:
-        dal_buf_printf(b, "%" PRIu64, v->v.u);
+        dal_buf_put_u64(b, v->v.u);
         return 0;
     case DAL_TYPE_DOUBLE:
         if (!isfinite(v->v.d))

@@ -468,6 +468,12 @@ END_TEST
 #define DS_MAIN "[datasource main]\nmaster = mysql://root:" SECRET "Pw@127.0.0.1/app\n"
 #define DS_G(n) "[datasource g" #n "]\nmaster = mysql://root:" SECRET "Pw@10.0.0." #n "/g\n"
 #define SHARDED_T "[table t]\ndatasource = g\n"
+/* A replica URL with a password, at the host given. */
+#define REPLICA(host) "mysql://ro:" SECRET "Ro@" host "/app"
+/* Seven lines (plus the params lines): a table in binding group bg, binding last. */
+#define BOUND_T(name, ds, dbs, tables, params) \
+    "[table " name "]\ndatasource = " ds "\ndb_shard_num = " dbs "\ntable_shard_num = " tables \
+    "\nshard_key = id\nstrategy = mod\n" params "binding = bg\n"
 
 struct bad_config {
     const char *ini;
@@ -569,6 +575,101 @@ static const struct bad_config bad_configs[] = {
     {"[table t]\ndatasource = ${DAL_TEST_UNSET}\n", 2, "datasource: environment variable 'DAL_TEST_UNSET' is not set"},
     {"[datasource m]\nmaster = mysql://root:${DAL_TEST_PW@h/db\n", 2, "unterminated '${'"},
     {"[datasource m]\nmaster = mysql://root:${" SECRET " x}@h/db\n", 2, "bad variable reference"},
+    /* [dal] */
+    {"[dal]\nmax_parallel = 0\n", 2, "max_parallel: expected a positive integer, got '0'"},
+    {"[dal]\nmax_parallel = 257\n", 2, "max_parallel: 257 is out of range (1..256)"},
+    {"[dal]\nmax_parallel = all\n", 2, "max_parallel: expected a positive integer, got 'all'"},
+    {"[dal]\nwatch = maybe\n", 2, "watch: expected true or false, got 'maybe'"},
+    {"[dal]\nvalidate_connect = 2\n", 2, "validate_connect: expected true or false, got '2'"},
+    {"[dal]\nallow_reshard =\n", 2, "allow_reshard: expected true or false, got ''"},
+    {"[dal]\npool = Default\n", 2, "pool: 'Default' is not a valid name (a plugin name"},
+    {"[dal]\npool =\n", 2, "pool: empty value"},
+    {"[dal]\npool.max-idle = 3\n", 2, "pool.max-idle: bad parameter name 'max-idle'"},
+    {"[dal]\npool.a = 1\npool.a = 2\n", 3, "duplicate key 'pool.a' (first given at line 2)"},
+    /* replicas: every message names the replica by position, none shows a password */
+    {DS_MAIN "replicas =\n", 3, "replicas: empty value"},
+    {DS_MAIN "replicas = " REPLICA("h1") ", " REPLICA("h2:99999") "\n", 3, "replicas: replica 2: port out of range"},
+    {DS_MAIN "replicas = postgres://ro:" SECRET "@h/db\n", 3, "replicas: replica 1: unsupported scheme 'postgres'"},
+    {DS_MAIN "replicas = " REPLICA("h1") ",\n", 3, "replicas: replica 1: ends with ','"},
+    {DS_MAIN "replicas = " REPLICA("h1") ", , " REPLICA("h2") "\n", 3, "replicas: replica 1: ends with ','"},
+    {DS_MAIN "replicas = , " REPLICA("h2") "\n", 3, "replicas: replica 1: empty (expected a URL)"},
+    {DS_MAIN "replicas = " REPLICA("h1") ", " REPLICA("h2") ", " REPLICA("h!") "\n", 3, "replicas: replica 3: bad host name 'h!'"},
+    {DS_MAIN "replicas = mysql://ro:" SECRET "%zz@h/db\n", 3, "replicas: replica 1: bad %-escape in the password"},
+    /* an unescaped ", mysql://" in a password splits the list: no part of it is shown */
+    {DS_MAIN "replicas = mysql://ro:" SECRET ", mysql://x@h1/db\n", 3, "replicas: replica 1: port is not a number"},
+    {DS_MAIN "replicas = mysql://ro:${DAL_TEST_UNSET}@h\n", 3, "replicas: environment variable 'DAL_TEST_UNSET' is not set"},
+    {DS_MAIN "replicas = " REPLICA("h1") "?weight=0\n", 3, "replicas: replica 1: option weight: expected a positive integer, got '0'"},
+    {DS_MAIN "replicas = " REPLICA("h1") ", " REPLICA("h2") "?weight=1001\n", 3, "replica 2: option weight: 1001 is out of range (1..1000)"},
+    {DS_MAIN "replicas = " REPLICA("h1") "?weight=heavy\n", 3, "option weight: expected a positive integer, got 'heavy'"},
+    {DS_MAIN "replicas = " REPLICA("h1") "?weight=1&weight=2\n", 3, "replica 1: option 'weight' is given twice"},
+    {DS_MAIN "replicas = " REPLICA("h1") "?weight=\n", 3, "replica 1: option 'weight' needs a value"},
+    {DS_MAIN "replicas = " REPLICA("h1") "?wieght=2\n", 3,
+     "replica 1: unknown option 'wieght' (expected socket, ssl_mode, ssl_ca, connect_timeout, charset or weight)"},
+    {DS_MAIN "replicas = " REPLICA("h1") ", " REPLICA("h1:3306") "\n", 3, "replica 2: same server and settings as replica 1"},
+    {"[datasource m]\nmaster = mysql://r:" SECRET "@h/db?weight=2\n", 2, "master: option weight is only for replica URLs"},
+    {DS_MAIN "replicas = " REPLICA("h1") "\nreplicas = " REPLICA("h2") "\n", 4, "duplicate key 'replicas'"},
+    /* other read/write split keys */
+    {DS_MAIN "load_balance = fastest\n", 3,
+     "load_balance: expected round_robin, random, weighted or least_outstanding, got 'fastest'"},
+    {DS_MAIN "max_replica_lag = 5 secs\n", 3, "max_replica_lag: expected a duration such as 250ms, 5s, 2m or 1h, got '5 secs'"},
+    {DS_MAIN "max_replica_lag = -1s\n", 3, "max_replica_lag: expected a duration"},
+    {DS_MAIN "health_check_interval = 0ms\n", 3, "health_check_interval: must be greater than 0"},
+    {DS_MAIN "health_check_interval = 2000h\n", 3, "health_check_interval: too long"},
+    {DS_MAIN "read_your_writes = always\n", 3, "read_your_writes: expected off, session or a duration such as 500ms or 2s, got 'always'"},
+    {DS_MAIN "read_your_writes = 0\n", 3, "read_your_writes: must be greater than 0"},
+    {DS_MAIN "read_your_writes = 5 minutes\n", 3, "read_your_writes: expected a duration such as"},
+    {DS_MAIN "pool.idle.timeout = 1s\n", 3, "pool.idle.timeout: bad parameter name 'idle.timeout'"},
+    /* broadcast tables */
+    {DS_G(0) SHARDED_T "broadcast = sometimes\n", 5, "broadcast: expected true or false, got 'sometimes'"},
+    {DS_G(0) SHARDED_T "broadcast = true\nstrategy = mod\n", 6,
+     "strategy: not allowed in a broadcast table (broadcast = true at line 5"},
+    {DS_G(0) SHARDED_T "shard_key = id\nbroadcast = true\n", 5, "shard_key: not allowed in a broadcast table"},
+    {DS_G(0) SHARDED_T "broadcast = yes\ndb_shard_num = 1\ntable_shard_num = 4\n", 7, "table_shard_num: not allowed in a broadcast table"},
+    {DS_G(0) SHARDED_T "broadcast = on\nstrategy.bounds = 1\n", 6, "strategy.bounds: not allowed in a broadcast table"},
+    {DS_G(0) SHARDED_T "broadcast = true\ndb_shard_num = 2\n", 4, "group 'g' needs [datasource g1] (db_shard_num = 2), which is not defined"},
+    {DS_MAIN "[table t]\ndatasource = main\nbroadcast = true\n", 4, "group 'main' needs [datasource main0]"},
+    /* other table keys */
+    {DS_G(0) SHARDED_T "allow_scatter = perhaps\n", 5, "allow_scatter: expected true or false, got 'perhaps'"},
+    {DS_MAIN "[table t]\ndatasource = main\nbinding = bg\n", 5, "binding: only a sharded table can be in a binding group"},
+    {DS_G(0) SHARDED_T "binding = bg\nbroadcast = true\n", 5, "binding: only a sharded table"},
+    {DS_G(0) SHARDED_T "binding = b-g\n", 5, "binding: 'b-g' is not a valid name (letters, digits, '_'"},
+    {DS_MAIN "[table t]\ndatasource = main\nid_column = id\n", 5, "id_column: needs idgen = NAME as well"},
+    {DS_MAIN "[table t]\ndatasource = main\nidgen = ids\n[idgen ids]\nplugin = leaf\n", 5, "idgen: needs id_column = COLUMN as well"},
+    {DS_MAIN "[table t]\ndatasource = main\nid_column = id\nidgen = nope\n[idgen ids]\nplugin = leaf\n", 6,
+     "idgen: no [idgen nope] is defined"},
+    {DS_MAIN "[table t]\ndatasource = main\nid_column = order id\n", 5, "id_column: 'order id' is not a valid name (a column name"},
+    {DS_MAIN "[table t]\ndatasource = main\nidgen = a/b\n", 5, "idgen: 'a/b' is not a valid name"},
+    /* binding groups, checked after the whole file at the second table's binding line */
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "") BOUND_T("b", "g", "1", "4", ""), 18,
+     "binding: [table b] cannot join binding group 'bg' of [table a] (line 5): its db_shard_num is 1, not 2"},
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "") BOUND_T("b", "g", "2", "8", ""), 18, "its table_shard_num is 8, not 4"},
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "") BOUND_T("b", "g", "2", "4", "strategy.x = 1\n"), 19,
+     "it has strategy.x, which [table a] has not"},
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "strategy.x = 1\n") BOUND_T("b", "g", "2", "4", ""), 19, "it has no strategy.x"},
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "strategy.x = 1\n") BOUND_T("b", "g", "2", "4", "strategy.x = 2\n"), 20,
+     "its strategy.x is '2', not '1'"},
+    {DS_G(0) DS_G(1) BOUND_T("a", "g", "2", "4", "") BOUND_T("b", "g", "2", "4", "") BOUND_T("c", "g", "2", "4", "")
+     "strategy.y = 1\n", 25, "[table c] cannot join binding group 'bg' of [table a] (line 5): it has strategy.y"},
+    {DS_G(0) "[datasource h0]\nmaster = mysql://root:" SECRET "@h0/h\n" BOUND_T("a", "g", "1", "2", "")
+     BOUND_T("b", "h", "1", "2", ""), 18, "its datasource is h, not g"},
+    {DS_G(0) BOUND_T("a", "g", "1", "2", "") BOUND_T("b", "g", "1", "2", "") "[table c]\ndatasource = g\n"
+     "db_shard_num = 1\ntable_shard_num = 2\nshard_key = id\nstrategy = range\nbinding = bg\n", 23, "its strategy is range, not mod"},
+    /* [idgen NAME] */
+    {"[idgen]\n", 1, "section [idgen] needs a name: [idgen NAME]"},
+    {"[idgen a b]\n", 1, "bad idgen name 'a b'"},
+    {"[idgen ids]\nstep = 1\n", 1, "[idgen ids] has no plugin (add: plugin = NAME"},
+    {"[idgen ids]\nplugin = Leaf\n", 2, "plugin: 'Leaf' is not a valid name"},
+    {"[idgen ids]\nplugin = leaf\nStep = 1\n", 3, "Step: bad parameter name 'Step' (lower-case letters"},
+    {"[idgen ids]\nplugin = leaf\n[idgen ids]\n", 3, "duplicate section [idgen ids] (first at line 1)"},
+    {"[idgen ids]\nplugin = leaf\nplugin = snowflake\n", 3, "duplicate key 'plugin' (first given at line 2)"},
+    /* [monitor NAME] */
+    {"[monitor Prom]\nport = 1\n", 1, "[monitor Prom] has no plugin, and 'Prom' is not a plugin name"},
+    {"[monitor m]\nenabled = sometimes\n", 2, "enabled: expected true or false, got 'sometimes'"},
+    {"[monitor m]\n[monitor m]\n", 2, "duplicate section [monitor m] (first at line 1)"},
+    {"[monitor m]\nplugin =\n", 2, "plugin: empty value"},
+    {"[monitor m]\nport.x = 1\n", 2, "port.x: bad parameter name 'port.x'"},
+    {"[monitor a/b]\n", 1, "bad monitor name 'a/b'"},
+    {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME] or [monitor NAME])"},
     /* whole lines */
     {NULL, 3, "line too long (301 characters, at most 197)"},   /* built by the test */
 };
@@ -716,6 +817,34 @@ START_TEST(test_url_bad)
 }
 END_TEST
 
+START_TEST(test_url_extra)
+{
+    dal_error_t err = {0};
+    char *w = (char *)&w;
+    dal_url_t u;
+
+    ck_assert_int_eq(dal_url_parse_extra("mysql://u:p@h/d?weight=%35&ssl_mode=required", "weight", &u, &w, &err), 0);
+    ck_assert_str_eq(w, "5");   /* %-decoded like any option */
+    ck_assert_str_eq(u.ssl_mode, "REQUIRED");
+    free(w);
+    dal_url_clear(&u);
+
+    ck_assert_int_eq(dal_url_parse_extra("mysql://u:p@h/d", "weight", &u, &w, &err), 0);
+    ck_assert_ptr_null(w);   /* not given */
+    dal_url_clear(&u);
+
+    /* a failure elsewhere in the URL frees the value already taken */
+    ck_assert_int_eq(dal_url_parse_extra("mysql://u:" SECRET "@h/d?weight=2&x=1", "weight", &u, &w, &err), DAL_ECONFIG);
+    ck_assert_ptr_null(w);
+    ck_assert_ptr_null(u.display);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown option 'x' (expected socket, ssl_mode, ssl_ca, connect_timeout, charset or weight)"));
+
+    /* without the extra name, "weight" is as unknown as any other option */
+    ck_assert_int_eq(dal_url_parse("mysql://u@h/d?weight=2", &u, &err), DAL_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown option 'weight' (expected socket, ssl_mode, ssl_ca, connect_timeout or charset)"));
+}
+END_TEST
+
 START_TEST(test_url_equal)
 {
     dal_url_t a, b, c;
@@ -854,6 +983,7 @@ static Suite *config_suite(void)
     tc = tcase_create("url");
     tcase_add_loop_test(tc, test_url_good, 0, (int)NELEM(good_urls));
     tcase_add_loop_test(tc, test_url_bad, 0, (int)NELEM(bad_urls));
+    tcase_add_test(tc, test_url_extra);
     tcase_add_test(tc, test_url_equal);
     tcase_add_test(tc, test_expand_env);
     suite_add_tcase(s, tc);

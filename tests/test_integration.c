@@ -456,6 +456,107 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* One INSERT with rows for many nodes: split, and every row lands where
+ * the formula says. */
+START_TEST(test_multirow_insert)
+{
+    static const long long pois[] = {3, 203, 27, 26, 50, 75, 99, 1000003};
+    char sql[1024];
+    size_t len, i;
+    uint64_t n = 0;
+    dal_error_t err;
+
+    len = (size_t)snprintf(sql, sizeof sql, "INSERT INTO wm_food (id, wm_poi_id, name) VALUES ");
+    for (i = 0; i < sizeof pois / sizeof pois[0]; i++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s(%zu, %lld, 'multi')",
+                                i ? ", " : "", 300000 + i, pois[i]);
+    must(dal_exec(dal, NULL, sql, NULL, 0, &n, &err), &err, "multi-row insert");
+    ck_assert_uint_eq(n, sizeof pois / sizeof pois[0]);
+    for (i = 0; i < sizeof pois / sizeof pois[0]; i++) {
+        int t = (int)(pois[i] % 100), node = t / 25;
+        char q[256], db[32];
+        snprintf(db, sizeof db, "product_%d", node);
+        snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE id = %zu AND wm_poi_id = %lld",
+                 t, 300000 + i, pois[i]);
+        ck_assert_msg(direct_scalar(node, db, q) == 1, "row %zu not in %s.wm_food_%d", i, db, t);
+    }
+    /* the shard key read from the SQL routes reads too: IN over three nodes */
+    {
+        dal_result_t *r = NULL;
+        long long sum = 0;
+        must(dal_query(dal, NULL, "SELECT wm_poi_id FROM wm_food WHERE wm_poi_id IN (3, 27, 50, "
+                       "99) AND name = 'multi'", NULL, 0, &r, &err), &err, "in");
+        ck_assert_uint_eq(dal_result_route_count(r), 4);
+        while (dal_result_next(r, &err) == 1)
+            sum += dal_result_int(r, 0);
+        ck_assert_int_eq(sum, 3 + 27 + 50 + 99);
+        dal_result_free(r);
+    }
+}
+END_TEST
+
+static long long count_poi(long long poi)
+{
+    int t = (int)(poi % 100), node = t / 25;
+    char q[128], db[32];
+
+    snprintf(db, sizeof db, "product_%d", node);
+    snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE wm_poi_id = %lld", t, poi);
+    return direct_scalar(node, db, q);
+}
+
+/* Transactions stay on one node; a statement for another node is refused
+ * and the transaction is still there to roll back or commit. */
+START_TEST(test_transactions)
+{
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    uint64_t n;
+
+    ck_assert_int_eq(dal_exec(dal, NULL, "BEGIN", NULL, 0, NULL, &err), DAL_ESTATE);
+    must(dal_session_open(dal, &s, &err), &err, "session");
+    must(dal_begin(s, &err), &err, "begin");
+    ck_assert(dal_in_transaction(s));
+    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400001, 4005)",
+                          NULL, 0, &n, &err), &err, "insert 1");
+    ck_assert_str_eq(dal_transaction_datasource(s), "dbProductSku0");
+    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400002, 4105)",
+                          NULL, 0, &n, &err), &err, "insert 2, same table");
+    /* seen inside the transaction, not outside */
+    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = 4005", NULL,
+                           0, &r, &err), &err, "select in txn");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_int(r, 0), 1);
+    dal_result_free(r);
+    ck_assert_int_eq(count_poi(4005), 0);
+    /* another node: refused, transaction intact */
+    ck_assert_int_eq(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
+                                      "(400003, 4030)", NULL, 0, &n, &err), DAL_EROUTE);
+    ck_assert_msg(strstr(err.message, "dbProductSku0") && strstr(err.message, "dbProductSku1"),
+                  "%s", err.message);
+    ck_assert(dal_in_transaction(s));
+    ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT * FROM wm_food", NULL, 0, &n, &err),
+                     DAL_EROUTE);
+    must(dal_rollback(s, &err), &err, "rollback");
+    ck_assert_int_eq(count_poi(4005), 0);
+    ck_assert_int_eq(count_poi(4105), 0);
+    /* the SQL words work too, and COMMIT makes it durable */
+    must(dal_session_exec(s, NULL, "START TRANSACTION", NULL, 0, &n, &err), &err, "start");
+    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400004, 4007)",
+                          NULL, 0, &n, &err), &err, "insert");
+    must(dal_session_exec(s, NULL, "COMMIT", NULL, 0, &n, &err), &err, "commit");
+    ck_assert(!dal_in_transaction(s));
+    ck_assert_int_eq(count_poi(4007), 1);
+    /* closing a session rolls back what is open */
+    must(dal_begin(s, &err), &err, "begin 2");
+    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400005, 4009)",
+                          NULL, 0, &n, &err), &err, "insert");
+    dal_session_close(s);
+    ck_assert_int_eq(count_poi(4009), 0);
+}
+END_TEST
+
 static Suite *it_suite(void)
 {
     Suite *s = suite_create("integration");
@@ -471,6 +572,8 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_explicit_datasource);
     tcase_add_test(tc, test_range_and_hash);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_multirow_insert);
+    tcase_add_test(tc, test_transactions);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -144,6 +144,7 @@ DAL_API dal_value_t dal_blob(const void *p, size_t len);
 typedef struct dal dal_t;               /* a running configuration; thread-safe */
 typedef struct dal_result dal_result_t; /* the result of one statement */
 typedef struct dal_plan dal_plan_t;     /* the routes of one statement, for explain */
+typedef struct dal_session dal_session_t; /* statements of one thread, with transactions */
 
 /* ------------------------------------------------------------ open / close */
 
@@ -209,6 +210,42 @@ DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
 DAL_API int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                      const dal_value_t *params, size_t nparams,
                      uint64_t *affected_rows, dal_error_t *err);
+
+/* --------------------------------------------------------------- sessions */
+
+/*
+ * A session runs statements for one thread at a time and carries
+ * transactions.  A transaction lives on one data node: its first statement
+ * decides the node (by the usual routing), the session keeps that node's
+ * connection until COMMIT or ROLLBACK, and a later statement that routes to
+ * another node (or to several) fails with DAL_EROUTE while the transaction
+ * stays open and usable (for instance to roll it back).  Outside a
+ * transaction a session behaves like dal_query.
+ *
+ * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
+ * dal_session_query do the same as the calls below.  dal_query refuses them:
+ * a transaction needs a session.
+ */
+
+/* *out owned by the caller (dal_session_close).  Must be closed before
+ * dal_close. */
+DAL_API int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err);
+/* Rolls back an open transaction.  NULL is a no-op. */
+DAL_API void dal_session_close(dal_session_t *s);
+DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                              const dal_value_t *params, size_t nparams,
+                              dal_result_t **out, dal_error_t *err);
+DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                             const dal_value_t *params, size_t nparams,
+                             uint64_t *affected_rows, dal_error_t *err);
+/* Start a transaction (nothing is sent until its first statement). */
+DAL_API int dal_begin(dal_session_t *s, dal_error_t *err);
+DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
+DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
+/* Non-zero while a transaction is open. */
+DAL_API int dal_in_transaction(const dal_session_t *s);
+/* The datasource node of the open transaction, or NULL (none yet). */
+DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 
 /* ---------------------------------------------------------------- results */
 

@@ -1,0 +1,626 @@
+/*
+ * idgen_leaf.c -- the "leaf" ID generator: Meituan Leaf's segment mode.
+ *
+ * IDs are reserved in blocks ("segments") from one row of a table on a
+ * datasource (default leaf_alloc, created by `dal idgen init`):
+ *
+ *     biz_tag  max_id  step  ...      a segment is [max_id, max_id + step)
+ *
+ * and then handed out in memory, so almost every ID costs one atomic add.
+ *
+ * Reserving.  The host runs each statement on some pooled connection, so a
+ * transaction over two statements is not available.  A segment is therefore
+ * claimed with a compare-and-set that is atomic on its own:
+ *
+ *     SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?           -> m, floor
+ *     UPDATE leaf_alloc SET max_id = m + s WHERE biz_tag = ? AND max_id = m
+ *
+ * One affected row means [m, m + s) is ours: max_id only ever grows, so no
+ * other process can have seen m and succeeded too.  Zero rows means someone
+ * else moved max_id first; read again and retry.  An UPDATE whose answer is
+ * lost (server gone mid-reply) may have committed: its segment is then never
+ * used, which wastes IDs but cannot duplicate one.
+ *
+ * Double buffer.  Two segment slots; `cur` points at the one being used.
+ * When the ID at the prefetch point (10% into a segment by default) is taken,
+ * the loader thread reserves the next segment into the other slot, so the
+ * caller that exhausts a segment finds the next one ready and only swaps a
+ * pointer.  All database work happens on the loader thread.
+ *
+ * Hot path.  A slot's `next` only grows by fetch-add; `max` is its end.  A
+ * caller reads max first, then fetch-adds: an ID v is valid if v < max.  The
+ * loader refills a spare slot by storing next and then max (release).  A
+ * caller that read the slot's old max gets either an old value (>= old max:
+ * the slot was exhausted before it became spare) or a new one (>= the new
+ * start, which is above every earlier segment): both fail the test, so no
+ * ID is ever handed out from a mixed view.  Failed adds waste a few IDs of
+ * the refilled slot, nothing more.
+ *
+ * Dynamic step (Leaf's rule): when a segment lasted less than
+ * segment_duration the next step doubles, up to max_step; when it lasted
+ * more than twice as long it halves.  The table's step column is the floor.
+ *
+ * Outage.  IDs keep coming from the buffered segments.  When both are used
+ * up, a caller waits at most wait_timeout for the loader, and fails with the
+ * loader's error as soon as an attempt fails; it never hangs and never gets
+ * an ID that was not reserved.  The next call after retry_interval tries the
+ * database again, so IDs resume on their own once it is back.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dal/plugin.h>
+
+#define LEAF_CHUNK 4096          /* most IDs taken by one fetch-add (bounds the waste) */
+#define LEAF_CLAIM_TRIES 64      /* compare-and-set rounds before giving up */
+#define LEAF_RETRY_NS 100000000u /* after a failed reservation, callers fail fast this long */
+#define LEAF_SQL_MAX 256
+#define CACHE_LINE 64
+
+enum { SPARE_EMPTY, SPARE_LOADING, SPARE_READY };
+
+/* One buffer.  next and max share a cache line: a caller reads both. */
+typedef struct segment {
+    _Alignas(CACHE_LINE) _Atomic uint64_t next; /* next ID to hand out; runs past max */
+    _Atomic uint64_t max;                       /* end, exclusive */
+    _Atomic uint64_t prefetch_at;               /* taking this ID asks for the next segment */
+} segment_t;
+
+/* A reserved range. */
+typedef struct range {
+    uint64_t start, end;
+    int64_t step;
+} range_t;
+
+typedef struct leaf {
+    segment_t seg[2];
+    _Alignas(CACHE_LINE) _Atomic(segment_t *) cur; /* own line: read by every call */
+
+    const dal_host_api_t *api;
+    dal_host_t *host;
+    const char *ds;   /* borrowed from the parameters */
+    const char *tag;  /* borrowed: biz_tag, or the section name */
+    char sql_read[LEAF_SQL_MAX];
+    char sql_claim[LEAF_SQL_MAX];
+    int64_t max_step;
+    double prefetch;
+    uint64_t target_ns; /* segment_duration */
+    uint64_t wait_ns;   /* wait_timeout */
+    unsigned seed;      /* backoff jitter, loader thread only */
+
+    pthread_mutex_t mu;       /* guards everything below, and switching cur */
+    pthread_cond_t loader_cv; /* loader waits for work */
+    pthread_cond_t ready_cv;  /* callers wait for the spare (monotonic clock) */
+    pthread_t loader;
+    int spare_state;
+    int want;                 /* a caller asked for the next segment */
+    int stop;
+    int64_t step;             /* step of the last segment; 0 before the first */
+    uint64_t last_load_ns;
+    uint64_t failures;        /* failed reservations so far */
+    int failing;              /* the last reservation failed (log once per outage) */
+    uint64_t last_fail_ns;
+    dal_error_t last_err;
+} leaf_t;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------- database */
+
+static dal_value_t text_value(const char *s)
+{
+    dal_value_t v;
+
+    v.type = DAL_TYPE_STRING;
+    v.v.s.ptr = s;
+    v.v.s.len = strlen(s);
+    return v;
+}
+
+static dal_value_t int_value(int64_t i)
+{
+    dal_value_t v;
+
+    v.type = DAL_TYPE_INT;
+    v.v.i = i;
+    return v;
+}
+
+/* The row's max_id and step (the floor of the dynamic step). */
+static int read_row(leaf_t *l, int64_t *max_id, int64_t *floor, dal_error_t *err)
+{
+    const dal_host_api_t *api = l->api;
+    dal_value_t tag = text_value(l->tag);
+    dal_result_t *r = NULL;
+    int rc;
+
+    rc = api->query(l->host, l->ds, l->sql_read, &tag, 1, &r, err);
+    if (rc != 0)
+        goto done;
+    rc = api->result_next(r, err);
+    if (rc < 0)
+        goto done;
+    if (rc == 0) {
+        rc = api->set_error(err, DAL_ECONFIG, "biz tag '%s' is not in the segment table on "
+                            "datasource '%s' (`dal idgen init` adds it)", l->tag, l->ds);
+        goto done;
+    }
+    *max_id = api->result_int(r, 0);
+    *floor = api->result_int(r, 1);
+    rc = 0;
+    if (*max_id < 0 || *floor < 1)
+        rc = api->set_error(err, DAL_ESTATE, "biz tag '%s' on datasource '%s' has max_id %"
+                            PRId64 " and step %" PRId64 " (need max_id >= 0, step >= 1)",
+                            l->tag, l->ds, *max_id, *floor);
+done:
+    if (r != NULL)
+        api->result_free(r);
+    return rc;
+}
+
+/* Move max_id from m to m + step if nobody did first: 1 won, 0 lost, < 0 error. */
+static int claim(leaf_t *l, int64_t m, int64_t step, dal_error_t *err)
+{
+    dal_value_t p[3];
+    dal_result_t *r = NULL;
+    int rc;
+
+    p[0] = int_value(m + step);
+    p[1] = text_value(l->tag);
+    p[2] = int_value(m);
+    rc = l->api->query(l->host, l->ds, l->sql_claim, p, 3, &r, err);
+    if (rc == 0)
+        rc = l->api->result_affected_rows(r) == 1;
+    if (r != NULL)
+        l->api->result_free(r);
+    return rc;
+}
+
+static int64_t clamp_step(int64_t want, int64_t floor, int64_t cap)
+{
+    if (want > cap)
+        want = cap;
+    return want < floor ? floor : want;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+/* Reserve one segment of about want IDs (0: the table's step). */
+static int reserve(leaf_t *l, int64_t want, range_t *out, dal_error_t *err)
+{
+    int64_t m, floor, step;
+    int i, rc;
+
+    for (i = 0; i < LEAF_CLAIM_TRIES; i++) {
+        if ((rc = read_row(l, &m, &floor, err)) != 0)
+            return rc;
+        step = clamp_step(want ? want : floor, floor, l->max_step);
+        if (m > INT64_MAX - step)
+            return l->api->set_error(err, DAL_ESTATE, "biz tag '%s': max_id %" PRId64
+                                     " is too close to the 64-bit limit", l->tag, m);
+        if ((rc = claim(l, m, step, err)) < 0)
+            return rc;
+        if (rc == 1) {
+            out->start = (uint64_t)m;
+            out->end = (uint64_t)(m + step);
+            out->step = step;
+            return 0;
+        }
+        /* another process won this round: back off a little, at random,
+         * so that a crowd of loaders does not collide again in lock step */
+        sleep_ms((unsigned)rand_r(&l->seed) % (1u << (i < 4 ? i : 4)));
+    }
+    return l->api->set_error(err, DAL_ESERVER, "biz tag '%s': no segment after %d tries: "
+                             "other processes kept moving max_id", l->tag, LEAF_CLAIM_TRIES);
+}
+
+/* ------------------------------------------------------------ segments */
+
+/* Take up to n (<= LEAF_CHUNK) IDs from the current segment into ids.
+ * Returns how many; *cross is set when the prefetch point was among them. */
+static inline size_t take(leaf_t *l, int64_t *ids, size_t n, int *cross)
+{
+    segment_t *s = atomic_load_explicit(&l->cur, memory_order_acquire);
+    /* max before the add: see the top of the file for why the order matters */
+    uint64_t max = atomic_load_explicit(&s->max, memory_order_acquire);
+    uint64_t at = atomic_load_explicit(&s->prefetch_at, memory_order_relaxed);
+    uint64_t v = atomic_fetch_add_explicit(&s->next, n, memory_order_relaxed);
+    size_t k;
+
+    *cross = v < max && at - v < n; /* v <= at < v + n, in unsigned arithmetic */
+    if (v >= max)
+        return 0;
+    if (max - v < n)
+        n = (size_t)(max - v);
+    for (k = 0; k < n; k++)
+        ids[k] = (int64_t)(v + k);
+    return n;
+}
+
+/* The slot that is not current.  Called with mu held. */
+static segment_t *spare_slot(leaf_t *l)
+{
+    segment_t *c = atomic_load_explicit(&l->cur, memory_order_relaxed);
+
+    return c == &l->seg[0] ? &l->seg[1] : &l->seg[0];
+}
+
+/* Ask the loader for the next segment.  Called with mu held. */
+static void want_next(leaf_t *l)
+{
+    l->want = 1;
+    pthread_cond_signal(&l->loader_cv);
+}
+
+static void request_prefetch(leaf_t *l)
+{
+    pthread_mutex_lock(&l->mu);
+    want_next(l);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Make the ready spare current.  Called with mu held. */
+static void switch_to_spare(leaf_t *l)
+{
+    segment_t *s = spare_slot(l);
+
+    atomic_store_explicit(&l->cur, s, memory_order_release);
+    l->spare_state = SPARE_EMPTY;
+    /* a stale caller's failed add may have swallowed this segment's
+     * prefetch point; asking again costs nothing */
+    if (atomic_load_explicit(&s->next, memory_order_relaxed) >
+        atomic_load_explicit(&s->prefetch_at, memory_order_relaxed))
+        want_next(l);
+}
+
+/* Fill the spare slot with r.  Called with mu held. */
+static void publish(leaf_t *l, const range_t *r, uint64_t t0)
+{
+    segment_t *s = spare_slot(l);
+    uint64_t ahead = (uint64_t)((double)r->step * l->prefetch);
+
+    atomic_store_explicit(&s->next, r->start, memory_order_relaxed);
+    atomic_store_explicit(&s->prefetch_at, r->start + ahead, memory_order_relaxed);
+    atomic_store_explicit(&s->max, r->end, memory_order_release);
+    if (l->step != 0 && r->step != l->step)
+        l->api->log(l->host, DAL_LOG_INFO, "biz tag '%s': step %" PRId64 " -> %" PRId64,
+                    l->tag, l->step, r->step);
+    l->api->log(l->host, DAL_LOG_DEBUG, "biz tag '%s': reserved [%" PRIu64 ", %" PRIu64
+                ") step %" PRId64, l->tag, r->start, r->end, r->step);
+    l->step = r->step;
+    l->last_load_ns = t0;
+    l->spare_state = SPARE_READY;
+}
+
+/* Error of the caller that finds both segments used up. */
+static int exhausted(leaf_t *l, const char *why, dal_error_t *err)
+{
+    return l->api->set_error(err, l->last_err.code ? l->last_err.code : DAL_ESTATE,
+                             "biz tag '%s': both segments are used up and %s: %s", l->tag,
+                             why, l->last_err.message[0] ? l->last_err.message : "no error yet");
+}
+
+/*
+ * Called with mu held when the current segment gave nothing: switch to the
+ * spare, waiting for the loader if needed, until deadline.
+ */
+static int await_spare(leaf_t *l, uint64_t deadline, dal_error_t *err)
+{
+    uint64_t fails = l->failures, now;
+    struct timespec ts;
+
+    for (;;) {
+        if (l->spare_state == SPARE_READY) {
+            switch_to_spare(l);
+            return 0;
+        }
+        now = mono_ns();
+        if (l->failures != fails)
+            return exhausted(l, "reserving the next one failed", err);
+        if (l->spare_state == SPARE_EMPTY) {
+            /* do not hammer a database that just failed: report that */
+            if (l->failures > 0 && now - l->last_fail_ns < LEAF_RETRY_NS)
+                return exhausted(l, "the last reservation failed", err);
+            want_next(l);
+        }
+        if (now >= deadline)
+            return l->api->set_error(err, DAL_ESTATE, "biz tag '%s': both segments are used "
+                                     "up and no new one came from datasource '%s' within %"
+                                     PRIu64 " ms", l->tag, l->ds, l->wait_ns / 1000000u);
+        ts.tv_sec = (time_t)(deadline / 1000000000u);
+        ts.tv_nsec = (long)(deadline % 1000000000u);
+        pthread_cond_timedwait(&l->ready_cv, &l->mu, &ts);
+    }
+}
+
+static int next_slow(leaf_t *l, int64_t *ids, size_t n, dal_error_t *err)
+{
+    uint64_t deadline = mono_ns() + l->wait_ns;
+    size_t done = 0, got;
+    int cross = 0, rc = 0;
+
+    pthread_mutex_lock(&l->mu);
+    while (done < n) {
+        got = take(l, ids + done, n - done < LEAF_CHUNK ? n - done : LEAF_CHUNK, &cross);
+        if (cross)
+            want_next(l);
+        if (got > 0) {
+            done += got;
+            continue;
+        }
+        /* IDs of the next segment are above the ones already taken, so a
+         * call that straddles a switch still gets increasing IDs */
+        if ((rc = await_spare(l, deadline, err)) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+static int leaf_next(void *instance, int64_t *ids, size_t n, dal_error_t *err)
+{
+    leaf_t *l = instance;
+    size_t got = 0;
+    int cross = 0;
+
+    if (n <= LEAF_CHUNK) {
+        got = take(l, ids, n, &cross);
+        if (cross)
+            request_prefetch(l);
+        if (got == n)
+            return 0;
+    }
+    return next_slow(l, ids + got, n - got, err);
+}
+
+/* -------------------------------------------------------------- loader */
+
+/* The step to ask for: Leaf's rule on how long the last segment lasted. */
+static int64_t wanted_step(const leaf_t *l, uint64_t now)
+{
+    uint64_t lasted = now - l->last_load_ns;
+
+    if (l->step == 0)
+        return 0;
+    if (lasted < l->target_ns)
+        return l->step <= l->max_step / 2 ? l->step * 2 : l->max_step;
+    if (lasted / 2 >= l->target_ns)
+        return l->step / 2;
+    return l->step;
+}
+
+/* Reserve into the spare slot.  Called with mu held; drops it meanwhile. */
+static void load_spare(leaf_t *l)
+{
+    uint64_t t0 = mono_ns();
+    int64_t want = wanted_step(l, t0);
+    dal_error_t err;
+    range_t r;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    pthread_mutex_unlock(&l->mu);
+    rc = reserve(l, want, &r, &err);
+    pthread_mutex_lock(&l->mu);
+    if (rc == 0) {
+        if (l->failing)
+            l->api->log(l->host, DAL_LOG_INFO, "biz tag '%s': segments come again", l->tag);
+        l->failing = 0;
+        publish(l, &r, t0);
+    } else {
+        if (!l->failing)
+            l->api->log(l->host, DAL_LOG_WARN, "biz tag '%s': cannot reserve a segment "
+                        "(callers get buffered IDs until both segments are used up): %s",
+                        l->tag, err.message);
+        l->failing = 1;
+        l->spare_state = SPARE_EMPTY;
+        l->last_err = err;
+        l->failures++;
+        l->last_fail_ns = mono_ns();
+    }
+    pthread_cond_broadcast(&l->ready_cv);
+}
+
+static void *loader_main(void *arg)
+{
+    leaf_t *l = arg;
+
+    pthread_mutex_lock(&l->mu);
+    for (;;) {
+        while (!l->stop && !(l->want && l->spare_state == SPARE_EMPTY))
+            pthread_cond_wait(&l->loader_cv, &l->mu);
+        if (l->stop)
+            break;
+        l->want = 0;
+        l->spare_state = SPARE_LOADING;
+        load_spare(l);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ instance */
+
+/* A table name goes into SQL text, so only plain identifiers are allowed. */
+static int identifier_ok(const char *s)
+{
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$");
+
+    return n > 0 && n <= 64 && s[n] == '\0';
+}
+
+/* Read and check the parameters into l. */
+static int leaf_configure(leaf_t *l, const char *name, const dal_plugin_params_t *p,
+                          dal_error_t *err)
+{
+    const dal_host_api_t *api = l->api;
+    const char *table = api->param_string(p, "table");
+    int64_t step = api->param_int(p, "step");
+    int64_t target = api->param_duration_ms(p, "segment_duration");
+    int64_t wait = api->param_duration_ms(p, "wait_timeout");
+
+    l->ds = api->param_string(p, "datasource");
+    l->tag = api->param_is_set(p, "biz_tag") ? api->param_string(p, "biz_tag") : name;
+    l->max_step = api->param_int(p, "max_step");
+    l->prefetch = api->param_double(p, "prefetch");
+    if (!identifier_ok(table))
+        return api->set_error(err, DAL_ECONFIG, "table = '%s' is not a plain table name", table);
+    if (l->tag[0] == '\0' || strlen(l->tag) > 128)
+        return api->set_error(err, DAL_ECONFIG, "biz_tag must have 1 to 128 characters");
+    if (step < 1 || step > INT32_MAX || l->max_step < 1 || l->max_step > INT32_MAX)
+        return api->set_error(err, DAL_ECONFIG, "step and max_step must be 1 .. %d", INT32_MAX);
+    if (!(l->prefetch >= 0.0 && l->prefetch < 1.0))
+        return api->set_error(err, DAL_ECONFIG, "prefetch must be at least 0 and below 1");
+    if (target < 1 || wait < 1)
+        return api->set_error(err, DAL_ECONFIG, "segment_duration and wait_timeout must be > 0");
+    l->target_ns = (uint64_t)target * 1000000u;
+    l->wait_ns = (uint64_t)wait * 1000000u;
+    snprintf(l->sql_read, sizeof l->sql_read,
+             "SELECT max_id, step FROM `%s` WHERE biz_tag = ?", table);
+    snprintf(l->sql_claim, sizeof l->sql_claim,
+             "UPDATE `%s` SET max_id = ? WHERE biz_tag = ? AND max_id = ?", table);
+    return 0;
+}
+
+static int leaf_sync_init(leaf_t *l)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(&l->ready_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        return -1;
+    if (pthread_cond_init(&l->loader_cv, NULL) != 0) {
+        pthread_cond_destroy(&l->ready_cv);
+        return -1;
+    }
+    if (pthread_mutex_init(&l->mu, NULL) != 0) {
+        pthread_cond_destroy(&l->loader_cv);
+        pthread_cond_destroy(&l->ready_cv);
+        return -1;
+    }
+    return 0;
+}
+
+static void leaf_sync_free(leaf_t *l)
+{
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->loader_cv);
+    pthread_cond_destroy(&l->ready_cv);
+}
+
+/*
+ * No database work here: the first segment is reserved on the first call,
+ * so dal_open (and `dal idgen init`, which creates the table) works while
+ * the table is missing or the server is down.
+ */
+static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *name,
+                       const dal_plugin_params_t *params, void **instance, dal_error_t *err)
+{
+    leaf_t *l = aligned_alloc(CACHE_LINE, (sizeof(leaf_t) + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
+    int rc;
+
+    *instance = NULL;
+    if (l == NULL)
+        return api->set_error(err, DAL_ENOMEM, "out of memory");
+    memset(l, 0, sizeof *l);
+    l->api = api;
+    l->host = host;
+    l->seed = (unsigned)mono_ns() ^ (unsigned)(uintptr_t)l;
+    /* both slots start empty (next == max == 0): the first call waits for
+     * the loader exactly as at any other switch */
+    atomic_init(&l->cur, &l->seg[0]);
+    if ((rc = leaf_configure(l, name, params, err)) != 0)
+        goto fail;
+    if (leaf_sync_init(l) != 0) {
+        rc = api->set_error(err, DAL_ENOMEM, "cannot create a mutex");
+        goto fail;
+    }
+    if (pthread_create(&l->loader, NULL, loader_main, l) != 0) {
+        leaf_sync_free(l);
+        rc = api->set_error(err, DAL_EIO, "cannot start the loader thread");
+        goto fail;
+    }
+    *instance = l;
+    return 0;
+fail:
+    free(l);
+    return rc;
+}
+
+static void leaf_destroy(void *instance)
+{
+    leaf_t *l = instance;
+
+    if (l == NULL)
+        return;
+    pthread_mutex_lock(&l->mu);
+    l->stop = 1;
+    pthread_cond_signal(&l->loader_cv);
+    pthread_mutex_unlock(&l->mu);
+    pthread_join(l->loader, NULL);
+    leaf_sync_free(l);
+    free(l);
+}
+
+/* ---------------------------------------------------------- descriptor */
+
+static const dal_param_spec_t leaf_params[] = {
+    { "datasource", DAL_PARAM_STRING, 1, NULL,
+      "datasource node holding the segment table" },
+    { "biz_tag", DAL_PARAM_STRING, 0, NULL,
+      "row of the segment table to draw from (default: the [idgen NAME])" },
+    { "table", DAL_PARAM_STRING, 0, "leaf_alloc", "name of the segment table" },
+    { "step", DAL_PARAM_INT, 0, "1000",
+      "step `dal idgen init` gives a new biz tag; at run time the table's step is the floor" },
+    { "max_step", DAL_PARAM_INT, 0, "1000000", "largest step the dynamic step grows to" },
+    { "description", DAL_PARAM_STRING, 0, NULL, "description `dal idgen init` stores" },
+    { "prefetch", DAL_PARAM_DOUBLE, 0, "0.1",
+      "fraction of a segment used before the next one is reserved" },
+    { "segment_duration", DAL_PARAM_DURATION, 0, "15m",
+      "the step doubles while segments last less, and halves when they last twice as long" },
+    { "wait_timeout", DAL_PARAM_DURATION, 0, "3s",
+      "longest a caller waits for a segment when both are used up" },
+    { NULL, 0, 0, NULL, NULL }
+};
+
+static const dal_idgen_ops_t leaf_ops = {
+    sizeof(dal_idgen_ops_t),
+    leaf_create,
+    leaf_destroy,
+    leaf_next
+};
+
+static const dal_plugin_t leaf_plugin = {
+    DAL_PLUGIN_ABI_VERSION,
+    sizeof(dal_plugin_t),
+    DAL_PLUGIN_IDGEN,
+    "leaf",
+    DAL_VERSION_STRING,
+    "Leaf segment mode: IDs reserved in blocks from a database table, double-buffered",
+    leaf_params,
+    &leaf_ops
+};
+
+DAL_PLUGIN_DECLARE(leaf_plugin)
