@@ -98,6 +98,9 @@ int cli_run_explain(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
  * command line, run fn, close.  Returns an exit code. */
 int cli_statement_command(const cli_t *cli, cli_stmt_fn fn);
 
+/* Print a result as a table or as JSON (exec and the shell share it). */
+int cli_print_result(dal_result_t *r, int json, dal_error_t *err);
+
 /* ----------------------------------------------------- tables (cmd_exec.c) */
 
 /*

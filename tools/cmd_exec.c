@@ -294,6 +294,11 @@ static int print_result_json(dal_result_t *r, dal_error_t *err)
     return 0;
 }
 
+int cli_print_result(dal_result_t *r, int json, dal_error_t *err)
+{
+    return json ? print_result_json(r, err) : print_result_table(r, err);
+}
+
 int cli_run_query(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
                   const dal_value_t *params, size_t nparams, int json,
                   dal_error_t *err)
@@ -304,7 +309,7 @@ int cli_run_query(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
     rc = dal_query(dal, qo, sql, params, nparams, &r, err);
     if (rc < 0)
         return rc;
-    rc = json ? print_result_json(r, err) : print_result_table(r, err);
+    rc = cli_print_result(r, json, err);
     dal_result_free(r);
     return rc;
 }

@@ -44,6 +44,7 @@ typedef struct sql_scan {
 
 typedef struct shell {
     dal_t *dal;
+    dal_session_t *session; /* owned; every statement runs on it, so BEGIN ... COMMIT span lines */
     int interactive;     /* stdin is a terminal: prompts, editing, history */
     int json;
     char *shard;         /* owned; \shard text, NULL: none */
@@ -159,49 +160,35 @@ static void shell_remember(const shell_t *sh, const char *text, size_t len)
 
 /* ------------------------------------------------------------- statements */
 
-static void shell_run(shell_t *sh, cli_stmt_fn fn, const char *sql)
+static void shell_run(shell_t *sh, const char *sql)
+{
+    dal_value_t shard;
+    dal_query_opts_t qo;
+    dal_result_t *r = NULL;
+    dal_error_t err = { 0 };
+    int rc;
+
+    cli_query_opts(sh->shard, sh->datasource, &shard, &qo);
+    rc = dal_session_query(sh->session, &qo, sql, NULL, 0, &r, &err);
+    if (rc == 0)
+        rc = cli_print_result(r, sh->json, &err);
+    dal_result_free(r);
+    if (rc < 0)
+        shell_error(sh, "%s", err.message[0] ? err.message : dal_strerror(err.code));
+    /* Keep results and the errors on stderr in order when both are redirected. */
+    fflush(stdout);
+}
+
+static void shell_explain(shell_t *sh, const char *sql)
 {
     dal_value_t shard;
     dal_query_opts_t qo;
     dal_error_t err = { 0 };
 
     cli_query_opts(sh->shard, sh->datasource, &shard, &qo);
-    if (fn(sh->dal, &qo, sql, NULL, 0, sh->json, &err) < 0)
+    if (cli_run_explain(sh->dal, &qo, sql, NULL, 0, sh->json, &err) < 0)
         shell_error(sh, "%s", err.message[0] ? err.message : dal_strerror(err.code));
-    /* Keep results and the errors on stderr in order when both are redirected. */
     fflush(stdout);
-}
-
-/* sql begins with words (lower case, one blank apart), in any letter case
- * and spacing: begins_with(sql, "start transaction"). */
-static int begins_with(const char *sql, const char *words)
-{
-    size_t n;
-
-    while (*words != '\0') {
-        n = strcspn(words, " ");
-        sql += strspn(sql, " \t\r\n");
-        if (strncasecmp(sql, words, n) != 0 || isalnum((unsigned char)sql[n]) || sql[n] == '_')
-            return 0;
-        sql += n;
-        words += n + strspn(words + n, " ");
-    }
-    return 1;
-}
-
-/*
- * SESSIONS: transaction statements are passed to dal_query like any other
- * for now, so each runs on whichever pooled connection dal picks and a
- * transaction does not span statements.  When the library has sessions,
- * open one here on BEGIN / START TRANSACTION, run the following statements
- * on it, and end it on COMMIT / ROLLBACK.
- */
-static void shell_transaction(const char *sql)
-{
-    if (begins_with(sql, "begin") || begins_with(sql, "start transaction") ||
-        begins_with(sql, "commit") || begins_with(sql, "rollback"))
-        fputs("dal: warn: shell: transactions are not supported yet; "
-              "this statement runs on its own\n", stderr);
 }
 
 /* sql is the statement without its ';', trimmed here in place so that the
@@ -214,8 +201,7 @@ static void shell_statement(shell_t *sh, char *sql)
         *--end = '\0';
     while (isspace((unsigned char)*sql))
         sql++;
-    shell_transaction(sql);
-    shell_run(sh, cli_run_query, sql);
+    shell_run(sh, sql);
 }
 
 /* -------------------------------------------------------------- scanning */
@@ -348,7 +334,7 @@ static void sc_explain(shell_t *sh, const char *arg)
     if (arg[0] == '\0')
         shell_error(sh, "\\explain needs a statement");
     else
-        shell_run(sh, cli_run_explain, arg);
+        shell_explain(sh, arg);
 }
 
 static void sc_shard(shell_t *sh, const char *arg)
@@ -541,6 +527,14 @@ int cmd_shell(cli_t *cli)
     rc = cli_open(cli, &sh.dal);
     if (rc != CLI_OK)
         goto out;
+    {
+        dal_error_t err;
+        if (dal_session_open(sh.dal, &sh.session, &err) != 0) {
+            cli_errorf("%s", err.message);
+            rc = CLI_FAIL;
+            goto out;
+        }
+    }
     if (sh.interactive) {
         history_open(&sh);
         printf("dal %s shell.  \\h for help, \\q to quit.\n", dal_version());
@@ -550,6 +544,8 @@ int cmd_shell(cli_t *cli)
         history_close(&sh);
     rc = sh.failed && !sh.interactive ? CLI_FAIL : CLI_OK;
 out:
+    /* an open transaction is rolled back, as the mariadb client does */
+    dal_session_close(sh.session);
     dal_close(sh.dal);
     free(sh.shard);
     free(sh.datasource);
