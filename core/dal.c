@@ -142,32 +142,73 @@ int dal_is_txn_control(dal_sql_kind_t k)
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
-int dal_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                const char *sql, const dal_value_t *params, size_t nparams,
-                const dal_sql_t **s, dal_routing_t *rt, dal_error_t *err)
+static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_error_t *err)
 {
     char msg[256];
+    const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, sql, len, msg, sizeof msg);
 
-    *s = dal_sql_cache_get(dal->sql_cache, sql, strlen(sql), msg, sizeof msg);
-    if (*s == NULL)
-        return dal_err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
-    if ((*s)->kind == DAL_SQL_MULTI)
-        return dal_err_set(err, DAL_ESQL,
-                           "several statements in one call; send them one at a time");
-    /* transaction control is the session's business, not a route's */
-    if (dal_is_txn_control((*s)->kind)) {
-        memset(rt, 0, sizeof *rt);
-        return 0;
+    if (s == NULL)
+        dal_err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
+    else if (s->kind == DAL_SQL_MULTI) {
+        dal_err_set(err, DAL_ESQL, "several statements in one call; send them one at a time");
+        dal_sql_unref(s);
+        s = NULL;
     }
-    return dal_route(snap, *s, opts, params, nparams, rt, err);
+    return s;
+}
+
+int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                     const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
+                     dal_error_t *err)
+{
+    int rc;
+
+    memset(st, 0, sizeof *st);
+    st->params = params;
+    st->nparams = nparams;
+    st->sql = analyse(dal, sql, strlen(sql), err);
+    if (st->sql == NULL)
+        return err ? err->code : DAL_ESQL;
+    /* transaction control is the session's business, not a route's */
+    if (dal_is_txn_control(st->sql->kind))
+        return 0;
+    rc = dal_idfill_prepare(snap, st->sql, params, nparams, &st->fill, err);
+    if (rc != 0)
+        return rc;
+    if (st->fill.sql != NULL) {
+        /* the rewritten text is the same from call to call: cached too */
+        dal_sql_unref(st->sql);
+        st->sql = analyse(dal, st->fill.sql, st->fill.sql_len, err);
+        if (st->sql == NULL)
+            return err ? err->code : DAL_ESQL;
+        st->params = st->fill.params;
+        st->nparams = st->fill.nparams;
+    }
+    return dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+}
+
+void dal_stmt_clear(dal_stmt_t *st)
+{
+    dal_routing_clear(&st->rt);
+    dal_idfill_clear(&st->fill);
+    dal_sql_unref(st->sql);
+    st->sql = NULL;
+}
+
+void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
+{
+    if (st->fill.nids == 0 || r == NULL)
+        return;
+    dal_result_set_ids(r, st->fill.ids, st->fill.nids);
+    st->fill.ids = NULL;
+    st->fill.nids = 0;
 }
 
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out, dal_error_t *err)
 {
     dal_snapshot_t *snap;
-    const dal_sql_t *s = NULL;
-    dal_routing_t rt;
+    dal_stmt_t st;
     int rc;
 
     if (out != NULL)
@@ -175,17 +216,25 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
         return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
     snap = dal_snapshot_acquire(dal);
-    memset(&rt, 0, sizeof rt);
-    rc = dal_prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
-    if (rc == 0 && dal_is_txn_control(s->kind))
+    rc = dal_stmt_prepare(dal, snap, opts, sql, params, nparams, &st, err);
+    if (rc == 0 && dal_is_txn_control(st.sql->kind))
         rc = dal_err_set(err, DAL_ESTATE,
                          "%s outside a session: transactions need dal_session_open, so the "
-                         "connection stays with them", dal_sql_kind_name(s->kind));
+                         "connection stays with them", dal_sql_kind_name(st.sql->kind));
     if (rc == 0)
-        rc = dal_exec_routes(&rt, params, nparams, out, err);
-    dal_routing_clear(&rt);
-    dal_sql_unref(s);
+        rc = dal_exec_routes(&st.rt, st.params, st.nparams, out, err);
+    if (rc == 0)
+        dal_stmt_give_ids(&st, *out);
+    dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
+    return rc;
+}
+
+int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
+{
+    if (affected_rows != NULL)
+        *affected_rows = rc == 0 ? dal_result_affected_rows(r) : 0;
+    dal_result_free(r);
     return rc;
 }
 
@@ -196,18 +245,14 @@ int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     dal_result_t *r = NULL;
     int rc = dal_query(dal, opts, sql, params, nparams, &r, err);
 
-    if (affected_rows != NULL)
-        *affected_rows = rc == 0 ? dal_result_affected_rows(r) : 0;
-    dal_result_free(r);
-    return rc;
+    return dal_result_drop(rc, r, affected_rows);
 }
 
 int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                 const dal_value_t *params, size_t nparams, dal_plan_t **out, dal_error_t *err)
 {
     dal_snapshot_t *snap;
-    const dal_sql_t *s = NULL;
-    dal_routing_t rt;
+    dal_stmt_t st;
     int rc;
 
     if (out != NULL)
@@ -215,12 +260,10 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
         return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     snap = dal_snapshot_acquire(dal);
-    memset(&rt, 0, sizeof rt);
-    rc = dal_prepare(dal, snap, opts, sql, params, nparams, &s, &rt, err);
+    rc = dal_stmt_prepare(dal, snap, opts, sql, params, nparams, &st, err);
     if (rc == 0)
-        rc = dal_plan_build(&rt, params, nparams, out, err);
-    dal_routing_clear(&rt);
-    dal_sql_unref(s);
+        rc = dal_plan_build(&st.rt, st.params, st.nparams, out, err);
+    dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
     return rc;
 }

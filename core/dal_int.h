@@ -6,7 +6,9 @@
 
 #include <pthread.h>
 
+#include "idfill.h"
 #include "log.h"
+#include "route.h"
 #include "snapshot.h"
 #include "sql.h"
 
@@ -22,16 +24,31 @@ struct dal {
 /* The current snapshot with one reference for the caller. */
 dal_snapshot_t *dal_snapshot_acquire(dal_t *dal);
 
-struct dal_routing;
-
 /* BEGIN, COMMIT or ROLLBACK. */
 int dal_is_txn_control(dal_sql_kind_t k);
 
-/* Analyse sql (cached) and route it: the first half of every statement.
- * On success *s holds a reference (dal_sql_unref) and rt the routes
- * (dal_routing_clear). */
-int dal_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                const char *sql, const dal_value_t *params, size_t nparams,
-                const dal_sql_t **s, struct dal_routing *rt, dal_error_t *err);
+/* One statement on its way: analysed, IDs filled, routed. */
+typedef struct dal_stmt {
+    const dal_sql_t *sql;       /* one reference */
+    dal_routing_t rt;           /* empty for transaction control */
+    dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
+    const dal_value_t *params;  /* borrowed: the caller's, or fill.params */
+    size_t nparams;
+} dal_stmt_t;
+
+/* The first half of every statement: analysis (cached), ID generation,
+ * routing.  st must be released with dal_stmt_clear, also on failure. */
+int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                     const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
+                     dal_error_t *err);
+void dal_stmt_clear(dal_stmt_t *st);
+
+/* The tail of dal_exec and dal_session_exec: report the affected rows of
+ * r (if rc is 0) and free it.  Returns rc. */
+int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows);
+
+/* Hand the generated IDs of st to the result (the caller reads them with
+ * dal_result_generated_ids). */
+void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r);
 
 #endif /* DAL_CORE_DAL_INT_H */

@@ -1,0 +1,1396 @@
+/*
+ * merge.c -- the merge plan, the node edits, and the value semantics of
+ * merging the rows of several data nodes (see merge.h, docs/merging.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+#include "merge.h"
+#include "sql_lex.h"
+
+/* Names longer than this are not compared as columns (MySQL allows 64). */
+#define NAME_MAX_LEN 256
+
+/* How much of a construct a message quotes. */
+#define QUOTE_MAX 80
+
+/* MariaDB's DECIMAL_MAX_SCALE: AVG's scale grows by 4 up to this. */
+#define AVG_SCALE_MAX 38
+/* div_precision_increment, the server's default: AVG(DECIMAL(p,s)) has scale s+4. */
+#define AVG_SCALE_INCREMENT 4
+
+/* ================================================================ edits */
+
+/* Append an edit; text is transferred (freed on failure).  -1: no memory. */
+static int edit_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
+{
+    dal_edit_t *p;
+
+    if (text == NULL)
+        return -1;
+    p = realloc(e->items, (e->n + 1) * sizeof *p);
+    if (p == NULL) {
+        free(text);
+        return -1;
+    }
+    e->items = p;
+    p[e->n].off = off;
+    p[e->n].len = len;
+    p[e->n].text = text;
+    e->n++;
+    return 0;
+}
+
+void dal_edits_clear(dal_edits_t *e)
+{
+    size_t i;
+
+    if (e == NULL)
+        return;
+    for (i = 0; i < e->n; i++)
+        free(e->items[i].text);
+    free(e->items);
+    e->items = NULL;
+    e->n = 0;
+}
+
+/* By offset; at one offset an insertion goes before a replacement. */
+static int edit_after(const dal_edit_t *a, const dal_edit_t *b)
+{
+    return a->off > b->off || (a->off == b->off && a->len > 0 && b->len == 0);
+}
+
+/* A statement has a handful of edits: insertion sort. */
+static void edits_sort(dal_edits_t *e)
+{
+    size_t i, j;
+
+    for (i = 1; i < e->n; i++) {
+        dal_edit_t x = e->items[i];
+        for (j = i; j > 0 && edit_after(&e->items[j - 1], &x); j--)
+            e->items[j] = e->items[j - 1];
+        e->items[j] = x;
+    }
+}
+
+/* An insertion where another edit starts is folded into that edit, so no
+ * two edits share an offset and rewrite.c need not care about their order. */
+static int edits_coalesce(dal_edits_t *e)
+{
+    size_t i = e->n;
+    char *t;
+
+    while (i-- > 1) {
+        dal_edit_t *a = &e->items[i - 1], *b = &e->items[i];
+        if (a->off != b->off || a->len != 0)
+            continue;
+        if (asprintf(&t, "%s%s", a->text, b->text) < 0)
+            return -1;
+        free(a->text);
+        free(b->text);
+        a->text = t;
+        a->len = b->len;
+        memmove(b, b + 1, (e->n - i - 1) * sizeof *b);
+        e->n--;
+    }
+    return 0;
+}
+
+/* ================================================================ spans */
+
+/* Lex sql[off, off+len) as tokens of the whole text. */
+static void span_open(dal_lexer_t *lx, const char *text, uint32_t off, uint32_t len)
+{
+    dal_lex_init(lx, text, (size_t)off + len);
+    lx->pos = off;
+}
+
+/* The next token that is not a comment or an executable-comment marker. */
+static dal_token_t span_next(dal_lexer_t *lx)
+{
+    dal_token_t t;
+
+    do
+        t = dal_lex_next(lx);
+    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
+           t.type == DAL_TOK_VC_CLOSE);
+    return t;
+}
+
+static int is_name_tok(const dal_token_t *t)
+{
+    return t->type == DAL_TOK_IDENT || t->type == DAL_TOK_QIDENT;
+}
+
+static int is_punct(const char *text, const dal_token_t *t, char c)
+{
+    return t->type == DAL_TOK_PUNCT && t->len == 1 && text[t->off] == c;
+}
+
+/* If the span is a column reference (name, q.name, db.q.name): its last
+ * name into col, the name before it into qual ("" if none), and the number
+ * of names; else 0. */
+static int span_column(const char *text, uint32_t off, uint32_t len, char *col, char *qual)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    int n = 0;
+
+    span_open(&lx, text, off, len);
+    col[0] = qual[0] = '\0';
+    for (;;) {
+        t = span_next(&lx);
+        if (!is_name_tok(&t) || n == 3)
+            return 0;
+        memcpy(qual, col, NAME_MAX_LEN);
+        if (dal_ident_unquote(text, &t, col, NAME_MAX_LEN) >= NAME_MAX_LEN)
+            return 0;
+        n++;
+        t = span_next(&lx);
+        if (t.type == DAL_TOK_EOF)
+            return n;
+        if (!is_punct(text, &t, '.'))
+            return 0;
+    }
+}
+
+/* Two spans with the same tokens (words compared ignoring case).  A ?
+ * never equals anything: its value is not known here. */
+static int spans_equal(const char *text, uint32_t aoff, uint32_t alen, uint32_t boff,
+                       uint32_t blen)
+{
+    dal_lexer_t la, lb;
+    dal_token_t a, b;
+
+    span_open(&la, text, aoff, alen);
+    span_open(&lb, text, boff, blen);
+    for (;;) {
+        a = span_next(&la);
+        b = span_next(&lb);
+        if (a.type != b.type || a.len != b.len || a.type == DAL_TOK_PARAM ||
+            a.type == DAL_TOK_ERROR)
+            return 0;
+        if (a.type == DAL_TOK_EOF)
+            return 1;
+        if (a.type == DAL_TOK_IDENT ? strncasecmp(text + a.off, text + b.off, a.len) != 0
+                                    : memcmp(text + a.off, text + b.off, a.len) != 0)
+            return 0;
+    }
+}
+
+/* The span is exactly the word (NULL, ...). */
+static int span_is_word(const char *text, uint32_t off, uint32_t len, const char *word)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    span_open(&lx, text, off, len);
+    t = span_next(&lx);
+    return dal_tok_eq(text, &t, word) && span_next(&lx).type == DAL_TOK_EOF;
+}
+
+/* The span holds the word as a bare identifier (OVER, ...). */
+static int span_has_word(const char *text, uint32_t off, uint32_t len, const char *word)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    span_open(&lx, text, off, len);
+    while ((t = span_next(&lx)).type != DAL_TOK_EOF)
+        if (dal_tok_eq(text, &t, word))
+            return 1;
+    return 0;
+}
+
+/* Where a token starting at or after `from` ends if it is ASC or DESC,
+ * else `from`: the end of an ORDER/GROUP BY item with its direction. */
+static uint32_t with_direction(const char *text, size_t textlen, uint32_t from)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    span_open(&lx, text, from, (uint32_t)(textlen - from));
+    t = span_next(&lx);
+    if (dal_tok_eq(text, &t, "ASC") || dal_tok_eq(text, &t, "DESC"))
+        return t.off + t.len;
+    return from;
+}
+
+static uint32_t order_item_end(const dal_sql_t *sql, const struct dal_sql_order *o)
+{
+    return with_direction(sql->text, sql->len, o->off + o->len);
+}
+
+static int in_span(uint32_t x, uint32_t off, uint32_t len)
+{
+    return x >= off && x < off + len;
+}
+
+static int span_has_param(const dal_sql_t *sql, uint32_t off, uint32_t len)
+{
+    size_t i;
+
+    for (i = 0; i < sql->nparams; i++)
+        if (in_span(sql->param_offs[i], off, len))
+            return 1;
+    return 0;
+}
+
+static int span_has_tref(const dal_sql_t *sql, uint32_t off, uint32_t len)
+{
+    size_t i;
+
+    for (i = 0; i < sql->ntrefs; i++)
+        if (in_span(sql->trefs[i].off, off, len))
+            return 1;
+    return 0;
+}
+
+/* Any name in the span equal to a select item's alias. */
+static int span_uses_alias(const dal_sql_t *sql, uint32_t off, uint32_t len)
+{
+    char name[NAME_MAX_LEN];
+    dal_lexer_t lx;
+    dal_token_t t;
+    size_t i;
+
+    span_open(&lx, sql->text, off, len);
+    while ((t = span_next(&lx)).type != DAL_TOK_EOF) {
+        if (!is_name_tok(&t) ||
+            dal_ident_unquote(sql->text, &t, name, sizeof name) >= sizeof name)
+            continue;
+        for (i = 0; i < sql->nitems; i++)
+            if (sql->items[i].alias && strcasecmp(sql->items[i].alias, name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Copy the span into out, dropping the qualifiers that name a logical table
+ * (`t.a` -> `a`): rewrite.c renames those only inside the original text, not
+ * in the text the edits add. */
+static void copy_unqualified(const dal_sql_t *sql, uint32_t off, uint32_t len, dal_buf_t *out)
+{
+    uint32_t at = off;
+    dal_lexer_t lx;
+    dal_token_t dot;
+    size_t i;
+
+    for (i = 0; i < sql->ncolrefs; i++) {
+        const struct dal_sql_colref *c = &sql->colrefs[i];
+        if (!in_span(c->off, off, len) || c->off < at)
+            continue;
+        span_open(&lx, sql->text, c->off + c->len, off + len - (c->off + c->len));
+        dot = span_next(&lx);
+        if (!is_punct(sql->text, &dot, '.'))
+            continue;
+        dal_buf_append(out, sql->text + at, c->off - at);
+        at = dot.off + dot.len;
+    }
+    dal_buf_append(out, sql->text + at, off + len - at);
+}
+
+/* ========================================================== the builder */
+
+typedef struct builder {
+    const dal_sql_t *sql;
+    const char *shard_key;   /* borrowed, may be NULL */
+    dal_merge_plan_t *p;
+    size_t first_star;       /* index of the first * item, or nitems */
+    char **hidden;           /* texts of the hidden columns, in order */
+    dal_error_t *err;
+} builder_t;
+
+static int oom(builder_t *b)
+{
+    return dal_err_set(b->err, DAL_ENOMEM, "out of memory");
+}
+
+/* Refuse a construct: the message says what and why, quoting the SQL. */
+static int refuse(builder_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
+static int refuse(builder_t *b, const char *fmt, ...)
+{
+    char msg[DAL_ERROR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return dal_err_set(b->err, DAL_EUNSUPPORTED, "not supported over several data nodes: %s",
+                       msg);
+}
+
+/* printf arguments quoting span [off, off+len) of the statement. */
+#define QUOTE(b, off, len) (int)((len) < QUOTE_MAX ? (len) : QUOTE_MAX), (b)->sql->text + (off)
+
+/* The name of the column span [off,len) if it is the shard key of the only
+ * table of the statement; with several tables the name could be another's. */
+static int is_shard_key(const builder_t *b, uint32_t off, uint32_t len)
+{
+    char col[NAME_MAX_LEN], qual[NAME_MAX_LEN];
+
+    return b->shard_key != NULL && b->sql->ntrefs == 1 &&
+           span_column(b->sql->text, off, len, col, qual) > 0 &&
+           strcasecmp(col, b->shard_key) == 0;
+}
+
+/* The select item ORDER/GROUP BY item o names, or -1.  ORDER BY looks at
+ * aliases first, GROUP BY last, as the server resolves them. */
+static long find_item(const builder_t *b, const struct dal_sql_order *o, int prefer_alias)
+{
+    const dal_sql_t *sql = b->sql;
+    char col[NAME_MAX_LEN], qual[NAME_MAX_LEN], icol[NAME_MAX_LEN], iqual[NAME_MAX_LEN];
+    int n = span_column(sql->text, o->off, o->len, col, qual), pass;
+    size_t i;
+
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < sql->nitems; i++) {
+            const struct dal_sql_item *it = &sql->items[i];
+            int in;
+            if (it->star)
+                continue;
+            if (pass == !prefer_alias) {
+                if (n == 1 && it->alias && strcasecmp(it->alias, col) == 0)
+                    return (long)i;
+                continue;
+            }
+            in = span_column(sql->text, it->off, it->len, icol, iqual);
+            if (n > 0 && in > 0 && strcasecmp(col, icol) == 0 &&
+                (n == 1 || in == 1 || strcasecmp(qual, iqual) == 0))
+                return (long)i;
+            if (spans_equal(sql->text, o->off, o->len, it->off, it->len))
+                return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* Append prefix + span + suffix as a hidden column (or find the same one
+ * already appended) and store it in col. */
+static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t len,
+                      const char *suffix, const char *clause, dal_merge_col_t *col)
+{
+    dal_buf_t t = DAL_BUF_INIT;
+    size_t h, n = b->p->nhidden;
+    char **v;
+
+    if (span_has_param(b->sql, off, len))
+        return refuse(b, "%s %.*s is not in the select list and holds a ? placeholder; "
+                      "select it with an alias and use the alias", clause, QUOTE(b, off, len));
+    if (span_has_tref(b->sql, off, len))
+        return refuse(b, "%s %.*s is not in the select list and holds a subquery; "
+                      "select it with an alias and use the alias", clause, QUOTE(b, off, len));
+    dal_buf_puts(&t, prefix);
+    copy_unqualified(b->sql, off, len, &t);
+    dal_buf_puts(&t, suffix);
+    if (t.oom)
+        return oom(b);
+    col->hidden = 1;
+    for (h = 0; h < n; h++) {
+        if (strcmp(b->hidden[h], t.data) == 0) {
+            dal_buf_free(&t);
+            col->idx = (uint32_t)h;
+            return 0;
+        }
+    }
+    v = realloc(b->hidden, (n + 1) * sizeof *v);
+    if (v == NULL) {
+        dal_buf_free(&t);
+        return oom(b);
+    }
+    b->hidden = v;
+    v[n] = dal_buf_steal(&t);
+    col->idx = (uint32_t)n;
+    b->p->nhidden = n + 1;
+    return 0;
+}
+
+/*
+ * Where the node rows carry ORDER/GROUP BY item o: a select item, or (when
+ * allow_hidden) a hidden column evaluating it.  Returns 0, 1 if o is not a
+ * select item and hidden columns are not allowed, or an error.
+ */
+static int resolve_key(builder_t *b, const struct dal_sql_order *o, int prefer_alias,
+                       int allow_hidden, const char *clause, dal_merge_col_t *col)
+{
+    const dal_sql_t *sql = b->sql;
+    long i;
+
+    col->hidden = 0;
+    if (o->position > 0) { /* the server counts result columns, * expanded */
+        col->idx = (uint32_t)(o->position - 1);
+        return 0;
+    }
+    i = find_item(b, o, prefer_alias);
+    if (i >= 0 && (size_t)i < b->first_star) {
+        col->idx = (uint32_t)i;
+        return 0;
+    }
+    if (!allow_hidden)
+        return 1;
+    /* after a * the item's column number is unknown: evaluate it again */
+    if (i >= 0)
+        return hidden_add(b, "", sql->items[i].off, sql->items[i].len, "", clause, col);
+    /* a select alias is not visible inside the select list */
+    if (o->column == NULL && span_uses_alias(sql, o->off, o->len))
+        return refuse(b, "%s %.*s uses a select alias inside an expression; select the "
+                      "expression with an alias and use that alias", clause,
+                      QUOTE(b, o->off, o->len));
+    return hidden_add(b, "", o->off, o->len, "", clause, col);
+}
+
+static int cols_equal(dal_merge_col_t a, dal_merge_col_t b)
+{
+    return a.hidden == b.hidden && a.idx == b.idx;
+}
+
+/* ORDER BY NULL: the MySQL idiom for "no order" (it skips a GROUP BY sort). */
+static int order_is_null(const dal_sql_t *sql)
+{
+    return sql->norder_by == 1 &&
+           span_is_word(sql->text, sql->order_by[0].off, sql->order_by[0].len, "NULL");
+}
+
+static size_t user_order_count(const dal_sql_t *sql)
+{
+    return order_is_null(sql) ? 0 : sql->norder_by;
+}
+
+/* Where a new ORDER BY goes: after the last of FROM, WHERE, GROUP BY and
+ * HAVING (LIMIT, locking and INTO come after it). */
+static uint32_t tail_end(const dal_sql_t *sql)
+{
+    uint32_t end = sql->from_end;
+    size_t i;
+
+    if (sql->where_len > 0 && sql->where_off + sql->where_len > end)
+        end = sql->where_off + sql->where_len;
+    for (i = 0; i < sql->ngroup_by; i++)
+        if (order_item_end(sql, &sql->group_by[i]) > end)
+            end = order_item_end(sql, &sql->group_by[i]);
+    if (sql->having_len > 0 && sql->having_off + sql->having_len > end)
+        end = sql->having_off + sql->having_len;
+    return end;
+}
+
+/* Make the nodes sort by keys: replace the statement's ORDER BY list or
+ * add one.  Keys are written as column positions, which no alias or
+ * column name can capture; callers guarantee there is no * item. */
+static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
+{
+    const dal_sql_t *sql = b->sql;
+    dal_buf_t t = DAL_BUF_INIT;
+    uint32_t off, end;
+    size_t i;
+
+    if (sql->norder_by == 0)
+        dal_buf_puts(&t, " ORDER BY ");
+    for (i = 0; i < n; i++)
+        dal_buf_printf(&t, "%s%zu%s", i ? ", " : "",
+                       (keys[i].col.hidden ? sql->nitems : 0) + keys[i].col.idx + 1,
+                       keys[i].desc ? " DESC" : "");
+    if (t.oom)
+        return oom(b);
+    if (sql->norder_by == 0) {
+        off = end = tail_end(sql);
+    } else {
+        off = sql->order_by[0].off;
+        end = order_item_end(sql, &sql->order_by[sql->norder_by - 1]);
+    }
+    return edit_add(&b->p->edits, off, end - off, dal_buf_steal(&t)) ? oom(b) : 0;
+}
+
+/* The edit appending the hidden columns before the FROM keyword. */
+static int hidden_edit(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    const struct dal_sql_item *last = &sql->items[sql->nitems - 1];
+    dal_buf_t t = DAL_BUF_INIT;
+    dal_lexer_t lx;
+    dal_token_t tok;
+    size_t h;
+
+    span_open(&lx, sql->text, last->off + last->len,
+              (uint32_t)(sql->len - (last->off + last->len)));
+    while ((tok = span_next(&lx)).type != DAL_TOK_EOF && !dal_tok_eq(sql->text, &tok, "FROM"))
+        ;
+    if (tok.type == DAL_TOK_EOF)
+        return refuse(b, "a merge column must be added to the select list, but the "
+                      "statement has no FROM after it");
+    for (h = 0; h < b->p->nhidden; h++)
+        dal_buf_printf(&t, ", %s", b->hidden[h]);
+    dal_buf_putc(&t, ' ');
+    if (t.oom)
+        return oom(b);
+    return edit_add(&b->p->edits, tok.off, 0, dal_buf_steal(&t)) ? oom(b) : 0;
+}
+
+/* ------------------------------------------------------------ the modes */
+
+/* Rows pass through, k-way merged on the ORDER BY keys (concatenated
+ * without ORDER BY).  Also the mode of GROUP BY on the shard key, whose
+ * groups are complete on their node. */
+static int plan_rows(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    size_t i, n = user_order_count(sql);
+    int rc;
+
+    if (n == 0)
+        return 0;
+    b->p->keys = calloc(n, sizeof *b->p->keys);
+    if (b->p->keys == NULL)
+        return oom(b);
+    for (i = 0; i < n; i++) {
+        rc = resolve_key(b, &sql->order_by[i], 1, 1, "ORDER BY", &b->p->keys[i].col);
+        if (rc != 0)
+            return rc;
+        b->p->keys[i].desc = sql->order_by[i].desc;
+        b->p->nkeys++;
+    }
+    return 0;
+}
+
+/* DISTINCT: the nodes sort by the ORDER BY keys and then every other
+ * column, so equal rows meet in the merge and only one is kept: memory
+ * stays one row, whatever the size of the result. */
+static int plan_distinct(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    size_t i, k, n = user_order_count(sql);
+    dal_merge_key_t *keys;
+    dal_merge_col_t col;
+    int rc;
+
+    if (b->first_star < sql->nitems)
+        return refuse(b, "SELECT DISTINCT with *; name the columns");
+    keys = b->p->keys = calloc(n + sql->nitems, sizeof *keys);
+    if (keys == NULL)
+        return oom(b);
+    for (i = 0; i < n; i++) {
+        const struct dal_sql_order *o = &sql->order_by[i];
+        rc = resolve_key(b, o, 1, 0, "ORDER BY", &col);
+        if (rc < 0)
+            return rc;
+        if (rc == 1 || col.idx >= sql->nitems)
+            return refuse(b, "SELECT DISTINCT ... ORDER BY %.*s, which is not a select item",
+                          QUOTE(b, o->off, o->len));
+        keys[b->p->nkeys].col = col;
+        keys[b->p->nkeys++].desc = o->desc;
+    }
+    for (i = 0; i < sql->nitems; i++) {
+        for (k = 0; k < b->p->nkeys && keys[k].col.idx != i; k++)
+            ;
+        if (k == b->p->nkeys)
+            keys[b->p->nkeys++].col.idx = (uint32_t)i;
+    }
+    b->p->distinct = 1;
+    return order_edit(b, keys, b->p->nkeys);
+}
+
+/* One aggregate item: how its partials combine, and AVG's node edits. */
+static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
+{
+    const struct dal_sql_item *it = &b->sql->items[i];
+    dal_lexer_t lx;
+    dal_token_t fn;
+
+    a->col.idx = (uint32_t)i;
+    a->agg = it->agg;
+    if (it->agg == DAL_AGG_COUNT_DISTINCT && !is_shard_key(b, it->arg_off, it->arg_len))
+        return refuse(b, "%.*s: COUNT(DISTINCT ...) adds up across nodes only for the shard "
+                      "key%s%s of a single-table SELECT", QUOTE(b, it->off, it->len),
+                      b->shard_key ? " " : "", b->shard_key ? b->shard_key : "");
+    if (it->agg != DAL_AGG_AVG)
+        return 0;
+    /* AVG(x) -> SUM(x) plus a hidden COUNT(x): partial averages cannot be averaged */
+    span_open(&lx, b->sql->text, it->off, it->len);
+    fn = span_next(&lx);
+    if (fn.off != it->off || !dal_tok_eq(b->sql->text, &fn, "AVG"))
+        return refuse(b, "%.*s: AVG written in a form dal cannot rewrite",
+                      QUOTE(b, it->off, it->len));
+    if (edit_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
+        return oom(b);
+    if (it->alias == NULL && (b->p->names[i] = strndup(it->off + b->sql->text, it->len)) == NULL)
+        return oom(b);
+    return hidden_add(b, "COUNT(", it->arg_off, it->arg_len, ")", "AVG", &a->count);
+}
+
+static int plan_aggs(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    dal_merge_plan_t *p = b->p;
+    size_t i;
+    int rc;
+
+    p->aggs = calloc(sql->nitems, sizeof *p->aggs);
+    p->names = calloc(sql->nitems, sizeof *p->names);
+    if (p->aggs == NULL || p->names == NULL)
+        return oom(b);
+    p->nnames = sql->nitems;
+    for (i = 0; i < sql->nitems; i++) {
+        if (sql->items[i].agg == DAL_AGG_NONE)
+            continue;
+        rc = plan_agg(b, i, &p->aggs[p->naggs]);
+        if (rc != 0)
+            return rc;
+        p->naggs++;
+    }
+    return 0;
+}
+
+/* Which group column a user ORDER BY key is: a select item, or a GROUP BY
+ * expression (maybe hidden).  Anything else is refused: its value in a
+ * merged group would be one node's partial. */
+static int group_order_key(builder_t *b, const struct dal_sql_order *o, dal_merge_col_t *col)
+{
+    const dal_sql_t *sql = b->sql;
+    int rc = resolve_key(b, o, 1, 0, "ORDER BY", col);
+    size_t g;
+
+    if (rc <= 0)
+        return rc;
+    for (g = 0; g < sql->ngroup_by; g++) {
+        if (spans_equal(sql->text, o->off, o->len, sql->group_by[g].off, sql->group_by[g].len)) {
+            *col = b->p->group[g];
+            return 0;
+        }
+    }
+    return refuse(b, "GROUP BY ... ORDER BY %.*s, which is neither a select item nor a "
+                  "GROUP BY expression; select it with an alias and order by the alias",
+                  QUOTE(b, o->off, o->len));
+}
+
+static int key_in(const dal_merge_key_t *keys, size_t n, dal_merge_col_t col)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (cols_equal(keys[i].col, col))
+            return 1;
+    return 0;
+}
+
+/* The order of the grouped nodes' rows: the user's ORDER BY if it only
+ * names group columns (then groups stream out in that order), else the
+ * group columns, with the user's order applied to the finished groups. */
+static int plan_group_order(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    dal_merge_plan_t *p = b->p;
+    size_t i, g, n = user_order_count(sql);
+    dal_merge_key_t *user = calloc(n + 1, sizeof *user);
+    int streaming = 1, rc = 0;
+
+    p->keys = calloc(n + p->ngroup, sizeof *p->keys);
+    if (user == NULL || p->keys == NULL) {
+        rc = oom(b);
+        goto done;
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = group_order_key(b, &sql->order_by[i], &user[i].col);
+        user[i].desc = sql->order_by[i].desc;
+        for (g = 0; g < p->ngroup && !cols_equal(p->group[g], user[i].col); g++)
+            ;
+        streaming = streaming && g < p->ngroup;
+    }
+    if (rc != 0)
+        goto done;
+    if (streaming) {
+        memcpy(p->keys, user, n * sizeof *user);
+        p->nkeys = n;
+    } else {
+        p->final = user;
+        p->nfinal = n;
+        user = NULL;
+    }
+    for (g = 0; g < p->ngroup; g++)
+        if (!key_in(p->keys, p->nkeys, p->group[g]))
+            p->keys[p->nkeys++].col = p->group[g];
+    rc = order_edit(b, p->keys, p->nkeys);
+done:
+    free(user);
+    return rc;
+}
+
+/* Aggregates and GROUP BY: the nodes send partial groups sorted by the
+ * group columns; equal groups of all nodes meet in the merge and combine. */
+static int plan_groups(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    dal_merge_plan_t *p = b->p;
+    size_t g;
+    int rc;
+
+    if (b->first_star < sql->nitems)
+        return refuse(b, "* together with aggregates or GROUP BY; name the columns");
+    p->aggregate = 1;
+    rc = plan_aggs(b);
+    if (rc != 0 || sql->ngroup_by == 0)
+        return rc;
+    p->group = calloc(sql->ngroup_by, sizeof *p->group);
+    if (p->group == NULL)
+        return oom(b);
+    for (g = 0; g < sql->ngroup_by; g++) {
+        rc = resolve_key(b, &sql->group_by[g], 0, 1, "GROUP BY", &p->group[g]);
+        if (rc != 0)
+            return rc;
+        p->ngroup++;
+    }
+    return plan_group_order(b);
+}
+
+/* ------------------------------------------------------------ the checks */
+
+/* GROUP BY the shard key: every group lives on one node, so the nodes'
+ * groups are final and anything (HAVING, GROUP_CONCAT, ...) is exact. */
+static int groups_local(const builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    size_t g;
+
+    for (g = 0; g < sql->ngroup_by; g++) {
+        const struct dal_sql_order *o = &sql->group_by[g];
+        size_t pos = (size_t)o->position;
+        if (pos > 0 && pos <= b->first_star && pos <= sql->nitems) {
+            if (is_shard_key(b, sql->items[pos - 1].off, sql->items[pos - 1].len))
+                return 1;
+        } else if (pos == 0 && is_shard_key(b, o->off, o->len)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_items(builder_t *b, int local)
+{
+    const dal_sql_t *sql = b->sql;
+    size_t i;
+
+    for (i = 0; i < sql->nitems; i++) {
+        const struct dal_sql_item *it = &sql->items[i];
+        if (span_has_word(sql->text, it->off, it->len, "OVER"))
+            return refuse(b, "window function %.*s", QUOTE(b, it->off, it->len));
+        if (it->agg == DAL_AGG_OTHER_FUNC && !local)
+            return refuse(b, "%.*s: only COUNT, SUM, MIN, MAX and AVG of a value merge "
+                          "(not GROUP_CONCAT, STDDEV, SUM/AVG(DISTINCT), nor an aggregate "
+                          "inside an expression) unless the statement groups by the shard "
+                          "key", QUOTE(b, it->off, it->len));
+    }
+    return 0;
+}
+
+static int any_aggregate(const dal_sql_t *sql)
+{
+    size_t i;
+
+    for (i = 0; i < sql->nitems; i++)
+        if (sql->items[i].agg != DAL_AGG_NONE)
+            return 1;
+    return 0;
+}
+
+static int plan_select(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    int local, aggregated, rc;
+
+    if (sql->has_union)
+        return refuse(b, "UNION, EXCEPT or INTERSECT");
+    if (sql->group_with_rollup)
+        return refuse(b, "GROUP BY ... WITH ROLLUP");
+    if (sql->nitems == 0)
+        return refuse(b, "a SELECT without a select list dal can read");
+    for (b->first_star = 0; b->first_star < sql->nitems && !sql->items[b->first_star].star;
+         b->first_star++)
+        ;
+    local = groups_local(b);
+    rc = check_items(b, local);
+    if (rc != 0)
+        return rc;
+    if (sql->has_having && !local)
+        return refuse(b, "HAVING (the nodes would filter partial groups) unless the "
+                      "statement groups by the shard key");
+    aggregated = !local && (sql->ngroup_by > 0 || any_aggregate(sql));
+    if (sql->distinct && (sql->ngroup_by > 0 || aggregated))
+        return refuse(b, "SELECT DISTINCT together with GROUP BY or aggregates");
+    if (sql->has_limit) {
+        b->p->limit = aggregated ? DAL_MERGE_LIMIT_DROP : DAL_MERGE_LIMIT_WIDEN;
+        b->p->limit_off = sql->limit_off;
+        b->p->limit_len = sql->limit_len;
+    }
+    if (aggregated)
+        rc = plan_groups(b);
+    else if (sql->distinct)
+        rc = plan_distinct(b);
+    else
+        rc = plan_rows(b);
+    if (rc == 0 && b->p->nhidden > 0)
+        rc = hidden_edit(b);
+    return rc;
+}
+
+void dal_merge_plan_free(dal_merge_plan_t *p)
+{
+    size_t i;
+
+    if (p == NULL)
+        return;
+    for (i = 0; i < p->nnames; i++)
+        free(p->names[i]);
+    free(p->names);
+    free(p->keys);
+    free(p->group);
+    free(p->aggs);
+    free(p->final);
+    dal_edits_clear(&p->edits);
+    free(p);
+}
+
+int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_plan_t **out,
+                         dal_error_t *err)
+{
+    builder_t b;
+    size_t h;
+    int rc = 0;
+
+    *out = NULL;
+    memset(&b, 0, sizeof b);
+    b.sql = sql;
+    b.shard_key = shard_key;
+    b.err = err;
+    b.p = calloc(1, sizeof *b.p);
+    if (b.p == NULL)
+        return oom(&b);
+    if (sql->kind == DAL_SQL_SELECT)
+        rc = plan_select(&b);
+    else if ((sql->kind == DAL_SQL_UPDATE || sql->kind == DAL_SQL_DELETE) && sql->has_limit)
+        rc = refuse(&b, "%s ... LIMIT (every node would change up to LIMIT rows)",
+                    dal_sql_kind_name(sql->kind));
+    if (rc == 0)
+        edits_sort(&b.p->edits);
+    for (h = 0; h < b.p->nhidden; h++)
+        free(b.hidden[h]);
+    free(b.hidden);
+    if (rc != 0) {
+        dal_merge_plan_free(b.p);
+        return rc;
+    }
+    *out = b.p;
+    return 0;
+}
+
+/* ================================================================ LIMIT */
+
+/* The value of a LIMIT operand: a number literal or a ? parameter. */
+static int limit_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+                       size_t nparams, uint64_t *v, dal_error_t *err)
+{
+    char text[32], *end;
+    size_t len;
+
+    if (o->kind == DAL_OPND_PARAM) {
+        const dal_value_t *x = o->param_index >= 0 && (size_t)o->param_index < nparams
+                                   ? &params[o->param_index] : NULL;
+        if (x != NULL && x->type == DAL_TYPE_UINT) {
+            *v = x->v.u;
+            return 0;
+        }
+        if (x != NULL && x->type == DAL_TYPE_INT && x->v.i >= 0) {
+            *v = (uint64_t)x->v.i;
+            return 0;
+        }
+        return dal_err_set(err, DAL_EINVAL, "LIMIT parameter %d must be a non-negative integer",
+                           o->param_index + 1);
+    }
+    if (o->kind == DAL_OPND_LITERAL && o->lit_type == DAL_TOK_NUMBER && !o->negative &&
+        dal_sql_literal_text(sql->text, o, text, sizeof text, &len) == 0 && len < sizeof text &&
+        text[0] >= '0' && text[0] <= '9') {
+        errno = 0;
+        *v = strtoull(text, &end, 10);
+        if (errno == 0 && *end == '\0')
+            return 0;
+    }
+    return dal_err_set(err, DAL_EUNSUPPORTED, "LIMIT %.*s over several data nodes: only "
+                       "integer literals and ? parameters can be merged",
+                       (int)(o->len < QUOTE_MAX ? o->len : QUOTE_MAX), sql->text + o->off);
+}
+
+/* Read the LIMIT operands into p and make the clause the nodes get. */
+static int limit_edit(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
+                      size_t nparams, dal_edits_t *out, dal_error_t *err)
+{
+    uint64_t total;
+    char *text;
+    int rc;
+
+    p->offset = 0;
+    rc = sql->limit_has_offset
+             ? limit_value(sql, &sql->limit_offset, params, nparams, &p->offset, err) : 0;
+    if (rc == 0)
+        rc = limit_value(sql, &sql->limit_count, params, nparams, &p->count, err);
+    if (rc != 0)
+        return rc;
+    p->limit_bound = 1;
+    /* every node sends its first offset+count rows: enough for any merge */
+    total = p->count > UINT64_MAX - p->offset ? UINT64_MAX : p->offset + p->count;
+    if (p->limit == DAL_MERGE_LIMIT_DROP)
+        text = strdup("");
+    else if (asprintf(&text, "LIMIT %" PRIu64, total) < 0)
+        text = NULL;
+    if (edit_add(out, p->limit_off, p->limit_len, text) != 0)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    return 0;
+}
+
+int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
+                         size_t nparams, dal_edits_t *out, dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    dal_edits_clear(out);
+    for (i = 0; i < p->edits.n && rc == 0; i++)
+        rc = edit_add(out, p->edits.items[i].off, p->edits.items[i].len,
+                      strdup(p->edits.items[i].text));
+    if (rc != 0)
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0 && p->limit != DAL_MERGE_LIMIT_NONE)
+        rc = limit_edit(p, sql, params, nparams, out, err);
+    if (rc == 0) {
+        edits_sort(out);
+        if (edits_coalesce(out) != 0)
+            rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if (rc != 0)
+        dal_edits_clear(out);
+    return rc;
+}
+
+/* ====================================================== value semantics */
+
+void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f)
+{
+    memset(m, 0, sizeof *m);
+    switch (f->type) {
+    case MYSQL_TYPE_TINY: case MYSQL_TYPE_SHORT: case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_INT24: case MYSQL_TYPE_LONGLONG: case MYSQL_TYPE_YEAR:
+        m->kind = (f->flags & UNSIGNED_FLAG) ? DAL_MK_UINT : DAL_MK_INT;
+        return;
+    case MYSQL_TYPE_DECIMAL: case MYSQL_TYPE_NEWDECIMAL:
+        m->kind = DAL_MK_DECIMAL;
+        m->decimals = f->decimals;
+        return;
+    case MYSQL_TYPE_FLOAT: case MYSQL_TYPE_DOUBLE:
+        m->kind = DAL_MK_DOUBLE;
+        return;
+    case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING: case MYSQL_TYPE_STRING:
+    case MYSQL_TYPE_TINY_BLOB: case MYSQL_TYPE_MEDIUM_BLOB: case MYSQL_TYPE_LONG_BLOB:
+    case MYSQL_TYPE_BLOB: case MYSQL_TYPE_ENUM: case MYSQL_TYPE_SET:
+        break;
+    default: /* BIT, dates and times (fixed-width text), geometry */
+        m->kind = DAL_MK_BYTES;
+        return;
+    }
+    m->unordered = f->type == MYSQL_TYPE_ENUM || f->type == MYSQL_TYPE_SET ||
+                   (f->flags & (ENUM_FLAG | SET_FLAG)) != 0;
+    m->kind = f->charsetnr == 63 ? DAL_MK_BYTES : DAL_MK_TEXT;
+    if (m->kind == DAL_MK_BYTES)
+        return;
+    /* without the collation's name, assume the server's defaults: _ci, PAD SPACE */
+    m->fold_case = 1;
+    m->pad_space = 1;
+#ifdef MARIADB_PACKAGE_VERSION
+    {
+        const MARIADB_CHARSET_INFO *cs = mariadb_get_charset_by_nr(f->charsetnr);
+        size_t n = cs && cs->name ? strlen(cs->name) : 0;
+        if (n > 3) {
+            m->fold_case = strcmp(cs->name + n - 3, "_ci") == 0;
+            m->pad_space = strstr(cs->name, "nopad") == NULL;
+        }
+    }
+#endif
+}
+
+/* ASCII letters weigh as their upper case in _ci collations. */
+static int fold(const dal_merge_meta_t *m, unsigned char c)
+{
+    return m->fold_case && c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c;
+}
+
+static int text_compare(const dal_merge_meta_t *m, const unsigned char *a, size_t alen,
+                        const unsigned char *b, size_t blen)
+{
+    size_t i, n = alen < blen ? alen : blen;
+    const unsigned char *tail;
+    int sign;
+
+    for (i = 0; i < n; i++)
+        if (fold(m, a[i]) != fold(m, b[i]))
+            return fold(m, a[i]) - fold(m, b[i]);
+    if (alen == blen)
+        return 0;
+    if (m->kind != DAL_MK_TEXT || !m->pad_space)
+        return alen < blen ? -1 : 1;
+    /* PAD SPACE: the shorter string compares as if padded with spaces */
+    tail = alen > blen ? a : b;
+    sign = alen > blen ? 1 : -1;
+    for (; i < (alen > blen ? alen : blen); i++)
+        if (tail[i] != ' ')
+            return tail[i] < ' ' ? -sign : sign;
+    return 0;
+}
+
+/* The parts of a decimal text: sign, integer digits without leading
+ * zeros, fraction digits without trailing zeros. */
+typedef struct dec_text {
+    int neg;
+    const char *ip, *fp;
+    size_t il, fl;
+} dec_text_t;
+
+static void dec_split(const char *s, size_t len, dec_text_t *d)
+{
+    const char *end = s + len, *dot;
+
+    d->neg = len > 0 && s[0] == '-';
+    if (len > 0 && (s[0] == '-' || s[0] == '+'))
+        s++;
+    while (s < end && *s == '0')
+        s++;
+    dot = memchr(s, '.', (size_t)(end - s));
+    d->ip = s;
+    d->il = (size_t)((dot ? dot : end) - s);
+    d->fp = dot ? dot + 1 : end;
+    d->fl = (size_t)(end - d->fp);
+    while (d->fl > 0 && d->fp[d->fl - 1] == '0')
+        d->fl--;
+    if (d->il == 0 && d->fl == 0) /* -0.00 is zero */
+        d->neg = 0;
+}
+
+static int dec_compare(const char *a, size_t alen, const char *b, size_t blen)
+{
+    dec_text_t x, y;
+    size_t i;
+    int c = 0;
+
+    dec_split(a, alen, &x);
+    dec_split(b, blen, &y);
+    if (x.neg != y.neg)
+        return x.neg ? -1 : 1;
+    if (x.il != y.il)
+        c = x.il < y.il ? -1 : 1;
+    else if ((c = memcmp(x.ip, y.ip, x.il)) == 0)
+        for (i = 0; c == 0 && i < (x.fl > y.fl ? x.fl : y.fl); i++)
+            c = (i < x.fl ? x.fp[i] : '0') - (i < y.fl ? y.fp[i] : '0');
+    return x.neg ? -c : c;
+}
+
+static int sign_of(int c)
+{
+    return (c > 0) - (c < 0);
+}
+
+int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
+                      size_t blen)
+{
+    if (a == NULL || b == NULL)
+        return (a != NULL) - (b != NULL);
+    switch (m->kind) {
+    case DAL_MK_INT: {
+        long long x = strtoll(a, NULL, 10), y = strtoll(b, NULL, 10);
+        return (x > y) - (x < y);
+    }
+    case DAL_MK_UINT: {
+        unsigned long long x = strtoull(a, NULL, 10), y = strtoull(b, NULL, 10);
+        return (x > y) - (x < y);
+    }
+    case DAL_MK_DOUBLE: {
+        double x = strtod(a, NULL), y = strtod(b, NULL);
+        return (x > y) - (x < y);
+    }
+    case DAL_MK_DECIMAL:
+        return sign_of(dec_compare(a, alen, b, blen));
+    default:
+        return sign_of(text_compare(m, (const unsigned char *)a, alen,
+                                    (const unsigned char *)b, blen));
+    }
+}
+
+/* ------------------------------------------------------- DOUBLE as text */
+
+/* MariaDB prints a double in plain notation when its decimal point is
+ * between 14 places left of the first digit and DBL_DIG (15) places right
+ * of it, or inside the digits (my_gcvt with a wide field). */
+#define PLAIN_DECPT_MIN (-14)
+#define PLAIN_DECPT_MAX 15
+
+size_t dal_merge_format_double(double d, char *out, size_t cap)
+{
+    char e[40], digits[20];
+    size_t n = 0, len = 0, i;
+    int prec, decpt;
+    char *p;
+
+    if (d == 0) /* also -0: the server prints 0 */
+        return (size_t)snprintf(out, cap, "0");
+    /* the shortest digits that read back as d, like dtoa mode 0 */
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    snprintf(e, sizeof e, "%.*e", prec - 1, d);
+    for (p = e + (e[0] == '-'); *p != 'e'; p++)
+        if (*p != '.')
+            digits[len++] = *p;
+    decpt = atoi(p + 1) + 1;
+    while (len > 1 && digits[len - 1] == '0')
+        len--;
+    if (d < 0)
+        out[n++] = '-';
+    if (decpt < PLAIN_DECPT_MIN || (decpt > PLAIN_DECPT_MAX && (int)len <= decpt)) {
+        out[n++] = digits[0];
+        if (len > 1)
+            out[n++] = '.';
+        memcpy(out + n, digits + 1, len - 1);
+        n += len - 1;
+        return n + (size_t)snprintf(out + n, cap - n, "e%d", decpt - 1);
+    }
+    if (decpt <= 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (i = 0; i < (size_t)-decpt; i++)
+            out[n++] = '0';
+    }
+    for (i = 0; i < len || (int)i < decpt; i++) {
+        if ((int)i == decpt && decpt > 0)
+            out[n++] = '.';
+        out[n++] = i < len ? digits[i] : '0';
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* --------------------------------------------------------- aggregates */
+
+void dal_merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg)
+{
+    dal_buf_t keep = a->best;
+
+    memset(a, 0, sizeof *a);
+    a->agg = agg;
+    a->best = keep;
+    dal_buf_reset(&a->best);
+}
+
+void dal_merge_acc_free(dal_merge_acc_t *a)
+{
+    dal_buf_free(&a->best);
+}
+
+static int not_a_number(const char *text, size_t len, dal_error_t *err)
+{
+    return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge the partial aggregate '%.*s': "
+                       "not a number of the column's type", (int)(len < 40 ? len : 40), text);
+}
+
+static int too_big(dal_error_t *err)
+{
+    return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate exactly: the value "
+                       "needs more than 38 digits");
+}
+
+static int parse_count(const char *text, size_t len, uint64_t *v, dal_error_t *err)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtoull(text, &end, 10);
+    if (errno != 0 || end != text + len || len == 0 || text[0] == '-')
+        return not_a_number(text, len, err);
+    return 0;
+}
+
+/* Decimal text into an integer scaled by 10^scale. */
+static int parse_exact(const char *text, size_t len, unsigned int scale, __int128 *v,
+                       dal_error_t *err)
+{
+    const char *p = text, *end = text + len;
+    unsigned int frac = 0;
+    int neg = 0, seen_dot = 0, digits = 0;
+    __int128 x = 0;
+
+    if (p < end && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    for (; p < end; p++) {
+        if (*p == '.' && !seen_dot) {
+            seen_dot = 1;
+            continue;
+        }
+        if (*p < '0' || *p > '9' || (seen_dot && ++frac > scale))
+            return not_a_number(text, len, err);
+        if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, *p - '0', &x))
+            return too_big(err);
+        digits++;
+    }
+    if (digits == 0)
+        return not_a_number(text, len, err);
+    for (; frac < scale; frac++)
+        if (__builtin_mul_overflow(x, 10, &x))
+            return too_big(err);
+    *v = neg ? -x : x;
+    return 0;
+}
+
+/* SUM/AVG partials: exact for integers and DECIMAL, double for DOUBLE. */
+static int add_number(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
+                      size_t len, dal_error_t *err)
+{
+    int is_double = m->kind == DAL_MK_DOUBLE;
+    __int128 v = 0;
+    int rc;
+
+    if (m->kind != DAL_MK_DOUBLE && m->kind != DAL_MK_DECIMAL && m->kind != DAL_MK_INT &&
+        m->kind != DAL_MK_UINT)
+        return not_a_number(text, len, err);
+    if (a->seen && is_double != a->is_double)
+        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate: the nodes "
+                           "returned it with different types");
+    if (!a->seen) {
+        a->is_double = is_double;
+        a->scale = m->kind == DAL_MK_DECIMAL ? m->decimals : 0;
+    }
+    a->seen = 1;
+    if (is_double) {
+        a->dbl += strtod(text, NULL);
+        return 0;
+    }
+    rc = parse_exact(text, len, a->scale, &v, err);
+    if (rc == 0 && __builtin_add_overflow(a->exact, v, &a->exact))
+        rc = too_big(err);
+    return rc;
+}
+
+int dal_merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
+                      size_t len, const char *cnt, size_t cntlen, dal_error_t *err)
+{
+    uint64_t n;
+    int rc;
+
+    switch (a->agg) {
+    case DAL_AGG_COUNT: case DAL_AGG_COUNT_DISTINCT:
+        if (text == NULL)
+            return 0;
+        rc = parse_count(text, len, &n, err);
+        if (rc == 0 && __builtin_add_overflow(a->count, n, &a->count))
+            rc = too_big(err);
+        return rc;
+    case DAL_AGG_AVG:
+        rc = cnt ? parse_count(cnt, cntlen, &n, err) : 0;
+        if (rc == 0 && cnt && __builtin_add_overflow(a->count, n, &a->count))
+            rc = too_big(err);
+        if (rc != 0 || text == NULL)
+            return rc;
+        return add_number(a, m, text, len, err);
+    case DAL_AGG_SUM:
+        return text ? add_number(a, m, text, len, err) : 0;
+    case DAL_AGG_MIN: case DAL_AGG_MAX:
+        if (text == NULL)
+            return 0;
+        if (a->seen) {
+            int c = dal_merge_compare(m, text, len, a->best.data, a->best.len);
+            if (a->agg == DAL_AGG_MIN ? c >= 0 : c <= 0)
+                return 0;
+        }
+        a->seen = 1;
+        dal_buf_reset(&a->best);
+        dal_buf_append(&a->best, text, len);
+        return a->best.oom ? dal_err_set(err, DAL_ENOMEM, "out of memory") : 0;
+    default:
+        return dal_err_set(err, DAL_EUNSUPPORTED, "this aggregate cannot be merged");
+    }
+}
+
+/* v / 10^scale as decimal text. */
+static void put_scaled(dal_buf_t *out, __int128 v, unsigned int scale)
+{
+    unsigned __int128 mag = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+    char digits[48];
+    size_t n = 0;
+
+    while (mag > 0 || n <= scale) {
+        digits[n++] = (char)('0' + (int)(mag % 10));
+        mag /= 10;
+    }
+    if (v < 0)
+        dal_buf_putc(out, '-');
+    while (n-- > 0) {
+        dal_buf_putc(out, digits[n]);
+        if (n == scale && scale > 0)
+            dal_buf_putc(out, '.');
+    }
+}
+
+/* sum / count at scale + AVG_SCALE_INCREMENT, rounded half away from zero
+ * as the server rounds decimals. */
+static int put_exact_avg(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err)
+{
+    unsigned int scale = a->scale + AVG_SCALE_INCREMENT, s;
+    __int128 num = a->exact, q, r;
+
+    if (scale > AVG_SCALE_MAX)
+        scale = a->scale > AVG_SCALE_MAX ? a->scale : AVG_SCALE_MAX;
+    for (s = a->scale; s < scale; s++)
+        if (__builtin_mul_overflow(num, 10, &num))
+            return too_big(err);
+    q = num / (__int128)a->count;
+    r = num % (__int128)a->count;
+    if ((r < 0 ? -r : r) * 2 >= (__int128)a->count)
+        q += num < 0 ? -1 : 1;
+    put_scaled(out, q, scale);
+    return 0;
+}
+
+static void put_double(dal_buf_t *out, double d)
+{
+    char text[64];
+
+    dal_buf_append(out, text, dal_merge_format_double(d, text, sizeof text));
+}
+
+int dal_merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err)
+{
+    switch (a->agg) {
+    case DAL_AGG_COUNT: case DAL_AGG_COUNT_DISTINCT:
+        dal_buf_printf(out, "%" PRIu64, a->count);
+        return 0;
+    case DAL_AGG_SUM:
+        if (!a->seen)
+            return 1;
+        if (a->is_double)
+            put_double(out, a->dbl);
+        else
+            put_scaled(out, a->exact, a->scale);
+        return 0;
+    case DAL_AGG_AVG:
+        if (!a->seen || a->count == 0)
+            return 1;
+        if (!a->is_double)
+            return put_exact_avg(a, out, err);
+        put_double(out, a->dbl / (double)a->count);
+        return 0;
+    default: /* MIN, MAX */
+        if (!a->seen)
+            return 1;
+        dal_buf_append(out, a->best.data, a->best.len);
+        return 0;
+    }
+}

@@ -46,7 +46,8 @@ static int find_lib(dal_monitor_set_t *set, const dal_cfg_monitor_t *c, dal_plug
     size_t i;
 
     for (i = 0; i < set->n; i++) {
-        if (strcmp(set->mon[i].lib->desc->name, c->plugin) == 0) {
+        const dal_plugin_lib_t *lib = set->mon[i].lib; /* NULL: the slot being made */
+        if (lib != NULL && strcmp(lib->desc->name, c->plugin) == 0) {
             dal_plugin_lib_ref(set->mon[i].lib);
             *out = set->mon[i].lib;
             return 0;

@@ -1,75 +1,913 @@
 /*
- * result.c -- dal_result_t.
+ * result.c -- dal_result_t: its sources, and the merge that reads them
+ * (see result.h; what the merge does is decided in merge.c).
+ *
+ * The merge is a pipeline pulled by dal_result_next:
+ *
+ *   sources -> pull (concatenate, or k-way merge on a binary heap)
+ *           -> rows as they are | DISTINCT | groups (-> sorted groups)
+ *           -> LIMIT (skip offset rows, stop after count)
+ *
+ * A pulled row lives in its source until that source is fetched again, so
+ * rows passed through need no copy; a stage that must keep a row past the
+ * next pull (a group's first row, DISTINCT's previous row, finished
+ * groups) copies it into one block.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "result.h"
 
+#define NO_COLUMN UINT_MAX
+
+/* ================================================================ rows */
+
+/* A row that outlives its source's next fetch: one allocation. */
+typedef struct rowcopy {
+    MYSQL_ROW vals;
+    unsigned long *lens;
+    size_t seq;              /* creation order: keeps ties of the final sort stable */
+} rowcopy_t;
+
+static rowcopy_t *row_copy(unsigned int n, MYSQL_ROW vals, const unsigned long *lens)
+{
+    size_t bytes = 0, i;
+    rowcopy_t *c;
+    char *p;
+
+    for (i = 0; i < n; i++)
+        if (vals[i] != NULL)
+            bytes += lens[i] + 1;
+    c = malloc(sizeof *c + n * sizeof *c->vals + n * sizeof *c->lens + bytes);
+    if (c == NULL)
+        return NULL;
+    c->vals = (MYSQL_ROW)(c + 1);
+    c->lens = (unsigned long *)(c->vals + n);
+    c->seq = 0;
+    p = (char *)(c->lens + n);
+    for (i = 0; i < n; i++) {
+        c->vals[i] = vals[i] ? p : NULL;
+        c->lens[i] = vals[i] ? lens[i] : 0;
+        if (vals[i] == NULL)
+            continue;
+        memcpy(p, vals[i], lens[i]);
+        p[lens[i]] = '\0';
+        p += lens[i] + 1;
+    }
+    return c;
+}
+
+/* ========================================================= merge state */
+
+typedef struct rkey {
+    unsigned int col;
+    int desc;
+} rkey_t;
+
+struct dal_merge_run {
+    rkey_t *keys;            /* node streams merged on these; none: concatenated */
+    size_t nkeys;
+    unsigned int *group;     /* group columns */
+    size_t ngroup;
+    dal_merge_acc_t *acc;    /* per aggregate of the plan */
+    unsigned int *acol, *acnt; /* its column, and AVG's count column (or NO_COLUMN) */
+    dal_buf_t *fmt;          /* its finished text */
+    size_t naggs;
+    rkey_t *final;           /* finished groups sorted on these */
+    size_t nfinal;
+
+    size_t cur;              /* concatenation: the source being read */
+    size_t *heap;            /* k-way merge: source indexes, smallest row first */
+    size_t nheap;
+    int heap_ready;
+    size_t top;              /* the source of the row pulled last */
+
+    rowcopy_t *first;        /* first row of the group being merged */
+    rowcopy_t *out;          /* the row the merge made last (group, DISTINCT) */
+    MYSQL_ROW vals;          /* scratch: a group's output row, ncols */
+    unsigned long *lens;
+    int groups_done;
+    size_t seq;
+    rowcopy_t **sorted;      /* finished groups, when they must be sorted */
+    size_t nsorted, next_sorted;
+    int sorted_ready;
+
+    int limited;
+    uint64_t skip, left;     /* rows still to skip, and to return */
+    int done, failed;
+    dal_error_t fail;        /* returned again by every later dal_result_next */
+};
+
+static void run_free(struct dal_merge_run *m)
+{
+    size_t i;
+
+    if (m == NULL)
+        return;
+    for (i = 0; i < m->naggs; i++) {
+        dal_merge_acc_free(&m->acc[i]);
+        dal_buf_free(&m->fmt[i]);
+    }
+    for (i = 0; i < m->nsorted; i++)
+        free(m->sorted[i]);
+    free(m->sorted);
+    free(m->keys);
+    free(m->group);
+    free(m->acc);
+    free(m->acol);
+    free(m->acnt);
+    free(m->fmt);
+    free(m->final);
+    free(m->heap);
+    free(m->first);
+    free(m->out);
+    free(m->vals);
+    free(m->lens);
+    free(m);
+}
+
+/* The column of the nodes' rows that c names. */
+static int resolve_col(const dal_result_t *r, dal_merge_col_t c, unsigned int *col,
+                       dal_error_t *err)
+{
+    unsigned int v = c.hidden ? r->nvisible + c.idx : c.idx;
+
+    if (c.idx >= (c.hidden ? r->ncols - r->nvisible : r->nvisible))
+        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u columns, "
+                           "too few for the merge plan (column %u%s)", r->ncols, c.idx + 1,
+                           c.hidden ? " of the merge's own" : "");
+    *col = v;
+    return 0;
+}
+
+static int resolve_keys(const dal_result_t *r, const dal_merge_key_t *k, size_t n,
+                        rkey_t **out, dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    *out = calloc(n, sizeof **out);
+    if (*out == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = resolve_col(r, k[i].col, &(*out)[i].col, err);
+        (*out)[i].desc = k[i].desc;
+        /* the server orders ENUM and SET by their index, which the text hides */
+        if (rc == 0 && r->meta[(*out)[i].col].unordered)
+            rc = dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge the nodes' rows on column "
+                             "%s: ENUM and SET sort by their index, not their text",
+                             r->names[(*out)[i].col]);
+    }
+    return rc;
+}
+
+static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_error_t *err)
+{
+    const dal_merge_plan_t *p = r->plan;
+    size_t i;
+    int rc = 0;
+
+    m->group = calloc(p->ngroup + 1, sizeof *m->group);
+    m->acc = calloc(p->naggs + 1, sizeof *m->acc);
+    m->acol = calloc(p->naggs + 1, sizeof *m->acol);
+    m->acnt = calloc(p->naggs + 1, sizeof *m->acnt);
+    m->fmt = calloc(p->naggs + 1, sizeof *m->fmt);
+    m->vals = calloc(r->ncols, sizeof *m->vals);
+    m->lens = calloc(r->ncols, sizeof *m->lens);
+    if (!m->group || !m->acc || !m->acol || !m->acnt || !m->fmt || !m->vals || !m->lens)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < p->ngroup && rc == 0; i++, m->ngroup++)
+        rc = resolve_col(r, p->group[i], &m->group[i], err);
+    for (i = 0; i < p->naggs && rc == 0; i++, m->naggs++) {
+        m->acc[i].agg = p->aggs[i].agg;
+        m->acnt[i] = NO_COLUMN;
+        rc = resolve_col(r, p->aggs[i].col, &m->acol[i], err);
+        if (rc == 0 && p->aggs[i].agg == DAL_AGG_AVG)
+            rc = resolve_col(r, p->aggs[i].count, &m->acnt[i], err);
+    }
+    return rc;
+}
+
+/* The merge state for r's plan (none: concatenate everything). */
+static int run_new(dal_result_t *r, dal_error_t *err)
+{
+    const dal_merge_plan_t *p = r->plan;
+    struct dal_merge_run *m = calloc(1, sizeof *m);
+    int rc = 0;
+
+    if (m == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (p != NULL && r->ncols > 0) {
+        rc = resolve_keys(r, p->keys, p->nkeys, &m->keys, err);
+        m->nkeys = rc == 0 ? p->nkeys : 0;
+        if (rc == 0)
+            rc = resolve_keys(r, p->final, p->nfinal, &m->final, err);
+        m->nfinal = rc == 0 ? p->nfinal : 0;
+        if (rc == 0 && p->aggregate)
+            rc = resolve_groups(r, m, err);
+        if (rc == 0 && m->nkeys > 0 && (m->heap = calloc(r->nsrcs + 1, sizeof *m->heap)) == NULL)
+            rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if (p != NULL && p->limit != DAL_MERGE_LIMIT_NONE) {
+        m->limited = 1;
+        m->skip = p->offset;
+        m->left = p->count;
+    }
+    if (rc != 0) {
+        run_free(m);
+        return rc;
+    }
+    r->run = m;
+    return 0;
+}
+
+/* ============================================================== sources */
+
+static void src_close(dal_result_t *r, size_t i, int ok)
+{
+    dal_rowsrc_t *s = r->srcs[i].src;
+
+    if (s == NULL)
+        return;
+    r->srcs[i].src = NULL;
+    s->ops->close(s, ok);
+}
+
+static void srcs_close_all(dal_result_t *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->nsrcs; i++)
+        src_close(r, i, 1);
+}
+
+/* The next row of source i: 1, 0 at its end, <0.  A source is closed (its
+ * connection released) as soon as it ends or fails. */
+static int src_fetch(dal_result_t *r, size_t i, dal_error_t *err)
+{
+    dal_rowsrc_t *s = r->srcs[i].src;
+    int rc;
+
+    if (s == NULL)
+        return 0;
+    rc = s->ops->fetch(s, err);
+    if (rc <= 0)
+        src_close(r, i, rc == 0);
+    return rc;
+}
+
+/* ============================================================ comparing */
+
+static int compare_rows(const dal_result_t *r, const rkey_t *k, size_t n, MYSQL_ROW a,
+                        const unsigned long *al, MYSQL_ROW b, const unsigned long *bl)
+{
+    size_t i;
+    int c;
+
+    for (i = 0; i < n; i++) {
+        unsigned int col = k[i].col;
+        c = dal_merge_compare(&r->meta[col], a[col], al[col], b[col], bl[col]);
+        if (c != 0)
+            return k[i].desc ? -c : c;
+    }
+    return 0;
+}
+
+/* Equal on the columns cols[0..n), or on the first n columns if cols is NULL. */
+static int rows_equal(const dal_result_t *r, const unsigned int *cols, size_t n, MYSQL_ROW a,
+                      const unsigned long *al, MYSQL_ROW b, const unsigned long *bl)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned int c = cols ? cols[i] : (unsigned int)i;
+        if (dal_merge_compare(&r->meta[c], a[c], al[c], b[c], bl[c]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* ================================================================= pull */
+
+/* Heap order: the smaller current row first; ties by source order, so equal
+ * keys come out in the order the sources were added. */
+static int heap_less(const dal_result_t *r, size_t a, size_t b)
+{
+    const dal_rowsrc_t *x = r->srcs[a].src, *y = r->srcs[b].src;
+    int c = compare_rows(r, r->run->keys, r->run->nkeys, x->row, x->lengths, y->row, y->lengths);
+
+    return c < 0 || (c == 0 && a < b);
+}
+
+static void heap_down(dal_result_t *r, size_t i)
+{
+    struct dal_merge_run *m = r->run;
+    size_t least, l, x;
+
+    for (;;) {
+        least = i;
+        l = 2 * i + 1;
+        if (l < m->nheap && heap_less(r, m->heap[l], m->heap[least]))
+            least = l;
+        if (l + 1 < m->nheap && heap_less(r, m->heap[l + 1], m->heap[least]))
+            least = l + 1;
+        if (least == i)
+            return;
+        x = m->heap[i];
+        m->heap[i] = m->heap[least];
+        m->heap[least] = x;
+        i = least;
+    }
+}
+
+/* The first pull of a k-way merge: one row of every source. */
+static int heap_fill(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    size_t i;
+    int rc;
+
+    m->heap_ready = 1;
+    for (i = 0; i < r->nsrcs; i++) {
+        rc = src_fetch(r, i, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            m->heap[m->nheap++] = i;
+    }
+    for (i = m->nheap / 2; i-- > 0;)
+        heap_down(r, i);
+    return m->nheap > 0;
+}
+
+/* Advance the source whose row was pulled last, then take the least row. */
+static int heap_next(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    int rc;
+
+    if (!m->heap_ready)
+        rc = heap_fill(r, err);
+    else if (m->nheap == 0)
+        rc = 0;
+    else if ((rc = src_fetch(r, m->heap[0], err)) >= 0) {
+        if (rc == 0)
+            m->heap[0] = m->heap[--m->nheap];
+        heap_down(r, 0);
+        rc = m->nheap > 0;
+    }
+    if (rc > 0)
+        m->top = m->heap[0];
+    return rc;
+}
+
+static int concat_next(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    int rc;
+
+    for (; m->cur < r->nsrcs; m->cur++) {
+        rc = src_fetch(r, m->cur, err);
+        if (rc != 0) {
+            m->top = m->cur;
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The next node row in merge order; valid until the next pull. */
+static int pull(dal_result_t *r, MYSQL_ROW *row, unsigned long **lens, dal_error_t *err)
+{
+    int rc = r->run->nkeys > 0 ? heap_next(r, err) : concat_next(r, err);
+    const dal_rowsrc_t *s;
+
+    if (rc <= 0)
+        return rc;
+    s = r->srcs[r->run->top].src;
+    *row = s->row;
+    *lens = s->lengths;
+    return 1;
+}
+
+/* =============================================================== stages */
+
+static void set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
+{
+    r->row = row;
+    r->lengths = lens;
+}
+
+static int keep_out(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+
+    free(m->out);
+    m->out = row_copy(r->ncols, row, lens);
+    if (m->out == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    m->out->seq = m->seq++;
+    return 0;
+}
+
+static int next_plain(dal_result_t *r, dal_error_t *err)
+{
+    MYSQL_ROW row;
+    unsigned long *lens;
+    int rc = pull(r, &row, &lens, err);
+
+    if (rc > 0)
+        set_row(r, row, lens);
+    return rc;
+}
+
+/* DISTINCT: the streams are sorted on every visible column, so a duplicate
+ * is always the row right before it. */
+static int next_distinct(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    MYSQL_ROW row;
+    unsigned long *lens;
+    int rc;
+
+    for (;;) {
+        rc = pull(r, &row, &lens, err);
+        if (rc <= 0)
+            return rc;
+        if (m->out && rows_equal(r, NULL, r->nvisible, m->out->vals, m->out->lens, row, lens))
+            continue;
+        rc = keep_out(r, row, lens, err);
+        if (rc != 0)
+            return rc;
+        set_row(r, m->out->vals, m->out->lens);
+        return 1;
+    }
+}
+
+/* ------------------------------------------------------------- groups */
+
+static int group_add(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens,
+                     dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < m->naggs && rc == 0; i++) {
+        unsigned int c = m->acol[i], n = m->acnt[i];
+        rc = dal_merge_acc_add(&m->acc[i], &r->meta[c], row[c], lens[c],
+                               n == NO_COLUMN ? NULL : row[n], n == NO_COLUMN ? 0 : lens[n],
+                               err);
+    }
+    return rc;
+}
+
+static int group_start(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens,
+                       dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    size_t i;
+
+    free(m->first);
+    m->first = row_copy(r->ncols, row, lens);
+    if (m->first == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < m->naggs; i++)
+        dal_merge_acc_reset(&m->acc[i], m->acc[i].agg);
+    return group_add(r, row, lens, err);
+}
+
+/* The finished group as m->out: the first row's values, aggregates replaced
+ * by their combined value. */
+static int group_finish(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    size_t i;
+    int rc;
+
+    memcpy(m->vals, m->first->vals, r->ncols * sizeof *m->vals);
+    memcpy(m->lens, m->first->lens, r->ncols * sizeof *m->lens);
+    for (i = 0; i < m->naggs; i++) {
+        dal_buf_reset(&m->fmt[i]);
+        rc = dal_merge_acc_result(&m->acc[i], &m->fmt[i], err);
+        if (rc < 0)
+            return rc;
+        if (m->fmt[i].oom)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        m->vals[m->acol[i]] = rc == 1 ? NULL : m->fmt[i].data ? m->fmt[i].data : "";
+        m->lens[m->acol[i]] = m->fmt[i].len;
+    }
+    return keep_out(r, m->vals, m->lens, err);
+}
+
+/* The next finished group in m->out.  Rows of one group are adjacent in
+ * the merged stream because every node sorts on the group columns. */
+static int next_group(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    MYSQL_ROW row;
+    unsigned long *lens;
+    int rc;
+
+    while (!m->groups_done) {
+        rc = pull(r, &row, &lens, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            m->groups_done = 1;
+            if (m->first == NULL)
+                return 0;
+            return (rc = group_finish(r, err)) != 0 ? rc : 1;
+        }
+        if (m->first == NULL)
+            rc = group_start(r, row, lens, err);
+        else if (rows_equal(r, m->group, m->ngroup, m->first->vals, m->first->lens, row, lens))
+            rc = group_add(r, row, lens, err);
+        else if ((rc = group_finish(r, err)) == 0 && (rc = group_start(r, row, lens, err)) == 0)
+            return 1;
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int next_group_row(dal_result_t *r, dal_error_t *err)
+{
+    int rc = next_group(r, err);
+
+    if (rc > 0)
+        set_row(r, r->run->out->vals, r->run->out->lens);
+    return rc;
+}
+
+static int final_compare(const void *a, const void *b, void *ctx)
+{
+    const dal_result_t *r = ctx;
+    const rowcopy_t *x = *(rowcopy_t *const *)a, *y = *(rowcopy_t *const *)b;
+    int c = compare_rows(r, r->run->final, r->run->nfinal, x->vals, x->lens, y->vals, y->lens);
+
+    return c != 0 ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* ORDER BY on an aggregate: every group must be finished before the first
+ * can be returned, so they are all kept and sorted. */
+static int collect_groups(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    size_t cap = 0;
+    rowcopy_t **v;
+    int rc;
+
+    while ((rc = next_group(r, err)) > 0) {
+        if (m->nsorted == cap) {
+            cap = cap ? cap * 2 : 64;
+            v = realloc(m->sorted, cap * sizeof *v);
+            if (v == NULL)
+                return dal_err_set(err, DAL_ENOMEM, "out of memory");
+            m->sorted = v;
+        }
+        m->sorted[m->nsorted++] = m->out;
+        m->out = NULL;
+    }
+    if (rc < 0)
+        return rc;
+    if (m->nsorted > 1)
+        qsort_r(m->sorted, m->nsorted, sizeof *m->sorted, final_compare, r);
+    m->sorted_ready = 1;
+    return 0;
+}
+
+static int next_sorted(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    const rowcopy_t *g;
+    int rc;
+
+    if (!m->sorted_ready && (rc = collect_groups(r, err)) != 0)
+        return rc;
+    if (m->next_sorted == m->nsorted)
+        return 0;
+    g = m->sorted[m->next_sorted++];
+    set_row(r, g->vals, g->lens);
+    return 1;
+}
+
+/* The next row of the merge, before LIMIT. */
+static int produce(dal_result_t *r, dal_error_t *err)
+{
+    const dal_merge_plan_t *p = r->plan;
+
+    if (p == NULL || r->ncols == 0)
+        return next_plain(r, err);
+    if (p->aggregate)
+        return r->run->nfinal > 0 ? next_sorted(r, err) : next_group_row(r, err);
+    return p->distinct ? next_distinct(r, err) : next_plain(r, err);
+}
+
+/* LIMIT offset, count: offset rows are produced and dropped one by one, so
+ * memory does not grow with the offset. */
+static int advance(dal_result_t *r, dal_error_t *err)
+{
+    struct dal_merge_run *m = r->run;
+    int rc;
+
+    for (; m->skip > 0; m->skip--) {
+        rc = produce(r, err);
+        if (rc <= 0)
+            return rc;
+    }
+    if (m->limited && m->left == 0)
+        return 0;
+    rc = produce(r, err);
+    if (rc > 0 && m->limited)
+        m->left--;
+    return rc;
+}
+
+/* The end, or a failure: every connection goes back at once. */
+static void finish(dal_result_t *r, int rc, const dal_error_t *e)
+{
+    struct dal_merge_run *m = r->run;
+
+    srcs_close_all(r);
+    set_row(r, NULL, NULL);
+    m->done = 1;
+    if (rc < 0) {
+        m->failed = 1;
+        m->fail = *e;
+    }
+}
+
+/* ============================================================ the result */
+
 dal_result_t *dal_result_new(void)
 {
     return calloc(1, sizeof(dal_result_t));
 }
 
-int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
+static int set_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
+                       dal_error_t *err)
 {
-    if (r->nparts > 0 && mysql_num_fields(res) != r->ncols) {
-        mysql_free_result(res);
-        return dal_err_set(err, DAL_EUNSUPPORTED,
-                           "datasource %s returned %u columns where the others returned %u; "
-                           "the physical tables differ",
-                           datasource, mysql_num_fields(res), r->ncols);
-    }
-    if (r->nparts == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 4;
-        MYSQL_RES **p = realloc(r->parts, cap * sizeof *p);
-        if (p == NULL) {
-            mysql_free_result(res);
+    unsigned int i;
+
+    r->meta = calloc(ncols + 1, sizeof *r->meta);
+    r->names = calloc(ncols + 1, sizeof *r->names);
+    if (r->meta == NULL || r->names == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < ncols; i++) {
+        dal_merge_meta_init(&r->meta[i], &fields[i]);
+        r->names[i] = strdup(fields[i].name ? fields[i].name : "");
+        if (r->names[i] == NULL)
             return dal_err_set(err, DAL_ENOMEM, "out of memory");
-        }
-        r->parts = p;
-        r->cap = cap;
     }
-    if (r->nparts == 0) {
-        r->ncols = mysql_num_fields(res);
-        r->fields = mysql_fetch_fields(res);
-    }
-    r->parts[r->nparts++] = res;
+    r->ncols = r->nvisible = ncols;
     return 0;
 }
 
+static int check_source(dal_result_t *r, unsigned int ncols, const char *datasource,
+                        dal_error_t *err)
+{
+    dal_result_src_t *v;
+    size_t cap;
+
+    if (r->run != NULL || r->plan != NULL)
+        return dal_err_set(err, DAL_ESTATE, "a source was added to a result already merging");
+    if (r->nsrcs > 0 && ncols != r->ncols)
+        return dal_err_set(err, DAL_EUNSUPPORTED,
+                           "datasource %s returned %u columns where the others returned %u; "
+                           "the physical tables differ", datasource, ncols, r->ncols);
+    if (r->nsrcs < r->cap)
+        return 0;
+    cap = r->cap ? r->cap * 2 : 4;
+    v = realloc(r->srcs, cap * sizeof *v);
+    if (v == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    r->srcs = v;
+    r->cap = cap;
+    return 0;
+}
+
+int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                          unsigned int ncols, const char *datasource, dal_error_t *err)
+{
+    char *name = NULL;
+    int rc;
+
+    if (datasource == NULL)
+        datasource = "?";
+    rc = check_source(r, ncols, datasource, err);
+    if (rc == 0 && r->nsrcs == 0)
+        rc = set_columns(r, fields, ncols, err);
+    if (rc == 0 && (name = strdup(datasource)) == NULL)
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc != 0) {
+        s->ops->close(s, 1);
+        return rc;
+    }
+    r->srcs[r->nsrcs].src = s;
+    r->srcs[r->nsrcs].datasource = name;
+    r->nsrcs++;
+    return 0;
+}
+
+/* ------------------------------------------------------ stored results */
+
+typedef struct stored_src {
+    dal_rowsrc_t base;
+    MYSQL_RES *res;
+} stored_src_t;
+
+static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
+{
+    stored_src_t *st = (stored_src_t *)s;
+
+    s->row = mysql_fetch_row(st->res);
+    s->lengths = s->row ? mysql_fetch_lengths(st->res) : NULL;
+    return s->row != NULL;
+}
+
+static void stored_close(dal_rowsrc_t *s, int ok)
+{
+    mysql_free_result(((stored_src_t *)s)->res);
+    free(s);
+}
+
+static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
+
+int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
+{
+    stored_src_t *s = calloc(1, sizeof *s);
+
+    if (s == NULL) {
+        mysql_free_result(res);
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    s->base.ops = &stored_ops;
+    s->res = res;
+    return dal_result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
+                                 datasource, err);
+}
+
+/* ---------------------------------------------------------- streams */
+
+typedef struct stream_src {
+    dal_rowsrc_t base;
+    MYSQL_RES *res;          /* from mysql_use_result */
+    dal_conn_t *conn;
+    void (*release)(void *ctx, dal_conn_t *c, int reusable);
+    void *ctx;
+} stream_src_t;
+
+static int stream_fetch(dal_rowsrc_t *s, dal_error_t *err)
+{
+    stream_src_t *st = (stream_src_t *)s;
+
+    s->row = mysql_fetch_row(st->res);
+    if (s->row != NULL) {
+        s->lengths = mysql_fetch_lengths(st->res);
+        return 1;
+    }
+    if (mysql_errno(&st->conn->mysql) != 0)
+        return dal_conn_error(st->conn, DAL_ESERVER, err);
+    return 0;
+}
+
+/* mysql_free_result reads and drops the rows not read yet: the protocol
+ * cannot cancel a result set, and the connection is usable only after. */
+static void stream_close(dal_rowsrc_t *s, int ok)
+{
+    stream_src_t *st = (stream_src_t *)s;
+
+    mysql_free_result(st->res);
+    st->release(st->ctx, st->conn, ok && mysql_errno(&st->conn->mysql) == 0);
+    free(st);
+}
+
+static const dal_rowsrc_ops_t stream_ops = {stream_fetch, stream_close};
+
+int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
+                          void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
+                          const char *datasource, dal_error_t *err)
+{
+    stream_src_t *s = calloc(1, sizeof *s);
+    MYSQL_RES *res = s ? mysql_use_result(&conn->mysql) : NULL;
+    int rc;
+
+    if (res == NULL) {
+        rc = s ? dal_conn_error(conn, DAL_ESERVER, err)
+               : dal_err_set(err, DAL_ENOMEM, "out of memory");
+        free(s);
+        release(ctx, conn, 0); /* a result set is pending on it */
+        return rc;
+    }
+    s->base.ops = &stream_ops;
+    s->res = res;
+    s->conn = conn;
+    s->release = release;
+    s->ctx = ctx;
+    return dal_result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
+                                 datasource, err);
+}
+
+/* ------------------------------------------------------------ merging */
+
+/* AVG items show their own name, not the SUM the nodes computed. */
+static int rename_columns(dal_result_t *r, const dal_merge_plan_t *p, dal_error_t *err)
+{
+    size_t i;
+    char *n;
+
+    for (i = 0; i < p->nnames && i < r->nvisible; i++) {
+        if (p->names[i] == NULL)
+            continue;
+        n = strdup(p->names[i]);
+        if (n == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        free(r->names[i]);
+        r->names[i] = n;
+    }
+    return 0;
+}
+
+int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err)
+{
+    int rc;
+
+    if (r->run != NULL || r->plan != NULL) {
+        dal_merge_plan_free(plan);
+        return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
+    }
+    r->plan = plan;
+    if (plan->limit != DAL_MERGE_LIMIT_NONE && !plan->limit_bound)
+        return dal_err_set(err, DAL_ESTATE, "the merge plan's LIMIT was not bound "
+                           "(dal_merge_node_edits)");
+    if (r->ncols > 0 && plan->nhidden >= r->ncols)
+        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u "
+                           "columns, the merge added %zu", r->ncols, plan->nhidden);
+    r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)plan->nhidden : 0);
+    rc = rename_columns(r, plan, err);
+    return rc != 0 ? rc : run_new(r, err);
+}
+
+void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
+{
+    free(r->ids);
+    r->ids = ids;
+    r->nids = n;
+}
+
+void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
+{
+    r->cleanup = fn;
+    r->cleanup_ctx = ctx;
+}
+
+/* ============================================================== getters */
+
 size_t dal_result_column_count(const dal_result_t *r)
 {
-    return r ? r->ncols : 0;
+    return r ? r->nvisible : 0;
 }
 
 const char *dal_result_column_name(const dal_result_t *r, size_t col)
 {
-    if (r == NULL || col >= r->ncols)
+    if (r == NULL || col >= r->nvisible)
         return NULL;
-    return r->fields[col].name;
+    return r->names[col];
 }
 
 int dal_result_next(dal_result_t *r, dal_error_t *err)
 {
+    dal_error_t e;
+    int rc;
+
     if (r == NULL)
         return dal_err_set(err, DAL_EINVAL, "result is NULL");
-    while (r->cur < r->nparts) {
-        r->row = mysql_fetch_row(r->parts[r->cur]);
-        if (r->row != NULL) {
-            r->lengths = mysql_fetch_lengths(r->parts[r->cur]);
-            return 1;
-        }
-        r->cur++;
+    if (r->run == NULL && (rc = run_new(r, err)) != 0)
+        return rc;
+    if (r->run->failed) {
+        if (err != NULL)
+            *err = r->run->fail;
+        return r->run->fail.code;
     }
-    r->row = NULL;
-    return 0;
+    if (r->run->done)
+        return 0;
+    dal_err_clear(&e);
+    rc = advance(r, &e);
+    if (rc <= 0)
+        finish(r, rc, &e);
+    if (rc < 0 && err != NULL)
+        *err = e;
+    return rc;
 }
 
 int dal_result_is_null(const dal_result_t *r, size_t col)
 {
-    return r == NULL || r->row == NULL || col >= r->ncols || r->row[col] == NULL;
+    return r == NULL || r->row == NULL || col >= r->nvisible || r->row[col] == NULL;
 }
 
 const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
@@ -115,6 +953,13 @@ uint64_t dal_result_insert_id(const dal_result_t *r)
     return r && r->nroutes == 1 ? r->insert_id : 0;
 }
 
+const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n)
+{
+    if (n != NULL)
+        *n = r && r->ids ? r->nids : 0;
+    return r && r->nids > 0 ? r->ids : NULL;
+}
+
 size_t dal_result_route_count(const dal_result_t *r)
 {
     return r ? r->nroutes : 0;
@@ -126,8 +971,18 @@ void dal_result_free(dal_result_t *r)
 
     if (r == NULL)
         return;
-    for (i = 0; i < r->nparts; i++)
-        mysql_free_result(r->parts[i]);
-    free(r->parts);
+    srcs_close_all(r);
+    for (i = 0; i < r->nsrcs; i++)
+        free(r->srcs[i].datasource);
+    for (i = 0; i < r->ncols; i++)
+        free(r->names[i]);
+    free(r->srcs);
+    free(r->names);
+    free(r->meta);
+    free(r->ids);
+    run_free(r->run);
+    dal_merge_plan_free(r->plan);
+    if (r->cleanup != NULL)
+        r->cleanup(r->cleanup_ctx);
     free(r);
 }

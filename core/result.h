@@ -1,33 +1,131 @@
 /*
  * result.h -- dal_result_t: the rows or affected-row count of a statement.
  *
- * A result keeps each node's fully received MYSQL_RES and walks them in
- * order, so the node's connection is back in its pool before the caller
- * sees the first row.
+ * A result reads rows from one or more *sources*, one per data node that
+ * returned rows: a fully received MYSQL_RES (dal_result_add), a node's
+ * connection still streaming its rows (dal_result_add_stream), or, for the
+ * tests, any row source (dal_result_add_source).  Without a merge plan the
+ * sources are read one after the other.  With one (dal_result_set_merge)
+ * dal_result_next returns the rows of the statement as one server holding
+ * all the data would: merged on the sort keys, grouped, deduplicated and
+ * limited while streaming, in the caller's thread (see merge.h and
+ * docs/merging.md).
+ *
+ * Streaming keeps memory flat: a source holds one row at a time, so
+ * ORDER BY ... LIMIT 100000, 10 over many nodes skips rows without keeping
+ * them.  Only GROUP BY ... ORDER BY <an aggregate> keeps every group.
+ *
+ * Internal header: exec.c fills the write counters directly.
  */
 #ifndef DAL_CORE_RESULT_H
 #define DAL_CORE_RESULT_H
 
 #include <mysql.h>
 
+#include "conn.h"
 #include "dal/dal.h"
+#include "merge.h"
+
+/* ---------------------------------------------------------- row sources */
+
+typedef struct dal_rowsrc dal_rowsrc_t;
+
+typedef struct dal_rowsrc_ops {
+    /* Make the next row current in s->row / s->lengths: 1, 0 at the end,
+     * or a negative DAL_E* code with err filled (naming the datasource). */
+    int (*fetch)(dal_rowsrc_t *s, dal_error_t *err);
+    /* Free s and what it holds.  ok == 0 after fetch failed: a connection
+     * behind s must not be reused.  Called exactly once. */
+    void (*close)(dal_rowsrc_t *s, int ok);
+} dal_rowsrc_ops_t;
+
+/* Embedded first in each kind of source. */
+struct dal_rowsrc {
+    const dal_rowsrc_ops_t *ops;
+    MYSQL_ROW row;            /* current row; values NUL-terminated, NULL for SQL NULL */
+    unsigned long *lengths;   /* of the current row */
+};
+
+/* The state of the merge while rows are read; private to result.c. */
+struct dal_merge_run;
+
+/* One source and the name of its datasource (owned). */
+typedef struct dal_result_src {
+    dal_rowsrc_t *src;        /* owned; NULL once closed */
+    char *datasource;
+} dal_result_src_t;
 
 struct dal_result {
-    MYSQL_RES **parts;      /* owned, one per node that returned rows */
-    size_t nparts, cap;
-    size_t cur;             /* part being read */
-    MYSQL_ROW row;          /* current row, inside parts[cur] */
-    unsigned long *lengths;
-    unsigned int ncols;
-    MYSQL_FIELD *fields;    /* of parts[0] */
+    /* writes: summed by exec.c over the routes */
     uint64_t affected;
     uint64_t insert_id;
     size_t nroutes;
+
+    dal_result_src_t *srcs;   /* owned, in the order added */
+    size_t nsrcs, cap;
+    unsigned int ncols;       /* columns of every source, hidden ones included */
+    unsigned int nvisible;    /* columns the caller sees */
+    dal_merge_meta_t *meta;   /* owned, ncols: how each column compares */
+    char **names;             /* owned, ncols */
+
+    dal_merge_plan_t *plan;   /* owned; NULL: sources one after the other */
+    struct dal_merge_run *run;/* owned; made by the first dal_result_next */
+
+    MYSQL_ROW row;            /* current row, NULL before the first and after the last */
+    unsigned long *lengths;
+
+    int64_t *ids;             /* owned: IDs generated for an INSERT (dal_result_set_ids) */
+    size_t nids;
+
+    void (*cleanup)(void *ctx); /* see dal_result_on_free */
+    void *cleanup_ctx;
 };
 
 dal_result_t *dal_result_new(void);
-/* Add one node's rows (ownership of res transferred, also on failure).
- * All parts must have the same number of columns. */
+
+/* Add one node's fully received rows (ownership of res transferred, also
+ * on failure).  All sources must have the same number of columns. */
 int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err);
+
+/*
+ * Add one node's rows as a stream.  Call after mysql_real_query (or its
+ * non-blocking form) succeeded on conn and the statement returned a result
+ * set (mysql_field_count > 0): this calls mysql_use_result and owns conn
+ * from now on, also on failure, until the stream is read to its end, the
+ * result reaches its end or fails, or the result is freed.  Then it calls
+ * release(ctx, conn, reusable) exactly once; reusable is 1 when every row
+ * was read (unread rows are drained first) without a client or server
+ * error.  release may run after the dal_query that added the stream has
+ * returned (from dal_result_next or dal_result_free), so ctx must stay valid
+ * until then (see dal_result_on_free).  datasource is copied.
+ */
+int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
+                          void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
+                          const char *datasource, dal_error_t *err);
+
+/* Add any source (s transferred, also on failure: closed with ok == 1).
+ * fields/ncols describe its columns (borrowed; copied from the first
+ * source); datasource is copied. */
+int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                          unsigned int ncols, const char *datasource, dal_error_t *err);
+
+/*
+ * Merge the sources with plan (ownership transferred, also on failure) from
+ * now on.  Call after the last source is added and before the first
+ * dal_result_next.  The plan's LIMIT must have been bound by
+ * dal_merge_node_edits.  Fails with DAL_EUNSUPPORTED if the nodes' columns
+ * do not fit the plan (a sort key on an ENUM column, fewer columns than the
+ * plan needs) and DAL_ESTATE if rows were already read.
+ */
+int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err);
+
+/* Attach the IDs generated for an INSERT, in row order (ids transferred,
+ * malloc'd; freed with the result).  Read with dal_result_generated_ids. */
+void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n);
+
+/* Call fn(ctx) in dal_result_free, after every source is released: where
+ * the caller drops what the release callbacks need (a snapshot
+ * reference).  One per result; a second call replaces the first. */
+void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx);
 
 #endif /* DAL_CORE_RESULT_H */

@@ -171,8 +171,7 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
                       dal_error_t *err)
 {
     dal_snapshot_t *snap;
-    const dal_sql_t *q = NULL;
-    dal_routing_t rt;
+    dal_stmt_t st;
     int rc;
 
     if (out != NULL)
@@ -183,16 +182,16 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
     snap = s->in_txn ? s->snap : dal_snapshot_acquire(s->dal);
     if (s->in_txn)
         dal_snapshot_ref(snap);
-    memset(&rt, 0, sizeof rt);
-    rc = dal_prepare(s->dal, snap, opts, sql, params, nparams, &q, &rt, err);
-    if (rc == 0 && dal_is_txn_control(q->kind))
-        rc = txn_statement(s, q->kind, out, err);
+    rc = dal_stmt_prepare(s->dal, snap, opts, sql, params, nparams, &st, err);
+    if (rc == 0 && dal_is_txn_control(st.sql->kind))
+        rc = txn_statement(s, st.sql->kind, out, err);
     else if (rc == 0 && s->in_txn)
-        rc = run_in_txn(s, &rt, params, nparams, out, err);
+        rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
     else if (rc == 0)
-        rc = dal_exec_routes(&rt, params, nparams, out, err);
-    dal_routing_clear(&rt);
-    dal_sql_unref(q);
+        rc = dal_exec_routes(&st.rt, st.params, st.nparams, out, err);
+    if (rc == 0)
+        dal_stmt_give_ids(&st, *out);
+    dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
     return rc;
 }
@@ -204,8 +203,5 @@ int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char 
     dal_result_t *r = NULL;
     int rc = dal_session_query(s, opts, sql, params, nparams, &r, err);
 
-    if (affected_rows != NULL)
-        *affected_rows = rc == 0 ? dal_result_affected_rows(r) : 0;
-    dal_result_free(r);
-    return rc;
+    return dal_result_drop(rc, r, affected_rows);
 }

@@ -22,6 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "hex.h"
 #include "sql.h"
 
 #include <limits.h>
@@ -2328,16 +2329,6 @@ static void sink_end(sink_t *k, size_t *outlen)
     *outlen = k->n;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* X'hex' body [b,e): an even number of hex digits. */
 static int decode_hex(const char *b, const char *e, sink_t *k)
@@ -2345,7 +2336,7 @@ static int decode_hex(const char *b, const char *e, sink_t *k)
     if ((e - b) % 2)
         return -1;
     for (; b < e; b += 2) {
-        int hi = hexval(b[0]), lo = hexval(b[1]);
+        int hi = dal_hexval(b[0]), lo = dal_hexval(b[1]);
         if (hi < 0 || lo < 0)
             return -1;
         sink_put(k, (char)(hi * 16 + lo));

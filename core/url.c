@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hex.h"
 #include "config.h"
 #include "error.h"
 #include "url.h"
@@ -154,16 +155,6 @@ done:
 
 /* ------------------------------------------------------------- decoding */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /*
  * Decode %XX escapes of [b, e) into a new string.  what names the part in
@@ -183,8 +174,8 @@ static int decode(const char *b, const char *e, const char *what, int secret,
             *d++ = *b;
             continue;
         }
-        hi = e - b > 1 ? hexval((unsigned char)b[1]) : -1;
-        lo = e - b > 2 ? hexval((unsigned char)b[2]) : -1;
+        hi = e - b > 1 ? dal_hexval((unsigned char)b[1]) : -1;
+        lo = e - b > 2 ? dal_hexval((unsigned char)b[2]) : -1;
         if (hi < 0 || lo < 0) {
             if (secret)
                 rc = dal_err_set(err, DAL_ECONFIG, "bad %%-escape in the %s: '%%' must be followed by two hex digits (write %%25 for '%%')", what);

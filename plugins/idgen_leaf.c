@@ -54,19 +54,18 @@
 #include <string.h>
 #include <time.h>
 
-#include <dal/plugin.h>
+#include "idgen_common.h"
 
 #define LEAF_CHUNK 4096          /* most IDs taken by one fetch-add (bounds the waste) */
 #define LEAF_CLAIM_TRIES 64      /* compare-and-set rounds before giving up */
 #define LEAF_RETRY_NS 100000000u /* after a failed reservation, callers fail fast this long */
 #define LEAF_SQL_MAX 256
-#define CACHE_LINE 64
 
 enum { SPARE_EMPTY, SPARE_LOADING, SPARE_READY };
 
 /* One buffer.  next and max share a cache line: a caller reads both. */
 typedef struct segment {
-    _Alignas(CACHE_LINE) _Atomic uint64_t next; /* next ID to hand out; runs past max */
+    _Alignas(IDGEN_CACHE_LINE) _Atomic uint64_t next; /* next ID to hand out; runs past max */
     _Atomic uint64_t max;                       /* end, exclusive */
     _Atomic uint64_t prefetch_at;               /* taking this ID asks for the next segment */
 } segment_t;
@@ -79,7 +78,7 @@ typedef struct range {
 
 typedef struct leaf {
     segment_t seg[2];
-    _Alignas(CACHE_LINE) _Atomic(segment_t *) cur; /* own line: read by every call */
+    _Alignas(IDGEN_CACHE_LINE) _Atomic(segment_t *) cur; /* own line: read by every call */
 
     const dal_host_api_t *api;
     dal_host_t *host;
@@ -108,83 +107,42 @@ typedef struct leaf {
     dal_error_t last_err;
 } leaf_t;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------- database */
-
-static dal_value_t text_value(const char *s)
-{
-    dal_value_t v;
-
-    v.type = DAL_TYPE_STRING;
-    v.v.s.ptr = s;
-    v.v.s.len = strlen(s);
-    return v;
-}
-
-static dal_value_t int_value(int64_t i)
-{
-    dal_value_t v;
-
-    v.type = DAL_TYPE_INT;
-    v.v.i = i;
-    return v;
-}
 
 /* The row's max_id and step (the floor of the dynamic step). */
 static int read_row(leaf_t *l, int64_t *max_id, int64_t *floor, dal_error_t *err)
 {
-    const dal_host_api_t *api = l->api;
-    dal_value_t tag = text_value(l->tag);
-    dal_result_t *r = NULL;
+    dal_value_t tag = idgen_text(l->tag);
+    int64_t cols[2];
     int rc;
 
-    rc = api->query(l->host, l->ds, l->sql_read, &tag, 1, &r, err);
-    if (rc != 0)
-        goto done;
-    rc = api->result_next(r, err);
+    rc = idgen_query_row(l->api, l->host, l->ds, l->sql_read, &tag, 1, cols, 2, err);
     if (rc < 0)
-        goto done;
-    if (rc == 0) {
-        rc = api->set_error(err, DAL_ECONFIG, "biz tag '%s' is not in the segment table on "
-                            "datasource '%s' (`dal idgen init` adds it)", l->tag, l->ds);
-        goto done;
-    }
-    *max_id = api->result_int(r, 0);
-    *floor = api->result_int(r, 1);
-    rc = 0;
+        return rc;
+    if (rc == 0)
+        return l->api->set_error(err, DAL_ECONFIG, "biz tag '%s' is not in the segment table "
+                                 "on datasource '%s' (`dal idgen init` adds it)", l->tag, l->ds);
+    *max_id = cols[0];
+    *floor = cols[1];
     if (*max_id < 0 || *floor < 1)
-        rc = api->set_error(err, DAL_ESTATE, "biz tag '%s' on datasource '%s' has max_id %"
-                            PRId64 " and step %" PRId64 " (need max_id >= 0, step >= 1)",
-                            l->tag, l->ds, *max_id, *floor);
-done:
-    if (r != NULL)
-        api->result_free(r);
-    return rc;
+        return l->api->set_error(err, DAL_ESTATE, "biz tag '%s' on datasource '%s' has max_id %"
+                                 PRId64 " and step %" PRId64 " (need max_id >= 0, step >= 1)",
+                                 l->tag, l->ds, *max_id, *floor);
+    return 0;
 }
 
 /* Move max_id from m to m + step if nobody did first: 1 won, 0 lost, < 0 error. */
 static int claim(leaf_t *l, int64_t m, int64_t step, dal_error_t *err)
 {
     dal_value_t p[3];
-    dal_result_t *r = NULL;
+    uint64_t affected = 0;
     int rc;
 
-    p[0] = int_value(m + step);
-    p[1] = text_value(l->tag);
-    p[2] = int_value(m);
-    rc = l->api->query(l->host, l->ds, l->sql_claim, p, 3, &r, err);
-    if (rc == 0)
-        rc = l->api->result_affected_rows(r) == 1;
-    if (r != NULL)
-        l->api->result_free(r);
-    return rc;
+    p[0] = idgen_int(m + step);
+    p[1] = idgen_text(l->tag);
+    p[2] = idgen_int(m);
+    rc = idgen_exec(l->api, l->host, l->ds, l->sql_claim, p, 3, &affected, err);
+    return rc < 0 ? rc : affected == 1;
 }
 
 static int64_t clamp_step(int64_t want, int64_t floor, int64_t cap)
@@ -194,17 +152,10 @@ static int64_t clamp_step(int64_t want, int64_t floor, int64_t cap)
     return want < floor ? floor : want;
 }
 
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
-
 /* Reserve one segment of about want IDs (0: the table's step). */
 static int reserve(leaf_t *l, int64_t want, range_t *out, dal_error_t *err)
 {
-    int64_t m, floor, step;
+    int64_t m = 0, floor = 1, step;
     int i, rc;
 
     for (i = 0; i < LEAF_CLAIM_TRIES; i++) {
@@ -224,7 +175,7 @@ static int reserve(leaf_t *l, int64_t want, range_t *out, dal_error_t *err)
         }
         /* another process won this round: back off a little, at random,
          * so that a crowd of loaders does not collide again in lock step */
-        sleep_ms((unsigned)rand_r(&l->seed) % (1u << (i < 4 ? i : 4)));
+        idgen_sleep_ms(rand_r(&l->seed) % (1 << (i < 4 ? i : 4)));
     }
     return l->api->set_error(err, DAL_ESERVER, "biz tag '%s': no segment after %d tries: "
                              "other processes kept moving max_id", l->tag, LEAF_CLAIM_TRIES);
@@ -323,14 +274,13 @@ static int exhausted(leaf_t *l, const char *why, dal_error_t *err)
 static int await_spare(leaf_t *l, uint64_t deadline, dal_error_t *err)
 {
     uint64_t fails = l->failures, now;
-    struct timespec ts;
 
     for (;;) {
         if (l->spare_state == SPARE_READY) {
             switch_to_spare(l);
             return 0;
         }
-        now = mono_ns();
+        now = idgen_mono_ns();
         if (l->failures != fails)
             return exhausted(l, "reserving the next one failed", err);
         if (l->spare_state == SPARE_EMPTY) {
@@ -343,15 +293,13 @@ static int await_spare(leaf_t *l, uint64_t deadline, dal_error_t *err)
             return l->api->set_error(err, DAL_ESTATE, "biz tag '%s': both segments are used "
                                      "up and no new one came from datasource '%s' within %"
                                      PRIu64 " ms", l->tag, l->ds, l->wait_ns / 1000000u);
-        ts.tv_sec = (time_t)(deadline / 1000000000u);
-        ts.tv_nsec = (long)(deadline % 1000000000u);
-        pthread_cond_timedwait(&l->ready_cv, &l->mu, &ts);
+        idgen_cond_wait_until(&l->ready_cv, &l->mu, deadline);
     }
 }
 
 static int next_slow(leaf_t *l, int64_t *ids, size_t n, dal_error_t *err)
 {
-    uint64_t deadline = mono_ns() + l->wait_ns;
+    uint64_t deadline = idgen_mono_ns() + l->wait_ns;
     size_t done = 0, got;
     int cross = 0, rc = 0;
 
@@ -408,10 +356,10 @@ static int64_t wanted_step(const leaf_t *l, uint64_t now)
 /* Reserve into the spare slot.  Called with mu held; drops it meanwhile. */
 static void load_spare(leaf_t *l)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = idgen_mono_ns();
     int64_t want = wanted_step(l, t0);
     dal_error_t err;
-    range_t r;
+    range_t r = { 0, 0, 0 };
     int rc;
 
     memset(&err, 0, sizeof err);
@@ -432,7 +380,7 @@ static void load_spare(leaf_t *l)
         l->spare_state = SPARE_EMPTY;
         l->last_err = err;
         l->failures++;
-        l->last_fail_ns = mono_ns();
+        l->last_fail_ns = idgen_mono_ns();
     }
     pthread_cond_broadcast(&l->ready_cv);
 }
@@ -457,14 +405,6 @@ static void *loader_main(void *arg)
 
 /* ------------------------------------------------------------ instance */
 
-/* A table name goes into SQL text, so only plain identifiers are allowed. */
-static int identifier_ok(const char *s)
-{
-    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$");
-
-    return n > 0 && n <= 64 && s[n] == '\0';
-}
-
 /* Read and check the parameters into l. */
 static int leaf_configure(leaf_t *l, const char *name, const dal_plugin_params_t *p,
                           dal_error_t *err)
@@ -479,7 +419,7 @@ static int leaf_configure(leaf_t *l, const char *name, const dal_plugin_params_t
     l->tag = api->param_is_set(p, "biz_tag") ? api->param_string(p, "biz_tag") : name;
     l->max_step = api->param_int(p, "max_step");
     l->prefetch = api->param_double(p, "prefetch");
-    if (!identifier_ok(table))
+    if (!idgen_identifier_ok(table))
         return api->set_error(err, DAL_ECONFIG, "table = '%s' is not a plain table name", table);
     if (l->tag[0] == '\0' || strlen(l->tag) > 128)
         return api->set_error(err, DAL_ECONFIG, "biz_tag must have 1 to 128 characters");
@@ -500,16 +440,7 @@ static int leaf_configure(leaf_t *l, const char *name, const dal_plugin_params_t
 
 static int leaf_sync_init(leaf_t *l)
 {
-    pthread_condattr_t ca;
-    int rc;
-
-    if (pthread_condattr_init(&ca) != 0)
-        return -1;
-    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(&l->ready_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
+    if (idgen_cond_init(&l->ready_cv) != 0)
         return -1;
     if (pthread_cond_init(&l->loader_cv, NULL) != 0) {
         pthread_cond_destroy(&l->ready_cv);
@@ -538,7 +469,7 @@ static void leaf_sync_free(leaf_t *l)
 static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *name,
                        const dal_plugin_params_t *params, void **instance, dal_error_t *err)
 {
-    leaf_t *l = aligned_alloc(CACHE_LINE, (sizeof(leaf_t) + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
+    leaf_t *l = aligned_alloc(IDGEN_CACHE_LINE, (sizeof(leaf_t) + IDGEN_CACHE_LINE - 1) / IDGEN_CACHE_LINE * IDGEN_CACHE_LINE);
     int rc;
 
     *instance = NULL;
@@ -547,7 +478,7 @@ static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *
     memset(l, 0, sizeof *l);
     l->api = api;
     l->host = host;
-    l->seed = (unsigned)mono_ns() ^ (unsigned)(uintptr_t)l;
+    l->seed = (unsigned)idgen_mono_ns() ^ (unsigned)(uintptr_t)l;
     /* both slots start empty (next == max == 0): the first call waits for
      * the loader exactly as at any other switch */
     atomic_init(&l->cur, &l->seg[0]);

@@ -1,3 +1,1036 @@
-/* placeholder: replaced by the merge work */
+/*
+ * test_scatter.c -- the merge of several data nodes' rows, checked against
+ * MariaDB's own answer.
+ *
+ * tests/integration.sh starts four mariadbd (product_0 .. product_3, plus
+ * `plain` on server 0) and exports their ports in DAL_TEST_PORTS.  The same
+ * seeded random rows go into one ordinary table `mtab` in `plain` and into
+ * the logical table `mtab` sharded over the four servers (8 physical
+ * tables, mod on k), created and filled through dal.  Then several hundred
+ * generated queries -- filters, IN lists, ranges, ORDER BY with several
+ * keys and directions, LIMIT/OFFSET, aggregates with and without GROUP BY,
+ * DISTINCT -- run both ways and must give the same rows: in the same order
+ * where ORDER BY makes it total, the same ORDER BY key sequence where all
+ * keys are selected, else the same multiset.  Every mismatch prints the
+ * seed and the query; DAL_TEST_SEED=n replays a run.
+ *
+ * A second test measures the memory of ORDER BY ... LIMIT 100000, 10 over
+ * the eight physical tables: the merge streams, so the peak RSS must not
+ * grow by more than 16 MB over LIMIT 0, 10.
+ */
+#include <check.h>
+#include <mysql.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
-int main(void) { return EXIT_SUCCESS; }
+#include <string.h>
+#include <sys/time.h>
+
+#include <dal/dal.h>
+
+#include "testutil.h"
+
+#define NODES 4
+#define ROWS 2000
+#define QUERIES 600
+#define BIG_ROWS 200000
+#define DEFAULT_SEED 20241129u
+#define MAX_COLS 16
+#define MAX_PARAMS 16
+#define MAX_REPORTS 12
+
+static int ports[NODES];
+static char *ini;
+static unsigned long long seed = DEFAULT_SEED;
+
+/* =========================================================== random */
+
+static uint64_t rng;
+
+static uint64_t rnd64(void)
+{
+    /* xorshift64*: small, seedable, the same on every platform */
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 2685821657736338717ULL;
+}
+
+static int rnd(int n)
+{
+    return (int)(rnd64() % (uint64_t)n);
+}
+
+static int chance(int one_in)
+{
+    return rnd(one_in) == 0;
+}
+
+/* ========================================================= servers */
+
+static void read_env(void)
+{
+    const char *env = tu_env("DAL_TEST_PORTS"), *s = getenv("DAL_TEST_SEED");
+
+    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
+        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
+        exit(1);
+    }
+    if (s != NULL && *s != '\0')
+        seed = strtoull(s, NULL, 10);
+}
+
+static MYSQL *direct(int i, const char *db)
+{
+    MYSQL *m = mysql_init(NULL);
+
+    if (m == NULL || !mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db,
+                                         (unsigned)ports[i], NULL, 0)) {
+        fprintf(stderr, "FATAL: connect to 127.0.0.1:%d/%s: %s\n", ports[i], db,
+                m ? mysql_error(m) : "no memory");
+        exit(1);
+    }
+    return m;
+}
+
+static void direct_exec(MYSQL *m, const char *sql)
+{
+    if (mysql_query(m, sql) != 0) {
+        fprintf(stderr, "FATAL: %s: %s\n", sql, mysql_error(m));
+        exit(1);
+    }
+}
+
+static char *make_ini(const char *dir)
+{
+    char text[4096];
+    size_t len = 0;
+    int i;
+
+    for (i = 0; i < NODES; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "[datasource dbS%d]\n"
+                                "master = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
+                                i, ports[i], i);
+    snprintf(text + len, sizeof text - len,
+             "[table mtab]\n"
+             "datasource = dbS\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 8\n"
+             "shard_key = k\n"
+             "strategy = mod\n"
+             "[table mbig]\n"
+             "datasource = dbS\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 8\n"
+             "shard_key = k\n"
+             "strategy = mod\n");
+    return tu_write(dir, "scatter.ini", text);
+}
+
+static dal_t *open_dal(void)
+{
+    dal_error_t err;
+    dal_t *dal = NULL;
+
+    if (dal_open(ini, NULL, &dal, &err) != 0) {
+        fprintf(stderr, "FATAL: dal_open %s: %s\n", ini, err.message);
+        exit(1);
+    }
+    return dal;
+}
+
+static void dal_must(dal_t *dal, const dal_query_opts_t *o, const char *sql)
+{
+    dal_error_t err;
+
+    if (dal_exec(dal, o, sql, NULL, 0, NULL, &err) != 0) {
+        fprintf(stderr, "FATAL: dal: %s: %s\n", sql, err.message);
+        exit(1);
+    }
+}
+
+/* ============================================================== data */
+
+#define MTAB_DDL                                                                   \
+    "CREATE TABLE mtab (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, a INT NULL, " \
+    "b BIGINT NOT NULL, u INT UNSIGNED NULL, d DECIMAL(10,2) NULL, f DOUBLE NULL, "    \
+    "s VARCHAR(20) NULL, KEY (k))"
+
+/* ASCII words, no two equal ignoring case (a _ci GROUP BY would show either
+ * spelling), with '_' and digits to exercise the collation's order. */
+static const char *const words[] = {
+    "apple", "Banana", "cherry", "Date", "elder_berry", "Fig", "grape", "kiwi2", "Lemon",
+    "mango", "a_b", "aXb", "zeta", "Omega", "x1", "Y_2",
+};
+#define NWORDS (sizeof words / sizeof words[0])
+
+/* One random row as the text of an INSERT's VALUES tuple; *k its shard key. */
+static void random_row(long id, char *out, size_t cap, int *k)
+{
+    char a[16] = "NULL", u[16] = "NULL", d[32] = "NULL", f[32] = "NULL", s[32] = "NULL";
+    long cents;
+
+    *k = rnd(1000);
+    if (!chance(10))
+        snprintf(a, sizeof a, "%d", rnd(21) - 5);
+    if (!chance(10))
+        snprintf(u, sizeof u, "%d", rnd(100000));
+    if (!chance(7)) {
+        cents = rnd(2000001) - 1000000;
+        snprintf(d, sizeof d, "%s%ld.%02ld", cents < 0 ? "-" : "", labs(cents) / 100,
+                 labs(cents) % 100);
+    }
+    /* quarters: every sum and average of them is exact in a double, so the
+     * order the nodes add them in cannot change the last digit */
+    if (!chance(10))
+        snprintf(f, sizeof f, "%.2f", (rnd(80001) - 40000) / 4.0);
+    if (!chance(10))
+        snprintf(s, sizeof s, "'%s'", words[rnd(NWORDS)]);
+    snprintf(out, cap, "(%ld, %d, %s, %d, %s, %s, %s, %s)", id, *k, a, rnd(2000001) - 1000000,
+             u, d, f, s);
+}
+
+#define MTAB_INSERT "INSERT INTO mtab (id, k, a, b, u, d, f, s) VALUES "
+
+/* The same rows into plain.mtab (batched) and through dal into the shards
+ * (one statement each, the shard value passed as an option). */
+static void load_mtab(void)
+{
+    MYSQL *plain = direct(0, "plain");
+    dal_t *dal = open_dal();
+    char row[256], sql[512];
+    size_t len = 0, cap = 1 << 16;
+    char *batch = malloc(cap);
+    dal_value_t sv;
+    dal_query_opts_t o;
+    long id;
+    int k;
+
+    direct_exec(plain, "DROP TABLE IF EXISTS mtab");
+    direct_exec(plain, MTAB_DDL);
+    dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab");
+    dal_must(dal, NULL, MTAB_DDL);
+    memset(&o, 0, sizeof o);
+    o.shard_value = &sv;
+    rng = seed * 2654435761u + 1;
+    for (id = 1; id <= ROWS; id++) {
+        random_row(id, row, sizeof row, &k);
+        sv = dal_int(k);
+        snprintf(sql, sizeof sql, MTAB_INSERT "%s", row);
+        dal_must(dal, &o, sql);
+        if (len == 0)
+            len = (size_t)snprintf(batch, cap, MTAB_INSERT "%s", row);
+        else
+            len += (size_t)snprintf(batch + len, cap - len, ", %s", row);
+        if (len > cap - 512 || id == ROWS) {
+            direct_exec(plain, batch);
+            len = 0;
+        }
+    }
+    free(batch);
+    dal_close(dal);
+    mysql_close(plain);
+}
+
+/* mbig: BIG_ROWS rows, written straight into the physical tables with the
+ * sequence engine (mod: k % 8 is the table, table / 2 the server). */
+static void load_mbig(void)
+{
+    static const char *ddl = "CREATE TABLE mbig (id BIGINT NOT NULL PRIMARY KEY, k BIGINT NOT "
+                             "NULL, v INT NOT NULL, pad CHAR(40) NOT NULL)";
+    dal_t *dal = open_dal();
+    MYSQL *m = direct(0, "plain");
+    char sql[512], db[16];
+    int p;
+
+    direct_exec(m, "DROP TABLE IF EXISTS mbig");
+    direct_exec(m, ddl);
+    snprintf(sql, sizeof sql, "INSERT INTO mbig SELECT seq, seq, (seq * 7919) %% 100003, "
+             "REPEAT('x', 40) FROM seq_1_to_%d", BIG_ROWS);
+    direct_exec(m, sql);
+    mysql_close(m);
+    dal_must(dal, NULL, "DROP TABLE IF EXISTS mbig");
+    dal_must(dal, NULL, ddl);
+    dal_close(dal);
+    for (p = 0; p < 8; p++) {
+        snprintf(db, sizeof db, "product_%d", p / 2);
+        m = direct(p / 2, db);
+        snprintf(sql, sizeof sql, "INSERT INTO mbig_%d SELECT seq, seq, (seq * 7919) %% 100003, "
+                 "REPEAT('x', 40) FROM seq_1_to_%d WHERE seq %% 8 = %d", p, BIG_ROWS, p);
+        direct_exec(m, sql);
+        mysql_close(m);
+    }
+}
+
+/* ============================================================== rows */
+
+typedef struct rows {
+    char ***v;               /* v[i][c]: text or NULL */
+    size_t n, cap;
+    unsigned int ncols;
+    char *names[MAX_COLS];
+} rows_t;
+
+static void rows_push(rows_t *r, char **vals, unsigned long *lens)
+{
+    unsigned int c;
+    char **row = calloc(r->ncols + 1, sizeof *row);
+
+    ck_assert_ptr_nonnull(row);
+    for (c = 0; c < r->ncols; c++)
+        row[c] = vals[c] ? strndup(vals[c], lens[c]) : NULL;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        ck_assert_ptr_nonnull(r->v);
+    }
+    r->v[r->n++] = row;
+}
+
+static void rows_free(rows_t *r)
+{
+    size_t i;
+    unsigned int c;
+
+    for (i = 0; i < r->n; i++) {
+        for (c = 0; c < r->ncols; c++)
+            free(r->v[i][c]);
+        free(r->v[i]);
+    }
+    for (c = 0; c < r->ncols && c < MAX_COLS; c++)
+        free(r->names[c]);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+/* The plain server's answer; 0 or the server's error text in msg. */
+static int plain_rows(MYSQL *m, const char *sql, rows_t *out, char *msg, size_t cap)
+{
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    MYSQL_FIELD *f;
+    unsigned int c;
+
+    memset(out, 0, sizeof *out);
+    if (mysql_query(m, sql) != 0 || (res = mysql_store_result(m)) == NULL) {
+        snprintf(msg, cap, "%s", mysql_error(m));
+        return -1;
+    }
+    out->ncols = mysql_num_fields(res);
+    ck_assert_uint_le(out->ncols, MAX_COLS);
+    f = mysql_fetch_fields(res);
+    for (c = 0; c < out->ncols; c++)
+        out->names[c] = strdup(f[c].name);
+    while ((row = mysql_fetch_row(res)) != NULL)
+        rows_push(out, row, mysql_fetch_lengths(res));
+    mysql_free_result(res);
+    return 0;
+}
+
+/* dal's answer; 0 or a DAL_E* code with the message in msg. */
+static int dal_rows(dal_t *dal, const char *sql, const dal_value_t *params, size_t np,
+                    rows_t *out, char *msg, size_t cap)
+{
+    char *vals[MAX_COLS];
+    unsigned long lens[MAX_COLS];
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    size_t len;
+    unsigned int c;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = dal_query(dal, NULL, sql, params, np, &r, &err);
+    if (rc == 0) {
+        out->ncols = (unsigned int)dal_result_column_count(r);
+        ck_assert_uint_le(out->ncols, MAX_COLS);
+        for (c = 0; c < out->ncols; c++)
+            out->names[c] = strdup(dal_result_column_name(r, c));
+        while ((rc = dal_result_next(r, &err)) == 1) {
+            for (c = 0; c < out->ncols; c++) {
+                vals[c] = (char *)dal_result_text(r, c, &len);
+                lens[c] = (unsigned long)len;
+            }
+            rows_push(out, vals, lens);
+        }
+    }
+    dal_result_free(r);
+    if (rc < 0)
+        snprintf(msg, cap, "%s: %s", dal_strerror(rc), err.message);
+    return rc < 0 ? rc : 0;
+}
+
+static int cell_cmp(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+static unsigned int sort_ncols;
+
+static int row_cmp(const void *x, const void *y)
+{
+    char *const *a = *(char **const *)x, *const *b = *(char **const *)y;
+    unsigned int c;
+    int d;
+
+    for (c = 0; c < sort_ncols; c++)
+        if ((d = cell_cmp(a[c], b[c])) != 0)
+            return d;
+    return 0;
+}
+
+
+/* ========================================================= generator */
+
+typedef struct sb {
+    char *p;
+    size_t len, cap;
+} sb_t;
+
+static void sb_vput(sb_t *b, const char *fmt, va_list ap)
+{
+    va_list cp;
+    int n;
+
+    va_copy(cp, ap);
+    n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = (b->len + (size_t)n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        ck_assert_ptr_nonnull(b->p);
+    }
+    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    b->len += (size_t)n;
+}
+
+/* One generated query: the text for dal (maybe with ?) and its parameters,
+ * the text for the plain server (values inline), and how to compare. */
+typedef struct query {
+    sb_t dal, plain;
+    dal_value_t params[MAX_PARAMS];
+    size_t np;
+    int use_params;
+    int total;               /* ORDER BY makes the order total */
+    int proj[4];             /* else the result columns of the ORDER BY keys ... */
+    int nproj;               /* ... or -1 if some key is not a select item */
+} query_t;
+
+static void q_put(query_t *q, const char *fmt, ...) DAL_PRINTF(2, 3);
+static void q_put(query_t *q, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    sb_vput(&q->dal, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    sb_vput(&q->plain, fmt, ap);
+    va_end(ap);
+}
+
+static void sb_put(sb_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
+static void sb_put(sb_t *b, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    sb_vput(b, fmt, ap);
+    va_end(ap);
+}
+
+static void q_reset(query_t *q)
+{
+    q_put(q, "%s", "");
+    q->dal.len = q->plain.len = 0;
+    q->dal.p[0] = q->plain.p[0] = '\0';
+    q->np = 0;
+    q->use_params = chance(2);
+    q->total = 0;
+    q->nproj = 0;
+}
+
+/* A value: a ? with a parameter for dal, the literal for the plain server. */
+static void q_int(query_t *q, long v)
+{
+    if (q->use_params && q->np < MAX_PARAMS) {
+        q->params[q->np++] = dal_int(v);
+        sb_put(&q->dal, "?");
+        sb_put(&q->plain, "%ld", v);
+        return;
+    }
+    q_put(q, "%ld", v);
+}
+
+static void q_word(query_t *q, const char *w)
+{
+    if (q->use_params && q->np < MAX_PARAMS) {
+        q->params[q->np++] = dal_str(w);
+        sb_put(&q->dal, "?");
+        sb_put(&q->plain, "'%s'", w);
+        return;
+    }
+    q_put(q, "'%s'", w);
+}
+
+static const char *const cols[] = {"id", "k", "a", "b", "u", "d", "f", "s"};
+static const char *const nums[] = {"a", "b", "u", "d", "f", "k"};
+static const char *const group_exprs[] = {"a", "s", "k", "b % 4", "u % 3", "d > 0"};
+static const char *const distinct_exprs[] = {"a", "s", "b % 4", "f > 0", "u % 5"};
+#define NCOLS (int)(sizeof cols / sizeof cols[0])
+#define PICK(a) (a)[rnd((int)(sizeof(a) / sizeof((a)[0])))]
+
+static void gen_filter(query_t *q)
+{
+    int i, n;
+
+    switch (rnd(10)) {
+    case 0: case 1: case 2:
+        return;
+    case 3:
+        q_put(q, " WHERE k IN (");
+        for (i = 0, n = 1 + rnd(6); i < n; i++) {
+            q_put(q, "%s", i ? ", " : "");
+            q_int(q, rnd(1000));
+        }
+        q_put(q, ")");
+        return;
+    case 4:
+        n = rnd(1000);
+        q_put(q, " WHERE k BETWEEN ");
+        q_int(q, n);
+        q_put(q, " AND ");
+        q_int(q, n + rnd(300));
+        return;
+    case 5:
+        q_put(q, " WHERE a > ");
+        q_int(q, rnd(15) - 5);
+        return;
+    case 6:
+        q_put(q, " WHERE s IS NULL OR a IS NULL");
+        return;
+    case 7:
+        q_put(q, " WHERE b < ");
+        q_int(q, rnd(2000001) - 1000000);
+        q_put(q, " AND u IS NOT NULL");
+        return;
+    case 8:
+        q_put(q, " WHERE k = ");
+        q_int(q, rnd(1000));
+        return;
+    default:
+        q_put(q, " WHERE s IN (");
+        q_word(q, words[rnd(NWORDS)]);
+        q_put(q, ", ");
+        q_word(q, words[rnd(NWORDS)]);
+        q_put(q, ")");
+    }
+}
+
+static void gen_limit(query_t *q)
+{
+    long off = chance(3) ? 0 : rnd(60), n = rnd(25);
+
+    switch (rnd(3)) {
+    case 0:
+        q_put(q, " LIMIT ");
+        q_int(q, n);
+        return;
+    case 1:
+        q_put(q, " LIMIT ");
+        q_int(q, off);
+        q_put(q, ", ");
+        q_int(q, n);
+        return;
+    default:
+        q_put(q, " LIMIT ");
+        q_int(q, n);
+        q_put(q, " OFFSET ");
+        q_int(q, off);
+    }
+}
+
+static const char *direction(void)
+{
+    return chance(2) ? " DESC" : chance(2) ? " ASC" : "";
+}
+
+/* Distinct random picks from [0, n). */
+static int pick_distinct(int *out, int want, int n)
+{
+    int got = 0, x, i;
+
+    while (got < want) {
+        x = rnd(n);
+        for (i = 0; i < got && out[i] != x; i++)
+            ;
+        if (i == got)
+            out[got++] = x;
+    }
+    return got;
+}
+
+static int index_of(const int *v, int n, int x)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (v[i] == x)
+            return i;
+    return -1;
+}
+
+/* SELECT columns [WHERE] [ORDER BY keys] [LIMIT] */
+static void gen_rows(query_t *q)
+{
+    int sel[NCOLS], keys[4], nsel, nkeys = rnd(4), i, at;
+    int star = chance(8), limit = chance(3);
+
+    nsel = star ? NCOLS : pick_distinct(sel, 1 + rnd(4), NCOLS);
+    for (i = 0; star && i < NCOLS; i++)
+        sel[i] = i;
+    q_put(q, "SELECT ");
+    for (i = 0; i < nsel && !star; i++)
+        q_put(q, "%s%s", i ? ", " : "", cols[sel[i]]);
+    q_put(q, "%s FROM mtab", star ? "*" : "");
+    gen_filter(q);
+    pick_distinct(keys, nkeys, NCOLS);
+    q->total = index_of(keys, nkeys, 0) >= 0;
+    if (!q->total && (limit || chance(2))) {
+        keys[nkeys++] = 0; /* id is unique */
+        q->total = 1;
+    }
+    for (i = 0; i < nkeys; i++) {
+        at = index_of(sel, nsel, keys[i]);
+        q_put(q, "%s", i ? ", " : " ORDER BY ");
+        if (at >= 0 && chance(4))
+            q_put(q, "%d", at + 1);
+        else
+            q_put(q, "%s", cols[keys[i]]);
+        q_put(q, "%s", direction());
+        if (q->nproj >= 0 && at >= 0)
+            q->proj[q->nproj++] = at;
+        else
+            q->nproj = -1;
+    }
+    if (limit)
+        gen_limit(q);
+}
+
+static void gen_agg_item(query_t *q, int i)
+{
+    switch (rnd(7)) {
+    case 0: q_put(q, "COUNT(*)"); break;
+    case 1: q_put(q, "COUNT(%s)", PICK(cols)); break;
+    case 2: q_put(q, "SUM(%s)", PICK(nums)); break;
+    case 3: q_put(q, "AVG(%s)", PICK(nums)); break;
+    case 4: q_put(q, "MIN(%s)", PICK(cols)); break;
+    case 5: q_put(q, "MAX(%s)", PICK(cols)); break;
+    default: q_put(q, "COUNT(DISTINCT k)"); break;
+    }
+    if (i >= 0)
+        q_put(q, " AS x%d", i);
+}
+
+/* SELECT aggregates [WHERE] [LIMIT]: one row */
+static void gen_aggs(query_t *q)
+{
+    int i, n = 1 + rnd(5);
+
+    q_put(q, "SELECT ");
+    for (i = 0; i < n; i++) {
+        q_put(q, "%s", i ? ", " : "");
+        gen_agg_item(q, chance(2) ? i : -1);
+    }
+    q_put(q, " FROM mtab");
+    gen_filter(q);
+    if (chance(5))
+        q_put(q, chance(2) ? " LIMIT 1" : " LIMIT 1, 1");
+    q->total = 1;
+}
+
+/* SELECT [group exprs,] aggregates ... GROUP BY ... [HAVING] [ORDER BY] [LIMIT] */
+static void gen_groups(query_t *q)
+{
+    int g[2], ng = pick_distinct(g, 1 + chance(3), (int)(sizeof group_exprs / sizeof *group_exprs));
+    int hide = chance(4), nagg = 1 + rnd(3), local = 0, i, order;
+
+    q_put(q, "SELECT ");
+    for (i = 0; i < ng && !hide; i++)
+        q_put(q, "%s, ", group_exprs[g[i]]);
+    for (i = 0; i < nagg; i++) {
+        q_put(q, "%s", i ? ", " : "");
+        gen_agg_item(q, i);
+    }
+    q_put(q, " FROM mtab");
+    gen_filter(q);
+    for (i = 0; i < ng; i++) {
+        q_put(q, "%s%s", i ? ", " : " GROUP BY ", group_exprs[g[i]]);
+        local |= strcmp(group_exprs[g[i]], "k") == 0;
+    }
+    if (local && chance(3))
+        q_put(q, " HAVING COUNT(*) > 1");
+    order = rnd(4);
+    if (order == 1 || order == 2) {
+        q_put(q, " ORDER BY %s", order == 2 ? "x0 DESC, " : "");
+        for (i = 0; i < ng; i++)
+            q_put(q, "%s%s%s", i ? ", " : "", group_exprs[g[i]], direction());
+        q->total = 1;
+    } else if (order == 3) {
+        q_put(q, " ORDER BY NULL");
+    }
+    q->nproj = -1;
+    if (q->total && chance(3))
+        gen_limit(q);
+}
+
+/* SELECT DISTINCT exprs [WHERE] [ORDER BY all of them] [LIMIT] */
+static void gen_distinct(query_t *q)
+{
+    int c[2], n = pick_distinct(c, 1 + chance(2), (int)(sizeof distinct_exprs / sizeof *distinct_exprs));
+    int i, order = chance(2), first = chance(2);
+
+    q_put(q, "SELECT DISTINCT ");
+    for (i = 0; i < n; i++)
+        q_put(q, "%s%s", i ? ", " : "", distinct_exprs[c[i]]);
+    q_put(q, " FROM mtab");
+    gen_filter(q);
+    if (order) {
+        for (i = 0; i < n; i++)
+            q_put(q, "%s%s%s", i ? ", " : " ORDER BY ",
+                  distinct_exprs[c[(i + first) % n]], direction());
+        q->total = 1;
+        if (chance(2))
+            gen_limit(q);
+    }
+    q->nproj = -1;
+}
+
+static void generate(query_t *q)
+{
+    int kind = rnd(10);
+
+    q_reset(q);
+    if (kind < 4)
+        gen_rows(q);
+    else if (kind < 6)
+        gen_aggs(q);
+    else if (kind < 9)
+        gen_groups(q);
+    else
+        gen_distinct(q);
+}
+
+/* ======================================================== comparison */
+
+static int row_at_differs(const rows_t *d, const rows_t *p, size_t i, char *why, size_t cap)
+{
+    unsigned int c;
+
+    for (c = 0; c < d->ncols; c++) {
+        if (cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
+            snprintf(why, cap, "row %zu column %u (%s): dal '%s', server '%s'", i + 1, c + 1,
+                     p->names[c], d->v[i][c] ? d->v[i][c] : "NULL",
+                     p->v[i][c] ? p->v[i][c] : "NULL");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int key_seq_differs(const query_t *q, const rows_t *d, const rows_t *p, char *why,
+                           size_t cap)
+{
+    size_t i;
+    int k, c;
+
+    for (i = 0; i < d->n; i++) {
+        for (k = 0; k < q->nproj; k++) {
+            c = q->proj[k];
+            if (cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
+                snprintf(why, cap, "ORDER BY key %s of row %zu: dal '%s', server '%s'",
+                         p->names[c], i + 1, d->v[i][c] ? d->v[i][c] : "NULL",
+                         p->v[i][c] ? p->v[i][c] : "NULL");
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* 0 if dal's rows are the server's; else why not. */
+static int differs(const query_t *q, rows_t *d, rows_t *p, char *why, size_t cap)
+{
+    unsigned int c;
+    size_t i;
+
+    if (d->ncols != p->ncols) {
+        snprintf(why, cap, "dal has %u columns, the server %u", d->ncols, p->ncols);
+        return 1;
+    }
+    for (c = 0; c < d->ncols; c++) {
+        if (strcmp(d->names[c], p->names[c]) != 0) {
+            snprintf(why, cap, "column %u is '%s' in dal, '%s' on the server", c + 1,
+                     d->names[c], p->names[c]);
+            return 1;
+        }
+    }
+    if (d->n != p->n) {
+        snprintf(why, cap, "dal returned %zu rows, the server %zu", d->n, p->n);
+        return 1;
+    }
+    if (!q->total && q->nproj > 0 && key_seq_differs(q, d, p, why, cap))
+        return 1;
+    if (!q->total) {
+        sort_ncols = d->ncols;
+        qsort(d->v, d->n, sizeof *d->v, row_cmp);
+        qsort(p->v, p->n, sizeof *p->v, row_cmp);
+    }
+    for (i = 0; i < d->n; i++)
+        if (row_at_differs(d, p, i, why, cap))
+            return 1;
+    return 0;
+}
+
+static void report(int n, const query_t *q, const char *why)
+{
+    size_t i;
+
+    fprintf(stderr, "MISMATCH (seed %llu, query %d): %s\n  dal:    %s\n", seed, n, why,
+            q->dal.p);
+    for (i = 0; i < q->np; i++) {
+        if (q->params[i].type == DAL_TYPE_STRING)
+            fprintf(stderr, "    ?%zu = '%.*s'\n", i + 1, (int)q->params[i].v.s.len,
+                    q->params[i].v.s.ptr);
+        else
+            fprintf(stderr, "    ?%zu = %lld\n", i + 1, (long long)q->params[i].v.i);
+    }
+    fprintf(stderr, "  server: %s\n", q->plain.p);
+}
+
+/* Run q both ways; 0 if they agree. */
+static int run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
+{
+    rows_t d, p;
+    char why[600], msg[DAL_ERROR_MSG_MAX + 32];
+    int bad;
+
+    if (plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
+        fprintf(stderr, "FATAL (seed %llu, query %d): the server refused %s: %s\n", seed, n,
+                q->plain.p, msg);
+        exit(1);
+    }
+    bad = dal_rows(dal, q->dal.p, q->np ? q->params : NULL, q->np, &d, msg, sizeof msg) != 0;
+    if (bad)
+        snprintf(why, sizeof why, "dal failed: %s", msg);
+    else
+        bad = differs(q, &d, &p, why, sizeof why);
+    if (bad)
+        report(n, q, why);
+    rows_free(&d);
+    rows_free(&p);
+    return bad;
+}
+
+/* ============================================================= tests */
+
+START_TEST(test_differential)
+{
+    dal_t *dal = open_dal();
+    MYSQL *plain = direct(0, "plain");
+    query_t q;
+    int i, bad = 0, ordered = 0;
+
+    memset(&q, 0, sizeof q);
+    rng = seed ^ 0x9e3779b97f4a7c15ULL;
+    for (i = 0; i < QUERIES; i++) {
+        generate(&q);
+        ordered += q.total;
+        if (run_one(dal, plain, i, &q) != 0 && ++bad >= MAX_REPORTS)
+            break;
+    }
+    printf("scatter: seed %llu: %d generated queries (%d with a total order), %d mismatches\n",
+           seed, i, ordered, bad);
+    free(q.dal.p);
+    free(q.plain.p);
+    mysql_close(plain);
+    dal_close(dal);
+    ck_assert_msg(bad == 0, "%d queries gave other rows than the server (seed %llu, see above)",
+                  bad, seed);
+}
+END_TEST
+
+/* Fixed statements: what must be refused, and edge cases worth naming. */
+START_TEST(test_fixed)
+{
+    static const char *const refused[] = {
+        "SELECT GROUP_CONCAT(s) FROM mtab",
+        "SELECT COUNT(DISTINCT a) FROM mtab",
+        "SELECT a, COUNT(*) FROM mtab GROUP BY a HAVING COUNT(*) > 3",
+        "SELECT SUM(a) / COUNT(*) FROM mtab",
+        "SELECT id FROM mtab UNION SELECT id FROM mtab",
+        "SELECT a, COUNT(*) FROM mtab GROUP BY a WITH ROLLUP",
+        "SELECT DISTINCT a FROM mtab ORDER BY b",
+        "SELECT id, ROW_NUMBER() OVER (ORDER BY id) FROM mtab",
+    };
+    static const char *const same[] = {
+        /* one node: no merge, so HAVING and GROUP_CONCAT are fine */
+        "SELECT a, COUNT(*) FROM mtab WHERE k = 7 GROUP BY a HAVING COUNT(*) > 0",
+        "SELECT k, GROUP_CONCAT(id ORDER BY id), COUNT(DISTINCT a) FROM mtab GROUP BY k "
+        "HAVING COUNT(*) > 2 ORDER BY k",
+        "SELECT COUNT(*), SUM(f), AVG(f), SUM(d), AVG(d), AVG(u), MIN(s), MAX(s) FROM mtab",
+        "SELECT s, COUNT(*), AVG(d) FROM mtab GROUP BY s ORDER BY COUNT(*) DESC, s",
+        "SELECT COUNT(*) FROM mtab WHERE k < 0",
+        "SELECT SUM(a), AVG(a), MIN(a) FROM mtab WHERE k < 0",
+        "SELECT id FROM mtab ORDER BY id LIMIT 0",
+        "SELECT id FROM mtab ORDER BY id DESC LIMIT 1995, 100",
+        "SELECT * FROM mtab ORDER BY s DESC, f, id LIMIT 50",
+    };
+    dal_t *dal = open_dal();
+    MYSQL *plain = direct(0, "plain");
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    query_t q;
+    size_t i;
+    int rc, bad = 0;
+
+    for (i = 0; i < sizeof refused / sizeof *refused; i++) {
+        rc = dal_query(dal, NULL, refused[i], NULL, 0, &r, &err);
+        ck_assert_msg(rc == DAL_EUNSUPPORTED, "%s: expected DAL_EUNSUPPORTED, got %s",
+                      refused[i], dal_strerror(rc));
+        ck_assert_msg(strstr(err.message, "several data nodes") != NULL, "%s: %s", refused[i],
+                      err.message);
+        ck_assert_ptr_null(r);
+    }
+    memset(&q, 0, sizeof q);
+    for (i = 0; i < sizeof same / sizeof *same; i++) {
+        q_put(&q, "%s", "");
+        q.dal.len = q.plain.len = 0;
+        q_put(&q, "%s", same[i]);
+        q.total = strstr(same[i], "ORDER BY") != NULL || strstr(same[i], "GROUP BY") == NULL;
+        bad += run_one(dal, plain, (int)i, &q);
+    }
+    free(q.dal.p);
+    free(q.plain.p);
+    mysql_close(plain);
+    dal_close(dal);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ memory */
+
+/* VmHWM or VmRSS of this process, in kB. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, key, strlen(key)) == 0)
+            v = strtol(line + strlen(key), NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* Reset the peak RSS to the current RSS (Linux 4.0+); 0 or -1. */
+static int reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    int rc;
+
+    if (f == NULL)
+        return -1;
+    rc = fputs("5", f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
+/* Peak RSS growth in kB while running sql through dal; rows into out. */
+static long peak_growth(dal_t *dal, const char *sql, rows_t *out, double *ms)
+{
+    char msg[DAL_ERROR_MSG_MAX + 32];
+    struct timeval t0, t1;
+    long before, after;
+
+    before = reset_peak() == 0 ? status_kb("VmRSS:") : status_kb("VmHWM:");
+    gettimeofday(&t0, NULL);
+    ck_assert_msg(dal_rows(dal, sql, NULL, 0, out, msg, sizeof msg) == 0, "%s: %s", sql, msg);
+    gettimeofday(&t1, NULL);
+    after = status_kb("VmHWM:");
+    *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_usec - t0.tv_usec) / 1e3;
+    return after - before;
+}
+
+START_TEST(test_offset_memory)
+{
+    static const char *q0 = "SELECT id, v FROM mbig ORDER BY v DESC, id LIMIT 0, 10";
+    static const char *q1 = "SELECT id, v FROM mbig ORDER BY v DESC, id LIMIT 100000, 10";
+    dal_t *dal = open_dal();
+    MYSQL *plain = direct(0, "plain");
+    rows_t d, p;
+    query_t q;
+    double ms0, ms1;
+    long g0, g1;
+    char why[600], msg[256];
+
+    g0 = peak_growth(dal, q0, &d, &ms0); /* warm: connections, buffers */
+    rows_free(&d);
+    g0 = peak_growth(dal, q0, &d, &ms0);
+    rows_free(&d);
+    g1 = peak_growth(dal, q1, &d, &ms1);
+    ck_assert_int_eq(plain_rows(plain, q1, &p, msg, sizeof msg), 0);
+    memset(&q, 0, sizeof q);
+    q.total = 1;
+    ck_assert_msg(!differs(&q, &d, &p, why, sizeof why), "%s: %s", q1, why);
+    printf("memory: ORDER BY v DESC, id over %d rows in 8 tables on 4 servers: "
+           "LIMIT 0, 10: peak RSS +%ld kB, %.0f ms; LIMIT 100000, 10: +%ld kB, %.0f ms\n",
+           BIG_ROWS, g0, ms0, g1, ms1);
+    rows_free(&d);
+    rows_free(&p);
+    mysql_close(plain);
+    dal_close(dal);
+    ck_assert_msg(g1 - g0 < 16 * 1024, "LIMIT 100000, 10 grew the peak RSS by %ld kB more than "
+                  "LIMIT 0, 10: the merge is buffering", g1 - g0);
+}
+END_TEST
+
+static Suite *scatter_suite(void)
+{
+    Suite *s = suite_create("scatter");
+    TCase *tc = tcase_create("differential");
+
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_fixed);
+    tcase_add_test(tc, test_differential);
+    tcase_add_test(tc, test_offset_memory);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    char *dir;
+    SRunner *sr;
+    int failed;
+
+    read_env();
+    mysql_library_init(0, NULL, NULL);
+    dir = tu_mkdtemp();
+    ini = make_ini(dir);
+    printf("scatter: seed %llu (set DAL_TEST_SEED to replay)\n", seed);
+    load_mtab();
+    load_mbig();
+    sr = srunner_create(scatter_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    tu_rmtree(dir);
+    free(ini);
+    mysql_library_end();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -134,5 +134,8 @@ int cmd_check(cli_t *cli);     /* cmd_check.c */
 int cmd_explain(cli_t *cli);   /* cmd_explain.c */
 int cmd_exec(cli_t *cli);      /* cmd_exec.c */
 int cmd_shell(cli_t *cli);     /* shell.c */
+int cmd_load(cli_t *cli);      /* cmd_load.c */
+extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
+int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 
 #endif /* DAL_TOOLS_CLI_H */

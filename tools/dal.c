@@ -105,6 +105,19 @@ static const cli_command_t cli_commands[] = {
       "When standard input is not a terminal, statements are read from it\n"
       "without prompts and the exit status is 1 if any statement failed.\n"
       "The options set the initial output mode, shard value and datasource.\n" },
+    { "idgen", cmd_idgen, OPT_JSON | OPT_DATASOURCE, 0, 3, 1,
+      "idgen init [--datasource NAME] [--json] | idgen next NAME [N] [--json]",
+      "set up the ID generators' tables, or draw IDs",
+      "  init              create what the [idgen] sections keep in a database, if\n"
+      "                    missing: for leaf, the segment table and the section's biz\n"
+      "                    tag (max_id 1, its step); for snowflake with\n"
+      "                    lease_datasource, the worker id lease table.  Safe to repeat.\n"
+      "  --datasource NAME create them on this datasource instead of each section's\n"
+      "  next NAME [N]     draw N IDs (default 1, at most 1000000) from [idgen NAME]\n"
+      "                    and print one per line\n"
+      "  --json            init: {\"idgens\":[{...}]}; next: {\"idgen\":...,\"ids\":[...]}\n" },
+    { "load", cmd_load, OPT_JSON, 0, SIZE_MAX, 1, cmd_load_synopsis,
+      "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
       "plugins [--json] [--dir DIR]",
       "list the plugins in the plugin directory",

@@ -272,6 +272,10 @@ DAL_API double dal_result_double(const dal_result_t *r, size_t col);
 DAL_API uint64_t dal_result_affected_rows(const dal_result_t *r);
 /* LAST_INSERT_ID of the statement when it ran on exactly one node, else 0. */
 DAL_API uint64_t dal_result_insert_id(const dal_result_t *r);
+/* IDs generated for an INSERT into a table with `id_column`/`idgen`, one
+ * per row in row order (*n set; NULL and 0 when none).  Valid until
+ * dal_result_free. */
+DAL_API const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n);
 /* Number of data nodes the statement ran on. */
 DAL_API size_t dal_result_route_count(const dal_result_t *r);
 DAL_API void dal_result_free(dal_result_t *r);

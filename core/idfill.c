@@ -1,0 +1,273 @@
+/*
+ * idfill.c -- generated IDs on INSERT.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "error.h"
+#include "idfill.h"
+#include "idgen.h"
+#include "sql_lex.h"
+
+/* One change to the text: insert `text` at off (replacing len bytes); a
+ * non-negative row says a new ? there takes that row's ID. */
+typedef struct fill_edit {
+    uint32_t off, len;
+    const char *text;
+    long row;
+} fill_edit_t;
+
+typedef struct filler {
+    const dal_sql_t *s;
+    const dal_table_t *t;
+    const dal_value_t *params;
+    size_t nparams;
+    fill_edit_t *edits;       /* owned */
+    size_t nedits;
+    long *param_row;          /* owned: per original ?, the row whose ID replaces its NULL, or -1 */
+    size_t nids;
+    char colbuf[160];         /* "`id`, " */
+    char setbuf[160];         /* ", `id` = ?" */
+} filler_t;
+
+static const dal_table_t *target(const dal_snapshot_t *snap, const dal_sql_t *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->ntrefs; i++)
+        if (s->trefs[i].role == DAL_TREF_INTO)
+            return dal_snapshot_table(snap, s->trefs[i].name, strlen(s->trefs[i].name));
+    return NULL;
+}
+
+static void add_edit(filler_t *f, uint32_t off, uint32_t len, const char *text, long row)
+{
+    fill_edit_t *e = &f->edits[f->nedits++];
+
+    e->off = off;
+    e->len = len;
+    e->text = text;
+    e->row = row;
+}
+
+/* The "(" opening the column list: the first "(" after the target name. */
+static int column_list_open(const dal_sql_t *s, uint32_t *off)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    size_t i;
+
+    for (i = 0; i < s->ntrefs && s->trefs[i].role != DAL_TREF_INTO; i++)
+        ;
+    dal_lex_init(&lx, s->text, s->len);
+    lx.pos = s->trefs[i].off + s->trefs[i].len;
+    do
+        t = dal_lex_next(&lx);
+    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
+    if (t.type != DAL_TOK_PUNCT || s->text[t.off] != '(')
+        return -1;
+    *off = t.off + 1;
+    return 0;
+}
+
+static int is_null_literal(const dal_sql_t *s, const dal_sql_opnd_t *o)
+{
+    return o->kind == DAL_OPND_LITERAL && o->lit_type == DAL_TOK_IDENT && o->len == 4 &&
+           strncasecmp(s->text + o->off, "NULL", 4) == 0;
+}
+
+/* The id column is listed: rows giving NULL (literally or as a NULL ?) get IDs. */
+static void plan_listed(filler_t *f, int kc)
+{
+    const dal_sql_t *s = f->s;
+    size_t i;
+
+    for (i = 0; i < s->nrows; i++) {
+        const dal_sql_opnd_t *o = (size_t)kc < s->rows[i].nvals ? &s->rows[i].vals[kc] : NULL;
+        if (o == NULL)
+            continue;
+        if (is_null_literal(s, o))
+            add_edit(f, o->off, o->len, "?", (long)i);
+        else if (o->kind == DAL_OPND_PARAM && (size_t)o->param_index < f->nparams &&
+                 f->params[o->param_index].type == DAL_TYPE_NULL)
+            f->param_row[o->param_index] = (long)i;
+        else
+            continue;
+        f->nids++;
+    }
+}
+
+/* The id column is missing: add it first in the column list and in every row. */
+static int plan_missing(filler_t *f, dal_error_t *err)
+{
+    const dal_sql_t *s = f->s;
+    uint32_t open;
+    size_t i;
+
+    if (s->insert_set) {
+        snprintf(f->setbuf, sizeof f->setbuf, ", `%s` = ?", f->t->cfg->id_column);
+        add_edit(f, s->rows[0].off + s->rows[0].len, 0, f->setbuf, 0);
+        f->nids = 1;
+        return 0;
+    }
+    if (s->ncolumns == 0 || column_list_open(s, &open) != 0)
+        return dal_err_set(err, DAL_EUNSUPPORTED,
+                           "INSERT into %s has no column list, so dal cannot add its generated "
+                           "%s column: list the columns", f->t->cfg->name, f->t->cfg->id_column);
+    snprintf(f->colbuf, sizeof f->colbuf, "`%s`, ", f->t->cfg->id_column);
+    add_edit(f, open, 0, f->colbuf, -1);
+    for (i = 0; i < s->nrows; i++)
+        add_edit(f, s->rows[i].off + 1, 0, "?, ", (long)i);
+    f->nids = s->nrows;
+    return 0;
+}
+
+/* Rebuild the text and the parameters: walk the text once, taking the
+ * original ? and the new ones in the order they appear. */
+static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
+{
+    const dal_sql_t *s = f->s;
+    dal_buf_t b = DAL_BUF_INIT;
+    size_t e = 0, p = 0, np = 0, at = 0;
+    long *row_of = NULL;
+
+    out->params = calloc(f->nparams + f->nids + 1, sizeof *out->params);
+    row_of = calloc(f->nparams + f->nids + 1, sizeof *row_of);
+    if (out->params == NULL || row_of == NULL)
+        goto oom;
+    while (e < f->nedits || p < s->nparams) {
+        /* an insertion at an offset goes before an original ? there */
+        int take_edit = e < f->nedits &&
+                        (p >= s->nparams || f->edits[e].off <= s->param_offs[p]);
+        if (take_edit) {
+            const fill_edit_t *x = &f->edits[e++];
+            dal_buf_append(&b, s->text + at, x->off - at);
+            dal_buf_puts(&b, x->text);
+            at = x->off + x->len;
+            if (x->row >= 0)
+                row_of[np++] = x->row;
+            continue;
+        }
+        dal_buf_append(&b, s->text + at, s->param_offs[p] + 1 - at);
+        at = s->param_offs[p] + 1;
+        out->params[np] = f->params[p];
+        row_of[np++] = f->param_row[p] >= 0 ? f->param_row[p] : -2;
+        p++;
+    }
+    dal_buf_append(&b, s->text + at, s->len - at);
+    out->sql_len = b.len;
+    out->sql = dal_buf_steal(&b);
+    if (out->sql == NULL)
+        goto oom;
+    for (p = 0; p < np; p++)
+        if (row_of[p] >= 0)
+            out->params[p] = dal_int(out->ids[row_of[p]]);
+    out->nparams = np;
+    free(row_of);
+    return 0;
+oom:
+    free(row_of);
+    dal_buf_free(&b);
+    return dal_err_set(err, DAL_ENOMEM, "out of memory");
+}
+
+static int cmp_edit(const void *a, const void *b)
+{
+    const fill_edit_t *x = a, *y = b;
+
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Generate the IDs in row order: the rows are numbered by the edits and
+ * NULL parameters that asked for them. */
+static int draw_ids(const dal_snapshot_t *snap, filler_t *f, dal_idfill_t *out, dal_error_t *err)
+{
+    int rc;
+
+    out->ids = malloc(f->nids * sizeof *out->ids);
+    if (out->ids == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    out->nids = f->nids;
+    rc = dal_idgen_next(snap->idgens, f->t->cfg->idgen, out->ids, f->nids, err);
+    if (rc != 0)
+        dal_err_prefix(err, "table %s: generating %s", f->t->cfg->name, f->t->cfg->id_column);
+    return rc;
+}
+
+/* Row numbers of rows that get IDs, renumbered 0..nids-1 in row order. */
+static void renumber_rows(filler_t *f)
+{
+    size_t i, k = 0, r;
+
+    for (r = 0; r < f->s->nrows || (r == 0 && f->s->insert_set); r++) {
+        int used = 0;
+        for (i = 0; i < f->nedits; i++)
+            if (f->edits[i].row == (long)r) {
+                f->edits[i].row = (long)k;
+                used = 1;
+            }
+        for (i = 0; i < f->nparams; i++)
+            if (f->param_row[i] == (long)r) {
+                f->param_row[i] = (long)k;
+                used = 1;
+            }
+        k += (size_t)used;
+        if (f->s->insert_set)
+            break;
+    }
+}
+
+int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
+                       size_t nparams, dal_idfill_t *out, dal_error_t *err)
+{
+    filler_t f;
+    size_t i;
+    int rc = 0, kc = -1;
+
+    memset(out, 0, sizeof *out);
+    if (s->kind != DAL_SQL_INSERT && s->kind != DAL_SQL_REPLACE)
+        return 0;
+    memset(&f, 0, sizeof f);
+    f.s = s;
+    f.t = target(snap, s);
+    if (f.t == NULL || f.t->cfg->id_column == NULL || s->insert_select)
+        return 0;
+    f.params = params;
+    f.nparams = nparams;
+    f.edits = calloc(s->nrows + 2, sizeof *f.edits);
+    f.param_row = malloc((nparams + 1) * sizeof *f.param_row);
+    if (f.edits == NULL || f.param_row == NULL) {
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < nparams; i++)
+        f.param_row[i] = -1;
+    for (i = 0; i < s->ncolumns; i++)
+        if (strcasecmp(s->columns[i], f.t->cfg->id_column) == 0)
+            kc = (int)i;
+    rc = kc >= 0 ? (plan_listed(&f, kc), 0) : plan_missing(&f, err);
+    if (rc != 0 || f.nids == 0)
+        goto done;
+    qsort(f.edits, f.nedits, sizeof *f.edits, cmp_edit);
+    renumber_rows(&f);
+    rc = draw_ids(snap, &f, out, err);
+    if (rc == 0)
+        rc = build(&f, out, err);
+done:
+    free(f.edits);
+    free(f.param_row);
+    if (rc != 0)
+        dal_idfill_clear(out);
+    return rc;
+}
+
+void dal_idfill_clear(dal_idfill_t *f)
+{
+    free(f->sql);
+    free(f->params);
+    free(f->ids);
+    memset(f, 0, sizeof *f);
+}

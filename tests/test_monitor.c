@@ -1,0 +1,782 @@
+/*
+ * test_monitor.c -- monitoring: SQL normalisation, the monitor set, and the
+ * prometheus and slowlog plugins.
+ *
+ * `test_monitor` (make check): dal_sql_normalize; both plugins loaded from
+ * their .so files against the fake host and fed events directly; the
+ * Prometheus endpoint scraped over HTTP on loopback.
+ *
+ * `test_monitor live OUTDIR` (tests/pool_monitor_test.sh): dal_open with
+ * both monitors and a pool over a real cluster, a known workload run
+ * through dal_node_acquire with its events emitted the way the core emits
+ * them, then /metrics scraped and checked by value; the scrape and the slow
+ * log are left in OUTDIR for promtool and a JSON parser.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dal/dal.h>
+#include <dal/plugin.h>
+
+#include "conn.h"
+#include "dal_int.h"
+#include "fake_host.h"
+#include "host.h"
+#include "monitor.h"
+#include "pool.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* A loopback port nobody listens on right now. */
+static unsigned free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Send request to 127.0.0.1:port; returns the HTTP status, *body malloc'd. */
+static int http(unsigned port, const char *request, char **body)
+{
+    struct sockaddr_in a;
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap), *sep;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+    ssize_t n;
+
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
+    while ((n = recv(fd, buf + len, cap - len - 1, 0)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 1024)
+            buf = realloc(buf, cap *= 2);
+    }
+    close(fd);
+    buf[len] = '\0';
+    sscanf(buf, "HTTP/1.%*d %d", &status);
+    sep = strstr(buf, "\r\n\r\n");
+    *body = strdup(sep ? sep + 4 : "");
+    free(buf);
+    return status;
+}
+
+static char *scrape(unsigned port)
+{
+    char *body;
+
+    ck_assert_int_eq(http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body), 200);
+    return body;
+}
+
+/* The value of the sample written exactly as `series` (name{labels}), or -1. */
+static double sample(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    const char *p;
+
+    for (p = text; (p = strstr(p, series)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return -1;
+}
+
+static dal_event_t event(dal_event_type_t type)
+{
+    dal_event_t ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = type;
+    return ev;
+}
+
+/* ---------------------------------------------------------- normalising */
+
+static const char *norm(const char *sql)
+{
+    static char out[512];
+
+    dal_sql_normalize(sql, strlen(sql), out, sizeof out);
+    return out;
+}
+
+START_TEST(normalize_replaces_literals)
+{
+    ck_assert_str_eq(norm("SELECT * FROM t WHERE a = 42 AND b = 'x''y' AND c = \"z\""),
+                     "SELECT * FROM t WHERE a = ? AND b = ? AND c = ?");
+    ck_assert_str_eq(norm("INSERT INTO t (a,b) VALUES (1.5e3, X'ff'), (0x1F, b'101')"),
+                     "INSERT INTO t (a,b) VALUES (?, ?), (?, ?)");
+    ck_assert_str_eq(norm("SET PASSWORD = PASSWORD('hunter2')"), "SET PASSWORD = PASSWORD(?)");
+    ck_assert_str_eq(norm("SELECT _utf8mb4'secret', N'x' FROM t"), "SELECT ?, ? FROM t");
+    ck_assert_str_eq(norm("SELECT a FROM t WHERE id = ? AND b IN (1,2,3)"),
+                     "SELECT a FROM t WHERE id = ? AND b IN (?,?,?)");
+}
+END_TEST
+
+START_TEST(normalize_drops_comments_and_blanks)
+{
+    ck_assert_str_eq(norm("  /* trace_id=abc */ SELECT\n\t1  -- hi 'there'\n FROM t # x"),
+                     "SELECT ? FROM t");
+    ck_assert_str_eq(norm("SELECT/*c*/a FROM t"), "SELECT a FROM t");
+    ck_assert_str_eq(norm("SELECT `we``ird`, t.1e5 FROM t"), "SELECT `we``ird`, t.1e5 FROM t");
+    /* an executable comment runs, so its literals are data too */
+    ck_assert_str_eq(norm("SELECT /*!50100 'v', 7 */ 1"), "SELECT /*!50100 ?, ? */ ?");
+}
+END_TEST
+
+START_TEST(normalize_never_leaks_an_unterminated_string)
+{
+    ck_assert_str_eq(norm("SELECT 'unterminated secret"), "SELECT ?");
+    ck_assert_str_eq(norm("SELECT \"abc\\\" still secret"), "SELECT ?");
+}
+END_TEST
+
+START_TEST(normalize_truncates_like_snprintf)
+{
+    const char *sql = "SELECT name FROM wm_food WHERE id = 123456";
+    char out[16];
+    size_t full = dal_sql_normalize(sql, strlen(sql), out, sizeof out);
+
+    ck_assert_uint_eq(full, strlen("SELECT name FROM wm_food WHERE id = ?"));
+    ck_assert_str_eq(out, "SELECT name FRO");
+    ck_assert_uint_eq(dal_sql_normalize(sql, strlen(sql), NULL, 0), full);
+    /* len bounds the input: no NUL needed */
+    ck_assert_uint_eq(dal_sql_normalize("SELECT 1xyz", 8, out, sizeof out), 8);
+    ck_assert_str_eq(out, "SELECT ?");
+}
+END_TEST
+
+START_TEST(emit_to_no_set_is_a_no_op)
+{
+    dal_event_t ev = event(DAL_EVENT_STATEMENT);
+
+    dal_monitor_emit(NULL, &ev);
+    ck_assert_int_eq(dal_monitor_active(NULL), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------ plugins (unit) */
+
+static fake_plugin_t plug;
+static const dal_monitor_ops_t *mops;
+static dal_host_t *host;
+static char *dir;
+
+static void unit_setup(void)
+{
+    host = fake_host_new();
+    dir = tu_mkdtemp();
+    plug.handle = NULL;
+}
+
+static void unit_teardown(void)
+{
+    if (plug.handle != NULL)
+        fake_plugin_close(&plug);
+    fake_host_free(host);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void *make(const char *name, const fake_param_t *items, size_t n)
+{
+    char path[1024];
+    dal_plugin_params_t *p;
+    dal_error_t err;
+    void *inst = NULL;
+
+    if (plug.handle == NULL) {
+        ck_assert_int_eq(fake_plugin_path(path, sizeof path, tu_env("DAL_PLUGIN_DIR"),
+                                          DAL_PLUGIN_MONITOR, name), 0);
+        ck_assert_msg(fake_plugin_open(path, DAL_PLUGIN_MONITOR, name, &plug, &err) == 0,
+                      "%s", err.message);
+        mops = plug.desc->ops;
+    }
+    p = fake_params_new(plug.desc->params, items, n, &err);
+    ck_assert_msg(p != NULL, "%s", err.message);
+    ck_assert_msg(mops->create(fake_host_api(), host, p, &inst, &err) == 0, "%s", err.message);
+    fake_params_free(p);
+    return inst;
+}
+
+static void *make_prom(unsigned port)
+{
+    char addr[64];
+    fake_param_t p[1] = {{"address", 0, addr}};
+
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", port);
+    return make("prometheus", p, 1);
+}
+
+static void statement(void *inst, const char *kind, const char *table, uint64_t ns, int code)
+{
+    dal_event_t ev = event(DAL_EVENT_STATEMENT);
+
+    ev.kind = kind;
+    ev.table = table;
+    ev.latency_ns = ns;
+    ev.error_code = code;
+    mops->on_event(inst, &ev);
+}
+
+static void execution(void *inst, const char *ds, uint64_t ns, unsigned myerr)
+{
+    dal_event_t ev = event(DAL_EVENT_EXECUTION);
+
+    ev.kind = "select";
+    ev.datasource = ds;
+    ev.server = "127.0.0.1:3306";
+    ev.latency_ns = ns;
+    ev.error_code = myerr ? DAL_ESERVER : 0;
+    ev.mysql_errno = myerr;
+    mops->on_event(inst, &ev);
+}
+
+START_TEST(prometheus_counts_and_histograms)
+{
+    unsigned port = free_port();
+    void *inst = make_prom(port);
+    dal_event_t ev;
+    char *m;
+    int i;
+
+    for (i = 0; i < 3; i++)
+        statement(inst, "select", "wm_food", 2000000u, 0);      /* 2 ms */
+    statement(inst, "select", "wm_food", 3000000000u, 0);       /* 3 s */
+    statement(inst, "insert", "wm_food", 50000u, DAL_ESERVER);  /* 50 us, failed */
+    execution(inst, "db0", 1000000u, 0);
+    execution(inst, "db0", 1000000u, 1062);
+    ev = event(DAL_EVENT_ROUTE);
+    ev.datasource = "db0";
+    ev.kind = "replica";
+    mops->on_event(inst, &ev);
+    ev = event(DAL_EVENT_RELOAD);
+    mops->on_event(inst, &ev);
+    ev.error_code = DAL_ECONFIG;
+    mops->on_event(inst, &ev);
+    ev = event(DAL_EVENT_IDGEN);
+    ev.table = "food_ids";
+    mops->on_event(inst, &ev);
+    m = scrape(port);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"wm_food\"}"), 4);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.001\"}"), 0);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.0025\"}"), 3);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"2.5\"}"), 3);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"+Inf\"}"), 4);
+    ck_assert_double_eq_tol(sample(m, "dal_statement_duration_seconds_sum{kind=\"select\",table=\"wm_food\"}"), 3.006, 1e-9);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"wm_food\"}"), 4);
+    ck_assert_double_eq(sample(m, "dal_statement_errors_total{kind=\"insert\",code=\"DAL_ESERVER\"}"), 1);
+    ck_assert_double_eq(sample(m, "dal_executions_total{datasource=\"db0\",server=\"127.0.0.1:3306\"}"), 2);
+    ck_assert_double_eq(sample(m, "dal_execution_errors_total{datasource=\"db0\",server=\"127.0.0.1:3306\",mysql_errno=\"1062\"}"), 1);
+    ck_assert_double_eq(sample(m, "dal_routes_total{datasource=\"db0\",role=\"replica\"}"), 1);
+    ck_assert_double_eq(sample(m, "dal_config_reloads_total"), 2);
+    ck_assert_double_eq(sample(m, "dal_config_reload_failures_total"), 1);
+    ck_assert_double_eq(sample(m, "dal_id_segments_total{generator=\"food_ids\"}"), 1);
+    ck_assert_double_eq(sample(m, "dal_monitor_dropped_series_total"), 0);
+    ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statement_duration_seconds histogram\n"));
+    ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statements_total counter\n"));
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+START_TEST(prometheus_pool_figures)
+{
+    static const char *const figures[] = {"in_use", "idle", "waiting", "created", "closed",
+                                          "timed_out"};
+    unsigned port = free_port();
+    void *inst = make_prom(port);
+    dal_event_t ev = event(DAL_EVENT_POOL);
+    char *m;
+    size_t i;
+
+    ev.datasource = "db1";
+    ev.server = "h:1";
+    for (i = 0; i < 6; i++) {
+        ev.kind = figures[i];
+        ev.rows = 10 + i;
+        mops->on_event(inst, &ev);
+    }
+    ev.kind = "in_use"; /* a gauge: set, not added */
+    ev.rows = 3;
+    mops->on_event(inst, &ev);
+    m = scrape(port);
+    ck_assert_double_eq(sample(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"in_use\"}"), 3);
+    ck_assert_double_eq(sample(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"idle\"}"), 11);
+    ck_assert_double_eq(sample(m, "dal_pool_waiting{datasource=\"db1\",server=\"h:1\"}"), 12);
+    ck_assert_double_eq(sample(m, "dal_pool_connections_created_total{datasource=\"db1\",server=\"h:1\"}"), 13);
+    ck_assert_double_eq(sample(m, "dal_pool_connections_closed_total{datasource=\"db1\",server=\"h:1\"}"), 14);
+    ck_assert_double_eq(sample(m, "dal_pool_acquire_timeouts_total{datasource=\"db1\",server=\"h:1\"}"), 15);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+START_TEST(prometheus_escapes_labels_and_handles_nulls)
+{
+    unsigned port = free_port();
+    void *inst = make_prom(port);
+    char *m;
+
+    statement(inst, "select", "we\"ird\\na\nme", 1000u, 0);
+    statement(inst, NULL, NULL, 1000u, 0);
+    m = scrape(port);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"we\\\"ird\\\\na\\nme\"}"), 1);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"\",table=\"\"}"), 1);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+START_TEST(prometheus_http_errors)
+{
+    unsigned port = free_port();
+    void *inst = make_prom(port);
+    char *body;
+
+    ck_assert_int_eq(http(port, "GET / HTTP/1.0\r\n\r\n", &body), 404);
+    free(body);
+    ck_assert_int_eq(http(port, "POST /metrics HTTP/1.0\r\n\r\n", &body), 405);
+    free(body);
+    ck_assert_int_eq(http(port, "HEAD /metrics HTTP/1.0\r\n\r\n", &body), 200);
+    ck_assert_str_eq(body, "");
+    free(body);
+    ck_assert_int_eq(http(port, "GET /metrics?x=1 HTTP/1.0\r\n\r\n", &body), 200);
+    free(body);
+    mops->destroy(inst);
+}
+END_TEST
+
+START_TEST(prometheus_full_table_drops_and_counts)
+{
+    unsigned port = free_port();
+    void *inst = make_prom(port);
+    char table[32], *m;
+    int i;
+
+    for (i = 0; i < 4000; i++) {
+        snprintf(table, sizeof table, "t%d", i);
+        statement(inst, "select", table, 1000u, 0);
+    }
+    m = scrape(port);
+    ck_assert_double_gt(sample(m, "dal_monitor_dropped_series_total"), 0);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t0\"}"), 1);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+/* A reload makes the new instance while the old one lives: same address,
+ * one listener, counters carry on; the port is free once both are gone. */
+START_TEST(prometheus_instances_share_an_address)
+{
+    unsigned port = free_port();
+    void *a = make_prom(port), *b = make_prom(port);
+    char *m;
+
+    statement(a, "select", "t", 1000u, 0);
+    statement(b, "select", "t", 1000u, 0);
+    mops->destroy(a);
+    m = scrape(port);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), 2);
+    free(m);
+    mops->destroy(b);
+    a = make_prom(port); /* free again: a fresh exporter */
+    m = scrape(port);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), -1);
+    free(m);
+    mops->destroy(a);
+}
+END_TEST
+
+START_TEST(prometheus_bad_address_fails_create)
+{
+    char path[1024];
+    fake_param_t p[1] = {{"address", 0, "no-port-here"}};
+    dal_plugin_params_t *pp;
+    dal_error_t err;
+    void *inst = NULL;
+
+    ck_assert_int_eq(fake_plugin_path(path, sizeof path, tu_env("DAL_PLUGIN_DIR"),
+                                      DAL_PLUGIN_MONITOR, "prometheus"), 0);
+    ck_assert_int_eq(fake_plugin_open(path, DAL_PLUGIN_MONITOR, "prometheus", &plug, &err), 0);
+    mops = plug.desc->ops;
+    pp = fake_params_new(plug.desc->params, p, 1, &err);
+    ck_assert_int_eq(mops->create(fake_host_api(), host, pp, &inst, &err), DAL_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "no-port-here"));
+    fake_params_free(pp);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    struct stat st;
+    char *text;
+    size_t n;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fstat(fileno(f), &st), 0);
+    text = malloc((size_t)st.st_size + 1);
+    n = fread(text, 1, (size_t)st.st_size, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static size_t count_of(const char *text, const char *s)
+{
+    size_t n = 0;
+
+    for (; (text = strstr(text, s)) != NULL; text += strlen(s))
+        n++;
+    return n;
+}
+
+static void *make_slowlog(const char *path, const char *threshold, const char *events,
+                          const char *buffer)
+{
+    fake_param_t p[4] = {{"path", 0, path}, {"threshold", 0, threshold},
+                         {"events", 0, events}, {"buffer_size", 0, buffer}};
+
+    return make("slowlog", p, 4);
+}
+
+START_TEST(slowlog_writes_slow_and_failed)
+{
+    char path[1024], *text, sql[256];
+    dal_event_t ev = event(DAL_EVENT_EXECUTION);
+    void *inst;
+    const char *raw = "SELECT * FROM t WHERE pw = 'hunter2' AND id = 424242";
+
+    snprintf(path, sizeof path, "%s/slow.log", dir);
+    inst = make_slowlog(path, "10ms", "execution", "1048576");
+    dal_sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    ev.sql = sql;
+    ev.kind = "select";
+    ev.datasource = "db0";
+    ev.server = "127.0.0.1:3306";
+    ev.physical_table = "t_3";
+    ev.trace_id = "tr\"ace";
+    ev.rows = 7;
+    ev.latency_ns = 25000000u; /* slow */
+    mops->on_event(inst, &ev);
+    ev.latency_ns = 1000u; /* fast */
+    mops->on_event(inst, &ev);
+    ev.error_code = DAL_ESERVER; /* fast but failed */
+    ev.mysql_errno = 1146;
+    mops->on_event(inst, &ev);
+    ev.type = DAL_EVENT_STATEMENT; /* not asked for */
+    ev.latency_ns = 99000000u;
+    mops->on_event(inst, &ev);
+    mops->destroy(inst); /* flushes */
+    text = slurp(path);
+    ck_assert_uint_eq(count_of(text, "\n"), 2);
+    ck_assert_ptr_nonnull(strstr(text, "\"type\":\"execution\",\"latency_ms\":25.000,\"kind\":\"select\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"datasource\":\"db0\",\"server\":\"127.0.0.1:3306\",\"physical_table\":\"t_3\",\"trace_id\":\"tr\\\"ace\",\"rows\":7"));
+    ck_assert_ptr_nonnull(strstr(text, "\"sql\":\"SELECT * FROM t WHERE pw = ? AND id = ?\"}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"error\":-9,\"mysql_errno\":1146"));
+    ck_assert_ptr_null(strstr(text, "hunter2"));
+    ck_assert_ptr_null(strstr(text, "424242"));
+    ck_assert_int_eq(text[0], '{');
+    free(text);
+}
+END_TEST
+
+START_TEST(slowlog_follows_rotation)
+{
+    char path[1024], moved[1024], *text;
+    dal_event_t ev = event(DAL_EVENT_STATEMENT);
+    void *inst;
+
+    snprintf(path, sizeof path, "%s/slow.log", dir);
+    snprintf(moved, sizeof moved, "%s/slow.log.1", dir);
+    inst = make_slowlog(path, "0", "statement, execution", "1048576");
+    ev.sql = "SELECT ?";
+    ev.table = "first";
+    mops->on_event(inst, &ev);
+    for (int i = 0; i < 200; i++) { /* until the writer has it on disk */
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0)
+            break;
+        sleep_ms(10);
+    }
+    ck_assert_int_eq(rename(path, moved), 0); /* logrotate's move */
+    ev.table = "second";
+    mops->on_event(inst, &ev);
+    mops->destroy(inst);
+    text = slurp(moved);
+    ck_assert_ptr_nonnull(strstr(text, "\"table\":\"first\""));
+    ck_assert_ptr_null(strstr(text, "\"table\":\"second\""));
+    free(text);
+    text = slurp(path);
+    ck_assert_ptr_nonnull(strstr(text, "\"table\":\"second\""));
+    free(text);
+}
+END_TEST
+
+/* Every line is either written or counted in a "dropped" line. */
+START_TEST(slowlog_drops_are_counted)
+{
+    char path[1024], *text, *p, sql[1000];
+    dal_event_t ev = event(DAL_EVENT_EXECUTION);
+    void *inst;
+    unsigned long dropped = 0;
+    int i, n = 5000;
+
+    snprintf(path, sizeof path, "%s/slow.log", dir);
+    memset(sql, 'x', sizeof sql - 1);
+    sql[sizeof sql - 1] = '\0';
+    inst = make_slowlog(path, "0", "execution", "8192");
+    ev.sql = sql;
+    for (i = 0; i < n; i++)
+        mops->on_event(inst, &ev);
+    mops->destroy(inst);
+    text = slurp(path);
+    for (p = text; (p = strstr(p, "\"type\":\"dropped\",\"count\":")) != NULL; p++)
+        dropped += strtoul(p + strlen("\"type\":\"dropped\",\"count\":"), NULL, 10);
+    ck_assert_uint_eq(count_of(text, "\"type\":\"execution\"") + dropped, (size_t)n);
+    free(text);
+}
+END_TEST
+
+START_TEST(slowlog_cuts_long_sql_and_bad_utf8)
+{
+    char path[1024], *text, *sql = malloc(20001);
+    dal_event_t ev = event(DAL_EVENT_EXECUTION);
+    void *inst;
+
+    snprintf(path, sizeof path, "%s/slow.log", dir);
+    memset(sql, '"', 20000); /* every byte escaped: twice as long */
+    sql[20000] = '\0';
+    sql[0] = (char)0xff;
+    inst = make_slowlog(path, "0", "execution", "1048576");
+    ev.sql = sql;
+    mops->on_event(inst, &ev);
+    mops->destroy(inst);
+    text = slurp(path);
+    ck_assert_ptr_nonnull(strstr(text, "\"sql\":\"\\ufffd\\\"\\\"")); /* U+FFFD, then escapes */
+    ck_assert_ptr_nonnull(strstr(text, "\",\"sql_truncated\":true}\n"));
+    ck_assert_uint_lt(strlen(text), 8192);
+    free(text);
+    free(sql);
+}
+END_TEST
+
+START_TEST(slowlog_unwritable_path_fails_create)
+{
+    char path[1024];
+    fake_param_t p[1] = {{"path", 0, "/nonexistent/dir/slow.log"}};
+    dal_plugin_params_t *pp;
+    dal_error_t err;
+    void *inst = NULL;
+
+    ck_assert_int_eq(fake_plugin_path(path, sizeof path, tu_env("DAL_PLUGIN_DIR"),
+                                      DAL_PLUGIN_MONITOR, "slowlog"), 0);
+    ck_assert_int_eq(fake_plugin_open(path, DAL_PLUGIN_MONITOR, "slowlog", &plug, &err), 0);
+    mops = plug.desc->ops;
+    pp = fake_params_new(plug.desc->params, p, 1, &err);
+    ck_assert_int_eq(mops->create(fake_host_api(), host, pp, &inst, &err), DAL_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "/nonexistent/dir/slow.log"));
+    fake_params_free(pp);
+}
+END_TEST
+
+static Suite *unit_suite(void)
+{
+    Suite *s = suite_create("monitor");
+    TCase *tn = tcase_create("normalize"), *tp = tcase_create("prometheus"),
+          *tl = tcase_create("slowlog");
+
+    tcase_add_test(tn, normalize_replaces_literals);
+    tcase_add_test(tn, normalize_drops_comments_and_blanks);
+    tcase_add_test(tn, normalize_never_leaks_an_unterminated_string);
+    tcase_add_test(tn, normalize_truncates_like_snprintf);
+    tcase_add_test(tn, emit_to_no_set_is_a_no_op);
+    suite_add_tcase(s, tn);
+    tcase_add_checked_fixture(tp, unit_setup, unit_teardown);
+    tcase_add_test(tp, prometheus_counts_and_histograms);
+    tcase_add_test(tp, prometheus_pool_figures);
+    tcase_add_test(tp, prometheus_escapes_labels_and_handles_nulls);
+    tcase_add_test(tp, prometheus_http_errors);
+    tcase_add_test(tp, prometheus_full_table_drops_and_counts);
+    tcase_add_test(tp, prometheus_instances_share_an_address);
+    tcase_add_test(tp, prometheus_bad_address_fails_create);
+    suite_add_tcase(s, tp);
+    tcase_add_checked_fixture(tl, unit_setup, unit_teardown);
+    tcase_set_timeout(tl, 60);
+    tcase_add_test(tl, slowlog_writes_slow_and_failed);
+    tcase_add_test(tl, slowlog_follows_rotation);
+    tcase_add_test(tl, slowlog_drops_are_counted);
+    tcase_add_test(tl, slowlog_cuts_long_sql_and_bad_utf8);
+    tcase_add_test(tl, slowlog_unwritable_path_fails_create);
+    suite_add_tcase(s, tl);
+    return s;
+}
+
+/* ------------------------------------------------------------ live part */
+
+static const char *outdir;
+
+/* One statement the way the core reports it: run on node, then one
+ * EXECUTION and one STATEMENT event with normalised SQL. */
+static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw,
+                         const char *kind, const char *table)
+{
+    char sql[512], server[128];
+    dal_event_t ex = event(DAL_EVENT_EXECUTION), st;
+    dal_conn_t *c;
+    dal_error_t err;
+    uint64_t t0 = dal_now_ns();
+    MYSQL_RES *r;
+    int reused;
+
+    dal_sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    dal_pool_set_statement(sql, "trace-live");
+    ck_assert_msg(dal_node_acquire(node, &c, &reused, &err) == 0, "%s", err.message);
+    if (mysql_query(&c->mysql, raw) != 0) {
+        ex.error_code = DAL_ESERVER;
+        ex.mysql_errno = mysql_errno(&c->mysql);
+    }
+    r = mysql_store_result(&c->mysql);
+    ex.rows = r ? mysql_num_rows(r) : mysql_affected_rows(&c->mysql);
+    mysql_free_result(r);
+    dal_node_release(node, c, 1);
+    dal_pool_set_statement(NULL, NULL);
+    dal_node_address(node, server, sizeof server);
+    ex.kind = kind;
+    ex.table = table;
+    ex.datasource = node->cfg->name;
+    ex.server = server;
+    ex.physical_table = table;
+    ex.sql = sql;
+    ex.trace_id = "trace-live";
+    ex.latency_ns = dal_now_ns() - t0;
+    st = ex;
+    st.type = DAL_EVENT_STATEMENT;
+    dal_monitor_emit(snap->monitors, &ex);
+    dal_monitor_emit(snap->monitors, &st);
+}
+
+static void save(const char *name, const char *text)
+{
+    free(tu_write(outdir, name, text));
+}
+
+START_TEST(live_metrics_after_a_known_workload)
+{
+    const char *ports = tu_env("DAL_TEST_PORTS");
+    unsigned port = free_port(), p0 = 0;
+    char ini[2048], *path, *m, want[256], server[64];
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+    dal_t *dal = NULL;
+    dal_error_t err;
+    int i;
+
+    ck_assert_int_eq(sscanf(ports, "%u", &p0), 1);
+    snprintf(ini, sizeof ini,
+             "[dal]\npool = default\npool.max_size = 4\n"
+             "[datasource ds0]\nmaster = mysql://dal:dalpass@127.0.0.1:%u/product_0\n"
+             "[monitor prometheus]\naddress = 127.0.0.1:%u\n"
+             "[monitor slow]\nplugin = slowlog\npath = %s/slow.log\nthreshold = 0\n"
+             "events = statement, execution\n",
+             p0, port, outdir);
+    path = tu_write(outdir, "dal.ini", ini);
+    ck_assert_msg(dal_open(path, NULL, &dal, &err) == 0, "%s", err.message);
+    free(path);
+    snap = dal_snapshot_acquire(dal);
+    ck_assert(dal_monitor_active(snap->monitors));
+    node = dal_snapshot_node(snap, "ds0");
+    run_and_emit(snap, node, "CREATE TABLE IF NOT EXISTS mon_t (id INT PRIMARY KEY, pw VARCHAR(32))",
+                 "create", "mon_t");
+    run_and_emit(snap, node, "DELETE FROM mon_t", "delete", "mon_t");
+    for (i = 0; i < 10; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "INSERT INTO mon_t VALUES (%d, 'hunter2-%d')", 424200 + i, i);
+        run_and_emit(snap, node, sql, "insert", "mon_t");
+    }
+    for (i = 0; i < 25; i++)
+        run_and_emit(snap, node, "SELECT pw FROM mon_t WHERE id = 424203", "select", "mon_t");
+    run_and_emit(snap, node, "SELECT * FROM no_such_table WHERE x = 'hunter2'", "select",
+                 "no_such_table");
+    sleep_ms(1500); /* one pool sample at least */
+    m = scrape(port);
+    save("metrics.txt", m);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
+    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(sample(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
+    dal_node_address(node, server, sizeof server);
+    snprintf(want, sizeof want, "dal_executions_total{datasource=\"ds0\",server=\"%s\"}", server);
+    ck_assert_double_eq(sample(m, want), 38);
+    snprintf(want, sizeof want,
+             "dal_execution_errors_total{datasource=\"ds0\",server=\"%s\",mysql_errno=\"1146\"}",
+             server);
+    ck_assert_double_eq(sample(m, want), 1);
+    snprintf(want, sizeof want,
+             "dal_pool_connections_created_total{datasource=\"ds0\",server=\"%s\"}", server);
+    ck_assert_double_eq(sample(m, want), 1);
+    snprintf(want, sizeof want,
+             "dal_pool_connections{datasource=\"ds0\",server=\"%s\",state=\"idle\"}", server);
+    ck_assert_double_eq(sample(m, want), 1);
+    free(m);
+    dal_snapshot_unref(snap);
+    dal_close(dal); /* flushes the slow log */
+}
+END_TEST
+
+static Suite *live_suite(void)
+{
+    Suite *s = suite_create("monitor-live");
+    TCase *tc = tcase_create("mariadb");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, live_metrics_after_a_known_workload);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int live = argc > 2 && strcmp(argv[1], "live") == 0;
+    SRunner *sr;
+    int failed;
+
+    if (live)
+        outdir = argv[2];
+    sr = srunner_create(live ? live_suite() : unit_suite());
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
