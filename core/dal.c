@@ -11,6 +11,7 @@
 #include "error.h"
 #include "exec.h"
 #include "plan.h"
+#include "result.h"
 #include "route.h"
 
 /* Statements whose analysis is kept; a service rarely has more distinct
@@ -157,6 +158,44 @@ static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_err
     return s;
 }
 
+/* Several routes: how their rows combine, and what that changes in each
+ * route's SQL.  Writes, INSERT and DDL just add up. */
+static int plan_merge(dal_stmt_t *st, dal_error_t *err)
+{
+    dal_sql_kind_t k = st->sql->kind;
+    int rc;
+
+    if (st->rt.nroutes < 2 || k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_DDL)
+        return 0;
+    rc = dal_merge_plan_build(st->sql, st->rt.primary ? st->rt.primary->cfg->shard_key : NULL,
+                              &st->plan, err);
+    if (rc == 0)
+        rc = dal_merge_node_edits(st->plan, st->sql, st->params, st->nparams, &st->edits, err);
+    if (rc == 0 && st->edits.n > 0)
+        st->rt.merge_edits = &st->edits;
+    return rc;
+}
+
+static void snapshot_release(void *ctx)
+{
+    dal_snapshot_unref(ctx);
+}
+
+int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
+{
+    int rc = dal_exec_routes(&st->rt, st->params, st->nparams, &st->plan, out, err);
+
+    if (rc != 0)
+        return rc;
+    dal_stmt_give_ids(st, *out);
+    if (st->rt.nroutes > 1) {
+        /* streamed rows hold connections of this snapshot's nodes */
+        dal_snapshot_ref(snap);
+        dal_result_on_free(*out, snapshot_release, snap);
+    }
+    return 0;
+}
+
 int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                      const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
                      dal_error_t *err)
@@ -184,11 +223,14 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
         st->params = st->fill.params;
         st->nparams = st->fill.nparams;
     }
-    return dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+    rc = dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+    return rc == 0 ? plan_merge(st, err) : rc;
 }
 
 void dal_stmt_clear(dal_stmt_t *st)
 {
+    dal_merge_plan_free(st->plan);
+    dal_edits_clear(&st->edits);
     dal_routing_clear(&st->rt);
     dal_idfill_clear(&st->fill);
     dal_sql_unref(st->sql);
@@ -222,9 +264,7 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                          "%s outside a session: transactions need dal_session_open, so the "
                          "connection stays with them", dal_sql_kind_name(st.sql->kind));
     if (rc == 0)
-        rc = dal_exec_routes(&st.rt, st.params, st.nparams, out, err);
-    if (rc == 0)
-        dal_stmt_give_ids(&st, *out);
+        rc = dal_stmt_run(&st, snap, out, err);
     dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
     return rc;

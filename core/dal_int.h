@@ -8,6 +8,7 @@
 
 #include "idfill.h"
 #include "log.h"
+#include "merge.h"
 #include "route.h"
 #include "snapshot.h"
 #include "sql.h"
@@ -34,6 +35,8 @@ typedef struct dal_stmt {
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
     const dal_value_t *params;  /* borrowed: the caller's, or fill.params */
     size_t nparams;
+    dal_merge_plan_t *plan;     /* owned until handed to the result; several routes only */
+    dal_edits_t edits;          /* the plan's edits of every route's SQL */
 } dal_stmt_t;
 
 /* The first half of every statement: analysis (cached), ID generation,
@@ -42,6 +45,10 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
                      const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
                      dal_error_t *err);
 void dal_stmt_clear(dal_stmt_t *st);
+
+/* Run a prepared statement's routes (outside a transaction).  The result
+ * keeps a reference on snap while it may hold connections of its nodes. */
+int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err);
 
 /* The tail of dal_exec and dal_session_exec: report the affected rows of
  * r (if rc is 0) and free it.  Returns rc. */

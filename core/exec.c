@@ -140,6 +140,7 @@ typedef struct batch {
     size_t next;           /* next route to start */
     size_t running;
     int failed;            /* stop starting new jobs */
+    int stream;            /* hand connections to the result instead of storing rows */
 } batch_t;
 
 static void job_finish(batch_t *b, job_t *j, int rc)
@@ -183,6 +184,12 @@ static void job_queried(batch_t *b, job_t *j)
         j->affected = mysql_affected_rows(m);
         j->insert_id = mysql_insert_id(m);
         job_release(j, 1);
+        job_finish(b, j, 0);
+        return;
+    }
+    if (b->stream) {
+        /* the result reads the rows as the caller asks for them; the
+         * connection goes with it (collect_jobs) */
         job_finish(b, j, 0);
         return;
     }
@@ -309,6 +316,11 @@ done:
     return rc;
 }
 
+static void release_to_node(void *ctx, dal_conn_t *c, int reusable)
+{
+    dal_node_release(ctx, c, reusable);
+}
+
 /* Hand every job's outcome to res in route order; the first failure in
  * route order wins. */
 static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
@@ -330,10 +342,17 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
             if (j->rows != NULL) {
                 rc = dal_result_add(res, j->rows, j->node->cfg->name, err);
                 j->rows = NULL;
+            } else if (j->c != NULL) {
+                rc = dal_result_add_stream(res, j->c, release_to_node, j->node,
+                                           j->node->cfg->name, err);
+                j->c = NULL;
             }
         }
         if (j->rows != NULL)
             mysql_free_result(j->rows);
+        /* a stream not handed over (an earlier route failed) still holds
+         * unread rows: the connection cannot be reused */
+        job_release(j, 0);
         dal_buf_free(&j->sql);
     }
     if (rc == 0 && b->failed == 0 && b->next < b->rt->nroutes)
@@ -349,6 +368,10 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
 
     memset(&b, 0, sizeof b);
     b.rt = rt;
+    /* Streaming keeps every route's connection until its rows are read, so
+     * it needs all routes running at once; beyond max_parallel the rows of
+     * each route are received whole instead. */
+    b.stream = rt->nroutes <= max_parallel(rt);
     b.params = params;
     b.nparams = nparams;
     b.jobs = calloc(rt->nroutes, sizeof *b.jobs);
@@ -364,7 +387,7 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
 }
 
 int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                    dal_result_t **out, dal_error_t *err)
+                    dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *res = dal_result_new();
     dal_buf_t sql = DAL_BUF_INIT;
@@ -377,8 +400,14 @@ int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t n
         rc = run_route(rt, 0, params, nparams, &sql, res, err);
         if (rc == 0)
             res->nroutes++;
+        if (rc == 0 && res->ncols > 0)
+            rc = dal_result_name_columns(res, rt->sql, err);
     } else {
         rc = exec_parallel(rt, params, nparams, res, err);
+        if (rc == 0 && plan != NULL && *plan != NULL && res->ncols > 0) {
+            rc = dal_result_set_merge(res, *plan, err);
+            *plan = NULL;
+        }
     }
     dal_buf_free(&sql);
     if (rc != 0) {
@@ -409,7 +438,7 @@ int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params
     memset(&route, 0, sizeof route);
     route.node = node;
     route.pos = NULL;
-    rc = dal_exec_routes(&rt, params, nparams, out, err);
+    rc = dal_exec_routes(&rt, params, nparams, NULL, out, err);
     dal_sql_free(s);
     return rc;
 }

@@ -4,17 +4,23 @@
 #ifndef DAL_CORE_EXEC_H
 #define DAL_CORE_EXEC_H
 
+#include "merge.h"
 #include "route.h"
 #include "snapshot.h"
 
 /*
  * Run every route of rt: rewrite the SQL for the route's connection, send it,
- * receive the whole result.  Results of several routes are concatenated in
- * route order; affected rows are summed.  On success *out is owned by the
+ * and hand what comes back to the result.  Several routes run at once; up
+ * to max_parallel of them their rows are streamed (the connections stay
+ * with the result until read), beyond that received whole.  With *plan
+ * (taken, *plan set to NULL) the rows are merged as it says, else
+ * concatenated in route order; affected rows are summed.  The result may
+ * hold connections of rt's nodes: the caller keeps their snapshot alive
+ * until dal_result_free (dal_result_on_free).  On success *out is owned by the
  * caller (dal_result_free).  On failure err names the datasource and server.
  */
 int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                    dal_result_t **out, dal_error_t *err);
+                    dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err);
 
 /* Run the single route of rt on connection c (a session's transaction).
  * *broken says c can no longer be used. */

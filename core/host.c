@@ -11,6 +11,7 @@
 #include "error.h"
 #include "exec.h"
 #include "host.h"
+#include "pool.h"
 #include "snapshot.h"
 
 uint64_t dal_now_ns(void)
@@ -95,6 +96,7 @@ static const dal_host_api_t host_api = {
     dal_conn_ping,
     dal_conn_reset,
     dal_now_ns,
+    dal_pool_current_statement,
 };
 
 const dal_host_api_t *dal_host_api(void)

@@ -617,8 +617,6 @@ static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
                       QUOTE(b, it->off, it->len));
     if (edit_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
         return oom(b);
-    if (it->alias == NULL && (b->p->names[i] = strndup(it->off + b->sql->text, it->len)) == NULL)
-        return oom(b);
     return hidden_add(b, "COUNT(", it->arg_off, it->arg_len, ")", "AVG", &a->count);
 }
 
@@ -630,10 +628,8 @@ static int plan_aggs(builder_t *b)
     int rc;
 
     p->aggs = calloc(sql->nitems, sizeof *p->aggs);
-    p->names = calloc(sql->nitems, sizeof *p->names);
-    if (p->aggs == NULL || p->names == NULL)
+    if (p->aggs == NULL)
         return oom(b);
-    p->nnames = sql->nitems;
     for (i = 0; i < sql->nitems; i++) {
         if (sql->items[i].agg == DAL_AGG_NONE)
             continue;
@@ -796,6 +792,37 @@ static int any_aggregate(const dal_sql_t *sql)
     return 0;
 }
 
+static int span_has_colref(const dal_sql_t *sql, uint32_t off, uint32_t len)
+{
+    size_t i;
+
+    for (i = 0; i < sql->ncolrefs; i++)
+        if (in_span(sql->colrefs[i].off, off, len))
+            return 1;
+    return 0;
+}
+
+int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err)
+{
+    char col[NAME_MAX_LEN], qual[NAME_MAX_LEN];
+    char **names = calloc(sql->nitems + 1, sizeof *names);
+    size_t i;
+
+    *out = names;
+    if (names == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    /* after a * the column of an item is unknown */
+    for (i = 0; i < sql->nitems && !sql->items[i].star; i++) {
+        const struct dal_sql_item *it = &sql->items[i];
+        if (it->alias != NULL || span_column(sql->text, it->off, it->len, col, qual) > 0 ||
+            !((aggregated && it->agg == DAL_AGG_AVG) || span_has_colref(sql, it->off, it->len)))
+            continue;
+        if ((names[i] = strndup(sql->text + it->off, it->len)) == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int plan_select(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
@@ -825,6 +852,10 @@ static int plan_select(builder_t *b)
         b->p->limit_off = sql->limit_off;
         b->p->limit_len = sql->limit_len;
     }
+    rc = dal_merge_item_names(sql, aggregated, &b->p->names, b->err);
+    b->p->nnames = b->p->names ? sql->nitems : 0;
+    if (rc != 0)
+        return rc;
     if (aggregated)
         rc = plan_groups(b);
     else if (sql->distinct)

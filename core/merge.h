@@ -98,8 +98,9 @@ struct dal_merge_plan {
      * keys then cover every visible column so duplicates are adjacent */
     int distinct;
     size_t nhidden;              /* hidden columns appended to each node's select list */
-    char **names;                /* per select item: column name to show, or NULL for
-                                    the node's (AVG items renamed back from SUM) */
+    char **names;                /* per select item: the column name to show, or NULL
+                                    for the node's (which differs where AVG became SUM
+                                    or a table qualifier was renamed) */
     size_t nnames;
     /* LIMIT of the statement; offset/count are filled by dal_merge_node_edits
      * from literals or parameters */
@@ -126,6 +127,16 @@ typedef struct dal_merge_plan dal_merge_plan_t;
 int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_plan_t **out,
                          dal_error_t *err);
 void dal_merge_plan_free(dal_merge_plan_t *p);
+
+/*
+ * The server names an unaliased expression column by its text.  A node sees
+ * another text where rewrite.c renames a table qualifier (SUM(t.x) runs as
+ * SUM(t_3.x)) and, when aggregated, where the edits turn AVG into SUM.
+ * *out (owned by the caller: free each entry, then the array) gets one
+ * entry per select item: the name to show, or NULL where the node's is
+ * right.  Also for single-node statements (see dal_result_name_columns).
+ */
+int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err);
 
 /*
  * The edits of every node's SQL, in addition to rewrite.c's own (table

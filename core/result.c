@@ -815,22 +815,36 @@ int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
 
 /* ------------------------------------------------------------ merging */
 
-/* AVG items show their own name, not the SUM the nodes computed. */
-static int rename_columns(dal_result_t *r, const dal_merge_plan_t *p, dal_error_t *err)
+/* Show names[i] (where not NULL) as the name of column i. */
+static int rename_columns(dal_result_t *r, char *const *names, size_t n, dal_error_t *err)
 {
     size_t i;
-    char *n;
+    char *c;
 
-    for (i = 0; i < p->nnames && i < r->nvisible; i++) {
-        if (p->names[i] == NULL)
+    for (i = 0; i < n && i < r->nvisible; i++) {
+        if (names[i] == NULL)
             continue;
-        n = strdup(p->names[i]);
-        if (n == NULL)
+        c = strdup(names[i]);
+        if (c == NULL)
             return dal_err_set(err, DAL_ENOMEM, "out of memory");
         free(r->names[i]);
-        r->names[i] = n;
+        r->names[i] = c;
     }
     return 0;
+}
+
+int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
+{
+    char **names = NULL;
+    size_t i;
+    int rc = dal_merge_item_names(sql, 0, &names, err);
+
+    if (rc == 0)
+        rc = rename_columns(r, names, sql->nitems, err);
+    for (i = 0; names != NULL && i < sql->nitems; i++)
+        free(names[i]);
+    free(names);
+    return rc;
 }
 
 int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err)
@@ -849,7 +863,7 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
         return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u "
                            "columns, the merge added %zu", r->ncols, plan->nhidden);
     r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)plan->nhidden : 0);
-    rc = rename_columns(r, plan, err);
+    rc = rename_columns(r, plan->names, plan->nnames, err);
     return rc != 0 ? rc : run_new(r, err);
 }
 

@@ -119,6 +119,13 @@ int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *f
  */
 int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err);
 
+/* Show the statement's own text as the name of the unaliased expression
+ * columns whose text the rewritten SQL changed (SUM(t.x) ran as
+ * SUM(t_3.x)); see dal_merge_item_names.  For a SELECT on one node (a
+ * merged result takes the names from its plan); call after the source is
+ * added.  sql is borrowed. */
+int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err);
+
 /* Attach the IDs generated for an INSERT, in row order (ids transferred,
  * malloc'd; freed with the result).  Read with dal_result_generated_ids. */
 void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n);

@@ -6,10 +6,11 @@
 #include <strings.h>
 
 #include "error.h"
+#include "merge.h"
 #include "rewrite.h"
 #include "value.h"
 
-enum edit_type { EDIT_TABLE, EDIT_QUALIFIER, EDIT_DROP, EDIT_PARAM, EDIT_CUT };
+enum edit_type { EDIT_TABLE, EDIT_QUALIFIER, EDIT_DROP, EDIT_PARAM, EDIT_CUT, EDIT_TEXT };
 
 typedef struct edit {
     uint32_t off, len;
@@ -91,6 +92,11 @@ static int collect(const dal_routing_t *rt, const dal_route_t *route, edits_t *e
         const dal_cut_t *c = &rt->cuts[route->cut_first + i];
         rc |= edits_add(e, c->off, c->len, EDIT_CUT, 0);
     }
+    /* last, so that at an equal offset a merge insertion follows the ?
+     * value or table name already there */
+    for (i = 0; rt->merge_edits != NULL && i < rt->merge_edits->n && rc == 0; i++)
+        rc |= edits_add(e, rt->merge_edits->items[i].off, rt->merge_edits->items[i].len,
+                        EDIT_TEXT, (uint32_t)i);
     return rc;
 }
 
@@ -142,6 +148,8 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
             put_table(rt, pos, x->idx, sql->text + x->off, out);
         else if (x->type == EDIT_PARAM)
             rc = dal_value_append_sql(out, &params[x->idx], no_backslash_escapes, err);
+        else if (x->type == EDIT_TEXT)
+            dal_buf_puts(out, rt->merge_edits->items[x->idx].text);
         if (rc != 0)
             goto done;
     }

@@ -57,6 +57,8 @@ typedef struct dal_routing {
     size_t ncuts, cuts_cap;
     int scatter;                  /* no condition narrowed the positions */
     unsigned int max_parallel;    /* routes run at once ([dal] max_parallel) */
+    const struct dal_edits *merge_edits; /* borrowed: the merge's edits of every route's SQL
+                                            (merge.h), or NULL */
 } dal_routing_t;
 
 /* Compute the routes.  params are the statement's ? values (nparams must

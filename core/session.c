@@ -188,8 +188,8 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
     else if (rc == 0 && s->in_txn)
         rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
     else if (rc == 0)
-        rc = dal_exec_routes(&st.rt, st.params, st.nparams, out, err);
-    if (rc == 0)
+        rc = dal_stmt_run(&st, snap, out, err);
+    if (rc == 0 && s->in_txn)
         dal_stmt_give_ids(&st, *out);
     dal_stmt_clear(&st);
     dal_snapshot_unref(snap);

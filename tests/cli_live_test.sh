@@ -48,7 +48,7 @@ out=$("$DAL_BIN" -c "$ini" explain --json --shard-value 22 "SELECT * FROM cli_fo
 
 # the shell, reading statements from a pipe
 out=$(printf '\\shard 31\nSELECT name FROM cli_food\n  WHERE id = 31;\n' | "$DAL_BIN" -c "$ini" shell 2>&1) || fail "shell: $out"
-echo "$out" | grep -q "dish '31'" || fail "shell output: $out"
+grep -q "dish '31'" <<<"$out" || fail "shell output: $out"
 
 # transactions in the shell span statements: ROLLBACK undoes, COMMIT keeps
 printf 'BEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (901, 5, \x27gone\x27);\nROLLBACK;\nBEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (902, 5, \x27kept\x27);\nCOMMIT;\n' \
@@ -58,7 +58,7 @@ printf 'BEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (901, 5, \x27gone\x2
 # a statement for another node inside a transaction is refused
 out=$(printf 'BEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (903, 5, \x27a\x27);\nINSERT INTO cli_food (id, poi, name) VALUES (904, 6, \x27b\x27);\nROLLBACK;\n' \
     | "$DAL_BIN" -c "$ini" shell 2>&1) && fail "cross-node statement in a transaction succeeded"
-echo "$out" | grep -q "transaction is on datasource dbProductSku2" || fail "cross-node message: $out"
+grep -q "transaction is on datasource dbProductSku2" <<<"$out" || fail "cross-node message: $out"
 
 # a server error names the node and exits 1
 if "$DAL_BIN" -c "$ini" exec --shard-value 1 "SELECT nope FROM cli_food" 2>"$work/err" >/dev/null; then

@@ -551,7 +551,8 @@ static const dal_host_api_t fake_api = {
     fake_conn_close,
     fake_conn_ping,
     fake_conn_reset,
-    fake_now_ns
+    fake_now_ns,
+    NULL /* current_statement: no statements without a core */
 };
 
 const dal_host_api_t *fake_host_api(void)

@@ -30,8 +30,8 @@ for p in shard_mod shard_range shard_hash; do
 done
 [ -f "$prefix/include/dal/dal.h" ] && [ -f "$prefix/include/dal/plugin.h" ] || fail "headers not installed"
 dal="$prefix/bin/dal"
-"$dal" --version | grep -q "dal 0." || fail "dal --version"
-"$dal" plugins | grep -q shard_mod || fail "dal plugins does not list shard_mod"
+grep -q "dal 0." <<<"$("$dal" --version)" || fail "dal --version"
+grep -q shard_mod <<<"$("$dal" plugins)" || fail "dal plugins does not list shard_mod"
 echo "installed into $prefix; pkg-config cflags: $cflags"
 
 # ---- the out-of-tree strategy plugin, built with pkg-config only
@@ -40,7 +40,7 @@ make -s -C "$work/plugin" clean >/dev/null 2>&1 || true
 make -s -C "$work/plugin" >/dev/null || fail "example plugin does not build"
 make -s -C "$work/plugin" install >/dev/null || fail "example plugin does not install"
 [ -f "$plugindir/shard_tenant.so" ] || fail "shard_tenant.so not in $plugindir"
-"$dal" plugins | grep -q "tenant" || fail "dal plugins does not list the tenant plugin"
+grep -q "tenant" <<<"$("$dal" plugins)" || fail "dal plugins does not list the tenant plugin"
 
 cat > "$work/tenant.ini" <<'INI'
 [datasource dbOrders0]
@@ -57,8 +57,8 @@ strategy.tenants = acme, globex, initech, umbrella
 INI
 "$dal" -c "$work/tenant.ini" check >/dev/null || fail "config selecting the tenant plugin is rejected"
 out=$("$dal" -c "$work/tenant.ini" explain --json --shard-value initech "SELECT * FROM orders")
-echo "$out" | grep -q '"datasource": *"dbOrders1"' || fail "tenant initech not routed to dbOrders1: $out"
-echo "$out" | grep -q 'orders_2' || fail "tenant initech not routed to orders_2: $out"
+grep -q '"datasource": *"dbOrders1"' <<<"$out" || fail "tenant initech not routed to dbOrders1: $out"
+grep -q 'orders_2' <<<"$out" || fail "tenant initech not routed to orders_2: $out"
 if "$dal" -c "$work/tenant.ini" explain --shard-value nobody "SELECT * FROM orders" 2>"$work/err"; then
     fail "unknown tenant was routed"
 fi
@@ -87,7 +87,7 @@ INI
 "$work/wm_food" "$work/app.ini" 17 noodles 9.90 >/dev/null || fail "app insert failed"
 "$work/wm_food" "$work/app.ini" 17 dumplings 15.00 >/dev/null || fail "app insert failed"
 menu=$("$work/wm_food" "$work/app.ini" 17)
-echo "$menu" | grep -q "dumplings" && echo "$menu" | grep -q "noodles" || fail "app menu: $menu"
+grep -q "dumplings" <<<"$menu" && grep -q "noodles" <<<"$menu" || fail "app menu: $menu"
 # 17 % 10 = 7 -> node 7 / 5 = 1
 n=$(mariadb -h127.0.0.1 -P"${ports[1]}" -udal -pdalpass -N -e "SELECT COUNT(*) FROM product_1.wm_food_7 WHERE wm_poi_id = 17")
 [ "$n" = 2 ] || fail "rows not in product_1.wm_food_7 (found $n)"

@@ -131,6 +131,20 @@ static size_t fdb_nwon(void)
     return n;
 }
 
+/* Size of segment k handed out (k < 0: counted from the last one). */
+static int64_t fdb_step(long k)
+{
+    int64_t step;
+
+    pthread_mutex_lock(&db.mu);
+    if (k < 0)
+        k += (long)db.nwon;
+    ck_assert(k >= 0 && (size_t)k < db.nwon);
+    step = db.won[k].end - db.won[k].start;
+    pthread_mutex_unlock(&db.mu);
+    return step;
+}
+
 static int is_text(const dal_value_t *v, const char *s)
 {
     return v->type == DAL_TYPE_STRING && v->v.s.len == strlen(s) &&
@@ -477,9 +491,9 @@ START_TEST(leaf_sequential)
         ck_assert_int_eq(draw1(&in), i);
     inst_free(&in);
     ck_assert_int_eq(db.won[0].start, 1);
-    ck_assert_int_eq(db.won[0].end, 1001);
+    ck_assert_int_eq(fdb_step(0), 1000);
     /* consumed in far less than segment_duration: the step doubled */
-    ck_assert_int_eq(db.won[1].end - db.won[1].start, 2000);
+    ck_assert_int_eq(fdb_step(1), 2000);
 }
 END_TEST
 
@@ -592,7 +606,7 @@ START_TEST(leaf_step_grows_to_cap_and_floor_wins)
     for (i = 0; i < 10000; i++)
         draw1(&in);
     for (k = 0; k < 6; k++)
-        ck_assert_int_eq(db.won[k].end - db.won[k].start, k < 4 ? 100 << k : 1600);
+        ck_assert_int_eq(fdb_step((long)k), k < 4 ? 100 << k : 1600);
     /* the table's step is the floor, even above max_step */
     pthread_mutex_lock(&db.mu);
     db.step[0] = 5000;
@@ -600,9 +614,9 @@ START_TEST(leaf_step_grows_to_cap_and_floor_wins)
     pthread_mutex_unlock(&db.mu);
     for (i = 0; i < 4000; i++)
         draw1(&in);
+    ck_assert_uint_gt(fdb_nwon(), k);
+    ck_assert_int_eq(fdb_step(-1), 5000);
     inst_free(&in);
-    ck_assert_uint_gt(db.nwon, k);
-    ck_assert_int_eq(db.won[db.nwon - 1].end - db.won[db.nwon - 1].start, 5000);
 }
 END_TEST
 
@@ -632,7 +646,7 @@ START_TEST(leaf_step_shrinks_when_slow)
     inst_new(&in, leaf_desc(), "sku", ps, N_ELEMS(ps));
     for (i = 0; i < 4; i++)
         drain_segment(&in);
-    grown = db.won[db.nwon - 1].end - db.won[db.nwon - 1].start;
+    grown = fdb_step(-1);
     ck_assert_int_ge(grown, 400);
     /* segments now last longer than twice segment_duration: halve, to the floor */
     for (i = 0; i < 8; i++) {
@@ -640,7 +654,7 @@ START_TEST(leaf_step_shrinks_when_slow)
         drain_segment(&in);
     }
     inst_free(&in);
-    last = db.won[db.nwon - 1].end - db.won[db.nwon - 1].start;
+    last = fdb_step(-1);
     ck_assert_int_eq(last, 100);
 }
 END_TEST
@@ -742,13 +756,15 @@ START_TEST(leaf_lost_races_are_skipped)
     inst_new(&in, leaf_desc(), "sku", ps, N_ELEMS(ps));
     for (i = 0; i < 150; i++) {
         id = draw1(&in);
+        pthread_mutex_lock(&db.mu);
         for (s = 0; s < db.nstolen; s++)
             ck_assert_msg(id < db.stolen[s].start || id >= db.stolen[s].end,
                           "ID %" PRId64 " is in another process's segment", id);
+        pthread_mutex_unlock(&db.mu);
     }
+    inst_free(&in);
     ck_assert_uint_eq(db.nstolen, 3);
     ck_assert_int_eq(db.won[0].start, 301);
-    inst_free(&in);
 }
 END_TEST
 

@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,8 +57,8 @@ const char cmd_load_details[] =
     "  insert            INSERT one row (ids from dal's idgen where configured,\n"
     "                    else AUTO_INCREMENT)\n"
     "  update            UPDATE one row by shard key and id\n"
-    "  read-write        a transaction on one shard key: 2 SELECTs, UPDATE,\n"
-    "                    DELETE, INSERT\n"
+    "  read-write        a transaction on one shard key: SELECT a row, SELECT\n"
+    "                    SUM(), UPDATE, DELETE and INSERT the row again\n"
     "  scatter           SELECT by id without the shard key: every physical table\n"
     "Run:\n"
     "  --threads N       client threads (default 1)\n"
@@ -414,43 +415,54 @@ static uint64_t hist_quantile(const load_hist_t *h, double q)
 /* ------------------------------------------------------------- workloads */
 
 /*
+ * Row ids.  Row k of --prepare (1 <= k <= --rows) has shard key k and id
+ * ROW_ID_BASE + k.  Ids the server makes (AUTO_INCREMENT) start at
+ * AUTO_ID_BASE, above every prepared row, and ids from dal's generators
+ * (Leaf, snowflake) are positive signed 64-bit numbers, below ROW_ID_BASE.
+ * So the three never meet, even when dal runs (ids from the generator) and
+ * direct runs (AUTO_INCREMENT) insert into the same tables.
+ */
+#define ROW_ID_BASE ((uint64_t)1 << 63)
+#define AUTO_ID_BASE "9223374235878031360"   /* 2^63 + 2^41 */
+
+/*
  * Statement templates.  {T} is the table and {K} the shard key; through
  * dal {T} is the logical name, direct it becomes the physical table.  The
- * parameter letters say what each ? gets: k the row's key (its shard key
- * value and its id), n a name, p a price, s a stock figure.
+ * parameter letters say what each ? gets: k the key (the shard key value),
+ * i the id of row k, n a name, p a price, s a stock figure.  Rows are found
+ * by primary key, so writes lock single rows and the transactions of two
+ * threads never block each other (their keys differ, see pick_key).
  */
 enum {
-    ST_POINT, ST_BY_KEY, ST_INSERT, ST_INSERT_ID, ST_UPDATE, ST_DELETE, ST_SCATTER,
+    ST_POINT, ST_SUM, ST_INSERT, ST_INSERT_ID, ST_UPDATE, ST_DELETE, ST_SCATTER,
     ST_COUNT
 };
 
 typedef struct load_stmt_def {
     const char *sql;
     const char *params;
-    int reads;           /* returns rows */
     int scatter;         /* no shard key: every physical table */
 } load_stmt_def_t;
 
 static const load_stmt_def_t stmt_defs[ST_COUNT] = {
-    [ST_POINT] = { "SELECT id, name, price, stock FROM {T} WHERE {K} = ? AND id = ?", "kk", 1, 0 },
-    [ST_BY_KEY] = { "SELECT id, name, price, stock FROM {T} WHERE {K} = ?", "k", 1, 0 },
-    [ST_INSERT] = { "INSERT INTO {T} ({K}, name, price, stock) VALUES (?, ?, ?, ?)", "knps", 0, 0 },
+    [ST_POINT] = { "SELECT id, name, price, stock FROM {T} WHERE {K} = ? AND id = ?", "ki", 0 },
+    [ST_SUM] = { "SELECT COUNT(*), SUM(stock) FROM {T} WHERE {K} = ?", "k", 0 },
+    /* no id: dal's generator where the table has one, else AUTO_INCREMENT */
+    [ST_INSERT] = { "INSERT INTO {T} ({K}, name, price, stock) VALUES (?, ?, ?, ?)", "knps", 0 },
     [ST_INSERT_ID] = { "INSERT INTO {T} (id, {K}, name, price, stock) VALUES (?, ?, ?, ?, ?)",
-                       "kknps", 0, 0 },
-    [ST_UPDATE] = { "UPDATE {T} SET stock = stock + 1 WHERE {K} = ? AND id = ?", "kk", 0, 0 },
-    [ST_DELETE] = { "DELETE FROM {T} WHERE {K} = ? AND id = ?", "kk", 0, 0 },
-    [ST_SCATTER] = { "SELECT id, name, price, stock FROM {T} WHERE id = ?", "k", 1, 1 },
+                       "iknps", 0 },
+    [ST_UPDATE] = { "UPDATE {T} SET stock = stock + 1 WHERE {K} = ? AND id = ?", "ki", 0 },
+    [ST_DELETE] = { "DELETE FROM {T} WHERE {K} = ? AND id = ?", "ki", 0 },
+    [ST_SCATTER] = { "SELECT id, name, price, stock FROM {T} WHERE id = ?", "i", 1 },
 };
 
 #define LOAD_MAX_PARAMS 5
 #define LOAD_MAX_STEPS 5
 
-/* The schema of --prepare.  AUTO_INCREMENT is what the insert workload
- * uses when dal has no idgen for the table, and always with --direct. */
 static const char create_sql[] =
-    "CREATE TABLE {T} (id BIGINT NOT NULL AUTO_INCREMENT, {K} BIGINT NOT NULL, "
+    "CREATE TABLE {T} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, {K} BIGINT NOT NULL, "
     "name VARCHAR(64) NOT NULL, price DECIMAL(10,2) NOT NULL, stock INT NOT NULL, "
-    "PRIMARY KEY (id), KEY ({K}))";
+    "PRIMARY KEY (id), KEY ({K})) AUTO_INCREMENT = " AUTO_ID_BASE;
 static const char drop_sql[] = "DROP TABLE IF EXISTS {T}";
 static const char probe_sql[] = "SELECT id FROM {T} WHERE {K} = ?";
 
@@ -467,7 +479,7 @@ static const load_workload_t workloads[] = {
     { "insert", 0, 1, { ST_INSERT } },
     { "update", 0, 1, { ST_UPDATE } },
     /* DELETE then INSERT of the same row keeps the table as it was */
-    { "read-write", 1, 5, { ST_POINT, ST_BY_KEY, ST_UPDATE, ST_DELETE, ST_INSERT_ID } },
+    { "read-write", 1, 5, { ST_POINT, ST_SUM, ST_UPDATE, ST_DELETE, ST_INSERT_ID } },
     { "scatter", 0, 1, { ST_SCATTER } },
 };
 
@@ -949,6 +961,7 @@ typedef struct load_run {
     const load_backend_t *be;
     _Atomic int phase;
     uint64_t measure_start_ns;       /* set before phase becomes MEASURE */
+    uint64_t cpu_start_ns;           /* the process's CPU time then */
     pthread_mutex_t mu;              /* guards ready, go, finished */
     pthread_cond_t cv;
     size_t ready, finished;
@@ -963,6 +976,17 @@ static uint64_t now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the whole process, all threads: on a busy machine the
+ * client's own cost per statement is steadier than its throughput. */
+static uint64_t cpu_ns(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+           ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
 }
 
 /* splitmix64: fast, and good enough to spread keys evenly. */
@@ -1006,6 +1030,7 @@ static void set_params(dal_value_t *out, char *name, size_t namecap, int st, uin
     for (p = stmt_defs[st].params; *p != '\0'; p++, out++) {
         switch (*p) {
         case 'k': *out = dal_uint(key); break;
+        case 'i': *out = dal_uint(ROW_ID_BASE + key); break;
         case 'p': *out = dal_uint(key % 1000); break;
         case 's': *out = dal_uint(key % 100); break;
         default:
@@ -1332,6 +1357,7 @@ typedef struct load_result {
     uint64_t p50, p95, p99, p999, max;   /* latency, ns */
     double avg_ns;
     double events_per_s;
+    double cpu_ns_per_event;        /* client process CPU while measuring */
     char error[DAL_ERROR_MSG_MAX];  /* first error, "" if none */
 } load_result_t;
 
@@ -1448,6 +1474,7 @@ static void start_measuring(load_run_t *run, uint64_t now)
     int warm = PHASE_WARMUP;
 
     run->measure_start_ns = now;
+    run->cpu_start_ns = cpu_ns();
     atomic_compare_exchange_strong(&run->phase, &warm, PHASE_MEASURE);
 }
 
@@ -1587,6 +1614,8 @@ static void collect(const load_run_t *run, load_hist_t *all, load_result_t *res)
             snprintf(res->error, sizeof res->error, "%s", w->error);
     }
     res->statements = res->events * run->ctx->wl->nsteps;
+    if (res->events > 0)
+        res->cpu_ns_per_event = (double)(cpu_ns() - run->cpu_start_ns) / (double)res->events;
     res->elapsed_ns = res->events ? last - run->measure_start_ns : 0;
     res->events_per_s = res->elapsed_ns ? (double)res->events * 1e9 / (double)res->elapsed_ns : 0;
     res->avg_ns = all->total ? (double)all->sum_ns / (double)all->total : 0;
@@ -1664,6 +1693,7 @@ static void json_result(json_t *j, const load_result_t *r)
     json_key_double(j, "events_per_sec", r->events_per_s, 1);
     json_key_double(j, "statements_per_sec",
                     r->events_per_s * (double)(r->events ? r->statements / r->events : 0), 1);
+    json_key_double(j, "client_cpu_us_per_event", r->cpu_ns_per_event / 1e3, 2);
     json_key(j, "latency_us");
     json_object_begin(j);
     json_key_double(j, "avg", r->avg_ns / 1e3, 1);
@@ -1710,6 +1740,8 @@ static void print_result(const load_ctx_t *ctx, const load_result_t *r)
     printf("  latency (us)  avg %.1f  p50 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
            r->avg_ns / 1e3, (double)r->p50 / 1e3, (double)r->p95 / 1e3, (double)r->p99 / 1e3,
            (double)r->p999 / 1e3, (double)r->max / 1e3);
+    printf("  client CPU    %.2f us per %s\n", r->cpu_ns_per_event / 1e3,
+           wl->txn ? "transaction" : "statement");
     printf("  errors        %" PRIu64 "\n", r->errors);
 }
 
@@ -1745,8 +1777,7 @@ static char *batch_sql(const load_ctx_t *ctx, uint64_t n)
     return sql;
 }
 
-/* Rows first+1 .. first+n in one statement: row k has id k and shard key
- * k, so the workloads find row k on the physical table of k. */
+/* Rows first+1 .. first+n in one statement (row k: see ROW_ID_BASE). */
 static int insert_batch(const load_ctx_t *ctx, uint64_t first, uint64_t n, const char *sql,
                         dal_value_t *params, char *names, dal_error_t *err)
 {
@@ -1870,7 +1901,26 @@ static double ratio_of(const load_result_t *pair)
     return pair[1].events_per_s > 0 ? pair[0].events_per_s / pair[1].events_per_s : NAN;
 }
 
-static double median_ratio(const load_result_t *results, size_t npairs)
+/* Direct's median latency over dal's: like the throughput ratio, below 1
+ * when dal is slower, but hardly moved by the stalls of a busy machine. */
+static double p50_ratio_of(const load_result_t *pair)
+{
+    return pair[0].p50 > 0 ? (double)pair[1].p50 / (double)pair[0].p50 : NAN;
+}
+
+static double dal_cpu_us(const load_result_t *pair)
+{
+    return pair[0].cpu_ns_per_event / 1e3;
+}
+
+static double direct_cpu_us(const load_result_t *pair)
+{
+    return pair[1].cpu_ns_per_event / 1e3;
+}
+
+/* The median over the pairs of what get reads from a pair. */
+static double median_of(const load_result_t *results, size_t npairs,
+                        double (*get)(const load_result_t *pair))
 {
     double *v = malloc(npairs * sizeof *v), m;
     size_t i;
@@ -1880,7 +1930,7 @@ static double median_ratio(const load_result_t *results, size_t npairs)
         return NAN;
     }
     for (i = 0; i < npairs; i++)
-        v[i] = ratio_of(results + 2 * i);
+        v[i] = get(results + 2 * i);
     qsort(v, npairs, sizeof *v, cmp_double);
     m = npairs % 2 ? v[npairs / 2] : (v[npairs / 2 - 1] + v[npairs / 2]) / 2;
     free(v);
@@ -1893,8 +1943,9 @@ static void print_pair(uint64_t round, const load_result_t *pair)
 
     printf("round %-3" PRIu64, round);
     for (i = 0; i < 2; i++)
-        printf("  %-6s %10.1f/s p50 %8.1f p99 %8.1f us", pair[i].mode, pair[i].events_per_s,
-               (double)pair[i].p50 / 1e3, (double)pair[i].p99 / 1e3);
+        printf("  %-6s %9.1f/s p50 %7.1f p99 %7.1f cpu %6.2f us", pair[i].mode,
+               pair[i].events_per_s, (double)pair[i].p50 / 1e3, (double)pair[i].p99 / 1e3,
+               pair[i].cpu_ns_per_event / 1e3);
     printf("  ratio %.3f\n", ratio_of(pair));
     fflush(stdout);
 }
@@ -1936,9 +1987,14 @@ static int do_compare(const load_ctx_t *ctx, load_report_t *rep)
                 print_pair(r + 1, pair);
         }
     }
-    rep->median_ratio = median_ratio(rep->results, rep->nresults / 2);
+    rep->median_ratio = median_of(rep->results, rep->nresults / 2, ratio_of);
     if (!o->json && rep->nresults > 0)
-        printf("median ratio %.3f over %zu rounds\n", rep->median_ratio, rep->nresults / 2);
+        printf("median ratio %.3f over %zu rounds; median p50 ratio %.3f; client CPU per %s: "
+               "dal %.2f us, direct %.2f us (medians)\n", rep->median_ratio, rep->nresults / 2,
+               median_of(rep->results, rep->nresults / 2, p50_ratio_of),
+               ctx->wl->txn ? "transaction" : "statement",
+               median_of(rep->results, rep->nresults / 2, dal_cpu_us),
+               median_of(rep->results, rep->nresults / 2, direct_cpu_us));
     return rc;
 }
 
@@ -1963,6 +2019,12 @@ static void json_compare(json_t *j, const load_report_t *rep)
     }
     json_array_end(j);
     json_key_double(j, "median_ratio", rep->median_ratio, 4);
+    json_key_double(j, "median_p50_ratio", median_of(rep->results, rep->nresults / 2,
+                                                     p50_ratio_of), 4);
+    json_key_double(j, "median_client_cpu_us_dal", median_of(rep->results, rep->nresults / 2,
+                                                             dal_cpu_us), 2);
+    json_key_double(j, "median_client_cpu_us_direct",
+                    median_of(rep->results, rep->nresults / 2, direct_cpu_us), 2);
 }
 
 /* One object for the whole command: the run's fields (or the rounds of

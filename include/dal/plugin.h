@@ -136,6 +136,14 @@ typedef struct dal_host_api {
 
     /* Monotonic clock in nanoseconds. */
     uint64_t (*now_ns)(void);
+
+    /* Added after ABI 1 was first published: check struct_size before use.
+     * What the calling thread is running, as "trace_id=ID SQL" or "SQL"
+     * (SQL normalised: literals replaced by ?), copied into buf,
+     * NUL-terminated and truncated to cap.  Returns the length written, 0
+     * when unknown.  Pool plugins call it in acquire so that a leak report
+     * can name the statement that took the connection. */
+    size_t (*current_statement)(char *buf, size_t cap);
 } dal_host_api_t;
 
 /* ------------------------------------------------------------ shard kind */
@@ -232,7 +240,8 @@ typedef enum dal_event_type {
     DAL_EVENT_EXECUTION = 2, /* one physical execution on one server */
     DAL_EVENT_ROUTE = 3,     /* a routing decision */
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
-    DAL_EVENT_RELOAD = 5     /* a configuration reload, ok or failed */
+    DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
+    DAL_EVENT_IDGEN = 6      /* an ID generator fetched a segment of IDs */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may be NULL. */

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# compare.sh -- the end-to-end benchmarks of dal: `dal load --compare`
+# (dal against plain libmysqlclient, alternating rounds) on throwaway MariaDB
+# clusters that this script starts under a temporary directory.
+#
+#   bench/compare.sh [--rounds N] [--duration T] [--warmup T] [--rows N]
+#                    [--threads "1 2"] [--plot-threads "1 2 4 8"]
+#                    [--nodes "2 4 8 16"] [--out DIR] [--quick]
+#
+# Measures, each with --rounds alternating dal/direct pairs:
+#   - point-select, insert and read-write at each of --threads, on 4 nodes
+#     with the demo layout (wm_food, 100 tables, mod); insert uses Leaf ids
+#     when idgen_leaf.so is in the plugin directory, AUTO_INCREMENT if not;
+#   - point-select with the prometheus and slowlog monitors on, when their
+#     plugins are there;
+#   - point-select at each of --plot-threads, for bench/plot.sh;
+#   - scatter (one physical table per node, max_parallel = nodes) on a new
+#     cluster of each size in --nodes.
+# Writes DIR/results.jsonl (one `dal load --json` object per measurement,
+# with "label" and "nodes" added) and DIR/summary.md, and prints the summary.
+# DIR defaults to a new directory under ${TMPDIR:-/tmp}.
+#
+# Uses $DAL_BIN (default: _build/tools/dal) and $DAL_PLUGIN_DIR (default:
+# the plugins next to it).  Needs python3 and the MariaDB server.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
+export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
+rounds=7 duration=5s warmup=1s rows=100000 out=""
+threads="1 2" plot_threads="1 2 4 8" nodes="2 4 8 16"
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --rounds) rounds=$2; shift ;;
+    --duration) duration=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --rows) rows=$2; shift ;;
+    --threads) threads=$2; shift ;;
+    --plot-threads) plot_threads=$2; shift ;;
+    --nodes) nodes=$2; shift ;;
+    --out) out=$2; shift ;;
+    --quick) rounds=3 duration=2s warmup=500ms rows=20000 threads="1 2" plot_threads="1 2" nodes="2 4" ;;
+    -h | --help) usage 0 ;;
+    *) echo "compare.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
+    esac
+    shift
+done
+[ -x "$DAL_BIN" ] || { echo "compare.sh: no dal program at $DAL_BIN (build first, or set DAL_BIN)" >&2; exit 1; }
+[ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/dalbench.XXXXXX")
+mkdir -p "$out"
+: >"$out/results.jsonl"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/dalbenchc.XXXXXX")
+cluster=""
+stop_cluster() {
+    [ -z "$cluster" ] || "$src/tests/cluster.sh" stop "$cluster" --clean >/dev/null 2>&1 || true
+    cluster=""
+}
+trap 'stop_cluster; rm -rf "$work"' EXIT
+export DAL_BENCH_PASSWORD=dalpass
+
+# start_cluster N: a new cluster of N nodes, databases bench_0 .. bench_N-1
+start_cluster() {
+    stop_cluster
+    cluster="$work/c$1"
+    "$src/tests/cluster.sh" start "$cluster" "$1" --db 'bench_%d' >/dev/null
+    mapfile -t ports <"$cluster/ports"
+}
+
+# write_ini FILE NODES TABLES [EXTRA-INI-TEXT]: the layout of the demo
+write_ini() {
+    local file=$1 n=$2 tables=$3 i
+    {
+        printf '[dal]\nmax_parallel = %d\n\n' "$n"
+        for ((i = 0; i < n; i++)); do
+            printf '[datasource dbProductSku%d]\nmaster = mysql://dal:${DAL_BENCH_PASSWORD}@127.0.0.1:%s/bench_%d\n\n' \
+                "$i" "${ports[$i]}" "$i"
+        done
+        printf '[table wm_food]\ndatasource = dbProductSku\ndb_shard_num = %d\ntable_shard_num = %d\n' "$n" "$tables"
+        printf 'shard_key = wm_poi_id\nstrategy = mod\n'
+        printf '%s' "${4:-}"
+    } >"$file"
+}
+
+# measure LABEL NODES INI WORKLOAD [LOAD OPTIONS]: one --compare, appended
+# to results.jsonl
+measure() {
+    local label=$1 n=$2 ini=$3 json
+    shift 3
+    printf '%-34s ' "$label" >&2
+    json=$("$DAL_BIN" -c "$ini" load --json -- --compare --rounds "$rounds" --duration "$duration" \
+        --warmup "$warmup" --rows "$rows" "$@")
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["label"]=sys.argv[2]; d["nodes"]=int(sys.argv[3]); print(json.dumps(d))' \
+        "$json" "$label" "$n" >>"$out/results.jsonl"
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("median ratio %.3f" % d["median_ratio"])' "$json" >&2
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+echo "results in $out" >&2
+echo "4 nodes, 100 tables, $rows rows ..." >&2
+start_cluster 4
+ini="$work/bench.ini"
+write_ini "$ini" 4 100
+"$DAL_BIN" -c "$ini" load -- --prepare --rows "$rows" >&2
+
+for t in $threads; do
+    measure "point-select" 4 "$ini" point-select --threads "$t"
+done
+for t in $plot_threads; do
+    case " $threads " in *" $t "*) continue ;; esac
+    measure "point-select" 4 "$ini" point-select --threads "$t"
+done
+
+if [ -f "$DAL_PLUGIN_DIR/monitor_prometheus.so" ] && [ -f "$DAL_PLUGIN_DIR/monitor_slowlog.so" ]; then
+    mini="$work/monitors.ini"
+    write_ini "$mini" 4 100 "$(printf '\n[monitor prometheus]\naddress = 127.0.0.1:%s\n\n[monitor slow]\nplugin = slowlog\npath = %s\nthreshold = 200ms\n' \
+        "$(free_port)" "$work/slow.log")"
+    for t in $threads; do
+        measure "point-select, monitors on" 4 "$mini" point-select --threads "$t"
+    done
+else
+    echo "(no monitor_prometheus.so and monitor_slowlog.so in $DAL_PLUGIN_DIR: monitors not measured)" >&2
+fi
+
+insert_label="insert (AUTO_INCREMENT both)"
+iini=$ini
+if [ -f "$DAL_PLUGIN_DIR/idgen_leaf.so" ]; then
+    iini="$work/leaf.ini"
+    write_ini "$iini" 4 100 "$(printf 'id_column = id\nidgen = food_ids\n\n[idgen food_ids]\nplugin = leaf\ndatasource = dbProductSku0\nstep = 1000\n')"
+    "$DAL_BIN" -c "$iini" idgen init >/dev/null
+    insert_label="insert (Leaf ids vs AUTO_INCREMENT)"
+else
+    echo "(no idgen_leaf.so in $DAL_PLUGIN_DIR: insert compared with AUTO_INCREMENT on both sides)" >&2
+fi
+for t in $threads; do
+    measure "$insert_label" 4 "$iini" insert --threads "$t"
+done
+for t in $threads; do
+    measure "read-write (transactions)" 4 "$ini" read-write --threads "$t"
+done
+
+for n in $nodes; do
+    echo "$n nodes, one table each ..." >&2
+    start_cluster "$n"
+    sini="$work/scatter$n.ini"
+    write_ini "$sini" "$n" "$n"
+    "$DAL_BIN" -c "$sini" load -- --prepare --rows 10000 --tables "$n" --dbs "$n" >/dev/null
+    rows=10000 measure "scatter, $n nodes" "$n" "$sini" scatter --tables "$n" --dbs "$n"
+done
+stop_cluster
+
+python3 - "$out/results.jsonl" >"$out/summary.md" <<'PY'
+import json, sys
+
+runs = [json.loads(line) for line in open(sys.argv[1])]
+def med(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+print("| benchmark | nodes | threads | dal/s | direct/s | ratio (median) | ratio range | p50 dal / direct (us) | client CPU dal / direct (us) |")
+print("|---|---|---|---|---|---|---|---|---|")
+for d in runs:
+    rs = d["rounds"]
+    dal = med([r["dal"]["events_per_sec"] for r in rs])
+    direct = med([r["direct"]["events_per_sec"] for r in rs])
+    ratios = [r["ratio"] for r in rs]
+    p50d = med([r["dal"]["latency_us"]["p50"] for r in rs])
+    p50x = med([r["direct"]["latency_us"]["p50"] for r in rs])
+    print("| %s | %d | %d | %.0f | %.0f | **%.3f** | %.3f-%.3f | %.1f / %.1f | %.1f / %.1f |" % (
+        d["label"], d["nodes"], d["threads"], dal, direct, d["median_ratio"], min(ratios),
+        max(ratios), p50d, p50x, d["median_client_cpu_us_dal"], d["median_client_cpu_us_direct"]))
+PY
+python3 - "$out/results.jsonl" >"$out/threads.dat" <<'PY'
+import json, sys
+
+def med(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+print("# threads dal_per_sec direct_per_sec (medians over the rounds, point-select, 4 nodes)")
+rows = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d["label"] == "point-select":
+        rows[d["threads"]] = (med([r["dal"]["events_per_sec"] for r in d["rounds"]]),
+                              med([r["direct"]["events_per_sec"] for r in d["rounds"]]))
+for t in sorted(rows):
+    print(t, "%.1f %.1f" % rows[t])
+PY
+cat "$out/summary.md"
+echo "plot: bench/plot.sh $out/threads.dat" >&2
