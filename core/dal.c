@@ -2,6 +2,7 @@
  * dal.c -- the public entry points: open, close, and the path of one
  * statement (snapshot -> sql -> route -> rewrite -> execute -> result).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,9 @@
 #include "dal_int.h"
 #include "error.h"
 #include "exec.h"
+#include "host.h"
+#include "monitor.h"
+#include "pool.h"
 #include "plan.h"
 #include "result.h"
 #include "route.h"
@@ -183,8 +187,13 @@ static void snapshot_release(void *ctx)
 
 int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
 {
-    int rc = dal_exec_routes(&st->rt, st->params, st->nparams, &st->plan, out, err);
+    int rc;
 
+    /* a pool's leak report names the statement that took the connection */
+    dal_pool_set_statement(st->sql_norm, st->trace[0] ? st->trace : NULL);
+    rc = dal_exec_routes(&st->rt, st->params, st->nparams, &st->plan, out, err);
+    dal_pool_set_statement(NULL, NULL);
+    dal_stmt_emit(st, rc, *out);
     if (rc != 0)
         return rc;
     dal_stmt_give_ids(st, *out);
@@ -194,6 +203,102 @@ int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_e
         dal_result_on_free(*out, snapshot_release, snap);
     }
     return 0;
+}
+
+/* A trace id goes into the SQL as a comment: only characters that can
+ * never end it. */
+static int trace_ok(const char *t)
+{
+    size_t n = 0;
+
+    for (; t[n]; n++)
+        if (!(isalnum((unsigned char)t[n]) || strchr("_.:-", t[n])))
+            return 0;
+    return n > 0 && n <= 64;
+}
+
+/* 16 hex digits from a per-thread xorshift generator: unique enough to
+ * follow one request, and no lock or syscall on the statement path. */
+static void trace_generate(char *out, size_t cap)
+{
+    static _Thread_local uint64_t x;
+
+    if (x == 0)
+        x = dal_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    snprintf(out, cap, "%016llx", (unsigned long long)x);
+}
+
+/* Trace id and normalised SQL for the events and the physical SQL. */
+static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                              dal_error_t *err)
+{
+    const char *given = opts ? opts->trace_id : NULL;
+    size_t n;
+
+    st->monitors = snap->monitors;
+    if (given != NULL && !trace_ok(given))
+        return dal_err_set(err, DAL_EINVAL, "trace id: at most 64 characters of "
+                           "[A-Za-z0-9_.:-]");
+    if (given != NULL)
+        snprintf(st->trace, sizeof st->trace, "%s", given);
+    if (!dal_monitor_active(st->monitors))
+        return 0;
+    st->t0 = dal_now_ns();
+    if (given == NULL)
+        trace_generate(st->trace, sizeof st->trace);
+    n = dal_sql_normalize(st->sql->text, st->sql->len, NULL, 0);
+    st->sql_norm = malloc(n + 1);
+    if (st->sql_norm == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    dal_sql_normalize(st->sql->text, st->sql->len, st->sql_norm, n + 1);
+    return 0;
+}
+
+static void emit_routes(const dal_stmt_t *st)
+{
+    dal_event_t ev;
+    size_t i;
+
+    if (!dal_monitor_active(st->monitors))
+        return;
+    for (i = 0; i < st->rt.nroutes; i++) {
+        memset(&ev, 0, sizeof ev);
+        ev.struct_size = sizeof ev;
+        ev.type = DAL_EVENT_ROUTE;
+        ev.kind = "master"; /* replicas are chosen by the read-write split */
+        ev.datasource = st->rt.routes[i].node->cfg->name;
+        ev.trace_id = st->trace;
+        dal_monitor_emit(st->monitors, &ev);
+    }
+}
+
+void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
+{
+    char server[128];
+    dal_event_t ev;
+
+    if (!dal_monitor_active(st->monitors) || st->sql == NULL)
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_STATEMENT;
+    ev.kind = dal_sql_kind_word(st->sql->kind);
+    ev.table = st->rt.primary ? st->rt.primary->cfg->name
+               : st->sql->ntrefs ? st->sql->trefs[0].name : NULL;
+    if (st->rt.nroutes == 1) {
+        ev.datasource = st->rt.routes[0].node->cfg->name;
+        dal_node_address(st->rt.routes[0].node, server, sizeof server);
+        ev.server = server;
+    }
+    ev.sql = st->sql_norm;
+    ev.trace_id = st->trace;
+    ev.latency_ns = dal_now_ns() - st->t0;
+    ev.rows = rc == 0 && r != NULL ? dal_result_affected_rows(r) : 0;
+    ev.error_code = rc;
+    dal_monitor_emit(st->monitors, &ev);
 }
 
 int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
@@ -223,8 +328,16 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
         st->params = st->fill.params;
         st->nparams = st->fill.nparams;
     }
-    rc = dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
-    return rc == 0 ? plan_merge(st, err) : rc;
+    rc = prepare_monitoring(st, snap, opts, err);
+    if (rc == 0)
+        rc = dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+    if (rc != 0)
+        return rc;
+    st->rt.monitors = st->monitors;
+    st->rt.trace_id = st->trace[0] ? st->trace : NULL;
+    st->rt.sql_norm = st->sql_norm;
+    emit_routes(st);
+    return plan_merge(st, err);
 }
 
 void dal_stmt_clear(dal_stmt_t *st)
@@ -234,6 +347,8 @@ void dal_stmt_clear(dal_stmt_t *st)
     dal_routing_clear(&st->rt);
     dal_idfill_clear(&st->fill);
     dal_sql_unref(st->sql);
+    free(st->sql_norm);
+    st->sql_norm = NULL;
     st->sql = NULL;
 }
 

@@ -37,6 +37,11 @@ typedef struct dal_stmt {
     size_t nparams;
     dal_merge_plan_t *plan;     /* owned until handed to the result; several routes only */
     dal_edits_t edits;          /* the plan's edits of every route's SQL */
+    /* monitoring: only filled when a monitor plugin is enabled */
+    const struct dal_monitor_set *monitors; /* borrowed from the snapshot */
+    uint64_t t0;                /* start of the statement */
+    char *sql_norm;             /* owned: literals replaced by ? */
+    char trace[72];             /* the trace id in use, "" for none */
 } dal_stmt_t;
 
 /* The first half of every statement: analysis (cached), ID generation,
@@ -45,6 +50,10 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
                      const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
                      dal_error_t *err);
 void dal_stmt_clear(dal_stmt_t *st);
+
+/* One DAL_EVENT_STATEMENT for st, which ended with rc (a no-op without
+ * monitors). */
+void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r);
 
 /* Run a prepared statement's routes (outside a transaction).  The result
  * keeps a reference on snap while it may hold connections of its nodes. */

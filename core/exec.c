@@ -9,6 +9,8 @@
 
 #include "error.h"
 #include "exec.h"
+#include "host.h"
+#include "monitor.h"
 #include "pool.h"
 #include "result.h"
 #include "rewrite.h"
@@ -26,6 +28,37 @@ static int conn_is_broken(unsigned int e)
 static int retryable(unsigned int e, int reused, int read_only)
 {
     return reused && read_only && (e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST);
+}
+
+/* One DAL_EVENT_EXECUTION for route r, started at t0. */
+static void emit_execution(const dal_routing_t *rt, size_t r, uint64_t t0, uint64_t rows, int rc,
+                           unsigned int mysql_errno_)
+{
+    const dal_route_t *route = &rt->routes[r];
+    char server[128], phys[300];
+    dal_event_t ev;
+    size_t i;
+
+    if (!dal_monitor_active(rt->monitors))
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_EXECUTION;
+    ev.kind = dal_sql_kind_word(rt->sql->kind);
+    ev.table = rt->primary ? rt->primary->cfg->name : NULL;
+    ev.datasource = route->node->cfg->name;
+    dal_node_address(route->node, server, sizeof server);
+    ev.server = server;
+    for (i = 0; route->pos != NULL && i < rt->sql->ntrefs && ev.physical_table == NULL; i++)
+        if (route->pos[i] >= 0)
+            ev.physical_table = dal_physical_name(rt->tables[i], route->pos[i], phys, sizeof phys);
+    ev.sql = rt->sql_norm;
+    ev.trace_id = rt->trace_id;
+    ev.latency_ns = dal_now_ns() - t0;
+    ev.rows = rows;
+    ev.error_code = rc;
+    ev.mysql_errno = mysql_errno_;
+    dal_monitor_emit(rt->monitors, &ev);
 }
 
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
@@ -65,10 +98,14 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     unsigned int e;
     int reused, rc, attempt;
 
+    uint64_t t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0, before = res->affected;
+
     for (attempt = 0; attempt < 2; attempt++) {
         rc = dal_node_acquire(node, &c, &reused, err);
-        if (rc != 0)
+        if (rc != 0) {
+            emit_execution(rt, r, t0, 0, rc, 0);
             return rc;
+        }
         rc = send_on(rt, r, c, params, nparams, sql, res, err);
         e = mysql_errno(&c->mysql);
         if (rc != 0 && attempt == 0 && retryable(e, reused, read_only)) {
@@ -76,6 +113,9 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
             continue;
         }
         dal_node_release(node, c, rc == 0 || !conn_is_broken(e));
+        /* rows: what a write changed; a read's rows are counted by the
+         * statement event once the caller has read them */
+        emit_execution(rt, r, t0, rc == 0 ? res->affected - before : 0, rc, rc == 0 ? 0 : e);
         return rc;
     }
     return rc;
@@ -130,6 +170,7 @@ typedef struct job {
     dal_buf_t sql;
     int rc;
     dal_error_t err;
+    uint64_t t0;           /* start, for the execution event */
 } job_t;
 
 typedef struct batch {
@@ -145,6 +186,8 @@ typedef struct batch {
 
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
+    emit_execution(b->rt, j->route, j->t0, rc == 0 ? j->affected : 0, rc,
+                   rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
     j->phase = JOB_DONE;
     j->wait = 0;
@@ -205,6 +248,7 @@ static void job_start(batch_t *b, job_t *j)
     int rc;
 
     j->node = rt->routes[j->route].node;
+    j->t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0;
     b->running++;
     rc = dal_node_acquire(j->node, &j->c, &j->reused, &j->err);
     if (rc == 0) {

@@ -51,27 +51,6 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
     return 0;
 }
 
-/* The statement kind as the lower-case word dal.h promises. */
-static const char *kind_word(dal_sql_kind_t k)
-{
-    switch (k) {
-    case DAL_SQL_SELECT: return "select";
-    case DAL_SQL_INSERT: return "insert";
-    case DAL_SQL_REPLACE: return "replace";
-    case DAL_SQL_UPDATE: return "update";
-    case DAL_SQL_DELETE: return "delete";
-    case DAL_SQL_DDL: return "ddl";
-    case DAL_SQL_BEGIN: return "begin";
-    case DAL_SQL_COMMIT: return "commit";
-    case DAL_SQL_ROLLBACK: return "rollback";
-    case DAL_SQL_SET: return "set";
-    case DAL_SQL_SHOW: return "show";
-    case DAL_SQL_OTHER: return "other";
-    case DAL_SQL_MULTI: return "multi";
-    }
-    return "other";
-}
-
 int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
                    dal_plan_t **out, dal_error_t *err)
 {
@@ -82,7 +61,7 @@ int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t np
     *out = NULL;
     if (p == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    p->kind = kind_word(rt->sql->kind);
+    p->kind = dal_sql_kind_word(rt->sql->kind);
     p->routes = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->routes);
     p->names = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->names);
     if (p->routes == NULL || p->names == NULL) {

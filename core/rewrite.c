@@ -136,6 +136,12 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
     }
     edits_sort(&e);
     dal_buf_reserve(out, sql->len + 32);
+    if (rt->trace_id != NULL) {
+        /* checked by the caller to hold no comment terminator */
+        dal_buf_puts(out, "/* trace_id=");
+        dal_buf_puts(out, rt->trace_id);
+        dal_buf_puts(out, " */ ");
+    }
     for (i = 0; i < e.n; i++) {
         const edit_t *x = &e.items[i];
         /* an edit inside a span already cut (a ? in a row of another

@@ -59,6 +59,10 @@ typedef struct dal_routing {
     unsigned int max_parallel;    /* routes run at once ([dal] max_parallel) */
     const struct dal_edits *merge_edits; /* borrowed: the merge's edits of every route's SQL
                                             (merge.h), or NULL */
+    /* set by the caller for execution (exec.c) */
+    const struct dal_monitor_set *monitors; /* borrowed; NULL: no events */
+    const char *trace_id;         /* borrowed; NULL: no trace comment */
+    const char *sql_norm;         /* borrowed: the statement with literals as ?, for events */
 } dal_routing_t;
 
 /* Compute the routes.  params are the statement's ? values (nparams must

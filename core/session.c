@@ -40,8 +40,11 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
 /* Leave the transaction: give the connection back, drop the snapshot. */
 static void end_txn(dal_session_t *s, int reusable)
 {
-    if (s->conn != NULL)
+    if (s->conn != NULL) {
+        /* several statements ran on it: the next borrower needs a reset */
+        dal_conn_mark_dirty(s->conn);
         dal_node_release(s->node, s->conn, reusable);
+    }
     dal_snapshot_unref(s->snap);
     s->conn = NULL;
     s->node = NULL;
@@ -185,8 +188,10 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
     rc = dal_stmt_prepare(s->dal, snap, opts, sql, params, nparams, &st, err);
     if (rc == 0 && dal_is_txn_control(st.sql->kind))
         rc = txn_statement(s, st.sql->kind, out, err);
-    else if (rc == 0 && s->in_txn)
+    else if (rc == 0 && s->in_txn) {
         rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
+        dal_stmt_emit(&st, rc, *out);
+    }
     else if (rc == 0)
         rc = dal_stmt_run(&st, snap, out, err);
     if (rc == 0 && s->in_txn)

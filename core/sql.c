@@ -2615,3 +2615,25 @@ void dal_sql_cache_free(dal_sql_cache_t *c)
     free(c->sets);
     free(c);
 }
+
+/* The statement kind as a lower-case word: dal_plan_kind and monitor events. */
+const char *dal_sql_kind_word(dal_sql_kind_t k)
+{
+    switch (k) {
+    case DAL_SQL_SELECT: return "select";
+    case DAL_SQL_INSERT: return "insert";
+    case DAL_SQL_REPLACE: return "replace";
+    case DAL_SQL_UPDATE: return "update";
+    case DAL_SQL_DELETE: return "delete";
+    case DAL_SQL_DDL: return "ddl";
+    case DAL_SQL_BEGIN: return "begin";
+    case DAL_SQL_COMMIT: return "commit";
+    case DAL_SQL_ROLLBACK: return "rollback";
+    case DAL_SQL_SET: return "set";
+    case DAL_SQL_SHOW: return "show";
+    case DAL_SQL_OTHER: return "other";
+    case DAL_SQL_MULTI: return "multi";
+    }
+    return "other";
+}
+

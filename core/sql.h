@@ -250,6 +250,8 @@ int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, si
 
 /* A constant name for a kind, for messages. */
 const char *dal_sql_kind_name(dal_sql_kind_t kind);
+/* The same in lower case ("select"), for dal_plan_kind and monitor events. */
+const char *dal_sql_kind_word(dal_sql_kind_t kind);
 
 /* ------------------------------------------------------------- the cache */
 

@@ -505,6 +505,33 @@ START_TEST(test_param_types)
 }
 END_TEST
 
+/* A trace id rides in front of every physical statement; one that could
+ * end the comment is refused. */
+START_TEST(test_trace_id)
+{
+    dal_t *dal = open_mod(4);
+    dal_query_opts_t opts;
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    size_t i;
+
+    memset(&opts, 0, sizeof opts);
+    opts.trace_id = "req-42.a:b_c";
+    ck_assert_int_eq(dal_explain(dal, &opts, "SELECT * FROM wm_food WHERE wm_poi_id IN (1, 2)",
+                                 NULL, 0, &plan, &err), 0);
+    ck_assert_uint_eq(dal_plan_count(plan), 2);
+    for (i = 0; i < 2; i++)
+        ck_assert_msg(strncmp(dal_plan_sql(plan, i), "/* trace_id=req-42.a:b_c */ SELECT", 34) == 0,
+                      "%s", dal_plan_sql(plan, i));
+    dal_plan_free(plan);
+    opts.trace_id = "x */ DROP TABLE t; /*";
+    ck_assert_int_eq(dal_explain(dal, &opts, "SELECT 1", NULL, 0, &plan, &err), DAL_EINVAL);
+    opts.trace_id = "";
+    ck_assert_int_eq(dal_explain(dal, &opts, "SELECT 1", NULL, 0, &plan, &err), DAL_EINVAL);
+    dal_close(dal);
+}
+END_TEST
+
 START_TEST(test_log_callback_and_version)
 {
     ck_assert_str_eq(dal_version(), DAL_VERSION_STRING);
@@ -530,6 +557,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, test_typed_values);
     tcase_add_test(tc, test_param_types);
     tcase_add_test(tc, test_log_callback_and_version);
+    tcase_add_test(tc, test_trace_id);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -188,10 +188,17 @@ DAL_API int dal_check_config(const char *path, const dal_open_opts_t *opts,
  *   statement.
  * datasource: run on this datasource node, by name (MTDDL's @DataSource).  If
  *   a shard value is also given and routes elsewhere, the call fails.
+ * trace_id: follows the statement to the servers and the monitors (MTDDL's
+ *   tracing).
  */
 typedef struct dal_query_opts {
     const dal_value_t *shard_value; /* borrowed; NULL: none */
     const char *datasource;         /* borrowed; NULL: chosen by routing */
+    /* borrowed; NULL: generated when a monitor plugin is enabled.  Sent in
+     * front of every physical statement as a comment (`/\* trace_id=... *\/`)
+     * and passed to monitor events.  At most 64 characters of
+     * [A-Za-z0-9_.:-]; anything else is DAL_EINVAL (it goes into the SQL). */
+    const char *trace_id;
 } dal_query_opts_t;
 
 /*
