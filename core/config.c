@@ -1344,6 +1344,7 @@ static dal_config_t *new_config(const char *path)
 
     if (cfg == NULL)
         return NULL;
+    atomic_init(&cfg->refs, 1);
     cfg->path = strdup(path);
     if (cfg->path == NULL) {
         free(cfg);
@@ -1419,11 +1420,17 @@ static void free_table(dal_cfg_table_t *t)
     free(t->idgen);
 }
 
+dal_config_t *dal_config_ref(dal_config_t *cfg)
+{
+    atomic_fetch_add(&cfg->refs, 1);
+    return cfg;
+}
+
 void dal_config_free(dal_config_t *cfg)
 {
     size_t i;
 
-    if (cfg == NULL)
+    if (cfg == NULL || atomic_fetch_sub(&cfg->refs, 1) != 1)
         return;
     for (i = 0; i < cfg->ndatasources; i++)
         free_datasource(&cfg->datasources[i]);

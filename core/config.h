@@ -12,6 +12,7 @@
 #ifndef DAL_CORE_CONFIG_H
 #define DAL_CORE_CONFIG_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,7 @@ typedef struct dal_cfg_monitor {
 } dal_cfg_monitor_t;
 
 typedef struct dal_config {
+    atomic_int refs;          /* dal_config_ref / dal_config_free */
     char *path;               /* owned; as given to dal_config_load */
     char *plugin_dir;         /* owned; NULL: not set in the file */
     int plugin_dir_line;
@@ -148,6 +150,10 @@ typedef struct dal_config {
  * the first mistake.  Passwords never appear in messages.
  */
 int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err);
+/* Another reference: a datasource node carried over a reload keeps the
+ * config it was made from (its connections point into it). */
+dal_config_t *dal_config_ref(dal_config_t *cfg);
+/* Drop a reference; the last one frees.  NULL is a no-op. */
 void dal_config_free(dal_config_t *cfg);
 
 /* Lookups; NULL if absent.  Names compare exactly (datasources) or ASCII

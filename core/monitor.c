@@ -117,7 +117,7 @@ static void sample_pools(const dal_monitor_set_t *set)
     size_t i;
 
     for (i = 0; i < set->snap->nnodes; i++) {
-        dal_node_t *node = &set->snap->nodes[i];
+        dal_node_t *node = set->snap->nodes[i];
         dal_node_pool_stats(node, &st);
         dal_node_address(node, server, sizeof server);
         emit_figure(set, node, server, "in_use", st.in_use);

@@ -28,10 +28,14 @@ struct dal_pool {
 static int find_lib(struct dal_snapshot *s, dal_node_t *node, dal_plugin_lib_t **out,
                     dal_error_t *err)
 {
-    dal_node_t *n;
+    size_t i;
 
-    for (n = s->nodes; n < node; n++) {
-        if (n->pool_inst != NULL) {
+    (void)node;
+    /* s->nodes[0 .. nnodes) are the nodes built (or carried over) so far */
+    for (i = 0; i < s->nnodes; i++) {
+        dal_node_t *n = s->nodes[i];
+        if (n != NULL && n->pool_inst != NULL &&
+            strcmp(n->pool_inst->lib->desc->name, s->cfg->pool) == 0) {
             dal_plugin_lib_ref(n->pool_inst->lib);
             *out = n->pool_inst->lib;
             return 0;
@@ -132,7 +136,8 @@ int dal_pool_build(struct dal_snapshot *s, dal_node_t *node, dal_error_t *err)
     }
     p->ops = p->lib->desc->ops;
     p->host.log = s->log;
-    p->host.snap = s;
+    /* a node (and its pool) may outlive this snapshot across reloads */
+    p->host.snap = NULL;
     p->host.node = node;
     snprintf(p->host.component, sizeof p->host.component, "pool_%s:%s", s->cfg->pool,
              node->cfg->name);

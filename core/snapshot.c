@@ -85,7 +85,7 @@ static int build_indexes(dal_snapshot_t *s)
     if (s->node_index == NULL || s->table_index == NULL)
         return -1;
     for (i = 0; i < s->nnodes; i++) {
-        const char *name = s->nodes[i].cfg->name;
+        const char *name = s->nodes[i]->cfg->name;
         index_put(s->node_index, s->index_mask, name_hash(name, strlen(name), 0), (uint32_t)i + 1);
     }
     for (i = 0; i < s->ntables; i++) {
@@ -113,7 +113,7 @@ dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
     size_t len = strlen(name), i = name_hash(name, len, 0) & s->index_mask;
 
     for (; s->node_index[i] != 0; i = (i + 1) & s->index_mask) {
-        dal_node_t *n = &s->nodes[s->node_index[i] - 1];
+        dal_node_t *n = s->nodes[s->node_index[i] - 1];
         if (strcmp(n->cfg->name, name) == 0)
             return n;
     }
@@ -197,7 +197,116 @@ static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *
     return t->sharded ? init_strategy(s, t, err) : 0;
 }
 
-static int build(dal_snapshot_t *s, const char *override, dal_error_t *err)
+static int params_equal(const dal_cfg_params_t *a, const dal_cfg_params_t *b)
+{
+    size_t i, j;
+
+    if (a->n != b->n)
+        return 0;
+    for (i = 0; i < a->n; i++) {
+        for (j = 0; j < b->n; j++)
+            if (strcmp(a->items[i].name, b->items[j].name) == 0)
+                break;
+        if (j == b->n || strcmp(a->items[i].value, b->items[j].value) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int str_same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
+                        const dal_config_t *cb, const dal_cfg_datasource_t *b)
+{
+    size_t i;
+
+    if (strcmp(a->name, b->name) != 0 || !dal_url_equal(&a->master, &b->master) ||
+        a->connect_timeout_ms != b->connect_timeout_ms ||
+        a->read_timeout_ms != b->read_timeout_ms || a->nreplicas != b->nreplicas ||
+        a->load_balance != b->load_balance || a->max_replica_lag_ms != b->max_replica_lag_ms ||
+        a->health_check_ms != b->health_check_ms || a->read_your_writes != b->read_your_writes ||
+        a->ryw_window_ms != b->ryw_window_ms || !params_equal(&a->pool_params, &b->pool_params))
+        return 0;
+    for (i = 0; i < a->nreplicas; i++)
+        if (!dal_url_equal(&a->replicas[i].url, &b->replicas[i].url) ||
+            a->replicas[i].weight != b->replicas[i].weight)
+            return 0;
+    /* the pool plugin and its [dal] defaults shape the node too */
+    return str_same(ca->pool, cb->pool) && params_equal(&ca->pool_params, &cb->pool_params);
+}
+
+static void node_unref(dal_node_t *n)
+{
+    if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
+        return;
+    dal_pool_destroy(n);
+    dal_connpool_destroy(&n->pool);
+    dal_config_free(n->owner);
+    free(n);
+}
+
+static int node_new(dal_snapshot_t *s, const dal_cfg_datasource_t *ds, dal_node_t **out,
+                    dal_error_t *err)
+{
+    dal_node_t *n = calloc(1, sizeof *n);
+    int rc;
+
+    *out = NULL;
+    if (n == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    atomic_init(&n->refs, 1);
+    n->owner = dal_config_ref(s->cfg);
+    n->cfg = ds;
+    dal_connpool_init(&n->pool, ds, NODE_MAX_IDLE);
+    rc = dal_pool_build(s, n, err);
+    if (rc != 0) {
+        node_unref(n);
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+/* prev's node for ds, if its settings are unchanged: it keeps its pool. */
+static dal_node_t *reusable_node(const dal_snapshot_t *prev, const dal_config_t *cfg,
+                                 const dal_cfg_datasource_t *ds)
+{
+    size_t i;
+
+    for (i = 0; prev != NULL && i < prev->nnodes; i++) {
+        dal_node_t *n = prev->nodes[i];
+        if (strcmp(n->cfg->name, ds->name) == 0)
+            return dal_datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
+    }
+    return NULL;
+}
+
+static int build_nodes(dal_snapshot_t *s, const dal_snapshot_t *prev, dal_error_t *err)
+{
+    const dal_config_t *cfg = s->cfg;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < cfg->ndatasources; i++, s->nnodes++) {
+        dal_node_t *n = reusable_node(prev, cfg, &cfg->datasources[i]);
+        if (n != NULL) {
+            atomic_fetch_add(&n->refs, 1);
+            s->nodes[i] = n;
+            s->nreused++;
+            continue;
+        }
+        rc = node_new(s, &cfg->datasources[i], &s->nodes[i], err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int build(dal_snapshot_t *s, const char *override, const dal_snapshot_t *prev,
+                 dal_error_t *err)
 {
     const dal_config_t *cfg = s->cfg;
     size_t i;
@@ -208,15 +317,9 @@ static int build(dal_snapshot_t *s, const char *override, dal_error_t *err)
     s->tables = calloc(cfg->ntables ? cfg->ntables : 1, sizeof *s->tables);
     if (s->plugin_path == NULL || s->nodes == NULL || s->tables == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < cfg->ndatasources; i++, s->nnodes++) {
-        s->nodes[i].cfg = &cfg->datasources[i];
-        dal_connpool_init(&s->nodes[i].pool, &cfg->datasources[i], NODE_MAX_IDLE);
-    }
-    for (i = 0; i < s->nnodes; i++) {
-        rc = dal_pool_build(s, &s->nodes[i], err);
-        if (rc != 0)
-            return rc;
-    }
+    rc = build_nodes(s, prev, err);
+    if (rc != 0)
+        return rc;
     s->ntables = cfg->ntables;
     for (i = 0; i < cfg->ntables; i++)
         s->tables[i].cfg = &cfg->tables[i];
@@ -239,6 +342,9 @@ static void destroy(dal_snapshot_t *s)
 {
     size_t i;
 
+    /* ID generators first: they may still use a node's connections */
+    dal_idgen_set_free(s->idgens);
+    dal_monitor_set_free(s->monitors);
     for (i = 0; i < s->ntables; i++) {
         dal_table_t *t = &s->tables[i];
         if (t->strategy != NULL)
@@ -248,13 +354,8 @@ static void destroy(dal_snapshot_t *s)
         dal_plugin_lib_unref(t->lib);
         free(t->nodes);
     }
-    /* ID generators first: they may still use a node's connections */
-    dal_idgen_set_free(s->idgens);
-    dal_monitor_set_free(s->monitors);
-    for (i = 0; i < s->nnodes; i++) {
-        dal_pool_destroy(&s->nodes[i]);
-        dal_connpool_destroy(&s->nodes[i].pool);
-    }
+    for (i = 0; i < s->nnodes; i++)
+        node_unref(s->nodes[i]);
     free(s->tables);
     free(s->nodes);
     free(s->node_index);
@@ -264,8 +365,9 @@ static void destroy(dal_snapshot_t *s)
     free(s);
 }
 
-int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
-                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
+int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
+                         const dal_logger_t *log, const dal_snapshot_t *prev,
+                         dal_snapshot_t **out, dal_error_t *err)
 {
     dal_snapshot_t *s = calloc(1, sizeof *s);
     int rc;
@@ -278,13 +380,19 @@ int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
     s->cfg = cfg;
     s->log = log;
     atomic_init(&s->refs, 1);
-    rc = build(s, plugin_dir_override, err);
+    rc = build(s, plugin_dir_override, prev, err);
     if (rc != 0) {
         destroy(s);
         return rc;
     }
     *out = s;
     return 0;
+}
+
+int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
+                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
+{
+    return dal_snapshot_rebuild(cfg, plugin_dir_override, log, NULL, out, err);
 }
 
 void dal_snapshot_ref(dal_snapshot_t *s)

@@ -31,9 +31,17 @@ struct dal_idgen_set;   /* idgen.c: the [idgen] instances */
 struct dal_monitor_set; /* monitor.c: the enabled [monitor] instances */
 struct dal_pool;        /* pool.c: one node's connection pool */
 
+/*
+ * A datasource node.  Reference counted: a reload keeps the node (its pool
+ * and connections) of a datasource whose settings did not change, so one
+ * node can belong to several snapshots.  It keeps the config it was made
+ * from alive, since its connections point into it.
+ */
 typedef struct dal_node {
-    const dal_cfg_datasource_t *cfg; /* borrowed from the snapshot's config */
-    dal_connpool_t pool;             /* built-in cache, used when pool is NULL */
+    atomic_int refs;
+    dal_config_t *owner;             /* one reference: cfg points into it */
+    const dal_cfg_datasource_t *cfg; /* inside owner */
+    dal_connpool_t pool;             /* built-in cache, used when pool_inst is NULL */
     struct dal_pool *pool_inst;      /* owned; the pool plugin's instance, or NULL */
 } dal_node_t;
 
@@ -54,7 +62,8 @@ typedef struct dal_snapshot {
     dal_config_t *cfg;               /* owned */
     char *plugin_path;               /* owned; colon-separated directories */
     const dal_logger_t *log;         /* borrowed from the dal_t */
-    dal_node_t *nodes;               /* owned, cfg->ndatasources long */
+    dal_node_t **nodes;              /* owned array of references, cfg->ndatasources long */
+    size_t nreused;                  /* nodes carried over from the previous snapshot */
     size_t nnodes;
     dal_table_t *tables;             /* owned, cfg->ntables long */
     size_t ntables;
@@ -75,6 +84,17 @@ typedef struct dal_snapshot {
  */
 int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
                        const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err);
+
+/* The same, reusing the nodes of prev (may be NULL) whose datasource
+ * settings are unchanged. */
+int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
+                         const dal_logger_t *log, const dal_snapshot_t *prev,
+                         dal_snapshot_t **out, dal_error_t *err);
+
+/* Non-zero if the two datasources reach the same servers with the same
+ * settings (their nodes are interchangeable). */
+int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
+                        const dal_config_t *cb, const dal_cfg_datasource_t *b);
 
 void dal_snapshot_ref(dal_snapshot_t *s);
 void dal_snapshot_unref(dal_snapshot_t *s);

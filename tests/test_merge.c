@@ -306,6 +306,32 @@ START_TEST(test_edits_coalesce)
 }
 END_TEST
 
+/* Unaliased expressions keep their text as the column name. */
+START_TEST(test_item_names)
+{
+    dal_sql_t *s = analyse("SELECT SUM(t.x), t.y, MAX(t.z) AS m, AVG(w), t.a + 1, * FROM t");
+    static const char *const want[] = {"SUM(t.x)", NULL, NULL, NULL, "t.a + 1", NULL};
+    static const char *const want_agg[] = {"SUM(t.x)", NULL, NULL, "AVG(w)", "t.a + 1", NULL};
+    dal_error_t err = {0};
+    char **names = NULL;
+    size_t i;
+    int agg;
+
+    for (agg = 0; agg < 2; agg++) {
+        ck_assert_int_eq(dal_merge_item_names(s, agg, &names, &err), 0);
+        for (i = 0; i < s->nitems; i++) {
+            const char *w = agg ? want_agg[i] : want[i];
+            ck_assert_msg(w ? names[i] && strcmp(names[i], w) == 0 : names[i] == NULL,
+                          "item %zu: got %s want %s", i, names[i] ? names[i] : "NULL",
+                          w ? w : "NULL");
+            free(names[i]);
+        }
+        free(names);
+    }
+    dal_sql_free(s);
+}
+END_TEST
+
 /* ===================================================== value semantics */
 
 static MYSQL_FIELD field(const char *name, enum enum_field_types type, unsigned flags,
@@ -918,6 +944,24 @@ START_TEST(test_unbound_limit)
 }
 END_TEST
 
+START_TEST(test_name_columns)
+{
+    static const char *one[] = {"3", "4"};
+    dal_sql_t *s = analyse("SELECT SUM(t.x), t.y FROM t WHERE k = 1");
+    dal_error_t err = {0};
+    fixture_t fx;
+
+    fx_init(&fx, 2, F_DEC("SUM(t_3.x)", 0), F_INT("y"));
+    fx_add(&fx, one, 1, -1);
+    ck_assert_int_eq(dal_result_name_columns(fx.r, s, &err), 0);
+    ck_assert_str_eq(dal_result_column_name(fx.r, 0), "SUM(t.x)");
+    ck_assert_str_eq(dal_result_column_name(fx.r, 1), "y");
+    fx_expect(&fx, "3|4\n");
+    dal_sql_free(s);
+    fx_free(&fx);
+}
+END_TEST
+
 START_TEST(test_generated_ids)
 {
     dal_result_t *r = dal_result_new();
@@ -944,6 +988,7 @@ static Suite *merge_suite(void)
     tcase_add_loop_test(plan, test_plan_table, 0, N(plan_cases));
     tcase_add_test(plan, test_limit_params);
     tcase_add_test(plan, test_edits_coalesce);
+    tcase_add_test(plan, test_item_names);
     tcase_add_test(val, test_compare);
     tcase_add_test(val, test_format_double);
     tcase_add_test(val, test_aggregates);
@@ -960,6 +1005,7 @@ static Suite *merge_suite(void)
     tcase_add_test(eng, test_free_early);
     tcase_add_test(eng, test_source_errors);
     tcase_add_test(eng, test_unbound_limit);
+    tcase_add_test(eng, test_name_columns);
     tcase_add_test(eng, test_generated_ids);
     suite_add_tcase(s, plan);
     suite_add_tcase(s, val);

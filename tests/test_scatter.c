@@ -914,6 +914,10 @@ START_TEST(test_fixed)
         "SELECT id FROM mtab ORDER BY id LIMIT 0",
         "SELECT id FROM mtab ORDER BY id DESC LIMIT 1995, 100",
         "SELECT * FROM mtab ORDER BY s DESC, f, id LIMIT 50",
+        /* the merge's ORDER BY replaces text where routing renames a qualifier */
+        "SELECT mtab.a, COUNT(*), MAX(mtab.b) FROM mtab GROUP BY mtab.a, s ORDER BY mtab.a DESC, s",
+        "SELECT DISTINCT mtab.a FROM mtab ORDER BY mtab.a DESC",
+        "SELECT t.s, AVG(t.d) FROM mtab AS t GROUP BY t.s ORDER BY AVG(t.d), t.s LIMIT 3, 4",
     };
     dal_t *dal = open_dal();
     MYSQL *plain = direct(0, "plain");
