@@ -97,7 +97,7 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
     if (dal == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     dal_logger_init(&dal->log, opts);
-    pthread_mutex_init(&dal->snap_mu, NULL);
+    pthread_mutex_init(&dal->reload_mu, NULL);
     dal->path = strdup(path);
     dal->plugin_dir = opts && opts->plugin_dir ? strdup(opts->plugin_dir) : NULL;
     dal->sql_cache = dal_sql_cache_new(SQL_CACHE_CAPACITY);
@@ -106,11 +106,18 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
-    rc = load_snapshot(path, dal->plugin_dir, &dal->log, &dal->snap, err);
-    if (rc != 0)
-        goto fail;
-    dal_log(&dal->log, DAL_LOG_INFO, "config", "%s: %zu datasources, %zu tables, plugins from %s",
-            path, dal->snap->nnodes, dal->snap->ntables, dal->snap->plugin_path);
+    {
+        dal_snapshot_t *snap = NULL;
+        rc = load_snapshot(path, dal->plugin_dir, &dal->log, &snap, err);
+        if (rc != 0)
+            goto fail;
+        atomic_store(&dal->snap, snap);
+        dal_log(&dal->log, DAL_LOG_INFO, "config",
+                "%s: %zu datasources, %zu tables, plugins from %s", path, snap->nnodes,
+                snap->ntables, snap->plugin_path);
+        if (snap->cfg->watch && (rc = dal_watch_start(dal, err)) != 0)
+            goto fail;
+    }
     *out = dal;
     return 0;
 fail:
@@ -122,9 +129,10 @@ void dal_close(dal_t *dal)
 {
     if (dal == NULL)
         return;
-    dal_snapshot_unref(dal->snap);
+    dal_watch_stop(dal);
+    dal_snapshot_unref(atomic_load(&dal->snap));
     dal_sql_cache_free(dal->sql_cache);
-    pthread_mutex_destroy(&dal->snap_mu);
+    pthread_mutex_destroy(&dal->reload_mu);
     free(dal->path);
     free(dal->plugin_dir);
     free(dal);
@@ -134,10 +142,12 @@ dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 {
     dal_snapshot_t *s;
 
-    pthread_mutex_lock(&dal->snap_mu);
-    s = dal->snap;
+    /* sequentially consistent on purpose: the swap's "exchange, then read
+     * readers" must not pass our "announce, then load" (see reload.c) */
+    atomic_fetch_add(&dal->readers, 1);
+    s = atomic_load(&dal->snap);
     dal_snapshot_ref(s);
-    pthread_mutex_unlock(&dal->snap_mu);
+    atomic_fetch_sub(&dal->readers, 1);
     return s;
 }
 

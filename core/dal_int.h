@@ -13,17 +13,30 @@
 #include "snapshot.h"
 #include "sql.h"
 
+struct dal_watch;
+
 struct dal {
     dal_logger_t log;
     char *path;                 /* owned: the INI file */
     char *plugin_dir;           /* owned: dal_open_opts_t.plugin_dir, or NULL */
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
-    pthread_mutex_t snap_mu;    /* guards taking a reference against a swap */
-    dal_snapshot_t *snap;       /* one reference owned */
+    /* The current snapshot (one reference owned).  Readers announce
+     * themselves in `readers` while they load the pointer and take their
+     * reference; a swap waits for readers to drain before dropping the old
+     * snapshot's reference, so no lock is on the statement path. */
+    _Atomic(dal_snapshot_t *) snap;
+    atomic_uint readers;
+    pthread_mutex_t reload_mu;  /* one reload at a time */
+    atomic_ulong reloads, reload_failures;
+    struct dal_watch *watch;    /* owned: the file watcher, or NULL */
 };
 
 /* The current snapshot with one reference for the caller. */
 dal_snapshot_t *dal_snapshot_acquire(dal_t *dal);
+
+/* Start / stop watching the INI file (reload.c). */
+int dal_watch_start(dal_t *dal, dal_error_t *err);
+void dal_watch_stop(dal_t *dal);
 
 /* BEGIN, COMMIT or ROLLBACK. */
 int dal_is_txn_control(dal_sql_kind_t k);

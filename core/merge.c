@@ -1298,6 +1298,8 @@ static int add_number(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char 
     if (!a->seen) {
         a->is_double = is_double;
         a->scale = m->kind == DAL_MK_DECIMAL ? m->decimals : 0;
+        if (a->scale > AVG_SCALE_MAX) /* no DECIMAL has more */
+            return not_a_number(text, len, err);
     }
     a->seen = 1;
     if (is_double) {

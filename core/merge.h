@@ -187,7 +187,7 @@ int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, con
 /* A DOUBLE as the server prints it: the shortest digits that read back to
  * the same double, in plain notation unless that would be long (1e15,
  * 1.5e-16), like MariaDB's my_gcvt.  Returns the length written to out
- * (cap >= 32). */
+ * (cap >= 40). */
 size_t dal_merge_format_double(double d, char *out, size_t cap);
 
 /* The partial state of one aggregated column of one group. */

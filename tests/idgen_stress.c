@@ -13,7 +13,7 @@
  *        may have been killed mid-write) are at least MIN_IDS, all different,
  *        and each lies in a segment that leaf_alloc_log (filled by a trigger
  *        on leaf_alloc) recorded for TAG; the segments do not overlap.
- *   above CONFIG MIN FILE...
+ *   above MIN FILE...
  *        every ID in the FILEs is >= MIN (no ID reissued after a restart).
  *   unique MIN_IDS FILE...
  *        the IDs of all FILEs are at least MIN_IDS and all different, and no
@@ -388,7 +388,7 @@ static int mode_outage(char **av)
         last = id;
         buffered++;
     }
-    if (buffered < step / 2)
+    if (buffered < step) /* the whole next segment, and the rest of the current one */
         fail("only %" PRId64 " IDs came from the buffered segments: %s", buffered, err.message);
     printf("outage: %" PRId64 " buffered IDs after the database went away\n", buffered);
     /* ... then calls fail quickly and clearly, and keep doing so */

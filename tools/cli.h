@@ -131,6 +131,7 @@ int cmd_help(cli_t *cli);      /* dal.c */
 int cmd_version(cli_t *cli);   /* dal.c */
 int cmd_plugins(cli_t *cli);   /* cmd_plugins.c */
 int cmd_check(cli_t *cli);     /* cmd_check.c */
+int cmd_diff(cli_t *cli);      /* cmd_diff.c */
 int cmd_explain(cli_t *cli);   /* cmd_explain.c */
 int cmd_exec(cli_t *cli);      /* cmd_exec.c */
 int cmd_shell(cli_t *cli);     /* shell.c */

@@ -78,6 +78,15 @@ static const cli_command_t cli_commands[] = {
       "without connecting to any server.  Prints \"FILE: ok\", or the first\n"
       "mistake as FILE:LINE: message and exits 1.\n"
       "  --json            print {\"ok\":true} or {\"ok\":false,\"error\":{...}}\n" },
+    { "diff", cmd_diff, OPT_JSON, 1, 1, 1,
+      "diff [--json] OTHER",
+      "check OTHER and show what reloading it would change",
+      "Validates OTHER as `check` does (plugins loaded), then lists the\n"
+      "datasources, tables, monitors and ID generators it adds, removes or\n"
+      "changes against the -c file: one line WHAT NAME CHANGE each.  A change\n"
+      "of a table's shard layout is marked RESHARD and fails unless OTHER sets\n"
+      "[dal] allow_reshard = true.\n"
+      "  --json            print {\"changes\":[{\"what\",\"name\",\"change\"}],\"ok\":...}\n" },
     { "explain", cmd_explain, OPT_STMT, 1, SIZE_MAX, 1,
       "explain [--json] [--shard-value V] [--datasource NAME] SQL [PARAM...]",
       "show where a statement would run, without running it",

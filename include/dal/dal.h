@@ -178,6 +178,49 @@ DAL_API void dal_close(dal_t *dal);
 DAL_API int dal_check_config(const char *path, const dal_open_opts_t *opts,
                              dal_error_t *err);
 
+/* -------------------------------------------------------- dynamic config */
+
+/*
+ * Re-read the INI file given to dal_open and switch to it while the program
+ * runs.  The whole new configuration is built beside the running one (every
+ * plugin loaded and initialised, with [dal] validate_connect = true every new
+ * or changed datasource connected to); only if all of it succeeds does it
+ * replace the running one, atomically.  Statements and transactions already
+ * running finish on the old configuration, which is freed when the last of
+ * them ends.  Datasources whose settings did not change keep their pools and
+ * connections.  A change of a table's shard layout (counts, strategy or its
+ * parameters, datasource group) moves where rows live: it is refused as a
+ * resharding unless the new file says `[dal] allow_reshard = true`.
+ *
+ * On failure the running configuration stays in force untouched, err says
+ * what is wrong (FILE:LINE), the error is logged and monitors get a
+ * DAL_EVENT_RELOAD with the error code.  With `[dal] watch = true` (read at
+ * dal_open) the library reloads by itself when the file changes, including
+ * when an editor replaces it by renaming a new file over it.
+ */
+DAL_API int dal_reload(dal_t *dal, dal_error_t *err);
+
+/* Reloads done and failed since dal_open. */
+DAL_API void dal_reload_stats(dal_t *dal, uint64_t *reloads, uint64_t *failures);
+
+/*
+ * One difference between two configuration files: what ("datasource",
+ * "table", "monitor", "idgen", "plugin_dir", ...), its name, and the change
+ * in words ("added", "removed", "master 127.0.0.1:3306 -> 127.0.0.1:3307",
+ * "RESHARD: table_shard_num 100 -> 200", ...).  Strings borrowed for the call.
+ */
+typedef void (*dal_diff_fn)(void *user, const char *what, const char *name, const char *change);
+
+/*
+ * Check candidate as dal_check_config does (every plugin loaded), then
+ * report how it differs from running.  Returns 0, or the error that makes
+ * candidate unusable.  A resharding is reported with a change starting with
+ * "RESHARD" and, without allow_reshard in candidate, returns DAL_ECONFIG.
+ */
+DAL_API int dal_config_diff(const char *running, const char *candidate,
+                            const dal_open_opts_t *opts, dal_diff_fn fn, void *user,
+                            dal_error_t *err);
+
 /* ------------------------------------------------------------- statements */
 
 /*
