@@ -645,8 +645,10 @@ static int routes_from_positions(router_t *r, const posset_t *set)
                        p->cfg->name, r->req.node->cfg->name);
 }
 
+/* Make set (initialised, maybe holding positions) the single position p. */
 static int single_posset(uint32_t p, posset_t *set, dal_error_t *err)
 {
+    posset_free(set);
     memset(set, 0, sizeof *set);
     set->v = malloc(sizeof *set->v);
     if (set->v == NULL)

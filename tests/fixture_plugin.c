@@ -40,7 +40,8 @@ static int fx_locate(void *instance, const dal_value_t *v, dal_shard_pos_t *out,
     return 0;
 }
 
-static const dal_shard_ops_t fx_ops = {
+/* unused in the FX_NULLOPS build, which exports no ops on purpose */
+static const dal_shard_ops_t fx_ops __attribute__((unused)) = {
     sizeof(dal_shard_ops_t), fx_create, fx_destroy, fx_locate, NULL,
 };
 
