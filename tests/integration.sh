@@ -31,3 +31,6 @@ export DAL_TEST_PASSWORD=dalpass
 
 # scatter-gather: dal's answers against MariaDB's own on an unsharded copy
 "$builddir/tests/test_scatter"
+
+# dynamic configuration under load
+"$builddir/tests/test_reload"
