@@ -48,6 +48,18 @@ static int edits_add(edits_t *e, uint32_t off, uint32_t len, enum edit_type type
     return 0;
 }
 
+/* By offset; at one offset an insertion first (so the edit starting there
+ * still applies), then a merge edit (so the edits inside its span are
+ * skipped: it replaces them). */
+static int edit_after(const edit_t *a, const edit_t *b)
+{
+    if (a->off != b->off)
+        return a->off > b->off;
+    if ((a->len == 0) != (b->len == 0))
+        return b->len == 0;
+    return b->type == EDIT_TEXT && a->type != EDIT_TEXT;
+}
+
 /* Edits arrive almost sorted (one list after another); insertion sort is
  * the cheapest for a few dozen items. */
 static void edits_sort(edits_t *e)
@@ -56,7 +68,7 @@ static void edits_sort(edits_t *e)
 
     for (i = 1; i < e->n; i++) {
         edit_t x = e->items[i];
-        for (j = i; j > 0 && e->items[j - 1].off > x.off; j--)
+        for (j = i; j > 0 && edit_after(&e->items[j - 1], &x); j--)
             e->items[j] = e->items[j - 1];
         e->items[j] = x;
     }

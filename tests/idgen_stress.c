@@ -5,9 +5,10 @@
  * stderr and exits 1.  Nothing is ever skipped.
  *
  *   draw CONFIG NAME THREADS COUNT OUT
- *        THREADS threads draw COUNT IDs each (COUNT 0: until killed) from
- *        [idgen NAME] and append them to OUT (8-byte native integers) as
- *        they go; each thread's IDs must increase.
+ *        THREADS threads draw COUNT IDs each from [idgen NAME] and append
+ *        them to OUT (8-byte native integers) as they go; each thread's IDs
+ *        must increase.  COUNT 0: until killed, at an easy pace (a pause
+ *        every PACE_IDS), so that the file stays small.
  *   check CONFIG DATASOURCE TAG MIN_IDS FILE...
  *        the IDs of all FILEs (a cut-off last record is ignored: a process
  *        may have been killed mid-write) are at least MIN_IDS, all different,
@@ -47,6 +48,7 @@
 
 #define BATCH_MAX 16
 #define FLUSH_IDS 512 /* IDs a thread collects before appending them to OUT */
+#define PACE_IDS 64   /* drawing until killed: 1 ms pause after this many */
 
 static void fail(const char *fmt, ...) DAL_PRINTF(1, 2);
 
@@ -142,6 +144,8 @@ static void *draw_thread(void *p)
         }
         have += k;
         done += (int64_t)k;
+        if (d->count == 0 && done % PACE_IDS < (int64_t)k)
+            sleep_ms(1);
         if (have >= FLUSH_IDS) {
             append(d->fd, buf, have);
             have = 0;
@@ -225,7 +229,7 @@ typedef struct seg {
 /* The segments leaf_alloc_log recorded for tag, by start. */
 static seg_t *logged_segments(dal_t *dal, const char *ds, const char *tag, size_t *n)
 {
-    dal_query_opts_t qo = { NULL, ds };
+    dal_query_opts_t qo = { .datasource = ds };
     dal_value_t p = dal_str(tag);
     dal_error_t err = { 0 };
     dal_result_t *r = NULL;
@@ -412,7 +416,7 @@ static int mode_outage(char **av)
 
 static int64_t max_id_now(dal_t *dal, const char *ds, const char *tag)
 {
-    dal_query_opts_t qo = { NULL, ds };
+    dal_query_opts_t qo = { .datasource = ds };
     dal_value_t p = dal_str(tag);
     dal_error_t err = { 0 };
     dal_result_t *r = NULL;

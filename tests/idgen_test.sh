@@ -118,7 +118,8 @@ st check "$ini" leafdb sku 256000 "$work"/sku.* || fail "8 x 8 uniqueness"
 ok "8 processes x 8 threads: 256000 IDs, no duplicate, all in recorded segments"
 
 # --------------------------------------------------- kill -9, then again
-st draw "$ini" restart 4 0 "$work/restart.1" >/dev/null &
+# not through st(): kill -9 must hit the drawing process itself
+"$stress" draw "$ini" restart 4 0 "$work/restart.1" >/dev/null &
 pids+=($!)
 sleep 2
 kill -9 "${pids[0]}"
