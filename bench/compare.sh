@@ -85,13 +85,19 @@ write_ini() {
 }
 
 # measure LABEL NODES INI WORKLOAD [LOAD OPTIONS]: one --compare, appended
-# to results.jsonl
+# to results.jsonl.  A failed comparison is reported and the others still
+# run; the script then exits 1.
+failed=0
 measure() {
     local label=$1 n=$2 ini=$3 json
     shift 3
     printf '%-34s ' "$label" >&2
-    json=$("$DAL_BIN" -c "$ini" load --json -- --compare --rounds "$rounds" --duration "$duration" \
-        --warmup "$warmup" --rows "$rows" "$@")
+    if ! json=$("$DAL_BIN" -c "$ini" load --json -- --compare --rounds "$rounds" --duration "$duration" \
+        --warmup "$warmup" --rows "$rows" "$@"); then
+        echo "FAILED: $label ($*)" >&2
+        failed=$((failed + 1))
+        return 0
+    fi
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["label"]=sys.argv[2]; d["nodes"]=int(sys.argv[3]); print(json.dumps(d))' \
         "$json" "$label" "$n" >>"$out/results.jsonl"
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("median ratio %.3f" % d["median_ratio"])' "$json" >&2
@@ -157,22 +163,35 @@ import json, sys
 
 runs = [json.loads(line) for line in open(sys.argv[1])]
 def med(xs):
-    xs = sorted(xs)
+    xs = sorted(x for x in xs if x is not None)
     n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    return float("nan") if n == 0 else xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+def side(rs, mode, key):
+    return med([r[mode][key] for r in rs])
+def lat(rs, mode, q):
+    return med([r[mode]["latency_us"][q] for r in rs])
 
-print("| benchmark | nodes | threads | dal/s | direct/s | ratio (median) | ratio range | p50 dal / direct (us) | client CPU dal / direct (us) |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| benchmark | nodes | threads | dal/s | direct/s | ratio (median) | ratio range | p50 ratio | p50 dal / direct (us) | client CPU dal / direct (us) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for d in runs:
     rs = d["rounds"]
-    dal = med([r["dal"]["events_per_sec"] for r in rs])
-    direct = med([r["direct"]["events_per_sec"] for r in rs])
-    ratios = [r["ratio"] for r in rs]
-    p50d = med([r["dal"]["latency_us"]["p50"] for r in rs])
-    p50x = med([r["direct"]["latency_us"]["p50"] for r in rs])
-    print("| %s | %d | %d | %.0f | %.0f | **%.3f** | %.3f-%.3f | %.1f / %.1f | %.1f / %.1f |" % (
-        d["label"], d["nodes"], d["threads"], dal, direct, d["median_ratio"], min(ratios),
-        max(ratios), p50d, p50x, d["median_client_cpu_us_dal"], d["median_client_cpu_us_direct"]))
+    ratios = [r["ratio"] for r in rs if r["ratio"] is not None]
+    print("| %s | %d | %d | %.0f | %.0f | **%.3f** | %.3f-%.3f | %.3f | %.1f / %.1f | %.1f / %.1f |" % (
+        d["label"], d["nodes"], d["threads"], side(rs, "dal", "events_per_sec"),
+        side(rs, "direct", "events_per_sec"), d["median_ratio"], min(ratios), max(ratios),
+        d["median_p50_ratio"], lat(rs, "dal", "p50"), lat(rs, "direct", "p50"),
+        d["median_client_cpu_us_dal"], d["median_client_cpu_us_direct"]))
+scatter = [d for d in runs if d["workload"] == "scatter"]
+if scatter:
+    print()
+    print("Scatter latency (one statement over every node, medians over the rounds, us):")
+    print()
+    print("| nodes | dal p50 | dal p99 | direct p50 | direct p99 |")
+    print("|---|---|---|---|---|")
+    for d in scatter:
+        rs = d["rounds"]
+        print("| %d | %.0f | %.0f | %.0f | %.0f |" % (d["nodes"], lat(rs, "dal", "p50"),
+              lat(rs, "dal", "p99"), lat(rs, "direct", "p50"), lat(rs, "direct", "p99")))
 PY
 python3 - "$out/results.jsonl" >"$out/threads.dat" <<'PY'
 import json, sys
@@ -193,3 +212,4 @@ for t in sorted(rows):
 PY
 cat "$out/summary.md"
 echo "plot: bench/plot.sh $out/threads.dat" >&2
+[ "$failed" -eq 0 ] || { echo "compare.sh: $failed comparison(s) failed (see above)" >&2; exit 1; }

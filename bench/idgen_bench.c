@@ -11,14 +11,16 @@
  *         (default 300, a loopback MariaDB's UPDATE), so segment switches
  *         only go unnoticed if the prefetch really hides the database.
  *
- *     bench/idgen_bench --config FILE --leaf NAME [--snowflake NAME] ...
+ *     bench/idgen_bench --config FILE --leaf NAME [--step N] [--snowflake NAME] ...
  *         The same through dal itself: [idgen NAME] sections of FILE
  *         against their real database, drawn with dal_idgen_draw (what the
- *         INSERT path calls) and with the public dal_next_ids.
+ *         INSERT path calls) and with the public dal_next_ids.  With --step
+ *         (the leaf section's step = max_step = N, its biz tag used by no
+ *         one else) the switch wait is measured too.
  *
  * Throughput is the median of 3 rounds of S seconds (default 1).  The
- * switch wait is measured on one thread timing every call: the calls that
- * got the first ID of a new segment are the switches.
+ * switch wait is measured on one thread that times the calls which get the
+ * first ID of a new segment.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -34,8 +36,8 @@
 #include "idgen.h"
 
 #define ROUNDS 3
-#define SWITCH_STEP 100000   /* fixed leaf step of the switch measurement */
-#define SWITCHES 2000        /* segment switches timed */
+#define SWITCH_STEP 1000000  /* fixed leaf step of the switch measurement (Leaf's max) */
+#define SWITCHES 2000        /* segment switches timed: p99.9 is the 3rd worst */
 #define SF_LIMIT_PER_S 4096000.0
 
 static double seconds = 1.0;
@@ -63,6 +65,8 @@ typedef struct drawer {
     const char *label;
     int (*next)(void *ctx, int64_t *ids, size_t n, dal_error_t *err);
     void *ctx;
+    /* NULL, or wait until `segments` segments have been reserved */
+    void (*await_reserved)(size_t segments);
 } drawer_t;
 
 typedef struct run_arg {
@@ -151,25 +155,49 @@ typedef struct switch_stats {
     uint64_t all_p999;            /* ns, every call */
 } switch_stats_t;
 
-/* Time every call until SWITCHES segment switches were seen. */
-static void measure_switches(const drawer_t *d, switch_stats_t *st)
+/*
+ * Time the calls that switch segments, until SWITCHES of them.  The step is
+ * fixed and one thread draws, so segments follow each other without a gap
+ * and the switches are known in advance: the calls after first + k * step - 1.
+ * Timing every call would cost more than the calls; every 64th is timed for
+ * the distribution of all calls.  With `ready`, the drawing pauses half-way
+ * through each segment until the next one has been reserved: the switch
+ * itself is timed, not how soon the machine let the loader thread run.
+ */
+static void measure_switches(const drawer_t *d, int64_t step, int ready, switch_stats_t *st)
 {
-    size_t cap = 1u << 22, n = 0, ns = 0;
-    uint64_t *all = malloc(cap * sizeof *all), *sw = malloc(SWITCHES * sizeof *sw), t0, t;
-    int64_t id, prev = 0;
+    size_t cap = 1u << 20, n = 0, ns = 0;
+    uint64_t *all = malloc(cap * sizeof *all), *sw = malloc(SWITCHES * sizeof *sw), t0 = 0, t;
+    int64_t first, id, prev;
     dal_error_t err;
+    unsigned calls = 0;
+    int at_switch, timed;
 
     if (all == NULL || sw == NULL)
         die("out of memory", NULL);
+    if (d->next(d->ctx, &first, 1, &err) != 0)
+        die(d->label, &err);
+    prev = first;
     while (ns < SWITCHES) {
-        t0 = now_ns();
+        if (ready && (prev + 1 - first) % step == step / 2) {
+            d->await_reserved(ns + 2);
+            nanosleep(&(struct timespec){ 0, 200000 }, NULL); /* and put in its slot */
+        }
+        at_switch = (prev + 1 - first) % step == 0;
+        timed = at_switch || (++calls & 63) == 0;
+        if (timed)
+            t0 = now_ns();
         if (d->next(d->ctx, &id, 1, &err) != 0)
             die(d->label, &err);
-        t = now_ns() - t0;
-        if (n < cap)
-            all[n++] = t;
-        if (prev != 0 && id != prev + 1) /* the first ID of another segment */
-            sw[ns++] = t;
+        if (timed) {
+            t = now_ns() - t0;
+            if (at_switch)
+                sw[ns++] = t;
+            else if (n < cap)
+                all[n++] = t;
+        }
+        if (id != prev + 1 && !at_switch)
+            die("segments are not contiguous: another process uses the biz tag?", NULL);
         prev = id;
     }
     qsort(sw, ns, sizeof *sw, cmp_u64);
@@ -211,21 +239,22 @@ static void report_rates(const drawer_t *d)
     report(what, "IDs/s", median_rate(d, 1, 100), NULL);
 }
 
-static void report_switches(const drawer_t *d)
+static void report_switches(const drawer_t *d, int64_t step, int ready)
 {
+    const char *how = ready ? "next segment ready" : "flat out";
     switch_stats_t st;
     char what[128];
 
-    measure_switches(d, &st);
-    snprintf(what, sizeof what, "%s: wait at a segment switch, p50", d->label);
+    measure_switches(d, step, ready, &st);
+    snprintf(what, sizeof what, "%s: switch wait (%s), p50", d->label, how);
     report(what, "ns", (double)st.p50, NULL);
-    snprintf(what, sizeof what, "%s: wait at a segment switch, p99", d->label);
+    snprintf(what, sizeof what, "%s: switch wait (%s), p99", d->label, how);
     report(what, "ns", (double)st.p99, NULL);
-    snprintf(what, sizeof what, "%s: wait at a segment switch, p99.9", d->label);
+    snprintf(what, sizeof what, "%s: switch wait (%s), p99.9", d->label, how);
     report(what, "ns", (double)st.p999, NULL);
-    snprintf(what, sizeof what, "%s: wait at a segment switch, max", d->label);
+    snprintf(what, sizeof what, "%s: switch wait (%s), max", d->label, how);
     report(what, "ns", (double)st.max, NULL);
-    snprintf(what, sizeof what, "%s: any call, p99.9", d->label);
+    snprintf(what, sizeof what, "%s: any call (1 in 64 timed), p99.9", d->label);
     report(what, "ns", (double)st.all_p999, NULL);
 }
 
@@ -248,7 +277,9 @@ static void report_snowflake(const drawer_t *d)
 
 /* leaf's table, in memory: one row, every statement takes latency_us. */
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t table_cv = PTHREAD_COND_INITIALIZER;
 static int64_t table_max = 1, table_step = 1000;
+static size_t table_claims; /* segments reserved since table_claims was last zeroed */
 
 typedef struct bench_res {
     int rows, pos;
@@ -274,6 +305,8 @@ static int table_query(dal_host_t *host, const char *ds, const char *sql,
     } else if (table_max == p[2].v.i) {
         table_max = p[0].v.i;
         r->affected = 1;
+        table_claims++;
+        pthread_cond_broadcast(&table_cv);
     }
     pthread_mutex_unlock(&table_mu);
     *out = (dal_result_t *)r;
@@ -299,6 +332,14 @@ static uint64_t res_affected(const dal_result_t *r)
 static void res_free(dal_result_t *r)
 {
     free(r);
+}
+
+static void table_await(size_t segments)
+{
+    pthread_mutex_lock(&table_mu);
+    while (table_claims < segments)
+        pthread_cond_wait(&table_cv, &table_mu);
+    pthread_mutex_unlock(&table_mu);
 }
 
 static void quiet_log(dal_host_t *host, dal_log_level_t level, const char *fmt, ...)
@@ -354,10 +395,10 @@ static void bench_plugins(void)
     /* throughput: the dynamic step grows to max_step, as in steady use */
     const fake_param_t fast[] = { { "datasource", 0, "bench" } };
     /* switches: a fixed step, so there are many of them */
-    const fake_param_t fixed[] = { { "datasource", 0, "bench" }, { "max_step", 0, "100000" } };
+    const fake_param_t fixed[] = { { "datasource", 0, "bench" }, { "max_step", 0, "1000000" } };
     const fake_param_t sf[] = { { "worker_id", 0, "1" } };
     plugin_inst_t pi;
-    drawer_t d = { "leaf plugin", plugin_next, &pi };
+    drawer_t d = { "leaf plugin", plugin_next, &pi, table_await };
 
     api = *fake_host_api();
     api.log = quiet_log;
@@ -372,8 +413,12 @@ static void bench_plugins(void)
     plugin_close(&pi);
 
     table_step = SWITCH_STEP;
+    table_claims = 0;
     plugin_open(&pi, "leaf", fixed, 2);
-    report_switches(&d);
+    report_switches(&d, SWITCH_STEP, 1);
+    plugin_close(&pi);
+    plugin_open(&pi, "leaf", fixed, 2);
+    report_switches(&d, SWITCH_STEP, 0);
     plugin_close(&pi);
 
     d.label = "snowflake plugin";
@@ -401,7 +446,7 @@ static int public_next(void *ctx, int64_t *ids, size_t n, dal_error_t *err)
     return dal_next_ids(nm->dal, nm->name, ids, n, err);
 }
 
-static void bench_config(const char *path, const char *leaf, const char *sf)
+static void bench_config(const char *path, const char *leaf, int64_t step, const char *sf)
 {
     dal_error_t err = { 0 };
     dal_snapshot_t *snap;
@@ -414,12 +459,15 @@ static void bench_config(const char *path, const char *leaf, const char *sf)
         die(path, &err);
     snap = dal_snapshot_acquire(dal);
     d.next = core_next;
+    d.await_reserved = NULL;
     d.label = label;
     snprintf(label, sizeof label, "[idgen %s] dal_idgen_draw", leaf);
     if ((d.ctx = (void *)dal_idgen_find(snap->idgens, leaf)) == NULL)
         die(leaf, NULL);
+    /* switches first: the boundaries are known from the instance's first ID */
+    if (step > 0)
+        report_switches(&d, step, 0);
     report_rates(&d);
-    report_switches(&d);
     nm.dal = dal;
     nm.name = leaf;
     d.next = public_next;
@@ -440,8 +488,10 @@ static void bench_config(const char *path, const char *leaf, const char *sf)
 int main(int argc, char **argv)
 {
     const char *config = NULL, *leaf = NULL, *sf = NULL;
+    int64_t step = 0;
     int i;
 
+    setvbuf(stdout, NULL, _IOLBF, 0);
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
@@ -453,18 +503,21 @@ int main(int argc, char **argv)
             config = argv[++i];
         else if (strcmp(argv[i], "--leaf") == 0 && i + 1 < argc)
             leaf = argv[++i];
+        else if (strcmp(argv[i], "--step") == 0 && i + 1 < argc)
+            step = atoll(argv[++i]);
         else if (strcmp(argv[i], "--snowflake") == 0 && i + 1 < argc)
             sf = argv[++i];
         else {
             fprintf(stderr, "usage: idgen_bench [--seconds S] [--latency-us U] [--json]\n"
-                            "       idgen_bench --config FILE --leaf NAME [--snowflake NAME]\n");
+                            "       idgen_bench --config FILE --leaf NAME [--step N] "
+                            "[--snowflake NAME]\n");
             return 2;
         }
     }
     if (config != NULL && leaf == NULL)
         die("--config needs --leaf NAME", NULL);
     if (config != NULL)
-        bench_config(config, leaf, sf);
+        bench_config(config, leaf, step, sf);
     else
         bench_plugins();
     if (json)

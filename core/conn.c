@@ -1,6 +1,7 @@
 /*
  * conn.c -- server connections and the built-in connection cache.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,12 +17,24 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void set_options(MYSQL *m, const dal_cfg_datasource_t *ds)
+const dal_url_t *dal_server_url(const dal_cfg_datasource_t *ds, int replica)
 {
-    const dal_url_t *u = &ds->master;
-    unsigned int ct = (unsigned int)((u->connect_timeout_ms ? u->connect_timeout_ms
-                                                            : ds->connect_timeout_ms) + 999) / 1000;
-    unsigned int rt = (ds->read_timeout_ms + 999) / 1000;
+    return replica < 0 ? &ds->master : &ds->replicas[replica].url;
+}
+
+uint32_t dal_server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica)
+{
+    const dal_url_t *u = dal_server_url(ds, replica);
+
+    return u->connect_timeout_ms > 0 ? (uint32_t)u->connect_timeout_ms : ds->connect_timeout_ms;
+}
+
+void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
+                      uint32_t read_timeout_ms)
+{
+    const dal_url_t *u = dal_server_url(ds, replica);
+    unsigned int ct = (dal_server_connect_timeout_ms(ds, replica) + 999) / 1000;
+    unsigned int rt = (read_timeout_ms + 999) / 1000;
     my_bool off = 0;
 
     if (ct == 0)
@@ -50,25 +63,41 @@ static void set_options(MYSQL *m, const dal_cfg_datasource_t *ds)
 
 int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err)
 {
+    char role[32] = "";
+
+    /* replicas are named by position, as in config messages */
+    if (c->replica >= 0)
+        snprintf(role, sizeof role, " replica %d", c->replica + 1);
     return dal_err_server(err, code, mysql_errno(&c->mysql), mysql_sqlstate(&c->mysql),
-                          "datasource %s (%s): error %u (%s): %s", c->ds->name,
-                          c->ds->master.display, mysql_errno(&c->mysql),
+                          "datasource %s%s (%s): error %u (%s): %s", c->ds->name, role,
+                          c->url->display, mysql_errno(&c->mysql),
                           mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
  * variables back to the server's defaults). */
 #define TRACK_SQL "SET session_track_state_change = 1, session_track_transaction_info = 'CHARACTERISTICS'"
+/* The same, plus the GTID of each write (MariaDB's last_gtid), for
+ * read-your-writes on datasources with replicas.  The variable's other
+ * entries are kept: a pool plugin or the server's default may rely on them. */
+#define TRACK_GTID_SQL TRACK_SQL ", session_track_system_variables = " \
+    "CONCAT_WS(',', NULLIF(@@session_track_system_variables, ''), 'last_gtid')"
 
 /* Ask the server to flag session changes (see conn.h).  A server that
  * cannot (no CLIENT_SESSION_TRACK, or the variables are unknown) is not an
  * error: its connections are simply reset every time. */
 static void track_state(dal_conn_t *c)
 {
+    int gtid = c->replica < 0 && c->ds->nreplicas > 0;
+
     c->tracked = 0;
+    c->track_gtid = 0;
     if (!(c->mysql.server_capabilities & CLIENT_SESSION_TRACKING))
         return;
-    if (mysql_real_query(&c->mysql, TRACK_SQL, sizeof TRACK_SQL - 1) != 0)
+    /* a server without last_gtid (MySQL) refuses the first: still track state */
+    if (gtid && mysql_real_query(&c->mysql, TRACK_GTID_SQL, sizeof TRACK_GTID_SQL - 1) == 0)
+        c->track_gtid = 1;
+    else if (mysql_real_query(&c->mysql, TRACK_SQL, sizeof TRACK_SQL - 1) != 0)
         return;
     c->tracked = 1;
     /* The flag in this OK packet reports our own SET, not a borrower's. */
@@ -84,7 +113,13 @@ static int session_dirty(const dal_conn_t *c)
 
 int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
 {
-    const dal_url_t *u = &ds->master;
+    return dal_conn_open_server(ds, -1, out, err);
+}
+
+int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
+                         dal_error_t *err)
+{
+    const dal_url_t *u = dal_server_url(ds, replica);
     dal_conn_t *c = calloc(1, sizeof *c);
     int rc;
 
@@ -92,11 +127,13 @@ int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t 
     if (c == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     c->ds = ds;
+    c->url = u;
+    c->replica = replica;
     if (mysql_init(&c->mysql) == NULL) {
         free(c);
         return dal_err_set(err, DAL_ENOMEM, "mysql_init failed");
     }
-    set_options(&c->mysql, ds);
+    dal_conn_options(&c->mysql, ds, replica, ds->read_timeout_ms);
     if (mysql_real_connect(&c->mysql, u->socket ? "localhost" : u->host, u->user, u->password,
                            u->database, u->socket ? 0 : u->port, u->socket, 0) == NULL) {
         rc = dal_conn_error(c, DAL_ECONNECT, err);
@@ -136,6 +173,48 @@ int dal_conn_reset(dal_conn_t *c, dal_error_t *err)
     return 0;
 }
 
+/* Walk the session-tracking items of the last OK packet: the value of
+ * last_gtid into *out (1 if found), and whether anything else changed. */
+static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
+{
+    const char *name, *value;
+    size_t nlen, vlen;
+    int t, found = 0;
+
+    for (t = SESSION_TRACK_BEGIN; t <= SESSION_TRACK_END; t++) {
+        if (mysql_session_track_get_first(m, t, &name, &nlen) != 0)
+            continue;
+        if (t != SESSION_TRACK_SYSTEM_VARIABLES) {
+            *other = 1;
+            continue;
+        }
+        /* system variables come as name, value, name, value, ... */
+        do {
+            if (mysql_session_track_get_next(m, t, &value, &vlen) != 0)
+                break;
+            if (nlen == 9 && memcmp(name, "last_gtid", 9) == 0)
+                found = dal_gtid_parse(value, vlen, out) == 0;
+            else
+                *other = 1;
+        } while (mysql_session_track_get_next(m, t, &name, &nlen) == 0);
+    }
+    return found;
+}
+
+int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
+{
+    int other = 0, found;
+
+    /* without the flag the items are an older statement's, kept by the
+     * connector */
+    if (!c->track_gtid || !(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED))
+        return 0;
+    found = tracked_items(&c->mysql, out, &other);
+    if (!other)
+        c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
+    return found;
+}
+
 void dal_conn_mark_dirty(dal_conn_t *c)
 {
     c->dirty = 1;
@@ -147,8 +226,10 @@ void dal_conn_note_state(dal_conn_t *c)
         c->dirty = 1;
 }
 
-void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsigned int max_idle)
+void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
+                       unsigned int max_idle)
 {
+    p->replica = replica;
     pthread_mutex_init(&p->mu, NULL);
     p->idle = NULL;
     p->nidle = 0;
@@ -159,17 +240,39 @@ void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsign
     atomic_init(&p->closed, 0);
 }
 
-void dal_connpool_destroy(dal_connpool_t *p)
+/* Close a detached list of idle connections. */
+static void close_list(dal_conn_t *c)
 {
-    dal_conn_t *c, *next;
+    dal_conn_t *next;
 
-    for (c = p->idle; c; c = next) {
+    for (; c; c = next) {
         next = c->next;
         dal_conn_close(c);
     }
+}
+
+void dal_connpool_destroy(dal_connpool_t *p)
+{
+    close_list(p->idle);
     p->idle = NULL;
     p->nidle = 0;
     pthread_mutex_destroy(&p->mu);
+}
+
+void dal_connpool_flush(dal_connpool_t *p)
+{
+    dal_conn_t *list;
+    unsigned int n;
+
+    pthread_mutex_lock(&p->mu);
+    list = p->idle;
+    n = p->nidle;
+    p->idle = NULL;
+    p->nidle = 0;
+    pthread_mutex_unlock(&p->mu);
+    /* closing talks to the server: outside the lock */
+    atomic_fetch_add_explicit(&p->closed, n, memory_order_relaxed);
+    close_list(list);
 }
 
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
@@ -191,7 +294,7 @@ int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_e
         atomic_fetch_add_explicit(&p->in_use, 1, memory_order_relaxed);
         return 0;
     }
-    rc = dal_conn_open(p->ds, out, err);
+    rc = dal_conn_open_server(p->ds, p->replica, out, err);
     if (rc != 0)
         return rc;
     atomic_fetch_add_explicit(&p->created, 1, memory_order_relaxed);

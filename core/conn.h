@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "dal/plugin.h"
+#include "gtid.h"
 
 struct dal_conn {
     MYSQL mysql;                       /* initialised and connected */
@@ -38,11 +39,34 @@ struct dal_conn {
     uint64_t borrows;                  /* times handed out by dal_node_acquire */
     int tracked;                       /* the server flags session state changes */
     int dirty;                         /* state left behind that the flags may not show */
+    const dal_url_t *url;              /* the server's URL, inside ds */
+    int replica;                       /* index into ds->replicas, or -1 for the master */
+    int track_gtid;                    /* the server reports @@last_gtid (see dal_conn_take_gtid) */
 };
+
+/* The URL of ds's master (replica < 0) or of replica number `replica`. */
+const dal_url_t *dal_server_url(const dal_cfg_datasource_t *ds, int replica);
+/* The connect timeout for that server: its URL's option, else the section's. */
+uint32_t dal_server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica);
 
 /* Connect to ds's master.  *out owned by the caller (dal_conn_close).
  * Errors are DAL_ECONNECT naming the datasource and server, never the password. */
 int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err);
+/* The same for one server of ds: the master (replica < 0) or a replica.
+ * Master connections of a datasource with replicas also ask the server to
+ * report the GTID of each write (session_track_system_variables). */
+int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
+                         dal_error_t *err);
+/* The connection options dal_conn_open uses (timeouts, charset, TLS, no
+ * reconnect, non-blocking allowed), for a MYSQL the caller drives itself;
+ * read_timeout_ms replaces ds's read timeout (0: none). */
+void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
+                      uint32_t read_timeout_ms);
+/* After a statement on c: if it committed a transaction that the server
+ * gave a GTID, store it in *out and return 1, else 0.  A GTID that changed
+ * alone is not a session change the next borrower must be protected from,
+ * so it no longer counts for dal_conn_reset. */
+int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
 void dal_conn_close(dal_conn_t *c);
 /* 0 if alive. */
 int dal_conn_ping(dal_conn_t *c);
@@ -68,15 +92,20 @@ typedef struct dal_connpool {
     unsigned int nidle;
     unsigned int max_idle;
     const dal_cfg_datasource_t *ds; /* borrowed */
+    int replica;                    /* the server: see dal_conn_open_server */
     /* figures for monitoring, kept outside mu so connecting needs no lock */
     atomic_uint in_use;
     atomic_ullong created;
     atomic_ullong closed;
 } dal_connpool_t;
 
-void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, unsigned int max_idle);
-/* Close every idle connection. */
+void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
+                       unsigned int max_idle);
+/* Close every idle connection and free p's lock. */
 void dal_connpool_destroy(dal_connpool_t *p);
+/* Close every idle connection: after one was found dead, the others (made
+ * before the server went away) are dead too. */
+void dal_connpool_flush(dal_connpool_t *p);
 /* An idle connection, or a new one.  *reused says which. */
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give back; reusable == 0 closes it. */

@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "pool.h"
 #include "plan.h"
+#include "replica.h"
 #include "result.h"
 #include "route.h"
 
@@ -231,14 +232,7 @@ static int trace_ok(const char *t)
  * follow one request, and no lock or syscall on the statement path. */
 static void trace_generate(char *out, size_t cap)
 {
-    static _Thread_local uint64_t x;
-
-    if (x == 0)
-        x = dal_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    snprintf(out, cap, "%016llx", (unsigned long long)x);
+    snprintf(out, cap, "%016llx", (unsigned long long)dal_random());
 }
 
 /* Trace id and normalised SQL for the events and the physical SQL. */
@@ -267,27 +261,24 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
     return 0;
 }
 
-static void emit_routes(const dal_stmt_t *st)
+int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
+                    dal_error_t *err)
 {
-    dal_event_t ev;
     size_t i;
+    int rc = dal_server_override(st->sql, opts, &sel->override, err);
 
-    if (!dal_monitor_active(st->monitors))
-        return;
-    for (i = 0; i < st->rt.nroutes; i++) {
-        memset(&ev, 0, sizeof ev);
-        ev.struct_size = sizeof ev;
-        ev.type = DAL_EVENT_ROUTE;
-        ev.kind = "master"; /* replicas are chosen by the read-write split */
-        ev.datasource = st->rt.routes[i].node->cfg->name;
-        ev.trace_id = st->trace;
-        dal_monitor_emit(st->monitors, &ev);
-    }
+    if (rc == 0)
+        rc = dal_select_servers(&st->rt, sel, err);
+    if (rc != 0 || (sel->flags & DAL_SELECT_EXPLAIN))
+        return rc;
+    st->rt.ryw = sel->ryw;
+    for (i = 0; i < st->rt.nroutes; i++)
+        dal_emit_route(&st->rt, dal_route_server(&st->rt.routes[i]));
+    return 0;
 }
 
 void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
 {
-    char server[128];
     dal_event_t ev;
 
     if (!dal_monitor_active(st->monitors) || st->sql == NULL)
@@ -300,8 +291,7 @@ void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
                : st->sql->ntrefs ? st->sql->trefs[0].name : NULL;
     if (st->rt.nroutes == 1) {
         ev.datasource = st->rt.routes[0].node->cfg->name;
-        dal_node_address(st->rt.routes[0].node, server, sizeof server);
-        ev.server = server;
+        ev.server = dal_route_server(&st->rt.routes[0])->address;
     }
     ev.sql = st->sql_norm;
     ev.trace_id = st->trace;
@@ -346,7 +336,6 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
     st->rt.monitors = st->monitors;
     st->rt.trace_id = st->trace[0] ? st->trace : NULL;
     st->rt.sql_norm = st->sql_norm;
-    emit_routes(st);
     return plan_merge(st, err);
 }
 
@@ -374,6 +363,8 @@ void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out, dal_error_t *err)
 {
+    /* outside a session, the thread is the writer whose writes reads see */
+    dal_select_t sel = {.ryw = dal_ryw_thread()};
     dal_snapshot_t *snap;
     dal_stmt_t st;
     int rc;
@@ -388,6 +379,8 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         rc = dal_err_set(err, DAL_ESTATE,
                          "%s outside a session: transactions need dal_session_open, so the "
                          "connection stays with them", dal_sql_kind_name(st.sql->kind));
+    if (rc == 0)
+        rc = dal_stmt_select(&st, opts, &sel, err);
     if (rc == 0)
         rc = dal_stmt_run(&st, snap, out, err);
     dal_stmt_clear(&st);
@@ -416,6 +409,7 @@ int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
 int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                 const dal_value_t *params, size_t nparams, dal_plan_t **out, dal_error_t *err)
 {
+    dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_snapshot_t *snap;
     dal_stmt_t st;
     int rc;
@@ -426,6 +420,8 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
         return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     snap = dal_snapshot_acquire(dal);
     rc = dal_stmt_prepare(dal, snap, opts, sql, params, nparams, &st, err);
+    if (rc == 0)
+        rc = dal_stmt_select(&st, opts, &sel, err);
     if (rc == 0)
         rc = dal_plan_build(&st.rt, st.params, st.nparams, out, err);
     dal_stmt_clear(&st);

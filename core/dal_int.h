@@ -64,6 +64,15 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
                      dal_error_t *err);
 void dal_stmt_clear(dal_stmt_t *st);
 
+struct dal_select;
+
+/* The second half: choose the server of every route (master or replica,
+ * see replica.h) from the statement's override and sel's flags, writer and
+ * transaction server (sel->override is filled here), then report the
+ * routes to the monitors (not for explain). */
+int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
+                    dal_error_t *err);
+
 /* One DAL_EVENT_STATEMENT for st, which ended with rc (a no-op without
  * monitors). */
 void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r);

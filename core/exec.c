@@ -12,6 +12,7 @@
 #include "host.h"
 #include "monitor.h"
 #include "pool.h"
+#include "replica.h"
 #include "result.h"
 #include "rewrite.h"
 #include "value.h"
@@ -30,12 +31,51 @@ static int retryable(unsigned int e, int reused, int read_only)
     return reused && read_only && (e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST);
 }
 
-/* One DAL_EVENT_EXECUTION for route r, started at t0. */
-static void emit_execution(const dal_routing_t *rt, size_t r, uint64_t t0, uint64_t rows, int rc,
-                           unsigned int mysql_errno_)
+/* Reads: the only statements run again after a connection died. */
+static int is_read(const dal_sql_t *sql)
+{
+    return sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_SHOW;
+}
+
+/* Where route r runs again after its attempt on srv failed with rc (and
+ * client error e once connected), or NULL.  A read on a replica goes to
+ * another server whether it could not connect or lost its connection: the
+ * replica is likely gone.  A read on the master is only repeated, there,
+ * when a pooled connection turned out to be dead. */
+static dal_server_t *retry_server(const dal_routing_t *rt, dal_server_t *srv, int rc,
+                                  unsigned int e, int reused)
+{
+    if (rc == 0 || !is_read(rt->sql))
+        return NULL;
+    if (srv->replica >= 0)
+        return rc == DAL_ECONNECT || conn_is_broken(e) ? dal_select_failover(srv) : NULL;
+    return retryable(e, reused, 1) ? srv : NULL;
+}
+
+/* After a statement succeeded on c: a write on a master is what its writer
+ * must read back (read-your-writes).  The GTID is taken for every statement
+ * on a tracking connection, since taking it also tells dal_conn_reset that
+ * a new GTID alone leaves nothing to undo. */
+static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c)
+{
+    dal_sql_kind_t k = rt->sql->kind;
+    dal_gtid_t g;
+    int has = dal_conn_take_gtid(c, &g);
+
+    if (rt->ryw == NULL || srv->replica >= 0)
+        return;
+    if (has)
+        dal_ryw_note(rt->ryw, srv->node, &g);
+    else if (!c->track_gtid && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW)
+        dal_ryw_note(rt->ryw, srv->node, NULL); /* wrote, or may have: GTID unknown */
+}
+
+/* One DAL_EVENT_EXECUTION for route r on srv, started at t0. */
+static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
+                           uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_)
 {
     const dal_route_t *route = &rt->routes[r];
-    char server[128], phys[300];
+    char phys[300];
     dal_event_t ev;
     size_t i;
 
@@ -47,8 +87,7 @@ static void emit_execution(const dal_routing_t *rt, size_t r, uint64_t t0, uint6
     ev.kind = dal_sql_kind_word(rt->sql->kind);
     ev.table = rt->primary ? rt->primary->cfg->name : NULL;
     ev.datasource = route->node->cfg->name;
-    dal_node_address(route->node, server, sizeof server);
-    ev.server = server;
+    ev.server = srv->address;
     for (i = 0; route->pos != NULL && i < rt->sql->ntrefs && ev.physical_table == NULL; i++)
         if (route->pos[i] >= 0)
             ev.physical_table = dal_physical_name(rt->tables[i], route->pos[i], phys, sizeof phys);
@@ -87,37 +126,50 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     return dal_result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
-/* Route r on a pooled connection of its node, retrying a read once on a
- * fresh connection when the pooled one turns out to be dead. */
+/* One attempt of route r on srv: *e is the client or server error once
+ * connected (0 otherwise). */
+static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
+                      const dal_value_t *params, size_t nparams, dal_buf_t *sql, dal_result_t *res,
+                      unsigned int *e, int *reused, dal_error_t *err)
+{
+    dal_conn_t *c = NULL;
+    int rc = dal_server_acquire(srv, &c, reused, err);
+
+    *e = 0;
+    if (rc != 0) {
+        if (rc == DAL_ECONNECT)
+            dal_server_lost(srv, err ? err->message : "cannot connect");
+        return rc;
+    }
+    rc = send_on(rt, r, c, params, nparams, sql, res, err);
+    if (rc == 0)
+        note_write(rt, srv, c);
+    else if (conn_is_broken(*e = mysql_errno(&c->mysql)))
+        dal_server_lost(srv, mysql_error(&c->mysql));
+    dal_server_release(srv, c, rc == 0 || !conn_is_broken(*e));
+    return rc;
+}
+
+/* Route r on a pooled connection of its server, run once more elsewhere
+ * (or on a fresh connection) when a read finds its connection dead. */
 static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
                      size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
-    dal_node_t *node = rt->routes[r].node;
-    int read_only = rt->sql->kind == DAL_SQL_SELECT || rt->sql->kind == DAL_SQL_SHOW;
-    dal_conn_t *c = NULL;
-    unsigned int e;
-    int reused, rc, attempt;
-
+    dal_server_t *srv = dal_route_server(&rt->routes[r]), *next;
     uint64_t t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0, before = res->affected;
+    unsigned int e;
+    int reused = 0, rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
 
-    for (attempt = 0; attempt < 2; attempt++) {
-        rc = dal_node_acquire(node, &c, &reused, err);
-        if (rc != 0) {
-            emit_execution(rt, r, t0, 0, rc, 0);
-            return rc;
-        }
-        rc = send_on(rt, r, c, params, nparams, sql, res, err);
-        e = mysql_errno(&c->mysql);
-        if (rc != 0 && attempt == 0 && retryable(e, reused, read_only)) {
-            dal_node_release(node, c, 0);
-            continue;
-        }
-        dal_node_release(node, c, rc == 0 || !conn_is_broken(e));
-        /* rows: what a write changed; a read's rows are counted by the
-         * statement event once the caller has read them */
-        emit_execution(rt, r, t0, rc == 0 ? res->affected - before : 0, rc, rc == 0 ? 0 : e);
-        return rc;
+    next = retry_server(rt, srv, rc, e, reused);
+    if (next != NULL) {
+        if (next != srv)
+            dal_emit_route(rt, next);
+        srv = next;
+        rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
     }
+    /* rows: what a write changed; a read's rows are counted by the
+     * statement event once the caller has read them */
+    emit_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc, rc == 0 ? 0 : e);
     return rc;
 }
 
@@ -159,7 +211,8 @@ enum job_phase { JOB_IDLE, JOB_QUERY, JOB_STORE, JOB_DONE };
 
 typedef struct job {
     size_t route;
-    dal_node_t *node;
+    dal_server_t *srv;     /* where it runs: the route's server, or where it failed over */
+    int retried;           /* a read runs again at most once */
     dal_conn_t *c;
     int reused;
     enum job_phase phase;
@@ -184,9 +237,11 @@ typedef struct batch {
     int stream;            /* hand connections to the result instead of storing rows */
 } batch_t;
 
+static void job_start(batch_t *b, job_t *j);
+
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
-    emit_execution(b->rt, j->route, j->t0, rc == 0 ? j->affected : 0, rc,
+    emit_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
                    rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
     j->phase = JOB_DONE;
@@ -199,18 +254,50 @@ static void job_finish(batch_t *b, job_t *j, int rc)
 static void job_release(job_t *j, int reusable)
 {
     if (j->c != NULL)
-        dal_node_release(j->node, j->c, reusable);
+        dal_server_release(j->srv, j->c, reusable);
     j->c = NULL;
+}
+
+/* The job failed with rc (client error e once connected): run it again
+ * elsewhere if retry_server allows, else finish it. */
+static void job_failed(batch_t *b, job_t *j, int rc, unsigned int e)
+{
+    dal_server_t *next = j->retried ? NULL : retry_server(b->rt, j->srv, rc, e, j->reused);
+
+    if (next == NULL) {
+        job_finish(b, j, rc);
+        return;
+    }
+    if (next != j->srv)
+        dal_emit_route(b->rt, next);
+    j->retried = 1;
+    j->srv = next;
+    b->running--; /* job_start counts it again */
+    job_start(b, j);
+}
+
+/* The statement failed on the job's connection: give it back (closed if
+ * broken, with its server's idle ones, or if it cannot be trusted) and see
+ * about running it again. */
+static void job_conn_failed(batch_t *b, job_t *j, int trusted)
+{
+    unsigned int e = mysql_errno(&j->c->mysql);
+    int rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
+
+    if (conn_is_broken(e))
+        dal_server_lost(j->srv, mysql_error(&j->c->mysql));
+    job_release(j, trusted && !conn_is_broken(e));
+    job_failed(b, j, rc, e);
 }
 
 static void job_stored(batch_t *b, job_t *j)
 {
-    int rc = 0;
-
-    if (j->rows == NULL)
-        rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
-    job_release(j, rc == 0);
-    job_finish(b, j, rc);
+    if (j->rows == NULL) {
+        job_conn_failed(b, j, 0); /* a result cut short leaves the protocol mid-way */
+        return;
+    }
+    job_release(j, 1);
+    job_finish(b, j, 0);
 }
 
 static void job_queried(batch_t *b, job_t *j)
@@ -218,14 +305,13 @@ static void job_queried(batch_t *b, job_t *j)
     MYSQL *m = &j->c->mysql;
 
     if (j->qret != 0) {
-        int rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
-        job_release(j, !conn_is_broken(mysql_errno(m)));
-        job_finish(b, j, rc);
+        job_conn_failed(b, j, 1);
         return;
     }
     if (mysql_field_count(m) == 0) {
         j->affected = mysql_affected_rows(m);
         j->insert_id = mysql_insert_id(m);
+        note_write(b->rt, j->srv, j->c);
         job_release(j, 1);
         job_finish(b, j, 0);
         return;
@@ -247,15 +333,20 @@ static void job_start(batch_t *b, job_t *j)
     const dal_routing_t *rt = b->rt;
     int rc;
 
-    j->node = rt->routes[j->route].node;
+    if (j->srv == NULL)
+        j->srv = dal_route_server(&rt->routes[j->route]);
     j->t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0;
     b->running++;
-    rc = dal_node_acquire(j->node, &j->c, &j->reused, &j->err);
-    if (rc == 0) {
-        dal_buf_reset(&j->sql);
-        rc = dal_rewrite(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes,
-                         &j->sql, &j->err);
+    rc = dal_server_acquire(j->srv, &j->c, &j->reused, &j->err);
+    if (rc != 0) {
+        if (rc == DAL_ECONNECT)
+            dal_server_lost(j->srv, j->err.message);
+        job_failed(b, j, rc, 0);
+        return;
     }
+    dal_buf_reset(&j->sql);
+    rc = dal_rewrite(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes, &j->sql,
+                     &j->err);
     if (rc != 0) {
         job_release(j, 1);
         job_finish(b, j, rc);
@@ -360,9 +451,9 @@ done:
     return rc;
 }
 
-static void release_to_node(void *ctx, dal_conn_t *c, int reusable)
+static void release_to_server(void *ctx, dal_conn_t *c, int reusable)
 {
-    dal_node_release(ctx, c, reusable);
+    dal_server_release(ctx, c, reusable);
 }
 
 /* Hand every job's outcome to res in route order; the first failure in
@@ -384,11 +475,11 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
             res->insert_id = j->insert_id;
             res->nroutes++;
             if (j->rows != NULL) {
-                rc = dal_result_add(res, j->rows, j->node->cfg->name, err);
+                rc = dal_result_add(res, j->rows, j->srv->node->cfg->name, err);
                 j->rows = NULL;
             } else if (j->c != NULL) {
-                rc = dal_result_add_stream(res, j->c, release_to_node, j->node,
-                                           j->node->cfg->name, err);
+                rc = dal_result_add_stream(res, j->c, release_to_server, j->srv,
+                                           j->srv->node->cfg->name, err);
                 j->c = NULL;
             }
         }

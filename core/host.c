@@ -22,6 +22,29 @@ uint64_t dal_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t dal_random(void)
+{
+    static _Thread_local uint64_t x;
+
+    if (x == 0)
+        x = dal_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+void dal_deadline_after_ms(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 static void host_log(dal_host_t *host, dal_log_level_t level, const char *fmt, ...)
     DAL_PRINTF(3, 4);
 
@@ -67,9 +90,9 @@ static int host_query(dal_host_t *host, const char *ds, const char *sql,
 static int host_conn_open(dal_host_t *host, dal_conn_t **out, dal_error_t *err)
 {
     *out = NULL;
-    if (host == NULL || host->node == NULL)
+    if (host == NULL || host->server == NULL)
         return dal_err_set(err, DAL_ESTATE, "conn_open is only for pool plugin instances");
-    return dal_conn_open(host->node->cfg, out, err);
+    return dal_conn_open_server(host->server->node->cfg, host->server->replica, out, err);
 }
 
 static const dal_host_api_t host_api = {

@@ -11,4 +11,14 @@ const dal_host_api_t *dal_host_api(void);
 
 uint64_t dal_now_ns(void);
 
+/* 64 random bits from a per-thread xorshift64* generator: no lock and no
+ * syscall, for choices that must be cheap (trace ids, load balancing), not
+ * for secrets. */
+uint64_t dal_random(void);
+
+struct timespec;
+/* *ts := CLOCK_MONOTONIC now + ms, for pthread_cond_timedwait on a
+ * condition variable made with that clock. */
+void dal_deadline_after_ms(struct timespec *ts, long ms);
+
 #endif /* DAL_CORE_HOST_H */

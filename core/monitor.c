@@ -95,7 +95,7 @@ static void monitor_free(monitor_t *m)
 
 /* --------------------------------------------------------------- sampler */
 
-static void emit_figure(const dal_monitor_set_t *set, const dal_node_t *node, const char *server,
+static void emit_figure(const dal_monitor_set_t *set, const dal_server_t *srv,
                         const char *figure, uint64_t value)
 {
     dal_event_t ev;
@@ -104,39 +104,36 @@ static void emit_figure(const dal_monitor_set_t *set, const dal_node_t *node, co
     ev.struct_size = sizeof ev;
     ev.type = DAL_EVENT_POOL;
     ev.kind = figure;
-    ev.datasource = node->cfg->name;
-    ev.server = server;
+    ev.datasource = srv->node->cfg->name;
+    ev.server = srv->address;
     ev.rows = value;
     dal_monitor_emit(set, &ev);
 }
 
-static void sample_pools(const dal_monitor_set_t *set)
+/* Each figure of one server's pool. */
+static void sample_server(const dal_monitor_set_t *set, dal_server_t *srv)
 {
     dal_pool_stats_t st;
-    char server[320];
-    size_t i;
+
+    dal_server_pool_stats(srv, &st);
+    emit_figure(set, srv, "in_use", st.in_use);
+    emit_figure(set, srv, "idle", st.idle);
+    emit_figure(set, srv, "waiting", st.waiting);
+    emit_figure(set, srv, "created", st.created);
+    emit_figure(set, srv, "closed", st.closed);
+    emit_figure(set, srv, "timed_out", st.timed_out);
+}
+
+/* Every server of every node: the master and each replica has a pool. */
+static void sample_pools(const dal_monitor_set_t *set)
+{
+    size_t i, r;
 
     for (i = 0; i < set->snap->nnodes; i++) {
         dal_node_t *node = set->snap->nodes[i];
-        dal_node_pool_stats(node, &st);
-        dal_node_address(node, server, sizeof server);
-        emit_figure(set, node, server, "in_use", st.in_use);
-        emit_figure(set, node, server, "idle", st.idle);
-        emit_figure(set, node, server, "waiting", st.waiting);
-        emit_figure(set, node, server, "created", st.created);
-        emit_figure(set, node, server, "closed", st.closed);
-        emit_figure(set, node, server, "timed_out", st.timed_out);
-    }
-}
-
-static void deadline_after_ms(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
+        sample_server(set, &node->master);
+        for (r = 0; r < node->nreplicas; r++)
+            sample_server(set, &node->replicas[r]);
     }
 }
 
@@ -149,7 +146,7 @@ static void *sampler_main(void *arg)
     while (!set->stop) {
         pthread_mutex_unlock(&set->mu);
         sample_pools(set);
-        deadline_after_ms(&until, POOL_SAMPLE_MS);
+        dal_deadline_after_ms(&until, POOL_SAMPLE_MS);
         pthread_mutex_lock(&set->mu);
         while (!set->stop && pthread_cond_timedwait(&set->cond, &set->mu, &until) != ETIMEDOUT)
             ;

@@ -7,11 +7,13 @@
 
 #include "error.h"
 #include "plan.h"
+#include "replica.h"
 #include "rewrite.h"
 
 typedef struct plan_route {
     const char *datasource; /* borrowed from the snapshot: see below */
     char *server;           /* owned */
+    const char *role;       /* static: "master" or "replica" */
     char *table;            /* owned, or NULL */
     char *sql;              /* owned */
 } plan_route_t;
@@ -27,7 +29,7 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
                       size_t nparams, plan_route_t *pr, dal_error_t *err)
 {
     const dal_route_t *route = &rt->routes[r];
-    const dal_url_t *u = &route->node->cfg->master;
+    const dal_server_t *srv = dal_route_server(route);
     dal_buf_t sql = DAL_BUF_INIT;
     char name[300];
     size_t i;
@@ -39,10 +41,8 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
         return rc;
     }
     pr->sql = dal_buf_steal(&sql);
-    if (u->socket)
-        pr->server = strdup(u->socket);
-    else if (asprintf(&pr->server, "%s:%u", u->host, u->port) < 0)
-        pr->server = NULL;
+    pr->server = strdup(srv->address);
+    pr->role = dal_server_role(srv);
     for (i = 0; i < rt->sql->ntrefs && pr->table == NULL; i++)
         if (route->pos[i] >= 0)
             pr->table = strdup(dal_physical_name(rt->tables[i], route->pos[i], name, sizeof name));
@@ -109,6 +109,11 @@ const char *dal_plan_table(const dal_plan_t *p, size_t i)
 const char *dal_plan_server(const dal_plan_t *p, size_t i)
 {
     return p && i < p->n ? p->routes[i].server : NULL;
+}
+
+const char *dal_plan_role(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].role : NULL;
 }
 
 const char *dal_plan_kind(const dal_plan_t *p)

@@ -1,8 +1,9 @@
 /*
  * pool.c -- getting a connection to a node.
  *
- * With `pool = NAME` in [dal], every node gets an instance of the pool
- * plugin NAME for its master server; the plugin decides when to connect,
+ * With `pool = NAME` in [dal], every server of every node (its master and
+ * each replica) gets an instance of the pool plugin NAME; the plugin
+ * decides when to connect,
  * reuse, validate and close, and connects through the host API's conn_open
  * (host.c), so it never sees URLs or passwords.  Without it, a node uses the
  * built-in idle cache of conn.c.
@@ -25,19 +26,17 @@ struct dal_pool {
 };
 
 /* The pool .so, loaded once per snapshot: nodes built earlier share it. */
-static int find_lib(struct dal_snapshot *s, dal_node_t *node, dal_plugin_lib_t **out,
-                    dal_error_t *err)
+static int find_lib(struct dal_snapshot *s, dal_plugin_lib_t **out, dal_error_t *err)
 {
     size_t i;
 
-    (void)node;
     /* s->nodes[0 .. nnodes) are the nodes built (or carried over) so far */
     for (i = 0; i < s->nnodes; i++) {
         dal_node_t *n = s->nodes[i];
-        if (n != NULL && n->pool_inst != NULL &&
-            strcmp(n->pool_inst->lib->desc->name, s->cfg->pool) == 0) {
-            dal_plugin_lib_ref(n->pool_inst->lib);
-            *out = n->pool_inst->lib;
+        if (n != NULL && n->master.pool_inst != NULL &&
+            strcmp(n->master.pool_inst->lib->desc->name, s->cfg->pool) == 0) {
+            dal_plugin_lib_ref(n->master.pool_inst->lib);
+            *out = n->master.pool_inst->lib;
             return 0;
         }
     }
@@ -67,19 +66,23 @@ static int merge_params(const dal_cfg_params_t *global, const dal_cfg_params_t *
     return 0;
 }
 
-void dal_node_address(const dal_node_t *node, char *out, size_t cap)
+void dal_url_address(const dal_url_t *u, char *out, size_t cap)
 {
-    const dal_url_t *u = &node->cfg->master;
-
     if (u->socket != NULL)
         snprintf(out, cap, "%s", u->socket);
     else
         snprintf(out, cap, "%s:%u", u->host, u->port);
 }
 
-static int pool_create(struct dal_snapshot *s, dal_node_t *node, struct dal_pool *p,
+void dal_node_address(const dal_node_t *node, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", node->master.address);
+}
+
+static int pool_create(struct dal_snapshot *s, dal_server_t *srv, struct dal_pool *p,
                        dal_error_t *err)
 {
+    dal_node_t *node = srv->node;
     const dal_config_t *cfg = s->cfg;
     dal_pool_server_t server;
     dal_cfg_params_t merged;
@@ -117,18 +120,19 @@ static void pool_free(struct dal_pool *p)
     free(p);
 }
 
-int dal_pool_build(struct dal_snapshot *s, dal_node_t *node, dal_error_t *err)
+int dal_pool_build(struct dal_snapshot *s, dal_server_t *srv, dal_error_t *err)
 {
+    dal_node_t *node = srv->node;
     struct dal_pool *p;
     int rc;
 
-    node->pool_inst = NULL;
+    srv->pool_inst = NULL;
     if (s->cfg->pool == NULL)
         return 0;
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    rc = find_lib(s, node, &p->lib, err);
+    rc = find_lib(s, &p->lib, err);
     if (rc != 0) {
         dal_err_prefix(err, "%s:%d", s->cfg->path, s->cfg->pool_line);
         rc = rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
@@ -138,33 +142,44 @@ int dal_pool_build(struct dal_snapshot *s, dal_node_t *node, dal_error_t *err)
     p->host.log = s->log;
     /* a node (and its pool) may outlive this snapshot across reloads */
     p->host.snap = NULL;
-    p->host.node = node;
-    snprintf(p->host.component, sizeof p->host.component, "pool_%s:%s", s->cfg->pool,
-             node->cfg->name);
-    dal_node_address(node, p->address, sizeof p->address);
-    rc = pool_create(s, node, p, err);
+    p->host.server = srv;
+    if (srv->replica < 0)
+        snprintf(p->host.component, sizeof p->host.component, "pool_%s:%s", s->cfg->pool,
+                 node->cfg->name);
+    else
+        snprintf(p->host.component, sizeof p->host.component, "pool_%s:%s/replica%d",
+                 s->cfg->pool, node->cfg->name, srv->replica + 1);
+    snprintf(p->address, sizeof p->address, "%s", srv->address);
+    rc = pool_create(s, srv, p, err);
     if (rc != 0)
         goto fail;
-    node->pool_inst = p;
+    srv->pool_inst = p;
     return 0;
 fail:
     pool_free(p);
     return rc;
 }
 
-void dal_pool_destroy(dal_node_t *node)
+void dal_pool_destroy(dal_server_t *srv)
 {
-    pool_free(node->pool_inst);
-    node->pool_inst = NULL;
+    pool_free(srv->pool_inst);
+    srv->pool_inst = NULL;
 }
 
-int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err)
+/* least_outstanding needs the statements in flight on each replica; no
+ * other policy pays for counting them */
+static int counts_outstanding(const dal_server_t *srv)
 {
-    struct dal_pool *p = node->pool_inst;
+    return srv->replica >= 0 && srv->node->cfg->load_balance == DAL_LB_LEAST_OUTSTANDING;
+}
+
+static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
+{
+    struct dal_pool *p = srv->pool_inst;
     int rc;
 
     if (p == NULL)
-        return dal_connpool_acquire(&node->pool, out, reused, err);
+        return dal_connpool_acquire(&srv->pool, out, reused, err);
     *out = NULL;
     rc = p->ops->acquire(p->inst, out, err);
     if (rc != 0)
@@ -174,25 +189,59 @@ int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_
     return 0;
 }
 
+int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
+{
+    int rc = take(srv, out, reused, err);
+
+    if (rc == 0 && counts_outstanding(srv))
+        atomic_fetch_add_explicit(&srv->outstanding, 1, memory_order_relaxed);
+    return rc;
+}
+
+void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
+{
+    struct dal_pool *p = srv->pool_inst;
+
+    if (c == NULL)
+        return;
+    if (counts_outstanding(srv))
+        atomic_fetch_sub_explicit(&srv->outstanding, 1, memory_order_relaxed);
+    if (p == NULL)
+        dal_connpool_release(&srv->pool, c, reusable);
+    else
+        p->ops->release(p->inst, c, reusable);
+}
+
+void dal_server_flush(dal_server_t *srv)
+{
+    if (srv->pool_inst == NULL)
+        dal_connpool_flush(&srv->pool);
+}
+
+void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
+{
+    struct dal_pool *p = srv->pool_inst;
+
+    memset(out, 0, sizeof *out);
+    if (p == NULL)
+        dal_connpool_stats(&srv->pool, out);
+    else if (p->ops->struct_size >= sizeof(dal_pool_ops_t) && p->ops->stats != NULL)
+        p->ops->stats(p->inst, out);
+}
+
+int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err)
+{
+    return dal_server_acquire(&node->master, out, reused, err);
+}
+
 void dal_node_release(dal_node_t *node, dal_conn_t *c, int reusable)
 {
-    struct dal_pool *p = node->pool_inst;
-
-    if (p == NULL)
-        dal_connpool_release(&node->pool, c, reusable);
-    else if (c != NULL)
-        p->ops->release(p->inst, c, reusable);
+    dal_server_release(&node->master, c, reusable);
 }
 
 void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out)
 {
-    struct dal_pool *p = node->pool_inst;
-
-    memset(out, 0, sizeof *out);
-    if (p == NULL)
-        dal_connpool_stats(&node->pool, out);
-    else if (p->ops->struct_size >= sizeof(dal_pool_ops_t) && p->ops->stats != NULL)
-        p->ops->stats(p->inst, out);
+    dal_server_pool_stats(&node->master, out);
 }
 
 /* ------------------------------------------------ statement for leak reports */

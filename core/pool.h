@@ -8,25 +8,35 @@
 
 #include "snapshot.h"
 
-/* Create node->pool_inst if a pool plugin is configured.  Errors are
- * "FILE:LINE: ..." (the pool key's line, or the offending pool.* key's). */
-int dal_pool_build(struct dal_snapshot *s, dal_node_t *node, dal_error_t *err);
-/* Destroy node->pool_inst (all its connections must be back). */
-void dal_pool_destroy(dal_node_t *node);
+/* Create srv->pool_inst if a pool plugin is configured: one instance per
+ * server (master or replica).  Errors are "FILE:LINE: ..." (the pool key's
+ * line, or the offending pool.* key's). */
+int dal_pool_build(struct dal_snapshot *s, dal_server_t *srv, dal_error_t *err);
+/* Destroy srv->pool_inst (all its connections must be back). */
+void dal_pool_destroy(dal_server_t *srv);
 
-/* A connection to node's master.  *reused says it had been used before
- * (so a "server gone" error on it may be retried for reads). */
-int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err);
+/* A connection to srv.  *reused says it had been used before (so a
+ * "server gone" error on it may be retried for reads). */
+int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give it back; reusable == 0 means it is broken and must be closed. */
+void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable);
+/* A connection to srv died: close the idle ones of the built-in cache,
+ * which went with it (a pool plugin validates its own). */
+void dal_server_flush(dal_server_t *srv);
+/* srv's current pool figures (plugin or built-in cache); zeros when the
+ * plugin has no stats op.  Thread-safe. */
+void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out);
+
+/* The same for a node's master. */
+int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err);
 void dal_node_release(dal_node_t *node, dal_conn_t *c, int reusable);
+void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out);
 
 /* The node's master as "host:port" (or its socket path): the `server` of
  * pool plugin instances and of monitor events, without user or password. */
 void dal_node_address(const dal_node_t *node, char *out, size_t cap);
-
-/* The node's current pool figures (plugin or built-in cache); zeros when
- * the plugin has no stats op.  Thread-safe. */
-void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out);
+/* The same for any URL. */
+void dal_url_address(const dal_url_t *u, char *out, size_t cap);
 
 /*
  * What the calling thread is running, for leak reports: a pool plugin that

@@ -44,6 +44,8 @@ typedef struct dal_route {
     int32_t *pos;       /* borrowed from the routing: one entry per table ref */
     uint32_t cut_first; /* this route's cuts: routing->cuts[cut_first .. +ncuts) */
     uint32_t ncuts;
+    dal_server_t *server; /* borrowed: the master or a replica of node, chosen by
+                             dal_select_servers (replica.h); NULL: the master */
 } dal_route_t;
 
 typedef struct dal_routing {
@@ -63,6 +65,8 @@ typedef struct dal_routing {
     const struct dal_monitor_set *monitors; /* borrowed; NULL: no events */
     const char *trace_id;         /* borrowed; NULL: no trace comment */
     const char *sql_norm;         /* borrowed: the statement with literals as ?, for events */
+    struct dal_ryw *ryw;          /* borrowed; writes on a master are noted there for
+                                     read-your-writes (replica.h); NULL: not noted */
 } dal_routing_t;
 
 /* Compute the routes.  params are the statement's ? values (nparams must

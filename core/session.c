@@ -3,8 +3,12 @@
  *
  * A transaction keeps one snapshot reference and one connection from its
  * first statement to COMMIT/ROLLBACK, so a reload or another thread never
- * sees its connection and every statement of it runs on the same node.
+ * sees its connection and every statement of it runs on the same node: on
+ * its master, or for a read-only transaction on the server its first
+ * statement picked as a read.  A session also remembers what it wrote
+ * (read-your-writes, replica.h), so its later reads see it.
  */
+#include <errmsg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,15 +16,20 @@
 #include "error.h"
 #include "exec.h"
 #include "pool.h"
+#include "replica.h"
 #include "result.h"
 #include "route.h"
 
 struct dal_session {
     dal_t *dal;             /* borrowed */
     int in_txn;
+    int read_only;          /* the transaction is READ ONLY */
+    int wrote;              /* the transaction ran a write (read-your-writes without GTIDs) */
     dal_snapshot_t *snap;   /* one reference while in_txn */
     dal_node_t *node;       /* the transaction's node, once its first statement ran */
+    dal_server_t *server;   /* ... and its server (the master unless read-only) */
     dal_conn_t *conn;       /* held from the first statement to the end */
+    dal_ryw_t ryw;          /* what this session wrote and must read back */
 };
 
 int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
@@ -43,13 +52,30 @@ static void end_txn(dal_session_t *s, int reusable)
     if (s->conn != NULL) {
         /* several statements ran on it: the next borrower needs a reset */
         dal_conn_mark_dirty(s->conn);
-        dal_node_release(s->node, s->conn, reusable);
+        dal_server_release(s->server, s->conn, reusable);
     }
     dal_snapshot_unref(s->snap);
     s->conn = NULL;
     s->node = NULL;
+    s->server = NULL;
     s->snap = NULL;
     s->in_txn = 0;
+    s->read_only = 0;
+    s->wrote = 0;
+}
+
+/* A committed transaction on a master: its writes are to be read back, by
+ * the GTID the COMMIT got, or (without one) by the master itself. */
+static void note_commit(dal_session_t *s)
+{
+    dal_gtid_t g;
+
+    if (s->server->replica >= 0)
+        return;
+    if (dal_conn_take_gtid(s->conn, &g))
+        dal_ryw_note(&s->ryw, s->node, &g);
+    else if (s->wrote && !s->conn->track_gtid)
+        dal_ryw_note(&s->ryw, s->node, NULL);
 }
 
 /* Send COMMIT or ROLLBACK on the transaction's connection. */
@@ -62,12 +88,14 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
     if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
         rc = dal_conn_error(s->conn, DAL_ESERVER, err);
         reusable = 0;
+    } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
+        note_commit(s);
     }
     end_txn(s, reusable);
     return rc;
 }
 
-int dal_begin(dal_session_t *s, dal_error_t *err)
+static int begin(dal_session_t *s, int read_only, dal_error_t *err)
 {
     if (s == NULL)
         return dal_err_set(err, DAL_EINVAL, "dal_begin: NULL session");
@@ -76,7 +104,18 @@ int dal_begin(dal_session_t *s, dal_error_t *err)
                                             "back first)");
     s->snap = dal_snapshot_acquire(s->dal);
     s->in_txn = 1;
+    s->read_only = read_only;
     return 0;
+}
+
+int dal_begin(dal_session_t *s, dal_error_t *err)
+{
+    return begin(s, 0, err);
+}
+
+int dal_begin_read_only(dal_session_t *s, dal_error_t *err)
+{
+    return begin(s, 1, err);
 }
 
 int dal_commit(dal_session_t *s, dal_error_t *err)
@@ -107,32 +146,53 @@ void dal_session_close(dal_session_t *s)
     free(s);
 }
 
-/* The first statement of a transaction pins its node and opens the
- * transaction there. */
-static int pin_node(dal_session_t *s, dal_node_t *node, dal_error_t *err)
+/* Open the transaction on srv: take a connection and start it there. */
+static int start_on(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
 {
-    int reused, rc = dal_node_acquire(node, &s->conn, &reused, err);
-    static const char start[] = "START TRANSACTION";
+    const char *start = s->read_only ? "START TRANSACTION READ ONLY" : "START TRANSACTION";
+    int reused, rc = dal_server_acquire(srv, &s->conn, &reused, err);
+    unsigned int e;
 
-    if (rc != 0)
+    if (rc != 0) {
+        if (rc == DAL_ECONNECT)
+            dal_server_lost(srv, err ? err->message : "cannot connect");
         return rc;
-    if (mysql_real_query(&s->conn->mysql, start, sizeof start - 1) != 0) {
+    }
+    if (mysql_real_query(&s->conn->mysql, start, strlen(start)) != 0) {
+        e = mysql_errno(&s->conn->mysql);
         rc = dal_conn_error(s->conn, DAL_ESERVER, err);
-        dal_node_release(node, s->conn, 0);
+        if (e >= CR_MIN_ERROR && e <= CR_MAX_ERROR)
+            dal_server_lost(srv, mysql_error(&s->conn->mysql));
+        dal_server_release(srv, s->conn, 0);
         s->conn = NULL;
         return rc;
     }
-    s->node = node;
+    s->node = srv->node;
+    s->server = srv;
     return 0;
+}
+
+/* The first statement of a transaction pins its server.  Nothing has run
+ * yet, so a read-only one that cannot start on its replica starts on
+ * another server instead. */
+static int pin(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
+{
+    dal_server_t *next;
+    int rc = start_on(s, srv, err);
+
+    if (rc != 0 && s->read_only && (next = dal_select_failover(srv)) != NULL)
+        rc = start_on(s, next, err);
+    return rc;
 }
 
 /* Check the routes fit the transaction, then run them on its connection. */
 static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value_t *params,
                       size_t nparams, dal_result_t **out, dal_error_t *err)
 {
+    dal_sql_kind_t k = rt->sql->kind;
     int broken = 0, rc;
 
-    if (rt->sql->kind == DAL_SQL_DDL)
+    if (k == DAL_SQL_DDL)
         return dal_err_set(err, DAL_EUNSUPPORTED,
                            "DDL inside a transaction would commit it implicitly; commit first");
     if (rt->nroutes != 1)
@@ -146,9 +206,10 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
                            "the transaction is on datasource %s, but this statement routes to %s "
                            "(the transaction is still open)",
                            s->node->cfg->name, rt->routes[0].node->cfg->name);
-    if (s->node == NULL && (rc = pin_node(s, rt->routes[0].node, err)) != 0)
+    if (s->node == NULL && (rc = pin(s, dal_route_server(&rt->routes[0]), err)) != 0)
         return rc;
     rc = dal_exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
+    s->wrote |= rc == 0 && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW;
     if (broken) {
         /* the server rolled the transaction back when the connection died */
         dal_err_prefix(err, "transaction aborted (rolled back by the server)");
@@ -158,10 +219,11 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
 }
 
 /* BEGIN / COMMIT / ROLLBACK written as SQL. */
-static int txn_statement(dal_session_t *s, dal_sql_kind_t k, dal_result_t **out,
+static int txn_statement(dal_session_t *s, const dal_sql_t *sql, dal_result_t **out,
                          dal_error_t *err)
 {
-    int rc = k == DAL_SQL_BEGIN ? dal_begin(s, err)
+    dal_sql_kind_t k = sql->kind;
+    int rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
              : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
     if (rc == 0 && (*out = dal_result_new()) == NULL)
@@ -169,10 +231,26 @@ static int txn_statement(dal_session_t *s, dal_sql_kind_t k, dal_result_t **out,
     return rc;
 }
 
+/* How the session's next statement picks its server. */
+static dal_select_t session_select(dal_session_t *s)
+{
+    dal_select_t sel = {.ryw = &s->ryw};
+
+    if (s->in_txn && !s->read_only) {
+        sel.flags = DAL_SELECT_MASTER;
+    } else if (s->in_txn) {
+        /* the first statement picks the server as a read; the rest stay there */
+        sel.flags = DAL_SELECT_READ;
+        sel.fixed = s->server;
+    }
+    return sel;
+}
+
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
+    dal_select_t sel;
     dal_snapshot_t *snap;
     dal_stmt_t st;
     int rc;
@@ -186,14 +264,18 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
     if (s->in_txn)
         dal_snapshot_ref(snap);
     rc = dal_stmt_prepare(s->dal, snap, opts, sql, params, nparams, &st, err);
-    if (rc == 0 && dal_is_txn_control(st.sql->kind))
-        rc = txn_statement(s, st.sql->kind, out, err);
-    else if (rc == 0 && s->in_txn) {
-        rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
-        dal_stmt_emit(&st, rc, *out);
+    if (rc == 0 && dal_is_txn_control(st.sql->kind)) {
+        rc = txn_statement(s, st.sql, out, err);
+    } else if (rc == 0) {
+        sel = session_select(s);
+        rc = dal_stmt_select(&st, opts, &sel, err);
+        if (rc == 0 && s->in_txn) {
+            rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
+            dal_stmt_emit(&st, rc, *out);
+        } else if (rc == 0) {
+            rc = dal_stmt_run(&st, snap, out, err);
+        }
     }
-    else if (rc == 0)
-        rc = dal_stmt_run(&st, snap, out, err);
     if (rc == 0 && s->in_txn)
         dal_stmt_give_ids(&st, *out);
     dal_stmt_clear(&st);

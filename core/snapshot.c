@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "health.h"
 #include "host.h"
 #include "idgen.h"
 #include "monitor.h"
@@ -238,30 +239,81 @@ int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
     return str_same(ca->pool, cb->pool) && params_equal(&ca->pool_params, &cb->pool_params);
 }
 
+static void server_init(dal_node_t *n, dal_server_t *srv, int replica)
+{
+    srv->node = n;
+    srv->replica = replica;
+    srv->weight = replica < 0 ? 1 : n->cfg->replicas[replica].weight;
+    dal_url_address(dal_server_url(n->cfg, replica), srv->address, sizeof srv->address);
+    dal_connpool_init(&srv->pool, n->cfg, replica, NODE_MAX_IDLE);
+    /* the master is always there for writes; replicas earn their reads */
+    atomic_init(&srv->health, replica < 0 ? DAL_HEALTH_UP : DAL_HEALTH_UNKNOWN);
+    atomic_init(&srv->outstanding, 0);
+}
+
+static void server_destroy(dal_server_t *srv)
+{
+    dal_pool_destroy(srv);
+    dal_connpool_destroy(&srv->pool);
+}
+
 static void node_unref(dal_node_t *n)
 {
+    size_t i;
+
     if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
         return;
-    dal_pool_destroy(n);
-    dal_connpool_destroy(&n->pool);
+    /* the checker reads the servers: it goes first */
+    dal_health_free(n->health);
+    for (i = 0; i < n->nreplicas; i++)
+        server_destroy(&n->replicas[i]);
+    server_destroy(&n->master);
+    pthread_mutex_destroy(&n->gtid_mu);
+    free(n->replicas);
     dal_config_free(n->owner);
     free(n);
+}
+
+/* Every server's pool plugin instance, master first. */
+static int build_pools(dal_snapshot_t *s, dal_node_t *n, dal_error_t *err)
+{
+    size_t i;
+    int rc = dal_pool_build(s, &n->master, err);
+
+    for (i = 0; rc == 0 && i < n->nreplicas; i++)
+        rc = dal_pool_build(s, &n->replicas[i], err);
+    return rc;
 }
 
 static int node_new(dal_snapshot_t *s, const dal_cfg_datasource_t *ds, dal_node_t **out,
                     dal_error_t *err)
 {
     dal_node_t *n = calloc(1, sizeof *n);
+    dal_server_t *replicas = calloc(ds->nreplicas ? ds->nreplicas : 1, sizeof *replicas);
+    size_t i;
     int rc;
 
     *out = NULL;
-    if (n == NULL)
+    if (n == NULL || replicas == NULL) {
+        free(n);
+        free(replicas);
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
     atomic_init(&n->refs, 1);
+    n->ryw_key = name_hash(ds->name, strlen(ds->name), 0);
     n->owner = dal_config_ref(s->cfg);
     n->cfg = ds;
-    dal_connpool_init(&n->pool, ds, NODE_MAX_IDLE);
-    rc = dal_pool_build(s, n, err);
+    n->log = s->log;
+    atomic_init(&n->rr, 0);
+    pthread_mutex_init(&n->gtid_mu, NULL);
+    n->replicas = replicas;
+    n->nreplicas = ds->nreplicas;
+    server_init(n, &n->master, -1);
+    for (i = 0; i < n->nreplicas; i++)
+        server_init(n, &n->replicas[i], (int)i);
+    rc = build_pools(s, n, err);
+    if (rc == 0)
+        rc = dal_health_new(n, &n->health, err);
     if (rc != 0) {
         node_unref(n);
         return rc;

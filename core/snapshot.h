@@ -11,6 +11,7 @@
 #ifndef DAL_CORE_SNAPSHOT_H
 #define DAL_CORE_SNAPSHOT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -24,25 +25,62 @@ struct dal_host {
     const dal_logger_t *log;        /* borrowed from the dal_t */
     char component[96];             /* "shard_mod:wm_food" */
     struct dal_snapshot *snap;      /* borrowed: the snapshot owns the instance */
-    struct dal_node *node;          /* borrowed; the server of a pool instance, else NULL */
+    struct dal_server *server;      /* borrowed; the server of a pool instance, else NULL */
 };
 
 struct dal_idgen_set;   /* idgen.c: the [idgen] instances */
 struct dal_monitor_set; /* monitor.c: the enabled [monitor] instances */
 struct dal_pool;        /* pool.c: one node's connection pool */
 
+struct dal_health;      /* health.c: the replica checker of a node */
+
+/* What the health checker last found out about a replica. */
+enum {
+    DAL_HEALTH_UNKNOWN = 0, /* not checked yet: gets no reads */
+    DAL_HEALTH_UP,          /* in rotation */
+    DAL_HEALTH_DOWN         /* unreachable, not replicating, or too far behind */
+};
+
 /*
- * A datasource node.  Reference counted: a reload keeps the node (its pool
- * and connections) of a datasource whose settings did not change, so one
- * node can belong to several snapshots.  It keeps the config it was made
- * from alive, since its connections point into it.
+ * One server of a node: its master or one of its replicas.  Each has its
+ * own connections: a pool plugin instance is made per server, or the
+ * built-in cache is used.
+ */
+typedef struct dal_server {
+    struct dal_node *node;           /* borrowed: the node holding this server */
+    int replica;                     /* index into node->cfg->replicas; -1: the master */
+    uint32_t weight;                 /* load_balance = weighted (1 for the master) */
+    char address[320];               /* "host:port" or the socket path, no password */
+    dal_connpool_t pool;             /* built-in cache, used when pool_inst is NULL */
+    struct dal_pool *pool_inst;      /* owned; the pool plugin's instance, or NULL */
+    atomic_int health;               /* DAL_HEALTH_*; written by the checker, read lock-free */
+    atomic_uint outstanding;         /* statements in flight (least_outstanding only) */
+    dal_gtid_pos_t gtid;             /* a replica's @@gtid_slave_pos at the last check;
+                                        under node->gtid_mu */
+} dal_server_t;
+
+/*
+ * A datasource node: a master and any number of replicas.  Reference
+ * counted: a reload keeps the node (its pools, connections and health
+ * checker) of a datasource whose settings did not change, so one node can
+ * belong to several snapshots.  It keeps the config it was made from
+ * alive, since its connections point into it.
  */
 typedef struct dal_node {
     atomic_int refs;
+    uint64_t ryw_key;                /* a hash of the datasource's name: what read-your-
+                                        writes marks refer to, so that they still hold
+                                        when a reload rebuilds the node (two names with
+                                        one hash only send more reads to a master) */
     dal_config_t *owner;             /* one reference: cfg points into it */
     const dal_cfg_datasource_t *cfg; /* inside owner */
-    dal_connpool_t pool;             /* built-in cache, used when pool_inst is NULL */
-    struct dal_pool *pool_inst;      /* owned; the pool plugin's instance, or NULL */
+    const dal_logger_t *log;         /* borrowed from the dal_t, which outlives its nodes */
+    dal_server_t master;
+    dal_server_t *replicas;          /* owned array, cfg->nreplicas long (NULL if none) */
+    size_t nreplicas;
+    atomic_uint rr;                  /* round-robin cursor over the replicas */
+    pthread_mutex_t gtid_mu;         /* guards replicas[].gtid */
+    struct dal_health *health;       /* owned: the replica checker; NULL without replicas */
 } dal_node_t;
 
 typedef struct dal_table {

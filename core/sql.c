@@ -1725,6 +1725,15 @@ static int show_stmt(an_t *a, int i, int e)
     return 0;
 }
 
+/* START TRANSACTION's characteristics [i, e) include READ ONLY. */
+static int read_only_txn(const an_t *a, int i, int e)
+{
+    for (; i + 1 < e; i++)
+        if (dal_tok_eq(a->sql, &a->tk[i], "READ") && dal_tok_eq(a->sql, &a->tk[i + 1], "ONLY"))
+            return 1;
+    return 0;
+}
+
 static int statement(an_t *a, int i, int e);
 
 /* EXPLAIN / DESCRIBE after the verb: of a statement or of a table. */
@@ -1817,6 +1826,7 @@ static int statement(an_t *a, int i, int e)
             a->r.kind = DAL_SQL_BEGIN;
     } else if (kw(a, i, e, K_START) && kw(a, i + 1, e, K_TRANSACTION)) {
         a->r.kind = DAL_SQL_BEGIN;
+        a->r.txn_read_only = read_only_txn(a, i + 2, e);
     } else if (kw(a, i, e, K_COMMIT)) {
         a->r.kind = DAL_SQL_COMMIT;
     } else if (kw(a, i, e, K_ROLLBACK)) {
@@ -2104,6 +2114,36 @@ static void tidy_trefs(an_t *a)
         qsort(t, n, sizeof *t, cmp_tref);
 }
 
+/* Functions whose result depends on, or changes, state that only one
+ * server holds (the session's last insert id and row counts, named locks,
+ * sequences): a SELECT calling one must not go to a replica. */
+static const char *const master_functions[] = {
+    "LAST_INSERT_ID", "GET_LOCK", "RELEASE_LOCK", "RELEASE_ALL_LOCKS", "IS_FREE_LOCK",
+    "IS_USED_LOCK", "NEXTVAL", "LASTVAL", "SETVAL", "FOUND_ROWS", "ROW_COUNT", NULL
+};
+
+static int calls_master_function(const an_t *a)
+{
+    const char *const *f;
+    int i;
+
+    for (i = 0; i < a->nt; i++) {
+        const dal_token_t *t = &a->tk[i];
+        if (t->type != DAL_TOK_IDENT)
+            continue;
+        /* NEXT VALUE FOR seq, PREVIOUS VALUE FOR seq */
+        if ((dal_tok_eq(a->sql, t, "NEXT") || dal_tok_eq(a->sql, t, "PREVIOUS")) &&
+            kw(a, i + 1, a->nt, K_VALUE) && kw(a, i + 2, a->nt, K_FOR))
+            return 1;
+        if (!is_p(a, i + 1, a->nt, '('))
+            continue;
+        for (f = master_functions; *f; f++)
+            if (dal_tok_eq(a->sql, t, *f))
+                return 1;
+    }
+    return 0;
+}
+
 static int analyse(an_t *a)
 {
     size_t i;
@@ -2122,6 +2162,8 @@ static int analyse(an_t *a)
     if (a->r.has_union) /* conditions of one member say nothing about the rest */
         a->conds.n = 0;
     tidy_trefs(a);
+    if (a->r.kind == DAL_SQL_SELECT)
+        a->r.needs_master = calls_master_function(a);
     return find_colrefs(a);
 }
 

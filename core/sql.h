@@ -217,6 +217,14 @@ typedef struct dal_sql {
     uint32_t limit_off, limit_len;   /* the whole clause, LIMIT keyword included */
     int for_update;                  /* FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE */
     int has_union;                   /* UNION / EXCEPT / INTERSECT at the top */
+
+    /* read-write splitting (replica.h) */
+    int needs_master;                /* a SELECT calling a function whose result depends on,
+                                        or changes, state of one server: LAST_INSERT_ID(),
+                                        GET_LOCK() and the other named-lock functions,
+                                        NEXTVAL()/LASTVAL()/SETVAL(), NEXT/PREVIOUS VALUE FOR,
+                                        FOUND_ROWS(), ROW_COUNT() */
+    int txn_read_only;               /* START TRANSACTION READ ONLY */
 } dal_sql_t;
 
 /* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success

@@ -21,20 +21,22 @@
  * lost (server gone mid-reply) may have committed: its segment is then never
  * used, which wastes IDs but cannot duplicate one.
  *
- * Double buffer.  Two segment slots; `cur` points at the one being used.
- * When the ID at the prefetch point (10% into a segment by default) is taken,
- * the loader thread reserves the next segment into the other slot, so the
- * caller that exhausts a segment finds the next one ready and only swaps a
- * pointer.  All database work happens on the loader thread.
+ * Double buffer.  Two segment slots; generation g uses slot g & 1, and the
+ * next segment is ready when slot (g + 1) & 1 says it was filled for g + 1.
+ * When the ID at the prefetch point (10% into a segment by default) is
+ * taken, the loader thread reserves the next segment into the other slot,
+ * so the caller that exhausts a segment finds the next one ready and moves
+ * the generation on with one compare-and-swap, without a lock.  All
+ * database work happens on the loader thread.
  *
  * Hot path.  A slot's `next` only grows by fetch-add; `max` is its end.  A
  * caller reads max first, then fetch-adds: an ID v is valid if v < max.  The
- * loader refills a spare slot by storing next and then max (release).  A
+ * loader refills a slot by storing next, then max, then gen (release).  A
  * caller that read the slot's old max gets either an old value (>= old max:
- * the slot was exhausted before it became spare) or a new one (>= the new
- * start, which is above every earlier segment): both fail the test, so no
- * ID is ever handed out from a mixed view.  Failed adds waste a few IDs of
- * the refilled slot, nothing more.
+ * the slot was used up before the generation moved on) or a new one (>= the
+ * new start, which is above every earlier segment): both fail the test, so
+ * no ID is ever handed out from a mixed view.  Failed adds waste a few IDs
+ * of the refilled slot, nothing more.
  *
  * Dynamic step (Leaf's rule): when a segment lasted less than
  * segment_duration the next step doubles, up to max_step; when it lasted
@@ -43,8 +45,9 @@
  * Outage.  IDs keep coming from the buffered segments.  When both are used
  * up, a caller waits at most wait_timeout for the loader, and fails with the
  * loader's error as soon as an attempt fails; it never hangs and never gets
- * an ID that was not reserved.  The next call after retry_interval tries the
- * database again, so IDs resume on their own once it is back.
+ * an ID that was not reserved.  Callers within LEAF_RETRY_NS of a failure
+ * fail at once; the first call after that tries the database again, so IDs
+ * resume on their own once it is back.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -61,13 +64,13 @@
 #define LEAF_RETRY_NS 100000000u /* after a failed reservation, callers fail fast this long */
 #define LEAF_SQL_MAX 256
 
-enum { SPARE_EMPTY, SPARE_LOADING, SPARE_READY };
-
-/* One buffer.  next and max share a cache line: a caller reads both. */
+/* One buffer.  A caller reads next, max and prefetch_at together: one line. */
 typedef struct segment {
     _Alignas(IDGEN_CACHE_LINE) _Atomic uint64_t next; /* next ID to hand out; runs past max */
     _Atomic uint64_t max;                       /* end, exclusive */
     _Atomic uint64_t prefetch_at;               /* taking this ID asks for the next segment */
+    _Atomic uint64_t warm_at;                   /* taking this ID warms the next slot */
+    _Atomic uint64_t gen;                       /* the generation it was filled for */
 } segment_t;
 
 /* A reserved range. */
@@ -76,9 +79,16 @@ typedef struct range {
     int64_t step;
 } range_t;
 
+/*
+ * Generation g uses seg[g & 1]; the next segment is ready when
+ * seg[(g + 1) & 1].gen == g + 1.  Laid out by cache line: the segments
+ * (written by every call), gen and the settings (read by every call), the
+ * lock with what waiting callers and the loader share, and the loader's
+ * own state.
+ */
 typedef struct leaf {
     segment_t seg[2];
-    _Alignas(IDGEN_CACHE_LINE) _Atomic(segment_t *) cur; /* own line: read by every call */
+    _Alignas(IDGEN_CACHE_LINE) _Atomic uint64_t gen;
 
     const dal_host_api_t *api;
     dal_host_t *host;
@@ -90,21 +100,22 @@ typedef struct leaf {
     double prefetch;
     uint64_t target_ns; /* segment_duration */
     uint64_t wait_ns;   /* wait_timeout */
-    unsigned seed;      /* backoff jitter, loader thread only */
 
-    pthread_mutex_t mu;       /* guards everything below, and switching cur */
-    pthread_cond_t loader_cv; /* loader waits for work */
-    pthread_cond_t ready_cv;  /* callers wait for the spare (monotonic clock) */
-    pthread_t loader;
-    int spare_state;
+    _Alignas(IDGEN_CACHE_LINE) pthread_mutex_t mu; /* guards the rest */
+    int loading;              /* the loader is reserving the next segment */
     int want;                 /* a caller asked for the next segment */
     int stop;
+    int failing;              /* the last reservation failed (log once per outage) */
+    uint64_t failures;        /* failed reservations so far */
+
+    _Alignas(IDGEN_CACHE_LINE) pthread_cond_t loader_cv; /* loader waits for work */
+    pthread_cond_t ready_cv;  /* callers wait for the next segment (monotonic clock) */
+    pthread_t loader;
     int64_t step;             /* step of the last segment; 0 before the first */
     uint64_t last_load_ns;
-    uint64_t failures;        /* failed reservations so far */
-    int failing;              /* the last reservation failed (log once per outage) */
     uint64_t last_fail_ns;
     dal_error_t last_err;
+    unsigned seed;            /* backoff jitter, loader thread only */
 } leaf_t;
 
 /* ------------------------------------------------------------- database */
@@ -183,33 +194,31 @@ static int reserve(leaf_t *l, int64_t want, range_t *out, dal_error_t *err)
 
 /* ------------------------------------------------------------ segments */
 
-/* Take up to n (<= LEAF_CHUNK) IDs from the current segment into ids.
- * Returns how many; *cross is set when the prefetch point was among them. */
-static inline size_t take(leaf_t *l, int64_t *ids, size_t n, int *cross)
+/* Take up to n (<= LEAF_CHUNK) IDs from the segment of generation g into
+ * ids.  Returns how many; *cross is set when the prefetch point was among
+ * them. */
+static inline size_t take(leaf_t *l, uint64_t g, int64_t *ids, size_t n, int *cross)
 {
-    segment_t *s = atomic_load_explicit(&l->cur, memory_order_acquire);
+    segment_t *s = &l->seg[g & 1];
     /* max before the add: see the top of the file for why the order matters */
     uint64_t max = atomic_load_explicit(&s->max, memory_order_acquire);
     uint64_t at = atomic_load_explicit(&s->prefetch_at, memory_order_relaxed);
+    uint64_t warm = atomic_load_explicit(&s->warm_at, memory_order_relaxed);
     uint64_t v = atomic_fetch_add_explicit(&s->next, n, memory_order_relaxed);
     size_t k;
 
     *cross = v < max && at - v < n; /* v <= at < v + n, in unsigned arithmetic */
     if (v >= max)
         return 0;
+    /* near the end, bring the next slot (which the loader wrote on its own
+     * core) into this core's cache, so that the switch does not wait for it */
+    if (warm - v < n)
+        __builtin_prefetch(&l->seg[(g + 1) & 1], 1, 3);
     if (max - v < n)
         n = (size_t)(max - v);
     for (k = 0; k < n; k++)
         ids[k] = (int64_t)(v + k);
     return n;
-}
-
-/* The slot that is not current.  Called with mu held. */
-static segment_t *spare_slot(leaf_t *l)
-{
-    segment_t *c = atomic_load_explicit(&l->cur, memory_order_relaxed);
-
-    return c == &l->seg[0] ? &l->seg[1] : &l->seg[0];
 }
 
 /* Ask the loader for the next segment.  Called with mu held. */
@@ -226,29 +235,39 @@ static void request_prefetch(leaf_t *l)
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Make the ready spare current.  Called with mu held. */
-static void switch_to_spare(leaf_t *l)
+/*
+ * Move from generation g to g + 1 if its segment is ready; no lock, so a
+ * switch costs a caller a few loads and one compare-and-swap.  Returns 1 if
+ * generation g is over (switched by us or by another caller).  *ask is set
+ * when the new segment's prefetch point is already behind (a stale
+ * caller's failed add swallowed it): the caller must ask for the next one.
+ */
+static int try_switch(leaf_t *l, uint64_t g, int *ask)
 {
-    segment_t *s = spare_slot(l);
+    segment_t *s = &l->seg[(g + 1) & 1];
 
-    atomic_store_explicit(&l->cur, s, memory_order_release);
-    l->spare_state = SPARE_EMPTY;
-    /* a stale caller's failed add may have swallowed this segment's
-     * prefetch point; asking again costs nothing */
-    if (atomic_load_explicit(&s->next, memory_order_relaxed) >
-        atomic_load_explicit(&s->prefetch_at, memory_order_relaxed))
-        want_next(l);
+    *ask = 0;
+    if (atomic_load_explicit(&s->gen, memory_order_acquire) != g + 1)
+        return atomic_load_explicit(&l->gen, memory_order_acquire) != g;
+    if (atomic_compare_exchange_strong_explicit(&l->gen, &g, g + 1, memory_order_acq_rel,
+                                                memory_order_acquire))
+        *ask = atomic_load_explicit(&s->next, memory_order_relaxed) >
+               atomic_load_explicit(&s->prefetch_at, memory_order_relaxed);
+    return 1;
 }
 
-/* Fill the spare slot with r.  Called with mu held. */
-static void publish(leaf_t *l, const range_t *r, uint64_t t0)
+/* Fill the slot of generation g + 1 with r (the loader; mu held). */
+static void publish(leaf_t *l, uint64_t g, const range_t *r, uint64_t t0)
 {
-    segment_t *s = spare_slot(l);
+    segment_t *s = &l->seg[(g + 1) & 1];
     uint64_t ahead = (uint64_t)((double)r->step * l->prefetch);
 
     atomic_store_explicit(&s->next, r->start, memory_order_relaxed);
     atomic_store_explicit(&s->prefetch_at, r->start + ahead, memory_order_relaxed);
+    atomic_store_explicit(&s->warm_at, r->end - 1 - (r->end - r->start) / 64,
+                          memory_order_relaxed);
     atomic_store_explicit(&s->max, r->end, memory_order_release);
+    atomic_store_explicit(&s->gen, g + 1, memory_order_release); /* ready: last */
     if (l->step != 0 && r->step != l->step)
         l->api->log(l->host, DAL_LOG_INFO, "biz tag '%s': step %" PRId64 " -> %" PRId64,
                     l->tag, l->step, r->step);
@@ -256,7 +275,6 @@ static void publish(leaf_t *l, const range_t *r, uint64_t t0)
                 ") step %" PRId64, l->tag, r->start, r->end, r->step);
     l->step = r->step;
     l->last_load_ns = t0;
-    l->spare_state = SPARE_READY;
 }
 
 /* Error of the caller that finds both segments used up. */
@@ -268,22 +286,24 @@ static int exhausted(leaf_t *l, const char *why, dal_error_t *err)
 }
 
 /*
- * Called with mu held when the current segment gave nothing: switch to the
- * spare, waiting for the loader if needed, until deadline.
+ * Called with mu held when generation g gave nothing and its successor was
+ * not ready: wait for the loader, at most wait_timeout, and switch.
  */
-static int await_spare(leaf_t *l, uint64_t deadline, dal_error_t *err)
+static int await_next(leaf_t *l, uint64_t g, dal_error_t *err)
 {
-    uint64_t fails = l->failures, now;
+    uint64_t fails = l->failures, deadline = idgen_mono_ns() + l->wait_ns, now;
+    int ask;
 
     for (;;) {
-        if (l->spare_state == SPARE_READY) {
-            switch_to_spare(l);
+        if (try_switch(l, g, &ask)) {
+            if (ask)
+                want_next(l);
             return 0;
         }
         now = idgen_mono_ns();
         if (l->failures != fails)
             return exhausted(l, "reserving the next one failed", err);
-        if (l->spare_state == SPARE_EMPTY) {
+        if (!l->loading) {
             /* do not hammer a database that just failed: report that */
             if (l->failures > 0 && now - l->last_fail_ns < LEAF_RETRY_NS)
                 return exhausted(l, "the last reservation failed", err);
@@ -297,26 +317,18 @@ static int await_spare(leaf_t *l, uint64_t deadline, dal_error_t *err)
     }
 }
 
-static int next_slow(leaf_t *l, int64_t *ids, size_t n, dal_error_t *err)
+/* Generation g gave nothing: switch, waiting for the loader if need be. */
+static int next_segment(leaf_t *l, uint64_t g, dal_error_t *err)
 {
-    uint64_t deadline = idgen_mono_ns() + l->wait_ns;
-    size_t done = 0, got;
-    int cross = 0, rc = 0;
+    int ask, rc;
 
-    pthread_mutex_lock(&l->mu);
-    while (done < n) {
-        got = take(l, ids + done, n - done < LEAF_CHUNK ? n - done : LEAF_CHUNK, &cross);
-        if (cross)
-            want_next(l);
-        if (got > 0) {
-            done += got;
-            continue;
-        }
-        /* IDs of the next segment are above the ones already taken, so a
-         * call that straddles a switch still gets increasing IDs */
-        if ((rc = await_spare(l, deadline, err)) != 0)
-            break;
+    if (try_switch(l, g, &ask)) {
+        if (ask)
+            request_prefetch(l);
+        return 0;
     }
+    pthread_mutex_lock(&l->mu);
+    rc = await_next(l, g, err);
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
@@ -324,17 +336,22 @@ static int next_slow(leaf_t *l, int64_t *ids, size_t n, dal_error_t *err)
 static int leaf_next(void *instance, int64_t *ids, size_t n, dal_error_t *err)
 {
     leaf_t *l = instance;
-    size_t got = 0;
-    int cross = 0;
+    size_t done = 0, got;
+    uint64_t g;
+    int cross, rc;
 
-    if (n <= LEAF_CHUNK) {
-        got = take(l, ids, n, &cross);
+    while (done < n) {
+        g = atomic_load_explicit(&l->gen, memory_order_acquire);
+        got = take(l, g, ids + done, n - done < LEAF_CHUNK ? n - done : LEAF_CHUNK, &cross);
         if (cross)
             request_prefetch(l);
-        if (got == n)
-            return 0;
+        done += got;
+        /* the next segment lies above this one, so a call that straddles a
+         * switch still gets increasing IDs */
+        if (got == 0 && (rc = next_segment(l, g, err)) != 0)
+            return rc;
     }
-    return next_slow(l, ids + got, n - got, err);
+    return 0;
 }
 
 /* -------------------------------------------------------------- loader */
@@ -353,8 +370,18 @@ static int64_t wanted_step(const leaf_t *l, uint64_t now)
     return l->step;
 }
 
-/* Reserve into the spare slot.  Called with mu held; drops it meanwhile. */
-static void load_spare(leaf_t *l)
+/* Is there a slot to fill: is the successor of the current generation not
+ * ready yet?  While it is not, no caller can switch, so the generation
+ * read here stays current until the loader publishes. */
+static int next_missing(const leaf_t *l, uint64_t *g)
+{
+    *g = atomic_load_explicit(&l->gen, memory_order_acquire);
+    return atomic_load_explicit(&l->seg[(*g + 1) & 1].gen, memory_order_acquire) != *g + 1;
+}
+
+/* Reserve the segment of generation g + 1.  Called with mu held; drops it
+ * meanwhile. */
+static void load_next(leaf_t *l, uint64_t g)
 {
     uint64_t t0 = idgen_mono_ns();
     int64_t want = wanted_step(l, t0);
@@ -363,21 +390,22 @@ static void load_spare(leaf_t *l)
     int rc;
 
     memset(&err, 0, sizeof err);
+    l->loading = 1;
     pthread_mutex_unlock(&l->mu);
     rc = reserve(l, want, &r, &err);
     pthread_mutex_lock(&l->mu);
+    l->loading = 0;
     if (rc == 0) {
         if (l->failing)
             l->api->log(l->host, DAL_LOG_INFO, "biz tag '%s': segments come again", l->tag);
         l->failing = 0;
-        publish(l, &r, t0);
+        publish(l, g, &r, t0);
     } else {
         if (!l->failing)
             l->api->log(l->host, DAL_LOG_WARN, "biz tag '%s': cannot reserve a segment "
                         "(callers get buffered IDs until both segments are used up): %s",
                         l->tag, err.message);
         l->failing = 1;
-        l->spare_state = SPARE_EMPTY;
         l->last_err = err;
         l->failures++;
         l->last_fail_ns = idgen_mono_ns();
@@ -388,16 +416,16 @@ static void load_spare(leaf_t *l)
 static void *loader_main(void *arg)
 {
     leaf_t *l = arg;
+    uint64_t g;
 
     pthread_mutex_lock(&l->mu);
     for (;;) {
-        while (!l->stop && !(l->want && l->spare_state == SPARE_EMPTY))
+        while (!l->stop && !(l->want && next_missing(l, &g)))
             pthread_cond_wait(&l->loader_cv, &l->mu);
         if (l->stop)
             break;
         l->want = 0;
-        l->spare_state = SPARE_LOADING;
-        load_spare(l);
+        load_next(l, g);
     }
     pthread_mutex_unlock(&l->mu);
     return NULL;
@@ -469,7 +497,9 @@ static void leaf_sync_free(leaf_t *l)
 static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *name,
                        const dal_plugin_params_t *params, void **instance, dal_error_t *err)
 {
-    leaf_t *l = aligned_alloc(IDGEN_CACHE_LINE, (sizeof(leaf_t) + IDGEN_CACHE_LINE - 1) / IDGEN_CACHE_LINE * IDGEN_CACHE_LINE);
+    /* the struct's size is a multiple of its cache-line alignment, as
+     * aligned_alloc wants */
+    leaf_t *l = aligned_alloc(IDGEN_CACHE_LINE, sizeof *l);
     int rc;
 
     *instance = NULL;
@@ -479,9 +509,8 @@ static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *
     l->api = api;
     l->host = host;
     l->seed = (unsigned)idgen_mono_ns() ^ (unsigned)(uintptr_t)l;
-    /* both slots start empty (next == max == 0): the first call waits for
-     * the loader exactly as at any other switch */
-    atomic_init(&l->cur, &l->seg[0]);
+    /* generation 0's segment is empty (next == max == 0) and generation 1's
+     * not ready: the first call waits for the loader as at any switch */
     if ((rc = leaf_configure(l, name, params, err)) != 0)
         goto fail;
     if (leaf_sync_init(l) != 0) {

@@ -25,8 +25,14 @@
  * 22 bits and pile onto a few shards of a `mod` strategy (2^22 % 100 == 4,
  * so they would reach only 25 of 100 tables); a random start spreads them.
  *
- * Concurrency: the last millisecond and the next sequence number live in one
- * 64-bit word updated by compare-and-swap; no lock on the path of an ID.
+ * Concurrency: the last millisecond and the next sequence number of a worker
+ * id live in one 64-bit word updated by compare-and-swap; no lock on the
+ * path of an ID.  The words are per process, one per worker id, shared by
+ * every instance: the old and the new instance of a configuration reload,
+ * or two sections naming the same worker id, use one sequence and so never
+ * make the same ID.  An instance starts on a worker id at the millisecond
+ * after its first call, so that IDs of an instance of an earlier dal_open
+ * (whose words went away with the .so) cannot be repeated either.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -83,8 +89,10 @@ typedef struct lease {
     dal_error_t last_err;
 } lease_t;
 
+/* Per worker id: (last ms since the Unix epoch) << 13 | next sequence. */
+static _Atomic uint64_t sf_states[SF_WORKERS];
+
 typedef struct snowflake {
-    _Alignas(IDGEN_CACHE_LINE) _Atomic uint64_t state; /* last ms << 13 | next sequence */
     const dal_host_api_t *api;
     sf_clock_t clock;
     int64_t epoch_ms;        /* ms since the Unix epoch */
@@ -93,6 +101,7 @@ typedef struct snowflake {
     uint64_t seed;
     uint32_t worker_id;      /* when lease is NULL */
     lease_t *lease;          /* owned; NULL with a fixed worker id */
+    _Atomic uint32_t fenced; /* 1 + the worker id this instance has started on; 0: none */
 } snowflake_t;
 
 static uint64_t mix64(uint64_t x)
@@ -391,34 +400,36 @@ static uint64_t sf_start(const snowflake_t *f, int64_t ms)
     return f->seq_offset ? mix64((uint64_t)ms ^ f->seed) % f->seq_offset : 0;
 }
 
-static int sf_clock_error(const snowflake_t *f, int64_t now, uint64_t last, dal_error_t *err)
+/* ms: the ID's millisecond field; back: how far the clock went back. */
+static int sf_clock_error(const snowflake_t *f, int64_t ms, int64_t back, dal_error_t *err)
 {
-    if (now < 0)
+    if (ms < 0)
         return f->api->set_error(err, DAL_ESTATE, "the clock is before the snowflake epoch");
-    if (now > SF_MAX_MS)
+    if (ms > SF_MAX_MS)
         return f->api->set_error(err, DAL_ESTATE, "the 41-bit millisecond field ran out "
                                  "(69 years after the epoch)");
     return f->api->set_error(err, DAL_ESTATE, "the clock moved back by %" PRId64 " ms (more "
                              "than max_backward = %" PRId64 " ms): no IDs until it catches up",
-                             (int64_t)last - now, f->max_backward_ms);
+                             back, f->max_backward_ms);
 }
 
 /*
- * One attempt at taking up to n IDs of the current millisecond for worker.
- * *got: how many (SF_TOOK); *behind: how far the clock is behind the last
- * millisecond used (SF_BEHIND).  Fails on a clock that cannot be used.
+ * One attempt at taking up to n IDs of the current millisecond for worker,
+ * whose word is state.  *got: how many (SF_TOOK); *behind: how far the
+ * clock is behind the last millisecond used (SF_BEHIND).  Fails on a clock
+ * that cannot be used.
  */
-static int sf_take(snowflake_t *f, uint32_t worker, int64_t *ids, size_t n, size_t *got,
-                   int64_t *behind, sf_step_t *step, dal_error_t *err)
+static int sf_take(snowflake_t *f, _Atomic uint64_t *state, uint32_t worker, int64_t *ids,
+                   size_t n, size_t *got, int64_t *behind, sf_step_t *step, dal_error_t *err)
 {
     /* the state before the clock: a clock read first could be overtaken by
      * other threads before the state is, and look like a clock going back */
-    uint64_t old = atomic_load_explicit(&f->state, memory_order_acquire);
-    int64_t now = f->clock.now_ms(f->clock.ctx) - f->epoch_ms;
+    uint64_t old = atomic_load_explicit(state, memory_order_acquire);
+    int64_t now = f->clock.now_ms(f->clock.ctx), ms = now - f->epoch_ms;
     uint64_t last = old >> SF_STATE_SEQ_BITS, start, k, base, i;
 
-    if (now < 0 || now > SF_MAX_MS || (uint64_t)now + (uint64_t)f->max_backward_ms < last)
-        return sf_clock_error(f, now, last, err);
+    if (ms < 0 || ms > SF_MAX_MS || (uint64_t)now + (uint64_t)f->max_backward_ms < last)
+        return sf_clock_error(f, ms, (int64_t)last - now, err);
     if ((uint64_t)now < last) {
         *behind = (int64_t)last - now;
         *step = SF_BEHIND;
@@ -430,18 +441,31 @@ static int sf_take(snowflake_t *f, uint32_t worker, int64_t *ids, size_t n, size
         return 0;
     }
     k = n < SF_SEQ_LIMIT - start ? n : SF_SEQ_LIMIT - start;
-    if (!atomic_compare_exchange_weak_explicit(&f->state, &old,
+    if (!atomic_compare_exchange_weak_explicit(state, &old,
                                                (uint64_t)now << SF_STATE_SEQ_BITS | (start + k),
                                                memory_order_release, memory_order_relaxed)) {
         *step = SF_RETRY;
         return 0;
     }
-    base = (uint64_t)now << (SF_WORKER_BITS + SF_SEQ_BITS) | (uint64_t)worker << SF_SEQ_BITS;
+    base = (uint64_t)ms << (SF_WORKER_BITS + SF_SEQ_BITS) | (uint64_t)worker << SF_SEQ_BITS;
     for (i = 0; i < k; i++)
         ids[i] = (int64_t)(base | (start + i));
     *got = (size_t)k;
     *step = SF_TOOK;
     return 0;
+}
+
+/* The first time this instance uses worker: mark the current millisecond
+ * used up, unless a live user of the word is in it already. */
+static void sf_start_on(snowflake_t *f, _Atomic uint64_t *state, uint32_t worker)
+{
+    int64_t now = f->clock.now_ms(f->clock.ctx);
+    uint64_t old = atomic_load(state), used = (uint64_t)now << SF_STATE_SEQ_BITS | SF_SEQ_LIMIT;
+
+    while (now > 0 && (old >> SF_STATE_SEQ_BITS) < (uint64_t)now &&
+           !atomic_compare_exchange_weak(state, &old, used))
+        ;
+    atomic_store(&f->fenced, worker + 1);
 }
 
 static int sf_next(void *instance, int64_t *ids, size_t n, dal_error_t *err)
@@ -451,12 +475,17 @@ static int sf_next(void *instance, int64_t *ids, size_t n, dal_error_t *err)
     size_t done = 0, got = 0;
     uint32_t worker = f->worker_id;
     sf_step_t step = SF_RETRY;
+    _Atomic uint64_t *state;
     int rc;
 
     if (f->lease != NULL && (rc = lease_worker(f->lease, &worker, err)) != 0)
         return rc;
+    state = &sf_states[worker];
+    if (atomic_load_explicit(&f->fenced, memory_order_relaxed) != worker + 1)
+        sf_start_on(f, state, worker);
     while (done < n) {
-        if ((rc = sf_take(f, worker, ids + done, n - done, &got, &behind, &step, err)) != 0)
+        rc = sf_take(f, state, worker, ids + done, n - done, &got, &behind, &step, err);
+        if (rc != 0)
             return rc;
         if (step == SF_TOOK) {
             done += got;
@@ -526,6 +555,9 @@ static int sf_configure(snowflake_t *f, const dal_plugin_params_t *p, dal_error_
                               SF_SEQ_LIMIT / 4);
     if (api->param_duration_ms(p, "wait_timeout") < 1)
         return api->set_error(err, DAL_ECONFIG, "wait_timeout must be > 0");
+    /* a caller waits up to twice this: more would be a hang, not a wait */
+    if (api->param_duration_ms(p, "max_backward") > 1000)
+        return api->set_error(err, DAL_ECONFIG, "max_backward must be at most 1s");
     f->worker_id = (uint32_t)id;
     f->seq_offset = (uint64_t)offset;
     f->max_backward_ms = api->param_duration_ms(p, "max_backward");
@@ -535,16 +567,13 @@ static int sf_configure(snowflake_t *f, const dal_plugin_params_t *p, dal_error_
 static int sf_create(const dal_host_api_t *api, dal_host_t *host, const char *name,
                      const dal_plugin_params_t *params, void **instance, dal_error_t *err)
 {
-    snowflake_t *f = aligned_alloc(IDGEN_CACHE_LINE, (sizeof(snowflake_t) + IDGEN_CACHE_LINE - 1)
-                                                     / IDGEN_CACHE_LINE * IDGEN_CACHE_LINE);
+    snowflake_t *f = calloc(1, sizeof *f);
     int rc;
 
     (void)name;
     *instance = NULL;
     if (f == NULL)
         return api->set_error(err, DAL_ENOMEM, "out of memory");
-    memset(f, 0, sizeof *f);
-    atomic_init(&f->state, 0);
     f->api = api;
     f->clock.now_ms = wall_now_ms;
     f->clock.pause_ms = wall_pause_ms;

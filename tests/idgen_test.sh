@@ -36,7 +36,7 @@ sql() { "$here/cluster.sh" client "$work/c" m0 -N -B leaf -e "$1"; }
 
 [[ -x $stress ]] || fail "$stress is not built"
 [[ -x $dal ]] || fail "$dal is not built"
-if ! "$here/cluster.sh" start "$work/c" 1 --db leaf >/dev/null; then
+if ! "$here/cluster.sh" start "$work/c" 1 --db leaf --db spare >/dev/null; then
     fail "the MariaDB test cluster did not start (see above)"
 fi
 port=$("$here/cluster.sh" port "$work/c" m0)
@@ -46,6 +46,9 @@ cat >"$ini" <<EOF
 master = mysql://dal:dalpass@127.0.0.1:$port/leaf
 connect_timeout = 1s
 read_timeout = 5s
+
+[datasource spare]
+master = mysql://dal:dalpass@127.0.0.1:$port/spare
 
 # many processes, small segments: thousands of contended reservations
 [idgen sku]
@@ -93,6 +96,16 @@ grep -q '"created":true' <<<"$out" && fail "a second init created something: $ou
 [[ $(sql "SELECT CONCAT(max_id, ' ', step, ' ', description) FROM leaf_alloc WHERE biz_tag = 'sku'") \
     == "1 100 stress" ]] || fail "the sku row is not as configured"
 ok "dal idgen init creates the tables and biz tags, and a second run changes nothing"
+
+out=$("$dal" -c "$ini" idgen init --datasource spare) || fail "idgen init --datasource: $out"
+grep -q "^grow: leaf_alloc on spare: biz tag 'grow' created$" <<<"$out" || fail "init said: $out"
+[[ $("$here/cluster.sh" client "$work/c" m0 -N -B spare -e "SELECT COUNT(*) FROM leaf_alloc") \
+    == 4 ]] || fail "init --datasource spare did not create the four biz tags there"
+if "$dal" -c "$ini" idgen init --datasource nosuch 2>"$work/err"; then
+    fail "init on an unknown datasource succeeded"
+fi
+grep -q "datasource 'nosuch' is not defined" "$work/err" || fail "unclear: $(cat "$work/err")"
+ok "dal idgen init --datasource sets up another datasource, and names an unknown one"
 
 sql "CREATE TABLE leaf_alloc_log (biz_tag VARCHAR(128) NOT NULL, old_max BIGINT NOT NULL,
        new_max BIGINT NOT NULL, KEY (biz_tag, old_max));

@@ -44,69 +44,12 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* A loopback port nobody listens on right now. */
-static unsigned free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* Send request to 127.0.0.1:port; returns the HTTP status, *body malloc'd. */
-static int http(unsigned port, const char *request, char **body)
-{
-    struct sockaddr_in a;
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap), *sep;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
-    ssize_t n;
-
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    ck_assert_int_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
-    while ((n = recv(fd, buf + len, cap - len - 1, 0)) > 0) {
-        len += (size_t)n;
-        if (cap - len < 1024)
-            buf = realloc(buf, cap *= 2);
-    }
-    close(fd);
-    buf[len] = '\0';
-    sscanf(buf, "HTTP/1.%*d %d", &status);
-    sep = strstr(buf, "\r\n\r\n");
-    *body = strdup(sep ? sep + 4 : "");
-    free(buf);
-    return status;
-}
-
 static char *scrape(unsigned port)
 {
     char *body;
 
-    ck_assert_int_eq(http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body), 200);
+    ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body), 200);
     return body;
-}
-
-/* The value of the sample written exactly as `series` (name{labels}), or -1. */
-static double sample(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    const char *p;
-
-    for (p = text; (p = strstr(p, series)) != NULL; p += n)
-        if ((p == text || p[-1] == '\n') && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return -1;
 }
 
 static dal_event_t event(dal_event_type_t type)
@@ -263,7 +206,7 @@ static void execution(void *inst, const char *ds, uint64_t ns, unsigned myerr)
 
 START_TEST(prometheus_counts_and_histograms)
 {
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *inst = make_prom(port);
     dal_event_t ev;
     char *m;
@@ -287,21 +230,21 @@ START_TEST(prometheus_counts_and_histograms)
     ev.table = "food_ids";
     mops->on_event(inst, &ev);
     m = scrape(port);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"wm_food\"}"), 4);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.001\"}"), 0);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.0025\"}"), 3);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"2.5\"}"), 3);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"+Inf\"}"), 4);
-    ck_assert_double_eq_tol(sample(m, "dal_statement_duration_seconds_sum{kind=\"select\",table=\"wm_food\"}"), 3.006, 1e-9);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"wm_food\"}"), 4);
-    ck_assert_double_eq(sample(m, "dal_statement_errors_total{kind=\"insert\",code=\"DAL_ESERVER\"}"), 1);
-    ck_assert_double_eq(sample(m, "dal_executions_total{datasource=\"db0\",server=\"127.0.0.1:3306\"}"), 2);
-    ck_assert_double_eq(sample(m, "dal_execution_errors_total{datasource=\"db0\",server=\"127.0.0.1:3306\",mysql_errno=\"1062\"}"), 1);
-    ck_assert_double_eq(sample(m, "dal_routes_total{datasource=\"db0\",role=\"replica\"}"), 1);
-    ck_assert_double_eq(sample(m, "dal_config_reloads_total"), 2);
-    ck_assert_double_eq(sample(m, "dal_config_reload_failures_total"), 1);
-    ck_assert_double_eq(sample(m, "dal_id_segments_total{generator=\"food_ids\"}"), 1);
-    ck_assert_double_eq(sample(m, "dal_monitor_dropped_series_total"), 0);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"wm_food\"}"), 4);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.001\"}"), 0);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.0025\"}"), 3);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"2.5\"}"), 3);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"+Inf\"}"), 4);
+    ck_assert_double_eq_tol(tu_metric(m, "dal_statement_duration_seconds_sum{kind=\"select\",table=\"wm_food\"}"), 3.006, 1e-9);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"wm_food\"}"), 4);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_errors_total{kind=\"insert\",code=\"DAL_ESERVER\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_executions_total{datasource=\"db0\",server=\"127.0.0.1:3306\"}"), 2);
+    ck_assert_double_eq(tu_metric(m, "dal_execution_errors_total{datasource=\"db0\",server=\"127.0.0.1:3306\",mysql_errno=\"1062\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_routes_total{datasource=\"db0\",role=\"replica\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_config_reloads_total"), 2);
+    ck_assert_double_eq(tu_metric(m, "dal_config_reload_failures_total"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_id_segments_total{generator=\"food_ids\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
     ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statement_duration_seconds histogram\n"));
     ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statements_total counter\n"));
     free(m);
@@ -313,7 +256,7 @@ START_TEST(prometheus_pool_figures)
 {
     static const char *const figures[] = {"in_use", "idle", "waiting", "created", "closed",
                                           "timed_out"};
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *inst = make_prom(port);
     dal_event_t ev = event(DAL_EVENT_POOL);
     char *m;
@@ -330,12 +273,12 @@ START_TEST(prometheus_pool_figures)
     ev.rows = 3;
     mops->on_event(inst, &ev);
     m = scrape(port);
-    ck_assert_double_eq(sample(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"in_use\"}"), 3);
-    ck_assert_double_eq(sample(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"idle\"}"), 11);
-    ck_assert_double_eq(sample(m, "dal_pool_waiting{datasource=\"db1\",server=\"h:1\"}"), 12);
-    ck_assert_double_eq(sample(m, "dal_pool_connections_created_total{datasource=\"db1\",server=\"h:1\"}"), 13);
-    ck_assert_double_eq(sample(m, "dal_pool_connections_closed_total{datasource=\"db1\",server=\"h:1\"}"), 14);
-    ck_assert_double_eq(sample(m, "dal_pool_acquire_timeouts_total{datasource=\"db1\",server=\"h:1\"}"), 15);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"in_use\"}"), 3);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_connections{datasource=\"db1\",server=\"h:1\",state=\"idle\"}"), 11);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_waiting{datasource=\"db1\",server=\"h:1\"}"), 12);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_connections_created_total{datasource=\"db1\",server=\"h:1\"}"), 13);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_connections_closed_total{datasource=\"db1\",server=\"h:1\"}"), 14);
+    ck_assert_double_eq(tu_metric(m, "dal_pool_acquire_timeouts_total{datasource=\"db1\",server=\"h:1\"}"), 15);
     free(m);
     mops->destroy(inst);
 }
@@ -343,15 +286,15 @@ END_TEST
 
 START_TEST(prometheus_escapes_labels_and_handles_nulls)
 {
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *inst = make_prom(port);
     char *m;
 
     statement(inst, "select", "we\"ird\\na\nme", 1000u, 0);
     statement(inst, NULL, NULL, 1000u, 0);
     m = scrape(port);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"we\\\"ird\\\\na\\nme\"}"), 1);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"\",table=\"\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"we\\\"ird\\\\na\\nme\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"\",table=\"\"}"), 1);
     free(m);
     mops->destroy(inst);
 }
@@ -359,18 +302,18 @@ END_TEST
 
 START_TEST(prometheus_http_errors)
 {
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *inst = make_prom(port);
     char *body;
 
-    ck_assert_int_eq(http(port, "GET / HTTP/1.0\r\n\r\n", &body), 404);
+    ck_assert_int_eq(tu_http(port, "GET / HTTP/1.0\r\n\r\n", &body), 404);
     free(body);
-    ck_assert_int_eq(http(port, "POST /metrics HTTP/1.0\r\n\r\n", &body), 405);
+    ck_assert_int_eq(tu_http(port, "POST /metrics HTTP/1.0\r\n\r\n", &body), 405);
     free(body);
-    ck_assert_int_eq(http(port, "HEAD /metrics HTTP/1.0\r\n\r\n", &body), 200);
+    ck_assert_int_eq(tu_http(port, "HEAD /metrics HTTP/1.0\r\n\r\n", &body), 200);
     ck_assert_str_eq(body, "");
     free(body);
-    ck_assert_int_eq(http(port, "GET /metrics?x=1 HTTP/1.0\r\n\r\n", &body), 200);
+    ck_assert_int_eq(tu_http(port, "GET /metrics?x=1 HTTP/1.0\r\n\r\n", &body), 200);
     free(body);
     mops->destroy(inst);
 }
@@ -378,7 +321,7 @@ END_TEST
 
 START_TEST(prometheus_full_table_drops_and_counts)
 {
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *inst = make_prom(port);
     char table[32], *m;
     int i;
@@ -388,8 +331,8 @@ START_TEST(prometheus_full_table_drops_and_counts)
         statement(inst, "select", table, 1000u, 0);
     }
     m = scrape(port);
-    ck_assert_double_gt(sample(m, "dal_monitor_dropped_series_total"), 0);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t0\"}"), 1);
+    ck_assert_double_gt(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t0\"}"), 1);
     free(m);
     mops->destroy(inst);
 }
@@ -399,7 +342,7 @@ END_TEST
  * one listener, counters carry on; the port is free once both are gone. */
 START_TEST(prometheus_instances_share_an_address)
 {
-    unsigned port = free_port();
+    unsigned port = tu_free_port();
     void *a = make_prom(port), *b = make_prom(port);
     char *m;
 
@@ -407,12 +350,12 @@ START_TEST(prometheus_instances_share_an_address)
     statement(b, "select", "t", 1000u, 0);
     mops->destroy(a);
     m = scrape(port);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), 2);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), 2);
     free(m);
     mops->destroy(b);
     a = make_prom(port); /* free again: a fresh exporter */
     m = scrape(port);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), -1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), -1);
     free(m);
     mops->destroy(a);
 }
@@ -695,7 +638,7 @@ static void save(const char *name, const char *text)
 START_TEST(live_metrics_after_a_known_workload)
 {
     const char *ports = tu_env("DAL_TEST_PORTS");
-    unsigned port = free_port(), p0 = 0;
+    unsigned port = tu_free_port(), p0 = 0;
     char ini[2048], *path, *m, want[256], server[64];
     dal_snapshot_t *snap;
     dal_node_t *node;
@@ -732,23 +675,23 @@ START_TEST(live_metrics_after_a_known_workload)
     sleep_ms(1500); /* one pool sample at least */
     m = scrape(port);
     save("metrics.txt", m);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"select\",table=\"mon_t\"}"), 25);
-    ck_assert_double_eq(sample(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
-    ck_assert_double_eq(sample(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
-    ck_assert_double_eq(sample(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
     dal_node_address(node, server, sizeof server);
     snprintf(want, sizeof want, "dal_executions_total{datasource=\"ds0\",server=\"%s\"}", server);
-    ck_assert_double_eq(sample(m, want), 38);
+    ck_assert_double_eq(tu_metric(m, want), 38);
     snprintf(want, sizeof want,
              "dal_execution_errors_total{datasource=\"ds0\",server=\"%s\",mysql_errno=\"1146\"}",
              server);
-    ck_assert_double_eq(sample(m, want), 1);
+    ck_assert_double_eq(tu_metric(m, want), 1);
     snprintf(want, sizeof want,
              "dal_pool_connections_created_total{datasource=\"ds0\",server=\"%s\"}", server);
-    ck_assert_double_eq(sample(m, want), 1);
+    ck_assert_double_eq(tu_metric(m, want), 1);
     snprintf(want, sizeof want,
              "dal_pool_connections{datasource=\"ds0\",server=\"%s\",state=\"idle\"}", server);
-    ck_assert_double_eq(sample(m, want), 1);
+    ck_assert_double_eq(tu_metric(m, want), 1);
     free(m);
     dal_snapshot_unref(snap);
     dal_close(dal); /* flushes the slow log */

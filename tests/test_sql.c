@@ -168,6 +168,10 @@ static void render_select(buf_t *b, const dal_sql_t *s)
         bprintf(b, "for_update\n");
     if (s->has_union)
         bprintf(b, "union\n");
+    if (s->needs_master)
+        bprintf(b, "needs_master\n");
+    if (s->txn_read_only)
+        bprintf(b, "txn_read_only\n");
 }
 
 static void render_insert(buf_t *b, const dal_sql_t *s)
@@ -687,6 +691,24 @@ static const struct an_case {
     {"SELECT /*+ DAL a=1,b=2 */ /*+ dal c=3 */ 1", {"hint a=1", "hint b=2", "hint c=3"}},
     {"SELECT /*+ BKA(t1) NO_ICP(t2) */ /*+ dalx=1 */ /*+ */ 1", {"!hint"}},
     {"SELECT /*! /*+ dal k=v */ */ 1", {"hint k=v"}},
+    /* --- read-write splitting: what must not go to a replica --- */
+    {"SELECT LAST_INSERT_ID()", {"needs_master"}},
+    {"SELECT a FROM t WHERE id = last_insert_id ()", {"needs_master"}},
+    {"SELECT GET_LOCK('x', 1), RELEASE_LOCK('x'), IS_FREE_LOCK('y')", {"needs_master"}},
+    {"SELECT RELEASE_ALL_LOCKS()", {"needs_master"}},
+    {"SELECT NEXT VALUE FOR s", {"needs_master"}},
+    {"SELECT previous value for s", {"needs_master"}},
+    {"SELECT NEXTVAL(s), LASTVAL(s), SETVAL(s, 10)", {"needs_master"}},
+    {"SELECT SQL_CALC_FOUND_ROWS a FROM t LIMIT 1", {"!needs_master"}},
+    {"SELECT FOUND_ROWS(), ROW_COUNT()", {"needs_master"}},
+    {"SELECT a FROM t WHERE b IN (SELECT LAST_INSERT_ID())", {"needs_master"}},
+    {"SELECT last_insert_id, next, nextval FROM t", {"!needs_master"}},
+    {"SELECT 'LAST_INSERT_ID()' /* GET_LOCK(1) */", {"!needs_master"}},
+    {"SELECT a FROM t", {"!needs_master", "!txn_read_only"}},
+    {"START TRANSACTION READ ONLY", {"kind=BEGIN", "txn_read_only"}},
+    {"START TRANSACTION WITH CONSISTENT SNAPSHOT, read only", {"kind=BEGIN", "txn_read_only"}},
+    {"START TRANSACTION READ WRITE", {"kind=BEGIN", "!txn_read_only"}},
+    {"BEGIN", {"kind=BEGIN", "!txn_read_only"}},
 };
 
 START_TEST(test_analysis_table)

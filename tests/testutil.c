@@ -1,9 +1,12 @@
 /*
  * testutil.c -- small helpers shared by the Check test programs.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -80,4 +83,76 @@ void tu_rmtree(const char *dir)
     if (asprintf(&cmd, "rm -rf '%s'", dir) >= 0 && system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
     free(cmd);
+}
+
+unsigned tu_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        perror("tu_free_port");
+        abort();
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Connected to 127.0.0.1:port, or -1. */
+static int dial(unsigned port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int tu_http(unsigned port, const char *request, char **body)
+{
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap), *sep;
+    int fd = dial(port), status = -1;
+    ssize_t n;
+
+    if (buf == NULL)
+        abort();
+    if (fd >= 0 && send(fd, request, strlen(request), 0) == (ssize_t)strlen(request)) {
+        while ((n = recv(fd, buf + len, cap - len - 1, 0)) > 0) {
+            len += (size_t)n;
+            if (cap - len < 1024 && (buf = realloc(buf, cap *= 2)) == NULL)
+                abort();
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    buf[len] = '\0';
+    sscanf(buf, "HTTP/1.%*d %d", &status);
+    sep = strstr(buf, "\r\n\r\n");
+    *body = strdup(sep ? sep + 4 : "");
+    free(buf);
+    return status;
+}
+
+double tu_metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    const char *p;
+
+    for (p = text; (p = strstr(p, series)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return -1;
 }

@@ -18,5 +18,14 @@ int tu_copy(const char *from, const char *to);
 const char *tu_env(const char *name);
 /* Remove a directory tree (best effort). */
 void tu_rmtree(const char *dir);
+/* A loopback TCP port nobody listens on right now. */
+unsigned tu_free_port(void);
+/* Send request to 127.0.0.1:port and read the reply to its end.  Returns
+ * the HTTP status (-1 when there is none, or no connection) and sets *body
+ * to what follows the headers (malloc'd). */
+int tu_http(unsigned port, const char *request, char **body);
+/* In Prometheus text, the value of the sample written exactly as `series`
+ * (name{labels}), or -1 when there is none. */
+double tu_metric(const char *text, const char *series);
 
 #endif /* DAL_TESTUTIL_H */

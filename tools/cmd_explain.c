@@ -8,9 +8,10 @@
 #include "cli.h"
 
 /*
- *   dbProductSku1 (127.0.0.1:3306) wm_food_45: SELECT ... FROM wm_food_45 ...
+ *   dbProductSku1 (127.0.0.1:3306 master) wm_food_45: SELECT ... FROM wm_food_45 ...
  *
- * A route that touches no sharded table has no TABLE part.
+ * The server is the one read-write splitting chose, with its role.  A route
+ * that touches no sharded table has no TABLE part.
  */
 static void print_plan_text(const dal_plan_t *p)
 {
@@ -19,8 +20,8 @@ static void print_plan_text(const dal_plan_t *p)
 
     for (i = 0; i < n; i++) {
         table = dal_plan_table(p, i);
-        printf("%s (%s)%s%s: %s\n", dal_plan_datasource(p, i), dal_plan_server(p, i),
-               table ? " " : "", table ? table : "", dal_plan_sql(p, i));
+        printf("%s (%s %s)%s%s: %s\n", dal_plan_datasource(p, i), dal_plan_server(p, i),
+               dal_plan_role(p, i), table ? " " : "", table ? table : "", dal_plan_sql(p, i));
     }
 }
 
@@ -41,6 +42,8 @@ static void print_plan_json(const dal_plan_t *p)
         json_string(&j, dal_plan_datasource(p, i));
         json_key(&j, "server");
         json_string(&j, dal_plan_server(p, i));
+        json_key(&j, "role");
+        json_string(&j, dal_plan_role(p, i));
         json_key(&j, "table");
         json_string(&j, dal_plan_table(p, i)); /* null for no sharded table */
         json_key(&j, "sql");

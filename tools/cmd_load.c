@@ -1650,6 +1650,10 @@ static void run_once(const load_ctx_t *ctx, const load_backend_t *be, load_resul
     collect(&run, all, res);
     if (started < run.nworkers)
         snprintf(res->error, sizeof res->error, "cannot start thread %zu", started + 1);
+    /* a run without a single measured event has no throughput to compare */
+    if (res->error[0] == '\0' && res->events == 0)
+        snprintf(res->error, sizeof res->error, "no event started and finished while measuring: "
+                 "the servers stalled, or one event takes longer than --duration");
 out:
     run_free(&run);
     free(all);

@@ -28,7 +28,8 @@ enum {
     OPT_JSON = 1u << 5,
     OPT_SHARD = 1u << 6,
     OPT_DATASOURCE = 1u << 7,
-    OPT_DIR = 1u << 8
+    OPT_DIR = 1u << 8,
+    OPT_OWN = 1u << 9      /* the command parses the options dal does not know */
 };
 
 /* Accepted by every command. */
@@ -125,7 +126,7 @@ static const cli_command_t cli_commands[] = {
       "  next NAME [N]     draw N IDs (default 1, at most 1000000) from [idgen NAME]\n"
       "                    and print one per line\n"
       "  --json            init: {\"idgens\":[{...}]}; next: {\"idgen\":...,\"ids\":[...]}\n" },
-    { "load", cmd_load, OPT_JSON, 0, SIZE_MAX, 1, cmd_load_synopsis,
+    { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
       "plugins [--json] [--dir DIR]",
@@ -393,6 +394,10 @@ static int cli_parse_option(cli_t *cli, int argc, char **argv, int *i, unsigned 
     const char *value;
 
     opt = cli_find_option(argv[*i], &value);
+    if (opt == NULL && cli->cmd != NULL && (cli->cmd->opts & OPT_OWN)) {
+        cli->args[cli->nargs++] = argv[*i];   /* in order, with the values that follow */
+        return CLI_OK;
+    }
     if (opt == NULL)
         return cli_usage(cli, "unknown option '%s'", argv[*i]);
     if (value != NULL && !opt->has_arg)

@@ -233,7 +233,21 @@ DAL_API int dal_config_diff(const char *running, const char *candidate,
  *   a shard value is also given and routes elsewhere, the call fails.
  * trace_id: follows the statement to the servers and the monitors (MTDDL's
  *   tracing).
+ * server: which server of the datasource runs the statement (read-write
+ *   splitting, see docs/routing.md).
  */
+
+/* Values of dal_query_opts_t.server. */
+enum {
+    DAL_SERVER_AUTO = 0,   /* by the rules: writes, locking reads, side-effect functions
+                              and read-write transactions on the master; other reads on
+                              a replica in rotation (else the master) */
+    DAL_SERVER_MASTER = 1, /* the master, whatever the statement */
+    DAL_SERVER_REPLICA = 2 /* a replica in rotation even where the rules or
+                              read-your-writes would pick the master (the master when
+                              none is in rotation); a write is DAL_EROUTE */
+};
+
 typedef struct dal_query_opts {
     const dal_value_t *shard_value; /* borrowed; NULL: none */
     const char *datasource;         /* borrowed; NULL: chosen by routing */
@@ -242,6 +256,9 @@ typedef struct dal_query_opts {
      * and passed to monitor events.  At most 64 characters of
      * [A-Za-z0-9_.:-]; anything else is DAL_EINVAL (it goes into the SQL). */
     const char *trace_id;
+    /* DAL_SERVER_*: 0 (AUTO) unless set; overrides the hints
+     * `/\*+ dal master *\/`, `/\*+ dal replica *\/` and `/\*+ dal server=... *\/`. */
+    int server;
 } dal_query_opts_t;
 
 /*
@@ -250,7 +267,10 @@ typedef struct dal_query_opts {
  * nparams must equal the number of placeholders.  On success *out (owned by
  * the caller, free with dal_result_free) holds the rows of a SELECT-like
  * statement (fully received) or the affected rows of a write.  opts may be
- * NULL.
+ * NULL.  On a datasource with replicas, a plain SELECT runs on a replica
+ * and everything else on the master (opts->server overrides); a read after
+ * a write of the same thread sees the write (read_your_writes, see
+ * docs/routing.md).
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
@@ -270,7 +290,8 @@ DAL_API int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
  * connection until COMMIT or ROLLBACK, and a later statement that routes to
  * another node (or to several) fails with DAL_EROUTE while the transaction
  * stays open and usable (for instance to roll it back).  Outside a
- * transaction a session behaves like dal_query.
+ * transaction a session behaves like dal_query, and its reads see what the
+ * session wrote (read_your_writes).
  *
  * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
  * dal_session_query do the same as the calls below.  dal_query refuses them:
@@ -288,8 +309,14 @@ DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
 DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                              const dal_value_t *params, size_t nparams,
                              uint64_t *affected_rows, dal_error_t *err);
-/* Start a transaction (nothing is sent until its first statement). */
+/* Start a transaction (nothing is sent until its first statement).  Every
+ * statement of it runs on the master of its node. */
 DAL_API int dal_begin(dal_session_t *s, dal_error_t *err);
+/* Start a read-only transaction (START TRANSACTION READ ONLY, which
+ * dal_session_query accepts too): its first statement picks a replica of
+ * its node as a read would (read-your-writes included), and every statement
+ * of it runs there, on one consistent snapshot.  Writes fail on the server. */
+DAL_API int dal_begin_read_only(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */
@@ -348,8 +375,12 @@ DAL_API const char *dal_plan_datasource(const dal_plan_t *p, size_t i);
 DAL_API const char *dal_plan_sql(const dal_plan_t *p, size_t i);
 /* Physical table of the first sharded table in route i, or NULL. */
 DAL_API const char *dal_plan_table(const dal_plan_t *p, size_t i);
-/* Server address ("host:port" or socket path) of route i's datasource. */
+/* Server address ("host:port" or socket path) of the server chosen for
+ * route i: its datasource's master or one of its replicas. */
 DAL_API const char *dal_plan_server(const dal_plan_t *p, size_t i);
+/* "master" or "replica": the role of that server (static storage).  dal_explain
+ * contacts no server, so a replica not checked yet counts as in rotation. */
+DAL_API const char *dal_plan_role(const dal_plan_t *p, size_t i);
 /* Statement kind as a static word ("select", "insert", ...). */
 DAL_API const char *dal_plan_kind(const dal_plan_t *p);
 DAL_API void dal_plan_free(dal_plan_t *p);
