@@ -658,6 +658,78 @@ START_TEST(test_metrics_end_to_end)
 }
 END_TEST
 
+/* INSERTs into a table with id_column/idgen get Leaf IDs before routing:
+ * the ID is the shard key here, so each row must land where its ID says;
+ * the IDs come back on the result and never repeat. */
+START_TEST(test_generated_ids)
+{
+    char text[4096], *path;
+    int64_t seen[64];
+    size_t nseen = 0, n, i, j;
+    const int64_t *ids;
+    dal_result_t *r = NULL;
+    dal_value_t p[2];
+    dal_error_t err;
+    dal_t *g = NULL;
+    size_t len = 0;
+    int k;
+
+    for (k = 0; k < NODES; k++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "[datasource dbProductSku%d]\n"
+                                "master = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
+                                k, ports[k], k);
+    snprintf(text + len, sizeof text - len,
+             "[datasource plain]\nmaster = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
+             "[idgen orders]\nplugin = leaf\ndatasource = plain\nstep = 10\n"
+             "[table gen_order]\ndatasource = dbProductSku\ndb_shard_num = 4\n"
+             "table_shard_num = 8\nshard_key = id\nstrategy = mod\n"
+             "id_column = id\nidgen = orders\n", ports[0]);
+    path = tu_write(dir, "ids.ini", text);
+    must(dal_open(path, NULL, &g, &err), &err, "open with idgen");
+    must(dal_setup_idgens(g, NULL, NULL, NULL, &err), &err, "setup idgens");
+    dal_exec(g, NULL, "DROP TABLE IF EXISTS gen_order", NULL, 0, NULL, &err);
+    must(dal_exec(g, NULL, "CREATE TABLE gen_order (id BIGINT PRIMARY KEY, note VARCHAR(20))",
+                  NULL, 0, NULL, &err), &err, "create");
+    /* the id column left out: one ID per row, several rows, several nodes */
+    for (k = 0; k < 4; k++) {
+        must(dal_query(g, NULL, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)",
+                       (p[0] = dal_str("c"), &p[0]), 1, &r, &err), &err, "insert without id");
+        ck_assert_uint_eq(dal_result_affected_rows(r), 3);
+        ids = dal_result_generated_ids(r, &n);
+        ck_assert_uint_eq(n, 3);
+        for (i = 0; i < n; i++)
+            seen[nseen++] = ids[i];
+        dal_result_free(r);
+    }
+    /* NULL given for the id, literally and as a parameter */
+    p[0] = dal_null();
+    p[1] = dal_str("x");
+    must(dal_query(g, NULL, "INSERT INTO gen_order (id, note) VALUES (NULL, 'n'), (?, ?)", p, 2,
+                   &r, &err), &err, "insert with NULL ids");
+    ids = dal_result_generated_ids(r, &n);
+    ck_assert_uint_eq(n, 2);
+    for (i = 0; i < n; i++)
+        seen[nseen++] = ids[i];
+    dal_result_free(r);
+    /* all distinct, and each row on the node and table its ID maps to */
+    for (i = 0; i < nseen; i++) {
+        int t = (int)(seen[i] % 8), node = t / 2;
+        char q[160], db[32];
+        for (j = 0; j < i; j++)
+            ck_assert_msg(seen[i] != seen[j], "ID %lld issued twice", (long long)seen[i]);
+        snprintf(db, sizeof db, "product_%d", node);
+        snprintf(q, sizeof q, "SELECT COUNT(*) FROM gen_order_%d WHERE id = %lld", t,
+                 (long long)seen[i]);
+        ck_assert_msg(direct_scalar(node, db, q) == 1, "id %lld not in %s.gen_order_%d",
+                      (long long)seen[i], db, t);
+    }
+    must(dal_exec(g, NULL, "DROP TABLE gen_order", NULL, 0, NULL, &err), &err, "drop");
+    dal_close(g);
+    free(path);
+}
+END_TEST
+
 static Suite *it_suite(void)
 {
     Suite *s = suite_create("integration");
@@ -676,6 +748,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_multirow_insert);
     tcase_add_test(tc, test_transactions);
     tcase_add_test(tc, test_metrics_end_to_end);
+    tcase_add_test(tc, test_generated_ids);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Declared here until <dal/dal.h> declares them (core/idgen.c has them). */
-typedef void (*dal_idgen_setup_fn)(void *user, const char *idgen, const char *datasource,
-                                   const char *table, const char *key, int created);
-DAL_API int dal_next_ids(dal_t *dal, const char *idgen, int64_t *ids, size_t n,
-                         dal_error_t *err);
-DAL_API int dal_setup_idgens(dal_t *dal, const char *datasource, dal_idgen_setup_fn fn,
-                             void *user, dal_error_t *err);
-
 /* More would only be a mistake: each ID is 8 bytes of memory first. */
 #define IDGEN_NEXT_MAX 1000000
 

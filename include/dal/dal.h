@@ -324,6 +324,38 @@ DAL_API int dal_in_transaction(const dal_session_t *s);
 /* The datasource node of the open transaction, or NULL (none yet). */
 DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 
+/* ----------------------------------------------------------- ID generators */
+
+/* Draw n new unique IDs from the generator of section [idgen NAME] of the
+ * running configuration into ids[0..n-1] (caller's array), increasing
+ * within the call.  Thread-safe.  DAL_EINVAL for an unknown name; otherwise
+ * the generator's error (e.g. its database is down and its buffered IDs
+ * are used up). */
+DAL_API int dal_next_ids(dal_t *dal, const char *idgen, int64_t *ids, size_t n,
+                         dal_error_t *err);
+
+/*
+ * Called by dal_setup_idgens once per [idgen] section, in file order.
+ * Strings are borrowed for the call.  table is NULL when the generator
+ * keeps nothing in a database (then datasource and key are NULL too); key
+ * is the row set up (a leaf biz tag), or NULL; created is 1 if the row(s)
+ * were added now, 0 if they were there already.
+ */
+typedef void (*dal_idgen_setup_fn)(void *user, const char *idgen, const char *datasource,
+                                   const char *table, const char *key, int created);
+
+/*
+ * Create, if missing, what the built-in generators keep in a database: the
+ * leaf table and each leaf section's biz tag row (max_id 1, the section's
+ * step and description), and the snowflake worker id lease table with its
+ * 1024 rows.  Idempotent: existing tables and rows are left as they are.
+ * datasource (may be NULL) overrides the datasource of every section.  fn
+ * (may be NULL) reports each section.  Stops at the first error.
+ */
+DAL_API int dal_setup_idgens(dal_t *dal, const char *datasource, dal_idgen_setup_fn fn,
+                             void *user, dal_error_t *err);
+
+
 /* ---------------------------------------------------------------- results */
 
 /* Number of columns (0 for a write). */
