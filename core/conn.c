@@ -275,17 +275,43 @@ void dal_connpool_flush(dal_connpool_t *p)
     close_list(list);
 }
 
+/* A per-thread address: who released a connection last. */
+static _Thread_local char this_thread;
+
+/* How far down the idle stack to look for the calling thread's own
+ * connection: the server thread behind it last ran next to this client
+ * thread, and handing it to another thread makes the server wake up on
+ * the other CPU -- measured to cost a third of the throughput at 2 threads
+ * on a 2-CPU VM.  A short look keeps acquire O(1). */
+#define AFFINITY_SCAN 8
+
+/* Unlink and return an idle connection, the caller's own if one is near
+ * the top of the stack.  Called with p->mu held. */
+static dal_conn_t *take_idle(dal_connpool_t *p)
+{
+    dal_conn_t **link = &p->idle, **pick = &p->idle, *c;
+    int i;
+
+    for (i = 0; *link != NULL && i < AFFINITY_SCAN; i++, link = &(*link)->next)
+        if ((*link)->last_thread == &this_thread) {
+            pick = link;
+            break;
+        }
+    c = *pick;
+    if (c != NULL) {
+        *pick = c->next;
+        p->nidle--;
+    }
+    return c;
+}
+
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     dal_conn_t *c;
     int rc;
 
     pthread_mutex_lock(&p->mu);
-    c = p->idle;
-    if (c != NULL) {
-        p->idle = c->next;
-        p->nidle--;
-    }
+    c = take_idle(p);
     pthread_mutex_unlock(&p->mu);
     *reused = c != NULL;
     if (c != NULL) {
@@ -307,6 +333,7 @@ void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
     if (c == NULL)
         return;
     atomic_fetch_sub_explicit(&p->in_use, 1, memory_order_relaxed);
+    c->last_thread = &this_thread;
     pthread_mutex_lock(&p->mu);
     if (reusable && p->nidle < p->max_idle) {
         c->next = p->idle;

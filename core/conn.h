@@ -42,6 +42,7 @@ struct dal_conn {
     const dal_url_t *url;              /* the server's URL, inside ds */
     int replica;                       /* index into ds->replicas, or -1 for the master */
     int track_gtid;                    /* the server reports @@last_gtid (see dal_conn_take_gtid) */
+    const void *last_thread;           /* identity of the thread that released it last */
 };
 
 /* The URL of ds's master (replica < 0) or of replica number `replica`. */
