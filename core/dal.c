@@ -230,9 +230,19 @@ static int trace_ok(const char *t)
 
 /* 16 hex digits from a per-thread xorshift generator: unique enough to
  * follow one request, and no lock or syscall on the statement path. */
+/* 16 hex digits of a random number: one per monitored statement, so no
+ * printf. */
 static void trace_generate(char *out, size_t cap)
 {
-    snprintf(out, cap, "%016llx", (unsigned long long)dal_random());
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = dal_random();
+    int i;
+
+    if (cap < 17)
+        return;
+    for (i = 15; i >= 0; i--, x >>= 4)
+        out[i] = hex[x & 15];
+    out[16] = '\0';
 }
 
 /* Trace id and normalised SQL for the events and the physical SQL. */
@@ -240,7 +250,6 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
                               dal_error_t *err)
 {
     const char *given = opts ? opts->trace_id : NULL;
-    size_t n;
 
     st->monitors = snap->monitors;
     if (given != NULL && !trace_ok(given))
@@ -253,11 +262,9 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
     st->t0 = dal_now_ns();
     if (given == NULL)
         trace_generate(st->trace, sizeof st->trace);
-    n = dal_sql_normalize(st->sql->text, st->sql->len, NULL, 0);
-    st->sql_norm = malloc(n + 1);
+    st->sql_norm = dal_sql_normalized(st->sql);
     if (st->sql_norm == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    dal_sql_normalize(st->sql->text, st->sql->len, st->sql_norm, n + 1);
     return 0;
 }
 
@@ -346,7 +353,6 @@ void dal_stmt_clear(dal_stmt_t *st)
     dal_routing_clear(&st->rt);
     dal_idfill_clear(&st->fill);
     dal_sql_unref(st->sql);
-    free(st->sql_norm);
     st->sql_norm = NULL;
     st->sql = NULL;
 }

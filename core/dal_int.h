@@ -53,7 +53,7 @@ typedef struct dal_stmt {
     /* monitoring: only filled when a monitor plugin is enabled */
     const struct dal_monitor_set *monitors; /* borrowed from the snapshot */
     uint64_t t0;                /* start of the statement */
-    char *sql_norm;             /* owned: literals replaced by ? */
+    const char *sql_norm;       /* borrowed from sql: literals replaced by ? */
     char trace[72];             /* the trace id in use, "" for none */
 } dal_stmt_t;
 

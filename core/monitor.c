@@ -316,3 +316,24 @@ size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap)
         out[n < cap ? n : cap - 1] = '\0';
     return n;
 }
+
+const char *dal_sql_normalized(const dal_sql_t *s)
+{
+    dal_sql_t *m = (dal_sql_t *)s; /* only the lazily made field changes, atomically */
+    char *text = atomic_load(&m->norm), *expected = NULL;
+    size_t n;
+
+    if (text != NULL)
+        return text;
+    n = dal_sql_normalize(s->text, s->len, NULL, 0);
+    text = malloc(n + 1);
+    if (text == NULL)
+        return NULL;
+    dal_sql_normalize(s->text, s->len, text, n + 1);
+    /* two threads may race here: the first one's text stays */
+    if (!atomic_compare_exchange_strong(&m->norm, &expected, text)) {
+        free(text);
+        return expected;
+    }
+    return text;
+}

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "snapshot.h"
+#include "sql.h"
 
 typedef struct dal_monitor_set dal_monitor_set_t;
 
@@ -48,5 +49,10 @@ static inline int dal_monitor_active(const dal_monitor_set_t *set)
  * copied).  Returns the full length, like snprintf.  Thread-safe.
  */
 size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap);
+
+/* The normalised text of an analysed statement, made once and kept on it
+ * (the statement is cached, so monitored statements pay the lexing once per
+ * distinct text).  Valid while s is.  NULL only if out of memory. */
+const char *dal_sql_normalized(const dal_sql_t *s);
 
 #endif /* DAL_CORE_MONITOR_H */

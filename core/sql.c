@@ -2266,6 +2266,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     if (!s)
         return NULL;
     atomic_init(&s->refs, 1);
+    atomic_init(&s->norm, NULL);
     s->text = text;
     s->len = a->len;
     s->trefs = tr;       s->ntrefs = a->trefs.n;
@@ -2322,6 +2323,8 @@ done:
 
 void dal_sql_free(dal_sql_t *s)
 {
+    if (s != NULL)
+        free(atomic_load(&s->norm));
     free(s);
 }
 
@@ -2338,7 +2341,7 @@ void dal_sql_unref(const dal_sql_t *s)
     dal_sql_t *m = (dal_sql_t *)s;
 
     if (m && atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
-        free(m);
+        dal_sql_free(m);
 }
 
 const char *dal_sql_kind_name(dal_sql_kind_t kind)

@@ -170,6 +170,8 @@ struct dal_sql_hint {
  * stated otherwise. */
 typedef struct dal_sql {
     atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
+    _Atomic(char *) norm;   /* owned, made on first use: the text with literals as ?
+                               (monitor.c, dal_sql_normalized); NULL until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
