@@ -12,10 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <dal/dal.h>
 
@@ -44,13 +40,9 @@ static char *make_ini(void)
 {
     char text[8192];
     size_t len = 0;
-    int i;
 
-    for (i = 0; i < NODES; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "[datasource dbProductSku%d]\n"
-                                "master = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%d/product_%d\n",
-                                i, ports[i], i);
+    tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES,
+                   "${DAL_TEST_PASSWORD}");
     snprintf(text + len, sizeof text - len,
              "[datasource plain]\n"
              "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
@@ -561,58 +553,12 @@ START_TEST(test_transactions)
 }
 END_TEST
 
-/* GET /metrics from 127.0.0.1:port; returns the body (malloc'd) or NULL. */
-static char *scrape(int port)
-{
-    struct sockaddr_in a;
-    char req[] = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ssize_t n;
-
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || buf == NULL || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
-        if (fd >= 0)
-            close(fd);
-        free(buf);
-        return NULL;
-    }
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (len + 1 == cap && (buf = realloc(buf, cap *= 2)) == NULL)
-            break;
-    }
-    close(fd);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
-
-/* The value of the sample line starting with `series ` (exact labels). */
-static double sample(const char *body, const char *series)
-{
-    const char *p = body;
-    size_t n = strlen(series);
-
-    while ((p = strstr(p, series)) != NULL) {
-        if ((p == body || p[-1] == '\n') && p[n] == ' ')
-            return atof(p + n + 1);
-        p += n;
-    }
-    return -1;
-}
-
 /* Statements through dal show up in the Prometheus metrics with the
  * right counts, and trace ids reach the server as a comment. */
 START_TEST(test_metrics_end_to_end)
 {
     char text[4096], *path, *body = NULL, series[256];
-    int port = 20000 + (int)(getpid() % 20000), i;
+    int port = (int)tu_free_port(), i;
     dal_value_t sv;
     dal_query_opts_t o;
     dal_error_t err;
@@ -621,11 +567,7 @@ START_TEST(test_metrics_end_to_end)
 
     len = (size_t)snprintf(text, sizeof text, "[monitor prom]\nplugin = prometheus\n"
                            "address = 127.0.0.1:%d\n", port);
-    for (i = 0; i < NODES; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "[datasource dbProductSku%d]\n"
-                                "master = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
-                                i, ports[i], i);
+    tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[table wm_food]\ndatasource = dbProductSku\ndb_shard_num = 4\n"
              "table_shard_num = 100\nshard_key = wm_poi_id\nstrategy = mod\n");
@@ -643,14 +585,14 @@ START_TEST(test_metrics_end_to_end)
     /* a scatter: 100 physical executions */
     must(dal_exec(m, &o, "SELECT id FROM wm_food WHERE name = 'none'", NULL, 0, NULL, &err), &err,
          "scatter");
-    body = scrape(port);
-    ck_assert_msg(body != NULL, "no answer on 127.0.0.1:%d", port);
-    ck_assert_msg(sample(body, "dal_statements_total{kind=\"select\",table=\"wm_food\"}") == 8,
+    ck_assert_msg(tu_http((unsigned)port, "GET /metrics HTTP/1.0\r\n\r\n", &body) == 200,
+                  "no metrics on 127.0.0.1:%d", port);
+    ck_assert_msg(tu_metric(body, "dal_statements_total{kind=\"select\",table=\"wm_food\"}") == 8,
                   "statements: %s", body);
     snprintf(series, sizeof series,
              "dal_executions_total{datasource=\"dbProductSku1\",server=\"127.0.0.1:%d\"}", ports[1]);
     /* 7 point selects on node 1 (12345 -> wm_food_45) + 25 scatter tables */
-    ck_assert_msg(sample(body, series) == 32, "%s = %g in: %.2000s", series, sample(body, series),
+    ck_assert_msg(tu_metric(body, series) == 32, "%s = %g in: %.2000s", series, tu_metric(body, series),
                   body);
     free(body);
     dal_close(m);
@@ -674,11 +616,7 @@ START_TEST(test_generated_ids)
     size_t len = 0;
     int k;
 
-    for (k = 0; k < NODES; k++)
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "[datasource dbProductSku%d]\n"
-                                "master = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
-                                k, ports[k], k);
+    tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[datasource plain]\nmaster = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
              "[idgen orders]\nplugin = leaf\ndatasource = plain\nstep = 10\n"

@@ -84,7 +84,6 @@ static void write_ini(const variant_t *v, int serial)
 {
     char text[8192], tmp[1100];
     size_t n = 0;
-    int i;
     FILE *f;
 
     n += (size_t)snprintf(text + n, sizeof text - n,
@@ -95,10 +94,7 @@ static void write_ini(const variant_t *v, int serial)
         n += (size_t)snprintf(text + n, sizeof text - n,
                               "pool = default\npool.max_size = %d\npool.acquire_timeout = 10s\n",
                               v->pool_max);
-    for (i = 0; i < NODES; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n,
-                              "[datasource db%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
-                              i, ports[i], i);
+    tu_datasources(text, sizeof text, &n, "db", ports, NODES, "dalpass");
     n += (size_t)snprintf(text + n, sizeof text - n,
                           "[datasource mv]\nmaster = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
                           "[table rt]\ndatasource = db\ndb_shard_num = 4\ntable_shard_num = %d\n"

@@ -105,13 +105,8 @@ static char *make_ini(const char *dir)
 {
     char text[4096];
     size_t len = 0;
-    int i;
 
-    for (i = 0; i < NODES; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "[datasource dbS%d]\n"
-                                "master = mysql://dal:dalpass@127.0.0.1:%d/product_%d\n",
-                                i, ports[i], i);
+    tu_datasources(text, sizeof text, &len, "dbS", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[table mtab]\n"
              "datasource = dbS\n"

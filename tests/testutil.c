@@ -156,3 +156,20 @@ double tu_metric(const char *text, const char *series)
             return strtod(p + n + 1, NULL);
     return -1;
 }
+
+void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, const int *ports,
+                    int n, const char *password)
+{
+    int i, k;
+
+    for (i = 0; i < n && *len < cap; i++) {
+        k = snprintf(text + *len, cap - *len,
+                     "[datasource %s%d]\nmaster = mysql://dal:%s@127.0.0.1:%d/product_%d\n",
+                     prefix, i, password, ports[i], i);
+        if (k < 0 || (size_t)k >= cap - *len) {
+            fprintf(stderr, "tu_datasources: buffer too small\n");
+            abort();
+        }
+        *len += (size_t)k;
+    }
+}

@@ -18,6 +18,11 @@ int tu_copy(const char *from, const char *to);
 const char *tu_env(const char *name);
 /* Remove a directory tree (best effort). */
 void tu_rmtree(const char *dir);
+/* Append to text[*len..cap) one [datasource PREFIX<i>] section per server
+ * i < n: master mysql://dal:PASSWORD@127.0.0.1:ports[i]/product_<i> (the
+ * databases tests/cluster.sh --db 'product_%d' makes).  *len advances. */
+void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, const int *ports,
+                    int n, const char *password);
 /* A loopback TCP port nobody listens on right now. */
 unsigned tu_free_port(void);
 /* Send request to 127.0.0.1:port and read the reply to its end.  Returns
