@@ -21,14 +21,27 @@ int dal_buf_reserve(dal_buf_t *b, size_t n)
     cap = b->cap ? b->cap : 128;
     while (cap < want)
         cap *= 2;
-    p = realloc(b->data, cap);
+    p = b->borrowed ? malloc(cap) : realloc(b->data, cap);
     if (p == NULL) {
         b->oom = 1;
         return -1;
     }
+    if (b->borrowed)
+        memcpy(p, b->data, b->len + 1);
+    b->borrowed = 0;
     b->data = p;
     b->cap = cap;
     return 0;
+}
+
+void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
+{
+    b->data = mem;
+    b->data[0] = '\0';
+    b->len = 0;
+    b->cap = cap;
+    b->oom = 0;
+    b->borrowed = 1;
 }
 
 void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
@@ -76,13 +89,26 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
 
 void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
 {
+    /* two digits per division: shard keys and IDs are long numbers */
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
     char tmp[20];
     size_t n = 0;
 
-    do {
-        tmp[sizeof tmp - ++n] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
+    while (v >= 100) {
+        unsigned int d = (unsigned int)(v % 100) * 2;
+        v /= 100;
+        tmp[sizeof tmp - ++n] = pairs[d + 1];
+        tmp[sizeof tmp - ++n] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[sizeof tmp - ++n] = pairs[v * 2 + 1];
+        tmp[sizeof tmp - ++n] = pairs[v * 2];
+    } else {
+        tmp[sizeof tmp - ++n] = (char)('0' + v);
+    }
     dal_buf_append(b, tmp + sizeof tmp - n, n);
 }
 
@@ -113,16 +139,19 @@ char *dal_buf_steal(dal_buf_t *b)
         dal_buf_free(b);
         return NULL;
     }
-    p = b->data;
+    p = b->borrowed ? strdup(b->data) : b->data;
     b->data = NULL;
     b->len = b->cap = 0;
+    b->borrowed = 0;
     return p;
 }
 
 void dal_buf_free(dal_buf_t *b)
 {
-    free(b->data);
+    if (!b->borrowed)
+        free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
     b->oom = 0;
+    b->borrowed = 0;
 }

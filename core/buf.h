@@ -13,13 +13,20 @@
 #include "dal/dal.h"
 
 typedef struct dal_buf {
-    char *data;   /* owned; NULL until the first append */
+    char *data;   /* owned, NULL until the first append; or the caller's storage */
     size_t len;
     size_t cap;
     int oom;      /* set once an allocation failed; later appends are no-ops */
+    int borrowed; /* data is the caller's storage (dal_buf_init_on): growing moves
+                     the bytes to the heap, and it is never freed here */
 } dal_buf_t;
 
-#define DAL_BUF_INIT {NULL, 0, 0, 0}
+#define DAL_BUF_INIT {NULL, 0, 0, 0, 0}
+
+/* Start b empty on the caller's storage mem (cap > 0 bytes, borrowed; must
+ * outlive b's use): a buffer on the stack for text that is usually short,
+ * so building it costs no allocation.  Free with dal_buf_free as usual. */
+void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap);
 
 /* Make room for n more bytes (plus the NUL).  0 or -1 (and oom set). */
 int dal_buf_reserve(dal_buf_t *b, size_t n);

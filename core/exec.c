@@ -17,6 +17,10 @@
 #include "rewrite.h"
 #include "value.h"
 
+/* The physical SQL of a one-node statement is built on the stack when it
+ * fits: most statements are short, and this is their hot path. */
+#define SQL_STACK_BYTES 1024
+
 /* Client-side errors mean the connection can no longer be trusted. */
 static int conn_is_broken(unsigned int e)
 {
@@ -177,15 +181,19 @@ int dal_exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *
                      size_t nparams, dal_result_t **out, int *broken, dal_error_t *err)
 {
     dal_result_t *res = dal_result_new();
-    dal_buf_t sql = DAL_BUF_INIT;
+    char mem[SQL_STACK_BYTES];
+    dal_buf_t sql;
     int rc;
 
     *out = NULL;
     *broken = 0;
+    dal_buf_init_on(&sql, mem, sizeof mem);
     if (res == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     rc = send_on(rt, 0, c, params, nparams, &sql, res, err);
     dal_buf_free(&sql);
+    if (rc == 0 && res->ncols > 0)
+        rc = dal_result_name_columns(res, rt->sql, err);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
         dal_result_free(res);
@@ -525,10 +533,12 @@ int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t n
                     dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *res = dal_result_new();
-    dal_buf_t sql = DAL_BUF_INIT;
+    char mem[SQL_STACK_BYTES];
+    dal_buf_t sql;
     int rc = 0;
 
     *out = NULL;
+    dal_buf_init_on(&sql, mem, sizeof mem);
     if (res == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     if (rt->nroutes == 1) {
@@ -574,6 +584,6 @@ int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params
     route.node = node;
     route.pos = NULL;
     rc = dal_exec_routes(&rt, params, nparams, NULL, out, err);
-    dal_sql_free(s);
+    dal_sql_unref(s); /* the result may hold a reference (its column names) */
     return rc;
 }

@@ -3,6 +3,7 @@
  * merging the rows of several data nodes (see merge.h, docs/merging.md).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -823,6 +824,57 @@ int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_
     return 0;
 }
 
+/* Pack names (nitems entries, NULL or owned text) into one block. */
+static dal_sql_names_t *names_pack(char **names, size_t n)
+{
+    size_t bytes = sizeof(dal_sql_names_t) + n * sizeof(char *), i;
+    dal_sql_names_t *b;
+    char *p;
+
+    for (i = 0; i < n; i++)
+        if (names[i] != NULL)
+            bytes += strlen(names[i]) + 1;
+    b = malloc(bytes);
+    if (b == NULL)
+        return NULL;
+    b->n = n;
+    b->nset = 0;
+    p = (char *)&b->v[n];
+    for (i = 0; i < n; i++) {
+        b->v[i] = NULL;
+        if (names[i] == NULL)
+            continue;
+        b->v[i] = strcpy(p, names[i]);
+        p += strlen(p) + 1;
+        b->nset++;
+    }
+    return b;
+}
+
+const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql)
+{
+    dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */
+    dal_sql_names_t *b = atomic_load(&m->names), *expected = NULL;
+    char **names = NULL;
+    size_t i;
+
+    if (b != NULL)
+        return b;
+    if (dal_merge_item_names(sql, 0, &names, NULL) == 0)
+        b = names_pack(names, sql->nitems);
+    for (i = 0; names != NULL && i < sql->nitems; i++)
+        free(names[i]);
+    free(names);
+    if (b == NULL)
+        return NULL;
+    /* two threads may race here: the first one's block stays */
+    if (!atomic_compare_exchange_strong(&m->names, &expected, b)) {
+        free(b);
+        return expected;
+    }
+    return b;
+}
+
 static int plan_select(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
@@ -1006,6 +1058,37 @@ int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_va
 
 /* ====================================================== value semantics */
 
+enum { COLL_KNOWN = 1, COLL_FOLD_CASE = 2, COLL_PAD_SPACE = 4 };
+
+/* How collation nr compares, as COLL_* bits.  Every text column of every
+ * result asks, and the client library finds a collation by a linear
+ * search: the answers are kept (collation numbers are below 2048). */
+static unsigned int collation_traits(unsigned int nr)
+{
+    static _Atomic unsigned char known[2048];
+    /* without the collation's name, assume the server's defaults: _ci, PAD SPACE */
+    unsigned int c = COLL_KNOWN | COLL_FOLD_CASE | COLL_PAD_SPACE;
+
+    if (nr < sizeof known && atomic_load_explicit(&known[nr], memory_order_relaxed) != 0)
+        return atomic_load_explicit(&known[nr], memory_order_relaxed);
+#ifdef MARIADB_PACKAGE_VERSION
+    {
+        const MARIADB_CHARSET_INFO *cs = mariadb_get_charset_by_nr(nr);
+        size_t n = cs && cs->name ? strlen(cs->name) : 0;
+        if (n > 3) {
+            c = COLL_KNOWN;
+            if (strcmp(cs->name + n - 3, "_ci") == 0)
+                c |= COLL_FOLD_CASE;
+            if (strstr(cs->name, "nopad") == NULL)
+                c |= COLL_PAD_SPACE;
+        }
+    }
+#endif
+    if (nr < sizeof known)
+        atomic_store_explicit(&known[nr], (unsigned char)c, memory_order_relaxed);
+    return c;
+}
+
 void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f)
 {
     memset(m, 0, sizeof *m);
@@ -1034,19 +1117,11 @@ void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f)
     m->kind = f->charsetnr == 63 ? DAL_MK_BYTES : DAL_MK_TEXT;
     if (m->kind == DAL_MK_BYTES)
         return;
-    /* without the collation's name, assume the server's defaults: _ci, PAD SPACE */
-    m->fold_case = 1;
-    m->pad_space = 1;
-#ifdef MARIADB_PACKAGE_VERSION
     {
-        const MARIADB_CHARSET_INFO *cs = mariadb_get_charset_by_nr(f->charsetnr);
-        size_t n = cs && cs->name ? strlen(cs->name) : 0;
-        if (n > 3) {
-            m->fold_case = strcmp(cs->name + n - 3, "_ci") == 0;
-            m->pad_space = strstr(cs->name, "nopad") == NULL;
-        }
+        unsigned int c = collation_traits(f->charsetnr);
+        m->fold_case = (c & COLL_FOLD_CASE) != 0;
+        m->pad_space = (c & COLL_PAD_SPACE) != 0;
     }
-#endif
 }
 
 /* ASCII letters weigh as their upper case in _ci collations. */

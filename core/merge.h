@@ -128,6 +128,22 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
                          dal_error_t *err);
 void dal_merge_plan_free(dal_merge_plan_t *p);
 
+/* The column names a SELECT run on one node shows: v[i] is the
+ * statement's own text of item i where the server would name the column
+ * after the rewritten text (dal_merge_item_names with aggregated = 0), NULL
+ * where the server's name is already right.  One block. */
+typedef struct dal_sql_names {
+    size_t n;              /* entries of v: the statement's items */
+    size_t nset;           /* non-NULL entries: 0 for most statements */
+    const char *v[];       /* point into the block */
+} dal_sql_names_t;
+
+/* sql's names, made on first use and kept with the cached analysis (every
+ * execution of a SELECT needs them and they depend on its text only).
+ * Borrowed from sql: valid while a reference is held.  NULL: out of
+ * memory. */
+const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql);
+
 /*
  * The server names an unaliased expression column by its text.  A node sees
  * another text where rewrite.c renames a table qualifier (SUM(t.x) runs as

@@ -96,16 +96,18 @@ struct dal_merge_run {
 
     int limited;
     uint64_t skip, left;     /* rows still to skip, and to return */
-    int done, failed;
-    dal_error_t fail;        /* returned again by every later dal_result_next */
+    int done;
+    int failed;              /* the DAL_E* code of the failure, or 0 */
+    dal_error_t *fail;       /* owned: the failure, returned again by every later
+                                dal_result_next (NULL if there was no memory for it);
+                                not inline, as the state is zeroed for every result */
 };
 
+/* What the merge state holds (the state itself is part of the result). */
 static void run_free(struct dal_merge_run *m)
 {
     size_t i;
 
-    if (m == NULL)
-        return;
     for (i = 0; i < m->naggs; i++) {
         dal_merge_acc_free(&m->acc[i]);
         dal_buf_free(&m->fmt[i]);
@@ -125,7 +127,7 @@ static void run_free(struct dal_merge_run *m)
     free(m->out);
     free(m->vals);
     free(m->lens);
-    free(m);
+    free(m->fail);
 }
 
 /* The column of the nodes' rows that c names. */
@@ -192,15 +194,15 @@ static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_er
     return rc;
 }
 
-/* The merge state for r's plan (none: concatenate everything). */
-static int run_new(dal_result_t *r, dal_error_t *err)
+/* Set the merge state up for r's plan (none: concatenate everything; that
+ * needs nothing, the state starts zeroed). */
+static int run_start(dal_result_t *r, dal_error_t *err)
 {
     const dal_merge_plan_t *p = r->plan;
-    struct dal_merge_run *m = calloc(1, sizeof *m);
+    struct dal_merge_run *m = r->run;
     int rc = 0;
 
-    if (m == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    r->started = 1;
     if (p != NULL && r->ncols > 0) {
         rc = resolve_keys(r, p->keys, p->nkeys, &m->keys, err);
         m->nkeys = rc == 0 ? p->nkeys : 0;
@@ -217,23 +219,18 @@ static int run_new(dal_result_t *r, dal_error_t *err)
         m->skip = p->offset;
         m->left = p->count;
     }
-    if (rc != 0) {
-        run_free(m);
-        return rc;
-    }
-    r->run = m;
-    return 0;
+    return rc;
 }
 
 /* ============================================================== sources */
 
 static void src_close(dal_result_t *r, size_t i, int ok)
 {
-    dal_rowsrc_t *s = r->srcs[i].src;
+    dal_rowsrc_t *s = r->srcs[i];
 
     if (s == NULL)
         return;
-    r->srcs[i].src = NULL;
+    r->srcs[i] = NULL;
     s->ops->close(s, ok);
 }
 
@@ -249,7 +246,7 @@ static void srcs_close_all(dal_result_t *r)
  * connection released) as soon as it ends or fails. */
 static int src_fetch(dal_result_t *r, size_t i, dal_error_t *err)
 {
-    dal_rowsrc_t *s = r->srcs[i].src;
+    dal_rowsrc_t *s = r->srcs[i];
     int rc;
 
     if (s == NULL)
@@ -297,7 +294,7 @@ static int rows_equal(const dal_result_t *r, const unsigned int *cols, size_t n,
  * keys come out in the order the sources were added. */
 static int heap_less(const dal_result_t *r, size_t a, size_t b)
 {
-    const dal_rowsrc_t *x = r->srcs[a].src, *y = r->srcs[b].src;
+    const dal_rowsrc_t *x = r->srcs[a], *y = r->srcs[b];
     int c = compare_rows(r, r->run->keys, r->run->nkeys, x->row, x->lengths, y->row, y->lengths);
 
     return c < 0 || (c == 0 && a < b);
@@ -388,7 +385,7 @@ static int pull(dal_result_t *r, MYSQL_ROW *row, unsigned long **lens, dal_error
 
     if (rc <= 0)
         return rc;
-    s = r->srcs[r->run->top].src;
+    s = r->srcs[r->run->top];
     *row = s->row;
     *lens = s->lengths;
     return 1;
@@ -637,32 +634,67 @@ static void finish(dal_result_t *r, int rc, const dal_error_t *e)
     set_row(r, NULL, NULL);
     m->done = 1;
     if (rc < 0) {
-        m->failed = 1;
-        m->fail = *e;
+        m->failed = rc;
+        m->fail = malloc(sizeof *m->fail);
+        if (m->fail != NULL)
+            *m->fail = *e;
     }
 }
 
 /* ============================================================ the result */
 
+/* A fully received MYSQL_RES as a source. */
+typedef struct stored_src {
+    dal_rowsrc_t base;
+    MYSQL_RES *res;
+    int embedded;            /* inside a result_block_t: not freed by itself */
+} stored_src_t;
+
+/* The result with what nearly every result needs, in one allocation: most
+ * statements run on one node and return one stored result, and the
+ * allocator would otherwise be a good part of their cost. */
+typedef struct result_block {
+    dal_result_t r;          /* first: a dal_result_t * is a result_block_t * */
+    struct dal_merge_run run;
+    dal_rowsrc_t *srcs[2];   /* r.srcs until more sources come */
+    stored_src_t stored;     /* the first stored source */
+} result_block_t;
+
 dal_result_t *dal_result_new(void)
 {
-    return calloc(1, sizeof(dal_result_t));
+    result_block_t *b = calloc(1, sizeof *b);
+
+    if (b == NULL)
+        return NULL;
+    b->r.run = &b->run;
+    b->r.srcs = b->srcs;
+    b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
+    b->stored.embedded = 1;
+    return &b->r;
 }
 
+/* meta, names and the nodes' names of the columns: one block. */
 static int set_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
                        dal_error_t *err)
 {
+    size_t bytes = (size_t)ncols * (sizeof *r->meta + sizeof *r->names), len;
     unsigned int i;
+    char *p;
 
-    r->meta = calloc(ncols + 1, sizeof *r->meta);
-    r->names = calloc(ncols + 1, sizeof *r->names);
-    if (r->meta == NULL || r->names == NULL)
+    for (i = 0; i < ncols; i++)
+        bytes += (fields[i].name ? strlen(fields[i].name) : 0) + 1;
+    r->meta = malloc(bytes ? bytes : 1);
+    if (r->meta == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    r->names = (const char **)(r->meta + ncols);
+    p = (char *)(r->names + ncols);
     for (i = 0; i < ncols; i++) {
         dal_merge_meta_init(&r->meta[i], &fields[i]);
-        r->names[i] = strdup(fields[i].name ? fields[i].name : "");
-        if (r->names[i] == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        len = fields[i].name ? strlen(fields[i].name) : 0;
+        memcpy(p, fields[i].name ? fields[i].name : "", len);
+        p[len] = '\0';
+        r->names[i] = p;
+        p += len + 1;
     }
     r->ncols = r->nvisible = ncols;
     return 0;
@@ -671,10 +703,10 @@ static int set_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int 
 static int check_source(dal_result_t *r, unsigned int ncols, const char *datasource,
                         dal_error_t *err)
 {
-    dal_result_src_t *v;
+    dal_rowsrc_t **v;
     size_t cap;
 
-    if (r->run != NULL || r->plan != NULL)
+    if (r->started || r->plan != NULL)
         return dal_err_set(err, DAL_ESTATE, "a source was added to a result already merging");
     if (r->nsrcs > 0 && ncols != r->ncols)
         return dal_err_set(err, DAL_EUNSUPPORTED,
@@ -682,10 +714,13 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
                            "the physical tables differ", datasource, ncols, r->ncols);
     if (r->nsrcs < r->cap)
         return 0;
-    cap = r->cap ? r->cap * 2 : 4;
-    v = realloc(r->srcs, cap * sizeof *v);
+    cap = r->cap * 2;
+    v = malloc(cap * sizeof *v);
     if (v == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    memcpy(v, r->srcs, r->nsrcs * sizeof *v);
+    if (r->srcs != ((result_block_t *)r)->srcs)
+        free(r->srcs);
     r->srcs = v;
     r->cap = cap;
     return 0;
@@ -694,7 +729,6 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
 int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                           unsigned int ncols, const char *datasource, dal_error_t *err)
 {
-    char *name = NULL;
     int rc;
 
     if (datasource == NULL)
@@ -702,24 +736,15 @@ int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *f
     rc = check_source(r, ncols, datasource, err);
     if (rc == 0 && r->nsrcs == 0)
         rc = set_columns(r, fields, ncols, err);
-    if (rc == 0 && (name = strdup(datasource)) == NULL)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
     if (rc != 0) {
         s->ops->close(s, 1);
         return rc;
     }
-    r->srcs[r->nsrcs].src = s;
-    r->srcs[r->nsrcs].datasource = name;
-    r->nsrcs++;
+    r->srcs[r->nsrcs++] = s;
     return 0;
 }
 
 /* ------------------------------------------------------ stored results */
-
-typedef struct stored_src {
-    dal_rowsrc_t base;
-    MYSQL_RES *res;
-} stored_src_t;
 
 static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
@@ -732,16 +757,24 @@ static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
 
 static void stored_close(dal_rowsrc_t *s, int ok)
 {
-    mysql_free_result(((stored_src_t *)s)->res);
-    free(s);
+    stored_src_t *st = (stored_src_t *)s;
+
+    mysql_free_result(st->res);
+    st->res = NULL;
+    if (!st->embedded)
+        free(st);
 }
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
 
 int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
-    stored_src_t *s = calloc(1, sizeof *s);
+    stored_src_t *s = &((result_block_t *)r)->stored;
 
+    /* the embedded one serves the first stored source only: a closed
+     * source is never reopened */
+    if (s->base.ops != NULL)
+        s = calloc(1, sizeof *s);
     if (s == NULL) {
         mysql_free_result(res);
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
@@ -815,43 +848,36 @@ int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
 
 /* ------------------------------------------------------------ merging */
 
-/* Show names[i] (where not NULL) as the name of column i. */
-static int rename_columns(dal_result_t *r, char *const *names, size_t n, dal_error_t *err)
+/* Show names[i] (where not NULL; borrowed, kept alive by the caller) as
+ * the name of column i. */
+static void rename_columns(dal_result_t *r, char *const *names, size_t n)
 {
     size_t i;
-    char *c;
 
-    for (i = 0; i < n && i < r->nvisible; i++) {
-        if (names[i] == NULL)
-            continue;
-        c = strdup(names[i]);
-        if (c == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
-        free(r->names[i]);
-        r->names[i] = c;
-    }
-    return 0;
+    for (i = 0; i < n && i < r->nvisible; i++)
+        if (names[i] != NULL)
+            r->names[i] = names[i];
 }
 
 int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
-    char **names = NULL;
-    size_t i;
-    int rc = dal_merge_item_names(sql, 0, &names, err);
+    const dal_sql_names_t *names = dal_merge_cached_names(sql);
 
-    if (rc == 0)
-        rc = rename_columns(r, names, sql->nitems, err);
-    for (i = 0; names != NULL && i < sql->nitems; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+    if (names == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (names->nset == 0)
+        return 0;
+    if (r->sql != sql) {
+        dal_sql_unref(r->sql);
+        r->sql = dal_sql_ref(sql);
+    }
+    rename_columns(r, (char *const *)names->v, names->n);
+    return 0;
 }
 
 int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err)
 {
-    int rc;
-
-    if (r->run != NULL || r->plan != NULL) {
+    if (r->started || r->plan != NULL) {
         dal_merge_plan_free(plan);
         return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
     }
@@ -863,8 +889,8 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
         return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u "
                            "columns, the merge added %zu", r->ncols, plan->nhidden);
     r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)plan->nhidden : 0);
-    rc = rename_columns(r, plan->names, plan->nnames, err);
-    return rc != 0 ? rc : run_new(r, err);
+    rename_columns(r, plan->names, plan->nnames);
+    return run_start(r, err);
 }
 
 void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
@@ -901,12 +927,15 @@ int dal_result_next(dal_result_t *r, dal_error_t *err)
 
     if (r == NULL)
         return dal_err_set(err, DAL_EINVAL, "result is NULL");
-    if (r->run == NULL && (rc = run_new(r, err)) != 0)
+    if (!r->started && (rc = run_start(r, err)) != 0)
         return rc;
     if (r->run->failed) {
+        if (r->run->fail == NULL)
+            return dal_err_set(err, r->run->failed, "the result failed earlier (no memory "
+                               "was left to keep why)");
         if (err != NULL)
-            *err = r->run->fail;
-        return r->run->fail.code;
+            *err = *r->run->fail;
+        return r->run->failed;
     }
     if (r->run->done)
         return 0;
@@ -981,21 +1010,17 @@ size_t dal_result_route_count(const dal_result_t *r)
 
 void dal_result_free(dal_result_t *r)
 {
-    size_t i;
-
     if (r == NULL)
         return;
     srcs_close_all(r);
-    for (i = 0; i < r->nsrcs; i++)
-        free(r->srcs[i].datasource);
-    for (i = 0; i < r->ncols; i++)
-        free(r->names[i]);
-    free(r->srcs);
-    free(r->names);
+    if (r->srcs != ((result_block_t *)r)->srcs)
+        free(r->srcs);
     free(r->meta);
     free(r->ids);
-    run_free(r->run);
+    if (r->plan != NULL || r->run->fail != NULL) /* else the merge state holds nothing */
+        run_free(r->run);
     dal_merge_plan_free(r->plan);
+    dal_sql_unref(r->sql);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
     free(r);

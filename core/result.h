@@ -49,27 +49,27 @@ struct dal_rowsrc {
 /* The state of the merge while rows are read; private to result.c. */
 struct dal_merge_run;
 
-/* One source and the name of its datasource (owned). */
-typedef struct dal_result_src {
-    dal_rowsrc_t *src;        /* owned; NULL once closed */
-    char *datasource;
-} dal_result_src_t;
-
 struct dal_result {
     /* writes: summed by exec.c over the routes */
     uint64_t affected;
     uint64_t insert_id;
     size_t nroutes;
 
-    dal_result_src_t *srcs;   /* owned, in the order added */
+    dal_rowsrc_t **srcs;      /* owned array, in the order added (at first one inside the
+                                 result's own allocation); each source owned, NULL once
+                                 closed */
     size_t nsrcs, cap;
     unsigned int ncols;       /* columns of every source, hidden ones included */
     unsigned int nvisible;    /* columns the caller sees */
-    dal_merge_meta_t *meta;   /* owned, ncols: how each column compares */
-    char **names;             /* owned, ncols */
+    dal_merge_meta_t *meta;   /* owned, ncols: how each column compares; one block with
+                                 names and the nodes' column names */
+    const char **names;       /* ncols, in meta's block; each points into that block, into
+                                 plan->names or into sql's cached names */
+    const dal_sql_t *sql;     /* a reference held while names point into its cache */
 
     dal_merge_plan_t *plan;   /* owned; NULL: sources one after the other */
-    struct dal_merge_run *run;/* owned; made by the first dal_result_next */
+    struct dal_merge_run *run;/* inside the result's own allocation */
+    int started;              /* the first dal_result_next has set run up */
 
     MYSQL_ROW row;            /* current row, NULL before the first and after the last */
     unsigned long *lengths;
@@ -97,7 +97,8 @@ int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_
  * was read (unread rows are drained first) without a client or server
  * error.  release may run after the dal_query that added the stream has
  * returned (from dal_result_next or dal_result_free), so ctx must stay valid
- * until then (see dal_result_on_free).  datasource is copied.
+ * until then (see dal_result_on_free).  datasource names the node in
+ * errors of this call (borrowed).
  */
 int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
                           void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
@@ -105,7 +106,7 @@ int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
 
 /* Add any source (s transferred, also on failure: closed with ok == 1).
  * fields/ncols describe its columns (borrowed; copied from the first
- * source); datasource is copied. */
+ * source); datasource names the node in errors of this call (borrowed). */
 int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                           unsigned int ncols, const char *datasource, dal_error_t *err);
 

@@ -7,6 +7,7 @@
  * table positions the statement touches into routes.
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,51 @@
 
 /* ------------------------------------------------------------ position sets */
 
-/* The table positions a statement touches: every one, or a sorted list. */
+/* The table positions a statement touches: every one, or a sorted list.
+ * Most statements touch one: a short list lives inside the set, so routing
+ * them allocates nothing.  A set is moved with posset_move, not copied. */
+#define POSSET_INLINE 4
+
 typedef struct posset {
     int all;
-    uint32_t *v;    /* owned, sorted, unique */
+    uint32_t *v;    /* owned (or inl), sorted, unique */
     size_t n;
+    uint32_t inl[POSSET_INLINE];
 } posset_t;
+
+#define POSSET_ALL  {1, NULL, 0, {0}}
+#define POSSET_NONE {0, NULL, 0, {0}}
 
 static void posset_free(posset_t *s)
 {
-    free(s->v);
+    if (s->v != s->inl)
+        free(s->v);
     s->v = NULL;
     s->n = 0;
+}
+
+/* Empty s (freed first) with room for n positions. */
+static int posset_alloc(posset_t *s, size_t n)
+{
+    posset_free(s);
+    s->all = 0;
+    s->v = n <= POSSET_INLINE ? s->inl : malloc(n * sizeof *s->v);
+    return s->v != NULL ? 0 : -1;
+}
+
+/* dst = src; src is left empty. */
+static void posset_move(posset_t *dst, posset_t *src)
+{
+    posset_free(dst);
+    dst->all = src->all;
+    dst->n = src->n;
+    dst->v = src->v;
+    if (src->v == src->inl) {
+        memcpy(dst->inl, src->inl, src->n * sizeof *src->v);
+        dst->v = dst->inl;
+    }
+    src->v = NULL;
+    src->n = 0;
 }
 
 static int posset_has(const posset_t *s, uint32_t p)
@@ -81,9 +115,7 @@ static void posset_intersect(posset_t *a, posset_t *b)
         return;
     }
     if (a->all) {
-        *a = *b;
-        a->all = 0;
-        b->v = NULL;
+        posset_move(a, b);
         return;
     }
     for (i = 0; i < a->n; i++)
@@ -212,7 +244,9 @@ typedef struct router {
     route_req_t req;
     dal_routing_t *rt;
     dal_error_t *err;
-    char *in_group;              /* owned, per tref: member of the routed group */
+    char *in_group;              /* owned (or in_group_inl), per tref: member of the
+                                    routed group */
+    char in_group_inl[DAL_ROUTING_INLINE];
 } router_t;
 
 static int is_write(dal_sql_kind_t k)
@@ -292,8 +326,7 @@ static int range_posset(router_t *r, const dal_table_t *t, const dal_value_t *lo
         return 0;
     }
     tmp = malloc(t->cfg->table_shard_num * sizeof *tmp);
-    out->v = malloc(t->cfg->table_shard_num * sizeof *out->v);
-    if (tmp == NULL || out->v == NULL) {
+    if (tmp == NULL || posset_alloc(out, t->cfg->table_shard_num) != 0) {
         free(tmp);
         return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
     }
@@ -318,8 +351,7 @@ static int cond_posset(router_t *r, const dal_table_t *t, const struct dal_sql_c
     memset(out, 0, sizeof *out);
     a.heap = b.heap = NULL;
     if (c->op == DAL_COND_EQ || c->op == DAL_COND_IN) {
-        out->v = malloc(c->nvals * sizeof *out->v);
-        if (out->v == NULL)
+        if (posset_alloc(out, c->nvals) != 0)
             return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
         for (i = 0; i < c->nvals; i++) {
             int64_t p;
@@ -474,8 +506,16 @@ static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_er
 {
     size_t i;
 
-    rt->routes = calloc(nroutes ? nroutes : 1, sizeof *rt->routes);
-    rt->pos = malloc((nroutes * ntrefs > 0 ? nroutes * ntrefs : 1) * sizeof *rt->pos);
+    if (nroutes <= 1) {
+        memset(&rt->route_inl, 0, sizeof rt->route_inl);
+        rt->routes = &rt->route_inl;
+    } else {
+        rt->routes = calloc(nroutes, sizeof *rt->routes);
+    }
+    if (nroutes * ntrefs <= DAL_ROUTING_INLINE)
+        rt->pos = rt->pos_inl;
+    else
+        rt->pos = malloc(nroutes * ntrefs * sizeof *rt->pos);
     if (rt->routes == NULL || rt->pos == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < nroutes * ntrefs; i++)
@@ -576,12 +616,18 @@ static int cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlist
 static int in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
 {
     const dal_sql_t *sql = r->sql;
-    split_list_t *lists = calloc(sql->nconds ? sql->nconds : 1, sizeof *lists);
+    split_list_t *lists = NULL;
     size_t c, j, n = 0;
     int rc = 0;
 
-    *out = lists;
+    *out = NULL;
     *nout = 0;
+    /* most statements have no list to split: no allocation for them */
+    for (c = 0; c < sql->nconds && sql->conds[c].op != DAL_COND_IN; c++)
+        ;
+    if (c == sql->nconds)
+        return 0;
+    *out = lists = calloc(sql->nconds, sizeof *lists);
     if (lists == NULL)
         return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
     for (c = 0; c < sql->nconds && rc == 0; c++) {
@@ -648,10 +694,7 @@ static int routes_from_positions(router_t *r, const posset_t *set)
 /* Make set (initialised, maybe holding positions) the single position p. */
 static int single_posset(uint32_t p, posset_t *set, dal_error_t *err)
 {
-    posset_free(set);
-    memset(set, 0, sizeof *set);
-    set->v = malloc(sizeof *set->v);
-    if (set->v == NULL)
+    if (posset_alloc(set, 1) != 0)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     set->v[0] = p;
     set->n = 1;
@@ -706,7 +749,7 @@ static int route_insert(router_t *r, size_t gtref)
     const dal_table_t *t = r->rt->primary;
     int kc = find_column(sql, t->cfg->shard_key);
     split_list_t rows = {NULL, NULL, 0};
-    posset_t set = {0, NULL, 0};
+    posset_t set = POSSET_NONE;
     uint32_t xp = 0;
     size_t i;
     int rc = 0;
@@ -725,8 +768,7 @@ static int route_insert(router_t *r, size_t gtref)
     rows.n = sql->nrows;
     rows.items = malloc(rows.n * sizeof *rows.items);
     rows.pos = malloc(rows.n * sizeof *rows.pos);
-    set.v = malloc(rows.n * sizeof *set.v);
-    if (rows.items == NULL || rows.pos == NULL || set.v == NULL) {
+    if (rows.items == NULL || rows.pos == NULL || posset_alloc(&set, rows.n) != 0) {
         rc = dal_err_set(r->err, DAL_ENOMEM, "out of memory");
         goto done;
     }
@@ -776,7 +818,7 @@ static int route_group(router_t *r, size_t gtref)
     const dal_table_t *t = r->rt->primary;
     split_list_t *lists = NULL;
     size_t nlists = 0;
-    posset_t set = {1, NULL, 0};
+    posset_t set = POSSET_ALL;
     uint32_t xp;
     int rc = 0;
 
@@ -819,7 +861,7 @@ static int route_independent(router_t *r, size_t i)
     const dal_table_t *t = rt->tables[i];
     char *saved = r->in_group;
     char *mark = calloc(r->sql->ntrefs, 1);
-    posset_t set = {1, NULL, 0};
+    posset_t set = POSSET_ALL;
     size_t k;
     int rc;
 
@@ -993,7 +1035,10 @@ static int mark_group(router_t *r, size_t *gtref)
     const char *binding = rt->primary->cfg->binding;
     size_t i;
 
-    r->in_group = calloc(r->sql->ntrefs ? r->sql->ntrefs : 1, 1);
+    if (r->sql->ntrefs <= DAL_ROUTING_INLINE)
+        r->in_group = r->in_group_inl;
+    else
+        r->in_group = calloc(r->sql->ntrefs, 1);
     if (r->in_group == NULL)
         return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
     *gtref = r->sql->ntrefs;
@@ -1034,7 +1079,7 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     size_t i;
     int rc;
 
-    memset(rt, 0, sizeof *rt);
+    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
     memset(&r, 0, sizeof r);
     rt->sql = sql;
     rt->max_parallel = snap->cfg->max_parallel;
@@ -1051,7 +1096,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
         return rc;
-    rt->tables = calloc(sql->ntrefs ? sql->ntrefs : 1, sizeof *rt->tables);
+    rt->tables = sql->ntrefs <= DAL_ROUTING_INLINE ? rt->tables_inl
+                                                   : calloc(sql->ntrefs, sizeof *rt->tables);
     if (rt->tables == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < sql->ntrefs; i++) {
@@ -1063,7 +1109,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     rc = check_update_key(&r);
     if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
-    free(r.in_group);
+    if (r.in_group != r.in_group_inl)
+        free(r.in_group);
     if (rc != 0)
         dal_routing_clear(rt);
     return rc;
@@ -1071,9 +1118,14 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
 
 void dal_routing_clear(dal_routing_t *rt)
 {
-    free(rt->tables);
-    free(rt->routes);
-    free(rt->pos);
+    if (rt->tables != rt->tables_inl)
+        free(rt->tables);
+    if (rt->routes != &rt->route_inl)
+        free(rt->routes);
+    if (rt->pos != rt->pos_inl)
+        free(rt->pos);
     free(rt->cuts);
-    memset(rt, 0, sizeof *rt);
+    /* what the next dal_route needs empty; the inline arrays are set
+     * before use */
+    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
 }

@@ -48,13 +48,19 @@ typedef struct dal_route {
                              dal_select_servers (replica.h); NULL: the master */
 } dal_route_t;
 
+/* Room inside dal_routing_t for the usual statement: one route, a few
+ * table references.  Routing it then allocates nothing. */
+#define DAL_ROUTING_INLINE 4
+
+/* Points into itself: never copied, only cleared (dal_routing_clear). */
 typedef struct dal_routing {
     const dal_sql_t *sql;         /* borrowed: the caller holds a reference */
-    const dal_table_t **tables;   /* owned array, one per table ref: its config or NULL */
+    const dal_table_t **tables;   /* owned array (or tables_inl), one per table ref: its
+                                     config or NULL */
     const dal_table_t *primary;   /* borrowed: first sharded table, or NULL */
-    dal_route_t *routes;          /* owned */
+    dal_route_t *routes;          /* owned (or &route_inl) */
     size_t nroutes;
-    int32_t *pos;                 /* owned, nroutes * ntrefs */
+    int32_t *pos;                 /* owned (or pos_inl), nroutes * ntrefs */
     dal_cut_t *cuts;              /* owned, in route order, each route's sorted by offset */
     size_t ncuts, cuts_cap;
     int scatter;                  /* no condition narrowed the positions */
@@ -67,6 +73,9 @@ typedef struct dal_routing {
     const char *sql_norm;         /* borrowed: the statement with literals as ?, for events */
     struct dal_ryw *ryw;          /* borrowed; writes on a master are noted there for
                                      read-your-writes (replica.h); NULL: not noted */
+    const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
+    dal_route_t route_inl;
+    int32_t pos_inl[DAL_ROUTING_INLINE];
 } dal_routing_t;
 
 /* Compute the routes.  params are the statement's ? values (nparams must

@@ -2267,6 +2267,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
         return NULL;
     atomic_init(&s->refs, 1);
     atomic_init(&s->norm, NULL);
+    atomic_init(&s->names, NULL);
     s->text = text;
     s->len = a->len;
     s->trefs = tr;       s->ntrefs = a->trefs.n;
@@ -2323,8 +2324,10 @@ done:
 
 void dal_sql_free(dal_sql_t *s)
 {
-    if (s != NULL)
+    if (s != NULL) {
         free(atomic_load(&s->norm));
+        free(atomic_load(&s->names));
+    }
     free(s);
 }
 

@@ -165,6 +165,8 @@ struct dal_sql_hint {
 
 /* ------------------------------------------------------------ the result */
 
+struct dal_sql_names; /* merge.h */
+
 /* All pointers point into the same block as the dal_sql_t and are owned by
  * it.  Offsets are into `text`.  A span with len 0 means "absent" unless
  * stated otherwise. */
@@ -172,6 +174,9 @@ typedef struct dal_sql {
     atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
     _Atomic(char *) norm;   /* owned, made on first use: the text with literals as ?
                                (monitor.c, dal_sql_normalized); NULL until then */
+    _Atomic(struct dal_sql_names *) names; /* owned, one block, made on first use: the
+                               column names a one-node SELECT shows (merge.c,
+                               dal_merge_cached_names); NULL until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
