@@ -44,23 +44,13 @@ void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
     b->borrowed = 1;
 }
 
-void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
+void dal_buf_append_grow(dal_buf_t *b, const void *p, size_t n)
 {
     if (dal_buf_reserve(b, n) != 0)
         return;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
-}
-
-void dal_buf_puts(dal_buf_t *b, const char *s)
-{
-    dal_buf_append(b, s, strlen(s));
-}
-
-void dal_buf_putc(dal_buf_t *b, char c)
-{
-    dal_buf_append(b, &c, 1);
 }
 
 void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dal/dal.h"
 
@@ -30,9 +31,31 @@ void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap);
 
 /* Make room for n more bytes (plus the NUL).  0 or -1 (and oom set). */
 int dal_buf_reserve(dal_buf_t *b, size_t n);
-void dal_buf_append(dal_buf_t *b, const void *p, size_t n);
-void dal_buf_puts(dal_buf_t *b, const char *s);
-void dal_buf_putc(dal_buf_t *b, char c);
+/* The growing half of dal_buf_append. */
+void dal_buf_append_grow(dal_buf_t *b, const void *p, size_t n);
+
+/* Appending is on the statement path many times per statement: the common
+ * case (it fits) is inline, growing is not. */
+static inline void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
+{
+    if (b->len + n < b->cap && !b->oom) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return;
+    }
+    dal_buf_append_grow(b, p, n);
+}
+
+static inline void dal_buf_puts(dal_buf_t *b, const char *s)
+{
+    dal_buf_append(b, s, strlen(s));
+}
+
+static inline void dal_buf_putc(dal_buf_t *b, char c)
+{
+    dal_buf_append(b, &c, 1);
+}
 void dal_buf_printf(dal_buf_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
 /* Decimal integers without printf's cost (they are on every statement). */
 void dal_buf_put_u64(dal_buf_t *b, uint64_t v);

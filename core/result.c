@@ -647,7 +647,8 @@ static void finish(dal_result_t *r, int rc, const dal_error_t *e)
 typedef struct stored_src {
     dal_rowsrc_t base;
     MYSQL_RES *res;
-    int embedded;            /* inside a result_block_t: not freed by itself */
+    int embedded;            /* inside a result_block_t: it and res (whose fields the
+                                result may show) go with the result */
 } stored_src_t;
 
 /* The result with what nearly every result needs, in one allocation: most
@@ -674,8 +675,8 @@ dal_result_t *dal_result_new(void)
 }
 
 /* meta, names and the nodes' names of the columns: one block. */
-static int set_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
-                       dal_error_t *err)
+static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
+                        dal_error_t *err)
 {
     size_t bytes = (size_t)ncols * (sizeof *r->meta + sizeof *r->names), len;
     unsigned int i;
@@ -697,7 +698,23 @@ static int set_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int 
         p += len + 1;
     }
     r->ncols = r->nvisible = ncols;
+    r->fields = NULL;
     return 0;
+}
+
+/* The columns copied, before anything needs meta or renames a column: a
+ * merge, a second source, a name the server got wrong.  Until then they
+ * are read from the first source's fields. */
+static int columns_ready(dal_result_t *r, dal_error_t *err)
+{
+    if (r->meta != NULL || r->fields == NULL)
+        return 0;
+    return copy_columns(r, r->fields, r->ncols, err);
+}
+
+static int is_embedded(const dal_result_t *r, const dal_rowsrc_t *s)
+{
+    return s == &((const result_block_t *)r)->stored.base;
 }
 
 static int check_source(dal_result_t *r, unsigned int ncols, const char *datasource,
@@ -734,8 +751,14 @@ int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *f
     if (datasource == NULL)
         datasource = "?";
     rc = check_source(r, ncols, datasource, err);
-    if (rc == 0 && r->nsrcs == 0)
-        rc = set_columns(r, fields, ncols, err);
+    if (rc == 0 && r->nsrcs == 0 && is_embedded(r, s)) {
+        r->fields = fields;
+        r->ncols = r->nvisible = ncols;
+    } else if (rc == 0 && r->nsrcs == 0) {
+        rc = copy_columns(r, fields, ncols, err);
+    } else if (rc == 0) {
+        rc = columns_ready(r, err);
+    }
     if (rc != 0) {
         s->ops->close(s, 1);
         return rc;
@@ -759,10 +782,10 @@ static void stored_close(dal_rowsrc_t *s, int ok)
 {
     stored_src_t *st = (stored_src_t *)s;
 
+    if (st->embedded)
+        return; /* dal_result_free frees res */
     mysql_free_result(st->res);
-    st->res = NULL;
-    if (!st->embedded)
-        free(st);
+    free(st);
 }
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
@@ -867,6 +890,8 @@ int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     if (names->nset == 0)
         return 0;
+    if (columns_ready(r, err) != 0)
+        return DAL_ENOMEM;
     if (r->sql != sql) {
         dal_sql_unref(r->sql);
         r->sql = dal_sql_ref(sql);
@@ -882,6 +907,8 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
         return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
     }
     r->plan = plan;
+    if (columns_ready(r, err) != 0)
+        return DAL_ENOMEM;
     if (plan->limit != DAL_MERGE_LIMIT_NONE && !plan->limit_bound)
         return dal_err_set(err, DAL_ESTATE, "the merge plan's LIMIT was not bound "
                            "(dal_merge_node_edits)");
@@ -917,6 +944,8 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
 {
     if (r == NULL || col >= r->nvisible)
         return NULL;
+    if (r->names == NULL)
+        return r->fields[col].name ? r->fields[col].name : "";
     return r->names[col];
 }
 
@@ -1013,6 +1042,8 @@ void dal_result_free(dal_result_t *r)
     if (r == NULL)
         return;
     srcs_close_all(r);
+    if (((result_block_t *)r)->stored.res != NULL)
+        mysql_free_result(((result_block_t *)r)->stored.res);
     if (r->srcs != ((result_block_t *)r)->srcs)
         free(r->srcs);
     free(r->meta);

@@ -61,8 +61,11 @@ struct dal_result {
     size_t nsrcs, cap;
     unsigned int ncols;       /* columns of every source, hidden ones included */
     unsigned int nvisible;    /* columns the caller sees */
+    const MYSQL_FIELD *fields;/* borrowed from the first source, which stays open until the
+                                 result is freed, while meta is NULL: a result of one
+                                 stored source copies nothing */
     dal_merge_meta_t *meta;   /* owned, ncols: how each column compares; one block with
-                                 names and the nodes' column names */
+                                 names and the nodes' column names; NULL until needed */
     const char **names;       /* ncols, in meta's block; each points into that block, into
                                  plan->names or into sql's cached names */
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
