@@ -663,10 +663,13 @@ typedef struct result_block {
 
 dal_result_t *dal_result_new(void)
 {
-    result_block_t *b = calloc(1, sizeof *b);
+    /* malloc + memset, not calloc: glibc's calloc skips the per-thread
+     * cache, and one result per statement is made and freed */
+    result_block_t *b = malloc(sizeof *b);
 
     if (b == NULL)
         return NULL;
+    memset(b, 0, sizeof *b);
     b->r.run = &b->run;
     b->r.srcs = b->srcs;
     b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
