@@ -1072,6 +1072,81 @@ static int route_sharded(router_t *r)
     return rc != 0 ? rc : check_others(r);
 }
 
+/* ------------------------------------------------------------------ memo */
+
+/*
+ * Most statements a service sends are routed by one `key = ?` on one
+ * sharded table.  Once the full routing has found a statement to be of that
+ * shape, the statement remembers which table and condition decided, for the
+ * snapshot it was routed with: later executions locate the value and are
+ * done.  The memo is one atomic word on the cached analysis -- snapshot
+ * generation (32 bits), table index, condition index -- so it needs no
+ * lock and can never point into a snapshot that is gone: another
+ * snapshot's generation simply does not match.
+ */
+static uint64_t memo_pack(uint32_t gen, size_t table, size_t cond)
+{
+    return (uint64_t)gen << 32 | (uint64_t)table << 16 | (uint64_t)cond;
+}
+
+static int memo_request_free(const dal_sql_t *sql, const dal_query_opts_t *opts)
+{
+    return sql->nhints == 0 && (opts == NULL || (opts->shard_value == NULL &&
+                                                 opts->datasource == NULL));
+}
+
+/* After a full routing that succeeded: remember it if one condition
+ * decided it alone. */
+static void memo_save(router_t *r, const dal_query_opts_t *opts)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_routing_t *rt = r->rt;
+    size_t c, cond = SIZE_MAX, table;
+
+    if (!memo_request_free(sql, opts) || sql->ntrefs != 1 || rt->nroutes != 1 ||
+        rt->ncuts != 0 || rt->primary == NULL || rt->primary != rt->tables[0] ||
+        !(sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_UPDATE ||
+          sql->kind == DAL_SQL_DELETE))
+        return;
+    for (c = 0; c < sql->nconds; c++) {
+        if (!cond_on_tref(r, &sql->conds[c], 0))
+            continue;
+        if (cond != SIZE_MAX || sql->conds[c].op != DAL_COND_EQ || sql->conds[c].nvals != 1)
+            return; /* another condition on the key takes part */
+        cond = c;
+    }
+    table = (size_t)(rt->primary - r->snap->tables);
+    if (cond == SIZE_MAX || cond > 0xffff || table > 0xffff)
+        return;
+    atomic_store_explicit(&((dal_sql_t *)sql)->route_memo,
+                          memo_pack(r->snap->gen, table, cond), memory_order_relaxed);
+}
+
+/* Route by the memo: 1 if done, 0 if the full routing must run (no memo
+ * for this snapshot, an explicit request, a NULL or unusable value, a
+ * strategy error -- which the full routing reports). */
+static int memo_route(router_t *r, const dal_query_opts_t *opts)
+{
+    const dal_sql_t *sql = r->sql;
+    dal_routing_t *rt = r->rt;
+    uint64_t m = atomic_load_explicit(&((dal_sql_t *)sql)->route_memo, memory_order_relaxed);
+    const dal_table_t *t;
+    int64_t pos;
+
+    if (m == 0 || (uint32_t)(m >> 32) != r->snap->gen || !memo_request_free(sql, opts))
+        return 0;
+    t = &r->snap->tables[(m >> 16) & 0xffff];
+    if (locate_opnd(r, t, &sql->conds[m & 0xffff].vals[0], &pos) != 0 || pos < 0)
+        return 0;
+    rt->tables = rt->tables_inl;
+    rt->tables[0] = rt->primary = t;
+    if (alloc_routes(rt, 1, 1, r->err) != 0)
+        return 0;
+    rt->routes[0].node = t->nodes[pos / t->tables_per_db];
+    rt->routes[0].pos[0] = (int32_t)pos;
+    return 1;
+}
+
 int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
               const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
@@ -1093,6 +1168,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
         return dal_err_set(err, DAL_EINVAL,
                            "the statement has %zu ? placeholders but %zu parameters were given",
                            sql->nparams, nparams);
+    if (memo_route(&r, opts))
+        return 0;
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
         return rc;
@@ -1109,6 +1186,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     rc = check_update_key(&r);
     if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
+    if (rc == 0)
+        memo_save(&r, opts);
     if (r.in_group != r.in_group_inl)
         free(r.in_group);
     if (rc != 0)

@@ -417,6 +417,18 @@ static void destroy(dal_snapshot_t *s)
     free(s);
 }
 
+/* A number no other snapshot of this process has had (0 is skipped: it
+ * means "none"); wraps after 2^32 reloads, far beyond any process's life. */
+static uint32_t next_gen(void)
+{
+    static atomic_uint counter;
+    unsigned int g;
+
+    while ((g = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1) == 0)
+        ;
+    return (uint32_t)g;
+}
+
 int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
                          const dal_logger_t *log, const dal_snapshot_t *prev,
                          dal_snapshot_t **out, dal_error_t *err)
@@ -431,6 +443,7 @@ int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
     }
     s->cfg = cfg;
     s->log = log;
+    s->gen = next_gen();
     atomic_init(&s->refs, 1);
     rc = build(s, plugin_dir_override, prev, err);
     if (rc != 0) {

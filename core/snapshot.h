@@ -97,6 +97,8 @@ typedef struct dal_table {
 
 typedef struct dal_snapshot {
     atomic_int refs;
+    uint32_t gen;                    /* unique per snapshot built in this process (never 0):
+                                        what a statement's route memo was made for (route.c) */
     dal_config_t *cfg;               /* owned */
     char *plugin_path;               /* owned; colon-separated directories */
     const dal_logger_t *log;         /* borrowed from the dal_t */

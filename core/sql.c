@@ -2268,6 +2268,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     atomic_init(&s->refs, 1);
     atomic_init(&s->norm, NULL);
     atomic_init(&s->names, NULL);
+    atomic_init(&s->route_memo, 0);
     s->text = text;
     s->len = a->len;
     s->trefs = tr;       s->ntrefs = a->trefs.n;

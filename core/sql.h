@@ -174,6 +174,8 @@ typedef struct dal_sql {
     atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
     _Atomic(char *) norm;   /* owned, made on first use: the text with literals as ?
                                (monitor.c, dal_sql_normalized); NULL until then */
+    _Atomic uint64_t route_memo; /* how the last snapshot routed it, when one condition
+                               decides (route.c); 0: none */
     _Atomic(struct dal_sql_names *) names; /* owned, one block, made on first use: the
                                column names a one-node SELECT shows (merge.c,
                                dal_merge_cached_names); NULL until then */

@@ -420,6 +420,107 @@ START_TEST(test_routes)
 }
 END_TEST
 
+/* The route memo (route.c) answers what the full routing would: the same
+ * statements, values and options through a warm handle (memo made on the
+ * first call, used after) and through a fresh one each time. */
+static const char *const memo_sqls[] = {
+    "SELECT name FROM wm_food WHERE wm_poi_id = ?",
+    "SELECT name FROM wm_food WHERE id = 3 AND wm_poi_id = ?",
+    "UPDATE wm_food SET price = 1 WHERE wm_poi_id = ? AND id = 3",
+    "DELETE FROM wm_food WHERE wm_poi_id = ?",
+    /* a second condition on the key: never memoized */
+    "SELECT name FROM wm_food WHERE wm_poi_id = ? AND wm_poi_id IN (1, 30, 55)",
+    /* the key of another table: not this statement's shape */
+    "SELECT * FROM wm_food f JOIN wm_food_sku s ON f.id = s.food_id WHERE f.wm_poi_id = ?",
+    "/*+ dal datasource=db2 */ SELECT name FROM wm_food WHERE wm_poi_id = ?",
+};
+
+static dal_value_t memo_value(int i)
+{
+    switch (i % 7) {
+    case 0: return dal_int(i * 37);
+    case 1: return dal_uint((uint64_t)i * 1000003u);
+    case 2: return dal_str(i % 2 ? "12345" : "99");
+    case 3: return dal_null();
+    case 4: return dal_double(2.5);
+    case 5: return dal_int(-i);
+    default: return dal_str("not a number");
+    }
+}
+
+static void memo_explain(dal_t *dal, const char *sql, int v, int opt, int *rc, char *out,
+                         size_t cap)
+{
+    dal_query_opts_t opts;
+    dal_value_t param = memo_value(v), sv = dal_int(v * 37);
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    size_t i, n = 0;
+
+    memset(&opts, 0, sizeof opts);
+    if (opt == 1)
+        opts.shard_value = &sv;
+    if (opt == 2)
+        opts.datasource = "db1";
+    *rc = dal_explain(dal, &opts, sql, &param, 1, &plan, &err);
+    out[0] = '\0';
+    for (i = 0; *rc == 0 && i < dal_plan_count(plan); i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s|%s\n", dal_plan_datasource(plan, i),
+                              dal_plan_sql(plan, i));
+    if (*rc != 0)
+        snprintf(out, cap, "%s", err.message);
+    dal_plan_free(plan);
+}
+
+START_TEST(test_route_memo)
+{
+    dal_t *warm = open_mod(4);
+    char got[8192], want[8192];
+    int v, opt, rc_got, rc_want;
+    size_t s;
+
+    for (v = 0; v < 21; v++)
+        for (opt = 0; opt < 3; opt++)
+            for (s = 0; s < sizeof memo_sqls / sizeof memo_sqls[0]; s++) {
+                dal_t *fresh = open_mod(4);
+                memo_explain(warm, memo_sqls[s], v, opt, &rc_got, got, sizeof got);
+                memo_explain(fresh, memo_sqls[s], v, opt, &rc_want, want, sizeof want);
+                dal_close(fresh);
+                ck_assert_msg(rc_got == rc_want && strcmp(got, want) == 0,
+                              "%s, value %d, option %d: warm %s\n%s\nfresh %s\n%s",
+                              memo_sqls[s], v, opt, dal_strerror(rc_got), got,
+                              dal_strerror(rc_want), want);
+            }
+    dal_close(warm);
+}
+END_TEST
+
+/* A reload that moves tables to other nodes: the memo of the old snapshot
+ * must not route by the old layout. */
+START_TEST(test_route_memo_reload)
+{
+    dal_t *dal = open_mod(4);
+    char got[1024], ini[512];
+    dal_error_t err;
+    int rc;
+
+    /* value 7 is 259: table 59 of 100 on db2; of 10 tables on 2 nodes, table 9 on db1 */
+    memo_explain(dal, memo_sqls[0], 7, 0, &rc, got, sizeof got);
+    memo_explain(dal, memo_sqls[0], 7, 0, &rc, got, sizeof got);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(got, "db2|SELECT name FROM wm_food_59 WHERE wm_poi_id = 259\n");
+    snprintf(ini, sizeof ini,
+             "datasource = db\ndb_shard_num = 2\ntable_shard_num = 10\nshard_key = wm_poi_id\n"
+             "strategy = mod\n[dal]\nallow_reshard = true\n");
+    free(write_ini_named("wm_food", ini));
+    ck_assert_msg(dal_reload(dal, &err) == 0, "%s", err.message);
+    memo_explain(dal, memo_sqls[0], 7, 0, &rc, got, sizeof got);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(got, "db1|SELECT name FROM wm_food_9 WHERE wm_poi_id = 259\n");
+    dal_close(dal);
+}
+END_TEST
+
 /* Every one of the 100 tables is reached exactly once by DDL, on the node
  * the formula says. */
 START_TEST(test_ddl_layout)
@@ -700,6 +801,8 @@ static Suite *core_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_routes, 0, sizeof route_cases / sizeof route_cases[0]);
     tcase_add_test(tc, test_ddl_layout);
+    tcase_add_test(tc, test_route_memo);
+    tcase_add_test(tc, test_route_memo_reload);
     tcase_add_test(tc, test_typed_values);
     tcase_add_test(tc, test_param_types);
     tcase_add_test(tc, test_log_callback_and_version);
