@@ -326,10 +326,15 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
     rc = dal_idfill_prepare(snap, st->sql, params, nparams, &st->fill, err);
     if (rc != 0)
         return rc;
-    if (st->fill.sql != NULL) {
-        /* the rewritten text is the same from call to call: cached too */
-        dal_sql_unref(st->sql);
-        st->sql = analyse(dal, st->fill.sql, st->fill.sql_len, err);
+    if (st->fill.filled != NULL || st->fill.sql != NULL) {
+        const dal_sql_t *orig = st->sql;
+        /* the rewritten text is the same from call to call: its analysis
+         * is kept with the statement, or at least cached */
+        if (st->fill.filled != NULL)
+            st->sql = dal_sql_ref(st->fill.filled);
+        else if ((st->sql = analyse(dal, st->fill.sql, st->fill.sql_len, err)) != NULL)
+            dal_idfill_remember(orig, &st->fill, st->sql);
+        dal_sql_unref(orig);
         if (st->sql == NULL)
             return err ? err->code : DAL_ESQL;
         st->params = st->fill.params;

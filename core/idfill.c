@@ -1,6 +1,8 @@
 /*
  * idfill.c -- generated IDs on INSERT.
  */
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +127,24 @@ static int plan_missing(filler_t *f, dal_error_t *err)
     return 0;
 }
 
+/* Room for n parameters: inside f when they fit. */
+static int params_alloc(dal_idfill_t *f, size_t n)
+{
+    f->params = n <= DAL_IDFILL_INLINE ? f->params_inl : calloc(n, sizeof *f->params);
+    return f->params != NULL ? 0 : -1;
+}
+
+/* The parameters of the rewritten statement: src[i] >= 0 is the caller's
+ * parameter src[i], -(r + 1) the ID of row r. */
+static void fill_params(dal_idfill_t *f, const long *src, size_t n, const dal_value_t *given)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        f->params[i] = src[i] >= 0 ? given[src[i]] : dal_int(f->ids[-src[i] - 1]);
+    f->nparams = n;
+}
+
 /* Rebuild the text and the parameters: walk the text once, taking the
  * original ? and the new ones in the order they appear. */
 static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
@@ -132,11 +152,10 @@ static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
     const dal_sql_t *s = f->s;
     dal_buf_t b = DAL_BUF_INIT;
     size_t e = 0, p = 0, np = 0, at = 0;
-    long *row_of = NULL;
+    long *src;
 
-    out->params = calloc(f->nparams + f->nids + 1, sizeof *out->params);
-    row_of = calloc(f->nparams + f->nids + 1, sizeof *row_of);
-    if (out->params == NULL || row_of == NULL)
+    out->src = src = calloc(f->nparams + f->nids + 1, sizeof *src);
+    if (src == NULL || params_alloc(out, f->nparams + f->nids) != 0)
         goto oom;
     while (e < f->nedits || p < s->nparams) {
         /* an insertion at an offset goes before an original ? there */
@@ -148,13 +167,12 @@ static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
             dal_buf_puts(&b, x->text);
             at = x->off + x->len;
             if (x->row >= 0)
-                row_of[np++] = x->row;
+                src[np++] = -(x->row + 1);
             continue;
         }
         dal_buf_append(&b, s->text + at, s->param_offs[p] + 1 - at);
         at = s->param_offs[p] + 1;
-        out->params[np] = f->params[p];
-        row_of[np++] = f->param_row[p] >= 0 ? f->param_row[p] : -2;
+        src[np++] = f->param_row[p] >= 0 ? -(f->param_row[p] + 1) : (long)p;
         p++;
     }
     dal_buf_append(&b, s->text + at, s->len - at);
@@ -162,14 +180,9 @@ static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
     out->sql = dal_buf_steal(&b);
     if (out->sql == NULL)
         goto oom;
-    for (p = 0; p < np; p++)
-        if (row_of[p] >= 0)
-            out->params[p] = dal_int(out->ids[row_of[p]]);
-    out->nparams = np;
-    free(row_of);
+    fill_params(out, src, np, f->params);
     return 0;
 oom:
-    free(row_of);
     dal_buf_free(&b);
     return dal_err_set(err, DAL_ENOMEM, "out of memory");
 }
@@ -220,6 +233,76 @@ static void renumber_rows(filler_t *f)
     }
 }
 
+/* ------------------------------------------------------------------ memo */
+
+/* An INSERT that omits the id column is rewritten the same way every time
+ * (for one column name): the statement keeps the result -- the rewritten
+ * statement's analysis and where its parameters come from -- so later
+ * executions only draw IDs. */
+typedef struct fill_memo {
+    dal_sql_ext_t ext;       /* first: destroyed with the statement */
+    char *id_column;         /* in the block: the column it was made for */
+    const dal_sql_t *filled; /* a reference */
+    size_t nids;
+    size_t nparams;
+    long src[];              /* nparams: see fill_params */
+} fill_memo_t;
+
+static void memo_destroy(dal_sql_ext_t *e)
+{
+    fill_memo_t *m = (fill_memo_t *)e;
+
+    dal_sql_unref(m->filled);
+    free(m);
+}
+
+void dal_idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sql_t *filled)
+{
+    dal_sql_t *ms = (dal_sql_t *)s; /* only the lazily made field changes, atomically */
+    dal_sql_ext_t *expected = NULL;
+    size_t len = strlen(f->id_column);
+    fill_memo_t *m;
+
+    if (!f->memo_ok || f->sql == NULL || atomic_load(&ms->fill) != NULL)
+        return;
+    m = malloc(sizeof *m + f->nparams * sizeof *m->src + len + 1);
+    if (m == NULL)
+        return;
+    m->ext.destroy = memo_destroy;
+    m->id_column = memcpy((char *)&m->src[f->nparams], f->id_column, len + 1);
+    m->filled = dal_sql_ref(filled);
+    m->nids = f->nids;
+    m->nparams = f->nparams;
+    memcpy(m->src, f->src, f->nparams * sizeof *m->src);
+    /* two threads may race here: the first one's memo stays */
+    if (!atomic_compare_exchange_strong(&ms->fill, &expected, &m->ext))
+        memo_destroy(&m->ext);
+}
+
+/* Fill by s's memo: 1 if done, 0 if there is none for this column. */
+static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_table_t *t,
+                   const dal_value_t *params, size_t nparams, dal_idfill_t *out,
+                   dal_error_t *err)
+{
+    const fill_memo_t *m = (const fill_memo_t *)atomic_load(&((dal_sql_t *)s)->fill);
+    filler_t f;
+    int rc;
+
+    if (m == NULL || nparams != s->nparams || strcmp(m->id_column, t->cfg->id_column) != 0)
+        return 0;
+    memset(&f, 0, sizeof f);
+    f.t = t;
+    f.nids = m->nids;
+    rc = draw_ids(snap, &f, out, err);
+    if (rc == 0 && params_alloc(out, m->nparams) != 0)
+        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0) {
+        fill_params(out, m->src, m->nparams, params);
+        out->filled = m->filled;
+    }
+    return rc != 0 ? rc : 1;
+}
+
 int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
                        size_t nparams, dal_idfill_t *out, dal_error_t *err)
 {
@@ -227,7 +310,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
     size_t i;
     int rc = 0, kc = -1;
 
-    memset(out, 0, sizeof *out);
+    memset(out, 0, offsetof(dal_idfill_t, params_inl));
     if (s->kind != DAL_SQL_INSERT && s->kind != DAL_SQL_REPLACE)
         return 0;
     memset(&f, 0, sizeof f);
@@ -235,6 +318,13 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
     f.t = target(snap, s);
     if (f.t == NULL || f.t->cfg->id_column == NULL || s->insert_select)
         return 0;
+    out->id_column = f.t->cfg->id_column;
+    rc = by_memo(snap, s, f.t, params, nparams, out, err);
+    if (rc != 0) {
+        if (rc < 0)
+            dal_idfill_clear(out);
+        return rc < 0 ? rc : 0;
+    }
     f.params = params;
     f.nparams = nparams;
     f.edits = calloc(s->nrows + 2, sizeof *f.edits);
@@ -249,6 +339,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
         if (strcasecmp(s->columns[i], f.t->cfg->id_column) == 0)
             kc = (int)i;
     rc = kc >= 0 ? (plan_listed(&f, kc), 0) : plan_missing(&f, err);
+    out->memo_ok = kc < 0;
     if (rc != 0 || f.nids == 0)
         goto done;
     qsort(f.edits, f.nedits, sizeof *f.edits, cmp_edit);
@@ -267,7 +358,10 @@ done:
 void dal_idfill_clear(dal_idfill_t *f)
 {
     free(f->sql);
-    free(f->params);
+    if (f->params != f->params_inl)
+        free(f->params);
     free(f->ids);
-    memset(f, 0, sizeof *f);
+    free(f->src);
+    /* all but the inline parameters, which are rewritten before use */
+    memset(f, 0, offsetof(dal_idfill_t, params_inl));
 }

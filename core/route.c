@@ -749,6 +749,8 @@ static int route_insert(router_t *r, size_t gtref)
     const dal_table_t *t = r->rt->primary;
     int kc = find_column(sql, t->cfg->shard_key);
     split_list_t rows = {NULL, NULL, 0};
+    dal_cut_t items_inl[POSSET_INLINE]; /* most INSERTs have a row or a few */
+    int64_t pos_inl[POSSET_INLINE];
     posset_t set = POSSET_NONE;
     uint32_t xp = 0;
     size_t i;
@@ -766,8 +768,8 @@ static int route_insert(router_t *r, size_t gtref)
         goto routes;
     }
     rows.n = sql->nrows;
-    rows.items = malloc(rows.n * sizeof *rows.items);
-    rows.pos = malloc(rows.n * sizeof *rows.pos);
+    rows.items = rows.n <= POSSET_INLINE ? items_inl : malloc(rows.n * sizeof *rows.items);
+    rows.pos = rows.n <= POSSET_INLINE ? pos_inl : malloc(rows.n * sizeof *rows.pos);
     if (rows.items == NULL || rows.pos == NULL || posset_alloc(&set, rows.n) != 0) {
         rc = dal_err_set(r->err, DAL_ENOMEM, "out of memory");
         goto done;
@@ -791,8 +793,10 @@ routes:
     if (rc == 0)
         rc = cut_routes(r->rt, &rows, rows.n ? 1 : 0, &gtref, r->err);
 done:
-    free(rows.items);
-    free(rows.pos);
+    if (rows.items != items_inl)
+        free(rows.items);
+    if (rows.pos != pos_inl)
+        free(rows.pos);
     posset_free(&set);
     return rc;
 }

@@ -167,6 +167,13 @@ struct dal_sql_hint {
 
 struct dal_sql_names; /* merge.h */
 
+/* Something another module derived from a statement once and keeps with
+ * it: embedded first in that module's struct, destroyed with the
+ * statement. */
+typedef struct dal_sql_ext {
+    void (*destroy)(struct dal_sql_ext *e);
+} dal_sql_ext_t;
+
 /* All pointers point into the same block as the dal_sql_t and are owned by
  * it.  Offsets are into `text`.  A span with len 0 means "absent" unless
  * stated otherwise. */
@@ -176,6 +183,8 @@ typedef struct dal_sql {
                                (monitor.c, dal_sql_normalized); NULL until then */
     _Atomic uint64_t route_memo; /* how the last snapshot routed it, when one condition
                                decides (route.c); 0: none */
+    _Atomic(dal_sql_ext_t *) fill; /* owned, made on first use: how its INSERT gets
+                               generated IDs (idfill.c); NULL until then */
     _Atomic(struct dal_sql_names *) names; /* owned, one block, made on first use: the
                                column names a one-node SELECT shows (merge.c,
                                dal_merge_cached_names); NULL until then */
