@@ -196,7 +196,24 @@ typedef struct route_req {
 
 const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s_%d", t->cfg->name, (int)pos);
+    /* every monitored execution names its table: no printf for it */
+    size_t n = strlen(t->cfg->name), d = 0;
+    uint32_t v = (uint32_t)pos;
+    char digits[10];
+
+    do {
+        digits[d++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    if (pos < 0 || n + 1 + d >= cap) {
+        snprintf(out, cap, "%s_%d", t->cfg->name, (int)pos);
+        return out;
+    }
+    memcpy(out, t->cfg->name, n);
+    out[n++] = '_';
+    while (d > 0)
+        out[n++] = digits[--d];
+    out[n] = '\0';
     return out;
 }
 
