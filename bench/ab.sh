@@ -66,8 +66,15 @@ run() {
 
 : >"$work/pairs"
 for ((i = 1; i <= rounds; i++)); do
-    a=$(run "$old" "$@")
-    b=$(run "$new" "$@")
+    # ABBA order: a workload that grows the tables (insert) must not
+    # always run the same build second
+    if ((i % 2)); then
+        a=$(run "$old" "$@")
+        b=$(run "$new" "$@")
+    else
+        b=$(run "$new" "$@")
+        a=$(run "$old" "$@")
+    fi
     echo "$a $b" >>"$work/pairs"
     [ "$json" = 1 ] || python3 -c 'import sys; i, a, b = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]); print("pair %d  old %9.1f/s  new %9.1f/s  new/old %.3f" % (i, a, b, b / a))' "$i" "$a" "$b"
 done
