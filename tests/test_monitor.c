@@ -252,6 +252,53 @@ START_TEST(prometheus_counts_and_histograms)
 }
 END_TEST
 
+/* Which label values make one series: the lookup hashes and compares the
+ * values as they are stored (cut to 127 bytes), with their lengths. */
+START_TEST(prometheus_series_identity)
+{
+    unsigned port = tu_free_port();
+    void *inst = make_prom(port);
+    char a[201], b[201], c[201], want[400], name[32];
+    char *m;
+    int i;
+
+    memset(a, 'x', 200);
+    a[200] = '\0';
+    memcpy(b, a, sizeof b);
+    memset(b + 127, 'y', 73);          /* differs only after the cut: same series */
+    memcpy(c, a, sizeof c);
+    c[126] = 'y';                      /* differs before it: another series */
+    c[127] = '\0';
+    statement(inst, "ab", "", 1000u, 0);
+    statement(inst, "a", "b", 1000u, 0);
+    statement(inst, "a", "b", 1000u, 0);
+    statement(inst, "select", a, 1000u, 0);
+    statement(inst, "select", b, 1000u, 0);
+    statement(inst, "select", c, 1000u, 0);
+    for (i = 0; i < 500; i++) {        /* many series, lengths 3 to 12 */
+        snprintf(name, sizeof name, "t%d%.*s", i, i % 9, "_________");
+        statement(inst, "select", name, 1000u, 0);
+        if (i % 7 == 0)
+            statement(inst, "select", name, 1000u, 0);
+    }
+    m = scrape(port);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"ab\",table=\"\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"a\",table=\"b\"}"), 2);
+    snprintf(want, sizeof want, "dal_statements_total{kind=\"select\",table=\"%.127s\"}", a);
+    ck_assert_double_eq(tu_metric(m, want), 2);
+    snprintf(want, sizeof want, "dal_statements_total{kind=\"select\",table=\"%s\"}", c);
+    ck_assert_double_eq(tu_metric(m, want), 1);
+    for (i = 0; i < 500; i++) {
+        snprintf(name, sizeof name, "t%d%.*s", i, i % 9, "_________");
+        snprintf(want, sizeof want, "dal_statements_total{kind=\"select\",table=\"%s\"}", name);
+        ck_assert_double_eq(tu_metric(m, want), i % 7 == 0 ? 2 : 1);
+    }
+    ck_assert_double_eq(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
 START_TEST(prometheus_pool_figures)
 {
     static const char *const figures[] = {"in_use", "idle", "waiting", "created", "closed",
@@ -568,6 +615,7 @@ static Suite *unit_suite(void)
     suite_add_tcase(s, tn);
     tcase_add_checked_fixture(tp, unit_setup, unit_teardown);
     tcase_add_test(tp, prometheus_counts_and_histograms);
+    tcase_add_test(tp, prometheus_series_identity);
     tcase_add_test(tp, prometheus_pool_figures);
     tcase_add_test(tp, prometheus_escapes_labels_and_handles_nulls);
     tcase_add_test(tp, prometheus_http_errors);
