@@ -677,7 +677,7 @@ dal_result_t *dal_result_new(void)
     return &b->r;
 }
 
-/* meta, names and the nodes' names of the columns: one block. */
+/* names, meta and the nodes' names of the columns: one block. */
 static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
                         dal_error_t *err)
 {
@@ -687,11 +687,12 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
 
     for (i = 0; i < ncols; i++)
         bytes += (fields[i].name ? strlen(fields[i].name) : 0) + 1;
-    r->meta = malloc(bytes ? bytes : 1);
-    if (r->meta == NULL)
+    /* pointers first: each part stays aligned for its type */
+    r->names = malloc(bytes ? bytes : 1);
+    if (r->names == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    r->names = (const char **)(r->meta + ncols);
-    p = (char *)(r->names + ncols);
+    r->meta = (dal_merge_meta_t *)(r->names + ncols);
+    p = (char *)(r->meta + ncols);
     for (i = 0; i < ncols; i++) {
         dal_merge_meta_init(&r->meta[i], &fields[i]);
         len = fields[i].name ? strlen(fields[i].name) : 0;
@@ -710,7 +711,7 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
  * are read from the first source's fields. */
 static int columns_ready(dal_result_t *r, dal_error_t *err)
 {
-    if (r->meta != NULL || r->fields == NULL)
+    if (r->names != NULL || r->fields == NULL)
         return 0;
     return copy_columns(r, r->fields, r->ncols, err);
 }
@@ -1049,7 +1050,7 @@ void dal_result_free(dal_result_t *r)
         mysql_free_result(((result_block_t *)r)->stored.res);
     if (r->srcs != ((result_block_t *)r)->srcs)
         free(r->srcs);
-    free(r->meta);
+    free((void *)r->names);
     free(r->ids);
     if (r->plan != NULL || r->run->fail != NULL) /* else the merge state holds nothing */
         run_free(r->run);

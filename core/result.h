@@ -62,12 +62,12 @@ struct dal_result {
     unsigned int ncols;       /* columns of every source, hidden ones included */
     unsigned int nvisible;    /* columns the caller sees */
     const MYSQL_FIELD *fields;/* borrowed from the first source, which stays open until the
-                                 result is freed, while meta is NULL: a result of one
+                                 result is freed, while names is NULL: a result of one
                                  stored source copies nothing */
-    dal_merge_meta_t *meta;   /* owned, ncols: how each column compares; one block with
-                                 names and the nodes' column names; NULL until needed */
-    const char **names;       /* ncols, in meta's block; each points into that block, into
-                                 plan->names or into sql's cached names */
+    const char **names;       /* owned block, NULL until needed: ncols names, then meta,
+                                 then the nodes' column names; each name points into the
+                                 block, into plan->names or into sql's cached names */
+    dal_merge_meta_t *meta;   /* ncols, in names' block: how each column compares */
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
 
     dal_merge_plan_t *plan;   /* owned; NULL: sources one after the other */
@@ -127,7 +127,8 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
  * columns whose text the rewritten SQL changed (SUM(t.x) ran as
  * SUM(t_3.x)); see dal_merge_item_names.  For a SELECT on one node (a
  * merged result takes the names from its plan); call after the source is
- * added.  sql is borrowed. */
+ * added.  The names stay with sql's cached analysis: the result takes a
+ * reference to sql when it uses them. */
 int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err);
 
 /* Attach the IDs generated for an INSERT, in row order (ids transferred,
