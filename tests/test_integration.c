@@ -525,6 +525,12 @@ START_TEST(test_transactions)
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 1);
     dal_result_free(r);
+    /* a column named by its text shows the statement's text, as outside a
+     * session (the node ran wm_food_5.wm_poi_id + 1) */
+    must(dal_session_query(s, NULL, "SELECT wm_food.wm_poi_id + 1 FROM wm_food WHERE "
+                           "wm_poi_id = 4005", NULL, 0, &r, &err), &err, "select expression");
+    ck_assert_str_eq(dal_result_column_name(r, 0), "wm_food.wm_poi_id + 1");
+    dal_result_free(r);
     ck_assert_int_eq(count_poi(4005), 0);
     /* another node: refused, transaction intact */
     ck_assert_int_eq(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
