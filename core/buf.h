@@ -56,6 +56,7 @@ static inline void dal_buf_putc(dal_buf_t *b, char c)
 {
     dal_buf_append(b, &c, 1);
 }
+
 void dal_buf_printf(dal_buf_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
 /* Decimal integers without printf's cost (they are on every statement). */
 void dal_buf_put_u64(dal_buf_t *b, uint64_t v);
