@@ -12,6 +12,7 @@
 #include "error.h"
 #include "idfill.h"
 #include "idgen.h"
+#include "small.h"
 #include "sql_lex.h"
 
 /* One change to the text: insert `text` at off (replacing len bytes); a
@@ -130,7 +131,7 @@ static int plan_missing(filler_t *f, dal_error_t *err)
 /* Room for n parameters: inside f when they fit. */
 static int params_alloc(dal_idfill_t *f, size_t n)
 {
-    f->params = n <= DAL_IDFILL_INLINE ? f->params_inl : calloc(n, sizeof *f->params);
+    f->params = dal_small_alloc(f->params_inl, DAL_IDFILL_INLINE, n, sizeof *f->params, 1);
     return f->params != NULL ? 0 : -1;
 }
 
@@ -196,17 +197,18 @@ static int cmp_edit(const void *a, const void *b)
 
 /* Generate the IDs in row order: the rows are numbered by the edits and
  * NULL parameters that asked for them. */
-static int draw_ids(const dal_snapshot_t *snap, filler_t *f, dal_idfill_t *out, dal_error_t *err)
+static int draw_ids(const dal_snapshot_t *snap, const dal_table_t *t, size_t nids,
+                    dal_idfill_t *out, dal_error_t *err)
 {
     int rc;
 
-    out->ids = malloc(f->nids * sizeof *out->ids);
+    out->ids = malloc(nids * sizeof *out->ids);
     if (out->ids == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    out->nids = f->nids;
-    rc = dal_idgen_next(snap->idgens, f->t->cfg->idgen, out->ids, f->nids, err);
+    out->nids = nids;
+    rc = dal_idgen_next(snap->idgens, t->cfg->idgen, out->ids, nids, err);
     if (rc != 0)
-        dal_err_prefix(err, "table %s: generating %s", f->t->cfg->name, f->t->cfg->id_column);
+        dal_err_prefix(err, "table %s: generating %s", t->cfg->name, t->cfg->id_column);
     return rc;
 }
 
@@ -285,15 +287,11 @@ static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_tab
                    dal_error_t *err)
 {
     const fill_memo_t *m = (const fill_memo_t *)atomic_load(&((dal_sql_t *)s)->fill);
-    filler_t f;
     int rc;
 
     if (m == NULL || nparams != s->nparams || strcmp(m->id_column, t->cfg->id_column) != 0)
         return 0;
-    memset(&f, 0, sizeof f);
-    f.t = t;
-    f.nids = m->nids;
-    rc = draw_ids(snap, &f, out, err);
+    rc = draw_ids(snap, t, m->nids, out, err);
     if (rc == 0 && params_alloc(out, m->nparams) != 0)
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0) {
@@ -344,7 +342,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
         goto done;
     qsort(f.edits, f.nedits, sizeof *f.edits, cmp_edit);
     renumber_rows(&f);
-    rc = draw_ids(snap, &f, out, err);
+    rc = draw_ids(snap, f.t, f.nids, out, err);
     if (rc == 0)
         rc = build(&f, out, err);
 done:
@@ -358,8 +356,7 @@ done:
 void dal_idfill_clear(dal_idfill_t *f)
 {
     free(f->sql);
-    if (f->params != f->params_inl)
-        free(f->params);
+    dal_small_free(f->params, f->params_inl);
     free(f->ids);
     free(f->src);
     /* all but the inline parameters, which are rewritten before use */

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "error.h"
 #include "route.h"
+#include "small.h"
 #include "value.h"
 
 /* ------------------------------------------------------------ position sets */
@@ -37,8 +38,7 @@ typedef struct posset {
 
 static void posset_free(posset_t *s)
 {
-    if (s->v != s->inl)
-        free(s->v);
+    dal_small_free(s->v, s->inl);
     s->v = NULL;
     s->n = 0;
 }
@@ -48,7 +48,7 @@ static int posset_alloc(posset_t *s, size_t n)
 {
     posset_free(s);
     s->all = 0;
-    s->v = n <= POSSET_INLINE ? s->inl : malloc(n * sizeof *s->v);
+    s->v = dal_small_alloc(s->inl, POSSET_INLINE, n, sizeof *s->v, 0);
     return s->v != NULL ? 0 : -1;
 }
 
@@ -523,16 +523,9 @@ static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_er
 {
     size_t i;
 
-    if (nroutes <= 1) {
-        memset(&rt->route_inl, 0, sizeof rt->route_inl);
-        rt->routes = &rt->route_inl;
-    } else {
-        rt->routes = calloc(nroutes, sizeof *rt->routes);
-    }
-    if (nroutes * ntrefs <= DAL_ROUTING_INLINE)
-        rt->pos = rt->pos_inl;
-    else
-        rt->pos = malloc(nroutes * ntrefs * sizeof *rt->pos);
+    rt->routes = dal_small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
+    rt->pos = dal_small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
+                              sizeof *rt->pos, 0);
     if (rt->routes == NULL || rt->pos == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < nroutes * ntrefs; i++)
@@ -785,8 +778,8 @@ static int route_insert(router_t *r, size_t gtref)
         goto routes;
     }
     rows.n = sql->nrows;
-    rows.items = rows.n <= POSSET_INLINE ? items_inl : malloc(rows.n * sizeof *rows.items);
-    rows.pos = rows.n <= POSSET_INLINE ? pos_inl : malloc(rows.n * sizeof *rows.pos);
+    rows.items = dal_small_alloc(items_inl, POSSET_INLINE, rows.n, sizeof *rows.items, 0);
+    rows.pos = dal_small_alloc(pos_inl, POSSET_INLINE, rows.n, sizeof *rows.pos, 0);
     if (rows.items == NULL || rows.pos == NULL || posset_alloc(&set, rows.n) != 0) {
         rc = dal_err_set(r->err, DAL_ENOMEM, "out of memory");
         goto done;
@@ -810,10 +803,8 @@ routes:
     if (rc == 0)
         rc = cut_routes(r->rt, &rows, rows.n ? 1 : 0, &gtref, r->err);
 done:
-    if (rows.items != items_inl)
-        free(rows.items);
-    if (rows.pos != pos_inl)
-        free(rows.pos);
+    dal_small_free(rows.items, items_inl);
+    dal_small_free(rows.pos, pos_inl);
     posset_free(&set);
     return rc;
 }
@@ -1056,10 +1047,7 @@ static int mark_group(router_t *r, size_t *gtref)
     const char *binding = rt->primary->cfg->binding;
     size_t i;
 
-    if (r->sql->ntrefs <= DAL_ROUTING_INLINE)
-        r->in_group = r->in_group_inl;
-    else
-        r->in_group = calloc(r->sql->ntrefs, 1);
+    r->in_group = dal_small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, r->sql->ntrefs, 1, 1);
     if (r->in_group == NULL)
         return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
     *gtref = r->sql->ntrefs;
@@ -1168,6 +1156,13 @@ static int memo_route(router_t *r, const dal_query_opts_t *opts)
     return 1;
 }
 
+/* Empty rt, but for its inline arrays: dal_small_alloc sets what it hands
+ * out, so they need no clearing. */
+static void routing_reset(dal_routing_t *rt)
+{
+    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
+}
+
 int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
               const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
@@ -1175,7 +1170,7 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     size_t i;
     int rc;
 
-    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
+    routing_reset(rt);
     memset(&r, 0, sizeof r);
     rt->sql = sql;
     rt->max_parallel = snap->cfg->max_parallel;
@@ -1194,8 +1189,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
         return rc;
-    rt->tables = sql->ntrefs <= DAL_ROUTING_INLINE ? rt->tables_inl
-                                                   : calloc(sql->ntrefs, sizeof *rt->tables);
+    rt->tables = dal_small_alloc(rt->tables_inl, DAL_ROUTING_INLINE, sql->ntrefs,
+                                 sizeof *rt->tables, 1);
     if (rt->tables == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < sql->ntrefs; i++) {
@@ -1209,8 +1204,7 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
     if (rc == 0)
         memo_save(&r, opts);
-    if (r.in_group != r.in_group_inl)
-        free(r.in_group);
+    dal_small_free(r.in_group, r.in_group_inl);
     if (rc != 0)
         dal_routing_clear(rt);
     return rc;
@@ -1218,14 +1212,9 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
 
 void dal_routing_clear(dal_routing_t *rt)
 {
-    if (rt->tables != rt->tables_inl)
-        free(rt->tables);
-    if (rt->routes != &rt->route_inl)
-        free(rt->routes);
-    if (rt->pos != rt->pos_inl)
-        free(rt->pos);
+    dal_small_free(rt->tables, rt->tables_inl);
+    dal_small_free(rt->routes, &rt->route_inl);
+    dal_small_free(rt->pos, rt->pos_inl);
     free(rt->cuts);
-    /* what the next dal_route needs empty; the inline arrays are set
-     * before use */
-    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
+    routing_reset(rt);
 }
