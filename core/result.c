@@ -953,29 +953,51 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
     return r->names[col];
 }
 
+/* After the end or a failure: the same answer again. */
+static int ended(const dal_result_t *r, dal_error_t *err)
+{
+    const struct dal_merge_run *m = r->run;
+
+    if (!m->failed)
+        return 0;
+    if (m->fail == NULL)
+        return dal_err_set(err, m->failed, "the result failed earlier (no memory was left to "
+                           "keep why)");
+    if (err != NULL)
+        *err = *m->fail;
+    return m->failed;
+}
+
 int dal_result_next(dal_result_t *r, dal_error_t *err)
 {
+    dal_rowsrc_t *s;
     dal_error_t e;
     int rc;
 
     if (r == NULL)
         return dal_err_set(err, DAL_EINVAL, "result is NULL");
-    if (!r->started && (rc = run_start(r, err)) != 0)
-        return rc;
-    if (r->run->failed) {
-        if (r->run->fail == NULL)
-            return dal_err_set(err, r->run->failed, "the result failed earlier (no memory "
-                               "was left to keep why)");
-        if (err != NULL)
-            *err = *r->run->fail;
-        return r->run->failed;
-    }
-    if (r->run->done)
-        return 0;
+    if (r->run->done || r->run->failed)
+        return ended(r, err);
     dal_err_clear(&e);
-    rc = advance(r, &e);
-    if (rc <= 0)
-        finish(r, rc, &e);
+    if (r->plan == NULL && r->nsrcs == 1) {
+        /* one source and nothing to merge, as most results: its rows as
+         * they come, without the pipeline (fewer functions on the path of
+         * every row) */
+        r->started = 1;
+        s = r->srcs[0];
+        rc = s->ops->fetch(s, &e);
+        if (rc > 0) {
+            set_row(r, s->row, s->lengths);
+            return rc;
+        }
+    } else {
+        if (!r->started && (rc = run_start(r, err)) != 0)
+            return rc;
+        rc = advance(r, &e);
+        if (rc > 0)
+            return rc;
+    }
+    finish(r, rc, &e);
     if (rc < 0 && err != NULL)
         *err = e;
     return rc;

@@ -8,44 +8,44 @@
 #include "error.h"
 #include "merge.h"
 #include "rewrite.h"
+#include "small.h"
 #include "value.h"
 
-enum edit_type { EDIT_TABLE, EDIT_QUALIFIER, EDIT_DROP, EDIT_PARAM, EDIT_CUT, EDIT_TEXT };
+/* TABLE, QUALIFIER and QUAL_DROP apply only where the route gives their
+ * table reference a physical position; the others always. */
+enum edit_type {
+    EDIT_TABLE, EDIT_QUALIFIER, EDIT_QUAL_DROP, EDIT_DROP, EDIT_PARAM, EDIT_CUT, EDIT_TEXT
+};
 
 typedef struct edit {
     uint32_t off, len;
     enum edit_type type;
-    uint32_t idx;     /* table ref index (TABLE, QUALIFIER) or parameter index */
+    uint32_t idx;     /* table ref index (TABLE, QUALIFIER, QUAL_DROP), parameter index
+                         (PARAM) or merge edit index (TEXT) */
 } edit_t;
 
-/* Statements have a handful of edits; above this we fall back to the heap. */
+/* The edits that come from the statement alone -- every table name and
+ * qualifier, hint and ?, whatever the route -- in the order they apply:
+ * made on the statement's first rewrite and kept with it (dal_sql_t's
+ * `edits`), so a statement run again only walks them. */
+typedef struct own_edits {
+    dal_sql_ext_t ext;   /* first: destroyed with the statement */
+    size_t n;
+    edit_t items[];
+} own_edits_t;
+
+/* A route's edits when it has its own too (cuts, merge edits): in the
+ * caller's room when they fit. */
 #define EDITS_INLINE 32
 
-typedef struct edits {
-    edit_t *items;
-    size_t n, cap;
-    edit_t inline_items[EDITS_INLINE];
-} edits_t;
-
-static int edits_add(edits_t *e, uint32_t off, uint32_t len, enum edit_type type, uint32_t idx)
+static void put_edit(edit_t *v, size_t *n, uint32_t off, uint32_t len, enum edit_type type,
+                     uint32_t idx)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap * 2;
-        edit_t *p = e->items == e->inline_items ? malloc(cap * sizeof *p)
-                                                : realloc(e->items, cap * sizeof *p);
-        if (p == NULL)
-            return -1;
-        if (e->items == e->inline_items)
-            memcpy(p, e->inline_items, sizeof e->inline_items);
-        e->items = p;
-        e->cap = cap;
-    }
-    e->items[e->n].off = off;
-    e->items[e->n].len = len;
-    e->items[e->n].type = type;
-    e->items[e->n].idx = idx;
-    e->n++;
-    return 0;
+    v[*n].off = off;
+    v[*n].len = len;
+    v[*n].type = type;
+    v[*n].idx = idx;
+    (*n)++;
 }
 
 /* By offset; at one offset an insertion first (so the edit starting there
@@ -60,56 +60,86 @@ static int edit_after(const edit_t *a, const edit_t *b)
     return b->type == EDIT_TEXT && a->type != EDIT_TEXT;
 }
 
-/* Edits arrive almost sorted (one list after another); insertion sort is
- * the cheapest for a few dozen items. */
-static void edits_sort(edits_t *e)
+/* Stable, and the cheapest for a few dozen items arriving almost sorted
+ * (one list after another). */
+static void edits_sort(edit_t *v, size_t n)
 {
     size_t i, j;
 
-    for (i = 1; i < e->n; i++) {
-        edit_t x = e->items[i];
-        for (j = i; j > 0 && edit_after(&e->items[j - 1], &x); j--)
-            e->items[j] = e->items[j - 1];
-        e->items[j] = x;
+    for (i = 1; i < n; i++) {
+        edit_t x = v[i];
+        for (j = i; j > 0 && edit_after(&v[j - 1], &x); j--)
+            v[j] = v[j - 1];
+        v[j] = x;
     }
 }
 
-static int collect(const dal_routing_t *rt, const dal_route_t *route, edits_t *e)
+static void own_edits_destroy(dal_sql_ext_t *e)
 {
-    const int32_t *pos = route->pos;
-    const dal_sql_t *sql = rt->sql;
-    size_t i;
-    int rc = 0;
+    free(e);
+}
 
-    /* pos == NULL: a direct statement, no table is rewritten */
-    for (i = 0; pos != NULL && i < sql->ntrefs && rc == 0; i++) {
+static const own_edits_t *own_edits(const dal_sql_t *sql)
+{
+    dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */
+    dal_sql_ext_t *expected = NULL, *x = atomic_load(&m->edits);
+    own_edits_t *o;
+    size_t i;
+
+    if (x != NULL)
+        return (const own_edits_t *)x;
+    o = malloc(sizeof *o + (2 * sql->ntrefs + sql->ncolrefs + sql->nhints + sql->nparams) *
+                               sizeof *o->items);
+    if (o == NULL)
+        return NULL;
+    o->ext.destroy = own_edits_destroy;
+    o->n = 0;
+    /* this order settles ties at one offset, as the sort is stable */
+    for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *r = &sql->trefs[i];
-        if (pos[i] < 0)
-            continue;
         if (r->qual_len > 0)
-            rc |= edits_add(e, r->qual_off, r->qual_len, EDIT_DROP, 0);
-        rc |= edits_add(e, r->off, r->len, EDIT_TABLE, (uint32_t)i);
+            put_edit(o->items, &o->n, r->qual_off, r->qual_len, EDIT_QUAL_DROP, (uint32_t)i);
+        put_edit(o->items, &o->n, r->off, r->len, EDIT_TABLE, (uint32_t)i);
     }
-    for (i = 0; pos != NULL && i < sql->ncolrefs && rc == 0; i++) {
-        size_t t = sql->colrefs[i].tref;
-        if (pos[t] >= 0)
-            rc |= edits_add(e, sql->colrefs[i].off, sql->colrefs[i].len, EDIT_QUALIFIER,
-                            (uint32_t)t);
+    for (i = 0; i < sql->ncolrefs; i++)
+        put_edit(o->items, &o->n, sql->colrefs[i].off, sql->colrefs[i].len, EDIT_QUALIFIER,
+                 (uint32_t)sql->colrefs[i].tref);
+    for (i = 0; i < sql->nhints; i++)
+        put_edit(o->items, &o->n, sql->hints[i].off, sql->hints[i].len, EDIT_DROP, 0);
+    for (i = 0; i < sql->nparams; i++)
+        put_edit(o->items, &o->n, sql->param_offs[i], 1, EDIT_PARAM, (uint32_t)i);
+    edits_sort(o->items, o->n);
+    /* two threads may race here: the first one's list stays */
+    if (!atomic_compare_exchange_strong(&m->edits, &expected, &o->ext)) {
+        free(o);
+        return (const own_edits_t *)expected;
     }
-    for (i = 0; i < sql->nhints && rc == 0; i++)
-        rc |= edits_add(e, sql->hints[i].off, sql->hints[i].len, EDIT_DROP, 0);
-    for (i = 0; i < sql->nparams && rc == 0; i++)
-        rc |= edits_add(e, sql->param_offs[i], 1, EDIT_PARAM, (uint32_t)i);
-    for (i = 0; i < route->ncuts && rc == 0; i++) {
+    return o;
+}
+
+/* The statement's edits with route r's cuts and the merge's edits added:
+ * into room (EDITS_INLINE items) or the heap.  NULL without memory. */
+static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
+                           const own_edits_t *own, edit_t *room, size_t *n)
+{
+    size_t nmerge = rt->merge_edits != NULL ? rt->merge_edits->n : 0, i;
+    edit_t *v = dal_small_alloc(room, EDITS_INLINE, own->n + route->ncuts + nmerge, sizeof *v, 0);
+
+    if (v == NULL)
+        return NULL;
+    memcpy(v, own->items, own->n * sizeof *v);
+    *n = own->n;
+    for (i = 0; i < route->ncuts; i++) {
         const dal_cut_t *c = &rt->cuts[route->cut_first + i];
-        rc |= edits_add(e, c->off, c->len, EDIT_CUT, 0);
+        put_edit(v, n, c->off, c->len, EDIT_CUT, 0);
     }
     /* last, so that at an equal offset a merge insertion follows the ?
      * value or table name already there */
-    for (i = 0; rt->merge_edits != NULL && i < rt->merge_edits->n && rc == 0; i++)
-        rc |= edits_add(e, rt->merge_edits->items[i].off, rt->merge_edits->items[i].len,
-                        EDIT_TEXT, (uint32_t)i);
-    return rc;
+    for (i = 0; i < nmerge; i++)
+        put_edit(v, n, rt->merge_edits->items[i].off, rt->merge_edits->items[i].len, EDIT_TEXT,
+                 (uint32_t)i);
+    edits_sort(v, *n);
+    return v;
 }
 
 /* "<logical>_<pos>", in the quoting the statement used. */
@@ -127,26 +157,38 @@ static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
         dal_buf_putc(out, '`');
 }
 
+/* Does edit x change the text on this route?  A table the route leaves
+ * alone (pos < 0, or no positions at all) keeps its name and qualifiers. */
+static int applies(const edit_t *x, const int32_t *pos)
+{
+    if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER || x->type == EDIT_QUAL_DROP)
+        return pos != NULL && pos[x->idx] >= 0;
+    return 1;
+}
+
 int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
                 int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
 {
     const dal_sql_t *sql = rt->sql;
-    const int32_t *pos = rt->routes[r].pos;
-    edits_t e;
-    size_t i, at = 0;
+    const dal_route_t *route = &rt->routes[r];
+    const int32_t *pos = route->pos;
+    const own_edits_t *own;
+    const edit_t *v;
+    edit_t room[EDITS_INLINE], *mine = NULL;
+    size_t i, n, at = 0;
     int rc = 0;
 
     if (nparams != sql->nparams)
         return dal_err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
                            "parameters were given", sql->nparams, nparams);
-    e.items = e.inline_items;
-    e.n = 0;
-    e.cap = EDITS_INLINE;
-    if (collect(rt, &rt->routes[r], &e) != 0) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
-        goto done;
+    if ((own = own_edits(sql)) == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    v = own->items;
+    n = own->n;
+    if (route->ncuts > 0 || rt->merge_edits != NULL) {
+        if ((v = mine = route_edits(rt, route, own, room, &n)) == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
     }
-    edits_sort(&e);
     dal_buf_reserve(out, sql->len + 32);
     if (rt->trace_id != NULL) {
         /* checked by the caller to hold no comment terminator */
@@ -154,11 +196,11 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
         dal_buf_puts(out, rt->trace_id);
         dal_buf_puts(out, " */ ");
     }
-    for (i = 0; i < e.n; i++) {
-        const edit_t *x = &e.items[i];
+    for (i = 0; i < n; i++) {
+        const edit_t *x = &v[i];
         /* an edit inside a span already cut (a ? in a row of another
          * route, a table name in a cut subquery) has nothing left to edit */
-        if (x->off < at)
+        if (x->off < at || !applies(x, pos))
             continue;
         dal_buf_append(out, sql->text + at, x->off - at);
         at = x->off + x->len;
@@ -175,7 +217,7 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
     if (out->oom)
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
 done:
-    if (e.items != e.inline_items)
-        free(e.items);
+    if (mine != NULL)
+        dal_small_free(mine, room);
     return rc;
 }

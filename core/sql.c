@@ -2270,6 +2270,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     atomic_init(&s->names, NULL);
     atomic_init(&s->route_memo, 0);
     atomic_init(&s->fill, NULL);
+    atomic_init(&s->edits, NULL);
     s->text = text;
     s->len = a->len;
     s->trefs = tr;       s->ntrefs = a->trefs.n;
@@ -2327,11 +2328,13 @@ done:
 void dal_sql_free(dal_sql_t *s)
 {
     if (s != NULL) {
-        dal_sql_ext_t *fill = atomic_load(&s->fill);
+        dal_sql_ext_t *fill = atomic_load(&s->fill), *edits = atomic_load(&s->edits);
         free(atomic_load(&s->norm));
         free(atomic_load(&s->names));
         if (fill != NULL)
             fill->destroy(fill);
+        if (edits != NULL)
+            edits->destroy(edits);
     }
     free(s);
 }

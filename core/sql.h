@@ -188,6 +188,8 @@ typedef struct dal_sql {
     _Atomic(struct dal_sql_names *) names; /* owned, one block, made on first use: the
                                column names a one-node SELECT shows (merge.c,
                                dal_merge_cached_names); NULL until then */
+    _Atomic(dal_sql_ext_t *) edits; /* owned, made on first use: the statement's own
+                               edits in text order (rewrite.c); NULL until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
