@@ -44,9 +44,9 @@ void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
     b->borrowed = 1;
 }
 
-void dal_buf_append_grow(dal_buf_t *b, const void *p, size_t n)
+void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
 {
-    if (dal_buf_reserve(b, n) != 0)
+    if ((b->len + n >= b->cap || b->oom) && dal_buf_reserve(b, n) != 0)
         return;
     memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -84,22 +84,19 @@ void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
-    char tmp[20];
-    size_t n = 0;
+    char tmp[20], *d = tmp + sizeof tmp;
 
-    while (v >= 100) {
-        unsigned int d = (unsigned int)(v % 100) * 2;
-        v /= 100;
-        tmp[sizeof tmp - ++n] = pairs[d + 1];
-        tmp[sizeof tmp - ++n] = pairs[d];
+    for (; v >= 100; v /= 100) {
+        d -= 2;
+        memcpy(d, pairs + v % 100 * 2, 2);
     }
     if (v >= 10) {
-        tmp[sizeof tmp - ++n] = pairs[v * 2 + 1];
-        tmp[sizeof tmp - ++n] = pairs[v * 2];
+        d -= 2;
+        memcpy(d, pairs + v * 2, 2);
     } else {
-        tmp[sizeof tmp - ++n] = (char)('0' + v);
+        *--d = (char)('0' + v);
     }
-    dal_buf_append(b, tmp + sizeof tmp - n, n);
+    dal_buf_append(b, d, (size_t)(tmp + sizeof tmp - d));
 }
 
 void dal_buf_put_i64(dal_buf_t *b, int64_t v)

@@ -8,6 +8,7 @@
 
 #include "conn.h"
 #include "error.h"
+#include "host.h"
 
 static uint64_t mono_ns(void)
 {
@@ -276,7 +277,7 @@ void dal_connpool_flush(dal_connpool_t *p)
 }
 
 /* A per-thread address: who released a connection last. */
-static _Thread_local char this_thread;
+static _Thread_local char this_thread DAL_TLS_SMALL;
 
 /* How far down the idle stack to look for the calling thread's own
  * connection: the server thread behind it last ran next to this client

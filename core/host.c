@@ -24,7 +24,7 @@ uint64_t dal_now_ns(void)
 
 uint64_t dal_random(void)
 {
-    static _Thread_local uint64_t x;
+    static _Thread_local uint64_t x DAL_TLS_SMALL;
 
     if (x == 0)
         x = dal_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;

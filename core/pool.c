@@ -246,8 +246,8 @@ void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out)
 
 /* ------------------------------------------------ statement for leak reports */
 
-static _Thread_local const char *cur_sql;
-static _Thread_local const char *cur_trace;
+static _Thread_local const char *cur_sql DAL_TLS_SMALL;
+static _Thread_local const char *cur_trace DAL_TLS_SMALL;
 
 void dal_pool_set_statement(const char *sql, const char *trace_id)
 {

@@ -12,11 +12,16 @@
 
 /* ------------------------------------------------------ read-your-writes */
 
+/* The state is too large for the static TLS model (host.h); a pointer to
+ * it is not, so only a thread's first statement looks it up the slow way. */
 static _Thread_local dal_ryw_t thread_ryw;
+static _Thread_local dal_ryw_t *thread_ryw_at DAL_TLS_SMALL;
 
 dal_ryw_t *dal_ryw_thread(void)
 {
-    return &thread_ryw;
+    if (thread_ryw_at == NULL)
+        thread_ryw_at = &thread_ryw;
+    return thread_ryw_at;
 }
 
 static dal_ryw_mark_t *find_mark(dal_ryw_t *w, uint64_t key)
