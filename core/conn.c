@@ -236,7 +236,6 @@ void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int re
     p->nidle = 0;
     p->max_idle = max_idle;
     p->ds = ds;
-    atomic_init(&p->in_use, 0);
     atomic_init(&p->created, 0);
     atomic_init(&p->closed, 0);
 }
@@ -318,14 +317,12 @@ int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_e
     if (c != NULL) {
         c->next = NULL;
         *out = c;
-        atomic_fetch_add_explicit(&p->in_use, 1, memory_order_relaxed);
         return 0;
     }
     rc = dal_conn_open_server(p->ds, p->replica, out, err);
     if (rc != 0)
         return rc;
     atomic_fetch_add_explicit(&p->created, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->in_use, 1, memory_order_relaxed);
     return 0;
 }
 
@@ -333,7 +330,6 @@ void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)
         return;
-    atomic_fetch_sub_explicit(&p->in_use, 1, memory_order_relaxed);
     c->last_thread = &this_thread;
     pthread_mutex_lock(&p->mu);
     if (reusable && p->nidle < p->max_idle) {
@@ -350,11 +346,16 @@ void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 
 void dal_connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out)
 {
+    uint64_t open;
+
     memset(out, 0, sizeof *out);
-    out->in_use = atomic_load_explicit(&p->in_use, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
     out->idle = p->nidle;
-    pthread_mutex_unlock(&p->mu);
     out->created = atomic_load_explicit(&p->created, memory_order_relaxed);
     out->closed = atomic_load_explicit(&p->closed, memory_order_relaxed);
+    pthread_mutex_unlock(&p->mu);
+    /* a connection being opened or closed right now may be off by one for
+     * a moment; never below zero */
+    open = out->created - out->closed;
+    out->in_use = open > out->idle ? (uint32_t)(open - out->idle) : 0;
 }

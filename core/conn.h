@@ -94,8 +94,10 @@ typedef struct dal_connpool {
     unsigned int max_idle;
     const dal_cfg_datasource_t *ds; /* borrowed */
     int replica;                    /* the server: see dal_conn_open_server */
-    /* figures for monitoring, kept outside mu so connecting needs no lock */
-    atomic_uint in_use;
+    /* figures for monitoring, kept outside mu so connecting needs no lock;
+     * only opening and closing change them (connections in use are
+     * created - closed - nidle: no counter written by every statement, on a
+     * cache line every thread using the server would fight over) */
     atomic_ullong created;
     atomic_ullong closed;
 } dal_connpool_t;

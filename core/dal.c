@@ -207,7 +207,8 @@ int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_e
     dal_stmt_emit(st, rc, *out);
     if (rc != 0)
         return rc;
-    dal_stmt_give_ids(st, *out);
+    if (st->fill.nids > 0)
+        dal_stmt_give_ids(st, *out);
     if (st->rt.nroutes > 1) {
         /* streamed rows hold connections of this snapshot's nodes */
         dal_snapshot_ref(snap);
@@ -284,12 +285,10 @@ int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *
     return 0;
 }
 
-void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
+void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
 {
     dal_event_t ev;
 
-    if (!dal_monitor_active(st->monitors) || st->sql == NULL)
-        return;
     memset(&ev, 0, sizeof ev);
     ev.struct_size = sizeof ev;
     ev.type = DAL_EVENT_STATEMENT;
@@ -353,10 +352,14 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
 
 void dal_stmt_clear(dal_stmt_t *st)
 {
-    dal_merge_plan_free(st->plan);
-    dal_edits_clear(&st->edits);
+    /* what most statements do not have is not visited */
+    if (st->plan != NULL)
+        dal_merge_plan_free(st->plan);
+    if (st->edits.items != NULL)
+        dal_edits_clear(&st->edits);
     dal_routing_clear(&st->rt);
-    dal_idfill_clear(&st->fill);
+    if (!dal_idfill_empty(&st->fill))
+        dal_idfill_clear(&st->fill);
     dal_sql_unref(st->sql);
     st->sql_norm = NULL;
     st->sql = NULL;

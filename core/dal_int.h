@@ -9,6 +9,7 @@
 #include "idfill.h"
 #include "log.h"
 #include "merge.h"
+#include "monitor.h"
 #include "route.h"
 #include "snapshot.h"
 #include "sql.h"
@@ -25,7 +26,10 @@ struct dal {
      * reference; a swap waits for readers to drain before dropping the old
      * snapshot's reference, so no lock is on the statement path. */
     _Atomic(dal_snapshot_t *) snap;
+    /* readers alone on its line (hot.h): every statement changes it twice */
+    char readers_before[DAL_CACHE_LINE];
     atomic_uint readers;
+    char readers_line[DAL_LINE_REST(atomic_uint)];
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;
     struct dal_watch *watch;    /* owned: the file watcher, or NULL */
@@ -73,9 +77,16 @@ struct dal_select;
 int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
                     dal_error_t *err);
 
-/* One DAL_EVENT_STATEMENT for st, which ended with rc (a no-op without
- * monitors). */
-void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r);
+/* One DAL_EVENT_STATEMENT for st, which ended with rc.  Call through
+ * dal_stmt_emit, which checks for monitors first (inline, as
+ * dal_emit_route). */
+void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r);
+
+static inline void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
+{
+    if (dal_monitor_active(st->monitors) && st->sql != NULL)
+        dal_stmt_emit_event(st, rc, r);
+}
 
 /* Run a prepared statement's routes (outside a transaction).  The result
  * keeps a reference on snap while it may hold connections of its nodes. */

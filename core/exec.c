@@ -74,7 +74,8 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
         dal_ryw_note(rt->ryw, srv->node, NULL); /* wrote, or may have: GTID unknown */
 }
 
-/* One DAL_EVENT_EXECUTION for route r on srv, started at t0. */
+/* One DAL_EVENT_EXECUTION for route r on srv, started at t0.  Callers
+ * check for monitors first (see dal_emit_route). */
 static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
                            uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_)
 {
@@ -83,8 +84,6 @@ static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t
     dal_event_t ev;
     size_t i;
 
-    if (!dal_monitor_active(rt->monitors))
-        return;
     memset(&ev, 0, sizeof ev);
     ev.struct_size = sizeof ev;
     ev.type = DAL_EVENT_EXECUTION;
@@ -164,7 +163,7 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     unsigned int e;
     int reused = 0, rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
 
-    next = retry_server(rt, srv, rc, e, reused);
+    next = rc != 0 ? retry_server(rt, srv, rc, e, reused) : NULL;
     if (next != NULL) {
         if (next != srv)
             dal_emit_route(rt, next);
@@ -173,7 +172,9 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     }
     /* rows: what a write changed; a read's rows are counted by the
      * statement event once the caller has read them */
-    emit_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc, rc == 0 ? 0 : e);
+    if (dal_monitor_active(rt->monitors))
+        emit_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc,
+                       rc == 0 ? 0 : e);
     return rc;
 }
 
@@ -249,8 +250,9 @@ static void job_start(batch_t *b, job_t *j);
 
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
-    emit_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
-                   rc == 0 ? 0 : j->err.mysql_errno);
+    if (dal_monitor_active(b->rt->monitors))
+        emit_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
+                       rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
     j->phase = JOB_DONE;
     j->wait = 0;

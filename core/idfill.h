@@ -34,6 +34,13 @@ typedef struct dal_idfill {
     dal_value_t params_inl[DAL_IDFILL_INLINE];
 } dal_idfill_t;
 
+/* Nothing to free in f: no statement text, IDs or parameters of its own. */
+static inline int dal_idfill_empty(const dal_idfill_t *f)
+{
+    return f->sql == NULL && f->ids == NULL && f->src == NULL &&
+           (f->params == NULL || f->params == f->params_inl);
+}
+
 /* Fill *f for statement s (zeroed when there is nothing to do).  Nothing:
  * f->filled and f->sql both NULL. */
 int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,

@@ -404,12 +404,10 @@ const char *dal_server_role(const dal_server_t *srv)
     return srv->replica < 0 ? "master" : "replica";
 }
 
-void dal_emit_route(const dal_routing_t *rt, const dal_server_t *srv)
+void dal_emit_route_event(const dal_routing_t *rt, const dal_server_t *srv)
 {
     dal_event_t ev;
 
-    if (!dal_monitor_active(rt->monitors))
-        return;
     memset(&ev, 0, sizeof ev);
     ev.struct_size = sizeof ev;
     ev.type = DAL_EVENT_ROUTE;

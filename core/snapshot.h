@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "hot.h"
 #include "log.h"
 #include "plugin.h"
 
@@ -97,6 +98,7 @@ typedef struct dal_table {
 
 typedef struct dal_snapshot {
     atomic_int refs;
+    char refs_line[DAL_LINE_REST(atomic_int)]; /* refs alone on its line (hot.h) */
     uint32_t gen;                    /* unique per snapshot built in this process (never 0):
                                         what a statement's route memo was made for (route.c) */
     dal_config_t *cfg;               /* owned */

@@ -2566,7 +2566,10 @@ static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t l
     for (i = 0; i < WAYS; i++) {
         dal_sql_t *s = st->slot[i].sql;
         if (s && st->slot[i].hash == h && s->len == len && memcmp(s->text, sql, len) == 0) {
-            st->slot[i].used = 1;
+            /* written only when it changes: every thread running this
+             * statement reads the set's cache line */
+            if (!st->slot[i].used)
+                st->slot[i].used = 1;
             return s;
         }
     }
