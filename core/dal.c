@@ -139,7 +139,7 @@ void dal_close(dal_t *dal)
     free(dal);
 }
 
-dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
+DAL_HOT dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 {
     dal_snapshot_t *s;
 
@@ -153,12 +153,12 @@ dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 }
 
 /* The common first half of query and explain: analysis and routing. */
-int dal_is_txn_control(dal_sql_kind_t k)
+DAL_HOT int dal_is_txn_control(dal_sql_kind_t k)
 {
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
-static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_error_t *err)
+DAL_HOT static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_error_t *err)
 {
     char msg[256];
     const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, sql, len, msg, sizeof msg);
@@ -175,7 +175,7 @@ static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_err
 
 /* Several routes: how their rows combine, and what that changes in each
  * route's SQL.  Writes, INSERT and DDL just add up. */
-static int plan_merge(dal_stmt_t *st, dal_error_t *err)
+DAL_HOT static int plan_merge(dal_stmt_t *st, dal_error_t *err)
 {
     dal_sql_kind_t k = st->sql->kind;
     int rc;
@@ -196,7 +196,7 @@ static void snapshot_release(void *ctx)
     dal_snapshot_unref(ctx);
 }
 
-int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
+DAL_HOT int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
 {
     int rc;
 
@@ -247,7 +247,7 @@ static void trace_generate(char *out, size_t cap)
 }
 
 /* Trace id and normalised SQL for the events and the physical SQL. */
-static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+DAL_HOT static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                               dal_error_t *err)
 {
     const char *given = opts ? opts->trace_id : NULL;
@@ -269,7 +269,7 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
     return 0;
 }
 
-int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
+DAL_HOT int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
                     dal_error_t *err)
 {
     size_t i;
@@ -307,7 +307,7 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
     dal_monitor_emit(st->monitors, &ev);
 }
 
-int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                      const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
                      dal_error_t *err)
 {
@@ -350,7 +350,7 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
     return plan_merge(st, err);
 }
 
-void dal_stmt_clear(dal_stmt_t *st)
+DAL_HOT void dal_stmt_clear(dal_stmt_t *st)
 {
     /* what most statements do not have is not visited */
     if (st->plan != NULL)
@@ -374,7 +374,7 @@ void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
     st->fill.nids = 0;
 }
 
-int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out, dal_error_t *err)
 {
     /* outside a session, the thread is the writer whose writes reads see */
@@ -410,7 +410,7 @@ int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
     return rc;
 }
 
-int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+DAL_HOT int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
              const dal_value_t *params, size_t nparams, uint64_t *affected_rows,
              dal_error_t *err)
 {

@@ -5,17 +5,26 @@
 #define DAL_CORE_ERROR_H
 
 #include "dal/dal.h"
+#include "hot.h"
+
+/*
+ * The functions that report an error are DAL_COLD: the compiler then
+ * treats every path that calls one as unlikely and moves it out of the
+ * function's body (into .text.unlikely), so the path that succeeds is
+ * dense -- fewer cache lines per statement (hot.h) -- without a
+ * likely/unlikely mark at each of the hundreds of error returns.
+ */
 
 /* Set err (may be NULL) to code and a formatted message; returns code so
  * callers can write `return dal_err_set(err, DAL_EINVAL, "...")`. */
-int dal_err_set(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4);
+int dal_err_set(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4) DAL_COLD;
 
 /* Same, with the server's error number and SQLSTATE. */
 int dal_err_server(dal_error_t *err, int code, unsigned int mysql_errno,
-                   const char *sqlstate, const char *fmt, ...) DAL_PRINTF(5, 6);
+                   const char *sqlstate, const char *fmt, ...) DAL_PRINTF(5, 6) DAL_COLD;
 
 /* Put "prefix: " in front of the message already in err. */
-void dal_err_prefix(dal_error_t *err, const char *fmt, ...) DAL_PRINTF(2, 3);
+void dal_err_prefix(dal_error_t *err, const char *fmt, ...) DAL_PRINTF(2, 3) DAL_COLD;
 
 void dal_err_clear(dal_error_t *err);
 

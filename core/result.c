@@ -224,7 +224,7 @@ static int run_start(dal_result_t *r, dal_error_t *err)
 
 /* ============================================================== sources */
 
-static void src_close(dal_result_t *r, size_t i, int ok)
+DAL_HOT static void src_close(dal_result_t *r, size_t i, int ok)
 {
     dal_rowsrc_t *s = r->srcs[i];
 
@@ -234,7 +234,7 @@ static void src_close(dal_result_t *r, size_t i, int ok)
     s->ops->close(s, ok);
 }
 
-static void srcs_close_all(dal_result_t *r)
+DAL_HOT static void srcs_close_all(dal_result_t *r)
 {
     size_t i;
 
@@ -393,7 +393,7 @@ static int pull(dal_result_t *r, MYSQL_ROW *row, unsigned long **lens, dal_error
 
 /* =============================================================== stages */
 
-static void set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
+DAL_HOT static void set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
 {
     r->row = row;
     r->lengths = lens;
@@ -626,7 +626,7 @@ static int advance(dal_result_t *r, dal_error_t *err)
 }
 
 /* The end, or a failure: every connection goes back at once. */
-static void finish(dal_result_t *r, int rc, const dal_error_t *e)
+DAL_HOT static void finish(dal_result_t *r, int rc, const dal_error_t *e)
 {
     struct dal_merge_run *m = r->run;
 
@@ -661,7 +661,7 @@ typedef struct result_block {
     stored_src_t stored;     /* the first stored source */
 } result_block_t;
 
-dal_result_t *dal_result_new(void)
+DAL_HOT dal_result_t *dal_result_new(void)
 {
     /* malloc + memset, not calloc: glibc's calloc skips the per-thread
      * cache, and one result per statement is made and freed */
@@ -747,7 +747,7 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
-int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+DAL_HOT int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                           unsigned int ncols, const char *datasource, dal_error_t *err)
 {
     int rc;
@@ -773,7 +773,7 @@ int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *f
 
 /* ------------------------------------------------------ stored results */
 
-static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
+DAL_HOT static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
     stored_src_t *st = (stored_src_t *)s;
 
@@ -782,7 +782,7 @@ static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
     return s->row != NULL;
 }
 
-static void stored_close(dal_rowsrc_t *s, int ok)
+DAL_HOT static void stored_close(dal_rowsrc_t *s, int ok)
 {
     stored_src_t *st = (stored_src_t *)s;
 
@@ -794,7 +794,7 @@ static void stored_close(dal_rowsrc_t *s, int ok)
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
 
-int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
+DAL_HOT int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
     stored_src_t *s = &((result_block_t *)r)->stored;
 
@@ -886,7 +886,7 @@ static void rename_columns(dal_result_t *r, char *const *names, size_t n)
             r->names[i] = names[i];
 }
 
-int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
+DAL_HOT int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
     const dal_sql_names_t *names = dal_merge_cached_names(sql);
 
@@ -939,7 +939,7 @@ void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
 
 /* ============================================================== getters */
 
-size_t dal_result_column_count(const dal_result_t *r)
+DAL_HOT size_t dal_result_column_count(const dal_result_t *r)
 {
     return r ? r->nvisible : 0;
 }
@@ -954,7 +954,7 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
 }
 
 /* After the end or a failure: the same answer again. */
-static int ended(const dal_result_t *r, dal_error_t *err)
+DAL_HOT static int ended(const dal_result_t *r, dal_error_t *err)
 {
     const struct dal_merge_run *m = r->run;
 
@@ -968,7 +968,7 @@ static int ended(const dal_result_t *r, dal_error_t *err)
     return m->failed;
 }
 
-int dal_result_next(dal_result_t *r, dal_error_t *err)
+DAL_HOT int dal_result_next(dal_result_t *r, dal_error_t *err)
 {
     dal_rowsrc_t *s;
     dal_error_t e;
@@ -1003,12 +1003,12 @@ int dal_result_next(dal_result_t *r, dal_error_t *err)
     return rc;
 }
 
-int dal_result_is_null(const dal_result_t *r, size_t col)
+DAL_HOT int dal_result_is_null(const dal_result_t *r, size_t col)
 {
     return r == NULL || r->row == NULL || col >= r->nvisible || r->row[col] == NULL;
 }
 
-const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
+DAL_HOT const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
 {
     if (dal_result_is_null(r, col)) {
         if (len)
@@ -1020,28 +1020,28 @@ const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
     return r->row[col];
 }
 
-int64_t dal_result_int(const dal_result_t *r, size_t col)
+DAL_HOT int64_t dal_result_int(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtoll(t, NULL, 10) : 0;
 }
 
-uint64_t dal_result_uint(const dal_result_t *r, size_t col)
+DAL_HOT uint64_t dal_result_uint(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtoull(t, NULL, 10) : 0;
 }
 
-double dal_result_double(const dal_result_t *r, size_t col)
+DAL_HOT double dal_result_double(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtod(t, NULL) : 0.0;
 }
 
-uint64_t dal_result_affected_rows(const dal_result_t *r)
+DAL_HOT uint64_t dal_result_affected_rows(const dal_result_t *r)
 {
     return r ? r->affected : 0;
 }
@@ -1063,7 +1063,7 @@ size_t dal_result_route_count(const dal_result_t *r)
     return r ? r->nroutes : 0;
 }
 
-void dal_result_free(dal_result_t *r)
+DAL_HOT void dal_result_free(dal_result_t *r)
 {
     if (r == NULL)
         return;

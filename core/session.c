@@ -246,7 +246,7 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
