@@ -308,15 +308,16 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
 }
 
 DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                     const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
-                     dal_error_t *err)
+                             dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                             dal_stmt_t *st, dal_error_t *err)
 {
     int rc;
 
     memset(st, 0, sizeof *st);
     st->params = params;
     st->nparams = nparams;
-    st->sql = analyse(dal, sql, strlen(sql), err);
+    st->sql_borrowed = sql.prepared != NULL;
+    st->sql = sql.prepared ? sql.prepared : analyse(dal, sql.text, strlen(sql.text), err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
@@ -333,7 +334,9 @@ DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_o
             st->sql = dal_sql_ref(st->fill.filled);
         else if ((st->sql = analyse(dal, st->fill.sql, st->fill.sql_len, err)) != NULL)
             dal_idfill_remember(orig, &st->fill, st->sql);
-        dal_sql_unref(orig);
+        if (!st->sql_borrowed)
+            dal_sql_unref(orig);
+        st->sql_borrowed = 0;
         if (st->sql == NULL)
             return err ? err->code : DAL_ESQL;
         st->params = st->fill.params;
@@ -360,7 +363,8 @@ DAL_HOT void dal_stmt_clear(dal_stmt_t *st)
     dal_routing_clear(&st->rt);
     if (!dal_idfill_empty(&st->fill))
         dal_idfill_clear(&st->fill);
-    dal_sql_unref(st->sql);
+    if (!st->sql_borrowed)
+        dal_sql_unref(st->sql);
     st->sql_norm = NULL;
     st->sql = NULL;
 }
@@ -374,8 +378,10 @@ void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
     st->fill.nids = 0;
 }
 
-DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
-              const dal_value_t *params, size_t nparams, dal_result_t **out, dal_error_t *err)
+/* dal_query and dal_query_prepared. */
+static DAL_INLINE int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_t sql,
+                         const dal_value_t *params, size_t nparams, dal_result_t **out,
+                         dal_error_t *err)
 {
     /* outside a session, the thread is the writer whose writes reads see */
     dal_select_t sel = {.ryw = dal_ryw_thread()};
@@ -383,10 +389,6 @@ DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     dal_stmt_t st;
     int rc;
 
-    if (out != NULL)
-        *out = NULL;
-    if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
-        return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
     snap = dal_snapshot_acquire(dal);
     rc = dal_stmt_prepare(dal, snap, opts, sql, params, nparams, &st, err);
     if (rc == 0 && dal_is_txn_control(st.sql->kind))
@@ -400,6 +402,64 @@ DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
     return rc;
+}
+
+DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                      const dal_value_t *params, size_t nparams, dal_result_t **out,
+                      dal_error_t *err)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
+    return query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+}
+
+int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
+{
+    dal_prepared_t *p;
+
+    if (out == NULL)
+        return dal_err_set(err, DAL_EINVAL, "dal_prepare: out is NULL");
+    *out = NULL;
+    if (dal == NULL || sql == NULL)
+        return dal_err_set(err, DAL_EINVAL, "dal_prepare: NULL argument");
+    p = malloc(sizeof *p);
+    if (p == NULL)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    /* the cache's analysis: the same text run through dal_query shares it,
+     * and with it what routing remembers */
+    p->sql = analyse(dal, sql, strlen(sql), err);
+    if (p->sql == NULL) {
+        free(p);
+        return err ? err->code : DAL_ESQL;
+    }
+    *out = p;
+    return 0;
+}
+
+void dal_prepared_free(dal_prepared_t *p)
+{
+    if (p == NULL)
+        return;
+    dal_sql_unref(p->sql);
+    free(p);
+}
+
+size_t dal_prepared_param_count(const dal_prepared_t *p)
+{
+    return p ? p->sql->nparams : 0;
+}
+
+DAL_HOT int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepared_t *p,
+                               const dal_value_t *params, size_t nparams, dal_result_t **out,
+                               dal_error_t *err)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (dal == NULL || p == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_query_prepared: NULL argument");
+    return query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
 
 int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
@@ -433,7 +493,8 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
         return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     snap = dal_snapshot_acquire(dal);
-    rc = dal_stmt_prepare(dal, snap, opts, sql, params, nparams, &st, err);
+    rc = dal_stmt_prepare(dal, snap, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, &st,
+                          err);
     if (rc == 0)
         rc = dal_stmt_select(&st, opts, &sel, err);
     if (rc == 0)

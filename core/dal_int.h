@@ -47,7 +47,8 @@ int dal_is_txn_control(dal_sql_kind_t k);
 
 /* One statement on its way: analysed, IDs filled, routed. */
 typedef struct dal_stmt {
-    const dal_sql_t *sql;       /* one reference */
+    const dal_sql_t *sql;       /* one reference, or borrowed (sql_borrowed) */
+    int sql_borrowed;           /* sql is a prepared statement's: its handle holds it */
     dal_routing_t rt;           /* empty for transaction control */
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
     const dal_value_t *params;  /* borrowed: the caller's, or fill.params */
@@ -61,11 +62,23 @@ typedef struct dal_stmt {
     char trace[72];             /* the trace id in use, "" for none */
 } dal_stmt_t;
 
+/* A statement given to the API: its text, or a prepared statement's
+ * analysis (borrowed: the handle outlives the call). */
+typedef struct dal_stmt_text {
+    const char *text;
+    const dal_sql_t *prepared;
+} dal_stmt_text_t;
+
 /* The first half of every statement: analysis (cached), ID generation,
  * routing.  st must be released with dal_stmt_clear, also on failure. */
 int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                     const char *sql, const dal_value_t *params, size_t nparams, dal_stmt_t *st,
-                     dal_error_t *err);
+                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                     dal_stmt_t *st, dal_error_t *err);
+
+/* What dal_prepare returns: the analysis, one reference. */
+struct dal_prepared {
+    const dal_sql_t *sql;
+};
 void dal_stmt_clear(dal_stmt_t *st);
 
 struct dal_select;

@@ -16,7 +16,9 @@
  *    library;
  *  - functions only failures call are marked DAL_COLD (error.h): the
  *    branches that lead to them leave the hot code, so what runs on
- *    success is packed into fewer lines.
+ *    success is packed into fewer lines;
+ *  - DAL_INLINE makes one body serve two entry points (dal_query and
+ *    dal_query_prepared) without a call between them.
  */
 #ifndef DAL_CORE_HOT_H
 #define DAL_CORE_HOT_H
@@ -32,9 +34,11 @@
 #if defined(__GNUC__)
 #define DAL_HOT __attribute__((hot))
 #define DAL_COLD __attribute__((cold))
+#define DAL_INLINE __attribute__((always_inline)) inline
 #else
 #define DAL_HOT
 #define DAL_COLD
+#define DAL_INLINE inline
 #endif
 
 #endif /* DAL_CORE_HOT_H */

@@ -96,11 +96,6 @@ struct dal_merge_run {
 
     int limited;
     uint64_t skip, left;     /* rows still to skip, and to return */
-    int done;
-    int failed;              /* the DAL_E* code of the failure, or 0 */
-    dal_error_t *fail;       /* owned: the failure, returned again by every later
-                                dal_result_next (NULL if there was no memory for it);
-                                not inline, as the state is zeroed for every result */
 };
 
 /* What the merge state holds (the state itself is part of the result). */
@@ -127,7 +122,6 @@ static void run_free(struct dal_merge_run *m)
     free(m->out);
     free(m->vals);
     free(m->lens);
-    free(m->fail);
 }
 
 /* The column of the nodes' rows that c names. */
@@ -203,6 +197,8 @@ static int run_start(dal_result_t *r, dal_error_t *err)
     int rc = 0;
 
     r->started = 1;
+    if (p == NULL)
+        memset(m, 0, sizeof *m); /* dal_result_set_merge did it for a plan */
     if (p != NULL && r->ncols > 0) {
         rc = resolve_keys(r, p->keys, p->nkeys, &m->keys, err);
         m->nkeys = rc == 0 ? p->nkeys : 0;
@@ -628,16 +624,14 @@ static int advance(dal_result_t *r, dal_error_t *err)
 /* The end, or a failure: every connection goes back at once. */
 DAL_HOT static void finish(dal_result_t *r, int rc, const dal_error_t *e)
 {
-    struct dal_merge_run *m = r->run;
-
     srcs_close_all(r);
     set_row(r, NULL, NULL);
-    m->done = 1;
+    r->done = 1;
     if (rc < 0) {
-        m->failed = rc;
-        m->fail = malloc(sizeof *m->fail);
-        if (m->fail != NULL)
-            *m->fail = *e;
+        r->failed = rc;
+        r->fail = malloc(sizeof *r->fail);
+        if (r->fail != NULL)
+            *r->fail = *e;
     }
 }
 
@@ -669,7 +663,11 @@ DAL_HOT dal_result_t *dal_result_new(void)
 
     if (b == NULL)
         return NULL;
-    memset(b, 0, sizeof *b);
+    /* all but the merge state, which only a merge or several sources use
+     * (zeroed by run_start / dal_result_set_merge): fewer lines written */
+    memset(&b->r, 0, sizeof b->r);
+    memset(b->srcs, 0, sizeof b->srcs);
+    memset(&b->stored, 0, sizeof b->stored);
     b->r.run = &b->run;
     b->r.srcs = b->srcs;
     b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
@@ -910,6 +908,8 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
         dal_merge_plan_free(plan);
         return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
     }
+    memset(r->run, 0, sizeof *r->run); /* before any return: the plan's state is freed
+                                          with the result */
     r->plan = plan;
     if (columns_ready(r, err) != 0)
         return DAL_ENOMEM;
@@ -956,16 +956,14 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
 /* After the end or a failure: the same answer again. */
 DAL_HOT static int ended(const dal_result_t *r, dal_error_t *err)
 {
-    const struct dal_merge_run *m = r->run;
-
-    if (!m->failed)
+    if (!r->failed)
         return 0;
-    if (m->fail == NULL)
-        return dal_err_set(err, m->failed, "the result failed earlier (no memory was left to "
+    if (r->fail == NULL)
+        return dal_err_set(err, r->failed, "the result failed earlier (no memory was left to "
                            "keep why)");
     if (err != NULL)
-        *err = *m->fail;
-    return m->failed;
+        *err = *r->fail;
+    return r->failed;
 }
 
 DAL_HOT int dal_result_next(dal_result_t *r, dal_error_t *err)
@@ -976,7 +974,7 @@ DAL_HOT int dal_result_next(dal_result_t *r, dal_error_t *err)
 
     if (r == NULL)
         return dal_err_set(err, DAL_EINVAL, "result is NULL");
-    if (r->run->done || r->run->failed)
+    if (r->done || r->failed)
         return ended(r, err);
     dal_err_clear(&e);
     if (r->plan == NULL && r->nsrcs == 1) {
@@ -1074,8 +1072,9 @@ DAL_HOT void dal_result_free(dal_result_t *r)
         free(r->srcs);
     free((void *)r->names);
     free(r->ids);
-    if (r->plan != NULL || r->run->fail != NULL) /* else the merge state holds nothing */
+    if (r->plan != NULL) /* else the merge state holds nothing */
         run_free(r->run);
+    free(r->fail);
     dal_merge_plan_free(r->plan);
     dal_sql_unref(r->sql);
     if (r->cleanup != NULL)

@@ -71,8 +71,13 @@ struct dal_result {
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
 
     dal_merge_plan_t *plan;   /* owned; NULL: sources one after the other */
-    struct dal_merge_run *run;/* inside the result's own allocation */
+    struct dal_merge_run *run;/* inside the result's own allocation; zeroed when the merge
+                                 starts */
     int started;              /* the first dal_result_next has set run up */
+    int done;                 /* the last row was read, or reading failed */
+    int failed;               /* the DAL_E* code of the failure, or 0 */
+    dal_error_t *fail;        /* owned: the failure, returned again by every later
+                                 dal_result_next (NULL if there was no memory for it) */
 
     MYSQL_ROW row;            /* current row, NULL before the first and after the last */
     unsigned long *lengths;

@@ -246,19 +246,16 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
-                      const dal_value_t *params, size_t nparams, dal_result_t **out,
-                      dal_error_t *err)
+/* dal_session_query and dal_session_query_prepared. */
+static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *opts,
+                                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                                 dal_result_t **out, dal_error_t *err)
 {
     dal_select_t sel;
     dal_snapshot_t *snap;
     dal_stmt_t st;
     int rc;
 
-    if (out != NULL)
-        *out = NULL;
-    if (s == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
-        return dal_err_set(err, DAL_EINVAL, "dal_session_query: NULL argument");
     /* a transaction keeps the snapshot it began on */
     snap = s->in_txn ? s->snap : dal_snapshot_acquire(s->dal);
     if (s->in_txn)
@@ -281,6 +278,28 @@ DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
     dal_stmt_clear(&st);
     dal_snapshot_unref(snap);
     return rc;
+}
+
+DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                              const dal_value_t *params, size_t nparams, dal_result_t **out,
+                              dal_error_t *err)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (s == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_session_query: NULL argument");
+    return session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+}
+
+DAL_HOT int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
+                                       const dal_prepared_t *p, const dal_value_t *params,
+                                       size_t nparams, dal_result_t **out, dal_error_t *err)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (s == NULL || p == NULL || out == NULL || (nparams > 0 && params == NULL))
+        return dal_err_set(err, DAL_EINVAL, "dal_session_query_prepared: NULL argument");
+    return session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
 
 int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,

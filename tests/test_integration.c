@@ -620,6 +620,7 @@ START_TEST(test_generated_ids)
     dal_value_t p[2];
     dal_error_t err;
     dal_t *g = NULL;
+    dal_prepared_t *prep = NULL;
     size_t len = 0;
     int k;
 
@@ -637,10 +638,18 @@ START_TEST(test_generated_ids)
     must(dal_exec(g, NULL, "CREATE TABLE gen_order (id BIGINT PRIMARY KEY, note VARCHAR(20))",
                   NULL, 0, NULL, &err), &err, "create");
     /* the id column left out: one ID per row, several rows, several nodes;
-     * from the second time on the statement's remembered rewrite is used */
-    for (k = 0; k < 4; k++) {
-        must(dal_query(g, NULL, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)",
-                       (p[0] = dal_str("c"), &p[0]), 1, &r, &err), &err, "insert without id");
+     * from the second time on the statement's remembered rewrite is used;
+     * every other time as a prepared statement (its analysis is replaced
+     * by the filled one's for the call, the handle's stays) */
+    must(dal_prepare(g, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", &prep, &err),
+         &err, "prepare insert");
+    for (k = 0; k < 6; k++) {
+        p[0] = dal_str("c");
+        if (k % 2)
+            must(dal_query_prepared(g, NULL, prep, p, 1, &r, &err), &err, "prepared insert");
+        else
+            must(dal_query(g, NULL, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", p,
+                           1, &r, &err), &err, "insert without id");
         ck_assert_uint_eq(dal_result_affected_rows(r), 3);
         ids = dal_result_generated_ids(r, &n);
         ck_assert_uint_eq(n, 3);
@@ -675,8 +684,146 @@ START_TEST(test_generated_ids)
                       "%s.gen_order_%d", (long long)seen[i], note[i], db, t);
     }
     must(dal_exec(g, NULL, "DROP TABLE gen_order", NULL, 0, NULL, &err), &err, "drop");
+    dal_prepared_free(prep);
     dal_close(g);
     free(path);
+}
+END_TEST
+
+
+/* Everything a result shows, as text: column names, then the rows. */
+static char *dump_result(dal_result_t *r)
+{
+    size_t cap = 4096, len = 0, i, n = dal_result_column_count(r);
+    char *out = malloc(cap);
+    dal_error_t err;
+    int rc;
+
+    ck_assert_ptr_nonnull(out);
+    for (i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s|", dal_result_column_name(r, i));
+    while ((rc = dal_result_next(r, &err)) > 0) {
+        len += (size_t)snprintf(out + len, cap - len, "\n");
+        for (i = 0; i < n && len < cap; i++) {
+            const char *t = dal_result_text(r, i, NULL);
+            len += (size_t)snprintf(out + len, cap - len, "%s|", t ? t : "NULL");
+        }
+        ck_assert_msg(len < cap - 64, "result too long to compare");
+    }
+    ck_assert_msg(rc == 0, "reading: %s", err.message);
+    snprintf(out + len, cap - len, "\naffected %llu",
+             (unsigned long long)dal_result_affected_rows(r));
+    return out;
+}
+
+/* A prepared statement answers exactly what its text answers through
+ * dal_query, for every kind of route: one shard, several, every shard with
+ * a merge, an unsharded table, range and hash layouts, writes. */
+START_TEST(test_prepared_differential)
+{
+    static const struct {
+        const char *sql;
+        int nparams;
+    } cases[] = {
+        {"SELECT id, wm_poi_id, name FROM wm_food WHERE wm_poi_id = ? AND id = ?", 2},
+        {"SELECT id, name FROM wm_food WHERE wm_poi_id IN (?, ?) ORDER BY id", 2},
+        {"SELECT wm_poi_id, COUNT(*), SUM(id) FROM wm_food WHERE id >= ? AND id < ? "
+         "GROUP BY wm_poi_id ORDER BY wm_poi_id LIMIT 5", 2},
+        {"SELECT id FROM wm_food WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT 3", 2},
+        {"SELECT COUNT(*), ? FROM wm_order WHERE created BETWEEN ? AND ?", 3},
+        {"SELECT n FROM users WHERE email = ?", 1},
+        {"SELECT ? + ?", 2},
+        {"UPDATE wm_food SET name = CONCAT(name, ?) WHERE wm_poi_id = ? AND id >= 600000", 2},
+    };
+    dal_value_t params[3];
+    dal_error_t err;
+    size_t i, k;
+
+    for (i = 0; i < 12; i++) {
+        dal_value_t row[3] = {dal_int(600000 + (long long)i), dal_int(9000 + (long long)i % 5),
+                              dal_str("p")};
+        must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)",
+                      row, 3, NULL, &err), &err, "insert");
+    }
+    must(dal_exec(dal, NULL, "INSERT INTO users (email, n) VALUES ('prep@x', 7)", NULL, 0,
+                  NULL, &err), &err, "insert user");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dal_prepared_t *p = NULL;
+        dal_result_t *a = NULL, *b = NULL;
+        char *da, *db;
+
+        switch (i) {
+        case 4:
+            params[0] = dal_str("x");
+            params[1] = dal_int(50);
+            params[2] = dal_int(650);
+            break;
+        case 5:
+            params[0] = dal_str("prep@x");
+            break;
+        case 7:
+            params[0] = dal_str("+");
+            params[1] = dal_int(9003);
+            break;
+        default:
+            params[0] = dal_int(i == 0 ? 9002 : i == 1 ? 9001 : 600000);
+            params[1] = dal_int(i == 0 ? 600007 : i == 1 ? 9004 : 600012);
+        }
+        must(dal_prepare(dal, cases[i].sql, &p, &err), &err, cases[i].sql);
+        ck_assert_uint_eq(dal_prepared_param_count(p), (size_t)cases[i].nparams);
+        /* twice each: the second execution takes the remembered route */
+        for (k = 0; k < 2; k++) {
+            must(dal_query(dal, NULL, cases[i].sql, params, (size_t)cases[i].nparams, &a, &err),
+                 &err, cases[i].sql);
+            must(dal_query_prepared(dal, NULL, p, params, (size_t)cases[i].nparams, &b, &err),
+                 &err, cases[i].sql);
+            da = dump_result(a);
+            db = dump_result(b);
+            ck_assert_msg(strcmp(da, db) == 0, "%s\ndal_query:\n%s\nprepared:\n%s",
+                          cases[i].sql, da, db);
+            free(da);
+            free(db);
+            dal_result_free(a);
+            dal_result_free(b);
+        }
+        dal_prepared_free(p);
+    }
+}
+END_TEST
+
+/* Bad use of prepared statements: a clear error, nothing run. */
+START_TEST(test_prepared_errors)
+{
+    dal_prepared_t *p = NULL, *begin = NULL;
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_value_t v = dal_int(1);
+    dal_error_t err;
+
+    ck_assert_int_eq(dal_prepare(dal, "SELECT 1; SELECT 2", &p, &err), DAL_ESQL);
+    ck_assert_ptr_null(p);
+    ck_assert_int_eq(dal_prepare(dal, NULL, &p, &err), DAL_EINVAL);
+    must(dal_prepare(dal, "SELECT id FROM wm_food WHERE wm_poi_id = ?", &p, &err), &err,
+         "prepare");
+    ck_assert_int_eq(dal_query_prepared(dal, NULL, p, NULL, 0, &r, &err), DAL_EINVAL);
+    ck_assert_msg(strstr(err.message, "placeholders") != NULL, "%s", err.message);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(dal_query_prepared(dal, NULL, NULL, &v, 1, &r, &err), DAL_EINVAL);
+    /* transactions need a session, prepared or not */
+    must(dal_prepare(dal, "BEGIN", &begin, &err), &err, "prepare BEGIN");
+    ck_assert_int_eq(dal_query_prepared(dal, NULL, begin, NULL, 0, &r, &err), DAL_ESTATE);
+    must(dal_session_open(dal, &s, &err), &err, "session");
+    must(dal_session_query_prepared(s, NULL, begin, NULL, 0, &r, &err), &err, "BEGIN");
+    dal_result_free(r);
+    ck_assert(dal_in_transaction(s));
+    must(dal_session_query_prepared(s, NULL, p, &v, 1, &r, &err), &err, "in txn");
+    dal_result_free(r);
+    ck_assert_str_eq(dal_transaction_datasource(s), "dbProductSku0"); /* 1 % 100 -> node 0 */
+    must(dal_rollback(s, &err), &err, "rollback");
+    dal_session_close(s);
+    dal_prepared_free(begin);
+    dal_prepared_free(p);
+    dal_prepared_free(NULL);
 }
 END_TEST
 
@@ -699,6 +846,8 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_transactions);
     tcase_add_test(tc, test_metrics_end_to_end);
     tcase_add_test(tc, test_generated_ids);
+    tcase_add_test(tc, test_prepared_differential);
+    tcase_add_test(tc, test_prepared_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -82,6 +82,8 @@ const char cmd_load_details[] =
     "  --direct          plain libmysqlclient instead of dal (mod layout)\n"
     "  --compare         alternate dal and direct runs, print the ratios\n"
     "  --rounds N        pairs of runs for --compare (default 5)\n"
+    "  --prepared        dal runs each statement through a handle made once\n"
+    "                    by dal_prepare (dal_query_prepared), not its text\n"
     "A progress line is printed every second when standard error is a\n"
     "terminal.  The exit status is 1 if any statement failed.  See docs/load.md.\n";
 
@@ -106,6 +108,7 @@ typedef struct load_opts {
     int cleanup;
     int direct;
     int compare;
+    int prepared;
     int json;
 } load_opts_t;
 
@@ -138,6 +141,7 @@ static const load_option_t load_options[] = {
     LOPT("cleanup", LV_FLAG, cleanup, 0),
     LOPT("direct", LV_FLAG, direct, 0),
     LOPT("compare", LV_FLAG, compare, 0),
+    LOPT("prepared", LV_FLAG, prepared, 0),
     LOPT("json", LV_FLAG, json, 0),
 };
 
@@ -787,6 +791,7 @@ typedef struct load_ctx {
     const load_workload_t *wl;      /* NULL: only --prepare / --cleanup */
     dal_t *dal;                     /* open in every mode: schema and layout check */
     char *dal_sql[ST_COUNT];        /* owned: logical statements */
+    dal_prepared_t *dal_prep[ST_COUNT]; /* owned, --prepared only: dal_sql prepared */
     char *direct_sql[ST_COUNT];     /* owned: {T} left for the physical table */
     direct_node_t *nodes;           /* owned; o->dbs entries for --direct/--compare */
     uint64_t per_node;              /* physical tables per node */
@@ -818,6 +823,7 @@ static void ctx_free(load_ctx_t *ctx)
     size_t i;
 
     for (i = 0; i < ST_COUNT; i++) {
+        dal_prepared_free(ctx->dal_prep[i]);
         free(ctx->dal_sql[i]);
         free(ctx->direct_sql[i]);
     }
@@ -909,6 +915,8 @@ static int ctx_init(load_ctx_t *ctx, const cli_t *cli, const load_opts_t *o)
             cli_errorf("out of memory");
             return CLI_FAIL;
         }
+        if (o->prepared && dal_prepare(ctx->dal, ctx->dal_sql[i], &ctx->dal_prep[i], &err) < 0)
+            return cli_fail(&err);
     }
     if ((o->direct || o->compare) && ctx_direct(ctx, &err) < 0)
         return cli_fail(&err);
@@ -1098,6 +1106,7 @@ static int dal_worker_stmt(load_worker_t *w, int st, uint64_t key)
 {
     const load_ctx_t *ctx = w->run->ctx;
     const char *sql = ctx->dal_sql[st];
+    const dal_prepared_t *prep = ctx->dal_prep[st];
     size_t n = strlen(stmt_defs[st].params);
     dal_result_t *r = NULL;
     dal_error_t err;
@@ -1107,8 +1116,12 @@ static int dal_worker_stmt(load_worker_t *w, int st, uint64_t key)
      * statement would be a cost the direct side does not pay */
     err.message[0] = '\0';
     fill_params(w, st, key);
-    rc = w->session ? dal_session_query(w->session, NULL, sql, w->params, n, &r, &err)
-                    : dal_query(ctx->dal, NULL, sql, w->params, n, &r, &err);
+    if (prep != NULL)
+        rc = w->session ? dal_session_query_prepared(w->session, NULL, prep, w->params, n, &r, &err)
+                        : dal_query_prepared(ctx->dal, NULL, prep, w->params, n, &r, &err);
+    else
+        rc = w->session ? dal_session_query(w->session, NULL, sql, w->params, n, &r, &err)
+                        : dal_query(ctx->dal, NULL, sql, w->params, n, &r, &err);
     if (rc == 0)
         rc = dal_consume(w, r, &err);
     dal_result_free(r);
@@ -1724,6 +1737,8 @@ static void json_setup(json_t *j, const load_ctx_t *ctx)
     json_key(j, "table");
     json_string(j, o->table);
     json_key_uint(j, "warmup_ms", o->warmup_ms);
+    json_key(j, "prepared");
+    json_bool(j, o->prepared);
 }
 
 static void print_result(const load_ctx_t *ctx, const load_result_t *r)
@@ -1731,7 +1746,10 @@ static void print_result(const load_ctx_t *ctx, const load_result_t *r)
     const load_workload_t *wl = ctx->wl;
 
     printf("%s through %s: %" PRIu64 " thread%s, %.2f s measured, table %s\n", wl->name,
-           strcmp(r->mode, "dal") == 0 ? "dal" : "plain libmysqlclient", ctx->o->threads,
+           strcmp(r->mode, "dal") != 0 ? "plain libmysqlclient"
+           : ctx->o->prepared          ? "dal (prepared statements)"
+                                       : "dal",
+           ctx->o->threads,
            ctx->o->threads == 1 ? "" : "s", (double)r->elapsed_ns / 1e9, ctx->o->table);
     if (wl->txn)
         printf("  each          START TRANSACTION, %zu statements, COMMIT\n", wl->nsteps);

@@ -281,6 +281,35 @@ DAL_API int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                      const dal_value_t *params, size_t nparams,
                      uint64_t *affected_rows, dal_error_t *err);
 
+/* ------------------------------------------------------ prepared statements */
+
+/*
+ * A statement analysed once, for a service that runs the same statement
+ * many times: dal_query finds a statement's analysis by hashing its text
+ * into a cache shared by all threads; a prepared statement holds the
+ * analysis, so running it skips the hash, the lookup and the cache's lock.
+ * Everything else is as dal_query: routing against the configuration in
+ * force at each execution (a reload applies to prepared statements too),
+ * `?` values escaped into the SQL sent (text protocol: nothing is prepared
+ * on the servers, so a handle costs them nothing and survives reconnects).
+ *
+ * A handle is immutable: any number of threads may run it at once, with
+ * the dal_t it was prepared on or that dal_t's sessions.  Free it with
+ * dal_prepared_free before dal_close.
+ */
+typedef struct dal_prepared dal_prepared_t;
+
+/* Analyse sql (any statement dal_query accepts, one at a time) into *out
+ * (owned by the caller).  DAL_ESQL when it cannot be analysed. */
+DAL_API int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err);
+DAL_API void dal_prepared_free(dal_prepared_t *p);
+/* The number of `?` placeholders: what nparams must be. */
+DAL_API size_t dal_prepared_param_count(const dal_prepared_t *p);
+/* dal_query with a prepared statement instead of text. */
+DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
+                               const dal_prepared_t *p, const dal_value_t *params,
+                               size_t nparams, dal_result_t **out, dal_error_t *err);
+
 /* --------------------------------------------------------------- sessions */
 
 /*
@@ -309,6 +338,11 @@ DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
 DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                              const dal_value_t *params, size_t nparams,
                              uint64_t *affected_rows, dal_error_t *err);
+/* dal_session_query with a prepared statement (BEGIN, COMMIT and ROLLBACK
+ * prepared work too). */
+DAL_API int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
+                                       const dal_prepared_t *p, const dal_value_t *params,
+                                       size_t nparams, dal_result_t **out, dal_error_t *err);
 /* Start a transaction (nothing is sent until its first statement).  Every
  * statement of it runs on the master of its node. */
 DAL_API int dal_begin(dal_session_t *s, dal_error_t *err);
