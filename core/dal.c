@@ -313,7 +313,17 @@ DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_o
 {
     int rc;
 
-    memset(st, 0, sizeof *st);
+    /* field by field, not one memset of the whole struct: its inline
+     * arrays are set when used, and each line of stack written costs (hot.h) */
+    st->rt.sql = NULL; /* not routed: dal_stmt_clear leaves rt alone */
+    memset(&st->fill, 0, offsetof(dal_idfill_t, params_inl));
+    st->plan = NULL;
+    st->edits.items = NULL;
+    st->edits.n = 0;
+    st->monitors = NULL;
+    st->t0 = 0;
+    st->sql_norm = NULL;
+    st->trace[0] = '\0';
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
@@ -360,7 +370,8 @@ DAL_HOT void dal_stmt_clear(dal_stmt_t *st)
         dal_merge_plan_free(st->plan);
     if (st->edits.items != NULL)
         dal_edits_clear(&st->edits);
-    dal_routing_clear(&st->rt);
+    if (st->rt.sql != NULL)
+        dal_routing_clear(&st->rt);
     if (!dal_idfill_empty(&st->fill))
         dal_idfill_clear(&st->fill);
     if (!st->sql_borrowed)

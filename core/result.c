@@ -1070,13 +1070,18 @@ DAL_HOT void dal_result_free(dal_result_t *r)
         mysql_free_result(((result_block_t *)r)->stored.res);
     if (r->srcs != ((result_block_t *)r)->srcs)
         free(r->srcs);
-    free((void *)r->names);
-    free(r->ids);
-    if (r->plan != NULL) /* else the merge state holds nothing */
+    /* what a one-source read has none of is not visited */
+    if (r->names != NULL || r->ids != NULL || r->fail != NULL) {
+        free((void *)r->names);
+        free(r->ids);
+        free(r->fail);
+    }
+    if (r->plan != NULL) { /* else the merge state holds nothing */
         run_free(r->run);
-    free(r->fail);
-    dal_merge_plan_free(r->plan);
-    dal_sql_unref(r->sql);
+        dal_merge_plan_free(r->plan);
+    }
+    if (r->sql != NULL)
+        dal_sql_unref(r->sql);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
     free(r);
