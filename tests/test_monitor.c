@@ -16,6 +16,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,90 @@ START_TEST(prometheus_series_identity)
         ck_assert_double_eq(tu_metric(m, want), i % 7 == 0 ? 2 : 1);
     }
     ck_assert_double_eq(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+
+/* A thread remembers the series it used last: a label at the same address
+ * with new text is another series, and a registry made again (perhaps at
+ * the old one's address) never gets the old one's series. */
+START_TEST(prometheus_same_address_new_text)
+{
+    unsigned port = tu_free_port(), port2 = tu_free_port();
+    void *inst = make_prom(port);
+    char table[16], *m;
+
+    strcpy(table, "alpha");
+    statement(inst, "select", table, 1000u, 0);
+    strcpy(table, "beta");
+    statement(inst, "select", table, 1000u, 0);
+    strcpy(table, "alphabet");        /* same start, longer */
+    statement(inst, "select", table, 1000u, 0);
+    strcpy(table, "alpha");
+    statement(inst, "select", table, 1000u, 0);
+    statement(inst, "select", table, 1000u, 0);
+    m = scrape(port);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 3);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alphabet\"}"),
+                        1);
+    free(m);
+    mops->destroy(inst);
+    inst = make_prom(port2);
+    statement(inst, "select", table, 1000u, 0);
+    m = scrape(port2);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 1);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
+#define PT_THREADS 6
+#define PT_EVENTS 2000
+
+static void *prom_thread(void *inst)
+{
+    int i;
+
+    for (i = 0; i < PT_EVENTS; i++) {
+        statement(inst, "select", "t", (uint64_t)(i % 4 + 1) * 100000u, 0);
+        execution(inst, i % 2 ? "db1" : "db2", 200000u, 0);
+    }
+    return NULL;
+}
+
+/* Counters kept per thread (stripes) add up to exactly what every thread
+ * counted, buckets and sums included. */
+START_TEST(prometheus_threads_add_up)
+{
+    unsigned port = tu_free_port();
+    void *inst = make_prom(port);
+    pthread_t t[PT_THREADS];
+    double n = PT_THREADS * PT_EVENTS;
+    char *m;
+    int i;
+
+    for (i = 0; i < PT_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, prom_thread, inst), 0);
+    for (i = 0; i < PT_THREADS; i++)
+        pthread_join(t[i], NULL);
+    m = scrape(port);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), n);
+    /* latencies 100, 200, 300, 400 us in turn: a quarter at or under 100 us */
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\","
+                                     "table=\"t\",le=\"0.0001\"}"), n / 4);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\","
+                                     "table=\"t\",le=\"0.00025\"}"), n / 2);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\","
+                                     "table=\"t\"}"), n);
+    ck_assert_double_eq_tol(tu_metric(m, "dal_statement_duration_seconds_sum{kind=\"select\","
+                                         "table=\"t\"}"), n * 250e-6, 1e-6);
+    ck_assert_double_eq(tu_metric(m, "dal_executions_total{datasource=\"db1\","
+                                     "server=\"127.0.0.1:3306\"}"), n / 2);
+    ck_assert_double_eq(tu_metric(m, "dal_executions_total{datasource=\"db2\","
+                                     "server=\"127.0.0.1:3306\"}"), n / 2);
     free(m);
     mops->destroy(inst);
 }
@@ -616,6 +701,8 @@ static Suite *unit_suite(void)
     tcase_add_checked_fixture(tp, unit_setup, unit_teardown);
     tcase_add_test(tp, prometheus_counts_and_histograms);
     tcase_add_test(tp, prometheus_series_identity);
+    tcase_add_test(tp, prometheus_same_address_new_text);
+    tcase_add_test(tp, prometheus_threads_add_up);
     tcase_add_test(tp, prometheus_pool_figures);
     tcase_add_test(tp, prometheus_escapes_labels_and_handles_nulls);
     tcase_add_test(tp, prometheus_http_errors);
