@@ -8,7 +8,8 @@
 #                    [--nodes "2 4 8 16"] [--out DIR] [--quick]
 #
 # Measures, each with --rounds alternating dal/direct pairs:
-#   - point-select, insert and read-write at each of --threads, on 4 nodes
+#   - point-select (by text, and through dal_prepare handles), insert and
+#     read-write at each of --threads, on 4 nodes
 #     with the demo layout (wm_food, 100 tables, mod); insert uses Leaf ids
 #     when idgen_leaf.so is in the plugin directory, AUTO_INCREMENT if not;
 #   - point-select with the prometheus and slowlog monitors on, when their
@@ -114,6 +115,9 @@ write_ini "$ini" 4 100
 
 for t in $threads; do
     measure "point-select" 4 "$ini" point-select --threads "$t"
+done
+for t in $threads; do
+    measure "point-select, prepared" 4 "$ini" point-select --threads "$t" --prepared
 done
 for t in $plot_threads; do
     case " $threads " in *" $t "*) continue ;; esac

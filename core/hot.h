@@ -18,7 +18,9 @@
  *    branches that lead to them leave the hot code, so what runs on
  *    success is packed into fewer lines;
  *  - DAL_INLINE makes one body serve two entry points (dal_query and
- *    dal_query_prepared) without a call between them.
+ *    dal_query_prepared) without a call between them, or specialises a
+ *    general function where its arguments are constants (one route of one
+ *    table reference: its loops and allocation fold away).
  */
 #ifndef DAL_CORE_HOT_H
 #define DAL_CORE_HOT_H

@@ -519,7 +519,8 @@ static int where_posset(router_t *r, posset_t *set)
 
 /* ------------------------------------------------------------------ routes */
 
-DAL_HOT static int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_error_t *err)
+static DAL_INLINE int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
+                                    dal_error_t *err)
 {
     size_t i;
 
