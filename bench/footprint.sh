@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# footprint.sh -- the memory one statement of `dal load` touches: code cache
+# lines per library and function (callgrind + bench/codelines.py), and code
+# and data lines together (valgrind's lackey, one statement's trace).
+#
+#   bench/footprint.sh INI [LOAD OPTIONS...]
+#
+# INI is a dal configuration whose table `dal load --prepare` has filled;
+# LOAD OPTIONS go to `dal load` after the workload (default: none; e.g.
+# --direct, --prepared).  Runs point-select, one thread.  Uses $DAL_BIN
+# (default: _build/tools/dal) and the plugins next to it; the variables the
+# INI names (e.g. DAL_BENCH_PASSWORD) must be set.  Needs valgrind, python3.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
+build=$(dirname "$(dirname "$DAL_BIN")")
+export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$build/plugins/.libs}
+[ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
+ini=$1
+shift
+work=$(mktemp -d "${TMPDIR:-/tmp}/dalfp.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+n=10000
+
+"$build/libtool" --mode=execute valgrind --tool=callgrind --dump-instr=yes \
+    --callgrind-out-file="$work/cg.out" "$DAL_BIN" -c "$ini" load -- point-select \
+    --threads 1 --statements "$n" --warmup 0 "$@" >/dev/null 2>"$work/cg.log"
+python3 "$src/bench/codelines.py" --top 15 "$work/cg.out" "$n"
+
+# lackey prints every instruction and data access; a statement starts at
+# each entry into mysql_real_query (both dal and --direct call it once per
+# point select).  The median over the statements after the first 100.
+mkfifo "$work/trace"
+cat >"$work/one.py" <<'PY'
+import sys
+
+pid = sys.argv[1]
+entry = None
+n, code, data, seen = 0, set(), set(), []
+
+def find_entry():
+    """Address of mysql_real_query in the traced process, once mapped."""
+    import subprocess
+    try:
+        maps = open("/proc/%s/maps" % pid).read().splitlines()
+    except OSError:
+        return None
+    for line in maps:
+        f = line.split()
+        if len(f) > 5 and "libmariadb" in f[5] and int(f[2], 16) == 0:
+            out = subprocess.run(["nm", "-D", "--defined-only", f[5]], capture_output=True,
+                                 text=True).stdout
+            for sym in out.splitlines():
+                s = sym.split()
+                if len(s) == 3 and s[2].startswith("mysql_real_query"):
+                    return int(f[0].split("-")[0], 16) + int(s[0], 16)
+    return None
+
+for line in sys.stdin:
+    if line[0] == "I":
+        a = int(line[3:line.index(",")], 16)
+        if entry is None:
+            entry = find_entry()
+        if a == entry:
+            n += 1
+            if n > 101:      # past connecting and the first executions
+                seen.append((len(code), len(data)))
+            code, data = set(), set()
+        code.add(a >> 6)
+    elif line[:2] in (" L", " S", " M"):
+        data.add(int(line[3:line.index(",")], 16) >> 6)
+if len(seen) < 100:
+    sys.exit("footprint.sh: %d statements traced (entry %s), too few" % (n, entry and hex(entry)))
+med = lambda v: sorted(v)[len(v) // 2]
+print("a statement touches %d code lines and %d data lines (lackey, median of %d)" %
+      (med([c for c, _ in seen]), med([d for _, d in seen]), len(seen)))
+PY
+"$build/libtool" --mode=execute valgrind --tool=lackey --trace-mem=yes \
+    --log-file="$work/trace" "$DAL_BIN" -c "$ini" load -- point-select --threads 1 \
+    --statements 400 --warmup 0 "$@" >/dev/null 2>&1 &
+pid=$!
+python3 "$work/one.py" "$pid" <"$work/trace"
+wait "$pid"
