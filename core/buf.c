@@ -9,7 +9,8 @@
 #include "buf.h"
 #include "hot.h"
 
-DAL_HOT int dal_buf_reserve(dal_buf_t *b, size_t n)
+DAL_HOT
+int dal_buf_reserve(dal_buf_t *b, size_t n)
 {
     size_t want, cap;
     char *p;
@@ -35,7 +36,8 @@ DAL_HOT int dal_buf_reserve(dal_buf_t *b, size_t n)
     return 0;
 }
 
-DAL_HOT void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
+DAL_HOT
+void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
 {
     b->data = mem;
     b->data[0] = '\0';
@@ -45,7 +47,8 @@ DAL_HOT void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
     b->borrowed = 1;
 }
 
-DAL_HOT void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
+DAL_HOT
+void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
 {
     if ((b->len + n >= b->cap || b->oom) && dal_buf_reserve(b, n) != 0)
         return;
@@ -78,7 +81,8 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-DAL_HOT void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
+DAL_HOT
+void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
 {
     /* two digits per division: shard keys and IDs are long numbers */
     static const char pairs[] =
@@ -111,7 +115,8 @@ void dal_buf_put_i64(dal_buf_t *b, int64_t v)
     dal_buf_put_u64(b, (uint64_t)v);
 }
 
-DAL_HOT void dal_buf_reset(dal_buf_t *b)
+DAL_HOT
+void dal_buf_reset(dal_buf_t *b)
 {
     b->len = 0;
     b->oom = 0;
@@ -134,7 +139,8 @@ char *dal_buf_steal(dal_buf_t *b)
     return p;
 }
 
-DAL_HOT void dal_buf_free(dal_buf_t *b)
+DAL_HOT
+void dal_buf_free(dal_buf_t *b)
 {
     if (!b->borrowed)
         free(b->data);

@@ -202,7 +202,8 @@ static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
     return found;
 }
 
-DAL_HOT int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
+DAL_HOT
+int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
 {
     int other = 0, found;
 
@@ -287,7 +288,8 @@ static _Thread_local char this_thread DAL_TLS_SMALL;
 
 /* Unlink and return an idle connection, the caller's own if one is near
  * the top of the stack.  Called with p->mu held. */
-DAL_HOT static dal_conn_t *take_idle(dal_connpool_t *p)
+DAL_HOT
+static dal_conn_t *take_idle(dal_connpool_t *p)
 {
     dal_conn_t **link = &p->idle, **pick = &p->idle, *c;
     int i;
@@ -305,7 +307,8 @@ DAL_HOT static dal_conn_t *take_idle(dal_connpool_t *p)
     return c;
 }
 
-DAL_HOT int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
+DAL_HOT
+int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     dal_conn_t *c;
     int rc;
@@ -326,7 +329,8 @@ DAL_HOT int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reuse
     return 0;
 }
 
-DAL_HOT void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
+DAL_HOT
+void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)
         return;

@@ -139,7 +139,8 @@ void dal_close(dal_t *dal)
     free(dal);
 }
 
-DAL_HOT dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
+DAL_HOT
+dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 {
     dal_snapshot_t *s;
 
@@ -153,12 +154,14 @@ DAL_HOT dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 }
 
 /* The common first half of query and explain: analysis and routing. */
-DAL_HOT int dal_is_txn_control(dal_sql_kind_t k)
+DAL_HOT
+int dal_is_txn_control(dal_sql_kind_t k)
 {
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
-DAL_HOT static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_error_t *err)
+DAL_HOT
+static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len, dal_error_t *err)
 {
     char msg[256];
     const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, sql, len, msg, sizeof msg);
@@ -175,7 +178,8 @@ DAL_HOT static const dal_sql_t *analyse(dal_t *dal, const char *sql, size_t len,
 
 /* Several routes: how their rows combine, and what that changes in each
  * route's SQL.  Writes, INSERT and DDL just add up. */
-DAL_HOT static int plan_merge(dal_stmt_t *st, dal_error_t *err)
+DAL_HOT
+static int plan_merge(dal_stmt_t *st, dal_error_t *err)
 {
     dal_sql_kind_t k = st->sql->kind;
     int rc;
@@ -196,7 +200,8 @@ static void snapshot_release(void *ctx)
     dal_snapshot_unref(ctx);
 }
 
-DAL_HOT int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
+DAL_HOT
+int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
 {
     int rc;
 
@@ -247,7 +252,8 @@ static void trace_generate(char *out, size_t cap)
 }
 
 /* Trace id and normalised SQL for the events and the physical SQL. */
-DAL_HOT static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+DAL_HOT
+static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                               dal_error_t *err)
 {
     const char *given = opts ? opts->trace_id : NULL;
@@ -269,7 +275,8 @@ DAL_HOT static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, cons
     return 0;
 }
 
-DAL_HOT int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
+DAL_HOT
+int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
                     dal_error_t *err)
 {
     size_t i;
@@ -307,9 +314,10 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
     dal_monitor_emit(st->monitors, &ev);
 }
 
-DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                             dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                             dal_stmt_t *st, dal_error_t *err)
+DAL_HOT
+int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                     dal_stmt_t *st, dal_error_t *err)
 {
     int rc;
 
@@ -363,7 +371,8 @@ DAL_HOT int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_o
     return plan_merge(st, err);
 }
 
-DAL_HOT void dal_stmt_clear(dal_stmt_t *st)
+DAL_HOT
+void dal_stmt_clear(dal_stmt_t *st)
 {
     /* what most statements do not have is not visited */
     if (st->plan != NULL)
@@ -391,8 +400,8 @@ void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
 
 /* dal_query and dal_query_prepared. */
 static DAL_INLINE int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_t sql,
-                         const dal_value_t *params, size_t nparams, dal_result_t **out,
-                         dal_error_t *err)
+                            const dal_value_t *params, size_t nparams, dal_result_t **out,
+                            dal_error_t *err)
 {
     /* outside a session, the thread is the writer whose writes reads see */
     dal_select_t sel = {.ryw = dal_ryw_thread()};
@@ -415,9 +424,10 @@ static DAL_INLINE int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_t
     return rc;
 }
 
-DAL_HOT int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
-                      const dal_value_t *params, size_t nparams, dal_result_t **out,
-                      dal_error_t *err)
+DAL_HOT
+int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+              const dal_value_t *params, size_t nparams, dal_result_t **out,
+              dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;
@@ -462,9 +472,10 @@ size_t dal_prepared_param_count(const dal_prepared_t *p)
     return p ? p->sql->nparams : 0;
 }
 
-DAL_HOT int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepared_t *p,
-                               const dal_value_t *params, size_t nparams, dal_result_t **out,
-                               dal_error_t *err)
+DAL_HOT
+int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepared_t *p,
+                       const dal_value_t *params, size_t nparams, dal_result_t **out,
+                       dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;
@@ -481,7 +492,8 @@ int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
     return rc;
 }
 
-DAL_HOT int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+DAL_HOT
+int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
              const dal_value_t *params, size_t nparams, uint64_t *affected_rows,
              dal_error_t *err)
 {

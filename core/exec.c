@@ -36,7 +36,8 @@ static int retryable(unsigned int e, int reused, int read_only)
 }
 
 /* Reads: the only statements run again after a connection died. */
-DAL_HOT static int is_read(const dal_sql_t *sql)
+DAL_HOT
+static int is_read(const dal_sql_t *sql)
 {
     return sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_SHOW;
 }
@@ -60,7 +61,8 @@ static dal_server_t *retry_server(const dal_routing_t *rt, dal_server_t *srv, in
  * must read back (read-your-writes).  The GTID is taken for every statement
  * on a tracking connection, since taking it also tells dal_conn_reset that
  * a new GTID alone leaves nothing to undo. */
-DAL_HOT static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c)
+DAL_HOT
+static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c)
 {
     dal_sql_kind_t k = rt->sql->kind;
     dal_gtid_t g;
@@ -106,7 +108,8 @@ static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
  * send it, and collect what it returns into res.  The caller keeps c; on
  * failure mysql_errno(&c->mysql) tells whether c is still usable. */
-DAL_HOT static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+DAL_HOT
+static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
                    size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
     MYSQL_RES *rows;
@@ -131,7 +134,8 @@ DAL_HOT static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, con
 
 /* One attempt of route r on srv: *e is the client or server error once
  * connected (0 otherwise). */
-DAL_HOT static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
+DAL_HOT
+static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
                       const dal_value_t *params, size_t nparams, dal_buf_t *sql, dal_result_t *res,
                       unsigned int *e, int *reused, dal_error_t *err)
 {
@@ -155,7 +159,8 @@ DAL_HOT static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *s
 
 /* Route r on a pooled connection of its server, run once more elsewhere
  * (or on a fresh connection) when a read finds its connection dead. */
-DAL_HOT static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
+DAL_HOT
+static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
                      size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
     dal_server_t *srv = dal_route_server(&rt->routes[r]), *next;
@@ -531,7 +536,8 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     return rc;
 }
 
-DAL_HOT int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+DAL_HOT
+int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
                     dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *res = dal_result_new();

@@ -301,7 +301,8 @@ static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_tab
     return rc != 0 ? rc : 1;
 }
 
-DAL_HOT int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
+DAL_HOT
+int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
                        size_t nparams, dal_idfill_t *out, dal_error_t *err)
 {
     filler_t f;

@@ -168,12 +168,14 @@ void dal_pool_destroy(dal_server_t *srv)
 
 /* least_outstanding needs the statements in flight on each replica; no
  * other policy pays for counting them */
-DAL_HOT static int counts_outstanding(const dal_server_t *srv)
+DAL_HOT
+static int counts_outstanding(const dal_server_t *srv)
 {
     return srv->replica >= 0 && srv->node->cfg->load_balance == DAL_LB_LEAST_OUTSTANDING;
 }
 
-DAL_HOT static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
+DAL_HOT
+static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     struct dal_pool *p = srv->pool_inst;
     int rc;
@@ -189,7 +191,8 @@ DAL_HOT static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_er
     return 0;
 }
 
-DAL_HOT int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
+DAL_HOT
+int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     int rc = take(srv, out, reused, err);
 
@@ -198,7 +201,8 @@ DAL_HOT int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused,
     return rc;
 }
 
-DAL_HOT void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
+DAL_HOT
+void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 {
     struct dal_pool *p = srv->pool_inst;
 
@@ -249,7 +253,8 @@ void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out)
 static _Thread_local const char *cur_sql DAL_TLS_SMALL;
 static _Thread_local const char *cur_trace DAL_TLS_SMALL;
 
-DAL_HOT void dal_pool_set_statement(const char *sql, const char *trace_id)
+DAL_HOT
+void dal_pool_set_statement(const char *sql, const char *trace_id)
 {
     cur_sql = sql;
     cur_trace = trace_id;

@@ -17,7 +17,8 @@
 static _Thread_local dal_ryw_t thread_ryw;
 static _Thread_local dal_ryw_t *thread_ryw_at DAL_TLS_SMALL;
 
-DAL_HOT dal_ryw_t *dal_ryw_thread(void)
+DAL_HOT
+dal_ryw_t *dal_ryw_thread(void)
 {
     if (thread_ryw_at == NULL)
         thread_ryw_at = &thread_ryw;
@@ -292,14 +293,16 @@ static int is_write(dal_sql_kind_t k)
 }
 
 /* A read by the rules: a SELECT without locks or server-local functions. */
-DAL_HOT static int is_plain_read(const dal_sql_t *sql)
+DAL_HOT
+static int is_plain_read(const dal_sql_t *sql)
 {
     return sql->kind == DAL_SQL_SELECT && !sql->for_update && !sql->needs_master;
 }
 
 /* The server of one route of a read, on a node with replicas or in a
  * transaction (any other route runs on its master). */
-DAL_HOT static dal_server_t *route_server(dal_node_t *node, int read, const dal_select_t *sel)
+DAL_HOT
+static dal_server_t *route_server(dal_node_t *node, int read, const dal_select_t *sel)
 {
     if (sel->fixed != NULL)
         return sel->fixed->node == node ? sel->fixed : &node->master;
@@ -307,7 +310,8 @@ DAL_HOT static dal_server_t *route_server(dal_node_t *node, int read, const dal_
 }
 
 /* An override the statement or transaction cannot take. */
-DAL_HOT static int refuse_override(const dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
+DAL_HOT
+static int refuse_override(const dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
 {
     if (sel->override != DAL_SERVER_REPLICA)
         return 0;
@@ -320,7 +324,8 @@ DAL_HOT static int refuse_override(const dal_routing_t *rt, const dal_select_t *
     return 0;
 }
 
-DAL_HOT int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
+DAL_HOT
+int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
 {
     int read, rc = refuse_override(rt, sel, err);
     size_t i;
@@ -361,7 +366,8 @@ static int hint_server(const struct dal_sql_hint *h)
     return -2;
 }
 
-DAL_HOT int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
+DAL_HOT
+int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
                         dal_error_t *err)
 {
     int v = opts ? opts->server : DAL_SERVER_AUTO;

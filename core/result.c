@@ -220,7 +220,8 @@ static int run_start(dal_result_t *r, dal_error_t *err)
 
 /* ============================================================== sources */
 
-DAL_HOT static void src_close(dal_result_t *r, size_t i, int ok)
+DAL_HOT
+static void src_close(dal_result_t *r, size_t i, int ok)
 {
     dal_rowsrc_t *s = r->srcs[i];
 
@@ -230,7 +231,8 @@ DAL_HOT static void src_close(dal_result_t *r, size_t i, int ok)
     s->ops->close(s, ok);
 }
 
-DAL_HOT static void srcs_close_all(dal_result_t *r)
+DAL_HOT
+static void srcs_close_all(dal_result_t *r)
 {
     size_t i;
 
@@ -389,7 +391,8 @@ static int pull(dal_result_t *r, MYSQL_ROW *row, unsigned long **lens, dal_error
 
 /* =============================================================== stages */
 
-DAL_HOT static void set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
+DAL_HOT
+static void set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
 {
     r->row = row;
     r->lengths = lens;
@@ -622,7 +625,8 @@ static int advance(dal_result_t *r, dal_error_t *err)
 }
 
 /* The end, or a failure: every connection goes back at once. */
-DAL_HOT static void finish(dal_result_t *r, int rc, const dal_error_t *e)
+DAL_HOT
+static void finish(dal_result_t *r, int rc, const dal_error_t *e)
 {
     srcs_close_all(r);
     set_row(r, NULL, NULL);
@@ -655,7 +659,8 @@ typedef struct result_block {
     stored_src_t stored;     /* the first stored source */
 } result_block_t;
 
-DAL_HOT dal_result_t *dal_result_new(void)
+DAL_HOT
+dal_result_t *dal_result_new(void)
 {
     /* malloc + memset, not calloc: glibc's calloc skips the per-thread
      * cache, and one result per statement is made and freed */
@@ -745,7 +750,8 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
-DAL_HOT int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+DAL_HOT
+int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                           unsigned int ncols, const char *datasource, dal_error_t *err)
 {
     int rc;
@@ -771,7 +777,8 @@ DAL_HOT int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_
 
 /* ------------------------------------------------------ stored results */
 
-DAL_HOT static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
+DAL_HOT
+static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
     stored_src_t *st = (stored_src_t *)s;
 
@@ -780,7 +787,8 @@ DAL_HOT static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
     return s->row != NULL;
 }
 
-DAL_HOT static void stored_close(dal_rowsrc_t *s, int ok)
+DAL_HOT
+static void stored_close(dal_rowsrc_t *s, int ok)
 {
     stored_src_t *st = (stored_src_t *)s;
 
@@ -792,7 +800,8 @@ DAL_HOT static void stored_close(dal_rowsrc_t *s, int ok)
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
 
-DAL_HOT int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
+DAL_HOT
+int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
     stored_src_t *s = &((result_block_t *)r)->stored;
 
@@ -884,7 +893,8 @@ static void rename_columns(dal_result_t *r, char *const *names, size_t n)
             r->names[i] = names[i];
 }
 
-DAL_HOT int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
+DAL_HOT
+int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
     const dal_sql_names_t *names = dal_merge_cached_names(sql);
 
@@ -939,7 +949,8 @@ void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
 
 /* ============================================================== getters */
 
-DAL_HOT size_t dal_result_column_count(const dal_result_t *r)
+DAL_HOT
+size_t dal_result_column_count(const dal_result_t *r)
 {
     return r ? r->nvisible : 0;
 }
@@ -954,7 +965,8 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
 }
 
 /* After the end or a failure: the same answer again. */
-DAL_HOT static int ended(const dal_result_t *r, dal_error_t *err)
+DAL_HOT
+static int ended(const dal_result_t *r, dal_error_t *err)
 {
     if (!r->failed)
         return 0;
@@ -966,7 +978,8 @@ DAL_HOT static int ended(const dal_result_t *r, dal_error_t *err)
     return r->failed;
 }
 
-DAL_HOT int dal_result_next(dal_result_t *r, dal_error_t *err)
+DAL_HOT
+int dal_result_next(dal_result_t *r, dal_error_t *err)
 {
     dal_rowsrc_t *s;
     dal_error_t e;
@@ -1001,12 +1014,14 @@ DAL_HOT int dal_result_next(dal_result_t *r, dal_error_t *err)
     return rc;
 }
 
-DAL_HOT int dal_result_is_null(const dal_result_t *r, size_t col)
+DAL_HOT
+int dal_result_is_null(const dal_result_t *r, size_t col)
 {
     return r == NULL || r->row == NULL || col >= r->nvisible || r->row[col] == NULL;
 }
 
-DAL_HOT const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
+DAL_HOT
+const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
 {
     if (dal_result_is_null(r, col)) {
         if (len)
@@ -1018,28 +1033,32 @@ DAL_HOT const char *dal_result_text(const dal_result_t *r, size_t col, size_t *l
     return r->row[col];
 }
 
-DAL_HOT int64_t dal_result_int(const dal_result_t *r, size_t col)
+DAL_HOT
+int64_t dal_result_int(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtoll(t, NULL, 10) : 0;
 }
 
-DAL_HOT uint64_t dal_result_uint(const dal_result_t *r, size_t col)
+DAL_HOT
+uint64_t dal_result_uint(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtoull(t, NULL, 10) : 0;
 }
 
-DAL_HOT double dal_result_double(const dal_result_t *r, size_t col)
+DAL_HOT
+double dal_result_double(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
 
     return t ? strtod(t, NULL) : 0.0;
 }
 
-DAL_HOT uint64_t dal_result_affected_rows(const dal_result_t *r)
+DAL_HOT
+uint64_t dal_result_affected_rows(const dal_result_t *r)
 {
     return r ? r->affected : 0;
 }
@@ -1061,7 +1080,8 @@ size_t dal_result_route_count(const dal_result_t *r)
     return r ? r->nroutes : 0;
 }
 
-DAL_HOT void dal_result_free(dal_result_t *r)
+DAL_HOT
+void dal_result_free(dal_result_t *r)
 {
     if (r == NULL)
         return;

@@ -79,7 +79,8 @@ static void own_edits_destroy(dal_sql_ext_t *e)
     free(e);
 }
 
-DAL_HOT static const own_edits_t *own_edits(const dal_sql_t *sql)
+DAL_HOT
+static const own_edits_t *own_edits(const dal_sql_t *sql)
 {
     dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */
     dal_sql_ext_t *expected = NULL, *x = atomic_load(&m->edits);
@@ -143,7 +144,8 @@ static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
 }
 
 /* "<logical>_<pos>", in the quoting the statement used. */
-DAL_HOT static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
+DAL_HOT
+static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
                       const char *orig, dal_buf_t *out)
 {
     int quoted = orig[0] == '`';
@@ -159,14 +161,16 @@ DAL_HOT static void put_table(const dal_routing_t *rt, const int32_t *pos, uint3
 
 /* Does edit x change the text on this route?  A table the route leaves
  * alone (pos < 0, or no positions at all) keeps its name and qualifiers. */
-DAL_HOT static int applies(const edit_t *x, const int32_t *pos)
+DAL_HOT
+static int applies(const edit_t *x, const int32_t *pos)
 {
     if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER || x->type == EDIT_QUAL_DROP)
         return pos != NULL && pos[x->idx] >= 0;
     return 1;
 }
 
-DAL_HOT int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
+DAL_HOT
+int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
                 int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
 {
     const dal_sql_t *sql = rt->sql;

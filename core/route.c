@@ -167,7 +167,8 @@ static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t 
     return 0;
 }
 
-DAL_HOT static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+DAL_HOT
+static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                       size_t nparams, opval_t *out, dal_error_t *err)
 {
     out->heap = NULL;
@@ -274,7 +275,8 @@ static int is_write(dal_sql_kind_t k)
 
 /* One strategy call, with the result checked: a plugin bug must not
  * become a silently wrong shard. */
-DAL_HOT static int locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err)
+DAL_HOT
+static int locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err)
 {
     dal_shard_pos_t pos;
     int rc = t->ops->locate(t->strategy, v, &pos, err);
@@ -296,7 +298,8 @@ DAL_HOT static int locate(const dal_table_t *t, const dal_value_t *v, uint32_t *
 
 /* Locate an operand's value; *pos = -1 for NULL (matches nothing) and
  * returns OPND_UNUSABLE for an expression. */
-DAL_HOT static int locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos)
+DAL_HOT
+static int locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos)
 {
     opval_t ov;
     uint32_t p;
@@ -520,7 +523,7 @@ static int where_posset(router_t *r, posset_t *set)
 /* ------------------------------------------------------------------ routes */
 
 static DAL_INLINE int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
-                                    dal_error_t *err)
+                                   dal_error_t *err)
 {
     size_t i;
 
@@ -1099,7 +1102,8 @@ static uint64_t memo_pack(uint32_t gen, size_t table, size_t cond)
     return (uint64_t)gen << 32 | (uint64_t)table << 16 | (uint64_t)cond;
 }
 
-DAL_HOT static int memo_request_free(const dal_sql_t *sql, const dal_query_opts_t *opts)
+DAL_HOT
+static int memo_request_free(const dal_sql_t *sql, const dal_query_opts_t *opts)
 {
     return sql->nhints == 0 && (opts == NULL || (opts->shard_value == NULL &&
                                                  opts->datasource == NULL));
@@ -1135,7 +1139,8 @@ static void memo_save(router_t *r, const dal_query_opts_t *opts)
 /* Route by the memo: 1 if done, 0 if the full routing must run (no memo
  * for this snapshot, an explicit request, a NULL or unusable value, a
  * strategy error -- which the full routing reports). */
-DAL_HOT static int memo_route(router_t *r, const dal_query_opts_t *opts)
+DAL_HOT
+static int memo_route(router_t *r, const dal_query_opts_t *opts)
 {
     const dal_sql_t *sql = r->sql;
     dal_routing_t *rt = r->rt;
@@ -1159,12 +1164,14 @@ DAL_HOT static int memo_route(router_t *r, const dal_query_opts_t *opts)
 
 /* Empty rt, but for its inline arrays: dal_small_alloc sets what it hands
  * out, so they need no clearing. */
-DAL_HOT static void routing_reset(dal_routing_t *rt)
+DAL_HOT
+static void routing_reset(dal_routing_t *rt)
 {
     memset(rt, 0, offsetof(dal_routing_t, tables_inl));
 }
 
-DAL_HOT int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
+DAL_HOT
+int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
               const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
     router_t r;
@@ -1211,7 +1218,8 @@ DAL_HOT int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const da
     return rc;
 }
 
-DAL_HOT void dal_routing_clear(dal_routing_t *rt)
+DAL_HOT
+void dal_routing_clear(dal_routing_t *rt)
 {
     dal_small_free(rt->tables, rt->tables_inl);
     dal_small_free(rt->routes, &rt->route_inl);

@@ -248,8 +248,8 @@ static dal_select_t session_select(dal_session_t *s)
 
 /* dal_session_query and dal_session_query_prepared. */
 static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *opts,
-                                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                                 dal_result_t **out, dal_error_t *err)
+                                    dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                                    dal_result_t **out, dal_error_t *err)
 {
     dal_select_t sel;
     dal_snapshot_t *snap;
@@ -280,9 +280,10 @@ static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *op
     return rc;
 }
 
-DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
-                              const dal_value_t *params, size_t nparams, dal_result_t **out,
-                              dal_error_t *err)
+DAL_HOT
+int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                      const dal_value_t *params, size_t nparams, dal_result_t **out,
+                      dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;
@@ -291,9 +292,10 @@ DAL_HOT int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
     return session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
 
-DAL_HOT int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
-                                       const dal_prepared_t *p, const dal_value_t *params,
-                                       size_t nparams, dal_result_t **out, dal_error_t *err)
+DAL_HOT
+int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
+                               const dal_prepared_t *p, const dal_value_t *params,
+                               size_t nparams, dal_result_t **out, dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;

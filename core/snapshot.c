@@ -460,12 +460,14 @@ int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
     return dal_snapshot_rebuild(cfg, plugin_dir_override, log, NULL, out, err);
 }
 
-DAL_HOT void dal_snapshot_ref(dal_snapshot_t *s)
+DAL_HOT
+void dal_snapshot_ref(dal_snapshot_t *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
 
-DAL_HOT void dal_snapshot_unref(dal_snapshot_t *s)
+DAL_HOT
+void dal_snapshot_unref(dal_snapshot_t *s)
 {
     if (s != NULL && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
         destroy(s);

@@ -2339,7 +2339,8 @@ void dal_sql_free(dal_sql_t *s)
     free(s);
 }
 
-DAL_HOT const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
+DAL_HOT
+const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
 {
     /* The object is never const where it was allocated; only the count
      * changes, and it is atomic. */
@@ -2347,7 +2348,8 @@ DAL_HOT const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
     return s;
 }
 
-DAL_HOT void dal_sql_unref(const dal_sql_t *s)
+DAL_HOT
+void dal_sql_unref(const dal_sql_t *s)
 {
     dal_sql_t *m = (dal_sql_t *)s;
 
@@ -2522,7 +2524,8 @@ struct dal_sql_cache {
 
 /* A 64-bit hash eight bytes at a time (multiply-xorshift mixing), fast on
  * short statements where a byte-wise FNV would dominate a cache hit. */
-DAL_HOT static uint64_t hash_text(const char *p, size_t n)
+DAL_HOT
+static uint64_t hash_text(const char *p, size_t n)
 {
     const uint64_t m = 0x9e3779b97f4a7c15ull;
     uint64_t h = (uint64_t)n * m, w;
@@ -2559,7 +2562,8 @@ dal_sql_cache_t *dal_sql_cache_new(size_t capacity)
     return c;
 }
 
-DAL_HOT static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len)
+DAL_HOT
+static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len)
 {
     int i;
 
@@ -2605,7 +2609,8 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
     return old;
 }
 
-DAL_HOT const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+DAL_HOT
+const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                    char *errbuf, size_t errcap)
 {
     uint64_t h = hash_text(sql, len);

@@ -9,7 +9,8 @@
 #include "error.h"
 #include "value.h"
 
-DAL_HOT dal_value_t dal_null(void)
+DAL_HOT
+dal_value_t dal_null(void)
 {
     dal_value_t v;
 
@@ -18,7 +19,8 @@ DAL_HOT dal_value_t dal_null(void)
     return v;
 }
 
-DAL_HOT dal_value_t dal_int(int64_t i)
+DAL_HOT
+dal_value_t dal_int(int64_t i)
 {
     dal_value_t v = dal_null();
 
@@ -27,7 +29,8 @@ DAL_HOT dal_value_t dal_int(int64_t i)
     return v;
 }
 
-DAL_HOT dal_value_t dal_uint(uint64_t u)
+DAL_HOT
+dal_value_t dal_uint(uint64_t u)
 {
     dal_value_t v = dal_null();
 
@@ -45,7 +48,8 @@ dal_value_t dal_double(double d)
     return v;
 }
 
-DAL_HOT dal_value_t dal_strn(const char *s, size_t len)
+DAL_HOT
+dal_value_t dal_strn(const char *s, size_t len)
 {
     dal_value_t v = dal_null();
 
@@ -55,7 +59,8 @@ DAL_HOT dal_value_t dal_strn(const char *s, size_t len)
     return v;
 }
 
-DAL_HOT dal_value_t dal_str(const char *s)
+DAL_HOT
+dal_value_t dal_str(const char *s)
 {
     return dal_strn(s, s ? strlen(s) : 0);
 }
@@ -123,7 +128,8 @@ static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
     dal_buf_putc(b, '\'');
 }
 
-DAL_HOT int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
+DAL_HOT
+int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
                          dal_error_t *err)
 {
     switch (v->type) {
