@@ -123,13 +123,17 @@ for t in 0 1 2 3 4 5 6 7; do
 done
 [ "$total" = 1000 ] || fail "prepare left $total rows, want 1000"
 
-# every workload, through dal and direct, with the same counts
+# every workload, through dal (by text and through prepared handles) and
+# direct, with the same counts
 for w in point-select insert update read-write scatter; do
-    for mode in dal direct; do
+    for mode in dal prepared direct; do
         flag=()
         [ "$mode" = direct ] && flag=(--direct)
+        [ "$mode" = prepared ] && flag=(--prepared)
         if out=$(load "$w" "${flag[@]}" --statements 200 --warmup 100ms --threads 2 2>"$work/err"); then
-            check run "$out" "$w" "$mode" 200 || fail "$w $mode: $out"
+            check run "$out" "$w" "${mode/prepared/dal}" 200 || fail "$w $mode: $out"
+            check prepared "$out" "$([ "$mode" = prepared ] && echo true || echo false)" ||
+                fail "$w $mode: $out"
         else
             fail "$w $mode exited non-zero: $(cat "$work/err") $out"
         fi
