@@ -429,9 +429,7 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out,
               dal_error_t *err)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+    if (!dal_stmt_args_ok(dal, sql, params, nparams, out))
         return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
     return query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
@@ -477,9 +475,7 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
                        const dal_value_t *params, size_t nparams, dal_result_t **out,
                        dal_error_t *err)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (dal == NULL || p == NULL || out == NULL || (nparams > 0 && params == NULL))
+    if (!dal_stmt_args_ok(dal, p, params, nparams, out))
         return dal_err_set(err, DAL_EINVAL, "dal_query_prepared: NULL argument");
     return query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }

@@ -75,6 +75,19 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
                      dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                      dal_stmt_t *st, dal_error_t *err);
 
+/* The argument check of the four statement entry points (dal_query,
+ * dal_session_query and their _prepared twins): handle is the dal_t or
+ * session, sql the text or the prepared statement.  Clears *out (when
+ * given) and returns 1 if the call can go on. */
+static inline int dal_stmt_args_ok(const void *handle, const void *sql,
+                                   const dal_value_t *params, size_t nparams,
+                                   dal_result_t **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    return handle != NULL && sql != NULL && out != NULL && (nparams == 0 || params != NULL);
+}
+
 /* What dal_prepare returns: the analysis, one reference. */
 struct dal_prepared {
     const dal_sql_t *sql;

@@ -42,15 +42,15 @@ static int is_read(const dal_sql_t *sql)
     return sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_SHOW;
 }
 
-/* Where route r runs again after its attempt on srv failed with rc (and
- * client error e once connected), or NULL.  A read on a replica goes to
+/* Where route r runs again after its attempt on srv failed with rc (not
+ * 0; and client error e once connected), or NULL.  A read on a replica goes to
  * another server whether it could not connect or lost its connection: the
  * replica is likely gone.  A read on the master is only repeated, there,
  * when a pooled connection turned out to be dead. */
 static dal_server_t *retry_server(const dal_routing_t *rt, dal_server_t *srv, int rc,
                                   unsigned int e, int reused)
 {
-    if (rc == 0 || !is_read(rt->sql))
+    if (!is_read(rt->sql))
         return NULL;
     if (srv->replica >= 0)
         return rc == DAL_ECONNECT || conn_is_broken(e) ? dal_select_failover(srv) : NULL;

@@ -285,9 +285,7 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (s == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
+    if (!dal_stmt_args_ok(s, sql, params, nparams, out))
         return dal_err_set(err, DAL_EINVAL, "dal_session_query: NULL argument");
     return session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
@@ -297,9 +295,7 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
                                const dal_prepared_t *p, const dal_value_t *params,
                                size_t nparams, dal_result_t **out, dal_error_t *err)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (s == NULL || p == NULL || out == NULL || (nparams > 0 && params == NULL))
+    if (!dal_stmt_args_ok(s, p, params, nparams, out))
         return dal_err_set(err, DAL_EINVAL, "dal_session_query_prepared: NULL argument");
     return session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
