@@ -296,12 +296,15 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
 {
     dal_event_t ev;
 
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.type = DAL_EVENT_STATEMENT;
+    dal_monitor_event_init(st->monitors, &ev, DAL_EVENT_STATEMENT);
     ev.kind = dal_sql_kind_word(st->sql->kind);
-    ev.table = st->rt.primary ? st->rt.primary->cfg->name
-               : st->sql->ntrefs ? st->sql->trefs[0].name : NULL;
+    if (st->rt.sql != NULL)
+        dal_routing_label_table(&st->rt, &ev);
+    else if (st->sql->ntrefs > 0) {
+        /* not routed (it failed before): the text of the statement */
+        ev.table = st->sql->trefs[0].name;
+        ev.labels_gen = 0;
+    }
     if (st->rt.nroutes == 1) {
         ev.datasource = st->rt.routes[0].node->cfg->name;
         ev.server = dal_route_server(&st->rt.routes[0])->address;

@@ -86,9 +86,7 @@ static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t
     dal_event_t ev;
     size_t i;
 
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.type = DAL_EVENT_EXECUTION;
+    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_EXECUTION);
     ev.kind = dal_sql_kind_word(rt->sql->kind);
     ev.table = rt->primary ? rt->primary->cfg->name : NULL;
     ev.datasource = route->node->cfg->name;

@@ -100,9 +100,7 @@ static void emit_figure(const dal_monitor_set_t *set, const dal_server_t *srv,
 {
     dal_event_t ev;
 
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.type = DAL_EVENT_POOL;
+    dal_monitor_event_init(set, &ev, DAL_EVENT_POOL);
     ev.kind = figure;
     ev.datasource = srv->node->cfg->name;
     ev.server = srv->address;
@@ -256,6 +254,15 @@ void dal_monitor_set_free(dal_monitor_set_t *set)
         monitor_free(&set->mon[i]);
     free(set->mon);
     free(set);
+}
+
+void dal_monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
+                            dal_event_type_t type)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->struct_size = sizeof *ev;
+    ev->type = type;
+    ev->labels_gen = set->snap->gen;
 }
 
 void dal_monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev)

@@ -28,6 +28,14 @@ int dal_monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_e
 /* Stop the sampler and destroy the instances.  NULL is a no-op. */
 void dal_monitor_set_free(dal_monitor_set_t *set);
 
+/* Start an event for set (not NULL): zeroed, with struct_size, type, and
+ * labels_gen = the generation of the set's snapshot, whose configuration
+ * the core's labels point into (table, datasource and server names live as
+ * long as the snapshot; kinds are static).  A caller that labels the event
+ * with text from anywhere else must set labels_gen to 0. */
+void dal_monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
+                            dal_event_type_t type);
+
 /* Deliver ev (borrowed for the call) to every monitor.  set may be NULL (no
  * monitors: a no-op).  Never blocks the statement and never fails it. */
 void dal_monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev);

@@ -127,9 +127,7 @@ static void emit_reload(const dal_snapshot_t *s, int rc)
 
     if (!dal_monitor_active(s->monitors))
         return;
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.type = DAL_EVENT_RELOAD;
+    dal_monitor_event_init(s->monitors, &ev, DAL_EVENT_RELOAD);
     ev.kind = rc == 0 ? "ok" : "failed";
     ev.error_code = rc;
     dal_monitor_emit(s->monitors, &ev);

@@ -414,12 +414,9 @@ void dal_emit_route_event(const dal_routing_t *rt, const dal_server_t *srv)
 {
     dal_event_t ev;
 
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.type = DAL_EVENT_ROUTE;
+    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_ROUTE);
     ev.kind = dal_server_role(srv);
-    ev.table = rt->primary ? rt->primary->cfg->name
-               : rt->sql->ntrefs ? rt->sql->trefs[0].name : NULL;
+    dal_routing_label_table(rt, &ev);
     ev.datasource = srv->node->cfg->name;
     ev.server = srv->address;
     ev.trace_id = rt->trace_id;

@@ -1227,3 +1227,14 @@ void dal_routing_clear(dal_routing_t *rt)
     free(rt->cuts);
     routing_reset(rt);
 }
+
+void dal_routing_label_table(const dal_routing_t *rt, dal_event_t *ev)
+{
+    if (rt->primary != NULL) {
+        ev->table = rt->primary->cfg->name;
+        return;
+    }
+    ev->table = rt->sql->ntrefs ? rt->sql->trefs[0].name : NULL;
+    if (ev->table != NULL)
+        ev->labels_gen = 0;
+}

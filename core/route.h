@@ -85,6 +85,12 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
               const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
 void dal_routing_clear(dal_routing_t *rt);
 
+/* Name ev's logical table: the first sharded table's configured name, or
+ * else the statement's first table as written.  That text belongs to the
+ * cached analysis, not to the snapshot, so labels_gen is then cleared
+ * (see dal_monitor_event_init). */
+void dal_routing_label_table(const dal_routing_t *rt, dal_event_t *ev);
+
 /* Physical table name "<logical>_<pos>" into out; returns out. */
 const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap);
 

@@ -91,6 +91,7 @@ typedef struct series {
 } series_t;
 
 typedef struct registry {
+    uint64_t id;                      /* unique in the process, unlike the address */
     _Atomic(series_t *) slots[SLOTS];
     atomic_uint nseries;
     series_t *meta;                   /* the G_META series, made at start */
@@ -214,6 +215,60 @@ static series_t *series_get(registry_t *r, group_t g, const char *a, const char 
     return NULL;
 }
 
+/*
+ * What each thread looked up last, by label pointers: the statement path
+ * asks for the same three series (statement, execution, route) over and
+ * over, and hashing and comparing their label texts was most of what a
+ * monitored statement cost here.  Used only for events whose labels_gen
+ * vouches that equal pointers are equal texts (dal/plugin.h); the registry
+ * id keeps a destroyed registry's series from being found again.
+ */
+#define MEMO_SETS 32                    /* power of two; two entries each */
+
+typedef struct memo {
+    uint64_t registry;
+    uint32_t gen;
+    group_t group;
+    const char *a, *b;
+    series_t *s;                        /* NULL: empty */
+} memo_t;
+
+static _Thread_local memo_t memo[MEMO_SETS][2];
+static atomic_uint_fast64_t registry_ids;
+
+static int memo_is(const memo_t *m, const registry_t *r, uint32_t gen, group_t g, const char *a,
+                   const char *b)
+{
+    return m->s != NULL && m->registry == r->id && m->gen == gen && m->group == g &&
+           m->a == a && m->b == b;
+}
+
+static series_t *series_of(registry_t *r, const dal_event_t *ev, group_t g, const char *a,
+                           const char *b)
+{
+    uint32_t gen = DAL_EVENT_HAS(ev, labels_gen) ? ev->labels_gen : 0;
+    uint64_t h;
+    memo_t *set;
+    series_t *s;
+
+    if (gen == 0)
+        return series_get(r, g, a, b, NULL);
+    h = ((uint64_t)(uintptr_t)a ^ (uint64_t)(uintptr_t)b << 1 ^ (uint64_t)g) *
+        0x9e3779b97f4a7c15ull;
+    set = memo[h >> 59 & (MEMO_SETS - 1)];
+    if (memo_is(&set[0], r, gen, g, a, b))
+        return set[0].s;
+    if (memo_is(&set[1], r, gen, g, a, b))
+        return set[1].s;
+    s = series_get(r, g, a, b, NULL);
+    if (s != NULL) {
+        /* the older entry goes */
+        set[1] = set[0];
+        set[0] = (memo_t){r->id, gen, g, a, b, s};
+    }
+    return s;
+}
+
 static void add(series_t *s, size_t idx, uint64_t n)
 {
     if (s != NULL)
@@ -256,7 +311,7 @@ static const char *code_name(int code)
 
 static void on_statement(registry_t *r, const dal_event_t *ev)
 {
-    observe(series_get(r, G_STMT, ev->kind, ev->table, NULL), ev->latency_ns);
+    observe(series_of(r, ev, G_STMT, ev->kind, ev->table), ev->latency_ns);
     if (ev->error_code != 0)
         add(series_get(r, G_STMT_ERR, ev->kind, code_name(ev->error_code), NULL), 0, 1);
 }
@@ -265,7 +320,7 @@ static void on_execution(registry_t *r, const dal_event_t *ev)
 {
     char errno_text[16];
 
-    observe(series_get(r, G_EXEC, ev->datasource, ev->server, NULL), ev->latency_ns);
+    observe(series_of(r, ev, G_EXEC, ev->datasource, ev->server), ev->latency_ns);
     if (ev->error_code == 0 && ev->mysql_errno == 0)
         return;
     snprintf(errno_text, sizeof errno_text, "%u", ev->mysql_errno);
@@ -281,7 +336,7 @@ static void on_pool(registry_t *r, const dal_event_t *ev)
     for (i = 0; i < NFIGURES; i++)
         if (ev->kind != NULL && strcmp(ev->kind, pool_figures[i]) == 0)
             break;
-    if (i == NFIGURES || (s = series_get(r, G_POOL, ev->datasource, ev->server, NULL)) == NULL)
+    if (i == NFIGURES || (s = series_of(r, ev, G_POOL, ev->datasource, ev->server)) == NULL)
         return;
     atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
 }
@@ -306,7 +361,7 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         on_execution(r, ev);
         break;
     case DAL_EVENT_ROUTE:
-        add(series_get(r, G_ROUTE, ev->datasource, ev->kind, NULL), 0, 1);
+        add(series_of(r, ev, G_ROUTE, ev->datasource, ev->kind), 0, 1);
         break;
     case DAL_EVENT_POOL:
         on_pool(r, ev);
@@ -709,6 +764,7 @@ static int exporter_start(const dal_host_api_t *api, const char *addr, exporter_
     if (x == NULL)
         return api->set_error(err, DAL_ENOMEM, "out of memory");
     x->listen_fd = x->wake[0] = x->wake[1] = -1;
+    x->reg.id = atomic_fetch_add_explicit(&registry_ids, 1, memory_order_relaxed) + 1;
     /* label-less series exist from the start: a rate() needs the first 0 */
     if ((x->address = strdup(addr)) == NULL ||
         (x->reg.meta = series_get(&x->reg, G_META, NULL, NULL, NULL)) == NULL ||

@@ -181,7 +181,9 @@ static void *make_prom(unsigned port)
     return make("prometheus", p, 1);
 }
 
-static void statement(void *inst, const char *kind, const char *table, uint64_t ns, int code)
+/* A statement event whose labels are vouched for by labels_gen gen (0: not). */
+static void statement_in(void *inst, uint32_t gen, const char *kind, const char *table,
+                         uint64_t ns, int code)
 {
     dal_event_t ev = event(DAL_EVENT_STATEMENT);
 
@@ -189,7 +191,13 @@ static void statement(void *inst, const char *kind, const char *table, uint64_t 
     ev.table = table;
     ev.latency_ns = ns;
     ev.error_code = code;
+    ev.labels_gen = gen;
     mops->on_event(inst, &ev);
+}
+
+static void statement(void *inst, const char *kind, const char *table, uint64_t ns, int code)
+{
+    statement_in(inst, 0, kind, table, ns, code);
 }
 
 static void execution(void *inst, const char *ds, uint64_t ns, unsigned myerr)
@@ -335,6 +343,103 @@ START_TEST(prometheus_same_address_new_text)
 }
 END_TEST
 
+/* The core vouches (labels_gen) only for labels that live as long as the
+ * snapshot -- a sharded table's configured name, node and server names --
+ * never for a table name that is the statement's own text, which belongs
+ * to a cached analysis that can go while the snapshot stays. */
+START_TEST(core_vouches_for_snapshot_labels_only)
+{
+    char ini[1024], msg[128], *path;
+    dal_value_t v = dal_int(7);
+    dal_routing_t plain;
+    dal_snapshot_t *snap;
+    dal_sql_t *sql = NULL;
+    dal_t *dal = NULL;
+    dal_event_t ev;
+    dal_error_t err;
+    dal_stmt_t st;
+
+    snprintf(ini, sizeof ini,
+             "[datasource ds0]\nmaster = mysql://u:pw@127.0.0.1:1/p0\n"
+             "[table t]\ndatasource = ds\ndb_shard_num = 1\ntable_shard_num = 2\n"
+             "shard_key = k\nstrategy = mod\n"
+             "[monitor prometheus]\naddress = 127.0.0.1:%u\n", tu_free_port());
+    path = tu_write(dir, "gen.ini", ini);
+    ck_assert_msg(dal_open(path, NULL, &dal, &err) == 0, "%s", err.message);
+    free(path);
+    snap = dal_snapshot_acquire(dal);
+    ck_assert(dal_monitor_active(snap->monitors));
+    dal_monitor_event_init(snap->monitors, &ev, DAL_EVENT_STATEMENT);
+    ck_assert_uint_eq(ev.struct_size, sizeof ev);
+    ck_assert_int_eq(ev.type, DAL_EVENT_STATEMENT);
+    ck_assert_uint_ne(ev.labels_gen, 0);
+    ck_assert_uint_eq(ev.labels_gen, snap->gen);
+    /* sharded: the configured name, vouched for */
+    ck_assert_msg(dal_stmt_prepare(dal, snap, NULL, (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?",
+                                   NULL}, &v, 1, &st, &err) == 0, "%s", err.message);
+    dal_routing_label_table(&st.rt, &ev);
+    ck_assert_str_eq(ev.table, "t");
+    ck_assert_ptr_eq(ev.table, st.rt.primary->cfg->name);
+    ck_assert_uint_eq(ev.labels_gen, snap->gen);
+    dal_stmt_clear(&st);
+    /* not sharded: the statement's text, not vouched for */
+    ck_assert_int_eq(dal_sql_analyse("SELECT * FROM plain", 19, &sql, msg, sizeof msg), 0);
+    memset(&plain, 0, sizeof plain);
+    plain.sql = sql;
+    dal_monitor_event_init(snap->monitors, &ev, DAL_EVENT_ROUTE);
+    dal_routing_label_table(&plain, &ev);
+    ck_assert_str_eq(ev.table, "plain");
+    ck_assert_uint_eq(ev.labels_gen, 0);
+    dal_sql_unref(sql);
+    dal_snapshot_unref(snap);
+    dal_close(dal);
+}
+END_TEST
+
+/* labels_gen lets the exporter remember series by label pointer.  Within
+ * one generation that is right; for another generation, for events without
+ * the promise (0, or a host whose events end before the field) and for a
+ * new registry it must go by the text again. */
+START_TEST(prometheus_labels_gen)
+{
+    unsigned port = tu_free_port(), port2 = tu_free_port();
+    void *inst = make_prom(port);
+    char table[16], *m;
+    dal_event_t ev;
+
+    strcpy(table, "alpha");
+    statement_in(inst, 7, "select", table, 1000u, 0);
+    statement_in(inst, 7, "select", table, 1000u, 0);
+    strcpy(table, "beta");            /* the same address in a new generation */
+    statement_in(inst, 8, "select", table, 1000u, 0);
+    strcpy(table, "gamma");           /* no promise */
+    statement_in(inst, 0, "select", table, 1000u, 0);
+    strcpy(table, "delta");           /* an older host: the field is not there */
+    ev = event(DAL_EVENT_STATEMENT);
+    ev.struct_size = offsetof(dal_event_t, labels_gen);
+    ev.labels_gen = 8;
+    ev.kind = "select";
+    ev.table = table;
+    mops->on_event(inst, &ev);
+    m = scrape(port);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 2);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"gamma\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"delta\"}"), 1);
+    free(m);
+    mops->destroy(inst);
+    /* a new registry, perhaps where the old one was: nothing remembered */
+    inst = make_prom(port2);
+    strcpy(table, "beta");
+    statement_in(inst, 8, "select", table, 1000u, 0);
+    statement_in(inst, 8, "select", table, 1000u, 0);
+    m = scrape(port2);
+    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 2);
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
 #define PT_THREADS 6
 #define PT_EVENTS 2000
 
@@ -343,7 +448,9 @@ static void *prom_thread(void *inst)
     int i;
 
     for (i = 0; i < PT_EVENTS; i++) {
-        statement(inst, "select", "t", (uint64_t)(i % 4 + 1) * 100000u, 0);
+        /* every other one remembered by pointer (labels_gen): both add up */
+        statement_in(inst, (uint32_t)(i % 2), "select", "t", (uint64_t)(i % 4 + 1) * 100000u,
+                     0);
         execution(inst, i % 2 ? "db1" : "db2", 200000u, 0);
     }
     return NULL;
@@ -702,6 +809,8 @@ static Suite *unit_suite(void)
     tcase_add_test(tp, prometheus_counts_and_histograms);
     tcase_add_test(tp, prometheus_series_identity);
     tcase_add_test(tp, prometheus_same_address_new_text);
+    tcase_add_test(tp, prometheus_labels_gen);
+    tcase_add_test(tp, core_vouches_for_snapshot_labels_only);
     tcase_add_test(tp, prometheus_threads_add_up);
     tcase_add_test(tp, prometheus_pool_figures);
     tcase_add_test(tp, prometheus_escapes_labels_and_handles_nulls);

@@ -259,7 +259,23 @@ typedef struct dal_event {
     uint64_t rows;              /* rows returned or affected */
     int error_code;             /* DAL_E* or 0 */
     unsigned int mysql_errno;
+    /*
+     * Added after ABI 1 was first published: read it only when
+     * DAL_EVENT_HAS(ev, labels_gen).  When nonzero, it vouches for the
+     * label strings: among events with the same nonzero labels_gen, equal
+     * kind, table, datasource or server pointers point to equal text, so
+     * a monitor may remember what it looked up by those pointers instead of
+     * hashing and comparing the text each time.  Another value (after a
+     * reload, say) means the strings may have moved and an address may now
+     * hold other text.  0: no promise; compare the text.
+     */
+    uint32_t labels_gen;
 } dal_event_t;
+
+/* Whether ev (from a host of any version) has the field: true when the
+ * host's dal_event_t was long enough to include it. */
+#define DAL_EVENT_HAS(ev, field) \
+    ((ev)->struct_size >= offsetof(dal_event_t, field) + sizeof((ev)->field))
 
 typedef struct dal_monitor_ops {
     uint32_t struct_size;
