@@ -6,11 +6,13 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "error.h"
 #include "exec.h"
 #include "host.h"
+#include "monitor.h"
 #include "pool.h"
 #include "snapshot.h"
 
@@ -95,6 +97,23 @@ static int host_conn_open(dal_host_t *host, dal_conn_t **out, dal_error_t *err)
     return dal_conn_open_server(host->server->node->cfg, host->server->replica, out, err);
 }
 
+/* A plugin's event, built against any version of dal_event_t: copied into
+ * this version's layout, with no promise about its strings (labels_gen 0:
+ * they are the plugin's, not the snapshot's). */
+static void host_emit(dal_host_t *host, const dal_event_t *ev)
+{
+    dal_event_t copy;
+
+    if (host == NULL || host->snap == NULL || ev == NULL ||
+        !dal_monitor_active(host->snap->monitors))
+        return;
+    memset(&copy, 0, sizeof copy);
+    memcpy(&copy, ev, ev->struct_size < sizeof copy ? ev->struct_size : sizeof copy);
+    copy.struct_size = sizeof copy;
+    copy.labels_gen = 0;
+    dal_monitor_emit(host->snap->monitors, &copy);
+}
+
 static const dal_host_api_t host_api = {
     DAL_PLUGIN_ABI_VERSION,
     sizeof(dal_host_api_t),
@@ -120,6 +139,7 @@ static const dal_host_api_t host_api = {
     dal_conn_reset,
     dal_now_ns,
     dal_pool_current_statement,
+    host_emit,
 };
 
 const dal_host_api_t *dal_host_api(void)

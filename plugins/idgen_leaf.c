@@ -94,6 +94,7 @@ typedef struct leaf {
     dal_host_t *host;
     const char *ds;   /* borrowed from the parameters */
     const char *tag;  /* borrowed: biz_tag, or the section name */
+    const char *name; /* borrowed: the [idgen] section name, for events */
     char sql_read[LEAF_SQL_MAX];
     char sql_claim[LEAF_SQL_MAX];
     int64_t max_step;
@@ -379,6 +380,26 @@ static int next_missing(const leaf_t *l, uint64_t *g)
     return atomic_load_explicit(&l->seg[(*g + 1) & 1].gen, memory_order_acquire) != *g + 1;
 }
 
+/* One DAL_EVENT_IDGEN per reservation: a segment of step IDs, or the error
+ * that kept it from coming (a host older than the emit service: none). */
+static void report(const leaf_t *l, const range_t *r, uint64_t t0, int rc)
+{
+    dal_event_t ev;
+
+    if (l->api->struct_size < offsetof(dal_host_api_t, emit) + sizeof l->api->emit ||
+        l->api->emit == NULL)
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_IDGEN;
+    ev.table = l->name;
+    ev.datasource = l->ds;
+    ev.latency_ns = idgen_mono_ns() - t0;
+    ev.rows = rc == 0 ? (uint64_t)r->step : 0;
+    ev.error_code = rc;
+    l->api->emit(l->host, &ev);
+}
+
 /* Reserve the segment of generation g + 1.  Called with mu held; drops it
  * meanwhile. */
 static void load_next(leaf_t *l, uint64_t g)
@@ -393,6 +414,7 @@ static void load_next(leaf_t *l, uint64_t g)
     l->loading = 1;
     pthread_mutex_unlock(&l->mu);
     rc = reserve(l, want, &r, &err);
+    report(l, &r, t0, rc);
     pthread_mutex_lock(&l->mu);
     l->loading = 0;
     if (rc == 0) {
@@ -444,6 +466,7 @@ static int leaf_configure(leaf_t *l, const char *name, const dal_plugin_params_t
     int64_t wait = api->param_duration_ms(p, "wait_timeout");
 
     l->ds = api->param_string(p, "datasource");
+    l->name = name;
     l->tag = api->param_is_set(p, "biz_tag") ? api->param_string(p, "biz_tag") : name;
     l->max_step = api->param_int(p, "max_step");
     l->prefetch = api->param_double(p, "prefetch");

@@ -552,7 +552,8 @@ static const dal_host_api_t fake_api = {
     fake_conn_ping,
     fake_conn_reset,
     fake_now_ns,
-    NULL /* current_statement: no statements without a core */
+    NULL, /* current_statement: no statements without a core */
+    NULL  /* emit: no monitors without a core */
 };
 
 const dal_host_api_t *fake_host_api(void)

@@ -355,6 +355,50 @@ static int log_has(const char *needle)
     return found;
 }
 
+/* The DAL_EVENT_IDGEN events the plugins emit (from their loader threads). */
+static struct {
+    pthread_mutex_t mu;
+    size_t n, failed;        /* events; those with an error_code */
+    uint64_t rows[256];      /* rows of the successful ones, in order */
+    char table[64], datasource[64];
+    int other_types;
+} evs = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void t_emit(dal_host_t *host, const dal_event_t *ev)
+{
+    (void)host;
+    pthread_mutex_lock(&evs.mu);
+    if (ev->type != DAL_EVENT_IDGEN) {
+        evs.other_types++;
+    } else if (ev->error_code != 0) {
+        evs.failed++;
+        evs.n++;
+    } else {
+        if (evs.n - evs.failed < N_ELEMS(evs.rows))
+            evs.rows[evs.n - evs.failed] = ev->rows;
+        evs.n++;
+    }
+    snprintf(evs.table, sizeof evs.table, "%s", ev->table ? ev->table : "(null)");
+    snprintf(evs.datasource, sizeof evs.datasource, "%s", ev->datasource ? ev->datasource : "(null)");
+    pthread_mutex_unlock(&evs.mu);
+}
+
+/* Each segment the fake database handed out was reported once, in order,
+ * with its size, the [idgen] name and the datasource. */
+static void check_segment_events(const char *name)
+{
+    size_t k, won = fdb_nwon();
+
+    pthread_mutex_lock(&evs.mu);
+    ck_assert_int_eq(evs.other_types, 0);
+    ck_assert_uint_eq(evs.n - evs.failed, won);
+    for (k = 0; k < won && k < N_ELEMS(evs.rows); k++)
+        ck_assert_uint_eq(evs.rows[k], (uint64_t)fdb_step((long)k));
+    ck_assert_str_eq(evs.table, name);
+    ck_assert_str_eq(evs.datasource, "leafdb");
+    pthread_mutex_unlock(&evs.mu);
+}
+
 static dal_host_api_t test_api;
 
 static void api_init(void)
@@ -366,7 +410,13 @@ static void api_init(void)
     test_api.result_int = fres_int;
     test_api.result_affected_rows = fres_affected;
     test_api.result_free = fres_free;
+    test_api.emit = t_emit;
     log_text[0] = '\0';
+    pthread_mutex_lock(&evs.mu);
+    evs.n = evs.failed = 0;
+    evs.other_types = 0;
+    evs.table[0] = evs.datasource[0] = '\0';
+    pthread_mutex_unlock(&evs.mu);
 }
 
 static void fixture_setup(void)
@@ -494,6 +544,28 @@ START_TEST(leaf_sequential)
     ck_assert_int_eq(fdb_step(0), 1000);
     /* consumed in far less than segment_duration: the step doubled */
     ck_assert_int_eq(fdb_step(1), 2000);
+    check_segment_events("sku");
+}
+END_TEST
+
+/* A host from before the emit service: the plugin must not call past the
+ * end of its table. */
+START_TEST(leaf_old_host_gets_no_events)
+{
+    const fake_param_t ps[] = { P("datasource", "leafdb") };
+    inst_t in;
+    int64_t i;
+
+    test_api.struct_size = (uint32_t)offsetof(dal_host_api_t, emit);
+    fdb_add_tag("sku", 1, 100);
+    inst_new(&in, leaf_desc(), "sku", ps, N_ELEMS(ps));
+    for (i = 1; i <= 500; i++)
+        ck_assert_int_eq(draw1(&in), i);
+    inst_free(&in);
+    ck_assert_uint_ge(fdb_nwon(), 2);
+    pthread_mutex_lock(&evs.mu);
+    ck_assert_uint_eq(evs.n, 0);
+    pthread_mutex_unlock(&evs.mu);
 }
 END_TEST
 
@@ -720,6 +792,11 @@ START_TEST(leaf_outage_buffered_then_clear_error_then_resume)
     ck_assert_int_ge(id, 201);
     ck_assert(log_has("cannot reserve a segment"));
     inst_free(&in);
+    /* the failed reservations were reported too, apart from the segments */
+    pthread_mutex_lock(&evs.mu);
+    ck_assert_uint_ge(evs.failed, 1);
+    pthread_mutex_unlock(&evs.mu);
+    check_segment_events("sku");
 }
 END_TEST
 
@@ -1347,6 +1424,7 @@ static Suite *idgen_suite(void)
     tcase_add_checked_fixture(leaf, fixture_setup, fixture_teardown);
     tcase_set_timeout(leaf, 60);
     tcase_add_test(leaf, leaf_sequential);
+    tcase_add_test(leaf, leaf_old_host_gets_no_events);
     tcase_add_test(leaf, leaf_biz_tag_and_batches);
     tcase_add_test(leaf, leaf_threads_unique);
     tcase_add_test(leaf, leaf_step_grows_to_cap_and_floor_wins);

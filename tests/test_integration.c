@@ -621,9 +621,12 @@ START_TEST(test_generated_ids)
     dal_error_t err;
     dal_t *g = NULL;
     dal_prepared_t *prep = NULL;
+    int mport = (int)tu_free_port(), k;
+    char *body = NULL;
     size_t len = 0;
-    int k;
 
+    len = (size_t)snprintf(text, sizeof text, "[monitor prom]\nplugin = prometheus\n"
+                           "address = 127.0.0.1:%d\n", mport);
     tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[datasource plain]\nmaster = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
@@ -683,6 +686,15 @@ START_TEST(test_generated_ids)
         ck_assert_msg(direct_scalar(node, db, q) == 1, "id %lld with note '%c' not in "
                       "%s.gen_order_%d", (long long)seen[i], note[i], db, t);
     }
+    /* 20 IDs in segments of 10 or more: the generator reported the
+     * segments it fetched (DAL_EVENT_IDGEN through the host's emit) */
+    ck_assert_msg(tu_http((unsigned)mport, "GET /metrics HTTP/1.0\r\n\r\n", &body) == 200,
+                  "no metrics on 127.0.0.1:%d", mport);
+    ck_assert_msg(tu_metric(body, "dal_id_segments_total{generator=\"orders\"}") >= 2,
+                  "segments: %.3000s", body);
+    ck_assert_msg(tu_metric(body, "dal_id_segment_errors_total{generator=\"orders\"}") == 0,
+                  "segment errors: %.3000s", body);
+    free(body);
     must(dal_exec(g, NULL, "DROP TABLE gen_order", NULL, 0, NULL, &err), &err, "drop");
     dal_prepared_free(prep);
     dal_close(g);

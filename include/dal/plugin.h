@@ -86,6 +86,9 @@ typedef struct dal_host dal_host_t;
 /* A server connection made by the host (opaque, owned by whoever holds it). */
 typedef struct dal_conn dal_conn_t;
 
+/* An event for monitors (defined with the monitor kind below). */
+typedef struct dal_event dal_event_t;
+
 /*
  * Services dal offers to plugins.  The table is static and outlives every
  * instance.  Check struct_size before using a field added after ABI 1.
@@ -144,6 +147,14 @@ typedef struct dal_host_api {
      * when unknown.  Pool plugins call it in acquire so that a leak report
      * can name the statement that took the connection. */
     size_t (*current_statement)(char *buf, size_t cap);
+
+    /* Added after ABI 1 was first published: check struct_size before use.
+     * Hand ev to the monitors of the configuration the instance belongs
+     * to: how an ID generator reports each segment of IDs it fetched, or
+     * failed to fetch (DAL_EVENT_IDGEN, see docs/plugins.md).  ev and its
+     * strings are copied or used only during the call; a no-op without
+     * monitors.  Thread-safe, never blocks. */
+    void (*emit)(dal_host_t *host, const dal_event_t *ev);
 } dal_host_api_t;
 
 /* ------------------------------------------------------------ shard kind */
@@ -245,7 +256,7 @@ typedef enum dal_event_type {
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may be NULL. */
-typedef struct dal_event {
+struct dal_event {
     uint32_t struct_size;
     dal_event_type_t type;
     const char *kind;           /* statement kind: "select", "insert", ... */
@@ -270,7 +281,7 @@ typedef struct dal_event {
      * hold other text.  0: no promise; compare the text.
      */
     uint32_t labels_gen;
-} dal_event_t;
+};
 
 /* Whether ev (from a host of any version) has the field: true when the
  * host's dal_event_t was long enough to include it. */
