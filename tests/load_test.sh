@@ -93,14 +93,27 @@ elif what == "duration":
     want(0.9 <= d["seconds"] <= 1.5, "measured %r s for --duration 1" % d["seconds"])
 elif what == "compare":
     rounds = d["rounds"]
-    want(len(rounds) == 2, "%d rounds, want 2" % len(rounds))
+    want(len(rounds) == 9, "%d rounds, want 9" % len(rounds))
     for r in rounds:
         check_run(r["dal"], "point-select", "dal", 100)
         check_run(r["direct"], "point-select", "direct", 100)
         ratio = r["dal"]["events_per_sec"] / r["direct"]["events_per_sec"]
         want(abs(r["ratio"] - ratio) < 1e-3, "ratio %r, want %r" % (r["ratio"], ratio))
     ratios = sorted(r["ratio"] for r in rounds)
-    want(abs(d["median_ratio"] - sum(ratios) / 2) < 1e-3, "median_ratio %r" % d["median_ratio"])
+    want(abs(d["median_ratio"] - ratios[4]) < 1e-3, "median_ratio %r" % d["median_ratio"])
+    # the sign test's interval, worked out here independently: the
+    # narrowest [x(k), x(n+1-k)] covering the median with >= 95 %
+    from math import comb
+    n, k = len(ratios), 1
+    cover = lambda k: 1 - 2 * sum(comb(n, i) for i in range(k)) / 2 ** n
+    while k + 1 <= n // 2 and cover(k + 1) >= 0.95:
+        k += 1
+    want(abs(d["median_ratio_low"] - ratios[k - 1]) < 1e-3 and
+         abs(d["median_ratio_high"] - ratios[n - k]) < 1e-3,
+         "interval %r-%r, want %r-%r" % (d["median_ratio_low"], d["median_ratio_high"],
+                                         ratios[k - 1], ratios[n - k]))
+    want(abs(d["median_ratio_confidence"] - cover(k)) < 1e-3,
+         "confidence %r, want %r" % (d["median_ratio_confidence"], cover(k)))
 elif what == "failed":
     want(d["errors"] >= 1 and d["error"], "a failed run without errors: %r" % d)
 else:
@@ -150,7 +163,7 @@ out=$("$DAL_BIN" -c "$ini" load -- "${layout[@]}" point-select --duration 1 --wa
     fail "duration run: $out"
 check duration "$out" || fail "duration: $out"
 
-out=$(load point-select --compare --rounds 2 --statements 100 --warmup 0 --threads 2) || fail "compare: $out"
+out=$(load point-select --compare --rounds 9 --statements 100 --warmup 0 --threads 2) || fail "compare: $out"
 check compare "$out" || fail "compare: $out"
 
 # text output

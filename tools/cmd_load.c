@@ -1855,12 +1855,20 @@ static int exec_ddl(const load_ctx_t *ctx, const char *tmpl, dal_error_t *err)
 
 /* ---------------------------------------------------------------- command */
 
+/* The median of a figure over the --compare pairs, with a distribution-free
+ * interval for it (median_interval). */
+typedef struct summary {
+    double median;
+    double low, high;    /* the interval */
+    double confidence;   /* how often such an interval holds the true median */
+} summary_t;
+
 typedef struct load_report {
     int prepared;
     double prepare_s;
     load_result_t *results;     /* owned: one run, or --rounds pairs (dal, direct) */
     size_t nresults;
-    double median_ratio;
+    summary_t ratio;            /* --compare: of dal / direct throughput */
     int cleaned;
 } load_report_t;
 
@@ -1940,23 +1948,58 @@ static double direct_cpu_us(const load_result_t *pair)
     return pair[1].cpu_ns_per_event / 1e3;
 }
 
-/* The median over the pairs of what get reads from a pair. */
-static double median_of(const load_result_t *results, size_t npairs,
-                        double (*get)(const load_result_t *pair))
+/*
+ * For n sorted values, the interval [v[k-1], v[n-k]] holds the true median
+ * with probability 1 - 2 P(B < k), B ~ Binomial(n, 1/2), whatever the
+ * distribution (the sign test's interval).  Takes the narrowest with at
+ * least 95 %; with too few values for that (n <= 5), the whole range and
+ * what it has.
+ */
+static void median_interval(const double *v, size_t n, summary_t *out)
 {
-    double *v = malloc(npairs * sizeof *v), m;
+    double term = 1, below;   /* C(n, k-1) / 2^n, P(B < k) */
+    size_t i, k = 1;
+
+    for (i = 0; i < n; i++)
+        term /= 2;
+    below = term;
+    while (k < n / 2) {
+        double next = term * (double)(n - k + 1) / (double)k;
+        if (1 - 2 * (below + next) < 0.95)
+            break;
+        term = next;
+        below += next;
+        k++;
+    }
+    out->low = v[k - 1];
+    out->high = v[n - k];
+    out->confidence = 1 - 2 * below;
+}
+
+static summary_t summarize(const load_result_t *results, size_t npairs,
+                           double (*get)(const load_result_t *pair))
+{
+    summary_t s = { NAN, NAN, NAN, NAN };
+    double *v = malloc(npairs * sizeof *v);
     size_t i;
 
     if (v == NULL || npairs == 0) {
         free(v);
-        return NAN;
+        return s;
     }
     for (i = 0; i < npairs; i++)
         v[i] = get(results + 2 * i);
     qsort(v, npairs, sizeof *v, cmp_double);
-    m = npairs % 2 ? v[npairs / 2] : (v[npairs / 2 - 1] + v[npairs / 2]) / 2;
+    s.median = npairs % 2 ? v[npairs / 2] : (v[npairs / 2 - 1] + v[npairs / 2]) / 2;
+    median_interval(v, npairs, &s);
     free(v);
-    return m;
+    return s;
+}
+
+static double median_of(const load_result_t *results, size_t npairs,
+                        double (*get)(const load_result_t *pair))
+{
+    return summarize(results, npairs, get).median;
 }
 
 static void print_pair(uint64_t round, const load_result_t *pair)
@@ -2009,10 +2052,12 @@ static int do_compare(const load_ctx_t *ctx, load_report_t *rep)
                 print_pair(r + 1, pair);
         }
     }
-    rep->median_ratio = median_of(rep->results, rep->nresults / 2, ratio_of);
+    rep->ratio = summarize(rep->results, rep->nresults / 2, ratio_of);
     if (!o->json && rep->nresults > 0)
-        printf("median ratio %.3f over %zu rounds; median p50 ratio %.3f; client CPU per %s: "
-               "dal %.2f us, direct %.2f us (medians)\n", rep->median_ratio, rep->nresults / 2,
+        printf("median ratio %.3f (%.0f%% interval %.3f-%.3f) over %zu rounds; median p50 ratio "
+               "%.3f; client CPU per %s: dal %.2f us, direct %.2f us (medians)\n",
+               rep->ratio.median, rep->ratio.confidence * 100, rep->ratio.low, rep->ratio.high,
+               rep->nresults / 2,
                median_of(rep->results, rep->nresults / 2, p50_ratio_of),
                ctx->wl->txn ? "transaction" : "statement",
                median_of(rep->results, rep->nresults / 2, dal_cpu_us),
@@ -2040,7 +2085,10 @@ static void json_compare(json_t *j, const load_report_t *rep)
         json_object_end(j);
     }
     json_array_end(j);
-    json_key_double(j, "median_ratio", rep->median_ratio, 4);
+    json_key_double(j, "median_ratio", rep->ratio.median, 4);
+    json_key_double(j, "median_ratio_low", rep->ratio.low, 4);
+    json_key_double(j, "median_ratio_high", rep->ratio.high, 4);
+    json_key_double(j, "median_ratio_confidence", rep->ratio.confidence, 4);
     json_key_double(j, "median_p50_ratio", median_of(rep->results, rep->nresults / 2,
                                                      p50_ratio_of), 4);
     json_key_double(j, "median_client_cpu_us_dal", median_of(rep->results, rep->nresults / 2,
