@@ -81,12 +81,21 @@ done
 python3 - "$work/pairs" "$json" "$*" <<'PY'
 import json, sys
 pairs = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+from math import comb
 ratios = sorted(b / a for a, b in pairs)
 n = len(ratios)
 med = ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2
+# the sign test's interval for the median, as `dal load --compare` gives it
+# (docs/load.md): the narrowest [x(k), x(n+1-k)] with >= 95 % coverage
+cover = lambda k: 1 - 2 * sum(comb(n, i) for i in range(k)) / 2 ** n
+k = 1
+while k + 1 <= n // 2 and cover(k + 1) >= 0.95:
+    k += 1
+lo, hi, conf = ratios[k - 1], ratios[n - k], cover(k)
 if sys.argv[2] == "1":
     print(json.dumps({"load": sys.argv[3], "pairs": [{"old": a, "new": b} for a, b in pairs],
-                      "median_ratio": med}))
+                      "median_ratio": med, "median_ratio_low": lo, "median_ratio_high": hi,
+                      "median_ratio_confidence": conf}))
 else:
-    print("median new/old %.3f over %d pairs (range %.3f-%.3f)" % (med, n, ratios[0], ratios[-1]))
+    print("median new/old %.3f over %d pairs (%.0f%% interval %.3f-%.3f)" % (med, n, 100 * conf, lo, hi))
 PY

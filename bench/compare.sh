@@ -28,7 +28,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
 export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
-rounds=7 duration=5s warmup=1s rows=100000 out=""
+rounds=9 duration=5s warmup=1s rows=100000 out=""
 threads="1 2" plot_threads="1 2 4 8" nodes="2 4 8 16"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
@@ -175,14 +175,14 @@ def side(rs, mode, key):
 def lat(rs, mode, q):
     return med([r[mode]["latency_us"][q] for r in rs])
 
-print("| benchmark | nodes | threads | dal/s | direct/s | ratio (median) | ratio range | p50 ratio | p50 dal / direct (us) | client CPU dal / direct (us) |")
+print("| benchmark | nodes | threads | dal/s | direct/s | ratio (median) | interval (confidence) | p50 ratio | p50 dal / direct (us) | client CPU dal / direct (us) |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for d in runs:
     rs = d["rounds"]
-    ratios = [r["ratio"] for r in rs if r["ratio"] is not None]
-    print("| %s | %d | %d | %.0f | %.0f | **%.3f** | %.3f-%.3f | %.3f | %.1f / %.1f | %.1f / %.1f |" % (
+    print("| %s | %d | %d | %.0f | %.0f | **%.3f** | %.3f-%.3f (%.0f %%) | %.3f | %.1f / %.1f | %.1f / %.1f |" % (
         d["label"], d["nodes"], d["threads"], side(rs, "dal", "events_per_sec"),
-        side(rs, "direct", "events_per_sec"), d["median_ratio"], min(ratios), max(ratios),
+        side(rs, "direct", "events_per_sec"), d["median_ratio"], d["median_ratio_low"],
+        d["median_ratio_high"], 100 * d["median_ratio_confidence"],
         d["median_p50_ratio"], lat(rs, "dal", "p50"), lat(rs, "direct", "p50"),
         d["median_client_cpu_us_dal"], d["median_client_cpu_us_direct"]))
 scatter = [d for d in runs if d["workload"] == "scatter"]
