@@ -213,6 +213,15 @@ static void execution(void *inst, const char *ds, uint64_t ns, unsigned myerr)
     mops->on_event(inst, &ev);
 }
 
+/* dal_statements_total{kind="select",table=TABLE} in the scrape m. */
+static double selects_of(const char *m, const char *table)
+{
+    char series[192];
+
+    snprintf(series, sizeof series, "dal_statements_total{kind=\"select\",table=\"%s\"}", table);
+    return tu_metric(m, series);
+}
+
 START_TEST(prometheus_counts_and_histograms)
 {
     unsigned port = tu_free_port();
@@ -239,7 +248,7 @@ START_TEST(prometheus_counts_and_histograms)
     ev.table = "food_ids";
     mops->on_event(inst, &ev);
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"wm_food\"}"), 4);
+    ck_assert_double_eq(selects_of(m, "wm_food"), 4);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.001\"}"), 0);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.0025\"}"), 3);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"2.5\"}"), 3);
@@ -328,16 +337,15 @@ START_TEST(prometheus_same_address_new_text)
     statement(inst, "select", table, 1000u, 0);
     statement(inst, "select", table, 1000u, 0);
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 3);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 1);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alphabet\"}"),
-                        1);
+    ck_assert_double_eq(selects_of(m, "alpha"), 3);
+    ck_assert_double_eq(selects_of(m, "beta"), 1);
+    ck_assert_double_eq(selects_of(m, "alphabet"), 1);
     free(m);
     mops->destroy(inst);
     inst = make_prom(port2);
     statement(inst, "select", table, 1000u, 0);
     m = scrape(port2);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 1);
+    ck_assert_double_eq(selects_of(m, "alpha"), 1);
     free(m);
     mops->destroy(inst);
 }
@@ -422,10 +430,10 @@ START_TEST(prometheus_labels_gen)
     ev.table = table;
     mops->on_event(inst, &ev);
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"alpha\"}"), 2);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 1);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"gamma\"}"), 1);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"delta\"}"), 1);
+    ck_assert_double_eq(selects_of(m, "alpha"), 2);
+    ck_assert_double_eq(selects_of(m, "beta"), 1);
+    ck_assert_double_eq(selects_of(m, "gamma"), 1);
+    ck_assert_double_eq(selects_of(m, "delta"), 1);
     free(m);
     mops->destroy(inst);
     /* a new registry, perhaps where the old one was: nothing remembered */
@@ -434,7 +442,7 @@ START_TEST(prometheus_labels_gen)
     statement_in(inst, 8, "select", table, 1000u, 0);
     statement_in(inst, 8, "select", table, 1000u, 0);
     m = scrape(port2);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"beta\"}"), 2);
+    ck_assert_double_eq(selects_of(m, "beta"), 2);
     free(m);
     mops->destroy(inst);
 }
@@ -472,7 +480,7 @@ START_TEST(prometheus_threads_add_up)
     for (i = 0; i < PT_THREADS; i++)
         pthread_join(t[i], NULL);
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), n);
+    ck_assert_double_eq(selects_of(m, "t"), n);
     /* latencies 100, 200, 300, 400 us in turn: a quarter at or under 100 us */
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\","
                                      "table=\"t\",le=\"0.0001\"}"), n / 4);
@@ -571,7 +579,7 @@ START_TEST(prometheus_full_table_drops_and_counts)
     }
     m = scrape(port);
     ck_assert_double_gt(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t0\"}"), 1);
+    ck_assert_double_eq(selects_of(m, "t0"), 1);
     free(m);
     mops->destroy(inst);
 }
@@ -589,12 +597,12 @@ START_TEST(prometheus_instances_share_an_address)
     statement(b, "select", "t", 1000u, 0);
     mops->destroy(a);
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), 2);
+    ck_assert_double_eq(selects_of(m, "t"), 2);
     free(m);
     mops->destroy(b);
     a = make_prom(port); /* free again: a fresh exporter */
     m = scrape(port);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"t\"}"), -1);
+    ck_assert_double_eq(selects_of(m, "t"), -1);
     free(m);
     mops->destroy(a);
 }
@@ -919,7 +927,7 @@ START_TEST(live_metrics_after_a_known_workload)
     sleep_ms(1500); /* one pool sample at least */
     m = scrape(port);
     save("metrics.txt", m);
-    ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(selects_of(m, "mon_t"), 25);
     ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
     ck_assert_double_eq(tu_metric(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
