@@ -234,7 +234,20 @@ typedef struct memo {
 } memo_t;
 
 static _Thread_local memo_t memo[MEMO_SETS][2];
-static atomic_uint_fast64_t registry_ids;
+
+/* A registry's id: unique in the process even across an unload and a
+ * reload of this .so (which would start a counter at 0 again while a
+ * thread's memo may survive), since the monotonic clock only moves on. */
+static uint64_t registry_id(const dal_host_api_t *api)
+{
+    static atomic_uint_fast64_t last;
+    uint_fast64_t now = api->now_ns(), prev = atomic_load(&last), next;
+
+    do
+        next = now > prev ? now : prev + 1;
+    while (!atomic_compare_exchange_weak(&last, &prev, next));
+    return next;
+}
 
 static int memo_is(const memo_t *m, const registry_t *r, uint32_t gen, group_t g, const char *a,
                    const char *b)
@@ -764,7 +777,7 @@ static int exporter_start(const dal_host_api_t *api, const char *addr, exporter_
     if (x == NULL)
         return api->set_error(err, DAL_ENOMEM, "out of memory");
     x->listen_fd = x->wake[0] = x->wake[1] = -1;
-    x->reg.id = atomic_fetch_add_explicit(&registry_ids, 1, memory_order_relaxed) + 1;
+    x->reg.id = registry_id(api);
     /* label-less series exist from the start: a rate() needs the first 0 */
     if ((x->address = strdup(addr)) == NULL ||
         (x->reg.meta = series_get(&x->reg, G_META, NULL, NULL, NULL)) == NULL ||
