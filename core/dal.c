@@ -298,13 +298,7 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
 
     dal_monitor_event_init(st->monitors, &ev, DAL_EVENT_STATEMENT);
     ev.kind = dal_sql_kind_word(st->sql->kind);
-    if (st->rt.sql != NULL)
-        dal_routing_label_table(&st->rt, &ev);
-    else if (st->sql->ntrefs > 0) {
-        /* not routed (it failed before): the text of the statement */
-        ev.table = st->sql->trefs[0].name;
-        ev.labels_gen = 0;
-    }
+    dal_routing_label_table(&st->rt, &ev); /* emitted only once routed */
     if (st->rt.nroutes == 1) {
         ev.datasource = st->rt.routes[0].node->cfg->name;
         ev.server = dal_route_server(&st->rt.routes[0])->address;

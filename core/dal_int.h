@@ -103,9 +103,9 @@ struct dal_select;
 int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
                     dal_error_t *err);
 
-/* One DAL_EVENT_STATEMENT for st, which ended with rc.  Call through
- * dal_stmt_emit, which checks for monitors first (inline, as
- * dal_emit_route). */
+/* One DAL_EVENT_STATEMENT for st, which was routed (dal_stmt_select
+ * succeeded) and ended with rc.  Call through dal_stmt_emit, which checks
+ * for monitors first (inline, as dal_emit_route). */
 void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r);
 
 static inline void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
