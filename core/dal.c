@@ -426,9 +426,23 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out,
               dal_error_t *err)
 {
-    if (!dal_stmt_args_ok(dal, sql, params, nparams, out))
-        return dal_err_set(err, DAL_EINVAL, "dal_query: NULL argument");
-    return query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+    int rc = dal_stmt_args_check("dal_query", dal, sql, params, nparams, out, err);
+
+    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+}
+
+int dal_stmt_args_error(const char *fn, const void *handle, const void *sql,
+                        const dal_value_t *params, size_t nparams, dal_result_t **out,
+                        dal_error_t *err)
+{
+    if (handle == NULL)
+        return dal_err_set(err, DAL_EINVAL, "%s: the handle is NULL", fn);
+    if (sql == NULL)
+        return dal_err_set(err, DAL_EINVAL, "%s: the statement is NULL", fn);
+    if (out == NULL)
+        return dal_err_set(err, DAL_EINVAL, "%s: out (where the result goes) is NULL", fn);
+    (void)params; /* the only check left: NULL with nparams > 0 */
+    return dal_err_set(err, DAL_EINVAL, "%s: params is NULL but nparams is %zu", fn, nparams);
 }
 
 int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
@@ -472,9 +486,9 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
                        const dal_value_t *params, size_t nparams, dal_result_t **out,
                        dal_error_t *err)
 {
-    if (!dal_stmt_args_ok(dal, p, params, nparams, out))
-        return dal_err_set(err, DAL_EINVAL, "dal_query_prepared: NULL argument");
-    return query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
+    int rc = dal_stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
+
+    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
 
 int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)

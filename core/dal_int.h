@@ -75,17 +75,26 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
                      dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                      dal_stmt_t *st, dal_error_t *err);
 
+/* The argument error of a statement entry point: which argument, in
+ * err's message "FN: ARG ..." (cold: only called when the check failed). */
+int dal_stmt_args_error(const char *fn, const void *handle, const void *sql,
+                        const dal_value_t *params, size_t nparams, dal_result_t **out,
+                        dal_error_t *err);
+
 /* The argument check of the four statement entry points (dal_query,
- * dal_session_query and their _prepared twins): handle is the dal_t or
- * session, sql the text or the prepared statement.  Clears *out (when
- * given) and returns 1 if the call can go on. */
-static inline int dal_stmt_args_ok(const void *handle, const void *sql,
-                                   const dal_value_t *params, size_t nparams,
-                                   dal_result_t **out)
+ * dal_session_query and their _prepared twins, named by fn): handle is the
+ * dal_t or session, sql the text or the prepared statement.  Clears *out
+ * (when given); returns 0 if the call can go on, else DAL_EINVAL with the
+ * argument named in err. */
+static inline int dal_stmt_args_check(const char *fn, const void *handle, const void *sql,
+                                      const dal_value_t *params, size_t nparams,
+                                      dal_result_t **out, dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;
-    return handle != NULL && sql != NULL && out != NULL && (nparams == 0 || params != NULL);
+    if (handle != NULL && sql != NULL && out != NULL && (nparams == 0 || params != NULL))
+        return 0;
+    return dal_stmt_args_error(fn, handle, sql, params, nparams, out, err);
 }
 
 /* What dal_prepare returns: the analysis, one reference. */

@@ -285,9 +285,9 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
-    if (!dal_stmt_args_ok(s, sql, params, nparams, out))
-        return dal_err_set(err, DAL_EINVAL, "dal_session_query: NULL argument");
-    return session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+    int rc = dal_stmt_args_check("dal_session_query", s, sql, params, nparams, out, err);
+
+    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
 
 DAL_HOT
@@ -295,9 +295,9 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
                                const dal_prepared_t *p, const dal_value_t *params,
                                size_t nparams, dal_result_t **out, dal_error_t *err)
 {
-    if (!dal_stmt_args_ok(s, p, params, nparams, out))
-        return dal_err_set(err, DAL_EINVAL, "dal_session_query_prepared: NULL argument");
-    return session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
+    int rc = dal_stmt_args_check("dal_session_query_prepared", s, p, params, nparams, out, err);
+
+    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
 
 int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,

@@ -821,6 +821,15 @@ START_TEST(test_prepared_errors)
     ck_assert_msg(strstr(err.message, "placeholders") != NULL, "%s", err.message);
     ck_assert_ptr_null(r);
     ck_assert_int_eq(dal_query_prepared(dal, NULL, NULL, &v, 1, &r, &err), DAL_EINVAL);
+    /* a bad argument is named, with the function */
+    ck_assert_str_eq(err.message, "dal_query_prepared: the statement is NULL");
+    ck_assert_int_eq(dal_query(dal, NULL, "SELECT 1", NULL, 2, &r, &err), DAL_EINVAL);
+    ck_assert_str_eq(err.message, "dal_query: params is NULL but nparams is 2");
+    ck_assert_int_eq(dal_query(dal, NULL, "SELECT 1", NULL, 0, NULL, &err), DAL_EINVAL);
+    ck_assert_str_eq(err.message, "dal_query: out (where the result goes) is NULL");
+    ck_assert_int_eq(dal_session_query(NULL, NULL, "SELECT 1", NULL, 0, &r, &err), DAL_EINVAL);
+    ck_assert_str_eq(err.message, "dal_session_query: the handle is NULL");
+    ck_assert_ptr_null(r);
     /* transactions need a session, prepared or not */
     must(dal_prepare(dal, "BEGIN", &begin, &err), &err, "prepare BEGIN");
     ck_assert_int_eq(dal_query_prepared(dal, NULL, begin, NULL, 0, &r, &err), DAL_ESTATE);
