@@ -86,10 +86,10 @@ done
 # a short workload with the Prometheus monitor on: watch it with curl
 mport=$((20000 + RANDOM % 20000))
 { cat "$ini"; printf '\n[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%s\n' "$mport"; } > "$work/monitored.ini"
-say "dal -c monitored.ini load -- point-select --threads 2 --duration 3   # with [monitor prom] on 127.0.0.1:$mport"
+say "dal -c monitored.ini load -- point-select --rows 2000 --threads 2 --duration 3   # with [monitor prom] on 127.0.0.1:$mport"
 "$dal" -c "$work/monitored.ini" load -- --cleanup >/dev/null 2>&1 || true   # the demo rows go
 "$dal" -c "$work/monitored.ini" load -- --prepare --rows 2000 >/dev/null
-"$dal" -c "$work/monitored.ini" load -- point-select --threads 2 --duration 3 --warmup 0 > "$work/load.out" 2>&1 &
+"$dal" -c "$work/monitored.ini" load -- point-select --rows 2000 --threads 2 --duration 3 --warmup 0 > "$work/load.out" 2>&1 &
 loadpid=$!
 sleep 2
 say "curl -s http://127.0.0.1:$mport/metrics | grep -E '^dal_(statements|executions)_total'   # while it runs"

@@ -6,8 +6,9 @@
 #   3. the same under AddressSanitizer + UBSan (separate build directory)
 #   4. install into a temporary prefix and build the out-of-tree example
 #      plugin with pkg-config, drop it in, use it
-#   5. the fuzz targets for a bounded time
-#   6. make distcheck
+#   5. the README's quick start demo (examples/demo.sh), its output checked
+#   6. the fuzz targets for a bounded time
+#   7. make distcheck
 # Set DAL_QUICK=1 to stop after step 2.
 set -euo pipefail
 
@@ -40,6 +41,9 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "install + out-of-tree plugin"
 bash tests/install_test.sh "$src"
+
+step "quick start demo"
+bash tests/demo_test.sh
 
 step "fuzz"
 bash fuzz/run.sh "${DAL_FUZZ_SECONDS:-60}"
