@@ -127,7 +127,6 @@ measure() {
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("median ratio %.3f" % d["median_ratio"])' "$json" >&2
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 echo "results in $out" >&2
 if wanted point-select prepared threads monitors insert read-write; then
@@ -160,7 +159,7 @@ if ! wanted monitors; then
 elif [ -f "$DAL_PLUGIN_DIR/monitor_prometheus.so" ] && [ -f "$DAL_PLUGIN_DIR/monitor_slowlog.so" ]; then
     mini="$work/monitors.ini"
     write_ini "$mini" 4 100 "$(printf '\n[monitor prometheus]\naddress = 127.0.0.1:%s\n\n[monitor slow]\nplugin = slowlog\npath = %s\nthreshold = 200ms\n' \
-        "$(free_port)" "$work/slow.log")"
+        "$("$src/tests/cluster.sh" free-port)" "$work/slow.log")"
     for t in $threads; do
         measure "point-select, monitors on" 4 "$mini" point-select --threads "$t"
     done

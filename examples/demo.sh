@@ -84,7 +84,7 @@ for i in 0 1 2 3; do
     done
 done
 # a short workload with the Prometheus monitor on: watch it with curl
-mport=$((20000 + RANDOM % 20000))
+mport=$(tests/cluster.sh free-port)
 { cat "$ini"; printf '\n[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%s\n' "$mport"; } > "$work/monitored.ini"
 say "dal -c monitored.ini load -- point-select --rows 2000 --threads 2 --duration 3   # with [monitor prom] on 127.0.0.1:$mport"
 "$dal" -c "$work/monitored.ini" load -- --cleanup >/dev/null 2>&1 || true   # the demo rows go

@@ -23,6 +23,7 @@ Usage:
   cluster.sh port DIR NAME
   cluster.sh status DIR
   cluster.sh client DIR NAME [mariadb client arguments...]
+  cluster.sh free-port
   cluster.sh --help
 
 start    Create DIR (it must be absent or empty) and start N master instances
@@ -62,6 +63,11 @@ restart  Start a stopped or killed instance again, on the same port, and wait
 port     Print the port of instance NAME.
 status   One line per instance: "NAME PORT up|down".
 client   Run the mariadb client as root against instance NAME over TCP.
+free-port
+         Print a TCP port nothing uses now, picked below the kernel's
+         ephemeral range as the cluster's own ports are (so no outgoing
+         connection takes it before it is listened on): for a server a
+         test starts next to the cluster, e.g. a metrics endpoint.
 
 Accounts on every instance (all over TCP at 127.0.0.1):
   root   no password   (root@localhost, root@127.0.0.1, root@::1)
@@ -991,6 +997,13 @@ cmd_client() {
 	exec "$MARIADB" --no-defaults --protocol=TCP -h127.0.0.1 -P"$port" -uroot "$@"
 }
 
+cmd_free_port() {
+	(($# == 0)) || die "free-port takes no arguments"
+	port_range
+	pick_port fresh
+	echo "$PICKED_PORT"
+}
+
 main() {
 	(($#)) || {
 		usage >&2
@@ -1006,6 +1019,7 @@ main() {
 	port) cmd_port "$@" ;;
 	status) cmd_status "$@" ;;
 	client) cmd_client "$@" ;;
+	free-port) cmd_free_port "$@" ;;
 	-h | --help | help) usage ;;
 	*) die "unknown command '$cmd' (see --help)" ;;
 	esac
