@@ -154,35 +154,42 @@ if wanted threads; then
     done
 fi
 
-if ! wanted monitors; then
-    :
-elif [ -f "$DAL_PLUGIN_DIR/monitor_prometheus.so" ] && [ -f "$DAL_PLUGIN_DIR/monitor_slowlog.so" ]; then
-    mini="$work/monitors.ini"
+# measure_monitors: point-select with the prometheus and slowlog monitors on
+measure_monitors() {
+    local mini="$work/monitors.ini" t
+    if [ ! -f "$DAL_PLUGIN_DIR/monitor_prometheus.so" ] || [ ! -f "$DAL_PLUGIN_DIR/monitor_slowlog.so" ]; then
+        echo "(no monitor_prometheus.so and monitor_slowlog.so in $DAL_PLUGIN_DIR: monitors not measured)" >&2
+        return 0
+    fi
     write_ini "$mini" 4 100 "$(printf '\n[monitor prometheus]\naddress = 127.0.0.1:%s\n\n[monitor slow]\nplugin = slowlog\npath = %s\nthreshold = 200ms\n' \
         "$("$src/tests/cluster.sh" free-port)" "$work/slow.log")"
     for t in $threads; do
         measure "point-select, monitors on" 4 "$mini" point-select --threads "$t"
     done
-else
-    echo "(no monitor_prometheus.so and monitor_slowlog.so in $DAL_PLUGIN_DIR: monitors not measured)" >&2
-fi
+}
 
-insert_label="insert (AUTO_INCREMENT both)"
-iini=${ini:-}
-if ! wanted insert; then
-    :
-elif [ -f "$DAL_PLUGIN_DIR/idgen_leaf.so" ]; then
-    iini="$work/leaf.ini"
-    write_ini "$iini" 4 100 "$(printf 'id_column = id\nidgen = food_ids\n\n[idgen food_ids]\nplugin = leaf\ndatasource = dbProductSku0\nstep = 1000\n')"
-    "$DAL_BIN" -c "$iini" idgen init >/dev/null
-    insert_label="insert (Leaf ids vs AUTO_INCREMENT)"
-else
-    echo "(no idgen_leaf.so in $DAL_PLUGIN_DIR: insert compared with AUTO_INCREMENT on both sides)" >&2
+# measure_insert: Leaf IDs through dal against AUTO_INCREMENT direct, or
+# AUTO_INCREMENT on both sides without the leaf plugin
+measure_insert() {
+    local label="insert (AUTO_INCREMENT both)" iini=$ini t
+    if [ -f "$DAL_PLUGIN_DIR/idgen_leaf.so" ]; then
+        iini="$work/leaf.ini"
+        write_ini "$iini" 4 100 "$(printf 'id_column = id\nidgen = food_ids\n\n[idgen food_ids]\nplugin = leaf\ndatasource = dbProductSku0\nstep = 1000\n')"
+        "$DAL_BIN" -c "$iini" idgen init >/dev/null
+        label="insert (Leaf ids vs AUTO_INCREMENT)"
+    else
+        echo "(no idgen_leaf.so in $DAL_PLUGIN_DIR: insert compared with AUTO_INCREMENT on both sides)" >&2
+    fi
+    for t in $threads; do
+        measure "$label" 4 "$iini" insert --threads "$t"
+    done
+}
+
+if wanted monitors; then
+    measure_monitors
 fi
 if wanted insert; then
-    for t in $threads; do
-        measure "$insert_label" 4 "$iini" insert --threads "$t"
-    done
+    measure_insert
 fi
 if wanted read-write; then
     for t in $threads; do

@@ -23,7 +23,9 @@ void tu_rmtree(const char *dir);
  * databases tests/cluster.sh --db 'product_%d' makes).  *len advances. */
 void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, const int *ports,
                     int n, const char *password);
-/* A loopback TCP port nobody listens on right now. */
+/* A loopback TCP port free right now, below the kernel's ephemeral range
+ * when it leaves room (as tests/cluster.sh free-port).  Not thread-safe:
+ * call it from the test's main thread. */
 unsigned tu_free_port(void);
 /* Send request to 127.0.0.1:port and read the reply to its end.  Returns
  * the HTTP status (-1 when there is none, or no connection) and sets *body
