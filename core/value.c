@@ -178,6 +178,42 @@ const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap)
     return out;
 }
 
+/* Decimal digits only; overflow of uint64_t is not a count. */
+static int text_as_count(const char *p, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (p == NULL || n == 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        unsigned d = (unsigned char)p[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int dal_value_as_count(const dal_value_t *v, uint64_t *out)
+{
+    switch (v->type) {
+    case DAL_TYPE_UINT:
+        *out = v->v.u;
+        return 0;
+    case DAL_TYPE_INT:
+        if (v->v.i < 0)
+            return -1;
+        *out = (uint64_t)v->v.i;
+        return 0;
+    case DAL_TYPE_STRING:
+        return text_as_count(v->v.s.ptr, v->v.s.len, out);
+    default:
+        return -1;
+    }
+}
+
 int dal_value_equal(const dal_value_t *a, const dal_value_t *b)
 {
     if (a->type != b->type)

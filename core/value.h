@@ -11,6 +11,7 @@
 #define DAL_CORE_VALUE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "dal/dal.h"
@@ -27,6 +28,16 @@ int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_es
 /* Short human-readable form for messages: 42, 'abc', NULL; long strings
  * are cut with "...".  Returns out. */
 const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap);
+
+/*
+ * v as a row count (a LIMIT or OFFSET operand): an INT that is not
+ * negative, a UINT, or a STRING whose whole text is a decimal integer that
+ * fits in uint64_t -- digits only, no sign, no blanks, not empty (a client
+ * library may send every parameter as text).  Stores it in *out and
+ * returns 0; anything else (NULL, DOUBLE, BLOB, other text) returns -1 and
+ * leaves *out alone.  v is borrowed.
+ */
+int dal_value_as_count(const dal_value_t *v, uint64_t *out);
 
 /* Non-zero if a and b are the same value (type and content). */
 int dal_value_equal(const dal_value_t *a, const dal_value_t *b);
