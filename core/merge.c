@@ -14,6 +14,7 @@
 #include "error.h"
 #include "merge.h"
 #include "sql_lex.h"
+#include "value.h"
 
 /* Names longer than this are not compared as columns (MySQL allows 64). */
 #define NAME_MAX_LEN 256
@@ -972,7 +973,8 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
 
 /* ================================================================ LIMIT */
 
-/* The value of a LIMIT operand: a number literal or a ? parameter. */
+/* The value of a LIMIT operand: a number literal or a ? parameter (an
+ * integer, or text holding one: dal_value_as_count). */
 static int limit_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                        size_t nparams, uint64_t *v, dal_error_t *err)
 {
@@ -982,16 +984,13 @@ static int limit_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_
     if (o->kind == DAL_OPND_PARAM) {
         const dal_value_t *x = o->param_index >= 0 && (size_t)o->param_index < nparams
                                    ? &params[o->param_index] : NULL;
-        if (x != NULL && x->type == DAL_TYPE_UINT) {
-            *v = x->v.u;
+        char shown[64];
+
+        if (x != NULL && dal_value_as_count(x, v) == 0)
             return 0;
-        }
-        if (x != NULL && x->type == DAL_TYPE_INT && x->v.i >= 0) {
-            *v = (uint64_t)x->v.i;
-            return 0;
-        }
-        return dal_err_set(err, DAL_EINVAL, "LIMIT parameter %d must be a non-negative integer",
-                           o->param_index + 1);
+        return dal_err_set(err, DAL_EINVAL, "LIMIT parameter %d must be a non-negative integer "
+                           "(or its decimal digits as text), not %s", o->param_index + 1,
+                           x != NULL ? dal_value_describe(x, shown, sizeof shown) : "missing");
     }
     if (o->kind == DAL_OPND_LITERAL && o->lit_type == DAL_TOK_NUMBER && !o->negative &&
         dal_sql_literal_text(sql->text, o, text, sizeof text, &len) == 0 && len < sizeof text &&

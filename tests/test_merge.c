@@ -21,6 +21,7 @@
 #include "merge.h"
 #include "result.h"
 #include "sql.h"
+#include "value.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -263,7 +264,8 @@ START_TEST(test_limit_params)
     dal_merge_plan_t *p = NULL;
     dal_edits_t e = {NULL, 0};
     dal_error_t err = {0};
-    dal_value_t bad[] = {dal_int(-1), dal_int(3)}, str[] = {dal_int(1), dal_str("3")};
+    dal_value_t bad[] = {dal_int(-1), dal_int(3)}, str[] = {dal_int(1), dal_str("3x")};
+    dal_value_t text[] = {dal_str("2"), dal_strn("30", 2)};
     dal_value_t big[] = {dal_uint(UINT64_MAX), dal_uint(2)};
     char *node;
 
@@ -272,7 +274,14 @@ START_TEST(test_limit_params)
     ck_assert_ptr_nonnull(strstr(err.message, "LIMIT parameter 1"));
     ck_assert_int_eq(e.n, 0);
     ck_assert_int_eq(dal_merge_node_edits(p, s, str, 2, &e, &err), DAL_EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.message, "LIMIT parameter 2"));
+    ck_assert_msg(strstr(err.message, "LIMIT parameter 2") && strstr(err.message, "'3x'"), "%s",
+                  err.message);
+    /* a count given as text (as some clients send every parameter) */
+    ck_assert_int_eq(dal_merge_node_edits(p, s, text, 2, &e, &err), 0);
+    node = apply_edits(s, &e);
+    ck_assert_str_eq(node, "SELECT a FROM t ORDER BY a LIMIT 32");
+    ck_assert(p->offset == 2 && p->count == 30);
+    free(node);
     /* offset + count saturates instead of wrapping */
     ck_assert_int_eq(dal_merge_node_edits(p, s, big, 2, &e, &err), 0);
     node = apply_edits(s, &e);
@@ -282,6 +291,46 @@ START_TEST(test_limit_params)
     dal_edits_clear(&e);
     dal_merge_plan_free(p);
     dal_sql_free(s);
+}
+END_TEST
+
+/* Which values are row counts: digits only, within uint64_t. */
+START_TEST(test_value_as_count)
+{
+    static const struct { const char *text; int ok; uint64_t v; } texts[] = {
+        {"0", 1, 0}, {"7", 1, 7}, {"007", 1, 7}, {"18446744073709551615", 1, UINT64_MAX},
+        {"18446744073709551616", 0, 0}, {"99999999999999999999", 0, 0}, {"", 0, 0},
+        {"-1", 0, 0}, {"+1", 0, 0}, {" 1", 0, 0}, {"1 ", 0, 0}, {"1.0", 0, 0}, {"1e3", 0, 0},
+        {"0x10", 0, 0}, {"12a", 0, 0},
+    };
+    static const char with_nul[] = {'1', '2', '\0', '3'};
+    dal_value_t v;
+    uint64_t out;
+    size_t i;
+
+    for (i = 0; i < N(texts); i++) {
+        out = 12345;
+        v = dal_str(texts[i].text);
+        ck_assert_msg((dal_value_as_count(&v, &out) == 0) == texts[i].ok, "'%s'", texts[i].text);
+        ck_assert_msg(out == (texts[i].ok ? texts[i].v : 12345), "'%s': %llu", texts[i].text,
+                      (unsigned long long)out);
+    }
+    v = dal_strn(with_nul, sizeof with_nul); /* a NUL inside the text is not a digit */
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    v = dal_int(5);
+    ck_assert(dal_value_as_count(&v, &out) == 0 && out == 5);
+    v = dal_int(-5);
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    v = dal_uint(UINT64_MAX);
+    ck_assert(dal_value_as_count(&v, &out) == 0 && out == UINT64_MAX);
+    v = dal_double(3.0);
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    v = dal_blob("3", 1);
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    v = dal_null();
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    v = dal_strn(NULL, 0);
+    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
 }
 END_TEST
 
@@ -989,6 +1038,7 @@ static Suite *merge_suite(void)
 
     tcase_add_loop_test(plan, test_plan_table, 0, N(plan_cases));
     tcase_add_test(plan, test_limit_params);
+    tcase_add_test(plan, test_value_as_count);
     tcase_add_test(plan, test_edits_coalesce);
     tcase_add_test(plan, test_item_names);
     tcase_add_test(val, test_compare);
