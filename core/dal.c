@@ -186,7 +186,7 @@ static int plan_merge(dal_stmt_t *st, dal_error_t *err)
 
     if (st->rt.nroutes < 2 || k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_DDL)
         return 0;
-    rc = dal_merge_plan_build(st->sql, st->rt.primary ? st->rt.primary->cfg->shard_key : NULL,
+    rc = dal_merge_plan_build(st->sql, st->rt.merge_key,
                               &st->plan, err);
     if (rc == 0)
         rc = dal_merge_node_edits(st->plan, st->sql, st->params, st->nparams, &st->edits, err);

@@ -89,7 +89,7 @@ static const own_edits_t *own_edits(const dal_sql_t *sql)
 
     if (x != NULL)
         return (const own_edits_t *)x;
-    o = malloc(sizeof *o + (2 * sql->ntrefs + sql->ncolrefs + sql->nhints + sql->nparams) *
+    o = malloc(sizeof *o + (2 * sql->ntrefs + 2 * sql->ncolrefs + sql->nhints + sql->nparams) *
                                sizeof *o->items);
     if (o == NULL)
         return NULL;
@@ -102,9 +102,12 @@ static const own_edits_t *own_edits(const dal_sql_t *sql)
             put_edit(o->items, &o->n, r->qual_off, r->qual_len, EDIT_QUAL_DROP, (uint32_t)i);
         put_edit(o->items, &o->n, r->off, r->len, EDIT_TABLE, (uint32_t)i);
     }
-    for (i = 0; i < sql->ncolrefs; i++)
-        put_edit(o->items, &o->n, sql->colrefs[i].off, sql->colrefs[i].len, EDIT_QUALIFIER,
-                 (uint32_t)sql->colrefs[i].tref);
+    for (i = 0; i < sql->ncolrefs; i++) {
+        const struct dal_sql_colref *c = &sql->colrefs[i];
+        if (c->qual_len > 0)
+            put_edit(o->items, &o->n, c->qual_off, c->qual_len, EDIT_QUAL_DROP, (uint32_t)c->tref);
+        put_edit(o->items, &o->n, c->off, c->len, EDIT_QUALIFIER, (uint32_t)c->tref);
+    }
     for (i = 0; i < sql->nhints; i++)
         put_edit(o->items, &o->n, sql->hints[i].off, sql->hints[i].len, EDIT_DROP, 0);
     for (i = 0; i < sql->nparams; i++)
@@ -169,6 +172,24 @@ static int applies(const edit_t *x, const int32_t *pos)
     return 1;
 }
 
+/* Parameter i's value as SQL.  Where SQL takes only an integer (LIMIT,
+ * OFFSET), a text that is one is written as the integer. */
+DAL_HOT
+static int put_param(const dal_sql_t *sql, const dal_value_t *params, uint32_t i,
+                     int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
+{
+    uint64_t n;
+
+    if (sql->param_int == NULL || !sql->param_int[i] || params[i].type == DAL_TYPE_INT ||
+        params[i].type == DAL_TYPE_UINT)
+        return dal_value_append_sql(out, &params[i], no_backslash_escapes, err);
+    if (dal_value_as_count(&params[i], &n) != 0)
+        return dal_err_set(err, DAL_EINVAL, "parameter %u is in LIMIT or OFFSET, so it must be a "
+                           "non-negative integer (or text holding one)", i + 1);
+    dal_buf_put_u64(out, n);
+    return 0;
+}
+
 DAL_HOT
 int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
                 int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
@@ -211,7 +232,7 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
         if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER)
             put_table(rt, pos, x->idx, sql->text + x->off, out);
         else if (x->type == EDIT_PARAM)
-            rc = dal_value_append_sql(out, &params[x->idx], no_backslash_escapes, err);
+            rc = put_param(sql, params, x->idx, no_backslash_escapes, out, err);
         else if (x->type == EDIT_TEXT)
             dal_buf_puts(out, rt->merge_edits->items[x->idx].text);
         if (rc != 0)

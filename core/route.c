@@ -263,8 +263,13 @@ typedef struct router {
     dal_routing_t *rt;
     dal_error_t *err;
     char *in_group;              /* owned (or in_group_inl), per tref: member of the
-                                    routed group */
+                                    group being routed */
+    int32_t *grp;                /* owned (or grp_inl), per tref: the root tref of its
+                                    group, -1 for a table dal does not shard */
+    int32_t *lead;               /* owned (or lead_inl), per group root: the tref of an
+                                    enclosing scope the group follows, or -1 */
     char in_group_inl[DAL_ROUTING_INLINE];
+    int32_t grp_inl[DAL_ROUTING_INLINE], lead_inl[DAL_ROUTING_INLINE];
 } router_t;
 
 static int is_write(dal_sql_kind_t k)
@@ -319,17 +324,76 @@ static int locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *
 
 /* ---------------------------------------------------------- conditions */
 
-/* Does condition c constrain table ref i's shard key? */
+/*
+ * Names are resolved by scope (sql.h): a condition narrows only a table of
+ * its own scope, and a column dal cannot tie to a table for certain -- a
+ * derived table's column, an alias it does not know, an outer table seen
+ * from a subquery -- narrows nothing.
+ */
+
+static int is_sharded(const router_t *r, size_t k)
+{
+    const dal_table_t *t = r->rt->tables[k];
+
+    return t != NULL && t->sharded;
+}
+
+/* The table reference the qualifier q names, seen from scope sc (an alias,
+ * or the name of a table that has none), or -1: a derived table, a common
+ * table expression, or nothing dal knows.  *at gets the scope it is in. */
+static long qualified_tref(const dal_sql_t *sql, int sc, const char *q, int *at)
+{
+    size_t k;
+
+    for (; sc >= 0; sc = sql->scopes[sc].parent) {
+        for (k = 0; k < sql->ntrefs; k++) {
+            const struct dal_sql_tref *t = &sql->trefs[k];
+            if (t->scope == sc && strcasecmp(t->alias ? t->alias : t->name, q) == 0) {
+                *at = sc;
+                return (long)k;
+            }
+        }
+        for (k = 0; k < sql->nsources; k++)
+            if (sql->sources[k].scope == sc && strcasecmp(sql->sources[k].name, q) == 0)
+                return -1;
+    }
+    return -1;
+}
+
+/* The sharded table reference whose shard key the column [q.]col, written
+ * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
+ * its own scope (SQL looks there first, and every sharded table has its
+ * shard key, so the same name anywhere else in the scope would be
+ * ambiguous).  before, when not 0, keeps to the tables written before that
+ * offset (the left side of USING).  own: the table must be of scope sc. */
+static long key_tref(const router_t *r, int sc, const char *q, const char *col,
+                     uint32_t before, int own)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t k;
+    long t;
+    int at = -1;
+
+    if (q != NULL) {
+        t = qualified_tref(sql, sc, q, &at);
+        if (t < 0 || (own && at != sc) || !is_sharded(r, (size_t)t) ||
+            strcasecmp(col, r->rt->tables[t]->cfg->shard_key) != 0)
+            return -1;
+        return t;
+    }
+    for (k = 0; k < sql->ntrefs; k++)
+        if (sql->trefs[k].scope == sc && is_sharded(r, k) &&
+            (before == 0 || sql->trefs[k].off < before) &&
+            strcasecmp(col, r->rt->tables[k]->cfg->shard_key) == 0)
+            return (long)k;
+    return -1;
+}
+
+/* Does condition c narrow table ref i (a value on its shard key, in its
+ * own scope)? */
 static int cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i)
 {
-    const struct dal_sql_tref *tr = &r->sql->trefs[i];
-    const dal_table_t *t = r->rt->tables[i];
-
-    if (strcasecmp(c->column, t->cfg->shard_key) != 0)
-        return 0;
-    if (c->qualifier == NULL)
-        return 1;
-    return strcasecmp(c->qualifier, tr->alias ? tr->alias : tr->name) == 0;
+    return c->op != DAL_COND_COLEQ && key_tref(r, c->scope, c->qualifier, c->column, 0, 1) == (long)i;
 }
 
 /* Ask the strategy which positions [lo, hi] touches (NULL: unbounded). */
@@ -827,93 +891,6 @@ static int scatter_allowed(router_t *r)
     return 0;
 }
 
-/* SELECT/UPDATE/DELETE/DDL on the group: positions from the WHERE clause
- * (or every one), narrowed by an explicit shard value. */
-static int route_group(router_t *r, size_t gtref)
-{
-    const dal_table_t *t = r->rt->primary;
-    split_list_t *lists = NULL;
-    size_t nlists = 0;
-    posset_t set = POSSET_ALL;
-    uint32_t xp;
-    int rc = 0;
-
-    if (r->sql->kind != DAL_SQL_DDL)
-        rc = where_posset(r, &set);
-    if (rc == 0 && r->req.shard_value != NULL) {
-        rc = explicit_position(r, &xp);
-        if (rc == 0 && !posset_has(&set, xp))
-            rc = dal_err_set(r->err, DAL_EROUTE,
-                             "the shard value given routes %s to %s_%u, but the statement's "
-                             "conditions on %s exclude that table",
-                             t->cfg->name, t->cfg->name, xp, t->cfg->shard_key);
-        if (rc == 0) {
-            posset_free(&set);
-            rc = single_posset(xp, &set, r->err);
-        }
-    } else if (rc == 0 && set.all && r->sql->kind != DAL_SQL_DDL) {
-        rc = scatter_allowed(r);
-    }
-    /* conditions no row can meet (k = NULL, k = 1 AND k = 2): one table
-     * answers, with nothing */
-    if (rc == 0 && !set.all && set.n == 0)
-        rc = single_posset(0, &set, r->err);
-    if (rc == 0)
-        rc = routes_from_positions(r, &set);
-    if (rc == 0)
-        rc = in_lists(r, gtref, &lists, &nlists);
-    if (rc == 0)
-        rc = cut_routes(r->rt, lists, nlists, &gtref, r->err);
-    split_lists_free(lists, nlists);
-    posset_free(&set);
-    return rc;
-}
-
-/* A sharded table outside the routed group (a join of tables that are not
- * bound together): it must resolve to one position, on every route's node. */
-static int route_independent(router_t *r, size_t i)
-{
-    dal_routing_t *rt = r->rt;
-    const dal_table_t *t = rt->tables[i];
-    char *saved = r->in_group;
-    char *mark = calloc(r->sql->ntrefs, 1);
-    posset_t set = POSSET_ALL;
-    size_t k;
-    int rc;
-
-    if (mark == NULL)
-        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
-    mark[i] = 1;
-    r->in_group = mark;
-    rc = where_posset(r, &set);
-    r->in_group = saved;
-    free(mark);
-    if (rc == 0 && r->req.shard_value != NULL) {
-        uint32_t p;
-        rc = locate(t, r->req.shard_value, &p, r->err);
-        posset_free(&set);
-        if (rc == 0)
-            rc = single_posset(p, &set, r->err);
-    }
-    if (rc == 0 && (set.all || set.n != 1))
-        rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                         "tables %s and %s are sharded independently: put them in one binding "
-                         "group (binding = NAME) or give %s.%s a single value",
-                         rt->primary->cfg->name, t->cfg->name, t->cfg->name, t->cfg->shard_key);
-    for (k = 0; rc == 0 && k < rt->nroutes; k++) {
-        if (t->nodes[set.v[0] / t->tables_per_db] != rt->routes[k].node)
-            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                             "tables %s and %s are not on the same datasource for these values "
-                             "(%s, %s); a statement must stay on one node",
-                             rt->primary->cfg->name, t->cfg->name, rt->routes[k].node->cfg->name,
-                             t->nodes[set.v[0] / t->tables_per_db]->cfg->name);
-        else
-            rt->routes[k].pos[i] = (int32_t)set.v[0];
-    }
-    posset_free(&set);
-    return rc;
-}
-
 static int table_on_node(const dal_table_t *t, const dal_node_t *node)
 {
     uint32_t i;
@@ -921,39 +898,6 @@ static int table_on_node(const dal_table_t *t, const dal_node_t *node)
     for (i = 0; i < t->cfg->db_shard_num; i++)
         if (t->nodes[i] == node)
             return 1;
-    return 0;
-}
-
-/* Unsharded and broadcast tables named next to sharded ones must exist on
- * every node the statement runs on. */
-static int check_others(router_t *r)
-{
-    dal_routing_t *rt = r->rt;
-    size_t i, k;
-    int rc;
-
-    for (i = 0; i < r->sql->ntrefs; i++) {
-        const dal_table_t *t = rt->tables[i];
-        if (t == NULL || r->in_group[i])
-            continue;
-        if (t->sharded) {
-            rc = route_independent(r, i);
-            if (rc != 0)
-                return rc;
-            continue;
-        }
-        for (k = 0; k < rt->nroutes; k++)
-            if (!table_on_node(t, rt->routes[k].node))
-                return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                                   "table %s is not on datasource %s, where %s's rows for this "
-                                   "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
-                                   rt->primary->cfg->name);
-        if (t->cfg->kind == DAL_TABLE_BROADCAST && is_write(r->sql->kind) &&
-            r->sql->trefs[i].role != DAL_TREF_FROM)
-            return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                               "a statement cannot write broadcast table %s together with sharded "
-                               "table %s", t->cfg->name, rt->primary->cfg->name);
-    }
     return 0;
 }
 
@@ -1044,45 +988,619 @@ static int check_update_key(router_t *r)
     return 0;
 }
 
-/* Mark the tables routed together with the primary one. */
-static int mark_group(router_t *r, size_t *gtref)
+/* Unsharded and broadcast tables named next to sharded ones must exist on
+ * every node the statement runs on. */
+static int check_others(router_t *r)
 {
     dal_routing_t *rt = r->rt;
-    const char *binding = rt->primary->cfg->binding;
-    size_t i;
+    size_t i, k;
 
-    r->in_group = dal_small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, r->sql->ntrefs, 1, 1);
-    if (r->in_group == NULL)
-        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
-    *gtref = r->sql->ntrefs;
     for (i = 0; i < r->sql->ntrefs; i++) {
         const dal_table_t *t = rt->tables[i];
-        if (t == NULL || !t->sharded)
+        if (t == NULL || t->sharded)
             continue;
-        if (t == rt->primary ||
-            (binding != NULL && t->cfg->binding && strcmp(binding, t->cfg->binding) == 0)) {
-            r->in_group[i] = 1;
-            if (*gtref == r->sql->ntrefs)
-                *gtref = i;
-        }
+        for (k = 0; k < rt->nroutes; k++)
+            if (!table_on_node(t, rt->routes[k].node))
+                return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                                   "table %s is not on datasource %s, where %s's rows for this "
+                                   "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
+                                   rt->primary->cfg->name);
+        if (t->cfg->kind == DAL_TABLE_BROADCAST && is_write(r->sql->kind) &&
+            r->sql->trefs[i].role != DAL_TREF_FROM)
+            return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                               "a statement cannot write broadcast table %s together with sharded "
+                               "table %s", t->cfg->name, rt->primary->cfg->name);
     }
     return 0;
 }
 
+/* ------------------------------------------------------------------ groups */
+
+/*
+ * The sharded table references of a statement fall into groups.  A
+ * shard-key equality `x.k = y.k` in scope S between two tables of S that
+ * are laid out alike (the same table, or one binding group) puts them in
+ * one group: each row of the join has both on one shard.  The same
+ * equality between a table of S and a table of an enclosing scope (a
+ * correlated subquery) makes S's group *follow* the outer table: for each
+ * outer row it needs only the rows on that row's own shard.
+ *
+ * A group that follows nobody is routed by the conditions of its own
+ * scope.  One of them, the driver, may need several tables: the statement
+ * runs once per table of the driver.  That is only exact where the
+ * driver's rows are rows of the result (the top SELECT, the written table,
+ * a row-wise derived table in the top FROM) and no other table's rows
+ * would be repeated on each route; every other group must need one table,
+ * on the node of every route.  Anything else is refused, never narrowed.
+ */
+
+static int32_t grp_root(int32_t *g, int32_t i)
+{
+    while (g[i] != i)
+        i = g[i] = g[g[i]];
+    return i;
+}
+
+static int colocated(const dal_table_t *a, const dal_table_t *b)
+{
+    return a == b ||
+           (a->cfg->binding && b->cfg->binding && strcmp(a->cfg->binding, b->cfg->binding) == 0);
+}
+
+/* The tref of the equality c's side (2: the second column), or -1. */
+static long link_side(const router_t *r, const struct dal_sql_cond *c, int side)
+{
+    return side == 1 ? key_tref(r, c->scope, c->qualifier, c->column, c->using_off, 0)
+                     : key_tref(r, c->scope, c->qualifier2, c->column2, 0, 0);
+}
+
+static int make_groups(router_t *r)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t n = sql->ntrefs, c, k;
+    int pass;
+
+    r->grp = dal_small_alloc(r->grp_inl, DAL_ROUTING_INLINE, n, sizeof *r->grp, 0);
+    r->lead = dal_small_alloc(r->lead_inl, DAL_ROUTING_INLINE, n, sizeof *r->lead, 0);
+    r->in_group = dal_small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, n, 1, 1);
+    if (r->grp == NULL || r->lead == NULL || r->in_group == NULL)
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    for (k = 0; k < n; k++) {
+        /* INSERT ... SELECT's target is placed after the SELECT is routed */
+        int into = sql->insert_select && sql->trefs[k].role == DAL_TREF_INTO;
+        r->grp[k] = is_sharded(r, k) && !into ? (int32_t)k : -1;
+        r->lead[k] = -1;
+    }
+    /* joins inside one scope first, so a follower's whole group follows */
+    for (pass = 0; pass < 2; pass++) {
+        for (c = 0; c < sql->nconds; c++) {
+            const struct dal_sql_cond *cd = &sql->conds[c];
+            long i, j;
+            int si, sj;
+            if (cd->op != DAL_COND_COLEQ || (i = link_side(r, cd, 1)) < 0 ||
+                (j = link_side(r, cd, 2)) < 0 || i == j ||
+                !colocated(r->rt->tables[i], r->rt->tables[j]))
+                continue;
+            si = sql->trefs[i].scope;
+            sj = sql->trefs[j].scope;
+            if (si != cd->scope) { /* the inner one first */
+                long t = i; i = j; j = t;
+                si = sj;
+                sj = sql->trefs[j].scope;
+            }
+            if (si != cd->scope)
+                continue; /* two outer tables: this scope's rows say nothing of theirs */
+            if (pass == 0 && sj == si)
+                r->grp[grp_root(r->grp, (int32_t)j)] = grp_root(r->grp, (int32_t)i);
+            else if (pass == 1 && sj != si && r->lead[grp_root(r->grp, (int32_t)i)] < 0)
+                r->lead[grp_root(r->grp, (int32_t)i)] = (int32_t)j;
+        }
+    }
+    for (k = 0; k < n; k++)
+        if (r->grp[k] >= 0)
+            r->grp[k] = grp_root(r->grp, (int32_t)k);
+    return 0;
+}
+
+/* ------------------------------------------------------ INSERT ... SELECT */
+
+/*
+ * INSERT INTO t ... SELECT: each row stays on the node that runs it, so
+ * the rows' shard key must be known to belong there.  It is when the
+ * SELECT puts a source table's shard key into t's shard key and the two
+ * are laid out alike (the row goes to the position it came from), or a
+ * literal or ? (one position).  The INSERT's target takes no part in
+ * grouping; it is placed on each route once the SELECT is routed.
+ */
+
+/* The INSERT's target tref, or ntrefs. */
+static size_t into_tref(const router_t *r)
+{
+    size_t k;
+
+    for (k = 0; k < r->sql->ntrefs; k++)
+        if (r->sql->trefs[k].role == DAL_TREF_INTO)
+            return k;
+    return r->sql->ntrefs;
+}
+
+/* The SELECT item that feeds column col of the INSERT, or NULL. */
+static const struct dal_sql_item *feeding_item(const dal_sql_t *sql, const char *col)
+{
+    size_t i;
+
+    for (i = 0; i < sql->ncolumns && i < sql->nitems; i++)
+        if (strcasecmp(sql->columns[i], col) == 0)
+            return sql->items[i].star ? NULL : &sql->items[i];
+    return NULL;
+}
+
+/* Lex the item's expression into at most 4 tokens; returns their number
+ * (5: more than 4). */
+static int item_tokens(const dal_sql_t *sql, const struct dal_sql_item *it, dal_token_t *tk)
+{
+    dal_lexer_t lx;
+    int n = 0;
+
+    dal_lex_init(&lx, sql->text, it->off + it->len);
+    lx.pos = it->off;
+    for (;;) {
+        dal_token_t t = dal_lex_next(&lx);
+        if (t.type == DAL_TOK_EOF)
+            return n;
+        if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT)
+            continue;
+        if (n == 4 || t.type == DAL_TOK_ERROR)
+            return 5;
+        tk[n++] = t;
+    }
+}
+
+/* The source tref whose shard key the item is (a column of the SELECT's
+ * own scope), or -1. */
+static long item_key_tref(const router_t *r, const struct dal_sql_item *it, int sc)
+{
+    dal_token_t tk[5];
+    char q[128], col[128];
+    int n = item_tokens(r->sql, it, tk);
+
+    if (n != 1 && n != 3)
+        return -1;
+    if ((tk[n - 1].type != DAL_TOK_IDENT && tk[n - 1].type != DAL_TOK_QIDENT) ||
+        dal_ident_unquote(r->sql->text, &tk[n - 1], col, sizeof col) >= sizeof col)
+        return -1;
+    if (n == 1)
+        return key_tref(r, sc, NULL, col, 0, 1);
+    if ((tk[0].type != DAL_TOK_IDENT && tk[0].type != DAL_TOK_QIDENT) || tk[1].len != 1 ||
+        r->sql->text[tk[1].off] != '.' ||
+        dal_ident_unquote(r->sql->text, &tk[0], q, sizeof q) >= sizeof q)
+        return -1;
+    return key_tref(r, sc, q, col, 0, 1);
+}
+
+/* The item as an operand when it is one literal or ?, else kind EXPR. */
+static dal_sql_opnd_t item_operand(const dal_sql_t *sql, const struct dal_sql_item *it)
+{
+    dal_token_t tk[5];
+    dal_sql_opnd_t o;
+    int n = item_tokens(sql, it, tk), k = n - 1;
+    size_t i;
+
+    memset(&o, 0, sizeof o);
+    o.kind = DAL_OPND_EXPR;
+    o.param_index = -1;
+    o.off = it->off;
+    o.len = it->len;
+    if (n == 2 && tk[0].len == 1 && sql->text[tk[0].off] == '-' && tk[1].type == DAL_TOK_NUMBER)
+        o.negative = 1;
+    else if (n != 1)
+        return o;
+    switch (tk[k].type) {
+    case DAL_TOK_PARAM:
+        for (i = 0; i < sql->nparams; i++)
+            if (sql->param_offs[i] == tk[k].off && n == 1) {
+                o.kind = DAL_OPND_PARAM;
+                o.param_index = (int)i;
+            }
+        break;
+    case DAL_TOK_NUMBER:
+        o.kind = DAL_OPND_LITERAL;
+        o.lit_type = DAL_TOK_NUMBER;
+        break;
+    case DAL_TOK_STRING:
+        if (n == 1) {
+            o.kind = DAL_OPND_LITERAL;
+            o.lit_type = DAL_TOK_STRING;
+        }
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
+/* The scope of the INSERT's SELECT (the first one inside scope 0). */
+static int insert_select_scope(const dal_sql_t *sql)
+{
+    size_t s;
+
+    for (s = 1; s < sql->nscopes; s++)
+        if (sql->scopes[s].parent == 0)
+            return (int)s;
+    return -1;
+}
+
+/* How the target's rows are placed: *src the source tref whose table each
+ * row comes from, or *fixed the one position of them all. */
+static int into_plan(router_t *r, size_t into, long *src, int64_t *fixed)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_table_t *t = r->rt->tables[into];
+    const struct dal_sql_item *it = feeding_item(sql, t->cfg->shard_key);
+    uint32_t p;
+    int rc;
+
+    *src = -1;
+    *fixed = -1;
+    if (r->req.shard_value != NULL) {
+        rc = locate(t, r->req.shard_value, &p, r->err);
+        *fixed = p;
+        return rc;
+    }
+    if (it != NULL && (*src = item_key_tref(r, it, insert_select_scope(sql))) >= 0 &&
+        colocated(t, r->rt->tables[*src]))
+        return 0;
+    *src = -1;
+    if (it != NULL) {
+        dal_sql_opnd_t o = item_operand(sql, it);
+        if (o.kind != DAL_OPND_EXPR) {
+            rc = locate_opnd(r, t, &o, fixed);
+            if (rc == 0 && *fixed < 0)
+                rc = dal_err_set(r->err, DAL_ESHARD, "INSERT into %s: the shard key %s is NULL",
+                                 t->cfg->name, t->cfg->shard_key);
+            return rc;
+        }
+    }
+    return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                       "INSERT ... SELECT into sharded table %s: dal cannot tell which shard each "
+                       "row belongs to; list the columns and select %s from a table of its "
+                       "binding group's shard key (the rows then stay on their shard), or a "
+                       "single value, or pass a shard value", t->cfg->name, t->cfg->shard_key);
+}
+
+/* Put the target on every route: the source row's position, or the one. */
+static int place_into(router_t *r, size_t into, long src, int64_t fixed)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *t = rt->tables[into];
+    size_t k;
+
+    for (k = 0; k < rt->nroutes; k++) {
+        int32_t pos = src >= 0 ? rt->routes[k].pos[src] : (int32_t)fixed;
+        if (pos < 0 || t->nodes[pos / t->tables_per_db] != rt->routes[k].node)
+            return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                               "INSERT ... SELECT: the rows for %s belong on datasource %s but "
+                               "are read on %s; rows cannot move between nodes",
+                               t->cfg->name, pos < 0 ? "?" : t->nodes[pos / t->tables_per_db]->cfg->name,
+                               rt->routes[k].node->cfg->name);
+        rt->routes[k].pos[into] = pos;
+    }
+    return 0;
+}
+
+/* Mark the members of group g in r->in_group. */
+static void mark_group(router_t *r, int32_t g)
+{
+    size_t k;
+
+    for (k = 0; k < r->sql->ntrefs; k++)
+        r->in_group[k] = r->grp[k] == g;
+}
+
+/* The rows of scope sc are rows of the statement's result (the top SELECT,
+ * the statement's own tables, or a row-wise derived table in their FROM),
+ * none of them maybe all NULL. */
+static int anchored(const dal_sql_t *sql, int sc)
+{
+    for (; sc >= 0; sc = sql->scopes[sc].parent) {
+        const struct dal_sql_scope *s = &sql->scopes[sc];
+        if (s->null_side)
+            return 0;
+        if (s->kind == DAL_SCOPE_STATEMENT || s->kind == DAL_SCOPE_TOP)
+            return 1;
+        if (s->kind != DAL_SCOPE_DERIVED || !s->rowwise)
+            return 0;
+    }
+    return 0;
+}
+
+/* Where the scope of table ref k sits, for messages. */
+static const char *scope_words(const dal_sql_t *sql, size_t k)
+{
+    switch (sql->scopes[sql->trefs[k].scope].kind) {
+    case DAL_SCOPE_DERIVED: return " (in a derived table)";
+    case DAL_SCOPE_SUBQUERY: return " (in a subquery)";
+    case DAL_SCOPE_CTE: return " (in a WITH query)";
+    default: return "";
+    }
+}
+
+/* The positions group g's own conditions allow, narrowed to the explicit
+ * shard value if there is one. */
+static int group_posset(router_t *r, int32_t g, posset_t *set)
+{
+    const dal_table_t *t = r->rt->tables[g];
+    uint32_t xp;
+    int rc;
+
+    mark_group(r, g);
+    rc = r->sql->kind == DAL_SQL_DDL ? 0 : where_posset(r, set);
+    if (rc != 0 || r->req.shard_value == NULL)
+        return rc;
+    rc = locate(t, r->req.shard_value, &xp, r->err);
+    if (rc == 0 && !posset_has(set, xp))
+        rc = dal_err_set(r->err, DAL_EROUTE,
+                         "the shard value given routes %s to %s_%u, but the statement's "
+                         "conditions on %s exclude that table",
+                         t->cfg->name, t->cfg->name, xp, t->cfg->shard_key);
+    if (rc == 0) {
+        posset_free(set);
+        rc = single_posset(xp, set, r->err);
+    }
+    return rc;
+}
+
+static int is_root(const router_t *r, size_t k)
+{
+    return r->grp[k] == (int32_t)k && r->lead[k] < 0;
+}
+
+/* The tref a write changes rows of, or ntrefs. */
+static size_t written_tref(const router_t *r)
+{
+    size_t k;
+
+    if (r->sql->kind != DAL_SQL_UPDATE && r->sql->kind != DAL_SQL_DELETE &&
+        !((r->sql->kind == DAL_SQL_INSERT || r->sql->kind == DAL_SQL_REPLACE) &&
+          !r->sql->insert_select))
+        return r->sql->ntrefs;
+    for (k = 0; k < r->sql->ntrefs; k++)
+        if (r->sql->trefs[k].role != DAL_TREF_FROM && is_sharded(r, k))
+            return k;
+    return r->sql->ntrefs;
+}
+
+/* The driver: the written table's group, else the one root group that
+ * needs several tables, else the first root group.  Two that need
+ * several are refused. */
+static int pick_driver(router_t *r, int32_t *driver)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t k, w = written_tref(r);
+    int32_t multi = -1;
+    int rc;
+
+    *driver = w < sql->ntrefs ? r->grp[w] : -1;
+    if (w < sql->ntrefs && r->lead[*driver] >= 0)
+        *driver = -1; /* never: a written table is of scope 0, which follows nobody */
+    for (k = 0; k < sql->ntrefs; k++) {
+        posset_t set = POSSET_ALL;
+        if (!is_root(r, k))
+            continue;
+        if (*driver < 0 && multi < 0)
+            *driver = (int32_t)k; /* the first, unless another needs several */
+        rc = group_posset(r, (int32_t)k, &set);
+        if (rc == 0 && (set.all || set.n > 1) && (int32_t)k != *driver && w < sql->ntrefs)
+            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                             "%s%s would be read from several of its tables while %s is "
+                             "written on one: give %s a condition on its shard key %s, or join "
+                             "it to %s on the shard key", sql->trefs[k].name,
+                             scope_words(sql, k), sql->trefs[*driver].name, sql->trefs[k].name,
+                             r->rt->tables[k]->cfg->shard_key, sql->trefs[*driver].name);
+        else if (rc == 0 && (set.all || set.n > 1) && w >= sql->ntrefs) {
+            if (multi >= 0)
+                rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                                 "%s%s and %s%s would each be read from several of their tables: "
+                                 "dal cannot join shards; give one a condition on its shard key "
+                                 "or join them on the shard key (binding tables)",
+                                 sql->trefs[multi].name, scope_words(sql, (size_t)multi),
+                                 sql->trefs[k].name, scope_words(sql, k));
+            multi = (int32_t)k;
+            *driver = multi;
+        }
+        posset_free(&set);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Whether group g is read where repeating the statement per table of it
+ * gives the statement's answer: see the comment on groups. */
+static int check_driver(router_t *r, int32_t g)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t k, any = 0, other = 0, outer = 0;
+
+    for (k = 0; k < sql->ntrefs; k++) {
+        if (r->grp[k] == g) {
+            any |= anchored(sql, sql->trefs[k].scope);
+            outer |= sql->trefs[k].null_side;
+        } else if (r->grp[k] < 0 || r->lead[r->grp[k]] < 0) {
+            other = 1; /* a table whose rows do not follow the driver's */
+        }
+    }
+    if (!any)
+        return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                           "%s%s would be read from several of its tables, which dal can only "
+                           "do where its rows are rows of the result: give it a condition on its "
+                           "shard key %s, or join it to an outer table on the shard key",
+                           sql->trefs[g].name, scope_words(sql, (size_t)g),
+                           r->rt->tables[g]->cfg->shard_key);
+    if (outer && (other || sql->nsources > 0))
+        return dal_err_set(r->err, DAL_EUNSUPPORTED,
+                           "%s is on the NULL side of an outer join and would be read from "
+                           "several of its tables: the other side's rows would repeat on each; "
+                           "give %s a condition on its shard key %s", sql->trefs[g].name,
+                           sql->trefs[g].name, r->rt->tables[g]->cfg->shard_key);
+    return 0;
+}
+
+/* The shard key the merge may take as splitting the result's rows by
+ * node: the driver's, when one of its tables is in the top SELECT itself
+ * (in a derived table the same name may be another column). */
+static const char *merge_key(const router_t *r, int32_t g)
+{
+    size_t k;
+
+    for (k = 0; k < r->sql->ntrefs; k++)
+        if (r->grp[k] == g && r->sql->scopes[r->sql->trefs[k].scope].kind == DAL_SCOPE_TOP)
+            return r->rt->tables[g]->cfg->shard_key;
+    return NULL;
+}
+
+/* Route the driver group g: one route per table it needs. */
+static int route_driver(router_t *r, int32_t g)
+{
+    split_list_t *lists = NULL;
+    size_t nlists = 0, gtref = (size_t)g;
+    posset_t set = POSSET_ALL;
+    int rc = group_posset(r, g, &set);
+
+    if (rc == 0 && (set.all || set.n > 1))
+        rc = check_driver(r, g);
+    if (rc == 0)
+        r->rt->merge_key = merge_key(r, g);
+    if (rc == 0 && set.all && r->sql->kind != DAL_SQL_DDL)
+        rc = scatter_allowed(r);
+    /* conditions no row can meet (k = NULL, k = 1 AND k = 2): one table
+     * answers, with nothing */
+    if (rc == 0 && !set.all && set.n == 0)
+        rc = single_posset(0, &set, r->err);
+    mark_group(r, g);
+    if (rc == 0)
+        rc = routes_from_positions(r, &set);
+    if (rc == 0)
+        rc = in_lists(r, gtref, &lists, &nlists);
+    if (rc == 0)
+        rc = cut_routes(r->rt, lists, nlists, &gtref, r->err);
+    split_lists_free(lists, nlists);
+    posset_free(&set);
+    return rc;
+}
+
+/* A group other than the driver: it must need one table, on the node of
+ * every route (a group no row can meet takes whichever of its tables is
+ * on the route's node). */
+static int place_group(router_t *r, int32_t g)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *t = rt->tables[g];
+    posset_t set = POSSET_ALL;
+    size_t k, i;
+    int rc = group_posset(r, g, &set);
+
+    if (rc == 0 && (set.all || set.n > 1))
+        rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                         "%s%s would be read from several of its tables for each table of %s: "
+                         "give it a condition on its shard key %s, or join it to %s on the shard "
+                         "key (binding tables)", r->sql->trefs[g].name,
+                         scope_words(r->sql, (size_t)g), rt->primary->cfg->name,
+                         t->cfg->shard_key, rt->primary->cfg->name);
+    for (k = 0; rc == 0 && k < rt->nroutes; k++) {
+        int32_t pos = set.n == 1 ? (int32_t)set.v[0] : -1;
+        if (set.n == 0) {
+            for (i = 0; i < t->cfg->table_shard_num && pos < 0; i++)
+                if (t->nodes[i / t->tables_per_db] == rt->routes[k].node)
+                    pos = (int32_t)i;
+        }
+        if (pos < 0 || t->nodes[pos / t->tables_per_db] != rt->routes[k].node)
+            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                             "%s%s and %s are not on the same datasource for these values "
+                             "(%s, %s); a statement must stay on one node",
+                             r->sql->trefs[g].name, scope_words(r->sql, (size_t)g),
+                             rt->primary->cfg->name, rt->routes[k].node->cfg->name,
+                             pos < 0 ? "none" : t->nodes[pos / t->tables_per_db]->cfg->name);
+        for (i = 0; rc == 0 && i < r->sql->ntrefs; i++)
+            if (r->grp[i] == g)
+                rt->routes[k].pos[i] = pos;
+    }
+    posset_free(&set);
+    return rc;
+}
+
+/* Followers take, on each route, the table of the row they follow. */
+static void place_followers(router_t *r)
+{
+    const dal_sql_t *sql = r->sql;
+    dal_routing_t *rt = r->rt;
+    size_t sc, i, k;
+
+    /* parents come before children in sql->scopes */
+    for (sc = 0; sc < sql->nscopes; sc++)
+        for (i = 0; i < sql->ntrefs; i++) {
+            int32_t lead;
+            if (sql->trefs[i].scope != (int)sc || r->grp[i] < 0 || (lead = r->lead[r->grp[i]]) < 0)
+                continue;
+            for (k = 0; k < rt->nroutes; k++)
+                rt->routes[k].pos[i] = rt->routes[k].pos[lead];
+        }
+}
+
+/* INSERT ... SELECT from no sharded table: one route, the target's. */
+static int route_into_only(router_t *r, size_t into, int64_t fixed)
+{
+    posset_t set = POSSET_NONE;
+    size_t k;
+    int rc = single_posset((uint32_t)fixed, &set, r->err);
+
+    for (k = 0; k < r->sql->ntrefs; k++)
+        r->in_group[k] = k == into;
+    if (rc == 0)
+        rc = routes_from_positions(r, &set);
+    posset_free(&set);
+    return rc;
+}
+
 static int route_sharded(router_t *r)
 {
-    size_t gtref = 0;
-    int rc = mark_group(r, &gtref);
-    dal_sql_kind_t k = r->sql->kind;
+    const dal_sql_t *sql = r->sql;
+    size_t k, into = sql->insert_select ? into_tref(r) : sql->ntrefs;
+    int32_t driver = -1;
+    int64_t fixed = -1;
+    long src = -1;
+    int rc = make_groups(r);
 
+    if (rc == 0 && into < sql->ntrefs && is_sharded(r, into))
+        rc = into_plan(r, into, &src, &fixed);
+    else
+        into = sql->ntrefs;
+    if (rc == 0)
+        rc = pick_driver(r, &driver);
     if (rc != 0)
         return rc;
-    if ((k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE) &&
-        r->sql->trefs[gtref].role == DAL_TREF_INTO)
-        rc = route_insert(r, gtref);
-    else
-        rc = route_group(r, gtref);
-    return rc != 0 ? rc : check_others(r);
+    if (driver < 0) {
+        r->rt->primary = r->rt->tables[into];
+        rc = route_into_only(r, into, fixed);
+    } else {
+        r->rt->primary = r->rt->tables[driver];
+        mark_group(r, driver);
+        if ((sql->kind == DAL_SQL_INSERT || sql->kind == DAL_SQL_REPLACE) &&
+            sql->trefs[driver].role == DAL_TREF_INTO)
+            rc = route_insert(r, (size_t)driver);
+        else
+            rc = route_driver(r, driver);
+    }
+    for (k = 0; rc == 0 && k < sql->ntrefs; k++)
+        if (r->grp[k] >= 0 && is_root(r, k) && (int32_t)k != driver)
+            rc = place_group(r, (int32_t)k);
+    if (rc == 0)
+        place_followers(r);
+    if (rc == 0 && into < sql->ntrefs && driver >= 0)
+        rc = place_into(r, into, src, fixed);
+    if (rc == 0)
+        rc = check_others(r);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ memo */
@@ -1213,6 +1731,8 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     if (rc == 0)
         memo_save(&r, opts);
     dal_small_free(r.in_group, r.in_group_inl);
+    dal_small_free(r.grp, r.grp_inl);
+    dal_small_free(r.lead, r.lead_inl);
     if (rc != 0)
         dal_routing_clear(rt);
     return rc;

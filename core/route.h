@@ -57,7 +57,11 @@ typedef struct dal_routing {
     const dal_sql_t *sql;         /* borrowed: the caller holds a reference */
     const dal_table_t **tables;   /* owned array (or tables_inl), one per table ref: its
                                      config or NULL */
-    const dal_table_t *primary;   /* borrowed: first sharded table, or NULL */
+    const dal_table_t *primary;   /* borrowed: the table the routes are made for (the
+                                     driver, route.c), or NULL */
+    const char *merge_key;        /* borrowed: a shard key whose values the routes split
+                                     between them in the result's rows (so groups and
+                                     DISTINCT values on it are per node), or NULL */
     dal_route_t *routes;          /* owned (or &route_inl) */
     size_t nroutes;
     int32_t *pos;                 /* owned (or pos_inl), nroutes * ntrefs */

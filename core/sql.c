@@ -111,9 +111,13 @@ typedef struct an {
     char *errbuf;        /* borrowed from the caller */
     size_t errcap;
     scratch_t sc;
+    int *tscope;         /* scope of each token: the innermost query block holding it */
+    unsigned char *param_int; /* per ?: 1 where SQL takes only an integer */
+    int scope;           /* the scope being analysed */
+    int links_only;      /* conditions: record only col = col (ON of an outer join) */
     dal_sql_t r;         /* scalar results; arrays are in the vecs below */
     vec_t toks, hints_tk, trefs, colrefs, hints, conds, columns, rows, setcols;
-    vec_t items, order, group, ctes, params;
+    vec_t items, order, group, ctes, params, scopes, sources;
 } an_t;
 
 static int fail(an_t *a, size_t off, const char *what)
@@ -472,7 +476,7 @@ static int operand_list(an_t *a, int s, int e, dal_sql_opnd_t **vals, size_t *n)
 
 /* ============================================================ expressions */
 
-static int query(an_t *a, int i, int e, int fill);
+static int query(an_t *a, int i, int e, int fill, int kind);
 
 /* Scan an expression for subqueries: the only way an expression can name a
  * table.  Everything else in it is left to the server. */
@@ -480,7 +484,7 @@ static int scan_expr(an_t *a, int i, int e)
 {
     for (; i < e && !a->failed; i++) {
         if (subquery_at(a, i, e)) {
-            if (query(a, i + 1, a->link[i], 0))
+            if (query(a, i + 1, a->link[i], 0, DAL_SCOPE_SUBQUERY))
                 return -1;
             i = a->link[i];
         }
@@ -523,6 +527,7 @@ static int add_tref(an_t *a, int qual, int name, int role, int alias)
     }
     a->tflag[name] |= TF_TABLE;
     t->role = role;
+    t->scope = a->scope;
     if (!(t->name = tok_name(a, name)))
         return -1;
     if (alias >= 0 && !(t->alias = alias_text(a, alias)))
@@ -602,48 +607,137 @@ static int index_hints(const an_t *a, int i, int e)
     return i < e ? i : e;
 }
 
-/* A join operator at i ([NATURAL] [INNER|CROSS|LEFT|RIGHT|FULL [OUTER]] JOIN,
- * STRAIGHT_JOIN): the index after it, or 0 if there is none. */
-static int join_op(const an_t *a, int i, int e)
-{
-    static const unsigned char sides[] = {K_LEFT, K_RIGHT, K_FULL, 0};
+enum { JOIN_INNER = 0, JOIN_LEFT = 1, JOIN_RIGHT = 2, JOIN_FULL = 3, JOIN_NATURAL = 4 };
 
-    if (kw(a, i, e, K_STRAIGHT_JOIN))
+/* A join operator at i ([NATURAL] [INNER|CROSS|LEFT|RIGHT|FULL [OUTER]] JOIN,
+ * STRAIGHT_JOIN): the index after it, or 0 if there is none.  *how gets the
+ * JOIN_* bits: which sides may be all NULL, and NATURAL. */
+static int join_op(const an_t *a, int i, int e, int *how)
+{
+    int h = JOIN_INNER;
+
+    if (kw(a, i, e, K_STRAIGHT_JOIN)) {
+        *how = h;
         return i + 1;
-    if (kw(a, i, e, K_NATURAL))
+    }
+    if (kw(a, i, e, K_NATURAL)) {
+        h |= JOIN_NATURAL;
         i++;
+    }
     if (kw(a, i, e, K_INNER) || kw(a, i, e, K_CROSS)) {
         i++;
-    } else if (kw_in(a, i, e, sides)) {
+    } else if (kw(a, i, e, K_LEFT) || kw(a, i, e, K_RIGHT) || kw(a, i, e, K_FULL)) {
+        h |= kw(a, i, e, K_LEFT) ? JOIN_LEFT : kw(a, i, e, K_RIGHT) ? JOIN_RIGHT : JOIN_FULL;
         i++;
         if (kw(a, i, e, K_OUTER))
             i++;
     }
+    *how = h;
     return kw(a, i, e, K_JOIN) ? i + 1 : 0;
 }
 
 /* The end of an ON condition: the next top-level ',', ON or join operator. */
 static int on_end(const an_t *a, int i, int e)
 {
-    while (i < e && !is_p(a, i, e, ',') && !kw(a, i, e, K_ON) && !join_op(a, i, e))
+    int how;
+
+    while (i < e && !is_p(a, i, e, ',') && !kw(a, i, e, K_ON) && !join_op(a, i, e, &how))
         i = next_tok(a, i);
     return i;
 }
 
+static int conds(an_t *a, int s, int e, int level, int top);
+
+/* Mark table references [t0,t1) and scopes [s0,s1) as on the NULL side of
+ * an outer join. */
+static void mark_null_side(an_t *a, size_t t0, size_t t1, size_t s0, size_t s1)
+{
+    struct dal_sql_tref *t = a->trefs.v;
+    struct dal_sql_scope *sc = a->scopes.v;
+
+    for (; t0 < t1; t0++)
+        t[t0].null_side = 1;
+    for (; s0 < s1; s0++)
+        sc[s0].null_side = 1;
+}
+
+/* USING (c, ...) at i after the table factor whose references start at
+ * tref index tf: for each column a col = col condition between that table
+ * (when the factor is one table) and whichever earlier table has it. */
+static int using_links(an_t *a, int i, int e, size_t tf)
+{
+    const struct dal_sql_tref *t;
+    int j, k, close;
+
+    if (!is_p(a, i + 1, e, '('))
+        return 0;
+    close = a->link[i + 1];
+    if (a->trefs.n != tf + 1)
+        return 0;
+    t = (const struct dal_sql_tref *)a->trefs.v + tf;
+    for (j = i + 2; j < close; j = k + 1) {
+        struct dal_sql_cond *c;
+        k = comma_end(a, j, close);
+        if (k != j + 1 || !is_name(a, j, k))
+            continue;
+        if (!(c = vpush(a, &a->conds, sizeof *c)))
+            return -1;
+        c->op = DAL_COND_COLEQ;
+        c->scope = a->scope;
+        c->off = a->tk[i].off;
+        c->len = tend(a, close) - c->off;
+        c->using_off = a->tk[i].off;
+        c->qualifier2 = t->alias ? t->alias : t->name;
+        if (!(c->column = tok_name(a, j)) || !(c->column2 = tok_name(a, j)))
+            return -1;
+    }
+    return 0;
+}
+
+/* One ON condition [i,e) of a join of kind how: its subqueries, and its
+ * conditions (of an outer join only col = col: the others keep the rows of
+ * the preserved side). */
+static int on_clause(an_t *a, int i, int e, int how)
+{
+    int saved = a->links_only, rc;
+
+    if (scan_expr(a, i, e))
+        return -1;
+    a->links_only = (how & JOIN_FULL) != 0;
+    rc = conds(a, i, e, 0, 0);
+    a->links_only = saved;
+    return rc;
+}
+
 static int table_list(an_t *a, int i, int e, int role);
+
+/* Record the alias token at i (if any) as a source of the current scope. */
+static int add_source(an_t *a, int alias)
+{
+    struct dal_sql_source *s;
+
+    if (alias < 0)
+        return 0;
+    if (!(s = vpush(a, &a->sources, sizeof *s)) || !(s->name = alias_text(a, alias)))
+        return -1;
+    s->scope = a->scope;
+    return 0;
+}
 
 /* A derived table or a parenthesised join at i, then its alias. */
 static int paren_factor(an_t *a, int i, int e, int role)
 {
-    int close = a->link[i], alias, j;
+    int close = a->link[i], alias, j, derived = query_inside(a, i, e);
 
-    if (query_inside(a, i, e)) {
-        if (query(a, i + 1, close, 0))
+    if (derived) {
+        if (query(a, i + 1, close, 0, DAL_SCOPE_DERIVED))
             return -1;
     } else if (table_list(a, i + 1, close, role)) {
         return -1;
     }
     j = table_alias(a, close + 1, e, &alias);
+    if (derived && add_source(a, alias))
+        return -1;
     if (alias >= 0 && is_p(a, j, e, '(')) /* derived column list */
         j = a->link[j] + 1;
     return j;
@@ -664,7 +758,8 @@ static int table_factor(an_t *a, int i, int e, int role)
     if (is_name(a, i, e) && is_p(a, i + 1, e, '(')) { /* JSON_TABLE(...) */
         if (scan_expr(a, i + 2, a->link[i + 1]))
             return -1;
-        return table_alias(a, a->link[i + 1] + 1, e, &alias);
+        j = table_alias(a, a->link[i + 1] + 1, e, &alias);
+        return add_source(a, alias) ? -1 : j;
     }
     j = qname(a, i, e, &q, &n);
     if (n < 0)
@@ -677,10 +772,11 @@ static int table_factor(an_t *a, int i, int e, int role)
 }
 
 /* A table reference list: factors joined by ',' and join operators, with
- * ON conditions (scanned for subqueries) and USING lists. */
+ * ON conditions and USING lists. */
 static int table_list(an_t *a, int i, int e, int role)
 {
-    int want = 1, j;
+    size_t t0 = a->trefs.n, s0 = a->scopes.n, tf = t0, sf = s0;
+    int want = 1, how = JOIN_INNER, j;
 
     if (++a->depth > MAX_DEPTH) {
         a->depth--;
@@ -690,19 +786,29 @@ static int table_list(an_t *a, int i, int e, int role)
         if (is_p(a, i, e, '{') || is_p(a, i, e, '}') || kw(a, i, e, K_OJ)) {
             i++; /* ODBC { OJ ... } */
         } else if (want) {
+            tf = a->trefs.n;
+            sf = a->scopes.n;
             i = table_factor(a, i, e, role);
+            if (how & JOIN_LEFT)
+                mark_null_side(a, tf, a->trefs.n, sf, a->scopes.n);
+            if (how & JOIN_RIGHT)
+                mark_null_side(a, t0, tf, s0, sf);
             want = 0;
         } else if (is_p(a, i, e, ',')) {
             want = 1;
+            how = JOIN_INNER;
             i++;
-        } else if ((j = join_op(a, i, e)) > 0) {
+        } else if ((j = join_op(a, i, e, &how)) > 0) {
             want = 1;
             i = j;
         } else if (kw(a, i, e, K_ON)) {
             j = on_end(a, i + 1, e);
-            scan_expr(a, i + 1, j);
+            if (on_clause(a, i + 1, j, how))
+                break;
             i = j;
         } else if (kw(a, i, e, K_USING)) {
+            if (!(how & JOIN_NATURAL) && using_links(a, i, e, tf))
+                break;
             i = is_p(a, i + 1, e, '(') ? a->link[i + 1] + 1 : i + 1;
         } else {
             j = next_tok(a, i);
@@ -775,10 +881,13 @@ static int flip_op(int op)
 static int add_cond(an_t *a, int cs, int ce, int op, dal_sql_opnd_t *vals, size_t nvals,
                     int s, int e)
 {
-    struct dal_sql_cond *c = vpush(a, &a->conds, sizeof *c);
+    struct dal_sql_cond *c;
 
-    if (!c)
+    if (a->links_only)
+        return 0;
+    if (!(c = vpush(a, &a->conds, sizeof *c)))
         return -1;
+    c->scope = a->scope;
     c->op = (dal_cond_op_t)op;
     c->vals = vals;
     c->nvals = nvals;
@@ -801,7 +910,25 @@ static int one_value(an_t *a, int cs, int ce, int op, int vs, int ve, int s, int
     return add_cond(a, cs, ce, op, v, 1, s, e);
 }
 
-static int conds(an_t *a, int s, int e, int level, int top);
+/* Record col = col2 for the column references [cs,ce) and [ds,de). */
+static int add_link(an_t *a, int cs, int ce, int ds, int de)
+{
+    struct dal_sql_cond *c = vpush(a, &a->conds, sizeof *c);
+
+    if (!c)
+        return -1;
+    c->op = DAL_COND_COLEQ;
+    c->scope = a->scope;
+    c->off = a->tk[cs].off;
+    c->len = tend(a, de - 1) - c->off;
+    if (!(c->column = tok_name(a, ce - 1)) || !(c->column2 = tok_name(a, de - 1)))
+        return -1;
+    if (ce - cs >= 3 && !(c->qualifier = tok_name(a, ce - 3)))
+        return -1;
+    if (de - ds >= 3 && !(c->qualifier2 = tok_name(a, de - 3)))
+        return -1;
+    return 0;
+}
 
 /* One conjunct [s,e): col op v, v op col, col IN (..), col BETWEEN x AND y,
  * or a parenthesised group of conjuncts.  Anything else is ignored.  top:
@@ -821,7 +948,7 @@ static int conjunct(an_t *a, int s, int e, int level, int top)
     if (c > s && c < e) {
         if ((op = cmp_op(a, c, e)) >= 0 && c + 1 < e) {
             if (colref_end(a, c + 1, e) == e) /* col = col: a join, not a value */
-                return 0;
+                return op == DAL_COND_EQ ? add_link(a, s, c, c + 1, e) : 0;
             return one_value(a, s, c, op, c + 1, e, s, e);
         }
         if (kw(a, c, e, K_IN) && is_p(a, c + 1, e, '(') && a->link[c + 1] == e - 1 &&
@@ -1021,6 +1148,14 @@ static void limit_clause(an_t *a, const seg_t *sg)
     }
 }
 
+/* The ? in [s,e) (a LIMIT clause) can only be integers. */
+static void int_params(an_t *a, int s, int e)
+{
+    for (; s < e; s++)
+        if (a->tk[s].type == DAL_TOK_PARAM)
+            a->param_int[a->link[s]] = 1;
+}
+
 /* The clauses after FROM (or after a table list): WHERE, GROUP BY, HAVING,
  * WINDOW, ORDER BY, LIMIT, locking, INTO, RETURNING. */
 static int clauses(an_t *a, const seg_t *sg, int fill)
@@ -1032,13 +1167,17 @@ static int clauses(an_t *a, const seg_t *sg, int fill)
         scan_expr(a, sg[CL_ORDER].b, sg[CL_ORDER].e) ||
         scan_expr(a, sg[CL_RETURNING].b, sg[CL_RETURNING].e))
         return -1;
-    if (fill & FILL_HEAD) {
-        if (w->kw >= 0 && w->b < w->e) {
+    if (w->kw >= 0 && w->b < w->e) {
+        if (fill & FILL_HEAD) {
             a->r.where_off = a->tk[w->b].off;
             a->r.where_len = tend(a, w->e - 1) - a->r.where_off;
-            if (conds(a, w->b, w->e, 0, 1))
-                return -1;
         }
+        if (conds(a, w->b, w->e, 0, (fill & FILL_HEAD) != 0))
+            return -1;
+    }
+    if (sg[CL_LIMIT].kw >= 0)
+        int_params(a, sg[CL_LIMIT].b, sg[CL_LIMIT].e);
+    if (fill & FILL_HEAD) {
         if (g->kw >= 0 && order_items(a, g->b, g->e, &a->group, &a->r.group_with_rollup))
             return -1;
         if (h->kw >= 0) {
@@ -1177,17 +1316,18 @@ static int select_item(an_t *a, int s, int e)
     return 0;
 }
 
+static const unsigned char select_mods[] = {
+    K_ALL, K_DISTINCT, K_DISTINCTROW, K_HIGH_PRIORITY, K_STRAIGHT_JOIN,
+    K_SQL_SMALL_RESULT, K_SQL_BIG_RESULT, K_SQL_BUFFER_RESULT, K_SQL_NO_CACHE,
+    K_SQL_CACHE, K_SQL_CALC_FOUND_ROWS, 0,
+};
+
 /* The select list [i,e): modifiers, then items. */
 static int select_list(an_t *a, int i, int e, int fill)
 {
-    static const unsigned char mods[] = {
-        K_ALL, K_DISTINCT, K_DISTINCTROW, K_HIGH_PRIORITY, K_STRAIGHT_JOIN,
-        K_SQL_SMALL_RESULT, K_SQL_BIG_RESULT, K_SQL_BUFFER_RESULT, K_SQL_NO_CACHE,
-        K_SQL_CACHE, K_SQL_CALC_FOUND_ROWS, 0,
-    };
     int j;
 
-    for (; kw_in(a, i, e, mods); i++)
+    for (; kw_in(a, i, e, select_mods); i++)
         if ((fill & FILL_HEAD) && (kw(a, i, e, K_DISTINCT) || kw(a, i, e, K_DISTINCTROW)))
             a->r.distinct = 1;
     if (scan_expr(a, i, e))
@@ -1202,24 +1342,65 @@ static int select_list(an_t *a, int i, int e, int fill)
     return 0;
 }
 
-/* SELECT at i up to e (one member of a set operation). */
-static int select_body(an_t *a, int i, int e, int fill)
+/* A new scope of the given kind inside the current one, holding the
+ * tokens [i,e) (until a scope inside it claims some).  Returns its index,
+ * or -1 when out of memory. */
+static int new_scope(an_t *a, int kind, int i, int e)
+{
+    struct dal_sql_scope *sc = vpush(a, &a->scopes, sizeof *sc);
+
+    if (!sc)
+        return -1;
+    sc->parent = a->scope;
+    sc->kind = kind;
+    sc->rowwise = 1;
+    for (; i < e; i++)
+        a->tscope[i] = (int)a->scopes.n - 1;
+    return (int)a->scopes.n - 1;
+}
+
+/* Whether the SELECT whose clauses are sg makes each row from one row of
+ * its sources (see dal_sql_scope.rowwise). */
+static int select_rowwise(const an_t *a, const seg_t *sg)
+{
+    static const unsigned char over[] = {K_OVER, 0};
+    const seg_t *h = &sg[CL_HEAD];
+    int i;
+
+    for (i = h->b; kw_in(a, i, h->e, select_mods); i++)
+        if (kw(a, i, h->e, K_DISTINCT) || kw(a, i, h->e, K_DISTINCTROW))
+            return 0;
+    return sg[CL_GROUP].kw < 0 && sg[CL_HAVING].kw < 0 && sg[CL_LIMIT].kw < 0 &&
+           sg[CL_WINDOW].kw < 0 && !has_aggregate(a, h->b, h->e) &&
+           find_kw(a, h->b, h->e, over) >= h->e;
+}
+
+/* SELECT at i up to e (one member of a set operation), a scope of kind. */
+static int select_body(an_t *a, int i, int e, int fill, int kind)
 {
     seg_t sg[CL_N];
     const seg_t *f = &sg[CL_FROM];
+    int saved = a->scope, sid = new_scope(a, kind, i, e), rc = -1;
 
-    split_clauses(a, i + 1, e, SELECT_CLAUSES, sg);
-    if (select_list(a, sg[CL_HEAD].b, sg[CL_HEAD].e, fill))
+    if (sid < 0)
         return -1;
+    a->scope = sid;
+    split_clauses(a, i + 1, e, SELECT_CLAUSES, sg);
+    ((struct dal_sql_scope *)a->scopes.v)[sid].rowwise = select_rowwise(a, sg);
+    if (select_list(a, sg[CL_HEAD].b, sg[CL_HEAD].e, fill))
+        goto out;
     if (f->kw >= 0) {
         if (table_list(a, f->b, f->e, DAL_TREF_FROM))
-            return -1;
+            goto out;
         if ((fill & FILL_HEAD) && f->b < f->e) {
             a->r.from_off = a->tk[f->b].off;
             a->r.from_end = tend(a, f->e - 1);
         }
     }
-    return clauses(a, sg, fill);
+    rc = clauses(a, sg, fill);
+out:
+    a->scope = saved;
+    return rc;
 }
 
 /* What follows a parenthesised query or TABLE t: ORDER BY, LIMIT ... */
@@ -1248,7 +1429,7 @@ static int ctes(an_t *a, int i, int e)
         if (!kw(a, i, e, K_AS) || !is_p(a, i + 1, e, '('))
             break;
         i++;
-        if (query(a, i + 1, a->link[i], 0))
+        if (query(a, i + 1, a->link[i], 0, DAL_SCOPE_CTE))
             return -1;
         i = a->link[i] + 1;
         if (!is_p(a, i, e, ','))
@@ -1259,17 +1440,18 @@ static int ctes(an_t *a, int i, int e)
 }
 
 /* One member of a set operation: SELECT, ( query ), TABLE t, VALUES ... */
-static int primary(an_t *a, int i, int e, int fill)
+static int primary(an_t *a, int i, int e, int fill, int kind)
 {
     if (i >= e)
         return 0;
     if (kw(a, i, e, K_SELECT))
-        return select_body(a, i, e, fill);
+        return select_body(a, i, e, fill, kind);
     if (is_p(a, i, e, '(')) {
         int close = a->link[i], inner = fill;
         if (close + 1 < e) /* ORDER BY / LIMIT after the parenthesis win */
             inner &= ~FILL_TAIL;
-        if (query_inside(a, i, e) ? query(a, i + 1, close, inner) : scan_expr(a, i, close + 1))
+        if (query_inside(a, i, e) ? query(a, i + 1, close, inner, kind)
+                                  : scan_expr(a, i, close + 1))
             return -1;
         return tail_clauses(a, close + 1, e, fill & FILL_TAIL);
     }
@@ -1280,13 +1462,25 @@ static int primary(an_t *a, int i, int e, int fill)
     return scan_expr(a, i, e);
 }
 
+/* Scopes [s0, end) made directly inside the current one are not row-wise:
+ * the query they are members of is a set operation that removes rows. */
+static void not_rowwise(an_t *a, size_t s0)
+{
+    struct dal_sql_scope *sc = a->scopes.v;
+
+    for (; s0 < a->scopes.n; s0++)
+        if (sc[s0].parent == a->scope)
+            sc[s0].rowwise = 0;
+}
+
 /* A query expression [i,e): [WITH ...] primary {UNION|EXCEPT|INTERSECT
- * primary}.  With fill, the first member fills the head of the result and
- * the last one its tail. */
-static int query(an_t *a, int i, int e, int fill)
+ * primary}, each member a scope of kind.  With fill, the first member fills
+ * the head of the result and the last one its tail. */
+static int query(an_t *a, int i, int e, int fill, int kind)
 {
     static const unsigned char setops[] = {K_UNION, K_EXCEPT, K_INTERSECT, 0};
-    int j, k, first = 1, rc = -1;
+    size_t s0 = a->scopes.n;
+    int j, k, first = 1, rc = -1, set_distinct = 0;
 
     if (++a->depth > MAX_DEPTH) {
         fail(a, i < a->nt ? a->tk[i].off : 0, "statement nested too deeply");
@@ -1300,11 +1494,16 @@ static int query(an_t *a, int i, int e, int fill)
         last = k >= e;
         if ((!first || !last) && fill)
             a->r.has_union = 1;
-        if (primary(a, j, k, (first ? fill & FILL_HEAD : 0) | (last ? fill & FILL_TAIL : 0)))
+        if (primary(a, j, k, (first ? fill & FILL_HEAD : 0) | (last ? fill & FILL_TAIL : 0),
+                    kind))
             goto out;
+        if (!last && !(kw(a, k, e, K_UNION) && kw(a, k + 1, e, K_ALL)))
+            set_distinct = 1;
         if (kw(a, k + 1, e, K_ALL) || kw(a, k + 1, e, K_DISTINCT))
             k++;
     }
+    if (set_distinct)
+        not_rowwise(a, s0);
     rc = 0;
 out:
     a->depth--;
@@ -1439,7 +1638,7 @@ static int insert_stmt(an_t *a, int i, int e)
     if (i >= e)
         return 0;
     a->r.insert_select = 1;
-    return query(a, i, e, 0);
+    return query(a, i, e, FILL_HEAD, DAL_SCOPE_TOP); /* items: which feeds the shard key */
 }
 
 /* UPDATE after the verb. */
@@ -1551,7 +1750,7 @@ static int trailing_query(an_t *a, int i, int e)
 
     for (; i < e; i = next_tok(a, i))
         if (kw_in(a, i, e, starts) || query_inside(a, i, e))
-            return query(a, i, e, 0);
+            return query(a, i, e, 0, DAL_SCOPE_TOP);
     return 0;
 }
 
@@ -1779,7 +1978,7 @@ static int with_stmt(an_t *a, int i, int e)
         return delete_stmt(a, j + 1, e);
     }
     a->r.kind = DAL_SQL_SELECT;
-    return query(a, j, e, FILL_ALL);
+    return query(a, j, e, FILL_ALL, DAL_SCOPE_TOP);
 }
 
 /* The statement [i,e): its kind, then the analysis that kind needs. */
@@ -1797,7 +1996,7 @@ static int statement(an_t *a, int i, int e)
     a->r.kind = DAL_SQL_OTHER;
     if (kw(a, i, e, K_SELECT) || is_p(a, i, e, '(')) {
         a->r.kind = DAL_SQL_SELECT;
-        rc = query(a, i, e, FILL_ALL);
+        rc = query(a, i, e, FILL_ALL, DAL_SCOPE_TOP);
     } else if (kw(a, i, e, K_WITH)) {
         rc = with_stmt(a, i, e);
     } else if (kw(a, i, e, K_INSERT) || kw(a, i, e, K_REPLACE)) {
@@ -1927,9 +2126,13 @@ static int link_tokens(an_t *a)
 
     if (!(a->link = scratch(a, (size_t)a->nt * sizeof *a->link + 1)) ||
         !(a->tflag = scratch(a, (size_t)a->nt + 1)) || !(a->kwid = scratch(a, (size_t)a->nt + 1)) ||
+        !(a->tscope = scratch(a, (size_t)a->nt * sizeof *a->tscope + 1)) ||
+        !(a->param_int = scratch(a, (size_t)a->nt + 1)) ||
         !(stack = scratch(a, (size_t)a->nt * sizeof *stack + 1)))
         return -1;
     memset(a->tflag, 0, (size_t)a->nt);
+    memset(a->tscope, 0, (size_t)a->nt * sizeof *a->tscope);
+    memset(a->param_int, 0, (size_t)a->nt + 1);
     pthread_once(&kw_once, kw_build);
     for (i = 0; i < a->nt; i++)
         a->kwid[i] = keyword_id(a->sql, &a->tk[i]);
@@ -2009,9 +2212,45 @@ static const char *hint_value(an_t *a, const char *p, const char *end, char **va
     return s;
 }
 
+/* The keys a dal hint takes, and whether each takes a value. */
+static const struct { const char *key; int value; } hint_keys[] = {
+    {"shard_value", 1}, {"datasource", 1}, {"server", 1}, {"master", 0}, {"replica", 0},
+    {"raw", 0},
+};
+
+/* Check the pair just read (the last of a->hints): a known key, given
+ * once, with a value exactly when it takes one. */
+static int hint_check(an_t *a, size_t at)
+{
+    const struct dal_sql_hint *h = a->hints.v, *last = &h[a->hints.n - 1];
+    char msg[160];
+    size_t k;
+
+    for (k = 0; k < sizeof hint_keys / sizeof hint_keys[0]; k++)
+        if (strcmp(last->key, hint_keys[k].key) == 0)
+            break;
+    if (k == sizeof hint_keys / sizeof hint_keys[0]) {
+        snprintf(msg, sizeof msg, "dal hint: unknown key '%.40s' (known: shard_value, "
+                 "datasource, server, master, replica, raw)", last->key);
+        return fail(a, at, msg);
+    }
+    if (hint_keys[k].value != (last->value[0] != '\0')) {
+        snprintf(msg, sizeof msg, hint_keys[k].value ? "dal hint: %s needs a value (%s=...)"
+                                                      : "dal hint: %s takes no value%s",
+                 last->key, hint_keys[k].value ? last->key : "");
+        return fail(a, at, msg);
+    }
+    for (k = 0; k + 1 < a->hints.n; k++)
+        if (strcmp(h[k].key, last->key) == 0) {
+            snprintf(msg, sizeof msg, "dal hint: %s given twice", last->key);
+            return fail(a, at, msg);
+        }
+    return 0;
+}
+
 /* A hint comment: if its first word is `dal`, its key=value pairs.  A dal
- * hint that does not parse is an error: silently ignoring what the user
- * asked for would be worse. */
+ * hint that does not parse, or asks for what dal does not know, is an
+ * error: silently ignoring what the user asked for would be worse. */
 static int dal_hint(an_t *a, const dal_token_t *t)
 {
     const char *p = a->sql + t->off + 3, *end = a->sql + t->off + t->len - 2, *k;
@@ -2049,39 +2288,68 @@ static int dal_hint(an_t *a, const dal_token_t *t)
         } else {
             h->value[0] = '\0';
         }
+        if (hint_check(a, (size_t)(k - a->sql)))
+            return -1;
     }
 }
 
 /* ============================================================ finishing */
 
-/* Qualified column references whose qualifier names a table. */
-static int find_colrefs(an_t *a)
+/* What the qualifier q names in scope sc or the scopes around it, as SQL
+ * resolves it: the index of a table reference named q without an alias,
+ * or -1 (an alias, a derived table, a common table expression, or nothing
+ * dal knows: the qualifier stays as written). */
+static long resolve_qualifier(const an_t *a, int sc, const char *q)
 {
     const struct dal_sql_tref *t = a->trefs.v;
+    const struct dal_sql_source *src = a->sources.v;
+    const struct dal_sql_scope *scopes = a->scopes.v;
+    size_t k;
+
+    for (; sc >= 0; sc = scopes[sc].parent) {
+        for (k = 0; k < a->trefs.n; k++) {
+            if (t[k].scope != sc)
+                continue;
+            if (t[k].alias ? ascii_casecmp(t[k].alias, q) == 0 : ascii_casecmp(t[k].name, q) == 0)
+                return t[k].alias ? -1 : (long)k;
+        }
+        for (k = 0; k < a->sources.n; k++)
+            if (src[k].scope == sc && ascii_casecmp(src[k].name, q) == 0)
+                return -1;
+    }
+    return -1;
+}
+
+/* Qualified column references whose qualifier names a table (not an
+ * alias) in their scope. */
+static int find_colrefs(an_t *a)
+{
     char buf[256];
     int i, e = a->nt;
-    size_t k, n;
+    size_t n;
+    long k;
 
     if (a->trefs.n == 0)
         return 0;
     for (i = 0; i + 2 < e; i++) {
+        struct dal_sql_colref *c;
         if (!is_name(a, i, e) || (a->tflag[i] & TF_TABLE) || !is_p(a, i + 1, e, '.') ||
             !(is_name(a, i + 2, e) || is_op(a, i + 2, e, "*")) || is_p(a, i + 3, e, '.') ||
             is_p(a, i + 3, e, '(') || (i > 0 && is_p(a, i - 1, e, '@')))
             continue;
         n = dal_ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
-        if (n >= sizeof buf)
+        if (n >= sizeof buf || (k = resolve_qualifier(a, a->tscope[i], buf)) < 0)
             continue;
-        for (k = 0; k < a->trefs.n; k++) {
-            if (ascii_casecmp(t[k].name, buf) == 0) {
-                struct dal_sql_colref *c = vpush(a, &a->colrefs, sizeof *c);
-                if (!c)
-                    return -1;
-                c->off = a->tk[i].off;
-                c->len = a->tk[i].len;
-                c->tref = k;
-                break;
-            }
+        if (!(c = vpush(a, &a->colrefs, sizeof *c)))
+            return -1;
+        c->off = a->tk[i].off;
+        c->len = a->tk[i].len;
+        c->tref = (size_t)k;
+        /* db.q.col: the schema goes, as it goes in front of the table */
+        if (i >= 2 && is_p(a, i - 1, e, '.') && is_name(a, i - 2, e) &&
+            !(i >= 3 && is_p(a, i - 3, e, '.'))) {
+            c->qual_off = a->tk[i - 2].off;
+            c->qual_len = a->tk[i].off - c->qual_off;
         }
     }
     return 0;
@@ -2093,9 +2361,9 @@ static int cmp_tref(const void *x, const void *y)
     return (p->off > q->off) - (p->off < q->off);
 }
 
-/* Drop references to common table expressions (they are not tables) and
- * put the rest in text order. */
-static void tidy_trefs(an_t *a)
+/* References to common table expressions are not tables: they become
+ * sources of their scope.  The rest are put in text order. */
+static int tidy_trefs(an_t *a)
 {
     struct dal_sql_tref *t = a->trefs.v;
     char **cte = a->ctes.v;
@@ -2106,12 +2374,20 @@ static void tidy_trefs(an_t *a)
         for (k = 0; k < a->ctes.n && t[i].qual_len == 0; k++)
             if (ascii_casecmp(t[i].name, cte[k]) == 0)
                 is_cte = 1;
-        if (!is_cte)
+        if (is_cte) {
+            struct dal_sql_source *s = vpush(a, &a->sources, sizeof *s);
+            if (!s)
+                return -1;
+            s->name = t[i].alias ? t[i].alias : t[i].name;
+            s->scope = t[i].scope;
+        } else {
             t[n++] = t[i];
+        }
     }
     a->trefs.n = n;
     if (n > 1)
         qsort(t, n, sizeof *t, cmp_tref);
+    return 0;
 }
 
 /* Functions whose result depends on, or changes, state that only one
@@ -2157,11 +2433,11 @@ static int analyse(an_t *a)
         return 0;
     if (a->nt == 0)
         return fail(a, a->len, "empty statement");
-    if (statement(a, 0, a->nt))
+    if (new_scope(a, DAL_SCOPE_STATEMENT, 0, 0) < 0)
         return -1;
-    if (a->r.has_union) /* conditions of one member say nothing about the rest */
-        a->conds.n = 0;
-    tidy_trefs(a);
+    ((struct dal_sql_scope *)a->scopes.v)[0].parent = -1;
+    if (statement(a, 0, a->nt) || tidy_trefs(a))
+        return -1;
     if (a->r.kind == DAL_SQL_SELECT)
         a->r.needs_master = calls_master_function(a);
     return find_colrefs(a);
@@ -2233,7 +2509,16 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     struct dal_sql_order *gb = put(o, a->group.v, a->group.n * sizeof *gb);
     char **cols = put_strs(o, &a->columns), **sets = put_strs(o, &a->setcols);
     uint32_t *po = put(o, a->params.v, a->params.n * sizeof *po);
+    struct dal_sql_scope *sc = put(o, a->scopes.v, a->scopes.n * sizeof *sc);
+    struct dal_sql_source *so = put(o, a->sources.v, a->sources.n * sizeof *so);
+    unsigned char *pi = NULL;
     size_t i;
+
+    for (i = 0; i < a->params.n; i++)
+        if (a->param_int[i]) {
+            pi = put(o, a->param_int, a->params.n);
+            break;
+        }
 
 #define STR(arr, field, srcv, type)                                                          \
     for (i = 0; i < (srcv).n; i++) {                                                         \
@@ -2247,6 +2532,9 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     STR(hi, value, a->hints, struct dal_sql_hint)
     STR(co, column, a->conds, struct dal_sql_cond)
     STR(co, qualifier, a->conds, struct dal_sql_cond)
+    STR(co, column2, a->conds, struct dal_sql_cond)
+    STR(co, qualifier2, a->conds, struct dal_sql_cond)
+    STR(so, name, a->sources, struct dal_sql_source)
     STR(it, alias, a->items, struct dal_sql_item)
     STR(ob, column, a->order, struct dal_sql_order)
     STR(gb, column, a->group, struct dal_sql_order)
@@ -2284,6 +2572,9 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     s->columns = cols;   s->ncolumns = a->columns.n;
     s->set_columns = sets; s->nset_columns = a->setcols.n;
     s->param_offs = po;
+    s->param_int = pi;
+    s->scopes = sc;      s->nscopes = a->scopes.n;
+    s->sources = so;     s->nsources = a->sources.n;
     return s;
 }
 

@@ -83,25 +83,71 @@ struct dal_sql_tref {
     char *name;                  /* unquoted name; owned by the dal_sql_t */
     char *alias;                 /* unquoted alias or NULL; owned by the dal_sql_t */
     int role;                    /* a dal_tref_role_t */
+    int scope;                   /* index into scopes of the query block naming it */
+    int null_side;               /* on the side of an outer join that may be all NULL */
+};
+
+/* ---------------------------------------------------------------- scopes */
+
+/*
+ * Every query block is a scope: the statement itself (scope 0: the tables
+ * of an UPDATE, DELETE, INSERT or DDL), each SELECT -- the top one, each
+ * arm of a set operation, each subquery, derived table and common table
+ * expression.  A table reference, a condition and a qualified column
+ * belong to the scope whose text holds them; a column resolves to a table
+ * of its own scope first, then of the enclosing ones, as SQL resolves it.
+ */
+typedef enum dal_scope_kind {
+    DAL_SCOPE_STATEMENT, /* scope 0 */
+    DAL_SCOPE_TOP,       /* the outermost SELECT, each arm of a top-level set operation,
+                            the SELECT of INSERT ... SELECT */
+    DAL_SCOPE_DERIVED,   /* a derived table: FROM (SELECT ...) alias */
+    DAL_SCOPE_SUBQUERY,  /* a subquery in an expression: IN, EXISTS, scalar, ANY/ALL */
+    DAL_SCOPE_CTE        /* the body of WITH name AS (...) */
+} dal_scope_kind_t;
+
+struct dal_sql_scope {
+    int parent;     /* enclosing scope, -1 for scope 0 */
+    int kind;       /* a dal_scope_kind_t */
+    int rowwise;    /* its rows are each made of one row of its sources: no GROUP BY,
+                       aggregate, DISTINCT, HAVING, LIMIT, window or set operation
+                       other than UNION ALL, so running it on parts of a table and
+                       concatenating gives what it gives on the whole table */
+    int null_side;  /* a derived table on the NULL side of an outer join */
+};
+
+/* A name a qualifier can refer to that is not a table dal routes: the alias
+ * of a derived table or table function, or a common table expression used
+ * as a table.  Its columns are unknown to dal. */
+struct dal_sql_source {
+    char *name;     /* unquoted; owned by the dal_sql_t */
+    int scope;
 };
 
 /* A qualified column reference `q.col` (or `db.q.col`) whose qualifier q
- * equals, ignoring ASCII case, the *name* of a table reference: a rewriter
- * renaming that table renames the qualifier too. */
+ * resolves, in the scope holding it, to a table reference named q that has
+ * no alias: a rewriter renaming that table renames the qualifier too (and
+ * drops the schema).  A qualifier naming an alias stays as written. */
 struct dal_sql_colref {
-    uint32_t off, len; /* span of the qualifier token q */
-    size_t tref;       /* index into trefs of the first table named q */
+    uint32_t off, len;           /* span of the qualifier token q */
+    uint32_t qual_off, qual_len; /* span of "db." before q (dot included); qual_len 0 if none */
+    size_t tref;                 /* index into trefs of the table q names */
 };
 
 /* ------------------------------------------------------------ conditions */
 
 typedef enum dal_cond_op {
     DAL_COND_EQ, DAL_COND_IN, DAL_COND_BETWEEN,
-    DAL_COND_LT, DAL_COND_LE, DAL_COND_GT, DAL_COND_GE
+    DAL_COND_LT, DAL_COND_LE, DAL_COND_GT, DAL_COND_GE,
+    DAL_COND_COLEQ   /* col = col2: two columns equal (a join), no values */
 } dal_cond_op_t;
 
-/* One conjunct of the outermost WHERE: `col op value` (or `value op col`,
- * stored flipped), `col IN (v, ...)`, `col BETWEEN a AND b`. */
+/* One conjunct of a WHERE or of an inner join's ON, in any scope: `col op
+ * value` (or `value op col`, stored flipped), `col IN (v, ...)`, `col
+ * BETWEEN a AND b`, or `col = col2`.  The ON of an outer join gives only
+ * `col = col2` (its other conditions do not remove rows of the preserved
+ * side).  A column USING (col) joins gives COLEQ with qualifier NULL for
+ * the left side: any table of the scope before `using_off`. */
 struct dal_sql_cond {
     char *column;          /* unquoted, qualifier dropped; owned by the dal_sql_t */
     char *qualifier;       /* the table or alias part, unquoted, or NULL; owned */
@@ -109,6 +155,10 @@ struct dal_sql_cond {
     dal_sql_opnd_t *vals;  /* EQ/LT/..: 1, IN: n, BETWEEN: 2; owned by the dal_sql_t */
     size_t nvals;
     uint32_t off, len;     /* span of the whole condition */
+    int scope;             /* index into scopes */
+    char *column2;         /* COLEQ: the other column, unquoted; owned */
+    char *qualifier2;      /* COLEQ: its qualifier or NULL; owned */
+    uint32_t using_off;    /* COLEQ from USING: offset of the USING keyword; else 0 */
 };
 
 /* --------------------------------------------------------------- INSERT */
@@ -154,7 +204,9 @@ struct dal_sql_order {
 /* --------------------------------------------------------------- hints */
 
 /* One key=value of a hint comment opened by slash-star-plus followed by the
- * word `dal`.  Other (optimizer) hints are not recorded. */
+ * word `dal`.  Other (optimizer) hints are not recorded.  The keys are
+ * checked by the analyser: an unknown key, a key given twice, a value
+ * where none is taken or none where one is needed fails the analysis. */
 struct dal_sql_hint {
     char *key;         /* owned by the dal_sql_t */
     char *value;       /* quotes removed; "" for a bare key; owned by the dal_sql_t */
@@ -199,14 +251,21 @@ typedef struct dal_sql {
     size_t nparams;         /* ? placeholders outside strings and comments */
     uint32_t *param_offs;   /* offset of each ?, in order; owned (NULL if none) */
 
+    unsigned char *param_int;       /* per ?, 1 where SQL takes only an integer (LIMIT,
+                                       OFFSET); owned (NULL if none is) */
+
     struct dal_sql_tref *trefs;     size_t ntrefs;     /* in text order */
     struct dal_sql_colref *colrefs; size_t ncolrefs;   /* in text order */
     struct dal_sql_hint *hints;     size_t nhints;
+    struct dal_sql_scope *scopes;   size_t nscopes;    /* scope 0 first, parents
+                                                          before children */
+    struct dal_sql_source *sources; size_t nsources;
 
     /* WHERE of the outermost SELECT / UPDATE / DELETE (not of a UNION) */
     uint32_t where_off, where_len;  /* the condition after the keyword */
+    int where_has_or;               /* OR / XOR / || at its top level */
+    /* the conditions of every scope, each tagged with its scope */
     struct dal_sql_cond *conds;     size_t nconds;
-    int where_has_or;               /* OR / XOR / || at the top level: no conds */
 
     /* FROM clause of the outermost SELECT / DELETE: after the keyword up to
      * the end of its last token; from_end 0 if none */
