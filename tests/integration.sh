@@ -32,5 +32,9 @@ export DAL_TEST_PASSWORD=dalpass
 # scatter-gather: dal's answers against MariaDB's own on an unsharded copy
 "$builddir/tests/test_scatter"
 
+# nested statements (subqueries, derived tables, joins, UNION): the same
+# comparison with MariaDB on an unsharded copy
+"$builddir/tests/test_nested"
+
 # dynamic configuration under load
 "$builddir/tests/test_reload"
