@@ -43,7 +43,7 @@
 #define CFG_SHARD_MAX 1048576    /* db_shard_num, table_shard_num */
 #define CFG_PARALLEL_MAX 256     /* max_parallel */
 #define CFG_WEIGHT_MAX 1000      /* the weight option of a replica URL */
-#define CFG_QUOTE_MAX 60         /* longest value quoted in a message */
+#define CFG_QUOTE_MAX (DAL_CFG_QUOTE_SIZE - 4)   /* longest value quoted in a message */
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -130,6 +130,15 @@ static int cfg_fail(cfg_parser_t *ps, int line, int code, const char *fmt, ...)
     ps->err_line = line;
     dal_err_set(ps->err, code, "%s:%d: %s", ps->path, line, msg);
     return code;
+}
+
+const char *dal_config_quote(const char *text, char *buf)
+{
+    /* Masked whole before the cut, so a cut never splits a password from
+     * the '@' that marks it. */
+    if (dal_url_mask(text, buf, CFG_QUOTE_MAX + 1) > CFG_QUOTE_MAX)
+        strcat(buf, "...");
+    return buf;
 }
 
 static int cfg_oom(cfg_parser_t *ps)
@@ -271,11 +280,13 @@ static int need_value(cfg_parser_t *ps, const char *key, const char *val)
 static int take_name(cfg_parser_t *ps, const char *key, char **val, int (*ok)(int),
                      const char *rule, char **slot, int *line)
 {
+    char q[DAL_CFG_QUOTE_SIZE];
+
     if (need_value(ps, key, *val) != 0)
         return ps->rc;
     if (ok != NULL && !name_ok(*val, ok))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: '%.*s' is not a valid name (%s, at most %d characters)",
-                        key, CFG_QUOTE_MAX, *val, rule, CFG_NAME_MAX);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: '%s' is not a valid name (%s, at most %d characters)",
+                        key, dal_config_quote(*val, q), rule, CFG_NAME_MAX);
     *slot = *val;
     *val = NULL;
     if (line != NULL)
@@ -287,6 +298,7 @@ static int take_name(cfg_parser_t *ps, const char *key, char **val, int (*ok)(in
 static int take_count(cfg_parser_t *ps, const char *what, const char *val, uint32_t max, uint32_t *out)
 {
     const char *p = skip_blanks(val);
+    char q[DAL_CFG_QUOTE_SIZE];
     int64_t v = 0;
     int parsed = dal_parse_int64(val, &v) == 0;
 
@@ -298,17 +310,19 @@ static int take_count(cfg_parser_t *ps, const char *what, const char *val, uint3
         p++;
     /* Only digits, yet not a good count: too big for the limit or for int64. */
     if (isdigit((unsigned char)*skip_blanks(val)) && *skip_blanks(p) == '\0' && (!parsed || v > 0))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: %.*s is out of range (1..%lu)",
-                        what, CFG_QUOTE_MAX, val, (unsigned long)max);
-    return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected a positive integer, got '%.*s'",
-                    what, CFG_QUOTE_MAX, val);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: %s is out of range (1..%lu)",
+                        what, dal_config_quote(val, q), (unsigned long)max);
+    return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected a positive integer, got '%s'",
+                    what, dal_config_quote(val, q));
 }
 
 static int take_bool(cfg_parser_t *ps, const char *key, const char *val, int *out)
 {
+    char q[DAL_CFG_QUOTE_SIZE];
+
     if (dal_parse_bool(val, out) != 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected true or false, got '%.*s'",
-                        key, CFG_QUOTE_MAX, val);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected true or false, got '%s'",
+                        key, dal_config_quote(val, q));
     return 0;
 }
 
@@ -327,12 +341,13 @@ static int word_index(const char *val, const char *const *words, size_t n)
 static int take_timeout(cfg_parser_t *ps, const char *key, const char *val, int zero_ok,
                         uint32_t *out)
 {
+    char q[DAL_CFG_QUOTE_SIZE];
     int64_t ms;
 
     if (dal_parse_duration_ms(val, &ms) != 0)
         return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "%s: expected a duration such as 250ms, 5s, 2m or 1h, got '%.*s'",
-                        key, CFG_QUOTE_MAX, val);
+                        "%s: expected a duration such as 250ms, 5s, 2m or 1h, got '%s'",
+                        key, dal_config_quote(val, q));
     if (ms == 0 && !zero_ok)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: must be greater than 0", key);
     if (ms > (int64_t)UINT32_MAX)
@@ -344,10 +359,10 @@ static int take_timeout(cfg_parser_t *ps, const char *key, const char *val, int 
 
 static int unknown_key(cfg_parser_t *ps, const char *key)
 {
-    char label[CFG_NAME_MAX + 32];
+    char label[CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
 
     section_label(ps->sec, ps->sec_name, label, sizeof label);
-    return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown key '%.*s' in %s", CFG_QUOTE_MAX, key, label);
+    return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown key '%s' in %s", dal_config_quote(key, q), label);
 }
 
 /* Line of key in the current section, 0 if it was not given. */
@@ -374,11 +389,12 @@ static void seen_reset(cfg_parser_t *ps)
 static int seen_add(cfg_parser_t *ps, const char *key)
 {
     int first = seen_line(ps, key);
+    char q[DAL_CFG_QUOTE_SIZE];
     seen_key_t *ns;
 
     if (first != 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "duplicate key '%.*s' (first given at line %d)",
-                        CFG_QUOTE_MAX, key, first);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "duplicate key '%s' (first given at line %d)",
+                        dal_config_quote(key, q), first);
     if (ps->nseen == ps->seencap) {
         ns = realloc(ps->seen, (ps->seencap ? ps->seencap * 2 : 16) * sizeof *ns);
         if (ns == NULL)
@@ -441,11 +457,12 @@ static int add_param(cfg_parser_t *ps, dal_cfg_params_t *pp, const char *key, si
                      int (*ok)(int), const char *rule, char **val)
 {
     const char *name = key + skip;
+    char qk[DAL_CFG_QUOTE_SIZE], qn[DAL_CFG_QUOTE_SIZE];
     dal_cfg_param_t *p;
 
     if (!name_ok(name, ok))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%.*s: bad parameter name '%.*s' (%s, at most %d characters)",
-                        CFG_QUOTE_MAX, key, CFG_QUOTE_MAX, name, rule, CFG_NAME_MAX);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: bad parameter name '%s' (%s, at most %d characters)",
+                        dal_config_quote(key, qk), dal_config_quote(name, qn), rule, CFG_NAME_MAX);
     p = add_item(ps, (void **)&pp->items, &pp->n, sizeof *p);
     if (p == NULL)
         return ps->rc;
@@ -641,11 +658,12 @@ static int ds_load_balance(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const cha
     /* In the order of dal_lb_policy_t. */
     static const char *const policies[] = {"round_robin", "random", "weighted", "least_outstanding"};
     int i = word_index(val, policies, NELEM(policies));
+    char q[DAL_CFG_QUOTE_SIZE];
 
     if (i < 0)
         return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "load_balance: expected round_robin, random, weighted or least_outstanding, got '%.*s'",
-                        CFG_QUOTE_MAX, val);
+                        "load_balance: expected round_robin, random, weighted or least_outstanding, got '%s'",
+                        dal_config_quote(val, q));
     ds->load_balance = (dal_lb_policy_t)i;
     return 0;
 }
@@ -655,6 +673,7 @@ static int ds_read_your_writes(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const
 {
     static const char *const modes[] = {"off", "session"};   /* 0, 1 */
     int i = word_index(val, modes, NELEM(modes));
+    char q[DAL_CFG_QUOTE_SIZE];
 
     if (i >= 0) {
         ds->read_your_writes = i;
@@ -663,8 +682,8 @@ static int ds_read_your_writes(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const
     /* Starts with a digit: meant as a window, so say what is wrong with it. */
     if (!isdigit((unsigned char)*skip_blanks(val)))
         return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "read_your_writes: expected off, session or a duration such as 500ms or 2s, got '%.*s'",
-                        CFG_QUOTE_MAX, val);
+                        "read_your_writes: expected off, session or a duration such as 500ms or 2s, got '%s'",
+                        dal_config_quote(val, q));
     ds->read_your_writes = 2;
     return take_timeout(ps, "read_your_writes", val, 0, &ds->ryw_window_ms);
 }
@@ -1001,7 +1020,7 @@ static int begin_section(cfg_parser_t *ps, const char *inner)
     size_t wlen = strcspn(inner, " \t");
     const char *name = skip_blanks(inner + wlen);
     const section_kind_t *kind = NULL;
-    char label[CFG_NAME_MAX + 32];
+    char label[CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
     size_t i;
     int first;
 
@@ -1009,15 +1028,15 @@ static int begin_section(cfg_parser_t *ps, const char *inner)
         if (strlen(sections[i].word) == wlen && strncmp(inner, sections[i].word, wlen) == 0)
             kind = &sections[i];
     if (kind == NULL)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown section [%.*s] (expected " SECTION_LIST ")",
-                        CFG_QUOTE_MAX, inner);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown section [%s] (expected " SECTION_LIST ")",
+                        dal_config_quote(inner, q));
     if (kind->named && *name == '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] needs a name: [%s NAME]", kind->word, kind->word);
     if (!kind->named && *name != '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] takes no name", kind->word);
     if (kind->named && !name_ok(name, kind->name_char))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "bad %s name '%.*s' (%s, at most %d characters)",
-                        kind->word, CFG_QUOTE_MAX, name, kind->name_rule, CFG_NAME_MAX);
+        return cfg_fail(ps, ps->line, DAL_ECONFIG, "bad %s name '%s' (%s, at most %d characters)",
+                        kind->word, dal_config_quote(name, q), kind->name_rule, CFG_NAME_MAX);
     first = kind->taken(ps, name);
     if (first != 0) {
         section_label(kind, name, label, sizeof label);
@@ -1139,7 +1158,7 @@ static char *read_line(char *str, int num, void *stream)
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
     cfg_parser_t *ps = user;
-    char *val = NULL;
+    char *val = NULL, q[DAL_CFG_QUOTE_SIZE];
     dal_error_t e;
     int rc;
 
@@ -1148,8 +1167,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
         goto done;
     if (ps->sec == NULL) {
         cfg_fail(ps, ps->line, DAL_ECONFIG,
-                 "key '%.*s' is outside any section (put it under " SECTION_LIST ")",
-                 CFG_QUOTE_MAX, key);
+                 "key '%s' is outside any section (put it under " SECTION_LIST ")",
+                 dal_config_quote(key, q));
         goto done;
     }
     if (*key == '\0') {
@@ -1160,7 +1179,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
         goto done;
     rc = dal_expand_env(value, &val, &e);
     if (rc != 0) {
-        cfg_fail(ps, ps->line, rc, "%.*s: %s", CFG_QUOTE_MAX, key, e.message);
+        cfg_fail(ps, ps->line, rc, "%s: %s", dal_config_quote(key, q), e.message);
         goto done;
     }
     ps->sec->key(ps, key, &val);
@@ -1217,6 +1236,7 @@ static const dal_cfg_param_t *find_param(const dal_cfg_params_t *pp, const char 
 static int params_differ(const dal_cfg_table_t *a, const dal_cfg_table_t *b, char *buf, size_t size)
 {
     const dal_cfg_param_t *p, *q;
+    char qp[DAL_CFG_QUOTE_SIZE], qq[DAL_CFG_QUOTE_SIZE];
     size_t i;
 
     for (i = 0; i < b->strategy_params.n; i++) {
@@ -1225,8 +1245,8 @@ static int params_differ(const dal_cfg_table_t *a, const dal_cfg_table_t *b, cha
         if (q == NULL)
             return snprintf(buf, size, "it has strategy.%s, which [table %s] has not", p->name, a->name);
         if (strcmp(p->value, q->value) != 0)
-            return snprintf(buf, size, "its strategy.%s is '%.*s', not '%.*s'", p->name,
-                            CFG_QUOTE_MAX, p->value, CFG_QUOTE_MAX, q->value);
+            return snprintf(buf, size, "its strategy.%s is '%s', not '%s'", p->name,
+                            dal_config_quote(p->value, qp), dal_config_quote(q->value, qq));
     }
     for (i = 0; i < a->strategy_params.n; i++)
         if (find_param(&b->strategy_params, a->strategy_params.items[i].name) == NULL)

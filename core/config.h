@@ -161,6 +161,18 @@ void dal_config_free(dal_config_t *cfg);
 const dal_cfg_datasource_t *dal_config_datasource(const dal_config_t *cfg, const char *name);
 const dal_cfg_table_t *dal_config_table(const dal_config_t *cfg, const char *name);
 
+/* Room for one value quoted by dal_config_quote: 60 characters, "...", NUL. */
+#define DAL_CFG_QUOTE_SIZE 64
+
+/*
+ * text (a value, key or section name from the file) as a message may quote
+ * it: any USER:PASSWORD@ in it masked to USER:***@ (dal_url_mask, whatever
+ * the key -- a URL written under the wrong key is the usual way a password
+ * reaches a message), then cut to 60 characters with "..." after a cut.
+ * buf is the caller's, DAL_CFG_QUOTE_SIZE bytes; returns buf.
+ */
+const char *dal_config_quote(const char *text, char *buf);
+
 /*
  * Parse a duration ("250ms", "5s", "2m", "1h", bare number = seconds) into
  * milliseconds.  Returns 0 or -1.  Shared with plugin parameter checking.

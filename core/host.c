@@ -63,6 +63,7 @@ static int host_set_error(dal_error_t *err, int code, const char *fmt, ...) DAL_
 
 static int host_set_error(dal_error_t *err, int code, const char *fmt, ...)
 {
+    char msg[sizeof err->message];
     va_list ap;
 
     if (err == NULL)
@@ -71,8 +72,10 @@ static int host_set_error(dal_error_t *err, int code, const char *fmt, ...)
     err->code = code;
     err->mysql_errno = 0;
     err->sqlstate[0] = '\0';
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* A plugin quotes its parameters as it likes: mask what it wrote. */
+    dal_url_mask_words(msg, err->message, sizeof err->message);
     return code;
 }
 
@@ -81,11 +84,12 @@ static int host_query(dal_host_t *host, const char *ds, const char *sql,
                       dal_error_t *err)
 {
     dal_node_t *node = host && host->snap ? dal_snapshot_node(host->snap, ds) : NULL;
+    char q[DAL_CFG_QUOTE_SIZE];
 
     *out = NULL;
-    if (node == NULL)
+    if (node == NULL)   /* ds is a plugin parameter, so quoted as one */
         return dal_err_set(err, DAL_EROUTE, "%s: datasource '%s' is not defined",
-                           host ? host->component : "plugin", ds);
+                           host ? host->component : "plugin", dal_config_quote(ds, q));
     return dal_exec_direct(node, sql, params, nparams, out, err);
 }
 

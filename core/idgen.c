@@ -277,6 +277,7 @@ static int setup_target(setup_t *su, const char *override, dal_error_t *err)
 {
     const dal_idgen_t *g = su->gen;
     const char *ds_key = NULL, *table_key = NULL;
+    char q[DAL_CFG_QUOTE_SIZE];
 
     if (strcmp(g->cfg->plugin, "leaf") == 0) {
         ds_key = "datasource";
@@ -294,7 +295,8 @@ static int setup_target(setup_t *su, const char *override, dal_error_t *err)
     su->node = dal_snapshot_node(su->snap, su->ds);
     if (su->node == NULL)
         return dal_err_set(err, DAL_EROUTE, "%s:%d: [idgen %s]: datasource '%s' is not defined",
-                           su->snap->cfg->path, g->cfg->line, g->cfg->name, su->ds);
+                           su->snap->cfg->path, g->cfg->line, g->cfg->name,
+                           dal_config_quote(su->ds, q));
     /* the plugin accepted the name at create; this keeps the SQL sound anyway */
     if (strchr(su->table, '`') != NULL)
         return dal_err_set(err, DAL_ECONFIG, "[idgen %s]: bad table name", g->cfg->name);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "log.h"
+#include "url.h"
 
 const char *dal_log_level_name(dal_log_level_t level)
 {
@@ -28,13 +29,16 @@ void dal_logger_init(dal_logger_t *lg, const dal_open_opts_t *opts)
 void dal_vlog(const dal_logger_t *lg, dal_log_level_t level, const char *component,
               const char *fmt, va_list ap)
 {
-    char msg[1024];
+    char raw[1024], msg[1024];
 
     if (lg != NULL && level < lg->level)
         return;
     if (lg == NULL && level < DAL_LOG_WARN)
         return;
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    /* Plugins log through here too, quoting their parameters as they
+     * like; no password leaves in a log line. */
+    dal_url_mask_words(raw, msg, sizeof msg);
     if (lg != NULL && lg->fn != NULL) {
         lg->fn(lg->user, level, component, msg);
         return;

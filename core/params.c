@@ -189,6 +189,7 @@ static int fill_one(param_value_t *pv, const dal_plugin_lib_t *lib, const char *
                     dal_error_t *err)
 {
     const dal_cfg_param_t *given = NULL;
+    char q[DAL_CFG_QUOTE_SIZE];
     size_t i;
 
     for (i = 0; i < cfg->n; i++)
@@ -211,7 +212,7 @@ static int fill_one(param_value_t *pv, const dal_plugin_lib_t *lib, const char *
                            lib->path, pv->spec->name, type_name(pv->spec->type));
     return dal_err_set(err, DAL_ECONFIG, "%s:%d: %s.%s: expected %s, got '%s'", file,
                        given->line, role, pv->spec->name, type_name(pv->spec->type),
-                       given->value);
+                       dal_config_quote(given->value, q));
 }
 
 int dal_plugin_params_build(const dal_plugin_lib_t *lib, const char *role,

@@ -615,3 +615,85 @@ int dal_url_equal(const dal_url_t *a, const dal_url_t *b)
            str_eq(a->ssl_ca, b->ssl_ca) && str_eq(a->charset, b->charset) &&
            a->connect_timeout_ms == b->connect_timeout_ms;
 }
+
+/* ------------------------------------------------------------- masking */
+
+/* Output of a masker: snprintf's contract over several pieces. */
+typedef struct mask_out {
+    char *p;
+    size_t size;
+    size_t len;   /* of the whole text, even past size */
+} mask_out_t;
+
+static void mask_put(mask_out_t *o, const char *s, size_t n)
+{
+    size_t room = o->size > o->len + 1 ? o->size - o->len - 1 : 0;
+
+    if (o->size > 0)
+        memcpy(o->p + (o->len < o->size ? o->len : o->size - 1), s, n < room ? n : room);
+    o->len += n;
+    if (o->size > 0)
+        o->p[o->len < o->size ? o->len : o->size - 1] = '\0';
+}
+
+/* Length of a "SCHEME://" at s (letters first, as RFC 3986 says), or 0. */
+static size_t scheme_len(const char *s, const char *e)
+{
+    const char *p = s;
+
+    if (p == e || !isalpha((unsigned char)*p))
+        return 0;
+    while (p < e && (isalnum((unsigned char)*p) || strchr("+.-", *p) != NULL))
+        p++;
+    if (e - p < 3 || memcmp(p, "://", 3) != 0)
+        return 0;
+    return (size_t)(p + 3 - s);
+}
+
+/* [b, e) as one value: dal_url_parse's split, the password replaced. */
+static void mask_span(mask_out_t *o, const char *b, const char *e)
+{
+    const char *at = memrchr(b, '@', (size_t)(e - b));
+    const char *user = b, *colon;
+
+    if (at != NULL) {
+        user = b + scheme_len(b, at);
+        colon = memchr(user, ':', (size_t)(at - user));
+        if (colon != NULL) {
+            mask_put(o, b, (size_t)(colon + 1 - b));
+            mask_put(o, "***", 3);
+            b = at;
+        }
+    }
+    mask_put(o, b, (size_t)(e - b));
+}
+
+size_t dal_url_mask(const char *text, char *out, size_t size)
+{
+    mask_out_t o = {out, size, 0};
+
+    if (size > 0)
+        out[0] = '\0';
+    mask_span(&o, text, text + strlen(text));
+    return o.len;
+}
+
+size_t dal_url_mask_words(const char *text, char *out, size_t size)
+{
+    static const char seps[] = " \t\r\n'\"`";
+    mask_out_t o = {out, size, 0};
+    const char *p = text;
+    size_t n;
+
+    if (size > 0)
+        out[0] = '\0';
+    while (*p != '\0') {
+        n = strspn(p, seps);
+        mask_put(&o, p, n);
+        p += n;
+        n = strcspn(p, seps);
+        mask_span(&o, p, p + n);
+        p += n;
+    }
+    return o.len;
+}

@@ -58,4 +58,27 @@ void dal_url_clear(dal_url_t *url);
 /* Non-zero if the two URLs reach the same server with the same settings. */
 int dal_url_equal(const dal_url_t *a, const dal_url_t *b);
 
+/*
+ * Copy text into out (size bytes; NUL-terminated and cut to fit if size > 0)
+ * with the password of its USER:PASSWORD@ part written as "***".  text is
+ * taken as one value, split by dal_url_parse's rule: the user:password part
+ * ends at the LAST '@', starts after a leading "SCHEME://" (any scheme) or
+ * at the start of text, and the password is what follows its first ':'.  So
+ * "mysql://app:pw@h/db", "redis://app:pw@h" and a bare "app:pw@h" all come
+ * out as "...app:***@h...".  When the rule is unsure it hides more, never
+ * less (a list of URLs keeps only the text after its last '@').  Text
+ * without '@', or without ':' before it, is copied unchanged.  Returns the
+ * length of the whole masked text, as snprintf does (>= size: it was cut).
+ * This is the one masker: every message that quotes a configuration value
+ * goes through it (dal_config_quote), never around it.
+ */
+size_t dal_url_mask(const char *text, char *out, size_t size);
+/*
+ * The same for free text such as a plugin's message: each word (a run
+ * without blanks and quotes) is masked as one value.  A password with a
+ * blank in it is out of its reach; configuration values are masked whole,
+ * before they are quoted, so this is only the second line of defence.
+ */
+size_t dal_url_mask_words(const char *text, char *out, size_t size);
+
 #endif /* DAL_CORE_URL_H */

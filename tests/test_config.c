@@ -670,6 +670,29 @@ static const struct bad_config bad_configs[] = {
     {"[monitor m]\nport.x = 1\n", 2, "port.x: bad parameter name 'port.x'"},
     {"[monitor a/b]\n", 1, "bad monitor name 'a/b'"},
     {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME] or [monitor NAME])"},
+    /* A URL, and so a password, under a key that takes none: the value is
+     * quoted with the password masked, whatever the key (defect 8). */
+    {DS_MAIN "[table t]\ndatasource = mysql://app:" SECRET "@h/db\n", 4,
+     "datasource: 'mysql://app:***@h/db' is not a valid name"},
+    {DS_MAIN "load_balance = mysql://app:" SECRET "@h/db\n", 3,
+     "load_balance: expected round_robin, random, weighted or least_outstanding, got 'mysql://app:***@h/db'"},
+    {"[dal]\ndefault_datasource = mysql://app:" SECRET "@h/db\n", 2,
+     "default_datasource: 'mysql://app:***@h/db' is not a valid name"},
+    {"[dal]\ndefault_datasource = app:" SECRET "@h\n", 2, "default_datasource: 'app:***@h'"},
+    {"[dal]\nmax_parallel = redis://u:" SECRET "@h\n", 2, "got 'redis://u:***@h'"},
+    {"[dal]\nwatch = mysql://u:" SECRET "@h\n", 2, "watch: expected true or false, got 'mysql://u:***@h'"},
+    {DS_MAIN "read_timeout = u:" SECRET "@h\n", 3, "got 'u:***@h'"},
+    {DS_MAIN "read_your_writes = u:" SECRET "@h\n", 3, "got 'u:***@h'"},
+    {"[dal]\nbogus = mysql://app:" SECRET "@h/db\n", 2, "unknown key 'bogus' in [dal]"},
+    {"[mysql://app:" SECRET "@h/db]\n", 1, "unknown section [mysql://app:***@h/db]"},
+    {"[datasource app:" SECRET "@h]\n", 1, "bad datasource name 'app:***@h'"},
+    /* Masked before it is cut: the '@' lies past the 60 characters quoted. */
+    {"[dal]\nwatch = mysql://a_user_name_long_enough_to_push_the_at_sign_past_the_cut:" SECRET "@h\n", 2,
+     "got 'mysql://a_user_name_long_enough_to_push_the_at_sign_past_the...'"},
+    /* Plugin parameters, compared between the tables of a binding group. */
+    {DS_G(0) BOUND_T("a", "g", "1", "2", "strategy.x = u:" SECRET "A@h\n")
+     BOUND_T("b", "g", "1", "2", "strategy.x = u:" SECRET "B@h\n"), 18,
+     "its strategy.x is 'u:***@h', not 'u:***@h'"},
     /* whole lines */
     {NULL, 3, "line too long (301 characters, at most 197)"},   /* built by the test */
 };
@@ -814,6 +837,110 @@ START_TEST(test_url_bad)
     ck_assert_ptr_null(u.user);   /* cleared on failure */
     ck_assert_ptr_null(u.password);
     ck_assert_ptr_null(u.display);
+}
+END_TEST
+
+/* dal_url_mask: every USER:PASSWORD@, in any scheme or none. */
+static const struct {
+    const char *text, *masked;
+} masks[] = {
+    {"mysql://app:" SECRET "@host/db", "mysql://app:***@host/db"},
+    {"MariaDB://app:" SECRET "@host", "MariaDB://app:***@host"},
+    {"redis://:" SECRET "@host:6379", "redis://:***@host:6379"},
+    {"app:" SECRET "@host", "app:***@host"},
+    {"mysql://app:" SECRET "@with@at/db", "mysql://app:***@at/db"},     /* the LAST '@' ends it */
+    {"mysql://app://" SECRET "@h", "mysql://app:***@h"},                 /* "//" in the password */
+    {"x mysql://app:" SECRET "@h", "x mysql:***@h"},                     /* unsure: hide more */
+    {"mysql://a:" SECRET "1@h1, mysql://b:" SECRET "2@h2", "mysql://a:***@h2"},
+    {"mysql://app@host/db", "mysql://app@host/db"},                      /* no password */
+    {"mysql://host:3306/db", "mysql://host:3306/db"},
+    {"round_robin", "round_robin"},
+    {"", ""},
+};
+
+START_TEST(test_url_mask)
+{
+    char out[128], small[12];
+    size_t n;
+
+    n = dal_url_mask(masks[_i].text, out, sizeof out);
+    ck_assert_str_eq(out, masks[_i].masked);
+    ck_assert_uint_eq(n, strlen(masks[_i].masked));
+    /* cut to fit, never past the buffer, and still no password */
+    n = dal_url_mask(masks[_i].text, small, sizeof small);
+    ck_assert_uint_eq(n, strlen(masks[_i].masked));
+    ck_assert_uint_le(strlen(small), sizeof small - 1);
+    ck_assert_ptr_null(strstr(small, SECRET));
+}
+END_TEST
+
+START_TEST(test_url_mask_words)
+{
+    char out[256];
+
+    dal_url_mask_words("address 'app:" SECRET "@h:1' is not HOST:PORT (e.g. 127.0.0.1:9464)",
+                       out, sizeof out);
+    ck_assert_str_eq(out, "address 'app:***@h:1' is not HOST:PORT (e.g. 127.0.0.1:9464)");
+    dal_url_mask_words("f.ini:3: a \"mysql://u:" SECRET "@h\" and b:" SECRET "@c", out, sizeof out);
+    ck_assert_str_eq(out, "f.ini:3: a \"mysql://u:***@h\" and b:***@c");
+}
+END_TEST
+
+/* dal_config_quote: masked, then cut to 60 characters and "...". */
+START_TEST(test_config_quote)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+    char long_text[200];
+
+    ck_assert_str_eq(dal_config_quote("mysql://app:" SECRET "@h/db", q), "mysql://app:***@h/db");
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    memcpy(long_text + 150, ":" SECRET "@h", strlen(":" SECRET "@h"));
+    dal_config_quote(long_text, q);
+    ck_assert_uint_eq(strlen(q), 63);
+    ck_assert_str_eq(q + 60, "...");
+    ck_assert_ptr_null(strstr(q, SECRET));
+}
+END_TEST
+
+/*
+ * A URL given as a plugin parameter reaches the plugin's checks (params.c)
+ * and the plugin's own messages (the host's set_error): both masked.
+ */
+static const struct {
+    const char *ini;
+    int line;
+    const char *expect;
+} plugin_param_leaks[] = {
+    {DS_G(0) DS_G(1) "[table t]\ndatasource = g\ndb_shard_num = 2\ntable_shard_num = 2\n"
+     "shard_key = id\nstrategy = range\nstrategy.bounds = mysql://app:" SECRET "@h/db\n", 11,
+     "strategy.bounds: expected a comma-separated list of integers, got 'mysql://app:***@h/db'"},
+    {DS_MAIN "[monitor prometheus]\naddress = app:" SECRET "@h\n", 3, "address 'app:***@h'"},
+};
+
+START_TEST(test_plugin_param_masked)
+{
+    const char *dir = getenv("DAL_PLUGIN_DIR");
+    dal_open_opts_t opts;
+    dal_error_t err = {0};
+    char *path, *prefix;
+
+    if (dir == NULL || *dir == '\0')
+        return;   /* run by `make check`, which sets it */
+    memset(&opts, 0, sizeof opts);
+    opts.plugin_dir = dir;
+    opts.log_level = DAL_LOG_ERROR;
+    path = write_temp(plugin_param_leaks[_i].ini);
+    ck_assert_int_lt(dal_check_config(path, &opts, &err), 0);   /* ECONFIG or EPLUGIN (init) */
+    ck_assert_int_ge(asprintf(&prefix, "%s:%d: ", path, plugin_param_leaks[_i].line), 0);
+    ck_assert_msg(strncmp(err.message, prefix, strlen(prefix)) == 0,
+                  "row %d: message '%s' does not start with '%s'", _i, err.message, prefix);
+    ck_assert_msg(strstr(err.message, plugin_param_leaks[_i].expect) != NULL,
+                  "row %d: message '%s' does not contain '%s'", _i, err.message, plugin_param_leaks[_i].expect);
+    ck_assert_msg(strstr(err.message, SECRET) == NULL, "row %d: message shows a password: '%s'", _i, err.message);
+    unlink(path);
+    free(prefix);
+    free(path);
 }
 END_TEST
 
@@ -984,6 +1111,10 @@ static Suite *config_suite(void)
     tcase_add_loop_test(tc, test_url_good, 0, (int)NELEM(good_urls));
     tcase_add_loop_test(tc, test_url_bad, 0, (int)NELEM(bad_urls));
     tcase_add_test(tc, test_url_extra);
+    tcase_add_loop_test(tc, test_url_mask, 0, (int)NELEM(masks));
+    tcase_add_test(tc, test_url_mask_words);
+    tcase_add_test(tc, test_config_quote);
+    tcase_add_loop_test(tc, test_plugin_param_masked, 0, (int)NELEM(plugin_param_leaks));
     tcase_add_test(tc, test_url_equal);
     tcase_add_test(tc, test_expand_env);
     suite_add_tcase(s, tc);
