@@ -233,5 +233,85 @@ run_stdin '\nosuchcommand
 check "shell exits 1 when a command failed" rc_is 1
 check "shell names the input line of an error" err_starts "dal: line 1: "
 
+# ------------------------------------------- passwords never reach a message
+
+# A URL under keys that take none (defect 8): every command that reports the
+# mistake quotes the value with its password masked.
+no_secret() { ! grep -q 's3cret' "$TMP/out" "$TMP/err"; }
+LEAK=$TMP/leak.ini
+for key in 'table:datasource' 'datasource:load_balance' 'dal:default_datasource'; do
+	case $key in
+	table:*) printf '[datasource d]\nmaster = mysql://dal:dalpass@127.0.0.1:1/p\n[table t]\ndatasource = mysql://app:s3cret@host/db\n' >"$LEAK" ;;
+	datasource:*) printf '[datasource d]\nmaster = mysql://dal:dalpass@127.0.0.1:1/p\nload_balance = mysql://app:s3cret@host/db\n' >"$LEAK" ;;
+	dal:*) printf '[dal]\ndefault_datasource = app:s3cret@host\n' >"$LEAK" ;;
+	esac
+	run -c "$LEAK" check
+	check "check names FILE:LINE of a URL under ${key#*:}" err_starts "dal: $LEAK:"
+	check "check masks the password of a URL under ${key#*:}" no_secret
+	check "check shows the masked value under ${key#*:}" grep -q ':\*\*\*@host' "$TMP/err"
+	run -c "$LEAK" check --json
+	check "check --json masks the password under ${key#*:}" no_secret
+	check "check --json is valid JSON under ${key#*:}" valid_json
+	run -c "$LEAK" explain 'SELECT 1'
+	check "explain masks the password under ${key#*:}" no_secret
+	check "explain fails on the file under ${key#*:}" rc_is 1
+	run -c "$LEAK" exec 'SELECT 1'
+	check "exec masks the password under ${key#*:}" no_secret
+	check "exec fails on the file under ${key#*:}" rc_is 1
+done
+
+# ----------------------------------------------------------- typed PARAMs
+
+LIMIT_SQL='SELECT name FROM wm_food WHERE wm_poi_id = ? LIMIT ?'
+run -c "$GOOD" explain "$LIMIT_SQL" int:100 int:10
+check "explain with int: parameters exits 0" rc_is 0
+check "explain inlines int:10 unquoted (LIMIT 10)" out_matches 'LIMIT 10$'
+check "explain inlines int:100 unquoted (= 100)" out_matches '= 100 LIMIT'
+
+run -c "$GOOD" explain "$SQL" 100
+check "an untyped PARAM stays text (= '100')" out_matches "= '100'"
+
+# A column that is not the shard key, for values mod cannot route by.
+NAME_SQL='SELECT name FROM wm_food WHERE wm_poi_id = 1 AND name = ?'
+run -c "$GOOD" explain "$NAME_SQL" str:int:100
+check "str: passes text that starts with a prefix" out_matches "= 'int:100'\$"
+
+run -c "$GOOD" explain "$SQL" uint:18446744073709551615
+check "uint: takes the whole unsigned range" out_matches '= 18446744073709551615'
+
+run -c "$GOOD" explain "$NAME_SQL" double:1.5
+check "double:1.5 is inlined as a number" out_matches '= 1\.5'
+
+run -c "$GOOD" explain "$NAME_SQL" hex:00ff
+check "hex:00ff is inlined as bytes" out_matches "= [xX]'00[fF][fF]'\$"
+
+for null in null NULL null:; do
+	run -c "$GOOD" explain "$NAME_SQL" "$null"
+	check "$null is SQL NULL" out_matches '= NULL$'
+done
+
+run -c "$GOOD" explain --shard-value int:99 'SELECT name FROM wm_food'
+check "--shard-value int:99 routes to wm_food_99" out_matches 'wm_food_99'
+
+usage_error "int:abc" -c "$GOOD" explain "$SQL" int:abc
+check "int:abc names the parameter and the value" err_starts "dal: parameter 1 'int:abc': int: takes"
+usage_error "int: out of range" -c "$GOOD" exec "$SQL" int:9223372036854775808
+usage_error "uint: negative" -c "$GOOD" explain "$SQL" uint:-1
+usage_error "double: not a number" -c "$GOOD" explain "$SQL" double:nan
+usage_error "hex: odd digits" -c "$GOOD" explain "$SQL" hex:abc
+usage_error "null: with a value" -c "$GOOD" explain "$SQL" null:x
+usage_error "--shard-value int:x" -c "$GOOD" explain --shard-value int:x "$SQL" 1
+usage_error "shell --shard-value int:x" -c "$GOOD" shell --shard-value int:x
+
+run_stdin '\shard int:abc
+\shard int:99
+\explain SELECT name FROM wm_food
+' -c "$GOOD" shell
+check "shell refuses \\shard int:abc" grep -qF "dal: line 1: \\shard 'int:abc': int: takes" "$TMP/err"
+check "shell keeps typed \\shard int:99" out_matches 'wm_food_99'
+
+run explain --help
+check "explain --help documents typed parameters" out_matches 'int:-5'
+
 echo "1..$count"
 [[ $failures -eq 0 ]]

@@ -66,17 +66,32 @@ void cli_open_opts(const cli_t *cli, dal_open_opts_t *opts);
 int cli_open(const cli_t *cli, dal_t **out);
 
 /*
- * A value given as command-line text: the word NULL is SQL NULL, anything
- * else is a string (borrowed from text).  Strings are enough even for
- * integer shard keys, because strategies accept decimal strings and the
- * server converts string parameters where a number is expected.
+ * A value given as command-line text: a PARAM of exec and explain, the
+ * --shard-value of any statement command, the shell's \shard.  A prefix
+ * gives the type, so a shell can pass what a program passes:
+ *
+ *   int:-5  uint:7  double:1.5  str:TEXT  hex:00ff  null  NULL  null:
+ *
+ * (dal_int, dal_uint, dal_double, dal_str, dal_blob, dal_null).  Any other
+ * text is a string, as it always was; str: passes text that itself starts
+ * with a prefix ("str:int:5" is the text "int:5").
  */
-dal_value_t cli_value(const char *text);
+typedef struct cli_value {
+    dal_value_t v;   /* strings borrow the text given to cli_value_parse */
+    void *bytes;     /* owned: the decoded bytes of hex:, which v points to; else NULL */
+} cli_value_t;
 
-/* Statement options from a shard value text and a datasource name (either
- * may be NULL).  *shard is storage for the value that qo points to. */
-void cli_query_opts(const char *shard_text, const char *datasource,
-                    dal_value_t *shard, dal_query_opts_t *qo);
+/* Parse text into *out.  0, or -1 with why (size bytes) saying what is
+ * wrong with it; *out is then NULL and owns nothing. */
+int cli_value_parse(const char *text, cli_value_t *out, char *why, size_t size);
+void cli_value_free(cli_value_t *val);
+/* The same, as a command-line argument: what names it in the usage error
+ * ("parameter 2", "--shard-value").  CLI_OK or CLI_USAGE (reported). */
+int cli_value_arg(const cli_t *cli, const char *what, const char *text, cli_value_t *out);
+
+/* Statement options from a shard value (NULL: none; borrowed by *qo) and a
+ * datasource name (NULL: routed). */
+void cli_query_opts(const dal_value_t *shard, const char *datasource, dal_query_opts_t *qo);
 
 /*
  * Something to do with one statement: run it (cli_run_query) or show its

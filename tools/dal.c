@@ -10,9 +10,12 @@
  * parameters can be negative without "--".
  */
 #include "cli.h"
+#include "hex.h"   /* dal_hexval: header only, shared with the core's URL and SQL code */
 
 #include <ctype.h>
+#include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,17 @@ typedef struct cli_command {
     const char *details;
 } cli_command_t;
 
+/* How PARAM and --shard-value are typed (cli_value_parse), for every
+ * statement command's help. */
+#define CLI_VALUE_HELP \
+    "A PARAM or --shard-value may name its type, as a program would pass it:\n" \
+    "  int:-5, uint:5    a signed / unsigned 64-bit integer (LIMIT int:10)\n" \
+    "  double:1.5        a floating-point number\n" \
+    "  str:TEXT          text, also text that starts with a prefix (str:int:5)\n" \
+    "  hex:00ff          bytes, two hex digits each\n" \
+    "  null, NULL, null: SQL NULL\n" \
+    "Anything else is text ('100'); a malformed typed value exits 2.\n"
+
 static const cli_command_t cli_commands[] = {
     { "check", cmd_check, OPT_JSON, 0, 0, 1,
       "check [--json]",
@@ -96,8 +110,7 @@ static const cli_command_t cli_commands[] = {
       "  --shard-value V   the shard key value (MTDDL's @ShardOn)\n"
       "  --datasource NAME run on this datasource node (MTDDL's @DataSource)\n"
       "  PARAM...          values for the ? placeholders, in order\n"
-      "Values are text; the word NULL is SQL NULL.  Numbers need no special\n"
-      "form: strategies and the server accept decimal strings.\n" },
+      CLI_VALUE_HELP },
     { "exec", cmd_exec, OPT_STMT, 1, SIZE_MAX, 1,
       "exec [--json] [--shard-value V] [--datasource NAME] SQL [PARAM...]",
       "run one statement and print its result",
@@ -106,8 +119,7 @@ static const cli_command_t cli_commands[] = {
       "  --shard-value V   the shard key value (MTDDL's @ShardOn)\n"
       "  --datasource NAME run on this datasource node (MTDDL's @DataSource)\n"
       "  PARAM...          values for the ? placeholders, in order\n"
-      "Values are text; the word NULL is SQL NULL.  Numbers need no special\n"
-      "form: strategies and the server accept decimal strings.\n" },
+      CLI_VALUE_HELP },
     { "shell", cmd_shell, OPT_STMT, 0, 0, 1,
       "shell [--json] [--shard-value V] [--datasource NAME]",
       "interactive SQL shell",
@@ -230,40 +242,192 @@ int cli_open(const cli_t *cli, dal_t **out)
     return CLI_OK;
 }
 
-dal_value_t cli_value(const char *text)
+/* ------------------------------------------------------ typed values */
+
+/* The longest part of an argument a usage error quotes. */
+#define CLI_QUOTE_MAX 40
+
+static int value_error(char *why, size_t size, const char *text, const char *what)
 {
-    return strcmp(text, "NULL") == 0 ? dal_null() : dal_str(text);
+    snprintf(why, size, "'%.*s%s': %s", CLI_QUOTE_MAX, text,
+             strlen(text) > CLI_QUOTE_MAX ? "..." : "", what);
+    return -1;
 }
 
-void cli_query_opts(const char *shard_text, const char *datasource,
-                    dal_value_t *shard, dal_query_opts_t *qo)
+/* strto* accept leading blanks, "inf", "nan" and, for the unsigned one,
+ * a '-' that wraps around; a command-line number starts with a digit (or
+ * '.' and a digit), after a sign where one is allowed. */
+static int number_start_ok(const char *s, int sign_ok)
+{
+    if (sign_ok && (*s == '-' || *s == '+'))
+        s++;
+    return isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]));
+}
+
+static int parse_int(const char *text, const char *s, dal_value_t *v, char *why, size_t size)
+{
+    char *end;
+    long long n;
+
+    errno = 0;
+    n = number_start_ok(s, 1) ? strtoll(s, &end, 10) : 0;
+    if (!number_start_ok(s, 1) || *end != '\0' || errno == ERANGE)
+        return value_error(why, size, text, "int: takes a whole number from "
+                           "-9223372036854775808 to 9223372036854775807");
+    *v = dal_int((int64_t)n);
+    return 0;
+}
+
+static int parse_uint(const char *text, const char *s, dal_value_t *v, char *why, size_t size)
+{
+    unsigned long long n;
+    char *end;
+
+    errno = 0;
+    n = number_start_ok(s, 0) ? strtoull(s, &end, 10) : 0;
+    if (!number_start_ok(s, 0) || *end != '\0' || errno == ERANGE)
+        return value_error(why, size, text, "uint: takes a whole number from 0 to "
+                           "18446744073709551615");
+    *v = dal_uint((uint64_t)n);
+    return 0;
+}
+
+static int parse_double(const char *text, const char *s, dal_value_t *v, char *why, size_t size)
+{
+    char *end;
+    double d;
+
+    errno = 0;
+    d = number_start_ok(s, 1) ? strtod(s, &end) : 0;
+    if (!number_start_ok(s, 1) || *end != '\0' || errno == ERANGE || !isfinite(d))
+        return value_error(why, size, text, "double: takes a finite number such as 1.5, -2 or 3e-4");
+    *v = dal_double(d);
+    return 0;
+}
+
+/* hex:00FF -> the bytes 0x00 0xff, in out->bytes. */
+static int parse_hex(const char *text, const char *s, cli_value_t *out, char *why, size_t size)
+{
+    size_t i, n = strlen(s);
+    unsigned char *b;
+
+    for (i = 0; i < n; i++)
+        if (dal_hexval((unsigned char)s[i]) < 0)
+            break;
+    if (i < n || n % 2 != 0)
+        return value_error(why, size, text, "hex: takes an even number of hex digits, such as hex:00ff");
+    b = malloc(n / 2 + 1);   /* +1: hex: alone is 0 bytes, and malloc(0) may be NULL */
+    if (b == NULL)
+        return value_error(why, size, text, "out of memory");
+    for (i = 0; i < n / 2; i++)
+        b[i] = (unsigned char)(dal_hexval((unsigned char)s[2 * i]) * 16 +
+                               dal_hexval((unsigned char)s[2 * i + 1]));
+    out->bytes = b;
+    out->v = dal_blob(b, n / 2);
+    return 0;
+}
+
+static int has_type(const char *text, const char *prefix, const char **rest)
+{
+    size_t n = strlen(prefix);
+
+    if (strncmp(text, prefix, n) != 0)
+        return 0;
+    *rest = text + n;
+    return 1;
+}
+
+int cli_value_parse(const char *text, cli_value_t *out, char *why, size_t size)
+{
+    const char *s;
+
+    out->v = dal_null();
+    out->bytes = NULL;
+    if (strcmp(text, "NULL") == 0 || strcmp(text, "null") == 0)
+        return 0;
+    if (has_type(text, "null:", &s))
+        return *s == '\0' ? 0 : value_error(why, size, text,
+                                            "null: takes no value (for the text, write str:...)");
+    if (has_type(text, "int:", &s))
+        return parse_int(text, s, &out->v, why, size);
+    if (has_type(text, "uint:", &s))
+        return parse_uint(text, s, &out->v, why, size);
+    if (has_type(text, "double:", &s))
+        return parse_double(text, s, &out->v, why, size);
+    if (has_type(text, "hex:", &s))
+        return parse_hex(text, s, out, why, size);
+    if (!has_type(text, "str:", &s))
+        s = text;   /* no type given: text, as it always was */
+    out->v = dal_str(s);
+    return 0;
+}
+
+void cli_value_free(cli_value_t *val)
+{
+    if (val == NULL)
+        return;
+    free(val->bytes);
+    val->bytes = NULL;
+    val->v = dal_null();
+}
+
+int cli_value_arg(const cli_t *cli, const char *what, const char *text, cli_value_t *out)
+{
+    char why[160];
+
+    if (cli_value_parse(text, out, why, sizeof why) != 0)
+        return cli_usage(cli, "%s %s", what, why);
+    return CLI_OK;
+}
+
+void cli_query_opts(const dal_value_t *shard, const char *datasource, dal_query_opts_t *qo)
 {
     memset(qo, 0, sizeof *qo);
-    if (shard_text != NULL) {
-        *shard = cli_value(shard_text);
-        qo->shard_value = shard;
-    }
+    qo->shard_value = shard;
     qo->datasource = datasource;
+}
+
+/* PARAMs and --shard-value of a statement command into vals (nparams + 1,
+ * the shard value last).  CLI_OK or CLI_USAGE (reported). */
+static int cli_statement_values(const cli_t *cli, cli_value_t *vals, size_t nparams)
+{
+    char what[48];
+    size_t i;
+    int rc = CLI_OK;
+
+    for (i = 0; i < nparams && rc == CLI_OK; i++) {
+        snprintf(what, sizeof what, "parameter %zu", i + 1);
+        rc = cli_value_arg(cli, what, cli->args[i + 1], &vals[i]);
+    }
+    if (rc == CLI_OK && cli->shard_value != NULL)
+        rc = cli_value_arg(cli, "--shard-value", cli->shard_value, &vals[nparams]);
+    return rc;
 }
 
 int cli_statement_command(const cli_t *cli, cli_stmt_fn fn)
 {
     size_t i, nparams = cli->nargs - 1;
-    dal_value_t *params, shard;
+    cli_value_t *vals;
+    dal_value_t *params;
     dal_query_opts_t qo;
     dal_error_t err = { 0 };
     dal_t *dal = NULL;
     int rc;
 
-    /* +1: calloc(0) may return NULL, which would look like a failure. */
+    /* +1: the shard value's place, and calloc(0) may return NULL. */
+    vals = calloc(nparams + 1, sizeof *vals);
     params = calloc(nparams + 1, sizeof *params);
-    if (params == NULL) {
+    if (vals == NULL || params == NULL) {
         cli_errorf("out of memory");
-        return CLI_FAIL;
+        rc = CLI_FAIL;
+        goto out;
     }
+    rc = cli_statement_values(cli, vals, nparams);
+    if (rc != CLI_OK)
+        goto out;
     for (i = 0; i < nparams; i++)
-        params[i] = cli_value(cli->args[i + 1]);
-    cli_query_opts(cli->shard_value, cli->datasource, &shard, &qo);
+        params[i] = vals[i].v;
+    cli_query_opts(cli->shard_value != NULL ? &vals[nparams].v : NULL, cli->datasource, &qo);
 
     rc = cli_open(cli, &dal);
     if (rc != CLI_OK)
@@ -272,6 +436,9 @@ int cli_statement_command(const cli_t *cli, cli_stmt_fn fn)
         rc = cli_fail(&err);
 out:
     dal_close(dal);
+    for (i = 0; vals != NULL && i <= nparams; i++)
+        cli_value_free(&vals[i]);
+    free(vals);
     free(params);
     return rc;
 }

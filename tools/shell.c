@@ -48,6 +48,7 @@ typedef struct shell {
     int interactive;     /* stdin is a terminal: prompts, editing, history */
     int json;
     char *shard;         /* owned; \shard text, NULL: none */
+    cli_value_t shard_val; /* sh->shard parsed (its strings point into sh->shard) */
     char *datasource;    /* owned; \ds name, NULL: routed */
     char *history;       /* owned; history file, NULL: no history */
 
@@ -162,13 +163,12 @@ static void shell_remember(const shell_t *sh, const char *text, size_t len)
 
 static void shell_run(shell_t *sh, const char *sql)
 {
-    dal_value_t shard;
     dal_query_opts_t qo;
     dal_result_t *r = NULL;
     dal_error_t err = { 0 };
     int rc;
 
-    cli_query_opts(sh->shard, sh->datasource, &shard, &qo);
+    cli_query_opts(sh->shard ? &sh->shard_val.v : NULL, sh->datasource, &qo);
     rc = dal_session_query(sh->session, &qo, sql, NULL, 0, &r, &err);
     if (rc == 0)
         rc = cli_print_result(r, sh->json, &err);
@@ -181,11 +181,10 @@ static void shell_run(shell_t *sh, const char *sql)
 
 static void shell_explain(shell_t *sh, const char *sql)
 {
-    dal_value_t shard;
     dal_query_opts_t qo;
     dal_error_t err = { 0 };
 
-    cli_query_opts(sh->shard, sh->datasource, &shard, &qo);
+    cli_query_opts(sh->shard ? &sh->shard_val.v : NULL, sh->datasource, &qo);
     if (cli_run_explain(sh->dal, &qo, sql, NULL, 0, sh->json, &err) < 0)
         shell_error(sh, "%s", err.message[0] ? err.message : dal_strerror(err.code));
     fflush(stdout);
@@ -317,6 +316,31 @@ static int shell_set(char **slot, const char *value)
     return 0;
 }
 
+/*
+ * Set the shard value from text (NULL or "": none), typed as a PARAM is
+ * (cli_value_parse).  A bad value leaves the old one in force: 0, or -1
+ * with why saying what is wrong.
+ */
+static int shell_set_shard(shell_t *sh, const char *text, char *why, size_t size)
+{
+    cli_value_t val = { 0 };
+    char *copy = NULL;
+
+    if (shell_set(&copy, text) < 0) {
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    if (copy != NULL && cli_value_parse(copy, &val, why, size) != 0) {
+        free(copy);
+        return -1;
+    }
+    free(sh->shard);
+    cli_value_free(&sh->shard_val);
+    sh->shard = copy;
+    sh->shard_val = val;
+    return 0;
+}
+
 static void sc_quit(shell_t *sh, const char *arg)
 {
     (void)arg;
@@ -339,8 +363,10 @@ static void sc_explain(shell_t *sh, const char *arg)
 
 static void sc_shard(shell_t *sh, const char *arg)
 {
-    if (shell_set(&sh->shard, arg) < 0)
-        shell_error(sh, "out of memory");
+    char why[160];
+
+    if (shell_set_shard(sh, arg, why, sizeof why) < 0)
+        shell_error(sh, "\\shard %s", why);
     else if (sh->shard != NULL)
         shell_note(sh, "shard value: %s", sh->shard);
     else
@@ -392,8 +418,9 @@ static void sc_help(shell_t *sh, const char *arg)
 
     (void)sh;
     (void)arg;
-    puts("Statements end with ';' and may span lines.  The word NULL as a\n"
-         "shard value is SQL NULL.  Commands start a line:");
+    puts("Statements end with ';' and may span lines.  A \\shard value is\n"
+         "typed as a PARAM of exec is: int:5, uint:5, double:1.5, str:TEXT,\n"
+         "hex:00ff, null (SQL NULL); other text is a string.  Commands start a line:");
     for (i = 0; i < NSHELL_CMDS; i++)
         if (shell_cmds[i].usage != NULL)
             printf("  %-16s %s\n", shell_cmds[i].usage, shell_cmds[i].help);
@@ -513,13 +540,18 @@ static void shell_loop(shell_t *sh)
 int cmd_shell(cli_t *cli)
 {
     shell_t sh;
+    char why[160];
     int rc;
 
     memset(&sh, 0, sizeof sh);
     sh.interactive = isatty(STDIN_FILENO);
     sh.json = cli->json;
-    if (shell_set(&sh.shard, cli->shard_value) < 0 ||
-        shell_set(&sh.datasource, cli->datasource) < 0) {
+    if (cli->shard_value != NULL &&
+        shell_set_shard(&sh, cli->shard_value, why, sizeof why) < 0) {
+        rc = cli_usage(cli, "--shard-value %s", why);
+        goto out;
+    }
+    if (shell_set(&sh.datasource, cli->datasource) < 0) {
         cli_errorf("out of memory");
         rc = CLI_FAIL;
         goto out;
@@ -548,6 +580,7 @@ out:
     dal_session_close(sh.session);
     dal_close(sh.dal);
     free(sh.shard);
+    cli_value_free(&sh.shard_val);
     free(sh.datasource);
     free(sh.history);
     free(sh.line);
