@@ -2304,9 +2304,11 @@ static long resolve_qualifier(const an_t *a, int sc, const char *q)
     const struct dal_sql_tref *t = a->trefs.v;
     const struct dal_sql_source *src = a->sources.v;
     const struct dal_sql_scope *scopes = a->scopes.v;
+    int select_seen = 0;
     size_t k;
 
     for (; sc >= 0; sc = scopes[sc].parent) {
+again:
         for (k = 0; k < a->trefs.n; k++) {
             if (t[k].scope != sc)
                 continue;
@@ -2316,6 +2318,13 @@ static long resolve_qualifier(const an_t *a, int sc, const char *q)
         for (k = 0; k < a->sources.n; k++)
             if (src[k].scope == sc && ascii_casecmp(src[k].name, q) == 0)
                 return -1;
+        /* ON DUPLICATE KEY UPDATE of INSERT ... SELECT sees the SELECT's tables */
+        if (sc == 0 && !select_seen && a->r.insert_select && a->scopes.n > 1 &&
+            scopes[1].parent == 0) {
+            select_seen = 1;
+            sc = 1;
+            goto again;
+        }
     }
     return -1;
 }

@@ -201,12 +201,15 @@ static void render_insert(buf_t *b, const dal_sql_t *s)
 /* The whole analysis as lines of text; the caller frees the result. */
 static char *render(const dal_sql_t *s)
 {
-    static const char *const ops[] = {"EQ", "IN", "BETWEEN", "LT", "LE", "GT", "GE"};
+    static const char *const ops[] = {"EQ", "IN", "BETWEEN", "LT", "LE", "GT", "GE", "COLEQ"};
     buf_t b = {NULL, 0, 0};
-    size_t i, k;
+    size_t i, k, nvalue = 0;
 
+    for (i = 0; i < s->nconds; i++)
+        nvalue += s->conds[i].op != DAL_COND_COLEQ;
+    /* nconds counts the value conditions; joins are `link` lines */
     bprintf(&b, "kind=%s\nnparams=%zu\nntrefs=%zu\nnconds=%zu\n", dal_sql_kind_name(s->kind),
-            s->nparams, s->ntrefs, s->nconds);
+            s->nparams, s->ntrefs, nvalue);
     for (i = 0; i < s->ntrefs; i++) {
         const struct dal_sql_tref *t = &s->trefs[i];
         bprintf(&b, "tref %.*s", (int)t->len, s->text + t->off);
@@ -215,8 +218,14 @@ static char *render(const dal_sql_t *s)
         bprintf(&b, " -> %s", t->name);
         if (t->alias)
             bprintf(&b, " as %s", t->alias);
-        bprintf(&b, " %s\n", role_name(t->role));
+        bprintf(&b, " %s @%d%s\n", role_name(t->role), t->scope, t->null_side ? " null" : "");
     }
+    for (i = 1; i < s->nscopes; i++)
+        bprintf(&b, "scope %zu parent %d kind %d%s%s\n", i, s->scopes[i].parent,
+                s->scopes[i].kind, s->scopes[i].rowwise ? " distributive" : "",
+                s->scopes[i].null_side ? " null" : "");
+    for (i = 0; i < s->nsources; i++)
+        bprintf(&b, "source %s @%d\n", s->sources[i].name, s->sources[i].scope);
     for (i = 0; i < s->ncolrefs; i++) {
         uint32_t e = s->colrefs[i].off + s->colrefs[i].len;
         while (e < s->len && colref_char(s->text[e]))
@@ -230,11 +239,17 @@ static char *render(const dal_sql_t *s)
         bprintf(&b, "where_has_or\n");
     for (i = 0; i < s->nconds; i++) {
         const struct dal_sql_cond *c = &s->conds[i];
+        if (c->op == DAL_COND_COLEQ) {
+            bprintf(&b, "link %s%s%s = %s%s%s @%d\n", c->qualifier ? c->qualifier : "",
+                    c->qualifier ? "." : "", c->column, c->qualifier2 ? c->qualifier2 : "",
+                    c->qualifier2 ? "." : "", c->column2, c->scope);
+            continue;
+        }
         bprintf(&b, "cond %s%s%s %s", c->qualifier ? c->qualifier : "", c->qualifier ? "." : "",
                 c->column, ops[c->op]);
         for (k = 0; k < c->nvals; k++)
             render_opnd(&b, s, &c->vals[k]);
-        bprintf(&b, "\n");
+        bprintf(&b, " @%d\n", c->scope);
         bprintf(&b, "condspan %.*s\n", (int)c->len, s->text + c->off);
     }
     if (s->from_end)
@@ -247,13 +262,15 @@ static char *render(const dal_sql_t *s)
     return b.p;
 }
 
+/* A whole line of text is line, or line followed by its " @scope". */
 static int has_line(const char *text, const char *line)
 {
     size_t n = strlen(line);
     const char *p = text;
 
     while ((p = strstr(p, line)) != NULL) {
-        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+        if ((p == text || p[-1] == '\n') &&
+            (p[n] == '\n' || p[n] == '\0' || (p[n] == ' ' && p[n + 1] == '@')))
             return 1;
         p++;
     }
@@ -393,7 +410,7 @@ static const struct kind_case {
     dal_sql_kind_t kind;
 } kind_cases[] = {
     {"SELECT 1", DAL_SQL_SELECT},
-    {"  /* c */ -- x\n # y\n /*+ dal a=1 */ select 1", DAL_SQL_SELECT},
+    {"  /* c */ -- x\n # y\n /*+ dal raw */ select 1", DAL_SQL_SELECT},
     {"(SELECT a FROM t)", DAL_SQL_SELECT},
     {"((SELECT a FROM t) UNION (SELECT b FROM u))", DAL_SQL_SELECT},
     {"WITH c AS (SELECT 1) SELECT * FROM c", DAL_SQL_SELECT},
@@ -542,7 +559,7 @@ static const struct an_case {
     {"SELECT a FROM t WHERE k LIKE 'x%' AND j IS NULL AND m = 1", {"nconds=1", "cond m EQ lit(1)"}},
     /* --- subqueries and joins --- */
     {"SELECT * FROM t1, (SELECT * FROM t2 WHERE t2.x = 1) AS d, t3 x WHERE t1.b = (SELECT MAX(b) FROM t4)",
-     {"ntrefs=4", "tref t1 -> t1 FROM", "tref t2 -> t2 FROM", "tref t3 -> t3 as x FROM", "tref t4 -> t4 FROM", "!tref d", "nconds=1"}},
+     {"ntrefs=4", "tref t1 -> t1 FROM", "tref t2 -> t2 FROM", "tref t3 -> t3 as x FROM", "tref t4 -> t4 FROM", "!tref d", "nconds=2", "cond t2.x EQ lit(1) @2", "source d @1"}},
     {"SELECT (SELECT COUNT(*) FROM u WHERE u.k = t.k) AS c FROM t", {"ntrefs=2", "tref u -> u FROM", "item (SELECT COUNT(*) FROM u WHERE u.k = t.k) as c"}},
     {"SELECT a FROM t WHERE k IN (SELECT k FROM (SELECT k FROM deep WHERE x IN (SELECT y FROM deeper)) d)",
      {"ntrefs=3", "tref deep -> deep FROM", "tref deeper -> deeper FROM"}},
@@ -597,7 +614,7 @@ static const struct an_case {
      {"where=b = 1", "from=t", "group a col=a", "having=SUM(c) > 0", "order a col=a", "limit=LIMIT 5 count lit(5)"}},
     {"SELECT a INTO @x FROM t WHERE b = 1", {"ntrefs=1", "cond b EQ lit(1)", "item a"}},
     {"SELECT a FROM t1 WHERE k = 1 UNION ALL SELECT a FROM t2 ORDER BY a LIMIT 5",
-     {"union", "ntrefs=2", "nconds=0", "order a col=a", "limit=LIMIT 5 count lit(5)"}},
+     {"union", "ntrefs=2", "nconds=1", "cond k EQ lit(1) @1", "order a col=a", "limit=LIMIT 5 count lit(5)"}},
     {"(SELECT a FROM t1 WHERE k = 1) UNION (SELECT a FROM t2) ORDER BY 1 DESC LIMIT 2",
      {"union", "item a", "order 1 desc pos=1", "limit=LIMIT 2 count lit(2)"}},
     {"(SELECT a FROM t1 WHERE k = 1 ORDER BY a LIMIT 3)", {"!union", "nconds=1", "order a col=a", "limit=LIMIT 3 count lit(3)"}},
@@ -616,7 +633,7 @@ static const struct an_case {
     {"INSERT INTO t SET a = 1, b = ?, c = NOW()",
      {"insert_set", "columns=a,b,c", "row a = 1, b = ?, c = NOW() = lit(1) ?0 expr(NOW())", "values=a = 1, b = ?, c = NOW()"}},
     {"INSERT INTO t (a, b) SELECT x, y FROM s WHERE k = 1",
-     {"insert_select", "ntrefs=2", "tref t -> t INTO", "tref s -> s FROM", "columns=a,b", "nconds=0", "!row"}},
+     {"insert_select", "ntrefs=2", "tref t -> t INTO @0", "tref s -> s FROM @1", "columns=a,b", "nconds=1", "cond k EQ lit(1) @1", "!row"}},
     {"INSERT INTO t (SELECT * FROM s)", {"insert_select", "tref s -> s FROM", "!columns"}},
     {"INSERT INTO t WITH c AS (SELECT 1) SELECT * FROM c JOIN s", {"insert_select", "ntrefs=2", "tref s -> s FROM"}},
     {"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = a + 1, b = VALUES(b)",
@@ -686,11 +703,11 @@ static const struct an_case {
     {"SELECT 1; ", {"kind=SELECT", "ntrefs=0"}},
     {"SELECT a FROM t; DROP TABLE t", {"kind=MULTI", "ntrefs=0"}},
     /* --- hints --- */
-    {"/*+ dal shard=3 */ SELECT 1", {"hint shard=3"}},
-    {"SELECT /*+ dal master route='a b' x=\"it\"\"s\" y='\\'q' */ 1", {"hint master=", "hint route=a b", "hint x=it\"s", "hint y='q"}},
-    {"SELECT /*+ DAL a=1,b=2 */ /*+ dal c=3 */ 1", {"hint a=1", "hint b=2", "hint c=3"}},
+    {"/*+ dal shard_value=3 */ SELECT 1", {"hint shard_value=3"}},
+    {"SELECT /*+ dal master shard_value='a b' datasource=\"it\"\"s\" server='\\'q' */ 1", {"hint master=", "hint shard_value=a b", "hint datasource=it\"s", "hint server='q"}},
+    {"SELECT /*+ DAL shard_value=1,datasource=2 */ /*+ dal server=3 */ 1", {"hint shard_value=1", "hint datasource=2", "hint server=3"}},
     {"SELECT /*+ BKA(t1) NO_ICP(t2) */ /*+ dalx=1 */ /*+ */ 1", {"!hint"}},
-    {"SELECT /*! /*+ dal k=v */ */ 1", {"hint k=v"}},
+    {"SELECT /*! /*+ dal shard_value=v */ */ 1", {"hint shard_value=v"}},
     /* --- read-write splitting: what must not go to a replica --- */
     {"SELECT LAST_INSERT_ID()", {"needs_master"}},
     {"SELECT a FROM t WHERE id = last_insert_id ()", {"needs_master"}},
@@ -732,7 +749,8 @@ END_TEST
 
 START_TEST(test_spans_are_exact)
 {
-    const char *sql = "SELECT f.name FROM db.wm_food f WHERE wm_food.id = 7 AND x IN (1,2)";
+    /* no alias: wm_food.id names the table (with an alias it would name nothing) */
+    const char *sql = "SELECT f.name FROM db.wm_food   WHERE wm_food.id = 7 AND x IN (1,2)";
     dal_sql_t *s = analyse_ok(sql);
 
     ck_assert_uint_eq(s->len, strlen(sql));
@@ -754,7 +772,7 @@ START_TEST(test_spans_are_exact)
     ck_assert_int_eq(s->conds[0].vals[0].param_index, -1);
     ck_assert_int_eq(s->conds[0].vals[0].lit_type, DAL_TOK_NUMBER);
     ck_assert_uint_eq(s->from_off, 19);
-    ck_assert_uint_eq(s->from_end, 31);
+    ck_assert_uint_eq(s->from_end, 29);
     dal_sql_free(s);
 }
 END_TEST
@@ -795,16 +813,17 @@ END_TEST
  * comment exactly once and nothing else. */
 START_TEST(test_hint_spans)
 {
-    const char *sql = "SELECT /*+ dal a=1 b='x y' c */ x /*+ BKA(t) */ FROM t /*+ dal d=2 */";
+    const char *sql = "SELECT /*+ dal shard_value=1 server='x y' raw */ x /*+ BKA(t) */ FROM t "
+                      "/*+ dal datasource=2 */";
     dal_sql_t *s = analyse_ok(sql);
     char out[128];
     size_t i, at = 0, n = 0;
 
     ck_assert_uint_eq(s->nhints, 4);
     ck_assert_uint_eq(s->hints[0].off, 7);
-    ck_assert_uint_eq(s->hints[0].len, 24);
+    ck_assert_uint_eq(s->hints[0].len, 41);
     ck_assert_uint_eq(s->hints[1].len, 0);
-    ck_assert_uint_eq(s->hints[1].off, 31);
+    ck_assert_uint_eq(s->hints[1].off, 48);
     ck_assert_uint_eq(s->hints[2].len, 0);
     ck_assert_uint_gt(s->hints[3].len, 0);
     for (i = 0; i < s->nhints; i++) {
