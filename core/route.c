@@ -193,6 +193,7 @@ typedef struct route_req {
     const dal_value_t *shard_value; /* borrowed; NULL: none */
     dal_value_t hint_value;         /* storage when the value came from a hint */
     dal_node_t *node;               /* explicit datasource, or NULL */
+    int raw;                        /* hint raw: the text as written, on node */
 } route_req_t;
 
 const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
@@ -240,10 +241,12 @@ static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
         req->hint_value = dal_str(hv);
         req->shard_value = &req->hint_value;
     }
+    req->raw = hint(sql, "raw") != NULL;
     if (ds == NULL)
         ds = hint(sql, "datasource");
     if (ds == NULL)
-        return 0;
+        return req->raw ? dal_err_set(err, DAL_EROUTE, "dal hint raw needs datasource=NAME: the "
+                                      "statement runs as written on that datasource") : 0;
     req->node = dal_snapshot_node(snap, ds);
     if (req->node == NULL)
         return dal_err_set(err, DAL_EROUTE, "unknown datasource '%s' (not a [datasource] section)",
@@ -1398,7 +1401,14 @@ static int pick_driver(router_t *r, int32_t *driver)
                              scope_words(sql, k), sql->trefs[*driver].name, sql->trefs[k].name,
                              r->rt->tables[k]->cfg->shard_key, sql->trefs[*driver].name);
         else if (rc == 0 && (set.all || set.n > 1) && w >= sql->ntrefs) {
-            if (multi >= 0)
+            if (multi >= 0 && sql->has_union &&
+                sql->scopes[sql->trefs[multi].scope].kind == DAL_SCOPE_TOP &&
+                sql->scopes[sql->trefs[k].scope].kind == DAL_SCOPE_TOP)
+                rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
+                                 "not supported over several data nodes: UNION, EXCEPT or "
+                                 "INTERSECT (%s and %s would each be read from several of their "
+                                 "tables)", sql->trefs[multi].name, sql->trefs[k].name);
+            else if (multi >= 0)
                 rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
                                  "%s%s and %s%s would each be read from several of their tables: "
                                  "dal cannot join shards; give one a condition on its shard key "
@@ -1603,6 +1613,22 @@ static int route_sharded(router_t *r)
     return rc;
 }
 
+/* Hint raw: one route on the datasource named, no table renamed (only the
+ * hints come out), for administration on physical tables. */
+static int route_raw(router_t *r)
+{
+    int rc;
+
+    if (r->req.shard_value != NULL)
+        return dal_err_set(r->err, DAL_EROUTE, "dal hint raw takes no shard value: it runs the "
+                           "statement as written on the datasource named");
+    rc = alloc_routes(r->rt, 1, r->sql->ntrefs, r->err);
+    if (rc == 0)
+        r->rt->routes[0].node = r->req.node;
+    r->rt->primary = NULL;
+    return rc;
+}
+
 /* ------------------------------------------------------------------ memo */
 
 /*
@@ -1726,7 +1752,9 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
             rt->primary = rt->tables[i];
     }
     rc = check_update_key(&r);
-    if (rc == 0)
+    if (rc == 0 && r.req.raw)
+        rc = route_raw(&r);
+    else if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
     if (rc == 0)
         memo_save(&r, opts);

@@ -505,6 +505,154 @@ START_TEST(test_route_memo)
 }
 END_TEST
 
+/* ------------------------------------------------------------ scopes */
+
+/* The routing issue's layout: t_account and t_account_detail bound, 2 tables
+ * on db0 (nodes = 1) or one on each of db0, db1 (nodes = 2), and a
+ * broadcast table. */
+static dal_t *open_accounts(int nodes)
+{
+    char table[1024];
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char *ini;
+
+    snprintf(table, sizeof table,
+             "datasource = db\ndb_shard_num = %d\ntable_shard_num = 2\nshard_key = account_id\n"
+             "strategy = mod\nbinding = a\n"
+             "[table t_account_detail]\ndatasource = db\ndb_shard_num = %d\ntable_shard_num = 2\n"
+             "shard_key = account_id\nstrategy = mod\nbinding = a\n"
+             "[table t_status]\ndatasource = db\ndb_shard_num = %d\nbroadcast = true\n",
+             nodes, nodes, nodes);
+    ini = write_ini_named("t_account", table);
+    ck_assert_msg(dal_open(ini, NULL, &dal, &err) == 0, "%s", err.message);
+    free(ini);
+    return dal;
+}
+
+typedef struct scope_case {
+    int nodes;
+    const char *sql;
+    const char *param;  /* one text parameter, or NULL */
+    int code;
+    const char *want;   /* every route's SQL, each followed by '\n'; or the error's needle */
+} scope_case_t;
+
+static const scope_case_t scope_cases[] = {
+    /* 1: a derived table's column is not the shard key it shadows */
+    {1, "SELECT * FROM (SELECT amount account_id FROM t_account) t1 WHERE account_id = ?", "100", 0,
+     "SELECT * FROM (SELECT amount account_id FROM t_account_0) t1 WHERE account_id = '100'\n"
+     "SELECT * FROM (SELECT amount account_id FROM t_account_1) t1 WHERE account_id = '100'\n"},
+    /* conditions inside a derived table narrow it */
+    {1, "SELECT * FROM (SELECT * FROM t_account WHERE account_id = 3) t1", NULL, 0,
+     "SELECT * FROM (SELECT * FROM t_account_1 WHERE account_id = 3) t1\n"},
+    /* 2: two occurrences, each by its own scope's conditions */
+    {1, "SELECT * FROM t_account WHERE account_id = 100 AND amount IN (SELECT amount FROM "
+     "t_account WHERE account_id = 101)", NULL, 0,
+     "SELECT * FROM t_account_0 WHERE account_id = 100 AND amount IN (SELECT amount FROM "
+     "t_account_1 WHERE account_id = 101)\n"},
+    {2, "SELECT * FROM t_account WHERE account_id = 100 AND amount IN (SELECT amount FROM "
+     "t_account WHERE account_id = 101)", NULL, DAL_EUNSUPPORTED, "not on the same datasource"},
+    {1, "SELECT * FROM t_account WHERE account_id = 100 AND amount IN (SELECT amount FROM "
+     "t_account)", NULL, DAL_EUNSUPPORTED, "several of its tables"},
+    /* a correlated subquery on the shard key follows the outer row */
+    {1, "SELECT * FROM t_account a WHERE EXISTS (SELECT 1 FROM t_account_detail d WHERE "
+     "d.account_id = a.account_id)", NULL, 0,
+     "SELECT * FROM t_account_0 a WHERE EXISTS (SELECT 1 FROM t_account_detail_0 d WHERE "
+     "d.account_id = a.account_id)\n"
+     "SELECT * FROM t_account_1 a WHERE EXISTS (SELECT 1 FROM t_account_detail_1 d WHERE "
+     "d.account_id = a.account_id)\n"},
+    /* a condition under OR or in a subquery narrows nothing outside it */
+    {1, "SELECT * FROM t_account a WHERE a.amount = 1 OR EXISTS (SELECT 1 FROM t_account_detail "
+     "d WHERE d.account_id = a.account_id AND d.account_id = 3)", NULL, 0,
+     "SELECT * FROM t_account_0 a WHERE a.amount = 1 OR EXISTS (SELECT 1 FROM "
+     "t_account_detail_0 d WHERE d.account_id = a.account_id AND d.account_id = 3)\n"
+     "SELECT * FROM t_account_1 a WHERE a.amount = 1 OR EXISTS (SELECT 1 FROM "
+     "t_account_detail_1 d WHERE d.account_id = a.account_id AND d.account_id = 3)\n"},
+    /* JOIN ... ON and USING on the shard key route binding tables together */
+    {2, "SELECT * FROM t_account a JOIN t_account_detail d ON a.account_id = d.account_id AND "
+     "d.account_id = 1", NULL, 0,
+     "SELECT * FROM t_account_1 a JOIN t_account_detail_1 d ON a.account_id = d.account_id AND "
+     "d.account_id = 1\n"},
+    {2, "SELECT * FROM t_account JOIN t_account_detail USING (account_id) WHERE account_id = 0",
+     NULL, 0, "SELECT * FROM t_account_0 JOIN t_account_detail_0 USING (account_id) WHERE "
+     "account_id = 0\n"},
+    /* bound tables not joined on the key: each by its own conditions */
+    {2, "SELECT * FROM t_account a, t_account_detail d WHERE a.account_id = 1 AND "
+     "d.account_id = 0", NULL, DAL_EUNSUPPORTED, "not on the same datasource"},
+    /* the NULL side of an outer join cannot be scattered beside other rows */
+    {1, "SELECT * FROM t_status s LEFT JOIN t_account a ON a.status = s.status", NULL,
+     DAL_EUNSUPPORTED, "outer join"},
+    /* 3: a qualifier naming an alias stays */
+    {1, "DELETE t_account FROM t_account t_account WHERE t_account.account_id = 100", NULL, 0,
+     "DELETE t_account FROM t_account_0 t_account WHERE t_account.account_id = 100\n"},
+    /* 4: schema qualifiers go in every position */
+    {1, "SELECT sharding_db.t_account.account_id FROM t_account WHERE account_id = 100", NULL, 0,
+     "SELECT t_account_0.account_id FROM t_account_0 WHERE account_id = 100\n"},
+    {1, "SELECT sharding_db.t_account.account_id FROM sharding_db.t_account WHERE "
+     "sharding_db.t_account.account_id = 101", NULL, 0,
+     "SELECT t_account_1.account_id FROM t_account_1 WHERE t_account_1.account_id = 101\n"},
+    /* 5: LIMIT ? with text holding an integer */
+    {1, "SELECT * FROM t_account WHERE account_id = 100 LIMIT ?", "10", 0,
+     "SELECT * FROM t_account_0 WHERE account_id = 100 LIMIT 10\n"},
+    {1, "SELECT * FROM t_account WHERE account_id = 100 LIMIT ?", "1 OR 1", DAL_EINVAL,
+     "LIMIT or OFFSET"},
+    /* 7: hints that are wrong are errors */
+    {1, "SELECT * FROM t_account /*+ dal bogus=3 */", NULL, DAL_ESQL, "unknown key 'bogus'"},
+    {1, "SELECT * FROM t_account /*+ dal shard_value=1 OR 1=1 */", NULL, DAL_ESQL,
+     "unknown key 'OR'"},
+    {1, "SELECT * FROM t_account /*+ dal shard_value=1 shard_value=2 */", NULL, DAL_ESQL,
+     "shard_value given twice"},
+    {1, "SELECT * FROM t_account /*+ dal shard_value */", NULL, DAL_ESQL, "needs a value"},
+    /* INSERT ... SELECT: rows stay on their shard, or the statement is refused */
+    {2, "INSERT INTO t_account (account_id, amount) SELECT account_id, amount FROM "
+     "t_account_detail WHERE account_id = 3", NULL, 0,
+     "INSERT INTO t_account_1 (account_id, amount) SELECT account_id, amount FROM "
+     "t_account_detail_1 WHERE account_id = 3\n"},
+    {2, "INSERT INTO t_account (account_id, amount) SELECT d.account_id, amount FROM "
+     "t_account_detail d", NULL, 0,
+     "INSERT INTO t_account_0 (account_id, amount) SELECT d.account_id, amount FROM "
+     "t_account_detail_0 d\n"
+     "INSERT INTO t_account_1 (account_id, amount) SELECT d.account_id, amount FROM "
+     "t_account_detail_1 d\n"},
+    {1, "INSERT INTO t_account (account_id, amount) SELECT 7, amount FROM t_status", NULL, 0,
+     "INSERT INTO t_account_1 (account_id, amount) SELECT 7, amount FROM t_status\n"},
+    {2, "INSERT INTO t_account (account_id, amount) SELECT amount, account_id FROM "
+     "t_account_detail", NULL, DAL_EUNSUPPORTED, "cannot tell which shard"},
+    {2, "INSERT INTO t_account (account_id, amount) SELECT 1, amount FROM t_account_detail",
+     NULL, DAL_EUNSUPPORTED, "rows cannot move between nodes"},
+    /* raw: exactly as written, on the datasource named */
+    {2, "/*+ dal datasource=db1 raw */ SELECT * FROM t_account_0", NULL, 0,
+     " SELECT * FROM t_account_0\n"},
+    {2, "/*+ dal raw */ SELECT * FROM t_account", NULL, DAL_EROUTE, "raw needs datasource"},
+};
+
+START_TEST(test_scopes)
+{
+    const scope_case_t *c = &scope_cases[_i];
+    dal_t *dal = open_accounts(c->nodes);
+    dal_value_t p = dal_str(c->param ? c->param : "");
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    char got[4096];
+    size_t i, n = 0;
+    int rc = dal_explain(dal, NULL, c->sql, c->param ? &p : NULL, c->param ? 1 : 0, &plan, &err);
+
+    got[0] = '\0';
+    for (i = 0; rc == 0 && i < dal_plan_count(plan) && n < sizeof got; i++)
+        n += (size_t)snprintf(got + n, sizeof got - n, "%s\n", dal_plan_sql(plan, i));
+    ck_assert_msg(rc == c->code, "[%s]: %s, want %s: %s", c->sql, dal_strerror(rc),
+                  dal_strerror(c->code), rc ? err.message : got);
+    if (rc == 0)
+        ck_assert_str_eq(got, c->want);
+    else
+        ck_assert_msg(strstr(err.message, c->want) != NULL, "[%s]: '%s' not in: %s", c->sql,
+                      c->want, err.message);
+    dal_plan_free(plan);
+    dal_close(dal);
+}
+END_TEST
+
 /* A reload that moves tables to other nodes: the memo of the old snapshot
  * must not route by the old layout. */
 START_TEST(test_route_memo_reload)
@@ -887,6 +1035,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, test_ddl_layout);
     tcase_add_test(tc, test_route_memo);
     tcase_add_test(tc, test_route_memo_reload);
+    tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
     tcase_add_test(tc, test_fill_memo);
     tcase_add_test(tc, test_typed_values);
     tcase_add_test(tc, test_param_types);
