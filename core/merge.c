@@ -274,30 +274,6 @@ static int span_uses_alias(const dal_sql_t *sql, uint32_t off, uint32_t len)
     return 0;
 }
 
-/* Copy the span into out, dropping the qualifiers that name a logical table
- * (`t.a` -> `a`): rewrite.c renames those only inside the original text, not
- * in the text the edits add. */
-static void copy_unqualified(const dal_sql_t *sql, uint32_t off, uint32_t len, dal_buf_t *out)
-{
-    uint32_t at = off;
-    dal_lexer_t lx;
-    dal_token_t dot;
-    size_t i;
-
-    for (i = 0; i < sql->ncolrefs; i++) {
-        const struct dal_sql_colref *c = &sql->colrefs[i];
-        if (!in_span(c->off, off, len) || c->off < at)
-            continue;
-        span_open(&lx, sql->text, c->off + c->len, off + len - (c->off + c->len));
-        dot = span_next(&lx);
-        if (!is_punct(sql->text, &dot, '.'))
-            continue;
-        dal_buf_append(out, sql->text + at, c->off - at);
-        at = dot.off + dot.len;
-    }
-    dal_buf_append(out, sql->text + at, off + len - at);
-}
-
 /* ========================================================== the builder */
 
 typedef struct builder {
@@ -305,7 +281,11 @@ typedef struct builder {
     const char *shard_key;   /* borrowed, may be NULL */
     dal_merge_plan_t *p;
     size_t first_star;       /* index of the first * item, or nitems */
+    size_t last_star;        /* index of the last * item, or nitems */
     char **hidden;           /* texts of the hidden columns, in order */
+    /* per table reference: a hidden column names it as a qualifier, so it
+     * keeps its logical name as an alias on the nodes (freeze_edits) */
+    unsigned char *freeze;
     dal_error_t *err;
 } builder_t;
 
@@ -373,6 +353,38 @@ static long find_item(const builder_t *b, const struct dal_sql_order *o, int pre
     return -1;
 }
 
+/* The prefix of the aliases of hidden columns: no user column or alias
+ * should start with it (docs/merging.md says so). */
+#define HIDDEN_ALIAS "__dal_k"
+
+/*
+ * Copy span [off, off+len) into out as a hidden column's text: word for
+ * word, qualifiers included.  Routing renames a qualifier naming a sharded
+ * table (t.a -> t_3.a) only inside the original text, never in text an
+ * edit adds; so each table such a qualifier names is marked to keep its
+ * logical name on the nodes as an alias (FROM t_3 AS t, see freeze_edits),
+ * and the qualifier is written as that table's reference is, which the
+ * alias then matches.
+ */
+static void copy_for_select(builder_t *b, uint32_t off, uint32_t len, dal_buf_t *out)
+{
+    const dal_sql_t *sql = b->sql;
+    uint32_t at = off;
+    size_t i;
+
+    for (i = 0; i < sql->ncolrefs; i++) {
+        const struct dal_sql_colref *c = &sql->colrefs[i];
+        const struct dal_sql_tref *r = &sql->trefs[c->tref];
+        if (!in_span(c->off, off, len) || c->off < at)
+            continue;
+        dal_buf_append(out, sql->text + at, c->off - at);
+        dal_buf_append(out, sql->text + r->off, r->len);
+        b->freeze[c->tref] = 1;
+        at = c->off + c->len;
+    }
+    dal_buf_append(out, sql->text + at, off + len - at);
+}
+
 /* Append prefix + span + suffix as a hidden column (or find the same one
  * already appended) and store it in col. */
 static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t len,
@@ -389,10 +401,11 @@ static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t l
         return refuse(b, "%s %.*s is not in the select list and holds a subquery; "
                       "select it with an alias and use the alias", clause, QUOTE(b, off, len));
     dal_buf_puts(&t, prefix);
-    copy_unqualified(b->sql, off, len, &t);
+    copy_for_select(b, off, len, &t);
     dal_buf_puts(&t, suffix);
     if (t.oom)
         return oom(b);
+    memset(col, 0, sizeof *col);
     col->hidden = 1;
     for (h = 0; h < n; h++) {
         if (strcmp(b->hidden[h], t.data) == 0) {
@@ -413,28 +426,49 @@ static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t l
     return 0;
 }
 
+/* Where the node rows carry select item i, if its position is known:
+ * before the first * it is item i, after the last * it counts back from
+ * the end (when from_end is allowed: that needs the nodes' column count,
+ * so it serves the merge, not the SQL the nodes get).  0, or 1 if not. */
+static int item_col(const builder_t *b, size_t i, int from_end, dal_merge_col_t *col)
+{
+    memset(col, 0, sizeof *col);
+    if (i < b->first_star) {
+        col->idx = (uint32_t)i;
+        return 0;
+    }
+    if (from_end && b->last_star < b->sql->nitems && i > b->last_star) {
+        col->from_end = 1;
+        col->idx = (uint32_t)(b->sql->nitems - 1 - i);
+        return 0;
+    }
+    return 1;
+}
+
+/* resolve_key's ways to find a key that is not a known select column. */
+enum { KEY_HIDDEN = 1, KEY_FROM_END = 2 };
+
 /*
- * Where the node rows carry ORDER/GROUP BY item o: a select item, or (when
- * allow_hidden) a hidden column evaluating it.  Returns 0, 1 if o is not a
- * select item and hidden columns are not allowed, or an error.
+ * Where the node rows carry ORDER/GROUP BY item o: a select item, or (with
+ * KEY_FROM_END) one after the last * counted from the end, or (with
+ * KEY_HIDDEN) a hidden column evaluating it.  Returns 0, 1 if o is none of
+ * those allowed, or an error.
  */
-static int resolve_key(builder_t *b, const struct dal_sql_order *o, int prefer_alias,
-                       int allow_hidden, const char *clause, dal_merge_col_t *col)
+static int resolve_key(builder_t *b, const struct dal_sql_order *o, int prefer_alias, int ways,
+                       const char *clause, dal_merge_col_t *col)
 {
     const dal_sql_t *sql = b->sql;
     long i;
 
-    col->hidden = 0;
+    memset(col, 0, sizeof *col);
     if (o->position > 0) { /* the server counts result columns, * expanded */
         col->idx = (uint32_t)(o->position - 1);
         return 0;
     }
     i = find_item(b, o, prefer_alias);
-    if (i >= 0 && (size_t)i < b->first_star) {
-        col->idx = (uint32_t)i;
+    if (i >= 0 && item_col(b, (size_t)i, (ways & KEY_FROM_END) != 0, col) == 0)
         return 0;
-    }
-    if (!allow_hidden)
+    if (!(ways & KEY_HIDDEN))
         return 1;
     /* after a * the item's column number is unknown: evaluate it again */
     if (i >= 0)
@@ -449,7 +483,7 @@ static int resolve_key(builder_t *b, const struct dal_sql_order *o, int prefer_a
 
 static int cols_equal(dal_merge_col_t a, dal_merge_col_t b)
 {
-    return a.hidden == b.hidden && a.idx == b.idx;
+    return a.hidden == b.hidden && a.from_end == b.from_end && a.idx == b.idx;
 }
 
 /* ORDER BY NULL: the MySQL idiom for "no order" (it skips a GROUP BY sort). */
@@ -482,8 +516,9 @@ static uint32_t tail_end(const dal_sql_t *sql)
 }
 
 /* Make the nodes sort by keys: replace the statement's ORDER BY list or
- * add one.  Keys are written as column positions, which no alias or
- * column name can capture; callers guarantee there is no * item. */
+ * add one.  Select items are written as column positions, which no alias
+ * or column name can capture, hidden columns by their alias (their
+ * position is unknown after a *); callers give no from_end key. */
 static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
 {
     const dal_sql_t *sql = b->sql;
@@ -494,8 +529,8 @@ static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
     if (sql->norder_by == 0)
         dal_buf_puts(&t, " ORDER BY ");
     for (i = 0; i < n; i++)
-        dal_buf_printf(&t, "%s%zu%s", i ? ", " : "",
-                       (keys[i].col.hidden ? sql->nitems : 0) + keys[i].col.idx + 1,
+        dal_buf_printf(&t, "%s%s%" PRIu32 "%s", i ? ", " : "",
+                       keys[i].col.hidden ? HIDDEN_ALIAS : "", keys[i].col.idx + 1,
                        keys[i].desc ? " DESC" : "");
     if (t.oom)
         return oom(b);
@@ -526,7 +561,7 @@ static int hidden_edit(builder_t *b)
         return refuse(b, "a merge column must be added to the select list, but the "
                       "statement has no FROM after it");
     for (h = 0; h < b->p->nhidden; h++)
-        dal_buf_printf(&t, ", %s", b->hidden[h]);
+        dal_buf_printf(&t, ", %s AS " HIDDEN_ALIAS "%zu", b->hidden[h], h + 1);
     dal_buf_putc(&t, ' ');
     if (t.oom)
         return oom(b);
@@ -550,7 +585,8 @@ static int plan_rows(builder_t *b)
     if (b->p->keys == NULL)
         return oom(b);
     for (i = 0; i < n; i++) {
-        rc = resolve_key(b, &sql->order_by[i], 1, 1, "ORDER BY", &b->p->keys[i].col);
+        rc = resolve_key(b, &sql->order_by[i], 1, KEY_HIDDEN | KEY_FROM_END, "ORDER BY",
+                         &b->p->keys[i].col);
         if (rc != 0)
             return rc;
         b->p->keys[i].desc = sql->order_by[i].desc;
@@ -596,22 +632,47 @@ static int plan_distinct(builder_t *b)
     return order_edit(b, keys, b->p->nkeys);
 }
 
-/* One aggregate item: how its partials combine, and AVG's node edits. */
-static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
+/* The function word of an aggregate item whose argument is the shard key
+ * after DISTINCT (SUM(DISTINCT k)): every value of it lives on one node,
+ * so per-node DISTINCT sums and counts add up.  NULL if it is not one. */
+static const char *distinct_key_agg(const builder_t *b, const struct dal_sql_item *it)
 {
-    const struct dal_sql_item *it = &b->sql->items[i];
+    static const char *const words[] = {"COUNT", "SUM", "AVG"};
+    const char *text = b->sql->text;
+    uint32_t arg_end = it->arg_off + it->arg_len;
+    dal_token_t fn, open, distinct, arg, close;
+    dal_lexer_t lx;
+    size_t i;
+
+    if (it->arg_len == 0 || !is_shard_key(b, it->arg_off, it->arg_len))
+        return NULL;
+    span_open(&lx, text, it->off, it->len);
+    fn = span_next(&lx);
+    open = span_next(&lx);
+    distinct = span_next(&lx);
+    arg = span_next(&lx);
+    if (fn.off != it->off || !is_punct(text, &open, '(') ||
+        !dal_tok_eq(text, &distinct, "DISTINCT") || arg.off != it->arg_off)
+        return NULL;
+    /* the argument is followed by the closing parenthesis, and nothing */
+    span_open(&lx, text, arg_end, it->off + it->len - arg_end);
+    close = span_next(&lx);
+    if (!is_punct(text, &close, ')') || span_next(&lx).type != DAL_TOK_EOF)
+        return NULL;
+    for (i = 0; i < sizeof words / sizeof *words; i++)
+        if (dal_tok_eq(text, &fn, words[i]))
+            return words[i];
+    return NULL;
+}
+
+/* AVG(x) -> SUM(x) plus a hidden COUNT(x) (with DISTINCT for AVG(DISTINCT
+ * shard key)): partial averages cannot be averaged. */
+static int avg_edits(builder_t *b, const struct dal_sql_item *it, int distinct,
+                     dal_merge_col_t *count)
+{
     dal_lexer_t lx;
     dal_token_t fn;
 
-    a->col.idx = (uint32_t)i;
-    a->agg = it->agg;
-    if (it->agg == DAL_AGG_COUNT_DISTINCT && !is_shard_key(b, it->arg_off, it->arg_len))
-        return refuse(b, "%.*s: COUNT(DISTINCT ...) adds up across nodes only for the shard "
-                      "key%s%s of a single-table SELECT", QUOTE(b, it->off, it->len),
-                      b->shard_key ? " " : "", b->shard_key ? b->shard_key : "");
-    if (it->agg != DAL_AGG_AVG)
-        return 0;
-    /* AVG(x) -> SUM(x) plus a hidden COUNT(x): partial averages cannot be averaged */
     span_open(&lx, b->sql->text, it->off, it->len);
     fn = span_next(&lx);
     if (fn.off != it->off || !dal_tok_eq(b->sql->text, &fn, "AVG"))
@@ -619,7 +680,31 @@ static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
                       QUOTE(b, it->off, it->len));
     if (edit_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
         return oom(b);
-    return hidden_add(b, "COUNT(", it->arg_off, it->arg_len, ")", "AVG", &a->count);
+    return hidden_add(b, distinct ? "COUNT(DISTINCT " : "COUNT(", it->arg_off, it->arg_len, ")",
+                      "AVG", count);
+}
+
+/* One aggregate item: how its partials combine, and AVG's node edits. */
+static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
+{
+    const struct dal_sql_item *it = &b->sql->items[i];
+    const char *word = NULL;
+
+    if (item_col(b, i, 1, &a->col) != 0)
+        return refuse(b, "%.*s between two * items: its column is unknown; put it before the "
+                      "first * or after the last", QUOTE(b, it->off, it->len));
+    a->agg = it->agg;
+    if (it->agg == DAL_AGG_COUNT_DISTINCT || it->agg == DAL_AGG_OTHER_FUNC)
+        word = distinct_key_agg(b, it);
+    if (it->agg == DAL_AGG_COUNT_DISTINCT && word == NULL)
+        return refuse(b, "%.*s: COUNT(DISTINCT ...) adds up across nodes only for the shard "
+                      "key%s%s of a single-table SELECT", QUOTE(b, it->off, it->len),
+                      b->shard_key ? " " : "", b->shard_key ? b->shard_key : "");
+    if (it->agg == DAL_AGG_OTHER_FUNC) /* check_items let only these through */
+        a->agg = strcmp(word, "SUM") == 0 ? DAL_AGG_SUM : DAL_AGG_AVG;
+    if (a->agg != DAL_AGG_AVG)
+        return 0;
+    return avg_edits(b, it, it->agg == DAL_AGG_OTHER_FUNC, &a->count);
 }
 
 static int plan_aggs(builder_t *b)
@@ -649,7 +734,7 @@ static int plan_aggs(builder_t *b)
 static int group_order_key(builder_t *b, const struct dal_sql_order *o, dal_merge_col_t *col)
 {
     const dal_sql_t *sql = b->sql;
-    int rc = resolve_key(b, o, 1, 0, "ORDER BY", col);
+    int rc = resolve_key(b, o, 1, KEY_FROM_END, "ORDER BY", col);
     size_t g;
 
     if (rc <= 0)
@@ -726,17 +811,19 @@ static int plan_groups(builder_t *b)
     size_t g;
     int rc;
 
-    if (b->first_star < sql->nitems)
-        return refuse(b, "* together with aggregates or GROUP BY; name the columns");
     p->aggregate = 1;
     rc = plan_aggs(b);
+    if (rc == 0 && sql->ngroup_by == 0 && p->naggs < sql->nitems) {
+        p->has_rows = 1;
+        rc = hidden_add(b, "COUNT(*)", 0, 0, "", "", &p->rows);
+    }
     if (rc != 0 || sql->ngroup_by == 0)
         return rc;
     p->group = calloc(sql->ngroup_by, sizeof *p->group);
     if (p->group == NULL)
         return oom(b);
     for (g = 0; g < sql->ngroup_by; g++) {
-        rc = resolve_key(b, &sql->group_by[g], 0, 1, "GROUP BY", &p->group[g]);
+        rc = resolve_key(b, &sql->group_by[g], 0, KEY_HIDDEN, "GROUP BY", &p->group[g]);
         if (rc != 0)
             return rc;
         p->ngroup++;
@@ -775,11 +862,13 @@ static int check_items(builder_t *b, int local)
         const struct dal_sql_item *it = &sql->items[i];
         if (span_has_word(sql->text, it->off, it->len, "OVER"))
             return refuse(b, "window function %.*s", QUOTE(b, it->off, it->len));
-        if (it->agg == DAL_AGG_OTHER_FUNC && !local)
+        if (it->agg == DAL_AGG_OTHER_FUNC && !local && distinct_key_agg(b, it) == NULL)
             return refuse(b, "%.*s: only COUNT, SUM, MIN, MAX and AVG of a value merge "
-                          "(not GROUP_CONCAT, STDDEV, SUM/AVG(DISTINCT), nor an aggregate "
-                          "inside an expression) unless the statement groups by the shard "
-                          "key", QUOTE(b, it->off, it->len));
+                          "(not GROUP_CONCAT, STDDEV, nor an aggregate inside an expression; "
+                          "SUM/AVG(DISTINCT ...) only of the shard key%s%s of a single-table "
+                          "SELECT) unless the statement groups by the shard key",
+                          QUOTE(b, it->off, it->len), b->shard_key ? " " : "",
+                          b->shard_key ? b->shard_key : "");
     }
     return 0;
 }
@@ -804,9 +893,38 @@ static int span_has_colref(const dal_sql_t *sql, uint32_t off, uint32_t len)
     return 0;
 }
 
+/* AVG(DISTINCT x): the analysis classes it as another aggregate. */
+static int starts_with_avg(const dal_sql_t *sql, const struct dal_sql_item *it)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    span_open(&lx, sql->text, it->off, it->len);
+    t = span_next(&lx);
+    return dal_tok_eq(sql->text, &t, "AVG");
+}
+
+/* The name the server would give item i if the node's text differs from
+ * the statement's there (see dal_merge_item_names): NULL if it does not
+ * (an alias, a plain column, no renamed qualifier and no AVG), else 1
+ * with *out owned by the caller; -1 without memory. */
+static int item_name(const dal_sql_t *sql, size_t i, int aggregated, char **out)
+{
+    const struct dal_sql_item *it = &sql->items[i];
+    char col[NAME_MAX_LEN], qual[NAME_MAX_LEN];
+    int avg = it->agg == DAL_AGG_AVG ||
+              (it->agg == DAL_AGG_OTHER_FUNC && it->arg_len > 0 && starts_with_avg(sql, it));
+
+    *out = NULL;
+    if (it->star || it->alias != NULL || span_column(sql->text, it->off, it->len, col, qual) > 0 ||
+        !((aggregated && avg) || span_has_colref(sql, it->off, it->len)))
+        return 0;
+    *out = strndup(sql->text + it->off, it->len);
+    return *out != NULL ? 1 : -1;
+}
+
 int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err)
 {
-    char col[NAME_MAX_LEN], qual[NAME_MAX_LEN];
     char **names = calloc(sql->nitems + 1, sizeof *names);
     size_t i;
 
@@ -814,14 +932,28 @@ int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_
     if (names == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     /* after a * the column of an item is unknown */
-    for (i = 0; i < sql->nitems && !sql->items[i].star; i++) {
-        const struct dal_sql_item *it = &sql->items[i];
-        if (it->alias != NULL || span_column(sql->text, it->off, it->len, col, qual) > 0 ||
-            !((aggregated && it->agg == DAL_AGG_AVG) || span_has_colref(sql, it->off, it->len)))
-            continue;
-        if ((names[i] = strndup(sql->text + it->off, it->len)) == NULL)
+    for (i = 0; i < sql->nitems && !sql->items[i].star; i++)
+        if (item_name(sql, i, aggregated, &names[i]) < 0)
             return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    }
+    return 0;
+}
+
+/* The names of the items after the last * (tail_names in merge.h): they
+ * are the last visible columns. */
+static int tail_names(builder_t *b, int aggregated)
+{
+    const dal_sql_t *sql = b->sql;
+    size_t i, n = b->last_star < sql->nitems ? sql->nitems - 1 - b->last_star : 0;
+
+    if (n == 0)
+        return 0;
+    b->p->tail_names = calloc(n, sizeof *b->p->tail_names);
+    if (b->p->tail_names == NULL)
+        return oom(b);
+    b->p->ntail = n;
+    for (i = 0; i < n; i++)
+        if (item_name(sql, b->last_star + 1 + i, aggregated, &b->p->tail_names[i]) < 0)
+            return oom(b);
     return 0;
 }
 
@@ -877,10 +1009,119 @@ const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql)
     return b;
 }
 
+/* Where a table reference is followed by PARTITION (...) or FOR
+ * SYSTEM_TIME, an alias cannot go right after its name. */
+static int alias_fits_after(const dal_sql_t *sql, const struct dal_sql_tref *r)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    span_open(&lx, sql->text, r->off + r->len, (uint32_t)(sql->len - (r->off + r->len)));
+    t = span_next(&lx);
+    if (dal_tok_eq(sql->text, &t, "PARTITION"))
+        return 0;
+    if (!dal_tok_eq(sql->text, &t, "FOR"))
+        return 1;
+    t = span_next(&lx);
+    return !dal_tok_eq(sql->text, &t, "SYSTEM_TIME");
+}
+
+/* Inside the span an edit of the plan replaces (which drops its text). */
+static int replaced(const dal_edits_t *e, uint32_t x)
+{
+    size_t i;
+
+    for (i = 0; i < e->n; i++)
+        if (e->items[i].len > 0 && in_span(x, e->items[i].off, e->items[i].len))
+            return 1;
+    return 0;
+}
+
+/* The qualifier c is the middle of db.t.col (a dot right before it). */
+static int after_dot(const dal_sql_t *sql, const struct dal_sql_colref *c)
+{
+    uint32_t i = c->off;
+
+    while (i > 0 && (sql->text[i - 1] == ' ' || sql->text[i - 1] == '\t' ||
+                     sql->text[i - 1] == '\n' || sql->text[i - 1] == '\r'))
+        i--;
+    return i > 0 && sql->text[i - 1] == '.';
+}
+
+/*
+ * A hidden column copied `t.a` (copy_for_select): on the nodes every
+ * reference to table t without an alias gets one, its own logical name
+ * (FROM t_3 AS t), and every qualifier naming t stays t (an edit over the
+ * qualifier keeps routing from renaming it to t_3), so the hidden column
+ * and the rest of the statement see the same table.  The alias insertions
+ * go first in the plan's edits: at one offset they must come before the
+ * ORDER BY an edit may add after the last table.
+ */
+static int freeze_edits(builder_t *b)
+{
+    const dal_sql_t *sql = b->sql;
+    dal_edits_t aliases = {NULL, 0}, *e = &b->p->edits;
+    char *t;
+    size_t i, j;
+    int rc = 0;
+
+    for (i = 0; i < sql->ncolrefs && rc == 0; i++) {
+        const struct dal_sql_colref *c = &sql->colrefs[i];
+        const struct dal_sql_tref *r = &sql->trefs[c->tref];
+        if (!b->freeze[c->tref] || replaced(e, c->off))
+            continue;
+        if (after_dot(sql, c))
+            return refuse(b, "a column qualified with a database and table %.*s, together "
+                          "with a merge column naming that table; give the table an alias",
+                          QUOTE(b, c->off, c->len));
+        rc = edit_add(e, c->off, c->len, strndup(sql->text + r->off, r->len)) ? oom(b) : 0;
+    }
+    for (j = 0; j < sql->ntrefs && rc == 0; j++) {
+        const struct dal_sql_tref *r = &sql->trefs[j];
+        for (i = 0; i < j && strcasecmp(sql->trefs[i].name, r->name) != 0; i++)
+            ;
+        /* colrefs point at the first reference of a name: i */
+        if (!b->freeze[i] || r->alias != NULL)
+            continue;
+        if (!alias_fits_after(sql, r))
+            rc = refuse(b, "a merge column names table %.*s, whose reference has PARTITION or "
+                        "FOR SYSTEM_TIME; give the table an alias", QUOTE(b, r->off, r->len));
+        else if (asprintf(&t, " AS %.*s", (int)sql->trefs[i].len, sql->text + sql->trefs[i].off) < 0 ||
+                 edit_add(&aliases, r->off + r->len, 0, t) != 0)
+            rc = oom(b);
+    }
+    if (rc == 0 && aliases.n > 0) {
+        dal_edit_t *v = realloc(aliases.items, (aliases.n + e->n) * sizeof *v);
+        if (v == NULL) {
+            rc = oom(b);
+        } else {
+            memcpy(v + aliases.n, e->items, e->n * sizeof *v);
+            free(e->items);
+            e->items = v;
+            e->n += aliases.n;
+            aliases.items = NULL;
+            aliases.n = 0;
+        }
+    }
+    dal_edits_clear(&aliases);
+    return rc;
+}
+
+static int any_frozen(const builder_t *b)
+{
+    size_t i;
+
+    for (i = 0; i < b->sql->ntrefs; i++)
+        if (b->freeze[i])
+            return 1;
+    return 0;
+}
+
 static int plan_select(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
     int local, aggregated, rc;
+    size_t i;
 
     if (sql->has_union)
         return refuse(b, "UNION, EXCEPT or INTERSECT");
@@ -891,6 +1132,13 @@ static int plan_select(builder_t *b)
     for (b->first_star = 0; b->first_star < sql->nitems && !sql->items[b->first_star].star;
          b->first_star++)
         ;
+    b->last_star = sql->nitems;
+    for (i = sql->nitems; i-- > b->first_star && b->last_star == sql->nitems;)
+        if (sql->items[i].star)
+            b->last_star = i;
+    b->freeze = calloc(sql->ntrefs + 1, 1);
+    if (b->freeze == NULL)
+        return oom(b);
     local = groups_local(b);
     rc = check_items(b, local);
     if (rc != 0)
@@ -908,6 +1156,8 @@ static int plan_select(builder_t *b)
     }
     rc = dal_merge_item_names(sql, aggregated, &b->p->names, b->err);
     b->p->nnames = b->p->names ? sql->nitems : 0;
+    if (rc == 0)
+        rc = tail_names(b, aggregated);
     if (rc != 0)
         return rc;
     if (aggregated)
@@ -918,6 +1168,8 @@ static int plan_select(builder_t *b)
         rc = plan_rows(b);
     if (rc == 0 && b->p->nhidden > 0)
         rc = hidden_edit(b);
+    if (rc == 0 && any_frozen(b))
+        rc = freeze_edits(b);
     return rc;
 }
 
@@ -930,6 +1182,9 @@ void dal_merge_plan_free(dal_merge_plan_t *p)
     for (i = 0; i < p->nnames; i++)
         free(p->names[i]);
     free(p->names);
+    for (i = 0; i < p->ntail; i++)
+        free(p->tail_names[i]);
+    free(p->tail_names);
     free(p->keys);
     free(p->group);
     free(p->aggs);
@@ -963,6 +1218,7 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
     for (h = 0; h < b.p->nhidden; h++)
         free(b.hidden[h]);
     free(b.hidden);
+    free(b.freeze);
     if (rc != 0) {
         dal_merge_plan_free(b.p);
         return rc;

@@ -11,8 +11,9 @@
  *  - the *node edits*: text changes to the per-node SQL that make the nodes
  *    send what the merge needs (LIMIT o, n -> LIMIT o+n; AVG(x) -> SUM(x)
  *    plus a hidden COUNT(x); sort keys that are not selected appended as
- *    hidden columns; an ORDER BY on the group keys so groups can be merged
- *    while streaming);
+ *    hidden columns, aliased __dal_k<n>, copied as written with a table
+ *    they name keeping its logical name as an alias on the nodes; an ORDER
+ *    BY on the group keys so groups can be merged while streaming);
  *  - the *value semantics* the merge needs: comparing two column values as
  *    the server orders them, and combining partial aggregates into the text
  *    the server would have printed.
@@ -53,12 +54,16 @@ void dal_edits_clear(dal_edits_t *e);
 
 /* ----------------------------------------------------------------- plan */
 
-/* A column of a node's row: select item `idx` (hidden == 0) or the idx-th
- * hidden column the edits appended after the select list (hidden == 1).
- * Hidden columns come last, so a select list with * still works: the
- * visible columns are the first ncols - nhidden. */
+/* A column of a node's row: select item `idx` (hidden == 0, from_end ==
+ * 0), the idx-th hidden column the edits appended after the select list
+ * (hidden == 1), or the idx-th visible column counted back from the last
+ * one (from_end == 1, 0 is the last): a select item after the last *,
+ * whose position is known only once the nodes' column count is.  Hidden
+ * columns come last, so a select list with * still works: the visible
+ * columns are the first ncols - nhidden. */
 typedef struct dal_merge_col {
     int hidden;
+    int from_end;
     uint32_t idx;
 } dal_merge_col_t;
 
@@ -70,7 +75,8 @@ typedef struct dal_merge_key {
 /* How one column's partial values from the nodes combine. */
 typedef struct dal_merge_agg {
     dal_merge_col_t col;
-    dal_agg_t agg;           /* COUNT (also COUNT(DISTINCT shard key)), SUM, MIN, MAX, AVG */
+    dal_agg_t agg;           /* COUNT, SUM, MIN, MAX, AVG; also COUNT, SUM and AVG of
+                                DISTINCT shard key (each value lives on one node) */
     dal_merge_col_t count;   /* AVG: the hidden COUNT of the same argument */
 } dal_merge_agg_t;
 
@@ -91,17 +97,26 @@ struct dal_merge_plan {
     int aggregate;
     dal_merge_col_t *group;      size_t ngroup;
     dal_merge_agg_t *aggs;       size_t naggs;
+    /* aggregates without GROUP BY and a column that is not aggregated: a
+     * hidden COUNT(*) per node, so that column comes from a node that had
+     * rows (a node without any sends NULL there) */
+    int has_rows;
+    dal_merge_col_t rows;
     /* groups sorted after all are merged (ORDER BY on an aggregate): this
      * buffers every group; nfinal == 0 means groups stream out in key order */
     dal_merge_key_t *final;      size_t nfinal;
     /* drop a row equal (on every visible column) to the previous one; the
      * keys then cover every visible column so duplicates are adjacent */
     int distinct;
-    size_t nhidden;              /* hidden columns appended to each node's select list */
-    char **names;                /* per select item: the column name to show, or NULL
-                                    for the node's (which differs where AVG became SUM
-                                    or a table qualifier was renamed) */
+    size_t nhidden;              /* hidden columns appended to each node's select list,
+                                    each aliased __dal_k<n> (n from 1) */
+    char **names;                /* per select item up to the first *: the column name
+                                    to show, or NULL for the node's (which differs where
+                                    AVG became SUM or a table qualifier was renamed) */
     size_t nnames;
+    char **tail_names;           /* the same for the items after the last *: entry j
+                                    names visible column nvisible - ntail + j */
+    size_t ntail;
     /* LIMIT of the statement; offset/count are filled by dal_merge_node_edits
      * from literals or parameters */
     enum dal_merge_limit limit;

@@ -73,6 +73,7 @@ struct dal_merge_run {
     size_t ngroup;
     dal_merge_acc_t *acc;    /* per aggregate of the plan */
     unsigned int *acol, *acnt; /* its column, and AVG's count column (or NO_COLUMN) */
+    unsigned int rows;       /* the plan's per-node COUNT(*) (has_rows), or NO_COLUMN */
     dal_buf_t *fmt;          /* its finished text */
     size_t naggs;
     rkey_t *final;           /* finished groups sorted on these */
@@ -128,7 +129,8 @@ static void run_free(struct dal_merge_run *m)
 static int resolve_col(const dal_result_t *r, dal_merge_col_t c, unsigned int *col,
                        dal_error_t *err)
 {
-    unsigned int v = c.hidden ? r->nvisible + c.idx : c.idx;
+    unsigned int v = c.hidden ? r->nvisible + c.idx
+                              : c.from_end ? r->nvisible - 1 - c.idx : c.idx;
 
     if (c.idx >= (c.hidden ? r->ncols - r->nvisible : r->nvisible))
         return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u columns, "
@@ -176,6 +178,9 @@ static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_er
     m->lens = calloc(r->ncols, sizeof *m->lens);
     if (!m->group || !m->acc || !m->acol || !m->acnt || !m->fmt || !m->vals || !m->lens)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    m->rows = NO_COLUMN;
+    if (p->has_rows)
+        rc = resolve_col(r, p->rows, &m->rows, err);
     for (i = 0; i < p->ngroup && rc == 0; i++, m->ngroup++)
         rc = resolve_col(r, p->group[i], &m->group[i], err);
     for (i = 0; i < p->naggs && rc == 0; i++, m->naggs++) {
@@ -446,6 +451,14 @@ static int next_distinct(dal_result_t *r, dal_error_t *err)
 
 /* ------------------------------------------------------------- groups */
 
+/* A node row of an aggregate without GROUP BY that counts no rows: the
+ * node had none, and its columns that are not aggregated are NULL. */
+static int node_empty(const struct dal_merge_run *m, MYSQL_ROW row, const unsigned long *lens)
+{
+    return m->rows != NO_COLUMN && lens[m->rows] == 1 && row[m->rows] != NULL &&
+           row[m->rows][0] == '0';
+}
+
 static int group_add(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens,
                      dal_error_t *err)
 {
@@ -453,6 +466,12 @@ static int group_add(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens,
     size_t i;
     int rc = 0;
 
+    /* the columns that are not aggregated come from a node that had rows */
+    if (node_empty(m, m->first->vals, m->first->lens) && !node_empty(m, row, lens)) {
+        free(m->first);
+        if ((m->first = row_copy(r->ncols, row, lens)) == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    }
     for (i = 0; i < m->naggs && rc == 0; i++) {
         unsigned int c = m->acol[i], n = m->acnt[i];
         rc = dal_merge_acc_add(&m->acc[i], &r->meta[c], row[c], lens[c],
@@ -893,6 +912,16 @@ static void rename_columns(dal_result_t *r, char *const *names, size_t n)
             r->names[i] = names[i];
 }
 
+/* The same for the last n visible columns (the items after a *). */
+static void rename_tail(dal_result_t *r, char *const *names, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n && n <= r->nvisible; i++)
+        if (names[i] != NULL)
+            r->names[r->nvisible - n + i] = names[i];
+}
+
 DAL_HOT
 int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
@@ -931,6 +960,7 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
                            "columns, the merge added %zu", r->ncols, plan->nhidden);
     r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)plan->nhidden : 0);
     rename_columns(r, plan->names, plan->nnames);
+    rename_tail(r, plan->tail_names, plan->ntail);
     return run_start(r, err);
 }
 

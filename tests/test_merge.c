@@ -57,7 +57,7 @@ static char *apply_edits(const dal_sql_t *s, const dal_edits_t *e)
 
 static void put_col(dal_buf_t *b, dal_merge_col_t c)
 {
-    dal_buf_printf(b, "%s%u", c.hidden ? "h" : "", c.idx);
+    dal_buf_printf(b, "%s%u", c.hidden ? "h" : c.from_end ? "e" : "", c.idx);
 }
 
 static void put_keys(dal_buf_t *b, const char *name, const dal_merge_key_t *k, size_t n)
@@ -83,7 +83,8 @@ static const char *agg_name(dal_agg_t a)
 }
 
 /* A plan as one line: " keys=1D,0 group=h0 aggs=COUNT@1,AVG@2/h1 final=1D
- * distinct hidden=2 limit=widen 10,5". */
+ * distinct hidden=2 limit=widen 10,5" (h: hidden column, e: counted from
+ * the end of the visible ones). */
 static char *render_plan(const dal_merge_plan_t *p)
 {
     static const char *limits[] = {"", "widen", "drop"};
@@ -108,6 +109,10 @@ static char *render_plan(const dal_merge_plan_t *p)
             dal_buf_putc(&b, '/');
             put_col(&b, p->aggs[i].count);
         }
+    }
+    if (p->has_rows) {
+        dal_buf_puts(&b, " rows=");
+        put_col(&b, p->rows);
     }
     put_keys(&b, "final", p->final, p->nfinal);
     if (p->distinct)
@@ -137,17 +142,41 @@ static const plan_case_t plan_cases[] = {
     {"SELECT a, b FROM t ORDER BY a LIMIT 5 OFFSET 10", "k",
      "SELECT a, b FROM t ORDER BY a LIMIT 15", " keys=0 limit=widen 10,5"},
     {"SELECT a FROM t WHERE x = ? ORDER BY b LIMIT ?, ?", "k",
-     "SELECT a , b FROM t WHERE x = ? ORDER BY b LIMIT 15", " keys=h0 hidden=1 limit=widen 10,5"},
+     "SELECT a , b AS __dal_k1 FROM t WHERE x = ? ORDER BY b LIMIT 15",
+     " keys=h0 hidden=1 limit=widen 10,5"},
     {"SELECT * FROM t ORDER BY id DESC LIMIT 3", "k",
-     "SELECT * , id FROM t ORDER BY id DESC LIMIT 3", " keys=h0D hidden=1 limit=widen 0,3"},
-    {"SELECT *, a + 1 AS z FROM t ORDER BY z", "k",
-     "SELECT *, a + 1 AS z , a + 1 FROM t ORDER BY z", " keys=h0 hidden=1"},
+     "SELECT * , id AS __dal_k1 FROM t ORDER BY id DESC LIMIT 3",
+     " keys=h0D hidden=1 limit=widen 0,3"},
+    /* an item after the last * counts from the end of the row */
+    {"SELECT *, a + 1 AS z FROM t ORDER BY z", "k", "SELECT *, a + 1 AS z FROM t ORDER BY z",
+     " keys=e0"},
+    {"SELECT t.*, 1 AS one, u.* FROM t JOIN u ON t.id = u.id ORDER BY one, t.b", "k",
+     "SELECT t.*, 1 AS one, u.* , 1 AS __dal_k1, t.b AS __dal_k2 FROM t AS t JOIN u ON t.id = "
+     "u.id ORDER BY one, t.b", " keys=h0,h1 hidden=2"},
     {"SELECT a AS x, b FROM t ORDER BY x, 2 DESC", "k", "SELECT a AS x, b FROM t ORDER BY x, 2 DESC",
      " keys=0,1D"},
     {"SELECT t.a, b FROM t ORDER BY a, t.b", "k", "SELECT t.a, b FROM t ORDER BY a, t.b",
      " keys=0,1"},
-    {"SELECT a FROM t ORDER BY t.b, LOWER(t.c), b", "k",
-     "SELECT a , b, LOWER(c) FROM t ORDER BY t.b, LOWER(t.c), b", " keys=h0,h1,h0 hidden=2"},
+    /* merge columns are copied as written; a table they name keeps its
+     * logical name on the nodes (as an alias), so the copy needs no renaming */
+    {"SELECT a FROM t ORDER BY t.b, LOWER(T.c) DESC, b", "k",
+     "SELECT a , t.b AS __dal_k1, LOWER(t.c) AS __dal_k2, b AS __dal_k3 FROM t AS t "
+     "ORDER BY t.b, LOWER(t.c) DESC, b", " keys=h0,h1D,h2 hidden=3"},
+    {"SELECT t_account.amount FROM t_account JOIN t_account_detail ON t_account.account_id = "
+     "t_account_detail.account_id ORDER BY t_account.account_id", "account_id",
+     "SELECT t_account.amount , t_account.account_id AS __dal_k1 FROM t_account AS t_account "
+     "JOIN t_account_detail ON t_account.account_id = t_account_detail.account_id "
+     "ORDER BY t_account.account_id", " keys=h0 hidden=1"},
+    {"SELECT x.a FROM t x JOIN u ON x.id = u.id JOIN u AS u2 ON u2.id = x.id "
+     "WHERE u.c IN (SELECT u.c FROM u) ORDER BY u.b DESC, x.c + u.c", "k",
+     "SELECT x.a , u.b AS __dal_k1, x.c + u.c AS __dal_k2 FROM t x JOIN u AS u ON x.id = u.id "
+     "JOIN u AS u2 ON u2.id = x.id WHERE u.c IN (SELECT u.c FROM u AS u) ORDER BY u.b DESC, "
+     "x.c + u.c", " keys=h0D,h1 hidden=2"},
+    {"SELECT a FROM t ORDER BY `t`.b", "k",
+     "SELECT a , t.b AS __dal_k1 FROM t AS t ORDER BY t.b", " keys=h0 hidden=1"},
+    {"SELECT a FROM db.t JOIN u ON db.t.id = u.id ORDER BY t.b", "k", NULL,
+     "qualified with a database and table"},
+    {"SELECT a FROM t PARTITION (p0) ORDER BY t.b", "k", NULL, "PARTITION"},
     {"SELECT a FROM t ORDER BY NULL", "k", "SELECT a FROM t ORDER BY NULL", ""},
     {"SELECT a FROM t FOR UPDATE", "k", "SELECT a FROM t FOR UPDATE", ""},
     /* refused row constructs */
@@ -160,18 +189,38 @@ static const plan_case_t plan_cases[] = {
     /* aggregates without GROUP BY: one row, LIMIT after it */
     {"SELECT COUNT(*) FROM t LIMIT 1", "k", "SELECT COUNT(*) FROM t ", " aggs=COUNT@0 limit=drop 0,1"},
     {"SELECT COUNT(*), SUM(x), AVG(y), MIN(s), MAX(s) FROM t WHERE a > 1", "k",
-     "SELECT COUNT(*), SUM(x), SUM(y), MIN(s), MAX(s) , COUNT(y) FROM t WHERE a > 1",
+     "SELECT COUNT(*), SUM(x), SUM(y), MIN(s), MAX(s) , COUNT(y) AS __dal_k1 FROM t WHERE a > 1",
      " aggs=COUNT@0,SUM@1,AVG@2/h0,MIN@3,MAX@4 hidden=1"},
     {"SELECT avg(t.y) AS m, COUNT(t.y) FROM t", "k",
-     "SELECT SUM(t.y) AS m, COUNT(t.y) , COUNT(y) FROM t", " aggs=AVG@0/h0,COUNT@1 hidden=1"},
+     "SELECT SUM(t.y) AS m, COUNT(t.y) , COUNT(t.y) AS __dal_k1 FROM t AS t",
+     " aggs=AVG@0/h0,COUNT@1 hidden=1"},
     {"SELECT COUNT(DISTINCT k) FROM t", "k", "SELECT COUNT(DISTINCT k) FROM t", " aggs=COUNTD@0"},
     {"SELECT COUNT(DISTINCT a) FROM t", "k", NULL, "COUNT(DISTINCT ...) adds up across nodes only"},
     {"SELECT COUNT(DISTINCT k) FROM t JOIN u ON t.id = u.id", "k", NULL, "single-table"},
     {"SELECT GROUP_CONCAT(a) FROM t", "k", NULL, "GROUP_CONCAT(a): only COUNT, SUM"},
     {"SELECT SUM(a) / COUNT(*) FROM t", "k", NULL, "an aggregate inside an expression"},
-    {"SELECT SUM(DISTINCT a) FROM t", "k", NULL, "SUM/AVG(DISTINCT)"},
+    {"SELECT SUM(DISTINCT a) FROM t", "k", NULL, "SUM/AVG(DISTINCT ...) only of the shard key k"},
+    {"SELECT AVG(DISTINCT a) FROM t GROUP BY g", "k", NULL, "AVG(DISTINCT a): only"},
+    {"SELECT SUM(DISTINCT k) FROM t JOIN u ON t.id = u.id", "k", NULL, "single-table"},
+    {"SELECT SUM(DISTINCT k + 1) FROM t", "k", NULL, "SUM(DISTINCT k + 1)"},
+    /* DISTINCT of the shard key: each value lives on one node */
+    {"SELECT SUM(DISTINCT k), AVG(DISTINCT t.k), COUNT(DISTINCT k) FROM t", "k",
+     "SELECT SUM(DISTINCT k), SUM(DISTINCT t.k), COUNT(DISTINCT k) , COUNT(DISTINCT t.k) AS "
+     "__dal_k1 FROM t AS t", " aggs=SUM@0,AVG@1/h0,COUNTD@2 hidden=1"},
+    {"SELECT g, avg(DISTINCT k) FROM t GROUP BY g", "k",
+     "SELECT g, SUM(DISTINCT k) , COUNT(DISTINCT k) AS __dal_k1 FROM t GROUP BY g ORDER BY 1",
+     " keys=0 group=0 aggs=AVG@1/h0 hidden=1"},
     {"SELECT COUNT(*) FROM t HAVING COUNT(*) > 1", "k", NULL, "HAVING"},
-    {"SELECT *, COUNT(*) FROM t", "k", NULL, "* together with aggregates"},
+    /* * with aggregates: an aggregate after the last * counts from the end */
+    {"SELECT *, COUNT(*) FROM t", "k", "SELECT *, COUNT(*) , COUNT(*) AS __dal_k1 FROM t",
+     " aggs=COUNT@e0 rows=h0 hidden=1"},
+    {"SELECT AVG(x), t.* FROM t", "k",
+     "SELECT SUM(x), t.* , COUNT(x) AS __dal_k1, COUNT(*) AS __dal_k2 FROM t",
+     " aggs=AVG@0/h0 rows=h1 hidden=2"},
+    /* a column that is not aggregated comes from a node that had rows */
+    {"SELECT a, MAX(b) FROM t WHERE id = 3", "k",
+     "SELECT a, MAX(b) , COUNT(*) AS __dal_k1 FROM t WHERE id = 3", " aggs=MAX@1 rows=h0 hidden=1"},
+    {"SELECT t.*, COUNT(*), u.* FROM t JOIN u ON t.id = u.id", "k", NULL, "between two * items"},
     /* GROUP BY: sorted on the group columns, merged while streaming */
     {"SELECT g, COUNT(*), SUM(x) FROM t GROUP BY g", "k",
      "SELECT g, COUNT(*), SUM(x) FROM t GROUP BY g ORDER BY 1",
@@ -179,13 +228,13 @@ static const plan_case_t plan_cases[] = {
     {"SELECT g, COUNT(*) FROM t GROUP BY g ORDER BY NULL", "k",
      "SELECT g, COUNT(*) FROM t GROUP BY g ORDER BY 1", " keys=0 group=0 aggs=COUNT@1"},
     {"SELECT SUM(x) FROM t WHERE y > 3 GROUP BY g DESC ORDER BY g DESC LIMIT 2", "k",
-     "SELECT SUM(x) , g FROM t WHERE y > 3 GROUP BY g DESC ORDER BY 2 DESC ",
+     "SELECT SUM(x) , g AS __dal_k1 FROM t WHERE y > 3 GROUP BY g DESC ORDER BY __dal_k1 DESC ",
      " keys=h0D group=h0 aggs=SUM@0 hidden=1 limit=drop 0,2"},
     {"SELECT a, b, MAX(x) FROM t GROUP BY a, b ORDER BY b DESC", "k",
      "SELECT a, b, MAX(x) FROM t GROUP BY a, b ORDER BY 2 DESC, 1",
      " keys=1D,0 group=0,1 aggs=MAX@2"},
     {"SELECT g AS x, AVG(y) FROM t GROUP BY x ORDER BY x", "k",
-     "SELECT g AS x, SUM(y) , COUNT(y) FROM t GROUP BY x ORDER BY 1",
+     "SELECT g AS x, SUM(y) , COUNT(y) AS __dal_k1 FROM t GROUP BY x ORDER BY 1",
      " keys=0 group=0 aggs=AVG@1/h0 hidden=1"},
     {"SELECT g, SUM(x) AS s FROM t GROUP BY 1 ORDER BY s DESC, g LIMIT 3", "k",
      "SELECT g, SUM(x) AS s FROM t GROUP BY 1 ORDER BY 1 ",
@@ -196,13 +245,25 @@ static const plan_case_t plan_cases[] = {
      "neither a select item nor a GROUP BY expression"},
     {"SELECT g, COUNT(*) FROM t GROUP BY g WITH ROLLUP", "k", NULL, "WITH ROLLUP"},
     {"SELECT g, COUNT(*) FROM t GROUP BY g HAVING COUNT(*) > 1", "k", NULL, "HAVING"},
-    {"SELECT * FROM t GROUP BY g", "k", NULL, "* together with aggregates or GROUP BY"},
+    /* * with GROUP BY: the group columns are found (or added), the other
+     * columns are one row's of the group, as on the server */
+    {"SELECT * FROM t GROUP BY g", "k", "SELECT * , g AS __dal_k1 FROM t GROUP BY g ORDER BY "
+     "__dal_k1", " keys=h0 group=h0 aggs= hidden=1"},
+    {"SELECT *, AVG(t.x) AS m FROM t GROUP BY t.g, 1 ORDER BY m DESC LIMIT 3", "k",
+     "SELECT *, SUM(t.x) AS m , COUNT(t.x) AS __dal_k1, t.g AS __dal_k2 FROM t AS t "
+     "GROUP BY t.g, 1 ORDER BY __dal_k2, 1 ", " keys=h1,0 group=h1,0 aggs=AVG@e0/h0 final=e0D "
+     "hidden=2 limit=drop 0,3"},
+    {"SELECT g, *, COUNT(*) FROM t GROUP BY t.g ORDER BY g DESC", "k",
+     "SELECT g, *, COUNT(*) FROM t GROUP BY t.g ORDER BY 1 DESC",
+     " keys=0D group=0 aggs=COUNT@e0"},
+    {"SELECT * FROM t GROUP BY k ORDER BY a", "k", "SELECT * , a AS __dal_k1 FROM t GROUP BY k "
+     "ORDER BY a", " keys=h0 hidden=1"},
     /* GROUP BY the shard key: groups are complete on their node */
     {"SELECT k, COUNT(*), AVG(x) FROM t GROUP BY k HAVING COUNT(*) > 1 LIMIT 5", "k",
      "SELECT k, COUNT(*), AVG(x) FROM t GROUP BY k HAVING COUNT(*) > 1 LIMIT 5",
      " limit=widen 0,5"},
     {"SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) FROM t GROUP BY 1 ORDER BY COUNT(*) DESC", "k",
-     "SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) , COUNT(*) FROM t GROUP BY 1 ORDER BY "
+     "SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) , COUNT(*) AS __dal_k1 FROM t GROUP BY 1 ORDER BY "
      "COUNT(*) DESC", " keys=h0D hidden=1"},
     {"SELECT t.k, COUNT(*) FROM t GROUP BY t.k", "K", "SELECT t.k, COUNT(*) FROM t GROUP BY t.k", ""},
     {"SELECT g, COUNT(*) FROM t GROUP BY g", NULL,
@@ -347,7 +408,8 @@ START_TEST(test_edits_coalesce)
     ck_assert_int_eq(dal_merge_node_edits(p, s, NULL, 0, &e, &err), 0);
     ck_assert_int_eq(e.n, 2); /* the hidden (g), then ORDER BY + the dropped LIMIT */
     node = apply_edits(s, &e);
-    ck_assert_str_eq(node, "SELECT g, COUNT(*) , (g) FROM t GROUP BY (g) ORDER BY 3");
+    ck_assert_str_eq(node, "SELECT g, COUNT(*) , (g) AS __dal_k1 FROM t GROUP BY (g) ORDER BY "
+                     "__dal_k1");
     free(node);
     dal_edits_clear(&e);
     dal_merge_plan_free(p);
@@ -805,6 +867,87 @@ START_TEST(test_aggregate_one_row)
 }
 END_TEST
 
+/* SELECT *, COUNT(*), AVG(x) FROM t: the * is two columns on the nodes;
+ * the aggregates are found from the end; the * columns come from a node
+ * that had rows (its COUNT(*) is not 0), not from the first node. */
+START_TEST(test_aggregate_after_star)
+{
+    /* id, s | COUNT(*) | SUM(x) | hidden COUNT(x), COUNT(*) */
+    static const char *n0[] = {NULL, NULL, "0", NULL, "0", "0"};
+    static const char *n1[] = {"7", "q", "2", "5", "2", "2"};
+    static const char *n2[] = {"9", "r", "1", "1", "1", "1"};
+    fixture_t fx;
+
+    fx_init(&fx, 6, F_INT("id"), F_STR("s"), F_CNT("COUNT(*)"), F_DEC("SUM(t_3.x)", 0),
+            F_CNT("__dal_k1"), F_CNT("__dal_k2"));
+    fx_add(&fx, n0, 1, -1);
+    fx_add(&fx, n1, 1, -1);
+    fx_add(&fx, n2, 1, -1);
+    fx_merge(&fx, "SELECT *, COUNT(*), AVG(t.x) FROM t", NULL, 0);
+    ck_assert_int_eq(dal_result_column_count(fx.r), 4);
+    ck_assert_str_eq(dal_result_column_name(fx.r, 3), "AVG(t.x)");
+    ck_assert_ptr_null(dal_result_column_name(fx.r, 4));
+    fx_expect(&fx, "7|q|3|2.0000\n");
+    fx_free(&fx);
+}
+END_TEST
+
+/* Every node without rows: the server shows NULL where not aggregated. */
+START_TEST(test_aggregate_no_rows)
+{
+    static const char *n0[] = {NULL, NULL, "0"};
+    static const char *n1[] = {NULL, NULL, "0"};
+    fixture_t fx;
+
+    fx_init(&fx, 3, F_INT("a"), F_INT("MAX(b)"), F_CNT("__dal_k1"));
+    fx_add(&fx, n0, 1, -1);
+    fx_add(&fx, n1, 1, -1);
+    fx_merge(&fx, "SELECT a, MAX(b) FROM t WHERE id = 3", NULL, 0);
+    fx_expect(&fx, "NULL|NULL\n");
+    fx_free(&fx);
+}
+END_TEST
+
+/* SUM(DISTINCT k), AVG(DISTINCT k) of the shard key: node sums added up,
+ * the average from the hidden COUNT(DISTINCT k). */
+START_TEST(test_distinct_key_aggregates)
+{
+    static const char *n0[] = {"a", "12", "12", "2", "b", "5", "5", "1"};
+    static const char *n1[] = {"a", "3", "3", "2", "c", "7", "7", "1"};
+    fixture_t fx;
+
+    fx_init(&fx, 4, F_STR("g"), F_DEC("SUM(DISTINCT k)", 0), F_DEC("SUM(DISTINCT k)", 0),
+            F_CNT("__dal_k1"));
+    fx_add(&fx, n0, 2, -1);
+    fx_add(&fx, n1, 2, -1);
+    fx_merge(&fx, "SELECT g, SUM(DISTINCT k), AVG(DISTINCT k) FROM t GROUP BY g", NULL, 0);
+    ck_assert_str_eq(dal_result_column_name(fx.r, 2), "AVG(DISTINCT k)");
+    fx_expect(&fx, "a|15|3.7500\nb|5|5.0000\nc|7|7.0000\n");
+    fx_free(&fx);
+}
+END_TEST
+
+/* A join ordered by a qualified column that is not selected: merged on
+ * the hidden column, which the caller never sees. */
+START_TEST(test_join_hidden_order)
+{
+    static const char *n0[] = {"30", "4", "10", "1"};
+    static const char *n1[] = {"40", "3", "20", "2"};
+    fixture_t fx;
+
+    fx_init(&fx, 2, F_INT("amount"), F_INT("__dal_k1"));
+    fx_add(&fx, n0, 2, -1);
+    fx_add(&fx, n1, 2, -1);
+    fx_merge(&fx, "SELECT t_account.amount FROM t_account JOIN t_account_detail ON "
+             "t_account.account_id = t_account_detail.account_id ORDER BY "
+             "t_account.account_id DESC", NULL, 0);
+    /* the nodes sent them in descending order of the key; the merge keeps it */
+    ck_assert_int_eq(dal_result_column_count(fx.r), 1);
+    fx_expect(&fx, "30\n40\n20\n10\n");
+    fx_free(&fx);
+}
+END_TEST
+
 START_TEST(test_aggregate_limit)
 {
     static const char *n0[] = {"3"};
@@ -1049,6 +1192,10 @@ static Suite *merge_suite(void)
     tcase_add_test(eng, test_limit_offset_hidden);
     tcase_add_test(eng, test_aggregate_one_row);
     tcase_add_test(eng, test_aggregate_limit);
+    tcase_add_test(eng, test_aggregate_after_star);
+    tcase_add_test(eng, test_aggregate_no_rows);
+    tcase_add_test(eng, test_distinct_key_aggregates);
+    tcase_add_test(eng, test_join_hidden_order);
     tcase_add_test(eng, test_group_streaming);
     tcase_add_test(eng, test_group_sorted_by_aggregate);
     tcase_add_test(eng, test_group_hidden_keys);

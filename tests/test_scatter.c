@@ -114,6 +114,14 @@ static char *make_ini(const char *dir)
              "table_shard_num = 8\n"
              "shard_key = k\n"
              "strategy = mod\n"
+             "binding = mgrp\n"
+             "[table mtab2]\n"
+             "datasource = dbS\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 8\n"
+             "shard_key = k\n"
+             "strategy = mod\n"
+             "binding = mgrp\n"
              "[table mbig]\n"
              "datasource = dbS\n"
              "db_shard_num = 4\n"
@@ -226,6 +234,42 @@ static void load_mtab(void)
     free(batch);
     dal_close(dal);
     mysql_close(plain);
+}
+
+/* mtab2: binding group of mtab (a join on id meets on one shard): two of
+ * every three rows of mtab, with the same id and k, another `a` and a
+ * column of its own; copied from mtab on each server (mod: k % 8 is the
+ * table, table / 2 the server). */
+#define MTAB2_DDL                                                                    \
+    "CREATE TABLE mtab2 (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, a INT NULL, " \
+    "note VARCHAR(20) NULL, KEY (k))"
+#define MTAB2_FILL                                                                   \
+    "INSERT INTO mtab2%s SELECT id, k, (a * 7) %% 11, IF(b %% 5 = 0, NULL, "              \
+    "CONCAT('n', b %% 37)) FROM mtab%s WHERE id %% 3 <> 0"
+
+static void load_mtab2(void)
+{
+    dal_t *dal = open_dal();
+    MYSQL *m = direct(0, "plain");
+    char sql[512], db[16], sfx[8];
+    int p;
+
+    direct_exec(m, "DROP TABLE IF EXISTS mtab2");
+    direct_exec(m, MTAB2_DDL);
+    snprintf(sql, sizeof sql, MTAB2_FILL, "", "");
+    direct_exec(m, sql);
+    mysql_close(m);
+    dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab2");
+    dal_must(dal, NULL, MTAB2_DDL);
+    dal_close(dal);
+    for (p = 0; p < 8; p++) {
+        snprintf(db, sizeof db, "product_%d", p / 2);
+        snprintf(sfx, sizeof sfx, "_%d", p);
+        m = direct(p / 2, db);
+        snprintf(sql, sizeof sql, MTAB2_FILL, sfx, sfx);
+        direct_exec(m, sql);
+        mysql_close(m);
+    }
 }
 
 /* mbig: BIG_ROWS rows, written straight into the physical tables with the
@@ -884,6 +928,33 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* LIMIT ?, ? with the counts given as text, as a client that sends every
+ * parameter as a string does; text that is not a count stays an error. */
+static int limit_text_params(dal_t *dal, MYSQL *plain, query_t *q)
+{
+    static const char *const dal_sql = "SELECT id, a FROM mtab ORDER BY b DESC LIMIT ?, ?";
+    dal_value_t bad[] = {dal_str("10"), dal_str(" 5")};
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    int n = 0, rc;
+
+    q->dal.len = q->plain.len = 0;
+    sb_put(&q->dal, "%s", dal_sql);
+    sb_put(&q->plain, "SELECT id, a FROM mtab ORDER BY b DESC LIMIT 10, 5");
+    q->params[0] = dal_str("10");
+    q->params[1] = dal_strn("5", 1);
+    q->np = 2;
+    q->total = 1;
+    q->nproj = 0;
+    n += run_one(dal, plain, 1000, q);
+    q->np = 0;
+    rc = dal_query(dal, NULL, dal_sql, bad, 2, &r, &err);
+    ck_assert_msg(rc == DAL_EINVAL && strstr(err.message, "LIMIT parameter 2") != NULL,
+                  "LIMIT ' 5': %s", rc ? err.message : "accepted");
+    ck_assert_ptr_null(r);
+    return n;
+}
+
 /* Fixed statements: what must be refused, and edge cases worth naming. */
 START_TEST(test_fixed)
 {
@@ -896,6 +967,10 @@ START_TEST(test_fixed)
         "SELECT a, COUNT(*) FROM mtab GROUP BY a WITH ROLLUP",
         "SELECT DISTINCT a FROM mtab ORDER BY b",
         "SELECT id, ROW_NUMBER() OVER (ORDER BY id) FROM mtab",
+        "SELECT SUM(DISTINCT a) FROM mtab",
+        "SELECT s, AVG(DISTINCT b) FROM mtab GROUP BY s",
+        "SELECT SUM(DISTINCT mtab.k) FROM mtab JOIN mtab2 ON mtab.id = mtab2.id",
+        "SELECT mtab.*, COUNT(*), mtab2.* FROM mtab JOIN mtab2 ON mtab.id = mtab2.id GROUP BY mtab.id",
     };
     static const struct { const char *sql; int total; } same[] = {
         /* one node: no merge, so HAVING and GROUP_CONCAT are fine */
@@ -917,6 +992,41 @@ START_TEST(test_fixed)
         {"SELECT mtab.a, COUNT(*) FROM mtab GROUP BY mtab.a, s ORDER BY mtab.a DESC", 0},
         {"SELECT mtab.a, COUNT(*) FROM mtab GROUP BY mtab.a ORDER BY mtab.a DESC, COUNT(*)", 1},
         {"SELECT t.s, AVG(t.d) FROM mtab AS t GROUP BY t.s ORDER BY AVG(t.d), t.s LIMIT 3, 4", 1},
+        /* merge columns copied with their qualifiers: the table keeps its
+         * logical name as an alias on the nodes */
+        {"SELECT id FROM mtab ORDER BY mtab.b DESC LIMIT 10", 1},
+        {"SELECT mtab.id, a FROM mtab ORDER BY LOWER(mtab.s), mtab.id DESC LIMIT 30", 1},
+        /* joins in the binding group: a column not selected is ambiguous
+         * unqualified (both tables have id, k and a) */
+        {"SELECT mtab.a FROM mtab JOIN mtab2 ON mtab.id = mtab2.id ORDER BY mtab.id", 1},
+        {"SELECT mtab2.a, mtab.s FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "ORDER BY mtab.k DESC, mtab2.id LIMIT 40", 1},
+        {"SELECT mtab.id FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "ORDER BY mtab.a + mtab2.a DESC, mtab.id ASC LIMIT 5, 30", 1},
+        {"SELECT x.id FROM mtab x JOIN mtab2 ON x.id = mtab2.id ORDER BY mtab2.a DESC, x.id "
+         "LIMIT 25", 1},
+        {"SELECT mtab.id, mtab2.a FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "ORDER BY note, mtab.id LIMIT 50", 1},
+        {"SELECT COUNT(*), SUM(mtab2.a) FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "GROUP BY mtab.a ORDER BY mtab.a", 1},
+        {"SELECT mtab.s, AVG(mtab2.a), COUNT(mtab.a) FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "GROUP BY mtab.s ORDER BY mtab.s DESC", 1},
+        {"SELECT DISTINCT mtab2.note FROM mtab JOIN mtab2 ON mtab.id = mtab2.id "
+         "ORDER BY mtab2.note", 1},
+        /* SELECT * with GROUP BY (grouping by the primary key: each group
+         * one row, so the other columns are defined) */
+        {"SELECT * FROM mtab GROUP BY id ORDER BY id DESC LIMIT 30", 1},
+        {"SELECT *, COUNT(*) AS n, AVG(d) FROM mtab GROUP BY id ORDER BY n DESC, id LIMIT 30", 1},
+        {"SELECT COUNT(*), mtab.* FROM mtab WHERE a > 3 GROUP BY mtab.id ORDER BY mtab.id", 1},
+        {"SELECT * FROM mtab GROUP BY k, id ORDER BY b LIMIT 30", 1},
+        {"SELECT *, COUNT(*), MAX(b) FROM mtab WHERE id = 17", 1},
+        {"SELECT mtab.*, COUNT(*) FROM mtab JOIN mtab2 ON mtab.id = mtab2.id GROUP BY mtab.id "
+         "ORDER BY mtab.id LIMIT 20", 1},
+        /* DISTINCT aggregates of the shard key: each value on one node */
+        {"SELECT SUM(DISTINCT k), AVG(DISTINCT k), COUNT(DISTINCT k) FROM mtab", 1},
+        {"SELECT SUM(DISTINCT k), AVG(DISTINCT k) FROM mtab WHERE k < 0", 1},
+        {"SELECT a, SUM(DISTINCT k), AVG(DISTINCT mtab.k) FROM mtab GROUP BY a ORDER BY a", 1},
+        {"SELECT s, AVG(DISTINCT k) AS m FROM mtab GROUP BY s ORDER BY m DESC, s LIMIT 5", 1},
     };
     dal_t *dal = open_dal();
     MYSQL *plain = direct(0, "plain");
@@ -943,6 +1053,7 @@ START_TEST(test_fixed)
         q.nproj = 0;
         bad += run_one(dal, plain, (int)i, &q);
     }
+    bad += limit_text_params(dal, plain, &q);
     free(q.dal.p);
     free(q.plain.p);
     mysql_close(plain);
@@ -1054,6 +1165,7 @@ int main(void)
     ini = make_ini(dir);
     printf("scatter: seed %llu (set DAL_TEST_SEED to replay)\n", seed);
     load_mtab();
+    load_mtab2();
     load_mbig();
     sr = srunner_create(scatter_suite());
     srunner_run_all(sr, CK_NORMAL);
