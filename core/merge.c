@@ -1086,7 +1086,8 @@ static int freeze_edits(builder_t *b)
         if (!alias_fits_after(sql, r))
             rc = refuse(b, "a merge column names table %.*s, whose reference has PARTITION or "
                         "FOR SYSTEM_TIME; give the table an alias", QUOTE(b, r->off, r->len));
-        else if (asprintf(&t, " AS %.*s", (int)sql->trefs[i].len, sql->text + sql->trefs[i].off) < 0 ||
+        else if (asprintf(&t, " AS %.*s", (int)sql->trefs[i].len,
+                          sql->text + sql->trefs[i].off) < 0 ||
                  edit_add(&aliases, r->off + r->len, 0, t) != 0)
             rc = oom(b);
     }

@@ -263,7 +263,8 @@ static const plan_case_t plan_cases[] = {
      "SELECT k, COUNT(*), AVG(x) FROM t GROUP BY k HAVING COUNT(*) > 1 LIMIT 5",
      " limit=widen 0,5"},
     {"SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) FROM t GROUP BY 1 ORDER BY COUNT(*) DESC", "k",
-     "SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) , COUNT(*) AS __dal_k1 FROM t GROUP BY 1 ORDER BY "
+     "SELECT k, GROUP_CONCAT(s), COUNT(DISTINCT a) , COUNT(*) AS __dal_k1 FROM t GROUP BY 1 "
+     "ORDER BY "
      "COUNT(*) DESC", " keys=h0D hidden=1"},
     {"SELECT t.k, COUNT(*) FROM t GROUP BY t.k", "K", "SELECT t.k, COUNT(*) FROM t GROUP BY t.k", ""},
     {"SELECT g, COUNT(*) FROM t GROUP BY g", NULL,
