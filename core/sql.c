@@ -2438,13 +2438,13 @@ static int analyse(an_t *a)
     for (i = 0; i < a->hints_tk.n; i++)
         if (dal_hint(a, (dal_token_t *)a->hints_tk.v + i))
             return -1;
+    if (new_scope(a, DAL_SCOPE_STATEMENT, 0, 0) < 0) /* scope 0, always there */
+        return -1;
+    ((struct dal_sql_scope *)a->scopes.v)[0].parent = -1;
     if (a->r.kind == DAL_SQL_MULTI)
         return 0;
     if (a->nt == 0)
         return fail(a, a->len, "empty statement");
-    if (new_scope(a, DAL_SCOPE_STATEMENT, 0, 0) < 0)
-        return -1;
-    ((struct dal_sql_scope *)a->scopes.v)[0].parent = -1;
     if (statement(a, 0, a->nt) || tidy_trefs(a))
         return -1;
     if (a->r.kind == DAL_SQL_SELECT)

@@ -3,8 +3,9 @@
  *
  * For each input: lex every token, checking that each lies inside the
  * input and that the lexer always makes progress; then analyse it and check
- * that every span of the result lies inside the statement, then decode every
- * literal.  The input buffer is exactly `size` bytes (not NUL-terminated),
+ * that every span of the result lies inside the statement, that every scope,
+ * table, condition and qualifier refers to what exists (scope resolution),
+ * then decode every literal.  The input buffer is exactly `size` bytes (not NUL-terminated),
  * so AddressSanitizer reports any read past its end.  See fuzz/README.md.
  */
 #include <stdint.h>
@@ -68,16 +69,32 @@ static void check_result(const dal_sql_t *s, const char *sql, size_t size)
         check_span(s, s->trefs[i].qual_off, s->trefs[i].qual_len);
         CHECK(s->trefs[i].name != NULL);
     }
+    /* scopes: scope 0 is the statement; parents come before children */
+    CHECK(s->nscopes >= 1 && s->scopes[0].parent == -1);
+    for (i = 1; i < s->nscopes; i++)
+        CHECK(s->scopes[i].parent >= 0 && (size_t)s->scopes[i].parent < i);
+    for (i = 0; i < s->ntrefs; i++)
+        CHECK(s->trefs[i].scope >= 0 && (size_t)s->trefs[i].scope < s->nscopes);
+    for (i = 0; i < s->nsources; i++)
+        CHECK(s->sources[i].name != NULL && s->sources[i].scope >= 0 &&
+              (size_t)s->sources[i].scope < s->nscopes);
     for (i = 0; i < s->ncolrefs; i++) {
         check_span(s, s->colrefs[i].off, s->colrefs[i].len);
+        check_span(s, s->colrefs[i].qual_off, s->colrefs[i].qual_len);
         CHECK(s->colrefs[i].tref < s->ntrefs);
+        /* a renamed qualifier names a table without an alias */
+        CHECK(s->trefs[s->colrefs[i].tref].alias == NULL);
     }
     for (i = 0; i < s->nconds; i++) {
-        check_span(s, s->conds[i].off, s->conds[i].len);
-        CHECK(s->conds[i].column != NULL && s->conds[i].nvals > 0);
-        for (k = 0; k < s->conds[i].nvals; k++)
-            check_opnd(s, &s->conds[i].vals[k]);
+        const struct dal_sql_cond *c = &s->conds[i];
+        check_span(s, c->off, c->len);
+        CHECK(c->scope >= 0 && (size_t)c->scope < s->nscopes && c->column != NULL);
+        CHECK(c->op == DAL_COND_COLEQ ? c->column2 != NULL && c->nvals == 0 : c->nvals > 0);
+        for (k = 0; k < c->nvals; k++)
+            check_opnd(s, &c->vals[k]);
     }
+    for (i = 0; s->param_int != NULL && i < s->nparams; i++)
+        CHECK(s->param_int[i] <= 1);
     for (i = 0; i < s->nrows; i++) {
         check_span(s, s->rows[i].off, s->rows[i].len);
         for (k = 0; k < s->rows[i].nvals; k++)
