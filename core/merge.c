@@ -357,14 +357,20 @@ static long find_item(const builder_t *b, const struct dal_sql_order *o, int pre
  * should start with it (docs/merging.md says so). */
 #define HIDDEN_ALIAS "__dal_k"
 
+/* Where colref c begins: at its schema (db.t.col), else its qualifier. */
+static uint32_t colref_start(const struct dal_sql_colref *c)
+{
+    return c->qual_len > 0 ? c->qual_off : c->off;
+}
+
 /*
  * Copy span [off, off+len) into out as a hidden column's text: word for
  * word, qualifiers included.  Routing renames a qualifier naming a sharded
  * table (t.a -> t_3.a) only inside the original text, never in text an
  * edit adds; so each table such a qualifier names is marked to keep its
  * logical name on the nodes as an alias (FROM t_3 AS t, see freeze_edits),
- * and the qualifier is written as that table's reference is, which the
- * alias then matches.
+ * and the qualifier is written as that table's reference is (without a
+ * schema), which the alias then matches.
  */
 static void copy_for_select(builder_t *b, uint32_t off, uint32_t len, dal_buf_t *out)
 {
@@ -375,9 +381,9 @@ static void copy_for_select(builder_t *b, uint32_t off, uint32_t len, dal_buf_t 
     for (i = 0; i < sql->ncolrefs; i++) {
         const struct dal_sql_colref *c = &sql->colrefs[i];
         const struct dal_sql_tref *r = &sql->trefs[c->tref];
-        if (!in_span(c->off, off, len) || c->off < at)
+        if (!in_span(c->off, off, len) || colref_start(c) < at)
             continue;
-        dal_buf_append(out, sql->text + at, c->off - at);
+        dal_buf_append(out, sql->text + at, colref_start(c) - at);
         dal_buf_append(out, sql->text + r->off, r->len);
         b->freeze[c->tref] = 1;
         at = c->off + c->len;
@@ -1037,57 +1043,40 @@ static int replaced(const dal_edits_t *e, uint32_t x)
     return 0;
 }
 
-/* The qualifier c is the middle of db.t.col (a dot right before it). */
-static int after_dot(const dal_sql_t *sql, const struct dal_sql_colref *c)
-{
-    uint32_t i = c->off;
-
-    while (i > 0 && (sql->text[i - 1] == ' ' || sql->text[i - 1] == '\t' ||
-                     sql->text[i - 1] == '\n' || sql->text[i - 1] == '\r'))
-        i--;
-    return i > 0 && sql->text[i - 1] == '.';
-}
-
 /*
- * A hidden column copied `t.a` (copy_for_select): on the nodes every
- * reference to table t without an alias gets one, its own logical name
- * (FROM t_3 AS t), and every qualifier naming t stays t (an edit over the
- * qualifier keeps routing from renaming it to t_3), so the hidden column
- * and the rest of the statement see the same table.  The alias insertions
- * go first in the plan's edits: at one offset they must come before the
- * ORDER BY an edit may add after the last table.
+ * A hidden column copied `t.a` (copy_for_select): on the nodes table
+ * reference t gets its own logical name as an alias (FROM t_3 AS t), and
+ * every qualifier naming that reference, in its scope or a nested one,
+ * stays t (an edit over it keeps routing from renaming it to t_3, and drops
+ * a schema before it as routing would), so the hidden column and the rest
+ * of the statement see the same table.  The alias insertions go first in
+ * the plan's edits: at one offset they must come before the ORDER BY an
+ * edit may add after the last table.
  */
 static int freeze_edits(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
     dal_edits_t aliases = {NULL, 0}, *e = &b->p->edits;
     char *t;
-    size_t i, j;
+    size_t i;
     int rc = 0;
 
     for (i = 0; i < sql->ncolrefs && rc == 0; i++) {
         const struct dal_sql_colref *c = &sql->colrefs[i];
         const struct dal_sql_tref *r = &sql->trefs[c->tref];
-        if (!b->freeze[c->tref] || replaced(e, c->off))
-            continue;
-        if (after_dot(sql, c))
-            return refuse(b, "a column qualified with a database and table %.*s, together "
-                          "with a merge column naming that table; give the table an alias",
-                          QUOTE(b, c->off, c->len));
-        rc = edit_add(e, c->off, c->len, strndup(sql->text + r->off, r->len)) ? oom(b) : 0;
+        uint32_t at = colref_start(c);
+        if (b->freeze[c->tref] && !replaced(e, c->off))
+            rc = edit_add(e, at, c->off + c->len - at, strndup(sql->text + r->off, r->len))
+                     ? oom(b) : 0;
     }
-    for (j = 0; j < sql->ntrefs && rc == 0; j++) {
-        const struct dal_sql_tref *r = &sql->trefs[j];
-        for (i = 0; i < j && strcasecmp(sql->trefs[i].name, r->name) != 0; i++)
-            ;
-        /* colrefs point at the first reference of a name: i */
-        if (!b->freeze[i] || r->alias != NULL)
+    for (i = 0; i < sql->ntrefs && rc == 0; i++) {
+        const struct dal_sql_tref *r = &sql->trefs[i];
+        if (!b->freeze[i] || r->alias != NULL) /* colrefs name no aliased table */
             continue;
         if (!alias_fits_after(sql, r))
             rc = refuse(b, "a merge column names table %.*s, whose reference has PARTITION or "
                         "FOR SYSTEM_TIME; give the table an alias", QUOTE(b, r->off, r->len));
-        else if (asprintf(&t, " AS %.*s", (int)sql->trefs[i].len,
-                          sql->text + sql->trefs[i].off) < 0 ||
+        else if (asprintf(&t, " AS %.*s", (int)r->len, sql->text + r->off) < 0 ||
                  edit_add(&aliases, r->off + r->len, 0, t) != 0)
             rc = oom(b);
     }

@@ -170,12 +170,23 @@ static const plan_case_t plan_cases[] = {
     {"SELECT x.a FROM t x JOIN u ON x.id = u.id JOIN u AS u2 ON u2.id = x.id "
      "WHERE u.c IN (SELECT u.c FROM u) ORDER BY u.b DESC, x.c + u.c", "k",
      "SELECT x.a , u.b AS __dal_k1, x.c + u.c AS __dal_k2 FROM t x JOIN u AS u ON x.id = u.id "
-     "JOIN u AS u2 ON u2.id = x.id WHERE u.c IN (SELECT u.c FROM u AS u) ORDER BY u.b DESC, "
+     "JOIN u AS u2 ON u2.id = x.id WHERE u.c IN (SELECT u.c FROM u) ORDER BY u.b DESC, "
      "x.c + u.c", " keys=h0D,h1 hidden=2"},
+    /* a correlated reference to the table keeps the alias's name too */
+    {"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id) ORDER BY t.b", "k",
+     "SELECT a , t.b AS __dal_k1 FROM t AS t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id) "
+     "ORDER BY t.b", " keys=h0 hidden=1"},
     {"SELECT a FROM t ORDER BY `t`.b", "k",
      "SELECT a , t.b AS __dal_k1 FROM t AS t ORDER BY t.b", " keys=h0 hidden=1"},
-    {"SELECT a FROM db.t JOIN u ON db.t.id = u.id ORDER BY t.b", "k", NULL,
-     "qualified with a database and table"},
+    {"SELECT a FROM db.t JOIN u ON db.t.id = u.id ORDER BY db.t.b", "k",
+     "SELECT a , t.b AS __dal_k1 FROM db.t AS t JOIN u ON t.id = u.id ORDER BY t.b",
+     " keys=h0 hidden=1"},
+    /* a self-join: only the reference the qualifier names gets the alias */
+    {"SELECT t_branch.id, t_account.amount FROM t_account t_branch, t_account WHERE "
+     "t_branch.id = t_account.id ORDER BY t_account.owner, 1 DESC", "id",
+     "SELECT t_branch.id, t_account.amount , t_account.owner AS __dal_k1 FROM t_account "
+     "t_branch, t_account AS t_account WHERE t_branch.id = t_account.id ORDER BY "
+     "t_account.owner, 1 DESC", " keys=h0,0D hidden=1"},
     {"SELECT a FROM t PARTITION (p0) ORDER BY t.b", "k", NULL, "PARTITION"},
     {"SELECT a FROM t ORDER BY NULL", "k", "SELECT a FROM t ORDER BY NULL", ""},
     {"SELECT a FROM t FOR UPDATE", "k", "SELECT a FROM t FOR UPDATE", ""},
