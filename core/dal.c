@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "dal_int.h"
 #include "error.h"
 #include "exec.h"
@@ -312,6 +313,56 @@ void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
 }
 
 DAL_HOT
+int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *user,
+                      dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    size_t i, seen = 0;
+    int rc = 0;
+
+    if (dal == NULL || fn == NULL)
+        return dal_err_set(err, DAL_EINVAL, "dal_table_columns: %s is NULL",
+                           dal == NULL ? "the handle" : "fn");
+    snap = dal_snapshot_acquire(dal);
+    for (i = 0; rc == 0 && i < snap->ntables; i++) {
+        dal_table_t *t = &snap->tables[i];
+        const dal_columns_t *c;
+        if ((table != NULL && strcmp(table, t->cfg->name) != 0) ||
+            (!t->sharded && t->cfg->id_column == NULL))
+            continue;
+        seen++;
+        rc = dal_table_columns_get(t, &c, err);
+        if (rc == 0)
+            fn(user, t->cfg->name, (const char *const *)c->names, c->n);
+    }
+    if (rc == 0 && table != NULL && seen == 0)
+        rc = dal_err_set(err, DAL_EINVAL, "table %s is not a sharded table nor one with an "
+                         "id_column in the configuration in force", table);
+    dal_snapshot_unref(snap);
+    return rc;
+}
+
+/* An INSERT without a column list gets one (columns.h): the statement
+ * becomes the analysis of the text with the list. */
+static int add_column_list(dal_t *dal, dal_snapshot_t *snap, dal_stmt_t *st, dal_error_t *err)
+{
+    size_t len;
+    char *text = dal_columns_add_list(snap, st->sql, &len, err);
+    const dal_sql_t *with;
+
+    if (text == NULL)
+        return err ? err->code : DAL_ENOMEM;
+    with = analyse(dal, text, len, err);
+    free(text);
+    if (with == NULL)
+        return err ? err->code : DAL_ESQL;
+    if (!st->sql_borrowed)
+        dal_sql_unref(st->sql);
+    st->sql_borrowed = 0;
+    st->sql = with;
+    return 0;
+}
+
 int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                      dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                      dal_stmt_t *st, dal_error_t *err)
@@ -338,7 +389,11 @@ int dal_stmt_prepare(dal_t *dal, dal_snapshot_t *snap, const dal_query_opts_t *o
     /* transaction control is the session's business, not a route's */
     if (dal_is_txn_control(st->sql->kind))
         return 0;
-    rc = dal_idfill_prepare(snap, st->sql, params, nparams, &st->fill, err);
+    if (dal_columns_needed(snap, st->sql, opts) && (rc = add_column_list(dal, snap, st, err)) != 0)
+        return rc;
+    if ((rc = dal_columns_learn_sources(snap, st->sql, err)) != 0)
+        return rc;
+    rc = dal_idfill_prepare(snap, st->sql, st->params, st->nparams, &st->fill, err);
     if (rc != 0)
         return rc;
     if (st->fill.filled != NULL || st->fill.sql != NULL) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "columns.h"
 #include "config.h"
 #include "error.h"
 #include "route.h"
@@ -1074,6 +1075,11 @@ static int make_groups(router_t *r)
         r->grp[k] = is_sharded(r, k) && !into ? (int32_t)k : -1;
         r->lead[k] = -1;
     }
+    /* DDL naming two tables of one layout (CREATE TABLE t2 LIKE t) works
+     * position by position */
+    for (k = 1; sql->kind == DAL_SQL_DDL && k < n; k++)
+        if (r->grp[k] >= 0 && r->grp[0] >= 0 && colocated(r->rt->tables[0], r->rt->tables[k]))
+            r->grp[grp_root(r->grp, (int32_t)k)] = grp_root(r->grp, 0);
     /* joins inside one scope first, so a follower's whole group follows */
     for (pass = 0; pass < 2; pass++) {
         for (c = 0; c < sql->nconds; c++) {
@@ -1233,6 +1239,33 @@ static int insert_select_scope(const dal_sql_t *sql)
     return -1;
 }
 
+/* INSERT ... SELECT * (or q.*) from one sharded table: that table, when
+ * the column it puts where the target has its shard key is its own shard
+ * key (its columns learned before routing, columns.h); else -1. */
+static long star_key_tref(const router_t *r, size_t into, int sc)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_table_t *t = r->rt->tables[into];
+    const struct dal_columns *cols;
+    long src = -1;
+    size_t k, kc;
+
+    if (sql->nitems != 1 || !sql->items[0].star)
+        return -1;
+    for (k = 0; k < sql->ntrefs; k++)
+        if (sql->trefs[k].scope == sc && (src >= 0 || !is_sharded(r, k)))
+            return -1; /* one table only: the star would cover the others' columns too */
+        else if (sql->trefs[k].scope == sc)
+            src = (long)k;
+    for (kc = 0; kc < sql->ncolumns && strcasecmp(sql->columns[kc], t->cfg->shard_key); kc++)
+        ;
+    if (src < 0 || kc == sql->ncolumns ||
+        (cols = atomic_load(&((dal_table_t *)r->rt->tables[src])->columns)) == NULL ||
+        kc >= cols->n || strcasecmp(cols->names[kc], r->rt->tables[src]->cfg->shard_key) != 0)
+        return -1;
+    return src;
+}
+
 /* How the target's rows are placed: *src the source tref whose table each
  * row comes from, or *fixed the one position of them all. */
 static int into_plan(router_t *r, size_t into, long *src, int64_t *fixed)
@@ -1251,6 +1284,9 @@ static int into_plan(router_t *r, size_t into, long *src, int64_t *fixed)
         return rc;
     }
     if (it != NULL && (*src = item_key_tref(r, it, insert_select_scope(sql))) >= 0 &&
+        colocated(t, r->rt->tables[*src]))
+        return 0;
+    if ((*src = star_key_tref(r, into, insert_select_scope(sql))) >= 0 &&
         colocated(t, r->rt->tables[*src]))
         return 0;
     *src = -1;

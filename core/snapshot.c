@@ -14,6 +14,7 @@
 #include "monitor.h"
 #include "pool.h"
 #include "snapshot.h"
+#include "columns.h"
 
 #ifndef DAL_PLUGIN_DIR_DEFAULT
 #define DAL_PLUGIN_DIR_DEFAULT "/usr/local/lib/dal/plugins"
@@ -404,6 +405,7 @@ static void destroy(dal_snapshot_t *s)
         dal_plugin_params_free(t->params);
         /* after destroy: the instance's code lives in this .so */
         dal_plugin_lib_unref(t->lib);
+        dal_table_columns_free(t);
         free(t->nodes);
     }
     for (i = 0; i < s->nnodes; i++)

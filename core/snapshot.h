@@ -94,6 +94,8 @@ typedef struct dal_table {
     void *strategy;                  /* instance, owned via ops->destroy */
     dal_plugin_params_t *params;     /* owned */
     struct dal_host host;
+    _Atomic(struct dal_columns *) columns; /* owned, learned on first use (columns.h);
+                                              NULL until then */
 } dal_table_t;
 
 typedef struct dal_snapshot {

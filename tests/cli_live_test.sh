@@ -28,6 +28,12 @@ for i in 0 1 2 3; do
     [ "$n" = 2 ] || fail "node $i has $n cli_food tables, want 2"
 done
 
+# check --online: the columns dal learns for an INSERT without a column list
+out=$("$DAL_BIN" -c "$ini" check --online) || fail "check --online"
+echo "$out" | grep -qx 'cli_food: id, poi, name' || fail "check --online columns: $out"
+out=$("$DAL_BIN" -c "$ini" check --online --json) || fail "check --online --json"
+[ "$(echo "$out" | json_get '",".join(d["columns"]["cli_food"])')" = "id,poi,name" ] || fail "check --online --json: $out"
+
 # insert with params, read back as JSON, check where it landed
 for poi in 3 13 22 31; do
     out=$("$DAL_BIN" -c "$ini" exec --json --shard-value "$poi" "INSERT INTO cli_food (id, poi, name) VALUES (?, ?, ?)" "$poi" "$poi" "dish '$poi'") || fail "insert $poi"

@@ -57,6 +57,14 @@ static char *make_ini(void)
              "table_shard_num = 100\n"
              "shard_key = wm_poi_id\n"
              "strategy = mod\n"
+             "binding = food\n"
+             "[table wm_food_copy]\n"
+             "datasource = dbProductSku\n"
+             "db_shard_num = 4\n"
+             "table_shard_num = 100\n"
+             "shard_key = wm_poi_id\n"
+             "strategy = mod\n"
+             "binding = food\n"
              "[table wm_order]\n"
              "datasource = dbProductSku\n"
              "db_shard_num = 4\n"
@@ -491,6 +499,68 @@ START_TEST(test_multirow_insert)
 }
 END_TEST
 
+/* An INSERT without a column list: dal learns wm_food's column order from
+ * its first physical table, finds the shard key by position, splits the
+ * rows; INSERT ... SELECT * copies rows shard by shard between tables of
+ * one layout. */
+static void record_columns(void *user, const char *table, const char *const *cols, size_t n)
+{
+    char *out = user;
+    size_t i;
+
+    strcat(out, table);
+    for (i = 0; i < n; i++) {
+        strcat(out, i ? "," : ":");
+        strcat(out, cols[i]);
+    }
+    strcat(out, ";");
+}
+
+START_TEST(test_insert_without_columns)
+{
+    static const long long pois[] = {5, 30, 55, 180};
+    char cols[1024] = "";
+    dal_error_t err;
+    uint64_t n = 0;
+    size_t i;
+
+    must(dal_exec(dal, NULL, "INSERT INTO wm_food VALUES (700001, 5, 'nc', 1.5, NULL), "
+                  "(700002, 30, 'nc', 2, NULL), (700003, 55, 'nc', 3, NULL), "
+                  "(700004, 180, 'nc', 4, NULL)", NULL, 0, &n, &err), &err, "insert no columns");
+    ck_assert_uint_eq(n, 4);
+    for (i = 0; i < 4; i++) {
+        int t = (int)(pois[i] % 100), node = t / 25;
+        char q[256], db[32];
+        snprintf(db, sizeof db, "product_%d", node);
+        snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE id = %zu AND name = 'nc'",
+                 t, 700001 + i);
+        ck_assert_msg(direct_scalar(node, db, q) == 1, "row %zu not in %s.wm_food_%d", i, db, t);
+    }
+    must(dal_table_columns(dal, "wm_food", record_columns, cols, &err), &err, "columns");
+    ck_assert_str_eq(cols, "wm_food:id,wm_poi_id,name,price,note;");
+    /* rows copied shard by shard: each stays on its own shard */
+    must(dal_exec(dal, NULL, "CREATE TABLE wm_food_copy LIKE wm_food", NULL, 0, NULL, &err),
+         &err, "create copy");
+    must(dal_exec(dal, NULL, "INSERT INTO wm_food_copy SELECT * FROM wm_food WHERE name = 'nc'",
+                  NULL, 0, &n, &err), &err, "insert select star");
+    ck_assert_uint_eq(n, 4);
+    for (i = 0; i < 4; i++) {
+        int t = (int)(pois[i] % 100), node = t / 25;
+        char q[256], db[32];
+        snprintf(db, sizeof db, "product_%d", node);
+        snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_copy_%d WHERE id = %zu", t,
+                 700001 + i);
+        ck_assert_msg(direct_scalar(node, db, q) == 1, "copy %zu not in %s.wm_food_copy_%d", i,
+                      db, t);
+    }
+    /* columns that would move a row to another shard are refused */
+    ck_assert_int_eq(dal_exec(dal, NULL, "INSERT INTO wm_food_copy SELECT id, price, name, "
+                              "wm_poi_id, note FROM wm_food", NULL, 0, NULL, &err),
+                     DAL_EUNSUPPORTED);
+    must(dal_exec(dal, NULL, "DROP TABLE wm_food_copy", NULL, 0, NULL, &err), &err, "drop copy");
+}
+END_TEST
+
 static long long count_poi(long long poi)
 {
     int t = (int)(poi % 100), node = t / 25;
@@ -864,6 +934,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_range_and_hash);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_multirow_insert);
+    tcase_add_test(tc, test_insert_without_columns);
     tcase_add_test(tc, test_transactions);
     tcase_add_test(tc, test_metrics_end_to_end);
     tcase_add_test(tc, test_generated_ids);

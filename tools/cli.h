@@ -39,6 +39,7 @@ typedef struct cli {
     const char *shard_value; /* --shard-value text; NULL: none */
     const char *datasource;  /* --datasource NAME; NULL: routed */
     int json;                /* --json */
+    int online;              /* check --online */
     int verbose;             /* -v: pass info and debug messages too */
     int help;                /* --help */
     int version;             /* --version */

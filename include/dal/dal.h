@@ -451,6 +451,25 @@ DAL_API const char *dal_plan_role(const dal_plan_t *p, size_t i);
 DAL_API const char *dal_plan_kind(const dal_plan_t *p);
 DAL_API void dal_plan_free(dal_plan_t *p);
 
+/* ---------------------------------------------------------------- columns */
+
+/*
+ * The columns of a logical table as dal uses them for an INSERT without a
+ * column list: in the order of the table's first physical table, learned
+ * from its server (information_schema) once per configuration in force and
+ * kept until the next reload.  Tables dal looks into are the sharded ones and
+ * those with an id_column.  fn is called once per table (table: that one
+ * name, or NULL for every such table, in configuration order) with the
+ * table's name and columns, both borrowed for the call only.  Returns 0, or
+ * the first failure (err names the table, the physical table and the
+ * datasource); fn may have been called for the tables before it.
+ * Thread-safe.
+ */
+typedef void (*dal_columns_fn)(void *user, const char *table, const char *const *columns,
+                               size_t ncolumns);
+DAL_API int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *user,
+                              dal_error_t *err);
+
 /* ---------------------------------------------------------------- plugins */
 
 /*
