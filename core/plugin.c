@@ -12,7 +12,28 @@
 #include "plugin.h"
 
 /* The descriptor as ABI 1 defined it: anything smaller cannot be read. */
-#define DESC_MIN_SIZE (offsetof(dal_plugin_t, ops) + sizeof(void *))
+#define DESC_MIN_SIZE DAL_FIELD_END(dal_plugin_t, ops)
+
+/*
+ * The ABI is binary: a plugin built against an older <dal/plugin.h> reads
+ * this dal's structs at its own offsets, and plugin.h quotes "since size
+ * N" for later fields.  Pin ABI 1's layout (64-bit figures) so that a
+ * field moved or inserted in the middle fails the build instead.
+ */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(dal_plugin_t) == 56, "dal_plugin_t layout changed");
+_Static_assert(sizeof(dal_shard_ops_t) == 40, "dal_shard_ops_t layout changed");
+_Static_assert(sizeof(dal_idgen_ops_t) == 32, "dal_idgen_ops_t layout changed");
+_Static_assert(sizeof(dal_pool_ops_t) == 48, "dal_pool_ops_t layout changed");
+_Static_assert(sizeof(dal_monitor_ops_t) == 32, "dal_monitor_ops_t layout changed");
+_Static_assert(DAL_FIELD_END(dal_host_api_t, now_ns) == 176, "ABI 1 host API moved");
+_Static_assert(DAL_FIELD_END(dal_host_api_t, current_statement) == 184,
+               "plugin.h: current_statement is since size 184");
+_Static_assert(DAL_FIELD_END(dal_host_api_t, emit) == 192, "plugin.h: emit is since size 192");
+_Static_assert(DAL_FIELD_END(dal_event_t, mysql_errno) == 88, "ABI 1 dal_event_t moved");
+_Static_assert(DAL_FIELD_END(dal_event_t, labels_gen) == 92,
+               "plugin.h: labels_gen is since size 92");
+#endif
 
 const char *dal_plugin_kind_name(int kind)
 {
@@ -97,24 +118,27 @@ static int check_ops(const char *path, const dal_plugin_t *d, dal_error_t *err)
     switch (d->kind) {
     case DAL_PLUGIN_SHARD: {
         const dal_shard_ops_t *o = d->ops;
-        ok = o->struct_size >= offsetof(dal_shard_ops_t, locate_range) && o->create &&
-             o->destroy && o->locate;
+        /* locate_range is optional (NULL) but its slot is ABI 1's: the
+         * router reads it */
+        ok = DAL_HAS_FIELD(dal_shard_ops_t, o, locate_range) && o->create && o->destroy &&
+             o->locate;
         break;
     }
     case DAL_PLUGIN_IDGEN: {
         const dal_idgen_ops_t *o = d->ops;
-        ok = o->struct_size >= sizeof *o && o->create && o->destroy && o->next;
+        ok = DAL_HAS_FIELD(dal_idgen_ops_t, o, next) && o->create && o->destroy && o->next;
         break;
     }
     case DAL_PLUGIN_POOL: {
         const dal_pool_ops_t *o = d->ops;
-        ok = o->struct_size >= offsetof(dal_pool_ops_t, stats) && o->create && o->destroy &&
+        ok = DAL_HAS_FIELD(dal_pool_ops_t, o, stats) && o->create && o->destroy &&
              o->acquire && o->release;
         break;
     }
     case DAL_PLUGIN_MONITOR: {
         const dal_monitor_ops_t *o = d->ops;
-        ok = o->struct_size >= sizeof *o && o->create && o->destroy && o->on_event;
+        ok = DAL_HAS_FIELD(dal_monitor_ops_t, o, on_event) && o->create && o->destroy &&
+             o->on_event;
         break;
     }
     }

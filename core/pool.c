@@ -229,7 +229,7 @@ void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
     memset(out, 0, sizeof *out);
     if (p == NULL)
         dal_connpool_stats(&srv->pool, out);
-    else if (p->ops->struct_size >= sizeof(dal_pool_ops_t) && p->ops->stats != NULL)
+    else if (DAL_HAS_FIELD(dal_pool_ops_t, p->ops, stats) && p->ops->stats != NULL)
         p->ops->stats(p->inst, out);
 }
 

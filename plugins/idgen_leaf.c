@@ -386,8 +386,7 @@ static void report(const leaf_t *l, const range_t *r, uint64_t t0, int rc)
 {
     dal_event_t ev;
 
-    if (l->api->struct_size < offsetof(dal_host_api_t, emit) + sizeof l->api->emit ||
-        l->api->emit == NULL)
+    if (!DAL_HAS_FIELD(dal_host_api_t, l->api, emit) || l->api->emit == NULL)
         return;
     memset(&ev, 0, sizeof ev);
     ev.struct_size = sizeof ev;

@@ -259,7 +259,7 @@ static int memo_is(const memo_t *m, const registry_t *r, uint32_t gen, group_t g
 static series_t *series_of(registry_t *r, const dal_event_t *ev, group_t g, const char *a,
                            const char *b)
 {
-    uint32_t gen = DAL_EVENT_HAS(ev, labels_gen) ? ev->labels_gen : 0;
+    uint32_t gen = DAL_HAS_FIELD(dal_event_t, ev, labels_gen) ? ev->labels_gen : 0;
     uint64_t h;
     memo_t *set;
     series_t *s;

@@ -211,9 +211,7 @@ static void stamp_borrower(const pool_t *p, entry_t *e)
     const dal_host_api_t *api = p->api;
 
     e->taken_by[0] = '\0';
-    if (api->struct_size >= offsetof(dal_host_api_t, current_statement) +
-                                sizeof api->current_statement &&
-        api->current_statement != NULL)
+    if (DAL_HAS_FIELD(dal_host_api_t, api, current_statement) && api->current_statement != NULL)
         api->current_statement(e->taken_by, sizeof e->taken_by);
 }
 

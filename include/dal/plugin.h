@@ -21,8 +21,12 @@
  * Compatibility rules:
  *   - DAL_PLUGIN_ABI_VERSION changes only when an existing field or op
  *     changes meaning; dal refuses a plugin built for another ABI version.
- *   - Structs and ops tables only grow at the end.  Each starts with its
- *     size, so the host can tell which fields a plugin knows about.
+ *   - Structs and ops tables only grow at the end; no field moves or
+ *     changes size.  Each starts with its size, so the reader can tell
+ *     which fields the writer knew about.
+ *     A field added after ABI 1's first release is marked "since size N":
+ *     it exists when struct_size >= N (N for 64-bit platforms).  Test for it
+ *     with DAL_HAS_FIELD(), which works on any platform.
  *
  * Instances: create() makes an instance (owned by dal, freed with destroy()).
  * dal never unloads a .so while an instance made from it is alive.  Unless an
@@ -42,6 +46,25 @@ extern "C" {
 
 /* The name of the one symbol a plugin exports. */
 #define DAL_PLUGIN_ENTRY_SYMBOL "dal_plugin_entry"
+
+/* The struct_size from which field of type exists: the end of the field. */
+#define DAL_FIELD_END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/*
+ * Whether *ptr, a struct of type filled by the other side (the host's API
+ * table or event for a plugin, a plugin's ops table for the host), has
+ * field: true when the struct_size it was built with reaches the field's
+ * end.  Use it before reading a field marked "since size N":
+ *
+ *     if (DAL_HAS_FIELD(dal_host_api_t, api, emit) && api->emit != NULL)
+ *         api->emit(host, &ev);
+ *
+ * Fields of ABI 1's first release are always there: dal refuses
+ * descriptors and ops tables shorter than that (an optional op's slot
+ * included: set struct_size with sizeof), and never builds a shorter API
+ * table or event.
+ */
+#define DAL_HAS_FIELD(type, ptr, field) ((size_t)(ptr)->struct_size >= DAL_FIELD_END(type, field))
 
 typedef enum dal_plugin_kind {
     DAL_PLUGIN_SHARD = 1,   /* shard strategy: key value -> (db, table) position */
@@ -91,7 +114,8 @@ typedef struct dal_event dal_event_t;
 
 /*
  * Services dal offers to plugins.  The table is static and outlives every
- * instance.  Check struct_size before using a field added after ABI 1.
+ * instance.  struct_size is the host's sizeof(dal_host_api_t): 176 (64-bit)
+ * for ABI 1's first release; test later fields with DAL_HAS_FIELD.
  */
 typedef struct dal_host_api {
     uint32_t abi_version;
@@ -140,7 +164,7 @@ typedef struct dal_host_api {
     /* Monotonic clock in nanoseconds. */
     uint64_t (*now_ns)(void);
 
-    /* Added after ABI 1 was first published: check struct_size before use.
+    /* Since size 184: DAL_HAS_FIELD(dal_host_api_t, api, current_statement).
      * What the calling thread is running, as "trace_id=ID SQL" or "SQL"
      * (SQL normalised: literals replaced by ?), copied into buf,
      * NUL-terminated and truncated to cap.  Returns the length written, 0
@@ -148,7 +172,7 @@ typedef struct dal_host_api {
      * can name the statement that took the connection. */
     size_t (*current_statement)(char *buf, size_t cap);
 
-    /* Added after ABI 1 was first published: check struct_size before use.
+    /* Since size 192: DAL_HAS_FIELD(dal_host_api_t, api, emit).
      * Hand ev to the monitors of the configuration the instance belongs
      * to: how an ID generator reports each segment of IDs it fetched, or
      * failed to fetch (DAL_EVENT_IDGEN, see docs/plugins.md).  ev and its
@@ -255,7 +279,10 @@ typedef enum dal_event_type {
     DAL_EVENT_IDGEN = 6      /* an ID generator fetched a segment of IDs */
 } dal_event_type_t;
 
-/* One event.  Every pointer is borrowed for the duration of on_event and may be NULL. */
+/* One event.  Every pointer is borrowed for the duration of on_event and may
+ * be NULL.  struct_size is the sender's sizeof(dal_event_t): 88 (64-bit) for
+ * ABI 1's first release; test later fields with DAL_HAS_FIELD.  A plugin
+ * that sends events (api->emit) sets it to sizeof(dal_event_t). */
 struct dal_event {
     uint32_t struct_size;
     dal_event_type_t type;
@@ -271,8 +298,8 @@ struct dal_event {
     int error_code;             /* DAL_E* or 0 */
     unsigned int mysql_errno;
     /*
-     * Added after ABI 1 was first published: read it only when
-     * DAL_EVENT_HAS(ev, labels_gen).  When nonzero, it vouches for the
+     * Since size 92: DAL_HAS_FIELD(dal_event_t, ev, labels_gen).
+     * When nonzero, it vouches for the
      * label strings: among events with the same nonzero labels_gen, equal
      * kind, table, datasource or server pointers point to equal text, so
      * a monitor may remember what it looked up by those pointers instead of
@@ -283,10 +310,8 @@ struct dal_event {
     uint32_t labels_gen;
 };
 
-/* Whether ev (from a host of any version) has the field: true when the
- * host's dal_event_t was long enough to include it. */
-#define DAL_EVENT_HAS(ev, field) \
-    ((ev)->struct_size >= offsetof(dal_event_t, field) + sizeof((ev)->field))
+/* DAL_HAS_FIELD for events, kept for monitors written against it. */
+#define DAL_EVENT_HAS(ev, field) DAL_HAS_FIELD(dal_event_t, ev, field)
 
 typedef struct dal_monitor_ops {
     uint32_t struct_size;
