@@ -222,12 +222,6 @@ void dal_conn_mark_dirty(dal_conn_t *c)
     c->dirty = 1;
 }
 
-void dal_conn_note_state(dal_conn_t *c)
-{
-    if (session_dirty(c))
-        c->dirty = 1;
-}
-
 void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
                        unsigned int max_idle)
 {
@@ -280,10 +274,11 @@ void dal_connpool_flush(dal_connpool_t *p)
 static _Thread_local char this_thread DAL_TLS_SMALL;
 
 /* How far down the idle stack to look for the calling thread's own
- * connection: the server thread behind it last ran next to this client
- * thread, and handing it to another thread makes the server wake up on
- * the other CPU -- measured to cost a third of the throughput at 2 threads
- * on a 2-CPU VM.  A short look keeps acquire O(1). */
+ * connection.  The server thread behind that connection last ran next to
+ * this client thread; handing the connection to another client thread
+ * makes the server wake up on another CPU, with cold caches and a
+ * cross-CPU wakeup on every round trip, which costs far more than the
+ * scan.  The scan is bounded so that acquire stays O(1). */
 #define AFFINITY_SCAN 8
 
 /* Unlink and return an idle connection, the caller's own if one is near

@@ -36,7 +36,7 @@ struct dal_conn {
     int no_backslash_escapes;          /* server's sql_mode, read at connect */
     uint64_t created_ns;
     struct dal_conn *next;             /* idle-stack link */
-    uint64_t borrows;                  /* times handed out by dal_node_acquire */
+    uint64_t borrows;                  /* times handed out by dal_server_acquire */
     int tracked;                       /* the server flags session state changes */
     int dirty;                         /* state left behind that the flags may not show */
     const dal_url_t *url;              /* the server's URL, inside ds */
@@ -64,9 +64,10 @@ int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t
 void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
                       uint32_t read_timeout_ms);
 /* After a statement on c: if it committed a transaction that the server
- * gave a GTID, store it in *out and return 1, else 0.  A GTID that changed
- * alone is not a session change the next borrower must be protected from,
- * so it no longer counts for dal_conn_reset. */
+ * gave a GTID, store it in *out and return 1, else 0.  A new GTID alone is
+ * not a session change the next borrower must be protected from: when it
+ * is the only change, the change flag is cleared so that dal_conn_reset
+ * does not go to the server for it. */
 int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
 void dal_conn_close(dal_conn_t *c);
 /* 0 if alive. */
@@ -80,10 +81,6 @@ int dal_conn_reset(dal_conn_t *c, dal_error_t *err);
  * (user variables set in a SELECT, GET_LOCK): the next reset must go to the
  * server. */
 void dal_conn_mark_dirty(dal_conn_t *c);
-/* Remember the session changes of the statement just run.  Needed only when
- * one borrower runs several statements: dal_conn_reset sees the flags of the
- * last one by itself. */
-void dal_conn_note_state(dal_conn_t *c);
 /* Fill err from the connection's last error, naming the datasource. */
 int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err);
 

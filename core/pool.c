@@ -74,11 +74,6 @@ void dal_url_address(const dal_url_t *u, char *out, size_t cap)
         snprintf(out, cap, "%s:%u", u->host, u->port);
 }
 
-void dal_node_address(const dal_node_t *node, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", node->master.address);
-}
-
 static int pool_create(struct dal_snapshot *s, dal_server_t *srv, struct dal_pool *p,
                        dal_error_t *err)
 {
@@ -231,21 +226,6 @@ void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
         dal_connpool_stats(&srv->pool, out);
     else if (DAL_HAS_FIELD(dal_pool_ops_t, p->ops, stats) && p->ops->stats != NULL)
         p->ops->stats(p->inst, out);
-}
-
-int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err)
-{
-    return dal_server_acquire(&node->master, out, reused, err);
-}
-
-void dal_node_release(dal_node_t *node, dal_conn_t *c, int reusable)
-{
-    dal_server_release(&node->master, c, reusable);
-}
-
-void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out)
-{
-    dal_server_pool_stats(&node->master, out);
 }
 
 /* ------------------------------------------------ statement for leak reports */

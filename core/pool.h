@@ -27,15 +27,9 @@ void dal_server_flush(dal_server_t *srv);
  * plugin has no stats op.  Thread-safe. */
 void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out);
 
-/* The same for a node's master. */
-int dal_node_acquire(dal_node_t *node, dal_conn_t **out, int *reused, dal_error_t *err);
-void dal_node_release(dal_node_t *node, dal_conn_t *c, int reusable);
-void dal_node_pool_stats(dal_node_t *node, dal_pool_stats_t *out);
-
-/* The node's master as "host:port" (or its socket path): the `server` of
- * pool plugin instances and of monitor events, without user or password. */
-void dal_node_address(const dal_node_t *node, char *out, size_t cap);
-/* The same for any URL. */
+/* u as "host:port" (or its socket path), without user or password: what
+ * fills dal_server_t.address, the `server` of pool plugin instances and of
+ * monitor events. */
 void dal_url_address(const dal_url_t *u, char *out, size_t cap);
 
 /*

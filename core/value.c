@@ -213,20 +213,3 @@ int dal_value_as_count(const dal_value_t *v, uint64_t *out)
         return -1;
     }
 }
-
-int dal_value_equal(const dal_value_t *a, const dal_value_t *b)
-{
-    if (a->type != b->type)
-        return 0;
-    switch (a->type) {
-    case DAL_TYPE_NULL: return 1;
-    case DAL_TYPE_INT: return a->v.i == b->v.i;
-    case DAL_TYPE_UINT: return a->v.u == b->v.u;
-    case DAL_TYPE_DOUBLE: return a->v.d == b->v.d;
-    case DAL_TYPE_STRING:
-    case DAL_TYPE_BLOB:
-        return a->v.s.len == b->v.s.len &&
-               (a->v.s.len == 0 || memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0);
-    }
-    return 0;
-}

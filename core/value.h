@@ -39,7 +39,4 @@ const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap);
  */
 int dal_value_as_count(const dal_value_t *v, uint64_t *out);
 
-/* Non-zero if a and b are the same value (type and content). */
-int dal_value_equal(const dal_value_t *a, const dal_value_t *b);
-
 #endif /* DAL_CORE_VALUE_H */

@@ -8,7 +8,7 @@
  *
  * `test_monitor live OUTDIR` (tests/pool_monitor_test.sh): dal_open with
  * both monitors and a pool over a real cluster, a known workload run
- * through dal_node_acquire with its events emitted the way the core emits
+ * through dal_server_acquire with its events emitted the way the core emits
  * them, then /metrics scraped and checked by value; the scrape and the slow
  * log are left in OUTDIR for promtool and a JSON parser.
  */
@@ -857,7 +857,7 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
 
     dal_sql_normalize(raw, strlen(raw), sql, sizeof sql);
     dal_pool_set_statement(sql, "trace-live");
-    ck_assert_msg(dal_node_acquire(node, &c, &reused, &err) == 0, "%s", err.message);
+    ck_assert_msg(dal_server_acquire(&node->master, &c, &reused, &err) == 0, "%s", err.message);
     if (mysql_query(&c->mysql, raw) != 0) {
         ex.error_code = DAL_ESERVER;
         ex.mysql_errno = mysql_errno(&c->mysql);
@@ -865,9 +865,9 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
     r = mysql_store_result(&c->mysql);
     ex.rows = r ? mysql_num_rows(r) : mysql_affected_rows(&c->mysql);
     mysql_free_result(r);
-    dal_node_release(node, c, 1);
+    dal_server_release(&node->master, c, 1);
     dal_pool_set_statement(NULL, NULL);
-    dal_node_address(node, server, sizeof server);
+    snprintf(server, sizeof server, "%s", node->master.address);
     ex.kind = kind;
     ex.table = table;
     ex.datasource = node->cfg->name;
@@ -931,7 +931,7 @@ START_TEST(live_metrics_after_a_known_workload)
     ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
     ck_assert_double_eq(tu_metric(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
-    dal_node_address(node, server, sizeof server);
+    snprintf(server, sizeof server, "%s", node->master.address);
     snprintf(want, sizeof want, "dal_executions_total{datasource=\"ds0\",server=\"%s\"}", server);
     ck_assert_double_eq(tu_metric(m, want), 38);
     snprintf(want, sizeof want,
