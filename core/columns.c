@@ -9,7 +9,6 @@
 #include "buf.h"
 #include "columns.h"
 #include "exec.h"
-#include "route.h"
 #include "sql_lex.h"
 
 static const char columns_sql[] =

@@ -18,13 +18,6 @@
 #include "snapshot.h"
 #include "sql.h"
 
-/* A table's column names in order: one block, owned by the table's
- * snapshot (freed by dal_table_columns_free). */
-typedef struct dal_columns {
-    size_t n;
-    char *names[]; /* n names, each pointing into the same block */
-} dal_columns_t;
-
 /* The columns of t (borrowed: t must stay alive; so must its snapshot),
  * learned on first use and kept with t.  *out is borrowed from t.  Safe
  * from any number of threads; two first uses may both ask the server, one

@@ -8,7 +8,7 @@
 
 #include "conn.h"
 #include "error.h"
-#include "host.h"
+#include "clock.h"
 
 static uint64_t mono_ns(void)
 {

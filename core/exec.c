@@ -9,7 +9,7 @@
 
 #include "error.h"
 #include "exec.h"
-#include "host.h"
+#include "clock.h"
 #include "monitor.h"
 #include "pool.h"
 #include "replica.h"

@@ -34,7 +34,7 @@
 
 #include "error.h"
 #include "health.h"
-#include "host.h"
+#include "clock.h"
 #include "log.h"
 
 /* _cont calls that cutting a probe short may take (each returns at once on

@@ -12,10 +12,8 @@
 #include <string.h>
 
 #include "buf.h"
-#include "dal_int.h"
 #include "error.h"
 #include "exec.h"
-#include "host.h"
 #include "idgen.h"
 #include "plugin.h"
 
@@ -76,7 +74,7 @@ static int init_gen(dal_snapshot_t *s, dal_idgen_set_t *set, dal_idgen_t *g,
     rc = dal_plugin_params_build(g->lib, role, &c->params, path, c->line, &g->params, err);
     if (rc != 0)
         return rc;
-    rc = g->ops->create(dal_host_api(), &g->host, c->name, g->params, &g->inst, err);
+    rc = g->ops->create(dal_plugin_host_api(), &g->host, c->name, g->params, &g->inst, err);
     if (rc != 0) {
         g->inst = NULL;
         dal_err_prefix(err, "%s:%d: ID generator plugin '%s' (%s) failed to initialise for "
@@ -161,19 +159,6 @@ int dal_idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, s
         return dal_err_set(err, DAL_EINVAL, "no ID generator '%s' (no [idgen %s] section)",
                            name, name);
     return dal_idgen_draw(g, ids, n, err);
-}
-
-int dal_next_ids(dal_t *dal, const char *idgen, int64_t *ids, size_t n, dal_error_t *err)
-{
-    dal_snapshot_t *s;
-    int rc;
-
-    if (dal == NULL || idgen == NULL || (ids == NULL && n > 0))
-        return dal_err_set(err, DAL_EINVAL, "dal_next_ids: NULL argument");
-    s = dal_snapshot_acquire(dal);
-    rc = dal_idgen_next(s->idgens, idgen, ids, n, err);
-    dal_snapshot_unref(s);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -320,23 +305,20 @@ static int setup_one(setup_t *su, const char *override, dal_idgen_setup_fn fn, v
     return 0;
 }
 
-int dal_setup_idgens(dal_t *dal, const char *datasource, dal_idgen_setup_fn fn, void *user,
-                     dal_error_t *err)
+int dal_idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
+                    void *user, dal_error_t *err)
 {
     setup_t su;
     size_t i;
     int rc = 0;
 
-    if (dal == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_setup_idgens: NULL handle");
     memset(&su, 0, sizeof su);
-    su.snap = dal_snapshot_acquire(dal);
+    su.snap = snap;
     if (datasource != NULL && dal_snapshot_node(su.snap, datasource) == NULL)
         rc = dal_err_set(err, DAL_EROUTE, "datasource '%s' is not defined", datasource);
     for (i = 0; rc == 0 && su.snap->idgens != NULL && i < su.snap->idgens->n; i++) {
         su.gen = &su.snap->idgens->gens[i];
         rc = setup_one(&su, datasource, fn, user, err);
     }
-    dal_snapshot_unref(su.snap);
     return rc;
 }

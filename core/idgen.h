@@ -42,4 +42,9 @@ int dal_idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, s
 
 /* dal_next_ids and dal_setup_idgens are public: see dal/dal.h. */
 
+/* dal_setup_idgens on snap (borrowed): create what the ID generators keep
+ * in a database, on datasource (or each generator's own when NULL). */
+int dal_idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
+                    void *user, dal_error_t *err);
+
 #endif /* DAL_CORE_IDGEN_H */

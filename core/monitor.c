@@ -10,7 +10,8 @@
 #include <time.h>
 
 #include "error.h"
-#include "host.h"
+#include "plugin.h"
+#include "clock.h"
 #include "monitor.h"
 #include "pool.h"
 #include "sql_lex.h"
@@ -74,7 +75,7 @@ static int monitor_create(dal_monitor_set_t *set, monitor_t *m, const dal_cfg_mo
     rc = dal_plugin_params_build(m->lib, c->name, &c->params, cfg->path, c->line, &m->params, err);
     if (rc != 0)
         return rc;
-    rc = m->ops->create(dal_host_api(), &m->host, m->params, &m->inst, err);
+    rc = m->ops->create(dal_plugin_host_api(), &m->host, m->params, &m->inst, err);
     if (rc != 0) {
         m->inst = NULL;
         dal_err_prefix(err, "%s:%d: monitor plugin '%s' (%s) failed to initialise for [monitor %s]",

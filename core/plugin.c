@@ -298,3 +298,15 @@ int dal_plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char 
                            kname, name, kname, name, plugin_path);
     return dal_plugin_lib_load(found, out, err);
 }
+
+static const dal_host_api_t *host_api;
+
+void dal_plugin_set_host_api(const dal_host_api_t *api)
+{
+    host_api = api;
+}
+
+const dal_host_api_t *dal_plugin_host_api(void)
+{
+    return host_api;
+}

@@ -70,4 +70,11 @@ size_t dal_params_int_list(const dal_plugin_params_t *p, const char *name, const
 size_t dal_params_string_list(const dal_plugin_params_t *p, const char *name,
                               const char *const **vals);
 
+/* The host API table every plugin instance is created with.  It lives in
+ * host.c, which calls into execution, pools and monitors; the modules that
+ * create instances sit below those, so the table is registered once by the
+ * library's initialisation instead of being included.  Borrowed, static. */
+void dal_plugin_set_host_api(const dal_host_api_t *api);
+const dal_host_api_t *dal_plugin_host_api(void);
+
 #endif /* DAL_CORE_PLUGIN_H */

@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "error.h"
-#include "host.h"
+#include "plugin.h"
+#include "clock.h"
 #include "pool.h"
 
 struct dal_pool {
@@ -93,7 +94,7 @@ static int pool_create(struct dal_snapshot *s, dal_server_t *srv, struct dal_poo
         return rc;
     server.datasource = node->cfg->name;
     server.address = p->address;
-    rc = p->ops->create(dal_host_api(), &p->host, &server, p->params, &p->inst, err);
+    rc = p->ops->create(dal_plugin_host_api(), &p->host, &server, p->params, &p->inst, err);
     if (rc != 0) {
         p->inst = NULL;
         dal_err_prefix(err, "%s:%d: pool plugin '%s' (%s) failed to initialise for datasource %s",

@@ -23,6 +23,7 @@
 
 #include "dal_int.h"
 #include "error.h"
+#include "snapshot_build.h"
 #include "monitor.h"
 
 /* ------------------------------------------------------------ resharding */

@@ -5,7 +5,7 @@
 
 #include "error.h"
 #include "health.h"
-#include "host.h"
+#include "clock.h"
 #include "monitor.h"
 #include "pool.h"
 #include "replica.h"

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "columns.h"
 #include "config.h"
 #include "error.h"
 #include "route.h"
@@ -197,28 +196,6 @@ typedef struct route_req {
     int raw;                        /* hint raw: the text as written, on node */
 } route_req_t;
 
-const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
-{
-    /* every monitored execution names its table: no printf for it */
-    size_t n = strlen(t->cfg->name), d = 0;
-    uint32_t v = (uint32_t)pos;
-    char digits[10];
-
-    do {
-        digits[d++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    if (pos < 0 || n + 1 + d >= cap) {
-        snprintf(out, cap, "%s_%d", t->cfg->name, (int)pos);
-        return out;
-    }
-    memcpy(out, t->cfg->name, n);
-    out[n++] = '_';
-    while (d > 0)
-        out[n++] = digits[--d];
-    out[n] = '\0';
-    return out;
-}
 
 static const char *hint(const dal_sql_t *sql, const char *key)
 {

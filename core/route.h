@@ -95,7 +95,4 @@ void dal_routing_clear(dal_routing_t *rt);
  * (see dal_monitor_event_init). */
 void dal_routing_label_table(const dal_routing_t *rt, dal_event_t *ev);
 
-/* Physical table name "<logical>_<pos>" into out; returns out. */
-const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap);
-
 #endif /* DAL_CORE_ROUTE_H */

@@ -219,9 +219,9 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
 }
 
 /* BEGIN / COMMIT / ROLLBACK written as SQL. */
-static int txn_statement(dal_session_t *s, const dal_sql_t *sql, dal_result_t **out,
-                         dal_error_t *err)
+static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, dal_error_t *err)
 {
+    dal_session_t *s = owner;
     dal_sql_kind_t k = sql->kind;
     int rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
              : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
@@ -229,6 +229,12 @@ static int txn_statement(dal_session_t *s, const dal_sql_t *sql, dal_result_t **
     if (rc == 0 && (*out = dal_result_new()) == NULL)
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
     return rc;
+}
+
+/* A statement inside the transaction: on its connection. */
+static int run_held(void *owner, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    return run_in_txn(owner, &st->rt, st->params, st->nparams, out, err);
 }
 
 /* How the session's next statement picks its server. */
@@ -251,32 +257,18 @@ static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *op
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                                     dal_result_t **out, dal_error_t *err)
 {
-    dal_select_t sel;
-    dal_snapshot_t *snap;
-    dal_stmt_t st;
+    dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .sel = session_select(s),
+                          .txn_control = txn_statement, .owner = s};
     int rc;
 
     /* a transaction keeps the snapshot it began on */
-    snap = s->in_txn ? s->snap : dal_snapshot_acquire(s->dal);
-    if (s->in_txn)
-        dal_snapshot_ref(snap);
-    rc = dal_stmt_prepare(s->dal, snap, opts, sql, params, nparams, &st, err);
-    if (rc == 0 && dal_is_txn_control(st.sql->kind)) {
-        rc = txn_statement(s, st.sql, out, err);
-    } else if (rc == 0) {
-        sel = session_select(s);
-        rc = dal_stmt_select(&st, opts, &sel, err);
-        if (rc == 0 && s->in_txn) {
-            rc = run_in_txn(s, &st.rt, st.params, st.nparams, out, err);
-            dal_stmt_emit(&st, rc, *out);
-        } else if (rc == 0) {
-            rc = dal_stmt_run(&st, snap, out, err);
-        }
+    ctx.snap = s->in_txn ? s->snap : dal_snapshot_acquire(s->dal);
+    if (s->in_txn) {
+        dal_snapshot_ref(ctx.snap);
+        ctx.run_held = run_held;
     }
-    if (rc == 0 && s->in_txn)
-        dal_stmt_give_ids(&st, *out);
-    dal_stmt_clear(&st);
-    dal_snapshot_unref(snap);
+    rc = dal_stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    dal_snapshot_unref(ctx.snap);
     return rc;
 }
 

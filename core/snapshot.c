@@ -1,5 +1,6 @@
 /*
- * snapshot.c -- building the runtime from a config: nodes, tables, plugins.
+ * snapshot.c -- the runtime a configuration became: lookups, references,
+ * physical names.  Building one is snapshot_build.c's.
  */
 #include <ctype.h>
 #include <libgen.h>
@@ -8,20 +9,11 @@
 #include <string.h>
 
 #include "error.h"
-#include "health.h"
-#include "host.h"
-#include "idgen.h"
-#include "monitor.h"
-#include "pool.h"
 #include "snapshot.h"
-#include "columns.h"
 
 #ifndef DAL_PLUGIN_DIR_DEFAULT
 #define DAL_PLUGIN_DIR_DEFAULT "/usr/local/lib/dal/plugins"
 #endif
-
-/* Idle connections kept per node by the built-in cache. */
-#define NODE_MAX_IDLE 64
 
 const char *dal_default_plugin_dir(void)
 {
@@ -53,7 +45,7 @@ char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg)
 }
 
 /* FNV-1a over the lower-cased name: table names match case-insensitively. */
-static uint32_t name_hash(const char *s, size_t n, int fold)
+uint32_t dal_snapshot_name_hash(const char *s, size_t n, int fold)
 {
     uint32_t h = 2166136261u;
     size_t i;
@@ -75,7 +67,7 @@ static void index_put(uint32_t *index, size_t mask, uint32_t h, uint32_t value)
     index[i] = value;
 }
 
-static int build_indexes(dal_snapshot_t *s)
+int dal_snapshot_index(dal_snapshot_t *s)
 {
     size_t n = s->nnodes > s->ntables ? s->nnodes : s->ntables, cap = 16, i;
 
@@ -88,11 +80,12 @@ static int build_indexes(dal_snapshot_t *s)
         return -1;
     for (i = 0; i < s->nnodes; i++) {
         const char *name = s->nodes[i]->cfg->name;
-        index_put(s->node_index, s->index_mask, name_hash(name, strlen(name), 0), (uint32_t)i + 1);
+        index_put(s->node_index, s->index_mask, dal_snapshot_name_hash(name, strlen(name), 0),
+                  (uint32_t)i + 1);
     }
     for (i = 0; i < s->ntables; i++) {
         const char *name = s->tables[i].cfg->name;
-        index_put(s->table_index, s->index_mask, name_hash(name, strlen(name), 1),
+        index_put(s->table_index, s->index_mask, dal_snapshot_name_hash(name, strlen(name), 1),
                   (uint32_t)i + 1);
     }
     return 0;
@@ -100,7 +93,7 @@ static int build_indexes(dal_snapshot_t *s)
 
 const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name, size_t len)
 {
-    size_t i = name_hash(name, len, 1) & s->index_mask;
+    size_t i = dal_snapshot_name_hash(name, len, 1) & s->index_mask;
 
     for (; s->table_index[i] != 0; i = (i + 1) & s->index_mask) {
         const dal_table_t *t = &s->tables[s->table_index[i] - 1];
@@ -112,7 +105,7 @@ const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name,
 
 dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
 {
-    size_t len = strlen(name), i = name_hash(name, len, 0) & s->index_mask;
+    size_t len = strlen(name), i = dal_snapshot_name_hash(name, len, 0) & s->index_mask;
 
     for (; s->node_index[i] != 0; i = (i + 1) & s->index_mask) {
         dal_node_t *n = s->nodes[s->node_index[i] - 1];
@@ -120,346 +113,6 @@ dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
             return n;
     }
     return NULL;
-}
-
-/* The .so files used by this snapshot, loaded once each. */
-static int find_lib(dal_snapshot_t *s, dal_plugin_kind_t kind, const char *name,
-                    dal_plugin_lib_t **out, dal_error_t *err)
-{
-    size_t i;
-
-    for (i = 0; i < s->ntables; i++) {
-        dal_plugin_lib_t *lib = s->tables[i].lib;
-        if (lib && (int)lib->desc->kind == (int)kind && strcmp(lib->desc->name, name) == 0) {
-            dal_plugin_lib_ref(lib);
-            *out = lib;
-            return 0;
-        }
-    }
-    return dal_plugin_find(s->plugin_path, kind, name, out, err);
-}
-
-static int init_strategy(dal_snapshot_t *s, dal_table_t *t, dal_error_t *err)
-{
-    const dal_cfg_table_t *c = t->cfg;
-    dal_shard_table_t st;
-    int rc;
-
-    rc = find_lib(s, DAL_PLUGIN_SHARD, c->strategy, &t->lib, err);
-    if (rc != 0) {
-        dal_err_prefix(err, "%s:%d", s->cfg->path, c->strategy_line);
-        return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
-    }
-    t->ops = t->lib->desc->ops;
-    rc = dal_plugin_params_build(t->lib, "strategy", &c->strategy_params, s->cfg->path, c->line,
-                                 &t->params, err);
-    if (rc != 0)
-        return rc;
-    st.table = c->name;
-    st.datasource = c->datasource;
-    st.db_shard_num = c->db_shard_num;
-    st.table_shard_num = c->table_shard_num;
-    rc = t->ops->create(dal_host_api(), &t->host, &st, t->params, &t->strategy, err);
-    if (rc != 0) {
-        t->strategy = NULL;
-        dal_err_prefix(err, "%s:%d: shard plugin '%s' (%s) failed to initialise for table %s",
-                       s->cfg->path, c->strategy_line, c->strategy, t->lib->path, c->name);
-        return DAL_EPLUGIN;
-    }
-    return 0;
-}
-
-static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *c,
-                      dal_error_t *err)
-{
-    uint32_t i;
-    char name[256];
-
-    t->cfg = c;
-    t->host.log = s->log;
-    t->host.snap = s;
-    t->sharded = c->strategy != NULL;
-    t->tables_per_db = c->table_shard_num / c->db_shard_num;
-    snprintf(t->host.component, sizeof t->host.component, "shard_%s:%s",
-             c->strategy ? c->strategy : "-", c->name);
-    t->nodes = calloc(c->db_shard_num, sizeof *t->nodes);
-    if (t->nodes == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < c->db_shard_num; i++) {
-        if (c->kind != DAL_TABLE_SINGLE || t->sharded)
-            snprintf(name, sizeof name, "%s%u", c->datasource, i);
-        else
-            snprintf(name, sizeof name, "%s", c->datasource);
-        t->nodes[i] = dal_snapshot_node(s, name);
-        /* config.c already checked the group; this guards the invariant */
-        if (t->nodes[i] == NULL)
-            return dal_err_set(err, DAL_ECONFIG, "%s:%d: datasource '%s' is not defined",
-                               s->cfg->path, c->datasource_line, name);
-    }
-    return t->sharded ? init_strategy(s, t, err) : 0;
-}
-
-static int params_equal(const dal_cfg_params_t *a, const dal_cfg_params_t *b)
-{
-    size_t i, j;
-
-    if (a->n != b->n)
-        return 0;
-    for (i = 0; i < a->n; i++) {
-        for (j = 0; j < b->n; j++)
-            if (strcmp(a->items[i].name, b->items[j].name) == 0)
-                break;
-        if (j == b->n || strcmp(a->items[i].value, b->items[j].value) != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int str_same(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                        const dal_config_t *cb, const dal_cfg_datasource_t *b)
-{
-    size_t i;
-
-    if (strcmp(a->name, b->name) != 0 || !dal_url_equal(&a->master, &b->master) ||
-        a->connect_timeout_ms != b->connect_timeout_ms ||
-        a->read_timeout_ms != b->read_timeout_ms || a->nreplicas != b->nreplicas ||
-        a->load_balance != b->load_balance || a->max_replica_lag_ms != b->max_replica_lag_ms ||
-        a->health_check_ms != b->health_check_ms || a->read_your_writes != b->read_your_writes ||
-        a->ryw_window_ms != b->ryw_window_ms || !params_equal(&a->pool_params, &b->pool_params))
-        return 0;
-    for (i = 0; i < a->nreplicas; i++)
-        if (!dal_url_equal(&a->replicas[i].url, &b->replicas[i].url) ||
-            a->replicas[i].weight != b->replicas[i].weight)
-            return 0;
-    /* the pool plugin and its [dal] defaults shape the node too */
-    return str_same(ca->pool, cb->pool) && params_equal(&ca->pool_params, &cb->pool_params);
-}
-
-static void server_init(dal_node_t *n, dal_server_t *srv, int replica)
-{
-    srv->node = n;
-    srv->replica = replica;
-    srv->weight = replica < 0 ? 1 : n->cfg->replicas[replica].weight;
-    dal_url_address(dal_server_url(n->cfg, replica), srv->address, sizeof srv->address);
-    dal_connpool_init(&srv->pool, n->cfg, replica, NODE_MAX_IDLE);
-    /* the master is always there for writes; replicas earn their reads */
-    atomic_init(&srv->health, replica < 0 ? DAL_HEALTH_UP : DAL_HEALTH_UNKNOWN);
-    atomic_init(&srv->outstanding, 0);
-}
-
-static void server_destroy(dal_server_t *srv)
-{
-    dal_pool_destroy(srv);
-    dal_connpool_destroy(&srv->pool);
-}
-
-static void node_unref(dal_node_t *n)
-{
-    size_t i;
-
-    if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
-        return;
-    /* the checker reads the servers: it goes first */
-    dal_health_free(n->health);
-    for (i = 0; i < n->nreplicas; i++)
-        server_destroy(&n->replicas[i]);
-    server_destroy(&n->master);
-    pthread_mutex_destroy(&n->gtid_mu);
-    free(n->replicas);
-    dal_config_free(n->owner);
-    free(n);
-}
-
-/* Every server's pool plugin instance, master first. */
-static int build_pools(dal_snapshot_t *s, dal_node_t *n, dal_error_t *err)
-{
-    size_t i;
-    int rc = dal_pool_build(s, &n->master, err);
-
-    for (i = 0; rc == 0 && i < n->nreplicas; i++)
-        rc = dal_pool_build(s, &n->replicas[i], err);
-    return rc;
-}
-
-static int node_new(dal_snapshot_t *s, const dal_cfg_datasource_t *ds, dal_node_t **out,
-                    dal_error_t *err)
-{
-    dal_node_t *n = calloc(1, sizeof *n);
-    dal_server_t *replicas = calloc(ds->nreplicas ? ds->nreplicas : 1, sizeof *replicas);
-    size_t i;
-    int rc;
-
-    *out = NULL;
-    if (n == NULL || replicas == NULL) {
-        free(n);
-        free(replicas);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    }
-    atomic_init(&n->refs, 1);
-    n->ryw_key = name_hash(ds->name, strlen(ds->name), 0);
-    n->owner = dal_config_ref(s->cfg);
-    n->cfg = ds;
-    n->log = s->log;
-    atomic_init(&n->rr, 0);
-    pthread_mutex_init(&n->gtid_mu, NULL);
-    n->replicas = replicas;
-    n->nreplicas = ds->nreplicas;
-    server_init(n, &n->master, -1);
-    for (i = 0; i < n->nreplicas; i++)
-        server_init(n, &n->replicas[i], (int)i);
-    rc = build_pools(s, n, err);
-    if (rc == 0)
-        rc = dal_health_new(n, &n->health, err);
-    if (rc != 0) {
-        node_unref(n);
-        return rc;
-    }
-    *out = n;
-    return 0;
-}
-
-/* prev's node for ds, if its settings are unchanged: it keeps its pool. */
-static dal_node_t *reusable_node(const dal_snapshot_t *prev, const dal_config_t *cfg,
-                                 const dal_cfg_datasource_t *ds)
-{
-    size_t i;
-
-    for (i = 0; prev != NULL && i < prev->nnodes; i++) {
-        dal_node_t *n = prev->nodes[i];
-        if (strcmp(n->cfg->name, ds->name) == 0)
-            return dal_datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
-    }
-    return NULL;
-}
-
-static int build_nodes(dal_snapshot_t *s, const dal_snapshot_t *prev, dal_error_t *err)
-{
-    const dal_config_t *cfg = s->cfg;
-    size_t i;
-    int rc;
-
-    for (i = 0; i < cfg->ndatasources; i++, s->nnodes++) {
-        dal_node_t *n = reusable_node(prev, cfg, &cfg->datasources[i]);
-        if (n != NULL) {
-            atomic_fetch_add(&n->refs, 1);
-            s->nodes[i] = n;
-            s->nreused++;
-            continue;
-        }
-        rc = node_new(s, &cfg->datasources[i], &s->nodes[i], err);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-static int build(dal_snapshot_t *s, const char *override, const dal_snapshot_t *prev,
-                 dal_error_t *err)
-{
-    const dal_config_t *cfg = s->cfg;
-    size_t i;
-    int rc;
-
-    s->plugin_path = dal_plugin_path_resolve(override, cfg);
-    s->nodes = calloc(cfg->ndatasources ? cfg->ndatasources : 1, sizeof *s->nodes);
-    s->tables = calloc(cfg->ntables ? cfg->ntables : 1, sizeof *s->tables);
-    if (s->plugin_path == NULL || s->nodes == NULL || s->tables == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    rc = build_nodes(s, prev, err);
-    if (rc != 0)
-        return rc;
-    s->ntables = cfg->ntables;
-    for (i = 0; i < cfg->ntables; i++)
-        s->tables[i].cfg = &cfg->tables[i];
-    if (build_indexes(s) != 0)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < cfg->ntables; i++) {
-        rc = init_table(s, &s->tables[i], &cfg->tables[i], err);
-        if (rc != 0)
-            return rc;
-    }
-    if (cfg->default_datasource != NULL)
-        s->default_node = dal_snapshot_node(s, cfg->default_datasource);
-    rc = dal_monitor_set_build(s, &s->monitors, err);
-    if (rc != 0)
-        return rc;
-    return dal_idgen_set_build(s, &s->idgens, err);
-}
-
-static void destroy(dal_snapshot_t *s)
-{
-    size_t i;
-
-    /* ID generators first: they may still use a node's connections */
-    dal_idgen_set_free(s->idgens);
-    dal_monitor_set_free(s->monitors);
-    for (i = 0; i < s->ntables; i++) {
-        dal_table_t *t = &s->tables[i];
-        if (t->strategy != NULL)
-            t->ops->destroy(t->strategy);
-        dal_plugin_params_free(t->params);
-        /* after destroy: the instance's code lives in this .so */
-        dal_plugin_lib_unref(t->lib);
-        dal_table_columns_free(t);
-        free(t->nodes);
-    }
-    for (i = 0; i < s->nnodes; i++)
-        node_unref(s->nodes[i]);
-    free(s->tables);
-    free(s->nodes);
-    free(s->node_index);
-    free(s->table_index);
-    free(s->plugin_path);
-    dal_config_free(s->cfg);
-    free(s);
-}
-
-/* A number no other snapshot of this process has had (0 is skipped: it
- * means "none"); wraps after 2^32 reloads, far beyond any process's life. */
-static uint32_t next_gen(void)
-{
-    static atomic_uint counter;
-    unsigned int g;
-
-    while ((g = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1) == 0)
-        ;
-    return (uint32_t)g;
-}
-
-int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
-                         const dal_logger_t *log, const dal_snapshot_t *prev,
-                         dal_snapshot_t **out, dal_error_t *err)
-{
-    dal_snapshot_t *s = calloc(1, sizeof *s);
-    int rc;
-
-    *out = NULL;
-    if (s == NULL) {
-        dal_config_free(cfg);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    }
-    s->cfg = cfg;
-    s->log = log;
-    s->gen = next_gen();
-    atomic_init(&s->refs, 1);
-    rc = build(s, plugin_dir_override, prev, err);
-    if (rc != 0) {
-        destroy(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
-                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
-{
-    return dal_snapshot_rebuild(cfg, plugin_dir_override, log, NULL, out, err);
 }
 
 DAL_HOT
@@ -472,5 +125,28 @@ DAL_HOT
 void dal_snapshot_unref(dal_snapshot_t *s)
 {
     if (s != NULL && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
-        destroy(s);
+        s->teardown(s);
+}
+
+const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
+{
+    /* every monitored execution names its table: no printf for it */
+    size_t n = strlen(t->cfg->name), d = 0;
+    uint32_t v = (uint32_t)pos;
+    char digits[10];
+
+    do {
+        digits[d++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    if (pos < 0 || n + 1 + d >= cap) {
+        snprintf(out, cap, "%s_%d", t->cfg->name, (int)pos);
+        return out;
+    }
+    memcpy(out, t->cfg->name, n);
+    out[n++] = '_';
+    while (d > 0)
+        out[n++] = digits[--d];
+    out[n] = '\0';
+    return out;
 }

@@ -98,6 +98,13 @@ typedef struct dal_table {
                                               NULL until then */
 } dal_table_t;
 
+/* A table's column names in order, as learned from its first physical
+ * table (columns.h): one block, owned by the table. */
+typedef struct dal_columns {
+    size_t n;
+    char *names[]; /* n names, each pointing into the same block */
+} dal_columns_t;
+
 typedef struct dal_snapshot {
     atomic_int refs;
     char refs_line[DAL_LINE_REST(atomic_int)]; /* refs alone on its line (hot.h) */
@@ -118,28 +125,21 @@ typedef struct dal_snapshot {
     uint32_t *node_index;
     uint32_t *table_index;
     size_t index_mask;
+    void (*teardown)(struct dal_snapshot *s); /* frees s and all it owns (snapshot_build.c) */
 } dal_snapshot_t;
 
-/*
- * Build a snapshot from cfg (ownership transferred, also on failure).
- * plugin_dir_override may be NULL.  Loads and checks every plugin the file
- * names and creates its instances; any failure is reported "FILE:LINE: ..."
- * and nothing is kept.  *out holds one reference.
- */
-int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
-                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err);
+/* FNV-1a of a name, ASCII-lower-cased when fold (table names match
+ * case-insensitively): the indexes' hash, also a node's key. */
+uint32_t dal_snapshot_name_hash(const char *s, size_t n, int fold);
 
-/* The same, reusing the nodes of prev (may be NULL) whose datasource
- * settings are unchanged. */
-int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
-                         const dal_logger_t *log, const dal_snapshot_t *prev,
-                         dal_snapshot_t **out, dal_error_t *err);
+/* Build the name indexes of s's tables and nodes (the builder, once). */
+int dal_snapshot_index(dal_snapshot_t *s);
 
-/* Non-zero if the two datasources reach the same servers with the same
- * settings (their nodes are interchangeable). */
-int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                        const dal_config_t *cb, const dal_cfg_datasource_t *b);
+/* Physical table name "<logical>_<pos>" into out (cap bytes); returns out. */
+const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap);
 
+/* Take / drop a reference; the last one tears the snapshot down (with the
+ * teardown its builder set). */
 void dal_snapshot_ref(dal_snapshot_t *s);
 void dal_snapshot_unref(dal_snapshot_t *s);
 

@@ -29,6 +29,9 @@
 #include "config.h"
 #include "idgen.h"
 #include "snapshot.h"
+#include "snapshot_build.h"
+#include "host.h"
+#include "plugin.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1319,6 +1322,8 @@ static int core_build(const char *body, dal_snapshot_t **out, dal_error_t *err)
     free(path);
     if (rc != 0)
         return rc;
+    /* what dal_open's initialisation does: plugins get the real host API */
+    dal_plugin_set_host_api(dal_host_api());
     return dal_snapshot_build(cfg, tu_env("DAL_PLUGIN_DIR"), &quiet, out, err);
 }
 

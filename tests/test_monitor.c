@@ -31,6 +31,7 @@
 #include "conn.h"
 #include "dal_int.h"
 #include "fake_host.h"
+#include "clock.h"
 #include "host.h"
 #include "monitor.h"
 #include "pool.h"
@@ -383,8 +384,9 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     ck_assert_uint_ne(ev.labels_gen, 0);
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     /* sharded: the configured name, vouched for */
-    ck_assert_msg(dal_stmt_prepare(dal, snap, NULL, (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?",
-                                   NULL}, &v, 1, &st, &err) == 0, "%s", err.message);
+    ck_assert_msg(dal_stmt_prepare(dal->sql_cache, snap, NULL,
+                                   (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?", NULL}, &v, 1,
+                                   &st, &err) == 0, "%s", err.message);
     dal_routing_label_table(&st.rt, &ev);
     ck_assert_str_eq(ev.table, "t");
     ck_assert_ptr_eq(ev.table, st.rt.primary->cfg->name);

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""core_layers.py -- fail when core/'s modules depend on each other in a cycle.
+
+A module is a .c file and its .h (core/route.c + core/route.h).  Module A
+depends on module B when A's .c or .h includes B's .h.  The modules must
+form layers (utilities -> sql -> config -> snapshot -> route -> rewrite ->
+execution -> result/merge -> public API), so the dependency graph must have
+no cycle; each cycle found is printed as a path.  Usage: core_layers.py [CORE_DIR]
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)\.h"', re.M)
+
+
+def graph(core):
+    deps = {}
+    for name in os.listdir(core):
+        base, ext = os.path.splitext(name)
+        if ext not in (".c", ".h"):
+            continue
+        with open(os.path.join(core, name), encoding="utf-8") as f:
+            found = INCLUDE.findall(f.read())
+        mods = deps.setdefault(base, set())
+        mods.update(d for d in found if d != base and os.path.exists(os.path.join(core, d + ".h")))
+    return deps
+
+
+def cycles(deps):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(deps.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(deps):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def path_in(deps, comp):
+    """One cycle through the component's first module, for the message."""
+    start, members = comp[0], set(comp)
+    prev, todo = {start: None}, [start]
+    while todo:
+        v = todo.pop(0)
+        for w in sorted(deps[v]):
+            if w == start:
+                p = [v]
+                while prev[p[-1]] is not None:
+                    p.append(prev[p[-1]])
+                return " -> ".join(reversed(p)) + " -> " + start
+            if w in members and w not in prev:
+                prev[w] = v
+                todo.append(w)
+    return " ".join(comp)
+
+
+def main():
+    core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "core")
+    deps = graph(core)
+    found = cycles(deps)
+    for comp in found:
+        print("core_layers: modules depend on each other in a cycle (%d modules: %s): %s"
+              % (len(comp), ", ".join(comp), path_in(deps, comp)))
+    if found:
+        return 1
+    print("core_layers: %d modules, no cycle" % len(deps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
