@@ -337,6 +337,17 @@ void dal_sql_unref(const dal_sql_t *s);
 int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
                          size_t *outlen);
 
+/* Decode the string literal t[0..n) (quotes, escapes, N/_charset prefix,
+ * X'..' and B'..') into out as dal_sql_literal_text does; 0 or -1 if
+ * malformed.  Shared by the analyser for aliases and hint values. */
+int dal_sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen);
+
+/* SQL whitespace. */
+static inline int dal_sql_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
 /* A constant name for a kind, for messages. */
 const char *dal_sql_kind_name(dal_sql_kind_t kind);
 /* The same in lower case ("select"), for dal_plan_kind and monitor events. */

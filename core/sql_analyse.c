@@ -1,0 +1,465 @@
+/*
+ * sql_analyse.c -- one pass from text to dal_sql_t: lex, link parentheses,
+ * analyse, resolve qualifiers by scope, copy the result into one block.  See sql_an.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hex.h"
+#include "sql_an.h"
+
+/* ============================================================ lexing */
+
+static const char *error_what(const char *sql, const dal_token_t *t)
+{
+    const char *s = sql + t->off;
+
+    if (s[0] == '`')
+        return "unterminated quoted identifier";
+    if (t->len >= 2 && s[0] == '/' && s[1] == '*') {
+        if (t->len >= 3 && (s[2] == '!' || s[2] == 'M'))
+            return "unterminated executable comment";
+        return t->len >= 3 && s[2] == '+' ? "unterminated hint" : "unterminated comment";
+    }
+    return "unterminated string";
+}
+
+/* Lex the whole input: significant tokens into a->toks, hints aside. */
+static int lex_all(an_t *a)
+{
+    dal_lexer_t lx;
+    dal_token_t t, *slot;
+
+    dal_lex_init(&lx, a->sql, a->len);
+    for (;;) {
+        t = dal_lex_next(&lx);
+        switch (t.type) {
+        case DAL_TOK_EOF:
+            a->tk = a->toks.v;
+            a->nt = (int)a->toks.n;
+            return 0;
+        case DAL_TOK_ERROR:
+            return an_fail(a, t.off, error_what(a->sql, &t));
+        case DAL_TOK_COMMENT:
+        case DAL_TOK_VC_OPEN:
+        case DAL_TOK_VC_CLOSE:
+            continue;
+        case DAL_TOK_HINT:
+            slot = an_vpush(a, &a->hints_tk, sizeof *slot);
+            break;
+        default:
+            slot = an_vpush(a, &a->toks, sizeof *slot);
+            break;
+        }
+        if (!slot)
+            return -1;
+        *slot = t;
+    }
+}
+
+/* Stored programs contain ';' inside one statement. */
+static int compound(const an_t *a)
+{
+    static const unsigned char bodies[] = {
+        K_PROCEDURE, K_FUNCTION, K_TRIGGER, K_EVENT, K_PACKAGE, 0,
+    };
+    int i;
+
+    if (kw(a, 0, a->nt, K_BEGIN) && kw(a, 1, a->nt, K_NOT))
+        return 1;
+    if (!kw(a, 0, a->nt, K_CREATE))
+        return 0;
+    for (i = 1; i < a->nt && i < 16 && !is_p(a, i, a->nt, '('); i++)
+        if (kw_in(a, i, a->nt, bodies))
+            return 1;
+    return 0;
+}
+
+/* Find the end of the statement (a top-level ';', after which only more
+ * ';' may follow), link parentheses and number the placeholders. */
+static int link_tokens(an_t *a)
+{
+    int *stack, sp = 0, i, k, params = 0, cmp;
+
+    if (!(a->link = an_scratch(a, (size_t)a->nt * sizeof *a->link + 1)) ||
+        !(a->tflag = an_scratch(a, (size_t)a->nt + 1)) || !(a->kwid = an_scratch(a, (size_t)a->nt + 1)) ||
+        !(a->tscope = an_scratch(a, (size_t)a->nt * sizeof *a->tscope + 1)) ||
+        !(a->param_int = an_scratch(a, (size_t)a->nt + 1)) ||
+        !(stack = an_scratch(a, (size_t)a->nt * sizeof *stack + 1)))
+        return -1;
+    memset(a->tflag, 0, (size_t)a->nt);
+    memset(a->tscope, 0, (size_t)a->nt * sizeof *a->tscope);
+    memset(a->param_int, 0, (size_t)a->nt + 1);
+    an_keywords_init();
+    for (i = 0; i < a->nt; i++)
+        a->kwid[i] = an_keyword_id(a->sql, &a->tk[i]);
+    cmp = compound(a);
+    for (i = 0; i < a->nt; i++) {
+        a->link[i] = -1;
+        if (a->tk[i].type == DAL_TOK_PARAM) {
+            uint32_t *po = an_vpush(a, &a->params, sizeof *po);
+            if (!po)
+                return -1;
+            *po = a->tk[i].off;
+            a->link[i] = params++;
+        } else if (is_p(a, i, a->nt, '(')) {
+            stack[sp++] = i;
+        } else if (is_p(a, i, a->nt, ')')) {
+            if (sp == 0)
+                return an_fail(a, a->tk[i].off, "unbalanced ')'");
+            a->link[i] = stack[--sp];
+            a->link[a->link[i]] = i;
+        } else if (is_p(a, i, a->nt, ';') && sp == 0 && !cmp) {
+            for (k = i + 1; k < a->nt && is_p(a, k, a->nt, ';'); k++)
+                ;
+            if (k < a->nt)
+                a->r.kind = DAL_SQL_MULTI;
+            a->nt = i;
+            break;
+        }
+    }
+    if (sp > 0)
+        return an_fail(a, a->tk[stack[sp - 1]].off, "unbalanced '('");
+    a->r.nparams = (size_t)params;
+    return 0;
+}
+
+/* ============================================================ finishing */
+
+/* What the qualifier q names in scope sc or the scopes around it, as SQL
+ * resolves it: the index of a table reference named q without an alias,
+ * or -1 (an alias, a derived table, a common table expression, or nothing
+ * dal knows: the qualifier stays as written). */
+static long resolve_qualifier(const an_t *a, int sc, const char *q)
+{
+    const struct dal_sql_tref *t = a->trefs.v;
+    const struct dal_sql_source *src = a->sources.v;
+    const struct dal_sql_scope *scopes = a->scopes.v;
+    int select_seen = 0;
+    size_t k;
+
+    for (; sc >= 0; sc = scopes[sc].parent) {
+again:
+        for (k = 0; k < a->trefs.n; k++) {
+            if (t[k].scope != sc)
+                continue;
+            if (t[k].alias ? an_ascii_casecmp(t[k].alias, q) == 0 : an_ascii_casecmp(t[k].name, q) == 0)
+                return t[k].alias ? -1 : (long)k;
+        }
+        for (k = 0; k < a->sources.n; k++)
+            if (src[k].scope == sc && an_ascii_casecmp(src[k].name, q) == 0)
+                return -1;
+        /* ON DUPLICATE KEY UPDATE of INSERT ... SELECT sees the SELECT's tables */
+        if (sc == 0 && !select_seen && a->r.insert_select && a->scopes.n > 1 &&
+            scopes[1].parent == 0) {
+            select_seen = 1;
+            sc = 1;
+            goto again;
+        }
+    }
+    return -1;
+}
+
+/* Qualified column references whose qualifier names a table (not an
+ * alias) in their scope. */
+static int find_colrefs(an_t *a)
+{
+    char buf[256];
+    int i, e = a->nt;
+    size_t n;
+    long k;
+
+    if (a->trefs.n == 0)
+        return 0;
+    for (i = 0; i + 2 < e; i++) {
+        struct dal_sql_colref *c;
+        if (!is_name(a, i, e) || (a->tflag[i] & TF_TABLE) || !is_p(a, i + 1, e, '.') ||
+            !(is_name(a, i + 2, e) || is_op(a, i + 2, e, "*")) || is_p(a, i + 3, e, '.') ||
+            is_p(a, i + 3, e, '(') || (i > 0 && is_p(a, i - 1, e, '@')))
+            continue;
+        n = dal_ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
+        if (n >= sizeof buf || (k = resolve_qualifier(a, a->tscope[i], buf)) < 0)
+            continue;
+        if (!(c = an_vpush(a, &a->colrefs, sizeof *c)))
+            return -1;
+        c->off = a->tk[i].off;
+        c->len = a->tk[i].len;
+        c->tref = (size_t)k;
+        /* db.q.col: the schema goes, as it goes in front of the table */
+        if (i >= 2 && is_p(a, i - 1, e, '.') && is_name(a, i - 2, e) &&
+            !(i >= 3 && is_p(a, i - 3, e, '.'))) {
+            c->qual_off = a->tk[i - 2].off;
+            c->qual_len = a->tk[i].off - c->qual_off;
+        }
+    }
+    return 0;
+}
+
+static int cmp_tref(const void *x, const void *y)
+{
+    const struct dal_sql_tref *p = x, *q = y;
+    return (p->off > q->off) - (p->off < q->off);
+}
+
+/* References to common table expressions are not tables: they become
+ * sources of their scope.  The rest are put in text order. */
+static int tidy_trefs(an_t *a)
+{
+    struct dal_sql_tref *t = a->trefs.v;
+    char **cte = a->ctes.v;
+    size_t i, k, n = 0;
+
+    for (i = 0; i < a->trefs.n; i++) {
+        int is_cte = 0;
+        for (k = 0; k < a->ctes.n && t[i].qual_len == 0; k++)
+            if (an_ascii_casecmp(t[i].name, cte[k]) == 0)
+                is_cte = 1;
+        if (is_cte) {
+            struct dal_sql_source *s = an_vpush(a, &a->sources, sizeof *s);
+            if (!s)
+                return -1;
+            s->name = t[i].alias ? t[i].alias : t[i].name;
+            s->scope = t[i].scope;
+        } else {
+            t[n++] = t[i];
+        }
+    }
+    a->trefs.n = n;
+    if (n > 1)
+        qsort(t, n, sizeof *t, cmp_tref);
+    return 0;
+}
+
+/* Functions whose result depends on, or changes, state that only one
+ * server holds (the session's last insert id and row counts, named locks,
+ * sequences): a SELECT calling one must not go to a replica. */
+static const char *const master_functions[] = {
+    "LAST_INSERT_ID", "GET_LOCK", "RELEASE_LOCK", "RELEASE_ALL_LOCKS", "IS_FREE_LOCK",
+    "IS_USED_LOCK", "NEXTVAL", "LASTVAL", "SETVAL", "FOUND_ROWS", "ROW_COUNT", NULL
+};
+
+static int calls_master_function(const an_t *a)
+{
+    const char *const *f;
+    int i;
+
+    for (i = 0; i < a->nt; i++) {
+        const dal_token_t *t = &a->tk[i];
+        if (t->type != DAL_TOK_IDENT)
+            continue;
+        /* NEXT VALUE FOR seq, PREVIOUS VALUE FOR seq */
+        if ((dal_tok_eq(a->sql, t, "NEXT") || dal_tok_eq(a->sql, t, "PREVIOUS")) &&
+            kw(a, i + 1, a->nt, K_VALUE) && kw(a, i + 2, a->nt, K_FOR))
+            return 1;
+        if (!is_p(a, i + 1, a->nt, '('))
+            continue;
+        for (f = master_functions; *f; f++)
+            if (dal_tok_eq(a->sql, t, *f))
+                return 1;
+    }
+    return 0;
+}
+
+static int analyse(an_t *a)
+{
+    size_t i;
+
+    if (lex_all(a) || link_tokens(a))
+        return -1;
+    for (i = 0; i < a->hints_tk.n; i++)
+        if (an_hint(a, (dal_token_t *)a->hints_tk.v + i))
+            return -1;
+    if (an_new_scope(a, DAL_SCOPE_STATEMENT, 0, 0) < 0) /* scope 0, always there */
+        return -1;
+    ((struct dal_sql_scope *)a->scopes.v)[0].parent = -1;
+    if (a->r.kind == DAL_SQL_MULTI)
+        return 0;
+    if (a->nt == 0)
+        return an_fail(a, a->len, "empty statement");
+    if (an_statement(a, 0, a->nt) || tidy_trefs(a))
+        return -1;
+    if (a->r.kind == DAL_SQL_SELECT)
+        a->r.needs_master = calls_master_function(a);
+    return find_colrefs(a);
+}
+
+/* ------------------------------------------------------- the result block */
+
+typedef struct out {
+    char *base; /* NULL while measuring */
+    size_t used;
+} out_t;
+
+static void *put(out_t *o, const void *src, size_t n)
+{
+    size_t at = (o->used + 7) & ~(size_t)7;
+
+    o->used = at + n;
+    if (!o->base || n == 0)
+        return NULL;
+    memcpy(o->base + at, src, n);
+    return o->base + at;
+}
+
+/* n bytes of (not NUL-terminated) text and a NUL. */
+static char *put_text(out_t *o, const char *src, size_t n)
+{
+    size_t at = (o->used + 7) & ~(size_t)7;
+
+    o->used = at + n + 1;
+    if (!o->base)
+        return NULL;
+    if (n)
+        memcpy(o->base + at, src, n);
+    o->base[at + n] = '\0';
+    return o->base + at;
+}
+
+static char *put_str(out_t *o, const char *s)
+{
+    return s ? put(o, s, strlen(s) + 1) : NULL;
+}
+
+static char **put_strs(out_t *o, const vec_t *v)
+{
+    char **dst = put(o, v->v, v->n * sizeof(char *)), **src = v->v;
+    size_t i;
+
+    for (i = 0; i < v->n; i++) {
+        char *s = put_str(o, src[i]);
+        if (dst)
+            dst[i] = s;
+    }
+    return dst;
+}
+
+/* Copy (or, with o->base NULL, measure) the result: the dal_sql_t, the text,
+ * then every array and string.  Returns the dal_sql_t when copying. */
+static dal_sql_t *emit(an_t *a, out_t *o)
+{
+    dal_sql_t *s = put(o, &a->r, sizeof a->r);
+    char *text = put_text(o, a->sql, a->len);
+    struct dal_sql_tref *tr = put(o, a->trefs.v, a->trefs.n * sizeof *tr);
+    struct dal_sql_colref *cr = put(o, a->colrefs.v, a->colrefs.n * sizeof *cr);
+    struct dal_sql_hint *hi = put(o, a->hints.v, a->hints.n * sizeof *hi);
+    struct dal_sql_cond *co = put(o, a->conds.v, a->conds.n * sizeof *co);
+    struct dal_sql_row *ro = put(o, a->rows.v, a->rows.n * sizeof *ro);
+    struct dal_sql_item *it = put(o, a->items.v, a->items.n * sizeof *it);
+    struct dal_sql_order *ob = put(o, a->order.v, a->order.n * sizeof *ob);
+    struct dal_sql_order *gb = put(o, a->group.v, a->group.n * sizeof *gb);
+    char **cols = put_strs(o, &a->columns), **sets = put_strs(o, &a->setcols);
+    uint32_t *po = put(o, a->params.v, a->params.n * sizeof *po);
+    struct dal_sql_scope *sc = put(o, a->scopes.v, a->scopes.n * sizeof *sc);
+    struct dal_sql_source *so = put(o, a->sources.v, a->sources.n * sizeof *so);
+    unsigned char *pi = NULL;
+    size_t i;
+
+    for (i = 0; i < a->params.n; i++)
+        if (a->param_int[i]) {
+            pi = put(o, a->param_int, a->params.n);
+            break;
+        }
+
+#define STR(arr, field, srcv, type)                                                          \
+    for (i = 0; i < (srcv).n; i++) {                                                         \
+        char *p_ = put_str(o, ((type *)(srcv).v)[i].field);                                   \
+        if (arr)                                                                             \
+            (arr)[i].field = p_;                                                             \
+    }
+    STR(tr, name, a->trefs, struct dal_sql_tref)
+    STR(tr, alias, a->trefs, struct dal_sql_tref)
+    STR(hi, key, a->hints, struct dal_sql_hint)
+    STR(hi, value, a->hints, struct dal_sql_hint)
+    STR(co, column, a->conds, struct dal_sql_cond)
+    STR(co, qualifier, a->conds, struct dal_sql_cond)
+    STR(co, column2, a->conds, struct dal_sql_cond)
+    STR(co, qualifier2, a->conds, struct dal_sql_cond)
+    STR(so, name, a->sources, struct dal_sql_source)
+    STR(it, alias, a->items, struct dal_sql_item)
+    STR(ob, column, a->order, struct dal_sql_order)
+    STR(gb, column, a->group, struct dal_sql_order)
+#undef STR
+    for (i = 0; i < a->conds.n; i++) {
+        const struct dal_sql_cond *c = (const struct dal_sql_cond *)a->conds.v + i;
+        dal_sql_opnd_t *v = put(o, c->vals, c->nvals * sizeof *v);
+        if (co)
+            co[i].vals = v;
+    }
+    for (i = 0; i < a->rows.n; i++) {
+        const struct dal_sql_row *r = (const struct dal_sql_row *)a->rows.v + i;
+        dal_sql_opnd_t *v = put(o, r->vals, r->nvals * sizeof *v);
+        if (ro)
+            ro[i].vals = v;
+    }
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->norm, NULL);
+    atomic_init(&s->names, NULL);
+    atomic_init(&s->route_memo, 0);
+    atomic_init(&s->fill, NULL);
+    atomic_init(&s->edits, NULL);
+    s->text = text;
+    s->len = a->len;
+    s->trefs = tr;       s->ntrefs = a->trefs.n;
+    s->colrefs = cr;     s->ncolrefs = a->colrefs.n;
+    s->hints = hi;       s->nhints = a->hints.n;
+    s->conds = co;       s->nconds = a->conds.n;
+    s->rows = ro;        s->nrows = a->rows.n;
+    s->items = it;       s->nitems = a->items.n;
+    s->order_by = ob;    s->norder_by = a->order.n;
+    s->group_by = gb;    s->ngroup_by = a->group.n;
+    s->columns = cols;   s->ncolumns = a->columns.n;
+    s->set_columns = sets; s->nset_columns = a->setcols.n;
+    s->param_offs = po;
+    s->param_int = pi;
+    s->scopes = sc;      s->nscopes = a->scopes.n;
+    s->sources = so;     s->nsources = a->sources.n;
+    return s;
+}
+
+int dal_sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap)
+{
+    union { max_align_t align; char b[SCRATCH_STACK]; } stack;
+    an_t a;
+    out_t o = {NULL, 0};
+    int rc = -1;
+
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    a.sql = sql;
+    a.len = len;
+    a.errbuf = errbuf;
+    a.errcap = errcap;
+    a.sc.cur = stack.b;
+    a.sc.left = sizeof stack.b;
+    a.sc.grow = 4 * sizeof stack.b;
+    a.r.kind = DAL_SQL_OTHER;
+    if (errcap > 0)
+        errbuf[0] = '\0';
+    if (len > INT32_MAX) {
+        an_fail(&a, 0, "statement too long");
+        goto done;
+    }
+    if (analyse(&a))
+        goto done;
+    emit(&a, &o);
+    if (!(o.base = malloc(o.used))) {
+        an_oom(&a);
+        goto done;
+    }
+    o.used = 0;
+    *out = emit(&a, &o);
+    rc = 0;
+done:
+    an_scratch_free(&a.sc);
+    return rc;
+}
+
