@@ -1,5 +1,5 @@
 /*
- * sql_an.c -- the analyser's scratch memory, errors, keywords and operands.  See sql_an.h.
+ * sql_an.c -- the analyser's scratch memory, errors, keywords and operands.  See sql_int.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "hex.h"
-#include "sql_an.h"
+#include "sql_int.h"
 
 /* ============================================================ scratch */
 

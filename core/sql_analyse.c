@@ -1,6 +1,6 @@
 /*
  * sql_analyse.c -- one pass from text to dal_sql_t: lex, link parentheses,
- * analyse, resolve qualifiers by scope, copy the result into one block.  See sql_an.h.
+ * analyse, resolve qualifiers by scope, copy the result into one block.  See sql_int.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "hex.h"
-#include "sql_an.h"
+#include "sql_int.h"
 
 /* ============================================================ lexing */
 

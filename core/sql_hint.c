@@ -1,5 +1,5 @@
 /*
- * sql_hint.c -- dal hints: key=value pairs in a hint comment opened by `dal`.  See sql_an.h.
+ * sql_hint.c -- dal hints: key=value pairs in a hint comment opened by `dal`.  See sql_int.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "hex.h"
-#include "sql_an.h"
+#include "sql_int.h"
 
 /* ============================================================ hints */
 

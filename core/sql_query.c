@@ -1,6 +1,6 @@
 /*
  * sql_query.c -- query blocks: table lists, conditions, clauses, SELECT and
- * set operations, each a scope (sql.h).  See sql_an.h.
+ * set operations, each a scope (sql.h).  See sql_int.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "hex.h"
-#include "sql_an.h"
+#include "sql_int.h"
 
 /* ============================================================ expressions */
 

@@ -1,6 +1,6 @@
 /*
  * sql_stmt.c -- statements: INSERT, UPDATE, DELETE, DDL, SHOW, EXPLAIN, WITH,
- * and the dispatch on the first words.  See sql_an.h.
+ * and the dispatch on the first words.  See sql_int.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "hex.h"
-#include "sql_an.h"
+#include "sql_int.h"
 
 /* ============================================================ DML */
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """core_layers.py -- fail when core/'s modules depend on each other in a cycle.
 
-A module is a .c file and its .h (core/route.c + core/route.h).  Module A
-depends on module B when A's .c or .h includes B's .h.  The modules must
+A module is a .c file and its .h (core/route.c + core/route.h).  A module
+in several files keeps its insides in X_int.h: that header and every
+X_*.c file including it belong to module X (route_cond.c, route_int.h are
+module route).  Module A depends on module B when one of A's files
+includes one of B's headers.  The modules must
 form layers (utilities -> sql -> config -> snapshot -> route -> rewrite ->
 execution -> result/merge -> public API), so the dependency graph must have
 no cycle; each cycle found is printed as a path.  Usage: core_layers.py [CORE_DIR]
@@ -14,16 +17,33 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)\.h"', re.M)
 
 
+def module_of(base, includes):
+    """The module a file (basename, its includes) belongs to."""
+    if base.endswith("_int"):
+        return base[:-4]
+    for inc in includes:
+        if inc.endswith("_int") and base.startswith(inc[:-4] + "_"):
+            return inc[:-4]
+    return base
+
+
 def graph(core):
-    deps = {}
+    files = {}
     for name in os.listdir(core):
         base, ext = os.path.splitext(name)
-        if ext not in (".c", ".h"):
-            continue
-        with open(os.path.join(core, name), encoding="utf-8") as f:
-            found = INCLUDE.findall(f.read())
-        mods = deps.setdefault(base, set())
-        mods.update(d for d in found if d != base and os.path.exists(os.path.join(core, d + ".h")))
+        if ext in (".c", ".h"):
+            with open(os.path.join(core, name), encoding="utf-8") as f:
+                files[name] = (base, ext, INCLUDE.findall(f.read()))
+    header_module = {}
+    for name, (base, ext, incs) in files.items():
+        if ext == ".h":
+            header_module[base] = module_of(base, incs)
+    deps = {}
+    for name, (base, ext, incs) in files.items():
+        mod = module_of(base, incs)
+        mods = deps.setdefault(mod, set())
+        mods.update(header_module[d] for d in incs
+                    if d in header_module and header_module[d] != mod)
     return deps
 
 

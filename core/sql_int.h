@@ -1,5 +1,5 @@
 /*
- * sql_an.h -- the statement analyser's insides, shared by its files.
+ * sql_int.h -- the statement analyser's insides, shared by its files.
  *
  * The analyser (sql.h's dal_sql_analyse) is a recursive-descent pass over
  * the statement's tokens, in several files by grammar level: sql_an.c
@@ -27,8 +27,8 @@
  * malloc'd block (dal_sql_t, text, arrays and strings together), so freeing
  * is one free() and a cached entry is compact.
  */
-#ifndef DAL_CORE_SQL_AN_H
-#define DAL_CORE_SQL_AN_H
+#ifndef DAL_CORE_SQL_INT_H
+#define DAL_CORE_SQL_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -277,4 +277,4 @@ int an_statement(an_t *a, int i, int e);
  * into a->hints, checked; -1 (a->errbuf says why) if it is malformed. */
 int an_hint(an_t *a, const dal_token_t *t);
 
-#endif /* DAL_CORE_SQL_AN_H */
+#endif /* DAL_CORE_SQL_INT_H */

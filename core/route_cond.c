@@ -1,0 +1,470 @@
+/*
+ * route_cond.c -- table positions from a statement's conditions: values of
+ * operands, the strategy's answer for one value or a range, the
+ * intersection over a group's conditions.  See route_int.h.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "error.h"
+#include "route_int.h"
+#include "small.h"
+
+/* Integer bounds of the range conditions on one shard key, folded into
+ * one interval so `k >= 10 AND k < 12` asks the strategy for [10, 12). */
+typedef struct range_acc {
+    int has_lo, has_hi, lo_inc, hi_inc;
+    int64_t lo, hi;
+    size_t tref;
+    int used;
+} range_acc_t;
+
+void posset_free(posset_t *s)
+{
+    dal_small_free(s->v, s->inl);
+    s->v = NULL;
+    s->n = 0;
+}
+
+/* Empty s (freed first) with room for n positions. */
+int posset_alloc(posset_t *s, size_t n)
+{
+    posset_free(s);
+    s->all = 0;
+    s->v = dal_small_alloc(s->inl, POSSET_INLINE, n, sizeof *s->v, 0);
+    return s->v != NULL ? 0 : -1;
+}
+
+/* dst = src; src is left empty. */
+static void posset_move(posset_t *dst, posset_t *src)
+{
+    posset_free(dst);
+    dst->all = src->all;
+    dst->n = src->n;
+    dst->v = src->v;
+    if (src->v == src->inl) {
+        memcpy(dst->inl, src->inl, src->n * sizeof *src->v);
+        dst->v = dst->inl;
+    }
+    src->v = NULL;
+    src->n = 0;
+}
+
+int posset_has(const posset_t *s, uint32_t p)
+{
+    size_t lo = 0, hi = s->n;
+
+    if (s->all)
+        return 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->v[mid] == p)
+            return 1;
+        if (s->v[mid] < p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Sort and drop duplicates. */
+void posset_normalize(posset_t *s)
+{
+    size_t i, j = 0;
+
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_u32);
+    for (i = 0; i < s->n; i++)
+        if (j == 0 || s->v[j - 1] != s->v[i])
+            s->v[j++] = s->v[i];
+    s->n = s->n ? j : 0;
+}
+
+/* a = a ∩ b (b is consumed). */
+static void posset_intersect(posset_t *a, posset_t *b)
+{
+    size_t i, j = 0;
+
+    if (b->all) {
+        posset_free(b);
+        return;
+    }
+    if (a->all) {
+        posset_move(a, b);
+        return;
+    }
+    for (i = 0; i < a->n; i++)
+        if (posset_has(b, a->v[i]))
+            a->v[j++] = a->v[i];
+    a->n = j;
+    posset_free(b);
+}
+
+static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t *out,
+                         dal_error_t *err)
+{
+    size_t len = 0;
+    char *text = out->buf;
+    int64_t i;
+
+    if (dal_sql_literal_text(sql->text, o, out->buf, sizeof out->buf, &len) != 0)
+        return dal_err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
+    if (len >= sizeof out->buf) {
+        out->heap = malloc(len + 1);
+        if (out->heap == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        dal_sql_literal_text(sql->text, o, out->heap, len + 1, &len);
+        text = out->heap;
+    }
+    if (o->lit_type == DAL_TOK_IDENT) {
+        /* NULL, TRUE or FALSE */
+        out->v = strcasecmp(text, "NULL") == 0 ? dal_null()
+                                                : dal_int(strcasecmp(text, "TRUE") == 0);
+        return 0;
+    }
+    /* numbers that fit an int64 travel as ints; others (1.5, huge ones)
+     * as their text, for the strategy to accept or reject */
+    if (o->lit_type == DAL_TOK_NUMBER && dal_parse_int64(text, &i) == 0)
+        out->v = dal_int(i);
+    else
+        out->v = dal_strn(text, len);
+    return 0;
+}
+
+DAL_HOT
+static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+                      size_t nparams, opval_t *out, dal_error_t *err)
+{
+    out->heap = NULL;
+    switch (o->kind) {
+    case DAL_OPND_PARAM:
+        if (o->param_index < 0 || (size_t)o->param_index >= nparams)
+            return dal_err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
+                               "parameters were given", sql->nparams, nparams);
+        out->v = params[o->param_index];
+        return 0;
+    case DAL_OPND_LITERAL:
+        return literal_value(sql, o, out, err);
+    case DAL_OPND_EXPR:
+        break;
+    }
+    return OPND_UNUSABLE;
+}
+
+/* One strategy call, with the result checked: a plugin bug must not
+ * become a silently wrong shard. */
+DAL_HOT
+int route_locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err)
+{
+    dal_shard_pos_t pos;
+    int rc = t->ops->locate(t->strategy, v, &pos, err);
+
+    if (rc != 0) {
+        /* the strategy's message quotes the value */
+        dal_err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+        return rc < 0 ? rc : DAL_ESHARD;
+    }
+    if (pos.table >= t->cfg->table_shard_num || pos.db != pos.table / t->tables_per_db)
+        return dal_err_set(err, DAL_EPLUGIN,
+                           "table %s: shard plugin '%s' returned db %u table %u, which is not a "
+                           "valid position (%u dbs, %u tables)",
+                           t->cfg->name, t->cfg->strategy, pos.db, pos.table,
+                           t->cfg->db_shard_num, t->cfg->table_shard_num);
+    *table = pos.table;
+    return 0;
+}
+
+/* Locate an operand's value; *pos = -1 for NULL (matches nothing) and
+ * returns OPND_UNUSABLE for an expression. */
+DAL_HOT
+int route_locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos)
+{
+    opval_t ov;
+    uint32_t p;
+    int rc = opnd_value(r->sql, o, r->params, r->nparams, &ov, r->err);
+
+    if (rc != 0)
+        return rc;
+    if (ov.v.type == DAL_TYPE_NULL) {
+        *pos = -1;
+    } else {
+        rc = route_locate(t, &ov.v, &p, r->err);
+        *pos = p;
+    }
+    free(ov.heap);
+    return rc;
+}
+
+/*
+ * Names are resolved by scope (sql.h): a condition narrows only a table of
+ * its own scope, and a column dal cannot tie to a table for certain -- a
+ * derived table's column, an alias it does not know, an outer table seen
+ * from a subquery -- narrows nothing.
+ */
+
+int route_is_sharded(const router_t *r, size_t k)
+{
+    const dal_table_t *t = r->rt->tables[k];
+
+    return t != NULL && t->sharded;
+}
+
+/* The table reference the qualifier q names, seen from scope sc (an alias,
+ * or the name of a table that has none), or -1: a derived table, a common
+ * table expression, or nothing dal knows.  *at gets the scope it is in. */
+static long qualified_tref(const dal_sql_t *sql, int sc, const char *q, int *at)
+{
+    size_t k;
+
+    for (; sc >= 0; sc = sql->scopes[sc].parent) {
+        for (k = 0; k < sql->ntrefs; k++) {
+            const struct dal_sql_tref *t = &sql->trefs[k];
+            if (t->scope == sc && strcasecmp(t->alias ? t->alias : t->name, q) == 0) {
+                *at = sc;
+                return (long)k;
+            }
+        }
+        for (k = 0; k < sql->nsources; k++)
+            if (sql->sources[k].scope == sc && strcasecmp(sql->sources[k].name, q) == 0)
+                return -1;
+    }
+    return -1;
+}
+
+/* The sharded table reference whose shard key the column [q.]col, written
+ * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
+ * its own scope (SQL looks there first, and every sharded table has its
+ * shard key, so the same name anywhere else in the scope would be
+ * ambiguous).  before, when not 0, keeps to the tables written before that
+ * offset (the left side of USING).  own: the table must be of scope sc. */
+long route_key_tref(const router_t *r, int sc, const char *q, const char *col,
+                     uint32_t before, int own)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t k;
+    long t;
+    int at = -1;
+
+    if (q != NULL) {
+        t = qualified_tref(sql, sc, q, &at);
+        if (t < 0 || (own && at != sc) || !route_is_sharded(r, (size_t)t) ||
+            strcasecmp(col, r->rt->tables[t]->cfg->shard_key) != 0)
+            return -1;
+        return t;
+    }
+    for (k = 0; k < sql->ntrefs; k++)
+        if (sql->trefs[k].scope == sc && route_is_sharded(r, k) &&
+            (before == 0 || sql->trefs[k].off < before) &&
+            strcasecmp(col, r->rt->tables[k]->cfg->shard_key) == 0)
+            return (long)k;
+    return -1;
+}
+
+/* Does condition c narrow table ref i (a value on its shard key, in its
+ * own scope)? */
+int route_cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i)
+{
+    return c->op != DAL_COND_COLEQ && route_key_tref(r, c->scope, c->qualifier, c->column, 0, 1) == (long)i;
+}
+
+/* Ask the strategy which positions [lo, hi] touches (NULL: unbounded). */
+static int range_posset(router_t *r, const dal_table_t *t, const dal_value_t *lo, int lo_inc,
+                        const dal_value_t *hi, int hi_inc, posset_t *out)
+{
+    dal_shard_pos_t *tmp;
+    size_t i, n = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (t->ops->locate_range == NULL) {
+        out->all = 1;
+        return 0;
+    }
+    tmp = malloc(t->cfg->table_shard_num * sizeof *tmp);
+    if (tmp == NULL || posset_alloc(out, t->cfg->table_shard_num) != 0) {
+        free(tmp);
+        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+    }
+    rc = t->ops->locate_range(t->strategy, lo, lo_inc, hi, hi_inc, tmp, &n, r->err);
+    for (i = 0; rc == 0 && i < n && i < t->cfg->table_shard_num; i++)
+        out->v[out->n++] = tmp[i].table;
+    free(tmp);
+    if (rc != 0)
+        dal_err_prefix(r->err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+    posset_normalize(out);
+    return rc;
+}
+
+static int cond_posset(router_t *r, const dal_table_t *t, const struct dal_sql_cond *c,
+                       posset_t *out)
+{
+    const dal_value_t *lo = NULL, *hi = NULL;
+    opval_t a, b;
+    int lo_inc = 0, hi_inc = 0, rc;
+    size_t i;
+
+    memset(out, 0, sizeof *out);
+    a.heap = b.heap = NULL;
+    if (c->op == DAL_COND_EQ || c->op == DAL_COND_IN) {
+        if (posset_alloc(out, c->nvals) != 0)
+            return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        for (i = 0; i < c->nvals; i++) {
+            int64_t p;
+            rc = route_locate_opnd(r, t, &c->vals[i], &p);
+            if (rc == OPND_UNUSABLE) {
+                posset_free(out);
+                out->all = 1;
+                return 0;
+            }
+            if (rc != 0)
+                return rc;
+            if (p >= 0)
+                out->v[out->n++] = (uint32_t)p;
+        }
+        posset_normalize(out);
+        return 0;
+    }
+    /* a range: BETWEEN a AND b, or one side of <, <=, >, >= */
+    rc = opnd_value(r->sql, &c->vals[0], r->params, r->nparams, &a, r->err);
+    if (rc == 0 && c->op == DAL_COND_BETWEEN)
+        rc = opnd_value(r->sql, &c->vals[1], r->params, r->nparams, &b, r->err);
+    if (rc == OPND_UNUSABLE) {
+        out->all = 1;
+        rc = 0;
+        goto done;
+    }
+    if (rc != 0)
+        goto done;
+    switch (c->op) {
+    case DAL_COND_BETWEEN: lo = &a.v; hi = &b.v; lo_inc = hi_inc = 1; break;
+    case DAL_COND_LT: hi = &a.v; break;
+    case DAL_COND_LE: hi = &a.v; hi_inc = 1; break;
+    case DAL_COND_GT: lo = &a.v; break;
+    default: lo = &a.v; lo_inc = 1; break;
+    }
+    rc = range_posset(r, t, lo, lo_inc, hi, hi_inc, out);
+done:
+    free(a.heap);
+    free(b.heap);
+    return rc;
+}
+
+static int is_range(dal_cond_op_t op)
+{
+    return op == DAL_COND_BETWEEN || op == DAL_COND_LT || op == DAL_COND_LE ||
+           op == DAL_COND_GT || op == DAL_COND_GE;
+}
+
+static void acc_lo(range_acc_t *a, int64_t v, int inc)
+{
+    if (!a->has_lo || v > a->lo || (v == a->lo && !inc)) {
+        a->lo = v;
+        a->lo_inc = inc;
+    }
+    a->has_lo = 1;
+}
+
+static void acc_hi(range_acc_t *a, int64_t v, int inc)
+{
+    if (!a->has_hi || v < a->hi || (v == a->hi && !inc)) {
+        a->hi = v;
+        a->hi_inc = inc;
+    }
+    a->has_hi = 1;
+}
+
+/* Fold c into acc if all its values are integers; returns 1 if folded. */
+static int fold_range(router_t *r, const struct dal_sql_cond *c, size_t tref, range_acc_t *acc)
+{
+    opval_t v[2];
+    size_t i, n = c->op == DAL_COND_BETWEEN ? 2 : 1;
+    int ok = 1;
+
+    for (i = 0; i < n; i++) {
+        if (opnd_value(r->sql, &c->vals[i], r->params, r->nparams, &v[i], NULL) != 0 ||
+            v[i].v.type != DAL_TYPE_INT)
+            ok = 0;
+        free(v[i].heap);
+    }
+    if (!ok)
+        return 0;
+    switch (c->op) {
+    case DAL_COND_BETWEEN: acc_lo(acc, v[0].v.v.i, 1); acc_hi(acc, v[1].v.v.i, 1); break;
+    case DAL_COND_LT: acc_hi(acc, v[0].v.v.i, 0); break;
+    case DAL_COND_LE: acc_hi(acc, v[0].v.v.i, 1); break;
+    case DAL_COND_GT: acc_lo(acc, v[0].v.v.i, 0); break;
+    default: acc_lo(acc, v[0].v.v.i, 1); break;
+    }
+    acc->tref = tref;
+    acc->used = 1;
+    return 1;
+}
+
+static int acc_posset(router_t *r, const range_acc_t *a, posset_t *out)
+{
+    dal_value_t lo = dal_int(a->lo), hi = dal_int(a->hi);
+
+    return range_posset(r, r->rt->tables[a->tref], a->has_lo ? &lo : NULL, a->lo_inc,
+                        a->has_hi ? &hi : NULL, a->hi_inc, out);
+}
+
+/* The positions the WHERE clause allows for the group whose tables are
+ * marked in r->in_group. */
+int route_where_posset(router_t *r, posset_t *set)
+{
+    const dal_sql_t *sql = r->sql;
+    range_acc_t acc;
+    posset_t one;
+    size_t c, i;
+    int rc;
+
+    memset(set, 0, sizeof *set);
+    memset(&acc, 0, sizeof acc);
+    set->all = 1;
+    for (c = 0; c < sql->nconds; c++) {
+        const struct dal_sql_cond *cd = &sql->conds[c];
+        for (i = 0; i < sql->ntrefs; i++)
+            if (r->in_group[i] && route_cond_on_tref(r, cd, i))
+                break;
+        if (i == sql->ntrefs || (is_range(cd->op) && fold_range(r, cd, i, &acc)))
+            continue;
+        rc = cond_posset(r, r->rt->tables[i], cd, &one);
+        if (rc != 0) {
+            posset_free(&one);
+            return rc;
+        }
+        posset_intersect(set, &one);
+    }
+    if (!acc.used)
+        return 0;
+    rc = acc_posset(r, &acc, &one);
+    if (rc != 0) {
+        posset_free(&one);
+        return rc;
+    }
+    posset_intersect(set, &one);
+    return 0;
+}
+
+/* Make set (initialised, maybe holding positions) the single position p. */
+int route_single_posset(uint32_t p, posset_t *set, dal_error_t *err)
+{
+    if (posset_alloc(set, 1) != 0)
+        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    set->v[0] = p;
+    set->n = 1;
+    return 0;
+}

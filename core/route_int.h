@@ -1,0 +1,154 @@
+/*
+ * route_int.h -- the router's insides, shared by its files.
+ *
+ * Routing (route.h's dal_route) is done in three files: route.c reads the
+ * request, makes routes from positions, splits IN lists and INSERT rows,
+ * and owns the memo and the entry point; route_cond.c turns conditions into
+ * sets of table positions; route_group.c groups the table references by
+ * scope and shard-key joins and decides which group drives the routes.
+ * route_ names are not part of the core's interface.
+ */
+#ifndef DAL_CORE_ROUTE_INT_H
+#define DAL_CORE_ROUTE_INT_H
+
+#include <stdint.h>
+
+#include "route.h"
+#include "value.h"
+
+/* The table positions a statement touches: every one, or a sorted list.
+ * Most statements touch one: a short list lives inside the set, so routing
+ * them allocates nothing.  A set is moved with posset_move, not copied. */
+#define POSSET_INLINE 4
+
+typedef struct posset {
+    int all;
+    uint32_t *v;    /* owned (or inl), sorted, unique */
+    size_t n;
+    uint32_t inl[POSSET_INLINE];
+} posset_t;
+
+#define POSSET_ALL  {1, NULL, 0, {0}}
+#define POSSET_NONE {0, NULL, 0, {0}}
+
+/* An operand's value; string literals are decoded into buf or heap. */
+typedef struct opval {
+    dal_value_t v;
+    char *heap;
+    char buf[128];
+} opval_t;
+
+enum { OPND_UNUSABLE = 1 };
+
+typedef struct route_req {
+    const dal_value_t *shard_value; /* borrowed; NULL: none */
+    dal_value_t hint_value;         /* storage when the value came from a hint */
+    dal_node_t *node;               /* explicit datasource, or NULL */
+    int raw;                        /* hint raw: the text as written, on node */
+} route_req_t;
+
+/* Everything route() works with, so helpers take one argument. */
+typedef struct router {
+    const dal_snapshot_t *snap;
+    const dal_sql_t *sql;
+    const dal_value_t *params;
+    size_t nparams;
+    route_req_t req;
+    dal_routing_t *rt;
+    dal_error_t *err;
+    char *in_group;              /* owned (or in_group_inl), per tref: member of the
+                                    group being routed */
+    int32_t *grp;                /* owned (or grp_inl), per tref: the root tref of its
+                                    group, -1 for a table dal does not shard */
+    int32_t *lead;               /* owned (or lead_inl), per group root: the tref of an
+                                    enclosing scope the group follows, or -1 */
+    char in_group_inl[DAL_ROUTING_INLINE];
+    int32_t grp_inl[DAL_ROUTING_INLINE], lead_inl[DAL_ROUTING_INLINE];
+} router_t;
+
+/* A list whose items the routes share out: spans and owning positions. */
+typedef struct split_list {
+    dal_cut_t *items;   /* owned */
+    int64_t *pos;       /* owned */
+    size_t n;
+} split_list_t;
+
+/* ------------------------------------------------------------ route_cond.c */
+
+/* Sort and drop duplicates. */
+void posset_normalize(posset_t *s);
+
+int posset_has(const posset_t *s, uint32_t p);
+
+/*
+ * Names are resolved by scope (sql.h): a condition narrows only a table of
+ * its own scope, and a column dal cannot tie to a table for certain -- a
+ * derived table's column, an alias it does not know, an outer table seen
+ * from a subquery -- narrows nothing.
+ */
+int route_is_sharded(const router_t *r, size_t k);
+
+/* Does condition c narrow table ref i (a value on its shard key, in its
+ * own scope)? */
+int route_cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i);
+
+/* The positions the WHERE clause allows for the group whose tables are
+ * marked in r->in_group. */
+int route_where_posset(router_t *r, posset_t *set);
+
+/* The sharded table reference whose shard key the column [q.]col, written
+ * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
+ * its own scope (SQL looks there first, and every sharded table has its
+ * shard key, so the same name anywhere else in the scope would be
+ * ambiguous).  before, when not 0, keeps to the tables written before that
+ * offset (the left side of USING).  own: the table must be of scope sc. */
+long route_key_tref(const router_t *r, int sc, const char *q, const char *col,
+                     uint32_t before, int own);
+
+/* Make set (initialised, maybe holding positions) the single position p. */
+int route_single_posset(uint32_t p, posset_t *set, dal_error_t *err);
+
+void posset_free(posset_t *s);
+
+/* One strategy call, with the result checked: a plugin bug must not
+ * become a silently wrong shard. */
+int route_locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err);
+
+/* Locate an operand's value; *pos = -1 for NULL (matches nothing) and
+ * returns OPND_UNUSABLE for an expression. */
+int route_locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos);
+
+/* Empty s (freed first) with room for n positions. */
+int posset_alloc(posset_t *s, size_t n);
+
+/* ------------------------------------------------------------ route_group.c */
+
+int route_sharded(router_t *r);
+
+/* ------------------------------------------------------------ route.c */
+
+void route_split_lists_free(split_list_t *l, size_t n);
+
+/* Unsharded and broadcast tables named next to sharded ones must exist on
+ * every node the statement runs on. */
+int route_check_others(router_t *r);
+
+/* The IN conditions on the group's shard key, with each value's position.
+ * A list holding an expression is not split (every route keeps it whole). */
+int route_in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout);
+
+int route_scatter_allowed(router_t *r);
+
+/* INSERT/REPLACE into a sharded table: rows grouped by position. */
+int route_insert(router_t *r, size_t gtref);
+
+/* Give each route the cuts of every list, route by route (cuts must be
+ * grouped per route, sorted by offset within one). */
+int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists,
+                      const size_t *group_tref, dal_error_t *err);
+
+/* One route per position of set (primary's layout), skipping positions not
+ * on an explicitly requested node.  Group members get the position. */
+int route_routes_from_positions(router_t *r, const posset_t *set);
+
+#endif /* DAL_CORE_ROUTE_INT_H */
