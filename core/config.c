@@ -18,6 +18,11 @@
  *  - it reports syntax errors with a message of our own, and stops inih at
  *    the first error of any kind by returning NULL.
  *
+ * What each key of a section is -- its type, range, default and where it
+ * is stored -- is data in config_keys.c: one loop (set_key) reads every key
+ * through its row.  The code here is what a row cannot say: sections,
+ * required keys, and the checks that relate keys to each other.
+ *
  * Checks that need the whole file (a [table] naming datasources or an
  * [idgen] defined further down, tables of one binding group agreeing on
  * their layout) run after the last line, and still report the line of the
@@ -39,27 +44,9 @@
 #include "config.h"
 #include "error.h"
 
-#define CFG_NAME_MAX 64          /* datasource, table, column, plugin names */
-#define CFG_SHARD_MAX 1048576    /* db_shard_num, table_shard_num */
-#define CFG_PARALLEL_MAX 256     /* max_parallel */
-#define CFG_WEIGHT_MAX 1000      /* the weight option of a replica URL */
 #define CFG_QUOTE_MAX (DAL_CFG_QUOTE_SIZE - 4)   /* longest value quoted in a message */
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-#define DEFAULT_CONNECT_TIMEOUT_MS 5000
-#define DEFAULT_READ_TIMEOUT_MS 30000
-#define DEFAULT_MAX_PARALLEL 8
-#define DEFAULT_REPLICA_LAG_MS 5000
-#define DEFAULT_HEALTH_CHECK_MS 1000
-
-/* The name rules, as messages state them. */
-#define DS_RULE "letters, digits, '_', '.', '-'"
-#define TABLE_RULE "letters, digits, '_', '$'"
-#define COLUMN_RULE "a column name: " TABLE_RULE
-#define LOWER_RULE "lower-case letters, digits, '_'"
-#define PLUGIN_RULE "a plugin name: " LOWER_RULE
-#define WORD_RULE "letters, digits, '_'"           /* binding groups, strategy.* and pool.* */
 
 #define SECTION_LIST "[dal], [datasource NAME], [table NAME], [idgen NAME] or [monitor NAME]"
 
@@ -68,15 +55,15 @@ typedef struct cfg_parser cfg_parser_t;
 /* One kind of section: [word] or [word NAME]. */
 typedef struct section_kind {
     const char *word;
-    int named;
-    int (*name_char)(int);      /* the characters NAME may hold (named kinds) */
-    const char *name_rule;      /* the same, for messages */
+    const dal_cfg_rule_t *name_rule;  /* what NAME may hold; NULL: the section takes no name */
+    const dal_cfg_key_t *keys;        /* its keys (config_keys.c) */
     /* Line of an earlier section of this kind with this name; 0 if none. */
     int (*taken)(const cfg_parser_t *ps, const char *name);
     /* Add the section to ps->cfg; the name is already checked. */
     int (*begin)(cfg_parser_t *ps, const char *name);
-    /* Handle one key; may take ownership of *val (and set it to NULL). */
-    int (*key)(cfg_parser_t *ps, const char *key, char **val);
+    /* The struct the section's keys are stored in. */
+    void *(*obj)(cfg_parser_t *ps);
+    /* Checks once the section's keys are all read; NULL: none. */
     int (*finish)(cfg_parser_t *ps);
 } section_kind_t;
 
@@ -101,6 +88,7 @@ struct cfg_parser {
     dal_config_t *cfg;
     const section_kind_t *sec;  /* current section; NULL before the first */
     const char *sec_name;       /* its name (owned by cfg), "" for [dal] */
+    int sec_line;               /* line of its header */
     seen_key_t *seen;           /* keys of the current section */
     size_t nseen;
     size_t seencap;
@@ -149,217 +137,15 @@ static int cfg_oom(cfg_parser_t *ps)
 /* "[datasource main]" or "[dal]" for messages. */
 static void section_label(const section_kind_t *kind, const char *name, char *out, size_t size)
 {
-    if (kind->named)
+    if (kind->name_rule != NULL)
         snprintf(out, size, "[%s %s]", kind->word, name);
     else
         snprintf(out, size, "[%s]", kind->word);
 }
 
-/* ------------------------------------------------------ number parsing */
-
-static const char *skip_blanks(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
-/* Digits at *pp into *out, advancing *pp.  -1 if none or above limit. */
-static int parse_digits(const char **pp, uint64_t limit, uint64_t *out)
-{
-    const char *p = *pp;
-    uint64_t v = 0, d;
-
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    for (; isdigit((unsigned char)*p); p++) {
-        d = (uint64_t)(*p - '0');
-        if (v > (limit - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
-int dal_parse_int64(const char *text, int64_t *out)
-{
-    const char *p = skip_blanks(text);
-    uint64_t v, limit = (uint64_t)INT64_MAX;
-    int neg = 0;
-
-    if (*p == '-' || *p == '+')
-        neg = *p++ == '-';
-    if (neg)
-        limit += 1;   /* -9223372036854775808 is representable */
-    if (parse_digits(&p, limit, &v) != 0 || *skip_blanks(p) != '\0')
-        return -1;
-    if (neg)
-        *out = v == limit ? INT64_MIN : -(int64_t)v;
-    else
-        *out = (int64_t)v;
-    return 0;
-}
-
-int dal_parse_duration_ms(const char *text, int64_t *out_ms)
-{
-    static const struct { const char *unit; uint64_t ms; } units[] = {
-        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}
-    };
-    const char *p = skip_blanks(text);
-    const char *end;
-    uint64_t v;
-    size_t i, n;
-
-    if (parse_digits(&p, (uint64_t)INT64_MAX, &v) != 0)
-        return -1;
-    for (n = 0; isalpha((unsigned char)p[n]); n++)
-        ;
-    end = skip_blanks(p + n);
-    if (*end != '\0')
-        return -1;
-    for (i = 0; i < NELEM(units); i++) {
-        if (strlen(units[i].unit) != n || strncmp(p, units[i].unit, n) != 0)
-            continue;
-        if (v > (uint64_t)INT64_MAX / units[i].ms)
-            return -1;
-        *out_ms = (int64_t)(v * units[i].ms);
-        return 0;
-    }
-    return -1;
-}
-
-int dal_parse_bool(const char *text, int *out)
-{
-    static const struct { const char *word; int val; } words[] = {
-        {"true", 1}, {"yes", 1}, {"on", 1}, {"1", 1},
-        {"false", 0}, {"no", 0}, {"off", 0}, {"0", 0}
-    };
-    const char *p = skip_blanks(text);
-    size_t i, n = strcspn(p, " \t");
-
-    if (*skip_blanks(p + n) != '\0')
-        return -1;
-    for (i = 0; i < NELEM(words); i++) {
-        if (strlen(words[i].word) == n && strncasecmp(p, words[i].word, n) == 0) {
-            *out = words[i].val;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* ---------------------------------------------------------- name rules */
-
-static int ds_char(int c)     { return isalnum(c) || c == '_' || c == '.' || c == '-'; }
-static int table_char(int c)  { return isalnum(c) || c == '_' || c == '$'; }
-static int plugin_char(int c) { return islower(c) || isdigit(c) || c == '_'; }
-static int param_char(int c)  { return isalnum(c) || c == '_'; }
-
-static int name_ok(const char *s, int (*ok)(int))
-{
-    size_t n;
-
-    for (n = 0; s[n] != '\0'; n++)
-        if (!ok((unsigned char)s[n]))
-            return 0;
-    return n > 0 && n <= CFG_NAME_MAX;
-}
-
-/* ------------------------------------------------------- value helpers */
-
-static int need_value(cfg_parser_t *ps, const char *key, const char *val)
-{
-    if (*val == '\0')
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: empty value", key);
-    return 0;
-}
-
-/* Take *val as a string setting, checking it against a name rule. */
-static int take_name(cfg_parser_t *ps, const char *key, char **val, int (*ok)(int),
-                     const char *rule, char **slot, int *line)
-{
-    char q[DAL_CFG_QUOTE_SIZE];
-
-    if (need_value(ps, key, *val) != 0)
-        return ps->rc;
-    if (ok != NULL && !name_ok(*val, ok))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: '%s' is not a valid name (%s, at most %d characters)",
-                        key, dal_config_quote(*val, q), rule, CFG_NAME_MAX);
-    *slot = *val;
-    *val = NULL;
-    if (line != NULL)
-        *line = ps->line;
-    return 0;
-}
-
-/* A count: 1..max.  what names the value in messages ("db_shard_num"). */
-static int take_count(cfg_parser_t *ps, const char *what, const char *val, uint32_t max, uint32_t *out)
-{
-    const char *p = skip_blanks(val);
-    char q[DAL_CFG_QUOTE_SIZE];
-    int64_t v = 0;
-    int parsed = dal_parse_int64(val, &v) == 0;
-
-    if (parsed && v > 0 && v <= max) {
-        *out = (uint32_t)v;
-        return 0;
-    }
-    while (isdigit((unsigned char)*p))
-        p++;
-    /* Only digits, yet not a good count: too big for the limit or for int64. */
-    if (isdigit((unsigned char)*skip_blanks(val)) && *skip_blanks(p) == '\0' && (!parsed || v > 0))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: %s is out of range (1..%lu)",
-                        what, dal_config_quote(val, q), (unsigned long)max);
-    return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected a positive integer, got '%s'",
-                    what, dal_config_quote(val, q));
-}
-
-static int take_bool(cfg_parser_t *ps, const char *key, const char *val, int *out)
-{
-    char q[DAL_CFG_QUOTE_SIZE];
-
-    if (dal_parse_bool(val, out) != 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: expected true or false, got '%s'",
-                        key, dal_config_quote(val, q));
-    return 0;
-}
-
-/* Index of val among n words (ASCII case-insensitive, as booleans are); -1 if none. */
-static int word_index(const char *val, const char *const *words, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (strcasecmp(val, words[i]) == 0)
-            return (int)i;
-    return -1;
-}
-
-/* A timeout in milliseconds that fits the uint32_t fields. */
-static int take_timeout(cfg_parser_t *ps, const char *key, const char *val, int zero_ok,
-                        uint32_t *out)
-{
-    char q[DAL_CFG_QUOTE_SIZE];
-    int64_t ms;
-
-    if (dal_parse_duration_ms(val, &ms) != 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "%s: expected a duration such as 250ms, 5s, 2m or 1h, got '%s'",
-                        key, dal_config_quote(val, q));
-    if (ms == 0 && !zero_ok)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: must be greater than 0", key);
-    if (ms > (int64_t)UINT32_MAX)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: too long (at most %lums)",
-                        key, (unsigned long)UINT32_MAX);
-    *out = (uint32_t)ms;
-    return 0;
-}
-
 static int unknown_key(cfg_parser_t *ps, const char *key)
 {
-    char label[CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
+    char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
 
     section_label(ps->sec, ps->sec_name, label, sizeof label);
     return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown key '%s' in %s", dal_config_quote(key, q), label);
@@ -410,27 +196,17 @@ static int seen_add(cfg_parser_t *ps, const char *key)
 }
 
 /*
- * Append a zeroed element to the array *arr of *n elements and count it;
- * NULL if out of memory.  The capacity follows from n: the array doubles
- * whenever n reaches a power of two, so no array needs a capacity field.
- * A counted element is freed by dal_config_free even if left half filled.
+ * Append a zeroed element to an array of ps->cfg (dal_cfg_add_item); NULL
+ * if out of memory.  A counted element is freed by dal_config_free even if
+ * left half filled.
  */
 static void *add_item(cfg_parser_t *ps, void **arr, size_t *n, size_t size)
 {
-    void *na;
+    void *item = dal_cfg_add_item(arr, n, size);
 
-    if ((*n & (*n - 1)) == 0) {   /* 0, 1, 2, 4, ...: full */
-        na = realloc(*arr, (*n ? *n * 2 : 1) * size);
-        if (na == NULL) {
-            cfg_oom(ps);
-            return NULL;
-        }
-        *arr = na;
-    }
-    na = (char *)*arr + *n * size;
-    memset(na, 0, size);
-    (*n)++;
-    return na;
+    if (item == NULL)
+        cfg_oom(ps);
+    return item;
 }
 
 /* A copy of a section's name, which messages then refer to; NULL if out of memory. */
@@ -444,41 +220,52 @@ static char *section_name(cfg_parser_t *ps, const char *name)
     return copy;
 }
 
-static int has_prefix(const char *key, const char *prefix)
-{
-    return strncmp(key, prefix, strlen(prefix)) == 0;
-}
+/* ---------------------------------------------------------------- keys */
 
-/*
- * Keep "key = value" for a plugin in pp (taking *val).  The parameter's
- * name is key without its first skip characters ("strategy.").
- */
-static int add_param(cfg_parser_t *ps, dal_cfg_params_t *pp, const char *key, size_t skip,
-                     int (*ok)(int), const char *rule, char **val)
+/* Read one key of the current section through its row. */
+static int set_key(cfg_parser_t *ps, const char *key, char **val)
 {
-    const char *name = key + skip;
-    char qk[DAL_CFG_QUOTE_SIZE], qn[DAL_CFG_QUOTE_SIZE];
-    dal_cfg_param_t *p;
+    const dal_cfg_key_t *k = dal_cfg_key_find(ps->sec->keys, key);
+    dal_cfg_value_t v;
+    dal_error_t e;
+    int rc;
 
-    if (!name_ok(name, ok))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: bad parameter name '%s' (%s, at most %d characters)",
-                        dal_config_quote(key, qk), dal_config_quote(name, qn), rule, CFG_NAME_MAX);
-    p = add_item(ps, (void **)&pp->items, &pp->n, sizeof *p);
-    if (p == NULL)
-        return ps->rc;
-    p->line = ps->line;
-    p->name = strdup(name);
-    if (p->name == NULL)
-        return cfg_oom(ps);
-    p->value = *val;
-    *val = NULL;
+    if (k == NULL)
+        return unknown_key(ps, key);
+    v.key = key;
+    v.text = *val;
+    v.line = ps->line;
+    v.err = &e;
+    rc = dal_cfg_key_set(k, ps->sec->obj(ps), &v);
+    *val = v.text;   /* NULL if the row took it */
+    if (rc != 0)
+        return cfg_fail(ps, ps->line, rc, "%s", e.message);
     return 0;
 }
 
-/* "pool.PARAM = value", in [dal] and [datasource NAME]. */
-static int pool_param(cfg_parser_t *ps, dal_cfg_params_t *pp, const char *key, char **val)
+/* New section struct: its defaults, as its table gives them. */
+static int set_defaults(cfg_parser_t *ps, const dal_cfg_key_t *keys, void *obj)
 {
-    return add_param(ps, pp, key, strlen("pool."), param_char, WORD_RULE, val);
+    dal_error_t e;
+    int rc = dal_cfg_key_defaults(keys, obj, &e);
+
+    if (rc != 0)
+        return cfg_fail(ps, ps->line, rc, "%s", e.message);
+    return 0;
+}
+
+/* Every required key of the section, reported at its header. */
+static void check_required(cfg_parser_t *ps)
+{
+    char label[DAL_CFG_NAME_MAX + 32];
+    const dal_cfg_key_t *k;
+
+    for (k = ps->sec->keys; k->name != NULL; k++) {
+        if (!k->required || seen_line(ps, k->name) != 0)
+            continue;
+        section_label(ps->sec, ps->sec_name, label, sizeof label);
+        cfg_fail(ps, ps->sec_line, DAL_ECONFIG, "%s has no %s (add: %s = %s)", label, k->name, k->name, k->example);
+    }
 }
 
 /* ------------------------------------------------------------- [dal] */
@@ -489,6 +276,7 @@ static int dal_section_taken(const cfg_parser_t *ps, const char *name)
     return ps->dal_line;
 }
 
+/* The section is optional: its struct, the config, holds [dal]'s defaults from the start. */
 static int dal_section_begin(cfg_parser_t *ps, const char *name)
 {
     (void)name;
@@ -497,33 +285,14 @@ static int dal_section_begin(cfg_parser_t *ps, const char *name)
     return 0;
 }
 
-static int dal_section_key(cfg_parser_t *ps, const char *key, char **val)
+static void *dal_section_obj(cfg_parser_t *ps)
 {
-    dal_config_t *cfg = ps->cfg;
-
-    if (strcmp(key, "plugin_dir") == 0)
-        return take_name(ps, key, val, NULL, NULL, &cfg->plugin_dir, &cfg->plugin_dir_line);
-    if (strcmp(key, "default_datasource") == 0)
-        return take_name(ps, key, val, ds_char, DS_RULE, &cfg->default_datasource,
-                         &cfg->default_datasource_line);
-    if (strcmp(key, "max_parallel") == 0)
-        return take_count(ps, key, *val, CFG_PARALLEL_MAX, &cfg->max_parallel);
-    if (strcmp(key, "watch") == 0)
-        return take_bool(ps, key, *val, &cfg->watch);
-    if (strcmp(key, "validate_connect") == 0)
-        return take_bool(ps, key, *val, &cfg->validate_connect);
-    if (strcmp(key, "allow_reshard") == 0)
-        return take_bool(ps, key, *val, &cfg->allow_reshard);
-    if (strcmp(key, "pool") == 0)
-        return take_name(ps, key, val, plugin_char, PLUGIN_RULE, &cfg->pool, &cfg->pool_line);
-    if (has_prefix(key, "pool."))
-        return pool_param(ps, &cfg->pool_params, key, val);
-    return unknown_key(ps, key);
+    return ps->cfg;
 }
 
 /* ------------------------------------------------------ [datasource NAME] */
 
-static dal_cfg_datasource_t *cur_ds(cfg_parser_t *ps)
+static void *cur_ds(cfg_parser_t *ps)
 {
     return &ps->cfg->datasources[ps->cfg->ndatasources - 1];
 }
@@ -543,174 +312,7 @@ static int ds_begin(cfg_parser_t *ps, const char *name)
     if (ds == NULL || (ds->name = section_name(ps, name)) == NULL)
         return ps->rc;
     ds->line = ps->line;
-    ds->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
-    ds->read_timeout_ms = DEFAULT_READ_TIMEOUT_MS;
-    ds->load_balance = DAL_LB_ROUND_ROBIN;
-    ds->max_replica_lag_ms = DEFAULT_REPLICA_LAG_MS;
-    ds->health_check_ms = DEFAULT_HEALTH_CHECK_MS;
-    ds->read_your_writes = 1;
-    return 0;
-}
-
-static int ds_master(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const char *val)
-{
-    char *weight = NULL;
-    dal_error_t e;
-    int rc;
-
-    if (need_value(ps, "master", val) != 0)
-        return ps->rc;
-    /* Parsed with "weight" allowed only to say where it belongs. */
-    rc = dal_url_parse_extra(val, "weight", &ds->master, &weight, &e);
-    if (rc != 0)
-        return cfg_fail(ps, ps->line, rc, "master: %s", e.message);
-    ds->master_line = ps->line;
-    if (weight != NULL) {
-        free(weight);
-        return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "master: option weight is only for replica URLs (replicas = URL?weight=N, ...)");
-    }
-    return 0;
-}
-
-/*
- * The comma that ends the first URL of a replica list: one followed by
- * blanks and a scheme.  Any other comma belongs to the URL, so a password
- * may hold one.
- */
-static char *replica_separator(char *s)
-{
-    const char *next;
-    char *c;
-
-    for (c = strchr(s, ','); c != NULL; c = strchr(c + 1, ',')) {
-        next = skip_blanks(c + 1);
-        if (strncasecmp(next, "mysql://", 8) == 0 || strncasecmp(next, "mariadb://", 10) == 0)
-            return c;
-    }
-    return NULL;
-}
-
-/*
- * Parse replica number pos (from 1) of ds.  Messages name it by position
- * only: its text holds a password.
- */
-static int add_replica(cfg_parser_t *ps, dal_cfg_datasource_t *ds, size_t pos, const char *text)
-{
-    char what[48], weight_what[64], *weight = NULL;
-    dal_cfg_replica_t *r;
-    dal_error_t e;
-    size_t len = strlen(text), i;
-    int rc;
-
-    snprintf(what, sizeof what, "replicas: replica %zu", pos);
-    if (len == 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: empty (expected a URL)", what);
-    /* "URL," at the end: dal_url_parse would take the ',' into the database name. */
-    if (text[len - 1] == ',')
-        return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "%s: ends with ',' (a ',' must be followed by another URL; write %%2C for a ',' inside a URL)",
-                        what);
-    r = add_item(ps, (void **)&ds->replicas, &ds->nreplicas, sizeof *r);
-    if (r == NULL)
-        return ps->rc;
-    rc = dal_url_parse_extra(text, "weight", &r->url, &weight, &e);
-    if (rc != 0)
-        return cfg_fail(ps, ps->line, rc, "%s: %s", what, e.message);
-    r->weight = 1;
-    snprintf(weight_what, sizeof weight_what, "%s: option weight", what);
-    if (weight != NULL && take_count(ps, weight_what, weight, CFG_WEIGHT_MAX, &r->weight) != 0)
-        goto done;
-    for (i = 0; i + 1 < ds->nreplicas; i++)
-        if (dal_url_equal(&ds->replicas[i].url, &r->url))
-            break;
-    if (i + 1 < ds->nreplicas)
-        cfg_fail(ps, ps->line, DAL_ECONFIG, "%s: same server and settings as replica %zu", what, i + 1);
-done:
-    free(weight);
-    return ps->rc;
-}
-
-/* replicas = URL, URL, ...: split in place (*val is ours to change). */
-static int ds_replicas(cfg_parser_t *ps, dal_cfg_datasource_t *ds, char *val)
-{
-    char *url = val, *comma, *end;
-    size_t pos;
-
-    if (need_value(ps, "replicas", val) != 0)
-        return ps->rc;
-    for (pos = 1; url != NULL; pos++) {
-        comma = replica_separator(url);
-        end = comma != NULL ? comma : url + strlen(url);
-        while (end > url && (end[-1] == ' ' || end[-1] == '\t'))
-            end--;
-        *end = '\0';
-        if (add_replica(ps, ds, pos, url) != 0)
-            return ps->rc;
-        url = comma != NULL ? (char *)skip_blanks(comma + 1) : NULL;
-    }
-    ds->replicas_line = ps->line;
-    return 0;
-}
-
-static int ds_load_balance(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const char *val)
-{
-    /* In the order of dal_lb_policy_t. */
-    static const char *const policies[] = {"round_robin", "random", "weighted", "least_outstanding"};
-    int i = word_index(val, policies, NELEM(policies));
-    char q[DAL_CFG_QUOTE_SIZE];
-
-    if (i < 0)
-        return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "load_balance: expected round_robin, random, weighted or least_outstanding, got '%s'",
-                        dal_config_quote(val, q));
-    ds->load_balance = (dal_lb_policy_t)i;
-    return 0;
-}
-
-/* read_your_writes = off | session | <duration> */
-static int ds_read_your_writes(cfg_parser_t *ps, dal_cfg_datasource_t *ds, const char *val)
-{
-    static const char *const modes[] = {"off", "session"};   /* 0, 1 */
-    int i = word_index(val, modes, NELEM(modes));
-    char q[DAL_CFG_QUOTE_SIZE];
-
-    if (i >= 0) {
-        ds->read_your_writes = i;
-        return 0;
-    }
-    /* Starts with a digit: meant as a window, so say what is wrong with it. */
-    if (!isdigit((unsigned char)*skip_blanks(val)))
-        return cfg_fail(ps, ps->line, DAL_ECONFIG,
-                        "read_your_writes: expected off, session or a duration such as 500ms or 2s, got '%s'",
-                        dal_config_quote(val, q));
-    ds->read_your_writes = 2;
-    return take_timeout(ps, "read_your_writes", val, 0, &ds->ryw_window_ms);
-}
-
-static int ds_key(cfg_parser_t *ps, const char *key, char **val)
-{
-    dal_cfg_datasource_t *ds = cur_ds(ps);
-
-    if (strcmp(key, "master") == 0)
-        return ds_master(ps, ds, *val);
-    if (strcmp(key, "connect_timeout") == 0)
-        return take_timeout(ps, key, *val, 0, &ds->connect_timeout_ms);
-    if (strcmp(key, "read_timeout") == 0)
-        return take_timeout(ps, key, *val, 1, &ds->read_timeout_ms);
-    if (strcmp(key, "replicas") == 0)
-        return ds_replicas(ps, ds, *val);
-    if (strcmp(key, "load_balance") == 0)
-        return ds_load_balance(ps, ds, *val);
-    if (strcmp(key, "max_replica_lag") == 0)
-        return take_timeout(ps, key, *val, 1, &ds->max_replica_lag_ms);
-    if (strcmp(key, "health_check_interval") == 0)
-        return take_timeout(ps, key, *val, 0, &ds->health_check_ms);
-    if (strcmp(key, "read_your_writes") == 0)
-        return ds_read_your_writes(ps, ds, *val);
-    if (has_prefix(key, "pool."))
-        return pool_param(ps, &ds->pool_params, key, val);
-    return unknown_key(ps, key);
+    return set_defaults(ps, dal_cfg_datasource_keys, ds);
 }
 
 static int ds_finish(cfg_parser_t *ps)
@@ -719,13 +321,9 @@ static int ds_finish(cfg_parser_t *ps)
     int key_line = seen_line(ps, "connect_timeout");
     int64_t url_ms = ds->master.connect_timeout_ms;
 
-    if (ds->master_line == 0)
-        return cfg_fail(ps, ds->line, DAL_ECONFIG,
-                        "[datasource %s] has no master (add: master = mysql://USER:PASSWORD@HOST:PORT/DATABASE)",
-                        ds->name);
     /* The URL may carry connect_timeout too; keep one value, in one place. */
     if (url_ms == 0)
-        return 0;
+        return ps->rc;
     if (key_line != 0)
         return cfg_fail(ps, key_line, DAL_ECONFIG,
                         "connect_timeout: also given in the master URL (line %d); keep only one",
@@ -733,7 +331,7 @@ static int ds_finish(cfg_parser_t *ps)
     if (url_ms > (int64_t)UINT32_MAX)
         return cfg_fail(ps, ds->master_line, DAL_ECONFIG, "master: option connect_timeout is too long");
     ds->connect_timeout_ms = (uint32_t)url_ms;
-    return 0;
+    return ps->rc;
 }
 
 /* ----------------------------------------------------------- [table NAME] */
@@ -741,7 +339,7 @@ static int ds_finish(cfg_parser_t *ps)
 /* The keys that give a table shards, besides db_shard_num and strategy.*. */
 static const char *const shard_keys[] = {"table_shard_num", "shard_key", "strategy"};
 
-static dal_cfg_table_t *cur_table(cfg_parser_t *ps)
+static void *cur_table(cfg_parser_t *ps)
 {
     return &ps->cfg->tables[ps->cfg->ntables - 1];
 }
@@ -761,51 +359,8 @@ static int table_begin(cfg_parser_t *ps, const char *name)
     if (t == NULL || (t->name = section_name(ps, name)) == NULL)
         return ps->rc;
     t->line = ps->line;
-    t->db_shard_num = 1;
-    t->table_shard_num = 1;
-    t->kind = DAL_TABLE_SINGLE;   /* table_finish decides */
-    t->allow_scatter = 1;
-    return 0;
-}
-
-static int table_broadcast(cfg_parser_t *ps, dal_cfg_table_t *t, const char *val)
-{
-    int on;
-
-    if (take_bool(ps, "broadcast", val, &on) != 0)
-        return ps->rc;
-    if (on)
-        t->kind = DAL_TABLE_BROADCAST;
-    return 0;
-}
-
-static int table_key(cfg_parser_t *ps, const char *key, char **val)
-{
-    dal_cfg_table_t *t = cur_table(ps);
-
-    if (strcmp(key, "datasource") == 0)
-        return take_name(ps, key, val, ds_char, DS_RULE, &t->datasource, &t->datasource_line);
-    if (strcmp(key, "db_shard_num") == 0)
-        return take_count(ps, key, *val, CFG_SHARD_MAX, &t->db_shard_num);
-    if (strcmp(key, "table_shard_num") == 0)
-        return take_count(ps, key, *val, CFG_SHARD_MAX, &t->table_shard_num);
-    if (strcmp(key, "shard_key") == 0)
-        return take_name(ps, key, val, table_char, COLUMN_RULE, &t->shard_key, NULL);
-    if (strcmp(key, "strategy") == 0)
-        return take_name(ps, key, val, plugin_char, PLUGIN_RULE, &t->strategy, &t->strategy_line);
-    if (has_prefix(key, "strategy."))
-        return add_param(ps, &t->strategy_params, key, strlen("strategy."), param_char, WORD_RULE, val);
-    if (strcmp(key, "broadcast") == 0)
-        return table_broadcast(ps, t, *val);
-    if (strcmp(key, "allow_scatter") == 0)
-        return take_bool(ps, key, *val, &t->allow_scatter);
-    if (strcmp(key, "binding") == 0)
-        return take_name(ps, key, val, param_char, WORD_RULE, &t->binding, &t->binding_line);
-    if (strcmp(key, "id_column") == 0)
-        return take_name(ps, key, val, table_char, COLUMN_RULE, &t->id_column, NULL);
-    if (strcmp(key, "idgen") == 0)
-        return take_name(ps, key, val, ds_char, DS_RULE, &t->idgen, &t->idgen_line);
-    return unknown_key(ps, key);
+    t->kind = DAL_TABLE_SINGLE;   /* broadcast = true, or table_finish, decides */
+    return set_defaults(ps, dal_cfg_table_keys, t);
 }
 
 /* A broadcast table is whole on every node: nothing may shard it. */
@@ -865,8 +420,6 @@ static int table_finish(cfg_parser_t *ps)
 {
     dal_cfg_table_t *t = cur_table(ps);
 
-    if (t->datasource == NULL)
-        cfg_fail(ps, t->line, DAL_ECONFIG, "[table %s] has no datasource (add: datasource = NAME)", t->name);
     if (t->kind == DAL_TABLE_BROADCAST)
         check_broadcast(ps, t);
     else
@@ -878,16 +431,8 @@ static int table_finish(cfg_parser_t *ps)
     return ps->rc;
 }
 
-/* ------------------------------------------- [idgen NAME], [monitor NAME] */
 
-/* Both hold a plugin name and that plugin's parameters: every other key. */
-static int plugin_key(cfg_parser_t *ps, const char *key, char **val, char **plugin, int *plugin_line,
-                      dal_cfg_params_t *params)
-{
-    if (strcmp(key, "plugin") == 0)
-        return take_name(ps, key, val, plugin_char, PLUGIN_RULE, plugin, plugin_line);
-    return add_param(ps, params, key, 0, plugin_char, LOWER_RULE, val);
-}
+/* ------------------------------------------- [idgen NAME], [monitor NAME] */
 
 static const dal_cfg_idgen_t *find_idgen(const dal_config_t *cfg, const char *name)
 {
@@ -899,7 +444,7 @@ static const dal_cfg_idgen_t *find_idgen(const dal_config_t *cfg, const char *na
     return NULL;
 }
 
-static dal_cfg_idgen_t *cur_idgen(cfg_parser_t *ps)
+static void *cur_idgen(cfg_parser_t *ps)
 {
     return &ps->cfg->idgens[ps->cfg->nidgens - 1];
 }
@@ -919,27 +464,10 @@ static int idgen_begin(cfg_parser_t *ps, const char *name)
     if (g == NULL || (g->name = section_name(ps, name)) == NULL)
         return ps->rc;
     g->line = ps->line;
-    return 0;
+    return set_defaults(ps, dal_cfg_idgen_keys, g);
 }
 
-static int idgen_key(cfg_parser_t *ps, const char *key, char **val)
-{
-    dal_cfg_idgen_t *g = cur_idgen(ps);
-
-    return plugin_key(ps, key, val, &g->plugin, &g->plugin_line, &g->params);
-}
-
-static int idgen_finish(cfg_parser_t *ps)
-{
-    const dal_cfg_idgen_t *g = cur_idgen(ps);
-
-    if (g->plugin == NULL)
-        return cfg_fail(ps, g->line, DAL_ECONFIG, "[idgen %s] has no plugin (add: plugin = NAME, e.g. plugin = leaf)",
-                        g->name);
-    return 0;
-}
-
-static dal_cfg_monitor_t *cur_monitor(cfg_parser_t *ps)
+static void *cur_monitor(cfg_parser_t *ps)
 {
     return &ps->cfg->monitors[ps->cfg->nmonitors - 1];
 }
@@ -962,17 +490,7 @@ static int monitor_begin(cfg_parser_t *ps, const char *name)
     if (m == NULL || (m->name = section_name(ps, name)) == NULL)
         return ps->rc;
     m->line = ps->line;
-    m->enabled = 1;
-    return 0;
-}
-
-static int monitor_key(cfg_parser_t *ps, const char *key, char **val)
-{
-    dal_cfg_monitor_t *m = cur_monitor(ps);
-
-    if (strcmp(key, "enabled") == 0)
-        return take_bool(ps, key, *val, &m->enabled);
-    return plugin_key(ps, key, val, &m->plugin, &m->plugin_line, &m->params);
+    return set_defaults(ps, dal_cfg_monitor_keys, m);
 }
 
 /* Without plugin = NAME, the section's name is the plugin's: [monitor prometheus]. */
@@ -982,10 +500,10 @@ static int monitor_finish(cfg_parser_t *ps)
 
     if (m->plugin != NULL)
         return 0;
-    if (!name_ok(m->name, plugin_char))
+    if (!dal_cfg_name_ok(m->name, &dal_cfg_rule_lower))
         return cfg_fail(ps, m->line, DAL_ECONFIG,
                         "[monitor %s] has no plugin, and '%s' is not a plugin name (%s); add: plugin = NAME",
-                        m->name, m->name, LOWER_RULE);
+                        m->name, m->name, dal_cfg_rule_lower.text);
     m->plugin = strdup(m->name);
     if (m->plugin == NULL)
         return cfg_oom(ps);
@@ -996,31 +514,32 @@ static int monitor_finish(cfg_parser_t *ps)
 /* ------------------------------------------------------------ sections */
 
 static const section_kind_t sections[] = {
-    {"dal", 0, NULL, NULL, dal_section_taken, dal_section_begin, dal_section_key, NULL},
-    {"datasource", 1, ds_char, DS_RULE, ds_taken, ds_begin, ds_key, ds_finish},
-    {"table", 1, table_char, TABLE_RULE, table_taken, table_begin, table_key, table_finish},
-    {"idgen", 1, ds_char, DS_RULE, idgen_taken, idgen_begin, idgen_key, idgen_finish},
-    {"monitor", 1, ds_char, DS_RULE, monitor_taken, monitor_begin, monitor_key, monitor_finish},
+    {"dal", NULL, dal_cfg_dal_keys, dal_section_taken, dal_section_begin, dal_section_obj, NULL},
+    {"datasource", &dal_cfg_rule_ds, dal_cfg_datasource_keys, ds_taken, ds_begin, cur_ds, ds_finish},
+    {"table", &dal_cfg_rule_table, dal_cfg_table_keys, table_taken, table_begin, cur_table, table_finish},
+    {"idgen", &dal_cfg_rule_ds, dal_cfg_idgen_keys, idgen_taken, idgen_begin, cur_idgen, NULL},
+    {"monitor", &dal_cfg_rule_ds, dal_cfg_monitor_keys, monitor_taken, monitor_begin, cur_monitor, monitor_finish},
 };
 
 static int finish_section(cfg_parser_t *ps)
 {
-    int rc = 0;
-
-    if (ps->sec != NULL && ps->sec->finish != NULL)
-        rc = ps->sec->finish(ps);
+    if (ps->sec != NULL) {
+        check_required(ps);
+        if (ps->sec->finish != NULL)
+            ps->sec->finish(ps);
+    }
     seen_reset(ps);
     ps->sec = NULL;
-    return rc;
+    return ps->rc;
 }
 
 /* "word NAME" (already trimmed) -> the section kind and its name. */
 static int begin_section(cfg_parser_t *ps, const char *inner)
 {
     size_t wlen = strcspn(inner, " \t");
-    const char *name = skip_blanks(inner + wlen);
+    const char *name = dal_cfg_skip_blanks(inner + wlen);
     const section_kind_t *kind = NULL;
-    char label[CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
+    char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
     size_t i;
     int first;
 
@@ -1030,13 +549,13 @@ static int begin_section(cfg_parser_t *ps, const char *inner)
     if (kind == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown section [%s] (expected " SECTION_LIST ")",
                         dal_config_quote(inner, q));
-    if (kind->named && *name == '\0')
+    if (kind->name_rule != NULL && *name == '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] needs a name: [%s NAME]", kind->word, kind->word);
-    if (!kind->named && *name != '\0')
+    if (kind->name_rule == NULL && *name != '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] takes no name", kind->word);
-    if (kind->named && !name_ok(name, kind->name_char))
+    if (kind->name_rule != NULL && !dal_cfg_name_ok(name, kind->name_rule))
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "bad %s name '%s' (%s, at most %d characters)",
-                        kind->word, dal_config_quote(name, q), kind->name_rule, CFG_NAME_MAX);
+                        kind->word, dal_config_quote(name, q), kind->name_rule->text, DAL_CFG_NAME_MAX);
     first = kind->taken(ps, name);
     if (first != 0) {
         section_label(kind, name, label, sizeof label);
@@ -1045,8 +564,10 @@ static int begin_section(cfg_parser_t *ps, const char *inner)
     if (kind->begin(ps, name) != 0)
         return ps->rc;
     ps->sec = kind;
+    ps->sec_line = ps->line;
     return 0;
 }
+
 
 /* s is a line starting with '['. */
 static int section_line(cfg_parser_t *ps, const char *s)
@@ -1059,12 +580,12 @@ static int section_line(cfg_parser_t *ps, const char *s)
 
     if (close == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: missing ']' in section header");
-    after = skip_blanks(close + 1);
+    after = dal_cfg_skip_blanks(close + 1);
     if (*after != '\0' && *after != ';' && *after != '#')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: unexpected text after ']'");
     if (finish_section(ps) != 0)
         return ps->rc;
-    s = skip_blanks(s + 1);
+    s = dal_cfg_skip_blanks(s + 1);
     for (n = (size_t)(close - s); n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
         ;
     inner = strndup(s, n);
@@ -1145,7 +666,7 @@ static char *read_line(char *str, int num, void *stream)
                  "put long values in an environment variable and write ${NAME}", n, max);
         return NULL;
     }
-    s = skip_blanks(s);
+    s = dal_cfg_skip_blanks(s);
     if (*s == '[' && section_line(ps, s) != 0)
         return NULL;
     if (*s != '\0' && *s != ';' && *s != '#' && *s != '[' && key_line(ps, s) != 0)
@@ -1182,7 +703,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
         cfg_fail(ps, ps->line, rc, "%s: %s", dal_config_quote(key, q), e.message);
         goto done;
     }
-    ps->sec->key(ps, key, &val);
+    set_key(ps, key, &val);
 done:
     free(val);
     return ps->rc == 0;   /* inih wants non-zero for success */
@@ -1203,7 +724,7 @@ static int ds_defined(const char **sorted, size_t n, const char *name)
 /* Every node a table needs must be a [datasource]. */
 static void check_table_nodes(cfg_parser_t *ps, const dal_cfg_table_t *t, const char **sorted, size_t n)
 {
-    char node[CFG_NAME_MAX + 16];
+    char node[DAL_CFG_NAME_MAX + 16];
     uint32_t i;
 
     if (t->kind == DAL_TABLE_SINGLE) {
@@ -1358,20 +879,29 @@ static int parse_file(cfg_parser_t *ps)
     return ps->rc;
 }
 
-static dal_config_t *new_config(const char *path)
+/* An empty config with [dal]'s defaults (the section is optional). */
+static int new_config(const char *path, dal_config_t **out, dal_error_t *err)
 {
     dal_config_t *cfg = calloc(1, sizeof *cfg);
+    int rc;
 
+    *out = NULL;
     if (cfg == NULL)
-        return NULL;
+        return dal_err_set(err, DAL_ENOMEM, "%s: out of memory", path);
     atomic_init(&cfg->refs, 1);
     cfg->path = strdup(path);
     if (cfg->path == NULL) {
         free(cfg);
-        return NULL;
+        return dal_err_set(err, DAL_ENOMEM, "%s: out of memory", path);
     }
-    cfg->max_parallel = DEFAULT_MAX_PARALLEL;
-    return cfg;
+    rc = dal_cfg_key_defaults(dal_cfg_dal_keys, cfg, err);
+    if (rc != 0) {
+        dal_err_prefix(err, "%s", path);
+        dal_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return 0;
 }
 
 int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err)
@@ -1388,10 +918,8 @@ int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err)
     if (ps.fp == NULL)
         return dal_err_set(err, errno == ENOMEM ? DAL_ENOMEM : DAL_EIO, "%s: cannot open: %s",
                            path, strerror_r(errno, buf, sizeof buf));
-    ps.cfg = new_config(path);
-    if (ps.cfg == NULL)
-        rc = dal_err_set(err, DAL_ENOMEM, "%s: out of memory", path);
-    else
+    rc = new_config(path, &ps.cfg, err);
+    if (rc == 0)
         rc = parse_file(&ps);
     seen_reset(&ps);
     free(ps.seen);

@@ -7,6 +7,11 @@
  * text with their line numbers; the snapshot checks them against the plugin
  * descriptors (see snapshot.c), so every mistake still reports FILE:LINE.
  *
+ * The keys each section accepts -- type, range, default, the field below
+ * they are stored in -- are declared as data (see "keys" below), the one
+ * place to add a key; docs/configuration.md's key tables are printed from
+ * it (make config-doc) and checked against it by `make check`.
+ *
  * A dal_config_t is immutable once loaded and owned by whoever loaded it.
  */
 #ifndef DAL_CORE_CONFIG_H
@@ -182,5 +187,131 @@ int dal_parse_duration_ms(const char *text, int64_t *out_ms);
 int dal_parse_int64(const char *text, int64_t *out);
 /* true/false, yes/no, on/off, 1/0 (case-insensitive).  0 or -1. */
 int dal_parse_bool(const char *text, int *out);
+
+/* ------------------------------------------------------------------ keys
+ *
+ * The keys of each section, declared as data (config_keys.c, a part of
+ * this module as params.c is of plugin.h's).  One table per section kind
+ * declares every key: its name, its type, where its value goes in the
+ * section's struct, its default, the values allowed and a one-line
+ * description.  config.c reads every key through these tables (find the
+ * row, convert by type, range-check, store, keep the line), so `dal check`
+ * and dal_open check exactly what the tables say, and tests/config_doc.c
+ * prints the key tables of docs/configuration.md from them (make
+ * config-doc), so the documentation cannot drift from the code either.
+ * The tables and rules are static, read-only data.
+ */
+
+#define DAL_CFG_NAME_MAX 64   /* datasource, table, column, plugin and parameter names */
+
+/* The characters a name may hold, and that rule in words for messages and docs. */
+typedef struct dal_cfg_rule {
+    int (*ok)(int c);
+    const char *text;   /* "letters, digits, '_'" */
+} dal_cfg_rule_t;
+
+extern const dal_cfg_rule_t dal_cfg_rule_ds;      /* datasource, idgen, monitor names */
+extern const dal_cfg_rule_t dal_cfg_rule_table;   /* logical table names */
+extern const dal_cfg_rule_t dal_cfg_rule_column;  /* the same, worded for columns */
+extern const dal_cfg_rule_t dal_cfg_rule_plugin;  /* plugin names, worded as such */
+extern const dal_cfg_rule_t dal_cfg_rule_lower;   /* the same characters, plainly worded */
+extern const dal_cfg_rule_t dal_cfg_rule_word;    /* binding groups, pool.* and strategy.* names */
+
+/* Non-zero if s is 1..DAL_CFG_NAME_MAX characters, all allowed by rule. */
+int dal_cfg_name_ok(const char *s, const dal_cfg_rule_t *rule);
+
+/* What a key's value is, and so how it is converted and where it goes. */
+typedef enum dal_cfg_type {
+    DAL_CFG_STRING,    /* non-empty text, a name if the row has a rule: char * (owned) */
+    DAL_CFG_COUNT,     /* a whole number min..max, min >= 1: uint32_t */
+    DAL_CFG_BOOL,      /* true/false, yes/no, on/off, 1/0 (any case): int 1/0 */
+    DAL_CFG_DURATION,  /* 250ms, 5s, 2m, 1h, bare number = seconds; min..max ms: uint32_t */
+    DAL_CFG_ENUM,      /* one of words (any case): int, the word's index */
+    DAL_CFG_MODE,      /* one of words, or a duration > 0: int (the word's index, or the
+                          number of words for a duration) and uint32_t ms at aux */
+    DAL_CFG_URL,       /* a datasource URL: stored by the row's setter */
+    DAL_CFG_URL_LIST,  /* comma-separated URLs: stored by the row's setter */
+    DAL_CFG_PARAMS     /* PREFIX.PARAM = value for a plugin, kept as text: dal_cfg_params_t */
+} dal_cfg_type_t;
+
+/* One key = value being set. */
+typedef struct dal_cfg_value {
+    const char *key;    /* as written: "pool.max_idle" */
+    char *text;         /* ${VAR} already expanded; owned by the caller, but a setter may
+                           take it (setting text to NULL) or change it in place */
+    int line;           /* the key's line; 0 while defaults are set */
+    dal_error_t *err;   /* filled on failure (never NULL) */
+} dal_cfg_value_t;
+
+typedef struct dal_cfg_key dal_cfg_key_t;
+
+/* A key that needs more than its type's conversion.  obj is the section's struct. */
+typedef int (*dal_cfg_setter_fn)(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v);
+
+/*
+ * One row: one key of a section.  Offsets are into the section's struct:
+ * dal_config_t for [dal], dal_cfg_datasource_t, dal_cfg_table_t,
+ * dal_cfg_idgen_t, dal_cfg_monitor_t.  An offset of 0 means "none": every
+ * one of those structs starts with a field no key is stored in (its name,
+ * or the reference count).
+ */
+struct dal_cfg_key {
+    const char *name;          /* as written; PARAMS: the prefix ("pool."), "" for any other key */
+    dal_cfg_type_t type;
+    size_t offset;             /* the value */
+    size_t line;               /* the int keeping the key's line, for later FILE:LINE messages; 0: none */
+    size_t aux;                /* MODE: the uint32_t of the duration */
+    const char *def;           /* default, as INI text, set when the section begins; NULL: none */
+    int64_t min, max;          /* COUNT, DURATION and the duration of MODE */
+    const dal_cfg_rule_t *rule;/* STRING: the value is a name; PARAMS: the parameter names */
+    const char *const *words;  /* ENUM, MODE: NULL-terminated, in the order of the stored values */
+    dal_cfg_setter_fn set;     /* NULL: the type's own conversion stores at offset */
+    int required;              /* non-zero: a section without the key is an error */
+    const char *example;       /* required keys: the value to suggest, "NAME" */
+    const char *unset;         /* docs: what leaving the key out means, when def is NULL */
+    const char *help;          /* docs: one line of Markdown, no '|' */
+};
+
+/* The tables, each ending with a row whose name is NULL. */
+extern const dal_cfg_key_t dal_cfg_dal_keys[];
+extern const dal_cfg_key_t dal_cfg_datasource_keys[];
+extern const dal_cfg_key_t dal_cfg_table_keys[];
+extern const dal_cfg_key_t dal_cfg_idgen_keys[];
+extern const dal_cfg_key_t dal_cfg_monitor_keys[];
+
+/* Every section kind and its table, for the docs; ends with a NULL word. */
+typedef struct dal_cfg_section_keys {
+    const char *word;            /* "datasource" */
+    const char *title;           /* "[datasource NAME]" */
+    const dal_cfg_key_t *keys;
+} dal_cfg_section_keys_t;
+
+extern const dal_cfg_section_keys_t dal_cfg_sections[];
+
+/* The row of key in keys: its own row, else the first PARAMS row whose
+ * prefix starts it; NULL if the section has no such key. */
+const dal_cfg_key_t *dal_cfg_key_find(const dal_cfg_key_t *keys, const char *key);
+
+/*
+ * Convert v->text by k's type (or k's setter), check it, store it in obj
+ * and keep v->line in k's line field.  Returns 0, or DAL_ECONFIG/DAL_ENOMEM
+ * with v->err's message being what follows "FILE:LINE: " ("max_parallel:
+ * 257 is out of range (1..256)"); any value it quotes is masked
+ * (dal_config_quote).
+ */
+int dal_cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v);
+
+/* Set every default of keys in obj, a new section struct.  0 or an error code. */
+int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err);
+
+/*
+ * Append a zeroed element to the array *arr of *n elements and count it;
+ * NULL if out of memory.  The capacity follows from n: the array doubles
+ * whenever n reaches a power of two, so no array needs a capacity field.
+ */
+void *dal_cfg_add_item(void **arr, size_t *n, size_t size);
+
+/* s after any blanks and tabs. */
+const char *dal_cfg_skip_blanks(const char *s);
 
 #endif /* DAL_CORE_CONFIG_H */

@@ -1092,7 +1092,100 @@ START_TEST(test_parse_bool)
 }
 END_TEST
 
+/* ----------------------------------------------------------- key tables */
+
+/* Every row says enough for the loader and the docs to use it. */
+static void check_row(const char *title, const dal_cfg_key_t *k)
+{
+    const dal_cfg_key_t *other;
+
+    ck_assert_msg(dal_cfg_key_find(k, k->name) == k || k->type == DAL_CFG_PARAMS,
+                  "%s %s: found as another row", title, k->name);
+    ck_assert_msg(k->help != NULL || k->type == DAL_CFG_DURATION, "%s %s: no help", title, k->name);
+    ck_assert_msg(!k->required || (k->example != NULL && k->def == NULL), "%s %s: required", title, k->name);
+    switch (k->type) {
+    case DAL_CFG_COUNT:
+        ck_assert_msg(k->min >= 1 && k->min <= k->max && k->max <= UINT32_MAX, "%s %s: range", title, k->name);
+        break;
+    case DAL_CFG_MODE:
+        ck_assert_msg(k->aux != 0, "%s %s: no aux field", title, k->name);
+        /* fall through */
+    case DAL_CFG_DURATION:
+        ck_assert_msg(k->min >= 0 && k->min <= k->max && k->max <= UINT32_MAX, "%s %s: range", title, k->name);
+        ck_assert_msg(k->type != DAL_CFG_MODE || k->words != NULL, "%s %s: no words", title, k->name);
+        break;
+    case DAL_CFG_ENUM:
+        ck_assert_msg(k->words != NULL && k->words[0] != NULL, "%s %s: no words", title, k->name);
+        break;
+    case DAL_CFG_URL:
+    case DAL_CFG_URL_LIST:
+        ck_assert_msg(k->set != NULL, "%s %s: no setter", title, k->name);
+        break;
+    case DAL_CFG_PARAMS:
+        ck_assert_msg(k->rule != NULL, "%s %s: no rule for parameter names", title, k->name);
+        break;
+    default:
+        break;
+    }
+    for (other = k + 1; other->name != NULL; other++)
+        ck_assert_msg(strcmp(other->name, k->name) != 0, "%s: two rows for %s", title, k->name);
+}
+
+START_TEST(test_key_tables)
+{
+    const dal_cfg_section_keys_t *sec;
+    const dal_cfg_key_t *k;
+
+    for (sec = dal_cfg_sections; sec->word != NULL; sec++)
+        for (k = sec->keys; k->name != NULL; k++)
+            check_row(sec->title, k);
+    ck_assert_ptr_null(dal_cfg_key_find(dal_cfg_table_keys, "shardkey"));
+    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_dal_keys, "pool")->name, "pool");
+    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_dal_keys, "pool.max_idle")->name, "pool.");
+    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_idgen_keys, "step")->name, "");
+}
+END_TEST
+
+/*
+ * The loader reads each section through the table the docs are printed
+ * from: every key of every table is known in its section.  Each row's
+ * default (or, without one, a sample value) is written to a file of its
+ * own; whatever else the file lacks, the key must not be unknown.
+ */
+START_TEST(test_key_tables_loaded)
+{
+    const dal_cfg_section_keys_t *sec = &dal_cfg_sections[_i];
+    const dal_cfg_key_t *k;
+    dal_config_t *cfg;
+    dal_error_t err;
+    char ini[512], *path;
+    int rc;
+
+    for (k = sec->keys; k->name != NULL; k++) {
+        snprintf(ini, sizeof ini, "[%s%s]\n%s%s = %s\n", sec->word, strcmp(sec->word, "dal") ? " x" : "",
+                 k->name, k->type == DAL_CFG_PARAMS ? "p" : "", k->def != NULL ? k->def : "mysql://h");
+        path = write_temp(ini);
+        memset(&err, 0, sizeof err);
+        cfg = NULL;
+        rc = dal_config_load(path, &cfg, &err);
+        ck_assert_msg(rc == 0 || strstr(err.message, "unknown key") == NULL, "%s: %s", ini, err.message);
+        dal_config_free(cfg);
+        unlink(path);
+        free(path);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ main */
+
+static size_t nsections(void)
+{
+    size_t n = 0;
+
+    while (dal_cfg_sections[n].word != NULL)
+        n++;
+    return n;
+}
 
 static Suite *config_suite(void)
 {
@@ -1123,6 +1216,11 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_parse_int64);
     tcase_add_test(tc, test_parse_duration);
     tcase_add_test(tc, test_parse_bool);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("keys");
+    tcase_add_test(tc, test_key_tables);
+    tcase_add_loop_test(tc, test_key_tables_loaded, 0, (int)nsections());
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,676 @@
+/*
+ * config_keys.c -- every key of the INI file, as data, and the conversions
+ * that read a key through its row.
+ *
+ * A key is one row of its section's table (the row's fields are described
+ * in config.h).  Most rows need no code at all: their type's conversion
+ * checks the value against the row's range, words or name rule and stores
+ * it at the row's offset.  A key whose value is more than one field
+ * (master, replicas, broadcast) names a small setter instead.  Defaults are
+ * INI text converted like a value from the file, so the default the docs
+ * print is the one the code uses.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "error.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define CFG_SHARD_MAX 1048576    /* db_shard_num, table_shard_num */
+#define CFG_PARALLEL_MAX 256     /* max_parallel */
+#define CFG_WEIGHT_MAX 1000      /* the weight option of a replica URL */
+#define CFG_MS_MAX ((int64_t)UINT32_MAX)   /* durations are kept in uint32_t ms */
+
+/* ------------------------------------------------------ number parsing */
+
+const char *dal_cfg_skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* Digits at *pp into *out, advancing *pp.  -1 if none or above limit. */
+static int parse_digits(const char **pp, uint64_t limit, uint64_t *out)
+{
+    const char *p = *pp;
+    uint64_t v = 0, d;
+
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    for (; isdigit((unsigned char)*p); p++) {
+        d = (uint64_t)(*p - '0');
+        if (v > (limit - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *pp = p;
+    *out = v;
+    return 0;
+}
+
+int dal_parse_int64(const char *text, int64_t *out)
+{
+    const char *p = dal_cfg_skip_blanks(text);
+    uint64_t v, limit = (uint64_t)INT64_MAX;
+    int neg = 0;
+
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    if (neg)
+        limit += 1;   /* -9223372036854775808 is representable */
+    if (parse_digits(&p, limit, &v) != 0 || *dal_cfg_skip_blanks(p) != '\0')
+        return -1;
+    if (neg)
+        *out = v == limit ? INT64_MIN : -(int64_t)v;
+    else
+        *out = (int64_t)v;
+    return 0;
+}
+
+int dal_parse_duration_ms(const char *text, int64_t *out_ms)
+{
+    static const struct { const char *unit; uint64_t ms; } units[] = {
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}
+    };
+    const char *p = dal_cfg_skip_blanks(text);
+    const char *end;
+    uint64_t v;
+    size_t i, n;
+
+    if (parse_digits(&p, (uint64_t)INT64_MAX, &v) != 0)
+        return -1;
+    for (n = 0; isalpha((unsigned char)p[n]); n++)
+        ;
+    end = dal_cfg_skip_blanks(p + n);
+    if (*end != '\0')
+        return -1;
+    for (i = 0; i < NELEM(units); i++) {
+        if (strlen(units[i].unit) != n || strncmp(p, units[i].unit, n) != 0)
+            continue;
+        if (v > (uint64_t)INT64_MAX / units[i].ms)
+            return -1;
+        *out_ms = (int64_t)(v * units[i].ms);
+        return 0;
+    }
+    return -1;
+}
+
+int dal_parse_bool(const char *text, int *out)
+{
+    static const struct { const char *word; int val; } words[] = {
+        {"true", 1}, {"yes", 1}, {"on", 1}, {"1", 1},
+        {"false", 0}, {"no", 0}, {"off", 0}, {"0", 0}
+    };
+    const char *p = dal_cfg_skip_blanks(text);
+    size_t i, n = strcspn(p, " \t");
+
+    if (*dal_cfg_skip_blanks(p + n) != '\0')
+        return -1;
+    for (i = 0; i < NELEM(words); i++) {
+        if (strlen(words[i].word) == n && strncasecmp(p, words[i].word, n) == 0) {
+            *out = words[i].val;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------- name rules */
+
+static int ds_char(int c)     { return isalnum(c) || c == '_' || c == '.' || c == '-'; }
+static int table_char(int c)  { return isalnum(c) || c == '_' || c == '$'; }
+static int plugin_char(int c) { return islower(c) || isdigit(c) || c == '_'; }
+static int word_char(int c)   { return isalnum(c) || c == '_'; }
+
+#define TABLE_RULE "letters, digits, '_', '$'"
+#define LOWER_RULE "lower-case letters, digits, '_'"
+
+const dal_cfg_rule_t dal_cfg_rule_ds = {ds_char, "letters, digits, '_', '.', '-'"};
+const dal_cfg_rule_t dal_cfg_rule_table = {table_char, TABLE_RULE};
+const dal_cfg_rule_t dal_cfg_rule_column = {table_char, "a column name: " TABLE_RULE};
+const dal_cfg_rule_t dal_cfg_rule_plugin = {plugin_char, "a plugin name: " LOWER_RULE};
+const dal_cfg_rule_t dal_cfg_rule_lower = {plugin_char, LOWER_RULE};
+const dal_cfg_rule_t dal_cfg_rule_word = {word_char, "letters, digits, '_'"};
+
+int dal_cfg_name_ok(const char *s, const dal_cfg_rule_t *rule)
+{
+    size_t n;
+
+    for (n = 0; s[n] != '\0'; n++)
+        if (!rule->ok((unsigned char)s[n]))
+            return 0;
+    return n > 0 && n <= DAL_CFG_NAME_MAX;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+void *dal_cfg_add_item(void **arr, size_t *n, size_t size)
+{
+    void *na;
+
+    if ((*n & (*n - 1)) == 0) {   /* 0, 1, 2, 4, ...: full */
+        na = realloc(*arr, (*n ? *n * 2 : 1) * size);
+        if (na == NULL)
+            return NULL;
+        *arr = na;
+    }
+    na = (char *)*arr + *n * size;
+    memset(na, 0, size);
+    (*n)++;
+    return na;
+}
+
+#define FIELD(obj, off, type) ((type *)((char *)(obj) + (off)))
+
+static int bad(dal_cfg_value_t *v, const char *fmt, ...) DAL_PRINTF(2, 3);
+
+/* Fill v->err with DAL_ECONFIG and a message; returns DAL_ECONFIG. */
+static int bad(dal_cfg_value_t *v, const char *fmt, ...)
+{
+    char msg[DAL_ERROR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return dal_err_set(v->err, DAL_ECONFIG, "%s", msg);
+}
+
+static int oom(dal_cfg_value_t *v)
+{
+    return dal_err_set(v->err, DAL_ENOMEM, "out of memory");
+}
+
+/* Index of text among the NULL-terminated words (any case); -1 if none. */
+static int word_index(const char *text, const char *const *words)
+{
+    int i;
+
+    for (i = 0; words[i] != NULL; i++)
+        if (strcasecmp(text, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* "a, b" + last + "c" into buf, for messages. */
+static const char *word_list(const char *const *words, const char *last, char *buf, size_t size)
+{
+    size_t len = 0;
+    int i;
+
+    buf[0] = '\0';
+    for (i = 0; words[i] != NULL && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                                i == 0 ? "" : words[i + 1] == NULL ? last : ", ", words[i]);
+    return buf;
+}
+
+/* A whole number min..max (min >= 1); what names it in messages. */
+static int take_count(dal_cfg_value_t *v, const char *what, const char *text, int64_t min, int64_t max,
+                      uint32_t *out)
+{
+    const char *p = dal_cfg_skip_blanks(text);
+    char q[DAL_CFG_QUOTE_SIZE];
+    int64_t n = 0;
+    int parsed = dal_parse_int64(text, &n) == 0;
+
+    if (parsed && n >= min && n <= max) {
+        *out = (uint32_t)n;
+        return 0;
+    }
+    while (isdigit((unsigned char)*p))
+        p++;
+    /* Only digits, yet not a good count: too big for the limit or for int64. */
+    if (isdigit((unsigned char)*dal_cfg_skip_blanks(text)) && *dal_cfg_skip_blanks(p) == '\0' && (!parsed || n > 0))
+        return bad(v, "%s: %s is out of range (%lld..%lld)", what, dal_config_quote(text, q),
+                   (long long)min, (long long)max);
+    return bad(v, "%s: expected a positive integer, got '%s'", what, dal_config_quote(text, q));
+}
+
+static int take_bool(dal_cfg_value_t *v, int *out)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+
+    if (dal_parse_bool(v->text, out) != 0)
+        return bad(v, "%s: expected true or false, got '%s'", v->key, dal_config_quote(v->text, q));
+    return 0;
+}
+
+/* A duration of min..max milliseconds (max at most UINT32_MAX). */
+static int take_duration(dal_cfg_value_t *v, int64_t min, int64_t max, uint32_t *out)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+    int64_t ms;
+
+    if (dal_parse_duration_ms(v->text, &ms) != 0)
+        return bad(v, "%s: expected a duration such as 250ms, 5s, 2m or 1h, got '%s'",
+                   v->key, dal_config_quote(v->text, q));
+    if (ms < min && min <= 1)
+        return bad(v, "%s: must be greater than 0", v->key);
+    if (ms < min)
+        return bad(v, "%s: must be at least %lldms", v->key, (long long)min);
+    if (ms > max)
+        return bad(v, "%s: too long (at most %lldms)", v->key, (long long)max);
+    *out = (uint32_t)ms;
+    return 0;
+}
+
+static int need_value(dal_cfg_value_t *v)
+{
+    if (v->text[0] == '\0')
+        return bad(v, "%s: empty value", v->key);
+    return 0;
+}
+
+/* ------------------------------------------------- conversions by type */
+
+static int set_string(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+    char **slot = FIELD(obj, k->offset, char *);
+
+    if (need_value(v) != 0)
+        return v->err->code;
+    if (k->rule != NULL && !dal_cfg_name_ok(v->text, k->rule))
+        return bad(v, "%s: '%s' is not a valid name (%s, at most %d characters)",
+                   v->key, dal_config_quote(v->text, q), k->rule->text, DAL_CFG_NAME_MAX);
+    free(*slot);
+    *slot = v->text;
+    v->text = NULL;
+    return 0;
+}
+
+static int set_enum(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    char q[DAL_CFG_QUOTE_SIZE], list[256];
+    int i = word_index(v->text, k->words);
+
+    if (i < 0)
+        return bad(v, "%s: expected %s, got '%s'", v->key, word_list(k->words, " or ", list, sizeof list),
+                   dal_config_quote(v->text, q));
+    *FIELD(obj, k->offset, int) = i;
+    return 0;
+}
+
+/* One of the words, or a duration: the mode after the last word, with a window. */
+static int set_mode(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    char q[DAL_CFG_QUOTE_SIZE], list[256];
+    int i = word_index(v->text, k->words);
+
+    if (i >= 0) {
+        *FIELD(obj, k->offset, int) = i;
+        return 0;
+    }
+    /* Starts with a digit: meant as a duration, so say what is wrong with it. */
+    if (!isdigit((unsigned char)*dal_cfg_skip_blanks(v->text)))
+        return bad(v, "%s: expected %s or a duration such as 500ms or 2s, got '%s'", v->key,
+                   word_list(k->words, ", ", list, sizeof list), dal_config_quote(v->text, q));
+    for (i = 0; k->words[i] != NULL; i++)
+        ;
+    *FIELD(obj, k->offset, int) = i;
+    return take_duration(v, k->min, k->max, FIELD(obj, k->aux, uint32_t));
+}
+
+/* "PREFIX.PARAM = value" kept for a plugin, taking the value. */
+static int set_param(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    dal_cfg_params_t *pp = FIELD(obj, k->offset, dal_cfg_params_t);
+    const char *name = v->key + strlen(k->name);
+    char qk[DAL_CFG_QUOTE_SIZE], qn[DAL_CFG_QUOTE_SIZE];
+    dal_cfg_param_t *p;
+
+    if (!dal_cfg_name_ok(name, k->rule))
+        return bad(v, "%s: bad parameter name '%s' (%s, at most %d characters)",
+                   dal_config_quote(v->key, qk), dal_config_quote(name, qn), k->rule->text, DAL_CFG_NAME_MAX);
+    p = dal_cfg_add_item((void **)&pp->items, &pp->n, sizeof *p);
+    if (p == NULL)
+        return oom(v);
+    p->line = v->line;
+    p->name = strdup(name);
+    if (p->name == NULL)
+        return oom(v);
+    p->value = v->text;
+    v->text = NULL;
+    return 0;
+}
+
+static int convert(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    int on;
+
+    if (k->set != NULL)
+        return k->set(k, obj, v);
+    switch (k->type) {
+    case DAL_CFG_STRING:
+        return set_string(k, obj, v);
+    case DAL_CFG_COUNT:
+        return take_count(v, v->key, v->text, k->min, k->max, FIELD(obj, k->offset, uint32_t));
+    case DAL_CFG_BOOL:
+        if (take_bool(v, &on) != 0)
+            return v->err->code;
+        *FIELD(obj, k->offset, int) = on;
+        return 0;
+    case DAL_CFG_DURATION:
+        return take_duration(v, k->min, k->max, FIELD(obj, k->offset, uint32_t));
+    case DAL_CFG_ENUM:
+        return set_enum(k, obj, v);
+    case DAL_CFG_MODE:
+        return set_mode(k, obj, v);
+    case DAL_CFG_PARAMS:
+        return set_param(k, obj, v);
+    case DAL_CFG_URL:
+    case DAL_CFG_URL_LIST:
+        break;   /* always through a setter */
+    }
+    return dal_err_set(v->err, DAL_EINVAL, "%s: key has no setter", v->key);   /* a bad row */
+}
+
+int dal_cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    int rc = convert(k, obj, v);
+
+    if (rc == 0 && k->line != 0)
+        *FIELD(obj, k->line, int) = v->line;
+    return rc;
+}
+
+const dal_cfg_key_t *dal_cfg_key_find(const dal_cfg_key_t *keys, const char *key)
+{
+    const dal_cfg_key_t *k;
+
+    for (k = keys; k->name != NULL; k++)
+        if (k->type != DAL_CFG_PARAMS && strcmp(k->name, key) == 0)
+            return k;
+    for (k = keys; k->name != NULL; k++)
+        if (k->type == DAL_CFG_PARAMS && strncmp(key, k->name, strlen(k->name)) == 0)
+            return k;
+    return NULL;
+}
+
+int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err)
+{
+    const dal_cfg_key_t *k;
+    dal_cfg_value_t v;
+    int rc;
+
+    for (k = keys; k->name != NULL; k++) {
+        if (k->def == NULL)
+            continue;
+        v.key = k->name;
+        v.text = strdup(k->def);
+        v.line = 0;
+        v.err = err;
+        if (v.text == NULL)
+            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = dal_cfg_key_set(k, obj, &v);
+        free(v.text);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- setters */
+
+static int set_master(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    dal_url_t *url = FIELD(obj, k->offset, dal_url_t);
+    char *weight = NULL;
+    dal_error_t e;
+    int rc;
+
+    if (need_value(v) != 0)
+        return v->err->code;
+    /* Parsed with "weight" allowed only to say where it belongs. */
+    rc = dal_url_parse_extra(v->text, "weight", url, &weight, &e);
+    if (rc != 0)
+        return dal_err_set(v->err, rc, "%s: %s", v->key, e.message);
+    if (weight != NULL) {
+        free(weight);
+        return bad(v, "%s: option weight is only for replica URLs (replicas = URL?weight=N, ...)", v->key);
+    }
+    return 0;
+}
+
+/*
+ * The comma that ends the first URL of a replica list: one followed by
+ * blanks and a scheme.  Any other comma belongs to the URL, so a password
+ * may hold one.
+ */
+static char *replica_separator(char *s)
+{
+    const char *next;
+    char *c;
+
+    for (c = strchr(s, ','); c != NULL; c = strchr(c + 1, ',')) {
+        next = dal_cfg_skip_blanks(c + 1);
+        if (strncasecmp(next, "mysql://", 8) == 0 || strncasecmp(next, "mariadb://", 10) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* Index of the first replica before the last one with the same URL; n - 1 if none. */
+static size_t same_replica(const dal_cfg_datasource_t *ds)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < ds->nreplicas; i++)
+        if (dal_url_equal(&ds->replicas[i].url, &ds->replicas[ds->nreplicas - 1].url))
+            break;
+    return i;
+}
+
+/*
+ * Parse replica number pos (from 1) of ds.  Messages name it by position
+ * only: its text holds a password.
+ */
+static int add_replica(dal_cfg_value_t *v, dal_cfg_datasource_t *ds, size_t pos, const char *text)
+{
+    char what[48], weight_what[64], *weight = NULL;
+    dal_cfg_replica_t *r;
+    dal_error_t e;
+    size_t len = strlen(text), i;
+    int rc;
+
+    snprintf(what, sizeof what, "%s: replica %zu", v->key, pos);
+    if (len == 0)
+        return bad(v, "%s: empty (expected a URL)", what);
+    /* "URL," at the end: dal_url_parse would take the ',' into the database name. */
+    if (text[len - 1] == ',')
+        return bad(v, "%s: ends with ',' (a ',' must be followed by another URL; write %%2C for a ',' inside a URL)",
+                   what);
+    r = dal_cfg_add_item((void **)&ds->replicas, &ds->nreplicas, sizeof *r);
+    if (r == NULL)
+        return oom(v);
+    rc = dal_url_parse_extra(text, "weight", &r->url, &weight, &e);
+    if (rc != 0)
+        return dal_err_set(v->err, rc, "%s: %s", what, e.message);
+    r->weight = 1;
+    snprintf(weight_what, sizeof weight_what, "%s: option weight", what);
+    rc = weight == NULL ? 0 : take_count(v, weight_what, weight, 1, CFG_WEIGHT_MAX, &r->weight);
+    free(weight);
+    if (rc != 0)
+        return rc;
+    i = same_replica(ds);
+    if (i + 1 < ds->nreplicas)
+        return bad(v, "%s: same server and settings as replica %zu", what, i + 1);
+    return 0;
+}
+
+/* replicas = URL, URL, ...: split in place (v->text is ours to change). */
+static int set_replicas(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    dal_cfg_datasource_t *ds = obj;
+    char *url = v->text, *comma, *end;
+    size_t pos;
+    int rc;
+
+    (void)k;
+    if (need_value(v) != 0)
+        return v->err->code;
+    for (pos = 1; url != NULL; pos++) {
+        comma = replica_separator(url);
+        end = comma != NULL ? comma : url + strlen(url);
+        while (end > url && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        *end = '\0';
+        rc = add_replica(v, ds, pos, url);
+        if (rc != 0)
+            return rc;
+        url = comma != NULL ? (char *)dal_cfg_skip_blanks(comma + 1) : NULL;
+    }
+    return 0;
+}
+
+/* broadcast = true makes the table a broadcast table; false leaves it as it is. */
+static int set_broadcast(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    int on;
+
+    if (take_bool(v, &on) != 0)
+        return v->err->code;
+    if (on)
+        *FIELD(obj, k->offset, dal_table_kind_t) = DAL_TABLE_BROADCAST;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- tables */
+
+/* Enums stored through an int. */
+_Static_assert(sizeof(dal_lb_policy_t) == sizeof(int), "load_balance is stored as an int");
+
+/* In the order of dal_lb_policy_t. */
+static const char *const lb_words[] = {"round_robin", "random", "weighted", "least_outstanding", NULL};
+/* read_your_writes: 0 off, 1 session, 2 (a duration) a window. */
+static const char *const ryw_words[] = {"off", "session", NULL};
+
+#define CFG(f) offsetof(dal_config_t, f)
+#define DS(f) offsetof(dal_cfg_datasource_t, f)
+#define TBL(f) offsetof(dal_cfg_table_t, f)
+#define IDG(f) offsetof(dal_cfg_idgen_t, f)
+#define MON(f) offsetof(dal_cfg_monitor_t, f)
+
+/* Offset 0 means "none" in a row: no key may be stored in these. */
+_Static_assert(CFG(refs) == 0 && DS(name) == 0 && TBL(name) == 0 && IDG(name) == 0 && MON(name) == 0,
+               "the first field of a section struct takes no key");
+
+const dal_cfg_key_t dal_cfg_dal_keys[] = {
+    {.name = "plugin_dir", .type = DAL_CFG_STRING, .offset = CFG(plugin_dir), .line = CFG(plugin_dir_line),
+     .unset = "the directory compiled into the library (`pkg-config --variable=plugindir dal`)",
+     .help = "directory (or `:`-separated directories) of the plugin `.so` files; relative to the INI file's directory"},
+    {.name = "default_datasource", .type = DAL_CFG_STRING, .offset = CFG(default_datasource),
+     .line = CFG(default_datasource_line), .rule = &dal_cfg_rule_ds, .unset = "none",
+     .help = "name of a `[datasource]`"},
+    {.name = "max_parallel", .type = DAL_CFG_COUNT, .offset = CFG(max_parallel), .def = "8",
+     .min = 1, .max = CFG_PARALLEL_MAX, .help = "how many data nodes one statement uses at once"},
+    {.name = "watch", .type = DAL_CFG_BOOL, .offset = CFG(watch), .def = "false",
+     .help = "reload the file when it changes"},
+    {.name = "validate_connect", .type = DAL_CFG_BOOL, .offset = CFG(validate_connect), .def = "false",
+     .help = "a reload first connects to every datasource of the new file"},
+    {.name = "allow_reshard", .type = DAL_CFG_BOOL, .offset = CFG(allow_reshard), .def = "false",
+     .help = "a reload may change the shard layout of a table (`datasource`, `db_shard_num`, "
+             "`table_shard_num`, `strategy`, `strategy.*`)"},
+    {.name = "pool", .type = DAL_CFG_STRING, .offset = CFG(pool), .line = CFG(pool_line),
+     .rule = &dal_cfg_rule_plugin, .unset = "none: the built-in connection cache",
+     .help = "name of the connection pool plugin (`[a-z0-9_]+`; the file `pool_NAME.so`)"},
+    {.name = "pool.", .type = DAL_CFG_PARAMS, .offset = CFG(pool_params), .rule = &dal_cfg_rule_word,
+     .help = "parameter PARAM of the pool plugin, for every datasource"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_datasource_keys[] = {
+    {.name = "master", .type = DAL_CFG_URL, .offset = DS(master), .line = DS(master_line), .set = set_master,
+     .required = 1, .example = "mysql://USER:PASSWORD@HOST:PORT/DATABASE",
+     .help = "URL of the server (see *URL syntax*)"},
+    {.name = "connect_timeout", .type = DAL_CFG_DURATION, .offset = DS(connect_timeout_ms), .def = "5s",
+     .min = 1, .max = CFG_MS_MAX},
+    {.name = "read_timeout", .type = DAL_CFG_DURATION, .offset = DS(read_timeout_ms), .def = "30s",
+     .min = 0, .max = CFG_MS_MAX, .help = "`0` means no limit"},
+    {.name = "replicas", .type = DAL_CFG_URL_LIST, .line = DS(replicas_line), .set = set_replicas,
+     .unset = "none", .help = "comma-separated URLs of the read replicas (see below)"},
+    {.name = "load_balance", .type = DAL_CFG_ENUM, .offset = DS(load_balance), .words = lb_words,
+     .def = "round_robin", .help = "how reads are spread over the replicas"},
+    {.name = "max_replica_lag", .type = DAL_CFG_DURATION, .offset = DS(max_replica_lag_ms), .def = "5s",
+     .min = 0, .max = CFG_MS_MAX,
+     .help = "a replica further behind the master than this gets no reads; `0` means no limit"},
+    {.name = "health_check_interval", .type = DAL_CFG_DURATION, .offset = DS(health_check_ms), .def = "1s",
+     .min = 1, .max = CFG_MS_MAX, .help = "how often the replicas are checked"},
+    {.name = "read_your_writes", .type = DAL_CFG_MODE, .offset = DS(read_your_writes), .aux = DS(ryw_window_ms),
+     .words = ryw_words, .def = "session", .min = 1, .max = CFG_MS_MAX,
+     .help = "what a reader that has just written may read (see below)"},
+    {.name = "pool.", .type = DAL_CFG_PARAMS, .offset = DS(pool_params), .rule = &dal_cfg_rule_word,
+     .help = "parameter PARAM of the pool plugin for this datasource; overrides `[dal]`'s `pool.PARAM`"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_table_keys[] = {
+    {.name = "datasource", .type = DAL_CFG_STRING, .offset = TBL(datasource), .line = TBL(datasource_line),
+     .rule = &dal_cfg_rule_ds, .required = 1, .example = "NAME",
+     .help = "a datasource name (unsharded table) or a group prefix (sharded or broadcast table)"},
+    {.name = "db_shard_num", .type = DAL_CFG_COUNT, .offset = TBL(db_shard_num), .def = "1",
+     .min = 1, .max = CFG_SHARD_MAX,
+     .help = "number of datasources the table is spread over (copied to, for a broadcast table)"},
+    {.name = "table_shard_num", .type = DAL_CFG_COUNT, .offset = TBL(table_shard_num), .def = "1",
+     .min = 1, .max = CFG_SHARD_MAX, .help = "total number of physical tables"},
+    {.name = "shard_key", .type = DAL_CFG_STRING, .offset = TBL(shard_key), .rule = &dal_cfg_rule_column,
+     .help = "name of the column whose value chooses the shard"},
+    {.name = "strategy", .type = DAL_CFG_STRING, .offset = TBL(strategy), .line = TBL(strategy_line),
+     .rule = &dal_cfg_rule_plugin,
+     .help = "name of the shard strategy plugin (`[a-z0-9_]+`; the file `shard_NAME.so`)"},
+    {.name = "strategy.", .type = DAL_CFG_PARAMS, .offset = TBL(strategy_params), .rule = &dal_cfg_rule_word,
+     .help = "parameter PARAM of the strategy plugin"},
+    {.name = "broadcast", .type = DAL_CFG_BOOL, .offset = TBL(kind), .set = set_broadcast, .def = "false",
+     .help = "a full copy of the table on every node of the group"},
+    {.name = "allow_scatter", .type = DAL_CFG_BOOL, .offset = TBL(allow_scatter), .def = "true",
+     .help = "a statement without a usable shard key may run on every shard"},
+    {.name = "binding", .type = DAL_CFG_STRING, .offset = TBL(binding), .line = TBL(binding_line),
+     .rule = &dal_cfg_rule_word, .unset = "none",
+     .help = "name of a binding group (letters, digits, `_`); sharded tables only"},
+    {.name = "id_column", .type = DAL_CFG_STRING, .offset = TBL(id_column), .rule = &dal_cfg_rule_column,
+     .unset = "none", .help = "column that gets a generated id on INSERT when the statement gives none"},
+    {.name = "idgen", .type = DAL_CFG_STRING, .offset = TBL(idgen), .line = TBL(idgen_line),
+     .rule = &dal_cfg_rule_ds, .unset = "none",
+     .help = "name of the `[idgen NAME]` section that makes those ids"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_idgen_keys[] = {
+    {.name = "plugin", .type = DAL_CFG_STRING, .offset = IDG(plugin), .line = IDG(plugin_line),
+     .rule = &dal_cfg_rule_plugin, .required = 1, .example = "NAME, e.g. plugin = leaf",
+     .help = "name of the idgen plugin (`[a-z0-9_]+`; the file `idgen_NAME.so`)"},
+    {.name = "", .type = DAL_CFG_PARAMS, .offset = IDG(params), .rule = &dal_cfg_rule_lower,
+     .help = "a parameter of that plugin"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_monitor_keys[] = {
+    {.name = "plugin", .type = DAL_CFG_STRING, .offset = MON(plugin), .line = MON(plugin_line),
+     .rule = &dal_cfg_rule_plugin, .unset = "NAME",
+     .help = "name of the monitor plugin (`[a-z0-9_]+`; the file `monitor_NAME.so`)"},
+    {.name = "enabled", .type = DAL_CFG_BOOL, .offset = MON(enabled), .def = "true",
+     .help = "`false` keeps the section but does not load the plugin"},
+    {.name = "", .type = DAL_CFG_PARAMS, .offset = MON(params), .rule = &dal_cfg_rule_lower,
+     .help = "a parameter of that plugin, as in `[idgen]`"},
+    {.name = NULL}
+};
+
+const dal_cfg_section_keys_t dal_cfg_sections[] = {
+    {"dal", "[dal]", dal_cfg_dal_keys},
+    {"datasource", "[datasource NAME]", dal_cfg_datasource_keys},
+    {"table", "[table NAME]", dal_cfg_table_keys},
+    {"idgen", "[idgen NAME]", dal_cfg_idgen_keys},
+    {"monitor", "[monitor NAME]", dal_cfg_monitor_keys},
+    {NULL, NULL, NULL}
+};
