@@ -10,7 +10,9 @@
  * Threads: one dal_t is shared by every thread of the application; all
  * functions taking a dal_t are thread-safe.  A dal_result_t or dal_plan_t
  * belongs to the thread that holds it (it may be handed to another thread,
- * but must not be used by two at once).
+ * but must not be used by two at once).  A dal_prepared_t, dal_table_info_t
+ * or dal_datasource_info_t is immutable: any number of threads may read it
+ * at once.
  *
  * Errors: every function that can fail returns 0 on success or a negative
  * DAL_E* code, and fills the caller's dal_error_t (which may be NULL when the
@@ -469,6 +471,137 @@ typedef void (*dal_columns_fn)(void *user, const char *table, const char *const 
                                size_t ncolumns);
 DAL_API int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *user,
                               dal_error_t *err);
+
+/* -------------------------------------------------------------- inspection */
+
+/*
+ * What the configuration in force says about one table or one datasource,
+ * for a program that needs it without reading the INI file itself: a tool
+ * that connects to the data nodes on its own (`dal load --direct`), a
+ * migration script, a monitoring page.  Each call takes the configuration
+ * in force at the time of the call; the handle it returns is immutable, does
+ * not follow later reloads, and may be read by any number of threads at
+ * once.  Every string it returns is owned by the handle and stays valid
+ * until the handle is freed -- also after dal_close, so a handle may outlive
+ * its dal_t.
+ *
+ * Where one statement goes is dal_explain's job: it runs the shard strategy
+ * and gives every route's datasource and physical table.  These calls give
+ * the layout that routing works within.
+ */
+
+/* What a [table] is. */
+typedef enum dal_layout {
+    DAL_LAYOUT_SINGLE = 0,   /* unsharded: one table on one datasource */
+    DAL_LAYOUT_SHARDED = 1,  /* table_shard_num tables over db_shard_num nodes of a group */
+    DAL_LAYOUT_BROADCAST = 2 /* broadcast = true: a whole copy on every node of a group */
+} dal_layout_t;
+
+typedef struct dal_table_info dal_table_info_t;
+
+/*
+ * The [table] section of a logical table in the configuration in force
+ * (names match ASCII case-insensitively, as statements do).  On success *out
+ * is owned by the caller (free with dal_table_info_free).  DAL_EINVAL when
+ * the configuration has no such section: a table not listed there is
+ * unsharded on the `default_datasource` of [dal].  Thread-safe.
+ */
+DAL_API int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out,
+                           dal_error_t *err);
+/* NULL is a no-op. */
+DAL_API void dal_table_info_free(dal_table_info_t *t);
+
+/* The rest read the handle; their strings are valid until dal_table_info_free. */
+
+/* The name as written in the section header. */
+DAL_API const char *dal_table_info_name(const dal_table_info_t *t);
+DAL_API dal_layout_t dal_table_info_layout(const dal_table_info_t *t);
+/* `datasource =`: the group prefix ("dbProductSku") of a sharded or
+ * broadcast table, the datasource name of a single one. */
+DAL_API const char *dal_table_info_datasource(const dal_table_info_t *t);
+/* Data nodes: db_shard_num of a sharded table, the group's node count of a
+ * broadcast one, 1 for a single table. */
+DAL_API uint32_t dal_table_info_db_shard_num(const dal_table_info_t *t);
+/* Physical tables in all: table_shard_num of a sharded table, else 1. */
+DAL_API uint32_t dal_table_info_table_shard_num(const dal_table_info_t *t);
+/* Shard key column and strategy plugin name; NULL unless sharded. */
+DAL_API const char *dal_table_info_shard_key(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_strategy(const dal_table_info_t *t);
+/* The strategy.NAME = VALUE keys, in file order: their number, and the
+ * name (without "strategy.") of key i with its value in *value (${VAR}
+ * expanded; value may be NULL).  NULL and *value NULL past the end. */
+DAL_API size_t dal_table_info_strategy_param_count(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_strategy_param(const dal_table_info_t *t, size_t i,
+                                                  const char **value);
+/* `binding =` group, `id_column =` and `idgen =`; NULL when not set. */
+DAL_API const char *dal_table_info_binding(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_id_column(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_idgen(const dal_table_info_t *t);
+/* allow_scatter (default 1). */
+DAL_API int dal_table_info_allow_scatter(const dal_table_info_t *t);
+/* The datasource node of data node db (0 .. db_shard_num-1): group prefix
+ * and db ("dbProductSku1") for a sharded or broadcast table, the datasource
+ * of a single one.  NULL when db is out of range. */
+DAL_API const char *dal_table_info_node(const dal_table_info_t *t, uint32_t db);
+/*
+ * Physical table pos (0 .. table_shard_num-1): its name into buf (size
+ * bytes, NUL-terminated, cut to fit): "<name>_<pos>" for a sharded table,
+ * the logical name for the others.  Returns the data node holding it,
+ * pos / (table_shard_num / db_shard_num), for dal_table_info_node (a
+ * broadcast table's one position is on every node: 0 is returned), or
+ * DAL_EINVAL when pos is out of range or the name does not fit.
+ */
+DAL_API int dal_table_info_physical(const dal_table_info_t *t, uint32_t pos, char *buf,
+                                    size_t size);
+
+typedef struct dal_datasource_info dal_datasource_info_t;
+
+/*
+ * How dal connects to one server of a datasource: its master or one of its
+ * replicas, as the URL in the file gives it with dal's defaults filled in.
+ * Filled by the library and read through a pointer; never allocate or copy
+ * one yourself (fields are only ever added at the end).  Strings are owned
+ * by the dal_datasource_info_t it came from: valid until
+ * dal_datasource_info_free.
+ */
+typedef struct dal_server_settings {
+    const char *role;          /* "master" or "replica" */
+    const char *address;       /* "host:port", or the socket path: as dal_plan_server */
+    const char *host;          /* "127.0.0.1" when the URL names none */
+    unsigned int port;         /* 3306 when the URL names none */
+    const char *socket;        /* NULL: TCP to host:port; else connect through it */
+    const char *user;          /* "" when the URL names none */
+    /* NULL when the URL has none; ${VAR} expanded.  This is a secret: never
+     * print or log it (dal's own messages never contain it). */
+    const char *password;
+    const char *database;      /* NULL when the URL names none */
+    const char *charset;       /* "utf8mb4" unless the URL says otherwise */
+    const char *ssl_mode;      /* upper case (DISABLED, PREFERRED, REQUIRED, VERIFY_CA,
+                                  VERIFY_IDENTITY), or NULL: not set */
+    const char *ssl_ca;        /* NULL when not set */
+    uint32_t connect_timeout_ms; /* the URL's connect_timeout, else the section's */
+    uint32_t read_timeout_ms;  /* the section's read_timeout; 0: none */
+    uint32_t weight;           /* a replica's weight= (1 by default and for the master) */
+} dal_server_settings_t;
+
+/*
+ * The [datasource] section called name (names match exactly) in the
+ * configuration in force.  On success *out is owned by the caller (free
+ * with dal_datasource_info_free).  DAL_EINVAL when there is no such
+ * section.  Thread-safe.
+ */
+DAL_API int dal_datasource_info(dal_t *dal, const char *name, dal_datasource_info_t **out,
+                                dal_error_t *err);
+/* NULL is a no-op. */
+DAL_API void dal_datasource_info_free(dal_datasource_info_t *ds);
+/* The name; valid until dal_datasource_info_free. */
+DAL_API const char *dal_datasource_info_name(const dal_datasource_info_t *ds);
+/* Servers: 1 (the master) + the replicas of `replicas =`. */
+DAL_API size_t dal_datasource_info_server_count(const dal_datasource_info_t *ds);
+/* Server i: 0 is the master, 1.. the replicas in file order.  NULL when i
+ * is out of range.  Valid until dal_datasource_info_free. */
+DAL_API const dal_server_settings_t *dal_datasource_info_server(const dal_datasource_info_t *ds,
+                                                                size_t i);
 
 /* ---------------------------------------------------------------- plugins */
 
