@@ -268,11 +268,21 @@ typedef struct dal_query_opts {
  * escaped for the server so that a value can never break out of its literal.
  * nparams must equal the number of placeholders.  On success *out (owned by
  * the caller, free with dal_result_free) holds the rows of a SELECT-like
- * statement (fully received) or the affected rows of a write.  opts may be
- * NULL.  On a datasource with replicas, a plain SELECT runs on a replica
- * and everything else on the master (opts->server overrides); a read after
- * a write of the same thread sees the write (read_your_writes, see
- * docs/routing.md).
+ * statement or the affected rows of a write.  opts may be NULL.  On a
+ * datasource with replicas, a plain SELECT runs on a replica and everything
+ * else on the master (opts->server overrides); a read after a write of the
+ * same thread sees the write (read_your_writes, see docs/routing.md).
+ *
+ * When dal_query returns, every data node of the statement has run it (an
+ * error of any of them is returned here).  The rows of a statement on one
+ * node have been received in full and its connection is back in its pool.
+ * A statement on several nodes, at most [dal] max_parallel of them, streams
+ * its rows: they are read from the nodes as dal_result_next asks for them,
+ * and each node's connection stays with the result until its rows are read
+ * to the end or the result is freed.  So read or free a result promptly,
+ * and let a pool hold as many connections as a statement has routes.  With
+ * more routes than max_parallel, each node's rows are received in full
+ * before dal_query returns.
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
@@ -357,7 +367,9 @@ DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */
 DAL_API int dal_in_transaction(const dal_session_t *s);
-/* The datasource node of the open transaction, or NULL (none yet). */
+/* The datasource node of the open transaction, or NULL (none yet).  Owned
+ * by the session; valid until the transaction ends (dal_commit,
+ * dal_rollback, or dal_session_close). */
 DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 
 /* ----------------------------------------------------------- ID generators */
@@ -400,8 +412,14 @@ DAL_API size_t dal_result_column_count(const dal_result_t *r);
 DAL_API const char *dal_result_column_name(const dal_result_t *r, size_t col);
 /*
  * Advance to the next row: returns 1 if there is a row, 0 at the end, or a
- * negative DAL_E* code.  Rows of several data nodes are concatenated in node
- * order.
+ * negative DAL_E* code.  The rows of a statement on several data nodes come
+ * as one server holding all the data would return them (docs/merging.md):
+ * merged in ORDER BY order, grouped and aggregated, made DISTINCT and cut to
+ * LIMIT as they are read; a statement with none of these gives each node's
+ * rows in turn, in route order (dal_explain's).  A node failing while its
+ * rows stream (a lost connection, a killed query) makes this return
+ * DAL_ESERVER naming the datasource and server, and every later call
+ * return the same error.
  */
 DAL_API int dal_result_next(dal_result_t *r, dal_error_t *err);
 /* Typed getters on the current row.  Out-of-range columns read as NULL. */
@@ -441,10 +459,12 @@ DAL_API size_t dal_plan_count(const dal_plan_t *p);
 DAL_API const char *dal_plan_datasource(const dal_plan_t *p, size_t i);
 /* Physical SQL of route i; valid until dal_plan_free. */
 DAL_API const char *dal_plan_sql(const dal_plan_t *p, size_t i);
-/* Physical table of the first sharded table in route i, or NULL. */
+/* Physical table of the first sharded table in route i, or NULL; valid
+ * until dal_plan_free. */
 DAL_API const char *dal_plan_table(const dal_plan_t *p, size_t i);
 /* Server address ("host:port" or socket path) of the server chosen for
- * route i: its datasource's master or one of its replicas. */
+ * route i: its datasource's master or one of its replicas.  Valid until
+ * dal_plan_free. */
 DAL_API const char *dal_plan_server(const dal_plan_t *p, size_t i);
 /* "master" or "replica": the role of that server (static storage).  dal_explain
  * contacts no server, so a replica not checked yet counts as in rotation. */
