@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "columns.h"
 #include "exec.h"
+#include "rewrite.h"
 #include "sql_lex.h"
 
 static const char columns_sql[] =
@@ -195,30 +196,36 @@ char *dal_columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, siz
     const struct dal_sql_tref *tr = into(sql);
     dal_table_t *t = (dal_table_t *)dal_snapshot_table(snap, tr->name, strlen(tr->name));
     const dal_columns_t *c;
-    dal_buf_t b = DAL_BUF_INIT;
-    uint32_t at;
+    dal_buf_t list = DAL_BUF_INIT, b = DAL_BUF_INIT;
+    dal_edit_t edit;
     size_t i;
     const char *p;
+    char *out;
 
     /* the table's lazily learned list is the one field that changes */
     if (dal_table_columns_get(t, &c, err) != 0)
         return NULL;
-    at = list_at(sql, tr);
-    dal_buf_append(&b, sql->text, at);
-    dal_buf_puts(&b, at > 0 && sql->text[at - 1] == ' ' ? "(" : " (");
+    edit.off = list_at(sql, tr);
+    edit.len = 0;
+    dal_buf_puts(&list, edit.off > 0 && sql->text[edit.off - 1] == ' ' ? "(" : " (");
     for (i = 0; i < c->n; i++) {
-        dal_buf_puts(&b, i ? ", `" : "`");
+        dal_buf_puts(&list, i ? ", `" : "`");
         for (p = c->names[i]; *p; p++) { /* a backquote in a name is doubled */
             if (*p == '`')
-                dal_buf_putc(&b, '`');
-            dal_buf_putc(&b, *p);
+                dal_buf_putc(&list, '`');
+            dal_buf_putc(&list, *p);
         }
-        dal_buf_putc(&b, '`');
+        dal_buf_putc(&list, '`');
     }
-    dal_buf_puts(&b, ") ");
-    dal_buf_append(&b, sql->text + at, sql->len - at);
-    *len = b.len;
-    if ((p = dal_buf_steal(&b)) == NULL)
+    dal_buf_puts(&list, ") ");
+    if ((edit.text = dal_buf_steal(&list)) == NULL) {
         dal_err_set(err, DAL_ENOMEM, "out of memory");
-    return (char *)p;
+        return NULL;
+    }
+    dal_rewrite_text(sql->text, sql->len, &edit, 1, &b);
+    free(edit.text);
+    *len = b.len;
+    if ((out = dal_buf_steal(&b)) == NULL)
+        dal_err_set(err, DAL_ENOMEM, "out of memory");
+    return out;
 }

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "idfill.h"
 #include "idgen.h"
+#include "rewrite.h"
 #include "small.h"
 #include "sql_lex.h"
 
@@ -146,44 +147,55 @@ static void fill_params(dal_idfill_t *f, const long *src, size_t n, const dal_va
     f->nparams = n;
 }
 
-/* Rebuild the text and the parameters: walk the text once, taking the
- * original ? and the new ones in the order they appear. */
-static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
+/* Where each parameter of the new text comes from, in text order: an
+ * original ? (its index, or its row's ID when its value was NULL) or a ?
+ * an edit inserted for a row's ID (-(row + 1)).  At one offset an edit's
+ * insertion comes before the original ? there. */
+static size_t param_sources(const filler_t *f, long *src)
 {
     const dal_sql_t *s = f->s;
-    dal_buf_t b = DAL_BUF_INIT;
-    size_t e = 0, p = 0, np = 0, at = 0;
-    long *src;
+    size_t e = 0, p = 0, np = 0;
 
-    out->src = src = calloc(f->nparams + f->nids + 1, sizeof *src);
-    if (src == NULL || params_alloc(out, f->nparams + f->nids) != 0)
-        goto oom;
     while (e < f->nedits || p < s->nparams) {
-        /* an insertion at an offset goes before an original ? there */
-        int take_edit = e < f->nedits &&
-                        (p >= s->nparams || f->edits[e].off <= s->param_offs[p]);
-        if (take_edit) {
-            const fill_edit_t *x = &f->edits[e++];
-            dal_buf_append(&b, s->text + at, x->off - at);
-            dal_buf_puts(&b, x->text);
-            at = x->off + x->len;
-            if (x->row >= 0)
-                src[np++] = -(x->row + 1);
-            continue;
+        if (e < f->nedits && (p >= s->nparams || f->edits[e].off <= s->param_offs[p])) {
+            if (f->edits[e].row >= 0)
+                src[np++] = -(f->edits[e].row + 1);
+            e++;
+        } else {
+            src[np++] = f->param_row[p] >= 0 ? -(f->param_row[p] + 1) : (long)p;
+            p++;
         }
-        dal_buf_append(&b, s->text + at, s->param_offs[p] + 1 - at);
-        at = s->param_offs[p] + 1;
-        src[np++] = f->param_row[p] >= 0 ? -(f->param_row[p] + 1) : (long)p;
-        p++;
     }
-    dal_buf_append(&b, s->text + at, s->len - at);
-    out->sql_len = b.len;
-    out->sql = dal_buf_steal(&b);
-    if (out->sql == NULL)
+    return np;
+}
+
+/* Rebuild the text (the edits applied by the rewriter) and the
+ * parameters. */
+static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
+{
+    dal_buf_t b = DAL_BUF_INIT;
+    dal_edit_t *edits = malloc((f->nedits + 1) * sizeof *edits);
+    size_t i, np;
+
+    out->src = calloc(f->nparams + f->nids + 1, sizeof *out->src);
+    if (edits == NULL || out->src == NULL || params_alloc(out, f->nparams + f->nids) != 0)
         goto oom;
-    fill_params(out, src, np, f->params);
+    for (i = 0; i < f->nedits; i++) {
+        edits[i].off = f->edits[i].off;
+        edits[i].len = f->edits[i].len;
+        edits[i].text = (char *)f->edits[i].text; /* read only: not freed here */
+    }
+    dal_rewrite_text(f->s->text, f->s->len, edits, f->nedits, &b);
+    free(edits);
+    edits = NULL;
+    out->sql_len = b.len;
+    if ((out->sql = dal_buf_steal(&b)) == NULL)
+        goto oom;
+    np = param_sources(f, out->src);
+    fill_params(out, out->src, np, f->params);
     return 0;
 oom:
+    free(edits);
     dal_buf_free(&b);
     return dal_err_set(err, DAL_ENOMEM, "out of memory");
 }

@@ -23,83 +23,6 @@
 /* How much of a construct a message quotes. */
 #define QUOTE_MAX 80
 
-/* ================================================================ edits */
-
-/* Append an edit; text is transferred (freed on failure).  -1: no memory. */
-static int edit_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
-{
-    dal_edit_t *p;
-
-    if (text == NULL)
-        return -1;
-    p = realloc(e->items, (e->n + 1) * sizeof *p);
-    if (p == NULL) {
-        free(text);
-        return -1;
-    }
-    e->items = p;
-    p[e->n].off = off;
-    p[e->n].len = len;
-    p[e->n].text = text;
-    e->n++;
-    return 0;
-}
-
-void dal_edits_clear(dal_edits_t *e)
-{
-    size_t i;
-
-    if (e == NULL)
-        return;
-    for (i = 0; i < e->n; i++)
-        free(e->items[i].text);
-    free(e->items);
-    e->items = NULL;
-    e->n = 0;
-}
-
-/* By offset; at one offset an insertion goes before a replacement. */
-static int edit_after(const dal_edit_t *a, const dal_edit_t *b)
-{
-    return a->off > b->off || (a->off == b->off && a->len > 0 && b->len == 0);
-}
-
-/* A statement has a handful of edits: insertion sort. */
-static void edits_sort(dal_edits_t *e)
-{
-    size_t i, j;
-
-    for (i = 1; i < e->n; i++) {
-        dal_edit_t x = e->items[i];
-        for (j = i; j > 0 && edit_after(&e->items[j - 1], &x); j--)
-            e->items[j] = e->items[j - 1];
-        e->items[j] = x;
-    }
-}
-
-/* An insertion where another edit starts is folded into that edit, so no
- * two edits share an offset and rewrite.c need not care about their order. */
-static int edits_coalesce(dal_edits_t *e)
-{
-    size_t i = e->n;
-    char *t;
-
-    while (i-- > 1) {
-        dal_edit_t *a = &e->items[i - 1], *b = &e->items[i];
-        if (a->off != b->off || a->len != 0)
-            continue;
-        if (asprintf(&t, "%s%s", a->text, b->text) < 0)
-            return -1;
-        free(a->text);
-        free(b->text);
-        a->text = t;
-        a->len = b->len;
-        memmove(b, b + 1, (e->n - i - 1) * sizeof *b);
-        e->n--;
-    }
-    return 0;
-}
-
 /* ================================================================ spans */
 
 /* Lex sql[off, off+len) as tokens of the whole text. */
@@ -542,7 +465,7 @@ static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
         off = sql->order_by[0].off;
         end = order_item_end(sql, &sql->order_by[sql->norder_by - 1]);
     }
-    return edit_add(&b->p->edits, off, end - off, dal_buf_steal(&t)) ? oom(b) : 0;
+    return dal_edits_add(&b->p->edits, off, end - off, dal_buf_steal(&t)) ? oom(b) : 0;
 }
 
 /* The edit appending the hidden columns before the FROM keyword. */
@@ -567,7 +490,7 @@ static int hidden_edit(builder_t *b)
     dal_buf_putc(&t, ' ');
     if (t.oom)
         return oom(b);
-    return edit_add(&b->p->edits, tok.off, 0, dal_buf_steal(&t)) ? oom(b) : 0;
+    return dal_edits_add(&b->p->edits, tok.off, 0, dal_buf_steal(&t)) ? oom(b) : 0;
 }
 
 /* ------------------------------------------------------------ the modes */
@@ -680,7 +603,7 @@ static int avg_edits(builder_t *b, const struct dal_sql_item *it, int distinct,
     if (fn.off != it->off || !dal_tok_eq(b->sql->text, &fn, "AVG"))
         return refuse(b, "%.*s: AVG written in a form dal cannot rewrite",
                       QUOTE(b, it->off, it->len));
-    if (edit_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
+    if (dal_edits_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
         return oom(b);
     return hidden_add(b, distinct ? "COUNT(DISTINCT " : "COUNT(", it->arg_off, it->arg_len, ")",
                       "AVG", count);
@@ -1062,7 +985,7 @@ static int freeze_edits(builder_t *b)
         const struct dal_sql_tref *r = &sql->trefs[c->tref];
         uint32_t at = colref_start(c);
         if (b->freeze[c->tref] && !replaced(e, c->off))
-            rc = edit_add(e, at, c->off + c->len - at, strndup(sql->text + r->off, r->len))
+            rc = dal_edits_add(e, at, c->off + c->len - at, strndup(sql->text + r->off, r->len))
                      ? oom(b) : 0;
     }
     for (i = 0; i < sql->ntrefs && rc == 0; i++) {
@@ -1073,7 +996,7 @@ static int freeze_edits(builder_t *b)
             rc = refuse(b, "a merge column names table %.*s, whose reference has PARTITION or "
                         "FOR SYSTEM_TIME; give the table an alias", QUOTE(b, r->off, r->len));
         else if (asprintf(&t, " AS %.*s", (int)r->len, sql->text + r->off) < 0 ||
-                 edit_add(&aliases, r->off + r->len, 0, t) != 0)
+                 dal_edits_add(&aliases, r->off + r->len, 0, t) != 0)
             rc = oom(b);
     }
     if (rc == 0 && aliases.n > 0) {
@@ -1200,7 +1123,7 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
         rc = refuse(&b, "%s ... LIMIT (every node would change up to LIMIT rows)",
                     dal_sql_kind_name(sql->kind));
     if (rc == 0)
-        edits_sort(&b.p->edits);
+        dal_edits_sort(&b.p->edits);
     for (h = 0; h < b.p->nhidden; h++)
         free(b.hidden[h]);
     free(b.hidden);
@@ -1269,7 +1192,7 @@ static int limit_edit(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value
         text = strdup("");
     else if (asprintf(&text, "LIMIT %" PRIu64, total) < 0)
         text = NULL;
-    if (edit_add(out, p->limit_off, p->limit_len, text) != 0)
+    if (dal_edits_add(out, p->limit_off, p->limit_len, text) != 0)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
     return 0;
 }
@@ -1282,15 +1205,15 @@ int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_va
 
     dal_edits_clear(out);
     for (i = 0; i < p->edits.n && rc == 0; i++)
-        rc = edit_add(out, p->edits.items[i].off, p->edits.items[i].len,
+        rc = dal_edits_add(out, p->edits.items[i].off, p->edits.items[i].len,
                       strdup(p->edits.items[i].text));
     if (rc != 0)
         rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0 && p->limit != DAL_MERGE_LIMIT_NONE)
         rc = limit_edit(p, sql, params, nparams, out, err);
     if (rc == 0) {
-        edits_sort(out);
-        if (edits_coalesce(out) != 0)
+        dal_edits_sort(out);
+        if (dal_edits_coalesce(out) != 0)
             rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
     }
     if (rc != 0)

@@ -34,24 +34,11 @@
 #include "buf.h"
 #include "dal/dal.h"
 #include "merge_value.h"
+#include "rewrite.h"
 #include "sql.h"
 
 /* ---------------------------------------------------------------- edits */
 
-/* Replace sql text [off, off+len) by text; len 0 inserts at off.  The edits
- * of one list never overlap and are sorted by offset; a ? placeholder inside
- * a replaced span is consumed by the edit (its value is already in text). */
-typedef struct dal_edit {
-    uint32_t off, len;
-    char *text;              /* owned by the list */
-} dal_edit_t;
-
-typedef struct dal_edits {
-    dal_edit_t *items;       /* owned */
-    size_t n;
-} dal_edits_t;
-
-void dal_edits_clear(dal_edits_t *e);
 
 /* ----------------------------------------------------------------- plan */
 

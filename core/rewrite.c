@@ -1,12 +1,15 @@
 /*
- * rewrite.c -- the physical SQL of one route.
+ * rewrite.c -- every edit of SQL text: the physical SQL of a route (names,
+ * hints, parameters, the routes' cuts, the merge's edits), and the edit
+ * lists other steps make (merge columns and LIMIT, generated IDs, a column
+ * list) applied to a text.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "error.h"
-#include "merge.h"
 #include "rewrite.h"
 #include "small.h"
 #include "value.h"
@@ -245,4 +248,94 @@ done:
     if (mine != NULL)
         dal_small_free(mine, room);
     return rc;
+}
+
+/* ------------------------------------------------------- edits of text */
+
+/* Append an edit; text is transferred (freed on failure).  -1: no memory. */
+int dal_edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
+{
+    dal_edit_t *p;
+
+    if (text == NULL)
+        return -1;
+    p = realloc(e->items, (e->n + 1) * sizeof *p);
+    if (p == NULL) {
+        free(text);
+        return -1;
+    }
+    e->items = p;
+    p[e->n].off = off;
+    p[e->n].len = len;
+    p[e->n].text = text;
+    e->n++;
+    return 0;
+}
+
+void dal_edits_clear(dal_edits_t *e)
+{
+    size_t i;
+
+    if (e == NULL)
+        return;
+    for (i = 0; i < e->n; i++)
+        free(e->items[i].text);
+    free(e->items);
+    e->items = NULL;
+    e->n = 0;
+}
+
+/* By offset; at one offset an insertion goes before a replacement. */
+static int dal_edit_after(const dal_edit_t *a, const dal_edit_t *b)
+{
+    return a->off > b->off || (a->off == b->off && a->len > 0 && b->len == 0);
+}
+
+/* A statement has a handful of edits: insertion sort. */
+void dal_edits_sort(dal_edits_t *e)
+{
+    size_t i, j;
+
+    for (i = 1; i < e->n; i++) {
+        dal_edit_t x = e->items[i];
+        for (j = i; j > 0 && dal_edit_after(&e->items[j - 1], &x); j--)
+            e->items[j] = e->items[j - 1];
+        e->items[j] = x;
+    }
+}
+
+/* An insertion where another edit starts is folded into that edit, so no
+ * two edits share an offset and rewrite.c need not care about their order. */
+int dal_edits_coalesce(dal_edits_t *e)
+{
+    size_t i = e->n;
+    char *t;
+
+    while (i-- > 1) {
+        dal_edit_t *a = &e->items[i - 1], *b = &e->items[i];
+        if (a->off != b->off || a->len != 0)
+            continue;
+        if (asprintf(&t, "%s%s", a->text, b->text) < 0)
+            return -1;
+        free(a->text);
+        free(b->text);
+        a->text = t;
+        a->len = b->len;
+        memmove(b, b + 1, (e->n - i - 1) * sizeof *b);
+        e->n--;
+    }
+    return 0;
+}
+
+void dal_rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
+                      dal_buf_t *out)
+{
+    size_t at = 0, i;
+
+    for (i = 0; i < n; i++) {
+        dal_buf_append(out, text + at, e[i].off - at);
+        dal_buf_puts(out, e[i].text);
+        at = e[i].off + e[i].len;
+    }
+    dal_buf_append(out, text + at, len - at);
 }

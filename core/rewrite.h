@@ -1,5 +1,6 @@
 /*
- * rewrite.h -- the physical SQL of one route.
+ * rewrite.h -- every edit of SQL text: lists of edits, and the physical SQL
+ * of one route.
  *
  * The statement's text is copied span by span: logical table names become
  * physical ones (a schema qualifier in front of a sharded table is dropped,
@@ -11,8 +12,42 @@
 #ifndef DAL_CORE_REWRITE_H
 #define DAL_CORE_REWRITE_H
 
+#include <stdint.h>
+
 #include "buf.h"
 #include "route.h"
+
+/* ------------------------------------------------------- edits of text */
+
+/* Replace text [off, off+len) by text; len 0 inserts at off.  The edits of
+ * one list never overlap and are sorted by offset (dal_edits_sort); a ?
+ * placeholder inside a replaced span is consumed by the edit (its value is
+ * already in text). */
+typedef struct dal_edit {
+    uint32_t off, len;
+    char *text;              /* owned by the list (dal_edits_clear frees it) */
+} dal_edit_t;
+
+typedef struct dal_edits {
+    dal_edit_t *items;       /* owned */
+    size_t n;
+} dal_edits_t;
+
+/* Append an edit; text is transferred (freed on failure); NULL text (a
+ * failed allocation upstream) fails too.  0, or -1: no memory. */
+int dal_edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text);
+/* Free every edit's text and the list; e may be NULL. */
+void dal_edits_clear(dal_edits_t *e);
+/* By offset; at one offset an insertion before a replacement. */
+void dal_edits_sort(dal_edits_t *e);
+/* Fold an insertion into the edit starting at its offset, so no two edits
+ * share an offset.  0, or -1: no memory. */
+int dal_edits_coalesce(dal_edits_t *e);
+
+/* Append text[0..len) with the n sorted edits e (borrowed) applied to out. */
+void dal_rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
+                      dal_buf_t *out);
+
 
 /*
  * Append the SQL of route r of rt to out.  no_backslash_escapes is the
