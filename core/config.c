@@ -537,7 +537,7 @@ static int finish_section(cfg_parser_t *ps)
 static int begin_section(cfg_parser_t *ps, const char *inner)
 {
     size_t wlen = strcspn(inner, " \t");
-    const char *name = dal_cfg_skip_blanks(inner + wlen);
+    const char *name = dal_parse_skip_blanks(inner + wlen);
     const section_kind_t *kind = NULL;
     char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
     size_t i;
@@ -580,12 +580,12 @@ static int section_line(cfg_parser_t *ps, const char *s)
 
     if (close == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: missing ']' in section header");
-    after = dal_cfg_skip_blanks(close + 1);
+    after = dal_parse_skip_blanks(close + 1);
     if (*after != '\0' && *after != ';' && *after != '#')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: unexpected text after ']'");
     if (finish_section(ps) != 0)
         return ps->rc;
-    s = dal_cfg_skip_blanks(s + 1);
+    s = dal_parse_skip_blanks(s + 1);
     for (n = (size_t)(close - s); n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
         ;
     inner = strndup(s, n);
@@ -666,7 +666,7 @@ static char *read_line(char *str, int num, void *stream)
                  "put long values in an environment variable and write ${NAME}", n, max);
         return NULL;
     }
-    s = dal_cfg_skip_blanks(s);
+    s = dal_parse_skip_blanks(s);
     if (*s == '[' && section_line(ps, s) != 0)
         return NULL;
     if (*s != '\0' && *s != ';' && *s != '#' && *s != '[' && key_line(ps, s) != 0)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "dal/dal.h"
+#include "parse.h"
 #include "url.h"
 
 /* A "role.param = value" key kept for a plugin (strategy.bounds = ...). */
@@ -178,15 +179,6 @@ const dal_cfg_table_t *dal_config_table(const dal_config_t *cfg, const char *nam
  */
 const char *dal_config_quote(const char *text, char *buf);
 
-/*
- * Parse a duration ("250ms", "5s", "2m", "1h", bare number = seconds) into
- * milliseconds.  Returns 0 or -1.  Shared with plugin parameter checking.
- */
-int dal_parse_duration_ms(const char *text, int64_t *out_ms);
-/* Strict signed 64-bit decimal (surrounding blanks allowed).  0 or -1. */
-int dal_parse_int64(const char *text, int64_t *out);
-/* true/false, yes/no, on/off, 1/0 (case-insensitive).  0 or -1. */
-int dal_parse_bool(const char *text, int *out);
 
 /* ------------------------------------------------------------------ keys
  *
@@ -311,7 +303,5 @@ int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err)
  */
 void *dal_cfg_add_item(void **arr, size_t *n, size_t size);
 
-/* s after any blanks and tabs. */
-const char *dal_cfg_skip_blanks(const char *s);
 
 #endif /* DAL_CORE_CONFIG_H */

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "parse.h"
 #include "error.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -29,101 +30,6 @@
 #define CFG_PARALLEL_MAX 256     /* max_parallel */
 #define CFG_WEIGHT_MAX 1000      /* the weight option of a replica URL */
 #define CFG_MS_MAX ((int64_t)UINT32_MAX)   /* durations are kept in uint32_t ms */
-
-/* ------------------------------------------------------ number parsing */
-
-const char *dal_cfg_skip_blanks(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
-/* Digits at *pp into *out, advancing *pp.  -1 if none or above limit. */
-static int parse_digits(const char **pp, uint64_t limit, uint64_t *out)
-{
-    const char *p = *pp;
-    uint64_t v = 0, d;
-
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    for (; isdigit((unsigned char)*p); p++) {
-        d = (uint64_t)(*p - '0');
-        if (v > (limit - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
-int dal_parse_int64(const char *text, int64_t *out)
-{
-    const char *p = dal_cfg_skip_blanks(text);
-    uint64_t v, limit = (uint64_t)INT64_MAX;
-    int neg = 0;
-
-    if (*p == '-' || *p == '+')
-        neg = *p++ == '-';
-    if (neg)
-        limit += 1;   /* -9223372036854775808 is representable */
-    if (parse_digits(&p, limit, &v) != 0 || *dal_cfg_skip_blanks(p) != '\0')
-        return -1;
-    if (neg)
-        *out = v == limit ? INT64_MIN : -(int64_t)v;
-    else
-        *out = (int64_t)v;
-    return 0;
-}
-
-int dal_parse_duration_ms(const char *text, int64_t *out_ms)
-{
-    static const struct { const char *unit; uint64_t ms; } units[] = {
-        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}
-    };
-    const char *p = dal_cfg_skip_blanks(text);
-    const char *end;
-    uint64_t v;
-    size_t i, n;
-
-    if (parse_digits(&p, (uint64_t)INT64_MAX, &v) != 0)
-        return -1;
-    for (n = 0; isalpha((unsigned char)p[n]); n++)
-        ;
-    end = dal_cfg_skip_blanks(p + n);
-    if (*end != '\0')
-        return -1;
-    for (i = 0; i < NELEM(units); i++) {
-        if (strlen(units[i].unit) != n || strncmp(p, units[i].unit, n) != 0)
-            continue;
-        if (v > (uint64_t)INT64_MAX / units[i].ms)
-            return -1;
-        *out_ms = (int64_t)(v * units[i].ms);
-        return 0;
-    }
-    return -1;
-}
-
-int dal_parse_bool(const char *text, int *out)
-{
-    static const struct { const char *word; int val; } words[] = {
-        {"true", 1}, {"yes", 1}, {"on", 1}, {"1", 1},
-        {"false", 0}, {"no", 0}, {"off", 0}, {"0", 0}
-    };
-    const char *p = dal_cfg_skip_blanks(text);
-    size_t i, n = strcspn(p, " \t");
-
-    if (*dal_cfg_skip_blanks(p + n) != '\0')
-        return -1;
-    for (i = 0; i < NELEM(words); i++) {
-        if (strlen(words[i].word) == n && strncasecmp(p, words[i].word, n) == 0) {
-            *out = words[i].val;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 /* ---------------------------------------------------------- name rules */
 
@@ -219,7 +125,7 @@ static const char *word_list(const char *const *words, const char *last, char *b
 static int take_count(dal_cfg_value_t *v, const char *what, const char *text, int64_t min, int64_t max,
                       uint32_t *out)
 {
-    const char *p = dal_cfg_skip_blanks(text);
+    const char *p = dal_parse_skip_blanks(text);
     char q[DAL_CFG_QUOTE_SIZE];
     int64_t n = 0;
     int parsed = dal_parse_int64(text, &n) == 0;
@@ -231,7 +137,7 @@ static int take_count(dal_cfg_value_t *v, const char *what, const char *text, in
     while (isdigit((unsigned char)*p))
         p++;
     /* Only digits, yet not a good count: too big for the limit or for int64. */
-    if (isdigit((unsigned char)*dal_cfg_skip_blanks(text)) && *dal_cfg_skip_blanks(p) == '\0' && (!parsed || n > 0))
+    if (isdigit((unsigned char)*dal_parse_skip_blanks(text)) && *dal_parse_skip_blanks(p) == '\0' && (!parsed || n > 0))
         return bad(v, "%s: %s is out of range (%lld..%lld)", what, dal_config_quote(text, q),
                    (long long)min, (long long)max);
     return bad(v, "%s: expected a positive integer, got '%s'", what, dal_config_quote(text, q));
@@ -313,7 +219,7 @@ static int set_mode(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
         return 0;
     }
     /* Starts with a digit: meant as a duration, so say what is wrong with it. */
-    if (!isdigit((unsigned char)*dal_cfg_skip_blanks(v->text)))
+    if (!isdigit((unsigned char)*dal_parse_skip_blanks(v->text)))
         return bad(v, "%s: expected %s or a duration such as 500ms or 2s, got '%s'", v->key,
                    word_list(k->words, ", ", list, sizeof list), dal_config_quote(v->text, q));
     for (i = 0; k->words[i] != NULL; i++)
@@ -454,7 +360,7 @@ static char *replica_separator(char *s)
     char *c;
 
     for (c = strchr(s, ','); c != NULL; c = strchr(c + 1, ',')) {
-        next = dal_cfg_skip_blanks(c + 1);
+        next = dal_parse_skip_blanks(c + 1);
         if (strncasecmp(next, "mysql://", 8) == 0 || strncasecmp(next, "mariadb://", 10) == 0)
             return c;
     }
@@ -529,7 +435,7 @@ static int set_replicas(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
         rc = add_replica(v, ds, pos, url);
         if (rc != 0)
             return rc;
-        url = comma != NULL ? (char *)dal_cfg_skip_blanks(comma + 1) : NULL;
+        url = comma != NULL ? (char *)dal_parse_skip_blanks(comma + 1) : NULL;
     }
     return 0;
 }

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hex.h"
-#include "config.h"
 #include "error.h"
+#include "hex.h"
+#include "parse.h"
 #include "url.h"
 
 #define URL_DEFAULT_HOST "127.0.0.1"

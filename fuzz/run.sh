@@ -15,7 +15,8 @@ flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql_lex.c" \
     "$src/core/sql"{,_an,_query,_stmt,_hint,_analyse}.c
 clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz/fuzz_config.c" \
-    "$src/core/config.c" "$src/core/config_keys.c" "$src/core/url.c" "$src/core/error.c" $(pkg-config --libs inih)
+    "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
+    "$src/core/error.c" $(pkg-config --libs inih)
 
 for t in sql config; do
     corpus="$out/corpus_$t"

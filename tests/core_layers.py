@@ -8,12 +8,14 @@ module route).  Module A depends on module B when one of A's files
 includes one of B's headers.  The modules must
 form layers (utilities -> sql -> config -> snapshot -> route -> rewrite ->
 execution -> result/merge -> public API), so the dependency graph must have
-no cycle; each cycle found is printed as a path.  Usage: core_layers.py [CORE_DIR]
+no cycle; each cycle found is printed as a path.  No file of core/ may
+be longer than MAX_LINES either: one concept per file.  Usage: core_layers.py [CORE_DIR]
 """
 import os
 import re
 import sys
 
+MAX_LINES = 1500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)\.h"', re.M)
 
 
@@ -102,12 +104,21 @@ def main():
     core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "core")
     deps = graph(core)
     found = cycles(deps)
+    long_files = []
+    for name in sorted(os.listdir(core)):
+        if name.endswith((".c", ".h")):
+            with open(os.path.join(core, name), encoding="utf-8") as f:
+                n = sum(1 for _ in f)
+            if n > MAX_LINES:
+                long_files.append(name)
+                print("core_layers: core/%s has %d lines, more than %d: split it by concept"
+                      % (name, n, MAX_LINES))
     for comp in found:
         print("core_layers: modules depend on each other in a cycle (%d modules: %s): %s"
               % (len(comp), ", ".join(comp), path_in(deps, comp)))
-    if found:
+    if found or long_files:
         return 1
-    print("core_layers: %d modules, no cycle" % len(deps))
+    print("core_layers: %d modules, no cycle, no file over %d lines" % (len(deps), MAX_LINES))
     return 0
 
 
