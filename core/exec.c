@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "events.h"
 #include "exec.h"
 #include "clock.h"
 #include "monitor.h"
@@ -76,32 +77,6 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
         dal_ryw_note(rt->ryw, srv->node, NULL); /* wrote, or may have: GTID unknown */
 }
 
-/* One DAL_EVENT_EXECUTION for route r on srv, started at t0.  Callers
- * check for monitors first (see dal_emit_route). */
-static void emit_execution(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
-                           uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_)
-{
-    const dal_route_t *route = &rt->routes[r];
-    char phys[300];
-    dal_event_t ev;
-    size_t i;
-
-    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_EXECUTION);
-    ev.kind = dal_sql_kind_word(rt->sql->kind);
-    ev.table = rt->primary ? rt->primary->cfg->name : NULL;
-    ev.datasource = route->node->cfg->name;
-    ev.server = srv->address;
-    for (i = 0; route->pos != NULL && i < rt->sql->ntrefs && ev.physical_table == NULL; i++)
-        if (route->pos[i] >= 0)
-            ev.physical_table = dal_physical_name(rt->tables[i], route->pos[i], phys, sizeof phys);
-    ev.sql = rt->sql_norm;
-    ev.trace_id = rt->trace_id;
-    ev.latency_ns = dal_now_ns() - t0;
-    ev.rows = rows;
-    ev.error_code = rc;
-    ev.mysql_errno = mysql_errno_;
-    dal_monitor_emit(rt->monitors, &ev);
-}
 
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
  * send it, and collect what it returns into res.  The caller keeps c; on
@@ -169,15 +144,14 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     next = rc != 0 ? retry_server(rt, srv, rc, e, reused) : NULL;
     if (next != NULL) {
         if (next != srv)
-            dal_emit_route(rt, next);
+            dal_event_route(rt, next);
         srv = next;
         rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
     }
     /* rows: what a write changed; a read's rows are counted by the
      * statement event once the caller has read them */
-    if (dal_monitor_active(rt->monitors))
-        emit_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc,
-                       rc == 0 ? 0 : e);
+    dal_event_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc,
+                        rc == 0 ? 0 : e);
     return rc;
 }
 
@@ -253,9 +227,8 @@ static void job_start(batch_t *b, job_t *j);
 
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
-    if (dal_monitor_active(b->rt->monitors))
-        emit_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
-                       rc == 0 ? 0 : j->err.mysql_errno);
+    dal_event_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
+                        rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
     j->phase = JOB_DONE;
     j->wait = 0;
@@ -282,7 +255,7 @@ static void job_failed(batch_t *b, job_t *j, int rc, unsigned int e)
         return;
     }
     if (next != j->srv)
-        dal_emit_route(b->rt, next);
+        dal_event_route(b->rt, next);
     j->retried = 1;
     j->srv = next;
     b->running--; /* job_start counts it again */

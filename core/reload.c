@@ -23,6 +23,7 @@
 
 #include "dal_int.h"
 #include "error.h"
+#include "events.h"
 #include "snapshot_build.h"
 #include "monitor.h"
 
@@ -122,18 +123,6 @@ static void swap(dal_t *dal, dal_snapshot_t *next)
     dal_snapshot_unref(old);
 }
 
-static void emit_reload(const dal_snapshot_t *s, int rc)
-{
-    dal_event_t ev;
-
-    if (!dal_monitor_active(s->monitors))
-        return;
-    dal_monitor_event_init(s->monitors, &ev, DAL_EVENT_RELOAD);
-    ev.kind = rc == 0 ? "ok" : "failed";
-    ev.error_code = rc;
-    dal_monitor_emit(s->monitors, &ev);
-}
-
 static int build_next(dal_t *dal, const dal_snapshot_t *cur, dal_snapshot_t **next,
                       dal_error_t *err)
 {
@@ -171,12 +160,12 @@ int dal_reload(dal_t *dal, dal_error_t *err)
                 dal->path, next->nnodes, next->nreused, next->ntables);
         swap(dal, next);
         atomic_fetch_add(&dal->reloads, 1);
-        emit_reload(next, 0);
+        dal_event_reload(next, 0);
     } else {
         atomic_fetch_add(&dal->reload_failures, 1);
         dal_log(&dal->log, DAL_LOG_ERROR, "config",
                 "reload failed, the running configuration stays in force: %s", err->message);
-        emit_reload(cur, rc);
+        dal_event_reload(cur, rc);
     }
     dal_snapshot_unref(cur);
     pthread_mutex_unlock(&dal->reload_mu);

@@ -409,16 +409,3 @@ const char *dal_server_role(const dal_server_t *srv)
 {
     return srv->replica < 0 ? "master" : "replica";
 }
-
-void dal_emit_route_event(const dal_routing_t *rt, const dal_server_t *srv)
-{
-    dal_event_t ev;
-
-    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_ROUTE);
-    ev.kind = dal_server_role(srv);
-    dal_routing_label_table(rt, &ev);
-    ev.datasource = srv->node->cfg->name;
-    ev.server = srv->address;
-    ev.trace_id = rt->trace_id;
-    dal_monitor_emit(rt->monitors, &ev);
-}

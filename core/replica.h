@@ -108,17 +108,4 @@ static inline dal_server_t *dal_route_server(const dal_route_t *r)
     return r->server != NULL ? r->server : &r->node->master;
 }
 
-/* One DAL_EVENT_ROUTE: rt's statement goes to srv.  Call through
- * dal_emit_route, which checks for monitors first. */
-void dal_emit_route_event(const dal_routing_t *rt, const dal_server_t *srv);
-
-/* The same, a no-op without monitors: the check is inline because without
- * monitors every statement passes here for nothing (see dal_buf_append on
- * the cost of calls on the statement path). */
-static inline void dal_emit_route(const dal_routing_t *rt, const dal_server_t *srv)
-{
-    if (dal_monitor_active(rt->monitors))
-        dal_emit_route_event(rt, srv);
-}
-
 #endif /* DAL_CORE_REPLICA_H */

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "columns.h"
 #include "error.h"
+#include "events.h"
 #include "exec.h"
 #include "plan.h"
 #include "pool.h"
@@ -160,28 +161,10 @@ int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *
         return rc;
     st->rt.ryw = sel->ryw;
     for (i = 0; i < st->rt.nroutes; i++)
-        dal_emit_route(&st->rt, dal_route_server(&st->rt.routes[i]));
+        dal_event_route(&st->rt, dal_route_server(&st->rt.routes[i]));
     return 0;
 }
 
-void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r)
-{
-    dal_event_t ev;
-
-    dal_monitor_event_init(st->monitors, &ev, DAL_EVENT_STATEMENT);
-    ev.kind = dal_sql_kind_word(st->sql->kind);
-    dal_routing_label_table(&st->rt, &ev); /* emitted only once routed */
-    if (st->rt.nroutes == 1) {
-        ev.datasource = st->rt.routes[0].node->cfg->name;
-        ev.server = dal_route_server(&st->rt.routes[0])->address;
-    }
-    ev.sql = st->sql_norm;
-    ev.trace_id = st->trace;
-    ev.latency_ns = dal_now_ns() - st->t0;
-    ev.rows = rc == 0 && r != NULL ? dal_result_affected_rows(r) : 0;
-    ev.error_code = rc;
-    dal_monitor_emit(st->monitors, &ev);
-}
 
 /* An INSERT without a column list gets one (columns.h): the statement
  * becomes the analysis of the text with the list. */

@@ -6,6 +6,7 @@
 #ifndef DAL_CORE_STMT_H
 #define DAL_CORE_STMT_H
 
+#include "events.h"
 #include "idfill.h"
 #include "merge.h"
 #include "monitor.h"
@@ -91,15 +92,12 @@ struct dal_select;
 int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
                     dal_error_t *err);
 
-/* One DAL_EVENT_STATEMENT for st, which was routed (dal_stmt_select
- * succeeded) and ended with rc.  Call through dal_stmt_emit, which checks
- * for monitors first (inline, as dal_emit_route). */
-void dal_stmt_emit_event(const dal_stmt_t *st, int rc, const dal_result_t *r);
-
+/* The statement's DAL_EVENT_STATEMENT, when it was routed (dal_stmt_select
+ * succeeded) and ended with rc (events.h). */
 static inline void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
 {
     if (dal_monitor_active(st->monitors) && st->sql != NULL)
-        dal_stmt_emit_event(st, rc, r);
+        dal_event_statement(st->monitors, &st->rt, st->sql_norm, st->trace, st->t0, rc, r);
 }
 
 /* Run a prepared statement's routes (outside a transaction).  The result
