@@ -19,6 +19,53 @@
 #include "error.h"
 #include "snapshot.h"
 
+/* ============================================================ the outline */
+
+/* What dal_table_info and dal_datasource_info differ in. */
+typedef struct inspect_kind {
+    const char *fn;         /* the public function: argument errors name it */
+    size_t size;            /* of its handle */
+    /* Fill the zeroed handle h with name's entry of snap (referenced for
+     * the call): 0, or an error with err set. */
+    int (*fill)(void *h, const dal_snapshot_t *snap, const char *name, dal_error_t *err);
+    void (*drop)(void *h);  /* free h, also when fill failed half-way */
+} inspect_kind_t;
+
+/* A new handle of kind k for name, read from the configuration in force
+ * (owned by the caller); NULL when it cannot be made.  *rc is 0 or the
+ * error, with err set. */
+static void *inspect(const inspect_kind_t *k, dal_t *dal, const char *name, int *rc,
+                     dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    void *h;
+
+    if (dal == NULL || name == NULL) {
+        *rc = dal_err_set(err, DAL_EINVAL, "%s: NULL argument", k->fn);
+        return NULL;
+    }
+    if ((h = calloc(1, k->size)) == NULL) {
+        *rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    snap = dal_snapshot_acquire(dal);
+    *rc = k->fill(h, snap, name, err);
+    dal_snapshot_unref(snap);
+    if (*rc != 0) {
+        k->drop(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* Free handle h: its one array and its reference on the configuration. */
+static void handle_free(void *h, void *array, dal_config_t *cfg)
+{
+    free(array);
+    dal_config_free(cfg);
+    free(h);
+}
+
 /* ================================================================ tables */
 
 struct dal_table_info {
@@ -43,57 +90,51 @@ static const char *node_name(const dal_config_t *cfg, const dal_cfg_table_t *t, 
     return ds != NULL ? ds->name : NULL;
 }
 
-static int table_info_fill(dal_table_info_t *ti, dal_error_t *err)
+static int table_fill(void *h, const dal_snapshot_t *snap, const char *name, dal_error_t *err)
 {
-    uint32_t i, n = ti->t->db_shard_num;
+    dal_table_info_t *ti = h;
+    uint32_t i;
 
-    ti->nodes = calloc(n, sizeof *ti->nodes);
+    ti->cfg = dal_config_ref(snap->cfg);
+    ti->t = dal_config_table(ti->cfg, name);
+    if (ti->t == NULL)
+        return dal_err_set(err, DAL_EINVAL, "no [table %s] in the configuration in force", name);
+    ti->nodes = calloc(ti->t->db_shard_num, sizeof *ti->nodes);
     if (ti->nodes == NULL)
         return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < ti->t->db_shard_num; i++) {
         ti->nodes[i] = node_name(ti->cfg, ti->t, i);
         /* a configuration in force has every node of its tables */
         if (ti->nodes[i] == NULL)
-            return dal_err_set(err, DAL_ECONFIG, "table %s: data node %" PRIu32 " has no datasource",
-                               ti->t->name, i);
+            return dal_err_set(err, DAL_ECONFIG, "table %s: data node %" PRIu32
+                               " has no datasource", ti->t->name, i);
     }
     return 0;
 }
 
+static void table_drop(void *h)
+{
+    dal_table_info_free(h);
+}
+
+static const inspect_kind_t table_kind = {
+    "dal_table_info", sizeof(dal_table_info_t), table_fill, table_drop
+};
+
 int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out, dal_error_t *err)
 {
-    dal_snapshot_t *snap;
-    dal_table_info_t *ti;
-    int rc;
+    int rc = DAL_EINVAL;
 
-    if (out != NULL)
-        *out = NULL;
-    if (dal == NULL || table == NULL || out == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_table_info: NULL argument");
-    if ((ti = calloc(1, sizeof *ti)) == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    snap = dal_snapshot_acquire(dal);
-    ti->cfg = dal_config_ref(snap->cfg);
-    dal_snapshot_unref(snap);
-    ti->t = dal_config_table(ti->cfg, table);
-    rc = ti->t == NULL ? dal_err_set(err, DAL_EINVAL, "no [table %s] in the configuration "
-                                     "in force", table)
-                       : table_info_fill(ti, err);
-    if (rc != 0) {
-        dal_table_info_free(ti);
-        return rc;
-    }
-    *out = ti;
-    return 0;
+    if (out == NULL)
+        return dal_err_set(err, rc, "%s: NULL argument", table_kind.fn);
+    *out = inspect(&table_kind, dal, table, &rc, err);
+    return rc;
 }
 
 void dal_table_info_free(dal_table_info_t *t)
 {
-    if (t == NULL)
-        return;
-    free(t->nodes);
-    dal_config_free(t->cfg);
-    free(t);
+    if (t != NULL)
+        handle_free(t, t->nodes, t->cfg);
 }
 
 const char *dal_table_info_name(const dal_table_info_t *t)
@@ -240,12 +281,18 @@ static void server_fill(dal_datasource_info_t *di, const dal_node_t *n, size_t i
     s->weight = replica < 0 ? 1 : di->ds->replicas[replica].weight;
 }
 
-/* Copy what the node says while the snapshot holding it is referenced. */
-static int datasource_info_fill(dal_datasource_info_t *di, const dal_node_t *n,
-                                dal_error_t *err)
+static int datasource_fill(void *h, const dal_snapshot_t *snap, const char *name,
+                           dal_error_t *err)
 {
+    dal_datasource_info_t *di = h;
+    const dal_node_t *n = dal_snapshot_node(snap, name);
     size_t i;
 
+    if (n == NULL)
+        return dal_err_set(err, DAL_EINVAL, "no [datasource %s] in the configuration in force",
+                           name);
+    /* the node's own config: a node kept over a reload points into an
+     * older one than the snapshot's */
     di->cfg = dal_config_ref(n->owner);
     di->ds = n->cfg;
     di->nservers = 1 + n->nreplicas;
@@ -257,41 +304,30 @@ static int datasource_info_fill(dal_datasource_info_t *di, const dal_node_t *n,
     return 0;
 }
 
+static void datasource_drop(void *h)
+{
+    dal_datasource_info_free(h);
+}
+
+static const inspect_kind_t datasource_kind = {
+    "dal_datasource_info", sizeof(dal_datasource_info_t), datasource_fill, datasource_drop
+};
+
 int dal_datasource_info(dal_t *dal, const char *name, dal_datasource_info_t **out,
                         dal_error_t *err)
 {
-    dal_datasource_info_t *di;
-    dal_snapshot_t *snap;
-    const dal_node_t *n;
-    int rc;
+    int rc = DAL_EINVAL;
 
-    if (out != NULL)
-        *out = NULL;
-    if (dal == NULL || name == NULL || out == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_datasource_info: NULL argument");
-    if ((di = calloc(1, sizeof *di)) == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    snap = dal_snapshot_acquire(dal);
-    n = dal_snapshot_node(snap, name);
-    rc = n == NULL ? dal_err_set(err, DAL_EINVAL, "no [datasource %s] in the configuration "
-                                 "in force", name)
-                   : datasource_info_fill(di, n, err);
-    dal_snapshot_unref(snap);
-    if (rc != 0) {
-        dal_datasource_info_free(di);
-        return rc;
-    }
-    *out = di;
-    return 0;
+    if (out == NULL)
+        return dal_err_set(err, rc, "%s: NULL argument", datasource_kind.fn);
+    *out = inspect(&datasource_kind, dal, name, &rc, err);
+    return rc;
 }
 
 void dal_datasource_info_free(dal_datasource_info_t *ds)
 {
-    if (ds == NULL)
-        return;
-    free(ds->servers);
-    dal_config_free(ds->cfg);
-    free(ds);
+    if (ds != NULL)
+        handle_free(ds, ds->servers, ds->cfg);
 }
 
 const char *dal_datasource_info_name(const dal_datasource_info_t *ds)

@@ -13,18 +13,7 @@
 #include "testutil.h"
 
 static char *dir;
-
-static void setup(void)
-{
-    dir = tu_mkdtemp();
-    setenv("INSPECT_TEST_PASSWORD", "s3cret", 1);
-}
-
-static void teardown(void)
-{
-    tu_rmtree(dir);
-    free(dir);
-}
+static dal_t *dal;   /* opened on write_config(4, "") for each test */
 
 /* Two datasources of group db, a third one with every URL option and two
  * replicas, and one table of each layout; `shard_tables` is the
@@ -57,18 +46,27 @@ static char *write_config(int shard_tables, const char *extra)
     return tu_write(dir, "dal.ini", text);
 }
 
-static dal_t *open_config(void)
+static void setup(void)
 {
     dal_error_t err;
-    dal_t *dal = NULL;
-    char *ini = write_config(4, "");
+    char *ini;
 
+    dir = tu_mkdtemp();
+    setenv("INSPECT_TEST_PASSWORD", "s3cret", 1);
+    ini = write_config(4, "");
     ck_assert_msg(dal_open(ini, NULL, &dal, &err) == 0, "%s", err.message);
     free(ini);
-    return dal;
 }
 
-static dal_table_info_t *table(dal_t *dal, const char *name)
+static void teardown(void)
+{
+    dal_close(dal);
+    dal = NULL;
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static dal_table_info_t *table(const char *name)
 {
     dal_table_info_t *t = NULL;
     dal_error_t err;
@@ -79,8 +77,7 @@ static dal_table_info_t *table(dal_t *dal, const char *name)
 
 START_TEST(test_sharded)
 {
-    dal_t *dal = open_config();
-    dal_table_info_t *t = table(dal, "WM_Food");   /* names match case-insensitively */
+    dal_table_info_t *t = table("WM_Food");   /* names match case-insensitively */
     char buf[64];
 
     ck_assert_str_eq(dal_table_info_name(t), "wm_food");
@@ -106,15 +103,13 @@ START_TEST(test_sharded)
     ck_assert_int_eq(dal_table_info_physical(t, 4, buf, sizeof buf), DAL_EINVAL);
     ck_assert_int_eq(dal_table_info_physical(t, 3, buf, 9), DAL_EINVAL);   /* "wm_food_3" */
     dal_table_info_free(t);
-    dal_close(dal);
 }
 END_TEST
 
 /* What the placement says agrees with dal_explain for every position. */
 START_TEST(test_placement_matches_explain)
 {
-    dal_t *dal = open_config();
-    dal_table_info_t *t = table(dal, "wm_food");
+    dal_table_info_t *t = table("wm_food");
     dal_error_t err;
     char buf[64];
     uint32_t pos;
@@ -133,14 +128,12 @@ START_TEST(test_placement_matches_explain)
         dal_plan_free(plan);
     }
     dal_table_info_free(t);
-    dal_close(dal);
 }
 END_TEST
 
 START_TEST(test_other_layouts)
 {
-    dal_t *dal = open_config();
-    dal_table_info_t *t = table(dal, "ranged");
+    dal_table_info_t *t = table("ranged");
     const char *value = "x";
     char buf[64];
 
@@ -154,7 +147,7 @@ START_TEST(test_other_layouts)
     ck_assert_ptr_null(dal_table_info_id_column(t));
     dal_table_info_free(t);
 
-    t = table(dal, "city");
+    t = table("city");
     ck_assert_int_eq(dal_table_info_layout(t), DAL_LAYOUT_BROADCAST);
     ck_assert_uint_eq(dal_table_info_db_shard_num(t), 2);
     ck_assert_uint_eq(dal_table_info_table_shard_num(t), 1);
@@ -165,7 +158,7 @@ START_TEST(test_other_layouts)
     ck_assert_str_eq(buf, "city");
     dal_table_info_free(t);
 
-    t = table(dal, "dict_words");
+    t = table("dict_words");
     ck_assert_int_eq(dal_table_info_layout(t), DAL_LAYOUT_SINGLE);
     ck_assert_str_eq(dal_table_info_datasource(t), "dict");
     ck_assert_uint_eq(dal_table_info_db_shard_num(t), 1);
@@ -173,15 +166,14 @@ START_TEST(test_other_layouts)
     ck_assert_int_eq(dal_table_info_physical(t, 0, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "dict_words");
     dal_table_info_free(t);
-    dal_close(dal);
 }
 END_TEST
 
 START_TEST(test_errors)
 {
-    dal_t *dal = open_config();
-    dal_table_info_t *t = (dal_table_info_t *)&dal;   /* must be cleared */
-    dal_datasource_info_t *ds = (dal_datasource_info_t *)&dal;
+    static char not_null;   /* what the calls must overwrite with NULL */
+    dal_table_info_t *t = (dal_table_info_t *)&not_null;
+    dal_datasource_info_t *ds = (dal_datasource_info_t *)&not_null;
     dal_error_t err;
 
     ck_assert_int_eq(dal_table_info(dal, "nosuch", &t, &err), DAL_EINVAL);
@@ -201,25 +193,16 @@ START_TEST(test_errors)
     ck_assert_ptr_null(dal_datasource_info_server(NULL, 0));
     dal_table_info_free(NULL);
     dal_datasource_info_free(NULL);
-    dal_close(dal);
 }
 END_TEST
 
-static dal_datasource_info_t *datasource(dal_t *dal, const char *name)
-{
-    dal_datasource_info_t *ds = NULL;
-    dal_error_t err;
-
-    ck_assert_msg(dal_datasource_info(dal, name, &ds, &err) == 0, "%s: %s", name, err.message);
-    return ds;
-}
-
 START_TEST(test_datasource_defaults)
 {
-    dal_t *dal = open_config();
-    dal_datasource_info_t *ds = datasource(dal, "db0");
+    dal_datasource_info_t *ds = NULL;
     const dal_server_settings_t *m;
+    dal_error_t err;
 
+    ck_assert_msg(dal_datasource_info(dal, "db0", &ds, &err) == 0, "%s", err.message);
     ck_assert_str_eq(dal_datasource_info_name(ds), "db0");
     ck_assert_uint_eq(dal_datasource_info_server_count(ds), 1);
     m = dal_datasource_info_server(ds, 0);
@@ -240,21 +223,21 @@ START_TEST(test_datasource_defaults)
     ck_assert_ptr_null(dal_datasource_info_server(ds, 1));
     dal_datasource_info_free(ds);
 
-    ds = datasource(dal, "db1");
+    ck_assert_msg(dal_datasource_info(dal, "db1", &ds, &err) == 0, "%s", err.message);
     m = dal_datasource_info_server(ds, 0);
     ck_assert_uint_eq(m->port, 3306);
     ck_assert_ptr_null(m->password);
     dal_datasource_info_free(ds);
-    dal_close(dal);
 }
 END_TEST
 
 START_TEST(test_datasource_options)
 {
-    dal_t *dal = open_config();
-    dal_datasource_info_t *ds = datasource(dal, "dict");
+    dal_datasource_info_t *ds = NULL;
     const dal_server_settings_t *m, *r;
+    dal_error_t err;
 
+    ck_assert_msg(dal_datasource_info(dal, "dict", &ds, &err) == 0, "%s", err.message);
     ck_assert_uint_eq(dal_datasource_info_server_count(ds), 3);
     m = dal_datasource_info_server(ds, 0);
     ck_assert_str_eq(m->socket, "/run/my.sock");
@@ -276,7 +259,6 @@ START_TEST(test_datasource_options)
     ck_assert_str_eq(r->host, "::1");
     ck_assert_uint_eq(r->weight, 1);
     dal_datasource_info_free(ds);
-    dal_close(dal);
 }
 END_TEST
 
@@ -284,18 +266,19 @@ END_TEST
  * it, and it stays readable after dal_close. */
 START_TEST(test_lifetime)
 {
-    dal_t *dal = open_config();
-    dal_table_info_t *before = table(dal, "wm_food"), *after;
-    dal_datasource_info_t *ds = datasource(dal, "db0");
+    dal_table_info_t *before = table("wm_food"), *after;
+    dal_datasource_info_t *ds = NULL;
     dal_error_t err;
 
+    ck_assert_msg(dal_datasource_info(dal, "db0", &ds, &err) == 0, "%s", err.message);
     /* a resharding, which the new file allows */
     free(write_config(8, "[dal]\nallow_reshard = true\n"));
     ck_assert_msg(dal_reload(dal, &err) == 0, "%s", err.message);
-    after = table(dal, "wm_food");
+    after = table("wm_food");
     ck_assert_uint_eq(dal_table_info_table_shard_num(before), 4);
     ck_assert_uint_eq(dal_table_info_table_shard_num(after), 8);
     dal_close(dal);
+    dal = NULL;
     ck_assert_str_eq(dal_table_info_name(before), "wm_food");
     ck_assert_str_eq(dal_table_info_node(after, 1), "db1");
     ck_assert_str_eq(dal_datasource_info_server(ds, 0)->password, "s3cret");
