@@ -75,8 +75,8 @@ struct dal_table_info {
 };
 
 /* The datasource node of data node db, as the snapshot resolves it (see
- * init_table in snapshot.c): the group prefix and the number, or for a
- * single table its datasource itself. */
+ * init_table in snapshot_build.c): the group prefix and the number, or for
+ * a single table its datasource itself. */
 static const char *node_name(const dal_config_t *cfg, const dal_cfg_table_t *t, uint32_t db)
 {
     const dal_cfg_datasource_t *ds;
@@ -85,7 +85,7 @@ static const char *node_name(const dal_config_t *cfg, const dal_cfg_table_t *t, 
     if (t->kind == DAL_TABLE_SINGLE)
         snprintf(name, sizeof name, "%s", t->datasource);
     else
-        snprintf(name, sizeof name, "%s%u", t->datasource, db);
+        snprintf(name, sizeof name, "%s%" PRIu32, t->datasource, db);
     ds = dal_config_datasource(cfg, name);
     return ds != NULL ? ds->name : NULL;
 }
