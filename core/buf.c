@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "hot.h"
 
-DAL_HOT
 int dal_buf_reserve(dal_buf_t *b, size_t n)
 {
     size_t want, cap;
@@ -36,7 +34,6 @@ int dal_buf_reserve(dal_buf_t *b, size_t n)
     return 0;
 }
 
-DAL_HOT
 void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
 {
     b->data = mem;
@@ -47,7 +44,6 @@ void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
     b->borrowed = 1;
 }
 
-DAL_HOT
 void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
 {
     if ((b->len + n >= b->cap || b->oom) && dal_buf_reserve(b, n) != 0)
@@ -81,7 +77,6 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-DAL_HOT
 void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
 {
     /* two digits per division: shard keys and IDs are long numbers */
@@ -115,7 +110,6 @@ void dal_buf_put_i64(dal_buf_t *b, int64_t v)
     dal_buf_put_u64(b, (uint64_t)v);
 }
 
-DAL_HOT
 void dal_buf_reset(dal_buf_t *b)
 {
     b->len = 0;
@@ -139,7 +133,6 @@ char *dal_buf_steal(dal_buf_t *b)
     return p;
 }
 
-DAL_HOT
 void dal_buf_free(dal_buf_t *b)
 {
     if (!b->borrowed)

@@ -202,7 +202,6 @@ static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
     return found;
 }
 
-DAL_HOT
 int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
 {
     int other = 0, found;
@@ -283,7 +282,6 @@ static _Thread_local char this_thread DAL_TLS_SMALL;
 
 /* Unlink and return an idle connection, the caller's own if one is near
  * the top of the stack.  Called with p->mu held. */
-DAL_HOT
 static dal_conn_t *take_idle(dal_connpool_t *p)
 {
     dal_conn_t **link = &p->idle, **pick = &p->idle, *c;
@@ -302,7 +300,6 @@ static dal_conn_t *take_idle(dal_connpool_t *p)
     return c;
 }
 
-DAL_HOT
 int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     dal_conn_t *c;
@@ -324,7 +321,6 @@ int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_e
     return 0;
 }
 
-DAL_HOT
 void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)

@@ -145,7 +145,6 @@ void dal_close(dal_t *dal)
     free(dal);
 }
 
-DAL_HOT
 dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
 {
     dal_snapshot_t *s;
@@ -216,7 +215,7 @@ int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *us
 }
 
 /* dal_query and dal_query_prepared. */
-static DAL_INLINE int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_t sql,
+static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_t sql,
                             const dal_value_t *params, size_t nparams, dal_result_t **out,
                             dal_error_t *err)
 {
@@ -230,7 +229,6 @@ static DAL_INLINE int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_t
     return rc;
 }
 
-DAL_HOT
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out,
               dal_error_t *err)
@@ -276,7 +274,6 @@ size_t dal_prepared_param_count(const dal_prepared_t *p)
     return p ? p->sql->nparams : 0;
 }
 
-DAL_HOT
 int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepared_t *p,
                        const dal_value_t *params, size_t nparams, dal_result_t **out,
                        dal_error_t *err)
@@ -294,7 +291,6 @@ int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
     return rc;
 }
 
-DAL_HOT
 int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
              const dal_value_t *params, size_t nparams, uint64_t *affected_rows,
              dal_error_t *err)

@@ -22,10 +22,7 @@ struct dal {
      * reference; a swap waits for readers to drain before dropping the old
      * snapshot's reference, so no lock is on the statement path. */
     _Atomic(dal_snapshot_t *) snap;
-    /* readers alone on its line (hot.h): every statement changes it twice */
-    char readers_before[DAL_CACHE_LINE];
     atomic_uint readers;
-    char readers_line[DAL_LINE_REST(atomic_uint)];
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;
     struct dal_watch *watch;    /* owned: the file watcher, or NULL */

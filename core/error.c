@@ -67,7 +67,6 @@ void dal_err_prefix(dal_error_t *err, const char *fmt, ...)
     err->message[plen + mlen] = '\0';
 }
 
-DAL_HOT
 void dal_err_clear(dal_error_t *err)
 {
     if (err == NULL)

@@ -5,15 +5,18 @@
 #define DAL_CORE_ERROR_H
 
 #include "dal/dal.h"
-#include "hot.h"
 
 /*
  * The functions that report an error are DAL_COLD: the compiler then
  * treats every path that calls one as unlikely and moves it out of the
- * function's body (into .text.unlikely), so the path that succeeds is
- * dense -- fewer cache lines per statement (hot.h) -- without a
+ * caller's body, so the path that succeeds stays short without a
  * likely/unlikely mark at each of the hundreds of error returns.
  */
+#if defined(__GNUC__)
+#define DAL_COLD __attribute__((cold))
+#else
+#define DAL_COLD
+#endif
 
 /* Set err (may be NULL) to code and a formatted message; returns code so
  * callers can write `return dal_err_set(err, DAL_EINVAL, "...")`. */

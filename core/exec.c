@@ -37,7 +37,6 @@ static int retryable(unsigned int e, int reused, int read_only)
 }
 
 /* Reads: the only statements run again after a connection died. */
-DAL_HOT
 static int is_read(const dal_sql_t *sql)
 {
     return sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_SHOW;
@@ -62,7 +61,6 @@ static dal_server_t *retry_server(const dal_routing_t *rt, dal_server_t *srv, in
  * must read back (read-your-writes).  The GTID is taken for every statement
  * on a tracking connection, since taking it also tells dal_conn_reset that
  * a new GTID alone leaves nothing to undo. */
-DAL_HOT
 static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c)
 {
     dal_sql_kind_t k = rt->sql->kind;
@@ -81,7 +79,6 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
  * send it, and collect what it returns into res.  The caller keeps c; on
  * failure mysql_errno(&c->mysql) tells whether c is still usable. */
-DAL_HOT
 static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
                    size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
@@ -107,7 +104,6 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
 
 /* One attempt of route r on srv: *e is the client or server error once
  * connected (0 otherwise). */
-DAL_HOT
 static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
                       const dal_value_t *params, size_t nparams, dal_buf_t *sql, dal_result_t *res,
                       unsigned int *e, int *reused, dal_error_t *err)
@@ -132,7 +128,6 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
 
 /* Route r on a pooled connection of its server, run once more elsewhere
  * (or on a fresh connection) when a read finds its connection dead. */
-DAL_HOT
 static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
                      size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
@@ -507,7 +502,6 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     return rc;
 }
 
-DAL_HOT
 int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
                     dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err)
 {

@@ -313,7 +313,6 @@ static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_tab
     return rc != 0 ? rc : 1;
 }
 
-DAL_HOT
 int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
                        size_t nparams, dal_idfill_t *out, dal_error_t *err)
 {
@@ -321,7 +320,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
     size_t i;
     int rc = 0, kc = -1;
 
-    memset(out, 0, offsetof(dal_idfill_t, params_inl));
+    memset(out, 0, sizeof *out);
     if (s->kind != DAL_SQL_INSERT && s->kind != DAL_SQL_REPLACE)
         return 0;
     memset(&f, 0, sizeof f);
@@ -372,6 +371,5 @@ void dal_idfill_clear(dal_idfill_t *f)
     dal_small_free(f->params, f->params_inl);
     free(f->ids);
     free(f->src);
-    /* all but the inline parameters, which are rewritten before use */
-    memset(f, 0, offsetof(dal_idfill_t, params_inl));
+    memset(f, 0, sizeof *f);
 }

@@ -909,7 +909,6 @@ static dal_sql_names_t *names_pack(char **names, size_t n)
     return b;
 }
 
-DAL_HOT
 const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql)
 {
     dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */

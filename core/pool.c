@@ -164,13 +164,11 @@ void dal_pool_destroy(dal_server_t *srv)
 
 /* least_outstanding needs the statements in flight on each replica; no
  * other policy pays for counting them */
-DAL_HOT
 static int counts_outstanding(const dal_server_t *srv)
 {
     return srv->replica >= 0 && srv->node->cfg->load_balance == DAL_LB_LEAST_OUTSTANDING;
 }
 
-DAL_HOT
 static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     struct dal_pool *p = srv->pool_inst;
@@ -187,7 +185,6 @@ static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *e
     return 0;
 }
 
-DAL_HOT
 int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     int rc = take(srv, out, reused, err);
@@ -197,7 +194,6 @@ int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_err
     return rc;
 }
 
-DAL_HOT
 void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 {
     struct dal_pool *p = srv->pool_inst;
@@ -234,7 +230,6 @@ void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
 static _Thread_local const char *cur_sql DAL_TLS_SMALL;
 static _Thread_local const char *cur_trace DAL_TLS_SMALL;
 
-DAL_HOT
 void dal_pool_set_statement(const char *sql, const char *trace_id)
 {
     cur_sql = sql;

@@ -17,7 +17,6 @@
 static _Thread_local dal_ryw_t thread_ryw;
 static _Thread_local dal_ryw_t *thread_ryw_at DAL_TLS_SMALL;
 
-DAL_HOT
 dal_ryw_t *dal_ryw_thread(void)
 {
     if (thread_ryw_at == NULL)
@@ -293,7 +292,6 @@ static int is_write(dal_sql_kind_t k)
 }
 
 /* A read by the rules: a SELECT without locks or server-local functions. */
-DAL_HOT
 static int is_plain_read(const dal_sql_t *sql)
 {
     return sql->kind == DAL_SQL_SELECT && !sql->for_update && !sql->needs_master;
@@ -301,7 +299,6 @@ static int is_plain_read(const dal_sql_t *sql)
 
 /* The server of one route of a read, on a node with replicas or in a
  * transaction (any other route runs on its master). */
-DAL_HOT
 static dal_server_t *route_server(dal_node_t *node, int read, const dal_select_t *sel)
 {
     if (sel->fixed != NULL)
@@ -310,7 +307,6 @@ static dal_server_t *route_server(dal_node_t *node, int read, const dal_select_t
 }
 
 /* An override the statement or transaction cannot take. */
-DAL_HOT
 static int refuse_override(const dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
 {
     if (sel->override != DAL_SERVER_REPLICA)
@@ -324,7 +320,6 @@ static int refuse_override(const dal_routing_t *rt, const dal_select_t *sel, dal
     return 0;
 }
 
-DAL_HOT
 int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
 {
     int read, rc = refuse_override(rt, sel, err);
@@ -366,7 +361,6 @@ static int hint_server(const struct dal_sql_hint *h)
     return -2;
 }
 
-DAL_HOT
 int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
                         dal_error_t *err)
 {

@@ -30,20 +30,12 @@ typedef struct result_block {
     stored_src_t stored;     /* the first stored source */
 } result_block_t;
 
-DAL_HOT
 dal_result_t *dal_result_new(void)
 {
-    /* malloc + memset, not calloc: glibc's calloc skips the per-thread
-     * cache, and one result per statement is made and freed */
-    result_block_t *b = malloc(sizeof *b);
+    result_block_t *b = calloc(1, sizeof *b);
 
     if (b == NULL)
         return NULL;
-    /* all but the merge state, which only a merge or several sources use
-     * (zeroed by run_start / dal_result_set_merge): fewer lines written */
-    memset(&b->r, 0, sizeof b->r);
-    memset(b->srcs, 0, sizeof b->srcs);
-    memset(&b->stored, 0, sizeof b->stored);
     b->r.run = &b->run;
     b->r.srcs = b->srcs;
     b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
@@ -121,7 +113,6 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
-DAL_HOT
 int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                           unsigned int ncols, const char *datasource, dal_error_t *err)
 {
@@ -148,7 +139,6 @@ int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *f
 
 /* ------------------------------------------------------ stored results */
 
-DAL_HOT
 static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
     stored_src_t *st = (stored_src_t *)s;
@@ -158,7 +148,6 @@ static int stored_fetch(dal_rowsrc_t *s, dal_error_t *err)
     return s->row != NULL;
 }
 
-DAL_HOT
 static void stored_close(dal_rowsrc_t *s, int ok)
 {
     stored_src_t *st = (stored_src_t *)s;
@@ -171,7 +160,6 @@ static void stored_close(dal_rowsrc_t *s, int ok)
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
 
-DAL_HOT
 int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
     stored_src_t *s = &((result_block_t *)r)->stored;
@@ -274,7 +262,6 @@ static void rename_tail(dal_result_t *r, char *const *names, size_t n)
             r->names[r->nvisible - n + i] = names[i];
 }
 
-DAL_HOT
 int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
     const dal_sql_names_t *names = dal_merge_cached_names(sql);
@@ -299,9 +286,7 @@ int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *e
         dal_merge_plan_free(plan);
         return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
     }
-    memset(r->run, 0, sizeof *r->run); /* before any return: the plan's state is freed
-                                          with the result */
-    r->plan = plan;
+    r->plan = plan; /* before any return: the plan is freed with the result */
     if (columns_ready(r, err) != 0)
         return DAL_ENOMEM;
     if (plan->limit != DAL_MERGE_LIMIT_NONE && !plan->limit_bound)
@@ -331,7 +316,6 @@ void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
 
 /* ============================================================== getters */
 
-DAL_HOT
 size_t dal_result_column_count(const dal_result_t *r)
 {
     return r ? r->nvisible : 0;
@@ -347,7 +331,6 @@ const char *dal_result_column_name(const dal_result_t *r, size_t col)
 }
 
 /* After the end or a failure: the same answer again. */
-DAL_HOT
 static int ended(const dal_result_t *r, dal_error_t *err)
 {
     if (!r->failed)
@@ -360,7 +343,6 @@ static int ended(const dal_result_t *r, dal_error_t *err)
     return r->failed;
 }
 
-DAL_HOT
 int dal_result_next(dal_result_t *r, dal_error_t *err)
 {
     dal_rowsrc_t *s;
@@ -396,13 +378,11 @@ int dal_result_next(dal_result_t *r, dal_error_t *err)
     return rc;
 }
 
-DAL_HOT
 int dal_result_is_null(const dal_result_t *r, size_t col)
 {
     return r == NULL || r->row == NULL || col >= r->nvisible || r->row[col] == NULL;
 }
 
-DAL_HOT
 const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
 {
     if (dal_result_is_null(r, col)) {
@@ -415,7 +395,6 @@ const char *dal_result_text(const dal_result_t *r, size_t col, size_t *len)
     return r->row[col];
 }
 
-DAL_HOT
 int64_t dal_result_int(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
@@ -423,7 +402,6 @@ int64_t dal_result_int(const dal_result_t *r, size_t col)
     return t ? strtoll(t, NULL, 10) : 0;
 }
 
-DAL_HOT
 uint64_t dal_result_uint(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
@@ -431,7 +409,6 @@ uint64_t dal_result_uint(const dal_result_t *r, size_t col)
     return t ? strtoull(t, NULL, 10) : 0;
 }
 
-DAL_HOT
 double dal_result_double(const dal_result_t *r, size_t col)
 {
     const char *t = dal_result_text(r, col, NULL);
@@ -439,7 +416,6 @@ double dal_result_double(const dal_result_t *r, size_t col)
     return t ? strtod(t, NULL) : 0.0;
 }
 
-DAL_HOT
 uint64_t dal_result_affected_rows(const dal_result_t *r)
 {
     return r ? r->affected : 0;
@@ -462,7 +438,6 @@ size_t dal_result_route_count(const dal_result_t *r)
     return r ? r->nroutes : 0;
 }
 
-DAL_HOT
 void dal_result_free(dal_result_t *r)
 {
     if (r == NULL)

@@ -156,8 +156,6 @@ int result_run_start(dal_result_t *r, dal_error_t *err)
     int rc = 0;
 
     r->started = 1;
-    if (p == NULL)
-        memset(m, 0, sizeof *m); /* dal_result_set_merge did it for a plan */
     if (p != NULL && r->ncols > 0) {
         rc = resolve_keys(r, p->keys, p->nkeys, &m->keys, err);
         m->nkeys = rc == 0 ? p->nkeys : 0;
@@ -179,7 +177,6 @@ int result_run_start(dal_result_t *r, dal_error_t *err)
 
 /* ============================================================== sources */
 
-DAL_HOT
 static void src_close(dal_result_t *r, size_t i, int ok)
 {
     dal_rowsrc_t *s = r->srcs[i];
@@ -190,7 +187,6 @@ static void src_close(dal_result_t *r, size_t i, int ok)
     s->ops->close(s, ok);
 }
 
-DAL_HOT
 void result_srcs_close_all(dal_result_t *r)
 {
     size_t i;
@@ -350,7 +346,6 @@ static int pull(dal_result_t *r, MYSQL_ROW *row, unsigned long **lens, dal_error
 
 /* =============================================================== stages */
 
-DAL_HOT
 void result_set_row(dal_result_t *r, MYSQL_ROW row, unsigned long *lens)
 {
     r->row = row;
@@ -598,7 +593,6 @@ int result_advance(dal_result_t *r, dal_error_t *err)
 }
 
 /* The end, or a failure: every connection goes back at once. */
-DAL_HOT
 void result_finish(dal_result_t *r, int rc, const dal_error_t *e)
 {
     result_srcs_close_all(r);

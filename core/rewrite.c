@@ -82,7 +82,6 @@ static void own_edits_destroy(dal_sql_ext_t *e)
     free(e);
 }
 
-DAL_HOT
 static const own_edits_t *own_edits(const dal_sql_t *sql)
 {
     dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */
@@ -150,7 +149,6 @@ static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
 }
 
 /* "<logical>_<pos>", in the quoting the statement used. */
-DAL_HOT
 static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
                       const char *orig, dal_buf_t *out)
 {
@@ -167,7 +165,6 @@ static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
 
 /* Does edit x change the text on this route?  A table the route leaves
  * alone (pos < 0, or no positions at all) keeps its name and qualifiers. */
-DAL_HOT
 static int applies(const edit_t *x, const int32_t *pos)
 {
     if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER || x->type == EDIT_QUAL_DROP)
@@ -177,7 +174,6 @@ static int applies(const edit_t *x, const int32_t *pos)
 
 /* Parameter i's value as SQL.  Where SQL takes only an integer (LIMIT,
  * OFFSET), a text that is one is written as the integer. */
-DAL_HOT
 static int put_param(const dal_sql_t *sql, const dal_value_t *params, uint32_t i,
                      int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
 {
@@ -193,7 +189,6 @@ static int put_param(const dal_sql_t *sql, const dal_value_t *params, uint32_t i
     return 0;
 }
 
-DAL_HOT
 int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
                 int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
 {

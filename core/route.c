@@ -71,7 +71,7 @@ static int is_write(dal_sql_kind_t k)
 
 /* ------------------------------------------------------------------ routes */
 
-static DAL_INLINE int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
+static inline int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
                                    dal_error_t *err)
 {
     size_t i;
@@ -528,7 +528,6 @@ static uint64_t memo_pack(uint32_t gen, size_t table, size_t cond)
     return (uint64_t)gen << 32 | (uint64_t)table << 16 | (uint64_t)cond;
 }
 
-DAL_HOT
 static int memo_request_free(const dal_sql_t *sql, const dal_query_opts_t *opts)
 {
     return sql->nhints == 0 && (opts == NULL || (opts->shard_value == NULL &&
@@ -565,7 +564,6 @@ static void memo_save(router_t *r, const dal_query_opts_t *opts)
 /* Route by the memo: 1 if done, 0 if the full routing must run (no memo
  * for this snapshot, an explicit request, a NULL or unusable value, a
  * strategy error -- which the full routing reports). */
-DAL_HOT
 static int memo_route(router_t *r, const dal_query_opts_t *opts)
 {
     const dal_sql_t *sql = r->sql;
@@ -588,15 +586,12 @@ static int memo_route(router_t *r, const dal_query_opts_t *opts)
     return 1;
 }
 
-/* Empty rt, but for its inline arrays: dal_small_alloc sets what it hands
- * out, so they need no clearing. */
-DAL_HOT
+/* Empty rt. */
 static void routing_reset(dal_routing_t *rt)
 {
-    memset(rt, 0, offsetof(dal_routing_t, tables_inl));
+    memset(rt, 0, sizeof *rt);
 }
 
-DAL_HOT
 int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
               const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
@@ -648,7 +643,6 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     return rc;
 }
 
-DAL_HOT
 void dal_routing_clear(dal_routing_t *rt)
 {
     dal_small_free(rt->tables, rt->tables_inl);

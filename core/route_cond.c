@@ -144,7 +144,6 @@ static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t 
     return 0;
 }
 
-DAL_HOT
 static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                       size_t nparams, opval_t *out, dal_error_t *err)
 {
@@ -166,7 +165,6 @@ static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_v
 
 /* One strategy call, with the result checked: a plugin bug must not
  * become a silently wrong shard. */
-DAL_HOT
 int route_locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, dal_error_t *err)
 {
     dal_shard_pos_t pos;
@@ -189,7 +187,6 @@ int route_locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, da
 
 /* Locate an operand's value; *pos = -1 for NULL (matches nothing) and
  * returns OPND_UNUSABLE for an expression. */
-DAL_HOT
 int route_locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o, int64_t *pos)
 {
     opval_t ov;

@@ -253,7 +253,7 @@ static dal_select_t session_select(dal_session_t *s)
 }
 
 /* dal_session_query and dal_session_query_prepared. */
-static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *opts,
+static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                                     dal_result_t **out, dal_error_t *err)
 {
@@ -272,7 +272,6 @@ static DAL_INLINE int session_query(dal_session_t *s, const dal_query_opts_t *op
     return rc;
 }
 
-DAL_HOT
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
@@ -282,7 +281,6 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
     return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
 
-DAL_HOT
 int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
                                const dal_prepared_t *p, const dal_value_t *params,
                                size_t nparams, dal_result_t **out, dal_error_t *err)

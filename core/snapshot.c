@@ -115,13 +115,11 @@ dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
     return NULL;
 }
 
-DAL_HOT
 void dal_snapshot_ref(dal_snapshot_t *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
 
-DAL_HOT
 void dal_snapshot_unref(dal_snapshot_t *s)
 {
     if (s != NULL && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)

@@ -17,7 +17,6 @@
 
 #include "config.h"
 #include "conn.h"
-#include "hot.h"
 #include "log.h"
 #include "plugin.h"
 
@@ -107,7 +106,6 @@ typedef struct dal_columns {
 
 typedef struct dal_snapshot {
     atomic_int refs;
-    char refs_line[DAL_LINE_REST(atomic_int)]; /* refs alone on its line (hot.h) */
     uint32_t gen;                    /* unique per snapshot built in this process (never 0):
                                         what a statement's route memo was made for (route.c) */
     dal_config_t *cfg;               /* owned */

@@ -28,7 +28,6 @@ void dal_sql_free(dal_sql_t *s)
     free(s);
 }
 
-DAL_HOT
 const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
 {
     /* The object is never const where it was allocated; only the count
@@ -37,7 +36,6 @@ const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
     return s;
 }
 
-DAL_HOT
 void dal_sql_unref(const dal_sql_t *s)
 {
     dal_sql_t *m = (dal_sql_t *)s;
@@ -200,7 +198,7 @@ struct set {
 };
 
 struct stripe {
-    _Alignas(64) pthread_mutex_t mu; /* own cache line: no false sharing */
+    pthread_mutex_t mu;
     uint64_t hits, misses;
 };
 
@@ -212,7 +210,6 @@ struct dal_sql_cache {
 
 /* A 64-bit hash eight bytes at a time (multiply-xorshift mixing), fast on
  * short statements where a byte-wise FNV would dominate a cache hit. */
-DAL_HOT
 static uint64_t hash_text(const char *p, size_t n)
 {
     const uint64_t m = 0x9e3779b97f4a7c15ull;
@@ -250,7 +247,6 @@ dal_sql_cache_t *dal_sql_cache_new(size_t capacity)
     return c;
 }
 
-DAL_HOT
 static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len)
 {
     int i;
@@ -297,7 +293,6 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
     return old;
 }
 
-DAL_HOT
 const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                    char *errbuf, size_t errcap)
 {

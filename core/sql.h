@@ -32,7 +32,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hot.h"
 #include "sql_lex.h"
 
 typedef enum dal_sql_kind {
@@ -232,7 +231,6 @@ typedef struct dal_sql_ext {
  * stated otherwise. */
 typedef struct dal_sql {
     atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
-    char refs_line[DAL_LINE_REST(atomic_uint)]; /* refs alone on its line (hot.h) */
     _Atomic(char *) norm;   /* owned, made on first use: the text with literals as ?
                                (monitor.c, dal_sql_normalized); NULL until then */
     _Atomic uint64_t route_memo; /* how the last snapshot routed it, when one condition

@@ -26,13 +26,11 @@
 #include "result.h"
 #include "stmt.h"
 
-DAL_HOT
 int dal_is_txn_control(dal_sql_kind_t k)
 {
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
-DAL_HOT
 const dal_sql_t *dal_stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
                                   dal_error_t *err)
 {
@@ -51,7 +49,6 @@ const dal_sql_t *dal_stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_
 
 /* Several routes: how their rows combine, and what that changes in each
  * route's SQL.  Writes, INSERT and DDL just add up. */
-DAL_HOT
 static int plan_merge(dal_stmt_t *st, dal_error_t *err)
 {
     dal_sql_kind_t k = st->sql->kind;
@@ -73,7 +70,6 @@ static void snapshot_release(void *ctx)
     dal_snapshot_unref(ctx);
 }
 
-DAL_HOT
 int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
 {
     int rc;
@@ -125,7 +121,6 @@ static void trace_generate(char *out, size_t cap)
 }
 
 /* Trace id and normalised SQL for the events and the physical SQL. */
-DAL_HOT
 static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                               dal_error_t *err)
 {
@@ -148,7 +143,6 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
     return 0;
 }
 
-DAL_HOT
 int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
                     dal_error_t *err)
 {
@@ -194,17 +188,7 @@ int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_que
 {
     int rc;
 
-    /* field by field, not one memset of the whole struct: its inline
-     * arrays are set when used, and each line of stack written costs (hot.h) */
-    st->rt.sql = NULL; /* not routed: dal_stmt_clear leaves rt alone */
-    memset(&st->fill, 0, offsetof(dal_idfill_t, params_inl));
-    st->plan = NULL;
-    st->edits.items = NULL;
-    st->edits.n = 0;
-    st->monitors = NULL;
-    st->t0 = 0;
-    st->sql_norm = NULL;
-    st->trace[0] = '\0';
+    memset(st, 0, sizeof *st); /* not routed yet: dal_stmt_clear leaves rt alone */
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
@@ -248,7 +232,6 @@ int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_que
     return plan_merge(st, err);
 }
 
-DAL_HOT
 void dal_stmt_clear(dal_stmt_t *st)
 {
     /* what most statements do not have is not visited */
@@ -308,7 +291,6 @@ static int run(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, dal_result_t **out, da
     return rc;
 }
 
-DAL_HOT
 int dal_stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                      dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                      dal_result_t **out, dal_error_t *err)

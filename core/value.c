@@ -9,7 +9,6 @@
 #include "error.h"
 #include "value.h"
 
-DAL_HOT
 dal_value_t dal_null(void)
 {
     dal_value_t v;
@@ -19,7 +18,6 @@ dal_value_t dal_null(void)
     return v;
 }
 
-DAL_HOT
 dal_value_t dal_int(int64_t i)
 {
     dal_value_t v = dal_null();
@@ -29,7 +27,6 @@ dal_value_t dal_int(int64_t i)
     return v;
 }
 
-DAL_HOT
 dal_value_t dal_uint(uint64_t u)
 {
     dal_value_t v = dal_null();
@@ -48,7 +45,6 @@ dal_value_t dal_double(double d)
     return v;
 }
 
-DAL_HOT
 dal_value_t dal_strn(const char *s, size_t len)
 {
     dal_value_t v = dal_null();
@@ -59,7 +55,6 @@ dal_value_t dal_strn(const char *s, size_t len)
     return v;
 }
 
-DAL_HOT
 dal_value_t dal_str(const char *s)
 {
     return dal_strn(s, s ? strlen(s) : 0);
@@ -128,7 +123,6 @@ static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
     dal_buf_putc(b, '\'');
 }
 
-DAL_HOT
 int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
                          dal_error_t *err)
 {
