@@ -13,7 +13,7 @@
  *
  *     bench/idgen_bench --config FILE --leaf NAME [--step N] [--snowflake NAME] ...
  *         The same through dal itself: [idgen NAME] sections of FILE
- *         against their real database, drawn with dal_idgen_draw (what the
+ *         against their real database, drawn with idgen_draw (what the
  *         INSERT path calls) and with the public dal_next_ids.  With --step
  *         (the leaf section's step = max_step = N, its biz tag used by no
  *         one else) the switch wait is measured too.
@@ -431,7 +431,7 @@ static void bench_plugins(void)
 
 static int core_next(void *ctx, int64_t *ids, size_t n, dal_error_t *err)
 {
-    return dal_idgen_draw(ctx, ids, n, err);
+    return idgen_draw(ctx, ids, n, err);
 }
 
 typedef struct named {
@@ -457,12 +457,12 @@ static void bench_config(const char *path, const char *leaf, int64_t step, const
 
     if (dal_open(path, NULL, &dal, &err) != 0)
         die(path, &err);
-    snap = dal_snapshot_acquire(dal);
+    snap = snapshot_acquire(dal);
     d.next = core_next;
     d.await_reserved = NULL;
     d.label = label;
-    snprintf(label, sizeof label, "[idgen %s] dal_idgen_draw", leaf);
-    if ((d.ctx = (void *)dal_idgen_find(snap->idgens, leaf)) == NULL)
+    snprintf(label, sizeof label, "[idgen %s] idgen_draw", leaf);
+    if ((d.ctx = (void *)idgen_find(snap->idgens, leaf)) == NULL)
         die(leaf, NULL);
     /* switches first: the boundaries are known from the instance's first ID */
     if (step > 0)
@@ -476,12 +476,12 @@ static void bench_config(const char *path, const char *leaf, int64_t step, const
     report(label, "IDs/s", median_rate(&d, 1, 1), "(1 thread, name lookup each call)");
     if (sf != NULL) {
         d.next = core_next;
-        snprintf(label, sizeof label, "[idgen %s] dal_idgen_draw", sf);
-        if ((d.ctx = (void *)dal_idgen_find(snap->idgens, sf)) == NULL)
+        snprintf(label, sizeof label, "[idgen %s] idgen_draw", sf);
+        if ((d.ctx = (void *)idgen_find(snap->idgens, sf)) == NULL)
             die(sf, NULL);
         report_snowflake(&d);
     }
-    dal_snapshot_unref(snap);
+    snapshot_unref(snap);
     dal_close(dal);
 }
 

@@ -52,7 +52,7 @@ static void *acquire_loop(void *arg)
     long i;
 
     for (i = 0; i < ITERS; i++)
-        dal_snapshot_unref(dal_snapshot_acquire(dal));
+        snapshot_unref(snapshot_acquire(dal));
     return NULL;
 }
 

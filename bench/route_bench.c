@@ -64,21 +64,21 @@ static const bench_stmt_t stmts[] = {
 static int one(dal_t *dal, const bench_stmt_t *st, const dal_value_t *params,
                const dal_query_opts_t *opts, dal_buf_t *out)
 {
-    dal_snapshot_t *snap = dal_snapshot_acquire(dal);
-    const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), NULL, 0);
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+    const dal_sql_t *s = sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
-    int rc = dal_route(snap, s, opts, params, st->nparams, &rt, &err);
+    int rc = route_statement(snap, s, opts, params, st->nparams, &rt, &err);
 
     if (rc == 0) {
-        dal_buf_reset(out);
-        rc = dal_rewrite(&rt, 0, params, st->nparams, 0, out, &err);
+        buf_reset(out);
+        rc = rewrite_route(&rt, 0, params, st->nparams, 0, out, &err);
     }
     if (rc != 0)
         fprintf(stderr, "route_bench: %s\n", err.message);
-    dal_routing_clear(&rt);
-    dal_sql_unref(s);
-    dal_snapshot_unref(snap);
+    routing_clear(&rt);
+    sql_unref(s);
+    snapshot_unref(snap);
     return rc;
 }
 
@@ -112,7 +112,7 @@ static double measure(dal_t *dal, const bench_stmt_t *st, long iters)
         }
         rounds[r] = now_ns() - t0;
     }
-    dal_buf_free(&out);
+    buf_free(&out);
     qsort(rounds, 5, sizeof rounds[0], cmp_u64);
     return (double)rounds[2] / (double)iters;
 }

@@ -5,7 +5,7 @@
  *   bench/rw_bench [--iterations N] [--case I] [--json]
  *
  * A point select on an unsharded table goes through snapshot, SQL cache,
- * routing, server choice (dal_select_servers) and rewriting -- once
+ * routing, server choice (select_servers) and rewriting -- once
  * without the choice (the path before read-write splitting), then with it
  * for a datasource without replicas, and with two replicas under each
  * load_balance policy, and with a read-your-writes mark whose GTID the
@@ -61,7 +61,7 @@ typedef struct bench_case {
     const char *name;
     const char *policy;
     const char *sql;
-    int select;     /* run dal_select_servers */
+    int select;     /* run select_servers */
     int ryw;        /* with a read-your-writes mark the replicas have applied */
 } bench_case_t;
 
@@ -82,25 +82,25 @@ static const bench_case_t cases[] = {
 static int one(dal_t *dal, const char *sql, const dal_value_t *param, dal_select_t *sel,
                dal_buf_t *out)
 {
-    dal_snapshot_t *snap = dal_snapshot_acquire(dal);
-    const dal_sql_t *s = dal_sql_cache_get(dal->sql_cache, sql, strlen(sql), NULL, 0);
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+    const dal_sql_t *s = sql_cache_get(dal->sql_cache, sql, strlen(sql), NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
-    int rc = dal_route(snap, s, NULL, param, 1, &rt, &err);
+    int rc = route_statement(snap, s, NULL, param, 1, &rt, &err);
 
     if (rc == 0 && sel != NULL)
-        rc = dal_server_override(s, NULL, &sel->override, &err);
+        rc = server_override(s, NULL, &sel->override, &err);
     if (rc == 0 && sel != NULL)
-        rc = dal_select_servers(&rt, sel, &err);
+        rc = select_servers(&rt, sel, &err);
     if (rc == 0) {
-        dal_buf_reset(out);
-        rc = dal_rewrite(&rt, 0, param, 1, 0, out, &err);
+        buf_reset(out);
+        rc = rewrite_route(&rt, 0, param, 1, 0, out, &err);
     }
     if (rc != 0)
         fprintf(stderr, "rw_bench: %s\n", err.message);
-    dal_routing_clear(&rt);
-    dal_sql_unref(s);
-    dal_snapshot_unref(snap);
+    routing_clear(&rt);
+    sql_unref(s);
+    snapshot_unref(snap);
     return rc;
 }
 
@@ -109,8 +109,8 @@ static int one(dal_t *dal, const char *sql, const dal_value_t *param, dal_select
  * it, so it is put back every time). */
 static void mark_applied(dal_t *dal, dal_ryw_t *w)
 {
-    dal_snapshot_t *snap = dal_snapshot_acquire(dal);
-    dal_node_t *node = dal_snapshot_node(snap, "rw");
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+    dal_node_t *node = snapshot_node(snap, "rw");
     dal_gtid_t g = {0, 1, 100};
     size_t i;
 
@@ -120,8 +120,8 @@ static void mark_applied(dal_t *dal, dal_ryw_t *w)
         node->replicas[i].gtid.g[0] = g;
     }
     pthread_mutex_unlock(&node->gtid_mu);
-    dal_ryw_note(w, node, &g);
-    dal_snapshot_unref(snap);
+    ryw_note(w, node, &g);
+    snapshot_unref(snap);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -155,7 +155,7 @@ static double measure(dal_t *dal, const bench_case_t *c, long iters)
         }
         rounds[r] = now_ns() - t0;
     }
-    dal_buf_free(&out);
+    buf_free(&out);
     qsort(rounds, 5, sizeof rounds[0], cmp_u64);
     return (double)rounds[2] / (double)iters;
 }

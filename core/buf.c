@@ -8,7 +8,7 @@
 
 #include "buf.h"
 
-int dal_buf_reserve(dal_buf_t *b, size_t n)
+int buf_reserve(dal_buf_t *b, size_t n)
 {
     size_t want, cap;
     char *p;
@@ -34,7 +34,7 @@ int dal_buf_reserve(dal_buf_t *b, size_t n)
     return 0;
 }
 
-void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
+void buf_init_on(dal_buf_t *b, char *mem, size_t cap)
 {
     b->data = mem;
     b->data[0] = '\0';
@@ -44,23 +44,23 @@ void dal_buf_init_on(dal_buf_t *b, char *mem, size_t cap)
     b->borrowed = 1;
 }
 
-void dal_buf_append(dal_buf_t *b, const void *p, size_t n)
+void buf_append(dal_buf_t *b, const void *p, size_t n)
 {
-    if ((b->len + n >= b->cap || b->oom) && dal_buf_reserve(b, n) != 0)
+    if ((b->len + n >= b->cap || b->oom) && buf_reserve(b, n) != 0)
         return;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
 }
 
-void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
+void buf_printf(dal_buf_t *b, const char *fmt, ...)
 {
     va_list ap;
     int n;
 
     /* format straight into the free space; only a long result needs a
      * second pass after growing */
-    if (dal_buf_reserve(b, 64) != 0)
+    if (buf_reserve(b, 64) != 0)
         return;
     va_start(ap, fmt);
     n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
@@ -68,7 +68,7 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n >= b->cap - b->len) {
-        if (dal_buf_reserve(b, (size_t)n) != 0)
+        if (buf_reserve(b, (size_t)n) != 0)
             return;
         va_start(ap, fmt);
         vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
@@ -77,7 +77,7 @@ void dal_buf_printf(dal_buf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
+void buf_put_u64(dal_buf_t *b, uint64_t v)
 {
     /* two digits per division: shard keys and IDs are long numbers */
     static const char pairs[] =
@@ -96,21 +96,21 @@ void dal_buf_put_u64(dal_buf_t *b, uint64_t v)
     } else {
         *--d = (char)('0' + v);
     }
-    dal_buf_append(b, d, (size_t)(tmp + sizeof tmp - d));
+    buf_append(b, d, (size_t)(tmp + sizeof tmp - d));
 }
 
-void dal_buf_put_i64(dal_buf_t *b, int64_t v)
+void buf_put_i64(dal_buf_t *b, int64_t v)
 {
     if (v < 0) {
-        dal_buf_putc(b, '-');
+        buf_putc(b, '-');
         /* negate in unsigned arithmetic: INT64_MIN has no positive twin */
-        dal_buf_put_u64(b, (uint64_t)0 - (uint64_t)v);
+        buf_put_u64(b, (uint64_t)0 - (uint64_t)v);
         return;
     }
-    dal_buf_put_u64(b, (uint64_t)v);
+    buf_put_u64(b, (uint64_t)v);
 }
 
-void dal_buf_reset(dal_buf_t *b)
+void buf_reset(dal_buf_t *b)
 {
     b->len = 0;
     b->oom = 0;
@@ -118,12 +118,12 @@ void dal_buf_reset(dal_buf_t *b)
         b->data[0] = '\0';
 }
 
-char *dal_buf_steal(dal_buf_t *b)
+char *buf_steal(dal_buf_t *b)
 {
     char *p;
 
-    if (b->oom || dal_buf_reserve(b, 0) != 0) {
-        dal_buf_free(b);
+    if (b->oom || buf_reserve(b, 0) != 0) {
+        buf_free(b);
         return NULL;
     }
     p = b->borrowed ? strdup(b->data) : b->data;
@@ -133,7 +133,7 @@ char *dal_buf_steal(dal_buf_t *b)
     return p;
 }
 
-void dal_buf_free(dal_buf_t *b)
+void buf_free(dal_buf_t *b)
 {
     if (!b->borrowed)
         free(b->data);

@@ -5,7 +5,7 @@
 
 #include "clock.h"
 
-uint64_t dal_now_ns(void)
+uint64_t clock_now_ns(void)
 {
     struct timespec ts;
 
@@ -13,19 +13,19 @@ uint64_t dal_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t dal_random(void)
+uint64_t clock_random(void)
 {
     static _Thread_local uint64_t x DAL_TLS_SMALL;
 
     if (x == 0)
-        x = dal_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;
+        x = clock_now_ns() ^ ((uint64_t)(uintptr_t)&x << 17) ^ 0x9e3779b97f4a7c15ull;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
     return x * 0x2545f4914f6cdd1dull;
 }
 
-void dal_deadline_after_ms(struct timespec *ts, long ms)
+void clock_deadline_after_ms(struct timespec *ts, long ms)
 {
     clock_gettime(CLOCK_MONOTONIC, ts);
     ts->tv_sec += ms / 1000;

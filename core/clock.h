@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t dal_now_ns(void);
+uint64_t clock_now_ns(void);
 
 /* For thread-local variables of a few bytes read on every statement:
  * initial-exec, so a read is one %fs-relative load instead of a call to
@@ -21,11 +21,11 @@ uint64_t dal_now_ns(void);
 /* 64 random bits from a per-thread xorshift64* generator: no lock and no
  * syscall, for choices that must be cheap (trace ids, load balancing), not
  * for secrets. */
-uint64_t dal_random(void);
+uint64_t clock_random(void);
 
 struct timespec;
 /* *ts := CLOCK_MONOTONIC now + ms, for pthread_cond_timedwait on a
  * condition variable made with that clock. */
-void dal_deadline_after_ms(struct timespec *ts, long ms);
+void clock_deadline_after_ms(struct timespec *ts, long ms);
 
 #endif /* DAL_CORE_CLOCK_H */

@@ -41,11 +41,11 @@ static dal_columns_t *pack(char **names, size_t n)
 static int learn(const dal_table_t *t, dal_columns_t **out, dal_error_t *err)
 {
     char phys[256], **names = NULL;
-    const char *name = t->sharded ? dal_physical_name(t, 0, phys, sizeof phys) : t->cfg->name;
+    const char *name = t->sharded ? physical_name(t, 0, phys, sizeof phys) : t->cfg->name;
     dal_value_t p = dal_str(name);
     dal_result_t *r = NULL;
     size_t n = 0, cap = 0, i;
-    int rc = dal_exec_direct(t->nodes[0], columns_sql, &p, 1, &r, err);
+    int rc = exec_direct(t->nodes[0], columns_sql, &p, 1, &r, err);
 
     while (rc == 0 && (rc = dal_result_next(r, err)) == 1) {
         rc = 0;
@@ -54,20 +54,20 @@ static int learn(const dal_table_t *t, dal_columns_t **out, dal_error_t *err)
         if (n == cap && (grown = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names)))
             names = grown;
         if (n >= cap || col == NULL || (names[n] = strdup(col)) == NULL) {
-            rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
             break;
         }
         n++;
     }
     if (rc == 0 && n == 0)
-        rc = dal_err_set(err, DAL_EROUTE, "table %s: no table %s on datasource %s, so dal cannot "
-                         "learn its columns for an INSERT without a column list",
-                         t->cfg->name, name, t->nodes[0]->cfg->name);
+        rc = err_set(err, DAL_EROUTE, "table %s: no table %s on datasource %s, so dal cannot "
+                     "learn its columns for an INSERT without a column list",
+                     t->cfg->name, name, t->nodes[0]->cfg->name);
     if (rc == 0 && (*out = pack(names, n)) == NULL)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
     else if (rc < 0)
-        dal_err_prefix(err, "table %s: reading its columns for an INSERT without a column list",
-                       t->cfg->name);
+        err_prefix(err, "table %s: reading its columns for an INSERT without a column list",
+                   t->cfg->name);
     for (i = 0; i < n; i++)
         free(names[i]);
     free(names);
@@ -75,7 +75,7 @@ static int learn(const dal_table_t *t, dal_columns_t **out, dal_error_t *err)
     return rc < 0 ? rc : 0;
 }
 
-int dal_table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t *err)
+int table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t *err)
 {
     dal_columns_t *c = atomic_load(&t->columns), *expected = NULL;
     int rc;
@@ -93,7 +93,7 @@ int dal_table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t
     return 0;
 }
 
-void dal_table_columns_free(dal_table_t *t)
+void table_columns_free(dal_table_t *t)
 {
     free(atomic_load(&t->columns));
     atomic_store(&t->columns, NULL);
@@ -123,8 +123,8 @@ static int has_shard_value(const dal_sql_t *sql, const dal_query_opts_t *opts)
     return 0;
 }
 
-int dal_columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
-                       const dal_query_opts_t *opts)
+int columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
+                   const dal_query_opts_t *opts)
 {
     const struct dal_sql_tref *tr;
     const dal_table_t *t;
@@ -132,12 +132,12 @@ int dal_columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
     if ((sql->kind != DAL_SQL_INSERT && sql->kind != DAL_SQL_REPLACE) || sql->ncolumns > 0 ||
         sql->insert_set || (tr = into(sql)) == NULL)
         return 0;
-    t = dal_snapshot_table(snap, tr->name, strlen(tr->name));
+    t = snapshot_table(snap, tr->name, strlen(tr->name));
     /* a shard value routes the rows without reading them */
     return t != NULL && (t->cfg->id_column != NULL || (t->sharded && !has_shard_value(sql, opts)));
 }
 
-int dal_columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err)
+int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err)
 {
     const dal_columns_t *c;
     size_t i;
@@ -149,9 +149,9 @@ int dal_columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, 
         dal_table_t *t;
         if (sql->trefs[i].role == DAL_TREF_INTO)
             continue;
-        t = (dal_table_t *)dal_snapshot_table(snap, sql->trefs[i].name, strlen(sql->trefs[i].name));
+        t = (dal_table_t *)snapshot_table(snap, sql->trefs[i].name, strlen(sql->trefs[i].name));
         if (t != NULL && t->sharded)
-            rc = dal_table_columns_get(t, &c, err);
+            rc = table_columns_get(t, &c, err);
     }
     return rc;
 }
@@ -164,14 +164,14 @@ static uint32_t list_at(const dal_sql_t *sql, const struct dal_sql_tref *tr)
     dal_token_t t;
     int depth = 0, partition = 0;
 
-    dal_lex_init(&lx, sql->text, sql->len);
+    lex_init(&lx, sql->text, sql->len);
     lx.pos = tr->off + tr->len;
     for (;;) {
-        t = dal_lex_next(&lx);
+        t = lex_next(&lx);
         if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT)
             continue;
         if (depth == 0 && !partition && t.type == DAL_TOK_IDENT &&
-            dal_tok_eq(sql->text, &t, "PARTITION")) {
+            tok_eq(sql->text, &t, "PARTITION")) {
             partition = 1;
             continue;
         }
@@ -190,11 +190,11 @@ static uint32_t list_at(const dal_sql_t *sql, const struct dal_sql_tref *tr)
     }
 }
 
-char *dal_columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, size_t *len,
-                           dal_error_t *err)
+char *columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, size_t *len,
+                       dal_error_t *err)
 {
     const struct dal_sql_tref *tr = into(sql);
-    dal_table_t *t = (dal_table_t *)dal_snapshot_table(snap, tr->name, strlen(tr->name));
+    dal_table_t *t = (dal_table_t *)snapshot_table(snap, tr->name, strlen(tr->name));
     const dal_columns_t *c;
     dal_buf_t list = DAL_BUF_INIT, b = DAL_BUF_INIT;
     dal_edit_t edit;
@@ -203,29 +203,29 @@ char *dal_columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, siz
     char *out;
 
     /* the table's lazily learned list is the one field that changes */
-    if (dal_table_columns_get(t, &c, err) != 0)
+    if (table_columns_get(t, &c, err) != 0)
         return NULL;
     edit.off = list_at(sql, tr);
     edit.len = 0;
-    dal_buf_puts(&list, edit.off > 0 && sql->text[edit.off - 1] == ' ' ? "(" : " (");
+    buf_puts(&list, edit.off > 0 && sql->text[edit.off - 1] == ' ' ? "(" : " (");
     for (i = 0; i < c->n; i++) {
-        dal_buf_puts(&list, i ? ", `" : "`");
+        buf_puts(&list, i ? ", `" : "`");
         for (p = c->names[i]; *p; p++) { /* a backquote in a name is doubled */
             if (*p == '`')
-                dal_buf_putc(&list, '`');
-            dal_buf_putc(&list, *p);
+                buf_putc(&list, '`');
+            buf_putc(&list, *p);
         }
-        dal_buf_putc(&list, '`');
+        buf_putc(&list, '`');
     }
-    dal_buf_puts(&list, ") ");
-    if ((edit.text = dal_buf_steal(&list)) == NULL) {
-        dal_err_set(err, DAL_ENOMEM, "out of memory");
+    buf_puts(&list, ") ");
+    if ((edit.text = buf_steal(&list)) == NULL) {
+        err_set(err, DAL_ENOMEM, "out of memory");
         return NULL;
     }
-    dal_rewrite_text(sql->text, sql->len, &edit, 1, &b);
+    rewrite_text(sql->text, sql->len, &edit, 1, &b);
     free(edit.text);
     *len = b.len;
-    if ((out = dal_buf_steal(&b)) == NULL)
-        dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if ((out = buf_steal(&b)) == NULL)
+        err_set(err, DAL_ENOMEM, "out of memory");
     return out;
 }

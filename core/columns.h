@@ -23,26 +23,26 @@
  * from any number of threads; two first uses may both ask the server, one
  * answer is kept.  Fails (naming the datasource and the physical table) when
  * the server cannot be asked or the table is missing. */
-int dal_table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t *err);
+int table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t *err);
 
-/* Free what dal_table_columns_get kept with t (snapshot teardown). */
-void dal_table_columns_free(dal_table_t *t);
+/* Free what table_columns_get kept with t (snapshot teardown). */
+void table_columns_free(dal_table_t *t);
 
 /* Whether sql is an INSERT/REPLACE without a column list into a table dal
  * must look into: one generating IDs, or a sharded one when no shard value
  * comes with the statement (opts may be NULL). */
-int dal_columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
-                       const dal_query_opts_t *opts);
+int columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
+                   const dal_query_opts_t *opts);
 
 /* For INSERT ... SELECT * (or t.*): learn the columns of the SELECT's
  * sharded tables, so routing can see which column of the source feeds the
  * target's shard key.  0, or a failure to learn them. */
-int dal_columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err);
+int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err);
 
 /* sql's text with the target's column list written after its name (and
  * PARTITION clause): a new NUL-terminated string owned by the caller (free),
  * its length in *len.  NULL with err set on failure. */
-char *dal_columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, size_t *len,
-                           dal_error_t *err);
+char *columns_add_list(const dal_snapshot_t *snap, const dal_sql_t *sql, size_t *len,
+                       dal_error_t *err);
 
 #endif /* DAL_CORE_COLUMNS_H */

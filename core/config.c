@@ -116,15 +116,15 @@ static int cfg_fail(cfg_parser_t *ps, int line, int code, const char *fmt, ...)
     va_end(ap);
     ps->rc = code;
     ps->err_line = line;
-    dal_err_set(ps->err, code, "%s:%d: %s", ps->path, line, msg);
+    err_set(ps->err, code, "%s:%d: %s", ps->path, line, msg);
     return code;
 }
 
-const char *dal_config_quote(const char *text, char *buf)
+const char *config_quote(const char *text, char *buf)
 {
     /* Masked whole before the cut, so a cut never splits a password from
      * the '@' that marks it. */
-    if (dal_url_mask(text, buf, CFG_QUOTE_MAX + 1) > CFG_QUOTE_MAX)
+    if (url_mask(text, buf, CFG_QUOTE_MAX + 1) > CFG_QUOTE_MAX)
         strcat(buf, "...");
     return buf;
 }
@@ -148,7 +148,7 @@ static int unknown_key(cfg_parser_t *ps, const char *key)
     char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
 
     section_label(ps->sec, ps->sec_name, label, sizeof label);
-    return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown key '%s' in %s", dal_config_quote(key, q), label);
+    return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown key '%s' in %s", config_quote(key, q), label);
 }
 
 /* Line of key in the current section, 0 if it was not given. */
@@ -180,7 +180,7 @@ static int seen_add(cfg_parser_t *ps, const char *key)
 
     if (first != 0)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "duplicate key '%s' (first given at line %d)",
-                        dal_config_quote(key, q), first);
+                        config_quote(key, q), first);
     if (ps->nseen == ps->seencap) {
         ns = realloc(ps->seen, (ps->seencap ? ps->seencap * 2 : 16) * sizeof *ns);
         if (ns == NULL)
@@ -196,13 +196,13 @@ static int seen_add(cfg_parser_t *ps, const char *key)
 }
 
 /*
- * Append a zeroed element to an array of ps->cfg (dal_cfg_add_item); NULL
- * if out of memory.  A counted element is freed by dal_config_free even if
+ * Append a zeroed element to an array of ps->cfg (cfg_add_item); NULL
+ * if out of memory.  A counted element is freed by config_free even if
  * left half filled.
  */
 static void *add_item(cfg_parser_t *ps, void **arr, size_t *n, size_t size)
 {
-    void *item = dal_cfg_add_item(arr, n, size);
+    void *item = cfg_add_item(arr, n, size);
 
     if (item == NULL)
         cfg_oom(ps);
@@ -225,7 +225,7 @@ static char *section_name(cfg_parser_t *ps, const char *name)
 /* Read one key of the current section through its row. */
 static int set_key(cfg_parser_t *ps, const char *key, char **val)
 {
-    const dal_cfg_key_t *k = dal_cfg_key_find(ps->sec->keys, key);
+    const dal_cfg_key_t *k = cfg_key_find(ps->sec->keys, key);
     dal_cfg_value_t v;
     dal_error_t e;
     int rc;
@@ -236,7 +236,7 @@ static int set_key(cfg_parser_t *ps, const char *key, char **val)
     v.text = *val;
     v.line = ps->line;
     v.err = &e;
-    rc = dal_cfg_key_set(k, ps->sec->obj(ps), &v);
+    rc = cfg_key_set(k, ps->sec->obj(ps), &v);
     *val = v.text;   /* NULL if the row took it */
     if (rc != 0)
         return cfg_fail(ps, ps->line, rc, "%s", e.message);
@@ -247,7 +247,7 @@ static int set_key(cfg_parser_t *ps, const char *key, char **val)
 static int set_defaults(cfg_parser_t *ps, const dal_cfg_key_t *keys, void *obj)
 {
     dal_error_t e;
-    int rc = dal_cfg_key_defaults(keys, obj, &e);
+    int rc = cfg_key_defaults(keys, obj, &e);
 
     if (rc != 0)
         return cfg_fail(ps, ps->line, rc, "%s", e.message);
@@ -299,7 +299,7 @@ static void *cur_ds(cfg_parser_t *ps)
 
 static int ds_taken(const cfg_parser_t *ps, const char *name)
 {
-    const dal_cfg_datasource_t *old = dal_config_datasource(ps->cfg, name);
+    const dal_cfg_datasource_t *old = config_datasource(ps->cfg, name);
 
     return old != NULL ? old->line : 0;
 }
@@ -346,7 +346,7 @@ static void *cur_table(cfg_parser_t *ps)
 
 static int table_taken(const cfg_parser_t *ps, const char *name)
 {
-    const dal_cfg_table_t *old = dal_config_table(ps->cfg, name);
+    const dal_cfg_table_t *old = config_table(ps->cfg, name);
 
     return old != NULL ? old->line : 0;
 }
@@ -500,7 +500,7 @@ static int monitor_finish(cfg_parser_t *ps)
 
     if (m->plugin != NULL)
         return 0;
-    if (!dal_cfg_name_ok(m->name, &dal_cfg_rule_lower))
+    if (!cfg_name_ok(m->name, &dal_cfg_rule_lower))
         return cfg_fail(ps, m->line, DAL_ECONFIG,
                         "[monitor %s] has no plugin, and '%s' is not a plugin name (%s); add: plugin = NAME",
                         m->name, m->name, dal_cfg_rule_lower.text);
@@ -537,7 +537,7 @@ static int finish_section(cfg_parser_t *ps)
 static int begin_section(cfg_parser_t *ps, const char *inner)
 {
     size_t wlen = strcspn(inner, " \t");
-    const char *name = dal_parse_skip_blanks(inner + wlen);
+    const char *name = parse_skip_blanks(inner + wlen);
     const section_kind_t *kind = NULL;
     char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
     size_t i;
@@ -548,14 +548,14 @@ static int begin_section(cfg_parser_t *ps, const char *inner)
             kind = &sections[i];
     if (kind == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown section [%s] (expected " SECTION_LIST ")",
-                        dal_config_quote(inner, q));
+                        config_quote(inner, q));
     if (kind->name_rule != NULL && *name == '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] needs a name: [%s NAME]", kind->word, kind->word);
     if (kind->name_rule == NULL && *name != '\0')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "section [%s] takes no name", kind->word);
-    if (kind->name_rule != NULL && !dal_cfg_name_ok(name, kind->name_rule))
+    if (kind->name_rule != NULL && !cfg_name_ok(name, kind->name_rule))
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "bad %s name '%s' (%s, at most %d characters)",
-                        kind->word, dal_config_quote(name, q), kind->name_rule->text, DAL_CFG_NAME_MAX);
+                        kind->word, config_quote(name, q), kind->name_rule->text, DAL_CFG_NAME_MAX);
     first = kind->taken(ps, name);
     if (first != 0) {
         section_label(kind, name, label, sizeof label);
@@ -580,12 +580,12 @@ static int section_line(cfg_parser_t *ps, const char *s)
 
     if (close == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: missing ']' in section header");
-    after = dal_parse_skip_blanks(close + 1);
+    after = parse_skip_blanks(close + 1);
     if (*after != '\0' && *after != ';' && *after != '#')
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "syntax error: unexpected text after ']'");
     if (finish_section(ps) != 0)
         return ps->rc;
-    s = dal_parse_skip_blanks(s + 1);
+    s = parse_skip_blanks(s + 1);
     for (n = (size_t)(close - s); n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
         ;
     inner = strndup(s, n);
@@ -666,7 +666,7 @@ static char *read_line(char *str, int num, void *stream)
                  "put long values in an environment variable and write ${NAME}", n, max);
         return NULL;
     }
-    s = dal_parse_skip_blanks(s);
+    s = parse_skip_blanks(s);
     if (*s == '[' && section_line(ps, s) != 0)
         return NULL;
     if (*s != '\0' && *s != ';' && *s != '#' && *s != '[' && key_line(ps, s) != 0)
@@ -689,7 +689,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
     if (ps->sec == NULL) {
         cfg_fail(ps, ps->line, DAL_ECONFIG,
                  "key '%s' is outside any section (put it under " SECTION_LIST ")",
-                 dal_config_quote(key, q));
+                 config_quote(key, q));
         goto done;
     }
     if (*key == '\0') {
@@ -698,9 +698,9 @@ static int on_key(void *user, const char *section, const char *key, const char *
     }
     if (seen_add(ps, key) != 0)
         goto done;
-    rc = dal_expand_env(value, &val, &e);
+    rc = expand_env(value, &val, &e);
     if (rc != 0) {
-        cfg_fail(ps, ps->line, rc, "%s: %s", dal_config_quote(key, q), e.message);
+        cfg_fail(ps, ps->line, rc, "%s: %s", config_quote(key, q), e.message);
         goto done;
     }
     set_key(ps, key, &val);
@@ -767,7 +767,7 @@ static int params_differ(const dal_cfg_table_t *a, const dal_cfg_table_t *b, cha
             return snprintf(buf, size, "it has strategy.%s, which [table %s] has not", p->name, a->name);
         if (strcmp(p->value, q->value) != 0)
             return snprintf(buf, size, "its strategy.%s is '%s', not '%s'", p->name,
-                            dal_config_quote(p->value, qp), dal_config_quote(q->value, qq));
+                            config_quote(p->value, qp), config_quote(q->value, qq));
     }
     for (i = 0; i < a->strategy_params.n; i++)
         if (find_param(&b->strategy_params, a->strategy_params.items[i].name) == NULL)
@@ -855,8 +855,8 @@ static int read_failed(cfg_parser_t *ps)
     char buf[128];
     int code = ps->read_errno == ENOMEM ? DAL_ENOMEM : DAL_EIO;
 
-    ps->rc = dal_err_set(ps->err, code, "%s: cannot read: %s", ps->path,
-                         strerror_r(ps->read_errno, buf, sizeof buf));
+    ps->rc = err_set(ps->err, code, "%s: cannot read: %s", ps->path,
+                     strerror_r(ps->read_errno, buf, sizeof buf));
     return ps->rc;
 }
 
@@ -887,24 +887,24 @@ static int new_config(const char *path, dal_config_t **out, dal_error_t *err)
 
     *out = NULL;
     if (cfg == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "%s: out of memory", path);
+        return err_set(err, DAL_ENOMEM, "%s: out of memory", path);
     atomic_init(&cfg->refs, 1);
     cfg->path = strdup(path);
     if (cfg->path == NULL) {
         free(cfg);
-        return dal_err_set(err, DAL_ENOMEM, "%s: out of memory", path);
+        return err_set(err, DAL_ENOMEM, "%s: out of memory", path);
     }
-    rc = dal_cfg_key_defaults(dal_cfg_dal_keys, cfg, err);
+    rc = cfg_key_defaults(dal_cfg_dal_keys, cfg, err);
     if (rc != 0) {
-        dal_err_prefix(err, "%s", path);
-        dal_config_free(cfg);
+        err_prefix(err, "%s", path);
+        config_free(cfg);
         return rc;
     }
     *out = cfg;
     return 0;
 }
 
-int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err)
+int config_load(const char *path, dal_config_t **out, dal_error_t *err)
 {
     cfg_parser_t ps;
     char buf[128];
@@ -916,8 +916,8 @@ int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err)
     ps.err = err;
     ps.fp = fopen(path, "r");
     if (ps.fp == NULL)
-        return dal_err_set(err, errno == ENOMEM ? DAL_ENOMEM : DAL_EIO, "%s: cannot open: %s",
-                           path, strerror_r(errno, buf, sizeof buf));
+        return err_set(err, errno == ENOMEM ? DAL_ENOMEM : DAL_EIO, "%s: cannot open: %s",
+                       path, strerror_r(errno, buf, sizeof buf));
     rc = new_config(path, &ps.cfg, err);
     if (rc == 0)
         rc = parse_file(&ps);
@@ -926,7 +926,7 @@ int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err)
     free(ps.buf);
     fclose(ps.fp);
     if (rc != 0) {
-        dal_config_free(ps.cfg);
+        config_free(ps.cfg);
         return rc;
     }
     *out = ps.cfg;
@@ -949,9 +949,9 @@ static void free_datasource(dal_cfg_datasource_t *ds)
     size_t i;
 
     free(ds->name);
-    dal_url_clear(&ds->master);
+    url_clear(&ds->master);
     for (i = 0; i < ds->nreplicas; i++)
-        dal_url_clear(&ds->replicas[i].url);
+        url_clear(&ds->replicas[i].url);
     free(ds->replicas);
     free_params(&ds->pool_params);
 }
@@ -968,13 +968,13 @@ static void free_table(dal_cfg_table_t *t)
     free(t->idgen);
 }
 
-dal_config_t *dal_config_ref(dal_config_t *cfg)
+dal_config_t *config_ref(dal_config_t *cfg)
 {
     atomic_fetch_add(&cfg->refs, 1);
     return cfg;
 }
 
-void dal_config_free(dal_config_t *cfg)
+void config_free(dal_config_t *cfg)
 {
     size_t i;
 
@@ -1006,7 +1006,7 @@ void dal_config_free(dal_config_t *cfg)
     free(cfg);
 }
 
-const dal_cfg_datasource_t *dal_config_datasource(const dal_config_t *cfg, const char *name)
+const dal_cfg_datasource_t *config_datasource(const dal_config_t *cfg, const char *name)
 {
     size_t i;
 
@@ -1016,7 +1016,7 @@ const dal_cfg_datasource_t *dal_config_datasource(const dal_config_t *cfg, const
     return NULL;
 }
 
-const dal_cfg_table_t *dal_config_table(const dal_config_t *cfg, const char *name)
+const dal_cfg_table_t *config_table(const dal_config_t *cfg, const char *name)
 {
     size_t i;
 

@@ -1,7 +1,7 @@
 /*
  * config.h -- the INI file as plain data.
  *
- * dal_config_load() reads the file with inih and checks everything that can
+ * config_load() reads the file with inih and checks everything that can
  * be checked without loading plugins: sections, keys, numbers, URLs, shard
  * counts, datasource groups.  Plugin names and plugin parameters are kept as
  * text with their line numbers; the snapshot checks them against the plugin
@@ -125,8 +125,8 @@ typedef struct dal_cfg_monitor {
 } dal_cfg_monitor_t;
 
 typedef struct dal_config {
-    atomic_int refs;          /* dal_config_ref / dal_config_free */
-    char *path;               /* owned; as given to dal_config_load */
+    atomic_int refs;          /* config_ref / config_free */
+    char *path;               /* owned; as given to config_load */
     char *plugin_dir;         /* owned; NULL: not set in the file */
     int plugin_dir_line;
     char *default_datasource; /* owned; NULL: none */
@@ -151,33 +151,33 @@ typedef struct dal_config {
 
 /*
  * Load and check path.  On success *out is owned by the caller (free with
- * dal_config_free).  On failure returns DAL_ECONFIG (or DAL_EIO if the file
+ * config_free).  On failure returns DAL_ECONFIG (or DAL_EIO if the file
  * cannot be read, DAL_ENOMEM) and err->message is "FILE:LINE: message" for
  * the first mistake.  Passwords never appear in messages.
  */
-int dal_config_load(const char *path, dal_config_t **out, dal_error_t *err);
+int config_load(const char *path, dal_config_t **out, dal_error_t *err);
 /* Another reference: a datasource node carried over a reload keeps the
  * config it was made from (its connections point into it). */
-dal_config_t *dal_config_ref(dal_config_t *cfg);
+dal_config_t *config_ref(dal_config_t *cfg);
 /* Drop a reference; the last one frees.  NULL is a no-op. */
-void dal_config_free(dal_config_t *cfg);
+void config_free(dal_config_t *cfg);
 
 /* Lookups; NULL if absent.  Names compare exactly (datasources) or ASCII
  * case-insensitively (tables, as MySQL users expect of logical names). */
-const dal_cfg_datasource_t *dal_config_datasource(const dal_config_t *cfg, const char *name);
-const dal_cfg_table_t *dal_config_table(const dal_config_t *cfg, const char *name);
+const dal_cfg_datasource_t *config_datasource(const dal_config_t *cfg, const char *name);
+const dal_cfg_table_t *config_table(const dal_config_t *cfg, const char *name);
 
-/* Room for one value quoted by dal_config_quote: 60 characters, "...", NUL. */
+/* Room for one value quoted by config_quote: 60 characters, "...", NUL. */
 #define DAL_CFG_QUOTE_SIZE 64
 
 /*
  * text (a value, key or section name from the file) as a message may quote
- * it: any USER:PASSWORD@ in it masked to USER:***@ (dal_url_mask, whatever
+ * it: any USER:PASSWORD@ in it masked to USER:***@ (url_mask, whatever
  * the key -- a URL written under the wrong key is the usual way a password
  * reaches a message), then cut to 60 characters with "..." after a cut.
  * buf is the caller's, DAL_CFG_QUOTE_SIZE bytes; returns buf.
  */
-const char *dal_config_quote(const char *text, char *buf);
+const char *config_quote(const char *text, char *buf);
 
 
 /* ------------------------------------------------------------------ keys
@@ -210,7 +210,7 @@ extern const dal_cfg_rule_t dal_cfg_rule_lower;   /* the same characters, plainl
 extern const dal_cfg_rule_t dal_cfg_rule_word;    /* binding groups, pool.* and strategy.* names */
 
 /* Non-zero if s is 1..DAL_CFG_NAME_MAX characters, all allowed by rule. */
-int dal_cfg_name_ok(const char *s, const dal_cfg_rule_t *rule);
+int cfg_name_ok(const char *s, const dal_cfg_rule_t *rule);
 
 /* What a key's value is, and so how it is converted and where it goes. */
 typedef enum dal_cfg_type {
@@ -282,26 +282,26 @@ extern const dal_cfg_section_keys_t dal_cfg_sections[];
 
 /* The row of key in keys: its own row, else the first PARAMS row whose
  * prefix starts it; NULL if the section has no such key. */
-const dal_cfg_key_t *dal_cfg_key_find(const dal_cfg_key_t *keys, const char *key);
+const dal_cfg_key_t *cfg_key_find(const dal_cfg_key_t *keys, const char *key);
 
 /*
  * Convert v->text by k's type (or k's setter), check it, store it in obj
  * and keep v->line in k's line field.  Returns 0, or DAL_ECONFIG/DAL_ENOMEM
  * with v->err's message being what follows "FILE:LINE: " ("max_parallel:
  * 257 is out of range (1..256)"); any value it quotes is masked
- * (dal_config_quote).
+ * (config_quote).
  */
-int dal_cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v);
+int cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v);
 
 /* Set every default of keys in obj, a new section struct.  0 or an error code. */
-int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err);
+int cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err);
 
 /*
  * Append a zeroed element to the array *arr of *n elements and count it;
  * NULL if out of memory.  The capacity follows from n: the array doubles
  * whenever n reaches a power of two, so no array needs a capacity field.
  */
-void *dal_cfg_add_item(void **arr, size_t *n, size_t size);
+void *cfg_add_item(void **arr, size_t *n, size_t size);
 
 
 #endif /* DAL_CORE_CONFIG_H */

@@ -48,7 +48,7 @@ const dal_cfg_rule_t dal_cfg_rule_plugin = {plugin_char, "a plugin name: " LOWER
 const dal_cfg_rule_t dal_cfg_rule_lower = {plugin_char, LOWER_RULE};
 const dal_cfg_rule_t dal_cfg_rule_word = {word_char, "letters, digits, '_'"};
 
-int dal_cfg_name_ok(const char *s, const dal_cfg_rule_t *rule)
+int cfg_name_ok(const char *s, const dal_cfg_rule_t *rule)
 {
     size_t n;
 
@@ -60,7 +60,7 @@ int dal_cfg_name_ok(const char *s, const dal_cfg_rule_t *rule)
 
 /* ------------------------------------------------------------- helpers */
 
-void *dal_cfg_add_item(void **arr, size_t *n, size_t size)
+void *cfg_add_item(void **arr, size_t *n, size_t size)
 {
     void *na;
 
@@ -89,12 +89,12 @@ static int bad(dal_cfg_value_t *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return dal_err_set(v->err, DAL_ECONFIG, "%s", msg);
+    return err_set(v->err, DAL_ECONFIG, "%s", msg);
 }
 
 static int oom(dal_cfg_value_t *v)
 {
-    return dal_err_set(v->err, DAL_ENOMEM, "out of memory");
+    return err_set(v->err, DAL_ENOMEM, "out of memory");
 }
 
 /* Index of text among the NULL-terminated words (any case); -1 if none. */
@@ -125,10 +125,10 @@ static const char *word_list(const char *const *words, const char *last, char *b
 static int take_count(dal_cfg_value_t *v, const char *what, const char *text, int64_t min, int64_t max,
                       uint32_t *out)
 {
-    const char *p = dal_parse_skip_blanks(text);
+    const char *p = parse_skip_blanks(text);
     char q[DAL_CFG_QUOTE_SIZE];
     int64_t n = 0;
-    int parsed = dal_parse_int64(text, &n) == 0;
+    int parsed = parse_int64(text, &n) == 0;
 
     if (parsed && n >= min && n <= max) {
         *out = (uint32_t)n;
@@ -137,18 +137,18 @@ static int take_count(dal_cfg_value_t *v, const char *what, const char *text, in
     while (isdigit((unsigned char)*p))
         p++;
     /* Only digits, yet not a good count: too big for the limit or for int64. */
-    if (isdigit((unsigned char)*dal_parse_skip_blanks(text)) && *dal_parse_skip_blanks(p) == '\0' && (!parsed || n > 0))
-        return bad(v, "%s: %s is out of range (%lld..%lld)", what, dal_config_quote(text, q),
+    if (isdigit((unsigned char)*parse_skip_blanks(text)) && *parse_skip_blanks(p) == '\0' && (!parsed || n > 0))
+        return bad(v, "%s: %s is out of range (%lld..%lld)", what, config_quote(text, q),
                    (long long)min, (long long)max);
-    return bad(v, "%s: expected a positive integer, got '%s'", what, dal_config_quote(text, q));
+    return bad(v, "%s: expected a positive integer, got '%s'", what, config_quote(text, q));
 }
 
 static int take_bool(dal_cfg_value_t *v, int *out)
 {
     char q[DAL_CFG_QUOTE_SIZE];
 
-    if (dal_parse_bool(v->text, out) != 0)
-        return bad(v, "%s: expected true or false, got '%s'", v->key, dal_config_quote(v->text, q));
+    if (parse_bool(v->text, out) != 0)
+        return bad(v, "%s: expected true or false, got '%s'", v->key, config_quote(v->text, q));
     return 0;
 }
 
@@ -158,9 +158,9 @@ static int take_duration(dal_cfg_value_t *v, int64_t min, int64_t max, uint32_t 
     char q[DAL_CFG_QUOTE_SIZE];
     int64_t ms;
 
-    if (dal_parse_duration_ms(v->text, &ms) != 0)
+    if (parse_duration_ms(v->text, &ms) != 0)
         return bad(v, "%s: expected a duration such as 250ms, 5s, 2m or 1h, got '%s'",
-                   v->key, dal_config_quote(v->text, q));
+                   v->key, config_quote(v->text, q));
     if (ms < min && min <= 1)
         return bad(v, "%s: must be greater than 0", v->key);
     if (ms < min)
@@ -187,9 +187,9 @@ static int set_string(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
 
     if (need_value(v) != 0)
         return v->err->code;
-    if (k->rule != NULL && !dal_cfg_name_ok(v->text, k->rule))
+    if (k->rule != NULL && !cfg_name_ok(v->text, k->rule))
         return bad(v, "%s: '%s' is not a valid name (%s, at most %d characters)",
-                   v->key, dal_config_quote(v->text, q), k->rule->text, DAL_CFG_NAME_MAX);
+                   v->key, config_quote(v->text, q), k->rule->text, DAL_CFG_NAME_MAX);
     free(*slot);
     *slot = v->text;
     v->text = NULL;
@@ -203,7 +203,7 @@ static int set_enum(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
 
     if (i < 0)
         return bad(v, "%s: expected %s, got '%s'", v->key, word_list(k->words, " or ", list, sizeof list),
-                   dal_config_quote(v->text, q));
+                   config_quote(v->text, q));
     *FIELD(obj, k->offset, int) = i;
     return 0;
 }
@@ -219,9 +219,9 @@ static int set_mode(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
         return 0;
     }
     /* Starts with a digit: meant as a duration, so say what is wrong with it. */
-    if (!isdigit((unsigned char)*dal_parse_skip_blanks(v->text)))
+    if (!isdigit((unsigned char)*parse_skip_blanks(v->text)))
         return bad(v, "%s: expected %s or a duration such as 500ms or 2s, got '%s'", v->key,
-                   word_list(k->words, ", ", list, sizeof list), dal_config_quote(v->text, q));
+                   word_list(k->words, ", ", list, sizeof list), config_quote(v->text, q));
     for (i = 0; k->words[i] != NULL; i++)
         ;
     *FIELD(obj, k->offset, int) = i;
@@ -236,10 +236,10 @@ static int set_param(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     char qk[DAL_CFG_QUOTE_SIZE], qn[DAL_CFG_QUOTE_SIZE];
     dal_cfg_param_t *p;
 
-    if (!dal_cfg_name_ok(name, k->rule))
+    if (!cfg_name_ok(name, k->rule))
         return bad(v, "%s: bad parameter name '%s' (%s, at most %d characters)",
-                   dal_config_quote(v->key, qk), dal_config_quote(name, qn), k->rule->text, DAL_CFG_NAME_MAX);
-    p = dal_cfg_add_item((void **)&pp->items, &pp->n, sizeof *p);
+                   config_quote(v->key, qk), config_quote(name, qn), k->rule->text, DAL_CFG_NAME_MAX);
+    p = cfg_add_item((void **)&pp->items, &pp->n, sizeof *p);
     if (p == NULL)
         return oom(v);
     p->line = v->line;
@@ -279,10 +279,10 @@ static int convert(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     case DAL_CFG_URL_LIST:
         break;   /* always through a setter */
     }
-    return dal_err_set(v->err, DAL_EINVAL, "%s: key has no setter", v->key);   /* a bad row */
+    return err_set(v->err, DAL_EINVAL, "%s: key has no setter", v->key);   /* a bad row */
 }
 
-int dal_cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+int cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
 {
     int rc = convert(k, obj, v);
 
@@ -291,7 +291,7 @@ int dal_cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     return rc;
 }
 
-const dal_cfg_key_t *dal_cfg_key_find(const dal_cfg_key_t *keys, const char *key)
+const dal_cfg_key_t *cfg_key_find(const dal_cfg_key_t *keys, const char *key)
 {
     const dal_cfg_key_t *k;
 
@@ -304,7 +304,7 @@ const dal_cfg_key_t *dal_cfg_key_find(const dal_cfg_key_t *keys, const char *key
     return NULL;
 }
 
-int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err)
+int cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err)
 {
     const dal_cfg_key_t *k;
     dal_cfg_value_t v;
@@ -318,8 +318,8 @@ int dal_cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err)
         v.line = 0;
         v.err = err;
         if (v.text == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
-        rc = dal_cfg_key_set(k, obj, &v);
+            return err_set(err, DAL_ENOMEM, "out of memory");
+        rc = cfg_key_set(k, obj, &v);
         free(v.text);
         if (rc != 0)
             return rc;
@@ -339,9 +339,9 @@ static int set_master(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     if (need_value(v) != 0)
         return v->err->code;
     /* Parsed with "weight" allowed only to say where it belongs. */
-    rc = dal_url_parse_extra(v->text, "weight", url, &weight, &e);
+    rc = url_parse_extra(v->text, "weight", url, &weight, &e);
     if (rc != 0)
-        return dal_err_set(v->err, rc, "%s: %s", v->key, e.message);
+        return err_set(v->err, rc, "%s: %s", v->key, e.message);
     if (weight != NULL) {
         free(weight);
         return bad(v, "%s: option weight is only for replica URLs (replicas = URL?weight=N, ...)", v->key);
@@ -360,7 +360,7 @@ static char *replica_separator(char *s)
     char *c;
 
     for (c = strchr(s, ','); c != NULL; c = strchr(c + 1, ',')) {
-        next = dal_parse_skip_blanks(c + 1);
+        next = parse_skip_blanks(c + 1);
         if (strncasecmp(next, "mysql://", 8) == 0 || strncasecmp(next, "mariadb://", 10) == 0)
             return c;
     }
@@ -373,7 +373,7 @@ static size_t same_replica(const dal_cfg_datasource_t *ds)
     size_t i;
 
     for (i = 0; i + 1 < ds->nreplicas; i++)
-        if (dal_url_equal(&ds->replicas[i].url, &ds->replicas[ds->nreplicas - 1].url))
+        if (url_equal(&ds->replicas[i].url, &ds->replicas[ds->nreplicas - 1].url))
             break;
     return i;
 }
@@ -393,16 +393,16 @@ static int add_replica(dal_cfg_value_t *v, dal_cfg_datasource_t *ds, size_t pos,
     snprintf(what, sizeof what, "%s: replica %zu", v->key, pos);
     if (len == 0)
         return bad(v, "%s: empty (expected a URL)", what);
-    /* "URL," at the end: dal_url_parse would take the ',' into the database name. */
+    /* "URL," at the end: url_parse would take the ',' into the database name. */
     if (text[len - 1] == ',')
         return bad(v, "%s: ends with ',' (a ',' must be followed by another URL; write %%2C for a ',' inside a URL)",
                    what);
-    r = dal_cfg_add_item((void **)&ds->replicas, &ds->nreplicas, sizeof *r);
+    r = cfg_add_item((void **)&ds->replicas, &ds->nreplicas, sizeof *r);
     if (r == NULL)
         return oom(v);
-    rc = dal_url_parse_extra(text, "weight", &r->url, &weight, &e);
+    rc = url_parse_extra(text, "weight", &r->url, &weight, &e);
     if (rc != 0)
-        return dal_err_set(v->err, rc, "%s: %s", what, e.message);
+        return err_set(v->err, rc, "%s: %s", what, e.message);
     r->weight = 1;
     snprintf(weight_what, sizeof weight_what, "%s: option weight", what);
     rc = weight == NULL ? 0 : take_count(v, weight_what, weight, 1, CFG_WEIGHT_MAX, &r->weight);
@@ -435,7 +435,7 @@ static int set_replicas(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
         rc = add_replica(v, ds, pos, url);
         if (rc != 0)
             return rc;
-        url = comma != NULL ? (char *)dal_parse_skip_blanks(comma + 1) : NULL;
+        url = comma != NULL ? (char *)parse_skip_blanks(comma + 1) : NULL;
     }
     return 0;
 }

@@ -18,23 +18,23 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-const dal_url_t *dal_server_url(const dal_cfg_datasource_t *ds, int replica)
+const dal_url_t *server_url(const dal_cfg_datasource_t *ds, int replica)
 {
     return replica < 0 ? &ds->master : &ds->replicas[replica].url;
 }
 
-uint32_t dal_server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica)
+uint32_t server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica)
 {
-    const dal_url_t *u = dal_server_url(ds, replica);
+    const dal_url_t *u = server_url(ds, replica);
 
     return u->connect_timeout_ms > 0 ? (uint32_t)u->connect_timeout_ms : ds->connect_timeout_ms;
 }
 
-void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
-                      uint32_t read_timeout_ms)
+void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
+                  uint32_t read_timeout_ms)
 {
-    const dal_url_t *u = dal_server_url(ds, replica);
-    unsigned int ct = (dal_server_connect_timeout_ms(ds, replica) + 999) / 1000;
+    const dal_url_t *u = server_url(ds, replica);
+    unsigned int ct = (server_connect_timeout_ms(ds, replica) + 999) / 1000;
     unsigned int rt = (read_timeout_ms + 999) / 1000;
     my_bool off = 0;
 
@@ -62,17 +62,17 @@ void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
     }
 }
 
-int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err)
+int conn_error(dal_conn_t *c, int code, dal_error_t *err)
 {
     char role[32] = "";
 
     /* replicas are named by position, as in config messages */
     if (c->replica >= 0)
         snprintf(role, sizeof role, " replica %d", c->replica + 1);
-    return dal_err_server(err, code, mysql_errno(&c->mysql), mysql_sqlstate(&c->mysql),
-                          "datasource %s%s (%s): error %u (%s): %s", c->ds->name, role,
-                          c->url->display, mysql_errno(&c->mysql),
-                          mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
+    return err_server(err, code, mysql_errno(&c->mysql), mysql_sqlstate(&c->mysql),
+                      "datasource %s%s (%s): error %u (%s): %s", c->ds->name, role,
+                      c->url->display, mysql_errno(&c->mysql),
+                      mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
@@ -112,32 +112,32 @@ static int session_dirty(const dal_conn_t *c)
            (c->mysql.server_status & (SERVER_SESSION_STATE_CHANGED | SERVER_STATUS_IN_TRANS));
 }
 
-int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
+int conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
 {
-    return dal_conn_open_server(ds, -1, out, err);
+    return conn_open_server(ds, -1, out, err);
 }
 
-int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
-                         dal_error_t *err)
+int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
+                     dal_error_t *err)
 {
-    const dal_url_t *u = dal_server_url(ds, replica);
+    const dal_url_t *u = server_url(ds, replica);
     dal_conn_t *c = calloc(1, sizeof *c);
     int rc;
 
     *out = NULL;
     if (c == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     c->ds = ds;
     c->url = u;
     c->replica = replica;
     if (mysql_init(&c->mysql) == NULL) {
         free(c);
-        return dal_err_set(err, DAL_ENOMEM, "mysql_init failed");
+        return err_set(err, DAL_ENOMEM, "mysql_init failed");
     }
-    dal_conn_options(&c->mysql, ds, replica, ds->read_timeout_ms);
+    conn_options(&c->mysql, ds, replica, ds->read_timeout_ms);
     if (mysql_real_connect(&c->mysql, u->socket ? "localhost" : u->host, u->user, u->password,
                            u->database, u->socket ? 0 : u->port, u->socket, 0) == NULL) {
-        rc = dal_conn_error(c, DAL_ECONNECT, err);
+        rc = conn_error(c, DAL_ECONNECT, err);
         mysql_close(&c->mysql);
         free(c);
         return rc;
@@ -149,7 +149,7 @@ int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t
     return 0;
 }
 
-void dal_conn_close(dal_conn_t *c)
+void conn_close(dal_conn_t *c)
 {
     if (c == NULL)
         return;
@@ -157,17 +157,17 @@ void dal_conn_close(dal_conn_t *c)
     free(c);
 }
 
-int dal_conn_ping(dal_conn_t *c)
+int conn_ping(dal_conn_t *c)
 {
     return mysql_ping(&c->mysql) == 0 ? 0 : -1;
 }
 
-int dal_conn_reset(dal_conn_t *c, dal_error_t *err)
+int conn_reset(dal_conn_t *c, dal_error_t *err)
 {
     if (!session_dirty(c))
         return 0;
     if (mysql_reset_connection(&c->mysql) != 0)
-        return dal_conn_error(c, DAL_ESERVER, err);
+        return conn_error(c, DAL_ESERVER, err);
     c->dirty = 0;
     track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
@@ -194,7 +194,7 @@ static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
             if (mysql_session_track_get_next(m, t, &value, &vlen) != 0)
                 break;
             if (nlen == 9 && memcmp(name, "last_gtid", 9) == 0)
-                found = dal_gtid_parse(value, vlen, out) == 0;
+                found = gtid_parse(value, vlen, out) == 0;
             else
                 *other = 1;
         } while (mysql_session_track_get_next(m, t, &name, &nlen) == 0);
@@ -202,7 +202,7 @@ static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
     return found;
 }
 
-int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
+int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
 {
     int other = 0, found;
 
@@ -216,13 +216,13 @@ int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
     return found;
 }
 
-void dal_conn_mark_dirty(dal_conn_t *c)
+void conn_mark_dirty(dal_conn_t *c)
 {
     c->dirty = 1;
 }
 
-void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
-                       unsigned int max_idle)
+void connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
+                   unsigned int max_idle)
 {
     p->replica = replica;
     pthread_mutex_init(&p->mu, NULL);
@@ -241,11 +241,11 @@ static void close_list(dal_conn_t *c)
 
     for (; c; c = next) {
         next = c->next;
-        dal_conn_close(c);
+        conn_close(c);
     }
 }
 
-void dal_connpool_destroy(dal_connpool_t *p)
+void connpool_destroy(dal_connpool_t *p)
 {
     close_list(p->idle);
     p->idle = NULL;
@@ -253,7 +253,7 @@ void dal_connpool_destroy(dal_connpool_t *p)
     pthread_mutex_destroy(&p->mu);
 }
 
-void dal_connpool_flush(dal_connpool_t *p)
+void connpool_flush(dal_connpool_t *p)
 {
     dal_conn_t *list;
     unsigned int n;
@@ -300,7 +300,7 @@ static dal_conn_t *take_idle(dal_connpool_t *p)
     return c;
 }
 
-int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
+int connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     dal_conn_t *c;
     int rc;
@@ -314,14 +314,14 @@ int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_e
         *out = c;
         return 0;
     }
-    rc = dal_conn_open_server(p->ds, p->replica, out, err);
+    rc = conn_open_server(p->ds, p->replica, out, err);
     if (rc != 0)
         return rc;
     atomic_fetch_add_explicit(&p->created, 1, memory_order_relaxed);
     return 0;
 }
 
-void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
+void connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)
         return;
@@ -336,10 +336,10 @@ void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
     pthread_mutex_unlock(&p->mu);
     if (c != NULL)
         atomic_fetch_add_explicit(&p->closed, 1, memory_order_relaxed);
-    dal_conn_close(c);
+    conn_close(c);
 }
 
-void dal_connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out)
+void connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out)
 {
     uint64_t open;
 

@@ -1,7 +1,7 @@
 /*
  * conn.h -- server connections and the built-in connection cache.
  *
- * dal_conn_open() is the one place that turns a datasource's URL into a
+ * conn_open() is the one place that turns a datasource's URL into a
  * libmysqlclient connection (timeouts, charset, TLS, socket).  Until a pool
  * plugin is configured, each datasource node keeps its idle connections in a
  * small mutex-protected stack (dal_connpool_t) so statements reuse them.
@@ -9,14 +9,14 @@
  * Session state between borrowers: a connection handed from one statement
  * to the next must not carry the first one's transaction, variables or
  * temporary tables.  A COM_RESET_CONNECTION per statement would double the
- * round trips of every point query, so dal_conn_open() asks the server to
+ * round trips of every point query, so conn_open() asks the server to
  * track session state (session_track_state_change and
  * session_track_transaction_info): the status flags of each OK packet then
- * say whether the statement changed the session, and dal_conn_reset() only
+ * say whether the statement changed the session, and conn_reset() only
  * goes to the server when one did.  The server does not flag everything:
  * user variables assigned inside a SELECT (`SELECT @a := 1`, `INTO @a`) and
  * named locks (GET_LOCK) go unnoticed, so the core marks such statements
- * with dal_conn_mark_dirty().
+ * with conn_mark_dirty().
  */
 #ifndef DAL_CORE_CONN_H
 #define DAL_CORE_CONN_H
@@ -36,53 +36,53 @@ struct dal_conn {
     int no_backslash_escapes;          /* server's sql_mode, read at connect */
     uint64_t created_ns;
     struct dal_conn *next;             /* idle-stack link */
-    uint64_t borrows;                  /* times handed out by dal_server_acquire */
+    uint64_t borrows;                  /* times handed out by server_acquire */
     int tracked;                       /* the server flags session state changes */
     int dirty;                         /* state left behind that the flags may not show */
     const dal_url_t *url;              /* the server's URL, inside ds */
     int replica;                       /* index into ds->replicas, or -1 for the master */
-    int track_gtid;                    /* the server reports @@last_gtid (see dal_conn_take_gtid) */
+    int track_gtid;                    /* the server reports @@last_gtid (see conn_take_gtid) */
     const void *last_thread;           /* identity of the thread that released it last */
 };
 
 /* The URL of ds's master (replica < 0) or of replica number `replica`. */
-const dal_url_t *dal_server_url(const dal_cfg_datasource_t *ds, int replica);
+const dal_url_t *server_url(const dal_cfg_datasource_t *ds, int replica);
 /* The connect timeout for that server: its URL's option, else the section's. */
-uint32_t dal_server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica);
+uint32_t server_connect_timeout_ms(const dal_cfg_datasource_t *ds, int replica);
 
-/* Connect to ds's master.  *out owned by the caller (dal_conn_close).
+/* Connect to ds's master.  *out owned by the caller (conn_close).
  * Errors are DAL_ECONNECT naming the datasource and server, never the password. */
-int dal_conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err);
+int conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err);
 /* The same for one server of ds: the master (replica < 0) or a replica.
  * Master connections of a datasource with replicas also ask the server to
  * report the GTID of each write (session_track_system_variables). */
-int dal_conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
-                         dal_error_t *err);
-/* The connection options dal_conn_open uses (timeouts, charset, TLS, no
+int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
+                     dal_error_t *err);
+/* The connection options conn_open uses (timeouts, charset, TLS, no
  * reconnect, non-blocking allowed), for a MYSQL the caller drives itself;
  * read_timeout_ms replaces ds's read timeout (0: none). */
-void dal_conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
-                      uint32_t read_timeout_ms);
+void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
+                  uint32_t read_timeout_ms);
 /* After a statement on c: if it committed a transaction that the server
  * gave a GTID, store it in *out and return 1, else 0.  A new GTID alone is
  * not a session change the next borrower must be protected from: when it
- * is the only change, the change flag is cleared so that dal_conn_reset
+ * is the only change, the change flag is cleared so that conn_reset
  * does not go to the server for it. */
-int dal_conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
-void dal_conn_close(dal_conn_t *c);
+int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
+void conn_close(dal_conn_t *c);
 /* 0 if alive. */
-int dal_conn_ping(dal_conn_t *c);
+int conn_ping(dal_conn_t *c);
 /* Undo the session state the last borrower left: a COM_RESET_CONNECTION
  * when the server flagged a change (or a transaction is open, or the
  * connection was marked dirty, or the server cannot track state); nothing
  * when the session is known to be clean. */
-int dal_conn_reset(dal_conn_t *c, dal_error_t *err);
+int conn_reset(dal_conn_t *c, dal_error_t *err);
 /* The statement just run on c may have left state the server does not flag
  * (user variables set in a SELECT, GET_LOCK): the next reset must go to the
  * server. */
-void dal_conn_mark_dirty(dal_conn_t *c);
+void conn_mark_dirty(dal_conn_t *c);
 /* Fill err from the connection's last error, naming the datasource. */
-int dal_conn_error(dal_conn_t *c, int code, dal_error_t *err);
+int conn_error(dal_conn_t *c, int code, dal_error_t *err);
 
 typedef struct dal_connpool {
     pthread_mutex_t mu;
@@ -90,7 +90,7 @@ typedef struct dal_connpool {
     unsigned int nidle;
     unsigned int max_idle;
     const dal_cfg_datasource_t *ds; /* borrowed */
-    int replica;                    /* the server: see dal_conn_open_server */
+    int replica;                    /* the server: see conn_open_server */
     /* figures for monitoring, kept outside mu so connecting needs no lock;
      * only opening and closing change them (connections in use are
      * created - closed - nidle: no counter written by every statement, on a
@@ -99,18 +99,18 @@ typedef struct dal_connpool {
     atomic_ullong closed;
 } dal_connpool_t;
 
-void dal_connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
-                       unsigned int max_idle);
+void connpool_init(dal_connpool_t *p, const dal_cfg_datasource_t *ds, int replica,
+                   unsigned int max_idle);
 /* Close every idle connection and free p's lock. */
-void dal_connpool_destroy(dal_connpool_t *p);
+void connpool_destroy(dal_connpool_t *p);
 /* Close every idle connection: after one was found dead, the others (made
  * before the server went away) are dead too. */
-void dal_connpool_flush(dal_connpool_t *p);
+void connpool_flush(dal_connpool_t *p);
 /* An idle connection, or a new one.  *reused says which. */
-int dal_connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err);
+int connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give back; reusable == 0 closes it. */
-void dal_connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable);
+void connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable);
 /* Current figures (waiting and timed_out are always 0: the cache never makes anyone wait). */
-void dal_connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out);
+void connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out);
 
 #endif /* DAL_CORE_CONN_H */

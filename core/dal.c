@@ -18,7 +18,7 @@
 #include "idgen.h"
 #include "monitor.h"
 #include "pool.h"
-#include "plan.h"
+#include "explain.h"
 #include "replica.h"
 #include "result.h"
 #include "route.h"
@@ -34,7 +34,7 @@ static pthread_once_t library_once = PTHREAD_ONCE_INIT;
 static void library_init(void)
 {
     mysql_library_init(0, NULL, NULL);
-    dal_plugin_set_host_api(dal_host_api());
+    plugin_set_host_api(dal_host_api());
 }
 
 const char *dal_version(void)
@@ -70,9 +70,9 @@ static int load_snapshot(const char *path, const char *plugin_dir, const dal_log
     int rc;
 
     pthread_once(&library_once, library_init);
-    if ((rc = dal_config_load(path, &cfg, err)) != 0)
+    if ((rc = config_load(path, &cfg, err)) != 0)
         return rc;
-    return dal_snapshot_build(cfg, plugin_dir, log, out, err);
+    return snapshot_build(cfg, plugin_dir, log, out, err);
 }
 
 int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
@@ -82,10 +82,10 @@ int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t 
     int rc;
 
     if (path == NULL)
-        return dal_err_set(err, DAL_EINVAL, "no configuration file given");
-    dal_logger_init(&log, opts);
+        return err_set(err, DAL_EINVAL, "no configuration file given");
+    logger_init(&log, opts);
     rc = load_snapshot(path, opts ? opts->plugin_dir : NULL, &log, &snap, err);
-    dal_snapshot_unref(snap);
+    snapshot_unref(snap);
     return rc;
 }
 
@@ -95,22 +95,22 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
     int rc;
 
     if (out == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_open: out is NULL");
+        return err_set(err, DAL_EINVAL, "dal_open: out is NULL");
     *out = NULL;
     if (path == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_open: no configuration file given");
+        return err_set(err, DAL_EINVAL, "dal_open: no configuration file given");
     pthread_once(&library_once, library_init);
     dal = calloc(1, sizeof *dal);
     if (dal == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    dal_logger_init(&dal->log, opts);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    logger_init(&dal->log, opts);
     pthread_mutex_init(&dal->reload_mu, NULL);
     dal->path = strdup(path);
     dal->plugin_dir = opts && opts->plugin_dir ? strdup(opts->plugin_dir) : NULL;
-    dal->sql_cache = dal_sql_cache_new(SQL_CACHE_CAPACITY);
+    dal->sql_cache = sql_cache_new(SQL_CACHE_CAPACITY);
     if (dal->path == NULL || dal->sql_cache == NULL ||
         (opts && opts->plugin_dir && dal->plugin_dir == NULL)) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
     {
@@ -119,10 +119,10 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         if (rc != 0)
             goto fail;
         atomic_store(&dal->snap, snap);
-        dal_log(&dal->log, DAL_LOG_INFO, "config",
-                "%s: %zu datasources, %zu tables, plugins from %s", path, snap->nnodes,
-                snap->ntables, snap->plugin_path);
-        if (snap->cfg->watch && (rc = dal_watch_start(dal, err)) != 0)
+        log_message(&dal->log, DAL_LOG_INFO, "config",
+                    "%s: %zu datasources, %zu tables, plugins from %s", path, snap->nnodes,
+                    snap->ntables, snap->plugin_path);
+        if (snap->cfg->watch && (rc = watch_start(dal, err)) != 0)
             goto fail;
     }
     *out = dal;
@@ -136,16 +136,16 @@ void dal_close(dal_t *dal)
 {
     if (dal == NULL)
         return;
-    dal_watch_stop(dal);
-    dal_snapshot_unref(atomic_load(&dal->snap));
-    dal_sql_cache_free(dal->sql_cache);
+    watch_stop(dal);
+    snapshot_unref(atomic_load(&dal->snap));
+    sql_cache_free(dal->sql_cache);
     pthread_mutex_destroy(&dal->reload_mu);
     free(dal->path);
     free(dal->plugin_dir);
     free(dal);
 }
 
-dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
+dal_snapshot_t *snapshot_acquire(dal_t *dal)
 {
     dal_snapshot_t *s;
 
@@ -153,7 +153,7 @@ dal_snapshot_t *dal_snapshot_acquire(dal_t *dal)
      * readers" must not pass our "announce, then load" (see reload.c) */
     atomic_fetch_add(&dal->readers, 1);
     s = atomic_load(&dal->snap);
-    dal_snapshot_ref(s);
+    snapshot_ref(s);
     atomic_fetch_sub(&dal->readers, 1);
     return s;
 }
@@ -164,10 +164,10 @@ int dal_next_ids(dal_t *dal, const char *idgen, int64_t *ids, size_t n, dal_erro
     int rc;
 
     if (dal == NULL || idgen == NULL || (ids == NULL && n > 0))
-        return dal_err_set(err, DAL_EINVAL, "dal_next_ids: NULL argument");
-    s = dal_snapshot_acquire(dal);
-    rc = dal_idgen_next(s->idgens, idgen, ids, n, err);
-    dal_snapshot_unref(s);
+        return err_set(err, DAL_EINVAL, "dal_next_ids: NULL argument");
+    s = snapshot_acquire(dal);
+    rc = idgen_next(s->idgens, idgen, ids, n, err);
+    snapshot_unref(s);
     return rc;
 }
 
@@ -178,10 +178,10 @@ int dal_setup_idgens(dal_t *dal, const char *datasource, dal_idgen_setup_fn fn, 
     int rc;
 
     if (dal == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_setup_idgens: NULL handle");
-    s = dal_snapshot_acquire(dal);
-    rc = dal_idgen_setup(s, datasource, fn, user, err);
-    dal_snapshot_unref(s);
+        return err_set(err, DAL_EINVAL, "dal_setup_idgens: NULL handle");
+    s = snapshot_acquire(dal);
+    rc = idgen_setup(s, datasource, fn, user, err);
+    snapshot_unref(s);
     return rc;
 }
 
@@ -193,9 +193,9 @@ int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *us
     int rc = 0;
 
     if (dal == NULL || fn == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_table_columns: %s is NULL",
-                           dal == NULL ? "the handle" : "fn");
-    snap = dal_snapshot_acquire(dal);
+        return err_set(err, DAL_EINVAL, "dal_table_columns: %s is NULL",
+                       dal == NULL ? "the handle" : "fn");
+    snap = snapshot_acquire(dal);
     for (i = 0; rc == 0 && i < snap->ntables; i++) {
         dal_table_t *t = &snap->tables[i];
         const dal_columns_t *c;
@@ -203,14 +203,14 @@ int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *us
             (!t->sharded && t->cfg->id_column == NULL))
             continue;
         seen++;
-        rc = dal_table_columns_get(t, &c, err);
+        rc = table_columns_get(t, &c, err);
         if (rc == 0)
             fn(user, t->cfg->name, (const char *const *)c->names, c->n);
     }
     if (rc == 0 && table != NULL && seen == 0)
-        rc = dal_err_set(err, DAL_EINVAL, "table %s is not a sharded table nor one with an "
-                         "id_column in the configuration in force", table);
-    dal_snapshot_unref(snap);
+        rc = err_set(err, DAL_EINVAL, "table %s is not a sharded table nor one with an "
+                     "id_column in the configuration in force", table);
+    snapshot_unref(snap);
     return rc;
 }
 
@@ -220,12 +220,12 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
                             dal_error_t *err)
 {
     /* outside a session, the thread is the writer whose writes reads see */
-    dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = dal_ryw_thread()}};
+    dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
     int rc;
 
-    ctx.snap = dal_snapshot_acquire(dal);
-    rc = dal_stmt_execute(&ctx, opts, sql, params, nparams, out, err);
-    dal_snapshot_unref(ctx.snap);
+    ctx.snap = snapshot_acquire(dal);
+    rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    snapshot_unref(ctx.snap);
     return rc;
 }
 
@@ -233,7 +233,7 @@ int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out,
               dal_error_t *err)
 {
-    int rc = dal_stmt_args_check("dal_query", dal, sql, params, nparams, out, err);
+    int rc = stmt_args_check("dal_query", dal, sql, params, nparams, out, err);
 
     return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
@@ -243,16 +243,16 @@ int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *
     dal_prepared_t *p;
 
     if (out == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_prepare: out is NULL");
+        return err_set(err, DAL_EINVAL, "dal_prepare: out is NULL");
     *out = NULL;
     if (dal == NULL || sql == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_prepare: NULL argument");
+        return err_set(err, DAL_EINVAL, "dal_prepare: NULL argument");
     p = malloc(sizeof *p);
     if (p == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     /* the cache's analysis: the same text run through dal_query shares it,
      * and with it what routing remembers */
-    p->sql = dal_stmt_analyse(dal->sql_cache, sql, strlen(sql), err);
+    p->sql = stmt_analyse(dal->sql_cache, sql, strlen(sql), err);
     if (p->sql == NULL) {
         free(p);
         return err ? err->code : DAL_ESQL;
@@ -265,7 +265,7 @@ void dal_prepared_free(dal_prepared_t *p)
 {
     if (p == NULL)
         return;
-    dal_sql_unref(p->sql);
+    sql_unref(p->sql);
     free(p);
 }
 
@@ -278,12 +278,12 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
                        const dal_value_t *params, size_t nparams, dal_result_t **out,
                        dal_error_t *err)
 {
-    int rc = dal_stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
+    int rc = stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
 
     return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
 
-int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
+int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
 {
     if (affected_rows != NULL)
         *affected_rows = rc == 0 ? dal_result_affected_rows(r) : 0;
@@ -298,7 +298,7 @@ int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     dal_result_t *r = NULL;
     int rc = dal_query(dal, opts, sql, params, nparams, &r, err);
 
-    return dal_result_drop(rc, r, affected_rows);
+    return result_drop(rc, r, affected_rows);
 }
 
 int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
@@ -310,11 +310,11 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     if (out != NULL)
         *out = NULL;
     if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
-        return dal_err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
+        return err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
     ctx.cache = dal->sql_cache;
-    ctx.snap = dal_snapshot_acquire(dal);
-    rc = dal_stmt_explain(&ctx, opts, sql, params, nparams, out, err);
-    dal_snapshot_unref(ctx.snap);
+    ctx.snap = snapshot_acquire(dal);
+    rc = stmt_explain(&ctx, opts, sql, params, nparams, out, err);
+    snapshot_unref(ctx.snap);
     return rc;
 }
 
@@ -333,17 +333,17 @@ static void report_file(const char *path, dal_plugin_scan_fn fn, void *user)
 
     memset(&info, 0, sizeof info);
     info.file = path;
-    if (dal_plugin_lib_load(path, &lib, &e) != 0) {
+    if (plugin_lib_load(path, &lib, &e) != 0) {
         info.error = e.message;
         fn(user, &info);
         return;
     }
-    info.kind = dal_plugin_kind_name(lib->desc->kind);
+    info.kind = plugin_kind_name(lib->desc->kind);
     info.name = lib->desc->name;
     info.version = lib->desc->version;
     info.description = lib->desc->description;
     fn(user, &info);
-    dal_plugin_lib_unref(lib);
+    plugin_lib_unref(lib);
 }
 
 /* Scan one directory; returns the number of files reported or -1. */
@@ -386,16 +386,16 @@ done:
 
 int dal_plugins_scan(const char *dir, dal_plugin_scan_fn fn, void *user, dal_error_t *err)
 {
-    char *path = dal_plugin_path_resolve(dir, NULL);
+    char *path = plugin_path_resolve(dir, NULL);
     char *save = NULL, *p;
     int total = 0, n;
 
     if (path == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (p = strtok_r(path, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
         n = scan_dir(p, fn, user);
         if (n < 0) {
-            dal_err_set(err, DAL_EIO, "%s: cannot read plugin directory", p);
+            err_set(err, DAL_EIO, "%s: cannot read plugin directory", p);
             free(path);
             return DAL_EIO;
         }

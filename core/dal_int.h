@@ -29,11 +29,11 @@ struct dal {
 };
 
 /* The current snapshot with one reference for the caller. */
-dal_snapshot_t *dal_snapshot_acquire(dal_t *dal);
+dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
 /* Start / stop watching the INI file (reload.c). */
-int dal_watch_start(dal_t *dal, dal_error_t *err);
-void dal_watch_stop(dal_t *dal);
+int watch_start(dal_t *dal, dal_error_t *err);
+void watch_stop(dal_t *dal);
 
 #include "stmt.h" /* the statement driver the entry points call */
 

@@ -15,7 +15,7 @@ static void err_vfill(dal_error_t *err, int code, const char *fmt, va_list ap)
     vsnprintf(err->message, sizeof err->message, fmt, ap);
 }
 
-int dal_err_set(dal_error_t *err, int code, const char *fmt, ...)
+int err_set(dal_error_t *err, int code, const char *fmt, ...)
 {
     va_list ap;
 
@@ -27,8 +27,8 @@ int dal_err_set(dal_error_t *err, int code, const char *fmt, ...)
     return code;
 }
 
-int dal_err_server(dal_error_t *err, int code, unsigned int mysql_errno,
-                   const char *sqlstate, const char *fmt, ...)
+int err_server(dal_error_t *err, int code, unsigned int mysql_errno,
+               const char *sqlstate, const char *fmt, ...)
 {
     va_list ap;
 
@@ -42,7 +42,7 @@ int dal_err_server(dal_error_t *err, int code, unsigned int mysql_errno,
     return code;
 }
 
-void dal_err_prefix(dal_error_t *err, const char *fmt, ...)
+void err_prefix(dal_error_t *err, const char *fmt, ...)
 {
     char prefix[256];
     size_t plen, mlen;
@@ -67,7 +67,7 @@ void dal_err_prefix(dal_error_t *err, const char *fmt, ...)
     err->message[plen + mlen] = '\0';
 }
 
-void dal_err_clear(dal_error_t *err)
+void err_clear(dal_error_t *err)
 {
     if (err == NULL)
         return;

@@ -19,16 +19,16 @@
 #endif
 
 /* Set err (may be NULL) to code and a formatted message; returns code so
- * callers can write `return dal_err_set(err, DAL_EINVAL, "...")`. */
-int dal_err_set(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4) DAL_COLD;
+ * callers can write `return err_set(err, DAL_EINVAL, "...")`. */
+int err_set(dal_error_t *err, int code, const char *fmt, ...) DAL_PRINTF(3, 4) DAL_COLD;
 
 /* Same, with the server's error number and SQLSTATE. */
-int dal_err_server(dal_error_t *err, int code, unsigned int mysql_errno,
-                   const char *sqlstate, const char *fmt, ...) DAL_PRINTF(5, 6) DAL_COLD;
+int err_server(dal_error_t *err, int code, unsigned int mysql_errno,
+               const char *sqlstate, const char *fmt, ...) DAL_PRINTF(5, 6) DAL_COLD;
 
 /* Put "prefix: " in front of the message already in err. */
-void dal_err_prefix(dal_error_t *err, const char *fmt, ...) DAL_PRINTF(2, 3) DAL_COLD;
+void err_prefix(dal_error_t *err, const char *fmt, ...) DAL_PRINTF(2, 3) DAL_COLD;
 
-void dal_err_clear(dal_error_t *err);
+void err_clear(dal_error_t *err);
 
 #endif /* DAL_CORE_ERROR_H */

@@ -5,71 +5,71 @@
 #include "events.h"
 #include "result.h"
 
-void dal_event_statement_emit(const struct dal_monitor_set *m, const dal_routing_t *rt,
-                              const char *sql_norm, const char *trace, uint64_t t0, int rc,
-                              const struct dal_result *r)
+void event_statement_emit(const struct dal_monitor_set *m, const dal_routing_t *rt,
+                          const char *sql_norm, const char *trace, uint64_t t0, int rc,
+                          const struct dal_result *r)
 {
     dal_event_t ev;
 
-    dal_monitor_event_init(m, &ev, DAL_EVENT_STATEMENT);
-    ev.kind = dal_sql_kind_word(rt->sql->kind);
-    dal_routing_label_table(rt, &ev); /* emitted only once routed */
+    monitor_event_init(m, &ev, DAL_EVENT_STATEMENT);
+    ev.kind = sql_kind_word(rt->sql->kind);
+    routing_label_table(rt, &ev); /* emitted only once routed */
     if (rt->nroutes == 1) {
         ev.datasource = rt->routes[0].node->cfg->name;
-        ev.server = dal_route_server(&rt->routes[0])->address;
+        ev.server = route_server(&rt->routes[0])->address;
     }
     ev.sql = sql_norm;
     ev.trace_id = trace;
-    ev.latency_ns = dal_now_ns() - t0;
+    ev.latency_ns = clock_now_ns() - t0;
     ev.rows = rc == 0 && r != NULL ? dal_result_affected_rows(r) : 0;
     ev.error_code = rc;
-    dal_monitor_emit(m, &ev);
+    monitor_emit(m, &ev);
 }
 
-void dal_event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
-                              uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_)
+void event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
+                          uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_)
 {
     const dal_route_t *route = &rt->routes[r];
     char phys[300];
     dal_event_t ev;
     size_t i;
 
-    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_EXECUTION);
-    ev.kind = dal_sql_kind_word(rt->sql->kind);
+    monitor_event_init(rt->monitors, &ev, DAL_EVENT_EXECUTION);
+    ev.kind = sql_kind_word(rt->sql->kind);
     ev.table = rt->primary ? rt->primary->cfg->name : NULL;
     ev.datasource = route->node->cfg->name;
     ev.server = srv->address;
     for (i = 0; route->pos != NULL && i < rt->sql->ntrefs && ev.physical_table == NULL; i++)
         if (route->pos[i] >= 0)
-            ev.physical_table = dal_physical_name(rt->tables[i], route->pos[i], phys, sizeof phys);
+            ev.physical_table = physical_name(rt->tables[i], route->pos[i], phys, sizeof phys);
     ev.sql = rt->sql_norm;
     ev.trace_id = rt->trace_id;
-    ev.latency_ns = dal_now_ns() - t0;
+    ev.latency_ns = clock_now_ns() - t0;
     ev.rows = rows;
     ev.error_code = rc;
     ev.mysql_errno = mysql_errno_;
-    dal_monitor_emit(rt->monitors, &ev);
+    monitor_emit(rt->monitors, &ev);
 }
 
-void dal_event_route_emit(const dal_routing_t *rt, const dal_server_t *srv)
+void event_route_emit(const dal_routing_t *rt, const dal_server_t *srv)
 {
     dal_event_t ev;
 
-    dal_monitor_event_init(rt->monitors, &ev, DAL_EVENT_ROUTE);
-    ev.kind = dal_server_role(srv);
-    dal_routing_label_table(rt, &ev);
+    monitor_event_init(rt->monitors, &ev, DAL_EVENT_ROUTE);
+    ev.kind = server_role(srv);
+    routing_label_table(rt, &ev);
     ev.datasource = srv->node->cfg->name;
     ev.server = srv->address;
     ev.trace_id = rt->trace_id;
-    dal_monitor_emit(rt->monitors, &ev);
+    monitor_emit(rt->monitors, &ev);
 }
 
-void dal_event_reload_emit(const dal_snapshot_t *s, int rc)
+void event_reload_emit(const dal_snapshot_t *s, int rc)
 {
     dal_event_t ev;
 
-    dal_monitor_event_init(s->monitors, &ev, DAL_EVENT_RELOAD);
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_RELOAD);
     ev.kind = rc == 0 ? "ok" : "failed";
     ev.error_code = rc;
-    dal_monitor_emit(s->monitors, &ev);
+    monitor_emit(s->monitors, &ev);
 }

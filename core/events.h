@@ -5,7 +5,7 @@
  * ID generators report their segments themselves, through the host API.
  *
  * Without monitors a statement must pay next to nothing, so every function
- * checks dal_monitor_active first, inline, and only then calls the one that
+ * checks monitor_active first, inline, and only then calls the one that
  * builds the event.
  */
 #ifndef DAL_CORE_EVENTS_H
@@ -19,47 +19,47 @@
 
 struct dal_result;
 
-void dal_event_statement_emit(const struct dal_monitor_set *m, const dal_routing_t *rt,
-                              const char *sql_norm, const char *trace, uint64_t t0, int rc,
-                              const struct dal_result *r);
-void dal_event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
-                              uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_);
-void dal_event_route_emit(const dal_routing_t *rt, const dal_server_t *srv);
-void dal_event_reload_emit(const dal_snapshot_t *s, int rc);
+void event_statement_emit(const struct dal_monitor_set *m, const dal_routing_t *rt,
+                          const char *sql_norm, const char *trace, uint64_t t0, int rc,
+                          const struct dal_result *r);
+void event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t *srv,
+                          uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_);
+void event_route_emit(const dal_routing_t *rt, const dal_server_t *srv);
+void event_reload_emit(const dal_snapshot_t *s, int rc);
 
 /* DAL_EVENT_STATEMENT: a routed statement (rt, its normalised text and
  * trace id, started at t0) ended with rc and result r (NULL on failure). */
-static inline void dal_event_statement(const struct dal_monitor_set *m, const dal_routing_t *rt,
-                                       const char *sql_norm, const char *trace, uint64_t t0,
-                                       int rc, const struct dal_result *r)
+static inline void event_statement(const struct dal_monitor_set *m, const dal_routing_t *rt,
+                                   const char *sql_norm, const char *trace, uint64_t t0,
+                                   int rc, const struct dal_result *r)
 {
-    if (dal_monitor_active(m))
-        dal_event_statement_emit(m, rt, sql_norm, trace, t0, rc, r);
+    if (monitor_active(m))
+        event_statement_emit(m, rt, sql_norm, trace, t0, rc, r);
 }
 
 /* DAL_EVENT_EXECUTION: route r of rt ran on srv from t0 (rows affected or
  * read, rc, the server's error number). */
-static inline void dal_event_execution(const dal_routing_t *rt, size_t r,
-                                       const dal_server_t *srv, uint64_t t0, uint64_t rows,
-                                       int rc, unsigned int mysql_errno_)
+static inline void event_execution(const dal_routing_t *rt, size_t r,
+                                   const dal_server_t *srv, uint64_t t0, uint64_t rows,
+                                   int rc, unsigned int mysql_errno_)
 {
-    if (dal_monitor_active(rt->monitors))
-        dal_event_execution_emit(rt, r, srv, t0, rows, rc, mysql_errno_);
+    if (monitor_active(rt->monitors))
+        event_execution_emit(rt, r, srv, t0, rows, rc, mysql_errno_);
 }
 
 /* DAL_EVENT_ROUTE: rt's statement goes to srv. */
-static inline void dal_event_route(const dal_routing_t *rt, const dal_server_t *srv)
+static inline void event_route(const dal_routing_t *rt, const dal_server_t *srv)
 {
-    if (dal_monitor_active(rt->monitors))
-        dal_event_route_emit(rt, srv);
+    if (monitor_active(rt->monitors))
+        event_route_emit(rt, srv);
 }
 
 /* DAL_EVENT_RELOAD: a reload into s (the new snapshot, or the one kept)
  * ended with rc. */
-static inline void dal_event_reload(const dal_snapshot_t *s, int rc)
+static inline void event_reload(const dal_snapshot_t *s, int rc)
 {
-    if (dal_monitor_active(s->monitors))
-        dal_event_reload_emit(s, rc);
+    if (monitor_active(s->monitors))
+        event_reload_emit(s, rc);
 }
 
 #endif /* DAL_CORE_EVENTS_H */

@@ -53,26 +53,26 @@ static dal_server_t *retry_server(const dal_routing_t *rt, dal_server_t *srv, in
     if (!is_read(rt->sql))
         return NULL;
     if (srv->replica >= 0)
-        return rc == DAL_ECONNECT || conn_is_broken(e) ? dal_select_failover(srv) : NULL;
+        return rc == DAL_ECONNECT || conn_is_broken(e) ? select_failover(srv) : NULL;
     return retryable(e, reused, 1) ? srv : NULL;
 }
 
 /* After a statement succeeded on c: a write on a master is what its writer
  * must read back (read-your-writes).  The GTID is taken for every statement
- * on a tracking connection, since taking it also tells dal_conn_reset that
+ * on a tracking connection, since taking it also tells conn_reset that
  * a new GTID alone leaves nothing to undo. */
 static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c)
 {
     dal_sql_kind_t k = rt->sql->kind;
     dal_gtid_t g;
-    int has = dal_conn_take_gtid(c, &g);
+    int has = conn_take_gtid(c, &g);
 
     if (rt->ryw == NULL || srv->replica >= 0)
         return;
     if (has)
-        dal_ryw_note(rt->ryw, srv->node, &g);
+        ryw_note(rt->ryw, srv->node, &g);
     else if (!c->track_gtid && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW)
-        dal_ryw_note(rt->ryw, srv->node, NULL); /* wrote, or may have: GTID unknown */
+        ryw_note(rt->ryw, srv->node, NULL); /* wrote, or may have: GTID unknown */
 }
 
 
@@ -85,12 +85,12 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     MYSQL_RES *rows;
     int rc;
 
-    dal_buf_reset(sql);
-    rc = dal_rewrite(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
+    buf_reset(sql);
+    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
     if (rc != 0)
         return rc;
     if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0)
-        return dal_conn_error(c, DAL_ESERVER, err);
+        return conn_error(c, DAL_ESERVER, err);
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
         res->insert_id = mysql_insert_id(&c->mysql);
@@ -98,8 +98,8 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL)
-        return dal_conn_error(c, DAL_ESERVER, err);
-    return dal_result_add(res, rows, rt->routes[r].node->cfg->name, err);
+        return conn_error(c, DAL_ESERVER, err);
+    return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
 /* One attempt of route r on srv: *e is the client or server error once
@@ -109,20 +109,20 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
                       unsigned int *e, int *reused, dal_error_t *err)
 {
     dal_conn_t *c = NULL;
-    int rc = dal_server_acquire(srv, &c, reused, err);
+    int rc = server_acquire(srv, &c, reused, err);
 
     *e = 0;
     if (rc != 0) {
         if (rc == DAL_ECONNECT)
-            dal_server_lost(srv, err ? err->message : "cannot connect");
+            server_lost(srv, err ? err->message : "cannot connect");
         return rc;
     }
     rc = send_on(rt, r, c, params, nparams, sql, res, err);
     if (rc == 0)
         note_write(rt, srv, c);
     else if (conn_is_broken(*e = mysql_errno(&c->mysql)))
-        dal_server_lost(srv, mysql_error(&c->mysql));
-    dal_server_release(srv, c, rc == 0 || !conn_is_broken(*e));
+        server_lost(srv, mysql_error(&c->mysql));
+    server_release(srv, c, rc == 0 || !conn_is_broken(*e));
     return rc;
 }
 
@@ -131,42 +131,42 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
 static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *params,
                      size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
-    dal_server_t *srv = dal_route_server(&rt->routes[r]), *next;
-    uint64_t t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0, before = res->affected;
+    dal_server_t *srv = route_server(&rt->routes[r]), *next;
+    uint64_t t0 = monitor_active(rt->monitors) ? clock_now_ns() : 0, before = res->affected;
     unsigned int e;
     int reused = 0, rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
 
     next = rc != 0 ? retry_server(rt, srv, rc, e, reused) : NULL;
     if (next != NULL) {
         if (next != srv)
-            dal_event_route(rt, next);
+            event_route(rt, next);
         srv = next;
         rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
     }
     /* rows: what a write changed; a read's rows are counted by the
      * statement event once the caller has read them */
-    dal_event_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc,
-                        rc == 0 ? 0 : e);
+    event_execution(rt, r, srv, t0, rc == 0 ? res->affected - before : 0, rc,
+                    rc == 0 ? 0 : e);
     return rc;
 }
 
-int dal_exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
-                     size_t nparams, dal_result_t **out, int *broken, dal_error_t *err)
+int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
+                 size_t nparams, dal_result_t **out, int *broken, dal_error_t *err)
 {
-    dal_result_t *res = dal_result_new();
+    dal_result_t *res = result_new();
     char mem[SQL_STACK_BYTES];
     dal_buf_t sql;
     int rc;
 
     *out = NULL;
     *broken = 0;
-    dal_buf_init_on(&sql, mem, sizeof mem);
+    buf_init_on(&sql, mem, sizeof mem);
     if (res == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     rc = send_on(rt, 0, c, params, nparams, &sql, res, err);
-    dal_buf_free(&sql);
+    buf_free(&sql);
     if (rc == 0 && res->ncols > 0)
-        rc = dal_result_name_columns(res, rt->sql, err);
+        rc = result_name_columns(res, rt->sql, err);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
         dal_result_free(res);
@@ -222,8 +222,8 @@ static void job_start(batch_t *b, job_t *j);
 
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
-    dal_event_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
-                        rc == 0 ? 0 : j->err.mysql_errno);
+    event_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
+                    rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
     j->phase = JOB_DONE;
     j->wait = 0;
@@ -235,7 +235,7 @@ static void job_finish(batch_t *b, job_t *j, int rc)
 static void job_release(job_t *j, int reusable)
 {
     if (j->c != NULL)
-        dal_server_release(j->srv, j->c, reusable);
+        server_release(j->srv, j->c, reusable);
     j->c = NULL;
 }
 
@@ -250,7 +250,7 @@ static void job_failed(batch_t *b, job_t *j, int rc, unsigned int e)
         return;
     }
     if (next != j->srv)
-        dal_event_route(b->rt, next);
+        event_route(b->rt, next);
     j->retried = 1;
     j->srv = next;
     b->running--; /* job_start counts it again */
@@ -263,10 +263,10 @@ static void job_failed(batch_t *b, job_t *j, int rc, unsigned int e)
 static void job_conn_failed(batch_t *b, job_t *j, int trusted)
 {
     unsigned int e = mysql_errno(&j->c->mysql);
-    int rc = dal_conn_error(j->c, DAL_ESERVER, &j->err);
+    int rc = conn_error(j->c, DAL_ESERVER, &j->err);
 
     if (conn_is_broken(e))
-        dal_server_lost(j->srv, mysql_error(&j->c->mysql));
+        server_lost(j->srv, mysql_error(&j->c->mysql));
     job_release(j, trusted && !conn_is_broken(e));
     job_failed(b, j, rc, e);
 }
@@ -315,19 +315,19 @@ static void job_start(batch_t *b, job_t *j)
     int rc;
 
     if (j->srv == NULL)
-        j->srv = dal_route_server(&rt->routes[j->route]);
-    j->t0 = dal_monitor_active(rt->monitors) ? dal_now_ns() : 0;
+        j->srv = route_server(&rt->routes[j->route]);
+    j->t0 = monitor_active(rt->monitors) ? clock_now_ns() : 0;
     b->running++;
-    rc = dal_server_acquire(j->srv, &j->c, &j->reused, &j->err);
+    rc = server_acquire(j->srv, &j->c, &j->reused, &j->err);
     if (rc != 0) {
         if (rc == DAL_ECONNECT)
-            dal_server_lost(j->srv, j->err.message);
+            server_lost(j->srv, j->err.message);
         job_failed(b, j, rc, 0);
         return;
     }
-    dal_buf_reset(&j->sql);
-    rc = dal_rewrite(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes, &j->sql,
-                     &j->err);
+    buf_reset(&j->sql);
+    rc = rewrite_route(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes, &j->sql,
+                       &j->err);
     if (rc != 0) {
         job_release(j, 1);
         job_finish(b, j, rc);
@@ -413,7 +413,7 @@ static int run_batch(batch_t *b, dal_error_t *err)
     int rc = 0;
 
     if (pfd == NULL || idx == NULL) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto done;
     }
     for (;;) {
@@ -422,7 +422,7 @@ static int run_batch(batch_t *b, dal_error_t *err)
         if (b->running == 0)
             break;
         if (poll_round(b, pfd, idx) != 0) {
-            rc = dal_err_set(err, DAL_EIO, "poll: %s", strerror(errno));
+            rc = err_set(err, DAL_EIO, "poll: %s", strerror(errno));
             break;
         }
     }
@@ -434,7 +434,7 @@ done:
 
 static void release_to_server(void *ctx, dal_conn_t *c, int reusable)
 {
-    dal_server_release(ctx, c, reusable);
+    server_release(ctx, c, reusable);
 }
 
 /* Hand every job's outcome to res in route order; the first failure in
@@ -456,11 +456,11 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
             res->insert_id = j->insert_id;
             res->nroutes++;
             if (j->rows != NULL) {
-                rc = dal_result_add(res, j->rows, j->srv->node->cfg->name, err);
+                rc = result_add(res, j->rows, j->srv->node->cfg->name, err);
                 j->rows = NULL;
             } else if (j->c != NULL) {
-                rc = dal_result_add_stream(res, j->c, release_to_server, j->srv,
-                                           j->srv->node->cfg->name, err);
+                rc = result_add_stream(res, j->c, release_to_server, j->srv,
+                                       j->srv->node->cfg->name, err);
                 j->c = NULL;
             }
         }
@@ -469,10 +469,10 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         /* a stream not handed over (an earlier route failed) still holds
          * unread rows: the connection cannot be reused */
         job_release(j, 0);
-        dal_buf_free(&j->sql);
+        buf_free(&j->sql);
     }
     if (rc == 0 && b->failed == 0 && b->next < b->rt->nroutes)
-        rc = dal_err_set(err, DAL_EIO, "not every route ran");
+        rc = err_set(err, DAL_EIO, "not every route ran");
     return rc;
 }
 
@@ -492,7 +492,7 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     b.nparams = nparams;
     b.jobs = calloc(rt->nroutes, sizeof *b.jobs);
     if (b.jobs == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (size_t i = 0; i < rt->nroutes; i++)
         b.jobs[i].route = i;
     rc = run_batch(&b, err);
@@ -502,32 +502,32 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     return rc;
 }
 
-int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                    dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err)
+int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err)
 {
-    dal_result_t *res = dal_result_new();
+    dal_result_t *res = result_new();
     char mem[SQL_STACK_BYTES];
     dal_buf_t sql;
     int rc = 0;
 
     *out = NULL;
-    dal_buf_init_on(&sql, mem, sizeof mem);
+    buf_init_on(&sql, mem, sizeof mem);
     if (res == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     if (rt->nroutes == 1) {
         rc = run_route(rt, 0, params, nparams, &sql, res, err);
         if (rc == 0)
             res->nroutes++;
         if (rc == 0 && res->ncols > 0)
-            rc = dal_result_name_columns(res, rt->sql, err);
+            rc = result_name_columns(res, rt->sql, err);
     } else {
         rc = exec_parallel(rt, params, nparams, res, err);
-        if (rc == 0 && plan != NULL && *plan != NULL && res->ncols > 0) {
-            rc = dal_result_set_merge(res, *plan, err);
-            *plan = NULL;
+        if (rc == 0 && spec != NULL && *spec != NULL && res->ncols > 0) {
+            rc = result_set_merge(res, *spec, err);
+            *spec = NULL;
         }
     }
-    dal_buf_free(&sql);
+    buf_free(&sql);
     if (rc != 0) {
         dal_result_free(res);
         return rc;
@@ -536,8 +536,8 @@ int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t n
     return 0;
 }
 
-int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params,
-                    size_t nparams, dal_result_t **out, dal_error_t *err)
+int exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params,
+                size_t nparams, dal_result_t **out, dal_error_t *err)
 {
     dal_routing_t rt;
     dal_route_t route;
@@ -546,8 +546,8 @@ int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params
     int rc;
 
     *out = NULL;
-    if (dal_sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) != 0)
-        return dal_err_set(err, DAL_ESQL, "%s", msg);
+    if (sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) != 0)
+        return err_set(err, DAL_ESQL, "%s", msg);
     /* one route, no table rewritten: only the ? placeholders are filled */
     memset(&rt, 0, sizeof rt);
     rt.sql = s;
@@ -556,7 +556,7 @@ int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params
     memset(&route, 0, sizeof route);
     route.node = node;
     route.pos = NULL;
-    rc = dal_exec_routes(&rt, params, nparams, NULL, out, err);
-    dal_sql_unref(s); /* the result may hold a reference (its column names) */
+    rc = exec_routes(&rt, params, nparams, NULL, out, err);
+    sql_unref(s); /* the result may hold a reference (its column names) */
     return rc;
 }

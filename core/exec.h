@@ -16,19 +16,19 @@
  * (taken, *plan set to NULL) the rows are merged as it says, else
  * concatenated in route order; affected rows are summed.  The result may
  * hold connections of rt's nodes: the caller keeps their snapshot alive
- * until dal_result_free (dal_result_on_free).  On success *out is owned by the
+ * until dal_result_free (result_on_free).  On success *out is owned by the
  * caller (dal_result_free).  On failure err names the datasource and server.
  */
-int dal_exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                    dal_merge_plan_t **plan, dal_result_t **out, dal_error_t *err);
+int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err);
 
 /* Run the single route of rt on connection c (a session's transaction).
  * *broken says c can no longer be used. */
-int dal_exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
-                     size_t nparams, dal_result_t **out, int *broken, dal_error_t *err);
+int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
+                 size_t nparams, dal_result_t **out, int *broken, dal_error_t *err);
 
 /* Run sql (with ? params, no table rewriting) on one node. */
-int dal_exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params,
-                    size_t nparams, dal_result_t **out, dal_error_t *err);
+int exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params,
+                size_t nparams, dal_result_t **out, dal_error_t *err);
 
 #endif /* DAL_CORE_EXEC_H */

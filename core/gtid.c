@@ -21,7 +21,7 @@ static int number(const char **p, const char *end, uint64_t max, uint64_t *out)
     return *p > s ? 0 : -1;
 }
 
-int dal_gtid_parse(const char *text, size_t len, dal_gtid_t *out)
+int gtid_parse(const char *text, size_t len, dal_gtid_t *out)
 {
     const char *p = text, *end = text + len;
     uint64_t d, s, n;
@@ -41,7 +41,7 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int dal_gtid_pos_parse(const char *text, size_t len, dal_gtid_pos_t *out)
+int gtid_pos_parse(const char *text, size_t len, dal_gtid_pos_t *out)
 {
     const char *p = text, *end = text + len;
 
@@ -56,14 +56,14 @@ int dal_gtid_pos_parse(const char *text, size_t len, dal_gtid_pos_t *out)
             ;
         for (e = p; e > s && is_blank(e[-1]); e--)
             ;
-        if (out->n == DAL_GTID_DOMAINS_MAX || dal_gtid_parse(s, (size_t)(e - s), &out->g[out->n]))
+        if (out->n == DAL_GTID_DOMAINS_MAX || gtid_parse(s, (size_t)(e - s), &out->g[out->n]))
             return -1;
         out->n++;
     }
     return 0;
 }
 
-int dal_gtid_pos_covers(const dal_gtid_pos_t *pos, const dal_gtid_t *g)
+int gtid_pos_covers(const dal_gtid_pos_t *pos, const dal_gtid_t *g)
 {
     unsigned int i;
 

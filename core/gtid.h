@@ -28,13 +28,13 @@ typedef struct dal_gtid_pos {
 } dal_gtid_pos_t;
 
 /* Parse one GTID from text[0..len).  0, or -1 if malformed. */
-int dal_gtid_parse(const char *text, size_t len, dal_gtid_t *out);
+int gtid_parse(const char *text, size_t len, dal_gtid_t *out);
 
 /* Parse a position ("0-1-42,1-2-7", blanks allowed; "" is empty).  0, or
  * -1 if malformed or with more than DAL_GTID_DOMAINS_MAX domains. */
-int dal_gtid_pos_parse(const char *text, size_t len, dal_gtid_pos_t *out);
+int gtid_pos_parse(const char *text, size_t len, dal_gtid_pos_t *out);
 
 /* 1 if pos has applied g (same domain, sequence number at least g's). */
-int dal_gtid_pos_covers(const dal_gtid_pos_t *pos, const dal_gtid_t *g);
+int gtid_pos_covers(const dal_gtid_pos_t *pos, const dal_gtid_t *g);
 
 #endif /* DAL_CORE_GTID_H */

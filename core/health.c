@@ -65,7 +65,7 @@ struct dal_health {
     pthread_cond_t cv;      /* CLOCK_MONOTONIC: the pause between rounds */
     int stop;               /* under mu */
     int running;            /* the thread was started (under mu) */
-    atomic_int started;     /* dal_health_ensure's fast path */
+    atomic_int started;     /* health_ensure's fast path */
     atomic_int stopping;    /* read by the thread between polls */
     int wake[2];            /* a pipe: stop interrupts a round in poll() */
     pthread_t thread;
@@ -94,13 +94,13 @@ static void set_health(dal_server_t *srv, int state, const char *why)
         return;
     server_name(srv, name, sizeof name);
     if (state == DAL_HEALTH_UP)
-        dal_log(srv->node->log, DAL_LOG_INFO, "health", "%s: in rotation", name);
+        log_message(srv->node->log, DAL_LOG_INFO, "health", "%s: in rotation", name);
     else
-        dal_log(srv->node->log, old == DAL_HEALTH_UP ? DAL_LOG_WARN : DAL_LOG_INFO, "health",
-                "%s: out of rotation: %s", name, why);
+        log_message(srv->node->log, old == DAL_HEALTH_UP ? DAL_LOG_WARN : DAL_LOG_INFO, "health",
+                    "%s: out of rotation: %s", name, why);
 }
 
-void dal_health_mark_down(dal_server_t *srv, const char *why)
+void health_mark_down(dal_server_t *srv, const char *why)
 {
     set_health(srv, DAL_HEALTH_DOWN, why);
 }
@@ -158,7 +158,7 @@ static void store_gtid(dal_health_t *h, dal_server_t *srv, const char *gtid)
 {
     dal_gtid_pos_t pos;
 
-    if (gtid == NULL || dal_gtid_pos_parse(gtid, strlen(gtid), &pos) != 0)
+    if (gtid == NULL || gtid_pos_parse(gtid, strlen(gtid), &pos) != 0)
         pos.n = 0;
     pthread_mutex_lock(&h->node->gtid_mu);
     srv->gtid = pos;
@@ -271,7 +271,7 @@ static void query_start(probe_t *p)
 static void connect_start(probe_t *p)
 {
     const dal_cfg_datasource_t *ds = p->srv->node->cfg;
-    const dal_url_t *u = dal_server_url(ds, p->srv->replica);
+    const dal_url_t *u = server_url(ds, p->srv->replica);
 
     p->reused = 0;
     p->m = mysql_init(NULL);
@@ -280,7 +280,7 @@ static void connect_start(probe_t *p)
         return;
     }
     /* a check must not wait longer for an answer than for a connection */
-    dal_conn_options(p->m, ds, p->srv->replica, dal_server_connect_timeout_ms(ds, p->srv->replica));
+    conn_options(p->m, ds, p->srv->replica, server_connect_timeout_ms(ds, p->srv->replica));
     p->phase = P_CONNECT;
     p->wait = mysql_real_connect_start(&p->cret, p->m, u->socket ? "localhost" : u->host, u->user,
                                        u->password, u->database, u->socket ? 0 : u->port,
@@ -426,7 +426,7 @@ static size_t poll_set(dal_health_t *h, int *timeout_ms)
 /* One poll() over the waiting probes; 0, or -1 when the round must end. */
 static int poll_once(dal_health_t *h, uint64_t deadline)
 {
-    uint64_t now = dal_now_ns(), left_ms = now >= deadline ? 0 : (deadline - now) / 1000000u + 1;
+    uint64_t now = clock_now_ns(), left_ms = now >= deadline ? 0 : (deadline - now) / 1000000u + 1;
     /* at most a second per poll: the caller looks at the clock and the stop flag */
     int timeout = left_ms < 1000 ? (int)left_ms : 1000, rc;
     size_t n = poll_set(h, &timeout), k;
@@ -474,7 +474,7 @@ static uint64_t round_ns(const dal_health_t *h)
     size_t i;
 
     for (i = 0; i < h->nprobes; i++) {
-        t = dal_server_connect_timeout_ms(h->node->cfg, h->probes[i].srv->replica);
+        t = server_connect_timeout_ms(h->node->cfg, h->probes[i].srv->replica);
         ms = t > ms ? t : ms;
     }
     cap = cap > 1000 ? cap : 1000;
@@ -509,14 +509,14 @@ static void judge_ready(dal_health_t *h)
 
 static void run_round(dal_health_t *h)
 {
-    uint64_t deadline = dal_now_ns() + round_ns(h);
+    uint64_t deadline = clock_now_ns() + round_ns(h);
     size_t i;
     int stopped = 0;
 
     for (i = 0; i < h->nprobes; i++)
         probe_begin(&h->probes[i]);
     judge_ready(h);
-    while (any_active(h) && !stopped && dal_now_ns() < deadline) {
+    while (any_active(h) && !stopped && clock_now_ns() < deadline) {
         stopped = poll_once(h, deadline) != 0 || atomic_load(&h->stopping);
         if (!stopped)
             judge_ready(h);
@@ -539,7 +539,7 @@ static int pause_between(dal_health_t *h)
     struct timespec until;
     int stop;
 
-    dal_deadline_after_ms(&until, (long)h->node->cfg->health_check_ms);
+    clock_deadline_after_ms(&until, (long)h->node->cfg->health_check_ms);
     pthread_mutex_lock(&h->mu);
     while (!h->stop && pthread_cond_timedwait(&h->cv, &h->mu, &until) != ETIMEDOUT)
         ;
@@ -563,7 +563,7 @@ static void *health_main(void *arg)
 
 /* ------------------------------------------------------------ lifecycle */
 
-int dal_health_new(dal_node_t *node, dal_health_t **out, dal_error_t *err)
+int health_new(dal_node_t *node, dal_health_t **out, dal_error_t *err)
 {
     dal_health_t *h;
     pthread_condattr_t ca;
@@ -586,7 +586,7 @@ int dal_health_new(dal_node_t *node, dal_health_t **out, dal_error_t *err)
             free(h->idx);
         }
         free(h);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     }
     h->node = node;
     h->wake[0] = h->wake[1] = -1;
@@ -611,20 +611,20 @@ static void start_locked(dal_health_t *h)
 
     if (pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         h->wake[0] = h->wake[1] = -1;
-        dal_log(h->node->log, DAL_LOG_ERROR, "health", "datasource %s: cannot check replicas "
-                "(pipe: %s); reads go to the master", h->node->cfg->name, strerror(errno));
+        log_message(h->node->log, DAL_LOG_ERROR, "health", "datasource %s: cannot check replicas "
+                    "(pipe: %s); reads go to the master", h->node->cfg->name, strerror(errno));
         return;
     }
     rc = pthread_create(&h->thread, NULL, health_main, h);
     if (rc != 0) {
-        dal_log(h->node->log, DAL_LOG_ERROR, "health", "datasource %s: cannot check replicas "
-                "(thread: %s); reads go to the master", h->node->cfg->name, strerror(rc));
+        log_message(h->node->log, DAL_LOG_ERROR, "health", "datasource %s: cannot check replicas "
+                    "(thread: %s); reads go to the master", h->node->cfg->name, strerror(rc));
         return;
     }
     h->running = 1;
 }
 
-void dal_health_ensure(dal_health_t *h)
+void health_ensure(dal_health_t *h)
 {
     if (h == NULL || atomic_load_explicit(&h->started, memory_order_acquire))
         return;
@@ -636,7 +636,7 @@ void dal_health_ensure(dal_health_t *h)
     pthread_mutex_unlock(&h->mu);
 }
 
-void dal_health_free(dal_health_t *h)
+void health_free(dal_health_t *h)
 {
     int running;
     size_t i;
@@ -652,7 +652,7 @@ void dal_health_free(dal_health_t *h)
     if (running) {
         /* interrupts a round waiting in poll(); the pipe never fills: one byte */
         if (write(h->wake[1], "x", 1) < 0 && errno != EAGAIN)
-            dal_log(h->node->log, DAL_LOG_WARN, "health", "wake-up: %s", strerror(errno));
+            log_message(h->node->log, DAL_LOG_WARN, "health", "wake-up: %s", strerror(errno));
         pthread_join(h->thread, NULL);
     }
     for (i = 0; i < h->nprobes; i++)

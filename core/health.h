@@ -9,7 +9,7 @@
  * atomic, so checking costs statements nothing.
  *
  * The thread starts with the node's first statement that could go to a
- * replica (dal_health_ensure), so `dal explain`, `dal check` and a reload
+ * replica (health_ensure), so `dal explain`, `dal check` and a reload
  * that only builds a candidate never connect, as dal_open promises.  It
  * stops when the node is freed; every wait in it is bounded by the connect
  * timeout and cut short when the node goes.
@@ -22,20 +22,20 @@
 typedef struct dal_health dal_health_t;
 
 /* A checker for node (not started).  *out owned by the node
- * (dal_health_free); NULL for a node without replicas.  0 or DAL_ENOMEM. */
-int dal_health_new(dal_node_t *node, dal_health_t **out, dal_error_t *err);
+ * (health_free); NULL for a node without replicas.  0 or DAL_ENOMEM. */
+int health_new(dal_node_t *node, dal_health_t **out, dal_error_t *err);
 
 /* Start the checker if it is not running yet.  Cheap when it is (one
  * atomic load): called on the statement path.  A checker that cannot start
  * is logged once, and its replicas stay unknown: reads go to the master. */
-void dal_health_ensure(dal_health_t *h);
+void health_ensure(dal_health_t *h);
 
 /* Stop the thread (if started), close its connections, free h.  NULL is a
  * no-op.  Returns promptly even while a server does not answer. */
-void dal_health_free(dal_health_t *h);
+void health_free(dal_health_t *h);
 
 /* A statement found a replica's connection dead: take it out of rotation
  * until the checker sees it healthy again (at its next round). */
-void dal_health_mark_down(dal_server_t *srv, const char *why);
+void health_mark_down(dal_server_t *srv, const char *why);
 
 #endif /* DAL_CORE_HEALTH_H */

@@ -6,7 +6,7 @@
 #define DAL_CORE_HEX_H
 
 /* 0..15, or -1 if c is not a hex digit. */
-static inline int dal_hexval(int c)
+static inline int hexval(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';

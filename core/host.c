@@ -25,7 +25,7 @@ static void host_log(dal_host_t *host, dal_log_level_t level, const char *fmt, .
     va_list ap;
 
     va_start(ap, fmt);
-    dal_vlog(host ? host->log : NULL, level, host ? host->component : "plugin", fmt, ap);
+    log_vmessage(host ? host->log : NULL, level, host ? host->component : "plugin", fmt, ap);
     va_end(ap);
 }
 
@@ -45,7 +45,7 @@ static int host_set_error(dal_error_t *err, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     /* A plugin quotes its parameters as it likes: mask what it wrote. */
-    dal_url_mask_words(msg, err->message, sizeof err->message);
+    url_mask_words(msg, err->message, sizeof err->message);
     return code;
 }
 
@@ -53,22 +53,22 @@ static int host_query(dal_host_t *host, const char *ds, const char *sql,
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
-    dal_node_t *node = host && host->snap ? dal_snapshot_node(host->snap, ds) : NULL;
+    dal_node_t *node = host && host->snap ? snapshot_node(host->snap, ds) : NULL;
     char q[DAL_CFG_QUOTE_SIZE];
 
     *out = NULL;
     if (node == NULL)   /* ds is a plugin parameter, so quoted as one */
-        return dal_err_set(err, DAL_EROUTE, "%s: datasource '%s' is not defined",
-                           host ? host->component : "plugin", dal_config_quote(ds, q));
-    return dal_exec_direct(node, sql, params, nparams, out, err);
+        return err_set(err, DAL_EROUTE, "%s: datasource '%s' is not defined",
+                       host ? host->component : "plugin", config_quote(ds, q));
+    return exec_direct(node, sql, params, nparams, out, err);
 }
 
 static int host_conn_open(dal_host_t *host, dal_conn_t **out, dal_error_t *err)
 {
     *out = NULL;
     if (host == NULL || host->server == NULL)
-        return dal_err_set(err, DAL_ESTATE, "conn_open is only for pool plugin instances");
-    return dal_conn_open_server(host->server->node->cfg, host->server->replica, out, err);
+        return err_set(err, DAL_ESTATE, "conn_open is only for pool plugin instances");
+    return conn_open_server(host->server->node->cfg, host->server->replica, out, err);
 }
 
 /* A plugin's event, built against any version of dal_event_t: copied into
@@ -79,13 +79,13 @@ static void host_emit(dal_host_t *host, const dal_event_t *ev)
     dal_event_t copy;
 
     if (host == NULL || host->snap == NULL || ev == NULL ||
-        !dal_monitor_active(host->snap->monitors))
+        !monitor_active(host->snap->monitors))
         return;
     memset(&copy, 0, sizeof copy);
     memcpy(&copy, ev, ev->struct_size < sizeof copy ? ev->struct_size : sizeof copy);
     copy.struct_size = sizeof copy;
     copy.labels_gen = 0;
-    dal_monitor_emit(host->snap->monitors, &copy);
+    monitor_emit(host->snap->monitors, &copy);
 }
 
 static const dal_host_api_t host_api = {
@@ -93,14 +93,14 @@ static const dal_host_api_t host_api = {
     sizeof(dal_host_api_t),
     host_log,
     host_set_error,
-    dal_params_is_set,
-    dal_params_string,
-    dal_params_int,
-    dal_params_bool,
-    dal_params_double,
-    dal_params_duration_ms,
-    dal_params_int_list,
-    dal_params_string_list,
+    params_is_set,
+    params_string,
+    params_int,
+    params_bool,
+    params_double,
+    params_duration_ms,
+    params_int_list,
+    params_string_list,
     host_query,
     dal_result_next,
     dal_result_text,
@@ -108,11 +108,11 @@ static const dal_host_api_t host_api = {
     dal_result_affected_rows,
     dal_result_free,
     host_conn_open,
-    dal_conn_close,
-    dal_conn_ping,
-    dal_conn_reset,
-    dal_now_ns,
-    dal_pool_current_statement,
+    conn_close,
+    conn_ping,
+    conn_reset,
+    clock_now_ns,
+    pool_current_statement,
     host_emit,
 };
 

@@ -43,7 +43,7 @@ static const dal_table_t *target(const dal_snapshot_t *snap, const dal_sql_t *s)
 
     for (i = 0; i < s->ntrefs; i++)
         if (s->trefs[i].role == DAL_TREF_INTO)
-            return dal_snapshot_table(snap, s->trefs[i].name, strlen(s->trefs[i].name));
+            return snapshot_table(snap, s->trefs[i].name, strlen(s->trefs[i].name));
     return NULL;
 }
 
@@ -66,10 +66,10 @@ static int column_list_open(const dal_sql_t *s, uint32_t *off)
 
     for (i = 0; i < s->ntrefs && s->trefs[i].role != DAL_TREF_INTO; i++)
         ;
-    dal_lex_init(&lx, s->text, s->len);
+    lex_init(&lx, s->text, s->len);
     lx.pos = s->trefs[i].off + s->trefs[i].len;
     do
-        t = dal_lex_next(&lx);
+        t = lex_next(&lx);
     while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
     if (t.type != DAL_TOK_PUNCT || s->text[t.off] != '(')
         return -1;
@@ -118,9 +118,9 @@ static int plan_missing(filler_t *f, dal_error_t *err)
         return 0;
     }
     if (s->ncolumns == 0 || column_list_open(s, &open) != 0)
-        return dal_err_set(err, DAL_EUNSUPPORTED,
-                           "INSERT into %s has no column list, so dal cannot add its generated "
-                           "%s column: list the columns", f->t->cfg->name, f->t->cfg->id_column);
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "INSERT into %s has no column list, so dal cannot add its generated "
+                       "%s column: list the columns", f->t->cfg->name, f->t->cfg->id_column);
     snprintf(f->colbuf, sizeof f->colbuf, "`%s`, ", f->t->cfg->id_column);
     add_edit(f, open, 0, f->colbuf, -1);
     for (i = 0; i < s->nrows; i++)
@@ -132,7 +132,7 @@ static int plan_missing(filler_t *f, dal_error_t *err)
 /* Room for n parameters: inside f when they fit. */
 static int params_alloc(dal_idfill_t *f, size_t n)
 {
-    f->params = dal_small_alloc(f->params_inl, DAL_IDFILL_INLINE, n, sizeof *f->params, 1);
+    f->params = small_alloc(f->params_inl, DAL_IDFILL_INLINE, n, sizeof *f->params, 1);
     return f->params != NULL ? 0 : -1;
 }
 
@@ -185,19 +185,19 @@ static int build(filler_t *f, dal_idfill_t *out, dal_error_t *err)
         edits[i].len = f->edits[i].len;
         edits[i].text = (char *)f->edits[i].text; /* read only: not freed here */
     }
-    dal_rewrite_text(f->s->text, f->s->len, edits, f->nedits, &b);
+    rewrite_text(f->s->text, f->s->len, edits, f->nedits, &b);
     free(edits);
     edits = NULL;
     out->sql_len = b.len;
-    if ((out->sql = dal_buf_steal(&b)) == NULL)
+    if ((out->sql = buf_steal(&b)) == NULL)
         goto oom;
     np = param_sources(f, out->src);
     fill_params(out, out->src, np, f->params);
     return 0;
 oom:
     free(edits);
-    dal_buf_free(&b);
-    return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    buf_free(&b);
+    return err_set(err, DAL_ENOMEM, "out of memory");
 }
 
 static int cmp_edit(const void *a, const void *b)
@@ -216,11 +216,11 @@ static int draw_ids(const dal_snapshot_t *snap, const dal_table_t *t, size_t nid
 
     out->ids = malloc(nids * sizeof *out->ids);
     if (out->ids == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     out->nids = nids;
-    rc = dal_idgen_next(snap->idgens, t->cfg->idgen, out->ids, nids, err);
+    rc = idgen_next(snap->idgens, t->cfg->idgen, out->ids, nids, err);
     if (rc != 0)
-        dal_err_prefix(err, "table %s: generating %s", t->cfg->name, t->cfg->id_column);
+        err_prefix(err, "table %s: generating %s", t->cfg->name, t->cfg->id_column);
     return rc;
 }
 
@@ -266,11 +266,11 @@ static void memo_destroy(dal_sql_ext_t *e)
 {
     fill_memo_t *m = (fill_memo_t *)e;
 
-    dal_sql_unref(m->filled);
+    sql_unref(m->filled);
     free(m);
 }
 
-void dal_idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sql_t *filled)
+void idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sql_t *filled)
 {
     dal_sql_t *ms = (dal_sql_t *)s; /* only the lazily made field changes, atomically */
     dal_sql_ext_t *expected = NULL;
@@ -284,7 +284,7 @@ void dal_idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sq
         return;
     m->ext.destroy = memo_destroy;
     m->id_column = memcpy((char *)&m->src[f->nparams], f->id_column, len + 1);
-    m->filled = dal_sql_ref(filled);
+    m->filled = sql_ref(filled);
     m->nids = f->nids;
     m->nparams = f->nparams;
     memcpy(m->src, f->src, f->nparams * sizeof *m->src);
@@ -305,7 +305,7 @@ static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_tab
         return 0;
     rc = draw_ids(snap, t, m->nids, out, err);
     if (rc == 0 && params_alloc(out, m->nparams) != 0)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0) {
         fill_params(out, m->src, m->nparams, params);
         out->filled = m->filled;
@@ -313,8 +313,8 @@ static int by_memo(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_tab
     return rc != 0 ? rc : 1;
 }
 
-int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
-                       size_t nparams, dal_idfill_t *out, dal_error_t *err)
+int idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
+                   size_t nparams, dal_idfill_t *out, dal_error_t *err)
 {
     filler_t f;
     size_t i;
@@ -332,7 +332,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
     rc = by_memo(snap, s, f.t, params, nparams, out, err);
     if (rc != 0) {
         if (rc < 0)
-            dal_idfill_clear(out);
+            idfill_clear(out);
         return rc < 0 ? rc : 0;
     }
     f.params = params;
@@ -340,7 +340,7 @@ int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal
     f.edits = calloc(s->nrows + 2, sizeof *f.edits);
     f.param_row = malloc((nparams + 1) * sizeof *f.param_row);
     if (f.edits == NULL || f.param_row == NULL) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto done;
     }
     for (i = 0; i < nparams; i++)
@@ -361,14 +361,14 @@ done:
     free(f.edits);
     free(f.param_row);
     if (rc != 0)
-        dal_idfill_clear(out);
+        idfill_clear(out);
     return rc;
 }
 
-void dal_idfill_clear(dal_idfill_t *f)
+void idfill_clear(dal_idfill_t *f)
 {
     free(f->sql);
-    dal_small_free(f->params, f->params_inl);
+    small_free(f->params, f->params_inl);
     free(f->ids);
     free(f->src);
     memset(f, 0, sizeof *f);

@@ -28,14 +28,14 @@ typedef struct dal_idfill {
     int64_t *ids;          /* owned: the generated IDs, in row order */
     size_t nids;
     long *src;             /* owned, nparams, while sql is set: where each parameter comes
-                              from (dal_idfill_remember) */
+                              from (idfill_remember) */
     int memo_ok;           /* the rewrite depends on the statement and id_column alone */
     const char *id_column; /* borrowed from the snapshot: the column filled */
     dal_value_t params_inl[DAL_IDFILL_INLINE];
 } dal_idfill_t;
 
 /* Nothing to free in f: no statement text, IDs or parameters of its own. */
-static inline int dal_idfill_empty(const dal_idfill_t *f)
+static inline int idfill_empty(const dal_idfill_t *f)
 {
     return f->sql == NULL && f->ids == NULL && f->src == NULL &&
            (f->params == NULL || f->params == f->params_inl);
@@ -43,14 +43,14 @@ static inline int dal_idfill_empty(const dal_idfill_t *f)
 
 /* Fill *f for statement s (zeroed when there is nothing to do).  Nothing:
  * f->filled and f->sql both NULL. */
-int dal_idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
-                       size_t nparams, dal_idfill_t *f, dal_error_t *err);
+int idfill_prepare(const dal_snapshot_t *snap, const dal_sql_t *s, const dal_value_t *params,
+                   size_t nparams, dal_idfill_t *f, dal_error_t *err);
 
 /* After f->sql was analysed as filled: let s remember the rewrite, so that
  * its next executions skip making and analysing the text.  Only for an
  * INSERT that omits the id column (then the text depends on the statement
  * and the column's name only); otherwise, or out of memory, nothing. */
-void dal_idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sql_t *filled);
-void dal_idfill_clear(dal_idfill_t *f);
+void idfill_remember(const dal_sql_t *s, const dal_idfill_t *f, const dal_sql_t *filled);
+void idfill_clear(dal_idfill_t *f);
 
 #endif /* DAL_CORE_IDFILL_H */

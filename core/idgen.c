@@ -43,15 +43,15 @@ static int find_lib(const dal_snapshot_t *s, dal_idgen_set_t *set, const dal_idg
 
     for (i = 0; &set->gens[i] != g; i++)
         if (strcmp(set->gens[i].cfg->plugin, plugin) == 0) {
-            dal_plugin_lib_ref(set->gens[i].lib);
+            plugin_lib_ref(set->gens[i].lib);
             *out = set->gens[i].lib;
             return 0;
         }
-    return dal_plugin_find(s->plugin_path, DAL_PLUGIN_IDGEN, plugin, out, err);
+    return plugin_find(s->plugin_path, DAL_PLUGIN_IDGEN, plugin, out, err);
 }
 
 /* Make the instance of section c into g.  g is already counted in set->n,
- * so dal_idgen_set_free releases whatever this got to. */
+ * so idgen_set_free releases whatever this got to. */
 static int init_gen(dal_snapshot_t *s, dal_idgen_set_t *set, dal_idgen_t *g,
                     const dal_cfg_idgen_t *c, dal_error_t *err)
 {
@@ -65,26 +65,26 @@ static int init_gen(dal_snapshot_t *s, dal_idgen_set_t *set, dal_idgen_t *g,
     snprintf(g->host.component, sizeof g->host.component, "idgen_%s:%s", c->plugin, c->name);
     rc = find_lib(s, set, g, &g->lib, err);
     if (rc != 0) {
-        dal_err_prefix(err, "%s:%d", path, c->plugin_line);
+        err_prefix(err, "%s:%d", path, c->plugin_line);
         return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
     }
     g->ops = g->lib->desc->ops;
     /* the keys of an [idgen] section carry no prefix: name the section instead */
     snprintf(role, sizeof role, "[idgen %s]", c->name);
-    rc = dal_plugin_params_build(g->lib, role, &c->params, path, c->line, &g->params, err);
+    rc = plugin_params_build(g->lib, role, &c->params, path, c->line, &g->params, err);
     if (rc != 0)
         return rc;
-    rc = g->ops->create(dal_plugin_host_api(), &g->host, c->name, g->params, &g->inst, err);
+    rc = g->ops->create(plugin_host_api(), &g->host, c->name, g->params, &g->inst, err);
     if (rc != 0) {
         g->inst = NULL;
-        dal_err_prefix(err, "%s:%d: ID generator plugin '%s' (%s) failed to initialise for "
-                       "[idgen %s]", path, c->line, c->plugin, g->lib->path, c->name);
+        err_prefix(err, "%s:%d: ID generator plugin '%s' (%s) failed to initialise for "
+                   "[idgen %s]", path, c->line, c->plugin, g->lib->path, c->name);
         return DAL_EPLUGIN;
     }
     return 0;
 }
 
-int dal_idgen_set_build(struct dal_snapshot *s, dal_idgen_set_t **out, dal_error_t *err)
+int idgen_set_build(struct dal_snapshot *s, dal_idgen_set_t **out, dal_error_t *err)
 {
     const dal_config_t *cfg = s->cfg;
     dal_idgen_set_t *set;
@@ -96,20 +96,20 @@ int dal_idgen_set_build(struct dal_snapshot *s, dal_idgen_set_t **out, dal_error
         return 0;
     set = calloc(1, sizeof *set + cfg->nidgens * sizeof set->gens[0]);
     if (set == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < cfg->nidgens && rc == 0; i++) {
         set->n++;
         rc = init_gen(s, set, &set->gens[i], &cfg->idgens[i], err);
     }
     if (rc != 0) {
-        dal_idgen_set_free(set);
+        idgen_set_free(set);
         return rc;
     }
     *out = set;
     return 0;
 }
 
-void dal_idgen_set_free(dal_idgen_set_t *set)
+void idgen_set_free(dal_idgen_set_t *set)
 {
     size_t i;
 
@@ -119,16 +119,16 @@ void dal_idgen_set_free(dal_idgen_set_t *set)
         dal_idgen_t *g = &set->gens[i];
         if (g->inst != NULL)
             g->ops->destroy(g->inst);
-        dal_plugin_params_free(g->params);
+        plugin_params_free(g->params);
         /* after destroy: the instance's code lives in this .so */
-        dal_plugin_lib_unref(g->lib);
+        plugin_lib_unref(g->lib);
     }
     free(set);
 }
 
 /* --------------------------------------------------------------- drawing */
 
-const dal_idgen_t *dal_idgen_find(const dal_idgen_set_t *set, const char *name)
+const dal_idgen_t *idgen_find(const dal_idgen_set_t *set, const char *name)
 {
     size_t i;
 
@@ -138,7 +138,7 @@ const dal_idgen_t *dal_idgen_find(const dal_idgen_set_t *set, const char *name)
     return NULL;
 }
 
-int dal_idgen_draw(const dal_idgen_t *g, int64_t *ids, size_t n, dal_error_t *err)
+int idgen_draw(const dal_idgen_t *g, int64_t *ids, size_t n, dal_error_t *err)
 {
     int rc;
 
@@ -146,19 +146,19 @@ int dal_idgen_draw(const dal_idgen_t *g, int64_t *ids, size_t n, dal_error_t *er
         return 0;
     rc = g->ops->next(g->inst, ids, n, err);
     if (rc != 0)
-        dal_err_prefix(err, "[idgen %s]", g->cfg->name);
+        err_prefix(err, "[idgen %s]", g->cfg->name);
     return rc;
 }
 
-int dal_idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, size_t n,
-                   dal_error_t *err)
+int idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, size_t n,
+               dal_error_t *err)
 {
-    const dal_idgen_t *g = dal_idgen_find(set, name);
+    const dal_idgen_t *g = idgen_find(set, name);
 
     if (g == NULL)
-        return dal_err_set(err, DAL_EINVAL, "no ID generator '%s' (no [idgen %s] section)",
-                           name, name);
-    return dal_idgen_draw(g, ids, n, err);
+        return err_set(err, DAL_EINVAL, "no ID generator '%s' (no [idgen %s] section)",
+                       name, name);
+    return idgen_draw(g, ids, n, err);
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -197,7 +197,7 @@ static int run(const setup_t *su, const char *sql, const dal_value_t *p, size_t 
                uint64_t *affected, dal_error_t *err)
 {
     dal_result_t *r = NULL;
-    int rc = dal_exec_direct(su->node, sql, p, n, &r, err);
+    int rc = exec_direct(su->node, sql, p, n, &r, err);
 
     if (rc == 0 && affected != NULL)
         *affected = dal_result_affected_rows(r);
@@ -218,18 +218,18 @@ static int run_on_table(const setup_t *su, const char *verb, const char *rest,
 static int setup_leaf(const setup_t *su, const char **key, int *created, dal_error_t *err)
 {
     const dal_plugin_params_t *p = su->gen->params;
-    const char *desc = dal_params_string(p, "description");
+    const char *desc = params_string(p, "description");
     dal_value_t v[3];
     uint64_t added = 0;
     int rc;
 
-    *key = dal_params_is_set(p, "biz_tag") ? dal_params_string(p, "biz_tag")
+    *key = params_is_set(p, "biz_tag") ? params_string(p, "biz_tag")
                                            : su->gen->cfg->name;
     rc = run_on_table(su, CREATE_TABLE, LEAF_COLUMNS, NULL, 0, NULL, err);
     if (rc != 0)
         return rc;
     v[0] = dal_str(*key);
-    v[1] = dal_int(dal_params_int(p, "step"));
+    v[1] = dal_int(params_int(p, "step"));
     v[2] = desc ? dal_str(desc) : dal_null();
     rc = run_on_table(su, "INSERT INTO", LEAF_ROW, v, 3, &added, err);
     *created = added > 0;
@@ -246,13 +246,13 @@ static int setup_lease(const setup_t *su, const char **key, int *created, dal_er
     rc = run_on_table(su, CREATE_TABLE, LEASE_COLUMNS, NULL, 0, NULL, err);
     if (rc != 0)
         return rc;
-    dal_buf_printf(&sql, "INSERT INTO `%s` (worker_id) VALUES (0)", su->table);
+    buf_printf(&sql, "INSERT INTO `%s` (worker_id) VALUES (0)", su->table);
     for (i = 1; i < LEASE_WORKERS; i++)
-        dal_buf_printf(&sql, ",(%d)", i);
-    dal_buf_puts(&sql, " ON DUPLICATE KEY UPDATE worker_id = worker_id");
-    rc = sql.oom ? dal_err_set(err, DAL_ENOMEM, "out of memory")
+        buf_printf(&sql, ",(%d)", i);
+    buf_puts(&sql, " ON DUPLICATE KEY UPDATE worker_id = worker_id");
+    rc = sql.oom ? err_set(err, DAL_ENOMEM, "out of memory")
                  : run(su, sql.data, NULL, 0, &added, err);
-    dal_buf_free(&sql);
+    buf_free(&sql);
     *created = added > 0;
     return rc;
 }
@@ -268,23 +268,23 @@ static int setup_target(setup_t *su, const char *override, dal_error_t *err)
         ds_key = "datasource";
         table_key = "table";
     } else if (strcmp(g->cfg->plugin, "snowflake") == 0 &&
-               dal_params_is_set(g->params, "lease_datasource")) {
+               params_is_set(g->params, "lease_datasource")) {
         ds_key = "lease_datasource";
         table_key = "lease_table";
     }
     su->table = NULL;
     if (ds_key == NULL)
         return 0;
-    su->ds = override ? override : dal_params_string(g->params, ds_key);
-    su->table = dal_params_string(g->params, table_key);
-    su->node = dal_snapshot_node(su->snap, su->ds);
+    su->ds = override ? override : params_string(g->params, ds_key);
+    su->table = params_string(g->params, table_key);
+    su->node = snapshot_node(su->snap, su->ds);
     if (su->node == NULL)
-        return dal_err_set(err, DAL_EROUTE, "%s:%d: [idgen %s]: datasource '%s' is not defined",
-                           su->snap->cfg->path, g->cfg->line, g->cfg->name,
-                           dal_config_quote(su->ds, q));
+        return err_set(err, DAL_EROUTE, "%s:%d: [idgen %s]: datasource '%s' is not defined",
+                       su->snap->cfg->path, g->cfg->line, g->cfg->name,
+                       config_quote(su->ds, q));
     /* the plugin accepted the name at create; this keeps the SQL sound anyway */
     if (strchr(su->table, '`') != NULL)
-        return dal_err_set(err, DAL_ECONFIG, "[idgen %s]: bad table name", g->cfg->name);
+        return err_set(err, DAL_ECONFIG, "[idgen %s]: bad table name", g->cfg->name);
     return 0;
 }
 
@@ -305,8 +305,8 @@ static int setup_one(setup_t *su, const char *override, dal_idgen_setup_fn fn, v
     return 0;
 }
 
-int dal_idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
-                    void *user, dal_error_t *err)
+int idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
+                void *user, dal_error_t *err)
 {
     setup_t su;
     size_t i;
@@ -314,8 +314,8 @@ int dal_idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setu
 
     memset(&su, 0, sizeof su);
     su.snap = snap;
-    if (datasource != NULL && dal_snapshot_node(su.snap, datasource) == NULL)
-        rc = dal_err_set(err, DAL_EROUTE, "datasource '%s' is not defined", datasource);
+    if (datasource != NULL && snapshot_node(su.snap, datasource) == NULL)
+        rc = err_set(err, DAL_EROUTE, "datasource '%s' is not defined", datasource);
     for (i = 0; rc == 0 && su.snap->idgens != NULL && i < su.snap->idgens->n; i++) {
         su.gen = &su.snap->idgens->gens[i];
         rc = setup_one(&su, datasource, fn, user, err);

@@ -20,20 +20,20 @@ typedef struct dal_idgen dal_idgen_t;
  * instance (s is the snapshot being built; plugins may use the host API's
  * query on its datasources).  *out owned by the snapshot; NULL when there
  * are no [idgen] sections.  Errors are "FILE:LINE: ...". */
-int dal_idgen_set_build(struct dal_snapshot *s, dal_idgen_set_t **out, dal_error_t *err);
-void dal_idgen_set_free(dal_idgen_set_t *set);
+int idgen_set_build(struct dal_snapshot *s, dal_idgen_set_t **out, dal_error_t *err);
+void idgen_set_free(dal_idgen_set_t *set);
 
 /* The generator of section [idgen name] (exact match), or NULL.  set may
  * be NULL.  Valid while the set lives. */
-const dal_idgen_t *dal_idgen_find(const dal_idgen_set_t *set, const char *name);
+const dal_idgen_t *idgen_find(const dal_idgen_set_t *set, const char *name);
 
 /* Draw n new IDs from g into ids[0..n-1] (increasing within the call).
  * For callers that looked g up once, e.g. per table at snapshot build. */
-int dal_idgen_draw(const dal_idgen_t *g, int64_t *ids, size_t n, dal_error_t *err);
+int idgen_draw(const dal_idgen_t *g, int64_t *ids, size_t n, dal_error_t *err);
 
 /* Draw n new IDs from the generator named name.  DAL_EINVAL if unknown. */
-int dal_idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, size_t n,
-                   dal_error_t *err);
+int idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, size_t n,
+               dal_error_t *err);
 
 /*
  * Public calls (implemented in idgen.c; their declarations belong in
@@ -44,7 +44,7 @@ int dal_idgen_next(const dal_idgen_set_t *set, const char *name, int64_t *ids, s
 
 /* dal_setup_idgens on snap (borrowed): create what the ID generators keep
  * in a database, on datasource (or each generator's own when NULL). */
-int dal_idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
-                    void *user, dal_error_t *err);
+int idgen_setup(dal_snapshot_t *snap, const char *datasource, dal_idgen_setup_fn fn,
+                void *user, dal_error_t *err);
 
 #endif /* DAL_CORE_IDGEN_H */

@@ -41,16 +41,16 @@ static void *inspect(const inspect_kind_t *k, dal_t *dal, const char *name, int 
     void *h;
 
     if (dal == NULL || name == NULL) {
-        *rc = dal_err_set(err, DAL_EINVAL, "%s: NULL argument", k->fn);
+        *rc = err_set(err, DAL_EINVAL, "%s: NULL argument", k->fn);
         return NULL;
     }
     if ((h = calloc(1, k->size)) == NULL) {
-        *rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        *rc = err_set(err, DAL_ENOMEM, "out of memory");
         return NULL;
     }
-    snap = dal_snapshot_acquire(dal);
+    snap = snapshot_acquire(dal);
     *rc = k->fill(h, snap, name, err);
-    dal_snapshot_unref(snap);
+    snapshot_unref(snap);
     if (*rc != 0) {
         k->drop(h);
         return NULL;
@@ -62,7 +62,7 @@ static void *inspect(const inspect_kind_t *k, dal_t *dal, const char *name, int 
 static void handle_free(void *h, void *array, dal_config_t *cfg)
 {
     free(array);
-    dal_config_free(cfg);
+    config_free(cfg);
     free(h);
 }
 
@@ -86,7 +86,7 @@ static const char *node_name(const dal_config_t *cfg, const dal_cfg_table_t *t, 
         snprintf(name, sizeof name, "%s", t->datasource);
     else
         snprintf(name, sizeof name, "%s%" PRIu32, t->datasource, db);
-    ds = dal_config_datasource(cfg, name);
+    ds = config_datasource(cfg, name);
     return ds != NULL ? ds->name : NULL;
 }
 
@@ -95,19 +95,19 @@ static int table_fill(void *h, const dal_snapshot_t *snap, const char *name, dal
     dal_table_info_t *ti = h;
     uint32_t i;
 
-    ti->cfg = dal_config_ref(snap->cfg);
-    ti->t = dal_config_table(ti->cfg, name);
+    ti->cfg = config_ref(snap->cfg);
+    ti->t = config_table(ti->cfg, name);
     if (ti->t == NULL)
-        return dal_err_set(err, DAL_EINVAL, "no [table %s] in the configuration in force", name);
+        return err_set(err, DAL_EINVAL, "no [table %s] in the configuration in force", name);
     ti->nodes = calloc(ti->t->db_shard_num, sizeof *ti->nodes);
     if (ti->nodes == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < ti->t->db_shard_num; i++) {
         ti->nodes[i] = node_name(ti->cfg, ti->t, i);
         /* a configuration in force has every node of its tables */
         if (ti->nodes[i] == NULL)
-            return dal_err_set(err, DAL_ECONFIG, "table %s: data node %" PRIu32
-                               " has no datasource", ti->t->name, i);
+            return err_set(err, DAL_ECONFIG, "table %s: data node %" PRIu32
+                           " has no datasource", ti->t->name, i);
     }
     return 0;
 }
@@ -126,7 +126,7 @@ int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out, dal_er
     int rc = DAL_EINVAL;
 
     if (out == NULL)
-        return dal_err_set(err, rc, "%s: NULL argument", table_kind.fn);
+        return err_set(err, rc, "%s: NULL argument", table_kind.fn);
     *out = inspect(&table_kind, dal, table, &rc, err);
     return rc;
 }
@@ -229,7 +229,7 @@ int dal_table_info_physical(const dal_table_info_t *t, uint32_t pos, char *buf, 
 
     if (c == NULL || buf == NULL || pos >= c->table_shard_num)
         return DAL_EINVAL;
-    /* the name routing writes (dal_physical_name): only sharded tables
+    /* the name routing writes (physical_name): only sharded tables
      * have numbered physical tables */
     if (c->kind == DAL_TABLE_SHARDED)
         n = snprintf(buf, size, "%s_%" PRIu32, c->name, pos);
@@ -260,7 +260,7 @@ static void server_fill(dal_datasource_info_t *di, const dal_node_t *n, size_t i
 {
     const dal_server_t *srv = i == 0 ? &n->master : &n->replicas[i - 1];
     int replica = (int)i - 1;
-    const dal_url_t *u = dal_server_url(di->ds, replica);
+    const dal_url_t *u = server_url(di->ds, replica);
     server_entry_t *e = &di->servers[i];
     dal_server_settings_t *s = &e->pub;
 
@@ -276,7 +276,7 @@ static void server_fill(dal_datasource_info_t *di, const dal_node_t *n, size_t i
     s->charset = u->charset;
     s->ssl_mode = u->ssl_mode;
     s->ssl_ca = u->ssl_ca;
-    s->connect_timeout_ms = dal_server_connect_timeout_ms(di->ds, replica);
+    s->connect_timeout_ms = server_connect_timeout_ms(di->ds, replica);
     s->read_timeout_ms = di->ds->read_timeout_ms;
     s->weight = replica < 0 ? 1 : di->ds->replicas[replica].weight;
 }
@@ -285,20 +285,20 @@ static int datasource_fill(void *h, const dal_snapshot_t *snap, const char *name
                            dal_error_t *err)
 {
     dal_datasource_info_t *di = h;
-    const dal_node_t *n = dal_snapshot_node(snap, name);
+    const dal_node_t *n = snapshot_node(snap, name);
     size_t i;
 
     if (n == NULL)
-        return dal_err_set(err, DAL_EINVAL, "no [datasource %s] in the configuration in force",
-                           name);
+        return err_set(err, DAL_EINVAL, "no [datasource %s] in the configuration in force",
+                       name);
     /* the node's own config: a node kept over a reload points into an
      * older one than the snapshot's */
-    di->cfg = dal_config_ref(n->owner);
+    di->cfg = config_ref(n->owner);
     di->ds = n->cfg;
     di->nservers = 1 + n->nreplicas;
     di->servers = calloc(di->nservers, sizeof *di->servers);
     if (di->servers == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < di->nservers; i++)
         server_fill(di, n, i);
     return 0;
@@ -319,7 +319,7 @@ int dal_datasource_info(dal_t *dal, const char *name, dal_datasource_info_t **ou
     int rc = DAL_EINVAL;
 
     if (out == NULL)
-        return dal_err_set(err, rc, "%s: NULL argument", datasource_kind.fn);
+        return err_set(err, rc, "%s: NULL argument", datasource_kind.fn);
     *out = inspect(&datasource_kind, dal, name, &rc, err);
     return rc;
 }

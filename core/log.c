@@ -17,7 +17,7 @@ const char *dal_log_level_name(dal_log_level_t level)
     return "?";
 }
 
-void dal_logger_init(dal_logger_t *lg, const dal_open_opts_t *opts)
+void logger_init(dal_logger_t *lg, const dal_open_opts_t *opts)
 {
     lg->fn = opts ? opts->log : NULL;
     lg->user = opts ? opts->log_user : NULL;
@@ -26,8 +26,8 @@ void dal_logger_init(dal_logger_t *lg, const dal_open_opts_t *opts)
     lg->level = lg->fn ? opts->log_level : DAL_LOG_WARN;
 }
 
-void dal_vlog(const dal_logger_t *lg, dal_log_level_t level, const char *component,
-              const char *fmt, va_list ap)
+void log_vmessage(const dal_logger_t *lg, dal_log_level_t level, const char *component,
+                  const char *fmt, va_list ap)
 {
     char raw[1024], msg[1024];
 
@@ -38,7 +38,7 @@ void dal_vlog(const dal_logger_t *lg, dal_log_level_t level, const char *compone
     vsnprintf(raw, sizeof raw, fmt, ap);
     /* Plugins log through here too, quoting their parameters as they
      * like; no password leaves in a log line. */
-    dal_url_mask_words(raw, msg, sizeof msg);
+    url_mask_words(raw, msg, sizeof msg);
     if (lg != NULL && lg->fn != NULL) {
         lg->fn(lg->user, level, component, msg);
         return;
@@ -46,12 +46,12 @@ void dal_vlog(const dal_logger_t *lg, dal_log_level_t level, const char *compone
     fprintf(stderr, "dal: %s: %s: %s\n", dal_log_level_name(level), component, msg);
 }
 
-void dal_log(const dal_logger_t *lg, dal_log_level_t level, const char *component,
-             const char *fmt, ...)
+void log_message(const dal_logger_t *lg, dal_log_level_t level, const char *component,
+                 const char *fmt, ...)
 {
     va_list ap;
 
     va_start(ap, fmt);
-    dal_vlog(lg, level, component, fmt, ap);
+    log_vmessage(lg, level, component, fmt, ap);
     va_end(ap);
 }

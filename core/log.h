@@ -17,11 +17,11 @@ typedef struct dal_logger {
 } dal_logger_t;
 
 /* Fill lg from the open options (opts may be NULL). */
-void dal_logger_init(dal_logger_t *lg, const dal_open_opts_t *opts);
+void logger_init(dal_logger_t *lg, const dal_open_opts_t *opts);
 
-void dal_log(const dal_logger_t *lg, dal_log_level_t level, const char *component,
-             const char *fmt, ...) DAL_PRINTF(4, 5);
-void dal_vlog(const dal_logger_t *lg, dal_log_level_t level, const char *component,
-              const char *fmt, va_list ap);
+void log_message(const dal_logger_t *lg, dal_log_level_t level, const char *component,
+                 const char *fmt, ...) DAL_PRINTF(4, 5);
+void log_vmessage(const dal_logger_t *lg, dal_log_level_t level, const char *component,
+                  const char *fmt, va_list ap);
 
 #endif /* DAL_CORE_LOG_H */

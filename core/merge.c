@@ -1,5 +1,5 @@
 /*
- * merge.c -- the merge plan and the node edits of merging the rows of
+ * merge.c -- the merge spec and the node edits of merging the rows of
  * several data nodes (see merge.h, docs/merging.md); the value rules are
  * merge_value.c's, the execution result_merge.c's.
  */
@@ -28,7 +28,7 @@
 /* Lex sql[off, off+len) as tokens of the whole text. */
 static void span_open(dal_lexer_t *lx, const char *text, uint32_t off, uint32_t len)
 {
-    dal_lex_init(lx, text, (size_t)off + len);
+    lex_init(lx, text, (size_t)off + len);
     lx->pos = off;
 }
 
@@ -38,7 +38,7 @@ static dal_token_t span_next(dal_lexer_t *lx)
     dal_token_t t;
 
     do
-        t = dal_lex_next(lx);
+        t = lex_next(lx);
     while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
            t.type == DAL_TOK_VC_CLOSE);
     return t;
@@ -70,7 +70,7 @@ static int span_column(const char *text, uint32_t off, uint32_t len, char *col, 
         if (!is_name_tok(&t) || n == 3)
             return 0;
         memcpy(qual, col, NAME_MAX_LEN);
-        if (dal_ident_unquote(text, &t, col, NAME_MAX_LEN) >= NAME_MAX_LEN)
+        if (ident_unquote(text, &t, col, NAME_MAX_LEN) >= NAME_MAX_LEN)
             return 0;
         n++;
         t = span_next(&lx);
@@ -113,7 +113,7 @@ static int span_is_word(const char *text, uint32_t off, uint32_t len, const char
 
     span_open(&lx, text, off, len);
     t = span_next(&lx);
-    return dal_tok_eq(text, &t, word) && span_next(&lx).type == DAL_TOK_EOF;
+    return tok_eq(text, &t, word) && span_next(&lx).type == DAL_TOK_EOF;
 }
 
 /* The span holds the word as a bare identifier (OVER, ...). */
@@ -124,7 +124,7 @@ static int span_has_word(const char *text, uint32_t off, uint32_t len, const cha
 
     span_open(&lx, text, off, len);
     while ((t = span_next(&lx)).type != DAL_TOK_EOF)
-        if (dal_tok_eq(text, &t, word))
+        if (tok_eq(text, &t, word))
             return 1;
     return 0;
 }
@@ -138,7 +138,7 @@ static uint32_t with_direction(const char *text, size_t textlen, uint32_t from)
 
     span_open(&lx, text, from, (uint32_t)(textlen - from));
     t = span_next(&lx);
-    if (dal_tok_eq(text, &t, "ASC") || dal_tok_eq(text, &t, "DESC"))
+    if (tok_eq(text, &t, "ASC") || tok_eq(text, &t, "DESC"))
         return t.off + t.len;
     return from;
 }
@@ -184,7 +184,7 @@ static int span_uses_alias(const dal_sql_t *sql, uint32_t off, uint32_t len)
     span_open(&lx, sql->text, off, len);
     while ((t = span_next(&lx)).type != DAL_TOK_EOF) {
         if (!is_name_tok(&t) ||
-            dal_ident_unquote(sql->text, &t, name, sizeof name) >= sizeof name)
+            ident_unquote(sql->text, &t, name, sizeof name) >= sizeof name)
             continue;
         for (i = 0; i < sql->nitems; i++)
             if (sql->items[i].alias && strcasecmp(sql->items[i].alias, name) == 0)
@@ -198,7 +198,7 @@ static int span_uses_alias(const dal_sql_t *sql, uint32_t off, uint32_t len)
 typedef struct builder {
     const dal_sql_t *sql;
     const char *shard_key;   /* borrowed, may be NULL */
-    dal_merge_plan_t *p;
+    dal_merge_spec_t *p;
     size_t first_star;       /* index of the first * item, or nitems */
     size_t last_star;        /* index of the last * item, or nitems */
     char **hidden;           /* texts of the hidden columns, in order */
@@ -210,7 +210,7 @@ typedef struct builder {
 
 static int oom(builder_t *b)
 {
-    return dal_err_set(b->err, DAL_ENOMEM, "out of memory");
+    return err_set(b->err, DAL_ENOMEM, "out of memory");
 }
 
 /* Refuse a construct: the message says what and why, quoting the SQL. */
@@ -223,8 +223,8 @@ static int refuse(builder_t *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return dal_err_set(b->err, DAL_EUNSUPPORTED, "not supported over several data nodes: %s",
-                       msg);
+    return err_set(b->err, DAL_EUNSUPPORTED, "not supported over several data nodes: %s",
+                   msg);
 }
 
 /* printf arguments quoting span [off, off+len) of the statement. */
@@ -302,12 +302,12 @@ static void copy_for_select(builder_t *b, uint32_t off, uint32_t len, dal_buf_t 
         const struct dal_sql_tref *r = &sql->trefs[c->tref];
         if (!in_span(c->off, off, len) || colref_start(c) < at)
             continue;
-        dal_buf_append(out, sql->text + at, colref_start(c) - at);
-        dal_buf_append(out, sql->text + r->off, r->len);
+        buf_append(out, sql->text + at, colref_start(c) - at);
+        buf_append(out, sql->text + r->off, r->len);
         b->freeze[c->tref] = 1;
         at = c->off + c->len;
     }
-    dal_buf_append(out, sql->text + at, off + len - at);
+    buf_append(out, sql->text + at, off + len - at);
 }
 
 /* Append prefix + span + suffix as a hidden column (or find the same one
@@ -325,27 +325,27 @@ static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t l
     if (span_has_tref(b->sql, off, len))
         return refuse(b, "%s %.*s is not in the select list and holds a subquery; "
                       "select it with an alias and use the alias", clause, QUOTE(b, off, len));
-    dal_buf_puts(&t, prefix);
+    buf_puts(&t, prefix);
     copy_for_select(b, off, len, &t);
-    dal_buf_puts(&t, suffix);
+    buf_puts(&t, suffix);
     if (t.oom)
         return oom(b);
     memset(col, 0, sizeof *col);
     col->hidden = 1;
     for (h = 0; h < n; h++) {
         if (strcmp(b->hidden[h], t.data) == 0) {
-            dal_buf_free(&t);
+            buf_free(&t);
             col->idx = (uint32_t)h;
             return 0;
         }
     }
     v = realloc(b->hidden, (n + 1) * sizeof *v);
     if (v == NULL) {
-        dal_buf_free(&t);
+        buf_free(&t);
         return oom(b);
     }
     b->hidden = v;
-    v[n] = dal_buf_steal(&t);
+    v[n] = buf_steal(&t);
     col->idx = (uint32_t)n;
     b->p->nhidden = n + 1;
     return 0;
@@ -452,11 +452,11 @@ static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
     size_t i;
 
     if (sql->norder_by == 0)
-        dal_buf_puts(&t, " ORDER BY ");
+        buf_puts(&t, " ORDER BY ");
     for (i = 0; i < n; i++)
-        dal_buf_printf(&t, "%s%s%" PRIu32 "%s", i ? ", " : "",
-                       keys[i].col.hidden ? HIDDEN_ALIAS : "", keys[i].col.idx + 1,
-                       keys[i].desc ? " DESC" : "");
+        buf_printf(&t, "%s%s%" PRIu32 "%s", i ? ", " : "",
+                   keys[i].col.hidden ? HIDDEN_ALIAS : "", keys[i].col.idx + 1,
+                   keys[i].desc ? " DESC" : "");
     if (t.oom)
         return oom(b);
     if (sql->norder_by == 0) {
@@ -465,7 +465,7 @@ static int order_edit(builder_t *b, const dal_merge_key_t *keys, size_t n)
         off = sql->order_by[0].off;
         end = order_item_end(sql, &sql->order_by[sql->norder_by - 1]);
     }
-    return dal_edits_add(&b->p->edits, off, end - off, dal_buf_steal(&t)) ? oom(b) : 0;
+    return edits_add(&b->p->edits, off, end - off, buf_steal(&t)) ? oom(b) : 0;
 }
 
 /* The edit appending the hidden columns before the FROM keyword. */
@@ -480,17 +480,17 @@ static int hidden_edit(builder_t *b)
 
     span_open(&lx, sql->text, last->off + last->len,
               (uint32_t)(sql->len - (last->off + last->len)));
-    while ((tok = span_next(&lx)).type != DAL_TOK_EOF && !dal_tok_eq(sql->text, &tok, "FROM"))
+    while ((tok = span_next(&lx)).type != DAL_TOK_EOF && !tok_eq(sql->text, &tok, "FROM"))
         ;
     if (tok.type == DAL_TOK_EOF)
         return refuse(b, "a merge column must be added to the select list, but the "
                       "statement has no FROM after it");
     for (h = 0; h < b->p->nhidden; h++)
-        dal_buf_printf(&t, ", %s AS " HIDDEN_ALIAS "%zu", b->hidden[h], h + 1);
-    dal_buf_putc(&t, ' ');
+        buf_printf(&t, ", %s AS " HIDDEN_ALIAS "%zu", b->hidden[h], h + 1);
+    buf_putc(&t, ' ');
     if (t.oom)
         return oom(b);
-    return dal_edits_add(&b->p->edits, tok.off, 0, dal_buf_steal(&t)) ? oom(b) : 0;
+    return edits_add(&b->p->edits, tok.off, 0, buf_steal(&t)) ? oom(b) : 0;
 }
 
 /* ------------------------------------------------------------ the modes */
@@ -577,7 +577,7 @@ static const char *distinct_key_agg(const builder_t *b, const struct dal_sql_ite
     distinct = span_next(&lx);
     arg = span_next(&lx);
     if (fn.off != it->off || !is_punct(text, &open, '(') ||
-        !dal_tok_eq(text, &distinct, "DISTINCT") || arg.off != it->arg_off)
+        !tok_eq(text, &distinct, "DISTINCT") || arg.off != it->arg_off)
         return NULL;
     /* the argument is followed by the closing parenthesis, and nothing */
     span_open(&lx, text, arg_end, it->off + it->len - arg_end);
@@ -585,7 +585,7 @@ static const char *distinct_key_agg(const builder_t *b, const struct dal_sql_ite
     if (!is_punct(text, &close, ')') || span_next(&lx).type != DAL_TOK_EOF)
         return NULL;
     for (i = 0; i < sizeof words / sizeof *words; i++)
-        if (dal_tok_eq(text, &fn, words[i]))
+        if (tok_eq(text, &fn, words[i]))
             return words[i];
     return NULL;
 }
@@ -600,10 +600,10 @@ static int avg_edits(builder_t *b, const struct dal_sql_item *it, int distinct,
 
     span_open(&lx, b->sql->text, it->off, it->len);
     fn = span_next(&lx);
-    if (fn.off != it->off || !dal_tok_eq(b->sql->text, &fn, "AVG"))
+    if (fn.off != it->off || !tok_eq(b->sql->text, &fn, "AVG"))
         return refuse(b, "%.*s: AVG written in a form dal cannot rewrite",
                       QUOTE(b, it->off, it->len));
-    if (dal_edits_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
+    if (edits_add(&b->p->edits, fn.off, fn.len, strdup("SUM")) != 0)
         return oom(b);
     return hidden_add(b, distinct ? "COUNT(DISTINCT " : "COUNT(", it->arg_off, it->arg_len, ")",
                       "AVG", count);
@@ -635,7 +635,7 @@ static int plan_agg(builder_t *b, size_t i, dal_merge_agg_t *a)
 static int plan_aggs(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
-    dal_merge_plan_t *p = b->p;
+    dal_merge_spec_t *p = b->p;
     size_t i;
     int rc;
 
@@ -691,7 +691,7 @@ static int key_in(const dal_merge_key_t *keys, size_t n, dal_merge_col_t col)
 static int plan_group_order(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
-    dal_merge_plan_t *p = b->p;
+    dal_merge_spec_t *p = b->p;
     size_t i, g, n = user_order_count(sql);
     dal_merge_key_t *user = calloc(n + 1, sizeof *user);
     int streaming = 1, rc = 0;
@@ -732,7 +732,7 @@ done:
 static int plan_groups(builder_t *b)
 {
     const dal_sql_t *sql = b->sql;
-    dal_merge_plan_t *p = b->p;
+    dal_merge_spec_t *p = b->p;
     size_t g;
     int rc;
 
@@ -826,11 +826,11 @@ static int starts_with_avg(const dal_sql_t *sql, const struct dal_sql_item *it)
 
     span_open(&lx, sql->text, it->off, it->len);
     t = span_next(&lx);
-    return dal_tok_eq(sql->text, &t, "AVG");
+    return tok_eq(sql->text, &t, "AVG");
 }
 
 /* The name the server would give item i if the node's text differs from
- * the statement's there (see dal_merge_item_names): NULL if it does not
+ * the statement's there (see merge_item_names): NULL if it does not
  * (an alias, a plain column, no renamed qualifier and no AVG), else 1
  * with *out owned by the caller; -1 without memory. */
 static int item_name(const dal_sql_t *sql, size_t i, int aggregated, char **out)
@@ -848,18 +848,18 @@ static int item_name(const dal_sql_t *sql, size_t i, int aggregated, char **out)
     return *out != NULL ? 1 : -1;
 }
 
-int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err)
+int merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err)
 {
     char **names = calloc(sql->nitems + 1, sizeof *names);
     size_t i;
 
     *out = names;
     if (names == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     /* after a * the column of an item is unknown */
     for (i = 0; i < sql->nitems && !sql->items[i].star; i++)
         if (item_name(sql, i, aggregated, &names[i]) < 0)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+            return err_set(err, DAL_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -909,7 +909,7 @@ static dal_sql_names_t *names_pack(char **names, size_t n)
     return b;
 }
 
-const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql)
+const dal_sql_names_t *merge_cached_names(const dal_sql_t *sql)
 {
     dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily made field changes, atomically */
     dal_sql_names_t *b = atomic_load(&m->names), *expected = NULL;
@@ -918,7 +918,7 @@ const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql)
 
     if (b != NULL)
         return b;
-    if (dal_merge_item_names(sql, 0, &names, NULL) == 0)
+    if (merge_item_names(sql, 0, &names, NULL) == 0)
         b = names_pack(names, sql->nitems);
     for (i = 0; names != NULL && i < sql->nitems; i++)
         free(names[i]);
@@ -942,15 +942,15 @@ static int alias_fits_after(const dal_sql_t *sql, const struct dal_sql_tref *r)
 
     span_open(&lx, sql->text, r->off + r->len, (uint32_t)(sql->len - (r->off + r->len)));
     t = span_next(&lx);
-    if (dal_tok_eq(sql->text, &t, "PARTITION"))
+    if (tok_eq(sql->text, &t, "PARTITION"))
         return 0;
-    if (!dal_tok_eq(sql->text, &t, "FOR"))
+    if (!tok_eq(sql->text, &t, "FOR"))
         return 1;
     t = span_next(&lx);
-    return !dal_tok_eq(sql->text, &t, "SYSTEM_TIME");
+    return !tok_eq(sql->text, &t, "SYSTEM_TIME");
 }
 
-/* Inside the span an edit of the plan replaces (which drops its text). */
+/* Inside the span an edit of the spec replaces (which drops its text). */
 static int replaced(const dal_edits_t *e, uint32_t x)
 {
     size_t i;
@@ -968,7 +968,7 @@ static int replaced(const dal_edits_t *e, uint32_t x)
  * stays t (an edit over it keeps routing from renaming it to t_3, and drops
  * a schema before it as routing would), so the hidden column and the rest
  * of the statement see the same table.  The alias insertions go first in
- * the plan's edits: at one offset they must come before the ORDER BY an
+ * the spec's edits: at one offset they must come before the ORDER BY an
  * edit may add after the last table.
  */
 static int freeze_edits(builder_t *b)
@@ -984,7 +984,7 @@ static int freeze_edits(builder_t *b)
         const struct dal_sql_tref *r = &sql->trefs[c->tref];
         uint32_t at = colref_start(c);
         if (b->freeze[c->tref] && !replaced(e, c->off))
-            rc = dal_edits_add(e, at, c->off + c->len - at, strndup(sql->text + r->off, r->len))
+            rc = edits_add(e, at, c->off + c->len - at, strndup(sql->text + r->off, r->len))
                      ? oom(b) : 0;
     }
     for (i = 0; i < sql->ntrefs && rc == 0; i++) {
@@ -995,7 +995,7 @@ static int freeze_edits(builder_t *b)
             rc = refuse(b, "a merge column names table %.*s, whose reference has PARTITION or "
                         "FOR SYSTEM_TIME; give the table an alias", QUOTE(b, r->off, r->len));
         else if (asprintf(&t, " AS %.*s", (int)r->len, sql->text + r->off) < 0 ||
-                 dal_edits_add(&aliases, r->off + r->len, 0, t) != 0)
+                 edits_add(&aliases, r->off + r->len, 0, t) != 0)
             rc = oom(b);
     }
     if (rc == 0 && aliases.n > 0) {
@@ -1011,7 +1011,7 @@ static int freeze_edits(builder_t *b)
             aliases.n = 0;
         }
     }
-    dal_edits_clear(&aliases);
+    edits_clear(&aliases);
     return rc;
 }
 
@@ -1062,7 +1062,7 @@ static int plan_select(builder_t *b)
         b->p->limit_off = sql->limit_off;
         b->p->limit_len = sql->limit_len;
     }
-    rc = dal_merge_item_names(sql, aggregated, &b->p->names, b->err);
+    rc = merge_item_names(sql, aggregated, &b->p->names, b->err);
     b->p->nnames = b->p->names ? sql->nitems : 0;
     if (rc == 0)
         rc = tail_names(b, aggregated);
@@ -1081,7 +1081,7 @@ static int plan_select(builder_t *b)
     return rc;
 }
 
-void dal_merge_plan_free(dal_merge_plan_t *p)
+void merge_spec_free(dal_merge_spec_t *p)
 {
     size_t i;
 
@@ -1097,12 +1097,12 @@ void dal_merge_plan_free(dal_merge_plan_t *p)
     free(p->group);
     free(p->aggs);
     free(p->final);
-    dal_edits_clear(&p->edits);
+    edits_clear(&p->edits);
     free(p);
 }
 
-int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_plan_t **out,
-                         dal_error_t *err)
+int merge_spec_build(const dal_sql_t *sql, const char *shard_key, dal_merge_spec_t **out,
+                     dal_error_t *err)
 {
     builder_t b;
     size_t h;
@@ -1120,15 +1120,15 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
         rc = plan_select(&b);
     else if ((sql->kind == DAL_SQL_UPDATE || sql->kind == DAL_SQL_DELETE) && sql->has_limit)
         rc = refuse(&b, "%s ... LIMIT (every node would change up to LIMIT rows)",
-                    dal_sql_kind_name(sql->kind));
+                    sql_kind_name(sql->kind));
     if (rc == 0)
-        dal_edits_sort(&b.p->edits);
+        edits_sort(&b.p->edits);
     for (h = 0; h < b.p->nhidden; h++)
         free(b.hidden[h]);
     free(b.hidden);
     free(b.freeze);
     if (rc != 0) {
-        dal_merge_plan_free(b.p);
+        merge_spec_free(b.p);
         return rc;
     }
     *out = b.p;
@@ -1138,7 +1138,7 @@ int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_
 /* ================================================================ LIMIT */
 
 /* The value of a LIMIT operand: a number literal or a ? parameter (an
- * integer, or text holding one: dal_value_as_count). */
+ * integer, or text holding one: value_as_count). */
 static int limit_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                        size_t nparams, uint64_t *v, dal_error_t *err)
 {
@@ -1150,27 +1150,27 @@ static int limit_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_
                                    ? &params[o->param_index] : NULL;
         char shown[64];
 
-        if (x != NULL && dal_value_as_count(x, v) == 0)
+        if (x != NULL && value_as_count(x, v) == 0)
             return 0;
-        return dal_err_set(err, DAL_EINVAL, "LIMIT parameter %d must be a non-negative integer "
-                           "(or its decimal digits as text), not %s", o->param_index + 1,
-                           x != NULL ? dal_value_describe(x, shown, sizeof shown) : "missing");
+        return err_set(err, DAL_EINVAL, "LIMIT parameter %d must be a non-negative integer "
+                       "(or its decimal digits as text), not %s", o->param_index + 1,
+                       x != NULL ? value_describe(x, shown, sizeof shown) : "missing");
     }
     if (o->kind == DAL_OPND_LITERAL && o->lit_type == DAL_TOK_NUMBER && !o->negative &&
-        dal_sql_literal_text(sql->text, o, text, sizeof text, &len) == 0 && len < sizeof text &&
+        sql_literal_text(sql->text, o, text, sizeof text, &len) == 0 && len < sizeof text &&
         text[0] >= '0' && text[0] <= '9') {
         errno = 0;
         *v = strtoull(text, &end, 10);
         if (errno == 0 && *end == '\0')
             return 0;
     }
-    return dal_err_set(err, DAL_EUNSUPPORTED, "LIMIT %.*s over several data nodes: only "
-                       "integer literals and ? parameters can be merged",
-                       (int)(o->len < QUOTE_MAX ? o->len : QUOTE_MAX), sql->text + o->off);
+    return err_set(err, DAL_EUNSUPPORTED, "LIMIT %.*s over several data nodes: only "
+                   "integer literals and ? parameters can be merged",
+                   (int)(o->len < QUOTE_MAX ? o->len : QUOTE_MAX), sql->text + o->off);
 }
 
 /* Read the LIMIT operands into p and make the clause the nodes get. */
-static int limit_edit(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
+static int limit_edit(dal_merge_spec_t *p, const dal_sql_t *sql, const dal_value_t *params,
                       size_t nparams, dal_edits_t *out, dal_error_t *err)
 {
     uint64_t total;
@@ -1191,31 +1191,31 @@ static int limit_edit(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value
         text = strdup("");
     else if (asprintf(&text, "LIMIT %" PRIu64, total) < 0)
         text = NULL;
-    if (dal_edits_add(out, p->limit_off, p->limit_len, text) != 0)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (edits_add(out, p->limit_off, p->limit_len, text) != 0)
+        return err_set(err, DAL_ENOMEM, "out of memory");
     return 0;
 }
 
-int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
-                         size_t nparams, dal_edits_t *out, dal_error_t *err)
+int merge_node_edits(dal_merge_spec_t *p, const dal_sql_t *sql, const dal_value_t *params,
+                     size_t nparams, dal_edits_t *out, dal_error_t *err)
 {
     size_t i;
     int rc = 0;
 
-    dal_edits_clear(out);
+    edits_clear(out);
     for (i = 0; i < p->edits.n && rc == 0; i++)
-        rc = dal_edits_add(out, p->edits.items[i].off, p->edits.items[i].len,
+        rc = edits_add(out, p->edits.items[i].off, p->edits.items[i].len,
                       strdup(p->edits.items[i].text));
     if (rc != 0)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0 && p->limit != DAL_MERGE_LIMIT_NONE)
         rc = limit_edit(p, sql, params, nparams, out, err);
     if (rc == 0) {
-        dal_edits_sort(out);
-        if (dal_edits_coalesce(out) != 0)
-            rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        edits_sort(out);
+        if (edits_coalesce(out) != 0)
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
     }
     if (rc != 0)
-        dal_edits_clear(out);
+        edits_clear(out);
     return rc;
 }

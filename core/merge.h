@@ -5,7 +5,7 @@
  * statement would give on one server holding all the data.  This module
  * decides how, from the analysed statement alone:
  *
- *  - the *merge plan*: whether node streams are concatenated or merged on
+ *  - the *merge spec*: whether node streams are concatenated or merged on
  *    sort keys, whether rows fold into groups (aggregates, GROUP BY), whether
  *    duplicates are dropped (DISTINCT), and where LIMIT applies;
  *  - the *node edits*: text changes to the per-node SQL that make the nodes
@@ -20,7 +20,7 @@
  *
  * Anything that cannot be merged exactly is refused with DAL_EUNSUPPORTED
  * and a message naming the construct; a wrong answer is never given.
- * result.c runs the plan (see result.h); docs/merging.md is the user guide.
+ * result.c runs the spec (see result.h); docs/merging.md is the user guide.
  *
  * Internal header.
  */
@@ -40,7 +40,7 @@
 /* ---------------------------------------------------------------- edits */
 
 
-/* ----------------------------------------------------------------- plan */
+/* ----------------------------------------------------------------- spec */
 
 /* A column of a node's row: select item `idx` (hidden == 0, from_end ==
  * 0), the idx-th hidden column the edits appended after the select list
@@ -74,8 +74,8 @@ enum dal_merge_limit {
     DAL_MERGE_LIMIT_DROP     /* nodes get no LIMIT (their rows are partial groups) */
 };
 
-/* Everything is owned by the plan.  Read by result.c; built only here. */
-struct dal_merge_plan {
+/* Everything is owned by the spec.  Read by result.c; built only here. */
+struct dal_merge_spec {
     /* node streams: k-way merged on keys (each node sorts by them), or
      * concatenated in source order when nkeys == 0 */
     dal_merge_key_t *keys;       size_t nkeys;
@@ -105,7 +105,7 @@ struct dal_merge_plan {
     char **tail_names;           /* the same for the items after the last *: entry j
                                     names visible column nvisible - ntail + j */
     size_t ntail;
-    /* LIMIT of the statement; offset/count are filled by dal_merge_node_edits
+    /* LIMIT of the statement; offset/count are filled by merge_node_edits
      * from literals or parameters */
     enum dal_merge_limit limit;
     uint32_t limit_off, limit_len;     /* the clause in the SQL text */
@@ -114,26 +114,26 @@ struct dal_merge_plan {
     dal_edits_t edits;           /* the parameter-independent node edits */
 };
 
-typedef struct dal_merge_plan dal_merge_plan_t;
+typedef struct dal_merge_spec dal_merge_spec_t;
 
 /*
- * Decide how the rows of several nodes combine for sql (borrowed; the plan
+ * Decide how the rows of several nodes combine for sql (borrowed; the spec
  * keeps no pointer into it).  shard_key is the shard-key column of the
  * statement's sharded table (borrowed, may be NULL): GROUP BY on it keeps
  * every group on one node, and COUNT(DISTINCT it) adds up exactly.  On
- * success *out is owned by the caller (dal_merge_plan_free, or hand it to
- * dal_result_set_merge).  Constructs that cannot be merged exactly fail
+ * success *out is owned by the caller (merge_spec_free, or hand it to
+ * result_set_merge).  Constructs that cannot be merged exactly fail
  * with DAL_EUNSUPPORTED and a message naming them.  A statement that is not
- * a SELECT gets a plan that concatenates (and refuses UPDATE/DELETE ...
+ * a SELECT gets a spec that concatenates (and refuses UPDATE/DELETE ...
  * LIMIT, which would change up to LIMIT rows on every node).
  */
-int dal_merge_plan_build(const dal_sql_t *sql, const char *shard_key, dal_merge_plan_t **out,
-                         dal_error_t *err);
-void dal_merge_plan_free(dal_merge_plan_t *p);
+int merge_spec_build(const dal_sql_t *sql, const char *shard_key, dal_merge_spec_t **out,
+                     dal_error_t *err);
+void merge_spec_free(dal_merge_spec_t *p);
 
 /* The column names a SELECT run on one node shows: v[i] is the
  * statement's own text of item i where the server would name the column
- * after the rewritten text (dal_merge_item_names with aggregated = 0), NULL
+ * after the rewritten text (merge_item_names with aggregated = 0), NULL
  * where the server's name is already right.  One block. */
 typedef struct dal_sql_names {
     size_t n;              /* entries of v: the statement's items */
@@ -145,7 +145,7 @@ typedef struct dal_sql_names {
  * execution of a SELECT needs them and they depend on its text only).
  * Borrowed from sql: valid while a reference is held.  NULL: out of
  * memory. */
-const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql);
+const dal_sql_names_t *merge_cached_names(const dal_sql_t *sql);
 
 /*
  * The server names an unaliased expression column by its text.  A node sees
@@ -153,9 +153,9 @@ const dal_sql_names_t *dal_merge_cached_names(const dal_sql_t *sql);
  * SUM(t_3.x)) and, when aggregated, where the edits turn AVG into SUM.
  * *out (owned by the caller: free each entry, then the array) gets one
  * entry per select item: the name to show, or NULL where the node's is
- * right.  Also for single-node statements (see dal_result_name_columns).
+ * right.  Also for single-node statements (see result_name_columns).
  */
-int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err);
+int merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_error_t *err);
 
 /*
  * The edits of every node's SQL, in addition to rewrite.c's own (table
@@ -163,9 +163,9 @@ int dal_merge_item_names(const dal_sql_t *sql, int aggregated, char ***out, dal_
  * statement's values (borrowed); LIMIT offsets and counts given as ? are
  * read from them, checked (non-negative integers) and recorded in p for the
  * merge, which is why p is not const.  On success out (cleared first) holds
- * sorted, non-overlapping edits owned by the caller (dal_edits_clear).
+ * sorted, non-overlapping edits owned by the caller (edits_clear).
  */
-int dal_merge_node_edits(dal_merge_plan_t *p, const dal_sql_t *sql, const dal_value_t *params,
-                         size_t nparams, dal_edits_t *out, dal_error_t *err);
+int merge_node_edits(dal_merge_spec_t *p, const dal_sql_t *sql, const dal_value_t *params,
+                     size_t nparams, dal_edits_t *out, dal_error_t *err);
 
 #endif /* DAL_CORE_MERGE_H */

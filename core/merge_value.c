@@ -48,7 +48,7 @@ static unsigned int collation_traits(unsigned int nr)
     return c;
 }
 
-void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f)
+void merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f)
 {
     memset(m, 0, sizeof *m);
     switch (f->type) {
@@ -163,8 +163,8 @@ static int sign_of(int c)
     return (c > 0) - (c < 0);
 }
 
-int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
-                      size_t blen)
+int merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
+                  size_t blen)
 {
     if (a == NULL || b == NULL)
         return (a != NULL) - (b != NULL);
@@ -197,7 +197,7 @@ int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, con
 #define PLAIN_DECPT_MIN (-14)
 #define PLAIN_DECPT_MAX 15
 
-size_t dal_merge_format_double(double d, char *out, size_t cap)
+size_t merge_format_double(double d, char *out, size_t cap)
 {
     char e[40], digits[20];
     size_t n = 0, len = 0, i;
@@ -246,31 +246,31 @@ size_t dal_merge_format_double(double d, char *out, size_t cap)
 
 /* --------------------------------------------------------- aggregates */
 
-void dal_merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg)
+void merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg)
 {
     dal_buf_t keep = a->best;
 
     memset(a, 0, sizeof *a);
     a->agg = agg;
     a->best = keep;
-    dal_buf_reset(&a->best);
+    buf_reset(&a->best);
 }
 
-void dal_merge_acc_free(dal_merge_acc_t *a)
+void merge_acc_free(dal_merge_acc_t *a)
 {
-    dal_buf_free(&a->best);
+    buf_free(&a->best);
 }
 
 static int not_a_number(const char *text, size_t len, dal_error_t *err)
 {
-    return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge the partial aggregate '%.*s': "
-                       "not a number of the column's type", (int)(len < 40 ? len : 40), text);
+    return err_set(err, DAL_EUNSUPPORTED, "cannot merge the partial aggregate '%.*s': "
+                   "not a number of the column's type", (int)(len < 40 ? len : 40), text);
 }
 
 static int too_big(dal_error_t *err)
 {
-    return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate exactly: the value "
-                       "needs more than 38 digits");
+    return err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate exactly: the value "
+                   "needs more than 38 digits");
 }
 
 static int parse_count(const char *text, size_t len, uint64_t *v, dal_error_t *err)
@@ -327,8 +327,8 @@ static int add_number(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char 
         m->kind != DAL_MK_UINT)
         return not_a_number(text, len, err);
     if (a->seen && is_double != a->is_double)
-        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate: the nodes "
-                           "returned it with different types");
+        return err_set(err, DAL_EUNSUPPORTED, "cannot merge an aggregate: the nodes "
+                       "returned it with different types");
     if (!a->seen) {
         a->is_double = is_double;
         a->scale = m->kind == DAL_MK_DECIMAL ? m->decimals : 0;
@@ -346,8 +346,8 @@ static int add_number(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char 
     return rc;
 }
 
-int dal_merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
-                      size_t len, const char *cnt, size_t cntlen, dal_error_t *err)
+int merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
+                  size_t len, const char *cnt, size_t cntlen, dal_error_t *err)
 {
     uint64_t n;
     int rc;
@@ -373,16 +373,16 @@ int dal_merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char 
         if (text == NULL)
             return 0;
         if (a->seen) {
-            int c = dal_merge_compare(m, text, len, a->best.data, a->best.len);
+            int c = merge_compare(m, text, len, a->best.data, a->best.len);
             if (a->agg == DAL_AGG_MIN ? c >= 0 : c <= 0)
                 return 0;
         }
         a->seen = 1;
-        dal_buf_reset(&a->best);
-        dal_buf_append(&a->best, text, len);
-        return a->best.oom ? dal_err_set(err, DAL_ENOMEM, "out of memory") : 0;
+        buf_reset(&a->best);
+        buf_append(&a->best, text, len);
+        return a->best.oom ? err_set(err, DAL_ENOMEM, "out of memory") : 0;
     default:
-        return dal_err_set(err, DAL_EUNSUPPORTED, "this aggregate cannot be merged");
+        return err_set(err, DAL_EUNSUPPORTED, "this aggregate cannot be merged");
     }
 }
 
@@ -398,11 +398,11 @@ static void put_scaled(dal_buf_t *out, __int128 v, unsigned int scale)
         mag /= 10;
     }
     if (v < 0)
-        dal_buf_putc(out, '-');
+        buf_putc(out, '-');
     while (n-- > 0) {
-        dal_buf_putc(out, digits[n]);
+        buf_putc(out, digits[n]);
         if (n == scale && scale > 0)
-            dal_buf_putc(out, '.');
+            buf_putc(out, '.');
     }
 }
 
@@ -430,14 +430,14 @@ static void put_double(dal_buf_t *out, double d)
 {
     char text[64];
 
-    dal_buf_append(out, text, dal_merge_format_double(d, text, sizeof text));
+    buf_append(out, text, merge_format_double(d, text, sizeof text));
 }
 
-int dal_merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err)
+int merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err)
 {
     switch (a->agg) {
     case DAL_AGG_COUNT: case DAL_AGG_COUNT_DISTINCT:
-        dal_buf_printf(out, "%" PRIu64, a->count);
+        buf_printf(out, "%" PRIu64, a->count);
         return 0;
     case DAL_AGG_SUM:
         if (!a->seen)
@@ -457,7 +457,7 @@ int dal_merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *
     default: /* MIN, MAX */
         if (!a->seen)
             return 1;
-        dal_buf_append(out, a->best.data, a->best.len);
+        buf_append(out, a->best.data, a->best.len);
         return 0;
     }
 }

@@ -35,7 +35,7 @@ typedef struct dal_merge_meta {
 } dal_merge_meta_t;
 
 /* Classify a column from the metadata a node sent (borrowed). */
-void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f);
+void merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f);
 
 /*
  * Compare two values of one column the way the server orders them: NULL
@@ -46,14 +46,14 @@ void dal_merge_meta_init(dal_merge_meta_t *m, const MYSQL_FIELD *f);
  * <0, 0, >0.  Non-NULL texts must be NUL-terminated at [len], as the rows of
  * libmysqlclient are.
  */
-int dal_merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
-                      size_t blen);
+int merge_compare(const dal_merge_meta_t *m, const char *a, size_t alen, const char *b,
+                  size_t blen);
 
 /* A DOUBLE as the server prints it: the shortest digits that read back to
  * the same double, in plain notation unless that would be long (1e15,
  * 1.5e-16), like MariaDB's my_gcvt.  Returns the length written to out
  * (cap >= 40). */
-size_t dal_merge_format_double(double d, char *out, size_t cap);
+size_t merge_format_double(double d, char *out, size_t cap);
 
 /* The partial state of one aggregated column of one group. */
 typedef struct dal_merge_acc {
@@ -70,21 +70,21 @@ typedef struct dal_merge_acc {
 } dal_merge_acc_t;
 
 /* Start a fresh group for agg. */
-void dal_merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg);
+void merge_acc_reset(dal_merge_acc_t *a, dal_agg_t agg);
 /*
  * Add one node's partial value: text/len (NULL for SQL NULL) of the column
  * whose metadata is m; for AVG also the partial row count (cnt, NULL-able).
  * Returns 0 or DAL_EUNSUPPORTED with err naming the problem (a SUM beyond
  * 38 digits, a value that is not a number).
  */
-int dal_merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
-                      size_t len, const char *cnt, size_t cntlen, dal_error_t *err);
+int merge_acc_add(dal_merge_acc_t *a, const dal_merge_meta_t *m, const char *text,
+                  size_t len, const char *cnt, size_t cntlen, dal_error_t *err);
 /*
  * The final value as the server would print it, appended to out; returns 1
  * if the value is SQL NULL (nothing appended), 0 if text was appended, or
  * DAL_EUNSUPPORTED on overflow.
  */
-int dal_merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err);
-void dal_merge_acc_free(dal_merge_acc_t *a);
+int merge_acc_result(const dal_merge_acc_t *a, dal_buf_t *out, dal_error_t *err);
+void merge_acc_free(dal_merge_acc_t *a);
 
 #endif /* DAL_CORE_MERGE_VALUE_H */

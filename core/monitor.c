@@ -49,12 +49,12 @@ static int find_lib(dal_monitor_set_t *set, const dal_cfg_monitor_t *c, dal_plug
     for (i = 0; i < set->n; i++) {
         const dal_plugin_lib_t *lib = set->mon[i].lib; /* NULL: the slot being made */
         if (lib != NULL && strcmp(lib->desc->name, c->plugin) == 0) {
-            dal_plugin_lib_ref(set->mon[i].lib);
+            plugin_lib_ref(set->mon[i].lib);
             *out = set->mon[i].lib;
             return 0;
         }
     }
-    return dal_plugin_find(set->snap->plugin_path, DAL_PLUGIN_MONITOR, c->plugin, out, err);
+    return plugin_find(set->snap->plugin_path, DAL_PLUGIN_MONITOR, c->plugin, out, err);
 }
 
 static int monitor_create(dal_monitor_set_t *set, monitor_t *m, const dal_cfg_monitor_t *c,
@@ -65,21 +65,21 @@ static int monitor_create(dal_monitor_set_t *set, monitor_t *m, const dal_cfg_mo
 
     rc = find_lib(set, c, &m->lib, err);
     if (rc != 0) {
-        dal_err_prefix(err, "%s:%d", cfg->path, c->plugin_line);
+        err_prefix(err, "%s:%d", cfg->path, c->plugin_line);
         return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
     }
     m->ops = m->lib->desc->ops;
     m->host.log = set->snap->log;
     m->host.snap = set->snap;
     snprintf(m->host.component, sizeof m->host.component, "monitor_%s:%s", c->plugin, c->name);
-    rc = dal_plugin_params_build(m->lib, c->name, &c->params, cfg->path, c->line, &m->params, err);
+    rc = plugin_params_build(m->lib, c->name, &c->params, cfg->path, c->line, &m->params, err);
     if (rc != 0)
         return rc;
-    rc = m->ops->create(dal_plugin_host_api(), &m->host, m->params, &m->inst, err);
+    rc = m->ops->create(plugin_host_api(), &m->host, m->params, &m->inst, err);
     if (rc != 0) {
         m->inst = NULL;
-        dal_err_prefix(err, "%s:%d: monitor plugin '%s' (%s) failed to initialise for [monitor %s]",
-                       cfg->path, c->plugin_line, c->plugin, m->lib->path, c->name);
+        err_prefix(err, "%s:%d: monitor plugin '%s' (%s) failed to initialise for [monitor %s]",
+                   cfg->path, c->plugin_line, c->plugin, m->lib->path, c->name);
         return DAL_EPLUGIN;
     }
     return 0;
@@ -89,9 +89,9 @@ static void monitor_free(monitor_t *m)
 {
     if (m->inst != NULL)
         m->ops->destroy(m->inst);
-    dal_plugin_params_free(m->params);
+    plugin_params_free(m->params);
     /* after destroy: the instance's code lives in this .so */
-    dal_plugin_lib_unref(m->lib);
+    plugin_lib_unref(m->lib);
 }
 
 /* --------------------------------------------------------------- sampler */
@@ -101,12 +101,12 @@ static void emit_figure(const dal_monitor_set_t *set, const dal_server_t *srv,
 {
     dal_event_t ev;
 
-    dal_monitor_event_init(set, &ev, DAL_EVENT_POOL);
+    monitor_event_init(set, &ev, DAL_EVENT_POOL);
     ev.kind = figure;
     ev.datasource = srv->node->cfg->name;
     ev.server = srv->address;
     ev.rows = value;
-    dal_monitor_emit(set, &ev);
+    monitor_emit(set, &ev);
 }
 
 /* Each figure of one server's pool. */
@@ -114,7 +114,7 @@ static void sample_server(const dal_monitor_set_t *set, dal_server_t *srv)
 {
     dal_pool_stats_t st;
 
-    dal_server_pool_stats(srv, &st);
+    server_pool_stats(srv, &st);
     emit_figure(set, srv, "in_use", st.in_use);
     emit_figure(set, srv, "idle", st.idle);
     emit_figure(set, srv, "waiting", st.waiting);
@@ -145,7 +145,7 @@ static void *sampler_main(void *arg)
     while (!set->stop) {
         pthread_mutex_unlock(&set->mu);
         sample_pools(set);
-        dal_deadline_after_ms(&until, POOL_SAMPLE_MS);
+        clock_deadline_after_ms(&until, POOL_SAMPLE_MS);
         pthread_mutex_lock(&set->mu);
         while (!set->stop && pthread_cond_timedwait(&set->cond, &set->mu, &until) != ETIMEDOUT)
             ;
@@ -168,8 +168,8 @@ static int start_sampler(dal_monitor_set_t *set, dal_error_t *err)
     if (rc != 0) {
         pthread_cond_destroy(&set->cond);
         pthread_mutex_destroy(&set->mu);
-        return dal_err_set(err, DAL_ENOMEM, "cannot start the pool sampler thread: %s",
-                           strerror(rc));
+        return err_set(err, DAL_ENOMEM, "cannot start the pool sampler thread: %s",
+                       strerror(rc));
     }
     set->sampling = 1;
     return 0;
@@ -217,7 +217,7 @@ static int build_instances(dal_monitor_set_t *set, dal_error_t *err)
     return 0;
 }
 
-int dal_monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_error_t *err)
+int monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_error_t *err)
 {
     size_t n = count_enabled(s->cfg);
     dal_monitor_set_t *set;
@@ -229,21 +229,21 @@ int dal_monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_e
     set = calloc(1, sizeof *set);
     if (set == NULL || (set->mon = calloc(n, sizeof *set->mon)) == NULL) {
         free(set);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     }
     set->snap = s;
     rc = build_instances(set, err);
     if (rc == 0 && s->nnodes > 0)
         rc = start_sampler(set, err);
     if (rc != 0) {
-        dal_monitor_set_free(set);
+        monitor_set_free(set);
         return rc;
     }
     *out = set;
     return 0;
 }
 
-void dal_monitor_set_free(dal_monitor_set_t *set)
+void monitor_set_free(dal_monitor_set_t *set)
 {
     size_t i;
 
@@ -257,8 +257,8 @@ void dal_monitor_set_free(dal_monitor_set_t *set)
     free(set);
 }
 
-void dal_monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
-                            dal_event_type_t type)
+void monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
+                        dal_event_type_t type)
 {
     memset(ev, 0, sizeof *ev);
     ev->struct_size = sizeof *ev;
@@ -266,7 +266,7 @@ void dal_monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
     ev->labels_gen = set->snap->gen;
 }
 
-void dal_monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev)
+void monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev)
 {
     size_t i;
 
@@ -296,15 +296,15 @@ static int is_literal(dal_tok_type_t t)
     return t == DAL_TOK_STRING || t == DAL_TOK_NUMBER || t == DAL_TOK_ERROR;
 }
 
-size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap)
+size_t sql_normalize(const char *sql, size_t len, char *out, size_t cap)
 {
     dal_lexer_t lx;
     dal_token_t t;
     size_t n = 0, prev_end = 0;
     int gap = 0;
 
-    dal_lex_init(&lx, sql, len);
-    for (t = dal_lex_next(&lx); t.type != DAL_TOK_EOF; t = dal_lex_next(&lx)) {
+    lex_init(&lx, sql, len);
+    for (t = lex_next(&lx); t.type != DAL_TOK_EOF; t = lex_next(&lx)) {
         /* a comment may hold anything (a trace id, a value): drop it, but
          * keep the words on either side apart */
         if (t.type == DAL_TOK_COMMENT) {
@@ -325,7 +325,7 @@ size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap)
     return n;
 }
 
-const char *dal_sql_normalized(const dal_sql_t *s)
+const char *sql_normalized(const dal_sql_t *s)
 {
     dal_sql_t *m = (dal_sql_t *)s; /* only the lazily made field changes, atomically */
     char *text = atomic_load(&m->norm), *expected = NULL;
@@ -333,11 +333,11 @@ const char *dal_sql_normalized(const dal_sql_t *s)
 
     if (text != NULL)
         return text;
-    n = dal_sql_normalize(s->text, s->len, NULL, 0);
+    n = sql_normalize(s->text, s->len, NULL, 0);
     text = malloc(n + 1);
     if (text == NULL)
         return NULL;
-    dal_sql_normalize(s->text, s->len, text, n + 1);
+    sql_normalize(s->text, s->len, text, n + 1);
     /* two threads may race here: the first one's text stays */
     if (!atomic_compare_exchange_strong(&m->norm, &expected, text)) {
         free(text);

@@ -24,25 +24,25 @@ typedef struct dal_monitor_set dal_monitor_set_t;
  * sampler).  *out owned by the snapshot (NULL when there are none).  Must
  * run after the nodes' pools are built; free the set before destroying them.
  * Errors are "FILE:LINE: ...". */
-int dal_monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_error_t *err);
+int monitor_set_build(struct dal_snapshot *s, dal_monitor_set_t **out, dal_error_t *err);
 /* Stop the sampler and destroy the instances.  NULL is a no-op. */
-void dal_monitor_set_free(dal_monitor_set_t *set);
+void monitor_set_free(dal_monitor_set_t *set);
 
 /* Start an event for set (not NULL): zeroed, with struct_size, type, and
  * labels_gen = the generation of the set's snapshot, whose configuration
  * the core's labels point into (table, datasource and server names live as
  * long as the snapshot; kinds are static).  A caller that labels the event
  * with text from anywhere else must set labels_gen to 0. */
-void dal_monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
-                            dal_event_type_t type);
+void monitor_event_init(const dal_monitor_set_t *set, dal_event_t *ev,
+                        dal_event_type_t type);
 
 /* Deliver ev (borrowed for the call) to every monitor.  set may be NULL (no
  * monitors: a no-op).  Never blocks the statement and never fails it. */
-void dal_monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev);
+void monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev);
 
 /* 1 if there is anyone to emit to: lets a caller skip building an event
  * (and normalising its SQL) when no monitor is enabled. */
-static inline int dal_monitor_active(const dal_monitor_set_t *set)
+static inline int monitor_active(const dal_monitor_set_t *set)
 {
     return set != NULL;
 }
@@ -56,11 +56,11 @@ static inline int dal_monitor_active(const dal_monitor_set_t *set)
  * bytes when cap > 0 (a literal is never cut: only text that is not data is
  * copied).  Returns the full length, like snprintf.  Thread-safe.
  */
-size_t dal_sql_normalize(const char *sql, size_t len, char *out, size_t cap);
+size_t sql_normalize(const char *sql, size_t len, char *out, size_t cap);
 
 /* The normalised text of an analysed statement, made once and kept on it
  * (the statement is cached, so monitored statements pay the lexing once per
  * distinct text).  Valid while s is.  NULL only if out of memory. */
-const char *dal_sql_normalized(const dal_sql_t *s);
+const char *sql_normalized(const dal_sql_t *s);
 
 #endif /* DAL_CORE_MONITOR_H */

@@ -70,7 +70,7 @@ static int list_push(param_value_t *pv, size_t *cap, const char *item, int want_
         *cap = ncap;
     }
     if (want_ints)
-        return dal_parse_int64(item, &pv->list[pv->nlist++]);
+        return parse_int64(item, &pv->list[pv->nlist++]);
     pv->slist[pv->nlist] = strdup(item);
     return pv->slist[pv->nlist++] == NULL ? -1 : 0;
 }
@@ -116,9 +116,9 @@ static int convert(param_value_t *pv)
     case DAL_PARAM_STRING:
         return 0;
     case DAL_PARAM_INT:
-        return dal_parse_int64(t, &pv->i);
+        return parse_int64(t, &pv->i);
     case DAL_PARAM_BOOL:
-        if (dal_parse_bool(t, &b) != 0)
+        if (parse_bool(t, &b) != 0)
             return -1;
         pv->i = b;
         return 0;
@@ -126,7 +126,7 @@ static int convert(param_value_t *pv)
         pv->d = strtod(t, &end);
         return end == t || *trim(end) != '\0' ? -1 : 0;
     case DAL_PARAM_DURATION:
-        return dal_parse_duration_ms(t, &pv->i);
+        return parse_duration_ms(t, &pv->i);
     case DAL_PARAM_INT_LIST:
         return split_list(pv, t, 1);
     case DAL_PARAM_STRING_LIST:
@@ -175,11 +175,11 @@ static int check_undeclared(const dal_plugin_lib_t *lib, const char *role,
         if (j < n)
             continue;
         describe_accepted(specs, role, accepted, sizeof accepted);
-        return dal_err_set(err, DAL_ECONFIG,
-                           "%s:%d: %s.%s: %s plugin '%s' has no parameter '%s' (accepted: %s)",
-                           file, cfg->items[i].line, role, cfg->items[i].name,
-                           dal_plugin_kind_name(lib->desc->kind), lib->desc->name,
-                           cfg->items[i].name, accepted);
+        return err_set(err, DAL_ECONFIG,
+                       "%s:%d: %s.%s: %s plugin '%s' has no parameter '%s' (accepted: %s)",
+                       file, cfg->items[i].line, role, cfg->items[i].name,
+                       plugin_kind_name(lib->desc->kind), lib->desc->name,
+                       cfg->items[i].name, accepted);
     }
     return 0;
 }
@@ -196,28 +196,28 @@ static int fill_one(param_value_t *pv, const dal_plugin_lib_t *lib, const char *
         if (strcmp(cfg->items[i].name, pv->spec->name) == 0)
             given = &cfg->items[i];
     if (given == NULL && pv->spec->required)
-        return dal_err_set(err, DAL_ECONFIG, "%s:%d: %s plugin '%s' needs %s.%s (%s)", file,
-                           section_line, dal_plugin_kind_name(lib->desc->kind), lib->desc->name,
-                           role, pv->spec->name, type_name(pv->spec->type));
+        return err_set(err, DAL_ECONFIG, "%s:%d: %s plugin '%s' needs %s.%s (%s)", file,
+                       section_line, plugin_kind_name(lib->desc->kind), lib->desc->name,
+                       role, pv->spec->name, type_name(pv->spec->type));
     pv->set = given != NULL;
     if (given == NULL && pv->spec->default_value == NULL)
         return 0;
     pv->text = strdup(given ? given->value : pv->spec->default_value);
     if (pv->text == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     if (convert(pv) == 0)
         return 0;
     if (given == NULL)
-        return dal_err_set(err, DAL_EPLUGIN, "%s: default of parameter '%s' is not %s",
-                           lib->path, pv->spec->name, type_name(pv->spec->type));
-    return dal_err_set(err, DAL_ECONFIG, "%s:%d: %s.%s: expected %s, got '%s'", file,
-                       given->line, role, pv->spec->name, type_name(pv->spec->type),
-                       dal_config_quote(given->value, q));
+        return err_set(err, DAL_EPLUGIN, "%s: default of parameter '%s' is not %s",
+                       lib->path, pv->spec->name, type_name(pv->spec->type));
+    return err_set(err, DAL_ECONFIG, "%s:%d: %s.%s: expected %s, got '%s'", file,
+                   given->line, role, pv->spec->name, type_name(pv->spec->type),
+                   config_quote(given->value, q));
 }
 
-int dal_plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
-                            const dal_cfg_params_t *cfg, const char *file, int section_line,
-                            dal_plugin_params_t **out, dal_error_t *err)
+int plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
+                        const dal_cfg_params_t *cfg, const char *file, int section_line,
+                        dal_plugin_params_t **out, dal_error_t *err)
 {
     dal_plugin_params_t *p = NULL;
     size_t i;
@@ -229,11 +229,11 @@ int dal_plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
         return rc;
     p = calloc(1, sizeof *p);
     if (p == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     p->n = count_specs(lib->desc->params);
     p->items = calloc(p->n ? p->n : 1, sizeof *p->items);
     if (p->items == NULL) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
     for (i = 0; i < p->n; i++) {
@@ -245,11 +245,11 @@ int dal_plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
     *out = p;
     return 0;
 fail:
-    dal_plugin_params_free(p);
+    plugin_params_free(p);
     return rc;
 }
 
-void dal_plugin_params_free(dal_plugin_params_t *p)
+void plugin_params_free(dal_plugin_params_t *p)
 {
     size_t i, j;
 
@@ -276,45 +276,45 @@ static const param_value_t *lookup(const dal_plugin_params_t *p, const char *nam
     return NULL;
 }
 
-int dal_params_is_set(const dal_plugin_params_t *p, const char *name)
+int params_is_set(const dal_plugin_params_t *p, const char *name)
 {
     const param_value_t *v = lookup(p, name);
 
     return v != NULL && v->set;
 }
 
-const char *dal_params_string(const dal_plugin_params_t *p, const char *name)
+const char *params_string(const dal_plugin_params_t *p, const char *name)
 {
     const param_value_t *v = lookup(p, name);
 
     return v ? v->text : NULL;
 }
 
-int64_t dal_params_int(const dal_plugin_params_t *p, const char *name)
+int64_t params_int(const dal_plugin_params_t *p, const char *name)
 {
     const param_value_t *v = lookup(p, name);
 
     return v ? v->i : 0;
 }
 
-int dal_params_bool(const dal_plugin_params_t *p, const char *name)
+int params_bool(const dal_plugin_params_t *p, const char *name)
 {
-    return dal_params_int(p, name) != 0;
+    return params_int(p, name) != 0;
 }
 
-double dal_params_double(const dal_plugin_params_t *p, const char *name)
+double params_double(const dal_plugin_params_t *p, const char *name)
 {
     const param_value_t *v = lookup(p, name);
 
     return v ? v->d : 0.0;
 }
 
-int64_t dal_params_duration_ms(const dal_plugin_params_t *p, const char *name)
+int64_t params_duration_ms(const dal_plugin_params_t *p, const char *name)
 {
-    return dal_params_int(p, name);
+    return params_int(p, name);
 }
 
-size_t dal_params_int_list(const dal_plugin_params_t *p, const char *name, const int64_t **vals)
+size_t params_int_list(const dal_plugin_params_t *p, const char *name, const int64_t **vals)
 {
     const param_value_t *v = lookup(p, name);
 
@@ -322,8 +322,8 @@ size_t dal_params_int_list(const dal_plugin_params_t *p, const char *name, const
     return v ? v->nlist : 0;
 }
 
-size_t dal_params_string_list(const dal_plugin_params_t *p, const char *name,
-                              const char *const **vals)
+size_t params_string_list(const dal_plugin_params_t *p, const char *name,
+                          const char *const **vals)
 {
     const param_value_t *v = lookup(p, name);
 

@@ -11,7 +11,7 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *dal_parse_skip_blanks(const char *s)
+const char *parse_skip_blanks(const char *s)
 {
     while (*s == ' ' || *s == '\t')
         s++;
@@ -37,9 +37,9 @@ static int parse_digits(const char **pp, uint64_t limit, uint64_t *out)
     return 0;
 }
 
-int dal_parse_int64(const char *text, int64_t *out)
+int parse_int64(const char *text, int64_t *out)
 {
-    const char *p = dal_parse_skip_blanks(text);
+    const char *p = parse_skip_blanks(text);
     uint64_t v, limit = (uint64_t)INT64_MAX;
     int neg = 0;
 
@@ -47,7 +47,7 @@ int dal_parse_int64(const char *text, int64_t *out)
         neg = *p++ == '-';
     if (neg)
         limit += 1;   /* -9223372036854775808 is representable */
-    if (parse_digits(&p, limit, &v) != 0 || *dal_parse_skip_blanks(p) != '\0')
+    if (parse_digits(&p, limit, &v) != 0 || *parse_skip_blanks(p) != '\0')
         return -1;
     if (neg)
         *out = v == limit ? INT64_MIN : -(int64_t)v;
@@ -56,12 +56,12 @@ int dal_parse_int64(const char *text, int64_t *out)
     return 0;
 }
 
-int dal_parse_duration_ms(const char *text, int64_t *out_ms)
+int parse_duration_ms(const char *text, int64_t *out_ms)
 {
     static const struct { const char *unit; uint64_t ms; } units[] = {
         {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"", 1000}
     };
-    const char *p = dal_parse_skip_blanks(text);
+    const char *p = parse_skip_blanks(text);
     const char *end;
     uint64_t v;
     size_t i, n;
@@ -70,7 +70,7 @@ int dal_parse_duration_ms(const char *text, int64_t *out_ms)
         return -1;
     for (n = 0; isalpha((unsigned char)p[n]); n++)
         ;
-    end = dal_parse_skip_blanks(p + n);
+    end = parse_skip_blanks(p + n);
     if (*end != '\0')
         return -1;
     for (i = 0; i < NELEM(units); i++) {
@@ -84,16 +84,16 @@ int dal_parse_duration_ms(const char *text, int64_t *out_ms)
     return -1;
 }
 
-int dal_parse_bool(const char *text, int *out)
+int parse_bool(const char *text, int *out)
 {
     static const struct { const char *word; int val; } words[] = {
         {"true", 1}, {"yes", 1}, {"on", 1}, {"1", 1},
         {"false", 0}, {"no", 0}, {"off", 0}, {"0", 0}
     };
-    const char *p = dal_parse_skip_blanks(text);
+    const char *p = parse_skip_blanks(text);
     size_t i, n = strcspn(p, " \t");
 
-    if (*dal_parse_skip_blanks(p + n) != '\0')
+    if (*parse_skip_blanks(p + n) != '\0')
         return -1;
     for (i = 0; i < NELEM(words); i++) {
         if (strlen(words[i].word) == n && strncasecmp(p, words[i].word, n) == 0) {

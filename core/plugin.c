@@ -35,7 +35,7 @@ _Static_assert(DAL_FIELD_END(dal_event_t, labels_gen) == 92,
                "plugin.h: labels_gen is since size 92");
 #endif
 
-const char *dal_plugin_kind_name(int kind)
+const char *plugin_kind_name(int kind)
 {
     switch (kind) {
     case DAL_PLUGIN_SHARD: return "shard";
@@ -51,7 +51,7 @@ static int kind_from_prefix(const char *s, size_t n)
     int k;
 
     for (k = DAL_PLUGIN_SHARD; k <= DAL_PLUGIN_MONITOR; k++) {
-        const char *name = dal_plugin_kind_name(k);
+        const char *name = plugin_kind_name(k);
         if (strlen(name) == n && memcmp(name, s, n) == 0)
             return k;
     }
@@ -109,12 +109,12 @@ static int is_elf(const char *path)
 
 static int check_ops(const char *path, const dal_plugin_t *d, dal_error_t *err)
 {
-    const char *kind = dal_plugin_kind_name(d->kind);
+    const char *kind = plugin_kind_name(d->kind);
     int ok = 0;
 
     if (d->ops == NULL)
-        return dal_err_set(err, DAL_EPLUGIN, "%s: %s plugin '%s' has no ops table", path, kind,
-                           d->name);
+        return err_set(err, DAL_EPLUGIN, "%s: %s plugin '%s' has no ops table", path, kind,
+                       d->name);
     switch (d->kind) {
     case DAL_PLUGIN_SHARD: {
         const dal_shard_ops_t *o = d->ops;
@@ -143,10 +143,10 @@ static int check_ops(const char *path, const dal_plugin_t *d, dal_error_t *err)
     }
     }
     if (!ok)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: %s plugin '%s' has an incomplete ops table (a required op is NULL "
-                           "or struct_size is too small)",
-                           path, kind, d->name);
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: %s plugin '%s' has an incomplete ops table (a required op is NULL "
+                       "or struct_size is too small)",
+                       path, kind, d->name);
     return 0;
 }
 
@@ -157,41 +157,41 @@ static int check_descriptor(const char *path, const dal_plugin_t *d, dal_error_t
     char fname[128];
 
     if (d == NULL)
-        return dal_err_set(err, DAL_EPLUGIN, "%s: " DAL_PLUGIN_ENTRY_SYMBOL "() returned NULL",
-                           path);
+        return err_set(err, DAL_EPLUGIN, "%s: " DAL_PLUGIN_ENTRY_SYMBOL "() returned NULL",
+                       path);
     /* abi_version and struct_size come first in every ABI: safe to read */
     if (d->abi_version != DAL_PLUGIN_ABI_VERSION)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: plugin ABI mismatch: this dal needs ABI %d, the plugin was built "
-                           "for ABI %u; rebuild it against this dal's <dal/plugin.h>",
-                           path, DAL_PLUGIN_ABI_VERSION, (unsigned)d->abi_version);
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: plugin ABI mismatch: this dal needs ABI %d, the plugin was built "
+                       "for ABI %u; rebuild it against this dal's <dal/plugin.h>",
+                       path, DAL_PLUGIN_ABI_VERSION, (unsigned)d->abi_version);
     if (d->struct_size < DESC_MIN_SIZE)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: plugin descriptor is %u bytes, smaller than ABI %d's %zu",
-                           path, (unsigned)d->struct_size, DAL_PLUGIN_ABI_VERSION,
-                           (size_t)DESC_MIN_SIZE);
-    if (dal_plugin_kind_name(d->kind) == NULL)
-        return dal_err_set(err, DAL_EPLUGIN, "%s: unknown plugin kind %d", path, (int)d->kind);
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: plugin descriptor is %u bytes, smaller than ABI %d's %zu",
+                       path, (unsigned)d->struct_size, DAL_PLUGIN_ABI_VERSION,
+                       (size_t)DESC_MIN_SIZE);
+    if (plugin_kind_name(d->kind) == NULL)
+        return err_set(err, DAL_EPLUGIN, "%s: unknown plugin kind %d", path, (int)d->kind);
     if (d->name == NULL || !valid_name(d->name))
-        return dal_err_set(err, DAL_EPLUGIN, "%s: plugin name is missing or not [a-z0-9_]+",
-                           path);
+        return err_set(err, DAL_EPLUGIN, "%s: plugin name is missing or not [a-z0-9_]+",
+                       path);
     if (parse_file_name(path, &fkind, fname, sizeof fname) != 0)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: file name is not KIND_NAME.so (KIND is shard, idgen, pool or "
-                           "monitor)",
-                           path);
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: file name is not KIND_NAME.so (KIND is shard, idgen, pool or "
+                       "monitor)",
+                       path);
     if (fkind != (int)d->kind)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: file name says kind '%s' but the plugin is of kind '%s'", path,
-                           dal_plugin_kind_name(fkind), dal_plugin_kind_name(d->kind));
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: file name says kind '%s' but the plugin is of kind '%s'", path,
+                       plugin_kind_name(fkind), plugin_kind_name(d->kind));
     if (strcmp(fname, d->name) != 0)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "%s: file name says name '%s' but the plugin is named '%s'", path,
-                           fname, d->name);
+        return err_set(err, DAL_EPLUGIN,
+                       "%s: file name says name '%s' but the plugin is named '%s'", path,
+                       fname, d->name);
     return check_ops(path, d, err);
 }
 
-int dal_plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *err)
+int plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *err)
 {
     dal_plugin_lib_t *lib = NULL;
     dal_plugin_entry_fn entry;
@@ -201,25 +201,25 @@ int dal_plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *e
 
     *out = NULL;
     if (stat(path, &st) != 0)
-        return dal_err_set(err, DAL_EPLUGIN, "%s: %s", path, strerror(errno));
+        return err_set(err, DAL_EPLUGIN, "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode) || !is_elf(path))
-        return dal_err_set(err, DAL_EPLUGIN, "%s: not a shared object (no ELF header)", path);
+        return err_set(err, DAL_EPLUGIN, "%s: not a shared object (no ELF header)", path);
     /* RTLD_NOW: unresolved symbols fail here, not in the middle of a
      * statement.  RTLD_LOCAL: plugins cannot see or clash with each other. */
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
-        return dal_err_set(err, DAL_EPLUGIN, "%s: cannot load: %s", path, why ? why : "?");
+        return err_set(err, DAL_EPLUGIN, "%s: cannot load: %s", path, why ? why : "?");
     }
     *(void **)(&entry) = dlsym(h, DAL_PLUGIN_ENTRY_SYMBOL);
     if (entry == NULL) {
-        rc = dal_err_set(err, DAL_EPLUGIN,
-                         "%s: not a dal plugin (no " DAL_PLUGIN_ENTRY_SYMBOL " symbol)", path);
+        rc = err_set(err, DAL_EPLUGIN,
+                     "%s: not a dal plugin (no " DAL_PLUGIN_ENTRY_SYMBOL " symbol)", path);
         goto fail;
     }
     lib = calloc(1, sizeof *lib);
     if (lib == NULL || (lib->path = strdup(path)) == NULL) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
     lib->desc = entry();
@@ -238,12 +238,12 @@ fail:
     return rc;
 }
 
-void dal_plugin_lib_ref(dal_plugin_lib_t *lib)
+void plugin_lib_ref(dal_plugin_lib_t *lib)
 {
     atomic_fetch_add(&lib->refs, 1);
 }
 
-void dal_plugin_lib_unref(dal_plugin_lib_t *lib)
+void plugin_lib_unref(dal_plugin_lib_t *lib)
 {
     if (lib == NULL || atomic_fetch_sub(&lib->refs, 1) != 1)
         return;
@@ -265,18 +265,18 @@ static const char *next_dir(const char *p, char *dir, size_t cap)
     return end ? end + 1 : p + strlen(p);
 }
 
-int dal_plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char *name,
-                    dal_plugin_lib_t **out, dal_error_t *err)
+int plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char *name,
+                dal_plugin_lib_t **out, dal_error_t *err)
 {
-    const char *kname = dal_plugin_kind_name(kind);
+    const char *kname = plugin_kind_name(kind);
     char dir[1024], file[1200], found[1200];
     const char *p = plugin_path;
     int nfound = 0;
 
     *out = NULL;
     if (!valid_name(name))
-        return dal_err_set(err, DAL_EPLUGIN, "%s plugin name '%s' is not [a-z0-9_]+", kname,
-                           name);
+        return err_set(err, DAL_EPLUGIN, "%s plugin name '%s' is not [a-z0-9_]+", kname,
+                       name);
     while (*p) {
         struct stat st;
 
@@ -287,26 +287,26 @@ int dal_plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char 
         if (stat(file, &st) != 0)
             continue;
         if (nfound++ > 0)
-            return dal_err_set(err, DAL_EPLUGIN,
-                               "duplicate %s plugin '%s': both %s and %s; remove one or shorten "
-                               "plugin_dir",
-                               kname, name, found, file);
+            return err_set(err, DAL_EPLUGIN,
+                           "duplicate %s plugin '%s': both %s and %s; remove one or shorten "
+                           "plugin_dir",
+                           kname, name, found, file);
         snprintf(found, sizeof found, "%s", file);
     }
     if (nfound == 0)
-        return dal_err_set(err, DAL_EPLUGIN, "unknown %s plugin '%s': no file %s_%s.so in %s",
-                           kname, name, kname, name, plugin_path);
-    return dal_plugin_lib_load(found, out, err);
+        return err_set(err, DAL_EPLUGIN, "unknown %s plugin '%s': no file %s_%s.so in %s",
+                       kname, name, kname, name, plugin_path);
+    return plugin_lib_load(found, out, err);
 }
 
 static const dal_host_api_t *host_api;
 
-void dal_plugin_set_host_api(const dal_host_api_t *api)
+void plugin_set_host_api(const dal_host_api_t *api)
 {
     host_api = api;
 }
 
-const dal_host_api_t *dal_plugin_host_api(void)
+const dal_host_api_t *plugin_host_api(void)
 {
     return host_api;
 }

@@ -26,55 +26,55 @@ typedef struct dal_plugin_lib {
 } dal_plugin_lib_t;
 
 /* "shard", "idgen", "pool", "monitor", or NULL for an unknown kind. */
-const char *dal_plugin_kind_name(int kind);
+const char *plugin_kind_name(int kind);
 
 /*
  * Find K_N.so on the plugin path and load it.  On success *out holds one
- * reference (dal_plugin_lib_unref).  Errors (DAL_EPLUGIN): not found (names
+ * reference (plugin_lib_unref).  Errors (DAL_EPLUGIN): not found (names
  * every directory searched), found in two directories (duplicate), and every
- * check of dal_plugin_lib_load.
+ * check of plugin_lib_load.
  */
-int dal_plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char *name,
-                    dal_plugin_lib_t **out, dal_error_t *err);
+int plugin_find(const char *plugin_path, dal_plugin_kind_t kind, const char *name,
+                dal_plugin_lib_t **out, dal_error_t *err);
 
 /*
  * Load one file and check it is a plugin of the kind and name its file name
  * says (K_N.so).  On success *out holds one reference.
  */
-int dal_plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *err);
+int plugin_lib_load(const char *path, dal_plugin_lib_t **out, dal_error_t *err);
 
-void dal_plugin_lib_ref(dal_plugin_lib_t *lib);
+void plugin_lib_ref(dal_plugin_lib_t *lib);
 /* Drop a reference; the last one dlclose()s the file.  NULL is a no-op. */
-void dal_plugin_lib_unref(dal_plugin_lib_t *lib);
+void plugin_lib_unref(dal_plugin_lib_t *lib);
 
 /*
  * Check the INI keys "role.NAME" kept in cfg against the plugin's declared
  * parameters and convert them.  Undeclared keys, mistyped values and missing
  * required ones are DAL_ECONFIG errors "FILE:LINE: ..." (FILE is file, LINE
  * the key's line, or section_line for a missing key).  On success *out is
- * owned by the caller (dal_plugin_params_free).
+ * owned by the caller (plugin_params_free).
  */
-int dal_plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
-                            const dal_cfg_params_t *cfg, const char *file, int section_line,
-                            dal_plugin_params_t **out, dal_error_t *err);
-void dal_plugin_params_free(dal_plugin_params_t *p);
+int plugin_params_build(const dal_plugin_lib_t *lib, const char *role,
+                        const dal_cfg_params_t *cfg, const char *file, int section_line,
+                        dal_plugin_params_t **out, dal_error_t *err);
+void plugin_params_free(dal_plugin_params_t *p);
 
 /* Getters behind the host API's param_* entries (see dal/plugin.h). */
-int dal_params_is_set(const dal_plugin_params_t *p, const char *name);
-const char *dal_params_string(const dal_plugin_params_t *p, const char *name);
-int64_t dal_params_int(const dal_plugin_params_t *p, const char *name);
-int dal_params_bool(const dal_plugin_params_t *p, const char *name);
-double dal_params_double(const dal_plugin_params_t *p, const char *name);
-int64_t dal_params_duration_ms(const dal_plugin_params_t *p, const char *name);
-size_t dal_params_int_list(const dal_plugin_params_t *p, const char *name, const int64_t **vals);
-size_t dal_params_string_list(const dal_plugin_params_t *p, const char *name,
-                              const char *const **vals);
+int params_is_set(const dal_plugin_params_t *p, const char *name);
+const char *params_string(const dal_plugin_params_t *p, const char *name);
+int64_t params_int(const dal_plugin_params_t *p, const char *name);
+int params_bool(const dal_plugin_params_t *p, const char *name);
+double params_double(const dal_plugin_params_t *p, const char *name);
+int64_t params_duration_ms(const dal_plugin_params_t *p, const char *name);
+size_t params_int_list(const dal_plugin_params_t *p, const char *name, const int64_t **vals);
+size_t params_string_list(const dal_plugin_params_t *p, const char *name,
+                          const char *const **vals);
 
 /* The host API table every plugin instance is created with.  It lives in
  * host.c, which calls into execution, pools and monitors; the modules that
  * create instances sit below those, so the table is registered once by the
  * library's initialisation instead of being included.  Borrowed, static. */
-void dal_plugin_set_host_api(const dal_host_api_t *api);
-const dal_host_api_t *dal_plugin_host_api(void);
+void plugin_set_host_api(const dal_host_api_t *api);
+const dal_host_api_t *plugin_host_api(void);
 
 #endif /* DAL_CORE_PLUGIN_H */

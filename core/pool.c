@@ -36,12 +36,12 @@ static int find_lib(struct dal_snapshot *s, dal_plugin_lib_t **out, dal_error_t 
         dal_node_t *n = s->nodes[i];
         if (n != NULL && n->master.pool_inst != NULL &&
             strcmp(n->master.pool_inst->lib->desc->name, s->cfg->pool) == 0) {
-            dal_plugin_lib_ref(n->master.pool_inst->lib);
+            plugin_lib_ref(n->master.pool_inst->lib);
             *out = n->master.pool_inst->lib;
             return 0;
         }
     }
-    return dal_plugin_find(s->plugin_path, DAL_PLUGIN_POOL, s->cfg->pool, out, err);
+    return plugin_find(s->plugin_path, DAL_PLUGIN_POOL, s->cfg->pool, out, err);
 }
 
 /* [dal]'s pool.* keys with the datasource's own pool.* keys taking
@@ -67,7 +67,7 @@ static int merge_params(const dal_cfg_params_t *global, const dal_cfg_params_t *
     return 0;
 }
 
-void dal_url_address(const dal_url_t *u, char *out, size_t cap)
+void url_address(const dal_url_t *u, char *out, size_t cap)
 {
     if (u->socket != NULL)
         snprintf(out, cap, "%s", u->socket);
@@ -86,19 +86,19 @@ static int pool_create(struct dal_snapshot *s, dal_server_t *srv, struct dal_poo
 
     rc = merge_params(&cfg->pool_params, &node->cfg->pool_params, &merged);
     if (rc != 0)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    rc = dal_plugin_params_build(p->lib, "pool", &merged, cfg->path, cfg->pool_line, &p->params,
-                                 err);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    rc = plugin_params_build(p->lib, "pool", &merged, cfg->path, cfg->pool_line, &p->params,
+                             err);
     free(merged.items);
     if (rc != 0)
         return rc;
     server.datasource = node->cfg->name;
     server.address = p->address;
-    rc = p->ops->create(dal_plugin_host_api(), &p->host, &server, p->params, &p->inst, err);
+    rc = p->ops->create(plugin_host_api(), &p->host, &server, p->params, &p->inst, err);
     if (rc != 0) {
         p->inst = NULL;
-        dal_err_prefix(err, "%s:%d: pool plugin '%s' (%s) failed to initialise for datasource %s",
-                       cfg->path, cfg->pool_line, cfg->pool, p->lib->path, node->cfg->name);
+        err_prefix(err, "%s:%d: pool plugin '%s' (%s) failed to initialise for datasource %s",
+                   cfg->path, cfg->pool_line, cfg->pool, p->lib->path, node->cfg->name);
         return DAL_EPLUGIN;
     }
     return 0;
@@ -110,13 +110,13 @@ static void pool_free(struct dal_pool *p)
         return;
     if (p->inst != NULL)
         p->ops->destroy(p->inst);
-    dal_plugin_params_free(p->params);
+    plugin_params_free(p->params);
     /* after destroy: the instance's code lives in this .so */
-    dal_plugin_lib_unref(p->lib);
+    plugin_lib_unref(p->lib);
     free(p);
 }
 
-int dal_pool_build(struct dal_snapshot *s, dal_server_t *srv, dal_error_t *err)
+int pool_build(struct dal_snapshot *s, dal_server_t *srv, dal_error_t *err)
 {
     dal_node_t *node = srv->node;
     struct dal_pool *p;
@@ -127,10 +127,10 @@ int dal_pool_build(struct dal_snapshot *s, dal_server_t *srv, dal_error_t *err)
         return 0;
     p = calloc(1, sizeof *p);
     if (p == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     rc = find_lib(s, &p->lib, err);
     if (rc != 0) {
-        dal_err_prefix(err, "%s:%d", s->cfg->path, s->cfg->pool_line);
+        err_prefix(err, "%s:%d", s->cfg->path, s->cfg->pool_line);
         rc = rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
         goto fail;
     }
@@ -156,7 +156,7 @@ fail:
     return rc;
 }
 
-void dal_pool_destroy(dal_server_t *srv)
+void pool_teardown(dal_server_t *srv)
 {
     pool_free(srv->pool_inst);
     srv->pool_inst = NULL;
@@ -175,7 +175,7 @@ static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *e
     int rc;
 
     if (p == NULL)
-        return dal_connpool_acquire(&srv->pool, out, reused, err);
+        return connpool_acquire(&srv->pool, out, reused, err);
     *out = NULL;
     rc = p->ops->acquire(p->inst, out, err);
     if (rc != 0)
@@ -185,7 +185,7 @@ static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *e
     return 0;
 }
 
-int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
+int server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     int rc = take(srv, out, reused, err);
 
@@ -194,7 +194,7 @@ int dal_server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_err
     return rc;
 }
 
-void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
+void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 {
     struct dal_pool *p = srv->pool_inst;
 
@@ -203,24 +203,24 @@ void dal_server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
     if (counts_outstanding(srv))
         atomic_fetch_sub_explicit(&srv->outstanding, 1, memory_order_relaxed);
     if (p == NULL)
-        dal_connpool_release(&srv->pool, c, reusable);
+        connpool_release(&srv->pool, c, reusable);
     else
         p->ops->release(p->inst, c, reusable);
 }
 
-void dal_server_flush(dal_server_t *srv)
+void server_flush(dal_server_t *srv)
 {
     if (srv->pool_inst == NULL)
-        dal_connpool_flush(&srv->pool);
+        connpool_flush(&srv->pool);
 }
 
-void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
+void server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
 {
     struct dal_pool *p = srv->pool_inst;
 
     memset(out, 0, sizeof *out);
     if (p == NULL)
-        dal_connpool_stats(&srv->pool, out);
+        connpool_stats(&srv->pool, out);
     else if (DAL_HAS_FIELD(dal_pool_ops_t, p->ops, stats) && p->ops->stats != NULL)
         p->ops->stats(p->inst, out);
 }
@@ -230,13 +230,13 @@ void dal_server_pool_stats(dal_server_t *srv, dal_pool_stats_t *out)
 static _Thread_local const char *cur_sql DAL_TLS_SMALL;
 static _Thread_local const char *cur_trace DAL_TLS_SMALL;
 
-void dal_pool_set_statement(const char *sql, const char *trace_id)
+void pool_set_statement(const char *sql, const char *trace_id)
 {
     cur_sql = sql;
     cur_trace = trace_id;
 }
 
-size_t dal_pool_current_statement(char *buf, size_t cap)
+size_t pool_current_statement(char *buf, size_t cap)
 {
     int n;
 

@@ -3,7 +3,7 @@
  * running one and swapping it in, watching the file, comparing two files.
  *
  * The swap is the only place a snapshot pointer changes.  Statements take
- * their reference with dal_snapshot_acquire (dal.c), which announces itself
+ * their reference with snapshot_acquire (dal.c), which announces itself
  * in dal->readers for the few instructions between loading the pointer and
  * incrementing the snapshot's count; the swap exchanges the pointer and then
  * waits until no reader is inside that window, after which no one can still
@@ -81,13 +81,13 @@ static int reshard_check(const dal_config_t *old, const dal_config_t *next, dal_
 
     for (i = 0; i < next->ntables; i++) {
         const dal_cfg_table_t *b = &next->tables[i];
-        const dal_cfg_table_t *a = dal_config_table(old, b->name);
+        const dal_cfg_table_t *a = config_table(old, b->name);
         if (a == NULL || !layout_change(a, b, why, sizeof why) || next->allow_reshard)
             continue;
-        return dal_err_set(err, DAL_ECONFIG,
-                           "%s:%d: table %s: %s moves where its rows live: that is a resharding, "
-                           "not a reload (migrate the data, then set [dal] allow_reshard = true)",
-                           next->path, b->line, b->name, why);
+        return err_set(err, DAL_ECONFIG,
+                       "%s:%d: table %s: %s moves where its rows live: that is a resharding, "
+                       "not a reload (migrate the data, then set [dal] allow_reshard = true)",
+                       next->path, b->line, b->name, why);
     }
     return 0;
 }
@@ -104,12 +104,12 @@ static int check_connect(const dal_snapshot_t *s, dal_error_t *err)
         int rc;
         if (s->nodes[i]->owner != s->cfg)
             continue; /* carried over: already serving */
-        rc = dal_conn_open(s->nodes[i]->cfg, &c, err);
+        rc = conn_open(s->nodes[i]->cfg, &c, err);
         if (rc != 0) {
-            dal_err_prefix(err, "%s:%d: validate_connect", s->cfg->path, s->nodes[i]->cfg->line);
+            err_prefix(err, "%s:%d: validate_connect", s->cfg->path, s->nodes[i]->cfg->line);
             return rc;
         }
-        dal_conn_close(c);
+        conn_close(c);
     }
     return 0;
 }
@@ -120,22 +120,22 @@ static void swap(dal_t *dal, dal_snapshot_t *next)
 
     while (atomic_load(&dal->readers) != 0)
         sched_yield();
-    dal_snapshot_unref(old);
+    snapshot_unref(old);
 }
 
 static int build_next(dal_t *dal, const dal_snapshot_t *cur, dal_snapshot_t **next,
                       dal_error_t *err)
 {
     dal_config_t *cfg = NULL;
-    int rc = dal_config_load(dal->path, &cfg, err);
+    int rc = config_load(dal->path, &cfg, err);
 
     *next = NULL;
     if (rc == 0 && (rc = reshard_check(cur->cfg, cfg, err)) != 0)
-        dal_config_free(cfg);
+        config_free(cfg);
     if (rc == 0)
-        rc = dal_snapshot_rebuild(cfg, dal->plugin_dir, &dal->log, cur, next, err);
+        rc = snapshot_rebuild(cfg, dal->plugin_dir, &dal->log, cur, next, err);
     if (rc == 0 && (*next)->cfg->validate_connect && (rc = check_connect(*next, err)) != 0) {
-        dal_snapshot_unref(*next);
+        snapshot_unref(*next);
         *next = NULL;
     }
     return rc;
@@ -148,26 +148,26 @@ int dal_reload(dal_t *dal, dal_error_t *err)
     int rc;
 
     if (dal == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_reload: NULL handle");
+        return err_set(err, DAL_EINVAL, "dal_reload: NULL handle");
     if (err == NULL)
         err = &local;
     pthread_mutex_lock(&dal->reload_mu);
-    cur = dal_snapshot_acquire(dal);
+    cur = snapshot_acquire(dal);
     rc = build_next(dal, cur, &next, err);
     if (rc == 0) {
-        dal_log(&dal->log, DAL_LOG_INFO, "config",
-                "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
-                dal->path, next->nnodes, next->nreused, next->ntables);
+        log_message(&dal->log, DAL_LOG_INFO, "config",
+                    "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
+                    dal->path, next->nnodes, next->nreused, next->ntables);
         swap(dal, next);
         atomic_fetch_add(&dal->reloads, 1);
-        dal_event_reload(next, 0);
+        event_reload(next, 0);
     } else {
         atomic_fetch_add(&dal->reload_failures, 1);
-        dal_log(&dal->log, DAL_LOG_ERROR, "config",
-                "reload failed, the running configuration stays in force: %s", err->message);
-        dal_event_reload(cur, rc);
+        log_message(&dal->log, DAL_LOG_ERROR, "config",
+                    "reload failed, the running configuration stays in force: %s", err->message);
+        event_reload(cur, rc);
     }
-    dal_snapshot_unref(cur);
+    snapshot_unref(cur);
     pthread_mutex_unlock(&dal->reload_mu);
     return rc;
 }
@@ -190,7 +190,7 @@ struct dal_watch {
     dal_t *dal;
     pthread_t thread;
     int ifd;          /* inotify, on the file's directory (editors replace files) */
-    int stop[2];      /* a pipe: dal_watch_stop writes to wake the thread */
+    int stop[2];      /* a pipe: watch_stop writes to wake the thread */
     char *base;       /* owned: the file's name within the directory */
 };
 
@@ -247,7 +247,7 @@ static void watch_free(struct dal_watch *w)
     free(w);
 }
 
-int dal_watch_start(dal_t *dal, dal_error_t *err)
+int watch_start(dal_t *dal, dal_error_t *err)
 {
     struct dal_watch *w = calloc(1, sizeof *w);
     char *copy = strdup(dal->path), *copy2 = strdup(dal->path);
@@ -255,7 +255,7 @@ int dal_watch_start(dal_t *dal, dal_error_t *err)
 
     if (w == NULL || copy == NULL || copy2 == NULL) {
         free(w);
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto done;
     }
     w->dal = dal;
@@ -264,13 +264,13 @@ int dal_watch_start(dal_t *dal, dal_error_t *err)
     w->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (w->base == NULL || w->ifd < 0 || pipe(w->stop) != 0 ||
         inotify_add_watch(w->ifd, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
-        rc = dal_err_set(err, DAL_EIO, "%s: cannot watch the file: %s", dal->path,
-                         strerror(errno));
+        rc = err_set(err, DAL_EIO, "%s: cannot watch the file: %s", dal->path,
+                     strerror(errno));
         watch_free(w);
         goto done;
     }
     if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
-        rc = dal_err_set(err, DAL_EIO, "%s: cannot start the watcher thread", dal->path);
+        rc = err_set(err, DAL_EIO, "%s: cannot start the watcher thread", dal->path);
         watch_free(w);
         goto done;
     }
@@ -281,14 +281,14 @@ done:
     return rc;
 }
 
-void dal_watch_stop(dal_t *dal)
+void watch_stop(dal_t *dal)
 {
     struct dal_watch *w = dal->watch;
 
     if (w == NULL)
         return;
     if (write(w->stop[1], "x", 1) != 1)
-        dal_log(&dal->log, DAL_LOG_WARN, "config", "cannot wake the watcher thread");
+        log_message(&dal->log, DAL_LOG_WARN, "config", "cannot wake the watcher thread");
     pthread_join(w->thread, NULL);
     watch_free(w);
     dal->watch = NULL;
@@ -313,11 +313,11 @@ static void diff_datasources(differ_t *d, const dal_config_t *a, const dal_confi
     size_t i;
 
     for (i = 0; i < b->ndatasources; i++) {
-        const dal_cfg_datasource_t *y = &b->datasources[i], *x = dal_config_datasource(a, y->name);
+        const dal_cfg_datasource_t *y = &b->datasources[i], *x = config_datasource(a, y->name);
         if (x == NULL) {
             snprintf(change, sizeof change, "added (master %s)", y->master.display);
             report(d, "datasource", y->name, change);
-        } else if (!dal_url_equal(&x->master, &y->master)) {
+        } else if (!url_equal(&x->master, &y->master)) {
             snprintf(change, sizeof change, "master %s -> %s (new pool)", x->master.display,
                      y->master.display);
             report(d, "datasource", y->name, change);
@@ -325,12 +325,12 @@ static void diff_datasources(differ_t *d, const dal_config_t *a, const dal_confi
             snprintf(change, sizeof change, "replicas %zu -> %zu (new pool)", x->nreplicas,
                      y->nreplicas);
             report(d, "datasource", y->name, change);
-        } else if (!dal_datasource_same(a, x, b, y)) {
+        } else if (!datasource_same(a, x, b, y)) {
             report(d, "datasource", y->name, "settings changed (new pool)");
         }
     }
     for (i = 0; i < a->ndatasources; i++)
-        if (dal_config_datasource(b, a->datasources[i].name) == NULL)
+        if (config_datasource(b, a->datasources[i].name) == NULL)
             report(d, "datasource", a->datasources[i].name, "removed");
 }
 
@@ -340,7 +340,7 @@ static void diff_tables(differ_t *d, const dal_config_t *a, const dal_config_t *
     size_t i;
 
     for (i = 0; i < b->ntables; i++) {
-        const dal_cfg_table_t *y = &b->tables[i], *x = dal_config_table(a, y->name);
+        const dal_cfg_table_t *y = &b->tables[i], *x = config_table(a, y->name);
         if (x == NULL) {
             report(d, "table", y->name, "added");
         } else if (layout_change(x, y, why, sizeof why)) {
@@ -354,7 +354,7 @@ static void diff_tables(differ_t *d, const dal_config_t *a, const dal_config_t *
         }
     }
     for (i = 0; i < a->ntables; i++)
-        if (dal_config_table(b, a->tables[i].name) == NULL)
+        if (config_table(b, a->tables[i].name) == NULL)
             report(d, "table", a->tables[i].name, "removed");
 }
 
@@ -435,12 +435,12 @@ int dal_config_diff(const char *running, const char *candidate, const dal_open_o
     int rc;
 
     if (running == NULL || candidate == NULL || fn == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_config_diff: NULL argument");
+        return err_set(err, DAL_EINVAL, "dal_config_diff: NULL argument");
     rc = dal_check_config(candidate, opts, err);
     if (rc == 0)
-        rc = dal_config_load(running, &a, err);
+        rc = config_load(running, &a, err);
     if (rc == 0)
-        rc = dal_config_load(candidate, &b, err);
+        rc = config_load(candidate, &b, err);
     if (rc != 0)
         goto done;
     diff_dal(&d, a, b);
@@ -451,7 +451,7 @@ int dal_config_diff(const char *running, const char *candidate, const dal_open_o
     if (d.reshard)
         rc = reshard_check(a, b, err);
 done:
-    dal_config_free(a);
-    dal_config_free(b);
+    config_free(a);
+    config_free(b);
     return rc;
 }

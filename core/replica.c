@@ -17,7 +17,7 @@
 static _Thread_local dal_ryw_t thread_ryw;
 static _Thread_local dal_ryw_t *thread_ryw_at DAL_TLS_SMALL;
 
-dal_ryw_t *dal_ryw_thread(void)
+dal_ryw_t *ryw_thread(void)
 {
     if (thread_ryw_at == NULL)
         thread_ryw_at = &thread_ryw;
@@ -71,14 +71,14 @@ static const dal_gtid_t *merged_gtid(const dal_ryw_mark_t *m, const dal_gtid_t *
     return g->seq >= m->gtid.seq ? g : &m->gtid;
 }
 
-void dal_ryw_note(dal_ryw_t *w, const dal_node_t *node, const dal_gtid_t *g)
+void ryw_note(dal_ryw_t *w, const dal_node_t *node, const dal_gtid_t *g)
 {
     dal_ryw_mark_t *m;
     uint64_t now;
 
     if (w == NULL || node->nreplicas == 0 || node->cfg->read_your_writes == 0)
         return;
-    now = dal_now_ns();
+    now = clock_now_ns();
     m = find_mark(w, node->ryw_key);
     if (m != NULL && now >= m->until_ns) {
         drop_mark(w, m); /* its window is over: forget the old write */
@@ -130,7 +130,7 @@ static void caught_up_mask(pick_t *p)
     p->caught_up = 0;
     pthread_mutex_lock(&p->node->gtid_mu);
     for (i = 0; i < n; i++)
-        if (dal_gtid_pos_covers(&p->node->replicas[i].gtid, &p->gtid))
+        if (gtid_pos_covers(&p->node->replicas[i].gtid, &p->gtid))
             p->caught_up |= (uint64_t)1 << i;
     pthread_mutex_unlock(&p->node->gtid_mu);
 }
@@ -138,7 +138,7 @@ static void caught_up_mask(pick_t *p)
 /* A random number below n (< 2^32), from the generator's high bits. */
 static uint64_t random_below(uint64_t n)
 {
-    return ((dal_random() >> 32) * n) >> 32;
+    return ((clock_random() >> 32) * n) >> 32;
 }
 
 /* The k-th replica in rotation (0-based). */
@@ -231,7 +231,7 @@ static int ryw_need(dal_ryw_t *w, pick_t *p)
 
     if (w == NULL || (w->n == 0 && w->all_until_ns == 0) || node->cfg->read_your_writes == 0)
         return 0;
-    now = dal_now_ns();
+    now = clock_now_ns();
     if (w->all_until_ns != 0 && now >= w->all_until_ns)
         w->all_until_ns = 0;
     if (w->all_until_ns != 0)
@@ -253,7 +253,7 @@ static int ryw_need(dal_ryw_t *w, pick_t *p)
     return 1;
 }
 
-dal_server_t *dal_select_read(dal_node_t *node, const dal_select_t *sel)
+dal_server_t *select_read(dal_node_t *node, const dal_select_t *sel)
 {
     pick_t p = {.node = node, .explain = (sel->flags & DAL_SELECT_EXPLAIN) != 0};
     dal_server_t *s;
@@ -262,7 +262,7 @@ dal_server_t *dal_select_read(dal_node_t *node, const dal_select_t *sel)
     if (node->nreplicas == 0 || sel->override == DAL_SERVER_MASTER)
         return &node->master;
     if (!p.explain)
-        dal_health_ensure(node->health);
+        health_ensure(node->health);
     /* an explicit replica is the caller's choice over read-your-writes */
     if (sel->override != DAL_SERVER_REPLICA)
         need = ryw_need(sel->ryw, &p);
@@ -273,7 +273,7 @@ dal_server_t *dal_select_read(dal_node_t *node, const dal_select_t *sel)
     return s != NULL ? s : &node->master;
 }
 
-dal_server_t *dal_select_failover(dal_server_t *srv)
+dal_server_t *select_failover(dal_server_t *srv)
 {
     pick_t p = {.node = srv->node, .skip = srv};
     dal_server_t *s;
@@ -299,11 +299,11 @@ static int is_plain_read(const dal_sql_t *sql)
 
 /* The server of one route of a read, on a node with replicas or in a
  * transaction (any other route runs on its master). */
-static dal_server_t *route_server(dal_node_t *node, int read, const dal_select_t *sel)
+static dal_server_t *pick_server(dal_node_t *node, int read, const dal_select_t *sel)
 {
     if (sel->fixed != NULL)
         return sel->fixed->node == node ? sel->fixed : &node->master;
-    return read ? dal_select_read(node, sel) : &node->master;
+    return read ? select_read(node, sel) : &node->master;
 }
 
 /* An override the statement or transaction cannot take. */
@@ -312,15 +312,15 @@ static int refuse_override(const dal_routing_t *rt, const dal_select_t *sel, dal
     if (sel->override != DAL_SERVER_REPLICA)
         return 0;
     if (is_write(rt->sql->kind))
-        return dal_err_set(err, DAL_EROUTE, "a %s cannot run on a replica (server=replica)",
-                           dal_sql_kind_name(rt->sql->kind));
+        return err_set(err, DAL_EROUTE, "a %s cannot run on a replica (server=replica)",
+                       sql_kind_name(rt->sql->kind));
     if (sel->flags & DAL_SELECT_MASTER)
-        return dal_err_set(err, DAL_EROUTE, "server=replica inside a read-write transaction, "
-                           "which runs on the master (use a read-only transaction)");
+        return err_set(err, DAL_EROUTE, "server=replica inside a read-write transaction, "
+                       "which runs on the master (use a read-only transaction)");
     return 0;
 }
 
-int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
+int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
 {
     int read, rc = refuse_override(rt, sel, err);
     size_t i;
@@ -334,7 +334,7 @@ int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *
         dal_node_t *node = rt->routes[i].node;
         /* a node without replicas costs no call: the common case */
         rt->routes[i].server = (read && node->nreplicas > 0) || sel->fixed != NULL
-                               ? route_server(node, read, sel) : &node->master;
+                               ? pick_server(node, read, sel) : &node->master;
     }
     return 0;
 }
@@ -361,16 +361,16 @@ static int hint_server(const struct dal_sql_hint *h)
     return -2;
 }
 
-int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
-                        dal_error_t *err)
+int server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
+                    dal_error_t *err)
 {
     int v = opts ? opts->server : DAL_SERVER_AUTO;
     size_t i;
 
     *out = DAL_SERVER_AUTO;
     if (v < DAL_SERVER_AUTO || v > DAL_SERVER_REPLICA)
-        return dal_err_set(err, DAL_EINVAL, "dal_query_opts_t.server: %d is not a DAL_SERVER_* "
-                           "value", v);
+        return err_set(err, DAL_EINVAL, "dal_query_opts_t.server: %d is not a DAL_SERVER_* "
+                       "value", v);
     if (v != DAL_SERVER_AUTO) {
         *out = v; /* the option wins over hints, as for shard_value and datasource */
         return 0;
@@ -380,11 +380,11 @@ int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int 
         if (h == -1)
             continue;
         if (h == -2)
-            return dal_err_set(err, DAL_EINVAL, "dal hint %s%s%s: expected `master`, `replica` "
-                               "or `server=master|replica`", sql->hints[i].key,
-                               *sql->hints[i].value ? "=" : "", sql->hints[i].value);
+            return err_set(err, DAL_EINVAL, "dal hint %s%s%s: expected `master`, `replica` "
+                           "or `server=master|replica`", sql->hints[i].key,
+                           *sql->hints[i].value ? "=" : "", sql->hints[i].value);
         if (*out != DAL_SERVER_AUTO && *out != h)
-            return dal_err_set(err, DAL_EINVAL, "dal hints ask for both the master and a replica");
+            return err_set(err, DAL_EINVAL, "dal hints ask for both the master and a replica");
         *out = h;
     }
     return 0;
@@ -392,14 +392,14 @@ int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int 
 
 /* ------------------------------------------------------------ the rest */
 
-void dal_server_lost(dal_server_t *srv, const char *why)
+void server_lost(dal_server_t *srv, const char *why)
 {
-    dal_server_flush(srv);
+    server_flush(srv);
     if (srv->replica >= 0)
-        dal_health_mark_down(srv, why);
+        health_mark_down(srv, why);
 }
 
-const char *dal_server_role(const dal_server_t *srv)
+const char *server_role(const dal_server_t *srv)
 {
     return srv->replica < 0 ? "master" : "replica";
 }

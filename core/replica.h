@@ -57,10 +57,10 @@ typedef struct dal_ryw {
 /* Remember that the writer wrote to node: g is the write's GTID, or NULL
  * when unknown (then only the master is sure to have it).  A no-op when
  * the node's read_your_writes is off. */
-void dal_ryw_note(dal_ryw_t *w, const dal_node_t *node, const dal_gtid_t *g);
+void ryw_note(dal_ryw_t *w, const dal_node_t *node, const dal_gtid_t *g);
 
 /* The calling thread's writer, for statements outside a session. */
-dal_ryw_t *dal_ryw_thread(void);
+dal_ryw_t *ryw_thread(void);
 
 /* ------------------------------------------------------------- choosing */
 
@@ -73,12 +73,12 @@ enum {
 
 /* The statement's server override: opts->server if set, else its hints.
  * DAL_SERVER_*; an unknown value or contradicting hints are DAL_EINVAL. */
-int dal_server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
-                        dal_error_t *err);
+int server_override(const dal_sql_t *sql, const dal_query_opts_t *opts, int *out,
+                    dal_error_t *err);
 
 /* What a choice depends on besides the statement. */
 typedef struct dal_select {
-    int override;          /* DAL_SERVER_* (dal_server_override) */
+    int override;          /* DAL_SERVER_* (server_override) */
     unsigned int flags;    /* DAL_SELECT_* */
     dal_ryw_t *ryw;        /* the writer whose writes reads must see, or NULL */
     dal_server_t *fixed;   /* a transaction's server: routes to its node run there */
@@ -86,24 +86,24 @@ typedef struct dal_select {
 
 /* Set rt->routes[i].server for every route.  Fails only for a write forced
  * to a replica. */
-int dal_select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err);
+int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err);
 
 /* The server for a read on node (override, read-your-writes, health). */
-dal_server_t *dal_select_read(dal_node_t *node, const dal_select_t *sel);
+dal_server_t *select_read(dal_node_t *node, const dal_select_t *sel);
 
 /* Where a read that failed on srv's dead connection runs again: another
  * replica in rotation, else the master.  NULL when srv is the master. */
-dal_server_t *dal_select_failover(dal_server_t *srv);
+dal_server_t *select_failover(dal_server_t *srv);
 
 /* A connection to srv died: close its idle ones and, for a replica, take
  * it out of rotation until the checker sees it healthy again. */
-void dal_server_lost(dal_server_t *srv, const char *why);
+void server_lost(dal_server_t *srv, const char *why);
 
 /* "master" or "replica". */
-const char *dal_server_role(const dal_server_t *srv);
+const char *server_role(const dal_server_t *srv);
 
 /* The server a route runs on (its node's master until one is chosen). */
-static inline dal_server_t *dal_route_server(const dal_route_t *r)
+static inline dal_server_t *route_server(const dal_route_t *r)
 {
     return r->server != NULL ? r->server : &r->node->master;
 }

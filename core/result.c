@@ -30,7 +30,7 @@ typedef struct result_block {
     stored_src_t stored;     /* the first stored source */
 } result_block_t;
 
-dal_result_t *dal_result_new(void)
+dal_result_t *result_new(void)
 {
     result_block_t *b = calloc(1, sizeof *b);
 
@@ -56,11 +56,11 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
     /* pointers first: each part stays aligned for its type */
     r->names = malloc(bytes ? bytes : 1);
     if (r->names == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     r->meta = (dal_merge_meta_t *)(r->names + ncols);
     p = (char *)(r->meta + ncols);
     for (i = 0; i < ncols; i++) {
-        dal_merge_meta_init(&r->meta[i], &fields[i]);
+        merge_meta_init(&r->meta[i], &fields[i]);
         len = fields[i].name ? strlen(fields[i].name) : 0;
         memcpy(p, fields[i].name ? fields[i].name : "", len);
         p[len] = '\0';
@@ -93,18 +93,18 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     dal_rowsrc_t **v;
     size_t cap;
 
-    if (r->started || r->plan != NULL)
-        return dal_err_set(err, DAL_ESTATE, "a source was added to a result already merging");
+    if (r->started || r->spec != NULL)
+        return err_set(err, DAL_ESTATE, "a source was added to a result already merging");
     if (r->nsrcs > 0 && ncols != r->ncols)
-        return dal_err_set(err, DAL_EUNSUPPORTED,
-                           "datasource %s returned %u columns where the others returned %u; "
-                           "the physical tables differ", datasource, ncols, r->ncols);
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "datasource %s returned %u columns where the others returned %u; "
+                       "the physical tables differ", datasource, ncols, r->ncols);
     if (r->nsrcs < r->cap)
         return 0;
     cap = r->cap * 2;
     v = malloc(cap * sizeof *v);
     if (v == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     memcpy(v, r->srcs, r->nsrcs * sizeof *v);
     if (r->srcs != ((result_block_t *)r)->srcs)
         free(r->srcs);
@@ -113,8 +113,8 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
-int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
-                          unsigned int ncols, const char *datasource, dal_error_t *err)
+int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                      unsigned int ncols, const char *datasource, dal_error_t *err)
 {
     int rc;
 
@@ -160,7 +160,7 @@ static void stored_close(dal_rowsrc_t *s, int ok)
 
 static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
 
-int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
+int result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
     stored_src_t *s = &((result_block_t *)r)->stored;
 
@@ -170,12 +170,12 @@ int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_
         s = calloc(1, sizeof *s);
     if (s == NULL) {
         mysql_free_result(res);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     }
     s->base.ops = &stored_ops;
     s->res = res;
-    return dal_result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
-                                 datasource, err);
+    return result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
+                             datasource, err);
 }
 
 /* ---------------------------------------------------------- streams */
@@ -198,7 +198,7 @@ static int stream_fetch(dal_rowsrc_t *s, dal_error_t *err)
         return 1;
     }
     if (mysql_errno(&st->conn->mysql) != 0)
-        return dal_conn_error(st->conn, DAL_ESERVER, err);
+        return conn_error(st->conn, DAL_ESERVER, err);
     return 0;
 }
 
@@ -215,17 +215,17 @@ static void stream_close(dal_rowsrc_t *s, int ok)
 
 static const dal_rowsrc_ops_t stream_ops = {stream_fetch, stream_close};
 
-int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
-                          void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
-                          const char *datasource, dal_error_t *err)
+int result_add_stream(dal_result_t *r, dal_conn_t *conn,
+                      void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
+                      const char *datasource, dal_error_t *err)
 {
     stream_src_t *s = calloc(1, sizeof *s);
     MYSQL_RES *res = s ? mysql_use_result(&conn->mysql) : NULL;
     int rc;
 
     if (res == NULL) {
-        rc = s ? dal_conn_error(conn, DAL_ESERVER, err)
-               : dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = s ? conn_error(conn, DAL_ESERVER, err)
+               : err_set(err, DAL_ENOMEM, "out of memory");
         free(s);
         release(ctx, conn, 0); /* a result set is pending on it */
         return rc;
@@ -235,8 +235,8 @@ int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
     s->conn = conn;
     s->release = release;
     s->ctx = ctx;
-    return dal_result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
-                                 datasource, err);
+    return result_add_source(r, &s->base, mysql_fetch_fields(res), mysql_num_fields(res),
+                             datasource, err);
 }
 
 /* ------------------------------------------------------------ merging */
@@ -262,53 +262,53 @@ static void rename_tail(dal_result_t *r, char *const *names, size_t n)
             r->names[r->nvisible - n + i] = names[i];
 }
 
-int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
+int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
-    const dal_sql_names_t *names = dal_merge_cached_names(sql);
+    const dal_sql_names_t *names = merge_cached_names(sql);
 
     if (names == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     if (names->nset == 0)
         return 0;
     if (columns_ready(r, err) != 0)
         return DAL_ENOMEM;
     if (r->sql != sql) {
-        dal_sql_unref(r->sql);
-        r->sql = dal_sql_ref(sql);
+        sql_unref(r->sql);
+        r->sql = sql_ref(sql);
     }
     rename_columns(r, (char *const *)names->v, names->n);
     return 0;
 }
 
-int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err)
+int result_set_merge(dal_result_t *r, dal_merge_spec_t *spec, dal_error_t *err)
 {
-    if (r->started || r->plan != NULL) {
-        dal_merge_plan_free(plan);
-        return dal_err_set(err, DAL_ESTATE, "the result is already being read or merged");
+    if (r->started || r->spec != NULL) {
+        merge_spec_free(spec);
+        return err_set(err, DAL_ESTATE, "the result is already being read or merged");
     }
-    r->plan = plan; /* before any return: the plan is freed with the result */
+    r->spec = spec; /* before any return: the spec is freed with the result */
     if (columns_ready(r, err) != 0)
         return DAL_ENOMEM;
-    if (plan->limit != DAL_MERGE_LIMIT_NONE && !plan->limit_bound)
-        return dal_err_set(err, DAL_ESTATE, "the merge plan's LIMIT was not bound "
-                           "(dal_merge_node_edits)");
-    if (r->ncols > 0 && plan->nhidden >= r->ncols)
-        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u "
-                           "columns, the merge added %zu", r->ncols, plan->nhidden);
-    r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)plan->nhidden : 0);
-    rename_columns(r, plan->names, plan->nnames);
-    rename_tail(r, plan->tail_names, plan->ntail);
+    if (spec->limit != DAL_MERGE_LIMIT_NONE && !spec->limit_bound)
+        return err_set(err, DAL_ESTATE, "the merge spec's LIMIT was not bound "
+                       "(merge_node_edits)");
+    if (r->ncols > 0 && spec->nhidden >= r->ncols)
+        return err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u "
+                       "columns, the merge added %zu", r->ncols, spec->nhidden);
+    r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)spec->nhidden : 0);
+    rename_columns(r, spec->names, spec->nnames);
+    rename_tail(r, spec->tail_names, spec->ntail);
     return result_run_start(r, err);
 }
 
-void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
+void result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
 {
     free(r->ids);
     r->ids = ids;
     r->nids = n;
 }
 
-void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
+void result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
 {
     r->cleanup = fn;
     r->cleanup_ctx = ctx;
@@ -336,8 +336,8 @@ static int ended(const dal_result_t *r, dal_error_t *err)
     if (!r->failed)
         return 0;
     if (r->fail == NULL)
-        return dal_err_set(err, r->failed, "the result failed earlier (no memory was left to "
-                           "keep why)");
+        return err_set(err, r->failed, "the result failed earlier (no memory was left to "
+                       "keep why)");
     if (err != NULL)
         *err = *r->fail;
     return r->failed;
@@ -350,11 +350,11 @@ int dal_result_next(dal_result_t *r, dal_error_t *err)
     int rc;
 
     if (r == NULL)
-        return dal_err_set(err, DAL_EINVAL, "result is NULL");
+        return err_set(err, DAL_EINVAL, "result is NULL");
     if (r->done || r->failed)
         return ended(r, err);
-    dal_err_clear(&e);
-    if (r->plan == NULL && r->nsrcs == 1) {
+    err_clear(&e);
+    if (r->spec == NULL && r->nsrcs == 1) {
         /* one source and nothing to merge, as most results: its rows as
          * they come, without the pipeline (fewer functions on the path of
          * every row) */
@@ -453,12 +453,12 @@ void dal_result_free(dal_result_t *r)
         free(r->ids);
         free(r->fail);
     }
-    if (r->plan != NULL) { /* else the merge state holds nothing */
+    if (r->spec != NULL) { /* else the merge state holds nothing */
         result_run_free(r->run);
-        dal_merge_plan_free(r->plan);
+        merge_spec_free(r->spec);
     }
     if (r->sql != NULL)
-        dal_sql_unref(r->sql);
+        sql_unref(r->sql);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
     free(r);

@@ -2,10 +2,10 @@
  * result.h -- dal_result_t: the rows or affected-row count of a statement.
  *
  * A result reads rows from one or more *sources*, one per data node that
- * returned rows: a fully received MYSQL_RES (dal_result_add), a node's
- * connection still streaming its rows (dal_result_add_stream), or, for the
- * tests, any row source (dal_result_add_source).  Without a merge plan the
- * sources are read one after the other.  With one (dal_result_set_merge)
+ * returned rows: a fully received MYSQL_RES (result_add), a node's
+ * connection still streaming its rows (result_add_stream), or, for the
+ * tests, any row source (result_add_source).  Without a merge spec the
+ * sources are read one after the other.  With one (result_set_merge)
  * dal_result_next returns the rows of the statement as one server holding
  * all the data would: merged on the sort keys, grouped, deduplicated and
  * limited while streaming, in the caller's thread (see merge.h and
@@ -66,11 +66,11 @@ struct dal_result {
                                  stored source copies nothing */
     const char **names;       /* owned block, NULL until needed: ncols names, then meta,
                                  then the nodes' column names; each name points into the
-                                 block, into plan->names or into sql's cached names */
+                                 block, into spec->names or into sql's cached names */
     dal_merge_meta_t *meta;   /* ncols, in names' block: how each column compares */
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
 
-    dal_merge_plan_t *plan;   /* owned; NULL: sources one after the other */
+    dal_merge_spec_t *spec;   /* owned; NULL: sources one after the other */
     struct dal_merge_run *run;/* inside the result's own allocation; zeroed when the merge
                                  starts */
     int started;              /* the first dal_result_next has set run up */
@@ -82,18 +82,18 @@ struct dal_result {
     MYSQL_ROW row;            /* current row, NULL before the first and after the last */
     unsigned long *lengths;
 
-    int64_t *ids;             /* owned: IDs generated for an INSERT (dal_result_set_ids) */
+    int64_t *ids;             /* owned: IDs generated for an INSERT (result_set_ids) */
     size_t nids;
 
-    void (*cleanup)(void *ctx); /* see dal_result_on_free */
+    void (*cleanup)(void *ctx); /* see result_on_free */
     void *cleanup_ctx;
 };
 
-dal_result_t *dal_result_new(void);
+dal_result_t *result_new(void);
 
 /* Add one node's fully received rows (ownership of res transferred, also
  * on failure).  All sources must have the same number of columns. */
-int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err);
+int result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err);
 
 /*
  * Add one node's rows as a stream.  Call after mysql_real_query (or its
@@ -105,44 +105,44 @@ int dal_result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_
  * was read (unread rows are drained first) without a client or server
  * error.  release may run after the dal_query that added the stream has
  * returned (from dal_result_next or dal_result_free), so ctx must stay valid
- * until then (see dal_result_on_free).  datasource names the node in
+ * until then (see result_on_free).  datasource names the node in
  * errors of this call (borrowed).
  */
-int dal_result_add_stream(dal_result_t *r, dal_conn_t *conn,
-                          void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
-                          const char *datasource, dal_error_t *err);
+int result_add_stream(dal_result_t *r, dal_conn_t *conn,
+                      void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
+                      const char *datasource, dal_error_t *err);
 
 /* Add any source (s transferred, also on failure: closed with ok == 1).
  * fields/ncols describe its columns (borrowed; copied from the first
  * source); datasource names the node in errors of this call (borrowed). */
-int dal_result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
-                          unsigned int ncols, const char *datasource, dal_error_t *err);
+int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                      unsigned int ncols, const char *datasource, dal_error_t *err);
 
 /*
- * Merge the sources with plan (ownership transferred, also on failure) from
+ * Merge the sources with spec (ownership transferred, also on failure) from
  * now on.  Call after the last source is added and before the first
- * dal_result_next.  The plan's LIMIT must have been bound by
- * dal_merge_node_edits.  Fails with DAL_EUNSUPPORTED if the nodes' columns
- * do not fit the plan (a sort key on an ENUM column, fewer columns than the
- * plan needs) and DAL_ESTATE if rows were already read.
+ * dal_result_next.  The spec's LIMIT must have been bound by
+ * merge_node_edits.  Fails with DAL_EUNSUPPORTED if the nodes' columns
+ * do not fit the spec (a sort key on an ENUM column, fewer columns than the
+ * spec needs) and DAL_ESTATE if rows were already read.
  */
-int dal_result_set_merge(dal_result_t *r, dal_merge_plan_t *plan, dal_error_t *err);
+int result_set_merge(dal_result_t *r, dal_merge_spec_t *spec, dal_error_t *err);
 
 /* Show the statement's own text as the name of the unaliased expression
  * columns whose text the rewritten SQL changed (SUM(t.x) ran as
- * SUM(t_3.x)); see dal_merge_item_names.  For a SELECT on one node (a
- * merged result takes the names from its plan); call after the source is
+ * SUM(t_3.x)); see merge_item_names.  For a SELECT on one node (a
+ * merged result takes the names from its spec); call after the source is
  * added.  The names stay with sql's cached analysis: the result takes a
  * reference to sql when it uses them. */
-int dal_result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err);
+int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err);
 
 /* Attach the IDs generated for an INSERT, in row order (ids transferred,
  * malloc'd; freed with the result).  Read with dal_result_generated_ids. */
-void dal_result_set_ids(dal_result_t *r, int64_t *ids, size_t n);
+void result_set_ids(dal_result_t *r, int64_t *ids, size_t n);
 
 /* Call fn(ctx) in dal_result_free, after every source is released: where
  * the caller drops what the release callbacks need (a snapshot
  * reference).  One per result; a second call replaces the first. */
-void dal_result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx);
+void result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx);
 
 #endif /* DAL_CORE_RESULT_H */

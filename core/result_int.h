@@ -29,9 +29,9 @@ struct dal_merge_run {
     size_t nkeys;
     unsigned int *group;     /* group columns */
     size_t ngroup;
-    dal_merge_acc_t *acc;    /* per aggregate of the plan */
+    dal_merge_acc_t *acc;    /* per aggregate of the spec */
     unsigned int *acol, *acnt; /* its column, and AVG's count column (or NO_COLUMN) */
-    unsigned int rows;       /* the plan's per-node COUNT(*) (has_rows), or NO_COLUMN */
+    unsigned int rows;       /* the spec's per-node COUNT(*) (has_rows), or NO_COLUMN */
     dal_buf_t *fmt;          /* its finished text */
     size_t naggs;
     rkey_t *final;           /* finished groups sorted on these */
@@ -59,7 +59,7 @@ struct dal_merge_run {
 
 /* ------------------------------------------------------------ result_merge.c */
 
-/* Set the merge state up for r's plan (none: concatenate everything; that
+/* Set the merge state up for r's spec (none: concatenate everything; that
  * needs nothing, the state starts zeroed). */
 int result_run_start(dal_result_t *r, dal_error_t *err);
 

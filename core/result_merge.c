@@ -59,8 +59,8 @@ void result_run_free(struct dal_merge_run *m)
     size_t i;
 
     for (i = 0; i < m->naggs; i++) {
-        dal_merge_acc_free(&m->acc[i]);
-        dal_buf_free(&m->fmt[i]);
+        merge_acc_free(&m->acc[i]);
+        buf_free(&m->fmt[i]);
     }
     for (i = 0; i < m->nsorted; i++)
         free(m->sorted[i]);
@@ -87,9 +87,9 @@ static int resolve_col(const dal_result_t *r, dal_merge_col_t c, unsigned int *c
                               : c.from_end ? r->nvisible - 1 - c.idx : c.idx;
 
     if (c.idx >= (c.hidden ? r->ncols - r->nvisible : r->nvisible))
-        return dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u columns, "
-                           "too few for the merge plan (column %u%s)", r->ncols, c.idx + 1,
-                           c.hidden ? " of the merge's own" : "");
+        return err_set(err, DAL_EUNSUPPORTED, "cannot merge: the nodes returned %u columns, "
+                       "too few for the merge spec (column %u%s)", r->ncols, c.idx + 1,
+                       c.hidden ? " of the merge's own" : "");
     *col = v;
     return 0;
 }
@@ -104,22 +104,22 @@ static int resolve_keys(const dal_result_t *r, const dal_merge_key_t *k, size_t 
         return 0;
     *out = calloc(n, sizeof **out);
     if (*out == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < n && rc == 0; i++) {
         rc = resolve_col(r, k[i].col, &(*out)[i].col, err);
         (*out)[i].desc = k[i].desc;
         /* the server orders ENUM and SET by their index, which the text hides */
         if (rc == 0 && r->meta[(*out)[i].col].unordered)
-            rc = dal_err_set(err, DAL_EUNSUPPORTED, "cannot merge the nodes' rows on column "
-                             "%s: ENUM and SET sort by their index, not their text",
-                             r->names[(*out)[i].col]);
+            rc = err_set(err, DAL_EUNSUPPORTED, "cannot merge the nodes' rows on column "
+                         "%s: ENUM and SET sort by their index, not their text",
+                         r->names[(*out)[i].col]);
     }
     return rc;
 }
 
 static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_error_t *err)
 {
-    const dal_merge_plan_t *p = r->plan;
+    const dal_merge_spec_t *p = r->spec;
     size_t i;
     int rc = 0;
 
@@ -131,7 +131,7 @@ static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_er
     m->vals = calloc(r->ncols, sizeof *m->vals);
     m->lens = calloc(r->ncols, sizeof *m->lens);
     if (!m->group || !m->acc || !m->acol || !m->acnt || !m->fmt || !m->vals || !m->lens)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     m->rows = NO_COLUMN;
     if (p->has_rows)
         rc = resolve_col(r, p->rows, &m->rows, err);
@@ -147,11 +147,11 @@ static int resolve_groups(const dal_result_t *r, struct dal_merge_run *m, dal_er
     return rc;
 }
 
-/* Set the merge state up for r's plan (none: concatenate everything; that
+/* Set the merge state up for r's spec (none: concatenate everything; that
  * needs nothing, the state starts zeroed). */
 int result_run_start(dal_result_t *r, dal_error_t *err)
 {
-    const dal_merge_plan_t *p = r->plan;
+    const dal_merge_spec_t *p = r->spec;
     struct dal_merge_run *m = r->run;
     int rc = 0;
 
@@ -165,7 +165,7 @@ int result_run_start(dal_result_t *r, dal_error_t *err)
         if (rc == 0 && p->aggregate)
             rc = resolve_groups(r, m, err);
         if (rc == 0 && m->nkeys > 0 && (m->heap = calloc(r->nsrcs + 1, sizeof *m->heap)) == NULL)
-            rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
     }
     if (p != NULL && p->limit != DAL_MERGE_LIMIT_NONE) {
         m->limited = 1;
@@ -220,7 +220,7 @@ static int compare_rows(const dal_result_t *r, const rkey_t *k, size_t n, MYSQL_
 
     for (i = 0; i < n; i++) {
         unsigned int col = k[i].col;
-        c = dal_merge_compare(&r->meta[col], a[col], al[col], b[col], bl[col]);
+        c = merge_compare(&r->meta[col], a[col], al[col], b[col], bl[col]);
         if (c != 0)
             return k[i].desc ? -c : c;
     }
@@ -235,7 +235,7 @@ static int rows_equal(const dal_result_t *r, const unsigned int *cols, size_t n,
 
     for (i = 0; i < n; i++) {
         unsigned int c = cols ? cols[i] : (unsigned int)i;
-        if (dal_merge_compare(&r->meta[c], a[c], al[c], b[c], bl[c]) != 0)
+        if (merge_compare(&r->meta[c], a[c], al[c], b[c], bl[c]) != 0)
             return 0;
     }
     return 1;
@@ -359,7 +359,7 @@ static int keep_out(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens, d
     free(m->out);
     m->out = row_copy(r->ncols, row, lens);
     if (m->out == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     m->out->seq = m->seq++;
     return 0;
 }
@@ -419,13 +419,13 @@ static int group_add(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens,
     if (node_empty(m, m->first->vals, m->first->lens) && !node_empty(m, row, lens)) {
         free(m->first);
         if ((m->first = row_copy(r->ncols, row, lens)) == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+            return err_set(err, DAL_ENOMEM, "out of memory");
     }
     for (i = 0; i < m->naggs && rc == 0; i++) {
         unsigned int c = m->acol[i], n = m->acnt[i];
-        rc = dal_merge_acc_add(&m->acc[i], &r->meta[c], row[c], lens[c],
-                               n == NO_COLUMN ? NULL : row[n], n == NO_COLUMN ? 0 : lens[n],
-                               err);
+        rc = merge_acc_add(&m->acc[i], &r->meta[c], row[c], lens[c],
+                           n == NO_COLUMN ? NULL : row[n], n == NO_COLUMN ? 0 : lens[n],
+                           err);
     }
     return rc;
 }
@@ -439,9 +439,9 @@ static int group_start(dal_result_t *r, MYSQL_ROW row, const unsigned long *lens
     free(m->first);
     m->first = row_copy(r->ncols, row, lens);
     if (m->first == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < m->naggs; i++)
-        dal_merge_acc_reset(&m->acc[i], m->acc[i].agg);
+        merge_acc_reset(&m->acc[i], m->acc[i].agg);
     return group_add(r, row, lens, err);
 }
 
@@ -456,12 +456,12 @@ static int group_finish(dal_result_t *r, dal_error_t *err)
     memcpy(m->vals, m->first->vals, r->ncols * sizeof *m->vals);
     memcpy(m->lens, m->first->lens, r->ncols * sizeof *m->lens);
     for (i = 0; i < m->naggs; i++) {
-        dal_buf_reset(&m->fmt[i]);
-        rc = dal_merge_acc_result(&m->acc[i], &m->fmt[i], err);
+        buf_reset(&m->fmt[i]);
+        rc = merge_acc_result(&m->acc[i], &m->fmt[i], err);
         if (rc < 0)
             return rc;
         if (m->fmt[i].oom)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+            return err_set(err, DAL_ENOMEM, "out of memory");
         m->vals[m->acol[i]] = rc == 1 ? NULL : m->fmt[i].data ? m->fmt[i].data : "";
         m->lens[m->acol[i]] = m->fmt[i].len;
     }
@@ -531,7 +531,7 @@ static int collect_groups(dal_result_t *r, dal_error_t *err)
             cap = cap ? cap * 2 : 64;
             v = realloc(m->sorted, cap * sizeof *v);
             if (v == NULL)
-                return dal_err_set(err, DAL_ENOMEM, "out of memory");
+                return err_set(err, DAL_ENOMEM, "out of memory");
             m->sorted = v;
         }
         m->sorted[m->nsorted++] = m->out;
@@ -563,7 +563,7 @@ static int next_sorted(dal_result_t *r, dal_error_t *err)
 /* The next row of the merge, before LIMIT. */
 static int produce(dal_result_t *r, dal_error_t *err)
 {
-    const dal_merge_plan_t *p = r->plan;
+    const dal_merge_spec_t *p = r->spec;
 
     if (p == NULL || r->ncols == 0)
         return next_plain(r, err);

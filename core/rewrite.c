@@ -65,7 +65,7 @@ static int edit_after(const edit_t *a, const edit_t *b)
 
 /* Stable, and the cheapest for a few dozen items arriving almost sorted
  * (one list after another). */
-static void edits_sort(edit_t *v, size_t n)
+static void edit_items_sort(edit_t *v, size_t n)
 {
     size_t i, j;
 
@@ -114,7 +114,7 @@ static const own_edits_t *own_edits(const dal_sql_t *sql)
         put_edit(o->items, &o->n, sql->hints[i].off, sql->hints[i].len, EDIT_DROP, 0);
     for (i = 0; i < sql->nparams; i++)
         put_edit(o->items, &o->n, sql->param_offs[i], 1, EDIT_PARAM, (uint32_t)i);
-    edits_sort(o->items, o->n);
+    edit_items_sort(o->items, o->n);
     /* two threads may race here: the first one's list stays */
     if (!atomic_compare_exchange_strong(&m->edits, &expected, &o->ext)) {
         free(o);
@@ -129,7 +129,7 @@ static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
                            const own_edits_t *own, edit_t *room, size_t *n)
 {
     size_t nmerge = rt->merge_edits != NULL ? rt->merge_edits->n : 0, i;
-    edit_t *v = dal_small_alloc(room, EDITS_INLINE, own->n + route->ncuts + nmerge, sizeof *v, 0);
+    edit_t *v = small_alloc(room, EDITS_INLINE, own->n + route->ncuts + nmerge, sizeof *v, 0);
 
     if (v == NULL)
         return NULL;
@@ -144,7 +144,7 @@ static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
     for (i = 0; i < nmerge; i++)
         put_edit(v, n, rt->merge_edits->items[i].off, rt->merge_edits->items[i].len, EDIT_TEXT,
                  (uint32_t)i);
-    edits_sort(v, *n);
+    edit_items_sort(v, *n);
     return v;
 }
 
@@ -155,12 +155,12 @@ static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
     int quoted = orig[0] == '`';
 
     if (quoted)
-        dal_buf_putc(out, '`');
-    dal_buf_puts(out, rt->tables[idx]->cfg->name);
-    dal_buf_putc(out, '_');
-    dal_buf_put_u64(out, (uint64_t)pos[idx]);
+        buf_putc(out, '`');
+    buf_puts(out, rt->tables[idx]->cfg->name);
+    buf_putc(out, '_');
+    buf_put_u64(out, (uint64_t)pos[idx]);
     if (quoted)
-        dal_buf_putc(out, '`');
+        buf_putc(out, '`');
 }
 
 /* Does edit x change the text on this route?  A table the route leaves
@@ -181,16 +181,16 @@ static int put_param(const dal_sql_t *sql, const dal_value_t *params, uint32_t i
 
     if (sql->param_int == NULL || !sql->param_int[i] || params[i].type == DAL_TYPE_INT ||
         params[i].type == DAL_TYPE_UINT)
-        return dal_value_append_sql(out, &params[i], no_backslash_escapes, err);
-    if (dal_value_as_count(&params[i], &n) != 0)
-        return dal_err_set(err, DAL_EINVAL, "parameter %u is in LIMIT or OFFSET, so it must be a "
-                           "non-negative integer (or text holding one)", i + 1);
-    dal_buf_put_u64(out, n);
+        return value_append_sql(out, &params[i], no_backslash_escapes, err);
+    if (value_as_count(&params[i], &n) != 0)
+        return err_set(err, DAL_EINVAL, "parameter %u is in LIMIT or OFFSET, so it must be a "
+                       "non-negative integer (or text holding one)", i + 1);
+    buf_put_u64(out, n);
     return 0;
 }
 
-int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
-                int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
+int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
+                  int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
 {
     const dal_sql_t *sql = rt->sql;
     const dal_route_t *route = &rt->routes[r];
@@ -202,22 +202,22 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
     int rc = 0;
 
     if (nparams != sql->nparams)
-        return dal_err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
-                           "parameters were given", sql->nparams, nparams);
+        return err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
+                       "parameters were given", sql->nparams, nparams);
     if ((own = own_edits(sql)) == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     v = own->items;
     n = own->n;
     if (route->ncuts > 0 || rt->merge_edits != NULL) {
         if ((v = mine = route_edits(rt, route, own, room, &n)) == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
+            return err_set(err, DAL_ENOMEM, "out of memory");
     }
-    dal_buf_reserve(out, sql->len + 32);
+    buf_reserve(out, sql->len + 32);
     if (rt->trace_id != NULL) {
         /* checked by the caller to hold no comment terminator */
-        dal_buf_puts(out, "/* trace_id=");
-        dal_buf_puts(out, rt->trace_id);
-        dal_buf_puts(out, " */ ");
+        buf_puts(out, "/* trace_id=");
+        buf_puts(out, rt->trace_id);
+        buf_puts(out, " */ ");
     }
     for (i = 0; i < n; i++) {
         const edit_t *x = &v[i];
@@ -225,30 +225,30 @@ int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, si
          * route, a table name in a cut subquery) has nothing left to edit */
         if (x->off < at || !applies(x, pos))
             continue;
-        dal_buf_append(out, sql->text + at, x->off - at);
+        buf_append(out, sql->text + at, x->off - at);
         at = x->off + x->len;
         if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER)
             put_table(rt, pos, x->idx, sql->text + x->off, out);
         else if (x->type == EDIT_PARAM)
             rc = put_param(sql, params, x->idx, no_backslash_escapes, out, err);
         else if (x->type == EDIT_TEXT)
-            dal_buf_puts(out, rt->merge_edits->items[x->idx].text);
+            buf_puts(out, rt->merge_edits->items[x->idx].text);
         if (rc != 0)
             goto done;
     }
-    dal_buf_append(out, sql->text + at, sql->len - at);
+    buf_append(out, sql->text + at, sql->len - at);
     if (out->oom)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
 done:
     if (mine != NULL)
-        dal_small_free(mine, room);
+        small_free(mine, room);
     return rc;
 }
 
 /* ------------------------------------------------------- edits of text */
 
 /* Append an edit; text is transferred (freed on failure).  -1: no memory. */
-int dal_edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
+int edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
 {
     dal_edit_t *p;
 
@@ -267,7 +267,7 @@ int dal_edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text)
     return 0;
 }
 
-void dal_edits_clear(dal_edits_t *e)
+void edits_clear(dal_edits_t *e)
 {
     size_t i;
 
@@ -287,7 +287,7 @@ static int dal_edit_after(const dal_edit_t *a, const dal_edit_t *b)
 }
 
 /* A statement has a handful of edits: insertion sort. */
-void dal_edits_sort(dal_edits_t *e)
+void edits_sort(dal_edits_t *e)
 {
     size_t i, j;
 
@@ -301,7 +301,7 @@ void dal_edits_sort(dal_edits_t *e)
 
 /* An insertion where another edit starts is folded into that edit, so no
  * two edits share an offset and rewrite.c need not care about their order. */
-int dal_edits_coalesce(dal_edits_t *e)
+int edits_coalesce(dal_edits_t *e)
 {
     size_t i = e->n;
     char *t;
@@ -322,15 +322,15 @@ int dal_edits_coalesce(dal_edits_t *e)
     return 0;
 }
 
-void dal_rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
-                      dal_buf_t *out)
+void rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
+                  dal_buf_t *out)
 {
     size_t at = 0, i;
 
     for (i = 0; i < n; i++) {
-        dal_buf_append(out, text + at, e[i].off - at);
-        dal_buf_puts(out, e[i].text);
+        buf_append(out, text + at, e[i].off - at);
+        buf_puts(out, e[i].text);
         at = e[i].off + e[i].len;
     }
-    dal_buf_append(out, text + at, len - at);
+    buf_append(out, text + at, len - at);
 }

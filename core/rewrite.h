@@ -20,12 +20,12 @@
 /* ------------------------------------------------------- edits of text */
 
 /* Replace text [off, off+len) by text; len 0 inserts at off.  The edits of
- * one list never overlap and are sorted by offset (dal_edits_sort); a ?
+ * one list never overlap and are sorted by offset (edits_sort); a ?
  * placeholder inside a replaced span is consumed by the edit (its value is
  * already in text). */
 typedef struct dal_edit {
     uint32_t off, len;
-    char *text;              /* owned by the list (dal_edits_clear frees it) */
+    char *text;              /* owned by the list (edits_clear frees it) */
 } dal_edit_t;
 
 typedef struct dal_edits {
@@ -35,18 +35,18 @@ typedef struct dal_edits {
 
 /* Append an edit; text is transferred (freed on failure); NULL text (a
  * failed allocation upstream) fails too.  0, or -1: no memory. */
-int dal_edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text);
+int edits_add(dal_edits_t *e, uint32_t off, uint32_t len, char *text);
 /* Free every edit's text and the list; e may be NULL. */
-void dal_edits_clear(dal_edits_t *e);
+void edits_clear(dal_edits_t *e);
 /* By offset; at one offset an insertion before a replacement. */
-void dal_edits_sort(dal_edits_t *e);
+void edits_sort(dal_edits_t *e);
 /* Fold an insertion into the edit starting at its offset, so no two edits
  * share an offset.  0, or -1: no memory. */
-int dal_edits_coalesce(dal_edits_t *e);
+int edits_coalesce(dal_edits_t *e);
 
 /* Append text[0..len) with the n sorted edits e (borrowed) applied to out. */
-void dal_rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
-                      dal_buf_t *out);
+void rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
+                  dal_buf_t *out);
 
 
 /*
@@ -54,7 +54,7 @@ void dal_rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t 
  * target connection's sql_mode (0 for display).  Returns 0 or a DAL_E*
  * code (bad parameter count or value).
  */
-int dal_rewrite(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
-                int no_backslash_escapes, dal_buf_t *out, dal_error_t *err);
+int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
+                  int no_backslash_escapes, dal_buf_t *out, dal_error_t *err);
 
 #endif /* DAL_CORE_REWRITE_H */

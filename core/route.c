@@ -50,12 +50,12 @@ static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
     if (ds == NULL)
         ds = hint(sql, "datasource");
     if (ds == NULL)
-        return req->raw ? dal_err_set(err, DAL_EROUTE, "dal hint raw needs datasource=NAME: the "
-                                      "statement runs as written on that datasource") : 0;
-    req->node = dal_snapshot_node(snap, ds);
+        return req->raw ? err_set(err, DAL_EROUTE, "dal hint raw needs datasource=NAME: the "
+                                  "statement runs as written on that datasource") : 0;
+    req->node = snapshot_node(snap, ds);
     if (req->node == NULL)
-        return dal_err_set(err, DAL_EROUTE, "unknown datasource '%s' (not a [datasource] section)",
-                           ds);
+        return err_set(err, DAL_EROUTE, "unknown datasource '%s' (not a [datasource] section)",
+                       ds);
     return 0;
 }
 
@@ -76,11 +76,11 @@ static inline int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
 {
     size_t i;
 
-    rt->routes = dal_small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
-    rt->pos = dal_small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
-                              sizeof *rt->pos, 0);
+    rt->routes = small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
+    rt->pos = small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
+                          sizeof *rt->pos, 0);
     if (rt->routes == NULL || rt->pos == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < nroutes * ntrefs; i++)
         rt->pos[i] = -1;
     for (i = 0; i < nroutes; i++)
@@ -161,7 +161,7 @@ int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists
         rt->routes[k].cut_first = (uint32_t)rt->ncuts;
         for (l = 0; l < nlists; l++)
             if (cut_list(rt, lists[l].items, lists[l].pos, lists[l].n, keep) != 0)
-                return dal_err_set(err, DAL_ENOMEM, "out of memory");
+                return err_set(err, DAL_ENOMEM, "out of memory");
         rt->routes[k].ncuts = (uint32_t)(rt->ncuts - rt->routes[k].cut_first);
     }
     return 0;
@@ -185,7 +185,7 @@ int route_in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
         return 0;
     *out = lists = calloc(sql->nconds, sizeof *lists);
     if (lists == NULL)
-        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        return err_set(r->err, DAL_ENOMEM, "out of memory");
     for (c = 0; c < sql->nconds && rc == 0; c++) {
         const struct dal_sql_cond *cd = &sql->conds[c];
         split_list_t *l = &lists[n];
@@ -194,7 +194,7 @@ int route_in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
         l->items = malloc(cd->nvals * sizeof *l->items);
         l->pos = malloc(cd->nvals * sizeof *l->pos);
         if (l->items == NULL || l->pos == NULL)
-            return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+            return err_set(r->err, DAL_ENOMEM, "out of memory");
         l->n = cd->nvals;
         n++;
         for (j = 0; j < cd->nvals && rc == 0; j++) {
@@ -237,14 +237,14 @@ int route_routes_from_positions(router_t *r, const posset_t *set)
     if (k > 0)
         return 0;
     if (n == 1)
-        return dal_err_set(r->err, DAL_EROUTE,
-                           "the shard value routes table %s to datasource %s, but datasource %s "
-                           "was requested",
-                           p->cfg->name, p->nodes[(set->all ? 0 : set->v[0]) / p->tables_per_db]
+        return err_set(r->err, DAL_EROUTE,
+                       "the shard value routes table %s to datasource %s, but datasource %s "
+                       "was requested",
+                       p->cfg->name, p->nodes[(set->all ? 0 : set->v[0]) / p->tables_per_db]
                                              ->cfg->name,
                            r->req.node->cfg->name);
-    return dal_err_set(r->err, DAL_EROUTE, "table %s has no physical table on datasource %s",
-                       p->cfg->name, r->req.node->cfg->name);
+    return err_set(r->err, DAL_EROUTE, "table %s has no physical table on datasource %s",
+                   p->cfg->name, r->req.node->cfg->name);
 }
 
 static int explicit_position(router_t *r, uint32_t *p)
@@ -272,18 +272,18 @@ static int insert_row_positions(router_t *r, int kc, int64_t *pos)
 
     for (i = 0; i < sql->nrows; i++) {
         if ((size_t)kc >= sql->rows[i].nvals)
-            return dal_err_set(r->err, DAL_ESQL, "INSERT row %zu has %zu values for %zu columns",
-                               i + 1, sql->rows[i].nvals, sql->ncolumns);
+            return err_set(r->err, DAL_ESQL, "INSERT row %zu has %zu values for %zu columns",
+                           i + 1, sql->rows[i].nvals, sql->ncolumns);
         rc = route_locate_opnd(r, t, &sql->rows[i].vals[kc], &pos[i]);
         if (rc == OPND_UNUSABLE)
-            return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                               "INSERT into %s: row %zu: the shard key %s must be a literal or ?, "
-                               "not an expression", t->cfg->name, i + 1, t->cfg->shard_key);
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "INSERT into %s: row %zu: the shard key %s must be a literal or ?, "
+                           "not an expression", t->cfg->name, i + 1, t->cfg->shard_key);
         if (rc != 0)
             return rc;
         if (pos[i] < 0)
-            return dal_err_set(r->err, DAL_ESHARD, "INSERT into %s: row %zu: the shard key %s is "
-                               "NULL", t->cfg->name, i + 1, t->cfg->shard_key);
+            return err_set(r->err, DAL_ESHARD, "INSERT into %s: row %zu: the shard key %s is "
+                           "NULL", t->cfg->name, i + 1, t->cfg->shard_key);
     }
     return 0;
 }
@@ -306,18 +306,18 @@ int route_insert(router_t *r, size_t gtref)
         return rc;
     if (sql->insert_select || kc < 0 || sql->nrows == 0) {
         if (r->req.shard_value == NULL)
-            return dal_err_set(r->err, DAL_EROUTE,
-                               "INSERT into sharded table %s must list its shard key %s with a "
-                               "value per row (or pass a shard value)",
-                               t->cfg->name, t->cfg->shard_key);
+            return err_set(r->err, DAL_EROUTE,
+                           "INSERT into sharded table %s must list its shard key %s with a "
+                           "value per row (or pass a shard value)",
+                           t->cfg->name, t->cfg->shard_key);
         rc = route_single_posset(xp, &set, r->err);
         goto routes;
     }
     rows.n = sql->nrows;
-    rows.items = dal_small_alloc(items_inl, POSSET_INLINE, rows.n, sizeof *rows.items, 0);
-    rows.pos = dal_small_alloc(pos_inl, POSSET_INLINE, rows.n, sizeof *rows.pos, 0);
+    rows.items = small_alloc(items_inl, POSSET_INLINE, rows.n, sizeof *rows.items, 0);
+    rows.pos = small_alloc(pos_inl, POSSET_INLINE, rows.n, sizeof *rows.pos, 0);
     if (rows.items == NULL || rows.pos == NULL || posset_alloc(&set, rows.n) != 0) {
-        rc = dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        rc = err_set(r->err, DAL_ENOMEM, "out of memory");
         goto done;
     }
     rc = insert_row_positions(r, kc, rows.pos);
@@ -326,11 +326,11 @@ int route_insert(router_t *r, size_t gtref)
         rows.items[i].len = sql->rows[i].len;
         set.v[set.n++] = (uint32_t)rows.pos[i];
         if (r->req.shard_value != NULL && rows.pos[i] != (int64_t)xp)
-            rc = dal_err_set(r->err, DAL_EROUTE,
-                             "INSERT into %s: row %zu's %s routes to %s_%lld, which contradicts "
-                             "the shard value given (%s_%u)",
-                             t->cfg->name, i + 1, t->cfg->shard_key, t->cfg->name,
-                             (long long)rows.pos[i], t->cfg->name, xp);
+            rc = err_set(r->err, DAL_EROUTE,
+                         "INSERT into %s: row %zu's %s routes to %s_%lld, which contradicts "
+                         "the shard value given (%s_%u)",
+                         t->cfg->name, i + 1, t->cfg->shard_key, t->cfg->name,
+                         (long long)rows.pos[i], t->cfg->name, xp);
     }
     posset_normalize(&set);
 routes:
@@ -339,8 +339,8 @@ routes:
     if (rc == 0)
         rc = route_cut_routes(r->rt, &rows, rows.n ? 1 : 0, &gtref, r->err);
 done:
-    dal_small_free(rows.items, items_inl);
-    dal_small_free(rows.pos, pos_inl);
+    small_free(rows.items, items_inl);
+    small_free(rows.pos, pos_inl);
     posset_free(&set);
     return rc;
 }
@@ -351,10 +351,10 @@ int route_scatter_allowed(router_t *r)
 
     for (i = 0; i < r->sql->ntrefs; i++)
         if (r->in_group[i] && !r->rt->tables[i]->cfg->allow_scatter)
-            return dal_err_set(r->err, DAL_EROUTE,
-                               "table %s has allow_scatter = false: add a condition on %s (=, IN, "
-                               "BETWEEN) or pass a shard value",
-                               r->rt->tables[i]->cfg->name, r->rt->tables[i]->cfg->shard_key);
+            return err_set(r->err, DAL_EROUTE,
+                           "table %s has allow_scatter = false: add a condition on %s (=, IN, "
+                           "BETWEEN) or pass a shard value",
+                           r->rt->tables[i]->cfg->name, r->rt->tables[i]->cfg->shard_key);
     r->rt->scatter = 1;
     return 0;
 }
@@ -396,8 +396,8 @@ static int route_unsharded(router_t *r)
     int rc;
 
     if (r->req.shard_value != NULL)
-        return dal_err_set(r->err, DAL_EROUTE,
-                           "a shard value was given but the statement names no sharded table");
+        return err_set(r->err, DAL_EROUTE,
+                       "a shard value was given but the statement names no sharded table");
     if (bc != NULL && node == NULL) {
         rc = alloc_routes(rt, bc->cfg->db_shard_num, r->sql->ntrefs, r->err);
         for (i = 0; rc == 0 && i < bc->cfg->db_shard_num; i++)
@@ -409,10 +409,10 @@ static int route_unsharded(router_t *r)
         if (t == NULL || t->cfg->kind == DAL_TABLE_BROADCAST)
             continue;
         if (first != NULL && t->nodes[0] != first->nodes[0])
-            return dal_err_set(r->err, DAL_EROUTE,
-                               "tables %s and %s are on different datasources (%s, %s)",
-                               first->cfg->name, t->cfg->name, first->nodes[0]->cfg->name,
-                               t->nodes[0]->cfg->name);
+            return err_set(r->err, DAL_EROUTE,
+                           "tables %s and %s are on different datasources (%s, %s)",
+                           first->cfg->name, t->cfg->name, first->nodes[0]->cfg->name,
+                           t->nodes[0]->cfg->name);
         first = t;
     }
     if (node == NULL && first != NULL)
@@ -425,9 +425,9 @@ static int route_unsharded(router_t *r)
     if (node == NULL)
         node = r->snap->default_node;
     if (node == NULL)
-        return dal_err_set(r->err, DAL_EROUTE,
-                           "no datasource for this statement: it names no configured table and "
-                           "there is no [dal] default_datasource");
+        return err_set(r->err, DAL_EROUTE,
+                       "no datasource for this statement: it names no configured table and "
+                       "there is no [dal] default_datasource");
     rc = alloc_routes(rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         rt->routes[0].node = node;
@@ -448,10 +448,10 @@ static int check_update_key(router_t *r)
             continue;
         for (j = 0; j < sql->nset_columns; j++)
             if (strcasecmp(sql->set_columns[j], t->cfg->shard_key) == 0)
-                return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                                   "UPDATE may not change %s, the shard key of %s: the row would "
-                                   "stay on the wrong shard (delete it and insert it anew)",
-                                   t->cfg->shard_key, t->cfg->name);
+                return err_set(r->err, DAL_EUNSUPPORTED,
+                               "UPDATE may not change %s, the shard key of %s: the row would "
+                               "stay on the wrong shard (delete it and insert it anew)",
+                               t->cfg->shard_key, t->cfg->name);
     }
     return 0;
 }
@@ -469,15 +469,15 @@ int route_check_others(router_t *r)
             continue;
         for (k = 0; k < rt->nroutes; k++)
             if (!table_on_node(t, rt->routes[k].node))
-                return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                                   "table %s is not on datasource %s, where %s's rows for this "
-                                   "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
-                                   rt->primary->cfg->name);
+                return err_set(r->err, DAL_EUNSUPPORTED,
+                               "table %s is not on datasource %s, where %s's rows for this "
+                               "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
+                               rt->primary->cfg->name);
         if (t->cfg->kind == DAL_TABLE_BROADCAST && is_write(r->sql->kind) &&
             r->sql->trefs[i].role != DAL_TREF_FROM)
-            return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                               "a statement cannot write broadcast table %s together with sharded "
-                               "table %s", t->cfg->name, rt->primary->cfg->name);
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "a statement cannot write broadcast table %s together with sharded "
+                           "table %s", t->cfg->name, rt->primary->cfg->name);
     }
     return 0;
 }
@@ -502,8 +502,8 @@ static int route_raw(router_t *r)
     int rc;
 
     if (r->req.shard_value != NULL)
-        return dal_err_set(r->err, DAL_EROUTE, "dal hint raw takes no shard value: it runs the "
-                           "statement as written on the datasource named");
+        return err_set(r->err, DAL_EROUTE, "dal hint raw takes no shard value: it runs the "
+                       "statement as written on the datasource named");
     rc = alloc_routes(r->rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         r->rt->routes[0].node = r->req.node;
@@ -592,8 +592,8 @@ static void routing_reset(dal_routing_t *rt)
     memset(rt, 0, sizeof *rt);
 }
 
-int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-              const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
+int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
+                    const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
     router_t r;
     size_t i;
@@ -610,21 +610,21 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
     r.rt = rt;
     r.err = err;
     if (nparams != sql->nparams)
-        return dal_err_set(err, DAL_EINVAL,
-                           "the statement has %zu ? placeholders but %zu parameters were given",
-                           sql->nparams, nparams);
+        return err_set(err, DAL_EINVAL,
+                       "the statement has %zu ? placeholders but %zu parameters were given",
+                       sql->nparams, nparams);
     if (memo_route(&r, opts))
         return 0;
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
         return rc;
-    rt->tables = dal_small_alloc(rt->tables_inl, DAL_ROUTING_INLINE, sql->ntrefs,
-                                 sizeof *rt->tables, 1);
+    rt->tables = small_alloc(rt->tables_inl, DAL_ROUTING_INLINE, sql->ntrefs,
+                             sizeof *rt->tables, 1);
     if (rt->tables == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *tr = &sql->trefs[i];
-        rt->tables[i] = dal_snapshot_table(snap, tr->name, strlen(tr->name));
+        rt->tables[i] = snapshot_table(snap, tr->name, strlen(tr->name));
         if (rt->primary == NULL && rt->tables[i] && rt->tables[i]->sharded)
             rt->primary = rt->tables[i];
     }
@@ -635,24 +635,24 @@ int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
     if (rc == 0)
         memo_save(&r, opts);
-    dal_small_free(r.in_group, r.in_group_inl);
-    dal_small_free(r.grp, r.grp_inl);
-    dal_small_free(r.lead, r.lead_inl);
+    small_free(r.in_group, r.in_group_inl);
+    small_free(r.grp, r.grp_inl);
+    small_free(r.lead, r.lead_inl);
     if (rc != 0)
-        dal_routing_clear(rt);
+        routing_clear(rt);
     return rc;
 }
 
-void dal_routing_clear(dal_routing_t *rt)
+void routing_clear(dal_routing_t *rt)
 {
-    dal_small_free(rt->tables, rt->tables_inl);
-    dal_small_free(rt->routes, &rt->route_inl);
-    dal_small_free(rt->pos, rt->pos_inl);
+    small_free(rt->tables, rt->tables_inl);
+    small_free(rt->routes, &rt->route_inl);
+    small_free(rt->pos, rt->pos_inl);
     free(rt->cuts);
     routing_reset(rt);
 }
 
-void dal_routing_label_table(const dal_routing_t *rt, dal_event_t *ev)
+void routing_label_table(const dal_routing_t *rt, dal_event_t *ev)
 {
     if (rt->primary != NULL) {
         ev->table = rt->primary->cfg->name;

@@ -39,20 +39,20 @@ typedef struct dal_cut {
     uint32_t off, len;
 } dal_cut_t;
 
-typedef struct dal_route {
+typedef struct route_statement {
     dal_node_t *node;   /* borrowed from the snapshot */
     int32_t *pos;       /* borrowed from the routing: one entry per table ref */
     uint32_t cut_first; /* this route's cuts: routing->cuts[cut_first .. +ncuts) */
     uint32_t ncuts;
     dal_server_t *server; /* borrowed: the master or a replica of node, chosen by
-                             dal_select_servers (replica.h); NULL: the master */
+                             select_servers (replica.h); NULL: the master */
 } dal_route_t;
 
 /* Room inside dal_routing_t for the usual statement: one route, a few
  * table references.  Routing it then allocates nothing. */
 #define DAL_ROUTING_INLINE 4
 
-/* Points into itself: never copied, only cleared (dal_routing_clear). */
+/* Points into itself: never copied, only cleared (routing_clear). */
 typedef struct dal_routing {
     const dal_sql_t *sql;         /* borrowed: the caller holds a reference */
     const dal_table_t **tables;   /* owned array (or tables_inl), one per table ref: its
@@ -83,16 +83,16 @@ typedef struct dal_routing {
 } dal_routing_t;
 
 /* Compute the routes.  params are the statement's ? values (nparams must
- * match).  On failure rt is left empty (dal_routing_clear is still safe) and
+ * match).  On failure rt is left empty (routing_clear is still safe) and
  * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */
-int dal_route(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-              const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
-void dal_routing_clear(dal_routing_t *rt);
+int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
+                    const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
+void routing_clear(dal_routing_t *rt);
 
 /* Name ev's logical table: the first sharded table's configured name, or
  * else the statement's first table as written.  That text belongs to the
  * cached analysis, not to the snapshot, so labels_gen is then cleared
- * (see dal_monitor_event_init). */
-void dal_routing_label_table(const dal_routing_t *rt, dal_event_t *ev);
+ * (see monitor_event_init). */
+void routing_label_table(const dal_routing_t *rt, dal_event_t *ev);
 
 #endif /* DAL_CORE_ROUTE_H */

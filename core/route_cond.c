@@ -26,7 +26,7 @@ typedef struct range_acc {
 
 void posset_free(posset_t *s)
 {
-    dal_small_free(s->v, s->inl);
+    small_free(s->v, s->inl);
     s->v = NULL;
     s->n = 0;
 }
@@ -36,7 +36,7 @@ int posset_alloc(posset_t *s, size_t n)
 {
     posset_free(s);
     s->all = 0;
-    s->v = dal_small_alloc(s->inl, POSSET_INLINE, n, sizeof *s->v, 0);
+    s->v = small_alloc(s->inl, POSSET_INLINE, n, sizeof *s->v, 0);
     return s->v != NULL ? 0 : -1;
 }
 
@@ -120,13 +120,13 @@ static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t 
     char *text = out->buf;
     int64_t i;
 
-    if (dal_sql_literal_text(sql->text, o, out->buf, sizeof out->buf, &len) != 0)
-        return dal_err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
+    if (sql_literal_text(sql->text, o, out->buf, sizeof out->buf, &len) != 0)
+        return err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
     if (len >= sizeof out->buf) {
         out->heap = malloc(len + 1);
         if (out->heap == NULL)
-            return dal_err_set(err, DAL_ENOMEM, "out of memory");
-        dal_sql_literal_text(sql->text, o, out->heap, len + 1, &len);
+            return err_set(err, DAL_ENOMEM, "out of memory");
+        sql_literal_text(sql->text, o, out->heap, len + 1, &len);
         text = out->heap;
     }
     if (o->lit_type == DAL_TOK_IDENT) {
@@ -137,7 +137,7 @@ static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t 
     }
     /* numbers that fit an int64 travel as ints; others (1.5, huge ones)
      * as their text, for the strategy to accept or reject */
-    if (o->lit_type == DAL_TOK_NUMBER && dal_parse_int64(text, &i) == 0)
+    if (o->lit_type == DAL_TOK_NUMBER && parse_int64(text, &i) == 0)
         out->v = dal_int(i);
     else
         out->v = dal_strn(text, len);
@@ -151,8 +151,8 @@ static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_v
     switch (o->kind) {
     case DAL_OPND_PARAM:
         if (o->param_index < 0 || (size_t)o->param_index >= nparams)
-            return dal_err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
-                               "parameters were given", sql->nparams, nparams);
+            return err_set(err, DAL_EINVAL, "the statement has %zu ? placeholders but %zu "
+                           "parameters were given", sql->nparams, nparams);
         out->v = params[o->param_index];
         return 0;
     case DAL_OPND_LITERAL:
@@ -172,15 +172,15 @@ int route_locate(const dal_table_t *t, const dal_value_t *v, uint32_t *table, da
 
     if (rc != 0) {
         /* the strategy's message quotes the value */
-        dal_err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+        err_prefix(err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
         return rc < 0 ? rc : DAL_ESHARD;
     }
     if (pos.table >= t->cfg->table_shard_num || pos.db != pos.table / t->tables_per_db)
-        return dal_err_set(err, DAL_EPLUGIN,
-                           "table %s: shard plugin '%s' returned db %u table %u, which is not a "
-                           "valid position (%u dbs, %u tables)",
-                           t->cfg->name, t->cfg->strategy, pos.db, pos.table,
-                           t->cfg->db_shard_num, t->cfg->table_shard_num);
+        return err_set(err, DAL_EPLUGIN,
+                       "table %s: shard plugin '%s' returned db %u table %u, which is not a "
+                       "valid position (%u dbs, %u tables)",
+                       t->cfg->name, t->cfg->strategy, pos.db, pos.table,
+                       t->cfg->db_shard_num, t->cfg->table_shard_num);
     *table = pos.table;
     return 0;
 }
@@ -293,14 +293,14 @@ static int range_posset(router_t *r, const dal_table_t *t, const dal_value_t *lo
     tmp = malloc(t->cfg->table_shard_num * sizeof *tmp);
     if (tmp == NULL || posset_alloc(out, t->cfg->table_shard_num) != 0) {
         free(tmp);
-        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        return err_set(r->err, DAL_ENOMEM, "out of memory");
     }
     rc = t->ops->locate_range(t->strategy, lo, lo_inc, hi, hi_inc, tmp, &n, r->err);
     for (i = 0; rc == 0 && i < n && i < t->cfg->table_shard_num; i++)
         out->v[out->n++] = tmp[i].table;
     free(tmp);
     if (rc != 0)
-        dal_err_prefix(r->err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
+        err_prefix(r->err, "table %s (strategy %s)", t->cfg->name, t->cfg->strategy);
     posset_normalize(out);
     return rc;
 }
@@ -317,7 +317,7 @@ static int cond_posset(router_t *r, const dal_table_t *t, const struct dal_sql_c
     a.heap = b.heap = NULL;
     if (c->op == DAL_COND_EQ || c->op == DAL_COND_IN) {
         if (posset_alloc(out, c->nvals) != 0)
-            return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+            return err_set(r->err, DAL_ENOMEM, "out of memory");
         for (i = 0; i < c->nvals; i++) {
             int64_t p;
             rc = route_locate_opnd(r, t, &c->vals[i], &p);
@@ -460,7 +460,7 @@ int route_where_posset(router_t *r, posset_t *set)
 int route_single_posset(uint32_t p, posset_t *set, dal_error_t *err)
 {
     if (posset_alloc(set, 1) != 0)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     set->v[0] = p;
     set->n = 1;
     return 0;

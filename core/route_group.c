@@ -59,11 +59,11 @@ static int make_groups(router_t *r)
     size_t n = sql->ntrefs, c, k;
     int pass;
 
-    r->grp = dal_small_alloc(r->grp_inl, DAL_ROUTING_INLINE, n, sizeof *r->grp, 0);
-    r->lead = dal_small_alloc(r->lead_inl, DAL_ROUTING_INLINE, n, sizeof *r->lead, 0);
-    r->in_group = dal_small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, n, 1, 1);
+    r->grp = small_alloc(r->grp_inl, DAL_ROUTING_INLINE, n, sizeof *r->grp, 0);
+    r->lead = small_alloc(r->lead_inl, DAL_ROUTING_INLINE, n, sizeof *r->lead, 0);
+    r->in_group = small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, n, 1, 1);
     if (r->grp == NULL || r->lead == NULL || r->in_group == NULL)
-        return dal_err_set(r->err, DAL_ENOMEM, "out of memory");
+        return err_set(r->err, DAL_ENOMEM, "out of memory");
     for (k = 0; k < n; k++) {
         /* INSERT ... SELECT's target is placed after the SELECT is routed */
         int into = sql->insert_select && sql->trefs[k].role == DAL_TREF_INTO;
@@ -135,10 +135,10 @@ static int item_tokens(const dal_sql_t *sql, const struct dal_sql_item *it, dal_
     dal_lexer_t lx;
     int n = 0;
 
-    dal_lex_init(&lx, sql->text, it->off + it->len);
+    lex_init(&lx, sql->text, it->off + it->len);
     lx.pos = it->off;
     for (;;) {
-        dal_token_t t = dal_lex_next(&lx);
+        dal_token_t t = lex_next(&lx);
         if (t.type == DAL_TOK_EOF)
             return n;
         if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT)
@@ -160,13 +160,13 @@ static long item_key_tref(const router_t *r, const struct dal_sql_item *it, int 
     if (n != 1 && n != 3)
         return -1;
     if ((tk[n - 1].type != DAL_TOK_IDENT && tk[n - 1].type != DAL_TOK_QIDENT) ||
-        dal_ident_unquote(r->sql->text, &tk[n - 1], col, sizeof col) >= sizeof col)
+        ident_unquote(r->sql->text, &tk[n - 1], col, sizeof col) >= sizeof col)
         return -1;
     if (n == 1)
         return route_key_tref(r, sc, NULL, col, 0, 1);
     if ((tk[0].type != DAL_TOK_IDENT && tk[0].type != DAL_TOK_QIDENT) || tk[1].len != 1 ||
         r->sql->text[tk[1].off] != '.' ||
-        dal_ident_unquote(r->sql->text, &tk[0], q, sizeof q) >= sizeof q)
+        ident_unquote(r->sql->text, &tk[0], q, sizeof q) >= sizeof q)
         return -1;
     return route_key_tref(r, sc, q, col, 0, 1);
 }
@@ -279,16 +279,16 @@ static int into_plan(router_t *r, size_t into, long *src, int64_t *fixed)
         if (o.kind != DAL_OPND_EXPR) {
             rc = route_locate_opnd(r, t, &o, fixed);
             if (rc == 0 && *fixed < 0)
-                rc = dal_err_set(r->err, DAL_ESHARD, "INSERT into %s: the shard key %s is NULL",
-                                 t->cfg->name, t->cfg->shard_key);
+                rc = err_set(r->err, DAL_ESHARD, "INSERT into %s: the shard key %s is NULL",
+                             t->cfg->name, t->cfg->shard_key);
             return rc;
         }
     }
-    return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                       "INSERT ... SELECT into sharded table %s: dal cannot tell which shard each "
-                       "row belongs to; list the columns and select %s from a table of its "
-                       "binding group's shard key (the rows then stay on their shard), or a "
-                       "single value, or pass a shard value", t->cfg->name, t->cfg->shard_key);
+    return err_set(r->err, DAL_EUNSUPPORTED,
+                   "INSERT ... SELECT into sharded table %s: dal cannot tell which shard each "
+                   "row belongs to; list the columns and select %s from a table of its "
+                   "binding group's shard key (the rows then stay on their shard), or a "
+                   "single value, or pass a shard value", t->cfg->name, t->cfg->shard_key);
 }
 
 /* Put the target on every route: the source row's position, or the one. */
@@ -301,11 +301,11 @@ static int place_into(router_t *r, size_t into, long src, int64_t fixed)
     for (k = 0; k < rt->nroutes; k++) {
         int32_t pos = src >= 0 ? rt->routes[k].pos[src] : (int32_t)fixed;
         if (pos < 0 || t->nodes[pos / t->tables_per_db] != rt->routes[k].node)
-            return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                               "INSERT ... SELECT: the rows for %s belong on datasource %s but "
-                               "are read on %s; rows cannot move between nodes",
-                               t->cfg->name, pos < 0 ? "?" : t->nodes[pos / t->tables_per_db]->cfg->name,
-                               rt->routes[k].node->cfg->name);
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "INSERT ... SELECT: the rows for %s belong on datasource %s but "
+                           "are read on %s; rows cannot move between nodes",
+                           t->cfg->name, pos < 0 ? "?" : t->nodes[pos / t->tables_per_db]->cfg->name,
+                           rt->routes[k].node->cfg->name);
         rt->routes[k].pos[into] = pos;
     }
     return 0;
@@ -362,10 +362,10 @@ static int group_posset(router_t *r, int32_t g, posset_t *set)
         return rc;
     rc = route_locate(t, r->req.shard_value, &xp, r->err);
     if (rc == 0 && !posset_has(set, xp))
-        rc = dal_err_set(r->err, DAL_EROUTE,
-                         "the shard value given routes %s to %s_%u, but the statement's "
-                         "conditions on %s exclude that table",
-                         t->cfg->name, t->cfg->name, xp, t->cfg->shard_key);
+        rc = err_set(r->err, DAL_EROUTE,
+                     "the shard value given routes %s to %s_%u, but the statement's "
+                     "conditions on %s exclude that table",
+                     t->cfg->name, t->cfg->name, xp, t->cfg->shard_key);
     if (rc == 0) {
         posset_free(set);
         rc = route_single_posset(xp, set, r->err);
@@ -414,27 +414,27 @@ static int pick_driver(router_t *r, int32_t *driver)
             *driver = (int32_t)k; /* the first, unless another needs several */
         rc = group_posset(r, (int32_t)k, &set);
         if (rc == 0 && (set.all || set.n > 1) && (int32_t)k != *driver && w < sql->ntrefs)
-            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                             "%s%s would be read from several of its tables while %s is "
-                             "written on one: give %s a condition on its shard key %s, or join "
-                             "it to %s on the shard key", sql->trefs[k].name,
-                             scope_words(sql, k), sql->trefs[*driver].name, sql->trefs[k].name,
-                             r->rt->tables[k]->cfg->shard_key, sql->trefs[*driver].name);
+            rc = err_set(r->err, DAL_EUNSUPPORTED,
+                         "%s%s would be read from several of its tables while %s is "
+                         "written on one: give %s a condition on its shard key %s, or join "
+                         "it to %s on the shard key", sql->trefs[k].name,
+                         scope_words(sql, k), sql->trefs[*driver].name, sql->trefs[k].name,
+                         r->rt->tables[k]->cfg->shard_key, sql->trefs[*driver].name);
         else if (rc == 0 && (set.all || set.n > 1) && w >= sql->ntrefs) {
             if (multi >= 0 && sql->has_union &&
                 sql->scopes[sql->trefs[multi].scope].kind == DAL_SCOPE_TOP &&
                 sql->scopes[sql->trefs[k].scope].kind == DAL_SCOPE_TOP)
-                rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                                 "not supported over several data nodes: UNION, EXCEPT or "
-                                 "INTERSECT (%s and %s would each be read from several of their "
-                                 "tables)", sql->trefs[multi].name, sql->trefs[k].name);
+                rc = err_set(r->err, DAL_EUNSUPPORTED,
+                             "not supported over several data nodes: UNION, EXCEPT or "
+                             "INTERSECT (%s and %s would each be read from several of their "
+                             "tables)", sql->trefs[multi].name, sql->trefs[k].name);
             else if (multi >= 0)
-                rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                                 "%s%s and %s%s would each be read from several of their tables: "
-                                 "dal cannot join shards; give one a condition on its shard key "
-                                 "or join them on the shard key (binding tables)",
-                                 sql->trefs[multi].name, scope_words(sql, (size_t)multi),
-                                 sql->trefs[k].name, scope_words(sql, k));
+                rc = err_set(r->err, DAL_EUNSUPPORTED,
+                             "%s%s and %s%s would each be read from several of their tables: "
+                             "dal cannot join shards; give one a condition on its shard key "
+                             "or join them on the shard key (binding tables)",
+                             sql->trefs[multi].name, scope_words(sql, (size_t)multi),
+                             sql->trefs[k].name, scope_words(sql, k));
             multi = (int32_t)k;
             *driver = multi;
         }
@@ -461,18 +461,18 @@ static int check_driver(router_t *r, int32_t g)
         }
     }
     if (!any)
-        return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                           "%s%s would be read from several of its tables, which dal can only "
-                           "do where its rows are rows of the result: give it a condition on its "
-                           "shard key %s, or join it to an outer table on the shard key",
-                           sql->trefs[g].name, scope_words(sql, (size_t)g),
-                           r->rt->tables[g]->cfg->shard_key);
+        return err_set(r->err, DAL_EUNSUPPORTED,
+                       "%s%s would be read from several of its tables, which dal can only "
+                       "do where its rows are rows of the result: give it a condition on its "
+                       "shard key %s, or join it to an outer table on the shard key",
+                       sql->trefs[g].name, scope_words(sql, (size_t)g),
+                       r->rt->tables[g]->cfg->shard_key);
     if (outer && (other || sql->nsources > 0))
-        return dal_err_set(r->err, DAL_EUNSUPPORTED,
-                           "%s is on the NULL side of an outer join and would be read from "
-                           "several of its tables: the other side's rows would repeat on each; "
-                           "give %s a condition on its shard key %s", sql->trefs[g].name,
-                           sql->trefs[g].name, r->rt->tables[g]->cfg->shard_key);
+        return err_set(r->err, DAL_EUNSUPPORTED,
+                       "%s is on the NULL side of an outer join and would be read from "
+                       "several of its tables: the other side's rows would repeat on each; "
+                       "give %s a condition on its shard key %s", sql->trefs[g].name,
+                       sql->trefs[g].name, r->rt->tables[g]->cfg->shard_key);
     return 0;
 }
 
@@ -531,12 +531,12 @@ static int place_group(router_t *r, int32_t g)
     int rc = group_posset(r, g, &set);
 
     if (rc == 0 && (set.all || set.n > 1))
-        rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                         "%s%s would be read from several of its tables for each table of %s: "
-                         "give it a condition on its shard key %s, or join it to %s on the shard "
-                         "key (binding tables)", r->sql->trefs[g].name,
-                         scope_words(r->sql, (size_t)g), rt->primary->cfg->name,
-                         t->cfg->shard_key, rt->primary->cfg->name);
+        rc = err_set(r->err, DAL_EUNSUPPORTED,
+                     "%s%s would be read from several of its tables for each table of %s: "
+                     "give it a condition on its shard key %s, or join it to %s on the shard "
+                     "key (binding tables)", r->sql->trefs[g].name,
+                     scope_words(r->sql, (size_t)g), rt->primary->cfg->name,
+                     t->cfg->shard_key, rt->primary->cfg->name);
     for (k = 0; rc == 0 && k < rt->nroutes; k++) {
         int32_t pos = set.n == 1 ? (int32_t)set.v[0] : -1;
         if (set.n == 0) {
@@ -545,12 +545,12 @@ static int place_group(router_t *r, int32_t g)
                     pos = (int32_t)i;
         }
         if (pos < 0 || t->nodes[pos / t->tables_per_db] != rt->routes[k].node)
-            rc = dal_err_set(r->err, DAL_EUNSUPPORTED,
-                             "%s%s and %s are not on the same datasource for these values "
-                             "(%s, %s); a statement must stay on one node",
-                             r->sql->trefs[g].name, scope_words(r->sql, (size_t)g),
-                             rt->primary->cfg->name, rt->routes[k].node->cfg->name,
-                             pos < 0 ? "none" : t->nodes[pos / t->tables_per_db]->cfg->name);
+            rc = err_set(r->err, DAL_EUNSUPPORTED,
+                         "%s%s and %s are not on the same datasource for these values "
+                         "(%s, %s); a statement must stay on one node",
+                         r->sql->trefs[g].name, scope_words(r->sql, (size_t)g),
+                         rt->primary->cfg->name, rt->routes[k].node->cfg->name,
+                         pos < 0 ? "none" : t->nodes[pos / t->tables_per_db]->cfg->name);
         for (i = 0; rc == 0 && i < r->sql->ntrefs; i++)
             if (r->grp[i] == g)
                 rt->routes[k].pos[i] = pos;

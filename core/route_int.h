@@ -1,7 +1,7 @@
 /*
  * route_int.h -- the router's insides, shared by its files.
  *
- * Routing (route.h's dal_route) is done in three files: route.c reads the
+ * Routing (route.h's route_statement) is done in three files: route.c reads the
  * request, makes routes from positions, splits IN lists and INSERT rows,
  * and owns the memo and the entry point; route_cond.c turns conditions into
  * sets of table positions; route_group.c groups the table references by

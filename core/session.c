@@ -37,11 +37,11 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
     dal_session_t *s;
 
     if (out == NULL || dal == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_session_open: NULL argument");
+        return err_set(err, DAL_EINVAL, "dal_session_open: NULL argument");
     s = calloc(1, sizeof *s);
     *out = s;
     if (s == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
     return 0;
 }
@@ -51,10 +51,10 @@ static void end_txn(dal_session_t *s, int reusable)
 {
     if (s->conn != NULL) {
         /* several statements ran on it: the next borrower needs a reset */
-        dal_conn_mark_dirty(s->conn);
-        dal_server_release(s->server, s->conn, reusable);
+        conn_mark_dirty(s->conn);
+        server_release(s->server, s->conn, reusable);
     }
-    dal_snapshot_unref(s->snap);
+    snapshot_unref(s->snap);
     s->conn = NULL;
     s->node = NULL;
     s->server = NULL;
@@ -72,10 +72,10 @@ static void note_commit(dal_session_t *s)
 
     if (s->server->replica >= 0)
         return;
-    if (dal_conn_take_gtid(s->conn, &g))
-        dal_ryw_note(&s->ryw, s->node, &g);
+    if (conn_take_gtid(s->conn, &g))
+        ryw_note(&s->ryw, s->node, &g);
     else if (s->wrote && !s->conn->track_gtid)
-        dal_ryw_note(&s->ryw, s->node, NULL);
+        ryw_note(&s->ryw, s->node, NULL);
 }
 
 /* Send COMMIT or ROLLBACK on the transaction's connection. */
@@ -86,7 +86,7 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
     if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
-        rc = dal_conn_error(s->conn, DAL_ESERVER, err);
+        rc = conn_error(s->conn, DAL_ESERVER, err);
         reusable = 0;
     } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
         note_commit(s);
@@ -98,11 +98,11 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
 static int begin(dal_session_t *s, int read_only, dal_error_t *err)
 {
     if (s == NULL)
-        return dal_err_set(err, DAL_EINVAL, "dal_begin: NULL session");
+        return err_set(err, DAL_EINVAL, "dal_begin: NULL session");
     if (s->in_txn)
-        return dal_err_set(err, DAL_ESTATE, "a transaction is already open (commit or roll it "
+        return err_set(err, DAL_ESTATE, "a transaction is already open (commit or roll it "
                                             "back first)");
-    s->snap = dal_snapshot_acquire(s->dal);
+    s->snap = snapshot_acquire(s->dal);
     s->in_txn = 1;
     s->read_only = read_only;
     return 0;
@@ -120,12 +120,12 @@ int dal_begin_read_only(dal_session_t *s, dal_error_t *err)
 
 int dal_commit(dal_session_t *s, dal_error_t *err)
 {
-    return s ? finish(s, "COMMIT", err) : dal_err_set(err, DAL_EINVAL, "NULL session");
+    return s ? finish(s, "COMMIT", err) : err_set(err, DAL_EINVAL, "NULL session");
 }
 
 int dal_rollback(dal_session_t *s, dal_error_t *err)
 {
-    return s ? finish(s, "ROLLBACK", err) : dal_err_set(err, DAL_EINVAL, "NULL session");
+    return s ? finish(s, "ROLLBACK", err) : err_set(err, DAL_EINVAL, "NULL session");
 }
 
 int dal_in_transaction(const dal_session_t *s)
@@ -150,20 +150,20 @@ void dal_session_close(dal_session_t *s)
 static int start_on(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
 {
     const char *start = s->read_only ? "START TRANSACTION READ ONLY" : "START TRANSACTION";
-    int reused, rc = dal_server_acquire(srv, &s->conn, &reused, err);
+    int reused, rc = server_acquire(srv, &s->conn, &reused, err);
     unsigned int e;
 
     if (rc != 0) {
         if (rc == DAL_ECONNECT)
-            dal_server_lost(srv, err ? err->message : "cannot connect");
+            server_lost(srv, err ? err->message : "cannot connect");
         return rc;
     }
     if (mysql_real_query(&s->conn->mysql, start, strlen(start)) != 0) {
         e = mysql_errno(&s->conn->mysql);
-        rc = dal_conn_error(s->conn, DAL_ESERVER, err);
+        rc = conn_error(s->conn, DAL_ESERVER, err);
         if (e >= CR_MIN_ERROR && e <= CR_MAX_ERROR)
-            dal_server_lost(srv, mysql_error(&s->conn->mysql));
-        dal_server_release(srv, s->conn, 0);
+            server_lost(srv, mysql_error(&s->conn->mysql));
+        server_release(srv, s->conn, 0);
         s->conn = NULL;
         return rc;
     }
@@ -180,7 +180,7 @@ static int pin(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
     dal_server_t *next;
     int rc = start_on(s, srv, err);
 
-    if (rc != 0 && s->read_only && (next = dal_select_failover(srv)) != NULL)
+    if (rc != 0 && s->read_only && (next = select_failover(srv)) != NULL)
         rc = start_on(s, next, err);
     return rc;
 }
@@ -193,26 +193,26 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
     int broken = 0, rc;
 
     if (k == DAL_SQL_DDL)
-        return dal_err_set(err, DAL_EUNSUPPORTED,
-                           "DDL inside a transaction would commit it implicitly; commit first");
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "DDL inside a transaction would commit it implicitly; commit first");
     if (rt->nroutes != 1)
-        return dal_err_set(err, DAL_EROUTE,
-                           "a transaction stays on one data node, but this statement goes to %zu "
-                           "nodes%s%s (the transaction is still open)",
-                           rt->nroutes, s->node ? "; the transaction is on " : "",
-                           s->node ? s->node->cfg->name : "");
+        return err_set(err, DAL_EROUTE,
+                       "a transaction stays on one data node, but this statement goes to %zu "
+                       "nodes%s%s (the transaction is still open)",
+                       rt->nroutes, s->node ? "; the transaction is on " : "",
+                       s->node ? s->node->cfg->name : "");
     if (s->node != NULL && rt->routes[0].node != s->node)
-        return dal_err_set(err, DAL_EROUTE,
-                           "the transaction is on datasource %s, but this statement routes to %s "
-                           "(the transaction is still open)",
-                           s->node->cfg->name, rt->routes[0].node->cfg->name);
-    if (s->node == NULL && (rc = pin(s, dal_route_server(&rt->routes[0]), err)) != 0)
+        return err_set(err, DAL_EROUTE,
+                       "the transaction is on datasource %s, but this statement routes to %s "
+                       "(the transaction is still open)",
+                       s->node->cfg->name, rt->routes[0].node->cfg->name);
+    if (s->node == NULL && (rc = pin(s, route_server(&rt->routes[0]), err)) != 0)
         return rc;
-    rc = dal_exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
+    rc = exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
     s->wrote |= rc == 0 && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW;
     if (broken) {
         /* the server rolled the transaction back when the connection died */
-        dal_err_prefix(err, "transaction aborted (rolled back by the server)");
+        err_prefix(err, "transaction aborted (rolled back by the server)");
         end_txn(s, 0);
     }
     return rc;
@@ -226,8 +226,8 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
     int rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
              : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
-    if (rc == 0 && (*out = dal_result_new()) == NULL)
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0 && (*out = result_new()) == NULL)
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
     return rc;
 }
 
@@ -262,13 +262,13 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     int rc;
 
     /* a transaction keeps the snapshot it began on */
-    ctx.snap = s->in_txn ? s->snap : dal_snapshot_acquire(s->dal);
+    ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
     if (s->in_txn) {
-        dal_snapshot_ref(ctx.snap);
+        snapshot_ref(ctx.snap);
         ctx.run_held = run_held;
     }
-    rc = dal_stmt_execute(&ctx, opts, sql, params, nparams, out, err);
-    dal_snapshot_unref(ctx.snap);
+    rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    snapshot_unref(ctx.snap);
     return rc;
 }
 
@@ -276,7 +276,7 @@ int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
-    int rc = dal_stmt_args_check("dal_session_query", s, sql, params, nparams, out, err);
+    int rc = stmt_args_check("dal_session_query", s, sql, params, nparams, out, err);
 
     return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
 }
@@ -285,7 +285,7 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
                                const dal_prepared_t *p, const dal_value_t *params,
                                size_t nparams, dal_result_t **out, dal_error_t *err)
 {
-    int rc = dal_stmt_args_check("dal_session_query_prepared", s, p, params, nparams, out, err);
+    int rc = stmt_args_check("dal_session_query_prepared", s, p, params, nparams, out, err);
 
     return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
 }
@@ -297,5 +297,5 @@ int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char 
     dal_result_t *r = NULL;
     int rc = dal_session_query(s, opts, sql, params, nparams, &r, err);
 
-    return dal_result_drop(rc, r, affected_rows);
+    return result_drop(rc, r, affected_rows);
 }

@@ -14,9 +14,9 @@
 #include <string.h>
 
 /* n elements of size bytes: inl (the caller's room for inl_n of them,
- * borrowed) when they fit, else the heap (owned; free with dal_small_free).
+ * borrowed) when they fit, else the heap (owned; free with small_free).
  * zero: the elements start zeroed.  NULL only when the heap fails. */
-static inline void *dal_small_alloc(void *inl, size_t inl_n, size_t n, size_t size, int zero)
+static inline void *small_alloc(void *inl, size_t inl_n, size_t n, size_t size, int zero)
 {
     if (n <= inl_n) {
         if (zero)
@@ -26,8 +26,8 @@ static inline void *dal_small_alloc(void *inl, size_t inl_n, size_t n, size_t si
     return zero ? calloc(n, size) : malloc(n * size);
 }
 
-/* Free what dal_small_alloc returned for this inl (nothing if it was inl). */
-static inline void dal_small_free(void *p, const void *inl)
+/* Free what small_alloc returned for this inl (nothing if it was inl). */
+static inline void small_free(void *p, const void *inl)
 {
     if (p != inl)
         free(p);

@@ -20,7 +20,7 @@ const char *dal_default_plugin_dir(void)
     return DAL_PLUGIN_DIR_DEFAULT;
 }
 
-char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg)
+char *plugin_path_resolve(const char *override, const dal_config_t *cfg)
 {
     const char *env = getenv("DAL_PLUGIN_DIR");
     char *copy, *dir, *out = NULL;
@@ -45,7 +45,7 @@ char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg)
 }
 
 /* FNV-1a over the lower-cased name: table names match case-insensitively. */
-uint32_t dal_snapshot_name_hash(const char *s, size_t n, int fold)
+uint32_t snapshot_name_hash(const char *s, size_t n, int fold)
 {
     uint32_t h = 2166136261u;
     size_t i;
@@ -67,7 +67,7 @@ static void index_put(uint32_t *index, size_t mask, uint32_t h, uint32_t value)
     index[i] = value;
 }
 
-int dal_snapshot_index(dal_snapshot_t *s)
+int snapshot_index(dal_snapshot_t *s)
 {
     size_t n = s->nnodes > s->ntables ? s->nnodes : s->ntables, cap = 16, i;
 
@@ -80,20 +80,20 @@ int dal_snapshot_index(dal_snapshot_t *s)
         return -1;
     for (i = 0; i < s->nnodes; i++) {
         const char *name = s->nodes[i]->cfg->name;
-        index_put(s->node_index, s->index_mask, dal_snapshot_name_hash(name, strlen(name), 0),
+        index_put(s->node_index, s->index_mask, snapshot_name_hash(name, strlen(name), 0),
                   (uint32_t)i + 1);
     }
     for (i = 0; i < s->ntables; i++) {
         const char *name = s->tables[i].cfg->name;
-        index_put(s->table_index, s->index_mask, dal_snapshot_name_hash(name, strlen(name), 1),
+        index_put(s->table_index, s->index_mask, snapshot_name_hash(name, strlen(name), 1),
                   (uint32_t)i + 1);
     }
     return 0;
 }
 
-const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name, size_t len)
+const dal_table_t *snapshot_table(const dal_snapshot_t *s, const char *name, size_t len)
 {
-    size_t i = dal_snapshot_name_hash(name, len, 1) & s->index_mask;
+    size_t i = snapshot_name_hash(name, len, 1) & s->index_mask;
 
     for (; s->table_index[i] != 0; i = (i + 1) & s->index_mask) {
         const dal_table_t *t = &s->tables[s->table_index[i] - 1];
@@ -103,9 +103,9 @@ const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name,
     return NULL;
 }
 
-dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
+dal_node_t *snapshot_node(const dal_snapshot_t *s, const char *name)
 {
-    size_t len = strlen(name), i = dal_snapshot_name_hash(name, len, 0) & s->index_mask;
+    size_t len = strlen(name), i = snapshot_name_hash(name, len, 0) & s->index_mask;
 
     for (; s->node_index[i] != 0; i = (i + 1) & s->index_mask) {
         dal_node_t *n = s->nodes[s->node_index[i] - 1];
@@ -115,18 +115,18 @@ dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name)
     return NULL;
 }
 
-void dal_snapshot_ref(dal_snapshot_t *s)
+void snapshot_ref(dal_snapshot_t *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
 
-void dal_snapshot_unref(dal_snapshot_t *s)
+void snapshot_unref(dal_snapshot_t *s)
 {
     if (s != NULL && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
         s->teardown(s);
 }
 
-const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
+const char *physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap)
 {
     /* every monitored execution names its table: no printf for it */
     size_t n = strlen(t->cfg->name), d = 0;

@@ -117,8 +117,8 @@ typedef struct dal_snapshot {
     dal_table_t *tables;             /* owned, cfg->ntables long */
     size_t ntables;
     dal_node_t *default_node;        /* borrowed; NULL if none */
-    struct dal_idgen_set *idgens;    /* owned (dal_idgen_set_free) */
-    struct dal_monitor_set *monitors;/* owned (dal_monitor_set_free) */
+    struct dal_idgen_set *idgens;    /* owned (idgen_set_free) */
+    struct dal_monitor_set *monitors;/* owned (monitor_set_free) */
     /* open-addressing indexes into nodes[] / tables[] (value index+1, 0 empty) */
     uint32_t *node_index;
     uint32_t *table_index;
@@ -128,26 +128,26 @@ typedef struct dal_snapshot {
 
 /* FNV-1a of a name, ASCII-lower-cased when fold (table names match
  * case-insensitively): the indexes' hash, also a node's key. */
-uint32_t dal_snapshot_name_hash(const char *s, size_t n, int fold);
+uint32_t snapshot_name_hash(const char *s, size_t n, int fold);
 
 /* Build the name indexes of s's tables and nodes (the builder, once). */
-int dal_snapshot_index(dal_snapshot_t *s);
+int snapshot_index(dal_snapshot_t *s);
 
 /* Physical table name "<logical>_<pos>" into out (cap bytes); returns out. */
-const char *dal_physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap);
+const char *physical_name(const dal_table_t *t, int32_t pos, char *out, size_t cap);
 
 /* Take / drop a reference; the last one tears the snapshot down (with the
  * teardown its builder set). */
-void dal_snapshot_ref(dal_snapshot_t *s);
-void dal_snapshot_unref(dal_snapshot_t *s);
+void snapshot_ref(dal_snapshot_t *s);
+void snapshot_unref(dal_snapshot_t *s);
 
 /* Lookups (NULL if absent).  Tables match ASCII case-insensitively. */
-const dal_table_t *dal_snapshot_table(const dal_snapshot_t *s, const char *name, size_t len);
-dal_node_t *dal_snapshot_node(const dal_snapshot_t *s, const char *name);
+const dal_table_t *snapshot_table(const dal_snapshot_t *s, const char *name, size_t len);
+dal_node_t *snapshot_node(const dal_snapshot_t *s, const char *name);
 
 /* The plugin search path: override, else $DAL_PLUGIN_DIR, else the file's
  * plugin_dir (relative to the file's directory), else the installed one.
  * Returned string owned by the caller. */
-char *dal_plugin_path_resolve(const char *override, const dal_config_t *cfg);
+char *plugin_path_resolve(const char *override, const dal_config_t *cfg);
 
 #endif /* DAL_CORE_SNAPSHOT_H */

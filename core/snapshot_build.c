@@ -34,12 +34,12 @@ static int find_lib(dal_snapshot_t *s, dal_plugin_kind_t kind, const char *name,
     for (i = 0; i < s->ntables; i++) {
         dal_plugin_lib_t *lib = s->tables[i].lib;
         if (lib && (int)lib->desc->kind == (int)kind && strcmp(lib->desc->name, name) == 0) {
-            dal_plugin_lib_ref(lib);
+            plugin_lib_ref(lib);
             *out = lib;
             return 0;
         }
     }
-    return dal_plugin_find(s->plugin_path, kind, name, out, err);
+    return plugin_find(s->plugin_path, kind, name, out, err);
 }
 
 static int init_strategy(dal_snapshot_t *s, dal_table_t *t, dal_error_t *err)
@@ -50,23 +50,23 @@ static int init_strategy(dal_snapshot_t *s, dal_table_t *t, dal_error_t *err)
 
     rc = find_lib(s, DAL_PLUGIN_SHARD, c->strategy, &t->lib, err);
     if (rc != 0) {
-        dal_err_prefix(err, "%s:%d", s->cfg->path, c->strategy_line);
+        err_prefix(err, "%s:%d", s->cfg->path, c->strategy_line);
         return rc == DAL_ENOMEM ? rc : DAL_EPLUGIN;
     }
     t->ops = t->lib->desc->ops;
-    rc = dal_plugin_params_build(t->lib, "strategy", &c->strategy_params, s->cfg->path, c->line,
-                                 &t->params, err);
+    rc = plugin_params_build(t->lib, "strategy", &c->strategy_params, s->cfg->path, c->line,
+                             &t->params, err);
     if (rc != 0)
         return rc;
     st.table = c->name;
     st.datasource = c->datasource;
     st.db_shard_num = c->db_shard_num;
     st.table_shard_num = c->table_shard_num;
-    rc = t->ops->create(dal_plugin_host_api(), &t->host, &st, t->params, &t->strategy, err);
+    rc = t->ops->create(plugin_host_api(), &t->host, &st, t->params, &t->strategy, err);
     if (rc != 0) {
         t->strategy = NULL;
-        dal_err_prefix(err, "%s:%d: shard plugin '%s' (%s) failed to initialise for table %s",
-                       s->cfg->path, c->strategy_line, c->strategy, t->lib->path, c->name);
+        err_prefix(err, "%s:%d: shard plugin '%s' (%s) failed to initialise for table %s",
+                   s->cfg->path, c->strategy_line, c->strategy, t->lib->path, c->name);
         return DAL_EPLUGIN;
     }
     return 0;
@@ -87,17 +87,17 @@ static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *
              c->strategy ? c->strategy : "-", c->name);
     t->nodes = calloc(c->db_shard_num, sizeof *t->nodes);
     if (t->nodes == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < c->db_shard_num; i++) {
         if (c->kind != DAL_TABLE_SINGLE || t->sharded)
             snprintf(name, sizeof name, "%s%u", c->datasource, i);
         else
             snprintf(name, sizeof name, "%s", c->datasource);
-        t->nodes[i] = dal_snapshot_node(s, name);
+        t->nodes[i] = snapshot_node(s, name);
         /* config.c already checked the group; this guards the invariant */
         if (t->nodes[i] == NULL)
-            return dal_err_set(err, DAL_ECONFIG, "%s:%d: datasource '%s' is not defined",
-                               s->cfg->path, c->datasource_line, name);
+            return err_set(err, DAL_ECONFIG, "%s:%d: datasource '%s' is not defined",
+                           s->cfg->path, c->datasource_line, name);
     }
     return t->sharded ? init_strategy(s, t, err) : 0;
 }
@@ -123,12 +123,12 @@ static int str_same(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                        const dal_config_t *cb, const dal_cfg_datasource_t *b)
+int datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
+                    const dal_config_t *cb, const dal_cfg_datasource_t *b)
 {
     size_t i;
 
-    if (strcmp(a->name, b->name) != 0 || !dal_url_equal(&a->master, &b->master) ||
+    if (strcmp(a->name, b->name) != 0 || !url_equal(&a->master, &b->master) ||
         a->connect_timeout_ms != b->connect_timeout_ms ||
         a->read_timeout_ms != b->read_timeout_ms || a->nreplicas != b->nreplicas ||
         a->load_balance != b->load_balance || a->max_replica_lag_ms != b->max_replica_lag_ms ||
@@ -136,7 +136,7 @@ int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
         a->ryw_window_ms != b->ryw_window_ms || !params_equal(&a->pool_params, &b->pool_params))
         return 0;
     for (i = 0; i < a->nreplicas; i++)
-        if (!dal_url_equal(&a->replicas[i].url, &b->replicas[i].url) ||
+        if (!url_equal(&a->replicas[i].url, &b->replicas[i].url) ||
             a->replicas[i].weight != b->replicas[i].weight)
             return 0;
     /* the pool plugin and its [dal] defaults shape the node too */
@@ -148,8 +148,8 @@ static void server_init(dal_node_t *n, dal_server_t *srv, int replica)
     srv->node = n;
     srv->replica = replica;
     srv->weight = replica < 0 ? 1 : n->cfg->replicas[replica].weight;
-    dal_url_address(dal_server_url(n->cfg, replica), srv->address, sizeof srv->address);
-    dal_connpool_init(&srv->pool, n->cfg, replica, NODE_MAX_IDLE);
+    url_address(server_url(n->cfg, replica), srv->address, sizeof srv->address);
+    connpool_init(&srv->pool, n->cfg, replica, NODE_MAX_IDLE);
     /* the master is always there for writes; replicas earn their reads */
     atomic_init(&srv->health, replica < 0 ? DAL_HEALTH_UP : DAL_HEALTH_UNKNOWN);
     atomic_init(&srv->outstanding, 0);
@@ -157,8 +157,8 @@ static void server_init(dal_node_t *n, dal_server_t *srv, int replica)
 
 static void server_destroy(dal_server_t *srv)
 {
-    dal_pool_destroy(srv);
-    dal_connpool_destroy(&srv->pool);
+    pool_teardown(srv);
+    connpool_destroy(&srv->pool);
 }
 
 static void node_unref(dal_node_t *n)
@@ -168,13 +168,13 @@ static void node_unref(dal_node_t *n)
     if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
         return;
     /* the checker reads the servers: it goes first */
-    dal_health_free(n->health);
+    health_free(n->health);
     for (i = 0; i < n->nreplicas; i++)
         server_destroy(&n->replicas[i]);
     server_destroy(&n->master);
     pthread_mutex_destroy(&n->gtid_mu);
     free(n->replicas);
-    dal_config_free(n->owner);
+    config_free(n->owner);
     free(n);
 }
 
@@ -182,10 +182,10 @@ static void node_unref(dal_node_t *n)
 static int build_pools(dal_snapshot_t *s, dal_node_t *n, dal_error_t *err)
 {
     size_t i;
-    int rc = dal_pool_build(s, &n->master, err);
+    int rc = pool_build(s, &n->master, err);
 
     for (i = 0; rc == 0 && i < n->nreplicas; i++)
-        rc = dal_pool_build(s, &n->replicas[i], err);
+        rc = pool_build(s, &n->replicas[i], err);
     return rc;
 }
 
@@ -201,11 +201,11 @@ static int node_new(dal_snapshot_t *s, const dal_cfg_datasource_t *ds, dal_node_
     if (n == NULL || replicas == NULL) {
         free(n);
         free(replicas);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     }
     atomic_init(&n->refs, 1);
-    n->ryw_key = dal_snapshot_name_hash(ds->name, strlen(ds->name), 0);
-    n->owner = dal_config_ref(s->cfg);
+    n->ryw_key = snapshot_name_hash(ds->name, strlen(ds->name), 0);
+    n->owner = config_ref(s->cfg);
     n->cfg = ds;
     n->log = s->log;
     atomic_init(&n->rr, 0);
@@ -217,7 +217,7 @@ static int node_new(dal_snapshot_t *s, const dal_cfg_datasource_t *ds, dal_node_
         server_init(n, &n->replicas[i], (int)i);
     rc = build_pools(s, n, err);
     if (rc == 0)
-        rc = dal_health_new(n, &n->health, err);
+        rc = health_new(n, &n->health, err);
     if (rc != 0) {
         node_unref(n);
         return rc;
@@ -235,7 +235,7 @@ static dal_node_t *reusable_node(const dal_snapshot_t *prev, const dal_config_t 
     for (i = 0; prev != NULL && i < prev->nnodes; i++) {
         dal_node_t *n = prev->nodes[i];
         if (strcmp(n->cfg->name, ds->name) == 0)
-            return dal_datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
+            return datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
     }
     return NULL;
 }
@@ -268,30 +268,30 @@ static int build(dal_snapshot_t *s, const char *override, const dal_snapshot_t *
     size_t i;
     int rc;
 
-    s->plugin_path = dal_plugin_path_resolve(override, cfg);
+    s->plugin_path = plugin_path_resolve(override, cfg);
     s->nodes = calloc(cfg->ndatasources ? cfg->ndatasources : 1, sizeof *s->nodes);
     s->tables = calloc(cfg->ntables ? cfg->ntables : 1, sizeof *s->tables);
     if (s->plugin_path == NULL || s->nodes == NULL || s->tables == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     rc = build_nodes(s, prev, err);
     if (rc != 0)
         return rc;
     s->ntables = cfg->ntables;
     for (i = 0; i < cfg->ntables; i++)
         s->tables[i].cfg = &cfg->tables[i];
-    if (dal_snapshot_index(s) != 0)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    if (snapshot_index(s) != 0)
+        return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < cfg->ntables; i++) {
         rc = init_table(s, &s->tables[i], &cfg->tables[i], err);
         if (rc != 0)
             return rc;
     }
     if (cfg->default_datasource != NULL)
-        s->default_node = dal_snapshot_node(s, cfg->default_datasource);
-    rc = dal_monitor_set_build(s, &s->monitors, err);
+        s->default_node = snapshot_node(s, cfg->default_datasource);
+    rc = monitor_set_build(s, &s->monitors, err);
     if (rc != 0)
         return rc;
-    return dal_idgen_set_build(s, &s->idgens, err);
+    return idgen_set_build(s, &s->idgens, err);
 }
 
 static void destroy(dal_snapshot_t *s)
@@ -299,16 +299,16 @@ static void destroy(dal_snapshot_t *s)
     size_t i;
 
     /* ID generators first: they may still use a node's connections */
-    dal_idgen_set_free(s->idgens);
-    dal_monitor_set_free(s->monitors);
+    idgen_set_free(s->idgens);
+    monitor_set_free(s->monitors);
     for (i = 0; i < s->ntables; i++) {
         dal_table_t *t = &s->tables[i];
         if (t->strategy != NULL)
             t->ops->destroy(t->strategy);
-        dal_plugin_params_free(t->params);
+        plugin_params_free(t->params);
         /* after destroy: the instance's code lives in this .so */
-        dal_plugin_lib_unref(t->lib);
-        dal_table_columns_free(t);
+        plugin_lib_unref(t->lib);
+        table_columns_free(t);
         free(t->nodes);
     }
     for (i = 0; i < s->nnodes; i++)
@@ -318,7 +318,7 @@ static void destroy(dal_snapshot_t *s)
     free(s->node_index);
     free(s->table_index);
     free(s->plugin_path);
-    dal_config_free(s->cfg);
+    config_free(s->cfg);
     free(s);
 }
 
@@ -334,17 +334,17 @@ static uint32_t next_gen(void)
     return (uint32_t)g;
 }
 
-int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
-                         const dal_logger_t *log, const dal_snapshot_t *prev,
-                         dal_snapshot_t **out, dal_error_t *err)
+int snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
+                     const dal_logger_t *log, const dal_snapshot_t *prev,
+                     dal_snapshot_t **out, dal_error_t *err)
 {
     dal_snapshot_t *s = calloc(1, sizeof *s);
     int rc;
 
     *out = NULL;
     if (s == NULL) {
-        dal_config_free(cfg);
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        config_free(cfg);
+        return err_set(err, DAL_ENOMEM, "out of memory");
     }
     s->cfg = cfg;
     s->log = log;
@@ -360,8 +360,8 @@ int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
     return 0;
 }
 
-int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
-                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
+int snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
+                   const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err)
 {
-    return dal_snapshot_rebuild(cfg, plugin_dir_override, log, NULL, out, err);
+    return snapshot_rebuild(cfg, plugin_dir_override, log, NULL, out, err);
 }

@@ -10,21 +10,21 @@
  * Build a snapshot from cfg (ownership transferred, also on failure).
  * plugin_dir_override may be NULL.  Loads and checks every plugin the file
  * names and creates its instances (with the host API registered by
- * dal_plugin_set_host_api); any failure is reported "FILE:LINE: ..." and
+ * plugin_set_host_api); any failure is reported "FILE:LINE: ..." and
  * nothing is kept.  *out holds one reference.
  */
-int dal_snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
-                       const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err);
+int snapshot_build(dal_config_t *cfg, const char *plugin_dir_override,
+                   const dal_logger_t *log, dal_snapshot_t **out, dal_error_t *err);
 
 /* The same, reusing the nodes of prev (may be NULL) whose datasource
  * settings are unchanged. */
-int dal_snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
-                         const dal_logger_t *log, const dal_snapshot_t *prev,
-                         dal_snapshot_t **out, dal_error_t *err);
+int snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
+                     const dal_logger_t *log, const dal_snapshot_t *prev,
+                     dal_snapshot_t **out, dal_error_t *err);
 
 /* Non-zero if the two datasources reach the same servers with the same
  * settings (their nodes are interchangeable). */
-int dal_datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                        const dal_config_t *cb, const dal_cfg_datasource_t *b);
+int datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
+                    const dal_config_t *cb, const dal_cfg_datasource_t *b);
 
 #endif /* DAL_CORE_SNAPSHOT_BUILD_H */

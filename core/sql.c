@@ -14,7 +14,7 @@
 #include "hex.h"
 #include "sql.h"
 
-void dal_sql_free(dal_sql_t *s)
+void sql_free(dal_sql_t *s)
 {
     if (s != NULL) {
         dal_sql_ext_t *fill = atomic_load(&s->fill), *edits = atomic_load(&s->edits);
@@ -28,7 +28,7 @@ void dal_sql_free(dal_sql_t *s)
     free(s);
 }
 
-const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
+const dal_sql_t *sql_ref(const dal_sql_t *s)
 {
     /* The object is never const where it was allocated; only the count
      * changes, and it is atomic. */
@@ -36,15 +36,15 @@ const dal_sql_t *dal_sql_ref(const dal_sql_t *s)
     return s;
 }
 
-void dal_sql_unref(const dal_sql_t *s)
+void sql_unref(const dal_sql_t *s)
 {
     dal_sql_t *m = (dal_sql_t *)s;
 
     if (m && atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
-        dal_sql_free(m);
+        sql_free(m);
 }
 
-const char *dal_sql_kind_name(dal_sql_kind_t kind)
+const char *sql_kind_name(dal_sql_kind_t kind)
 {
     static const char *const names[] = {
         "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "DDL", "BEGIN", "COMMIT",
@@ -80,7 +80,7 @@ static int decode_hex(const char *b, const char *e, sink_t *k)
     if ((e - b) % 2)
         return -1;
     for (; b < e; b += 2) {
-        int hi = dal_hexval(b[0]), lo = dal_hexval(b[1]);
+        int hi = hexval(b[0]), lo = hexval(b[1]);
         if (hi < 0 || lo < 0)
             return -1;
         sink_put(k, (char)(hi * 16 + lo));
@@ -135,7 +135,7 @@ static void decode_escaped(const char *b, const char *e, char q, sink_t *k)
 
 /* A string token t[0..n): optional prefix, opening quote, body, closing
  * quote. */
-int dal_sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen)
+int sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen)
 {
     sink_t k = {out, cap, 0};
     size_t q = 0;
@@ -156,8 +156,8 @@ int dal_sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t
     return rc;
 }
 
-int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
-                         size_t *outlen)
+int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
+                     size_t *outlen)
 {
     const char *t = sql + o->off;
     sink_t k = {out, cap, 0};
@@ -169,11 +169,11 @@ int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, si
     if (o->kind != DAL_OPND_LITERAL)
         return -1;
     if (o->lit_type == DAL_TOK_STRING)
-        return dal_sql_decode_string(t, o->len, out, cap, outlen);
+        return sql_decode_string(t, o->len, out, cap, outlen);
     /* a number (maybe "- 12") or NULL/TRUE/FALSE: the text without blanks
      * and without a unary plus */
     for (i = 0; i < o->len; i++)
-        if (!dal_sql_space(t[i]) && !(i == 0 && t[i] == '+'))
+        if (!sql_space(t[i]) && !(i == 0 && t[i] == '+'))
             sink_put(&k, t[i]);
     sink_end(&k, outlen);
     return 0;
@@ -228,7 +228,7 @@ static uint64_t hash_text(const char *p, size_t n)
     return h ^ (h >> 29);
 }
 
-dal_sql_cache_t *dal_sql_cache_new(size_t capacity)
+dal_sql_cache_t *sql_cache_new(size_t capacity)
 {
     dal_sql_cache_t *c = calloc(1, sizeof *c);
     size_t nsets = 2, i;
@@ -293,8 +293,8 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
     return old;
 }
 
-const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
-                                   char *errbuf, size_t errcap)
+const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+                               char *errbuf, size_t errcap)
 {
     uint64_t h = hash_text(sql, len);
     size_t si = (size_t)h & (c->nsets - 1);
@@ -305,7 +305,7 @@ const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t l
     pthread_mutex_lock(&sp->mu);
     if ((s = set_find(st, h, sql, len)) != NULL) {
         sp->hits++;
-        dal_sql_ref(s);
+        sql_ref(s);
         pthread_mutex_unlock(&sp->mu);
         return s;
     }
@@ -313,24 +313,24 @@ const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t l
     pthread_mutex_unlock(&sp->mu);
 
     /* analyse without the lock: it is the slow part */
-    if (dal_sql_analyse(sql, len, &fresh, errbuf, errcap) != 0)
+    if (sql_analyse(sql, len, &fresh, errbuf, errcap) != 0)
         return NULL;
     pthread_mutex_lock(&sp->mu);
     if ((s = set_find(st, h, sql, len)) != NULL) { /* another thread was faster */
-        dal_sql_ref(s);
+        sql_ref(s);
     } else {
         s = fresh;
         fresh = NULL;
-        dal_sql_ref(s); /* one for the cache, one for the caller */
+        sql_ref(s); /* one for the cache, one for the caller */
         old = set_insert(st, h, s);
     }
     pthread_mutex_unlock(&sp->mu);
-    dal_sql_free(fresh);
-    dal_sql_unref(old);
+    sql_free(fresh);
+    sql_unref(old);
     return s;
 }
 
-void dal_sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)
+void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)
 {
     uint64_t th = 0, tm = 0;
     int i;
@@ -347,7 +347,7 @@ void dal_sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)
         *misses = tm;
 }
 
-void dal_sql_cache_free(dal_sql_cache_t *c)
+void sql_cache_free(dal_sql_cache_t *c)
 {
     size_t i;
     int k;
@@ -356,7 +356,7 @@ void dal_sql_cache_free(dal_sql_cache_t *c)
         return;
     for (i = 0; i < c->nsets; i++)
         for (k = 0; k < WAYS; k++)
-            dal_sql_unref(c->sets[i].slot[k].sql);
+            sql_unref(c->sets[i].slot[k].sql);
     for (k = 0; k < STRIPES; k++)
         pthread_mutex_destroy(&c->stripes[k].mu);
     free(c->sets);
@@ -364,7 +364,7 @@ void dal_sql_cache_free(dal_sql_cache_t *c)
 }
 
 /* The statement kind as a lower-case word: dal_plan_kind and monitor events. */
-const char *dal_sql_kind_word(dal_sql_kind_t k)
+const char *sql_kind_word(dal_sql_kind_t k)
 {
     switch (k) {
     case DAL_SQL_SELECT: return "select";

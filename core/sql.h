@@ -1,7 +1,7 @@
 /*
  * sql.h - statement analysis: what one SQL statement is and what it touches.
  *
- * dal_sql_analyse() lexes and analyses one statement into an immutable
+ * sql_analyse() lexes and analyses one statement into an immutable
  * dal_sql_t: its kind, the tables it names, the conditions of its WHERE
  * clause that can pick a shard, the rows of an INSERT, the shape of a SELECT
  * that a merger needs, and the dal hints it carries.  Everything refers to
@@ -10,7 +10,7 @@
  *
  * A dal_sql_t is one block of memory and never changes after analysis, so it
  * can be cached and read by many threads at once.  Its lifetime is managed by
- * an atomic reference count (dal_sql_ref / dal_sql_unref).
+ * an atomic reference count (sql_ref / sql_unref).
  *
  * The analyser recognises what dal needs and scans everything else only for
  * subqueries, so that no table is missed; it does not validate SQL.  Known
@@ -230,16 +230,16 @@ typedef struct dal_sql_ext {
  * it.  Offsets are into `text`.  A span with len 0 means "absent" unless
  * stated otherwise. */
 typedef struct dal_sql {
-    atomic_uint refs;       /* managed by dal_sql_ref/unref; do not touch */
+    atomic_uint refs;       /* managed by sql_ref/unref; do not touch */
     _Atomic(char *) norm;   /* owned, made on first use: the text with literals as ?
-                               (monitor.c, dal_sql_normalized); NULL until then */
+                               (monitor.c, sql_normalized); NULL until then */
     _Atomic uint64_t route_memo; /* how the last snapshot routed it, when one condition
                                decides (route.c); 0: none */
     _Atomic(dal_sql_ext_t *) fill; /* owned, made on first use: how its INSERT gets
                                generated IDs (idfill.c); NULL until then */
     _Atomic(struct dal_sql_names *) names; /* owned, one block, made on first use: the
                                column names a one-node SELECT shows (merge.c,
-                               dal_merge_cached_names); NULL until then */
+                               merge_cached_names); NULL until then */
     _Atomic(dal_sql_ext_t *) edits; /* owned, made on first use: the statement's own
                                edits in text order (rewrite.c); NULL until then */
 
@@ -308,21 +308,21 @@ typedef struct dal_sql {
 
 /* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success
  * returns 0 and stores in *out a new dal_sql_t owned by the caller (one
- * reference: release it with dal_sql_unref or dal_sql_free).  On failure
+ * reference: release it with sql_unref or sql_free).  On failure
  * returns -1, stores NULL, and writes a NUL-terminated message naming the
  * byte offset at fault into errbuf (owned by the caller; may be NULL when
  * errcap is 0).  Several statements give kind DAL_SQL_MULTI and nothing else. */
-int dal_sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap);
+int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap);
 
 /* Free s regardless of its reference count: for a dal_sql_t that was never
  * shared.  s is transferred; NULL is allowed. */
-void dal_sql_free(dal_sql_t *s);
+void sql_free(dal_sql_t *s);
 
 /* Take one more reference on s (borrowed; must be alive).  Returns s. */
-const dal_sql_t *dal_sql_ref(const dal_sql_t *s);
+const dal_sql_t *sql_ref(const dal_sql_t *s);
 
 /* Drop one reference; the last one frees s.  s is transferred; NULL is allowed. */
-void dal_sql_unref(const dal_sql_t *s);
+void sql_unref(const dal_sql_t *s);
 
 /* Decode the value of a LITERAL operand into out: a string's bytes with its
  * escapes, quotes and prefix (N, _charset) removed, X'..' and B'..' turned
@@ -332,24 +332,24 @@ void dal_sql_unref(const dal_sql_t *s);
  * value may itself hold NUL bytes; it is never longer than o->len).  Returns
  * 0, or -1 if o is not a LITERAL or is malformed.  sql is the analysed text
  * (dal_sql_t.text), borrowed; out is owned by the caller. */
-int dal_sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
-                         size_t *outlen);
+int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
+                     size_t *outlen);
 
 /* Decode the string literal t[0..n) (quotes, escapes, N/_charset prefix,
- * X'..' and B'..') into out as dal_sql_literal_text does; 0 or -1 if
+ * X'..' and B'..') into out as sql_literal_text does; 0 or -1 if
  * malformed.  Shared by the analyser for aliases and hint values. */
-int dal_sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen);
+int sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen);
 
 /* SQL whitespace. */
-static inline int dal_sql_space(char c)
+static inline int sql_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 /* A constant name for a kind, for messages. */
-const char *dal_sql_kind_name(dal_sql_kind_t kind);
+const char *sql_kind_name(dal_sql_kind_t kind);
 /* The same in lower case ("select"), for dal_plan_kind and monitor events. */
-const char *dal_sql_kind_word(dal_sql_kind_t kind);
+const char *sql_kind_word(dal_sql_kind_t kind);
 
 /* ------------------------------------------------------------- the cache */
 
@@ -360,22 +360,22 @@ typedef struct dal_sql_cache dal_sql_cache_t;
 
 /* A new cache holding about `capacity` statements (at least 16).  Owned by
  * the caller; NULL if out of memory. */
-dal_sql_cache_t *dal_sql_cache_new(size_t capacity);
+dal_sql_cache_t *sql_cache_new(size_t capacity);
 
 /* The analysis of sql[0..len) (borrowed), from the cache or analysed and
  * added now.  Returns a reference owned by the caller (release it with
- * dal_sql_unref), or NULL with a message in errbuf if the statement cannot
+ * sql_unref), or NULL with a message in errbuf if the statement cannot
  * be analysed (failures are not cached) or memory ran out.  Safe to call
  * from any number of threads at once. */
-const dal_sql_t *dal_sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
-                                   char *errbuf, size_t errcap);
+const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+                               char *errbuf, size_t errcap);
 
 /* Hit and miss counts since creation (either pointer may be NULL). */
-void dal_sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
+void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
 
 /* Free the cache; entries still referenced by callers live on until their
- * last dal_sql_unref.  c is transferred; NULL is allowed.  No other thread
+ * last sql_unref.  c is transferred; NULL is allowed.  No other thread
  * may use c during or after this call. */
-void dal_sql_cache_free(dal_sql_cache_t *c);
+void sql_cache_free(dal_sql_cache_t *c);
 
 #endif /* DAL_SQL_H */

@@ -187,11 +187,11 @@ unsigned char an_keyword_id(const char *sql, const dal_token_t *t)
 /* An unquoted name in the scratch arena, or NULL (out of memory). */
 char *an_tok_name(an_t *a, int i)
 {
-    size_t n = dal_ident_unquote(a->sql, &a->tk[i], NULL, 0);
+    size_t n = ident_unquote(a->sql, &a->tk[i], NULL, 0);
     char *s = an_scratch(a, n + 1);
 
     if (s)
-        dal_ident_unquote(a->sql, &a->tk[i], s, n + 1);
+        ident_unquote(a->sql, &a->tk[i], s, n + 1);
     return s;
 }
 
@@ -205,7 +205,7 @@ char *an_alias_text(an_t *a, int i)
         return an_tok_name(a, i);
     if (!(s = an_scratch(a, a->tk[i].len + 1)))
         return NULL;
-    if (dal_sql_decode_string(a->sql + a->tk[i].off, a->tk[i].len, s, a->tk[i].len + 1, &n) != 0)
+    if (sql_decode_string(a->sql + a->tk[i].off, a->tk[i].len, s, a->tk[i].len + 1, &n) != 0)
         s[0] = '\0';
     return s;
 }

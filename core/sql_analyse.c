@@ -37,9 +37,9 @@ static int lex_all(an_t *a)
     dal_lexer_t lx;
     dal_token_t t, *slot;
 
-    dal_lex_init(&lx, a->sql, a->len);
+    lex_init(&lx, a->sql, a->len);
     for (;;) {
-        t = dal_lex_next(&lx);
+        t = lex_next(&lx);
         switch (t.type) {
         case DAL_TOK_EOF:
             a->tk = a->toks.v;
@@ -184,7 +184,7 @@ static int find_colrefs(an_t *a)
             !(is_name(a, i + 2, e) || is_op(a, i + 2, e, "*")) || is_p(a, i + 3, e, '.') ||
             is_p(a, i + 3, e, '(') || (i > 0 && is_p(a, i - 1, e, '@')))
             continue;
-        n = dal_ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
+        n = ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
         if (n >= sizeof buf || (k = resolve_qualifier(a, a->tscope[i], buf)) < 0)
             continue;
         if (!(c = an_vpush(a, &a->colrefs, sizeof *c)))
@@ -255,13 +255,13 @@ static int calls_master_function(const an_t *a)
         if (t->type != DAL_TOK_IDENT)
             continue;
         /* NEXT VALUE FOR seq, PREVIOUS VALUE FOR seq */
-        if ((dal_tok_eq(a->sql, t, "NEXT") || dal_tok_eq(a->sql, t, "PREVIOUS")) &&
+        if ((tok_eq(a->sql, t, "NEXT") || tok_eq(a->sql, t, "PREVIOUS")) &&
             kw(a, i + 1, a->nt, K_VALUE) && kw(a, i + 2, a->nt, K_FOR))
             return 1;
         if (!is_p(a, i + 1, a->nt, '('))
             continue;
         for (f = master_functions; *f; f++)
-            if (dal_tok_eq(a->sql, t, *f))
+            if (tok_eq(a->sql, t, *f))
                 return 1;
     }
     return 0;
@@ -425,7 +425,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     return s;
 }
 
-int dal_sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap)
+int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap)
 {
     union { max_align_t align; char b[SCRATCH_STACK]; } stack;
     an_t a;

@@ -42,10 +42,10 @@ static const char *hint_value(an_t *a, const char *p, const char *end, char **va
         s++;
         if (!(*val = an_scratch(a, (size_t)(s - p) + 1)))
             return NULL;
-        dal_sql_decode_string(p, (size_t)(s - p), *val, (size_t)(s - p) + 1, &n);
+        sql_decode_string(p, (size_t)(s - p), *val, (size_t)(s - p) + 1, &n);
         return s;
     }
-    while (s < end && !dal_sql_space(*s) && *s != ',')
+    while (s < end && !sql_space(*s) && *s != ',')
         s++;
     if (!(*val = an_scratch(a, (size_t)(s - p) + 1)))
         return NULL;
@@ -99,12 +99,12 @@ int an_hint(an_t *a, const dal_token_t *t)
     struct dal_sql_hint *h;
     int first = 1;
 
-    while (p < end && dal_sql_space(*p))
+    while (p < end && sql_space(*p))
         p++;
-    if (end - p < 3 || strncasecmp(p, "dal", 3) != 0 || (end - p > 3 && !dal_sql_space(p[3])))
+    if (end - p < 3 || strncasecmp(p, "dal", 3) != 0 || (end - p > 3 && !sql_space(p[3])))
         return 0;
     for (p += 3;;) {
-        while (p < end && (dal_sql_space(*p) || *p == ','))
+        while (p < end && (sql_space(*p) || *p == ','))
             p++;
         if (p >= end)
             return 0;
@@ -123,7 +123,7 @@ int an_hint(an_t *a, const dal_token_t *t)
             const char *v = p + 1;
             if (!(p = hint_value(a, v, end, &h->value)))
                 return a->failed ? -1 : an_fail(a, (size_t)(v - a->sql), "malformed dal hint");
-        } else if (p < end && !dal_sql_space(*p) && *p != ',') {
+        } else if (p < end && !sql_space(*p) && *p != ',') {
             return an_fail(a, (size_t)(p - a->sql), "malformed dal hint");
         } else if (!(h->value = an_scratch(a, 1))) {
             return -1;

@@ -1,7 +1,7 @@
 /*
  * sql_int.h -- the statement analyser's insides, shared by its files.
  *
- * The analyser (sql.h's dal_sql_analyse) is a recursive-descent pass over
+ * The analyser (sql.h's sql_analyse) is a recursive-descent pass over
  * the statement's tokens, in several files by grammar level: sql_an.c
  * (scratch memory, keywords, operands), sql_query.c (query blocks: table
  * lists, conditions, clauses, SELECT), sql_stmt.c (INSERT, UPDATE, DELETE,

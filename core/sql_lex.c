@@ -141,7 +141,7 @@ static int is_charset(const char *w, size_t n)
 
 /* ------------------------------------------------------------- the lexer */
 
-void dal_lex_init(dal_lexer_t *lx, const char *sql, size_t len)
+void lex_init(dal_lexer_t *lx, const char *sql, size_t len)
 {
     lx->sql = sql;
     lx->len = len > UINT32_MAX ? UINT32_MAX : len;
@@ -336,7 +336,7 @@ static dal_token_t lex_punct(dal_lexer_t *lx, size_t p)
     return make(lx, DAL_TOK_PUNCT, p, p + operator_len(s, n, p));
 }
 
-dal_token_t dal_lex_next(dal_lexer_t *lx)
+dal_token_t lex_next(dal_lexer_t *lx)
 {
     const char *s = lx->sql;
     size_t n = lx->len, p = lx->pos, end;
@@ -365,7 +365,7 @@ dal_token_t dal_lex_next(dal_lexer_t *lx)
 
 /* ---------------------------------------------------------------- helpers */
 
-int dal_tok_eq(const char *sql, const dal_token_t *t, const char *word)
+int tok_eq(const char *sql, const dal_token_t *t, const char *word)
 {
     const unsigned char *a = (const unsigned char *)sql + t->off;
     const unsigned char *b = (const unsigned char *)word;
@@ -379,7 +379,7 @@ int dal_tok_eq(const char *sql, const dal_token_t *t, const char *word)
     return b[i] == '\0';
 }
 
-size_t dal_ident_unquote(const char *sql, const dal_token_t *t, char *out, size_t cap)
+size_t ident_unquote(const char *sql, const dal_token_t *t, char *out, size_t cap)
 {
     const char *s = sql + t->off;
     size_t n = t->len, i, k = 0;

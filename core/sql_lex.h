@@ -59,23 +59,23 @@ typedef struct dal_lexer {
 } dal_lexer_t;
 
 /* Start lexing sql[0..len).  sql is borrowed. */
-void dal_lex_init(dal_lexer_t *lx, const char *sql, size_t len);
+void lex_init(dal_lexer_t *lx, const char *sql, size_t len);
 
 /* The next token.  Whitespace is skipped; comments and hints are returned as
  * tokens.  After DAL_TOK_ERROR the next call returns DAL_TOK_EOF; after EOF
  * every call returns EOF again.  An executable comment still open at the end
  * of input yields DAL_TOK_ERROR spanning from its opener to the end. */
-dal_token_t dal_lex_next(dal_lexer_t *lx);
+dal_token_t lex_next(dal_lexer_t *lx);
 
 /* 1 if t is an IDENT whose text equals word, ignoring ASCII case; else 0.
  * sql is the text the token came from (borrowed); word is NUL-terminated. */
-int dal_tok_eq(const char *sql, const dal_token_t *t, const char *word);
+int tok_eq(const char *sql, const dal_token_t *t, const char *word);
 
 /* Write the name of an IDENT or QIDENT token into out (quotes removed, ``
  * turned into `), NUL-terminated and truncated to cap-1 bytes when cap > 0.
  * Other token types are copied verbatim.  Returns the full length of the
  * name, like snprintf: the output was truncated if the result >= cap.
  * out is owned by the caller and may be NULL when cap is 0. */
-size_t dal_ident_unquote(const char *sql, const dal_token_t *t, char *out, size_t cap);
+size_t ident_unquote(const char *sql, const dal_token_t *t, char *out, size_t cap);
 
 #endif /* DAL_SQL_LEX_H */

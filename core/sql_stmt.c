@@ -433,7 +433,7 @@ static int show_stmt(an_t *a, int i, int e)
 static int read_only_txn(const an_t *a, int i, int e)
 {
     for (; i + 1 < e; i++)
-        if (dal_tok_eq(a->sql, &a->tk[i], "READ") && dal_tok_eq(a->sql, &a->tk[i + 1], "ONLY"))
+        if (tok_eq(a->sql, &a->tk[i], "READ") && tok_eq(a->sql, &a->tk[i + 1], "ONLY"))
             return 1;
     return 0;
 }

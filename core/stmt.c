@@ -4,7 +4,7 @@
  * dal_query, prepared statements, sessions and explain all send a statement
  * through the same steps, in the order of the modules (DESIGN.md): analysis
  * (sql.c, cached), a column list for an INSERT without one (columns.c),
- * generated IDs (idfill.c), routing (route.c), the merge plan and its edits
+ * generated IDs (idfill.c), routing (route.c), the merge spec and its edits
  * (merge.c), server choice (replica.c), execution with each route's SQL
  * rewritten (exec.c, rewrite.c), and the events for the monitors
  * (monitor.c).  What differs between the entry points -- the snapshot, how
@@ -21,27 +21,27 @@
 #include "error.h"
 #include "events.h"
 #include "exec.h"
-#include "plan.h"
+#include "explain.h"
 #include "pool.h"
 #include "result.h"
 #include "stmt.h"
 
-int dal_is_txn_control(dal_sql_kind_t k)
+int stmt_is_txn_control(dal_sql_kind_t k)
 {
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
-const dal_sql_t *dal_stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
-                                  dal_error_t *err)
+const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
+                              dal_error_t *err)
 {
     char msg[256];
-    const dal_sql_t *s = dal_sql_cache_get(cache, sql, len, msg, sizeof msg);
+    const dal_sql_t *s = sql_cache_get(cache, sql, len, msg, sizeof msg);
 
     if (s == NULL)
-        dal_err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
+        err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
     else if (s->kind == DAL_SQL_MULTI) {
-        dal_err_set(err, DAL_ESQL, "several statements in one call; send them one at a time");
-        dal_sql_unref(s);
+        err_set(err, DAL_ESQL, "several statements in one call; send them one at a time");
+        sql_unref(s);
         s = NULL;
     }
     return s;
@@ -49,17 +49,17 @@ const dal_sql_t *dal_stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_
 
 /* Several routes: how their rows combine, and what that changes in each
  * route's SQL.  Writes, INSERT and DDL just add up. */
-static int plan_merge(dal_stmt_t *st, dal_error_t *err)
+static int merge_setup(dal_stmt_t *st, dal_error_t *err)
 {
     dal_sql_kind_t k = st->sql->kind;
     int rc;
 
     if (st->rt.nroutes < 2 || k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_DDL)
         return 0;
-    rc = dal_merge_plan_build(st->sql, st->rt.merge_key,
-                              &st->plan, err);
+    rc = merge_spec_build(st->sql, st->rt.merge_key,
+                          &st->spec, err);
     if (rc == 0)
-        rc = dal_merge_node_edits(st->plan, st->sql, st->params, st->nparams, &st->edits, err);
+        rc = merge_node_edits(st->spec, st->sql, st->params, st->nparams, &st->edits, err);
     if (rc == 0 && st->edits.n > 0)
         st->rt.merge_edits = &st->edits;
     return rc;
@@ -67,26 +67,26 @@ static int plan_merge(dal_stmt_t *st, dal_error_t *err)
 
 static void snapshot_release(void *ctx)
 {
-    dal_snapshot_unref(ctx);
+    snapshot_unref(ctx);
 }
 
-int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
+int stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err)
 {
     int rc;
 
     /* a pool's leak report names the statement that took the connection */
-    dal_pool_set_statement(st->sql_norm, st->trace[0] ? st->trace : NULL);
-    rc = dal_exec_routes(&st->rt, st->params, st->nparams, &st->plan, out, err);
-    dal_pool_set_statement(NULL, NULL);
-    dal_stmt_emit(st, rc, *out);
+    pool_set_statement(st->sql_norm, st->trace[0] ? st->trace : NULL);
+    rc = exec_routes(&st->rt, st->params, st->nparams, &st->spec, out, err);
+    pool_set_statement(NULL, NULL);
+    stmt_emit(st, rc, *out);
     if (rc != 0)
         return rc;
     if (st->fill.nids > 0)
-        dal_stmt_give_ids(st, *out);
+        stmt_give_ids(st, *out);
     if (st->rt.nroutes > 1) {
         /* streamed rows hold connections of this snapshot's nodes */
-        dal_snapshot_ref(snap);
-        dal_result_on_free(*out, snapshot_release, snap);
+        snapshot_ref(snap);
+        result_on_free(*out, snapshot_release, snap);
     }
     return 0;
 }
@@ -110,7 +110,7 @@ static int trace_ok(const char *t)
 static void trace_generate(char *out, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
-    uint64_t x = dal_random();
+    uint64_t x = clock_random();
     int i;
 
     if (cap < 17)
@@ -128,34 +128,34 @@ static int prepare_monitoring(dal_stmt_t *st, dal_snapshot_t *snap, const dal_qu
 
     st->monitors = snap->monitors;
     if (given != NULL && !trace_ok(given))
-        return dal_err_set(err, DAL_EINVAL, "trace id: at most 64 characters of "
-                           "[A-Za-z0-9_.:-]");
+        return err_set(err, DAL_EINVAL, "trace id: at most 64 characters of "
+                       "[A-Za-z0-9_.:-]");
     if (given != NULL)
         snprintf(st->trace, sizeof st->trace, "%s", given);
-    if (!dal_monitor_active(st->monitors))
+    if (!monitor_active(st->monitors))
         return 0;
-    st->t0 = dal_now_ns();
+    st->t0 = clock_now_ns();
     if (given == NULL)
         trace_generate(st->trace, sizeof st->trace);
-    st->sql_norm = dal_sql_normalized(st->sql);
+    st->sql_norm = sql_normalized(st->sql);
     if (st->sql_norm == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     return 0;
 }
 
-int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
-                    dal_error_t *err)
+int stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, dal_select_t *sel,
+                dal_error_t *err)
 {
     size_t i;
-    int rc = dal_server_override(st->sql, opts, &sel->override, err);
+    int rc = server_override(st->sql, opts, &sel->override, err);
 
     if (rc == 0)
-        rc = dal_select_servers(&st->rt, sel, err);
+        rc = select_servers(&st->rt, sel, err);
     if (rc != 0 || (sel->flags & DAL_SELECT_EXPLAIN))
         return rc;
     st->rt.ryw = sel->ryw;
     for (i = 0; i < st->rt.nroutes; i++)
-        dal_event_route(&st->rt, dal_route_server(&st->rt.routes[i]));
+        event_route(&st->rt, route_server(&st->rt.routes[i]));
     return 0;
 }
 
@@ -166,43 +166,43 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
                            dal_error_t *err)
 {
     size_t len;
-    char *text = dal_columns_add_list(snap, st->sql, &len, err);
+    char *text = columns_add_list(snap, st->sql, &len, err);
     const dal_sql_t *with;
 
     if (text == NULL)
         return err ? err->code : DAL_ENOMEM;
-    with = dal_stmt_analyse(cache, text, len, err);
+    with = stmt_analyse(cache, text, len, err);
     free(text);
     if (with == NULL)
         return err ? err->code : DAL_ESQL;
     if (!st->sql_borrowed)
-        dal_sql_unref(st->sql);
+        sql_unref(st->sql);
     st->sql_borrowed = 0;
     st->sql = with;
     return 0;
 }
 
-int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                     dal_stmt_t *st, dal_error_t *err)
+int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                 dal_stmt_t *st, dal_error_t *err)
 {
     int rc;
 
-    memset(st, 0, sizeof *st); /* not routed yet: dal_stmt_clear leaves rt alone */
+    memset(st, 0, sizeof *st); /* not routed yet: stmt_clear leaves rt alone */
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
-    st->sql = sql.prepared ? sql.prepared : dal_stmt_analyse(cache, sql.text, strlen(sql.text), err);
+    st->sql = sql.prepared ? sql.prepared : stmt_analyse(cache, sql.text, strlen(sql.text), err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
-    if (dal_is_txn_control(st->sql->kind))
+    if (stmt_is_txn_control(st->sql->kind))
         return 0;
-    if (dal_columns_needed(snap, st->sql, opts) && (rc = add_column_list(cache, snap, st, err)) != 0)
+    if (columns_needed(snap, st->sql, opts) && (rc = add_column_list(cache, snap, st, err)) != 0)
         return rc;
-    if ((rc = dal_columns_learn_sources(snap, st->sql, err)) != 0)
+    if ((rc = columns_learn_sources(snap, st->sql, err)) != 0)
         return rc;
-    rc = dal_idfill_prepare(snap, st->sql, st->params, st->nparams, &st->fill, err);
+    rc = idfill_prepare(snap, st->sql, st->params, st->nparams, &st->fill, err);
     if (rc != 0)
         return rc;
     if (st->fill.filled != NULL || st->fill.sql != NULL) {
@@ -210,11 +210,11 @@ int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_que
         /* the rewritten text is the same from call to call: its analysis
          * is kept with the statement, or at least cached */
         if (st->fill.filled != NULL)
-            st->sql = dal_sql_ref(st->fill.filled);
-        else if ((st->sql = dal_stmt_analyse(cache, st->fill.sql, st->fill.sql_len, err)) != NULL)
-            dal_idfill_remember(orig, &st->fill, st->sql);
+            st->sql = sql_ref(st->fill.filled);
+        else if ((st->sql = stmt_analyse(cache, st->fill.sql, st->fill.sql_len, err)) != NULL)
+            idfill_remember(orig, &st->fill, st->sql);
         if (!st->sql_borrowed)
-            dal_sql_unref(orig);
+            sql_unref(orig);
         st->sql_borrowed = 0;
         if (st->sql == NULL)
             return err ? err->code : DAL_ESQL;
@@ -223,54 +223,54 @@ int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_que
     }
     rc = prepare_monitoring(st, snap, opts, err);
     if (rc == 0)
-        rc = dal_route(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+        rc = route_statement(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
     st->rt.trace_id = st->trace[0] ? st->trace : NULL;
     st->rt.sql_norm = st->sql_norm;
-    return plan_merge(st, err);
+    return merge_setup(st, err);
 }
 
-void dal_stmt_clear(dal_stmt_t *st)
+void stmt_clear(dal_stmt_t *st)
 {
     /* what most statements do not have is not visited */
-    if (st->plan != NULL)
-        dal_merge_plan_free(st->plan);
+    if (st->spec != NULL)
+        merge_spec_free(st->spec);
     if (st->edits.items != NULL)
-        dal_edits_clear(&st->edits);
+        edits_clear(&st->edits);
     if (st->rt.sql != NULL)
-        dal_routing_clear(&st->rt);
-    if (!dal_idfill_empty(&st->fill))
-        dal_idfill_clear(&st->fill);
+        routing_clear(&st->rt);
+    if (!idfill_empty(&st->fill))
+        idfill_clear(&st->fill);
     if (!st->sql_borrowed)
-        dal_sql_unref(st->sql);
+        sql_unref(st->sql);
     st->sql_norm = NULL;
     st->sql = NULL;
 }
 
-void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
+void stmt_give_ids(dal_stmt_t *st, dal_result_t *r)
 {
     if (st->fill.nids == 0 || r == NULL)
         return;
-    dal_result_set_ids(r, st->fill.ids, st->fill.nids);
+    result_set_ids(r, st->fill.ids, st->fill.nids);
     st->fill.ids = NULL;
     st->fill.nids = 0;
 }
 
 
-int dal_stmt_args_error(const char *fn, const void *handle, const void *sql,
-                        const dal_value_t *params, size_t nparams, dal_result_t **out,
-                        dal_error_t *err)
+int stmt_args_error(const char *fn, const void *handle, const void *sql,
+                    const dal_value_t *params, size_t nparams, dal_result_t **out,
+                    dal_error_t *err)
 {
     if (handle == NULL)
-        return dal_err_set(err, DAL_EINVAL, "%s: the handle is NULL", fn);
+        return err_set(err, DAL_EINVAL, "%s: the handle is NULL", fn);
     if (sql == NULL)
-        return dal_err_set(err, DAL_EINVAL, "%s: the statement is NULL", fn);
+        return err_set(err, DAL_EINVAL, "%s: the statement is NULL", fn);
     if (out == NULL)
-        return dal_err_set(err, DAL_EINVAL, "%s: out (where the result goes) is NULL", fn);
+        return err_set(err, DAL_EINVAL, "%s: out (where the result goes) is NULL", fn);
     (void)params; /* the only check left: NULL with nparams > 0 */
-    return dal_err_set(err, DAL_EINVAL, "%s: params is NULL but nparams is %zu", fn, nparams);
+    return err_set(err, DAL_EINVAL, "%s: params is NULL but nparams is %zu", fn, nparams);
 }
 
 
@@ -283,47 +283,47 @@ static int run(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, dal_result_t **out, da
     int rc;
 
     if (ctx->run_held == NULL)
-        return dal_stmt_run(st, ctx->snap, out, err);
+        return stmt_run(st, ctx->snap, out, err);
     rc = ctx->run_held(ctx->owner, st, out, err);
-    dal_stmt_emit(st, rc, *out);
+    stmt_emit(st, rc, *out);
     if (rc == 0)
-        dal_stmt_give_ids(st, *out);
+        stmt_give_ids(st, *out);
     return rc;
 }
 
-int dal_stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
-                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                     dal_result_t **out, dal_error_t *err)
+int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
+                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                 dal_result_t **out, dal_error_t *err)
 {
     dal_select_t sel = ctx->sel;
     dal_stmt_t st;
-    int rc = dal_stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
 
-    if (rc == 0 && dal_is_txn_control(st.sql->kind))
+    if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
-                 : dal_err_set(err, DAL_ESTATE,
-                               "%s outside a session: transactions need dal_session_open, so "
-                               "the connection stays with them", dal_sql_kind_name(st.sql->kind));
-    else if (rc == 0 && (rc = dal_stmt_select(&st, opts, &sel, err)) == 0)
+                 : err_set(err, DAL_ESTATE,
+                           "%s outside a session: transactions need dal_session_open, so "
+                           "the connection stays with them", sql_kind_name(st.sql->kind));
+    else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = run(ctx, &st, out, err);
-    dal_stmt_clear(&st);
+    stmt_clear(&st);
     return rc;
 }
 
-int dal_stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
-                     const dal_value_t *params, size_t nparams, dal_plan_t **out,
-                     dal_error_t *err)
+int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
+                 const dal_value_t *params, size_t nparams, dal_plan_t **out,
+                 dal_error_t *err)
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    int rc = dal_stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL}, params,
-                              nparams, &st, err);
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL}, params,
+                          nparams, &st, err);
 
     if (rc == 0)
-        rc = dal_stmt_select(&st, opts, &sel, err);
+        rc = stmt_select(&st, opts, &sel, err);
     if (rc == 0)
-        rc = dal_plan_build(&st.rt, st.params, st.nparams, out, err);
-    dal_stmt_clear(&st);
+        rc = explain_build(&st.rt, st.params, st.nparams, out, err);
+    stmt_clear(&st);
     return rc;
 }

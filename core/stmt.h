@@ -16,7 +16,7 @@
 #include "sql.h"
 
 /* BEGIN, COMMIT or ROLLBACK. */
-int dal_is_txn_control(dal_sql_kind_t k);
+int stmt_is_txn_control(dal_sql_kind_t k);
 
 /* One statement on its way: analysed, IDs filled, routed. */
 typedef struct dal_stmt {
@@ -26,8 +26,8 @@ typedef struct dal_stmt {
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
     const dal_value_t *params;  /* borrowed: the caller's, or fill.params */
     size_t nparams;
-    dal_merge_plan_t *plan;     /* owned until handed to the result; several routes only */
-    dal_edits_t edits;          /* the plan's edits of every route's SQL */
+    dal_merge_spec_t *spec;     /* owned until handed to the result; several routes only */
+    dal_edits_t edits;          /* the spec's edits of every route's SQL */
     /* monitoring: only filled when a monitor plugin is enabled */
     const struct dal_monitor_set *monitors; /* borrowed from the snapshot */
     uint64_t t0;                /* start of the statement */
@@ -45,43 +45,43 @@ typedef struct dal_stmt_text {
 /* The analysis of sql[0..len) from cache (borrowed), one reference for the
  * caller; NULL with err set (DAL_ESQL) if it cannot be analysed or holds
  * several statements. */
-const dal_sql_t *dal_stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
-                                  dal_error_t *err);
+const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
+                              dal_error_t *err);
 
 /* The first half of every statement: analysis (cached in cache, borrowed),
  * a column list for an INSERT without one, ID generation, routing and the
- * merge plan.  st must be released with dal_stmt_clear, also on failure. */
-int dal_stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
-                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                     dal_stmt_t *st, dal_error_t *err);
+ * merge spec.  st must be released with stmt_clear, also on failure. */
+int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                 dal_stmt_t *st, dal_error_t *err);
 
 /* The argument error of a statement entry point: which argument, in
  * err's message "FN: ARG ..." (cold: only called when the check failed). */
-int dal_stmt_args_error(const char *fn, const void *handle, const void *sql,
-                        const dal_value_t *params, size_t nparams, dal_result_t **out,
-                        dal_error_t *err);
+int stmt_args_error(const char *fn, const void *handle, const void *sql,
+                    const dal_value_t *params, size_t nparams, dal_result_t **out,
+                    dal_error_t *err);
 
 /* The argument check of the four statement entry points (dal_query,
  * dal_session_query and their _prepared twins, named by fn): handle is the
  * dal_t or session, sql the text or the prepared statement.  Clears *out
  * (when given); returns 0 if the call can go on, else DAL_EINVAL with the
  * argument named in err. */
-static inline int dal_stmt_args_check(const char *fn, const void *handle, const void *sql,
-                                      const dal_value_t *params, size_t nparams,
-                                      dal_result_t **out, dal_error_t *err)
+static inline int stmt_args_check(const char *fn, const void *handle, const void *sql,
+                                  const dal_value_t *params, size_t nparams,
+                                  dal_result_t **out, dal_error_t *err)
 {
     if (out != NULL)
         *out = NULL;
     if (handle != NULL && sql != NULL && out != NULL && (nparams == 0 || params != NULL))
         return 0;
-    return dal_stmt_args_error(fn, handle, sql, params, nparams, out, err);
+    return stmt_args_error(fn, handle, sql, params, nparams, out, err);
 }
 
 /* What dal_prepare returns: the analysis, one reference. */
 struct dal_prepared {
     const dal_sql_t *sql;
 };
-void dal_stmt_clear(dal_stmt_t *st);
+void stmt_clear(dal_stmt_t *st);
 
 struct dal_select;
 
@@ -89,28 +89,28 @@ struct dal_select;
  * see replica.h) from the statement's override and sel's flags, writer and
  * transaction server (sel->override is filled here), then report the
  * routes to the monitors (not for explain). */
-int dal_stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
-                    dal_error_t *err);
+int stmt_select(dal_stmt_t *st, const dal_query_opts_t *opts, struct dal_select *sel,
+                dal_error_t *err);
 
-/* The statement's DAL_EVENT_STATEMENT, when it was routed (dal_stmt_select
+/* The statement's DAL_EVENT_STATEMENT, when it was routed (stmt_select
  * succeeded) and ended with rc (events.h). */
-static inline void dal_stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
+static inline void stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r)
 {
-    if (dal_monitor_active(st->monitors) && st->sql != NULL)
-        dal_event_statement(st->monitors, &st->rt, st->sql_norm, st->trace, st->t0, rc, r);
+    if (monitor_active(st->monitors) && st->sql != NULL)
+        event_statement(st->monitors, &st->rt, st->sql_norm, st->trace, st->t0, rc, r);
 }
 
 /* Run a prepared statement's routes (outside a transaction).  The result
  * keeps a reference on snap while it may hold connections of its nodes. */
-int dal_stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err);
+int stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err);
 
 /* The tail of dal_exec and dal_session_exec: report the affected rows of
  * r (if rc is 0) and free it.  Returns rc. */
-int dal_result_drop(int rc, dal_result_t *r, uint64_t *affected_rows);
+int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows);
 
 /* Hand the generated IDs of st to the result (the caller reads them with
  * dal_result_generated_ids). */
-void dal_stmt_give_ids(dal_stmt_t *st, dal_result_t *r);
+void stmt_give_ids(dal_stmt_t *st, dal_result_t *r);
 
 
 /* What differs between the entry points. */
@@ -131,14 +131,14 @@ typedef struct dal_stmt_ctx {
 /* The whole path of one statement: prepare, choose servers, run (or hand
  * transaction control to ctx), report.  On success *out is owned by the
  * caller (dal_result_free). */
-int dal_stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
-                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                     dal_result_t **out, dal_error_t *err);
+int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
+                 dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                 dal_result_t **out, dal_error_t *err);
 
 /* The path up to the routes, without running anything: dal_explain.  *out
  * owned by the caller (dal_plan_free). */
-int dal_stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
-                     const dal_value_t *params, size_t nparams, dal_plan_t **out,
-                     dal_error_t *err);
+int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
+                 const dal_value_t *params, size_t nparams, dal_plan_t **out,
+                 dal_error_t *err);
 
 #endif /* DAL_CORE_STMT_H */

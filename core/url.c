@@ -36,7 +36,7 @@
 
 static int oom(dal_error_t *err)
 {
-    return dal_err_set(err, DAL_ENOMEM, "out of memory");
+    return err_set(err, DAL_ENOMEM, "out of memory");
 }
 
 /* ----------------------------------------------------- ${VAR} expansion */
@@ -95,23 +95,23 @@ static int expand_ref(strbuf_t *b, const char *ref, const char **next, dal_error
     size_t n;
 
     if (close == NULL)
-        return dal_err_set(err, DAL_ECONFIG, "unterminated '${' (missing '}'; write $$ for a literal '$')");
+        return err_set(err, DAL_ECONFIG, "unterminated '${' (missing '}'; write $$ for a literal '$')");
     n = (size_t)(close - (ref + 2));
     if (!env_name_ok(ref + 2, n))
-        return dal_err_set(err, DAL_ECONFIG,
-                           "bad variable reference: ${...} must hold a name made of letters, digits and '_'");
+        return err_set(err, DAL_ECONFIG,
+                       "bad variable reference: ${...} must hold a name made of letters, digits and '_'");
     memcpy(name, ref + 2, n);
     name[n] = '\0';
     val = getenv(name);
     if (val == NULL)
-        return dal_err_set(err, DAL_ECONFIG, "environment variable '%s' is not set", name);
+        return err_set(err, DAL_ECONFIG, "environment variable '%s' is not set", name);
     if (sb_add(b, val, strlen(val)) != 0)
         return oom(err);
     *next = close + 1;
     return 0;
 }
 
-int dal_expand_env(const char *text, char **out, dal_error_t *err)
+int expand_env(const char *text, char **out, dal_error_t *err)
 {
     strbuf_t b = {NULL, 0, 0};
     const char *p = text;
@@ -174,18 +174,18 @@ static int decode(const char *b, const char *e, const char *what, int secret,
             *d++ = *b;
             continue;
         }
-        hi = e - b > 1 ? dal_hexval((unsigned char)b[1]) : -1;
-        lo = e - b > 2 ? dal_hexval((unsigned char)b[2]) : -1;
+        hi = e - b > 1 ? hexval((unsigned char)b[1]) : -1;
+        lo = e - b > 2 ? hexval((unsigned char)b[2]) : -1;
         if (hi < 0 || lo < 0) {
             if (secret)
-                rc = dal_err_set(err, DAL_ECONFIG, "bad %%-escape in the %s: '%%' must be followed by two hex digits (write %%25 for '%%')", what);
+                rc = err_set(err, DAL_ECONFIG, "bad %%-escape in the %s: '%%' must be followed by two hex digits (write %%25 for '%%')", what);
             else
-                rc = dal_err_set(err, DAL_ECONFIG, "bad %%-escape '%.*s' in the %s: '%%' must be followed by two hex digits (write %%25 for '%%')",
-                                 (int)(e - b > 3 ? 3 : e - b), b, what);
+                rc = err_set(err, DAL_ECONFIG, "bad %%-escape '%.*s' in the %s: '%%' must be followed by two hex digits (write %%25 for '%%')",
+                             (int)(e - b > 3 ? 3 : e - b), b, what);
             goto done;
         }
         if (hi == 0 && lo == 0) {
-            rc = dal_err_set(err, DAL_ECONFIG, "%%00 is not allowed in the %s", what);
+            rc = err_set(err, DAL_ECONFIG, "%%00 is not allowed in the %s", what);
             goto done;
         }
         *d++ = (char)(hi * 16 + lo);
@@ -209,7 +209,7 @@ static int parse_scheme(const char *text, const char **rest, dal_error_t *err)
     size_t n, i;
 
     if (sep == NULL)
-        return dal_err_set(err, DAL_ECONFIG, "not a URL (expected " URL_FORM ")");
+        return err_set(err, DAL_ECONFIG, "not a URL (expected " URL_FORM ")");
     n = (size_t)(sep - text);
     if (n == 5 && strncasecmp(text, "mysql", 5) == 0)
         goto ok;
@@ -220,8 +220,8 @@ static int parse_scheme(const char *text, const char **rest, dal_error_t *err)
         if (!isalpha((unsigned char)text[i]) && !(i > 0 && strchr("0123456789+.-", text[i])))
             break;
     if (n > 0 && i == n)
-        return dal_err_set(err, DAL_ECONFIG, "unsupported scheme '%.*s' (expected mysql:// or mariadb://)", (int)n, text);
-    return dal_err_set(err, DAL_ECONFIG, "not a URL (expected " URL_FORM ")");
+        return err_set(err, DAL_ECONFIG, "unsupported scheme '%.*s' (expected mysql:// or mariadb://)", (int)n, text);
+    return err_set(err, DAL_ECONFIG, "not a URL (expected " URL_FORM ")");
 ok:
     *rest = sep + 3;
     return 0;
@@ -238,8 +238,8 @@ static int parse_userinfo(const char *b, const char *e, dal_url_t *url, dal_erro
      * end of the user:password part.  Raw ones are fine in the password,
      * but not in the user name. */
     if (memchr(b, '/', (size_t)(uend - b)) || memchr(b, '?', (size_t)(uend - b)))
-        return dal_err_set(err, DAL_ECONFIG,
-                           "'/' or '?' in the user name: escape '@' after the host as %%40 (and special characters in the user name as %%XX)");
+        return err_set(err, DAL_ECONFIG,
+                       "'/' or '?' in the user name: escape '@' after the host as %%40 (and special characters in the user name as %%XX)");
     rc = decode(b, uend, "user name", 0, &url->user, err);
     if (rc == 0 && colon != NULL)
         rc = decode(colon + 1, e, "password", 1, &url->password, err);
@@ -252,15 +252,15 @@ static int parse_port(const char *b, const char *e, dal_url_t *url, dal_error_t 
     const char *p;
 
     if (b == e)
-        return dal_err_set(err, DAL_ECONFIG, "empty port after ':' (expected 1..65535)");
+        return err_set(err, DAL_ECONFIG, "empty port after ':' (expected 1..65535)");
     for (p = b; p < e; p++) {
         if (!isdigit((unsigned char)*p))
-            return dal_err_set(err, DAL_ECONFIG, "port is not a number (expected 1..65535)");
+            return err_set(err, DAL_ECONFIG, "port is not a number (expected 1..65535)");
         if (v <= 65535)
             v = v * 10 + (unsigned long)(*p - '0');
     }
     if (v < 1 || v > 65535)
-        return dal_err_set(err, DAL_ECONFIG, "port out of range (expected 1..65535)");
+        return err_set(err, DAL_ECONFIG, "port out of range (expected 1..65535)");
     url->port = (unsigned int)v;
     return 0;
 }
@@ -277,19 +277,19 @@ static int parse_ipv6(const char *b, const char *e, dal_url_t *url, dal_error_t 
     const char *p;
 
     if (close == NULL)
-        return dal_err_set(err, DAL_ECONFIG, "missing ']' after the IPv6 address");
+        return err_set(err, DAL_ECONFIG, "missing ']' after the IPv6 address");
     for (p = b + 1; p < close; p++)
         if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
             break;
     if (p < close || memchr(b, ':', (size_t)(close - b)) == NULL)
-        return dal_err_set(err, DAL_ECONFIG, "bad IPv6 address '%.*s'", (int)(close + 1 - b), b);
+        return err_set(err, DAL_ECONFIG, "bad IPv6 address '%.*s'", (int)(close + 1 - b), b);
     url->host = strndup(b + 1, (size_t)(close - b - 1));
     if (url->host == NULL)
         return oom(err);
     if (close + 1 == e)
         return 0;
     if (close[1] != ':')
-        return dal_err_set(err, DAL_ECONFIG, "unexpected text after ']' (expected ':PORT')");
+        return err_set(err, DAL_ECONFIG, "unexpected text after ']' (expected ':PORT')");
     return parse_port(close + 2, e, url, err);
 }
 
@@ -302,10 +302,10 @@ static int parse_hostport(const char *b, const char *e, dal_url_t *url, dal_erro
         return parse_ipv6(b, e, url, err);
     colon = memchr(b, ':', (size_t)(e - b));
     if (colon != NULL && memchr(colon + 1, ':', (size_t)(e - colon - 1)) != NULL)
-        return dal_err_set(err, DAL_ECONFIG, "write an IPv6 address in brackets: mysql://USER@[::1]:3306/DATABASE");
+        return err_set(err, DAL_ECONFIG, "write an IPv6 address in brackets: mysql://USER@[::1]:3306/DATABASE");
     for (p = b; p < (colon ? colon : e); p++)
         if (!host_char_ok((unsigned char)*p))
-            return dal_err_set(err, DAL_ECONFIG, "bad host name '%.*s'", (int)((colon ? colon : e) - b), b);
+            return err_set(err, DAL_ECONFIG, "bad host name '%.*s'", (int)((colon ? colon : e) - b), b);
     if (p > b) {
         url->host = strndup(b, (size_t)(p - b));
         if (url->host == NULL)
@@ -321,10 +321,10 @@ static int parse_database(const char *b, const char *e, dal_url_t *url, dal_erro
     if (b == e)
         return 0;
     if (memchr(b, '/', (size_t)(e - b)) != NULL)
-        return dal_err_set(err, DAL_ECONFIG, "unexpected '/' after the database name");
+        return err_set(err, DAL_ECONFIG, "unexpected '/' after the database name");
     rc = decode(b, e, "database name", 0, &url->database, err);
     if (rc == 0 && strlen(url->database) > URL_NAME_MAX)
-        rc = dal_err_set(err, DAL_ECONFIG, "database name longer than %d characters", URL_NAME_MAX);
+        rc = err_set(err, DAL_ECONFIG, "database name longer than %d characters", URL_NAME_MAX);
     return rc;
 }
 
@@ -343,7 +343,7 @@ static int set_ssl_mode(dal_url_t *url, char *val, dal_error_t *err)
         if (strcmp(val, ssl_modes[i]) == 0)
             break;
     if (ssl_modes[i] == NULL) {
-        dal_err_set(err, DAL_ECONFIG, "bad ssl_mode '%.40s' (expected DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY)", val);
+        err_set(err, DAL_ECONFIG, "bad ssl_mode '%.40s' (expected DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY)", val);
         free(val);
         return DAL_ECONFIG;
     }
@@ -356,10 +356,10 @@ static int set_timeout(dal_url_t *url, char *val, dal_error_t *err)
     int64_t ms;
     int rc = 0;
 
-    if (dal_parse_duration_ms(val, &ms) != 0)
-        rc = dal_err_set(err, DAL_ECONFIG, "option connect_timeout: expected a duration such as 250ms, 5s, 2m or 1h, got '%.40s'", val);
+    if (parse_duration_ms(val, &ms) != 0)
+        rc = err_set(err, DAL_ECONFIG, "option connect_timeout: expected a duration such as 250ms, 5s, 2m or 1h, got '%.40s'", val);
     else if (ms == 0)   /* 0 would read as "not given" */
-        rc = dal_err_set(err, DAL_ECONFIG, "option connect_timeout: must be greater than 0");
+        rc = err_set(err, DAL_ECONFIG, "option connect_timeout: must be greater than 0");
     else
         url->connect_timeout_ms = ms;
     free(val);
@@ -381,9 +381,9 @@ static int set_charset(dal_url_t *url, char *val, dal_error_t *err)
         if (strcasecmp(val, safe_charsets[i]) == 0)
             break;
     if (safe_charsets[i] == NULL) {
-        dal_err_set(err, DAL_ECONFIG,
-                    "charset '%.40s' is not supported (use utf8mb4, utf8mb3, utf8, latin1, "
-                    "ascii or binary)", val);
+        err_set(err, DAL_ECONFIG,
+                "charset '%.40s' is not supported (use utf8mb4, utf8mb3, utf8, latin1, "
+                "ascii or binary)", val);
         free(val);
         return DAL_ECONFIG;
     }
@@ -391,7 +391,7 @@ static int set_charset(dal_url_t *url, char *val, dal_error_t *err)
     return 0;
 }
 
-/* What one dal_url_parse_extra() call fills in. */
+/* What one url_parse_extra() call fills in. */
 typedef struct url_parse {
     dal_url_t *url;
     const char *extra;   /* one more option name the caller accepts; NULL: none */
@@ -428,7 +428,7 @@ static int set_option(url_parse_t *up, const char *name, size_t n, char *val, da
     dup = slot != NULL ? *slot != NULL : url->connect_timeout_ms != 0;
     if (dup) {
         free(val);
-        return dal_err_set(err, DAL_ECONFIG, "option '%.*s' is given twice", (int)n, name);
+        return err_set(err, DAL_ECONFIG, "option '%.*s' is given twice", (int)n, name);
     }
     if (slot == &url->ssl_mode)
         return set_ssl_mode(url, val, err);
@@ -463,12 +463,12 @@ static int parse_option(const char *b, const char *e, url_parse_t *up, dal_error
     int rc;
 
     if (!option_known(up, b, n))
-        return dal_err_set(err, DAL_ECONFIG,
-                           "unknown option '%.*s' (expected socket, ssl_mode, ssl_ca, connect_timeout%s charset%s%s)",
-                           (int)(n > 40 ? 40 : n), b, up->extra ? "," : " or",
-                           up->extra ? " or " : "", up->extra ? up->extra : "");
+        return err_set(err, DAL_ECONFIG,
+                       "unknown option '%.*s' (expected socket, ssl_mode, ssl_ca, connect_timeout%s charset%s%s)",
+                       (int)(n > 40 ? 40 : n), b, up->extra ? "," : " or",
+                       up->extra ? " or " : "", up->extra ? up->extra : "");
     if (eq == NULL || eq + 1 == e)
-        return dal_err_set(err, DAL_ECONFIG, "option '%.*s' needs a value (%.*s=VALUE)", (int)n, b, (int)n, b);
+        return err_set(err, DAL_ECONFIG, "option '%.*s' needs a value (%.*s=VALUE)", (int)n, b, (int)n, b);
     snprintf(what, sizeof what, "option %.*s", (int)n, b);
     rc = decode(eq + 1, e, what, 0, &val, err);
     if (rc != 0)
@@ -529,8 +529,8 @@ static int make_display(dal_url_t *url, dal_error_t *err)
     return 0;
 }
 
-int dal_url_parse_extra(const char *text, const char *extra, dal_url_t *url,
-                        char **extra_value, dal_error_t *err)
+int url_parse_extra(const char *text, const char *extra, dal_url_t *url,
+                    char **extra_value, dal_error_t *err)
 {
     url_parse_t up = {url, extra, NULL};
     const char *rest = NULL, *at, *host, *end;
@@ -565,7 +565,7 @@ int dal_url_parse_extra(const char *text, const char *extra, dal_url_t *url,
         rc = make_display(url, err);
 done:
     if (rc != 0)
-        dal_url_clear(url);
+        url_clear(url);
     if (rc == 0 && extra_value != NULL) {
         *extra_value = up.extra_value;
         up.extra_value = NULL;
@@ -574,12 +574,12 @@ done:
     return rc;
 }
 
-int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err)
+int url_parse(const char *text, dal_url_t *url, dal_error_t *err)
 {
-    return dal_url_parse_extra(text, NULL, url, NULL, err);
+    return url_parse_extra(text, NULL, url, NULL, err);
 }
 
-void dal_url_clear(dal_url_t *url)
+void url_clear(dal_url_t *url)
 {
     if (url == NULL)
         return;
@@ -606,7 +606,7 @@ static int str_eq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-int dal_url_equal(const dal_url_t *a, const dal_url_t *b)
+int url_equal(const dal_url_t *a, const dal_url_t *b)
 {
     return str_eq(a->user, b->user) && str_eq(a->password, b->password) &&
            a->host != NULL && b->host != NULL && strcasecmp(a->host, b->host) == 0 &&
@@ -650,7 +650,7 @@ static size_t scheme_len(const char *s, const char *e)
     return (size_t)(p + 3 - s);
 }
 
-/* [b, e) as one value: dal_url_parse's split, the password replaced. */
+/* [b, e) as one value: url_parse's split, the password replaced. */
 static void mask_span(mask_out_t *o, const char *b, const char *e)
 {
     const char *at = memrchr(b, '@', (size_t)(e - b));
@@ -668,7 +668,7 @@ static void mask_span(mask_out_t *o, const char *b, const char *e)
     mask_put(o, b, (size_t)(e - b));
 }
 
-size_t dal_url_mask(const char *text, char *out, size_t size)
+size_t url_mask(const char *text, char *out, size_t size)
 {
     mask_out_t o = {out, size, 0};
 
@@ -678,7 +678,7 @@ size_t dal_url_mask(const char *text, char *out, size_t size)
     return o.len;
 }
 
-size_t dal_url_mask_words(const char *text, char *out, size_t size)
+size_t url_mask_words(const char *text, char *out, size_t size)
 {
     static const char seps[] = " \t\r\n'\"`";
     mask_out_t o = {out, size, 0};

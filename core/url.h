@@ -37,14 +37,14 @@ typedef struct dal_url {
  * DAL_ECONFIG/DAL_ENOMEM with a message (without FILE:LINE; the caller
  * prefixes it).
  */
-int dal_expand_env(const char *text, char **out, dal_error_t *err);
+int expand_env(const char *text, char **out, dal_error_t *err);
 
 /*
  * Parse a URL (already expanded).  On success the fields of *url are owned
- * by the caller (dal_url_clear).  On failure returns DAL_ECONFIG and a
+ * by the caller (url_clear).  On failure returns DAL_ECONFIG and a
  * message that never contains the password.
  */
-int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err);
+int url_parse(const char *text, dal_url_t *url, dal_error_t *err);
 /*
  * The same, accepting one more option, extra (replica URLs take "weight"),
  * that dal_url_t has no field for.  On success *extra_value is its
@@ -52,16 +52,16 @@ int dal_url_parse(const char *text, dal_url_t *url, dal_error_t *err);
  * give it; on failure it is NULL.  An unknown option's message lists extra
  * among the options expected.
  */
-int dal_url_parse_extra(const char *text, const char *extra, dal_url_t *url,
-                        char **extra_value, dal_error_t *err);
-void dal_url_clear(dal_url_t *url);
+int url_parse_extra(const char *text, const char *extra, dal_url_t *url,
+                    char **extra_value, dal_error_t *err);
+void url_clear(dal_url_t *url);
 /* Non-zero if the two URLs reach the same server with the same settings. */
-int dal_url_equal(const dal_url_t *a, const dal_url_t *b);
+int url_equal(const dal_url_t *a, const dal_url_t *b);
 
 /*
  * Copy text into out (size bytes; NUL-terminated and cut to fit if size > 0)
  * with the password of its USER:PASSWORD@ part written as "***".  text is
- * taken as one value, split by dal_url_parse's rule: the user:password part
+ * taken as one value, split by url_parse's rule: the user:password part
  * ends at the LAST '@', starts after a leading "SCHEME://" (any scheme) or
  * at the start of text, and the password is what follows its first ':'.  So
  * "mysql://app:pw@h/db", "redis://app:pw@h" and a bare "app:pw@h" all come
@@ -70,15 +70,15 @@ int dal_url_equal(const dal_url_t *a, const dal_url_t *b);
  * without '@', or without ':' before it, is copied unchanged.  Returns the
  * length of the whole masked text, as snprintf does (>= size: it was cut).
  * This is the one masker: every message that quotes a configuration value
- * goes through it (dal_config_quote), never around it.
+ * goes through it (config_quote), never around it.
  */
-size_t dal_url_mask(const char *text, char *out, size_t size);
+size_t url_mask(const char *text, char *out, size_t size);
 /*
  * The same for free text such as a plugin's message: each word (a run
  * without blanks and quotes) is masked as one value.  A password with a
  * blank in it is out of its reach; configuration values are masked whole,
  * before they are quoted, so this is only the second line of defence.
  */
-size_t dal_url_mask_words(const char *text, char *out, size_t size);
+size_t url_mask_words(const char *text, char *out, size_t size);
 
 #endif /* DAL_CORE_URL_H */

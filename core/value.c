@@ -88,8 +88,8 @@ static void append_string(dal_buf_t *b, const char *p, size_t n, int no_backslas
 {
     size_t i, run = 0;
 
-    dal_buf_reserve(b, n + 2);
-    dal_buf_putc(b, '\'');
+    buf_reserve(b, n + 2);
+    buf_putc(b, '\'');
     for (i = 0; i < n; i++) {
         const char *esc;
 
@@ -100,12 +100,12 @@ static void append_string(dal_buf_t *b, const char *p, size_t n, int no_backslas
         if (esc == NULL)
             continue;
         /* copy the plain run before this byte in one go */
-        dal_buf_append(b, p + run, i - run);
-        dal_buf_puts(b, esc);
+        buf_append(b, p + run, i - run);
+        buf_puts(b, esc);
         run = i + 1;
     }
-    dal_buf_append(b, p + run, n - run);
-    dal_buf_putc(b, '\'');
+    buf_append(b, p + run, n - run);
+    buf_putc(b, '\'');
 }
 
 static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
@@ -113,34 +113,34 @@ static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
     static const char hex[] = "0123456789ABCDEF";
     size_t i;
 
-    if (dal_buf_reserve(b, 2 * n + 3) != 0)
+    if (buf_reserve(b, 2 * n + 3) != 0)
         return;
-    dal_buf_append(b, "X'", 2);
+    buf_append(b, "X'", 2);
     for (i = 0; i < n; i++) {
         b->data[b->len++] = hex[p[i] >> 4];
         b->data[b->len++] = hex[p[i] & 15];
     }
-    dal_buf_putc(b, '\'');
+    buf_putc(b, '\'');
 }
 
-int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
-                         dal_error_t *err)
+int value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
+                     dal_error_t *err)
 {
     switch (v->type) {
     case DAL_TYPE_NULL:
-        dal_buf_append(b, "NULL", 4);
+        buf_append(b, "NULL", 4);
         return 0;
     case DAL_TYPE_INT:
-        dal_buf_put_i64(b, v->v.i);
+        buf_put_i64(b, v->v.i);
         return 0;
     case DAL_TYPE_UINT:
-        dal_buf_put_u64(b, v->v.u);
+        buf_put_u64(b, v->v.u);
         return 0;
     case DAL_TYPE_DOUBLE:
         if (!isfinite(v->v.d))
-            return dal_err_set(err, DAL_EINVAL, "a double parameter is NaN or infinite; SQL has no such value");
+            return err_set(err, DAL_EINVAL, "a double parameter is NaN or infinite; SQL has no such value");
         /* %.17g round-trips every double; the server parses it as DOUBLE */
-        dal_buf_printf(b, "%.17g", v->v.d);
+        buf_printf(b, "%.17g", v->v.d);
         return 0;
     case DAL_TYPE_STRING:
         append_string(b, v->v.s.ptr, v->v.s.len, no_backslash_escapes);
@@ -149,10 +149,10 @@ int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_es
         append_hex(b, (const unsigned char *)v->v.s.ptr, v->v.s.len);
         return 0;
     }
-    return dal_err_set(err, DAL_EINVAL, "parameter has unknown type %d", (int)v->type);
+    return err_set(err, DAL_EINVAL, "parameter has unknown type %d", (int)v->type);
 }
 
-const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap)
+const char *value_describe(const dal_value_t *v, char *out, size_t cap)
 {
     size_t n;
 
@@ -190,7 +190,7 @@ static int text_as_count(const char *p, size_t n, uint64_t *out)
     return 0;
 }
 
-int dal_value_as_count(const dal_value_t *v, uint64_t *out)
+int value_as_count(const dal_value_t *v, uint64_t *out)
 {
     switch (v->type) {
     case DAL_TYPE_UINT:

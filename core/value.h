@@ -22,12 +22,12 @@
  * Returns 0, or DAL_EINVAL for a value with no SQL form (NaN, infinity,
  * unknown type) with err filled.
  */
-int dal_value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
-                         dal_error_t *err);
+int value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escapes,
+                     dal_error_t *err);
 
 /* Short human-readable form for messages: 42, 'abc', NULL; long strings
  * are cut with "...".  Returns out. */
-const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap);
+const char *value_describe(const dal_value_t *v, char *out, size_t cap);
 
 /*
  * v as a row count (a LIMIT or OFFSET operand): an INT that is not
@@ -37,6 +37,6 @@ const char *dal_value_describe(const dal_value_t *v, char *out, size_t cap);
  * returns 0; anything else (NULL, DOUBLE, BLOB, other text) returns -1 and
  * leaves *out alone.  v is borrowed.
  */
-int dal_value_as_count(const dal_value_t *v, uint64_t *out);
+int value_as_count(const dal_value_t *v, uint64_t *out);
 
 #endif /* DAL_CORE_VALUE_H */

@@ -2,7 +2,7 @@
  * fuzz_config.c -- libFuzzer target for the INI configuration parser.
  *
  * The input becomes the contents of a config file (an in-memory file, so
- * no disk I/O); dal_config_load must either accept it or report an error
+ * no disk I/O); config_load must either accept it or report an error
  * of the form "FILE:LINE: ...", never crash, leak or read out of bounds.
  */
 #include <stdio.h>
@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
         abort();
-    if (dal_config_load(path, &cfg, &err) == 0) {
-        dal_config_free(cfg);
+    if (config_load(path, &cfg, &err) == 0) {
+        config_free(cfg);
         return 0;
     }
     /* every failure names the file */

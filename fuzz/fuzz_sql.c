@@ -27,9 +27,9 @@ static void lex_all(const char *sql, size_t size)
     dal_token_t t;
     size_t count = 0, end = 0;
 
-    dal_lex_init(&lx, sql, size);
+    lex_init(&lx, sql, size);
     do {
-        t = dal_lex_next(&lx);
+        t = lex_next(&lx);
         CHECK((size_t)t.off + t.len <= size);
         CHECK(t.type == DAL_TOK_EOF ? t.len == 0 && t.off == size : t.len > 0);
         /* every token ends further on than the one before, except the end
@@ -40,7 +40,7 @@ static void lex_all(const char *sql, size_t size)
         end = (size_t)t.off + t.len;
         CHECK(++count <= size + 2);
     } while (t.type != DAL_TOK_EOF);
-    CHECK(dal_lex_next(&lx).type == DAL_TOK_EOF);
+    CHECK(lex_next(&lx).type == DAL_TOK_EOF);
 }
 
 static void check_span(const dal_sql_t *s, uint32_t off, uint32_t len)
@@ -55,7 +55,7 @@ static void check_opnd(const dal_sql_t *s, const dal_sql_opnd_t *o)
 
     check_span(s, o->off, o->len);
     CHECK(o->kind != DAL_OPND_PARAM || (o->param_index >= 0 && (size_t)o->param_index < s->nparams));
-    if (dal_sql_literal_text(s->text, o, out, sizeof out, &n) == 0)
+    if (sql_literal_text(s->text, o, out, sizeof out, &n) == 0)
         CHECK(n <= o->len);
 }
 
@@ -143,10 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[128];
 
     lex_all(sql, size);
-    if (dal_sql_analyse(sql, size, &s, err, sizeof err) == 0) {
+    if (sql_analyse(sql, size, &s, err, sizeof err) == 0) {
         CHECK(s != NULL);
         check_result(s, sql, size);
-        dal_sql_free(s);
+        sql_free(s);
     } else {
         CHECK(s == NULL && err[0] != '\0');
     }

@@ -138,7 +138,7 @@ static int parse_int(const char *s, int64_t *out)
     return 0;
 }
 
-static int parse_bool(const char *s, int *out)
+static int fake_parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"true", "yes", "on", "1"};
     static const char *const no[] = {"false", "no", "off", "0"};
@@ -232,7 +232,7 @@ static int parse_value(fake_value_t *v, const char *text)
     switch (v->type) {
     case DAL_PARAM_STRING: return 0;
     case DAL_PARAM_INT: return parse_int(text, &v->i);
-    case DAL_PARAM_BOOL: return parse_bool(text, &v->b);
+    case DAL_PARAM_BOOL: return fake_parse_bool(text, &v->b);
     case DAL_PARAM_DOUBLE: return parse_double(text, &v->d);
     case DAL_PARAM_DURATION: return parse_duration(text, &v->i);
     case DAL_PARAM_STRING_LIST: return split_list(v->text, &v->strs, &v->count);

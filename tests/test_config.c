@@ -96,7 +96,7 @@ START_TEST(test_good_config)
 
     env_setup();
     path = write_temp(good_ini);
-    ck_assert_msg(dal_config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    ck_assert_msg(config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
     ck_assert_str_eq(cfg->path, path);
     ck_assert_str_eq(cfg->plugin_dir, "/opt/dal/plugins");
     ck_assert_int_eq(cfg->plugin_dir_line, 4);
@@ -154,21 +154,21 @@ START_TEST(test_good_config)
     ck_assert_uint_eq(ds->connect_timeout_ms, 5000);
     ck_assert_uint_eq(ds->read_timeout_ms, 30000);
 
-    ds = dal_config_datasource(cfg, "dbProductSku1");
+    ds = config_datasource(cfg, "dbProductSku1");
     ck_assert_ptr_eq(ds, &cfg->datasources[2]);
     ck_assert_str_eq(ds->master.password, "pa$word$");
     ck_assert_uint_eq(ds->connect_timeout_ms, 2000);   /* taken from the URL */
     ck_assert_uint_eq(ds->read_timeout_ms, 120000);
 
-    ds = dal_config_datasource(cfg, LONG_DS);
+    ds = config_datasource(cfg, LONG_DS);
     ck_assert_ptr_nonnull(ds);
     ck_assert_str_eq(ds->master.host, "localhost");
     ck_assert_ptr_null(ds->master.password);
     ck_assert_ptr_null(ds->master.database);
     ck_assert_str_eq(ds->master.display, "root@localhost:3306");
-    ck_assert_ptr_null(dal_config_datasource(cfg, "MAIN"));   /* exact names */
+    ck_assert_ptr_null(config_datasource(cfg, "MAIN"));   /* exact names */
 
-    t = dal_config_table(cfg, "WM_Food");   /* case-insensitive */
+    t = config_table(cfg, "WM_Food");   /* case-insensitive */
     ck_assert_ptr_eq(t, &cfg->tables[0]);
     ck_assert_str_eq(t->name, "wm_food");
     ck_assert_int_eq(t->line, 19);
@@ -202,9 +202,9 @@ START_TEST(test_good_config)
     ck_assert_uint_eq(t->strategy_params.n, 0);
     ck_assert_int_eq(t->kind, DAL_TABLE_SINGLE);
     ck_assert_int_eq(t->allow_scatter, 1);
-    ck_assert_ptr_null(dal_config_table(cfg, "nope"));
+    ck_assert_ptr_null(config_table(cfg, "nope"));
 
-    dal_config_free(cfg);
+    config_free(cfg);
     unlink(path);
     free(path);
 }
@@ -290,7 +290,7 @@ static void check_param(const dal_cfg_params_t *pp, size_t i, const char *name, 
 
 static void check_full_datasources(const dal_config_t *cfg)
 {
-    const dal_cfg_datasource_t *ds = dal_config_datasource(cfg, "main");
+    const dal_cfg_datasource_t *ds = config_datasource(cfg, "main");
     const dal_cfg_replica_t *r = ds->replicas;
 
     ck_assert_uint_eq(ds->nreplicas, 3);
@@ -315,18 +315,18 @@ static void check_full_datasources(const dal_config_t *cfg)
     ck_assert_uint_eq(ds->pool_params.n, 1);
     check_param(&ds->pool_params, 0, "max_idle", "8", 16);
 
-    ds = dal_config_datasource(cfg, "other");
+    ds = config_datasource(cfg, "other");
     ck_assert_uint_eq(ds->nreplicas, 1);
     ck_assert_str_eq(ds->replicas[0].url.password, SECRET "Env");
     ck_assert_str_eq(ds->replicas[0].url.host, "r1");
     ck_assert_int_eq(ds->read_your_writes, 0);
     ck_assert_int_eq(ds->load_balance, DAL_LB_LEAST_OUTSTANDING);
-    ck_assert_int_eq(dal_config_datasource(cfg, "g1")->read_your_writes, 1);
+    ck_assert_int_eq(config_datasource(cfg, "g1")->read_your_writes, 1);
 }
 
 static void check_full_tables(const dal_config_t *cfg)
 {
-    const dal_cfg_table_t *t = dal_config_table(cfg, "t_order");
+    const dal_cfg_table_t *t = config_table(cfg, "t_order");
 
     ck_assert_int_eq(t->kind, DAL_TABLE_SHARDED);
     ck_assert_str_eq(t->binding, "orders");
@@ -336,14 +336,14 @@ static void check_full_tables(const dal_config_t *cfg)
     ck_assert_int_eq(t->idgen_line, 37);
     ck_assert_int_eq(t->allow_scatter, 0);
 
-    t = dal_config_table(cfg, "t_item");
+    t = config_table(cfg, "t_item");
     ck_assert_int_eq(t->kind, DAL_TABLE_SHARDED);
     ck_assert_str_eq(t->binding, "orders");
     ck_assert_int_eq(t->binding_line, 40);
     ck_assert_ptr_null(t->idgen);
     ck_assert_int_eq(t->allow_scatter, 1);
 
-    t = dal_config_table(cfg, "region");
+    t = config_table(cfg, "region");
     ck_assert_int_eq(t->kind, DAL_TABLE_BROADCAST);
     ck_assert_str_eq(t->datasource, "g");
     ck_assert_uint_eq(t->db_shard_num, 2);
@@ -351,7 +351,7 @@ static void check_full_tables(const dal_config_t *cfg)
     ck_assert_ptr_null(t->strategy);
     ck_assert_str_eq(t->id_column, "region_id");
 
-    t = dal_config_table(cfg, "settings");
+    t = config_table(cfg, "settings");
     ck_assert_int_eq(t->kind, DAL_TABLE_SINGLE);
     ck_assert_uint_eq(t->db_shard_num, 1);
 }
@@ -393,7 +393,7 @@ START_TEST(test_full_config)
 
     env_setup();
     path = write_temp(full_ini);
-    ck_assert_msg(dal_config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    ck_assert_msg(config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
     ck_assert_uint_eq(cfg->max_parallel, 16);
     ck_assert_int_eq(cfg->watch, 1);
     ck_assert_int_eq(cfg->validate_connect, 1);
@@ -406,7 +406,7 @@ START_TEST(test_full_config)
     check_full_datasources(cfg);
     check_full_tables(cfg);
     check_full_plugins(cfg);
-    dal_config_free(cfg);
+    config_free(cfg);
     unlink(path);
     free(path);
 }
@@ -418,21 +418,21 @@ START_TEST(test_empty_and_missing_files)
     dal_error_t err = {0};
     char *path = write_temp("; nothing but a comment\n\n");
 
-    ck_assert_int_eq(dal_config_load(path, &cfg, &err), 0);
+    ck_assert_int_eq(config_load(path, &cfg, &err), 0);
     ck_assert_uint_eq(cfg->ndatasources, 0);
     ck_assert_ptr_null(cfg->plugin_dir);
-    dal_config_free(cfg);
+    config_free(cfg);
     unlink(path);
 
-    ck_assert_int_eq(dal_config_load(path, &cfg, &err), DAL_EIO);
+    ck_assert_int_eq(config_load(path, &cfg, &err), DAL_EIO);
     ck_assert_ptr_null(cfg);
     ck_assert_int_eq(err.code, DAL_EIO);
     ck_assert_int_eq(strncmp(err.message, path, strlen(path)), 0);
     ck_assert_str_eq(err.message + strlen(path), ": cannot open: No such file or directory");
 
     /* err may be NULL */
-    ck_assert_int_eq(dal_config_load(path, &cfg, NULL), DAL_EIO);
-    dal_config_free(NULL);
+    ck_assert_int_eq(config_load(path, &cfg, NULL), DAL_EIO);
+    config_free(NULL);
     free(path);
 }
 END_TEST
@@ -450,13 +450,13 @@ START_TEST(test_unreadable_content)
     ck_assert_ptr_nonnull(fp);
     ck_assert_uint_eq(fwrite(nul_ini, 1, sizeof nul_ini - 1, fp), sizeof nul_ini - 1);
     fclose(fp);
-    ck_assert_int_eq(dal_config_load(path, &cfg, &err), DAL_ECONFIG);
+    ck_assert_int_eq(config_load(path, &cfg, &err), DAL_ECONFIG);
     ck_assert_ptr_null(cfg);
     ck_assert_ptr_nonnull(strstr(err.message, ":2: line contains a NUL byte"));
     unlink(path);
     free(path);
 
-    ck_assert_int_eq(dal_config_load(dir, &cfg, &err), DAL_EIO);
+    ck_assert_int_eq(config_load(dir, &cfg, &err), DAL_EIO);
     ck_assert_ptr_null(cfg);
     ck_assert_ptr_nonnull(strstr(err.message, ": cannot read: Is a directory"));
 }
@@ -713,7 +713,7 @@ START_TEST(test_bad_config)
     } else {
         path = write_temp(bc->ini);
     }
-    rc = dal_config_load(path, &cfg, &err);
+    rc = config_load(path, &cfg, &err);
     ck_assert_msg(rc == DAL_ECONFIG, "row %d: expected DAL_ECONFIG, got %d (%s)", _i, rc, err.message);
     ck_assert_int_eq(err.code, DAL_ECONFIG);
     ck_assert_ptr_null(cfg);
@@ -771,7 +771,7 @@ START_TEST(test_url_good)
     dal_error_t err = {0};
     dal_url_t u;
 
-    ck_assert_msg(dal_url_parse(g->text, &u, &err) == 0, "row %d: %s", _i, err.message);
+    ck_assert_msg(url_parse(g->text, &u, &err) == 0, "row %d: %s", _i, err.message);
     ck_assert_str_eq(u.user, g->user);
     ck_assert_msg(str_eq(u.password, g->password), "row %d: password", _i);
     ck_assert_str_eq(u.host, g->host);
@@ -783,8 +783,8 @@ START_TEST(test_url_good)
     ck_assert_str_eq(u.charset, g->charset);
     ck_assert_int_eq(u.connect_timeout_ms, g->timeout_ms);
     ck_assert_str_eq(u.display, g->display);
-    dal_url_clear(&u);
-    dal_url_clear(&u);   /* clearing twice is harmless */
+    url_clear(&u);
+    url_clear(&u);   /* clearing twice is harmless */
 }
 END_TEST
 
@@ -830,7 +830,7 @@ START_TEST(test_url_bad)
     dal_error_t err = {0};
     dal_url_t u;
 
-    ck_assert_msg(dal_url_parse(b->text, &u, &err) == DAL_ECONFIG, "row %d (%s) parsed", _i, b->text);
+    ck_assert_msg(url_parse(b->text, &u, &err) == DAL_ECONFIG, "row %d (%s) parsed", _i, b->text);
     ck_assert_int_eq(err.code, DAL_ECONFIG);
     ck_assert_msg(strstr(err.message, b->expect) != NULL, "row %d: '%s' lacks '%s'", _i, err.message, b->expect);
     ck_assert_msg(strstr(err.message, SECRET) == NULL, "row %d: message shows the password: '%s'", _i, err.message);
@@ -840,7 +840,7 @@ START_TEST(test_url_bad)
 }
 END_TEST
 
-/* dal_url_mask: every USER:PASSWORD@, in any scheme or none. */
+/* url_mask: every USER:PASSWORD@, in any scheme or none. */
 static const struct {
     const char *text, *masked;
 } masks[] = {
@@ -863,11 +863,11 @@ START_TEST(test_url_mask)
     char out[128], small[12];
     size_t n;
 
-    n = dal_url_mask(masks[_i].text, out, sizeof out);
+    n = url_mask(masks[_i].text, out, sizeof out);
     ck_assert_str_eq(out, masks[_i].masked);
     ck_assert_uint_eq(n, strlen(masks[_i].masked));
     /* cut to fit, never past the buffer, and still no password */
-    n = dal_url_mask(masks[_i].text, small, sizeof small);
+    n = url_mask(masks[_i].text, small, sizeof small);
     ck_assert_uint_eq(n, strlen(masks[_i].masked));
     ck_assert_uint_le(strlen(small), sizeof small - 1);
     ck_assert_ptr_null(strstr(small, SECRET));
@@ -878,25 +878,25 @@ START_TEST(test_url_mask_words)
 {
     char out[256];
 
-    dal_url_mask_words("address 'app:" SECRET "@h:1' is not HOST:PORT (e.g. 127.0.0.1:9464)",
-                       out, sizeof out);
+    url_mask_words("address 'app:" SECRET "@h:1' is not HOST:PORT (e.g. 127.0.0.1:9464)",
+                   out, sizeof out);
     ck_assert_str_eq(out, "address 'app:***@h:1' is not HOST:PORT (e.g. 127.0.0.1:9464)");
-    dal_url_mask_words("f.ini:3: a \"mysql://u:" SECRET "@h\" and b:" SECRET "@c", out, sizeof out);
+    url_mask_words("f.ini:3: a \"mysql://u:" SECRET "@h\" and b:" SECRET "@c", out, sizeof out);
     ck_assert_str_eq(out, "f.ini:3: a \"mysql://u:***@h\" and b:***@c");
 }
 END_TEST
 
-/* dal_config_quote: masked, then cut to 60 characters and "...". */
+/* config_quote: masked, then cut to 60 characters and "...". */
 START_TEST(test_config_quote)
 {
     char q[DAL_CFG_QUOTE_SIZE];
     char long_text[200];
 
-    ck_assert_str_eq(dal_config_quote("mysql://app:" SECRET "@h/db", q), "mysql://app:***@h/db");
+    ck_assert_str_eq(config_quote("mysql://app:" SECRET "@h/db", q), "mysql://app:***@h/db");
     memset(long_text, 'x', sizeof long_text - 1);
     long_text[sizeof long_text - 1] = '\0';
     memcpy(long_text + 150, ":" SECRET "@h", strlen(":" SECRET "@h"));
-    dal_config_quote(long_text, q);
+    config_quote(long_text, q);
     ck_assert_uint_eq(strlen(q), 63);
     ck_assert_str_eq(q + 60, "...");
     ck_assert_ptr_null(strstr(q, SECRET));
@@ -950,24 +950,24 @@ START_TEST(test_url_extra)
     char *w = (char *)&w;
     dal_url_t u;
 
-    ck_assert_int_eq(dal_url_parse_extra("mysql://u:p@h/d?weight=%35&ssl_mode=required", "weight", &u, &w, &err), 0);
+    ck_assert_int_eq(url_parse_extra("mysql://u:p@h/d?weight=%35&ssl_mode=required", "weight", &u, &w, &err), 0);
     ck_assert_str_eq(w, "5");   /* %-decoded like any option */
     ck_assert_str_eq(u.ssl_mode, "REQUIRED");
     free(w);
-    dal_url_clear(&u);
+    url_clear(&u);
 
-    ck_assert_int_eq(dal_url_parse_extra("mysql://u:p@h/d", "weight", &u, &w, &err), 0);
+    ck_assert_int_eq(url_parse_extra("mysql://u:p@h/d", "weight", &u, &w, &err), 0);
     ck_assert_ptr_null(w);   /* not given */
-    dal_url_clear(&u);
+    url_clear(&u);
 
     /* a failure elsewhere in the URL frees the value already taken */
-    ck_assert_int_eq(dal_url_parse_extra("mysql://u:" SECRET "@h/d?weight=2&x=1", "weight", &u, &w, &err), DAL_ECONFIG);
+    ck_assert_int_eq(url_parse_extra("mysql://u:" SECRET "@h/d?weight=2&x=1", "weight", &u, &w, &err), DAL_ECONFIG);
     ck_assert_ptr_null(w);
     ck_assert_ptr_null(u.display);
     ck_assert_ptr_nonnull(strstr(err.message, "unknown option 'x' (expected socket, ssl_mode, ssl_ca, connect_timeout, charset or weight)"));
 
     /* without the extra name, "weight" is as unknown as any other option */
-    ck_assert_int_eq(dal_url_parse("mysql://u@h/d?weight=2", &u, &err), DAL_ECONFIG);
+    ck_assert_int_eq(url_parse("mysql://u@h/d?weight=2", &u, &err), DAL_ECONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "unknown option 'weight' (expected socket, ssl_mode, ssl_ca, connect_timeout or charset)"));
 }
 END_TEST
@@ -976,14 +976,14 @@ START_TEST(test_url_equal)
 {
     dal_url_t a, b, c;
 
-    ck_assert_int_eq(dal_url_parse("mysql://u:p@Host:3306/d?ssl_mode=required", &a, NULL), 0);
-    ck_assert_int_eq(dal_url_parse("mariadb://u:p@host/d?ssl_mode=REQUIRED", &b, NULL), 0);
-    ck_assert_int_eq(dal_url_parse("mysql://u:q@host/d?ssl_mode=REQUIRED", &c, NULL), 0);
-    ck_assert(dal_url_equal(&a, &b));
-    ck_assert(!dal_url_equal(&a, &c));   /* password differs */
-    dal_url_clear(&a);
-    dal_url_clear(&b);
-    dal_url_clear(&c);
+    ck_assert_int_eq(url_parse("mysql://u:p@Host:3306/d?ssl_mode=required", &a, NULL), 0);
+    ck_assert_int_eq(url_parse("mariadb://u:p@host/d?ssl_mode=REQUIRED", &b, NULL), 0);
+    ck_assert_int_eq(url_parse("mysql://u:q@host/d?ssl_mode=REQUIRED", &c, NULL), 0);
+    ck_assert(url_equal(&a, &b));
+    ck_assert(!url_equal(&a, &c));   /* password differs */
+    url_clear(&a);
+    url_clear(&b);
+    url_clear(&c);
 }
 END_TEST
 
@@ -1014,13 +1014,13 @@ START_TEST(test_expand_env)
 
     env_setup();
     for (i = 0; i < NELEM(good); i++) {
-        ck_assert_msg(dal_expand_env(good[i].in, &out, &err) == 0, "%s: %s", good[i].in, err.message);
+        ck_assert_msg(expand_env(good[i].in, &out, &err) == 0, "%s: %s", good[i].in, err.message);
         ck_assert_str_eq(out, good[i].out);
         free(out);
     }
     for (i = 0; i < NELEM(bad); i++) {
         out = (char *)&out;
-        ck_assert_int_eq(dal_expand_env(bad[i].in, &out, &err), DAL_ECONFIG);
+        ck_assert_int_eq(expand_env(bad[i].in, &out, &err), DAL_ECONFIG);
         ck_assert_ptr_null(out);
         ck_assert_msg(strstr(err.message, bad[i].expect) != NULL, "%s: '%s'", bad[i].in, err.message);
     }
@@ -1043,11 +1043,11 @@ START_TEST(test_parse_int64)
     size_t i;
 
     for (i = 0; i < NELEM(good); i++) {
-        ck_assert_msg(dal_parse_int64(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
+        ck_assert_msg(parse_int64(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
         ck_assert_int_eq(v, good[i].v);
     }
     for (i = 0; i < NELEM(bad); i++)
-        ck_assert_msg(dal_parse_int64(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+        ck_assert_msg(parse_int64(bad[i], &v) == -1, "'%s' accepted", bad[i]);
 }
 END_TEST
 
@@ -1065,11 +1065,11 @@ START_TEST(test_parse_duration)
     size_t i;
 
     for (i = 0; i < NELEM(good); i++) {
-        ck_assert_msg(dal_parse_duration_ms(good[i].in, &ms) == 0, "'%s' rejected", good[i].in);
+        ck_assert_msg(parse_duration_ms(good[i].in, &ms) == 0, "'%s' rejected", good[i].in);
         ck_assert_int_eq(ms, good[i].ms);
     }
     for (i = 0; i < NELEM(bad); i++)
-        ck_assert_msg(dal_parse_duration_ms(bad[i], &ms) == -1, "'%s' accepted", bad[i]);
+        ck_assert_msg(parse_duration_ms(bad[i], &ms) == -1, "'%s' accepted", bad[i]);
 }
 END_TEST
 
@@ -1084,11 +1084,11 @@ START_TEST(test_parse_bool)
     int v;
 
     for (i = 0; i < NELEM(good); i++) {
-        ck_assert_msg(dal_parse_bool(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
+        ck_assert_msg(parse_bool(good[i].in, &v) == 0, "'%s' rejected", good[i].in);
         ck_assert_int_eq(v, good[i].v);
     }
     for (i = 0; i < NELEM(bad); i++)
-        ck_assert_msg(dal_parse_bool(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+        ck_assert_msg(parse_bool(bad[i], &v) == -1, "'%s' accepted", bad[i]);
 }
 END_TEST
 
@@ -1099,7 +1099,7 @@ static void check_row(const char *title, const dal_cfg_key_t *k)
 {
     const dal_cfg_key_t *other;
 
-    ck_assert_msg(dal_cfg_key_find(k, k->name) == k || k->type == DAL_CFG_PARAMS,
+    ck_assert_msg(cfg_key_find(k, k->name) == k || k->type == DAL_CFG_PARAMS,
                   "%s %s: found as another row", title, k->name);
     ck_assert_msg(k->help != NULL || k->type == DAL_CFG_DURATION, "%s %s: no help", title, k->name);
     ck_assert_msg(!k->required || (k->example != NULL && k->def == NULL), "%s %s: required", title, k->name);
@@ -1139,10 +1139,10 @@ START_TEST(test_key_tables)
     for (sec = dal_cfg_sections; sec->word != NULL; sec++)
         for (k = sec->keys; k->name != NULL; k++)
             check_row(sec->title, k);
-    ck_assert_ptr_null(dal_cfg_key_find(dal_cfg_table_keys, "shardkey"));
-    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_dal_keys, "pool")->name, "pool");
-    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_dal_keys, "pool.max_idle")->name, "pool.");
-    ck_assert_str_eq(dal_cfg_key_find(dal_cfg_idgen_keys, "step")->name, "");
+    ck_assert_ptr_null(cfg_key_find(dal_cfg_table_keys, "shardkey"));
+    ck_assert_str_eq(cfg_key_find(dal_cfg_dal_keys, "pool")->name, "pool");
+    ck_assert_str_eq(cfg_key_find(dal_cfg_dal_keys, "pool.max_idle")->name, "pool.");
+    ck_assert_str_eq(cfg_key_find(dal_cfg_idgen_keys, "step")->name, "");
 }
 END_TEST
 
@@ -1167,9 +1167,9 @@ START_TEST(test_key_tables_loaded)
         path = write_temp(ini);
         memset(&err, 0, sizeof err);
         cfg = NULL;
-        rc = dal_config_load(path, &cfg, &err);
+        rc = config_load(path, &cfg, &err);
         ck_assert_msg(rc == 0 || strstr(err.message, "unknown key") == NULL, "%s: %s", ini, err.message);
-        dal_config_free(cfg);
+        config_free(cfg);
         unlink(path);
         free(path);
     }

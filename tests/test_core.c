@@ -979,12 +979,12 @@ END_TEST
 
 static int gtid(const char *text, dal_gtid_t *g)
 {
-    return dal_gtid_parse(text, strlen(text), g);
+    return gtid_parse(text, strlen(text), g);
 }
 
 static int gpos(const char *text, dal_gtid_pos_t *pos)
 {
-    return dal_gtid_pos_parse(text, strlen(text), pos);
+    return gtid_pos_parse(text, strlen(text), pos);
 }
 
 START_TEST(test_gtid)
@@ -1007,12 +1007,12 @@ START_TEST(test_gtid)
     ck_assert_uint_eq(pos.n, 2);
     g.domain = 1;
     g.seq = 7;
-    ck_assert(dal_gtid_pos_covers(&pos, &g));
+    ck_assert(gtid_pos_covers(&pos, &g));
     g.seq = 8;
-    ck_assert(!dal_gtid_pos_covers(&pos, &g));
+    ck_assert(!gtid_pos_covers(&pos, &g));
     g.domain = 2;
     g.seq = 1;
-    ck_assert(!dal_gtid_pos_covers(&pos, &g));
+    ck_assert(!gtid_pos_covers(&pos, &g));
     ck_assert_int_eq(gpos("0-1-5,,x", &pos), -1);
     /* more domains than kept */
     ck_assert_int_eq(gpos("0-1-1,1-1-1,2-1-1,3-1-1,4-1-1,5-1-1,6-1-1,7-1-1,8-1-1", &pos), -1);

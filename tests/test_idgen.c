@@ -7,7 +7,7 @@
  *              segment it hands out, can go down, hang, or lose races;
  *   snowflake  its source compiled in, so that a test clock can replace the
  *              wall clock (the .so exports nothing but dal_plugin_entry);
- *   core       [idgen] sections through dal_config_load and the snapshot:
+ *   core       [idgen] sections through config_load and the snapshot:
  *              loading, FILE:LINE errors, lookup, dal_next_ids.
  *
  * The database-backed behaviour against a real MariaDB (8 processes, kill -9,
@@ -1318,13 +1318,13 @@ static int core_build(const char *body, dal_snapshot_t **out, dal_error_t *err)
 
     snprintf(text, sizeof text, "%s%s", CORE_HEAD, body);
     path = tu_write(dir, "idgen.ini", text);
-    rc = dal_config_load(path, &cfg, err);
+    rc = config_load(path, &cfg, err);
     free(path);
     if (rc != 0)
         return rc;
     /* what dal_open's initialisation does: plugins get the real host API */
-    dal_plugin_set_host_api(dal_host_api());
-    return dal_snapshot_build(cfg, tu_env("DAL_PLUGIN_DIR"), &quiet, out, err);
+    plugin_set_host_api(dal_host_api());
+    return snapshot_build(cfg, tu_env("DAL_PLUGIN_DIR"), &quiet, out, err);
 }
 
 START_TEST(core_sections_lookup_and_draw)
@@ -1345,21 +1345,21 @@ START_TEST(core_sections_lookup_and_draw)
     uint64_t t0;
 
     ck_assert_msg(core_build(body, &s, &err) == 0, "%s", err.message);
-    ck_assert_ptr_nonnull(dal_idgen_find(s->idgens, "a"));
-    ck_assert_ptr_null(dal_idgen_find(s->idgens, "A"));
-    ck_assert_int_eq(dal_idgen_next(s->idgens, "a", ids, 10, &err), 0);
+    ck_assert_ptr_nonnull(idgen_find(s->idgens, "a"));
+    ck_assert_ptr_null(idgen_find(s->idgens, "A"));
+    ck_assert_int_eq(idgen_next(s->idgens, "a", ids, 10, &err), 0);
     ck_assert_int_eq(SF_WORKER(ids[9]), 12);
-    ck_assert_int_eq(dal_idgen_draw(dal_idgen_find(s->idgens, "b"), ids, 1, &err), 0);
+    ck_assert_int_eq(idgen_draw(idgen_find(s->idgens, "b"), ids, 1, &err), 0);
     ck_assert_int_eq(SF_WORKER(ids[0]), 13);
-    ck_assert_int_eq(dal_idgen_next(s->idgens, "nope", ids, 1, &err), DAL_EINVAL);
+    ck_assert_int_eq(idgen_next(s->idgens, "nope", ids, 1, &err), DAL_EINVAL);
     ck_assert_str_eq(err.message, "no ID generator 'nope' (no [idgen nope] section)");
     /* leaf's server refuses connections: a clear error, quickly */
     t0 = t_now_ns();
-    ck_assert_int_eq(dal_idgen_next(s->idgens, "sku", ids, 1, &err), DAL_ECONNECT);
+    ck_assert_int_eq(idgen_next(s->idgens, "sku", ids, 1, &err), DAL_ECONNECT);
     ck_assert_uint_lt(t_now_ns() - t0, 2500000000u);
     ck_assert_msg(strstr(err.message, "[idgen sku]: biz tag 'sku': both segments are used up") &&
                   strstr(err.message, "db0"), "%s", err.message);
-    dal_snapshot_unref(s);
+    snapshot_unref(s);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /*
  * test_merge.c -- unit tests of the merge of several nodes' rows, without a
- * database: the plan (what is supported or refused, and the per-node SQL
+ * database: the spec (what is supported or refused, and the per-node SQL
  * it makes), the value semantics (comparison, DOUBLE text, aggregates) and
  * the merge engine of dal_result_t fed by fake row sources.
  *
@@ -32,7 +32,7 @@ static dal_sql_t *analyse(const char *sql)
     dal_sql_t *s = NULL;
     char msg[256];
 
-    ck_assert_msg(dal_sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) == 0, "%s: %s", sql,
+    ck_assert_msg(sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) == 0, "%s: %s", sql,
                   msg);
     return s;
 }
@@ -47,17 +47,17 @@ static char *apply_edits(const dal_sql_t *s, const dal_edits_t *e)
     for (i = 0; i < e->n; i++) {
         ck_assert_msg(e->items[i].off >= at && (i == 0 || e->items[i].off > e->items[i - 1].off),
                       "edit %zu at %u overlaps or repeats an offset", i, e->items[i].off);
-        dal_buf_append(&b, s->text + at, e->items[i].off - at);
-        dal_buf_puts(&b, e->items[i].text);
+        buf_append(&b, s->text + at, e->items[i].off - at);
+        buf_puts(&b, e->items[i].text);
         at = e->items[i].off + e->items[i].len;
     }
-    dal_buf_append(&b, s->text + at, s->len - at);
-    return dal_buf_steal(&b);
+    buf_append(&b, s->text + at, s->len - at);
+    return buf_steal(&b);
 }
 
 static void put_col(dal_buf_t *b, dal_merge_col_t c)
 {
-    dal_buf_printf(b, "%s%u", c.hidden ? "h" : c.from_end ? "e" : "", c.idx);
+    buf_printf(b, "%s%u", c.hidden ? "h" : c.from_end ? "e" : "", c.idx);
 }
 
 static void put_keys(dal_buf_t *b, const char *name, const dal_merge_key_t *k, size_t n)
@@ -66,13 +66,13 @@ static void put_keys(dal_buf_t *b, const char *name, const dal_merge_key_t *k, s
 
     if (n == 0)
         return;
-    dal_buf_printf(b, " %s=", name);
+    buf_printf(b, " %s=", name);
     for (i = 0; i < n; i++) {
         if (i)
-            dal_buf_putc(b, ',');
+            buf_putc(b, ',');
         put_col(b, k[i].col);
         if (k[i].desc)
-            dal_buf_putc(b, 'D');
+            buf_putc(b, 'D');
     }
 }
 
@@ -85,44 +85,44 @@ static const char *agg_name(dal_agg_t a)
 /* A plan as one line: " keys=1D,0 group=h0 aggs=COUNT@1,AVG@2/h1 final=1D
  * distinct hidden=2 limit=widen 10,5" (h: hidden column, e: counted from
  * the end of the visible ones). */
-static char *render_plan(const dal_merge_plan_t *p)
+static char *render_plan(const dal_merge_spec_t *p)
 {
     static const char *limits[] = {"", "widen", "drop"};
     dal_buf_t b = DAL_BUF_INIT;
     size_t i;
 
-    dal_buf_puts(&b, "");
+    buf_puts(&b, "");
     put_keys(&b, "keys", p->keys, p->nkeys);
     if (p->ngroup)
-        dal_buf_puts(&b, " group=");
+        buf_puts(&b, " group=");
     for (i = 0; i < p->ngroup; i++) {
         if (i)
-            dal_buf_putc(&b, ',');
+            buf_putc(&b, ',');
         put_col(&b, p->group[i]);
     }
     if (p->aggregate)
-        dal_buf_puts(&b, " aggs=");
+        buf_puts(&b, " aggs=");
     for (i = 0; i < p->naggs; i++) {
-        dal_buf_printf(&b, "%s%s@", i ? "," : "", agg_name(p->aggs[i].agg));
+        buf_printf(&b, "%s%s@", i ? "," : "", agg_name(p->aggs[i].agg));
         put_col(&b, p->aggs[i].col);
         if (p->aggs[i].agg == DAL_AGG_AVG) {
-            dal_buf_putc(&b, '/');
+            buf_putc(&b, '/');
             put_col(&b, p->aggs[i].count);
         }
     }
     if (p->has_rows) {
-        dal_buf_puts(&b, " rows=");
+        buf_puts(&b, " rows=");
         put_col(&b, p->rows);
     }
     put_keys(&b, "final", p->final, p->nfinal);
     if (p->distinct)
-        dal_buf_puts(&b, " distinct");
+        buf_puts(&b, " distinct");
     if (p->nhidden)
-        dal_buf_printf(&b, " hidden=%zu", p->nhidden);
+        buf_printf(&b, " hidden=%zu", p->nhidden);
     if (p->limit != DAL_MERGE_LIMIT_NONE)
-        dal_buf_printf(&b, " limit=%s %llu,%llu", limits[p->limit],
-                       (unsigned long long)p->offset, (unsigned long long)p->count);
-    return dal_buf_steal(&b);
+        buf_printf(&b, " limit=%s %llu,%llu", limits[p->limit],
+                   (unsigned long long)p->offset, (unsigned long long)p->count);
+    return buf_steal(&b);
 }
 
 /* ============================================================== plans */
@@ -299,23 +299,23 @@ START_TEST(test_plan_table)
     dal_value_t params[] = {dal_int(7), dal_int(10), dal_uint(5)};
     dal_sql_t *s = analyse(c->sql);
     size_t np = s->nparams, first = N(params) - np;
-    dal_merge_plan_t *p = NULL;
+    dal_merge_spec_t *p = NULL;
     dal_edits_t e = {NULL, 0};
     dal_error_t err = {0};
     char *node, *shape;
-    int rc = dal_merge_plan_build(s, c->shard_key, &p, &err);
+    int rc = merge_spec_build(s, c->shard_key, &p, &err);
 
     if (c->node_sql == NULL) {
         ck_assert_msg(rc == DAL_EUNSUPPORTED, "%s: expected a refusal, got %d", c->sql, rc);
         ck_assert_msg(strstr(err.message, c->expect) != NULL, "%s: message '%s' lacks '%s'",
                       c->sql, err.message, c->expect);
         ck_assert_ptr_null(p);
-        dal_sql_free(s);
+        sql_free(s);
         return;
     }
     ck_assert_msg(rc == 0, "%s: %s", c->sql, err.message);
     /* the last np values of params: "? ... LIMIT ?, ?" reads 10, 5 */
-    rc = dal_merge_node_edits(p, s, params + first, np, &e, &err);
+    rc = merge_node_edits(p, s, params + first, np, &e, &err);
     ck_assert_msg(rc == 0, "%s: %s", c->sql, err.message);
     node = apply_edits(s, &e);
     shape = render_plan(p);
@@ -325,16 +325,16 @@ START_TEST(test_plan_table)
                   c->expect);
     free(node);
     free(shape);
-    dal_edits_clear(&e);
-    dal_merge_plan_free(p);
-    dal_sql_free(s);
+    edits_clear(&e);
+    merge_spec_free(p);
+    sql_free(s);
 }
 END_TEST
 
 START_TEST(test_limit_params)
 {
     dal_sql_t *s = analyse("SELECT a FROM t ORDER BY a LIMIT ?, ?");
-    dal_merge_plan_t *p = NULL;
+    dal_merge_spec_t *p = NULL;
     dal_edits_t e = {NULL, 0};
     dal_error_t err = {0};
     dal_value_t bad[] = {dal_int(-1), dal_int(3)}, str[] = {dal_int(1), dal_str("3x")};
@@ -342,28 +342,28 @@ START_TEST(test_limit_params)
     dal_value_t big[] = {dal_uint(UINT64_MAX), dal_uint(2)};
     char *node;
 
-    ck_assert_int_eq(dal_merge_plan_build(s, "k", &p, &err), 0);
-    ck_assert_int_eq(dal_merge_node_edits(p, s, bad, 2, &e, &err), DAL_EINVAL);
+    ck_assert_int_eq(merge_spec_build(s, "k", &p, &err), 0);
+    ck_assert_int_eq(merge_node_edits(p, s, bad, 2, &e, &err), DAL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "LIMIT parameter 1"));
     ck_assert_int_eq(e.n, 0);
-    ck_assert_int_eq(dal_merge_node_edits(p, s, str, 2, &e, &err), DAL_EINVAL);
+    ck_assert_int_eq(merge_node_edits(p, s, str, 2, &e, &err), DAL_EINVAL);
     ck_assert_msg(strstr(err.message, "LIMIT parameter 2") && strstr(err.message, "'3x'"), "%s",
                   err.message);
     /* a count given as text (as some clients send every parameter) */
-    ck_assert_int_eq(dal_merge_node_edits(p, s, text, 2, &e, &err), 0);
+    ck_assert_int_eq(merge_node_edits(p, s, text, 2, &e, &err), 0);
     node = apply_edits(s, &e);
     ck_assert_str_eq(node, "SELECT a FROM t ORDER BY a LIMIT 32");
     ck_assert(p->offset == 2 && p->count == 30);
     free(node);
     /* offset + count saturates instead of wrapping */
-    ck_assert_int_eq(dal_merge_node_edits(p, s, big, 2, &e, &err), 0);
+    ck_assert_int_eq(merge_node_edits(p, s, big, 2, &e, &err), 0);
     node = apply_edits(s, &e);
     ck_assert_str_eq(node, "SELECT a FROM t ORDER BY a LIMIT 18446744073709551615");
     ck_assert(p->limit_bound && p->offset == UINT64_MAX && p->count == 2);
     free(node);
-    dal_edits_clear(&e);
-    dal_merge_plan_free(p);
-    dal_sql_free(s);
+    edits_clear(&e);
+    merge_spec_free(p);
+    sql_free(s);
 }
 END_TEST
 
@@ -384,26 +384,26 @@ START_TEST(test_value_as_count)
     for (i = 0; i < N(texts); i++) {
         out = 12345;
         v = dal_str(texts[i].text);
-        ck_assert_msg((dal_value_as_count(&v, &out) == 0) == texts[i].ok, "'%s'", texts[i].text);
+        ck_assert_msg((value_as_count(&v, &out) == 0) == texts[i].ok, "'%s'", texts[i].text);
         ck_assert_msg(out == (texts[i].ok ? texts[i].v : 12345), "'%s': %llu", texts[i].text,
                       (unsigned long long)out);
     }
     v = dal_strn(with_nul, sizeof with_nul); /* a NUL inside the text is not a digit */
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
     v = dal_int(5);
-    ck_assert(dal_value_as_count(&v, &out) == 0 && out == 5);
+    ck_assert(value_as_count(&v, &out) == 0 && out == 5);
     v = dal_int(-5);
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
     v = dal_uint(UINT64_MAX);
-    ck_assert(dal_value_as_count(&v, &out) == 0 && out == UINT64_MAX);
+    ck_assert(value_as_count(&v, &out) == 0 && out == UINT64_MAX);
     v = dal_double(3.0);
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
     v = dal_blob("3", 1);
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
     v = dal_null();
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
     v = dal_strn(NULL, 0);
-    ck_assert_int_eq(dal_value_as_count(&v, &out), -1);
+    ck_assert_int_eq(value_as_count(&v, &out), -1);
 }
 END_TEST
 
@@ -411,21 +411,21 @@ END_TEST
 START_TEST(test_edits_coalesce)
 {
     dal_sql_t *s = analyse("SELECT g, COUNT(*) FROM t GROUP BY (g)LIMIT 2");
-    dal_merge_plan_t *p = NULL;
+    dal_merge_spec_t *p = NULL;
     dal_edits_t e = {NULL, 0};
     dal_error_t err = {0};
     char *node;
 
-    ck_assert_int_eq(dal_merge_plan_build(s, "k", &p, &err), 0);
-    ck_assert_int_eq(dal_merge_node_edits(p, s, NULL, 0, &e, &err), 0);
+    ck_assert_int_eq(merge_spec_build(s, "k", &p, &err), 0);
+    ck_assert_int_eq(merge_node_edits(p, s, NULL, 0, &e, &err), 0);
     ck_assert_int_eq(e.n, 2); /* the hidden (g), then ORDER BY + the dropped LIMIT */
     node = apply_edits(s, &e);
     ck_assert_str_eq(node, "SELECT g, COUNT(*) , (g) AS __dal_k1 FROM t GROUP BY (g) ORDER BY "
                      "__dal_k1");
     free(node);
-    dal_edits_clear(&e);
-    dal_merge_plan_free(p);
-    dal_sql_free(s);
+    edits_clear(&e);
+    merge_spec_free(p);
+    sql_free(s);
 }
 END_TEST
 
@@ -441,7 +441,7 @@ START_TEST(test_item_names)
     int agg;
 
     for (agg = 0; agg < 2; agg++) {
-        ck_assert_int_eq(dal_merge_item_names(s, agg, &names, &err), 0);
+        ck_assert_int_eq(merge_item_names(s, agg, &names, &err), 0);
         for (i = 0; i < s->nitems; i++) {
             const char *w = agg ? want_agg[i] : want[i];
             ck_assert_msg(w ? names[i] && strcmp(names[i], w) == 0 : names[i] == NULL,
@@ -451,7 +451,7 @@ START_TEST(test_item_names)
         }
         free(names);
     }
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -475,7 +475,7 @@ static dal_merge_meta_t meta_of(MYSQL_FIELD f)
 {
     dal_merge_meta_t m;
 
-    dal_merge_meta_init(&m, &f);
+    merge_meta_init(&m, &f);
     return m;
 }
 
@@ -485,7 +485,7 @@ static dal_merge_meta_t meta_of(MYSQL_FIELD f)
 
 static int cmp(dal_merge_meta_t m, const char *a, const char *b)
 {
-    return dal_merge_compare(&m, a, a ? strlen(a) : 0, b, b ? strlen(b) : 0);
+    return merge_compare(&m, a, a ? strlen(a) : 0, b, b ? strlen(b) : 0);
 }
 
 START_TEST(test_compare)
@@ -552,7 +552,7 @@ START_TEST(test_format_double)
     size_t i, n;
 
     for (i = 0; i < N(cases); i++) {
-        n = dal_merge_format_double(cases[i].d, out, sizeof out);
+        n = merge_format_double(cases[i].d, out, sizeof out);
         ck_assert_msg(strcmp(out, cases[i].text) == 0 && n == strlen(out), "%.17g: got %s want %s",
                       cases[i].d, out, cases[i].text);
     }
@@ -570,25 +570,25 @@ static char *acc_run(dal_agg_t agg, MYSQL_FIELD f, const char *const *vals, size
     int rc;
 
     memset(&a, 0, sizeof a);
-    dal_merge_acc_reset(&a, agg);
+    merge_acc_reset(&a, agg);
     for (i = 0; i + 1 < n; i += 2) {
         const char *v = vals[i], *c = vals[i + 1];
-        rc = dal_merge_acc_add(&a, &m, v, v ? strlen(v) : 0, c, c ? strlen(c) : 0, &err);
+        rc = merge_acc_add(&a, &m, v, v ? strlen(v) : 0, c, c ? strlen(c) : 0, &err);
         if (rc != 0) {
-            dal_merge_acc_free(&a);
+            merge_acc_free(&a);
             return strdup(err.message);
         }
     }
-    rc = dal_merge_acc_result(&a, &out, &err);
-    dal_merge_acc_free(&a);
+    rc = merge_acc_result(&a, &out, &err);
+    merge_acc_free(&a);
     if (rc < 0)
         return strdup(err.message);
     if (rc == 1) {
-        dal_buf_free(&out);
+        buf_free(&out);
         return strdup("NULL");
     }
-    dal_buf_putc(&out, '\0'); /* an empty text must still allocate */
-    return dal_buf_steal(&out);
+    buf_putc(&out, '\0'); /* an empty text must still allocate */
+    return buf_steal(&out);
 }
 
 #define ACC(agg, f, want, ...)                                                       \
@@ -665,7 +665,7 @@ static int fake_fetch(dal_rowsrc_t *s, dal_error_t *err)
     unsigned int c;
 
     if ((long)f->next == f->fail_at)
-        return dal_err_set(err, DAL_ESERVER, "datasource fake: connection lost");
+        return err_set(err, DAL_ESERVER, "datasource fake: connection lost");
     if (f->next == f->nrows)
         return 0;
     for (c = 0; c < f->ncols; c++) {
@@ -705,7 +705,7 @@ static void fx_init(fixture_t *fx, unsigned int ncols, ...)
     unsigned int i;
 
     memset(fx, 0, sizeof *fx);
-    fx->r = dal_result_new();
+    fx->r = result_new();
     fx->ncols = ncols;
     va_start(ap, ncols);
     for (i = 0; i < ncols; i++)
@@ -727,22 +727,22 @@ static void fx_add(fixture_t *fx, const char *const *cells, size_t nrows, long f
     f->fail_at = fail_at;
     f->closed = &fx->closed[fx->nsrc];
     snprintf(name, sizeof name, "ds%zu", fx->nsrc++);
-    ck_assert_int_eq(dal_result_add_source(fx->r, &f->base, fx->fields, fx->ncols, name, &err), 0);
+    ck_assert_int_eq(result_add_source(fx->r, &f->base, fx->fields, fx->ncols, name, &err), 0);
 }
 
-/* Merge with the plan of sql (LIMIT ? read from params). */
+/* Merge with the spec of sql (LIMIT ? read from params). */
 static void fx_merge(fixture_t *fx, const char *sql, const dal_value_t *params, size_t np)
 {
     dal_sql_t *s = analyse(sql);
-    dal_merge_plan_t *p = NULL;
+    dal_merge_spec_t *p = NULL;
     dal_edits_t e = {NULL, 0};
     dal_error_t err = {0};
 
-    ck_assert_msg(dal_merge_plan_build(s, "k", &p, &err) == 0, "%s: %s", sql, err.message);
-    ck_assert_msg(dal_merge_node_edits(p, s, params, np, &e, &err) == 0, "%s", err.message);
-    ck_assert_msg(dal_result_set_merge(fx->r, p, &err) == 0, "%s: %s", sql, err.message);
-    dal_edits_clear(&e);
-    dal_sql_free(s);
+    ck_assert_msg(merge_spec_build(s, "k", &p, &err) == 0, "%s: %s", sql, err.message);
+    ck_assert_msg(merge_node_edits(p, s, params, np, &e, &err) == 0, "%s", err.message);
+    ck_assert_msg(result_set_merge(fx->r, p, &err) == 0, "%s: %s", sql, err.message);
+    edits_clear(&e);
+    sql_free(s);
 }
 
 /* Every row as "a|b|NULL" lines. */
@@ -756,14 +756,14 @@ static char *fx_rows(fixture_t *fx)
     while ((rc = dal_result_next(fx->r, &err)) == 1) {
         for (c = 0; c < n; c++) {
             const char *t = dal_result_text(fx->r, c, NULL);
-            dal_buf_printf(&b, "%s%s", c ? "|" : "", t ? t : "NULL");
+            buf_printf(&b, "%s%s", c ? "|" : "", t ? t : "NULL");
         }
-        dal_buf_putc(&b, '\n');
+        buf_putc(&b, '\n');
     }
     ck_assert_msg(rc == 0, "dal_result_next: %d %s", rc, err.message);
     ck_assert_int_eq(dal_result_next(fx->r, &err), 0); /* the end stays the end */
-    dal_buf_putc(&b, '\0');
-    return dal_buf_steal(&b);
+    buf_putc(&b, '\0');
+    return buf_steal(&b);
 }
 
 static void fx_expect(fixture_t *fx, const char *want)
@@ -1110,7 +1110,7 @@ START_TEST(test_source_errors)
     f->ncols = 2;
     f->nrows = 1;
     f->closed = &closed;
-    ck_assert_int_eq(dal_result_add_source(fx.r, &f->base, f2, 2, "dbS1", &err),
+    ck_assert_int_eq(result_add_source(fx.r, &f->base, f2, 2, "dbS1", &err),
                      DAL_EUNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(err.message, "datasource dbS1 returned 2 columns"));
     ck_assert_int_eq(closed, 2);
@@ -1121,11 +1121,11 @@ START_TEST(test_source_errors)
     fx_add(&fx, one, 1, -1);
     {
         dal_sql_t *s = analyse("SELECT e FROM t ORDER BY e");
-        dal_merge_plan_t *p = NULL;
-        ck_assert_int_eq(dal_merge_plan_build(s, "k", &p, &err), 0);
-        ck_assert_int_eq(dal_result_set_merge(fx.r, p, &err), DAL_EUNSUPPORTED);
+        dal_merge_spec_t *p = NULL;
+        ck_assert_int_eq(merge_spec_build(s, "k", &p, &err), 0);
+        ck_assert_int_eq(result_set_merge(fx.r, p, &err), DAL_EUNSUPPORTED);
         ck_assert_ptr_nonnull(strstr(err.message, "ENUM and SET"));
-        dal_sql_free(s);
+        sql_free(s);
     }
     fx_free(&fx);
 }
@@ -1135,15 +1135,15 @@ START_TEST(test_unbound_limit)
 {
     static const char *one[] = {"1"};
     dal_sql_t *s = analyse("SELECT a FROM t LIMIT 1");
-    dal_merge_plan_t *p = NULL;
+    dal_merge_spec_t *p = NULL;
     dal_error_t err = {0};
     fixture_t fx;
 
     fx_init(&fx, 1, F_INT("a"));
     fx_add(&fx, one, 1, -1);
-    ck_assert_int_eq(dal_merge_plan_build(s, "k", &p, &err), 0);
-    ck_assert_int_eq(dal_result_set_merge(fx.r, p, &err), DAL_ESTATE);
-    dal_sql_free(s);
+    ck_assert_int_eq(merge_spec_build(s, "k", &p, &err), 0);
+    ck_assert_int_eq(result_set_merge(fx.r, p, &err), DAL_ESTATE);
+    sql_free(s);
     fx_free(&fx);
 }
 END_TEST
@@ -1157,10 +1157,10 @@ START_TEST(test_name_columns)
 
     fx_init(&fx, 2, F_DEC("SUM(t_3.x)", 0), F_INT("y"));
     fx_add(&fx, one, 1, -1);
-    ck_assert_int_eq(dal_result_name_columns(fx.r, s, &err), 0);
+    ck_assert_int_eq(result_name_columns(fx.r, s, &err), 0);
     /* the names come from the statement's analysis, which the result keeps
      * a reference to: they outlive the caller's */
-    dal_sql_unref(s);
+    sql_unref(s);
     ck_assert_str_eq(dal_result_column_name(fx.r, 0), "SUM(t.x)");
     ck_assert_str_eq(dal_result_column_name(fx.r, 1), "y");
     fx_expect(&fx, "3|4\n");
@@ -1170,7 +1170,7 @@ END_TEST
 
 START_TEST(test_generated_ids)
 {
-    dal_result_t *r = dal_result_new();
+    dal_result_t *r = result_new();
     int64_t *ids = malloc(2 * sizeof *ids);
     size_t n = 9;
 
@@ -1178,7 +1178,7 @@ START_TEST(test_generated_ids)
     ck_assert_int_eq(n, 0);
     ids[0] = 5;
     ids[1] = 6;
-    dal_result_set_ids(r, ids, 2);
+    result_set_ids(r, ids, 2);
     ck_assert_int_eq(dal_result_generated_ids(r, &n)[1], 6);
     ck_assert_int_eq(n, 2);
     dal_result_free(r);

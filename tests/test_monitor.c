@@ -2,13 +2,13 @@
  * test_monitor.c -- monitoring: SQL normalisation, the monitor set, and the
  * prometheus and slowlog plugins.
  *
- * `test_monitor` (make check): dal_sql_normalize; both plugins loaded from
+ * `test_monitor` (make check): sql_normalize; both plugins loaded from
  * their .so files against the fake host and fed events directly; the
  * Prometheus endpoint scraped over HTTP on loopback.
  *
  * `test_monitor live OUTDIR` (tests/pool_monitor_test.sh): dal_open with
  * both monitors and a pool over a real cluster, a known workload run
- * through dal_server_acquire with its events emitted the way the core emits
+ * through server_acquire with its events emitted the way the core emits
  * them, then /metrics scraped and checked by value; the scrape and the slow
  * log are left in OUTDIR for promtool and a JSON parser.
  */
@@ -70,7 +70,7 @@ static const char *norm(const char *sql)
 {
     static char out[512];
 
-    dal_sql_normalize(sql, strlen(sql), out, sizeof out);
+    sql_normalize(sql, strlen(sql), out, sizeof out);
     return out;
 }
 
@@ -109,13 +109,13 @@ START_TEST(normalize_truncates_like_snprintf)
 {
     const char *sql = "SELECT name FROM wm_food WHERE id = 123456";
     char out[16];
-    size_t full = dal_sql_normalize(sql, strlen(sql), out, sizeof out);
+    size_t full = sql_normalize(sql, strlen(sql), out, sizeof out);
 
     ck_assert_uint_eq(full, strlen("SELECT name FROM wm_food WHERE id = ?"));
     ck_assert_str_eq(out, "SELECT name FRO");
-    ck_assert_uint_eq(dal_sql_normalize(sql, strlen(sql), NULL, 0), full);
+    ck_assert_uint_eq(sql_normalize(sql, strlen(sql), NULL, 0), full);
     /* len bounds the input: no NUL needed */
-    ck_assert_uint_eq(dal_sql_normalize("SELECT 1xyz", 8, out, sizeof out), 8);
+    ck_assert_uint_eq(sql_normalize("SELECT 1xyz", 8, out, sizeof out), 8);
     ck_assert_str_eq(out, "SELECT ?");
 }
 END_TEST
@@ -124,8 +124,8 @@ START_TEST(emit_to_no_set_is_a_no_op)
 {
     dal_event_t ev = event(DAL_EVENT_STATEMENT);
 
-    dal_monitor_emit(NULL, &ev);
-    ck_assert_int_eq(dal_monitor_active(NULL), 0);
+    monitor_emit(NULL, &ev);
+    ck_assert_int_eq(monitor_active(NULL), 0);
 }
 END_TEST
 
@@ -376,32 +376,32 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     path = tu_write(dir, "gen.ini", ini);
     ck_assert_msg(dal_open(path, NULL, &dal, &err) == 0, "%s", err.message);
     free(path);
-    snap = dal_snapshot_acquire(dal);
-    ck_assert(dal_monitor_active(snap->monitors));
-    dal_monitor_event_init(snap->monitors, &ev, DAL_EVENT_STATEMENT);
+    snap = snapshot_acquire(dal);
+    ck_assert(monitor_active(snap->monitors));
+    monitor_event_init(snap->monitors, &ev, DAL_EVENT_STATEMENT);
     ck_assert_uint_eq(ev.struct_size, sizeof ev);
     ck_assert_int_eq(ev.type, DAL_EVENT_STATEMENT);
     ck_assert_uint_ne(ev.labels_gen, 0);
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     /* sharded: the configured name, vouched for */
-    ck_assert_msg(dal_stmt_prepare(dal->sql_cache, snap, NULL,
-                                   (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?", NULL}, &v, 1,
-                                   &st, &err) == 0, "%s", err.message);
-    dal_routing_label_table(&st.rt, &ev);
+    ck_assert_msg(stmt_prepare(dal->sql_cache, snap, NULL,
+                               (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?", NULL}, &v, 1,
+                               &st, &err) == 0, "%s", err.message);
+    routing_label_table(&st.rt, &ev);
     ck_assert_str_eq(ev.table, "t");
     ck_assert_ptr_eq(ev.table, st.rt.primary->cfg->name);
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
-    dal_stmt_clear(&st);
+    stmt_clear(&st);
     /* not sharded: the statement's text, not vouched for */
-    ck_assert_int_eq(dal_sql_analyse("SELECT * FROM plain", 19, &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(sql_analyse("SELECT * FROM plain", 19, &sql, msg, sizeof msg), 0);
     memset(&plain, 0, sizeof plain);
     plain.sql = sql;
-    dal_monitor_event_init(snap->monitors, &ev, DAL_EVENT_ROUTE);
-    dal_routing_label_table(&plain, &ev);
+    monitor_event_init(snap->monitors, &ev, DAL_EVENT_ROUTE);
+    routing_label_table(&plain, &ev);
     ck_assert_str_eq(ev.table, "plain");
     ck_assert_uint_eq(ev.labels_gen, 0);
-    dal_sql_unref(sql);
-    dal_snapshot_unref(snap);
+    sql_unref(sql);
+    snapshot_unref(snap);
     dal_close(dal);
 }
 END_TEST
@@ -672,7 +672,7 @@ START_TEST(slowlog_writes_slow_and_failed)
 
     snprintf(path, sizeof path, "%s/slow.log", dir);
     inst = make_slowlog(path, "10ms", "execution", "1048576");
-    dal_sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    sql_normalize(raw, strlen(raw), sql, sizeof sql);
     ev.sql = sql;
     ev.kind = "select";
     ev.datasource = "db0";
@@ -853,13 +853,13 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
     dal_event_t ex = event(DAL_EVENT_EXECUTION), st;
     dal_conn_t *c;
     dal_error_t err;
-    uint64_t t0 = dal_now_ns();
+    uint64_t t0 = clock_now_ns();
     MYSQL_RES *r;
     int reused;
 
-    dal_sql_normalize(raw, strlen(raw), sql, sizeof sql);
-    dal_pool_set_statement(sql, "trace-live");
-    ck_assert_msg(dal_server_acquire(&node->master, &c, &reused, &err) == 0, "%s", err.message);
+    sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    pool_set_statement(sql, "trace-live");
+    ck_assert_msg(server_acquire(&node->master, &c, &reused, &err) == 0, "%s", err.message);
     if (mysql_query(&c->mysql, raw) != 0) {
         ex.error_code = DAL_ESERVER;
         ex.mysql_errno = mysql_errno(&c->mysql);
@@ -867,8 +867,8 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
     r = mysql_store_result(&c->mysql);
     ex.rows = r ? mysql_num_rows(r) : mysql_affected_rows(&c->mysql);
     mysql_free_result(r);
-    dal_server_release(&node->master, c, 1);
-    dal_pool_set_statement(NULL, NULL);
+    server_release(&node->master, c, 1);
+    pool_set_statement(NULL, NULL);
     snprintf(server, sizeof server, "%s", node->master.address);
     ex.kind = kind;
     ex.table = table;
@@ -877,11 +877,11 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
     ex.physical_table = table;
     ex.sql = sql;
     ex.trace_id = "trace-live";
-    ex.latency_ns = dal_now_ns() - t0;
+    ex.latency_ns = clock_now_ns() - t0;
     st = ex;
     st.type = DAL_EVENT_STATEMENT;
-    dal_monitor_emit(snap->monitors, &ex);
-    dal_monitor_emit(snap->monitors, &st);
+    monitor_emit(snap->monitors, &ex);
+    monitor_emit(snap->monitors, &st);
 }
 
 static void save(const char *name, const char *text)
@@ -911,9 +911,9 @@ START_TEST(live_metrics_after_a_known_workload)
     path = tu_write(outdir, "dal.ini", ini);
     ck_assert_msg(dal_open(path, NULL, &dal, &err) == 0, "%s", err.message);
     free(path);
-    snap = dal_snapshot_acquire(dal);
-    ck_assert(dal_monitor_active(snap->monitors));
-    node = dal_snapshot_node(snap, "ds0");
+    snap = snapshot_acquire(dal);
+    ck_assert(monitor_active(snap->monitors));
+    node = snapshot_node(snap, "ds0");
     run_and_emit(snap, node, "CREATE TABLE IF NOT EXISTS mon_t (id INT PRIMARY KEY, pw VARCHAR(32))",
                  "create", "mon_t");
     run_and_emit(snap, node, "DELETE FROM mon_t", "delete", "mon_t");
@@ -947,7 +947,7 @@ START_TEST(live_metrics_after_a_known_workload)
              "dal_pool_connections{datasource=\"ds0\",server=\"%s\",state=\"idle\"}", server);
     ck_assert_double_eq(tu_metric(m, want), 1);
     free(m);
-    dal_snapshot_unref(snap);
+    snapshot_unref(snap);
     dal_close(dal); /* flushes the slow log */
 }
 END_TEST

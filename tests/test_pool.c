@@ -8,7 +8,7 @@
  * server and without timing luck.
  *
  * `test_pool live` (tests/pool_monitor_test.sh, with a MariaDB cluster):
- * the same policies through dal_open and dal_server_acquire against real
+ * the same policies through dal_open and server_acquire against real
  * servers: waiters and the exhausted error, a connection KILLed from
  * another session replaced on next use, session state reset between
  * borrowers, leak reports naming the statement, pool_none, per-datasource
@@ -644,11 +644,11 @@ static void live_teardown(void)
 
 static dal_node_t *node_of(const char *name)
 {
-    dal_snapshot_t *s = dal_snapshot_acquire(live_dal);
-    dal_node_t *n = dal_snapshot_node(s, name);
+    dal_snapshot_t *s = snapshot_acquire(live_dal);
+    dal_node_t *n = snapshot_node(s, name);
 
     /* the dal_t keeps its own reference: the node outlives this test */
-    dal_snapshot_unref(s);
+    snapshot_unref(s);
     ck_assert_ptr_nonnull(n);
     return n;
 }
@@ -659,7 +659,7 @@ static dal_conn_t *live_take(dal_node_t *n)
     dal_error_t err;
     int reused;
 
-    ck_assert_msg(dal_server_acquire(&n->master, &c, &reused, &err) == 0, "%s", err.message);
+    ck_assert_msg(server_acquire(&n->master, &c, &reused, &err) == 0, "%s", err.message);
     return c;
 }
 
@@ -716,14 +716,14 @@ START_TEST(live_exhausted_names_the_server)
     n = node_of("ds1");
     a = live_take(n);
     t0 = ms_now();
-    ck_assert_int_eq(dal_server_acquire(&n->master, &c, &reused, &err), DAL_ECONNECT);
+    ck_assert_int_eq(server_acquire(&n->master, &c, &reused, &err), DAL_ECONNECT);
     ck_assert_uint_ge(ms_now() - t0, 295);
     snprintf(want, sizeof want, "127.0.0.1:%u", n->cfg->master.port);
     ck_assert_msg(strstr(err.message, "pool exhausted") && strstr(err.message, "ds1") &&
                   strstr(err.message, want), "%s", err.message);
     /* ds0 has its own pool of 4 (the override is ds1's alone) */
-    dal_server_release(&node_of("ds0")->master, live_take(node_of("ds0")), 1);
-    dal_server_release(&n->master, a, 1);
+    server_release(&node_of("ds0")->master, live_take(node_of("ds0")), 1);
+    server_release(&n->master, a, 1);
     live_teardown();
 }
 END_TEST
@@ -738,7 +738,7 @@ static void *live_wait_turn(void *arg)
 
     ck_assert_str_eq(scalar(c, "SELECT 1", buf, sizeof buf), "1");
     atomic_store(&served[atomic_fetch_add(&nserved, 1)], t->who);
-    dal_server_release(&live_node->master, c, 1);
+    server_release(&live_node->master, c, 1);
     return NULL;
 }
 
@@ -756,10 +756,10 @@ START_TEST(live_waiters_in_order)
     held = live_take(live_node);
     for (i = 0; i < 3; i++) {
         ck_assert_int_eq(pthread_create(&th[i], NULL, live_wait_turn, &turns[i]), 0);
-        EVENTUALLY((dal_server_pool_stats(&live_node->master, &st),
+        EVENTUALLY((server_pool_stats(&live_node->master, &st),
                     st.waiting == (uint32_t)i + 1), 3000);
     }
-    dal_server_release(&live_node->master, held, 1);
+    server_release(&live_node->master, held, 1);
     for (i = 0; i < 3; i++)
         pthread_join(th[i], NULL);
     for (i = 0; i < 3; i++)
@@ -777,7 +777,7 @@ static void kill_and_reuse(dal_node_t *n, long pause_ms)
     MYSQL *m = admin(n);
 
     scalar(c, "SELECT CONNECTION_ID()", id, sizeof id);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     snprintf(sql, sizeof sql, "KILL %s", id);
     ck_assert_int_eq(mysql_query(m, sql), 0);
     mysql_close(m);
@@ -785,7 +785,7 @@ static void kill_and_reuse(dal_node_t *n, long pause_ms)
     c = live_take(n);
     ck_assert_str_eq(scalar(c, "SELECT 1", buf, sizeof buf), "1");
     ck_assert_str_ne(scalar(c, "SELECT CONNECTION_ID()", id2, sizeof id2), id);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
 }
 
 START_TEST(live_killed_connection_is_replaced)
@@ -797,7 +797,7 @@ START_TEST(live_killed_connection_is_replaced)
     live_open("pool = default\npool.validation_interval = 0", "");
     n = node_of("ds0");
     kill_and_reuse(n, 50);
-    dal_server_pool_stats(&n->master, &st);
+    server_pool_stats(&n->master, &st);
     ck_assert_uint_eq(st.created, 2);
     ck_assert_uint_eq(st.closed, 1);
     live_teardown();
@@ -819,7 +819,7 @@ START_TEST(live_state_is_reset_between_borrowers)
     c = live_take(n);
     ck_assert_uint_eq(run(c, "CREATE TABLE IF NOT EXISTS pool_reset (v INT)"), 0);
     ck_assert_uint_eq(run(c, "DELETE FROM pool_reset"), 0);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
 
     c = live_take(n);
     scalar(c, "SELECT CONNECTION_ID()", id, sizeof id);
@@ -828,7 +828,7 @@ START_TEST(live_state_is_reset_between_borrowers)
     ck_assert_uint_eq(run(c, "SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"), 0);
     ck_assert_uint_eq(run(c, "BEGIN"), 0);
     ck_assert_uint_eq(run(c, "INSERT INTO pool_reset VALUES (1)"), 0);
-    dal_server_release(&n->master, c, 1); /* no COMMIT: the transaction must not survive */
+    server_release(&n->master, c, 1); /* no COMMIT: the transaction must not survive */
 
     c = live_take(n);
     ck_assert_str_eq(scalar(c, "SELECT CONNECTION_ID()", id2, sizeof id2), id); /* same session */
@@ -842,13 +842,13 @@ START_TEST(live_state_is_reset_between_borrowers)
     /* a user variable set inside a SELECT is invisible to the server's state
      * tracking: the core marks such statements */
     ck_assert_uint_eq(run(c, "SELECT @sneaky := 7"), 0);
-    dal_conn_mark_dirty(c);
-    dal_server_release(&n->master, c, 1);
+    conn_mark_dirty(c);
+    server_release(&n->master, c, 1);
 
     c = live_take(n);
     ck_assert_str_eq(scalar(c, "SELECT @sneaky", buf, sizeof buf), "NULL");
     ck_assert_uint_eq(run(c, "DROP TABLE pool_reset"), 0);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     live_teardown();
 }
 END_TEST
@@ -867,11 +867,11 @@ START_TEST(live_clean_session_is_not_reset)
      * marks such statements), which makes it a probe: had the return cost a
      * COM_RESET_CONNECTION, the next borrower would not see it. */
     ck_assert_uint_eq(run(c, "SELECT @probe := 1"), 0);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     c = live_take(n);
     ck_assert_str_eq(scalar(c, "SELECT @probe", buf, sizeof buf), "1");
-    dal_conn_mark_dirty(c);
-    dal_server_release(&n->master, c, 1);
+    conn_mark_dirty(c);
+    server_release(&n->master, c, 1);
     live_teardown();
 }
 END_TEST
@@ -883,13 +883,13 @@ START_TEST(live_leak_report_names_the_statement)
 
     live_open("pool = default\npool.leak_threshold = 200ms", "");
     n = node_of("ds1");
-    dal_pool_set_statement("SELECT name FROM wm_food WHERE wm_poi_id = ?", "trace-7");
+    pool_set_statement("SELECT name FROM wm_food WHERE wm_poi_id = ?", "trace-7");
     c = live_take(n);
-    dal_pool_set_statement(NULL, NULL);
+    pool_set_statement(NULL, NULL);
     EVENTUALLY(live_log_has("possible connection leak"), 3000);
     ck_assert(live_log_has("trace_id=trace-7 SELECT name FROM wm_food WHERE wm_poi_id = ?"));
     ck_assert(live_log_has("pool_default:ds1"));
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     EVENTUALLY(live_log_has("came back after"), 1000);
     live_teardown();
 }
@@ -902,7 +902,7 @@ START_TEST(live_min_idle_is_kept)
 
     live_open("pool = default\npool.min_idle = 2", "");
     n = node_of("ds0");
-    EVENTUALLY((dal_server_pool_stats(&n->master, &st), st.idle == 2), 5000);
+    EVENTUALLY((server_pool_stats(&n->master, &st), st.idle == 2), 5000);
     ck_assert_uint_eq(st.created, 2);
     live_teardown();
 }
@@ -918,10 +918,10 @@ START_TEST(live_pool_none_connects_per_borrow)
     n = node_of("ds0");
     c = live_take(n);
     scalar(c, "SELECT CONNECTION_ID()", a, sizeof a);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     c = live_take(n);
     ck_assert_str_ne(scalar(c, "SELECT CONNECTION_ID()", b, sizeof b), a);
-    dal_server_release(&n->master, c, 1);
+    server_release(&n->master, c, 1);
     live_teardown();
 }
 END_TEST

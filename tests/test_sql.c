@@ -37,7 +37,7 @@ static dal_sql_t *analyse_ok(const char *sql)
     size_t len = strlen(sql);
     char *copy = exact_copy(sql, len), err[256];
     dal_sql_t *s = NULL;
-    int rc = dal_sql_analyse(copy, len, &s, err, sizeof err);
+    int rc = sql_analyse(copy, len, &s, err, sizeof err);
 
     free(copy);
     ck_assert_msg(rc == 0, "analyse failed: %s\n  sql: %s", err, sql);
@@ -86,7 +86,7 @@ static void render_opnd(buf_t *b, const dal_sql_t *s, const dal_sql_opnd_t *o)
         bprintf(b, " ?%d", o->param_index);
         break;
     case DAL_OPND_LITERAL:
-        ck_assert_int_eq(dal_sql_literal_text(s->text, o, val, sizeof val, &n), 0);
+        ck_assert_int_eq(sql_literal_text(s->text, o, val, sizeof val, &n), 0);
         bprintf(b, " lit(%s)", val);
         break;
     default:
@@ -208,7 +208,7 @@ static char *render(const dal_sql_t *s)
     for (i = 0; i < s->nconds; i++)
         nvalue += s->conds[i].op != DAL_COND_COLEQ;
     /* nconds counts the value conditions; joins are `link` lines */
-    bprintf(&b, "kind=%s\nnparams=%zu\nntrefs=%zu\nnconds=%zu\n", dal_sql_kind_name(s->kind),
+    bprintf(&b, "kind=%s\nnparams=%zu\nntrefs=%zu\nnconds=%zu\n", sql_kind_name(s->kind),
             s->nparams, s->ntrefs, nvalue);
     for (i = 0; i < s->ntrefs; i++) {
         const struct dal_sql_tref *t = &s->trefs[i];
@@ -338,8 +338,8 @@ START_TEST(test_lex_table)
     int guard = 0;
 
     bprintf(&b, "%s", "");
-    dal_lex_init(&lx, copy, len);
-    while ((t = dal_lex_next(&lx)).type != DAL_TOK_EOF) {
+    lex_init(&lx, copy, len);
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         ck_assert_uint_le((size_t)t.off + t.len, len);
         ck_assert_uint_gt(t.len, 0);
         if (t.type != DAL_TOK_ERROR) /* an open VC's error starts at its opener */
@@ -349,7 +349,7 @@ START_TEST(test_lex_table)
         ck_assert_int_lt(++guard, 1000);
     }
     ck_assert_uint_eq(t.off, len);
-    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF); /* EOF is sticky */
+    ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF); /* EOF is sticky */
     ck_assert_msg(strcmp(b.p, c->tokens) == 0, "lexing [%s]\n got: %s\n want: %s", c->sql, b.p,
                   c->tokens);
     free(b.p);
@@ -364,16 +364,16 @@ START_TEST(test_lex_stops_at_len)
     dal_lexer_t lx;
     dal_token_t t;
 
-    dal_lex_init(&lx, sql, 10);
-    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_IDENT);
-    t = dal_lex_next(&lx);
+    lex_init(&lx, sql, 10);
+    ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_IDENT);
+    t = lex_next(&lx);
     ck_assert_int_eq(t.type, DAL_TOK_ERROR);
     ck_assert_uint_eq(t.off, 7);
     ck_assert_uint_eq(t.len, 3);
-    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF);
+    ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF);
 
-    dal_lex_init(&lx, "abc", 0);
-    ck_assert_int_eq(dal_lex_next(&lx).type, DAL_TOK_EOF);
+    lex_init(&lx, "abc", 0);
+    ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF);
 }
 END_TEST
 
@@ -384,21 +384,21 @@ START_TEST(test_tok_eq_and_unquote)
     dal_token_t a, b, c;
     char out[8];
 
-    dal_lex_init(&lx, sql, strlen(sql));
-    a = dal_lex_next(&lx);
-    b = dal_lex_next(&lx);
-    c = dal_lex_next(&lx);
-    ck_assert(dal_tok_eq(sql, &a, "SELECT"));
-    ck_assert(dal_tok_eq(sql, &a, "select"));
-    ck_assert(!dal_tok_eq(sql, &a, "SELEC"));
-    ck_assert(!dal_tok_eq(sql, &a, "SELECTS"));
-    ck_assert(!dal_tok_eq(sql, &b, "se`l")); /* only IDENT tokens compare */
-    ck_assert_uint_eq(dal_ident_unquote(sql, &b, out, sizeof out), 4);
+    lex_init(&lx, sql, strlen(sql));
+    a = lex_next(&lx);
+    b = lex_next(&lx);
+    c = lex_next(&lx);
+    ck_assert(tok_eq(sql, &a, "SELECT"));
+    ck_assert(tok_eq(sql, &a, "select"));
+    ck_assert(!tok_eq(sql, &a, "SELEC"));
+    ck_assert(!tok_eq(sql, &a, "SELECTS"));
+    ck_assert(!tok_eq(sql, &b, "se`l")); /* only IDENT tokens compare */
+    ck_assert_uint_eq(ident_unquote(sql, &b, out, sizeof out), 4);
     ck_assert_str_eq(out, "se`l");
-    ck_assert_uint_eq(dal_ident_unquote(sql, &b, out, 3), 4); /* truncated, still NUL-ended */
+    ck_assert_uint_eq(ident_unquote(sql, &b, out, 3), 4); /* truncated, still NUL-ended */
     ck_assert_str_eq(out, "se");
-    ck_assert_uint_eq(dal_ident_unquote(sql, &b, NULL, 0), 4);
-    ck_assert_uint_eq(dal_ident_unquote(sql, &c, out, sizeof out), 1);
+    ck_assert_uint_eq(ident_unquote(sql, &b, NULL, 0), 4);
+    ck_assert_uint_eq(ident_unquote(sql, &c, out, sizeof out), 1);
     ck_assert_str_eq(out, "x");
 }
 END_TEST
@@ -466,9 +466,9 @@ START_TEST(test_kind_table)
     const struct kind_case *c = &kind_cases[_i];
     dal_sql_t *s = analyse_ok(c->sql);
 
-    ck_assert_msg(s->kind == c->kind, "[%s]: got %s, want %s", c->sql, dal_sql_kind_name(s->kind),
-                  dal_sql_kind_name(c->kind));
-    dal_sql_free(s);
+    ck_assert_msg(s->kind == c->kind, "[%s]: got %s, want %s", c->sql, sql_kind_name(s->kind),
+                  sql_kind_name(c->kind));
+    sql_free(s);
 }
 END_TEST
 
@@ -743,7 +743,7 @@ START_TEST(test_analysis_table)
             ck_assert_msg(has_line(text, w), "[%s]\n missing line '%s' in:\n%s", c->sql, w, text);
     }
     free(text);
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -773,7 +773,7 @@ START_TEST(test_spans_are_exact)
     ck_assert_int_eq(s->conds[0].vals[0].lit_type, DAL_TOK_NUMBER);
     ck_assert_uint_eq(s->from_off, 19);
     ck_assert_uint_eq(s->from_end, 29);
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -787,7 +787,7 @@ START_TEST(test_negative_literal_fields)
     ck_assert_int_eq(o->lit_type, DAL_TOK_NUMBER);
     ck_assert_uint_eq(o->off, 26);
     ck_assert_uint_eq(o->len, 4);
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -802,10 +802,10 @@ START_TEST(test_param_offsets)
         ck_assert_int_eq(s->text[s->param_offs[i]], '?');
     ck_assert_uint_eq(s->param_offs[0], 7);
     ck_assert_uint_eq(s->param_offs[3], (uint32_t)(strstr(sql, "c = ?") - sql + 4));
-    dal_sql_free(s);
+    sql_free(s);
     s = analyse_ok("SELECT 1");
     ck_assert_ptr_null(s->param_offs);
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -836,7 +836,7 @@ START_TEST(test_hint_spans)
     n += s->len - at;
     out[n] = '\0';
     ck_assert_str_eq(out, "SELECT  x /*+ BKA(t) */ FROM t ");
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -846,14 +846,14 @@ START_TEST(test_text_outlives_input)
     dal_sql_t *s;
     char err[64];
 
-    ck_assert_int_eq(dal_sql_analyse(copy, strlen(copy), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(copy, strlen(copy), &s, err, sizeof err), 0);
     memset(copy, 'x', strlen(copy));
     free(copy);
     ck_assert_str_eq(s->trefs[0].name, "wm_food");
     ck_assert_int_eq(strncmp(s->text + s->trefs[0].off, "wm_food", 7), 0);
-    ck_assert(dal_sql_ref(s) == s);
-    dal_sql_unref(s);
-    dal_sql_unref(s);
+    ck_assert(sql_ref(s) == s);
+    sql_unref(s);
+    sql_unref(s);
 }
 END_TEST
 
@@ -870,9 +870,9 @@ START_TEST(test_deep_nesting)
     *p++ = '1';
     for (i = 0; i < n; i++)
         *p++ = ')';
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->nconds, 1);
-    dal_sql_free(s);
+    sql_free(s);
 
     p = sql;
     for (i = 0; i < 200; i++)
@@ -880,7 +880,7 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "SELECT 1");
     for (i = 0; i < 200; i++)
         p += sprintf(p, ") x");
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
@@ -891,14 +891,14 @@ START_TEST(test_deep_nesting)
     *p++ = 't';
     for (i = 0; i < 500; i++)
         *p++ = ')';
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
     p = sql; /* so do statements inside statements */
     for (i = 0; i < 300; i++)
         p += sprintf(p, "SET STATEMENT x=1 FOR ");
     p += sprintf(p, "SELECT 1");
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
     p = sql; /* 30 levels are fine */
@@ -908,10 +908,10 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "innermost");
     for (i = 0; i < 30; i++)
         p += sprintf(p, ") d%zu", i);
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->ntrefs, 1);
     ck_assert_str_eq(s->trefs[0].name, "innermost");
-    dal_sql_free(s);
+    sql_free(s);
 
     p = sql;
     p += sprintf(p, "SELECT a FROM t WHERE ");
@@ -920,8 +920,8 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "k = 1");
     for (i = 0; i < 100; i++)
         *p++ = ')';
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
-    dal_sql_free(s);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    sql_free(s);
     free(sql);
 }
 END_TEST
@@ -935,12 +935,12 @@ START_TEST(test_large_insert)
     p += sprintf(p, "INSERT INTO t (a, b, c) VALUES ");
     for (i = 0; i < rows; i++)
         p += sprintf(p, "%s(?, %zu, 'v%zu')", i ? "," : "", i, i);
-    ck_assert_int_eq(dal_sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->nrows, rows);
     ck_assert_uint_eq(s->nparams, rows);
     ck_assert_int_eq(s->rows[rows - 1].vals[0].param_index, (int)rows - 1);
     ck_assert_uint_eq(s->values_end, (uint32_t)(p - sql));
-    dal_sql_free(s);
+    sql_free(s);
     free(sql);
 }
 END_TEST
@@ -979,13 +979,13 @@ START_TEST(test_error_table)
     char *copy = exact_copy(c->sql, len), err[128];
     dal_sql_t *s = (dal_sql_t *)1;
 
-    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_msg(strcmp(err, c->msg) == 0, "[%s]: got '%s', want '%s'", c->sql, err, c->msg);
     /* a tiny or absent buffer is fine too */
-    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, err, 4), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, &s, err, 4), -1);
     ck_assert_uint_eq(strlen(err), 3);
-    ck_assert_int_eq(dal_sql_analyse(copy, len, &s, NULL, 0), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, &s, NULL, 0), -1);
     free(copy);
 }
 END_TEST
@@ -1033,11 +1033,11 @@ START_TEST(test_literal_table)
     s = analyse_ok(sql);
     ck_assert_uint_eq(s->nconds, 1);
     ck_assert_int_eq(s->conds[0].vals[0].kind, DAL_OPND_LITERAL);
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
     ck_assert_uint_eq(n, c->wantlen);
     ck_assert_int_eq(memcmp(out, c->want, n), 0);
     ck_assert_int_eq(out[n], '\0');
-    dal_sql_free(s);
+    sql_free(s);
 }
 END_TEST
 
@@ -1048,17 +1048,17 @@ START_TEST(test_literal_edges)
     char out[4];
     size_t n;
 
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[0], out, sizeof out, &n), 0);
+    ck_assert_int_eq(sql_literal_text(s->text, &v[0], out, sizeof out, &n), 0);
     ck_assert_uint_eq(n, 6); /* full length reported, output truncated */
     ck_assert_str_eq(out, "abc");
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[0], NULL, 0, &n), 0);
+    ck_assert_int_eq(sql_literal_text(s->text, &v[0], NULL, 0, &n), 0);
     ck_assert_uint_eq(n, 6);
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[1], out, sizeof out, &n), -1); /* odd hex */
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[2], out, sizeof out, &n), -1); /* not bits */
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[3], out, sizeof out, &n), -1); /* PARAM */
+    ck_assert_int_eq(sql_literal_text(s->text, &v[1], out, sizeof out, &n), -1); /* odd hex */
+    ck_assert_int_eq(sql_literal_text(s->text, &v[2], out, sizeof out, &n), -1); /* not bits */
+    ck_assert_int_eq(sql_literal_text(s->text, &v[3], out, sizeof out, &n), -1); /* PARAM */
     ck_assert_int_eq(v[3].param_index, 0);
-    ck_assert_int_eq(dal_sql_literal_text(s->text, &v[4], out, sizeof out, &n), -1); /* EXPR */
-    dal_sql_free(s);
+    ck_assert_int_eq(sql_literal_text(s->text, &v[4], out, sizeof out, &n), -1); /* EXPR */
+    sql_free(s);
 }
 END_TEST
 
@@ -1066,65 +1066,65 @@ END_TEST
 
 START_TEST(test_cache_hit)
 {
-    dal_sql_cache_t *c = dal_sql_cache_new(64);
+    dal_sql_cache_t *c = sql_cache_new(64);
     const char *q = "SELECT name FROM wm_food WHERE wm_poi_id = ?";
     char err[64], *copy = exact_copy(q, strlen(q));
     const dal_sql_t *a, *b;
     uint64_t hits, misses;
 
-    a = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    a = sql_cache_get(c, q, strlen(q), err, sizeof err);
     ck_assert_ptr_nonnull(a);
-    b = dal_sql_cache_get(c, copy, strlen(q), err, sizeof err);
+    b = sql_cache_get(c, copy, strlen(q), err, sizeof err);
     ck_assert_ptr_eq(a, b);
     ck_assert_uint_eq(atomic_load(&a->refs), 3); /* cache + two callers */
-    dal_sql_cache_stats(c, &hits, &misses);
+    sql_cache_stats(c, &hits, &misses);
     ck_assert_uint_eq(hits, 1);
     ck_assert_uint_eq(misses, 1);
     /* a prefix of the text is another statement */
-    b = dal_sql_cache_get(c, q, strlen(q) - 2, err, sizeof err);
+    b = sql_cache_get(c, q, strlen(q) - 2, err, sizeof err);
     ck_assert_ptr_ne(a, b);
     ck_assert_uint_eq(b->nparams, 0);
-    dal_sql_unref(b);
-    dal_sql_unref(a);
-    dal_sql_unref(a);
-    ck_assert_ptr_null(dal_sql_cache_get(c, "SELECT 'x", 9, err, sizeof err));
+    sql_unref(b);
+    sql_unref(a);
+    sql_unref(a);
+    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, err, sizeof err));
     ck_assert_str_eq(err, "unterminated string at offset 7");
-    ck_assert_ptr_null(dal_sql_cache_get(c, "SELECT 'x", 9, err, sizeof err)); /* not cached */
-    dal_sql_cache_stats(c, &hits, &misses);
+    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, err, sizeof err)); /* not cached */
+    sql_cache_stats(c, &hits, &misses);
     ck_assert_uint_eq(misses, 4);
     free(copy);
-    dal_sql_cache_free(c);
+    sql_cache_free(c);
 }
 END_TEST
 
 START_TEST(test_cache_eviction_keeps_refs)
 {
-    dal_sql_cache_t *c = dal_sql_cache_new(16);
+    dal_sql_cache_t *c = sql_cache_new(16);
     const char *q = "SELECT a FROM kept WHERE k = 1";
     const dal_sql_t *held, *again;
     char sql[64], err[64];
     int i;
 
-    held = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    held = sql_cache_get(c, q, strlen(q), err, sizeof err);
     ck_assert_ptr_nonnull(held);
     for (i = 0; i < 2000; i++) {
         const dal_sql_t *s;
         snprintf(sql, sizeof sql, "SELECT a FROM t%d WHERE k = %d", i, i);
-        s = dal_sql_cache_get(c, sql, strlen(sql), err, sizeof err);
+        s = sql_cache_get(c, sql, strlen(sql), err, sizeof err);
         ck_assert_ptr_nonnull(s);
-        dal_sql_unref(s);
+        sql_unref(s);
     }
     /* evicted by now, but still ours and intact */
     ck_assert_uint_eq(atomic_load(&held->refs), 1);
     ck_assert_str_eq(held->text, q);
     ck_assert_str_eq(held->trefs[0].name, "kept");
-    again = dal_sql_cache_get(c, q, strlen(q), err, sizeof err);
+    again = sql_cache_get(c, q, strlen(q), err, sizeof err);
     ck_assert_ptr_ne(again, held);
     ck_assert_str_eq(again->trefs[0].name, "kept");
-    dal_sql_unref(held);
-    dal_sql_cache_free(c); /* `again` outlives the cache */
+    sql_unref(held);
+    sql_cache_free(c); /* `again` outlives the cache */
     ck_assert_str_eq(again->trefs[0].name, "kept");
-    dal_sql_unref(again);
+    sql_unref(again);
 }
 END_TEST
 
@@ -1150,12 +1150,12 @@ static void *worker_main(void *arg)
         k = (int)((x >> 16) % NSTMTS);
         snprintf(name, sizeof name, "tbl_%d", k);
         snprintf(sql, sizeof sql, "SELECT a, b FROM %s WHERE id = ? AND k IN (%d, ?)", name, k);
-        s = dal_sql_cache_get(w->cache, sql, strlen(sql), err, sizeof err);
+        s = sql_cache_get(w->cache, sql, strlen(sql), err, sizeof err);
         if (!s || s->kind != DAL_SQL_SELECT || s->ntrefs != 1 ||
             strcmp(s->trefs[0].name, name) != 0 || strcmp(s->text, sql) != 0 ||
             s->nparams != 2 || s->nconds != 2)
             w->errors++;
-        dal_sql_unref(s);
+        sql_unref(s);
     }
     return NULL;
 }
@@ -1164,7 +1164,7 @@ START_TEST(test_cache_threads)
 {
     /* capacity well below the working set: hits, misses, races on insert
      * and evictions of entries other threads are using, all at once */
-    dal_sql_cache_t *c = dal_sql_cache_new(16);
+    dal_sql_cache_t *c = sql_cache_new(16);
     pthread_t th[NTHREADS];
     struct worker w[NTHREADS];
     uint64_t hits, misses;
@@ -1180,10 +1180,10 @@ START_TEST(test_cache_threads)
         pthread_join(th[i], NULL);
         ck_assert_int_eq(w[i].errors, 0);
     }
-    dal_sql_cache_stats(c, &hits, &misses);
+    sql_cache_stats(c, &hits, &misses);
     ck_assert_uint_eq(hits + misses, (uint64_t)NTHREADS * ROUNDS);
     ck_assert_uint_gt(hits, 0);
-    dal_sql_cache_free(c);
+    sql_cache_free(c);
 }
 END_TEST
 

@@ -10,7 +10,7 @@
  * parameters can be negative without "--".
  */
 #include "cli.h"
-#include "hex.h"   /* dal_hexval: header only, shared with the core's URL and SQL code */
+#include "hex.h"   /* hexval: header only, shared with the core's URL and SQL code */
 
 #include <ctype.h>
 #include <errno.h>
@@ -318,7 +318,7 @@ static int parse_hex(const char *text, const char *s, cli_value_t *out, char *wh
     unsigned char *b;
 
     for (i = 0; i < n; i++)
-        if (dal_hexval((unsigned char)s[i]) < 0)
+        if (hexval((unsigned char)s[i]) < 0)
             break;
     if (i < n || n % 2 != 0)
         return value_error(why, size, text, "hex: takes an even number of hex digits, such as hex:00ff");
@@ -326,8 +326,8 @@ static int parse_hex(const char *text, const char *s, cli_value_t *out, char *wh
     if (b == NULL)
         return value_error(why, size, text, "out of memory");
     for (i = 0; i < n / 2; i++)
-        b[i] = (unsigned char)(dal_hexval((unsigned char)s[2 * i]) * 16 +
-                               dal_hexval((unsigned char)s[2 * i + 1]));
+        b[i] = (unsigned char)(hexval((unsigned char)s[2 * i]) * 16 +
+                               hexval((unsigned char)s[2 * i + 1]));
     out->bytes = b;
     out->v = dal_blob(b, n / 2);
     return 0;

@@ -1,12 +1,12 @@
 /*
- * plan.c -- dal_plan_t: the routes of a statement, for `dal explain`.
+ * explain.c -- dal_plan_t: the routes of a statement, for `dal explain`.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
-#include "plan.h"
+#include "explain.h"
 #include "replica.h"
 #include "rewrite.h"
 
@@ -29,30 +29,30 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
                       size_t nparams, plan_route_t *pr, dal_error_t *err)
 {
     const dal_route_t *route = &rt->routes[r];
-    const dal_server_t *srv = dal_route_server(route);
+    const dal_server_t *srv = route_server(route);
     dal_buf_t sql = DAL_BUF_INIT;
     char name[300];
     size_t i;
     int rc;
 
-    rc = dal_rewrite(rt, r, params, nparams, 0, &sql, err);
+    rc = rewrite_route(rt, r, params, nparams, 0, &sql, err);
     if (rc != 0) {
-        dal_buf_free(&sql);
+        buf_free(&sql);
         return rc;
     }
-    pr->sql = dal_buf_steal(&sql);
+    pr->sql = buf_steal(&sql);
     pr->server = strdup(srv->address);
-    pr->role = dal_server_role(srv);
+    pr->role = server_role(srv);
     for (i = 0; i < rt->sql->ntrefs && pr->table == NULL; i++)
         if (route->pos[i] >= 0)
-            pr->table = strdup(dal_physical_name(rt->tables[i], route->pos[i], name, sizeof name));
+            pr->table = strdup(physical_name(rt->tables[i], route->pos[i], name, sizeof name));
     if (pr->sql == NULL || pr->server == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
+        return err_set(err, DAL_ENOMEM, "out of memory");
     return 0;
 }
 
-int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                   dal_plan_t **out, dal_error_t *err)
+int explain_build(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                  dal_plan_t **out, dal_error_t *err)
 {
     dal_plan_t *p = calloc(1, sizeof *p);
     size_t r;
@@ -60,12 +60,12 @@ int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t np
 
     *out = NULL;
     if (p == NULL)
-        return dal_err_set(err, DAL_ENOMEM, "out of memory");
-    p->kind = dal_sql_kind_word(rt->sql->kind);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    p->kind = sql_kind_word(rt->sql->kind);
     p->routes = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->routes);
     p->names = calloc(rt->nroutes ? rt->nroutes : 1, sizeof *p->names);
     if (p->routes == NULL || p->names == NULL) {
-        rc = dal_err_set(err, DAL_ENOMEM, "out of memory");
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
     for (r = 0; r < rt->nroutes; r++, p->n++) {
@@ -73,7 +73,7 @@ int dal_plan_build(const dal_routing_t *rt, const dal_value_t *params, size_t np
         p->names[r] = strdup(rt->routes[r].node->cfg->name);
         p->routes[r].datasource = p->names[r];
         rc = p->names[r] ? fill_route(rt, r, params, nparams, &p->routes[r], err)
-                         : dal_err_set(err, DAL_ENOMEM, "out of memory");
+                         : err_set(err, DAL_ENOMEM, "out of memory");
         if (rc != 0) {
             p->n++;
             goto fail;

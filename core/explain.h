@@ -1,0 +1,13 @@
+/*
+ * explain.h -- dal_plan_t: the routes of a statement, for `dal explain`.
+ */
+#ifndef DAL_CORE_EXPLAIN_H
+#define DAL_CORE_EXPLAIN_H
+
+#include "route.h"
+
+/* Describe every route of rt, parameters inlined.  *out owned by the caller. */
+int explain_build(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
+                  dal_plan_t **out, dal_error_t *err);
+
+#endif /* DAL_CORE_EXPLAIN_H */
