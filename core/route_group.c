@@ -13,7 +13,6 @@
 #include "error.h"
 #include "route_int.h"
 #include "small.h"
-#include "sql_lex.h"
 
 /*
  * The sharded table references of a statement fall into groups.  A
@@ -128,88 +127,11 @@ static const struct dal_sql_item *feeding_item(const dal_sql_t *sql, const char 
     return NULL;
 }
 
-/* Lex the item's expression into at most 4 tokens; returns their number
- * (5: more than 4). */
-static int item_tokens(const dal_sql_t *sql, const struct dal_sql_item *it, dal_token_t *tk)
-{
-    dal_lexer_t lx;
-    int n = 0;
-
-    lex_init(&lx, sql->text, it->off + it->len);
-    lx.pos = it->off;
-    for (;;) {
-        dal_token_t t = lex_next(&lx);
-        if (t.type == DAL_TOK_EOF)
-            return n;
-        if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT)
-            continue;
-        if (n == 4 || t.type == DAL_TOK_ERROR)
-            return 5;
-        tk[n++] = t;
-    }
-}
-
 /* The source tref whose shard key the item is (a column of the SELECT's
  * own scope), or -1. */
 static long item_key_tref(const router_t *r, const struct dal_sql_item *it, int sc)
 {
-    dal_token_t tk[5];
-    char q[128], col[128];
-    int n = item_tokens(r->sql, it, tk);
-
-    if (n != 1 && n != 3)
-        return -1;
-    if ((tk[n - 1].type != DAL_TOK_IDENT && tk[n - 1].type != DAL_TOK_QIDENT) ||
-        ident_unquote(r->sql->text, &tk[n - 1], col, sizeof col) >= sizeof col)
-        return -1;
-    if (n == 1)
-        return route_key_tref(r, sc, NULL, col, 0, 1);
-    if ((tk[0].type != DAL_TOK_IDENT && tk[0].type != DAL_TOK_QIDENT) || tk[1].len != 1 ||
-        r->sql->text[tk[1].off] != '.' ||
-        ident_unquote(r->sql->text, &tk[0], q, sizeof q) >= sizeof q)
-        return -1;
-    return route_key_tref(r, sc, q, col, 0, 1);
-}
-
-/* The item as an operand when it is one literal or ?, else kind EXPR. */
-static dal_sql_opnd_t item_operand(const dal_sql_t *sql, const struct dal_sql_item *it)
-{
-    dal_token_t tk[5];
-    dal_sql_opnd_t o;
-    int n = item_tokens(sql, it, tk), k = n - 1;
-    size_t i;
-
-    memset(&o, 0, sizeof o);
-    o.kind = DAL_OPND_EXPR;
-    o.param_index = -1;
-    o.off = it->off;
-    o.len = it->len;
-    if (n == 2 && tk[0].len == 1 && sql->text[tk[0].off] == '-' && tk[1].type == DAL_TOK_NUMBER)
-        o.negative = 1;
-    else if (n != 1)
-        return o;
-    switch (tk[k].type) {
-    case DAL_TOK_PARAM:
-        for (i = 0; i < sql->nparams; i++)
-            if (sql->param_offs[i] == tk[k].off && n == 1) {
-                o.kind = DAL_OPND_PARAM;
-                o.param_index = (int)i;
-            }
-        break;
-    case DAL_TOK_NUMBER:
-        o.kind = DAL_OPND_LITERAL;
-        o.lit_type = DAL_TOK_NUMBER;
-        break;
-    case DAL_TOK_STRING:
-        if (n == 1) {
-            o.kind = DAL_OPND_LITERAL;
-            o.lit_type = DAL_TOK_STRING;
-        }
-        break;
-    default:
-        break;
-    }
-    return o;
+    return it->column != NULL ? route_key_tref(r, sc, it->qualifier, it->column, 0, 1) : -1;
 }
 
 /* The scope of the INSERT's SELECT (the first one inside scope 0). */
@@ -275,9 +197,8 @@ static int into_plan(router_t *r, size_t into, long *src, int64_t *fixed)
         return 0;
     *src = -1;
     if (it != NULL) {
-        dal_sql_opnd_t o = item_operand(sql, it);
-        if (o.kind != DAL_OPND_EXPR) {
-            rc = route_locate_opnd(r, t, &o, fixed);
+        if (it->value.kind != DAL_OPND_EXPR) {
+            rc = route_locate_opnd(r, t, &it->value, fixed);
             if (rc == 0 && *fixed < 0)
                 rc = err_set(r->err, DAL_ESHARD, "INSERT into %s: the shard key %s is NULL",
                              t->cfg->name, t->cfg->shard_key);

@@ -189,6 +189,10 @@ struct dal_sql_item {
     dal_agg_t agg;             /* set only when the item is exactly one aggregate call */
     uint32_t arg_off, arg_len; /* span inside the parentheses, DISTINCT excluded */
     int star;                  /* the item is * or t.* */
+    dal_sql_opnd_t value;      /* the expression as an operand: a literal or ?, else EXPR */
+    char *column;              /* the expression is a plain (maybe qualified) column: its
+                                  name, unquoted; else NULL; owned */
+    char *qualifier;           /* that column's table or alias part, or NULL; owned */
 };
 
 /* An ORDER BY or GROUP BY item. */

@@ -383,6 +383,8 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     STR(co, qualifier2, a->conds, struct dal_sql_cond)
     STR(so, name, a->sources, struct dal_sql_source)
     STR(it, alias, a->items, struct dal_sql_item)
+    STR(it, column, a->items, struct dal_sql_item)
+    STR(it, qualifier, a->items, struct dal_sql_item)
     STR(ob, column, a->order, struct dal_sql_order)
     STR(gb, column, a->group, struct dal_sql_order)
 #undef STR

@@ -832,6 +832,12 @@ static int select_item(an_t *a, int s, int e)
     it->star = (x - s == 1 && is_op(a, s, e, "*")) ||
                (x - s >= 3 && is_op(a, x - 1, e, "*") && is_p(a, x - 2, e, '.'));
     it->agg = item_agg(a, s, x, it);
+    it->value = an_operand(a, s, x);
+    if (an_colref_end(a, s, x) == x) {
+        if (!(it->column = an_tok_name(a, x - 1)) ||
+            (x - s >= 3 && !(it->qualifier = an_tok_name(a, x - 3))))
+            return -1;
+    }
     if (alias >= 0 && !(it->alias = an_alias_text(a, alias)))
         return -1;
     return 0;

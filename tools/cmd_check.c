@@ -7,6 +7,22 @@
  */
 #include "cli.h"
 
+/* "ok" and, on failure, "error":{code, message} into the open object. */
+static void json_verdict(json_t *j, int rc, const dal_error_t *err)
+{
+    json_key(j, "ok");
+    json_bool(j, rc == 0);
+    if (rc >= 0)
+        return;
+    json_key(j, "error");
+    json_object_begin(j);
+    json_key(j, "code");
+    json_string(j, dal_strerror(rc));
+    json_key(j, "message");
+    json_string(j, err->message);
+    json_object_end(j);
+}
+
 /* With --json the verdict is the output, so a failure is reported on
  * stdout (the exit status is 1 all the same). */
 static void print_check_json(int rc, const dal_error_t *err)
@@ -15,17 +31,7 @@ static void print_check_json(int rc, const dal_error_t *err)
 
     json_init(&j, stdout);
     json_object_begin(&j);
-    json_key(&j, "ok");
-    json_bool(&j, rc == 0);
-    if (rc < 0) {
-        json_key(&j, "error");
-        json_object_begin(&j);
-        json_key(&j, "code");
-        json_string(&j, dal_strerror(rc));
-        json_key(&j, "message");
-        json_string(&j, err->message);
-        json_object_end(&j);
-    }
+    json_verdict(&j, rc, err);
     json_object_end(&j);
 }
 
@@ -70,17 +76,7 @@ static int check_online(cli_t *cli, const dal_open_opts_t *opts)
         rc = dal_table_columns(dal, NULL, print_columns, cli->json ? &j : NULL, &err);
     if (cli->json) {
         json_object_end(&j);
-        json_key(&j, "ok");
-        json_bool(&j, rc == 0);
-        if (rc < 0) {
-            json_key(&j, "error");
-            json_object_begin(&j);
-            json_key(&j, "code");
-            json_string(&j, dal_strerror(rc));
-            json_key(&j, "message");
-            json_string(&j, err.message);
-            json_object_end(&j);
-        }
+        json_verdict(&j, rc, &err);
         json_object_end(&j);
     } else if (rc != 0) {
         cli_fail(&err);
