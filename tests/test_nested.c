@@ -61,6 +61,7 @@
 
 #include <dal/dal.h>
 
+#include "difftest.h"
 #include "testutil.h"
 
 #define NODES 4
@@ -71,7 +72,6 @@
 #define MIN_STATEMENTS 1000
 #define MIN_ACCEPTED_PCT 50
 #define DEFAULT_SEED 20250611u
-#define MAX_COLS 16
 #define MAX_PARAMS 24
 #define MAX_ITEMS 8
 #define MAX_REPORTS 8        /* mismatches printed in full */
@@ -85,63 +85,9 @@ static unsigned long long seed = DEFAULT_SEED;
 
 /* =========================================================== random */
 
-static uint64_t rng;
-
-static uint64_t rnd64(void)
-{
-    /* xorshift64*: seedable and the same everywhere, so a seed replays */
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 2685821657736338717ULL;
-}
-
-static int rnd(int n)
-{
-    return (int)(rnd64() % (uint64_t)n);
-}
-
-static int chance(int one_in)
-{
-    return rnd(one_in) == 0;
-}
-
-#define PICK(a) (a)[rnd((int)(sizeof(a) / sizeof((a)[0])))]
+#define PICK(a) (a)[dt_rnd((int)(sizeof(a) / sizeof((a)[0])))]
 
 /* ========================================================= servers */
-
-static void read_env(void)
-{
-    const char *env = tu_env("DAL_TEST_PORTS"), *s = getenv("DAL_TEST_SEED");
-
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
-    if (s != NULL && *s != '\0')
-        seed = strtoull(s, NULL, 10);
-}
-
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    if (m == NULL || !mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db,
-                                         (unsigned)ports[i], NULL, 0)) {
-        fprintf(stderr, "FATAL: connect to 127.0.0.1:%d/%s: %s\n", ports[i], db,
-                m ? mysql_error(m) : "no memory");
-        exit(1);
-    }
-    return m;
-}
-
-static void direct_exec(MYSQL *m, const char *sql)
-{
-    if (mysql_query(m, sql) != 0) {
-        fprintf(stderr, "FATAL: %s: %s\n", sql, mysql_error(m));
-        exit(1);
-    }
-}
 
 static char *make_ini(const char *dir)
 {
@@ -215,22 +161,22 @@ static void put_text_or_null(char *out, size_t cap, const char *w)
 
 static void put_int_or_null(char *out, size_t cap, int one_in_null, int lo, int hi)
 {
-    if (chance(one_in_null))
+    if (dt_chance(one_in_null))
         snprintf(out, cap, "NULL");
     else
-        snprintf(out, cap, "%d", lo + rnd(hi - lo + 1));
+        snprintf(out, cap, "%d", lo + dt_rnd(hi - lo + 1));
 }
 
 /* One row, as the same INSERT for dal and for plain. */
 static void insert_both(dal_t *dal, MYSQL *plain, const char *sql)
 {
     dal_must(dal, sql);
-    direct_exec(plain, sql);
+    dt_direct_exec(plain, sql);
 }
 
 static void load(void)
 {
-    MYSQL *plain = direct(0, "plain");
+    MYSQL *plain = dt_direct(ports[0], "plain");
     dal_t *dal = open_dal();
     char sql[512], a[16], s[24], w[24];
     size_t i;
@@ -241,24 +187,24 @@ static void load(void)
         insert_both(dal, plain, sql);
         insert_both(dal, plain, ddl[i]);
     }
-    rng = seed * 2654435761u + 1;
+    dt_seed(seed * 2654435761u + 1);
     /* amounts overlap the account ids, so a column renamed account_id
      * selects rows too */
     for (id = 0; id < KEYS; id++) {
-        if (chance(3))
+        if (dt_chance(3))
             continue;
         put_int_or_null(a, sizeof a, 10, -20, 260);
-        put_text_or_null(s, sizeof s, chance(8) ? NULL : PICK(statuses));
-        put_text_or_null(w, sizeof w, chance(8) ? NULL : PICK(words));
+        put_text_or_null(s, sizeof s, dt_chance(8) ? NULL : PICK(statuses));
+        put_text_or_null(w, sizeof w, dt_chance(8) ? NULL : PICK(words));
         snprintf(sql, sizeof sql, "INSERT INTO t_account (account_id, amount, status, owner) "
                  "VALUES (%d, %s, %s, %s)", id, a, s, w);
         insert_both(dal, plain, sql);
     }
     for (id = 1; id <= DETAILS; id++) {
         put_int_or_null(a, sizeof a, 12, -20, 260);
-        put_text_or_null(w, sizeof w, chance(6) ? NULL : PICK(words));
+        put_text_or_null(w, sizeof w, dt_chance(6) ? NULL : PICK(words));
         snprintf(sql, sizeof sql, "INSERT INTO t_account_detail (detail_id, account_id, amount, "
-                 "note) VALUES (%d, %d, %s, %s)", id, rnd(KEYS), a, w);
+                 "note) VALUES (%d, %d, %s, %s)", id, dt_rnd(KEYS), a, w);
         insert_both(dal, plain, sql);
     }
     for (i = 0; i < 4; i++) {
@@ -267,9 +213,9 @@ static void load(void)
         insert_both(dal, plain, sql);
     }
     for (id = 1; id <= BRANCHES; id++) {
-        put_text_or_null(w, sizeof w, chance(6) ? NULL : PICK(words));
+        put_text_or_null(w, sizeof w, dt_chance(6) ? NULL : PICK(words));
         snprintf(sql, sizeof sql, "INSERT INTO t_branch (branch_id, account_id, city) VALUES "
-                 "(%d, %d, %s)", id, rnd(KEYS), w);
+                 "(%d, %d, %s)", id, dt_rnd(KEYS), w);
         insert_both(dal, plain, sql);
     }
     dal_close(dal);
@@ -278,126 +224,9 @@ static void load(void)
 
 /* ============================================================== rows */
 
-typedef struct rows {
-    char ***v;               /* v[i][c]: text or NULL */
-    size_t n, cap;
-    unsigned int ncols;
-    char *names[MAX_COLS];
-} rows_t;
-
-static void rows_push(rows_t *r, char **vals, const unsigned long *lens)
-{
-    char **row = calloc(r->ncols + 1, sizeof *row);
-    unsigned int c;
-
-    ck_assert_ptr_nonnull(row);
-    for (c = 0; c < r->ncols; c++)
-        row[c] = vals[c] ? strndup(vals[c], lens[c]) : NULL;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->v = realloc(r->v, r->cap * sizeof *r->v);
-        ck_assert_ptr_nonnull(r->v);
-    }
-    r->v[r->n++] = row;
-}
-
-static void rows_free(rows_t *r)
-{
-    size_t i;
-    unsigned int c;
-
-    for (i = 0; i < r->n; i++) {
-        for (c = 0; c < r->ncols; c++)
-            free(r->v[i][c]);
-        free(r->v[i]);
-    }
-    for (c = 0; c < r->ncols && c < MAX_COLS; c++)
-        free(r->names[c]);
-    free(r->v);
-    memset(r, 0, sizeof *r);
-}
-
-/* The plain server's answer; 0 or -1 with its error in msg. */
-static int plain_rows(MYSQL *m, const char *sql, rows_t *out, char *msg, size_t cap)
-{
-    MYSQL_RES *res;
-    MYSQL_ROW row;
-    MYSQL_FIELD *f;
-    unsigned int c;
-
-    memset(out, 0, sizeof *out);
-    if (mysql_query(m, sql) != 0 || (res = mysql_store_result(m)) == NULL) {
-        snprintf(msg, cap, "%s", mysql_error(m));
-        return -1;
-    }
-    out->ncols = mysql_num_fields(res);
-    ck_assert_uint_le(out->ncols, MAX_COLS);
-    f = mysql_fetch_fields(res);
-    for (c = 0; c < out->ncols; c++)
-        out->names[c] = strdup(f[c].name);
-    while ((row = mysql_fetch_row(res)) != NULL)
-        rows_push(out, row, mysql_fetch_lengths(res));
-    mysql_free_result(res);
-    return 0;
-}
-
-/* dal's answer; 0 or a DAL_E* code with the message in msg. */
-static int dal_rows(dal_t *dal, const char *sql, const dal_value_t *params, size_t np,
-                    rows_t *out, char *msg, size_t cap)
-{
-    char *vals[MAX_COLS];
-    unsigned long lens[MAX_COLS];
-    dal_result_t *r = NULL;
-    dal_error_t err;
-    size_t len;
-    unsigned int c;
-    int rc;
-
-    memset(out, 0, sizeof *out);
-    rc = dal_query(dal, NULL, sql, np ? params : NULL, np, &r, &err);
-    if (rc == 0) {
-        out->ncols = (unsigned int)dal_result_column_count(r);
-        ck_assert_uint_le(out->ncols, MAX_COLS);
-        for (c = 0; c < out->ncols; c++)
-            out->names[c] = strdup(dal_result_column_name(r, c));
-        while ((rc = dal_result_next(r, &err)) == 1) {
-            for (c = 0; c < out->ncols; c++) {
-                vals[c] = (char *)dal_result_text(r, c, &len);
-                lens[c] = (unsigned long)len;
-            }
-            rows_push(out, vals, lens);
-        }
-    }
-    dal_result_free(r);
-    if (rc < 0)
-        snprintf(msg, cap, "%s", err.message);
-    return rc < 0 ? rc : 0;
-}
-
-static int cell_cmp(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return (a != NULL) - (b != NULL);
-    return strcmp(a, b);
-}
-
-static unsigned int sort_ncols;
-
-static int row_cmp(const void *x, const void *y)
-{
-    char *const *a = *(char **const *)x, *const *b = *(char **const *)y;
-    unsigned int c;
-    int d;
-
-    for (c = 0; c < sort_ncols; c++)
-        if ((d = cell_cmp(a[c], b[c])) != 0)
-            return d;
-    return 0;
-}
-
 /* 0 if dal's rows are the server's (in order when ordered, else as a
  * multiset: both get sorted); else why not. */
-static int differs(int ordered, rows_t *d, rows_t *p, char *why, size_t cap)
+static int differs(int ordered, dt_rows_t *d, dt_rows_t *p, char *why, size_t cap)
 {
     unsigned int c;
     size_t i;
@@ -410,14 +239,13 @@ static int differs(int ordered, rows_t *d, rows_t *p, char *why, size_t cap)
                             d->names[c], p->names[c]), 1;
     if (d->n != p->n)
         return snprintf(why, cap, "dal returned %zu rows, the server %zu", d->n, p->n), 1;
-    if (!ordered && d->n > 1) { /* qsort wants a real array even for no rows */
-        sort_ncols = d->ncols;
-        qsort(d->v, d->n, sizeof *d->v, row_cmp);
-        qsort(p->v, p->n, sizeof *p->v, row_cmp);
+    if (!ordered) {
+        dt_rows_sort(d, d->ncols);
+        dt_rows_sort(p, d->ncols);
     }
     for (i = 0; i < d->n; i++)
         for (c = 0; c < d->ncols; c++)
-            if (cell_cmp(d->v[i][c], p->v[i][c]) != 0)
+            if (dt_cell_cmp(d->v[i][c], p->v[i][c]) != 0)
                 return snprintf(why, cap, "%s row %zu column %s: dal '%s', server '%s'",
                                 ordered ? "ordered" : "sorted", i + 1, p->names[c],
                                 d->v[i][c] ? d->v[i][c] : "NULL",
@@ -425,7 +253,7 @@ static int differs(int ordered, rows_t *d, rows_t *p, char *why, size_t cap)
     return 0;
 }
 
-static void print_rows(const char *who, const rows_t *r)
+static void print_rows(const char *who, const dt_rows_t *r)
 {
     size_t i;
     unsigned int c;
@@ -443,38 +271,6 @@ static void print_rows(const char *who, const rows_t *r)
 
 /* ========================================================= generator */
 
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-} sb_t;
-
-static void sb_vput(sb_t *b, const char *fmt, va_list ap)
-{
-    va_list cp;
-    int n;
-
-    va_copy(cp, ap);
-    n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        ck_assert_ptr_nonnull(b->p);
-    }
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    b->len += (size_t)n;
-}
-
-static void sb_put(sb_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
-static void sb_put(sb_t *b, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    sb_vput(b, fmt, ap);
-    va_end(ap);
-}
-
 /* A span of both texts: where a select item was written. */
 typedef struct span {
     size_t dal_off, dal_len, plain_off, plain_len;
@@ -483,7 +279,7 @@ typedef struct span {
 /* One generated statement: the text for dal (maybe with ?) and its
  * parameters, the text for the plain server (values inline). */
 typedef struct query {
-    sb_t dal, plain;
+    dt_sb_t dal, plain;
     dal_value_t params[MAX_PARAMS];
     char texts[MAX_PARAMS][24]; /* what string parameters point to */
     size_t np;
@@ -502,10 +298,10 @@ static void q_put(query_t *q, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    sb_vput(&q->dal, fmt, ap);
+    dt_sb_vput(&q->dal, fmt, ap);
     va_end(ap);
     va_start(ap, fmt);
-    sb_vput(&q->plain, fmt, ap);
+    dt_sb_vput(&q->plain, fmt, ap);
     va_end(ap);
 }
 
@@ -513,16 +309,16 @@ static void q_put(query_t *q, const char *fmt, ...)
  * the literal for the server; or the literal in both. */
 static void q_int(query_t *q, long v)
 {
-    if (q->use_params && q->np < MAX_PARAMS && !chance(4)) {
-        if (chance(3)) {
+    if (q->use_params && q->np < MAX_PARAMS && !dt_chance(4)) {
+        if (dt_chance(3)) {
             snprintf(q->texts[q->np], sizeof q->texts[q->np], "%ld", v);
             q->params[q->np] = dal_str(q->texts[q->np]);
         } else {
             q->params[q->np] = dal_int(v);
         }
         q->np++;
-        sb_put(&q->dal, "?");
-        sb_put(&q->plain, "%ld", v);
+        dt_sb_put(&q->dal, "?");
+        dt_sb_put(&q->plain, "%ld", v);
         return;
     }
     q_put(q, "%ld", v);
@@ -530,10 +326,10 @@ static void q_int(query_t *q, long v)
 
 static void q_word(query_t *q, const char *w)
 {
-    if (q->use_params && q->np < MAX_PARAMS && chance(2)) {
+    if (q->use_params && q->np < MAX_PARAMS && dt_chance(2)) {
         q->params[q->np++] = dal_str(w);
-        sb_put(&q->dal, "?");
-        sb_put(&q->plain, "'%s'", w);
+        dt_sb_put(&q->dal, "?");
+        dt_sb_put(&q->plain, "'%s'", w);
         return;
     }
     q_put(q, "'%s'", w);
@@ -604,13 +400,13 @@ static int name_taken(const names_t *ns, const char *s)
 static void new_ref(query_t *q, ref_t *r, int t, names_t *ns)
 {
     static const char letters[] = "adsb";
-    const char *other = table_names[rnd(4)];
-    int how = rnd(16);
+    const char *other = table_names[dt_rnd(4)];
+    int how = dt_rnd(16);
 
     r->t = t;
     r->alias[0] = '\0';
     r->bare = 0;
-    r->schema = t != T_STATUS && chance(5);
+    r->schema = t != T_STATUS && dt_chance(5);
     if (how == 0 && !name_taken(ns, table_names[t]))
         ; /* no alias */
     else if (how == 1 && !name_taken(ns, table_names[t]))
@@ -628,8 +424,8 @@ static void schema_of(query_t *q, const ref_t *r)
     /* sharded: any qualifier is dropped by dal, the real one works for
      * the server; unsharded: each side's own database */
     if (r->t == T_BRANCH) {
-        sb_put(&q->dal, "product_0.");
-        sb_put(&q->plain, "plain.");
+        dt_sb_put(&q->dal, "product_0.");
+        dt_sb_put(&q->plain, "plain.");
     } else {
         q_put(q, "plain.");
     }
@@ -642,7 +438,7 @@ static void put_tref(query_t *q, const ref_t *r)
         schema_of(q, r);
     q_put(q, "%s", table_names[r->t]);
     if (r->alias[0])
-        q_put(q, "%s%s", chance(2) ? " AS " : " ", r->alias);
+        q_put(q, "%s%s", dt_chance(2) ? " AS " : " ", r->alias);
 }
 
 /* A column of r, qualified (schema.table.col now and then when that is
@@ -653,7 +449,7 @@ static void col(query_t *q, const ref_t *r, const char *c)
         q_put(q, "%s", c);
         return;
     }
-    if (r->schema && !r->alias[0] && !q->no_db_cols && chance(3))
+    if (r->schema && !r->alias[0] && !q->no_db_cols && dt_chance(3))
         schema_of(q, r);
     q_put(q, "%s.%s", ref_name(r), c);
 }
@@ -668,12 +464,12 @@ static void sep(query_t *q, int *first)
 
 static void key_value_list(query_t *q)
 {
-    int i, n = 1 + rnd(5);
+    int i, n = 1 + dt_rnd(5);
 
     q_put(q, " IN (");
     for (i = 0; i < n; i++) {
         q_put(q, "%s", i ? ", " : "");
-        q_int(q, rnd(KEYS + 10));
+        q_int(q, dt_rnd(KEYS + 10));
     }
     q_put(q, ")");
 }
@@ -681,9 +477,9 @@ static void key_value_list(query_t *q)
 /* A condition on r's account_id (the shard key of both bound tables). */
 static void key_cond(query_t *q, const ref_t *r, const char *colname)
 {
-    int v = rnd(KEYS + 10);
+    int v = dt_rnd(KEYS + 10);
 
-    switch (rnd(7)) {
+    switch (dt_rnd(7)) {
     case 0: case 1:
         col(q, r, colname);
         q_put(q, " = ");
@@ -703,11 +499,11 @@ static void key_cond(query_t *q, const ref_t *r, const char *colname)
         q_put(q, " BETWEEN ");
         q_int(q, v);
         q_put(q, " AND ");
-        q_int(q, v + rnd(25));
+        q_int(q, v + dt_rnd(25));
         return;
     default:
         col(q, r, colname);
-        q_put(q, " %s ", chance(2) ? "<" : ">=");
+        q_put(q, " %s ", dt_chance(2) ? "<" : ">=");
         q_int(q, v);
     }
 }
@@ -717,11 +513,11 @@ static void other_cond(query_t *q, const ref_t *r)
 {
     switch (r->t) {
     case T_ACCOUNT:
-        switch (rnd(5)) {
+        switch (dt_rnd(5)) {
         case 0:
             col(q, r, "amount");
             q_put(q, " > ");
-            q_int(q, rnd(200));
+            q_int(q, dt_rnd(200));
             return;
         case 1:
             col(q, r, "status");
@@ -737,23 +533,23 @@ static void other_cond(query_t *q, const ref_t *r)
             q_put(q, ")");
             return;
         case 3:
-            col(q, r, chance(2) ? "amount" : "status");
-            q_put(q, " IS %sNULL", chance(2) ? "NOT " : "");
+            col(q, r, dt_chance(2) ? "amount" : "status");
+            q_put(q, " IS %sNULL", dt_chance(2) ? "NOT " : "");
             return;
         default:
             col(q, r, "amount");
             q_put(q, " BETWEEN ");
-            q_int(q, rnd(100));
+            q_int(q, dt_rnd(100));
             q_put(q, " AND ");
-            q_int(q, 100 + rnd(160));
+            q_int(q, 100 + dt_rnd(160));
             return;
         }
     case T_DETAIL:
-        switch (rnd(4)) {
+        switch (dt_rnd(4)) {
         case 0:
             col(q, r, "amount");
             q_put(q, " < ");
-            q_int(q, rnd(260));
+            q_int(q, dt_rnd(260));
             return;
         case 1:
             col(q, r, "note");
@@ -763,9 +559,9 @@ static void other_cond(query_t *q, const ref_t *r)
         case 2:
             col(q, r, "detail_id");
             q_put(q, " BETWEEN ");
-            q_int(q, rnd(DETAILS));
+            q_int(q, dt_rnd(DETAILS));
             q_put(q, " AND ");
-            q_int(q, DETAILS / 2 + rnd(DETAILS));
+            q_int(q, DETAILS / 2 + dt_rnd(DETAILS));
             return;
         default:
             col(q, r, "note");
@@ -774,8 +570,8 @@ static void other_cond(query_t *q, const ref_t *r)
         }
     case T_STATUS:
         col(q, r, "prio");
-        q_put(q, " %s ", chance(2) ? "<" : ">=");
-        q_int(q, rnd(40));
+        q_put(q, " %s ", dt_chance(2) ? "<" : ">=");
+        q_int(q, dt_rnd(40));
         return;
     default:
         col(q, r, "city");
@@ -790,10 +586,10 @@ static void other_cond(query_t *q, const ref_t *r)
  * under OR (which narrows nothing). */
 static void conds(query_t *q, const ref_t *r, int *first, int key_one_in, int other_one_in)
 {
-    int key = (r->t == T_ACCOUNT || r->t == T_DETAIL) && chance(key_one_in);
-    int other = chance(other_one_in);
+    int key = (r->t == T_ACCOUNT || r->t == T_DETAIL) && dt_chance(key_one_in);
+    int other = dt_chance(other_one_in);
 
-    if (key && other && chance(6)) {
+    if (key && other && dt_chance(6)) {
         sep(q, first);
         q_put(q, "(");
         key_cond(q, r, "account_id");
@@ -821,7 +617,7 @@ static void select_cols(query_t *q, const ref_t *r, int n)
 
     for (i = 0; i < n && i < ncols; i++) {
         do
-            c = rnd(ncols);
+            c = dt_rnd(ncols);
         while (used & (1 << c));
         used |= 1 << c;
         q_put(q, "%s", q->nitems ? ", " : "");
@@ -849,41 +645,41 @@ static void tail(query_t *q, const ref_t *hidden, const char *hidden_col, int po
     int order[MAX_ITEMS], i, j, t, n = q->nitems;
     long lim, off;
 
-    if (n > MAX_ITEMS || !chance(2))
+    if (n > MAX_ITEMS || !dt_chance(2))
         return;
     for (i = 0; i < n; i++)
         order[i] = i;
     for (i = n - 1; i > 0; i--) {
-        j = rnd(i + 1);
+        j = dt_rnd(i + 1);
         t = order[i], order[i] = order[j], order[j] = t;
     }
     q_put(q, " ORDER BY ");
-    if (hidden != NULL && chance(3)) {
+    if (hidden != NULL && dt_chance(3)) {
         col(q, hidden, hidden_col);
-        q_put(q, "%s, ", chance(2) ? " DESC" : "");
+        q_put(q, "%s, ", dt_chance(2) ? " DESC" : "");
     }
     for (i = 0; i < n; i++) {
         const span_t *s = &q->items[order[i]];
         q_put(q, "%s", i ? ", " : "");
-        if (positions_only || chance(2))
+        if (positions_only || dt_chance(2))
             q_put(q, "%d", order[i] + 1);
         else {
             /* copied out first: appending may move the buffer */
             char d[256], p[256];
             snprintf(d, sizeof d, "%.*s", (int)s->dal_len, q->dal.p + s->dal_off);
             snprintf(p, sizeof p, "%.*s", (int)s->plain_len, q->plain.p + s->plain_off);
-            sb_put(&q->dal, "%s", d);
-            sb_put(&q->plain, "%s", p);
+            dt_sb_put(&q->dal, "%s", d);
+            dt_sb_put(&q->plain, "%s", p);
         }
-        q_put(q, "%s", chance(2) ? " DESC" : chance(2) ? " ASC" : "");
+        q_put(q, "%s", dt_chance(2) ? " DESC" : dt_chance(2) ? " ASC" : "");
     }
     q->ordered = 1;
-    if (!chance(3))
+    if (!dt_chance(3))
         return;
-    lim = rnd(30);
-    off = rnd(40);
+    lim = dt_rnd(30);
+    off = dt_rnd(40);
     q_put(q, " LIMIT ");
-    switch (rnd(3)) {
+    switch (dt_rnd(3)) {
     case 0:
         q_int(q, lim);
         return;
@@ -916,34 +712,34 @@ static void gen_in(query_t *q)
 {
     names_t ns = {{0}, 0};
     ref_t o, in;
-    int first = 1, outer = chance(3) ? T_DETAIL : T_ACCOUNT, variant = rnd(8);
+    int first = 1, outer = dt_chance(3) ? T_DETAIL : T_ACCOUNT, variant = dt_rnd(8);
     int inner = variant < 4 ? (outer == T_ACCOUNT ? T_DETAIL : T_ACCOUNT)
                 : variant < 6 ? T_STATUS : variant == 6 ? T_BRANCH : outer;
 
     new_ref(q, &o, outer, &ns);
     q_put(q, "SELECT ");
-    if (chance(6))
+    if (dt_chance(6))
         count_item(q);
     else
-        select_cols(q, &o, 1 + rnd(3));
+        select_cols(q, &o, 1 + dt_rnd(3));
     q_put(q, " FROM ");
     put_tref(q, &o);
     conds(q, &o, &first, 3, 4);
     sep(q, &first);
     new_ref(q, &in, inner, &ns);
-    in.bare = chance(3);
+    in.bare = dt_chance(3);
     /* on the shard key (the rows meet on one shard), or on other columns */
     if (inner == T_STATUS) {
         col(q, &o, outer == T_ACCOUNT ? "status" : "note");
-        q_put(q, "%s IN (SELECT ", chance(3) ? " NOT" : "");
+        q_put(q, "%s IN (SELECT ", dt_chance(3) ? " NOT" : "");
         col(q, &in, outer == T_ACCOUNT ? "status" : "label");
     } else if (variant == 1 || variant == 7) {
         col(q, &o, "amount");
-        q_put(q, "%s IN (SELECT ", chance(3) ? " NOT" : "");
+        q_put(q, "%s IN (SELECT ", dt_chance(3) ? " NOT" : "");
         col(q, &in, "amount");
     } else {
         col(q, &o, "account_id");
-        q_put(q, "%s IN (SELECT ", chance(3) ? " NOT" : "");
+        q_put(q, "%s IN (SELECT ", dt_chance(3) ? " NOT" : "");
         col(q, &in, "account_id");
     }
     q_put(q, " FROM ");
@@ -967,18 +763,18 @@ static void gen_exists(query_t *q)
 {
     names_t ns = {{0}, 0};
     ref_t o, in;
-    int first = 1, f2 = 1, outer = chance(3) ? T_DETAIL : T_ACCOUNT;
-    int inner = chance(5) ? outer : (outer == T_ACCOUNT ? T_DETAIL : T_ACCOUNT);
-    const char *on = chance(4) ? "amount" : "account_id";
+    int first = 1, f2 = 1, outer = dt_chance(3) ? T_DETAIL : T_ACCOUNT;
+    int inner = dt_chance(5) ? outer : (outer == T_ACCOUNT ? T_DETAIL : T_ACCOUNT);
+    const char *on = dt_chance(4) ? "amount" : "account_id";
 
-    if (chance(6))
+    if (dt_chance(6))
         inner = T_BRANCH;
     new_ref(q, &o, outer, &ns);
     q_put(q, "SELECT ");
-    if (chance(6))
+    if (dt_chance(6))
         count_item(q);
     else
-        select_cols(q, &o, 1 + rnd(3));
+        select_cols(q, &o, 1 + dt_rnd(3));
     q_put(q, " FROM ");
     put_tref(q, &o);
     conds(q, &o, &first, 3, 5);
@@ -986,7 +782,7 @@ static void gen_exists(query_t *q)
     new_ref(q, &in, inner, &ns);
     if (inner == T_BRANCH)
         on = "account_id";
-    q_put(q, "%sEXISTS (SELECT %s FROM ", chance(3) ? "NOT " : "", chance(2) ? "1" : "*");
+    q_put(q, "%sEXISTS (SELECT %s FROM ", dt_chance(3) ? "NOT " : "", dt_chance(2) ? "1" : "*");
     put_tref(q, &in);
     sep(q, &f2);
     col(q, &in, on);
@@ -1002,17 +798,17 @@ static void gen_scalar(query_t *q)
 {
     names_t ns = {{0}, 0};
     ref_t o, in;
-    int first = 1, f2 = 1, variant = rnd(6);
+    int first = 1, f2 = 1, variant = dt_rnd(6);
 
     new_ref(q, &o, T_ACCOUNT, &ns);
     q_put(q, "SELECT ");
-    select_cols(q, &o, 1 + rnd(2));
+    select_cols(q, &o, 1 + dt_rnd(2));
     if (variant == 5) {
         /* (SELECT COUNT(*) FROM detail WHERE detail.account_id = a.account_id) AS n */
         new_ref(q, &in, T_DETAIL, &ns);
         q_put(q, ", ");
         item_begin(q);
-        q_put(q, "(SELECT %s FROM ", chance(2) ? "COUNT(*)" : "SUM(amount)");
+        q_put(q, "(SELECT %s FROM ", dt_chance(2) ? "COUNT(*)" : "SUM(amount)");
         put_tref(q, &in);
         sep(q, &f2);
         col(q, &in, "account_id");
@@ -1033,7 +829,7 @@ static void gen_scalar(query_t *q)
         /* correlated on the key: the detail rows are on the account's shard */
         new_ref(q, &in, T_DETAIL, &ns);
         col(q, &o, "amount");
-        q_put(q, " %s (SELECT %s(", chance(2) ? ">=" : "=", chance(2) ? "MAX" : "MIN");
+        q_put(q, " %s (SELECT %s(", dt_chance(2) ? ">=" : "=", dt_chance(2) ? "MAX" : "MIN");
         col(q, &in, "amount");
         q_put(q, ") FROM ");
         put_tref(q, &in);
@@ -1044,7 +840,7 @@ static void gen_scalar(query_t *q)
         q_put(q, ")");
     } else if (variant == 1) {
         /* uncorrelated: over every shard of the detail table */
-        new_ref(q, &in, chance(3) ? T_ACCOUNT : T_DETAIL, &ns);
+        new_ref(q, &in, dt_chance(3) ? T_ACCOUNT : T_DETAIL, &ns);
         col(q, &o, "amount");
         q_put(q, " > (SELECT AVG(");
         col(q, &in, "amount");
@@ -1063,7 +859,7 @@ static void gen_scalar(query_t *q)
         sep(q, &f2);
         col(q, &in, "detail_id");
         q_put(q, " = ");
-        q_int(q, 1 + rnd(DETAILS));
+        q_int(q, 1 + dt_rnd(DETAILS));
         q_put(q, ")");
     } else if (variant == 3) {
         /* the key from a subquery that itself names a key value */
@@ -1086,7 +882,7 @@ static void gen_scalar(query_t *q)
         sep(q, &f2);
         col(q, &in, "prio");
         q_put(q, " = ");
-        q_int(q, 10 * rnd(4));
+        q_int(q, 10 * dt_rnd(4));
         q_put(q, ")");
     }
     tail(q, &o, "account_id", 0);
@@ -1103,15 +899,15 @@ static void gen_derived(query_t *q)
     names_t ns = {{0}, 0};
     ref_t in;
     const char *outs[3];
-    int nout = 0, first = 1, f2 = 1, i, agg = chance(4);
+    int nout = 0, first = 1, f2 = 1, i, agg = dt_chance(4);
     int xn = ++q->alias_no;
 
-    new_ref(q, &in, chance(4) ? T_DETAIL : T_ACCOUNT, &ns);
-    in.bare = chance(3);
+    new_ref(q, &in, dt_chance(4) ? T_DETAIL : T_ACCOUNT, &ns);
+    in.bare = dt_chance(3);
     q_put(q, "SELECT ");
     if (agg) {
         /* grouped inside: by the key (one shard holds each group) or not */
-        int by_key = !chance(3);
+        int by_key = !dt_chance(3);
         outs[nout++] = by_key ? "account_id" : "grp";
         outs[nout++] = "n";
         outs[nout++] = "total";
@@ -1129,16 +925,16 @@ static void gen_derived(query_t *q)
         put_tref(q, &in);
         conds(q, &in, &f2, 3, 4);
         q_put(q, " GROUP BY 1) x%d", xn);
-        if (chance(2)) {
+        if (dt_chance(2)) {
             sep(q, &first);
             q_put(q, "x%d.n > ", xn);
-            q_int(q, rnd(3));
+            q_int(q, dt_rnd(3));
         }
     } else {
-        int k = 1 + rnd(3), chosen[3], r, j;
+        int k = 1 + dt_rnd(3), chosen[3], r, j;
         const char *src;
         for (i = 0; i < k; i++) {
-            r = rnd((int)(sizeof renames / sizeof *renames));
+            r = dt_rnd((int)(sizeof renames / sizeof *renames));
             /* two items of one output name would be ambiguous */
             for (j = 0; j < nout && strcmp(outs[j], renames[r][1]) != 0; j++)
                 ;
@@ -1161,36 +957,36 @@ static void gen_derived(query_t *q)
             src = in.t == T_DETAIL && strcmp(renames[r][0], "status") == 0 ? "note"
                                                                            : renames[r][0];
             col(q, &in, src);
-            if (strcmp(src, renames[r][1]) != 0 || chance(2))
-                q_put(q, "%s%s", chance(2) ? " AS " : " ", renames[r][1]);
+            if (strcmp(src, renames[r][1]) != 0 || dt_chance(2))
+                q_put(q, "%s%s", dt_chance(2) ? " AS " : " ", renames[r][1]);
         }
         q_put(q, " FROM ");
         put_tref(q, &in);
         conds(q, &in, &f2, 3, 3);
-        q_put(q, ") %sx%d", chance(2) ? "AS " : "", xn);
+        q_put(q, ") %sx%d", dt_chance(2) ? "AS " : "", xn);
         /* conditions on derived columns, qualified or not: the shard
          * key's name may be another column's value here */
         for (i = 0; i < nout; i++) {
             char x[16] = "";
-            if (!chance(2))
+            if (!dt_chance(2))
                 continue;
-            if (chance(2))
+            if (dt_chance(2))
                 snprintf(x, sizeof x, "x%d.", xn);
             sep(q, &first);
             if (strcmp(outs[i], "status") == 0) {
                 q_put(q, "%sstatus = ", x);
                 q_word(q, PICK(statuses));
-            } else if (chance(2)) {
+            } else if (dt_chance(2)) {
                 q_put(q, "%s%s = ", x, outs[i]);
-                q_int(q, rnd(KEYS));
-            } else if (chance(2)) {
+                q_int(q, dt_rnd(KEYS));
+            } else if (dt_chance(2)) {
                 q_put(q, "%s%s", x, outs[i]);
                 key_value_list(q);
             } else {
                 q_put(q, "%s%s BETWEEN ", x, outs[i]);
-                q_int(q, rnd(KEYS));
+                q_int(q, dt_rnd(KEYS));
                 q_put(q, " AND ");
-                q_int(q, KEYS / 2 + rnd(KEYS));
+                q_int(q, KEYS / 2 + dt_rnd(KEYS));
             }
         }
     }
@@ -1207,7 +1003,7 @@ static void gen_derived_join(query_t *q)
     new_ref(q, &a, T_ACCOUNT, &ns);
     new_ref(q, &in, T_DETAIL, &ns);
     q_put(q, "SELECT ");
-    select_cols(q, &a, 1 + rnd(2));
+    select_cols(q, &a, 1 + dt_rnd(2));
     q_put(q, ", ");
     item_begin(q);
     q_put(q, "x%d.total", xn);
@@ -1235,7 +1031,7 @@ static void gen_join(query_t *q)
 {
     names_t ns = {{0}, 0};
     ref_t a, d, s;
-    int first = 1, how = rnd(5), self = chance(6), bcast = chance(4), on_key = !chance(5);
+    int first = 1, how = dt_rnd(5), self = dt_chance(6), bcast = dt_chance(4), on_key = !dt_chance(5);
     const char *jcol = on_key ? "account_id" : "amount";
 
     /* MariaDB 10.11 crashes on an unknown db.table.column next to a join
@@ -1248,11 +1044,11 @@ static void gen_join(query_t *q)
     if (bcast)
         new_ref(q, &s, T_STATUS, &ns);
     q_put(q, "SELECT ");
-    if (chance(6)) {
+    if (dt_chance(6)) {
         count_item(q);
     } else {
-        select_cols(q, &a, 1 + rnd(2));
-        select_cols(q, &d, 1 + rnd(2));
+        select_cols(q, &a, 1 + dt_rnd(2));
+        select_cols(q, &d, 1 + dt_rnd(2));
         if (bcast) {
             q_put(q, ", ");
             item_begin(q);
@@ -1278,7 +1074,7 @@ static void gen_join(query_t *q)
         q_put(q, " = ");
         col(q, &d, jcol);
     } else {
-        q_put(q, "%s JOIN ", how == 4 ? " LEFT" : chance(2) ? " INNER" : "");
+        q_put(q, "%s JOIN ", how == 4 ? " LEFT" : dt_chance(2) ? " INNER" : "");
         put_tref(q, &d);
         if (how == 2 && on_key) {
             q_put(q, " USING (account_id)");
@@ -1299,7 +1095,7 @@ static void gen_join(query_t *q)
     }
     /* the key on one side, the other or both (a self-join's two
      * references may name different keys) */
-    switch (rnd(4)) {
+    switch (dt_rnd(4)) {
     case 0: conds(q, &a, &first, 1, 3); break;
     case 1: conds(q, &d, &first, 1, 3); break;
     case 2:
@@ -1308,7 +1104,7 @@ static void gen_join(query_t *q)
         break;
     default: conds(q, &a, &first, 5, 2);
     }
-    if (bcast && chance(3))
+    if (bcast && dt_chance(3))
         conds(q, &s, &first, 1, 1);
     tail(q, &d, table_cols[d.t][0], 0);
 }
@@ -1318,32 +1114,32 @@ static void gen_others(query_t *q)
 {
     names_t ns = {{0}, 0};
     ref_t o, a;
-    int first = 1, t = chance(2) ? T_STATUS : T_BRANCH, join = chance(3);
+    int first = 1, t = dt_chance(2) ? T_STATUS : T_BRANCH, join = dt_chance(3);
 
     new_ref(q, &o, t, &ns);
     if (join)
         new_ref(q, &a, T_ACCOUNT, &ns);
     q_put(q, "SELECT ");
-    select_cols(q, &o, 1 + rnd(2));
+    select_cols(q, &o, 1 + dt_rnd(2));
     if (join)
-        select_cols(q, &a, 1 + rnd(2));
+        select_cols(q, &a, 1 + dt_rnd(2));
     q_put(q, " FROM ");
     put_tref(q, &o);
     if (join) {
-        q_put(q, "%s JOIN ", chance(4) ? " LEFT" : "");
+        q_put(q, "%s JOIN ", dt_chance(4) ? " LEFT" : "");
         put_tref(q, &a);
         q_put(q, " ON ");
         col(q, &a, t == T_STATUS ? "status" : "account_id");
         q_put(q, " = ");
         col(q, &o, t == T_STATUS ? "status" : "account_id");
         /* the unsharded table lives on the node of account_id % 8 < 2 */
-        if (t == T_BRANCH && chance(2)) {
+        if (t == T_BRANCH && dt_chance(2)) {
             sep(q, &first);
             col(q, &a, "account_id");
             q_put(q, " IN (");
-            q_int(q, 8 * rnd(KEYS / 8));
+            q_int(q, 8 * dt_rnd(KEYS / 8));
             q_put(q, ", ");
-            q_int(q, 8 * rnd(KEYS / 8) + 1);
+            q_int(q, 8 * dt_rnd(KEYS / 8) + 1);
             q_put(q, ")");
         } else {
             conds(q, &a, &first, 2, 3);
@@ -1359,15 +1155,15 @@ static void gen_union(query_t *q)
 {
     names_t ns1 = {{0}, 0}, ns2 = {{0}, 0};
     ref_t r1, r2;
-    int f1 = 1, f2 = 1, t1 = chance(2) ? T_ACCOUNT : T_DETAIL, t2 = chance(2) ? t1 : 1 - t1;
+    int f1 = 1, f2 = 1, t1 = dt_chance(2) ? T_ACCOUNT : T_DETAIL, t2 = dt_chance(2) ? t1 : 1 - t1;
     static const char *const pairs[][2] = {{"account_id", "amount"}, {"amount", "account_id"},
                                            {"account_id", "account_id"}};
-    int p = rnd(3), paren = chance(3), same = chance(2), key = rnd(KEYS - 40);
+    int p = dt_rnd(3), paren = dt_chance(3), same = dt_chance(2), key = dt_rnd(KEYS - 40);
 
     new_ref(q, &r1, t1, &ns1);
     new_ref(q, &r2, t2, &ns2);
-    r1.bare = chance(3);
-    r2.bare = chance(3);
+    r1.bare = dt_chance(3);
+    r2.bare = dt_chance(3);
     q_put(q, "%sSELECT ", paren ? "(" : "");
     item_begin(q);
     col(q, &r1, pairs[p][0]);
@@ -1386,7 +1182,7 @@ static void gen_union(query_t *q)
         q_int(q, key);
     }
     conds(q, &r1, &f1, same ? 4 : 1, 4);
-    q_put(q, "%s UNION%s %sSELECT ", paren ? ")" : "", chance(2) ? " ALL" : "",
+    q_put(q, "%s UNION%s %sSELECT ", paren ? ")" : "", dt_chance(2) ? " ALL" : "",
           paren ? "(" : "");
     col(q, &r2, pairs[p][1]);
     q_put(q, ", ");
@@ -1397,7 +1193,7 @@ static void gen_union(query_t *q)
         sep(q, &f2);
         col(q, &r2, "account_id");
         q_put(q, " = ");
-        q_int(q, chance(3) ? key : key + 8 * (1 + rnd(4)));
+        q_int(q, dt_chance(3) ? key : key + 8 * (1 + dt_rnd(4)));
     }
     conds(q, &r2, &f2, same ? 4 : 1, 4);
     q_put(q, "%s", paren ? ")" : "");
@@ -1412,17 +1208,17 @@ static void gen_flat(query_t *q)
     ref_t r;
     int first = 1;
 
-    new_ref(q, &r, chance(2) ? T_ACCOUNT : T_DETAIL, &ns);
-    r.bare = chance(2);
+    new_ref(q, &r, dt_chance(2) ? T_ACCOUNT : T_DETAIL, &ns);
+    r.bare = dt_chance(2);
     q_put(q, "SELECT ");
-    if (chance(5))
+    if (dt_chance(5))
         count_item(q);
     else
-        select_cols(q, &r, 1 + rnd(3));
+        select_cols(q, &r, 1 + dt_rnd(3));
     q_put(q, " FROM ");
     put_tref(q, &r);
     conds(q, &r, &first, 1, 3);
-    if (chance(3))
+    if (dt_chance(3))
         conds(q, &r, &first, 2, 2);
     tail(q, &r, table_cols[r.t][0], 0);
 }
@@ -1450,13 +1246,13 @@ static void generate(query_t *q)
 
     for (i = 0; i < NKINDS; i++)
         total += kinds[i].weight;
-    x = rnd(total);
+    x = dt_rnd(total);
     for (i = 0; x >= kinds[i].weight; i++)
         x -= kinds[i].weight;
     q->dal.len = q->plain.len = 0;
     q_put(q, "%s", "");
     q->np = 0;
-    q->use_params = chance(2);
+    q->use_params = dt_chance(2);
     q->ordered = 0;
     q->nitems = 0;
     q->alias_no = 0;
@@ -1572,22 +1368,22 @@ static void print_query(const query_t *q)
 static void run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 {
     tally_t *all = &sh->all, *kind = &sh->per[q->kind];
-    rows_t d, p;
+    dt_rows_t d, p;
     char why[700], msg[DAL_ERROR_MSG_MAX + 32];
     int rc, bad;
 
-    if (plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
+    if (dt_plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
         /* the generator's fault, not dal's */
         fprintf(stderr, "FATAL (seed %llu, statement %d): the server refused %s: %s\n", seed, n,
                 q->plain.p, msg);
         _exit(2);
     }
     all->made++, kind->made++;
-    rc = dal_rows(dal, q->dal.p, q->params, q->np, &d, msg, sizeof msg);
+    rc = dt_dal_rows(dal, q->dal.p, q->params, q->np, &d, msg, sizeof msg);
     if (rc == DAL_EUNSUPPORTED || rc == DAL_EROUTE || rc == DAL_ESQL || rc == DAL_ESHARD) {
         all->refused++, kind->refused++;
         count_refusal(rc, msg, q);
-        rows_free(&p);
+        dt_rows_free(&p);
         return;
     }
     all->accepted++, kind->accepted++;
@@ -1613,8 +1409,8 @@ static void run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
                     why, q->plain.p);
         }
     }
-    rows_free(&d);
-    rows_free(&p);
+    dt_rows_free(&d);
+    dt_rows_free(&p);
 }
 
 /* A child process: statements start.. of the seed's sequence (the ones
@@ -1622,12 +1418,12 @@ static void run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 static void run_from(int start)
 {
     dal_t *dal = open_dal();
-    MYSQL *plain = direct(0, "plain");
+    MYSQL *plain = dt_direct(ports[0], "plain");
     query_t q;
     int i;
 
     memset(&q, 0, sizeof q);
-    rng = seed ^ 0x9e3779b97f4a7c15ULL;
+    dt_seed(seed ^ 0x9e3779b97f4a7c15ULL);
     for (i = 0; i < STATEMENTS; i++) {
         generate(&q);
         if (i < start)
@@ -1725,7 +1521,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    read_env();
+    dt_read_env(ports, &seed);
     mysql_library_init(0, NULL, NULL);
     dir = tu_mkdtemp();
     ini = make_ini(dir);

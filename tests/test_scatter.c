@@ -28,6 +28,7 @@
 
 #include <dal/dal.h>
 
+#include "difftest.h"
 #include "testutil.h"
 
 #define NODES 4
@@ -35,7 +36,6 @@
 #define QUERIES 600
 #define BIG_ROWS 200000
 #define DEFAULT_SEED 20241129u
-#define MAX_COLS 16
 #define MAX_PARAMS 16
 #define MAX_REPORTS 12
 
@@ -45,61 +45,7 @@ static unsigned long long seed = DEFAULT_SEED;
 
 /* =========================================================== random */
 
-static uint64_t rng;
-
-static uint64_t rnd64(void)
-{
-    /* xorshift64*: small, seedable, the same on every platform */
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 2685821657736338717ULL;
-}
-
-static int rnd(int n)
-{
-    return (int)(rnd64() % (uint64_t)n);
-}
-
-static int chance(int one_in)
-{
-    return rnd(one_in) == 0;
-}
-
 /* ========================================================= servers */
-
-static void read_env(void)
-{
-    const char *env = tu_env("DAL_TEST_PORTS"), *s = getenv("DAL_TEST_SEED");
-
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
-    if (s != NULL && *s != '\0')
-        seed = strtoull(s, NULL, 10);
-}
-
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    if (m == NULL || !mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db,
-                                         (unsigned)ports[i], NULL, 0)) {
-        fprintf(stderr, "FATAL: connect to 127.0.0.1:%d/%s: %s\n", ports[i], db,
-                m ? mysql_error(m) : "no memory");
-        exit(1);
-    }
-    return m;
-}
-
-static void direct_exec(MYSQL *m, const char *sql)
-{
-    if (mysql_query(m, sql) != 0) {
-        fprintf(stderr, "FATAL: %s: %s\n", sql, mysql_error(m));
-        exit(1);
-    }
-}
 
 static char *make_ini(const char *dir)
 {
@@ -174,23 +120,23 @@ static void random_row(long id, char *out, size_t cap, int *k)
     char a[16] = "NULL", u[16] = "NULL", d[32] = "NULL", f[32] = "NULL", s[32] = "NULL";
     long cents;
 
-    *k = rnd(1000);
-    if (!chance(10))
-        snprintf(a, sizeof a, "%d", rnd(21) - 5);
-    if (!chance(10))
-        snprintf(u, sizeof u, "%d", rnd(100000));
-    if (!chance(7)) {
-        cents = rnd(2000001) - 1000000;
+    *k = dt_rnd(1000);
+    if (!dt_chance(10))
+        snprintf(a, sizeof a, "%d", dt_rnd(21) - 5);
+    if (!dt_chance(10))
+        snprintf(u, sizeof u, "%d", dt_rnd(100000));
+    if (!dt_chance(7)) {
+        cents = dt_rnd(2000001) - 1000000;
         snprintf(d, sizeof d, "%s%ld.%02ld", cents < 0 ? "-" : "", labs(cents) / 100,
                  labs(cents) % 100);
     }
     /* quarters: every sum and average of them is exact in a double, so the
      * order the nodes add them in cannot change the last digit */
-    if (!chance(10))
-        snprintf(f, sizeof f, "%.2f", (rnd(80001) - 40000) / 4.0);
-    if (!chance(10))
-        snprintf(s, sizeof s, "'%s'", words[rnd(NWORDS)]);
-    snprintf(out, cap, "(%ld, %d, %s, %d, %s, %s, %s, %s)", id, *k, a, rnd(2000001) - 1000000,
+    if (!dt_chance(10))
+        snprintf(f, sizeof f, "%.2f", (dt_rnd(80001) - 40000) / 4.0);
+    if (!dt_chance(10))
+        snprintf(s, sizeof s, "'%s'", words[dt_rnd(NWORDS)]);
+    snprintf(out, cap, "(%ld, %d, %s, %d, %s, %s, %s, %s)", id, *k, a, dt_rnd(2000001) - 1000000,
              u, d, f, s);
 }
 
@@ -200,7 +146,7 @@ static void random_row(long id, char *out, size_t cap, int *k)
  * (one statement each, the shard value passed as an option). */
 static void load_mtab(void)
 {
-    MYSQL *plain = direct(0, "plain");
+    MYSQL *plain = dt_direct(ports[0], "plain");
     dal_t *dal = open_dal();
     char row[256], sql[512];
     size_t len = 0, cap = 1 << 16;
@@ -210,13 +156,13 @@ static void load_mtab(void)
     long id;
     int k;
 
-    direct_exec(plain, "DROP TABLE IF EXISTS mtab");
-    direct_exec(plain, MTAB_DDL);
+    dt_direct_exec(plain, "DROP TABLE IF EXISTS mtab");
+    dt_direct_exec(plain, MTAB_DDL);
     dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab");
     dal_must(dal, NULL, MTAB_DDL);
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
-    rng = seed * 2654435761u + 1;
+    dt_seed(seed * 2654435761u + 1);
     for (id = 1; id <= ROWS; id++) {
         random_row(id, row, sizeof row, &k);
         sv = dal_int(k);
@@ -227,7 +173,7 @@ static void load_mtab(void)
         else
             len += (size_t)snprintf(batch + len, cap - len, ", %s", row);
         if (len > cap - 512 || id == ROWS) {
-            direct_exec(plain, batch);
+            dt_direct_exec(plain, batch);
             len = 0;
         }
     }
@@ -250,14 +196,14 @@ static void load_mtab(void)
 static void load_mtab2(void)
 {
     dal_t *dal = open_dal();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = dt_direct(ports[0], "plain");
     char sql[512], db[16], sfx[8];
     int p;
 
-    direct_exec(m, "DROP TABLE IF EXISTS mtab2");
-    direct_exec(m, MTAB2_DDL);
+    dt_direct_exec(m, "DROP TABLE IF EXISTS mtab2");
+    dt_direct_exec(m, MTAB2_DDL);
     snprintf(sql, sizeof sql, MTAB2_FILL, "", "");
-    direct_exec(m, sql);
+    dt_direct_exec(m, sql);
     mysql_close(m);
     dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab2");
     dal_must(dal, NULL, MTAB2_DDL);
@@ -265,9 +211,9 @@ static void load_mtab2(void)
     for (p = 0; p < 8; p++) {
         snprintf(db, sizeof db, "product_%d", p / 2);
         snprintf(sfx, sizeof sfx, "_%d", p);
-        m = direct(p / 2, db);
+        m = dt_direct(ports[p / 2], db);
         snprintf(sql, sizeof sql, MTAB2_FILL, sfx, sfx);
-        direct_exec(m, sql);
+        dt_direct_exec(m, sql);
         mysql_close(m);
     }
 }
@@ -279,177 +225,38 @@ static void load_mbig(void)
     static const char *ddl = "CREATE TABLE mbig (id BIGINT NOT NULL PRIMARY KEY, k BIGINT NOT "
                              "NULL, v INT NOT NULL, pad CHAR(64) NOT NULL)";
     dal_t *dal = open_dal();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = dt_direct(ports[0], "plain");
     char sql[512], db[16];
     int p;
 
-    direct_exec(m, "DROP TABLE IF EXISTS mbig");
-    direct_exec(m, ddl);
+    dt_direct_exec(m, "DROP TABLE IF EXISTS mbig");
+    dt_direct_exec(m, ddl);
     snprintf(sql, sizeof sql, "INSERT INTO mbig SELECT seq, seq, (seq * 7919) %% 100003, "
              "REPEAT('x', 64) FROM seq_1_to_%d", BIG_ROWS);
-    direct_exec(m, sql);
+    dt_direct_exec(m, sql);
     mysql_close(m);
     dal_must(dal, NULL, "DROP TABLE IF EXISTS mbig");
     dal_must(dal, NULL, ddl);
     dal_close(dal);
     for (p = 0; p < 8; p++) {
         snprintf(db, sizeof db, "product_%d", p / 2);
-        m = direct(p / 2, db);
+        m = dt_direct(ports[p / 2], db);
         snprintf(sql, sizeof sql, "INSERT INTO mbig_%d SELECT seq, seq, (seq * 7919) %% 100003, "
                  "REPEAT('x', 64) FROM seq_1_to_%d WHERE seq %% 8 = %d", p, BIG_ROWS, p);
-        direct_exec(m, sql);
+        dt_direct_exec(m, sql);
         mysql_close(m);
     }
 }
 
 /* ============================================================== rows */
 
-typedef struct rows {
-    char ***v;               /* v[i][c]: text or NULL */
-    size_t n, cap;
-    unsigned int ncols;
-    char *names[MAX_COLS];
-} rows_t;
-
-static void rows_push(rows_t *r, char **vals, unsigned long *lens)
-{
-    unsigned int c;
-    char **row = calloc(r->ncols + 1, sizeof *row);
-
-    ck_assert_ptr_nonnull(row);
-    for (c = 0; c < r->ncols; c++)
-        row[c] = vals[c] ? strndup(vals[c], lens[c]) : NULL;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->v = realloc(r->v, r->cap * sizeof *r->v);
-        ck_assert_ptr_nonnull(r->v);
-    }
-    r->v[r->n++] = row;
-}
-
-static void rows_free(rows_t *r)
-{
-    size_t i;
-    unsigned int c;
-
-    for (i = 0; i < r->n; i++) {
-        for (c = 0; c < r->ncols; c++)
-            free(r->v[i][c]);
-        free(r->v[i]);
-    }
-    for (c = 0; c < r->ncols && c < MAX_COLS; c++)
-        free(r->names[c]);
-    free(r->v);
-    memset(r, 0, sizeof *r);
-}
-
-/* The plain server's answer; 0 or the server's error text in msg. */
-static int plain_rows(MYSQL *m, const char *sql, rows_t *out, char *msg, size_t cap)
-{
-    MYSQL_RES *res;
-    MYSQL_ROW row;
-    MYSQL_FIELD *f;
-    unsigned int c;
-
-    memset(out, 0, sizeof *out);
-    if (mysql_query(m, sql) != 0 || (res = mysql_store_result(m)) == NULL) {
-        snprintf(msg, cap, "%s", mysql_error(m));
-        return -1;
-    }
-    out->ncols = mysql_num_fields(res);
-    ck_assert_uint_le(out->ncols, MAX_COLS);
-    f = mysql_fetch_fields(res);
-    for (c = 0; c < out->ncols; c++)
-        out->names[c] = strdup(f[c].name);
-    while ((row = mysql_fetch_row(res)) != NULL)
-        rows_push(out, row, mysql_fetch_lengths(res));
-    mysql_free_result(res);
-    return 0;
-}
-
-/* dal's answer; 0 or a DAL_E* code with the message in msg. */
-static int dal_rows(dal_t *dal, const char *sql, const dal_value_t *params, size_t np,
-                    rows_t *out, char *msg, size_t cap)
-{
-    char *vals[MAX_COLS];
-    unsigned long lens[MAX_COLS];
-    dal_result_t *r = NULL;
-    dal_error_t err;
-    size_t len;
-    unsigned int c;
-    int rc;
-
-    memset(out, 0, sizeof *out);
-    rc = dal_query(dal, NULL, sql, params, np, &r, &err);
-    if (rc == 0) {
-        out->ncols = (unsigned int)dal_result_column_count(r);
-        ck_assert_uint_le(out->ncols, MAX_COLS);
-        for (c = 0; c < out->ncols; c++)
-            out->names[c] = strdup(dal_result_column_name(r, c));
-        while ((rc = dal_result_next(r, &err)) == 1) {
-            for (c = 0; c < out->ncols; c++) {
-                vals[c] = (char *)dal_result_text(r, c, &len);
-                lens[c] = (unsigned long)len;
-            }
-            rows_push(out, vals, lens);
-        }
-    }
-    dal_result_free(r);
-    if (rc < 0)
-        snprintf(msg, cap, "%s: %s", dal_strerror(rc), err.message);
-    return rc < 0 ? rc : 0;
-}
-
-static int cell_cmp(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return (a != NULL) - (b != NULL);
-    return strcmp(a, b);
-}
-
-static unsigned int sort_ncols;
-
-static int row_cmp(const void *x, const void *y)
-{
-    char *const *a = *(char **const *)x, *const *b = *(char **const *)y;
-    unsigned int c;
-    int d;
-
-    for (c = 0; c < sort_ncols; c++)
-        if ((d = cell_cmp(a[c], b[c])) != 0)
-            return d;
-    return 0;
-}
-
 
 /* ========================================================= generator */
-
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-} sb_t;
-
-static void sb_vput(sb_t *b, const char *fmt, va_list ap)
-{
-    va_list cp;
-    int n;
-
-    va_copy(cp, ap);
-    n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        ck_assert_ptr_nonnull(b->p);
-    }
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    b->len += (size_t)n;
-}
 
 /* One generated query: the text for dal (maybe with ?) and its parameters,
  * the text for the plain server (values inline), and how to compare. */
 typedef struct query {
-    sb_t dal, plain;
+    dt_sb_t dal, plain;
     dal_value_t params[MAX_PARAMS];
     size_t np;
     int use_params;
@@ -464,20 +271,10 @@ static void q_put(query_t *q, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    sb_vput(&q->dal, fmt, ap);
+    dt_sb_vput(&q->dal, fmt, ap);
     va_end(ap);
     va_start(ap, fmt);
-    sb_vput(&q->plain, fmt, ap);
-    va_end(ap);
-}
-
-static void sb_put(sb_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
-static void sb_put(sb_t *b, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    sb_vput(b, fmt, ap);
+    dt_sb_vput(&q->plain, fmt, ap);
     va_end(ap);
 }
 
@@ -487,7 +284,7 @@ static void q_reset(query_t *q)
     q->dal.len = q->plain.len = 0;
     q->dal.p[0] = q->plain.p[0] = '\0';
     q->np = 0;
-    q->use_params = chance(2);
+    q->use_params = dt_chance(2);
     q->total = 0;
     q->nproj = 0;
 }
@@ -497,8 +294,8 @@ static void q_int(query_t *q, long v)
 {
     if (q->use_params && q->np < MAX_PARAMS) {
         q->params[q->np++] = dal_int(v);
-        sb_put(&q->dal, "?");
-        sb_put(&q->plain, "%ld", v);
+        dt_sb_put(&q->dal, "?");
+        dt_sb_put(&q->plain, "%ld", v);
         return;
     }
     q_put(q, "%ld", v);
@@ -508,8 +305,8 @@ static void q_word(query_t *q, const char *w)
 {
     if (q->use_params && q->np < MAX_PARAMS) {
         q->params[q->np++] = dal_str(w);
-        sb_put(&q->dal, "?");
-        sb_put(&q->plain, "'%s'", w);
+        dt_sb_put(&q->dal, "?");
+        dt_sb_put(&q->plain, "'%s'", w);
         return;
     }
     q_put(q, "'%s'", w);
@@ -520,60 +317,60 @@ static const char *const nums[] = {"a", "b", "u", "d", "f", "k"};
 static const char *const group_exprs[] = {"a", "s", "k", "b % 4", "u % 3", "d > 0"};
 static const char *const distinct_exprs[] = {"a", "s", "b % 4", "f > 0", "u % 5"};
 #define NCOLS (int)(sizeof cols / sizeof cols[0])
-#define PICK(a) (a)[rnd((int)(sizeof(a) / sizeof((a)[0])))]
+#define PICK(a) (a)[dt_rnd((int)(sizeof(a) / sizeof((a)[0])))]
 
 static void gen_filter(query_t *q)
 {
     int i, n;
 
-    switch (rnd(10)) {
+    switch (dt_rnd(10)) {
     case 0: case 1: case 2:
         return;
     case 3:
         q_put(q, " WHERE k IN (");
-        for (i = 0, n = 1 + rnd(6); i < n; i++) {
+        for (i = 0, n = 1 + dt_rnd(6); i < n; i++) {
             q_put(q, "%s", i ? ", " : "");
-            q_int(q, rnd(1000));
+            q_int(q, dt_rnd(1000));
         }
         q_put(q, ")");
         return;
     case 4:
-        n = rnd(1000);
+        n = dt_rnd(1000);
         q_put(q, " WHERE k BETWEEN ");
         q_int(q, n);
         q_put(q, " AND ");
-        q_int(q, n + rnd(300));
+        q_int(q, n + dt_rnd(300));
         return;
     case 5:
         q_put(q, " WHERE a > ");
-        q_int(q, rnd(15) - 5);
+        q_int(q, dt_rnd(15) - 5);
         return;
     case 6:
         q_put(q, " WHERE s IS NULL OR a IS NULL");
         return;
     case 7:
         q_put(q, " WHERE b < ");
-        q_int(q, rnd(2000001) - 1000000);
+        q_int(q, dt_rnd(2000001) - 1000000);
         q_put(q, " AND u IS NOT NULL");
         return;
     case 8:
         q_put(q, " WHERE k = ");
-        q_int(q, rnd(1000));
+        q_int(q, dt_rnd(1000));
         return;
     default:
         q_put(q, " WHERE s IN (");
-        q_word(q, words[rnd(NWORDS)]);
+        q_word(q, words[dt_rnd(NWORDS)]);
         q_put(q, ", ");
-        q_word(q, words[rnd(NWORDS)]);
+        q_word(q, words[dt_rnd(NWORDS)]);
         q_put(q, ")");
     }
 }
 
 static void gen_limit(query_t *q)
 {
-    long off = chance(3) ? 0 : rnd(60), n = rnd(25);
+    long off = dt_chance(3) ? 0 : dt_rnd(60), n = dt_rnd(25);
 
-    switch (rnd(3)) {
+    switch (dt_rnd(3)) {
     case 0:
         q_put(q, " LIMIT ");
         q_int(q, n);
@@ -594,7 +391,7 @@ static void gen_limit(query_t *q)
 
 static const char *direction(void)
 {
-    return chance(2) ? " DESC" : chance(2) ? " ASC" : "";
+    return dt_chance(2) ? " DESC" : dt_chance(2) ? " ASC" : "";
 }
 
 /* Distinct random picks from [0, n). */
@@ -603,7 +400,7 @@ static int pick_distinct(int *out, int want, int n)
     int got = 0, x, i;
 
     while (got < want) {
-        x = rnd(n);
+        x = dt_rnd(n);
         for (i = 0; i < got && out[i] != x; i++)
             ;
         if (i == got)
@@ -630,26 +427,26 @@ static int gen_row_key(query_t *q, int c, int at, int aliased)
     static const char *const exprs[] = {"b % 7", "LOWER(s)", "a + u", "-f", "COALESCE(a, 100)",
                                         "d * 2", "mtab.b DIV 1000"};
 
-    if (chance(5)) {
+    if (dt_chance(5)) {
         q_put(q, "%s", PICK(exprs));
         return -1;
     }
-    if (at >= 0 && aliased && chance(2))
+    if (at >= 0 && aliased && dt_chance(2))
         q_put(q, "c_%s", cols[c]);
-    else if (at >= 0 && chance(4))
+    else if (at >= 0 && dt_chance(4))
         q_put(q, "%d", at + 1);
     else
-        q_put(q, "%s%s", chance(5) ? "mtab." : "", cols[c]);
+        q_put(q, "%s%s", dt_chance(5) ? "mtab." : "", cols[c]);
     return at;
 }
 
 /* SELECT columns [WHERE] [ORDER BY keys] [LIMIT] */
 static void gen_rows(query_t *q)
 {
-    int sel[NCOLS], keys[4], nsel, nkeys = rnd(4), i, at;
-    int star = chance(8), limit = chance(3), aliased = !star && chance(4);
+    int sel[NCOLS], keys[4], nsel, nkeys = dt_rnd(4), i, at;
+    int star = dt_chance(8), limit = dt_chance(3), aliased = !star && dt_chance(4);
 
-    nsel = star ? NCOLS : pick_distinct(sel, 1 + rnd(4), NCOLS);
+    nsel = star ? NCOLS : pick_distinct(sel, 1 + dt_rnd(4), NCOLS);
     for (i = 0; star && i < NCOLS; i++)
         sel[i] = i;
     q_put(q, "SELECT ");
@@ -662,7 +459,7 @@ static void gen_rows(query_t *q)
     gen_filter(q);
     pick_distinct(keys, nkeys, NCOLS);
     q->total = index_of(keys, nkeys, 0) >= 0;
-    if (!q->total && (limit || chance(2))) {
+    if (!q->total && (limit || dt_chance(2))) {
         keys[nkeys++] = 0; /* id is unique */
         q->total = 1;
     }
@@ -686,14 +483,14 @@ static void gen_agg_item(query_t *q, int i)
 {
     static const char *const args[] = {"a + b", "d * 2", "mtab.u", "LOWER(s)", "-f", "a % 3"};
 
-    switch (rnd(8)) {
+    switch (dt_rnd(8)) {
     case 0: q_put(q, "COUNT(*)"); break;
     case 1: q_put(q, "COUNT(%s)", PICK(cols)); break;
     case 2: q_put(q, "SUM(%s)", PICK(nums)); break;
     case 3: q_put(q, "AVG(%s)", PICK(nums)); break;
     case 4: q_put(q, "MIN(%s)", PICK(cols)); break;
     case 5: q_put(q, "MAX(%s)", PICK(cols)); break;
-    case 6: q_put(q, "%s(%s)", chance(2) ? "AVG" : chance(2) ? "SUM" : "MAX", PICK(args)); break;
+    case 6: q_put(q, "%s(%s)", dt_chance(2) ? "AVG" : dt_chance(2) ? "SUM" : "MAX", PICK(args)); break;
     default: q_put(q, "COUNT(DISTINCT k)"); break;
     }
     if (i >= 0)
@@ -703,25 +500,25 @@ static void gen_agg_item(query_t *q, int i)
 /* SELECT aggregates [WHERE] [LIMIT]: one row */
 static void gen_aggs(query_t *q)
 {
-    int i, n = 1 + rnd(5);
+    int i, n = 1 + dt_rnd(5);
 
     q_put(q, "SELECT ");
     for (i = 0; i < n; i++) {
         q_put(q, "%s", i ? ", " : "");
-        gen_agg_item(q, chance(2) ? i : -1);
+        gen_agg_item(q, dt_chance(2) ? i : -1);
     }
     q_put(q, " FROM mtab");
     gen_filter(q);
-    if (chance(5))
-        q_put(q, chance(2) ? " LIMIT 1" : " LIMIT 1, 1");
+    if (dt_chance(5))
+        q_put(q, dt_chance(2) ? " LIMIT 1" : " LIMIT 1, 1");
     q->total = 1;
 }
 
 /* SELECT [group exprs,] aggregates ... GROUP BY ... [HAVING] [ORDER BY] [LIMIT] */
 static void gen_groups(query_t *q)
 {
-    int g[2], ng = pick_distinct(g, 1 + chance(3), (int)(sizeof group_exprs / sizeof *group_exprs));
-    int hide = chance(4), nagg = 1 + rnd(3), local = 0, i, order;
+    int g[2], ng = pick_distinct(g, 1 + dt_chance(3), (int)(sizeof group_exprs / sizeof *group_exprs));
+    int hide = dt_chance(4), nagg = 1 + dt_rnd(3), local = 0, i, order;
 
     q_put(q, "SELECT ");
     for (i = 0; i < ng && !hide; i++)
@@ -736,9 +533,9 @@ static void gen_groups(query_t *q)
         q_put(q, "%s%s", i ? ", " : " GROUP BY ", group_exprs[g[i]]);
         local |= strcmp(group_exprs[g[i]], "k") == 0;
     }
-    if (local && chance(3))
+    if (local && dt_chance(3))
         q_put(q, " HAVING COUNT(*) > 1");
-    order = rnd(4);
+    order = dt_rnd(4);
     if (order == 1 || order == 2) {
         q_put(q, " ORDER BY %s", order == 2 ? "x0 DESC, " : "");
         for (i = 0; i < ng; i++)
@@ -748,15 +545,15 @@ static void gen_groups(query_t *q)
         q_put(q, " ORDER BY NULL");
     }
     q->nproj = -1;
-    if (q->total && chance(3))
+    if (q->total && dt_chance(3))
         gen_limit(q);
 }
 
 /* SELECT DISTINCT exprs [WHERE] [ORDER BY all of them] [LIMIT] */
 static void gen_distinct(query_t *q)
 {
-    int c[2], n = pick_distinct(c, 1 + chance(2), (int)(sizeof distinct_exprs / sizeof *distinct_exprs));
-    int i, order = chance(2), first = chance(2);
+    int c[2], n = pick_distinct(c, 1 + dt_chance(2), (int)(sizeof distinct_exprs / sizeof *distinct_exprs));
+    int i, order = dt_chance(2), first = dt_chance(2);
 
     q_put(q, "SELECT DISTINCT ");
     for (i = 0; i < n; i++)
@@ -768,7 +565,7 @@ static void gen_distinct(query_t *q)
             q_put(q, "%s%s%s", i ? ", " : " ORDER BY ",
                   distinct_exprs[c[(i + first) % n]], direction());
         q->total = 1;
-        if (chance(2))
+        if (dt_chance(2))
             gen_limit(q);
     }
     q->nproj = -1;
@@ -776,7 +573,7 @@ static void gen_distinct(query_t *q)
 
 static void generate(query_t *q)
 {
-    int kind = rnd(10);
+    int kind = dt_rnd(10);
 
     q_reset(q);
     if (kind < 4)
@@ -791,12 +588,12 @@ static void generate(query_t *q)
 
 /* ======================================================== comparison */
 
-static int row_at_differs(const rows_t *d, const rows_t *p, size_t i, char *why, size_t cap)
+static int row_at_differs(const dt_rows_t *d, const dt_rows_t *p, size_t i, char *why, size_t cap)
 {
     unsigned int c;
 
     for (c = 0; c < d->ncols; c++) {
-        if (cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
+        if (dt_cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
             snprintf(why, cap, "row %zu column %u (%s): dal '%s', server '%s'", i + 1, c + 1,
                      p->names[c], d->v[i][c] ? d->v[i][c] : "NULL",
                      p->v[i][c] ? p->v[i][c] : "NULL");
@@ -806,7 +603,7 @@ static int row_at_differs(const rows_t *d, const rows_t *p, size_t i, char *why,
     return 0;
 }
 
-static int key_seq_differs(const query_t *q, const rows_t *d, const rows_t *p, char *why,
+static int key_seq_differs(const query_t *q, const dt_rows_t *d, const dt_rows_t *p, char *why,
                            size_t cap)
 {
     size_t i;
@@ -815,7 +612,7 @@ static int key_seq_differs(const query_t *q, const rows_t *d, const rows_t *p, c
     for (i = 0; i < d->n; i++) {
         for (k = 0; k < q->nproj; k++) {
             c = q->proj[k];
-            if (cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
+            if (dt_cell_cmp(d->v[i][c], p->v[i][c]) != 0) {
                 snprintf(why, cap, "ORDER BY key %s of row %zu: dal '%s', server '%s'",
                          p->names[c], i + 1, d->v[i][c] ? d->v[i][c] : "NULL",
                          p->v[i][c] ? p->v[i][c] : "NULL");
@@ -827,7 +624,7 @@ static int key_seq_differs(const query_t *q, const rows_t *d, const rows_t *p, c
 }
 
 /* 0 if dal's rows are the server's; else why not. */
-static int differs(const query_t *q, rows_t *d, rows_t *p, char *why, size_t cap)
+static int differs(const query_t *q, dt_rows_t *d, dt_rows_t *p, char *why, size_t cap)
 {
     unsigned int c;
     size_t i;
@@ -850,9 +647,8 @@ static int differs(const query_t *q, rows_t *d, rows_t *p, char *why, size_t cap
     if (!q->total && q->nproj > 0 && key_seq_differs(q, d, p, why, cap))
         return 1;
     if (!q->total && d->n > 1) {
-        sort_ncols = d->ncols;
-        qsort(d->v, d->n, sizeof *d->v, row_cmp);
-        qsort(p->v, p->n, sizeof *p->v, row_cmp);
+        dt_rows_sort(d, d->ncols);
+        dt_rows_sort(p, d->ncols);
     }
     for (i = 0; i < d->n; i++)
         if (row_at_differs(d, p, i, why, cap))
@@ -879,24 +675,24 @@ static void report(int n, const query_t *q, const char *why)
 /* Run q both ways; 0 if they agree. */
 static int run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 {
-    rows_t d, p;
+    dt_rows_t d, p;
     char why[600], msg[DAL_ERROR_MSG_MAX + 32];
     int bad;
 
-    if (plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
+    if (dt_plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
         fprintf(stderr, "FATAL (seed %llu, query %d): the server refused %s: %s\n", seed, n,
                 q->plain.p, msg);
         exit(1);
     }
-    bad = dal_rows(dal, q->dal.p, q->np ? q->params : NULL, q->np, &d, msg, sizeof msg) != 0;
+    bad = dt_dal_rows(dal, q->dal.p, q->np ? q->params : NULL, q->np, &d, msg, sizeof msg) != 0;
     if (bad)
         snprintf(why, sizeof why, "dal failed: %s", msg);
     else
         bad = differs(q, &d, &p, why, sizeof why);
     if (bad)
         report(n, q, why);
-    rows_free(&d);
-    rows_free(&p);
+    dt_rows_free(&d);
+    dt_rows_free(&p);
     return bad;
 }
 
@@ -905,12 +701,12 @@ static int run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 START_TEST(test_differential)
 {
     dal_t *dal = open_dal();
-    MYSQL *plain = direct(0, "plain");
+    MYSQL *plain = dt_direct(ports[0], "plain");
     query_t q;
     int i, bad = 0, ordered = 0;
 
     memset(&q, 0, sizeof q);
-    rng = seed ^ 0x9e3779b97f4a7c15ULL;
+    dt_seed(seed ^ 0x9e3779b97f4a7c15ULL);
     for (i = 0; i < QUERIES; i++) {
         generate(&q);
         ordered += q.total;
@@ -939,8 +735,8 @@ static int limit_text_params(dal_t *dal, MYSQL *plain, query_t *q)
     int n = 0, rc;
 
     q->dal.len = q->plain.len = 0;
-    sb_put(&q->dal, "%s", dal_sql);
-    sb_put(&q->plain, "SELECT id, a FROM mtab ORDER BY b DESC LIMIT 10, 5");
+    dt_sb_put(&q->dal, "%s", dal_sql);
+    dt_sb_put(&q->plain, "SELECT id, a FROM mtab ORDER BY b DESC LIMIT 10, 5");
     q->params[0] = dal_str("10");
     q->params[1] = dal_strn("5", 1);
     q->np = 2;
@@ -1033,7 +829,7 @@ START_TEST(test_fixed)
         {"SELECT s, AVG(DISTINCT k) AS m FROM mtab GROUP BY s ORDER BY m DESC, s LIMIT 5", 1},
     };
     dal_t *dal = open_dal();
-    MYSQL *plain = direct(0, "plain");
+    MYSQL *plain = dt_direct(ports[0], "plain");
     dal_result_t *r = NULL;
     dal_error_t err;
     query_t q;
@@ -1096,7 +892,7 @@ static int reset_peak(void)
 }
 
 /* Peak RSS growth in kB while running sql through dal; rows into out. */
-static long peak_growth(dal_t *dal, const char *sql, rows_t *out, double *ms)
+static long peak_growth(dal_t *dal, const char *sql, dt_rows_t *out, double *ms)
 {
     char msg[DAL_ERROR_MSG_MAX + 32];
     struct timeval t0, t1;
@@ -1104,7 +900,7 @@ static long peak_growth(dal_t *dal, const char *sql, rows_t *out, double *ms)
 
     before = reset_peak() == 0 ? status_kb("VmRSS:") : status_kb("VmHWM:");
     gettimeofday(&t0, NULL);
-    ck_assert_msg(dal_rows(dal, sql, NULL, 0, out, msg, sizeof msg) == 0, "%s: %s", sql, msg);
+    ck_assert_msg(dt_dal_rows(dal, sql, NULL, 0, out, msg, sizeof msg) == 0, "%s: %s", sql, msg);
     gettimeofday(&t1, NULL);
     after = status_kb("VmHWM:");
     *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_usec - t0.tv_usec) / 1e3;
@@ -1116,27 +912,27 @@ START_TEST(test_offset_memory)
     static const char *q0 = "SELECT id, v, pad FROM mbig ORDER BY v DESC, id LIMIT 0, 10";
     static const char *q1 = "SELECT id, v, pad FROM mbig ORDER BY v DESC, id LIMIT 100000, 10";
     dal_t *dal = open_dal();
-    MYSQL *plain = direct(0, "plain");
-    rows_t d, p;
+    MYSQL *plain = dt_direct(ports[0], "plain");
+    dt_rows_t d, p;
     query_t q;
     double ms0, ms1;
     long g0, g1;
     char why[600], msg[256];
 
     g0 = peak_growth(dal, q0, &d, &ms0); /* warm: connections, buffers */
-    rows_free(&d);
+    dt_rows_free(&d);
     g0 = peak_growth(dal, q0, &d, &ms0);
-    rows_free(&d);
+    dt_rows_free(&d);
     g1 = peak_growth(dal, q1, &d, &ms1);
-    ck_assert_int_eq(plain_rows(plain, q1, &p, msg, sizeof msg), 0);
+    ck_assert_int_eq(dt_plain_rows(plain, q1, &p, msg, sizeof msg), 0);
     memset(&q, 0, sizeof q);
     q.total = 1;
     ck_assert_msg(!differs(&q, &d, &p, why, sizeof why), "%s: %s", q1, why);
     printf("memory: ORDER BY v DESC, id over %d rows in 8 tables on 4 servers: "
            "LIMIT 0, 10: peak RSS +%ld kB, %.0f ms; LIMIT 100000, 10: +%ld kB, %.0f ms\n",
            BIG_ROWS, g0, ms0, g1, ms1);
-    rows_free(&d);
-    rows_free(&p);
+    dt_rows_free(&d);
+    dt_rows_free(&p);
     mysql_close(plain);
     dal_close(dal);
     ck_assert_msg(g1 - g0 < 16 * 1024, "LIMIT 100000, 10 grew the peak RSS by %ld kB more than "
@@ -1163,7 +959,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    read_env();
+    dt_read_env(ports, &seed);
     mysql_library_init(0, NULL, NULL);
     dir = tu_mkdtemp();
     ini = make_ini(dir);
