@@ -36,6 +36,12 @@ static void read_ports(void)
     }
 }
 
+/* wm_food and wm_food_copy: one layout, bound (INSERT ... SELECT between
+ * them stays on each shard). */
+#define FOOD_LAYOUT                                                                   \
+    "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 100\n"             \
+    "shard_key = wm_poi_id\nstrategy = mod\nbinding = food\n"
+
 static char *make_ini(void)
 {
     char text[8192];
@@ -51,20 +57,8 @@ static char *make_ini(void)
              "connect_timeout = 2s\n"
              "[dal]\n"
              "default_datasource = plain\n"
-             "[table wm_food]\n"
-             "datasource = dbProductSku\n"
-             "db_shard_num = 4\n"
-             "table_shard_num = 100\n"
-             "shard_key = wm_poi_id\n"
-             "strategy = mod\n"
-             "binding = food\n"
-             "[table wm_food_copy]\n"
-             "datasource = dbProductSku\n"
-             "db_shard_num = 4\n"
-             "table_shard_num = 100\n"
-             "shard_key = wm_poi_id\n"
-             "strategy = mod\n"
-             "binding = food\n"
+             "[table wm_food]\n" FOOD_LAYOUT
+             "[table wm_food_copy]\n" FOOD_LAYOUT
              "[table wm_order]\n"
              "datasource = dbProductSku\n"
              "db_shard_num = 4\n"

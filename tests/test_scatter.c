@@ -193,59 +193,66 @@ static void load_mtab(void)
     "INSERT INTO mtab2%s SELECT id, k, (a * 7) %% 11, IF(b %% 5 = 0, NULL, "              \
     "CONCAT('n', b %% 37)) FROM mtab%s WHERE id %% 3 <> 0"
 
-static void load_mtab2(void)
+/* Create table on the plain server (and fill it with plain_fill) and
+ * through dal, then run fill(sql, p) -- the INSERT for physical table p --
+ * on each of the 8 physical tables (mod: table / 2 is the server). */
+static void load_physical(const char *table, const char *ddl, const char *plain_fill,
+                          void (*fill)(char *sql, size_t cap, int p))
 {
     dal_t *dal = open_dal();
     MYSQL *m = dt_direct(ports[0], "plain");
-    char sql[512], db[16], sfx[8];
+    char sql[512], drop[64], db[16];
     int p;
 
-    dt_direct_exec(m, "DROP TABLE IF EXISTS mtab2");
-    dt_direct_exec(m, MTAB2_DDL);
-    snprintf(sql, sizeof sql, MTAB2_FILL, "", "");
-    dt_direct_exec(m, sql);
-    mysql_close(m);
-    dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab2");
-    dal_must(dal, NULL, MTAB2_DDL);
-    dal_close(dal);
-    for (p = 0; p < 8; p++) {
-        snprintf(db, sizeof db, "product_%d", p / 2);
-        snprintf(sfx, sizeof sfx, "_%d", p);
-        m = dt_direct(ports[p / 2], db);
-        snprintf(sql, sizeof sql, MTAB2_FILL, sfx, sfx);
-        dt_direct_exec(m, sql);
-        mysql_close(m);
-    }
-}
-
-/* mbig: BIG_ROWS rows, written straight into the physical tables with the
- * sequence engine (mod: k % 8 is the table, table / 2 the server). */
-static void load_mbig(void)
-{
-    static const char *ddl = "CREATE TABLE mbig (id BIGINT NOT NULL PRIMARY KEY, k BIGINT NOT "
-                             "NULL, v INT NOT NULL, pad CHAR(64) NOT NULL)";
-    dal_t *dal = open_dal();
-    MYSQL *m = dt_direct(ports[0], "plain");
-    char sql[512], db[16];
-    int p;
-
-    dt_direct_exec(m, "DROP TABLE IF EXISTS mbig");
+    snprintf(drop, sizeof drop, "DROP TABLE IF EXISTS %s", table);
+    dt_direct_exec(m, drop);
     dt_direct_exec(m, ddl);
-    snprintf(sql, sizeof sql, "INSERT INTO mbig SELECT seq, seq, (seq * 7919) %% 100003, "
-             "REPEAT('x', 64) FROM seq_1_to_%d", BIG_ROWS);
-    dt_direct_exec(m, sql);
+    dt_direct_exec(m, plain_fill);
     mysql_close(m);
-    dal_must(dal, NULL, "DROP TABLE IF EXISTS mbig");
+    dal_must(dal, NULL, drop);
     dal_must(dal, NULL, ddl);
     dal_close(dal);
     for (p = 0; p < 8; p++) {
         snprintf(db, sizeof db, "product_%d", p / 2);
         m = dt_direct(ports[p / 2], db);
-        snprintf(sql, sizeof sql, "INSERT INTO mbig_%d SELECT seq, seq, (seq * 7919) %% 100003, "
-                 "REPEAT('x', 64) FROM seq_1_to_%d WHERE seq %% 8 = %d", p, BIG_ROWS, p);
+        fill(sql, sizeof sql, p);
         dt_direct_exec(m, sql);
         mysql_close(m);
     }
+}
+
+static void mtab2_fill(char *sql, size_t cap, int p)
+{
+    char sfx[8];
+
+    snprintf(sfx, sizeof sfx, "_%d", p);
+    snprintf(sql, cap, MTAB2_FILL, sfx, sfx);
+}
+
+static void load_mtab2(void)
+{
+    char plain[512];
+
+    snprintf(plain, sizeof plain, MTAB2_FILL, "", "");
+    load_physical("mtab2", MTAB2_DDL, plain, mtab2_fill);
+}
+
+/* mbig: BIG_ROWS rows, written straight into the physical tables with the
+ * sequence engine (mod: k % 8 is the table, table / 2 the server). */
+static void mbig_fill(char *sql, size_t cap, int p)
+{
+    snprintf(sql, cap, "INSERT INTO mbig_%d SELECT seq, seq, (seq * 7919) %% 100003, "
+             "REPEAT('x', 64) FROM seq_1_to_%d WHERE seq %% 8 = %d", p, BIG_ROWS, p);
+}
+
+static void load_mbig(void)
+{
+    char plain[512];
+
+    snprintf(plain, sizeof plain, "INSERT INTO mbig SELECT seq, seq, (seq * 7919) %% 100003, "
+             "REPEAT('x', 64) FROM seq_1_to_%d", BIG_ROWS);
+    load_physical("mbig", "CREATE TABLE mbig (id BIGINT NOT NULL PRIMARY KEY, k BIGINT NOT "
+                  "NULL, v INT NOT NULL, pad CHAR(64) NOT NULL)", plain, mbig_fill);
 }
 
 /* ============================================================== rows */
