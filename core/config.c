@@ -48,7 +48,9 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-#define SECTION_LIST "[dal], [datasource NAME], [table NAME], [idgen NAME] or [monitor NAME]"
+#define SECTION_LIST \
+    "[dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy] or " \
+    "[proxy user NAME]"
 
 typedef struct cfg_parser cfg_parser_t;
 
@@ -511,6 +513,130 @@ static int monitor_finish(cfg_parser_t *ps)
     return 0;
 }
 
+/* ------------------------------------------------------------ [proxy] */
+
+static int proxy_taken(const cfg_parser_t *ps, const char *name)
+{
+    (void)name;
+    return ps->cfg->proxy.line;
+}
+
+/* Optional, like [dal]: the config holds the defaults from the start. */
+static int proxy_begin(cfg_parser_t *ps, const char *name)
+{
+    (void)name;
+    ps->cfg->proxy.line = ps->line;
+    ps->sec_name = "";
+    return 0;
+}
+
+static void *proxy_obj(cfg_parser_t *ps)
+{
+    return &ps->cfg->proxy;
+}
+
+/* One HOST:PORT of listen, [start, end) of text: a host and a port 1..65535. */
+static int listen_item_ok(const char *start, const char *end)
+{
+    const char *colon = NULL, *p;
+    long port = 0;
+
+    for (p = start; p < end; p++)
+        if (*p == ':')
+            colon = p;
+    if (colon == NULL || colon == start || colon + 1 == end)
+        return 0;
+    for (p = colon + 1; p < end; p++) {
+        if (*p < '0' || *p > '9' || (port = port * 10 + (*p - '0')) > 65535)
+            return 0;
+    }
+    return port >= 1;
+}
+
+static int proxy_finish(cfg_parser_t *ps)
+{
+    const dal_cfg_proxy_t *px = &ps->cfg->proxy;
+    const char *p = px->listen, *e;
+    char q[DAL_CFG_QUOTE_SIZE];
+
+    while (p != NULL && *p != '\0') {
+        p = parse_skip_blanks(p);
+        for (e = p; *e != '\0' && *e != ',' && *e != ' ' && *e != '\t'; e++)
+            ;
+        if (!listen_item_ok(p, e))
+            return cfg_fail(ps, px->listen_line, DAL_ECONFIG,
+                            "listen: expected HOST:PORT[, HOST:PORT ...], got '%s'",
+                            config_quote(px->listen, q));
+        p = parse_skip_blanks(e);
+        if (*p == ',')
+            p++;
+    }
+    if ((px->tls_cert != NULL) != (px->tls_key != NULL))
+        return cfg_fail(ps, px->tls_cert ? px->tls_cert_line : px->tls_key_line, DAL_ECONFIG,
+                        "[proxy] needs both tls_cert and tls_key, or neither");
+    return 0;
+}
+
+/* ---------------------------------------------------- [proxy user NAME] */
+
+static void *cur_user(cfg_parser_t *ps)
+{
+    return &ps->cfg->proxy_users[ps->cfg->nproxy_users - 1];
+}
+
+static int user_taken(const cfg_parser_t *ps, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < ps->cfg->nproxy_users; i++)
+        if (strcmp(ps->cfg->proxy_users[i].name, name) == 0)
+            return ps->cfg->proxy_users[i].line;
+    return 0;
+}
+
+static int user_begin(cfg_parser_t *ps, const char *name)
+{
+    dal_config_t *cfg = ps->cfg;
+    dal_cfg_proxy_user_t *u = add_item(ps, (void **)&cfg->proxy_users, &cfg->nproxy_users,
+                                       sizeof *u);
+
+    if (u == NULL || (u->name = section_name(ps, name)) == NULL)
+        return ps->rc;
+    u->line = ps->line;
+    return set_defaults(ps, dal_cfg_proxy_user_keys, u);
+}
+
+/* '*' and 40 hex digits. */
+static int native_hash_ok(const char *h)
+{
+    size_t i;
+
+    if (h[0] != '*' || strlen(h) != 41)
+        return 0;
+    for (i = 1; i < 41; i++)
+        if (!isxdigit((unsigned char)h[i]))
+            return 0;
+    return 1;
+}
+
+/* Exactly one of password and password_hash; the values are never quoted. */
+static int user_finish(cfg_parser_t *ps)
+{
+    const dal_cfg_proxy_user_t *u = cur_user(ps);
+
+    if (u->password == NULL && u->password_hash == NULL)
+        return cfg_fail(ps, u->line, DAL_ECONFIG,
+                        "[proxy user %s] needs password = ... or password_hash = *...", u->name);
+    if (u->password != NULL && u->password_hash != NULL)
+        return cfg_fail(ps, u->password_hash_line, DAL_ECONFIG,
+                        "[proxy user %s] has both password and password_hash: keep one", u->name);
+    if (u->password_hash != NULL && !native_hash_ok(u->password_hash))
+        return cfg_fail(ps, u->password_hash_line, DAL_ECONFIG,
+                        "[proxy user %s] password_hash: expected '*' and 40 hex digits (as "
+                        "SELECT PASSWORD('...') prints it)", u->name);
+    return 0;
+}
+
 /* ------------------------------------------------------------ sections */
 
 static const section_kind_t sections[] = {
@@ -519,6 +645,9 @@ static const section_kind_t sections[] = {
     {"table", &dal_cfg_rule_table, dal_cfg_table_keys, table_taken, table_begin, cur_table, table_finish},
     {"idgen", &dal_cfg_rule_ds, dal_cfg_idgen_keys, idgen_taken, idgen_begin, cur_idgen, NULL},
     {"monitor", &dal_cfg_rule_ds, dal_cfg_monitor_keys, monitor_taken, monitor_begin, cur_monitor, monitor_finish},
+    {"proxy", NULL, dal_cfg_proxy_keys, proxy_taken, proxy_begin, proxy_obj, proxy_finish},
+    {"proxy user", &dal_cfg_rule_ds, dal_cfg_proxy_user_keys, user_taken, user_begin, cur_user,
+     user_finish},
 };
 
 static int finish_section(cfg_parser_t *ps)
@@ -536,16 +665,25 @@ static int finish_section(cfg_parser_t *ps)
 /* "word NAME" (already trimmed) -> the section kind and its name. */
 static int begin_section(cfg_parser_t *ps, const char *inner)
 {
-    size_t wlen = strcspn(inner, " \t");
-    const char *name = parse_skip_blanks(inner + wlen);
+    size_t wlen = 0;
+    const char *name;
     const section_kind_t *kind = NULL;
     char label[DAL_CFG_NAME_MAX + 32], q[DAL_CFG_QUOTE_SIZE];
     size_t i;
     int first;
 
-    for (i = 0; i < NELEM(sections) && kind == NULL; i++)
-        if (strlen(sections[i].word) == wlen && strncmp(inner, sections[i].word, wlen) == 0)
+    /* the longest kind word that starts inner ("proxy user NAME" over "proxy") */
+    for (i = 0; i < NELEM(sections); i++) {
+        size_t n = strlen(sections[i].word);
+        if (n > wlen && strncmp(inner, sections[i].word, n) == 0 &&
+            (inner[n] == '\0' || inner[n] == ' ' || inner[n] == '\t')) {
             kind = &sections[i];
+            wlen = n;
+        }
+    }
+    if (kind == NULL)
+        wlen = strcspn(inner, " \t");
+    name = parse_skip_blanks(inner + wlen);
     if (kind == NULL)
         return cfg_fail(ps, ps->line, DAL_ECONFIG, "unknown section [%s] (expected " SECTION_LIST ")",
                         config_quote(inner, q));
@@ -895,6 +1033,8 @@ static int new_config(const char *path, dal_config_t **out, dal_error_t *err)
         return err_set(err, DAL_ENOMEM, "%s: out of memory", path);
     }
     rc = cfg_key_defaults(dal_cfg_dal_keys, cfg, err);
+    if (rc == 0)
+        rc = cfg_key_defaults(dal_cfg_proxy_keys, &cfg->proxy, err);
     if (rc != 0) {
         err_prefix(err, "%s", path);
         config_free(cfg);
@@ -998,6 +1138,16 @@ void config_free(dal_config_t *cfg)
         free_params(&cfg->monitors[i].params);
     }
     free(cfg->monitors);
+    for (i = 0; i < cfg->nproxy_users; i++) {
+        free(cfg->proxy_users[i].name);
+        free(cfg->proxy_users[i].password);
+        free(cfg->proxy_users[i].password_hash);
+    }
+    free(cfg->proxy_users);
+    free(cfg->proxy.listen);
+    free(cfg->proxy.database);
+    free(cfg->proxy.tls_cert);
+    free(cfg->proxy.tls_key);
     free(cfg->path);
     free(cfg->plugin_dir);
     free(cfg->default_datasource);

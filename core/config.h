@@ -124,6 +124,33 @@ typedef struct dal_cfg_monitor {
     dal_cfg_params_t params;
 } dal_cfg_monitor_t;
 
+/* [proxy]: dal-proxy's own settings (the defaults when the file has no
+ * [proxy] section). */
+typedef struct dal_cfg_proxy {
+    int line;                 /* of the [proxy] header; 0: none (takes no key) */
+    char *listen;             /* owned; "HOST:PORT[, HOST:PORT ...]" (default 127.0.0.1:3307) */
+    int listen_line;
+    char *database;           /* owned; the schema clients connect to and USE (default dal) */
+    uint32_t threads;         /* I/O threads; 0: one per core (default) */
+    uint32_t max_connections; /* default 4096 */
+    uint32_t max_allowed_packet; /* bytes a client's packet may hold (default 64 MiB) */
+    char *tls_cert;           /* owned; PEM file; NULL: no TLS */
+    int tls_cert_line;
+    char *tls_key;            /* owned; PEM file of the certificate's key */
+    int tls_key_line;
+} dal_cfg_proxy_t;
+
+/* [proxy user NAME]: who may connect to dal-proxy, with exactly one of
+ * password (${VAR} expanded) and password_hash. */
+typedef struct dal_cfg_proxy_user {
+    char *name;               /* owned */
+    int line;
+    char *password;           /* owned; NULL: none */
+    int password_line;
+    char *password_hash;      /* owned; '*' and 40 hex digits (mysql_native_password); NULL: none */
+    int password_hash_line;
+} dal_cfg_proxy_user_t;
+
 typedef struct dal_config {
     atomic_int refs;          /* config_ref / config_free */
     char *path;               /* owned; as given to config_load */
@@ -147,6 +174,9 @@ typedef struct dal_config {
     size_t nidgens;
     dal_cfg_monitor_t *monitors;       /* owned array, in file order */
     size_t nmonitors;
+    dal_cfg_proxy_t proxy;
+    dal_cfg_proxy_user_t *proxy_users; /* owned array, in file order */
+    size_t nproxy_users;
 } dal_config_t;
 
 /*
@@ -215,7 +245,7 @@ int cfg_name_ok(const char *s, const dal_cfg_rule_t *rule);
 /* What a key's value is, and so how it is converted and where it goes. */
 typedef enum dal_cfg_type {
     DAL_CFG_STRING,    /* non-empty text, a name if the row has a rule: char * (owned) */
-    DAL_CFG_COUNT,     /* a whole number min..max, min >= 1: uint32_t */
+    DAL_CFG_COUNT,     /* a whole number min..max, min >= 0: uint32_t */
     DAL_CFG_BOOL,      /* true/false, yes/no, on/off, 1/0 (any case): int 1/0 */
     DAL_CFG_DURATION,  /* 250ms, 5s, 2m, 1h, bare number = seconds; min..max ms: uint32_t */
     DAL_CFG_ENUM,      /* one of words (any case): int, the word's index */
@@ -270,6 +300,8 @@ extern const dal_cfg_key_t dal_cfg_datasource_keys[];
 extern const dal_cfg_key_t dal_cfg_table_keys[];
 extern const dal_cfg_key_t dal_cfg_idgen_keys[];
 extern const dal_cfg_key_t dal_cfg_monitor_keys[];
+extern const dal_cfg_key_t dal_cfg_proxy_keys[];
+extern const dal_cfg_key_t dal_cfg_proxy_user_keys[];
 
 /* Every section kind and its table, for the docs; ends with a NULL word. */
 typedef struct dal_cfg_section_keys {

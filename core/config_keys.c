@@ -140,7 +140,8 @@ static int take_count(dal_cfg_value_t *v, const char *what, const char *text, in
     if (isdigit((unsigned char)*parse_skip_blanks(text)) && *parse_skip_blanks(p) == '\0' && (!parsed || n > 0))
         return bad(v, "%s: %s is out of range (%lld..%lld)", what, config_quote(text, q),
                    (long long)min, (long long)max);
-    return bad(v, "%s: expected a positive integer, got '%s'", what, config_quote(text, q));
+    return bad(v, "%s: expected a %s integer, got '%s'", what, min > 0 ? "positive" : "non-negative",
+               config_quote(text, q));
 }
 
 static int take_bool(dal_cfg_value_t *v, int *out)
@@ -467,9 +468,12 @@ static const char *const ryw_words[] = {"off", "session", NULL};
 #define TBL(f) offsetof(dal_cfg_table_t, f)
 #define IDG(f) offsetof(dal_cfg_idgen_t, f)
 #define MON(f) offsetof(dal_cfg_monitor_t, f)
+#define PRX(f) offsetof(dal_cfg_proxy_t, f)
+#define PUS(f) offsetof(dal_cfg_proxy_user_t, f)
 
 /* Offset 0 means "none" in a row: no key may be stored in these. */
-_Static_assert(CFG(refs) == 0 && DS(name) == 0 && TBL(name) == 0 && IDG(name) == 0 && MON(name) == 0,
+_Static_assert(CFG(refs) == 0 && DS(name) == 0 && TBL(name) == 0 && IDG(name) == 0 && MON(name) == 0 &&
+                   PRX(line) == 0 && PUS(name) == 0,
                "the first field of a section struct takes no key");
 
 const dal_cfg_key_t dal_cfg_dal_keys[] = {
@@ -572,11 +576,47 @@ const dal_cfg_key_t dal_cfg_monitor_keys[] = {
     {.name = NULL}
 };
 
+const dal_cfg_key_t dal_cfg_proxy_keys[] = {
+    {.name = "listen", .type = DAL_CFG_STRING, .offset = PRX(listen), .line = PRX(listen_line),
+     .def = "127.0.0.1:3307",
+     .help = "where dal-proxy accepts clients: `HOST:PORT`, several separated by commas"},
+    {.name = "database", .type = DAL_CFG_STRING, .offset = PRX(database), .def = "dal",
+     .rule = &dal_cfg_rule_table,
+     .help = "the schema clients connect to and `USE`; another name gets error 1049"},
+    {.name = "threads", .type = DAL_CFG_COUNT, .offset = PRX(threads), .def = "0", .min = 0,
+     .max = 256, .help = "I/O threads; `0`: one per core"},
+    {.name = "max_connections", .type = DAL_CFG_COUNT, .offset = PRX(max_connections),
+     .def = "4096", .min = 1, .max = 1000000,
+     .help = "client connections at once; one more gets error 1040"},
+    {.name = "max_allowed_packet", .type = DAL_CFG_COUNT, .offset = PRX(max_allowed_packet),
+     .def = "67108864", .min = 1024, .max = 1073741824,
+     .help = "bytes one client packet (a statement, its parameters) may hold"},
+    {.name = "tls_cert", .type = DAL_CFG_STRING, .offset = PRX(tls_cert), .line = PRX(tls_cert_line),
+     .unset = "none: no TLS", .help = "PEM file of the certificate clients are offered"},
+    {.name = "tls_key", .type = DAL_CFG_STRING, .offset = PRX(tls_key), .line = PRX(tls_key_line),
+     .unset = "none", .help = "PEM file of that certificate's private key"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_proxy_user_keys[] = {
+    {.name = "password", .type = DAL_CFG_STRING, .offset = PUS(password),
+     .line = PUS(password_line), .unset = "none",
+     .help = "the user's password (`${VAR}` keeps it out of the file); it never appears in a "
+             "message"},
+    {.name = "password_hash", .type = DAL_CFG_STRING, .offset = PUS(password_hash),
+     .line = PUS(password_hash_line), .unset = "none",
+     .help = "instead of password: `*` and 40 hex digits, as `SELECT PASSWORD('...')` prints it "
+             "(mysql_native_password only)"},
+    {.name = NULL}
+};
+
 const dal_cfg_section_keys_t dal_cfg_sections[] = {
     {"dal", "[dal]", dal_cfg_dal_keys},
     {"datasource", "[datasource NAME]", dal_cfg_datasource_keys},
     {"table", "[table NAME]", dal_cfg_table_keys},
     {"idgen", "[idgen NAME]", dal_cfg_idgen_keys},
     {"monitor", "[monitor NAME]", dal_cfg_monitor_keys},
+    {"proxy", "[proxy]", dal_cfg_proxy_keys},
+    {"proxy user", "[proxy user NAME]", dal_cfg_proxy_user_keys},
     {NULL, NULL, NULL}
 };

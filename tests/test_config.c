@@ -669,7 +669,7 @@ static const struct bad_config bad_configs[] = {
     {"[monitor m]\nplugin =\n", 2, "plugin: empty value"},
     {"[monitor m]\nport.x = 1\n", 2, "port.x: bad parameter name 'port.x'"},
     {"[monitor a/b]\n", 1, "bad monitor name 'a/b'"},
-    {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME] or [monitor NAME])"},
+    {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy] or [proxy user NAME])"},
     /* A URL, and so a password, under a key that takes none: the value is
      * quoted with the password masked, whatever the key (defect 8). */
     {DS_MAIN "[table t]\ndatasource = mysql://app:" SECRET "@h/db\n", 4,
@@ -693,6 +693,18 @@ static const struct bad_config bad_configs[] = {
     {DS_G(0) BOUND_T("a", "g", "1", "2", "strategy.x = u:" SECRET "A@h\n")
      BOUND_T("b", "g", "1", "2", "strategy.x = u:" SECRET "B@h\n"), 18,
      "its strategy.x is 'u:***@h', not 'u:***@h'"},
+    /* [proxy] and its users: no value quoted but the listen address */
+    {"[proxy]\nlisten = 127.0.0.1\n", 2, "listen: expected HOST:PORT[, HOST:PORT ...], got '127.0.0.1'"},
+    {"[proxy]\nlisten = a:1, b:70000\n", 2, "listen: expected HOST:PORT"},
+    {"[proxy]\ntls_cert = /c.pem\n", 2, "[proxy] needs both tls_cert and tls_key, or neither"},
+    {"[proxy]\n[proxy]\n", 2, "duplicate"},
+    {"[proxy x]\n", 1, "section [proxy] takes no name"},
+    {"[proxy user]\n", 1, "section [proxy user] needs a name: [proxy user NAME]"},
+    {"[proxy user app]\n", 1, "[proxy user app] needs password = ... or password_hash = *..."},
+    {"[proxy user app]\npassword = " SECRET "\npassword_hash = *0123456789012345678901234567890123456789\n", 3,
+     "has both password and password_hash: keep one"},
+    {"[proxy user app]\npassword_hash = " SECRET "\n", 2, "password_hash: expected '*' and 40 hex digits"},
+    {"[proxy user app]\nuser = x\n", 2, "unknown key"},
     /* whole lines */
     {NULL, 3, "line too long (301 characters, at most 197)"},   /* built by the test */
 };
@@ -725,6 +737,47 @@ START_TEST(test_bad_config)
     ck_assert_msg(strstr(err.message, SECRET) == NULL, "row %d: message shows a password: '%s'", _i, err.message);
     unlink(path);
     free(prefix);
+    free(path);
+}
+END_TEST
+
+/* [proxy]'s defaults without the section, its keys and users with it. */
+START_TEST(test_proxy_sections)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path;
+
+    env_setup();
+    path = write_temp("[dal]\n");
+    ck_assert_int_eq(config_load(path, &cfg, &err), 0);
+    ck_assert_int_eq(cfg->proxy.line, 0);
+    ck_assert_str_eq(cfg->proxy.listen, "127.0.0.1:3307");
+    ck_assert_str_eq(cfg->proxy.database, "dal");
+    ck_assert_uint_eq(cfg->proxy.threads, 0);
+    ck_assert_uint_eq(cfg->proxy.max_connections, 4096);
+    ck_assert_uint_eq(cfg->nproxy_users, 0);
+    config_free(cfg);
+    unlink(path);
+    free(path);
+    setenv("DAL_TEST_PROXY_PW", "s3cr3t", 1);
+    path = write_temp("[proxy]\nlisten = 127.0.0.1:3310, [::1]:3311\ndatabase = shop\nthreads = 2\n"
+                      "max_connections = 10\n[proxy user app]\npassword = ${DAL_TEST_PROXY_PW}\n"
+                      "[proxy user ro]\npassword_hash = *2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19\n");
+    ck_assert_msg(config_load(path, &cfg, &err) == 0, "%s", err.message);
+    ck_assert_int_eq(cfg->proxy.line, 1);
+    ck_assert_str_eq(cfg->proxy.listen, "127.0.0.1:3310, [::1]:3311");
+    ck_assert_str_eq(cfg->proxy.database, "shop");
+    ck_assert_uint_eq(cfg->proxy.threads, 2);
+    ck_assert_uint_eq(cfg->proxy.max_connections, 10);
+    ck_assert_uint_eq(cfg->nproxy_users, 2);
+    ck_assert_str_eq(cfg->proxy_users[0].name, "app");
+    ck_assert_str_eq(cfg->proxy_users[0].password, "s3cr3t");
+    ck_assert_ptr_null(cfg->proxy_users[0].password_hash);
+    ck_assert_str_eq(cfg->proxy_users[1].name, "ro");
+    ck_assert_ptr_null(cfg->proxy_users[1].password);
+    config_free(cfg);
+    unlink(path);
     free(path);
 }
 END_TEST
@@ -1105,7 +1158,7 @@ static void check_row(const char *title, const dal_cfg_key_t *k)
     ck_assert_msg(!k->required || (k->example != NULL && k->def == NULL), "%s %s: required", title, k->name);
     switch (k->type) {
     case DAL_CFG_COUNT:
-        ck_assert_msg(k->min >= 1 && k->min <= k->max && k->max <= UINT32_MAX, "%s %s: range", title, k->name);
+        ck_assert_msg(k->min >= 0 && k->min <= k->max && k->max <= UINT32_MAX, "%s %s: range", title, k->name);
         break;
     case DAL_CFG_MODE:
         ck_assert_msg(k->aux != 0, "%s %s: no aux field", title, k->name);
@@ -1194,6 +1247,7 @@ static Suite *config_suite(void)
 
     tc = tcase_create("file");
     tcase_add_test(tc, test_good_config);
+    tcase_add_test(tc, test_proxy_sections);
     tcase_add_test(tc, test_full_config);
     tcase_add_test(tc, test_empty_and_missing_files);
     tcase_add_test(tc, test_unreadable_content);
