@@ -345,3 +345,98 @@ const dal_server_settings_t *dal_datasource_info_server(const dal_datasource_inf
 {
     return ds && i < ds->nservers ? &ds->servers[i].pub : NULL;
 }
+
+/* ================================================================= proxy */
+
+struct dal_proxy_info {
+    dal_config_t *cfg;                 /* one reference: [proxy] and its users live in it */
+};
+
+/* name is not used: there is one [proxy]. */
+static int proxy_fill(void *h, const dal_snapshot_t *snap, const char *name, dal_error_t *err)
+{
+    (void)name;
+    (void)err;
+    ((dal_proxy_info_t *)h)->cfg = config_ref(snap->cfg);
+    return 0;
+}
+
+static void proxy_drop(void *h)
+{
+    dal_proxy_info_free(h);
+}
+
+static const inspect_kind_t proxy_kind = {
+    "dal_proxy_info", sizeof(dal_proxy_info_t), proxy_fill, proxy_drop
+};
+
+int dal_proxy_info(dal_t *dal, dal_proxy_info_t **out, dal_error_t *err)
+{
+    int rc = DAL_EINVAL;
+
+    if (out == NULL)
+        return err_set(err, rc, "%s: NULL argument", proxy_kind.fn);
+    *out = inspect(&proxy_kind, dal, "", &rc, err);
+    return rc;
+}
+
+void dal_proxy_info_free(dal_proxy_info_t *p)
+{
+    if (p != NULL)
+        handle_free(p, NULL, p->cfg);
+}
+
+const char *dal_proxy_info_listen(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.listen;
+}
+
+const char *dal_proxy_info_database(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.database;
+}
+
+uint32_t dal_proxy_info_threads(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.threads;
+}
+
+uint32_t dal_proxy_info_max_connections(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.max_connections;
+}
+
+uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.max_allowed_packet;
+}
+
+const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.tls_cert;
+}
+
+const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.tls_key;
+}
+
+size_t dal_proxy_info_user_count(const dal_proxy_info_t *p)
+{
+    return p->cfg->nproxy_users;
+}
+
+const char *dal_proxy_info_user(const dal_proxy_info_t *p, size_t i, const char **password,
+                                const char **password_hash)
+{
+    const dal_cfg_proxy_user_t *u;
+
+    if (i >= p->cfg->nproxy_users)
+        return NULL;
+    u = &p->cfg->proxy_users[i];
+    if (password != NULL)
+        *password = u->password;
+    if (password_hash != NULL)
+        *password_hash = u->password_hash;
+    return u->name;
+}

@@ -288,6 +288,45 @@ START_TEST(test_lifetime)
 }
 END_TEST
 
+/* [proxy] and its users, after a reload too (the handle keeps its own). */
+START_TEST(test_proxy)
+{
+    dal_proxy_info_t *before = NULL, *after = NULL;
+    const char *pw, *hash;
+    dal_error_t err;
+
+    ck_assert_msg(dal_proxy_info(dal, &before, &err) == 0, "%s", err.message);
+    ck_assert_str_eq(dal_proxy_info_listen(before), "127.0.0.1:3307");
+    ck_assert_str_eq(dal_proxy_info_database(before), "dal");
+    ck_assert_uint_eq(dal_proxy_info_user_count(before), 0);
+    ck_assert_ptr_null(dal_proxy_info_tls_cert(before));
+    free(write_config(4, "[proxy]\nlisten = 127.0.0.1:4000, 127.0.0.1:4001\ndatabase = shop\n"
+                         "threads = 3\nmax_connections = 9\n"
+                         "[proxy user app]\npassword = ${INSPECT_TEST_PASSWORD}\n"
+                         "[proxy user ro]\npassword_hash = "
+                         "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19\n"));
+    ck_assert_msg(dal_reload(dal, &err) == 0, "%s", err.message);
+    ck_assert_msg(dal_proxy_info(dal, &after, &err) == 0, "%s", err.message);
+    ck_assert_str_eq(dal_proxy_info_listen(after), "127.0.0.1:4000, 127.0.0.1:4001");
+    ck_assert_str_eq(dal_proxy_info_database(after), "shop");
+    ck_assert_uint_eq(dal_proxy_info_threads(after), 3);
+    ck_assert_uint_eq(dal_proxy_info_max_connections(after), 9);
+    ck_assert_uint_eq(dal_proxy_info_max_allowed_packet(after), 67108864);
+    ck_assert_uint_eq(dal_proxy_info_user_count(after), 2);
+    ck_assert_str_eq(dal_proxy_info_user(after, 0, &pw, &hash), "app");
+    ck_assert_str_eq(pw, "s3cret");
+    ck_assert_ptr_null(hash);
+    ck_assert_str_eq(dal_proxy_info_user(after, 1, &pw, &hash), "ro");
+    ck_assert_ptr_null(pw);
+    ck_assert_str_eq(hash, "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19");
+    ck_assert_ptr_null(dal_proxy_info_user(after, 2, &pw, &hash));
+    ck_assert_str_eq(dal_proxy_info_database(before), "dal");
+    ck_assert_int_eq(dal_proxy_info(dal, NULL, &err), DAL_EINVAL);
+    dal_proxy_info_free(before);
+    dal_proxy_info_free(after);
+}
+END_TEST
+
 static Suite *inspect_suite(void)
 {
     Suite *s = suite_create("inspect");
@@ -304,6 +343,7 @@ static Suite *inspect_suite(void)
     tcase_add_test(tc, test_datasource_defaults);
     tcase_add_test(tc, test_datasource_options);
     tcase_add_test(tc, test_lifetime);
+    tcase_add_test(tc, test_proxy);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -623,6 +623,45 @@ DAL_API size_t dal_datasource_info_server_count(const dal_datasource_info_t *ds)
 DAL_API const dal_server_settings_t *dal_datasource_info_server(const dal_datasource_info_t *ds,
                                                                 size_t i);
 
+/* ------------------------------------------------------------------ proxy */
+
+/*
+ * dal-proxy's settings and users, from [proxy] and [proxy user NAME] of the
+ * configuration in force (the defaults when the file has no [proxy]): for a
+ * front end serving the MySQL protocol on libdal.  On success *out is owned
+ * by the caller (dal_proxy_info_free); it holds a reference on that
+ * configuration, so its strings stay valid until it is freed, across
+ * reloads and after dal_close.  Thread-safe.
+ */
+typedef struct dal_proxy_info dal_proxy_info_t;
+
+DAL_API int dal_proxy_info(dal_t *dal, dal_proxy_info_t **out, dal_error_t *err);
+/* NULL is a no-op. */
+DAL_API void dal_proxy_info_free(dal_proxy_info_t *p);
+/* "HOST:PORT[, HOST:PORT ...]"; valid until dal_proxy_info_free. */
+DAL_API const char *dal_proxy_info_listen(const dal_proxy_info_t *p);
+/* The schema clients connect to and USE; valid until dal_proxy_info_free. */
+DAL_API const char *dal_proxy_info_database(const dal_proxy_info_t *p);
+/* I/O threads (0: one per core), client connections at once, bytes of one
+ * client packet. */
+DAL_API uint32_t dal_proxy_info_threads(const dal_proxy_info_t *p);
+DAL_API uint32_t dal_proxy_info_max_connections(const dal_proxy_info_t *p);
+DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
+/* PEM files, or NULL: no TLS; valid until dal_proxy_info_free. */
+DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
+DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
+/* The [proxy user NAME] sections, in file order. */
+DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
+/*
+ * User i's name, and in *password or *password_hash (either may be NULL)
+ * the one the file gives, the other NULL: the password with ${VAR}
+ * expanded -- a secret, never print or log it -- or the
+ * mysql_native_password hash ('*' and 40 hex digits).  NULL when i is out
+ * of range.  Strings valid until dal_proxy_info_free.
+ */
+DAL_API const char *dal_proxy_info_user(const dal_proxy_info_t *p, size_t i,
+                                        const char **password, const char **password_hash);
+
 /* ---------------------------------------------------------------- plugins */
 
 /*
