@@ -174,6 +174,55 @@ int conn_reset(dal_conn_t *c, dal_error_t *err)
     return 0;
 }
 
+/* A SET sql_mode may have changed how ? values must be escaped. */
+static void read_escaping(dal_conn_t *c)
+{
+    c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+}
+
+int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err)
+{
+    int rc = 0;
+
+    /* marked first: a SET that failed half-way may have changed some */
+    c->vars_set = 1;
+    c->dirty = 1;
+    if (v->names != NULL) {
+        c->names_set = 1;
+        if (mysql_set_character_set(&c->mysql, v->names) != 0)
+            rc = conn_error(c, DAL_ESERVER, err);
+    }
+    if (rc == 0 && v->set_sql != NULL &&
+        mysql_real_query(&c->mysql, v->set_sql, strlen(v->set_sql)) != 0)
+        rc = conn_error(c, DAL_ESERVER, err);
+    if (rc != 0) {
+        err_prefix(err, "setting the session's variables");
+        return rc;
+    }
+    read_escaping(c);
+    return 0;
+}
+
+int conn_unset_vars(dal_conn_t *c, dal_error_t *err)
+{
+    int names = c->names_set;
+    int rc;
+
+    if (!c->vars_set)
+        return 0;
+    c->vars_set = 0;
+    c->names_set = 0;
+    c->dirty = 1; /* the server's flags may not show a SET of several statements ago */
+    rc = conn_reset(c, err);
+    /* the reset puts the server's charset back, not the client library's */
+    if (rc == 0 && names &&
+        mysql_set_character_set(&c->mysql, c->url->charset ? c->url->charset : "utf8mb4") != 0)
+        rc = conn_error(c, DAL_ESERVER, err);
+    if (rc == 0)
+        read_escaping(c);
+    return rc;
+}
+
 /* Walk the session-tracking items of the last OK packet: the value of
  * last_gtid into *out (1 if found), and whether anything else changed. */
 static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)

@@ -43,7 +43,29 @@ struct dal_conn {
     int replica;                       /* index into ds->replicas, or -1 for the master */
     int track_gtid;                    /* the server reports @@last_gtid (see conn_take_gtid) */
     const void *last_thread;           /* identity of the thread that released it last */
+    int vars_set;                      /* a session's variables are set (conn_apply_vars):
+                                          undone before the next borrower */
+    int names_set;                     /* ... among them the charset (SET NAMES) */
 };
+
+/*
+ * Session variables a dal_session applies to every connection it takes
+ * (dal_session_set_var).  Built by session.c; borrowed by whoever applies
+ * them.
+ */
+typedef struct dal_conn_vars {
+    const char *set_sql;               /* "SET SESSION a = v, ..." or NULL */
+    const char *names;                 /* charset for SET NAMES, or NULL */
+} dal_conn_vars_t;
+
+/* Apply v to c: the charset through the client library (so escaping
+ * follows it), then the SET.  Marks c so that conn_unset_vars undoes them.
+ * Errors name the datasource (DAL_ESERVER). */
+int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err);
+/* Undo conn_apply_vars (COM_RESET_CONNECTION, then the URL's charset
+ * again): 0, or the error that makes c unusable.  Nothing when c carries
+ * no session variables. */
+int conn_unset_vars(dal_conn_t *c, dal_error_t *err);
 
 /* The URL of ds's master (replica < 0) or of replica number `replica`. */
 const dal_url_t *server_url(const dal_cfg_datasource_t *ds, int replica);

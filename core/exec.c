@@ -76,6 +76,42 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
 }
 
 
+/* What a route's server sent at the end of its statement, once it has all
+ * arrived (an OK packet, or the end of stored rows): added to res in route
+ * order, so the status is the last route's and the insert id the first
+ * non-zero one. */
+static void add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
+                    uint64_t insert_id)
+{
+    res->warnings += warnings;
+    res->status = status;
+    if (res->insert_id == 0)
+        res->insert_id = insert_id;
+}
+
+static void note_end(dal_result_t *res, MYSQL *m, uint64_t insert_id)
+{
+    add_end(res, mysql_warning_count(m), m->server_status, insert_id);
+}
+
+/* A sharded table's physical name shows as its logical one in the
+ * result's column metadata, as a server holding all the data would name
+ * it.  Route 0's: the metadata is the first route's. */
+static void map_tables(const dal_routing_t *rt, dal_result_t *res)
+{
+    char name[300];
+    size_t i;
+
+    if (res->ncols == 0 || rt->nroutes == 0 || rt->tables == NULL || rt->routes[0].pos == NULL)
+        return; /* exec_direct's statements name physical tables themselves */
+    for (i = 0; i < rt->sql->ntrefs; i++) {
+        const dal_table_t *t = rt->tables[i];
+        if (t != NULL && t->sharded && rt->routes[0].pos[i] >= 0)
+            result_map_table(res, physical_name(t, rt->routes[0].pos[i], name, sizeof name),
+                             t->cfg->name);
+    }
+}
+
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),
  * send it, and collect what it returns into res.  The caller keeps c; on
  * failure mysql_errno(&c->mysql) tells whether c is still usable. */
@@ -93,12 +129,13 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
         return conn_error(c, DAL_ESERVER, err);
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
-        res->insert_id = mysql_insert_id(&c->mysql);
+        note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
         return 0;
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
+    note_end(res, &c->mysql, 0);
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
@@ -167,6 +204,8 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
     buf_free(&sql);
     if (rc == 0 && res->ncols > 0)
         rc = result_name_columns(res, rt->sql, err);
+    if (rc == 0)
+        map_tables(rt, res);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
         dal_result_free(res);
@@ -201,6 +240,7 @@ typedef struct job {
     int qret;              /* mysql_real_query's result */
     MYSQL_RES *rows;       /* owned until handed to the result */
     uint64_t affected, insert_id;
+    unsigned int warnings, status; /* sent at the end of a write or of stored rows */
     dal_buf_t sql;
     int rc;
     dal_error_t err;
@@ -271,12 +311,19 @@ static void job_conn_failed(batch_t *b, job_t *j, int trusted)
     job_failed(b, j, rc, e);
 }
 
+static void job_end(job_t *j)
+{
+    j->warnings = mysql_warning_count(&j->c->mysql);
+    j->status = j->c->mysql.server_status;
+}
+
 static void job_stored(batch_t *b, job_t *j)
 {
     if (j->rows == NULL) {
         job_conn_failed(b, j, 0); /* a result cut short leaves the protocol mid-way */
         return;
     }
+    job_end(j);
     job_release(j, 1);
     job_finish(b, j, 0);
 }
@@ -292,6 +339,7 @@ static void job_queried(batch_t *b, job_t *j)
     if (mysql_field_count(m) == 0) {
         j->affected = mysql_affected_rows(m);
         j->insert_id = mysql_insert_id(m);
+        job_end(j);
         note_write(b->rt, j->srv, j->c);
         job_release(j, 1);
         job_finish(b, j, 0);
@@ -453,8 +501,10 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         }
         if (rc == 0 && j->phase == JOB_DONE) {
             res->affected += j->affected;
-            res->insert_id = j->insert_id;
             res->nroutes++;
+            /* a stream's end is the result's to note, when it comes */
+            if (j->c == NULL)
+                add_end(res, j->warnings, j->status, j->insert_id);
             if (j->rows != NULL) {
                 rc = result_add(res, j->rows, j->srv->node->cfg->name, err);
                 j->rows = NULL;
@@ -527,6 +577,8 @@ int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t npara
             *spec = NULL;
         }
     }
+    if (rc == 0)
+        map_tables(rt, res);
     buf_free(&sql);
     if (rc != 0) {
         dal_result_free(res);

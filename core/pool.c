@@ -8,6 +8,7 @@
  * (host.c), so it never sees URLs or passwords.  Without it, a node uses the
  * built-in idle cache of conn.c.
  */
+#include <errmsg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,12 +186,31 @@ static int take(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *e
     return 0;
 }
 
+/* The session variables of the statement the calling thread runs (see
+ * pool_set_vars). */
+static _Thread_local const dal_conn_vars_t *cur_vars DAL_TLS_SMALL;
+
+void pool_set_vars(const dal_conn_vars_t *v)
+{
+    cur_vars = v;
+}
+
 int server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t *err)
 {
     int rc = take(srv, out, reused, err);
+    unsigned int e;
 
     if (rc == 0 && counts_outstanding(srv))
         atomic_fetch_add_explicit(&srv->outstanding, 1, memory_order_relaxed);
+    if (rc != 0 || cur_vars == NULL)
+        return rc;
+    rc = conn_apply_vars(*out, cur_vars, err);
+    if (rc != 0) {
+        /* a refused SET leaves a usable connection; a lost one does not */
+        e = mysql_errno(&(*out)->mysql);
+        server_release(srv, *out, !(e >= CR_MIN_ERROR && e <= CR_MAX_ERROR));
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -200,6 +220,10 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 
     if (c == NULL)
         return;
+    /* a session's variables are for its own statements only */
+    if (reusable && c->vars_set && conn_unset_vars(c, NULL) != 0)
+        reusable = 0;
+    c->vars_set = 0;
     if (counts_outstanding(srv))
         atomic_fetch_sub_explicit(&srv->outstanding, 1, memory_order_relaxed);
     if (p == NULL)

@@ -40,6 +40,15 @@ void url_address(const dal_url_t *u, char *out, size_t cap);
  * sql should be normalised (sql_normalize): it ends up in logs.
  */
 void pool_set_statement(const char *sql, const char *trace_id);
+/*
+ * The session variables (conn.h) the calling thread's statement runs with:
+ * server_acquire applies them to every connection it hands out from now
+ * on, and server_release undoes them before the connection goes back to
+ * its pool.  A session sets them around each of its statements and clears
+ * them (NULL) after; v is borrowed until then.  NULL: none (dal_query).
+ */
+void pool_set_vars(const dal_conn_vars_t *v);
+
 /* Behind the host API's current_statement: writes "trace_id=ID SQL" (or
  * just SQL) into buf, NUL-terminated and truncated to cap.  Returns the
  * length written; 0 when no statement is set. */

@@ -40,32 +40,66 @@ dal_result_t *result_new(void)
     b->r.srcs = b->srcs;
     b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
     b->stored.embedded = 1;
+    /* dal_query's statements run in autocommit; a session says otherwise */
+    b->r.txn_status = SERVER_STATUS_AUTOCOMMIT;
     return &b->r;
 }
 
-/* names, meta and the nodes' names of the columns: one block. */
+static size_t text_len(const char *t)
+{
+    return t ? strlen(t) + 1 : 1;
+}
+
+/* t (or "") copied to *p, which advances past it. */
+static const char *put_text(char **p, const char *t)
+{
+    size_t len = t ? strlen(t) : 0;
+    char *at = *p;
+
+    memcpy(at, t ? t : "", len);
+    at[len] = '\0';
+    *p += len + 1;
+    return at;
+}
+
+/* names, cols, meta and the nodes' texts of the columns: one block.  The
+ * first source's fields may be freed before the result (a stream closes at
+ * its end), so everything the result shows of a column is copied. */
 static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
                         dal_error_t *err)
 {
-    size_t bytes = (size_t)ncols * (sizeof *r->meta + sizeof *r->names), len;
+    size_t bytes = (size_t)ncols * (sizeof *r->names + sizeof *r->cols + sizeof *r->meta);
+    const MYSQL_FIELD *f;
+    dal_result_col_t *c;
     unsigned int i;
     char *p;
 
-    for (i = 0; i < ncols; i++)
-        bytes += (fields[i].name ? strlen(fields[i].name) : 0) + 1;
+    for (i = 0; i < ncols; i++) {
+        f = &fields[i];
+        bytes += text_len(f->name) + text_len(f->org_name) + text_len(f->table) +
+                 text_len(f->org_table) + text_len(f->db);
+    }
     /* pointers first: each part stays aligned for its type */
     r->names = malloc(bytes ? bytes : 1);
     if (r->names == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
-    r->meta = (dal_merge_meta_t *)(r->names + ncols);
+    r->cols = (dal_result_col_t *)(r->names + ncols);
+    r->meta = (dal_merge_meta_t *)(r->cols + ncols);
     p = (char *)(r->meta + ncols);
     for (i = 0; i < ncols; i++) {
-        merge_meta_init(&r->meta[i], &fields[i]);
-        len = fields[i].name ? strlen(fields[i].name) : 0;
-        memcpy(p, fields[i].name ? fields[i].name : "", len);
-        p[len] = '\0';
-        r->names[i] = p;
-        p += len + 1;
+        f = &fields[i];
+        c = &r->cols[i];
+        merge_meta_init(&r->meta[i], f);
+        r->names[i] = put_text(&p, f->name);
+        c->org_name = put_text(&p, f->org_name);
+        c->table = put_text(&p, f->table);
+        c->org_table = put_text(&p, f->org_table);
+        c->db = put_text(&p, f->db);
+        c->type = (unsigned int)f->type;
+        c->charset = f->charsetnr;
+        c->flags = f->flags;
+        c->decimals = f->decimals;
+        c->length = f->length;
     }
     r->ncols = r->nvisible = ncols;
     r->fields = NULL;
@@ -158,7 +192,7 @@ static void stored_close(dal_rowsrc_t *s, int ok)
     free(st);
 }
 
-static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close};
+static const dal_rowsrc_ops_t stored_ops = {stored_fetch, stored_close, NULL};
 
 int result_add(dal_result_t *r, MYSQL_RES *res, const char *datasource, dal_error_t *err)
 {
@@ -188,6 +222,14 @@ typedef struct stream_src {
     void *ctx;
 } stream_src_t;
 
+/* The packet after the last row carried them. */
+static void stream_ended(stream_src_t *st)
+{
+    st->base.ended = 1;
+    st->base.warnings = mysql_warning_count(&st->conn->mysql);
+    st->base.status = st->conn->mysql.server_status;
+}
+
 static int stream_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
     stream_src_t *st = (stream_src_t *)s;
@@ -199,7 +241,20 @@ static int stream_fetch(dal_rowsrc_t *s, dal_error_t *err)
     }
     if (mysql_errno(&st->conn->mysql) != 0)
         return conn_error(st->conn, DAL_ESERVER, err);
+    stream_ended(st);
     return 0;
+}
+
+/* Rows the result will not read: they come anyway (the protocol cannot
+ * cancel a result set), and the warnings and status after them too. */
+static void stream_drain(dal_rowsrc_t *s)
+{
+    stream_src_t *st = (stream_src_t *)s;
+
+    while (mysql_fetch_row(st->res) != NULL)
+        ;
+    if (mysql_errno(&st->conn->mysql) == 0)
+        stream_ended(st);
 }
 
 /* mysql_free_result reads and drops the rows not read yet: the protocol
@@ -213,7 +268,7 @@ static void stream_close(dal_rowsrc_t *s, int ok)
     free(st);
 }
 
-static const dal_rowsrc_ops_t stream_ops = {stream_fetch, stream_close};
+static const dal_rowsrc_ops_t stream_ops = {stream_fetch, stream_close, stream_drain};
 
 int result_add_stream(dal_result_t *r, dal_conn_t *conn,
                       void (*release)(void *ctx, dal_conn_t *c, int reusable), void *ctx,
@@ -280,6 +335,50 @@ int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
     return 0;
 }
 
+/* MariaDB's DECIMAL_MAX_SCALE and FLOATING_POINT_DECIMALS: AVG's decimals
+ * stop growing there (31 is also DOUBLE's "not fixed"). */
+#define AVG_DECIMAL_SCALE_MAX 38u
+#define AVG_DOUBLE_DECIMALS_MAX 31u
+/* The default div_precision_increment, which merge_value.c's AVG uses too. */
+#define AVG_DECIMALS_ADDED 4u
+/* SUM(x) has the precision of x plus DECIMAL_LONGLONG_DIGITS, AVG(x) plus
+ * div_precision_increment. */
+#define SUM_PRECISION_ADDED 22u
+
+/* The nodes ran AVG(x) as SUM(x): show the column as the server describes
+ * AVG(x), from SUM's description.  DECIMAL results (integer and DECIMAL
+ * arguments) gain 4 decimals and lose SUM's 22 extra digits of precision;
+ * the length is precision + a point when there are decimals + a sign
+ * (my_decimal_precision_to_length), so only the point can be new.  A DOUBLE
+ * one gains 4 decimals up to "not fixed"; its length, which the server
+ * takes from x's (16 for a FLOAT x, where SUM says 23), stays SUM's. */
+static void describe_avgs(dal_result_t *r)
+{
+    const struct dal_merge_run *m = r->run;
+    dal_result_col_t *c;
+    unsigned int d;
+    size_t i;
+
+    for (i = 0; i < m->naggs; i++) {
+        if (m->acc[i].agg != DAL_AGG_AVG || m->acol[i] >= r->nvisible)
+            continue;
+        c = &r->cols[m->acol[i]];
+        d = c->decimals;
+        /* the server flags AVG binary always, SUM only without GROUP BY */
+        c->flags |= BINARY_FLAG;
+        if (c->type == MYSQL_TYPE_NEWDECIMAL || c->type == MYSQL_TYPE_DECIMAL) {
+            c->decimals = d + AVG_DECIMALS_ADDED < AVG_DECIMAL_SCALE_MAX
+                              ? d + AVG_DECIMALS_ADDED : AVG_DECIMAL_SCALE_MAX;
+            if (c->length > SUM_PRECISION_ADDED)
+                c->length = c->length - SUM_PRECISION_ADDED + AVG_DECIMALS_ADDED +
+                            (d == 0 ? 1 : 0);
+        } else if (c->type == MYSQL_TYPE_DOUBLE && d < AVG_DOUBLE_DECIMALS_MAX) {
+            c->decimals = d + AVG_DECIMALS_ADDED < AVG_DOUBLE_DECIMALS_MAX
+                              ? d + AVG_DECIMALS_ADDED : AVG_DOUBLE_DECIMALS_MAX;
+        }
+    }
+}
+
 int result_set_merge(dal_result_t *r, dal_merge_spec_t *spec, dal_error_t *err)
 {
     if (r->started || r->spec != NULL) {
@@ -298,7 +397,10 @@ int result_set_merge(dal_result_t *r, dal_merge_spec_t *spec, dal_error_t *err)
     r->nvisible = r->ncols - (r->ncols > 0 ? (unsigned int)spec->nhidden : 0);
     rename_columns(r, spec->names, spec->nnames);
     rename_tail(r, spec->tail_names, spec->ntail);
-    return result_run_start(r, err);
+    if (result_run_start(r, err) != 0)
+        return err ? err->code : DAL_EUNSUPPORTED;
+    describe_avgs(r);
+    return 0;
 }
 
 void result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
@@ -306,6 +408,23 @@ void result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
     free(r->ids);
     r->ids = ids;
     r->nids = n;
+}
+
+void result_map_table(dal_result_t *r, const char *physical, const char *logical)
+{
+    size_t a = strlen(physical) + 1, b = strlen(logical) + 1;
+
+    /* one byte stays for the "" that ends the pairs */
+    if (r->tabmap_len + a + b >= sizeof r->tabmap)
+        return;
+    memcpy(r->tabmap + r->tabmap_len, physical, a);
+    memcpy(r->tabmap + r->tabmap_len + a, logical, b);
+    r->tabmap_len += a + b;
+}
+
+void result_set_txn_status(dal_result_t *r, unsigned int bits)
+{
+    r->txn_status = bits;
 }
 
 void result_on_free(dal_result_t *r, void (*fn)(void *ctx), void *ctx)
@@ -423,7 +542,126 @@ uint64_t dal_result_affected_rows(const dal_result_t *r)
 
 uint64_t dal_result_insert_id(const dal_result_t *r)
 {
-    return r && r->nroutes == 1 ? r->insert_id : 0;
+    if (r == NULL)
+        return 0;
+    /* dal made the IDs: the server saw them as given, and reports none */
+    return r->nids > 0 ? (uint64_t)r->ids[0] : r->insert_id;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/* The numbers dal.h promises are MariaDB's (a wire server sends them as
+ * they are): checked here, where both are in sight. */
+#define SAME(a, b) typedef char same_##a[(unsigned)(a) == (unsigned)(b) ? 1 : -1]
+SAME(DAL_COLUMN_NEWDECIMAL, MYSQL_TYPE_NEWDECIMAL);
+SAME(DAL_COLUMN_TIME2, MYSQL_TYPE_TIME2);
+SAME(DAL_COLUMN_JSON, MYSQL_TYPE_JSON);
+SAME(DAL_COLUMN_GEOMETRY, MYSQL_TYPE_GEOMETRY);
+SAME(DAL_COLUMN_BIT, MYSQL_TYPE_BIT);
+SAME(DAL_COLUMN_FLAG_NOT_NULL, NOT_NULL_FLAG);
+SAME(DAL_COLUMN_FLAG_MULTIPLE_KEY, MULTIPLE_KEY_FLAG);
+SAME(DAL_COLUMN_FLAG_AUTO_INCREMENT, AUTO_INCREMENT_FLAG);
+SAME(DAL_COLUMN_FLAG_SET, SET_FLAG);
+SAME(DAL_COLUMN_FLAG_ON_UPDATE_NOW, ON_UPDATE_NOW_FLAG);
+SAME(DAL_COLUMN_FLAG_PART_KEY, PART_KEY_FLAG);
+SAME(DAL_COLUMN_FLAG_NUM, NUM_FLAG);
+SAME(DAL_SERVER_STATUS_IN_TRANS, SERVER_STATUS_IN_TRANS);
+SAME(DAL_SERVER_STATUS_AUTOCOMMIT, SERVER_STATUS_AUTOCOMMIT);
+SAME(DAL_SERVER_QUERY_NO_INDEX_USED, SERVER_QUERY_NO_INDEX_USED);
+SAME(DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES, SERVER_STATUS_NO_BACKSLASH_ESCAPES);
+SAME(DAL_SERVER_STATUS_IN_TRANS_READONLY, SERVER_STATUS_IN_TRANS_READONLY);
+SAME(DAL_SERVER_SESSION_STATE_CHANGED, SERVER_SESSION_STATE_CHANGED);
+
+/* The logical name result_map_table gave physical table t, or t. */
+static const char *logical_table(const dal_result_t *r, const char *t)
+{
+    const char *p = r->tabmap, *end = r->tabmap + r->tabmap_len;
+
+    while (p < end) {
+        const char *logical = p + strlen(p) + 1;
+        if (strcmp(p, t) == 0)
+            return logical;
+        p = logical + strlen(logical) + 1;
+    }
+    return t;
+}
+
+static void column_from_field(dal_result_col_t *c, const MYSQL_FIELD *f)
+{
+    c->org_name = f->org_name ? f->org_name : "";
+    c->table = f->table ? f->table : "";
+    c->org_table = f->org_table ? f->org_table : "";
+    c->db = f->db ? f->db : "";
+    c->type = (unsigned int)f->type;
+    c->charset = f->charsetnr;
+    c->flags = f->flags;
+    c->decimals = f->decimals;
+    c->length = f->length;
+}
+
+int dal_result_column_info(const dal_result_t *r, size_t col, dal_column_info_t *out)
+{
+    dal_column_info_t info;
+    dal_result_col_t c;
+    size_t n;
+
+    if (r == NULL || out == NULL || col >= r->nvisible || out->struct_size < sizeof out->struct_size)
+        return DAL_EINVAL;
+    if (r->cols != NULL)
+        c = r->cols[col];
+    else
+        column_from_field(&c, &r->fields[col]);
+    memset(&info, 0, sizeof info);
+    info.struct_size = out->struct_size;
+    info.name = dal_result_column_name(r, col);
+    info.org_name = c.org_name;
+    info.table = logical_table(r, c.table);
+    info.org_table = logical_table(r, c.org_table);
+    info.schema = c.db;
+    info.type = (dal_column_type_t)c.type;
+    info.charset = c.charset;
+    info.flags = c.flags;
+    info.decimals = c.decimals;
+    info.length = c.length;
+    /* a caller built with a shorter struct gets the fields it knows */
+    n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+    memcpy(out, &info, n);
+    return 0;
+}
+
+unsigned int dal_result_warning_count(const dal_result_t *r)
+{
+    unsigned int n;
+    size_t i;
+
+    if (r == NULL)
+        return 0;
+    n = r->warnings;
+    for (i = 0; i < r->nsrcs; i++)
+        if (r->srcs[i] != NULL && r->srcs[i]->ended)
+            n += r->srcs[i]->warnings;
+    return n;
+}
+
+/* dal's own view of the transaction replaces these; the last two are
+ * about the backend's protocol, not the client's */
+#define STATUS_DAL_OWN (SERVER_STATUS_IN_TRANS | SERVER_STATUS_AUTOCOMMIT | \
+                        SERVER_STATUS_IN_TRANS_READONLY | SERVER_SESSION_STATE_CHANGED | \
+                        SERVER_MORE_RESULTS_EXIST)
+
+unsigned int dal_result_server_status(const dal_result_t *r)
+{
+    unsigned int st;
+    size_t i;
+
+    if (r == NULL)
+        return 0;
+    st = r->status;
+    /* a stream that ended after status was taken, later in route order */
+    for (i = r->status_src; i < r->nsrcs; i++)
+        if (r->srcs[i] != NULL && r->srcs[i]->ended)
+            st = r->srcs[i]->status;
+    return (st & ~(unsigned int)STATUS_DAL_OWN) | r->txn_status;
 }
 
 const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n)

@@ -37,6 +37,10 @@ typedef struct dal_rowsrc_ops {
     /* Free s and what it holds.  ok == 0 after fetch failed: a connection
      * behind s must not be reused.  Called exactly once. */
     void (*close)(dal_rowsrc_t *s, int ok);
+    /* Optional, called before close when the result stops reading s before
+     * its end (LIMIT reached, the result freed): read and drop the rows
+     * left, so that s->ended and what follows the rows are known. */
+    void (*drain)(dal_rowsrc_t *s);
 } dal_rowsrc_ops_t;
 
 /* Embedded first in each kind of source. */
@@ -44,7 +48,24 @@ struct dal_rowsrc {
     const dal_rowsrc_ops_t *ops;
     MYSQL_ROW row;            /* current row; values NUL-terminated, NULL for SQL NULL */
     unsigned long *lengths;   /* of the current row */
+    /* what the server sent after the last row, for a source that learns it
+     * only then (a stream); the result adds it up when the source closes */
+    int ended;                /* the rows have all arrived: the two below are set */
+    unsigned int warnings;
+    unsigned int status;      /* SERVER_STATUS_* */
 };
+
+/* One column as MYSQL_FIELD has it, kept by the result once the source the
+ * fields came from may be closed before the result is freed. */
+typedef struct dal_result_col {
+    const char *org_name, *table, *org_table, *db; /* never NULL */
+    unsigned int type, charset, flags, decimals;
+    unsigned long length;
+} dal_result_col_t;
+
+/* Room for the physical -> logical table names of a result (see
+ * result_map_table): "physical\0logical\0" pairs. */
+#define DAL_RESULT_TABMAP 192
 
 /* The state of the merge while rows are read; private to result.c. */
 struct dal_merge_run;
@@ -52,8 +73,17 @@ struct dal_merge_run;
 struct dal_result {
     /* writes: summed by exec.c over the routes */
     uint64_t affected;
-    uint64_t insert_id;
+    uint64_t insert_id;       /* the first non-zero one in route order */
     size_t nroutes;
+    /* end of statement: warnings summed over the routes whose rows have all
+     * arrived (the sources that are still open keep their own), the
+     * server status of the last route (route order; a stream's when it
+     * closes), and the transaction bits that replace the server's (see
+     * dal_result_server_status: AUTOCOMMIT unless a session says else) */
+    unsigned int warnings;
+    unsigned int status;
+    size_t status_src;        /* the source whose status is in status, +1; 0: exec's */
+    unsigned int txn_status;
 
     dal_rowsrc_t **srcs;      /* owned array, in the order added (at first one inside the
                                  result's own allocation); each source owned, NULL once
@@ -64,9 +94,11 @@ struct dal_result {
     const MYSQL_FIELD *fields;/* borrowed from the first source, which stays open until the
                                  result is freed, while names is NULL: a result of one
                                  stored source copies nothing */
-    const char **names;       /* owned block, NULL until needed: ncols names, then meta,
-                                 then the nodes' column names; each name points into the
-                                 block, into spec->names or into sql's cached names */
+    const char **names;       /* owned block, NULL until needed: ncols names, then cols,
+                                 then meta, then the nodes' column texts; each name points
+                                 into the block, into spec->names or into sql's cached
+                                 names */
+    dal_result_col_t *cols;   /* ncols, in names' block: the rest of each column */
     dal_merge_meta_t *meta;   /* ncols, in names' block: how each column compares */
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
 
@@ -87,6 +119,9 @@ struct dal_result {
 
     void (*cleanup)(void *ctx); /* see result_on_free */
     void *cleanup_ctx;
+
+    char tabmap[DAL_RESULT_TABMAP]; /* result_map_table's pairs, "" after the last */
+    size_t tabmap_len;
 };
 
 dal_result_t *result_new(void);
@@ -139,6 +174,17 @@ int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 /* Attach the IDs generated for an INSERT, in row order (ids transferred,
  * malloc'd; freed with the result).  Read with dal_result_generated_ids. */
 void result_set_ids(dal_result_t *r, int64_t *ids, size_t n);
+
+/* Show the physical table `physical` as `logical` in the table and
+ * org_table of dal_result_column_info (both borrowed for the call, copied).
+ * A pair that does not fit in the result's room is left out: the column
+ * then shows the physical name. */
+void result_map_table(dal_result_t *r, const char *physical, const char *logical);
+
+/* The transaction bits (SERVER_STATUS_IN_TRANS, _AUTOCOMMIT,
+ * _IN_TRANS_READONLY) dal_result_server_status reports for r instead of
+ * its server's. */
+void result_set_txn_status(dal_result_t *r, unsigned int bits);
 
 /* Call fn(ctx) in dal_result_free, after every source is released: where
  * the caller drops what the release callbacks need (a snapshot

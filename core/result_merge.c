@@ -184,6 +184,16 @@ static void src_close(dal_result_t *r, size_t i, int ok)
     if (s == NULL)
         return;
     r->srcs[i] = NULL;
+    if (ok && !s->ended && s->ops->drain != NULL)
+        s->ops->drain(s);
+    if (s->ended) {
+        /* what its server sent after the rows outlives the source */
+        r->warnings += s->warnings;
+        if (i + 1 >= r->status_src) {
+            r->status = s->status;
+            r->status_src = i + 1;
+        }
+    }
     s->ops->close(s, ok);
 }
 

@@ -7,10 +7,18 @@
  * its master, or for a read-only transaction on the server its first
  * statement picked as a read.  A session also remembers what it wrote
  * (read-your-writes, replica.h), so its later reads see it.
+ *
+ * Session variables (dal_session_set_var) are applied by the pool to each
+ * connection a statement of the session takes (pool_set_vars) and undone
+ * when it goes back; autocommit is the session's own: with 0 it begins a
+ * transaction before each statement that runs outside one.
  */
+#include <ctype.h>
 #include <errmsg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dal_int.h"
 #include "error.h"
@@ -19,6 +27,17 @@
 #include "replica.h"
 #include "result.h"
 #include "route.h"
+
+/* What dal_session_set_var has set: name = value pairs (names lower-cased,
+ * values as SQL) and the charset of SET NAMES; conn is what the pool
+ * applies, pointing into the rest. */
+typedef struct session_vars {
+    char **names, **values;  /* owned, n each */
+    size_t n;
+    char *set_sql;           /* owned: "SET SESSION a = v, ...", or NULL when n == 0 */
+    char *charset;           /* owned, or NULL */
+    dal_conn_vars_t conn;
+} session_vars_t;
 
 struct dal_session {
     dal_t *dal;             /* borrowed */
@@ -30,7 +49,251 @@ struct dal_session {
     dal_server_t *server;   /* ... and its server (the master unless read-only) */
     dal_conn_t *conn;       /* held from the first statement to the end */
     dal_ryw_t ryw;          /* what this session wrote and must read back */
+    int manual;             /* autocommit = 0: statements open a transaction */
+    session_vars_t vars;    /* the variables every connection taken gets */
 };
+
+/* ---------------------------------------------------------- variables */
+
+
+static void vars_free(session_vars_t *v)
+{
+    size_t i;
+
+    for (i = 0; i < v->n; i++) {
+        free(v->names[i]);
+        free(v->values[i]);
+    }
+    free(v->names);
+    free(v->values);
+    free(v->set_sql);
+    free(v->charset);
+    memset(v, 0, sizeof *v);
+}
+
+/* The SET statement of v's pairs, and conn pointing at it. */
+static int vars_build(session_vars_t *v)
+{
+    size_t i, len = sizeof "SET SESSION ";
+    char *p;
+
+    free(v->set_sql);
+    v->set_sql = NULL;
+    for (i = 0; i < v->n; i++)
+        len += strlen(v->names[i]) + strlen(v->values[i]) + sizeof " = , ";
+    if (v->n > 0 && (v->set_sql = malloc(len)) == NULL)
+        return DAL_ENOMEM;
+    p = v->set_sql;
+    for (i = 0; i < v->n; i++)
+        p += sprintf(p, "%s%s = %s", i == 0 ? "SET SESSION " : ", ", v->names[i], v->values[i]);
+    v->conn.set_sql = v->set_sql;
+    v->conn.names = v->charset;
+    return 0;
+}
+
+/* v with name set to value (both copied): replaced if present, else added. */
+static int vars_put(session_vars_t *v, const char *name, const char *value)
+{
+    char *n = strdup(name), *val = strdup(value), **names, **values;
+    size_t i;
+
+    if (n == NULL || val == NULL)
+        goto oom;
+    for (i = 0; i < v->n && strcmp(v->names[i], n) != 0; i++)
+        ;
+    if (i == v->n) {
+        names = realloc(v->names, (v->n + 1) * sizeof *names);
+        if (names != NULL)
+            v->names = names;
+        values = names ? realloc(v->values, (v->n + 1) * sizeof *values) : NULL;
+        if (values == NULL)
+            goto oom;
+        v->values = values;
+        v->names[v->n] = NULL;
+        v->values[v->n] = NULL;
+        v->n++;
+    }
+    free(v->names[i]);
+    free(v->values[i]);
+    v->names[i] = n;
+    v->values[i] = val;
+    return 0;
+oom:
+    free(n);
+    free(val);
+    return DAL_ENOMEM;
+}
+
+static int vars_copy(const session_vars_t *from, session_vars_t *to)
+{
+    size_t i;
+
+    memset(to, 0, sizeof *to);
+    for (i = 0; i < from->n; i++)
+        if (vars_put(to, from->names[i], from->values[i]) != 0)
+            return DAL_ENOMEM;
+    if (from->charset != NULL && (to->charset = strdup(from->charset)) == NULL)
+        return DAL_ENOMEM;
+    return 0;
+}
+
+/* What the pool applies for the session: NULL when it set nothing, so a
+ * session without variables costs nothing. */
+static const dal_conn_vars_t *session_conn_vars(const dal_session_t *s)
+{
+    return s->vars.set_sql != NULL || s->vars.charset != NULL ? &s->vars.conn : NULL;
+}
+
+static int name_ok(const char *name)
+{
+    size_t i;
+
+    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return 0;
+    for (i = 1; name[i]; i++)
+        if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
+            return 0;
+    return i <= 64;
+}
+
+/* value without one pair of surrounding quotes, into buf (cap bytes). */
+static const char *unquote(const char *value, char *buf, size_t cap)
+{
+    size_t len = strlen(value);
+
+    if (len >= 2 && (value[0] == '\'' || value[0] == '"' || value[0] == '`') &&
+        value[len - 1] == value[0] && len - 2 < cap) {
+        memcpy(buf, value + 1, len - 2);
+        buf[len - 2] = '\0';
+        return buf;
+    }
+    return value;
+}
+
+/* autocommit's values, as the server takes them: 1 or 0, -1 for neither. */
+static int autocommit_value(const char *value)
+{
+    char buf[16];
+    const char *v = unquote(value, buf, sizeof buf);
+
+    if (strcmp(v, "1") == 0 || strcasecmp(v, "ON") == 0 || strcasecmp(v, "TRUE") == 0)
+        return 1;
+    if (strcmp(v, "0") == 0 || strcasecmp(v, "OFF") == 0 || strcasecmp(v, "FALSE") == 0)
+        return 0;
+    return -1;
+}
+
+/* autocommit: dal's, not the servers' (a pooled connection must never
+ * keep a statement uncommitted).  Turning it on commits, as the server
+ * does. */
+static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
+{
+    int on = autocommit_value(value);
+    int rc = 0;
+
+    if (on < 0)
+        return err_set(err, DAL_EINVAL, "autocommit: '%s' is not 0, 1, ON or OFF", value);
+    if (on && s->in_txn)
+        rc = dal_commit(s, err);
+    if (rc == 0)
+        s->manual = !on;
+    return rc;
+}
+
+/* Try v where the session's statements would meet it: on the open
+ * transaction's connection (where it now applies), else on one server,
+ * whose connection is reset at once. */
+static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+    dal_conn_t *c = NULL;
+    int reused, rc;
+
+    if (s->conn != NULL)
+        return conn_apply_vars(s->conn, &v->conn, err);
+    snap = snapshot_acquire(s->dal);
+    node = snap->default_node ? snap->default_node : snap->nnodes ? snap->nodes[0] : NULL;
+    if (node == NULL) {
+        snapshot_unref(snap);
+        return 0; /* nowhere to ask: the first statement will tell */
+    }
+    pool_set_vars(&v->conn);
+    rc = server_acquire(&node->master, &c, &reused, err);
+    pool_set_vars(NULL);
+    if (rc == 0)
+        server_release(&node->master, c, 1);
+    snapshot_unref(snap);
+    return rc;
+}
+
+int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
+                        dal_error_t *err)
+{
+    char lower[65], buf[65];
+    const char *cs;
+    session_vars_t next;
+    size_t i;
+    int rc;
+
+    if (s == NULL || name == NULL || value_sql == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_set_var: NULL argument");
+    if (!name_ok(name))
+        return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name", name);
+    for (i = 0; name[i]; i++)
+        lower[i] = (char)tolower((unsigned char)name[i]);
+    lower[i] = '\0';
+    if (strcmp(lower, "autocommit") == 0)
+        return set_autocommit(s, value_sql, err);
+    if (value_sql[0] == '\0')
+        return err_set(err, DAL_EINVAL, "session variable %s: empty value", lower);
+    if (vars_copy(&s->vars, &next) != 0) {
+        vars_free(&next);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if (strcmp(lower, "names") == 0) {
+        cs = unquote(value_sql, buf, sizeof buf);
+        if (!name_ok(cs)) {
+            vars_free(&next);
+            return err_set(err, DAL_EINVAL, "SET NAMES: '%s' is not a charset name", value_sql);
+        }
+        free(next.charset);
+        rc = (next.charset = strdup(cs)) == NULL ? DAL_ENOMEM : 0;
+    } else {
+        rc = vars_put(&next, lower, value_sql);
+    }
+    if (rc == 0)
+        rc = vars_build(&next);
+    if (rc != 0) {
+        vars_free(&next);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    rc = vars_check(s, &next, err);
+    if (rc != 0) {
+        vars_free(&next);
+        return rc;
+    }
+    vars_free(&s->vars);
+    s->vars = next;
+    /* conn pointed into next's strings, which the session now owns */
+    s->vars.conn.set_sql = s->vars.set_sql;
+    s->vars.conn.names = s->vars.charset;
+    return 0;
+}
+
+unsigned int dal_session_status(const dal_session_t *s)
+{
+    unsigned int st;
+
+    if (s == NULL)
+        return 0;
+    st = s->manual ? 0 : SERVER_STATUS_AUTOCOMMIT;
+    if (s->in_txn)
+        st |= SERVER_STATUS_IN_TRANS | (s->read_only ? SERVER_STATUS_IN_TRANS_READONLY : 0);
+    return st;
+}
+
+/* ------------------------------------------------------------ sessions */
 
 int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
 {
@@ -143,6 +406,7 @@ void dal_session_close(dal_session_t *s)
     if (s == NULL)
         return;
     finish(s, "ROLLBACK", NULL);
+    vars_free(&s->vars);
     free(s);
 }
 
@@ -252,23 +516,48 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
+/* With autocommit 0, a statement outside a transaction opens one first, as
+ * the server would: any but transaction control (which means what it
+ * says), DDL (which the server commits anyway) and SET/SHOW. */
+static int implicit_begin(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
+{
+    const dal_sql_t *an = sql.prepared;
+    dal_sql_kind_t k;
+
+    if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, strlen(sql.text),
+                                         err)) == NULL)
+        return err ? err->code : DAL_ESQL;
+    k = an->kind;
+    if (sql.prepared == NULL)
+        sql_unref(an);
+    if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW)
+        return 0;
+    return begin(s, 0, err);
+}
+
 /* dal_session_query and dal_session_query_prepared. */
 static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                                     dal_result_t **out, dal_error_t *err)
 {
-    dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .sel = session_select(s),
-                          .txn_control = txn_statement, .owner = s};
+    dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement, .owner = s};
     int rc;
 
+    if (s->manual && !s->in_txn && (rc = implicit_begin(s, sql, err)) != 0)
+        return rc;
+    ctx.sel = session_select(s);
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
     if (s->in_txn) {
         snapshot_ref(ctx.snap);
         ctx.run_held = run_held;
     }
+    pool_set_vars(session_conn_vars(s));
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    pool_set_vars(NULL);
     snapshot_unref(ctx.snap);
+    if (rc == 0 && *out != NULL)
+        result_set_txn_status(*out, dal_session_status(s));
     return rc;
 }
 

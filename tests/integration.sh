@@ -24,6 +24,10 @@ export DAL_TEST_PORTS DAL_TEST_CLUSTER_DIR
 echo "cluster up: ports $DAL_TEST_PORTS"
 "$builddir/tests/test_integration"
 
+# what a wire-protocol front end needs: column metadata against the
+# server's own, warnings, insert ids, status flags, session variables
+"$builddir/tests/test_resultmeta"
+
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass

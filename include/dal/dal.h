@@ -372,6 +372,47 @@ DAL_API int dal_in_transaction(const dal_session_t *s);
  * dal_rollback, or dal_session_close). */
 DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 
+/*
+ * The session's transaction state as SERVER_STATUS_* bits (see
+ * dal_result_server_status): DAL_SERVER_STATUS_IN_TRANS while a
+ * transaction is open (from BEGIN, or from the first statement when
+ * autocommit is 0, to COMMIT or ROLLBACK), DAL_SERVER_STATUS_IN_TRANS_READONLY
+ * with it for a read-only one, DAL_SERVER_STATUS_AUTOCOMMIT unless
+ * autocommit was set to 0.  Taken from dal's session, not from a server:
+ * outside a transaction the session holds no connection, and after BEGIN
+ * none until its first statement.  0 for NULL.
+ */
+DAL_API unsigned int dal_session_status(const dal_session_t *s);
+
+/*
+ * Set a session variable for every statement the session runs from now on,
+ * as `SET SESSION name = value_sql` would on one server: name is a
+ * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
+ * value_sql its value as SQL text (`'+00:00'`, `'STRICT_ALL_TABLES'`,
+ * `DEFAULT`, `'READ-COMMITTED'`); both borrowed for the call.  Setting a
+ * name again replaces its value.  Three names are dal's own business:
+ *  - "autocommit" (0/1, ON/OFF, TRUE/FALSE): with 0 the session opens a
+ *    transaction (dal_begin) before each statement run outside one, so
+ *    statements stay uncommitted until COMMIT, on one data node as every
+ *    dal transaction; setting it to 1 commits an open transaction, as the
+ *    server does;
+ *  - "names": SET NAMES with value_sql a charset name, quoted or not
+ *    (`utf8mb4`, `'latin1'`; a COLLATE clause is not taken), applied
+ *    through the client library so that dal's escaping of ? values follows
+ *    the charset;
+ *  - any other name is sent to the servers as is.
+ * The variables are applied on each connection the session takes (pooled
+ * or a transaction's), one SET before its first statement, and undone
+ * (COM_RESET_CONNECTION) when the connection goes back to its pool, so no
+ * other statement sees them.  They cost one round trip each way per
+ * connection taken; a session without variables pays nothing.  The value
+ * is checked at once on one server of the default datasource (or the
+ * first datasource): a name or value the server refuses is DAL_ESERVER
+ * with its message, and the session keeps its previous value.
+ */
+DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
+                                dal_error_t *err);
+
 /* ----------------------------------------------------------- ID generators */
 
 /* Draw n new unique IDs from the generator of section [idgen NAME] of the
@@ -433,7 +474,14 @@ DAL_API uint64_t dal_result_uint(const dal_result_t *r, size_t col);
 DAL_API double dal_result_double(const dal_result_t *r, size_t col);
 /* Total affected rows of a write over all data nodes. */
 DAL_API uint64_t dal_result_affected_rows(const dal_result_t *r);
-/* LAST_INSERT_ID of the statement when it ran on exactly one node, else 0. */
+/*
+ * The statement's insert id, as MySQL's OK packet reports it: for an INSERT
+ * into a table with `id_column`/`idgen` where dal generated IDs, the first
+ * generated one (dal_result_generated_ids()[0]: as the server reports the
+ * first ID of a multi-row INSERT); otherwise the server's AUTO_INCREMENT
+ * id (LAST_INSERT_ID), and for a statement on several data nodes the
+ * first non-zero one in route order (dal_explain's).  0 when there is none.
+ */
 DAL_API uint64_t dal_result_insert_id(const dal_result_t *r);
 /* IDs generated for an INSERT into a table with `id_column`/`idgen`, one
  * per row in row order (*n set; NULL and 0 when none).  Valid until
@@ -442,6 +490,167 @@ DAL_API const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n
 /* Number of data nodes the statement ran on. */
 DAL_API size_t dal_result_route_count(const dal_result_t *r);
 DAL_API void dal_result_free(dal_result_t *r);
+
+/* --------------------------------------------------- result metadata */
+
+/*
+ * What a MySQL wire-protocol server (dal-proxy) needs to describe a result
+ * to its clients, without libmysqlclient's types.  Every number below
+ * equals MariaDB's own (enum_field_types, the *_FLAG column flags, the
+ * SERVER_STATUS_* bits), so a front end can put them into a ColumnDefinition,
+ * OK or EOF packet as they are.  The values are part of the wire protocol
+ * and never change.
+ */
+
+/* A column's type: MariaDB's enum_field_types numbers. */
+typedef enum dal_column_type {
+    DAL_COLUMN_DECIMAL = 0,      /* old DECIMAL; servers send NEWDECIMAL */
+    DAL_COLUMN_TINY = 1,         /* TINYINT */
+    DAL_COLUMN_SHORT = 2,        /* SMALLINT */
+    DAL_COLUMN_LONG = 3,         /* INT */
+    DAL_COLUMN_FLOAT = 4,
+    DAL_COLUMN_DOUBLE = 5,
+    DAL_COLUMN_NULL = 6,         /* the NULL literal */
+    DAL_COLUMN_TIMESTAMP = 7,
+    DAL_COLUMN_LONGLONG = 8,     /* BIGINT */
+    DAL_COLUMN_INT24 = 9,        /* MEDIUMINT */
+    DAL_COLUMN_DATE = 10,
+    DAL_COLUMN_TIME = 11,
+    DAL_COLUMN_DATETIME = 12,
+    DAL_COLUMN_YEAR = 13,
+    DAL_COLUMN_NEWDATE = 14,     /* internal to the server */
+    DAL_COLUMN_VARCHAR = 15,     /* internal to the server; results say VAR_STRING */
+    DAL_COLUMN_BIT = 16,
+    DAL_COLUMN_TIMESTAMP2 = 17,  /* the next three: internal to the server */
+    DAL_COLUMN_DATETIME2 = 18,
+    DAL_COLUMN_TIME2 = 19,
+    DAL_COLUMN_JSON = 245,       /* MySQL's; MariaDB sends JSON as BLOB */
+    DAL_COLUMN_NEWDECIMAL = 246, /* DECIMAL */
+    DAL_COLUMN_ENUM = 247,       /* results say STRING with DAL_COLUMN_FLAG_ENUM */
+    DAL_COLUMN_SET = 248,        /* results say STRING with DAL_COLUMN_FLAG_SET */
+    DAL_COLUMN_TINY_BLOB = 249,
+    DAL_COLUMN_MEDIUM_BLOB = 250,
+    DAL_COLUMN_LONG_BLOB = 251,
+    DAL_COLUMN_BLOB = 252,       /* every TEXT and BLOB in results */
+    DAL_COLUMN_VAR_STRING = 253, /* VARCHAR, VARBINARY */
+    DAL_COLUMN_STRING = 254,     /* CHAR, BINARY, ENUM, SET */
+    DAL_COLUMN_GEOMETRY = 255
+} dal_column_type_t;
+
+/* Column flags (dal_column_info_t.flags): MariaDB's *_FLAG values. */
+#define DAL_COLUMN_FLAG_NOT_NULL 1u
+#define DAL_COLUMN_FLAG_PRI_KEY 2u
+#define DAL_COLUMN_FLAG_UNIQUE_KEY 4u
+#define DAL_COLUMN_FLAG_MULTIPLE_KEY 8u
+#define DAL_COLUMN_FLAG_BLOB 16u
+#define DAL_COLUMN_FLAG_UNSIGNED 32u
+#define DAL_COLUMN_FLAG_ZEROFILL 64u
+#define DAL_COLUMN_FLAG_BINARY 128u
+#define DAL_COLUMN_FLAG_ENUM 256u
+#define DAL_COLUMN_FLAG_AUTO_INCREMENT 512u
+#define DAL_COLUMN_FLAG_TIMESTAMP 1024u
+#define DAL_COLUMN_FLAG_SET 2048u
+#define DAL_COLUMN_FLAG_NO_DEFAULT_VALUE 4096u
+#define DAL_COLUMN_FLAG_ON_UPDATE_NOW 8192u
+#define DAL_COLUMN_FLAG_PART_KEY 16384u
+#define DAL_COLUMN_FLAG_NUM 32768u
+
+/* The charset number of binary strings (BINARY, VARBINARY, BLOB, and
+ * numbers and temporal types): MariaDB's `binary` collation, 63. */
+#define DAL_CHARSET_BINARY 63u
+
+/*
+ * One column of a result, as MYSQL_FIELD describes it.  The caller owns the
+ * struct (put one on the stack) and sets struct_size to
+ * sizeof(dal_column_info_t) before the call; dal fills the fields that fit
+ * in struct_size, so a program built against an older dal.h keeps working
+ * when fields are added (they are only ever added at the end).  Strings are
+ * borrowed from the result: valid until dal_result_free, never NULL ("" when
+ * the server sent none, as for an expression's table).
+ */
+typedef struct dal_column_info {
+    size_t struct_size;      /* set by the caller: sizeof(dal_column_info_t) */
+    const char *name;        /* the label: alias, or the column or expression as
+                                written (dal_result_column_name) */
+    const char *org_name;    /* the table column's own name; "" for an expression */
+    const char *table;       /* the table's alias, or its logical name */
+    const char *org_table;   /* the logical table; "" for an expression */
+    const char *schema;      /* the database on the (first) data node */
+    dal_column_type_t type;  /* DAL_COLUMN_* */
+    unsigned int charset;    /* collation number; DAL_CHARSET_BINARY for binary data */
+    unsigned int flags;      /* DAL_COLUMN_FLAG_* */
+    unsigned int decimals;   /* digits after the point (fractional seconds of a
+                                temporal type), as the server sends it: 31 or 39
+                                mean "not fixed" */
+    uint64_t length;         /* display length in bytes of the connection charset */
+} dal_column_info_t;
+
+/*
+ * Describe column col (0 .. dal_result_column_count - 1) of r into *out
+ * (caller's, struct_size set).  DAL_EINVAL for a NULL argument, a column
+ * out of range (a write has no columns) or a struct_size too small for
+ * struct_size itself.
+ *
+ * A statement on several data nodes reports its first node's metadata, as
+ * one server holding all the data would for the same statement:
+ *  - the columns dal adds to the nodes' SELECT for merging (sort keys not
+ *    selected, AVG's counts) are not shown, as dal_result_column_count;
+ *  - a physical table (wm_food_45) is shown as its logical table (wm_food)
+ *    in table and org_table, also for a statement on one node; schema stays
+ *    the node's database, which has no logical equivalent;
+ *  - COUNT, SUM, MIN and MAX merged by dal have the type the server gives
+ *    them (it depends on the argument, not on the rows); AVG, which the
+ *    nodes run as SUM, reports AVG's own: for DECIMAL and integer arguments
+ *    NEWDECIMAL with 4 more decimals (div_precision_increment's default,
+ *    which the merged values use too) and the length that goes with them,
+ *    for FLOAT and DOUBLE arguments DOUBLE with the SUM's length; flagged
+ *    BINARY as the server flags AVG (docs/api.md).
+ */
+DAL_API int dal_result_column_info(const dal_result_t *r, size_t col, dal_column_info_t *out);
+
+/*
+ * Warnings the statement raised (SHOW WARNINGS on its server would list
+ * them), summed over its data nodes.  A node's warnings are known once its
+ * rows have all arrived: before the last dal_result_next of a statement
+ * that streams (several nodes), the count covers only the nodes already
+ * read to the end; after it, all of them.
+ */
+DAL_API unsigned int dal_result_warning_count(const dal_result_t *r);
+
+/* Server status bits (dal_result_server_status, dal_session_status):
+ * MariaDB's SERVER_STATUS_* values. */
+#define DAL_SERVER_STATUS_IN_TRANS 1u
+#define DAL_SERVER_STATUS_AUTOCOMMIT 2u
+#define DAL_SERVER_MORE_RESULTS_EXIST 8u
+#define DAL_SERVER_QUERY_NO_GOOD_INDEX_USED 16u
+#define DAL_SERVER_QUERY_NO_INDEX_USED 32u
+#define DAL_SERVER_STATUS_CURSOR_EXISTS 64u
+#define DAL_SERVER_STATUS_LAST_ROW_SENT 128u
+#define DAL_SERVER_STATUS_DB_DROPPED 256u
+#define DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES 512u
+#define DAL_SERVER_STATUS_METADATA_CHANGED 1024u
+#define DAL_SERVER_QUERY_WAS_SLOW 2048u
+#define DAL_SERVER_PS_OUT_PARAMS 4096u
+#define DAL_SERVER_STATUS_IN_TRANS_READONLY 8192u
+#define DAL_SERVER_SESSION_STATE_CHANGED 16384u
+
+/*
+ * The server status after the statement, for an OK or EOF packet: the
+ * flags its server sent with the end of the statement (the last data node
+ * in route order for several; known, like the warnings, once that node's
+ * rows have all arrived), with the transaction bits replaced by dal's own
+ * view:
+ *  - a result of dal_session_query carries the session's state after the
+ *    statement (dal_session_status): IN_TRANS while its transaction is
+ *    open -- also after a BEGIN that has sent nothing to any server yet --,
+ *    IN_TRANS_READONLY for a read-only one, AUTOCOMMIT unless the session
+ *    set autocommit to 0;
+ *  - a result of dal_query ran in autocommit on a pooled connection:
+ *    AUTOCOMMIT, never IN_TRANS.
+ * SESSION_STATE_CHANGED and MORE_RESULTS_EXIST are never set (dal uses the
+ * first itself and runs one statement at a time).  0 for NULL.
+ */
+DAL_API unsigned int dal_result_server_status(const dal_result_t *r);
 
 /* ---------------------------------------------------------------- explain */
 
