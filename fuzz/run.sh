@@ -18,7 +18,11 @@ clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz
     "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
     "$src/core/error.c" $(pkg-config --libs inih)
 
-for t in sql config; do
+clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
+    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command}.c \
+    $(pkg-config --cflags --libs libcrypto)
+
+for t in sql config proto; do
     corpus="$out/corpus_$t"
     mkdir -p "$corpus"
     cp -n "$src/fuzz/corpus_$t"/* "$corpus"/ 2>/dev/null || true

@@ -1,0 +1,45 @@
+/*
+ * proto_int.h -- what the codec's files share and nobody else uses.
+ */
+#ifndef DAL_PROXY_PROTO_INT_H
+#define DAL_PROXY_PROTO_INT_H
+
+#include <string.h>
+
+#include "protocol.h"
+
+/* Read a lenenc-prefixed block of connection attributes at c into *attrs
+ * (borrowed) after checking every key and value in it is well-formed. */
+int proto_read_attrs(proto_cur_t *c, proto_str_t *attrs);
+
+/* Put s, NUL-terminated or NULL (""), as a lenenc string. */
+static inline void proto_put_lenenc_cstr(proto_buf_t *b, const char *s)
+{
+    proto_put_lenenc_str(b, s, s ? strlen(s) : 0);
+}
+
+/* A builder's start: refuse a buffer already failed (its error is the
+ * caller's to see), else reserve the header. */
+static inline int proto_begin(proto_buf_t *b, size_t *start)
+{
+    *start = b->len;
+    if (b->err)
+        return b->err;
+    *start = proto_packet_begin(b);
+    return b->err;
+}
+
+/* A builder's end.  Builders are all or nothing: on an error, drop what
+ * this one appended and clear err, so the buffer is as the builder found
+ * it and still usable; the code is returned. */
+static inline int proto_finish(proto_buf_t *b, size_t start, uint8_t *seq)
+{
+    int rc = proto_packet_end(b, start, seq);
+    if (rc != 0) {
+        b->len = start;
+        b->err = 0;
+    }
+    return rc;
+}
+
+#endif
