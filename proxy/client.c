@@ -1,0 +1,584 @@
+/*
+ * client.c -- one client connection: the handshake, authentication, and
+ * the commands, each answered through the client's dal session.  See
+ * proxy.h for who runs what.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+#define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
+#define CHARSET_UTF8MB4 45 /* utf8mb4_general_ci */
+
+/* What dal-proxy offers; a client gets the intersection with its own. */
+static const uint64_t server_caps =
+    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
+    PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
+    PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
+    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_RESULTS | PROTO_CLIENT_PS_MULTI_RESULTS |
+    PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
+    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
+
+static const char native_plugin[] = "mysql_native_password";
+
+/* ---------------------------------------------------------------- replies */
+
+static void send_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
+{
+    proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
+}
+
+/* The session's transaction bits (the same numbers as the protocol's). */
+static uint16_t status_flags(const proxy_client_t *c)
+{
+    return c->session != NULL ? (uint16_t)dal_session_status(c->session)
+                              : PROTO_SERVER_STATUS_AUTOCOMMIT;
+}
+
+static void send_ok_warn(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                         unsigned int warnings)
+{
+    proto_ok_t ok = {affected, insert_id, status_flags(c), (uint16_t)warnings, NULL, 0, false};
+
+    proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
+}
+
+static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
+{
+    send_ok_warn(c, affected, insert_id, 0);
+}
+
+/* A dal error as the MySQL error a client expects: a server's own number
+ * and SQLSTATE, else the closest MySQL error for what dal refused. */
+static void send_dal_error(proxy_client_t *c, const dal_error_t *err)
+{
+    switch (err->code) {
+    case DAL_ESERVER:
+        send_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
+                 err->message);
+        return;
+    case DAL_ESQL:
+        send_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
+        return;
+    case DAL_EUNSUPPORTED:
+        send_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
+        return;
+    case DAL_ECONNECT:
+        send_err(c, 2013, "HY000", err->message);   /* lost connection to a backend */
+        return;
+    case DAL_ESTATE:
+        send_err(c, 1105, "25000", err->message);
+        return;
+    default:
+        send_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
+        return;
+    }
+}
+
+/* ------------------------------------------------------------ handshake */
+
+proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char *peer)
+{
+    proxy_client_t *c = calloc(1, sizeof *c);
+    proto_handshake_t h;
+
+    if (c == NULL) {
+        close(fd);
+        return NULL;
+    }
+    c->px = px;
+    c->io = io;
+    c->fd = fd;
+    c->id = atomic_fetch_add(&px->next_id, 1) + 1;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    proto_reader_init(&c->in, px->max_allowed_packet);
+    if (proto_scramble_generate(c->scramble) != 0) {
+        client_free(c);
+        return NULL;
+    }
+    memset(&h, 0, sizeof h);
+    h.server_version = SERVER_VERSION;
+    h.connection_id = c->id;
+    h.scramble = c->scramble;
+    h.capabilities = server_caps;
+    h.charset = CHARSET_UTF8MB4;
+    h.status = PROTO_SERVER_STATUS_AUTOCOMMIT;
+    h.auth_plugin = native_plugin;
+    proto_build_handshake(&c->out, &c->seq, &h);
+    c->state = CLIENT_HANDSHAKE;
+    return c;
+}
+
+void client_free(proxy_client_t *c)
+{
+    if (c == NULL)
+        return;
+    dal_session_close(c->session);
+    proto_reader_free(&c->in);
+    proto_buf_free(&c->out);
+    free(c->cmd);
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c);
+}
+
+/* The stage 2 of user, or a fixed one when there is no such user: the
+ * check then runs the same and fails, so timing does not tell which. */
+static const uint8_t *user_stage2(const proxy_t *px, const char *user, bool *known)
+{
+    static const uint8_t nobody[PROTO_SHA1_LEN] = {0x5a};
+    size_t i;
+
+    for (i = 0; i < px->nusers; i++)
+        if (strcmp(px->users[i].name, user) == 0) {
+            *known = true;
+            return px->users[i].stage2;
+        }
+    *known = false;
+    return nobody;
+}
+
+static int deny(proxy_client_t *c, bool with_password)
+{
+    char msg[192];
+
+    snprintf(msg, sizeof msg, "Access denied for user '%s'@'%s' (using password: %s)", c->user,
+             c->peer, with_password ? "YES" : "NO");
+    send_err(c, 1045, "28000", msg);
+    c->state = CLIENT_CLOSING;
+    return 0;
+}
+
+/* Check the 20-byte native response, then open the session. */
+static int authenticate(proxy_client_t *c, const void *resp, size_t len)
+{
+    dal_error_t err;
+    bool known;
+    const uint8_t *stage2 = user_stage2(c->px, c->user, &known);
+    bool ok = proto_native_verify(c->scramble, resp, len, stage2);
+
+    if (!ok || !known)
+        return deny(c, len > 0);
+    if (dal_session_open(c->px->dal, &c->session, &err) != 0) {
+        send_dal_error(c, &err);
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    c->state = CLIENT_COMMAND;
+    send_ok(c, 0, 0);
+    return 0;
+}
+
+static bool is_our_db(const proxy_client_t *c, const char *p, size_t n)
+{
+    return strlen(c->px->database) == n && strncmp(c->px->database, p, n) == 0;
+}
+
+static void unknown_db(proxy_client_t *c, const char *p, size_t n)
+{
+    char msg[128];
+
+    snprintf(msg, sizeof msg, "Unknown database '%.*s'", (int)(n < 64 ? n : 64), p);
+    send_err(c, 1049, "42000", msg);
+}
+
+static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_handshake_response_t r;
+    int rc = proto_parse_handshake_response(pkt->payload, pkt->len, &r);
+
+    c->seq = pkt->next_seq;
+    if (rc != 0 || r.ssl_request) {
+        send_err(c, 1043, "08S01", r.ssl_request ? "TLS is not enabled on this dal-proxy"
+                                                : "Bad handshake");
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    c->caps = r.capabilities & server_caps;
+    snprintf(c->user, sizeof c->user, "%.*s", (int)(r.user.len < 63 ? r.user.len : 63),
+             r.user.ptr ? r.user.ptr : "");
+    if (r.database.ptr != NULL && r.database.len > 0 &&
+        !is_our_db(c, r.database.ptr, r.database.len)) {
+        unknown_db(c, r.database.ptr, r.database.len);
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    /* a client that answered for another plugin is asked again for ours */
+    if ((c->caps & PROTO_CLIENT_PLUGIN_AUTH) && r.auth_plugin.ptr != NULL &&
+        (r.auth_plugin.len != strlen(native_plugin) ||
+         memcmp(r.auth_plugin.ptr, native_plugin, r.auth_plugin.len) != 0)) {
+        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
+                                PROTO_SCRAMBLE_LEN);
+        c->state = CLIENT_AUTH_SWITCH;
+        return 0;
+    }
+    return authenticate(c, r.auth_response.ptr, r.auth_response.len);
+}
+
+/* ------------------------------------------------------------- commands */
+
+/* Statements the proxy answers itself: what clients send at connect and
+ * what names the proxy's own schema. */
+static bool word_is(const char **p, const char *w)
+{
+    size_t n = strlen(w);
+
+    while (isspace((unsigned char)**p))
+        (*p)++;
+    if (strncasecmp(*p, w, n) != 0 || isalnum((unsigned char)(*p)[n]) || (*p)[n] == '_')
+        return false;
+    *p += n;
+    return true;
+}
+
+static void one_value(proxy_client_t *c, const char *name, const char *value)
+{
+    proto_column_t col;
+    const char *vals[1] = {value};
+
+    memset(&col, 0, sizeof col);
+    col.name = col.org_name = name;
+    col.charset = CHARSET_UTF8MB4;
+    col.length = 256;
+    col.type = PROTO_TYPE_VAR_STRING;
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, status_flags(c));
+    proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+}
+
+static bool local_answer(proxy_client_t *c, const char *sql)
+{
+    const char *p = sql;
+
+    if (word_is(&p, "SELECT")) {
+        const char *q = p;
+        if (word_is(&q, "@@version_comment")) {
+            one_value(c, "@@version_comment", "dal-proxy");
+            return true;
+        }
+        q = p;
+        if (word_is(&q, "DATABASE()") || word_is(&q, "SCHEMA()")) {
+            one_value(c, "DATABASE()", c->px->database);
+            return true;
+        }
+        return false;
+    }
+    p = sql;
+    if (word_is(&p, "SHOW") && word_is(&p, "DATABASES")) {
+        one_value(c, "Database", c->px->database);
+        return true;
+    }
+    return false;
+}
+
+/* Column i of r as a column definition: the type, charset, flags and
+ * lengths the servers gave (dal's numbers are the protocol's). */
+static void column_of(const dal_result_t *r, size_t i, proto_column_t *col)
+{
+    dal_column_info_t ci;
+
+    memset(&ci, 0, sizeof ci);
+    ci.struct_size = sizeof ci;
+    memset(col, 0, sizeof *col);
+    if (dal_result_column_info(r, i, &ci) != 0) {
+        col->name = col->org_name = dal_result_column_name(r, i);
+        col->charset = CHARSET_UTF8MB4;
+        col->type = PROTO_TYPE_VAR_STRING;
+        return;
+    }
+    col->schema = ci.schema;
+    col->table = ci.table;
+    col->org_table = ci.org_table;
+    col->name = ci.name;
+    col->org_name = ci.org_name;
+    col->charset = (uint16_t)ci.charset;
+    col->length = ci.length > UINT32_MAX ? UINT32_MAX : (uint32_t)ci.length;
+    col->type = (uint8_t)ci.type;
+    col->flags = (uint16_t)ci.flags;
+    col->decimals = (uint8_t)ci.decimals;
+}
+
+/* One result set (columns, text rows, end) or an OK. */
+static void send_result(proxy_client_t *c, dal_result_t *r)
+{
+    size_t n = dal_result_column_count(r), i;
+    proto_column_t *cols;
+    const char **vals;
+    size_t *lens;
+    dal_error_t err;
+    int rc;
+
+    if (n == 0) {
+        send_ok_warn(c, dal_result_affected_rows(r), dal_result_insert_id(r),
+                     dal_result_warning_count(r));
+        return;
+    }
+    cols = calloc(n, sizeof *cols);
+    vals = calloc(n, sizeof *vals);
+    lens = calloc(n, sizeof *lens);
+    if (cols == NULL || vals == NULL || lens == NULL) {
+        send_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++)
+        column_of(r, i, &cols[i]);
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, status_flags(c));
+    while ((rc = dal_result_next(r, &err)) == 1) {
+        for (i = 0; i < n; i++)
+            vals[i] = dal_result_text(r, i, &lens[i]);
+        proto_build_text_row(&c->out, &c->seq, n, vals, lens);
+    }
+    if (rc < 0)
+        send_dal_error(c, &err);  /* a node failed mid-stream: the client sees the error */
+    else
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps,
+                        (uint16_t)dal_result_warning_count(r), status_flags(c));
+done:
+    free(cols);
+    free(vals);
+    free(lens);
+}
+
+/* The end of one `name = value` of a SET list: the next comma outside
+ * quotes and parentheses, or the end. */
+static const char *set_item_end(const char *p)
+{
+    char q = 0;
+    int depth = 0;
+
+    for (; *p != '\0'; p++) {
+        if (q != 0) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            else if (*p == q)
+                q = 0;
+        } else if (*p == '\'' || *p == '"' || *p == '`') {
+            q = *p;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        } else if (*p == ',' && depth == 0) {
+            break;
+        }
+    }
+    return p;
+}
+
+/* One `[SESSION] [@@[session.]]name = value`: the session's variable. */
+static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_t *err)
+{
+    char name[65], *value;
+    size_t n = 0;
+    int rc;
+
+    if (!word_is(&p, "SESSION"))
+        (void)word_is(&p, "LOCAL");
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncmp(p, "@@", 2) == 0) {
+        p += 2;
+        if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
+            p = strchr(p, '.') + 1;
+    }
+    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n < sizeof name - 1)
+        n++;
+    memcpy(name, p, n);
+    name[n] = '\0';
+    for (p += n; isspace((unsigned char)*p); p++)
+        ;
+    if (n == 0 || (*p != '=' && strncmp(p, ":=", 2) != 0)) {
+        err->code = DAL_EUNSUPPORTED;
+        snprintf(err->message, sizeof err->message,
+                 "dal-proxy takes SET [SESSION] name = value [, ...] and SET NAMES charset");
+        return DAL_EUNSUPPORTED;
+    }
+    p += *p == '=' ? 1 : 2;
+    while (isspace((unsigned char)*p))
+        p++;
+    if ((value = strndup(p, (size_t)(end - p))) == NULL) {
+        err->code = DAL_ENOMEM;
+        snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
+        return DAL_ENOMEM;
+    }
+    for (n = strlen(value); n > 0 && isspace((unsigned char)value[n - 1]); n--)
+        value[n - 1] = '\0';
+    rc = dal_session_set_var(c->session, name, value, err);
+    free(value);
+    return rc;
+}
+
+/* SET of session variables and SET NAMES: kept by the dal session, which
+ * applies them to every connection it takes.  0 if sql is not such a SET
+ * (user variables, GLOBAL, PASSWORD, TRANSACTION go to the servers). */
+static int session_set(proxy_client_t *c, const char *sql)
+{
+    const char *p = sql, *q, *end;
+    dal_error_t err;
+    char cs[65];
+    size_t n = 0;
+
+    if (!word_is(&p, "SET"))
+        return 0;
+    q = p;
+    if (word_is(&q, "GLOBAL") || word_is(&q, "PASSWORD") || word_is(&q, "TRANSACTION") ||
+        word_is(&q, "STATEMENT") || word_is(&q, "ROLE") || word_is(&q, "DEFAULT"))
+        return 0;
+    while (isspace((unsigned char)*q))
+        q++;
+    if (*q == '@' && q[1] != '@')
+        return 0;
+    q = p;
+    if (word_is(&q, "NAMES")) {
+        while (isspace((unsigned char)*q))
+            q++;
+        while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
+            n++;
+        memcpy(cs, q, n);
+        cs[n] = '\0';
+        if (dal_session_set_var(c->session, "names", cs, &err) != 0)
+            send_dal_error(c, &err);
+        else
+            send_ok(c, 0, 0);
+        return 1;
+    }
+    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+        end = set_item_end(p);
+        if (set_one(c, p, end, &err) != 0) {
+            send_dal_error(c, &err);
+            return 1;
+        }
+    }
+    send_ok(c, 0, 0);
+    return 1;
+}
+
+static void run_query(proxy_client_t *c, const char *sql)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    if (local_answer(c, sql) || session_set(c, sql))
+        return;
+    if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
+        send_dal_error(c, &err);
+        return;
+    }
+    send_result(c, r);
+    dal_result_free(r);
+}
+
+static void init_db(proxy_client_t *c, const proto_str_t *db)
+{
+    if (is_our_db(c, db->ptr, db->len))
+        send_ok(c, 0, 0);
+    else
+        unknown_db(c, db->ptr, db->len);
+}
+
+void client_run(proxy_client_t *c)
+{
+    proto_cmd_t cmd;
+    char *sql;
+    int rc = proto_parse_command(c->cmd, c->cmd_len, (uint32_t)c->caps, &cmd);
+
+    if (rc != 0) {
+        send_err(c, 1047, "08S01", "Unknown command");
+        return;
+    }
+    switch (cmd.cmd) {
+    case PROTO_COM_QUERY:
+        if ((sql = strndup(cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len)) == NULL) {
+            send_err(c, 1037, "HY001", "dal-proxy: out of memory");
+            return;
+        }
+        run_query(c, sql);
+        free(sql);
+        return;
+    case PROTO_COM_RESET_CONNECTION: {
+        dal_error_t err;
+        dal_session_close(c->session);
+        c->session = NULL;
+        if (dal_session_open(c->px->dal, &c->session, &err) != 0)
+            send_dal_error(c, &err);
+        else
+            send_ok(c, 0, 0);
+        return;
+    }
+    default:
+        send_err(c, 1295, "HY000", "This command is not supported by dal-proxy yet");
+        return;
+    }
+}
+
+/* A command the I/O thread answers at once (no SQL), or 1: a worker's. */
+static int command(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_cmd_t cmd;
+
+    c->seq = pkt->next_seq;
+    if (pkt->len == 0)
+        return -1;
+    switch (pkt->payload[0]) {
+    case PROTO_COM_QUIT:
+        return -1;
+    case PROTO_COM_PING:
+        send_ok(c, 0, 0);
+        return 0;
+    case PROTO_COM_INIT_DB:
+        if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0)
+            send_err(c, 1047, "08S01", "Malformed COM_INIT_DB");
+        else
+            init_db(c, &cmd.u.text);
+        return 0;
+    case PROTO_COM_FIELD_LIST:
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+        return 0;
+    case PROTO_COM_SET_OPTION:
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+        return 0;
+    default:
+        free(c->cmd);
+        if ((c->cmd = malloc(pkt->len)) == NULL)
+            return -1;
+        memcpy(c->cmd, pkt->payload, pkt->len);
+        c->cmd_len = pkt->len;
+        return 1;
+    }
+}
+
+int client_input(proxy_client_t *c)
+{
+    proto_packet_t pkt;
+    int rc;
+
+    while (c->state != CLIENT_CLOSING && (rc = proto_reader_next(&c->in, &pkt)) == 1) {
+        switch (c->state) {
+        case CLIENT_HANDSHAKE:
+            rc = handshake_response(c, &pkt);
+            break;
+        case CLIENT_AUTH_SWITCH:
+            c->seq = pkt.next_seq;
+            rc = authenticate(c, pkt.payload, pkt.len);
+            break;
+        default:
+            rc = command(c, &pkt);
+            break;
+        }
+        if (rc != 0)
+            return rc;
+    }
+    if (c->state == CLIENT_CLOSING)
+        return 0;
+    if (rc < 0) {
+        /* malformed or oversized: say why, then close this client only */
+        send_err(c, 1153, "08S01", proto_reader_message(&c->in)); /* ER_NET_PACKET_TOO_LARGE */
+        c->state = CLIENT_CLOSING;
+    }
+    return 0;
+}

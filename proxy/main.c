@@ -1,0 +1,194 @@
+/*
+ * main.c -- the dal-proxy program: options, configuration, signals.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+static const char usage_text[] =
+    "Usage: dal-proxy -c FILE [--listen HOST:PORT] [--threads N] [--plugin-dir DIR]\n"
+    "       dal-proxy -c FILE --check\n"
+    "\n"
+    "Serve dal over the MySQL protocol: clients (the mariadb client, JDBC, Go,\n"
+    "Python and Node drivers, sysbench) connect to dal-proxy as to a MySQL\n"
+    "server and write SQL against the logical tables of FILE; dal routes it.\n"
+    "\n"
+    "  -c, --config FILE   the dal configuration; its [proxy] and [proxy user NAME]\n"
+    "                      sections say where to listen and who may connect\n"
+    "  --listen HOST:PORT  listen here instead of [proxy] listen\n"
+    "  --threads N         I/O threads instead of [proxy] threads (0: one per core)\n"
+    "  --plugin-dir DIR    plugin directory (overrides $DAL_PLUGIN_DIR)\n"
+    "  --check             validate FILE as `dal check` does, and exit\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Signals: SIGTERM and SIGINT stop accepting, let running statements finish,\n"
+    "and exit; SIGHUP reloads FILE (routing and datasources; users and listen\n"
+    "addresses are read at start).  See docs/proxy.md.\n";
+
+typedef struct options {
+    const char *config, *listen, *plugin_dir;
+    long threads;   /* -1: from the file */
+    int check;
+} options_t;
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    static const struct option longs[] = {
+        {"config", required_argument, NULL, 'c'}, {"listen", required_argument, NULL, 'l'},
+        {"threads", required_argument, NULL, 't'}, {"plugin-dir", required_argument, NULL, 'p'},
+        {"check", no_argument, NULL, 'k'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    int ch;
+    char *end;
+
+    memset(o, 0, sizeof *o);
+    o->threads = -1;
+    o->config = getenv("DAL_CONFIG");
+    while ((ch = getopt_long(argc, argv, "c:h", longs, NULL)) != -1) {
+        switch (ch) {
+        case 'c': o->config = optarg; break;
+        case 'l': o->listen = optarg; break;
+        case 'p': o->plugin_dir = optarg; break;
+        case 'k': o->check = 1; break;
+        case 't':
+            o->threads = strtol(optarg, &end, 10);
+            if (*end != '\0' || o->threads < 0 || o->threads > 256) {
+                fprintf(stderr, "dal-proxy: --threads: expected 0..256, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': fputs(usage_text, stdout); exit(0);
+        default: fputs(usage_text, stderr); return 2;
+        }
+    }
+    if (optind < argc || o->config == NULL) {
+        fprintf(stderr, "dal-proxy: %s\n", o->config == NULL ? "no configuration: -c FILE"
+                                                            : "unexpected argument");
+        return 2;
+    }
+    return 0;
+}
+
+/* The accounts of the configuration: each with its mysql_native_password
+ * stage 2, from the password or from password_hash. */
+static int load_users(proxy_t *px, const dal_proxy_info_t *info)
+{
+    size_t i, n = dal_proxy_info_user_count(info);
+
+    if ((px->users = calloc(n ? n : 1, sizeof *px->users)) == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        const char *pw = NULL, *hash = NULL;
+        const char *name = dal_proxy_info_user(info, i, &pw, &hash);
+        if ((px->users[i].name = strdup(name)) == NULL)
+            return -1;
+        px->nusers++;
+        if (pw != NULL)
+            proto_native_stage2(pw, strlen(pw), px->users[i].stage2);
+        else if (proto_native_hash_parse(hash, px->users[i].stage2) != 0)
+            return -1; /* dal checked the form already */
+    }
+    return 0;
+}
+
+static void free_users(proxy_t *px)
+{
+    size_t i;
+
+    for (i = 0; i < px->nusers; i++)
+        free(px->users[i].name);
+    free(px->users);
+}
+
+/* The thread that takes the signals (blocked in every other thread). */
+static void *signals_main(void *arg)
+{
+    proxy_t *px = arg;
+    sigset_t set;
+    dal_error_t err;
+    int sig;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            if (dal_reload(px->dal, &err) != 0)
+                fprintf(stderr, "dal-proxy: reload failed, the running configuration stays: "
+                        "%s\n", err.message);
+            continue;
+        }
+        proxy_stop(px);
+        return NULL;
+    }
+}
+
+static int check_only(const char *config, const dal_open_opts_t *opts)
+{
+    dal_error_t err;
+
+    if (dal_check_config(config, opts, &err) != 0) {
+        fprintf(stderr, "dal-proxy: %s\n", err.message);
+        return 1;
+    }
+    printf("%s: ok\n", config);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    dal_open_opts_t opts;
+    dal_proxy_info_t *info = NULL;
+    dal_error_t err;
+    proxy_t px;
+    pthread_t sigthread;
+    sigset_t set;
+    int rc = parse_options(argc, argv, &o);
+
+    if (rc != 0)
+        return rc;
+    memset(&opts, 0, sizeof opts);
+    opts.plugin_dir = o.plugin_dir;
+    if (o.check)
+        return check_only(o.config, &opts);
+    memset(&px, 0, sizeof px);
+    if (dal_open(o.config, &opts, &px.dal, &err) != 0 || dal_proxy_info(px.dal, &info, &err) != 0) {
+        fprintf(stderr, "dal-proxy: %s\n", err.message);
+        dal_close(px.dal);
+        return 1;
+    }
+    px.max_connections = dal_proxy_info_max_connections(info);
+    px.max_allowed_packet = dal_proxy_info_max_allowed_packet(info);
+    if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || load_users(&px, info) != 0) {
+        fprintf(stderr, "dal-proxy: out of memory\n");
+        return 1;
+    }
+    if (px.nusers == 0)
+        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %s: nobody can connect\n",
+                o.config);
+    /* every thread made from here on inherits the blocked signals */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    pthread_create(&sigthread, NULL, signals_main, &px);
+    pthread_detach(sigthread);
+    rc = proxy_serve(&px, o.listen ? o.listen : dal_proxy_info_listen(info),
+                     o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
+    dal_proxy_info_free(info);
+    free_users(&px);
+    free(px.database);
+    dal_close(px.dal);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,401 @@
+/*
+ * server.c -- listeners, I/O threads and statement workers.  See proxy.h
+ * for the model.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+#define MAX_LISTEN 16
+#define READ_CHUNK 16384
+
+/* One I/O thread: its epoll, listeners, and clients handed back by workers. */
+typedef struct proxy_io {
+    proxy_t *px;
+    pthread_t thread;
+    int ep;
+    int wake;                        /* eventfd: workers finished a client */
+    int listeners[MAX_LISTEN];
+    size_t nlisteners;
+    pthread_mutex_t mu;
+    proxy_client_t *done_head;       /* clients back from a worker */
+    atomic_uint busy;                /* its clients a worker has now */
+} proxy_io_t;
+
+/* epoll data: a listener or the wake fd are tagged by these addresses. */
+static char tag_wake;
+
+/* ------------------------------------------------------------ listening */
+
+/* One socket bound to "host:port" with SO_REUSEPORT; -1 on failure. */
+static int listen_on(const char *hostport)
+{
+    char host[256], *colon;
+    struct addrinfo hints, *ai = NULL;
+    int fd = -1, one = 1;
+
+    snprintf(host, sizeof host, "%s", hostport);
+    if ((colon = strrchr(host, ':')) == NULL)
+        return -1;
+    *colon = '\0';
+    if (host[0] == '[' && colon[-1] == ']') { /* [::1]:3307 */
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = '\0';
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+        return -1;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+                    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+                    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 512) != 0)) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+/* Open every address of listen on io; -1 with a message if one fails. */
+static int open_listeners(proxy_io_t *io, const char *listen)
+{
+    char item[256];
+    const char *p = listen;
+
+    while (*p != '\0') {
+        size_t n;
+        while (*p == ' ' || *p == ',')
+            p++;
+        n = strcspn(p, ", ");
+        if (n == 0)
+            break;
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        p += n;
+        if (io->nlisteners == MAX_LISTEN)
+            break;
+        if ((io->listeners[io->nlisteners] = listen_on(item)) < 0) {
+            fprintf(stderr, "dal-proxy: cannot listen on %s: %s\n", item, strerror(errno));
+            return -1;
+        }
+        io->nlisteners++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ clients */
+
+static void watch(proxy_io_t *io, proxy_client_t *c, int op)
+{
+    struct epoll_event ev;
+
+    ev.events = EPOLLIN | (c->out.len > 0 ? EPOLLOUT : 0);
+    ev.data.ptr = c;
+    epoll_ctl(io->ep, op, c->fd, &ev);
+}
+
+static void drop(proxy_io_t *io, proxy_client_t *c)
+{
+    epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    atomic_fetch_sub(&io->px->nclients, 1);
+    client_free(c);
+}
+
+/* Write what c has; 0, or -1 if the socket is gone. */
+static int flush(proxy_client_t *c)
+{
+    while (c->out.len > 0) {
+        ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        proto_buf_consume(&c->out, (size_t)n);
+    }
+    return 0;
+}
+
+static void to_worker(proxy_client_t *c)
+{
+    proxy_t *px = c->px;
+
+    c->busy = true;
+    atomic_fetch_add(&c->io->busy, 1);
+    epoll_ctl(c->io->ep, EPOLL_CTL_DEL, c->fd, NULL); /* a worker owns it now */
+    pthread_mutex_lock(&px->mu);
+    c->next = NULL;
+    if (px->queue_tail != NULL)
+        px->queue_tail->next = c;
+    else
+        px->queue_head = c;
+    px->queue_tail = c;
+    pthread_cond_signal(&px->cond);
+    pthread_mutex_unlock(&px->mu);
+}
+
+/* After reading or a worker: run what is next, write, close if done.  op
+ * is EPOLL_CTL_ADD for a client back from a worker (not watched then),
+ * else EPOLL_CTL_MOD. */
+static void advance(proxy_io_t *io, proxy_client_t *c, int op)
+{
+    int rc = client_input(c);
+
+    if (rc == 1 && flush(c) == 0) {
+        to_worker(c);
+        return;
+    }
+    if (rc != 0 || flush(c) != 0 || (c->state == CLIENT_CLOSING && c->out.len == 0)) {
+        drop(io, c); /* removing a socket epoll does not watch is harmless */
+        return;
+    }
+    watch(io, c, op);
+}
+
+static void readable(proxy_io_t *io, proxy_client_t *c)
+{
+    for (;;) {
+        size_t avail;
+        uint8_t *space = proto_reader_space(&c->in, READ_CHUNK, &avail);
+        ssize_t n;
+        if (space == NULL) {
+            drop(io, c);
+            return;
+        }
+        n = recv(c->fd, space, avail, 0);
+        if (n > 0) {
+            proto_reader_commit(&c->in, (size_t)n);
+            if ((size_t)n < avail)
+                break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        drop(io, c); /* the client went away (or an error) */
+        return;
+    }
+    advance(io, c, EPOLL_CTL_MOD);
+}
+
+static void accept_all(proxy_io_t *io, int lfd)
+{
+    proxy_t *px = io->px;
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    char peer[64] = "?";
+    int fd, one = 1;
+
+    while ((fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+        proxy_client_t *c;
+        if (sa.ss_family == AF_INET)
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, peer, sizeof peer);
+        else if (sa.ss_family == AF_INET6)
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, peer, sizeof peer);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (atomic_fetch_add(&px->nclients, 1) >= px->max_connections) {
+            /* ER_CON_COUNT_ERROR as the first packet, instead of the handshake */
+            proto_buf_t b = PROTO_BUF_INIT;
+            uint8_t seq = 0;
+            proto_build_err(&b, &seq, 1040, "08004", "Too many connections");
+            if (send(fd, b.data, b.len, MSG_NOSIGNAL) < 0)
+                (void)0; /* the client learns it from the close */
+            proto_buf_free(&b);
+            close(fd);
+            atomic_fetch_sub(&px->nclients, 1);
+            len = sizeof sa;
+            continue;
+        }
+        if ((c = client_new(px, io, fd, peer)) == NULL) {
+            atomic_fetch_sub(&px->nclients, 1);
+        } else if (flush(c) != 0) {
+            client_free(c);
+            atomic_fetch_sub(&px->nclients, 1);
+        } else {
+            watch(io, c, EPOLL_CTL_ADD);
+        }
+        len = sizeof sa;
+    }
+}
+
+/* Clients a worker finished: write their replies, read on. */
+static void woken(proxy_io_t *io)
+{
+    uint64_t n;
+    proxy_client_t *c, *next;
+
+    if (read(io->wake, &n, sizeof n) < 0)
+        (void)0; /* a spurious wake: the list below is what counts */
+    pthread_mutex_lock(&io->mu);
+    c = io->done_head;
+    io->done_head = NULL;
+    pthread_mutex_unlock(&io->mu);
+    for (; c != NULL; c = next) {
+        next = c->next;
+        c->busy = false;
+        atomic_fetch_sub(&io->busy, 1);
+        advance(io, c, EPOLL_CTL_ADD);
+    }
+}
+
+static bool is_listener(const proxy_io_t *io, const void *ptr, int *fd)
+{
+    size_t i;
+
+    for (i = 0; i < io->nlisteners; i++)
+        if (ptr == &io->listeners[i]) {
+            *fd = io->listeners[i];
+            return true;
+        }
+    return false;
+}
+
+static void *io_main(void *arg)
+{
+    proxy_io_t *io = arg;
+    struct epoll_event evs[64];
+    int n, i, lfd;
+
+    /* stopping: the running commands finish, their replies are written,
+     * then the thread ends (and the process closes the idle clients) */
+    while (!atomic_load(&io->px->stopping) || atomic_load(&io->busy) > 0) {
+        n = epoll_wait(io->ep, evs, 64, 200);
+        for (i = 0; i < n; i++) {
+            void *p = evs[i].data.ptr;
+            proxy_client_t *c = p;
+            if (p == &tag_wake) {
+                woken(io);
+            } else if (is_listener(io, p, &lfd)) {
+                if (!atomic_load(&io->px->stopping))
+                    accept_all(io, lfd);
+            } else if (evs[i].events & (EPOLLERR | EPOLLHUP)) {
+                drop(io, c);
+            } else if (evs[i].events & EPOLLIN) {
+                readable(io, c);
+            } else if (evs[i].events & EPOLLOUT) {
+                advance(io, c, EPOLL_CTL_MOD);
+            }
+        }
+        if (atomic_load(&io->px->stopping)) {
+            size_t k;
+            for (k = 0; k < io->nlisteners; k++)
+                if (io->listeners[k] >= 0) {
+                    epoll_ctl(io->ep, EPOLL_CTL_DEL, io->listeners[k], NULL);
+                    close(io->listeners[k]);
+                    io->listeners[k] = -1;
+                }
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ workers */
+
+void proxy_done(proxy_client_t *c)
+{
+    proxy_io_t *io = c->io;
+    uint64_t one = 1;
+
+    pthread_mutex_lock(&io->mu);
+    c->next = io->done_head;
+    io->done_head = c;
+    pthread_mutex_unlock(&io->mu);
+    if (write(io->wake, &one, sizeof one) < 0)
+        (void)0; /* the counter is full: the thread is awake anyway */
+}
+
+static void *worker_main(void *arg)
+{
+    proxy_t *px = arg;
+    proxy_client_t *c;
+
+    for (;;) {
+        pthread_mutex_lock(&px->mu);
+        while (px->queue_head == NULL && !px->workers_quit)
+            pthread_cond_wait(&px->cond, &px->mu);
+        c = px->queue_head;
+        if (c != NULL && (px->queue_head = c->next) == NULL)
+            px->queue_tail = NULL;
+        pthread_mutex_unlock(&px->mu);
+        if (c == NULL)
+            return NULL;
+        client_run(c);
+        proxy_done(c);
+    }
+}
+
+/* ------------------------------------------------------------ serving */
+
+static int io_init(proxy_io_t *io, proxy_t *px, const char *listen)
+{
+    struct epoll_event ev;
+    size_t i;
+
+    io->px = px;
+    pthread_mutex_init(&io->mu, NULL);
+    io->ep = epoll_create1(EPOLL_CLOEXEC);
+    io->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (io->ep < 0 || io->wake < 0 || open_listeners(io, listen) != 0)
+        return -1;
+    ev.events = EPOLLIN;
+    ev.data.ptr = &tag_wake;
+    epoll_ctl(io->ep, EPOLL_CTL_ADD, io->wake, &ev);
+    for (i = 0; i < io->nlisteners; i++) {
+        ev.data.ptr = &io->listeners[i];
+        epoll_ctl(io->ep, EPOLL_CTL_ADD, io->listeners[i], &ev);
+    }
+    return 0;
+}
+
+int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t i;
+    int rc = 0;
+
+    px->nios = threads > 0 ? threads : (size_t)(cores > 0 ? cores : 1);
+    px->nworkers = 4 * px->nios;
+    px->ios = calloc(px->nios, sizeof *px->ios);
+    px->workers = calloc(px->nworkers, sizeof *px->workers);
+    pthread_mutex_init(&px->mu, NULL);
+    pthread_cond_init(&px->cond, NULL);
+    if (px->ios == NULL || px->workers == NULL)
+        return -1;
+    for (i = 0; i < px->nios && rc == 0; i++)
+        rc = io_init(&px->ios[i], px, listen);
+    if (rc != 0)
+        return -1;
+    for (i = 0; i < px->nworkers; i++)
+        pthread_create(&px->workers[i], NULL, worker_main, px);
+    for (i = 0; i < px->nios; i++)
+        pthread_create(&px->ios[i].thread, NULL, io_main, &px->ios[i]);
+    for (i = 0; i < px->nios; i++)
+        pthread_join(px->ios[i].thread, NULL);
+    pthread_mutex_lock(&px->mu);
+    px->workers_quit = true;
+    pthread_cond_broadcast(&px->cond);
+    pthread_mutex_unlock(&px->mu);
+    for (i = 0; i < px->nworkers; i++)
+        pthread_join(px->workers[i], NULL);
+    for (i = 0; i < px->nios; i++) {
+        close(px->ios[i].ep);
+        close(px->ios[i].wake);
+    }
+    free(px->ios);
+    free(px->workers);
+    return 0;
+}
+
+void proxy_stop(proxy_t *px)
+{
+    atomic_store(&px->stopping, true);
+}
