@@ -28,54 +28,50 @@ static const char native_plugin[] = "mysql_native_password";
 
 /* ---------------------------------------------------------------- replies */
 
-static void send_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
+void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
 {
     proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
 }
 
-/* The session's transaction bits (the same numbers as the protocol's). */
-static uint16_t status_flags(const proxy_client_t *c)
+uint16_t client_status(const proxy_client_t *c)
 {
     return c->session != NULL ? (uint16_t)dal_session_status(c->session)
                               : PROTO_SERVER_STATUS_AUTOCOMMIT;
 }
 
-static void send_ok_warn(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
-                         unsigned int warnings)
+void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings)
 {
-    proto_ok_t ok = {affected, insert_id, status_flags(c), (uint16_t)warnings, NULL, 0, false};
+    proto_ok_t ok = {affected, insert_id, client_status(c), (uint16_t)warnings, NULL, 0, false};
 
     proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
 }
 
 static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
 {
-    send_ok_warn(c, affected, insert_id, 0);
+    client_ok(c, affected, insert_id, 0);
 }
 
-/* A dal error as the MySQL error a client expects: a server's own number
- * and SQLSTATE, else the closest MySQL error for what dal refused. */
-static void send_dal_error(proxy_client_t *c, const dal_error_t *err)
+void client_dal_error(proxy_client_t *c, const dal_error_t *err)
 {
     switch (err->code) {
     case DAL_ESERVER:
-        send_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
+        client_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
                  err->message);
         return;
     case DAL_ESQL:
-        send_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
+        client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
         return;
     case DAL_EUNSUPPORTED:
-        send_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
+        client_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
         return;
     case DAL_ECONNECT:
-        send_err(c, 2013, "HY000", err->message);   /* lost connection to a backend */
+        client_err(c, 2013, "HY000", err->message);   /* lost connection to a backend */
         return;
     case DAL_ESTATE:
-        send_err(c, 1105, "25000", err->message);
+        client_err(c, 1105, "25000", err->message);
         return;
     default:
-        send_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
+        client_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
         return;
     }
 }
@@ -118,6 +114,7 @@ void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
+    stmt_free_all(c);
     dal_session_close(c->session);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
@@ -149,7 +146,7 @@ static int deny(proxy_client_t *c, bool with_password)
 
     snprintf(msg, sizeof msg, "Access denied for user '%s'@'%s' (using password: %s)", c->user,
              c->peer, with_password ? "YES" : "NO");
-    send_err(c, 1045, "28000", msg);
+    client_err(c, 1045, "28000", msg);
     c->state = CLIENT_CLOSING;
     return 0;
 }
@@ -165,7 +162,7 @@ static int authenticate(proxy_client_t *c, const void *resp, size_t len)
     if (!ok || !known)
         return deny(c, len > 0);
     if (dal_session_open(c->px->dal, &c->session, &err) != 0) {
-        send_dal_error(c, &err);
+        client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
     }
@@ -184,7 +181,7 @@ static void unknown_db(proxy_client_t *c, const char *p, size_t n)
     char msg[128];
 
     snprintf(msg, sizeof msg, "Unknown database '%.*s'", (int)(n < 64 ? n : 64), p);
-    send_err(c, 1049, "42000", msg);
+    client_err(c, 1049, "42000", msg);
 }
 
 static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
@@ -194,7 +191,7 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 
     c->seq = pkt->next_seq;
     if (rc != 0 || r.ssl_request) {
-        send_err(c, 1043, "08S01", r.ssl_request ? "TLS is not enabled on this dal-proxy"
+        client_err(c, 1043, "08S01", r.ssl_request ? "TLS is not enabled on this dal-proxy"
                                                 : "Bad handshake");
         c->state = CLIENT_CLOSING;
         return 0;
@@ -222,9 +219,7 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 
 /* ------------------------------------------------------------- commands */
 
-/* Statements the proxy answers itself: what clients send at connect and
- * what names the proxy's own schema. */
-static bool word_is(const char **p, const char *w)
+bool client_word_is(const char **p, const char *w)
 {
     size_t n = strlen(w);
 
@@ -236,6 +231,8 @@ static bool word_is(const char **p, const char *w)
     return true;
 }
 
+/* Statements the proxy answers itself: what clients send at connect and
+ * what names the proxy's own schema. */
 static void one_value(proxy_client_t *c, const char *name, const char *value)
 {
     proto_column_t col;
@@ -246,39 +243,37 @@ static void one_value(proxy_client_t *c, const char *name, const char *value)
     col.charset = CHARSET_UTF8MB4;
     col.length = 256;
     col.type = PROTO_TYPE_VAR_STRING;
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, status_flags(c));
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
-    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
 }
 
 static bool local_answer(proxy_client_t *c, const char *sql)
 {
     const char *p = sql;
 
-    if (word_is(&p, "SELECT")) {
+    if (client_word_is(&p, "SELECT")) {
         const char *q = p;
-        if (word_is(&q, "@@version_comment")) {
+        if (client_word_is(&q, "@@version_comment")) {
             one_value(c, "@@version_comment", "dal-proxy");
             return true;
         }
         q = p;
-        if (word_is(&q, "DATABASE()") || word_is(&q, "SCHEMA()")) {
+        if (client_word_is(&q, "DATABASE()") || client_word_is(&q, "SCHEMA()")) {
             one_value(c, "DATABASE()", c->px->database);
             return true;
         }
         return false;
     }
     p = sql;
-    if (word_is(&p, "SHOW") && word_is(&p, "DATABASES")) {
+    if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
         return true;
     }
     return false;
 }
 
-/* Column i of r as a column definition: the type, charset, flags and
- * lengths the servers gave (dal's numbers are the protocol's). */
-static void column_of(const dal_result_t *r, size_t i, proto_column_t *col)
+void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
 {
     dal_column_info_t ci;
 
@@ -303,8 +298,7 @@ static void column_of(const dal_result_t *r, size_t i, proto_column_t *col)
     col->decimals = (uint8_t)ci.decimals;
 }
 
-/* One result set (columns, text rows, end) or an OK. */
-static void send_result(proxy_client_t *c, dal_result_t *r)
+void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
 {
     size_t n = dal_result_column_count(r), i;
     proto_column_t *cols;
@@ -314,7 +308,7 @@ static void send_result(proxy_client_t *c, dal_result_t *r)
     int rc;
 
     if (n == 0) {
-        send_ok_warn(c, dal_result_affected_rows(r), dal_result_insert_id(r),
+        client_ok(c, dal_result_affected_rows(r), dal_result_insert_id(r),
                      dal_result_warning_count(r));
         return;
     }
@@ -322,22 +316,27 @@ static void send_result(proxy_client_t *c, dal_result_t *r)
     vals = calloc(n, sizeof *vals);
     lens = calloc(n, sizeof *lens);
     if (cols == NULL || vals == NULL || lens == NULL) {
-        send_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
         goto done;
     }
     for (i = 0; i < n; i++)
-        column_of(r, i, &cols[i]);
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, status_flags(c));
+        client_column(r, i, &cols[i]);
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, client_status(c));
     while ((rc = dal_result_next(r, &err)) == 1) {
         for (i = 0; i < n; i++)
             vals[i] = dal_result_text(r, i, &lens[i]);
-        proto_build_text_row(&c->out, &c->seq, n, vals, lens);
+        if (!binary)
+            proto_build_text_row(&c->out, &c->seq, n, vals, lens);
+        else if (proto_build_binary_row(&c->out, &c->seq, cols, n, vals, lens) != 0)
+            break; /* a value its column's type cannot hold */
     }
-    if (rc < 0)
-        send_dal_error(c, &err);  /* a node failed mid-stream: the client sees the error */
+    if (rc == 1)
+        client_err(c, 1105, "HY000", "dal-proxy: a value does not fit its column's binary type");
+    else if (rc < 0)
+        client_dal_error(c, &err);  /* a node failed mid-stream: the client sees the error */
     else
         proto_build_end(&c->out, &c->seq, (uint32_t)c->caps,
-                        (uint16_t)dal_result_warning_count(r), status_flags(c));
+                        (uint16_t)dal_result_warning_count(r), client_status(c));
 done:
     free(cols);
     free(vals);
@@ -377,8 +376,8 @@ static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_
     size_t n = 0;
     int rc;
 
-    if (!word_is(&p, "SESSION"))
-        (void)word_is(&p, "LOCAL");
+    if (!client_word_is(&p, "SESSION"))
+        (void)client_word_is(&p, "LOCAL");
     while (isspace((unsigned char)*p))
         p++;
     if (strncmp(p, "@@", 2) == 0) {
@@ -423,18 +422,18 @@ static int session_set(proxy_client_t *c, const char *sql)
     char cs[65];
     size_t n = 0;
 
-    if (!word_is(&p, "SET"))
+    if (!client_word_is(&p, "SET"))
         return 0;
     q = p;
-    if (word_is(&q, "GLOBAL") || word_is(&q, "PASSWORD") || word_is(&q, "TRANSACTION") ||
-        word_is(&q, "STATEMENT") || word_is(&q, "ROLE") || word_is(&q, "DEFAULT"))
+    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") || client_word_is(&q, "TRANSACTION") ||
+        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") || client_word_is(&q, "DEFAULT"))
         return 0;
     while (isspace((unsigned char)*q))
         q++;
     if (*q == '@' && q[1] != '@')
         return 0;
     q = p;
-    if (word_is(&q, "NAMES")) {
+    if (client_word_is(&q, "NAMES")) {
         while (isspace((unsigned char)*q))
             q++;
         while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
@@ -442,7 +441,7 @@ static int session_set(proxy_client_t *c, const char *sql)
         memcpy(cs, q, n);
         cs[n] = '\0';
         if (dal_session_set_var(c->session, "names", cs, &err) != 0)
-            send_dal_error(c, &err);
+            client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);
         return 1;
@@ -450,7 +449,7 @@ static int session_set(proxy_client_t *c, const char *sql)
     for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
         end = set_item_end(p);
         if (set_one(c, p, end, &err) != 0) {
-            send_dal_error(c, &err);
+            client_dal_error(c, &err);
             return 1;
         }
     }
@@ -466,10 +465,10 @@ static void run_query(proxy_client_t *c, const char *sql)
     if (local_answer(c, sql) || session_set(c, sql))
         return;
     if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
-        send_dal_error(c, &err);
+        client_dal_error(c, &err);
         return;
     }
-    send_result(c, r);
+    client_result(c, r, false);
     dal_result_free(r);
 }
 
@@ -488,30 +487,37 @@ void client_run(proxy_client_t *c)
     int rc = proto_parse_command(c->cmd, c->cmd_len, (uint32_t)c->caps, &cmd);
 
     if (rc != 0) {
-        send_err(c, 1047, "08S01", "Unknown command");
+        client_err(c, 1047, "08S01", "Unknown command");
         return;
     }
     switch (cmd.cmd) {
     case PROTO_COM_QUERY:
         if ((sql = strndup(cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len)) == NULL) {
-            send_err(c, 1037, "HY001", "dal-proxy: out of memory");
+            client_err(c, 1037, "HY001", "dal-proxy: out of memory");
             return;
         }
         run_query(c, sql);
         free(sql);
         return;
+    case PROTO_COM_STMT_PREPARE:
+        stmt_prepare(c, cmd.u.text.ptr, cmd.u.text.len);
+        return;
+    case PROTO_COM_STMT_EXECUTE:
+        stmt_execute(c, c->cmd, c->cmd_len);
+        return;
     case PROTO_COM_RESET_CONNECTION: {
         dal_error_t err;
+        stmt_free_all(c);
         dal_session_close(c->session);
         c->session = NULL;
         if (dal_session_open(c->px->dal, &c->session, &err) != 0)
-            send_dal_error(c, &err);
+            client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);
         return;
     }
     default:
-        send_err(c, 1295, "HY000", "This command is not supported by dal-proxy yet");
+        client_err(c, 1295, "HY000", "This command is not supported by dal-proxy yet");
         return;
     }
 }
@@ -532,15 +538,28 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
         return 0;
     case PROTO_COM_INIT_DB:
         if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0)
-            send_err(c, 1047, "08S01", "Malformed COM_INIT_DB");
+            client_err(c, 1047, "08S01", "Malformed COM_INIT_DB");
         else
             init_db(c, &cmd.u.text);
         return 0;
     case PROTO_COM_FIELD_LIST:
-        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
         return 0;
     case PROTO_COM_SET_OPTION:
-        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, status_flags(c));
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+        return 0;
+    case PROTO_COM_STMT_SEND_LONG_DATA:
+    case PROTO_COM_STMT_CLOSE:
+    case PROTO_COM_STMT_RESET:
+        if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0)
+            client_err(c, 1210, "HY000", "Incorrect arguments to a statement command");
+        else if (cmd.cmd == PROTO_COM_STMT_SEND_LONG_DATA)
+            stmt_long_data(c, cmd.u.long_data.stmt_id, cmd.u.long_data.param_id,
+                           &cmd.u.long_data.data);
+        else if (cmd.cmd == PROTO_COM_STMT_CLOSE)
+            stmt_close(c, cmd.u.stmt_id);
+        else
+            stmt_reset(c, cmd.u.stmt_id);
         return 0;
     default:
         free(c->cmd);
@@ -577,7 +596,7 @@ int client_input(proxy_client_t *c)
         return 0;
     if (rc < 0) {
         /* malformed or oversized: say why, then close this client only */
-        send_err(c, 1153, "08S01", proto_reader_message(&c->in)); /* ER_NET_PACKET_TOO_LARGE */
+        client_err(c, 1153, "08S01", proto_reader_message(&c->in)); /* ER_NET_PACKET_TOO_LARGE */
         c->state = CLIENT_CLOSING;
     }
     return 0;

@@ -80,6 +80,7 @@ typedef struct proxy_client {
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
     uint8_t seq;                      /* next sequence id to send */
+    struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
     struct proxy_client *next;        /* in a queue */
 } proxy_client_t;
 
@@ -98,6 +99,48 @@ void client_free(proxy_client_t *c);
 int client_input(proxy_client_t *c);
 /* Run c's pending command (on a worker): the reply goes to c->out. */
 void client_run(proxy_client_t *c);
+
+/* The replies every command builds from (into c->out). */
+void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
+void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
+/* A dal error as the MySQL error a client expects: a server's own number
+ * and SQLSTATE, else the closest MySQL error for what dal refused. */
+void client_dal_error(proxy_client_t *c, const dal_error_t *err);
+/* The session's transaction bits (the same numbers as the protocol's). */
+uint16_t client_status(const proxy_client_t *c);
+/* Column i of r as a column definition: the type, charset, flags and
+ * lengths the servers gave (dal's numbers are the protocol's).  The
+ * strings borrow from r. */
+void client_column(const dal_result_t *r, size_t i, proto_column_t *col);
+/* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
+ * binary, then the end) or as an OK when it has no columns. */
+void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
+/* Skip spaces and the keyword w (any case, a whole word) at *p: true and
+ * *p past it, or false and *p past the spaces only. */
+bool client_word_is(const char **p, const char *w);
+
+/* ------------------------------------------------------------ stmt.c */
+
+/*
+ * Server-side prepared statements of one client (the binary protocol).
+ * A statement is a dal_prepared_t: analysed once, routed at each
+ * execution.  Its result columns are learnt at prepare time by running it
+ * once with every parameter 0 and sql_select_limit=0 (when it is a
+ * statement that returns rows), so a PREPARE_OK carries the column count
+ * clients check executions against, and a statement that cannot run
+ * (an unknown table, a syntax error) fails at prepare, as on a server.
+ */
+/* COM_STMT_PREPARE (on a worker). */
+void stmt_prepare(proxy_client_t *c, const char *sql, size_t len);
+/* COM_STMT_EXECUTE, the whole payload (on a worker). */
+void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
+/* COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE (no reply) and COM_STMT_RESET
+ * (OK, or an error for an unknown statement). */
+void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data);
+void stmt_close(proxy_client_t *c, uint32_t id);
+void stmt_reset(proxy_client_t *c, uint32_t id);
+/* Free every statement of c (RESET_CONNECTION, disconnect). */
+void stmt_free_all(proxy_client_t *c);
 
 /* ------------------------------------------------------------ server.c */
 

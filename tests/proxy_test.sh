@@ -118,6 +118,42 @@ out=$(px shop -e "SET no_such_variable = 1" 2>&1) && fail "an unknown variable w
 echo "$out" | grep -q '^ERROR 1193' || fail "unknown variable: $out"
 grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy's log"
 
+# ---- prepared statements (the binary protocol), through libmysqlclient ----
+# tests/ps_client prepares and executes each line (statement TAB params)
+# through the proxy and on the plain server; the outputs must match.
+T=$'\t'
+cat >"$work/ps.txt" <<EOF
+SELECT * FROM orders WHERE user_id = ? ORDER BY id${T}10
+SELECT id, amount, note, made FROM orders WHERE id = ? AND user_id = ?${T}1${T}10
+SELECT COUNT(*), SUM(amount), MIN(made), MAX(note) FROM orders
+SELECT user_id, COUNT(*) FROM orders GROUP BY user_id ORDER BY user_id LIMIT ?${T}3
+SELECT id FROM orders WHERE note = ? ORDER BY id${T}six
+SELECT id, note FROM orders WHERE user_id IN (?, ?) ORDER BY id DESC${T}10${T}14
+SELECT id + ? AS n, CONCAT(note, ?) AS s FROM orders WHERE id = ? AND user_id = ?${T}41${T}!${T}6${T}14
+INSERT INTO orders VALUES (?, ?, ?, ?, ?)${T}20${T}21${T}12.5${T}L:a note sent as long data${T}2024-03-04 05:06:07
+SELECT * FROM orders WHERE id = ? AND user_id = ?${T}20${T}21
+UPDATE orders SET note = ? WHERE user_id = ?${T}NULL${T}21
+SELECT id, note IS NULL FROM orders WHERE user_id = ?${T}21
+DELETE FROM orders WHERE user_id = ?${T}21
+SELECT * FROM no_such_table WHERE id = ?${T}1
+DROP TABLE IF EXISTS typed
+CREATE TABLE typed (k INT PRIMARY KEY, t TINYINT, su SMALLINT UNSIGNED, b BIGINT, f FLOAT, d DOUBLE, m DECIMAL(12,3), dt DATE, tm TIME(3), ts DATETIME(6), y YEAR, c CHAR(5), vb VARBINARY(10), tx TEXT)
+INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}1${T}-128${T}65535${T}-9223372036854775808${T}1.5${T}-2.25e10${T}-123456789.125${T}2024-02-29${T}-838:59:59.999${T}2024-01-02 03:04:05.000006${T}2155${T}abc${T}xyz${T}L:long text
+INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}2${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL
+SELECT * FROM typed ORDER BY k
+SELECT k, dt FROM typed WHERE dt = ? OR k = ?${T}2024-02-29${T}2
+EOF
+"$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/ps.txt" >"$work/ps_px.out" 2>&1 ||
+    fail "ps_client through the proxy: $(tail -3 "$work/ps_px.out")"
+"$builddir/tests/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/ps.txt" >"$work/ps_plain.out" 2>&1 ||
+    fail "ps_client on the plain server: $(tail -3 "$work/ps_plain.out")"
+diff -u "$work/ps_plain.out" "$work/ps_px.out" >"$work/ps.diff" ||
+    fail "prepared statements: proxy and server differ: $(head -80 "$work/ps.diff")"
+grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no rows"
+# dal-proxy checks a statement that returns no rows at its first execution
+printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
+    grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
+
 # ---- max_connections: the third of 2 gets 1040 ----------------------------
 mariadb -h127.0.0.1 -P"$small" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT SLEEP(2)' >/dev/null 2>&1 &
 mariadb -h127.0.0.1 -P"$small" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT SLEEP(2)' >/dev/null 2>&1 &

@@ -1,0 +1,401 @@
+/*
+ * stmt.c -- one client's prepared statements: COM_STMT_PREPARE, EXECUTE,
+ * SEND_LONG_DATA, RESET and CLOSE over dal_prepared_t.  See proxy.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+#define MAX_STMTS 16382            /* MariaDB's max_prepared_stmt_count default */
+#define LAST_PREPARED 0xFFFFFFFFu  /* MariaDB: "the statement prepared last" */
+
+typedef struct proxy_stmt {
+    uint32_t id;
+    dal_prepared_t *prep;          /* owned */
+    uint16_t nparams;
+    uint16_t ncolumns;             /* as PREPARE_OK said */
+    uint8_t *types;                /* owned: 2 * nparams, the last execution's
+                                      types; NULL before the first */
+    bool *long_used;               /* owned: nparams flags */
+    proto_buf_t *long_data;        /* owned: nparams buffers */
+} proxy_stmt_t;
+
+struct proxy_stmts {
+    proxy_stmt_t **v;              /* owned, and each entry */
+    size_t n, cap;
+    uint32_t next_id;
+    uint32_t last_id;              /* the one prepared last */
+};
+
+static void stmt_free(proxy_stmt_t *s)
+{
+    size_t i;
+
+    if (s == NULL)
+        return;
+    dal_prepared_free(s->prep);
+    for (i = 0; s->long_data != NULL && i < s->nparams; i++)
+        proto_buf_free(&s->long_data[i]);
+    free(s->long_data);
+    free(s->long_used);
+    free(s->types);
+    free(s);
+}
+
+void stmt_free_all(proxy_client_t *c)
+{
+    size_t i;
+
+    if (c->stmts == NULL)
+        return;
+    for (i = 0; i < c->stmts->n; i++)
+        stmt_free(c->stmts->v[i]);
+    free(c->stmts->v);
+    free(c->stmts);
+    c->stmts = NULL;
+}
+
+static proxy_stmt_t *find(proxy_client_t *c, uint32_t id, size_t *at)
+{
+    size_t i;
+
+    if (c->stmts == NULL)
+        return NULL;
+    if (id == LAST_PREPARED)
+        id = c->stmts->last_id;
+    for (i = 0; i < c->stmts->n; i++)
+        if (c->stmts->v[i]->id == id) {
+            if (at != NULL)
+                *at = i;
+            return c->stmts->v[i];
+        }
+    return NULL;
+}
+
+static void unknown_stmt(proxy_client_t *c, uint32_t id, const char *where)
+{
+    char msg[128];
+
+    snprintf(msg, sizeof msg, "Unknown prepared statement handler (%u) given to %s", id, where);
+    client_err(c, 1243, "HY000", msg); /* ER_UNKNOWN_STMT_HANDLER */
+}
+
+static void no_memory(proxy_client_t *c)
+{
+    client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+}
+
+/* ------------------------------------------------------------- prepare */
+
+/* Skip spaces and comments (hints included): where the first word is. */
+static const char *first_word(const char *p)
+{
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '(')
+            p++;
+        if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            if (e == NULL)
+                return p;
+            p = e + 2;
+        } else if (p[0] == '#' || (p[0] == '-' && p[1] == '-' && (p[2] == ' ' || p[2] == '\t'))) {
+            while (*p != '\0' && *p != '\n')
+                p++;
+        } else {
+            return p;
+        }
+    }
+}
+
+/* A statement that returns rows: its columns are described at prepare. */
+static bool returns_rows(const char *sql)
+{
+    static const char *const words[] = {"SELECT", "WITH",    "SHOW",     "TABLE",
+                                        "VALUES", "EXPLAIN", "DESCRIBE", "DESC"};
+    const char *p = first_word(sql);
+    size_t i;
+
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *q = p;
+        if (client_word_is(&q, words[i]))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
+ * LIMIT 0, a shard key picks one node) and sql_select_limit=0, outside the
+ * client's session so its transaction neither takes a node nor a lock.
+ */
+static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
+                    dal_error_t *err)
+{
+    static const char head[] = "SET STATEMENT sql_select_limit=0 FOR ";
+    size_t n = strlen(sql);
+    char *text = malloc(sizeof head + n);
+    dal_value_t *zeros = calloc(nparams ? nparams : 1, sizeof *zeros);
+    uint16_t i;
+    int rc = DAL_ENOMEM;
+
+    if (text != NULL && zeros != NULL) {
+        memcpy(text, head, sizeof head - 1);
+        memcpy(text + sizeof head - 1, sql, n + 1);
+        for (i = 0; i < nparams; i++)
+            zeros[i] = dal_int(0);
+        rc = dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
+    } else {
+        err->code = DAL_ENOMEM;
+        snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
+    }
+    free(text);
+    free(zeros);
+    return rc;
+}
+
+/* Room for one more statement in c's table. */
+static int reserve(proxy_client_t *c)
+{
+    struct proxy_stmts *t = c->stmts;
+
+    if (t == NULL) {
+        if ((t = c->stmts = calloc(1, sizeof *t)) == NULL)
+            return -1;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 8;
+        proxy_stmt_t **v = realloc(t->v, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        t->v = v;
+        t->cap = cap;
+    }
+    return 0;
+}
+
+static proxy_stmt_t *stmt_new(dal_prepared_t *prep, uint16_t nparams)
+{
+    proxy_stmt_t *s = calloc(1, sizeof *s);
+
+    if (s == NULL)
+        return NULL;
+    s->prep = prep;
+    s->nparams = nparams;
+    if (nparams > 0 && ((s->long_used = calloc(nparams, sizeof *s->long_used)) == NULL ||
+                        (s->long_data = calloc(nparams, sizeof *s->long_data)) == NULL)) {
+        s->prep = NULL;
+        stmt_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* PREPARE_OK: parameters as MariaDB describes them, the columns found. */
+static void prepare_ok(proxy_client_t *c, const proxy_stmt_t *s, dal_result_t *r)
+{
+    proto_column_t *params = calloc(s->nparams ? s->nparams : 1, sizeof *params);
+    proto_column_t *cols = calloc(s->ncolumns ? s->ncolumns : 1, sizeof *cols);
+    size_t i;
+
+    if (params == NULL || cols == NULL) {
+        no_memory(c);
+    } else {
+        for (i = 0; i < s->nparams; i++) {
+            params[i].name = "?";
+            params[i].charset = 63; /* binary */
+            params[i].type = PROTO_TYPE_VAR_STRING;
+            params[i].flags = PROTO_BINARY_FLAG;
+        }
+        for (i = 0; i < s->ncolumns; i++)
+            client_column(r, i, &cols[i]);
+        proto_build_prepare_ok(&c->out, &c->seq, (uint32_t)c->caps, s->id, params, s->nparams,
+                               cols, s->ncolumns, 0, client_status(c));
+    }
+    free(params);
+    free(cols);
+}
+
+void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
+{
+    char *text = strndup(sql != NULL ? sql : "", len);
+    dal_prepared_t *prep = NULL;
+    dal_result_t *r = NULL;
+    proxy_stmt_t *s = NULL;
+    dal_error_t err;
+    size_t np, ncols = 0;
+
+    if (text == NULL || reserve(c) != 0) {
+        no_memory(c);
+        goto done;
+    }
+    if (c->stmts->n >= MAX_STMTS) {
+        client_err(c, 1461, "42000", "Can't create more than max_prepared_stmt_count statements "
+                                     "(current value: 16382)");
+        goto done;
+    }
+    if (dal_prepare(c->px->dal, text, &prep, &err) != 0) {
+        client_dal_error(c, &err);
+        goto done;
+    }
+    if ((np = dal_prepared_param_count(prep)) > UINT16_MAX) {
+        client_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
+        goto done;
+    }
+    if (returns_rows(text)) {
+        if (describe(c, text, (uint16_t)np, &r, &err) != 0) {
+            client_dal_error(c, &err);
+            goto done;
+        }
+        ncols = dal_result_column_count(r);
+    }
+    if (ncols > UINT16_MAX || (s = stmt_new(prep, (uint16_t)np)) == NULL) {
+        no_memory(c);
+        goto done;
+    }
+    prep = NULL;
+    s->ncolumns = (uint16_t)ncols;
+    s->id = ++c->stmts->next_id;
+    if (s->id == LAST_PREPARED)
+        s->id = c->stmts->next_id = 1;
+    c->stmts->last_id = s->id;
+    c->stmts->v[c->stmts->n++] = s;
+    prepare_ok(c, s, r);
+done:
+    dal_result_free(r);
+    dal_prepared_free(prep);
+    free(text);
+}
+
+/* ------------------------------------------------------------- execute */
+
+/* Parameter i of e as a dal value (borrowing from e or from s's long
+ * data). */
+static dal_value_t param_value(const proxy_stmt_t *s, const proto_param_t *p, uint16_t i)
+{
+    switch (p->kind) {
+    case PROTO_VAL_INT:
+        return dal_int(p->v.i);
+    case PROTO_VAL_UINT:
+        return dal_uint(p->v.u);
+    case PROTO_VAL_DOUBLE:
+        return dal_double(p->v.d);
+    case PROTO_VAL_TEXT:
+        return dal_strn(p->v.s.ptr != NULL ? p->v.s.ptr : "", p->v.s.len);
+    case PROTO_VAL_BLOB:
+        return dal_blob(p->v.s.ptr != NULL ? (const void *)p->v.s.ptr : "", p->v.s.len);
+    case PROTO_VAL_LONG_DATA:
+        return dal_blob(s->long_data[i].data != NULL ? (const void *)s->long_data[i].data : "",
+                        s->long_data[i].len);
+    case PROTO_VAL_NULL:
+    default:
+        return dal_null();
+    }
+}
+
+/* After an execution the long data is spent, as on a server. */
+static void clear_long_data(proxy_stmt_t *s)
+{
+    uint16_t i;
+
+    for (i = 0; i < s->nparams; i++) {
+        proto_buf_reset(&s->long_data[i]);
+        s->long_used[i] = false;
+    }
+}
+
+static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
+{
+    dal_value_t *vals = calloc(s->nparams ? s->nparams : 1, sizeof *vals);
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    uint16_t i;
+
+    if (vals == NULL) {
+        no_memory(c);
+        return;
+    }
+    for (i = 0; i < s->nparams; i++) {
+        if (s->long_data[i].err != 0) { /* part of a long value is missing */
+            no_memory(c);
+            free(vals);
+            return;
+        }
+        vals[i] = param_value(s, &e->params[i], i);
+    }
+    if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        client_result(c, r, true);
+    dal_result_free(r);
+    free(vals);
+}
+
+void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
+{
+    proto_cmd_t cmd;
+    proto_stmt_execute_t e;
+    proxy_stmt_t *s;
+    int rc;
+
+    if (proto_parse_command(payload, len, (uint32_t)c->caps, &cmd) != 0) {
+        client_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
+        return;
+    }
+    if ((s = find(c, cmd.u.execute.stmt_id, NULL)) == NULL) {
+        unknown_stmt(c, cmd.u.execute.stmt_id, "mysqld_stmt_execute");
+        return;
+    }
+    rc = proto_parse_stmt_execute(payload, len, s->nparams, s->types, s->long_used, &e);
+    if (rc == 0 && e.new_params_bound && s->nparams > 0) {
+        if (s->types == NULL && (s->types = malloc(2u * s->nparams)) == NULL)
+            rc = PROTO_ENOMEM;
+        else
+            proto_stmt_execute_types(&e, s->types);
+    }
+    if (rc == PROTO_ENOMEM)
+        no_memory(c);
+    else if (rc != 0)
+        client_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
+    else
+        run(c, s, &e);
+    proto_stmt_execute_free(&e);
+    clear_long_data(s);
+}
+
+/* ---------------------------------------------- long data, reset, close */
+
+void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data)
+{
+    proxy_stmt_t *s = find(c, id, NULL);
+
+    /* no reply, even to a mistake: a server keeps it for the execute */
+    if (s == NULL || param >= s->nparams)
+        return;
+    s->long_used[param] = true;
+    proto_put_bytes(&s->long_data[param], data->ptr, data->len);
+}
+
+void stmt_reset(proxy_client_t *c, uint32_t id)
+{
+    proxy_stmt_t *s = find(c, id, NULL);
+
+    if (s == NULL) {
+        unknown_stmt(c, id, "mysqld_stmt_reset");
+        return;
+    }
+    clear_long_data(s);
+    client_ok(c, 0, 0, 0);
+}
+
+void stmt_close(proxy_client_t *c, uint32_t id)
+{
+    size_t at;
+    proxy_stmt_t *s = find(c, id, &at);
+
+    if (s == NULL)
+        return;
+    stmt_free(s);
+    c->stmts->v[at] = c->stmts->v[--c->stmts->n];
+}
