@@ -42,6 +42,12 @@ db_shard_num = 2
 table_shard_num = 8
 shard_key = user_id
 strategy = mod
+[table sbtest1]
+datasource = ds
+db_shard_num = 2
+table_shard_num = 8
+shard_key = id
+strategy = mod
 [proxy]
 listen = 127.0.0.1:$2
 database = shop
@@ -153,6 +159,33 @@ grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no ro
 # dal-proxy checks a statement that returns no rows at its first execution
 printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
+
+# ---- sysbench: its OLTP scripts through the proxy, prepared statements ----
+# sysbench prepares the table through the proxy (sharded by id over both
+# servers), runs its read-only mix (point selects, ranges, SUM, ORDER BY,
+# DISTINCT: scattered and merged) and its read-write mix (UPDATE, DELETE,
+# INSERT by id) with the binary protocol; any error fails it.  Then the
+# proxy's COUNT and SUM must equal the sums over the physical tables.
+sb=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=app --mysql-password="$PX_TEST_PASSWORD"
+    --mysql-db=shop --tables=1 --table-size=1000 --auto_inc=off --skip_trx=on)
+if command -v sysbench >/dev/null; then
+    sysbench oltp_read_only "${sb[@]}" prepare >"$work/sb.out" 2>&1 || fail "sysbench prepare: $(tail -3 "$work/sb.out")"
+    sysbench oltp_read_only "${sb[@]}" --threads=2 --events=300 run >"$work/sb.out" 2>&1 ||
+        fail "sysbench oltp_read_only: $(grep -m3 FATAL "$work/sb.out")"
+    grep -q 'ignored errors: *0 ' "$work/sb.out" || fail "sysbench oltp_read_only had errors"
+    sysbench oltp_read_write "${sb[@]}" --threads=1 --events=200 run >"$work/sb.out" 2>&1 ||
+        fail "sysbench oltp_read_write: $(grep -m3 FATAL "$work/sb.out")"
+    got=$(px shop -N -e 'SELECT COUNT(*), SUM(k) FROM sbtest1')
+    want=$(for i in 0 1; do
+        db=(mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass "shard_$i" -N)
+        for t in $("${db[@]}" -e "SHOW TABLES LIKE 'sbtest1\\_%'"); do
+            "${db[@]}" -e "SELECT COUNT(*), SUM(k) FROM $t"
+        done
+    done | awk '{n += $1; s += $2} END {print n "\t" s}')
+    [ "$got" = "$want" ] || fail "sysbench table: the proxy says '$got', the shards '$want'"
+else
+    fail "sysbench is not installed (tests/deps.sh installs it)"
+fi
 
 # ---- max_connections: the third of 2 gets 1040 ----------------------------
 mariadb -h127.0.0.1 -P"$small" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT SLEEP(2)' >/dev/null 2>&1 &
