@@ -5,15 +5,18 @@
 # the figure is a ratio of back-to-back runs on one machine.
 #
 #   bench/proxy.sh [--rounds N] [--time S] [--threads T] [--ps-mode auto|disable]
-#                  [--test NAME] [--json]
+#                  [--test NAME] [--baseline DAL_PROXY] [--json]
 #
+# --baseline: the baseline is another dal-proxy program (another build,
+# its own plugins) serving the same sharded table, instead of MariaDB: one
+# build of the proxy against another.
 # Defaults: 5 rounds of 3 s, 2 client threads, oltp_point_select with
 # prepared statements (--ps-mode disable: the text protocol), 10,000 rows.
 # Starts its own cluster and proxy under a temporary directory.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 secs=3 threads=2 ps=auto test=oltp_point_select json=0
+rounds=5 secs=3 threads=2 ps=auto test=oltp_point_select json=0 baseline=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
 while [ $# -gt 0 ]; do
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift ;;
     --ps-mode) ps=$2; shift ;;
     --test) test=$2; shift ;;
+    --baseline) baseline=$2; shift ;;
     --json) json=1 ;;
     -h | --help) usage 0 ;;
     *) echo "proxy.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
@@ -33,9 +37,10 @@ command -v sysbench >/dev/null || { echo "proxy.sh: needs sysbench (apt-get inst
 export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$src/plugins/.libs}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalpxb.XXXXXX")
-pid=""
+pid="" bpid=""
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    [ -n "$bpid" ] && kill "$bpid" 2>/dev/null
     "$src/tests/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
@@ -44,7 +49,8 @@ trap cleanup EXIT
 "$src/tests/cluster.sh" start "$work/c" 2 --db 'shard_%d' --db plain >/dev/null
 mapfile -t ports <"$work/c/ports"
 port=$("$src/tests/cluster.sh" free-port)
-cat >"$work/px.ini" <<EOF
+write_ini() { # FILE PORT
+    cat >"$1" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
 [datasource ds1]
@@ -58,23 +64,39 @@ table_shard_num = 8
 shard_key = id
 strategy = mod
 [proxy]
-listen = 127.0.0.1:$port
+listen = 127.0.0.1:$2
 database = sbtest
 [proxy user sb]
 password = sbpass
 EOF
+}
+wait_for() { # PORT
+    for _ in $(seq 50); do
+        mariadb -h127.0.0.1 -P"$1" -usb -psbpass -e 'SELECT 1' >/dev/null 2>&1 && return
+        sleep 0.1
+    done
+}
+write_ini "$work/px.ini" "$port"
 "$src/proxy/dal-proxy" -c "$work/px.ini" >"$work/px.log" 2>&1 &
 pid=$!
-for _ in $(seq 50); do
-    mariadb -h127.0.0.1 -P"$port" -usb -psbpass -e 'SELECT 1' >/dev/null 2>&1 && break
-    sleep 0.1
-done
+wait_for "$port"
+base_name=mariadb
+if [ -n "$baseline" ]; then
+    bport=$("$src/tests/cluster.sh" free-port)
+    write_ini "$work/base.ini" "$bport"
+    DAL_PLUGIN_DIR=$(cd "$(dirname "$baseline")" && pwd)/../plugins/.libs \
+        "$baseline" -c "$work/base.ini" >"$work/base.log" 2>&1 &
+    bpid=$!
+    wait_for "$bport"
+    base_name=baseline
+fi
 
 common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on)
 direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=plain)
 proxied=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
 sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
 sysbench oltp_read_only "${common[@]}" "${proxied[@]}" prepare >/dev/null
+[ -z "$baseline" ] || direct=(--mysql-host=127.0.0.1 --mysql-port="$bport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
 
 qps() { # sysbench target options -> queries per second
     sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" --db-ps-mode="$ps" run |
@@ -86,12 +108,12 @@ for r in $(seq "$rounds"); do
     b=$(qps "${proxied[@]}")
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
     ratios+=("$ratio")
-    [ "$json" = 1 ] || printf 'round %d: mariadb %s/s  dal-proxy %s/s  ratio %s\n' "$r" "$a" "$b" "$ratio"
+    [ "$json" = 1 ] || printf 'round %d: %s %s/s  dal-proxy %s/s  ratio %s\n' "$r" "$base_name" "$a" "$b" "$ratio"
 done
 median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
 if [ "$json" = 1 ]; then
-    printf '{"test":"%s","ps_mode":"%s","threads":%d,"rounds":%d,"ratios":[%s],"median_ratio":%s}\n' \
-        "$test" "$ps" "$threads" "$rounds" "$(IFS=,; echo "${ratios[*]}")" "$median"
+    printf '{"baseline":"%s","test":"%s","ps_mode":"%s","threads":%d,"rounds":%d,"ratios":[%s],"median_ratio":%s}\n' \
+        "$base_name" "$test" "$ps" "$threads" "$rounds" "$(IFS=,; echo "${ratios[*]}")" "$median"
 else
-    echo "median dal-proxy/mariadb: $median ($test, ps-mode $ps, $threads threads)"
+    echo "median dal-proxy/$base_name: $median ($test, ps-mode $ps, $threads threads)"
 fi
