@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,29 +163,35 @@ static void advance(proxy_io_t *io, proxy_client_t *c, int op)
     watch(io, c, op);
 }
 
-static void readable(proxy_io_t *io, proxy_client_t *c)
+/* Read what the socket has into c's reader: 0, or -1 if the client went
+ * away (or out of memory). */
+static int receive(proxy_client_t *c)
 {
     for (;;) {
         size_t avail;
         uint8_t *space = proto_reader_space(&c->in, READ_CHUNK, &avail);
         ssize_t n;
-        if (space == NULL) {
-            drop(io, c);
-            return;
-        }
+        if (space == NULL)
+            return -1;
         n = recv(c->fd, space, avail, 0);
         if (n > 0) {
             proto_reader_commit(&c->in, (size_t)n);
             if ((size_t)n < avail)
-                break;
+                return 0;
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        drop(io, c); /* the client went away (or an error) */
-        return;
+            return 0;
+        return -1;
     }
-    advance(io, c, EPOLL_CTL_MOD);
+}
+
+static void readable(proxy_io_t *io, proxy_client_t *c)
+{
+    if (receive(c) != 0)
+        drop(io, c);
+    else
+        advance(io, c, EPOLL_CTL_MOD);
 }
 
 static void accept_all(proxy_io_t *io, int lfd)
@@ -313,31 +320,56 @@ void proxy_done(proxy_client_t *c)
         (void)0; /* the counter is full: the thread is awake anyway */
 }
 
-/*
- * The common end of a command, without its I/O thread: the whole reply
- * written at once and nothing more received, so the worker puts the
- * client back in epoll itself.  That saves waking the I/O thread for every
- * command (a thread switch, on machines where the client and the servers
- * share the cores).  Anything else goes through proxy_done.  c belongs to
- * the I/O thread again as soon as it is in epoll: nothing touches it after.
- */
-static bool finish_here(proxy_client_t *c)
-{
-    proxy_io_t *io = c->io;
+/* How long a worker that finished a command waits for the same client's
+ * next one before handing it back, when no other client is queued: a
+ * client that sends its next statement at once (a service's loop, a
+ * benchmark) is served without waking its I/O thread and then a worker. */
+#define LINGER_MS 1
 
-    if (atomic_load(&c->px->stopping) || c->state != CLIENT_COMMAND ||
+/*
+ * After a command on a worker: 1 if c's next command is ready to run
+ * here, 0 if c is back in its I/O thread's epoll (it belongs to that thread
+ * again: nothing touches it after), -1 if the I/O thread must take it
+ * (proxy_done): a reply not written at once, a command the I/O thread
+ * answers, a client gone or closing, the proxy stopping.
+ */
+static int finish_here(proxy_client_t *c)
+{
+    proxy_t *px = c->px;
+    proxy_io_t *io = c->io;
+    struct pollfd pfd = {c->fd, POLLIN, 0};
+    bool queued;
+
+    if (atomic_load(&px->stopping) || c->state != CLIENT_COMMAND ||
         proto_reader_pending(&c->in) > 0 || flush(c) != 0 || c->out.len > 0)
-        return false;
+        return -1;
+    pthread_mutex_lock(&px->mu);
+    queued = px->queue_head != NULL;
+    pthread_mutex_unlock(&px->mu);
+    if (!queued && poll(&pfd, 1, LINGER_MS) == 1) {
+        if (receive(c) != 0)
+            return -1;                /* the I/O thread finds out and drops it */
+        switch (client_input(c)) {
+        case 1:
+            return 1;                 /* replies before it wait in c->out */
+        case 0:
+            return -1;
+        default:
+            c->state = CLIENT_CLOSING;
+            return -1;
+        }
+    }
     c->busy = false;
     atomic_fetch_sub(&io->busy, 1);
     watch(io, c, EPOLL_CTL_ADD);
-    return true;
+    return 0;
 }
 
 static void *worker_main(void *arg)
 {
     proxy_t *px = arg;
     proxy_client_t *c;
+    int rc;
 
     for (;;) {
         pthread_mutex_lock(&px->mu);
@@ -349,8 +381,10 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&px->mu);
         if (c == NULL)
             return NULL;
-        client_run(c);
-        if (!finish_here(c))
+        do
+            client_run(c);
+        while ((rc = finish_here(c)) == 1);
+        if (rc < 0)
             proxy_done(c);
     }
 }
