@@ -239,8 +239,14 @@ static dal_token_t lex_word(dal_lexer_t *lx, size_t p)
     return make(lx, DAL_TOK_IDENT, p, wend);
 }
 
+/* The version no server reaches: mariadb-dump's first line is
+ * slash-star-M-bang 999999 (a marker for its client that servers skip). */
+#define VC_NEVER "999999"
+
 /* The opener of an executable comment at p: slash-star-bang or MariaDB's
- * slash-star-M-bang, then an optional 6- or 5-digit version. */
+ * slash-star-M-bang, then an optional 6- or 5-digit version.  Its content
+ * is SQL to dal, as the servers dal serves run it -- except behind
+ * VC_NEVER, where it is the plain comment every server sees. */
 static dal_token_t lex_vc_open(dal_lexer_t *lx, size_t p)
 {
     const char *s = lx->sql;
@@ -249,6 +255,10 @@ static dal_token_t lex_vc_open(dal_lexer_t *lx, size_t p)
     if (s[p + 2] == 'M')
         q++;
     d = scan_digits(s, n, q);
+    if (d - q == 6 && memcmp(s + q, VC_NEVER, 6) == 0) {
+        size_t end = scan_comment_end(s, n, q);
+        return end == NOPOS ? make_error(lx, p) : make(lx, DAL_TOK_COMMENT, p, end);
+    }
     if (d - q >= 6)
         q += 6;
     else if (d - q == 5)

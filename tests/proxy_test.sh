@@ -47,7 +47,7 @@ datasource = ds
 db_shard_num = 2
 table_shard_num = 8
 shard_key = id
-strategy = mod
+strategy = hash
 [proxy]
 listen = 127.0.0.1:$2
 database = shop
@@ -160,29 +160,55 @@ grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no ro
 printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
 
-# ---- sysbench: its OLTP scripts through the proxy, prepared statements ----
-# sysbench prepares the table through the proxy (sharded by id over both
-# servers), runs its read-only mix (point selects, ranges, SUM, ORDER BY,
-# DISTINCT: scattered and merged) and its read-write mix (UPDATE, DELETE,
-# INSERT by id) with the binary protocol; any error fails it.  Then the
-# proxy's COUNT and SUM must equal the sums over the physical tables.
-sb=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=app --mysql-password="$PX_TEST_PASSWORD"
-    --mysql-db=shop --tables=1 --table-size=1000 --auto_inc=off --skip_trx=on)
+# ---- sysbench: its OLTP scripts through the proxy ------------------------
+# sysbench creates sbtest1 on the plain server and (empty) through the
+# proxy, sharded by a hash of id over both servers and 8 tables
+# (oltp_insert makes negative ids, which mod refuses); mariadb-dump's rows
+# of the first are loaded through the proxy.  Then each OLTP script runs
+# the same way (one thread, one random seed) on both, with prepared
+# statements (the binary protocol) and without (text); no error is
+# allowed, and the contents must then be the same (through the proxy and
+# on the plain server).  Then the read-only mix (point selects, ranges,
+# SUM, ORDER BY, DISTINCT: scattered and merged) with 2 threads through
+# the proxy.  Transactions touch several nodes: --skip_trx=on (dal
+# transactions are single-node).
+sbopts=(--tables=1 --table-size=1000 --auto_inc=off --skip_trx=on --rand-seed=7)
+sbpx=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=app --mysql-password="$PX_TEST_PASSWORD" --mysql-db=shop)
+sbplain=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=plain)
+# (oltp_insert's ids, outside 1..1000, are not repeatable: its rows count, their
+# values are compared only with the rest)
+sum_sql='SELECT COUNT(*), SUM(k), SUM(IF(id BETWEEN 1 AND 1000, CRC32(CONCAT_WS(0x2c, id, k, c, pad)), 0)) FROM sbtest1'
 if command -v sysbench >/dev/null; then
-    sysbench oltp_read_only "${sb[@]}" prepare >"$work/sb.out" 2>&1 || fail "sysbench prepare: $(tail -3 "$work/sb.out")"
-    sysbench oltp_read_only "${sb[@]}" --threads=2 --events=300 run >"$work/sb.out" 2>&1 ||
-        fail "sysbench oltp_read_only: $(grep -m3 FATAL "$work/sb.out")"
-    grep -q 'ignored errors: *0 ' "$work/sb.out" || fail "sysbench oltp_read_only had errors"
-    sysbench oltp_read_write "${sb[@]}" --threads=1 --events=200 run >"$work/sb.out" 2>&1 ||
-        fail "sysbench oltp_read_write: $(grep -m3 FATAL "$work/sb.out")"
-    got=$(px shop -N -e 'SELECT COUNT(*), SUM(k) FROM sbtest1')
-    want=$(for i in 0 1; do
-        db=(mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass "shard_$i" -N)
-        for t in $("${db[@]}" -e "SHOW TABLES LIKE 'sbtest1\\_%'"); do
-            "${db[@]}" -e "SELECT COUNT(*), SUM(k) FROM $t"
+    # the same rows on both sides: sysbench fills the plain server, and its
+    # dump (mariadb-dump, multi-row INSERTs) is loaded through the proxy
+    sysbench oltp_read_only "${sbopts[@]}" "${sbplain[@]}" prepare >"$work/sb.out" 2>&1 ||
+        fail "sysbench prepare: $(tail -3 "$work/sb.out")"
+    sysbench oltp_read_only "${sbopts[@]}" "${sbpx[@]}" --table-size=0 prepare >"$work/sb.out" 2>&1 ||
+        fail "sysbench prepare through the proxy: $(tail -3 "$work/sb.out")"
+    mariadb-dump -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass --no-create-info --compact plain sbtest1 |
+        px shop 2>"$work/load.err" || fail "loading sysbench's rows through the proxy: $(grep -v "^(" "$work/load.err" | cut -c1-300 | tail -3)"
+    for target in px plain; do
+        [ "$target" = px ] && conn=("${sbpx[@]}") || conn=("${sbplain[@]}")
+        for mode in auto disable; do
+            for t in oltp_point_select oltp_read_only oltp_read_write oltp_insert oltp_update_index \
+                oltp_update_non_index oltp_delete; do
+                sysbench "$t" "${sbopts[@]}" "${conn[@]}" --db-ps-mode="$mode" --threads=1 --events=60 \
+                    run >"$work/sb.out" 2>&1 || fail "sysbench $t --db-ps-mode=$mode ($target): $(grep -m3 FATAL "$work/sb.out")"
+            done
         done
-    done | awk '{n += $1; s += $2} END {print n "\t" s}')
-    [ "$got" = "$want" ] || fail "sysbench table: the proxy says '$got', the shards '$want'"
+    done
+    got=$(px shop -N -e "$sum_sql")
+    want=$(plain -N -e "$sum_sql")
+    [ -n "$got" ] && [ "$got" = "$want" ] || fail "sysbench: the proxy's sbtest1 is '$got', the plain server's '$want'"
+    # the rows are spread over the physical tables of both servers
+    for i in 0 1; do
+        n=$(mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass "shard_$i" -N -e "SHOW TABLES LIKE 'sbtest1\\_%'" | wc -l)
+        [ "$n" = 4 ] || fail "shard_$i has $n physical sbtest1 tables, want 4"
+    done
+    for mode in auto disable; do
+        sysbench oltp_read_only "${sbopts[@]}" "${sbpx[@]}" --db-ps-mode="$mode" --threads=2 --events=300 \
+            run >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_only, 2 threads, $mode: $(grep -m3 FATAL "$work/sb.out")"
+    done
 else
     fail "sysbench is not installed (tests/deps.sh installs it)"
 fi

@@ -307,6 +307,10 @@ static const struct lex_case {
     {"/*!100100 b */", "O:/*!100100 I:b E:*/"},
     {"/*!123 c */", "O:/*! N:123 I:c E:*/"},
     {"/*M!100200 d */", "O:/*M!100200 I:d E:*/"},
+    /* mariadb-dump's sandbox marker: no server runs it, so neither does dal */
+    {"/*M!999999\\- enable the sandbox mode */ x", "C:/*M!999999\\- enable the sandbox mode */ I:x"},
+    {"/*!999999 y */ x", "C:/*!999999 y */ I:x"},
+    {"/*M!999999 y", "X:/*M!999999 y"},
     {"/*! a /* c */ b */", "O:/*! I:a C:/* c */ I:b E:*/"},
     {"a */ b", "I:a P:* P:/ I:b"},
     {"'abc", "X:'abc"},
@@ -453,6 +457,7 @@ static const struct kind_case {
     {"USE db", DAL_SQL_OTHER},
     {"TABLE t", DAL_SQL_OTHER},
     {"/*! SELECT */ 1", DAL_SQL_SELECT},
+    {"/*M!999999\\- enable the sandbox mode */ INSERT INTO t VALUES (1)", DAL_SQL_INSERT},
     {"SELECT 1;", DAL_SQL_SELECT},
     {"SELECT 1 ; ; -- done", DAL_SQL_SELECT},
     {"SELECT 1; SELECT 2", DAL_SQL_MULTI},
