@@ -17,6 +17,7 @@
 #include "error.h"
 #include "route_int.h"
 #include "small.h"
+#include "sql_lex.h"
 
 /* ------------------------------------------------------------ position sets */
 
@@ -434,6 +435,40 @@ static int route_unsharded(router_t *r)
     return rc;
 }
 
+/*
+ * A statement dal does not analyse runs unchanged on the default
+ * datasource.  If it names a configured table that does not live there
+ * whole (sharded, broadcast, or on another datasource), that would be
+ * narrower than the statement: refuse it.  Every word is taken for a
+ * possible name, so a column called like such a table refuses too.
+ */
+static int check_opaque(router_t *r)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    char name[256];
+
+    lex_init(&lx, r->sql->text, r->sql->len);
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
+        const dal_table_t *tb;
+        size_t n;
+        if (t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT)
+            continue;
+        n = ident_unquote(r->sql->text, &t, name, sizeof name);
+        if (n >= sizeof name || (tb = snapshot_table(r->snap, name, n)) == NULL)
+            continue;
+        if (tb->sharded || tb->cfg->kind == DAL_TABLE_BROADCAST ||
+            tb->nodes[0] != r->snap->default_node)
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "dal does not analyse this kind of statement, and it names table %s, "
+                           "which is not wholly on the default datasource: it would run "
+                           "unchanged there.  Send it to each datasource as written with "
+                           "/*+ dal datasource=NAME raw */",
+                           tb->cfg->name);
+    }
+    return 0;
+}
+
 /* An UPDATE that sets a shard key would leave the row on the wrong shard. */
 static int check_update_key(router_t *r)
 {
@@ -629,6 +664,8 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
             rt->primary = rt->tables[i];
     }
     rc = check_update_key(&r);
+    if (rc == 0 && sql->opaque && !r.req.raw)
+        rc = check_opaque(&r);
     if (rc == 0 && r.req.raw)
         rc = route_raw(&r);
     else if (rc == 0)

@@ -308,6 +308,9 @@ typedef struct dal_sql {
                                         NEXTVAL()/LASTVAL()/SETVAL(), NEXT/PREVIOUS VALUE FOR,
                                         FOUND_ROWS(), ROW_COUNT() */
     int txn_read_only;               /* START TRANSACTION READ ONLY */
+    int opaque;                      /* a statement dal does not analyse (LOAD DATA,
+                                        HANDLER, LOCK TABLES, CALL, DO, ...): the
+                                        tables it names are not in trefs */
 } dal_sql_t;
 
 /* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success

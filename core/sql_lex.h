@@ -14,7 +14,9 @@
  *    character or the end of input; `--x` is two minus operators;
  *  - the content of an executable comment (slash-star-bang, optionally with
  *    a 5- or 6-digit version, or MariaDB's slash-star-M-bang) is lexed as
- *    ordinary tokens, because the server executes it;
+ *    ordinary tokens, because the server executes it -- except with version
+ *    999999, which no server reaches (mariadb-dump's sandbox marker): that
+ *    one is a DAL_TOK_COMMENT;
  *  - a word right after an identifier and a dot is an identifier even if it
  *    starts with digits (`t.1e5` is a column name, as in the server).
  *

@@ -549,6 +549,8 @@ int an_statement(an_t *a, int i, int e)
     } else if (kw(a, i, e, K_TABLE)) {
         j = an_table_name(a, i + 1, e, DAL_TREF_FROM);
         rc = j < 0 ? -1 : an_tail_clauses(a, j, e, 0);
+    } else {
+        a->r.opaque = 1;
     }
     a->depth--;
     return rc || a->failed ? -1 : 0;

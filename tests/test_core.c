@@ -392,6 +392,22 @@ static const route_case_t route_cases[] = {
      "2 ? placeholders but 1 parameters"},
     {4, "SELECT 1; SELECT 2", NULL, NULL, NULL, DAL_ESQL, 0, NULL, NULL, "several statements"},
     {4, "SELECT 'unterminated", NULL, NULL, NULL, DAL_ESQL, 0, NULL, NULL, "cannot analyse"},
+    /* statements dal does not analyse run on the default datasource as
+     * written, unless they name a table that is not wholly there */
+    {4, "LOAD DATA INFILE 'f' INTO TABLE wm_food", NULL, NULL, NULL, DAL_EUNSUPPORTED, 0, NULL,
+     NULL, "names table wm_food"},
+    {4, "HANDLER `dict` OPEN", NULL, NULL, NULL, DAL_EUNSUPPORTED, 0, NULL, NULL,
+     "names table dict"},
+    {4, "DO (SELECT COUNT(*) FROM wm_food)", NULL, NULL, NULL, DAL_EUNSUPPORTED, 0, NULL, NULL,
+     "names table wm_food"},
+    {4, "CALL refresh(1)", NULL, NULL, NULL, 0, 1, "db3", "CALL refresh(1)", NULL},
+    {4, "/*+ dal datasource=db1 raw */ HANDLER wm_food_45 OPEN", NULL, NULL, NULL, 0, 1, "db1",
+     " HANDLER wm_food_45 OPEN", NULL},
+    /* mariadb-dump's sandbox marker is a comment, as to the servers */
+    {4, "/*M!999999\\- enable the sandbox mode */ INSERT INTO wm_food (wm_poi_id) VALUES (45)",
+     NULL, NULL, NULL, 0, 1, "db1",
+     "/*M!999999\\- enable the sandbox mode */ INSERT INTO wm_food_45 (wm_poi_id) VALUES (45)",
+     NULL},
 };
 
 START_TEST(test_routes)
