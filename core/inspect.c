@@ -1,7 +1,8 @@
 /*
- * inspect.c -- dal_table_info and dal_datasource_info: the layout of a
- * table and the connection settings of a datasource, read from the
- * configuration in force (see dal.h, "inspection").
+ * inspect.c -- dal_table_names, dal_table_info and dal_datasource_info:
+ * the tables, the layout of a table and the connection settings of a
+ * datasource, read from the configuration in force (see dal.h,
+ * "inspection").
  *
  * A handle keeps one reference on the parsed configuration (dal_config_t)
  * it was read from and points into it, so its strings live as long as the
@@ -129,6 +130,20 @@ int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out, dal_er
         return err_set(err, rc, "%s: NULL argument", table_kind.fn);
     *out = inspect(&table_kind, dal, table, &rc, err);
     return rc;
+}
+
+int dal_table_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    size_t i;
+
+    if (dal == NULL || fn == NULL)
+        return err_set(err, DAL_EINVAL, "dal_table_names: NULL argument");
+    snap = snapshot_acquire(dal);
+    for (i = 0; i < snap->cfg->ntables; i++)
+        fn(user, snap->cfg->tables[i].name);
+    snapshot_unref(snap);
+    return 0;
 }
 
 void dal_table_info_free(dal_table_info_t *t)

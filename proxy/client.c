@@ -270,7 +270,7 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         one_value(c, "Database", c->px->database);
         return true;
     }
-    return false;
+    return schema_show_tables(c, sql);
 }
 
 void client_column(const dal_result_t *r, size_t i, proto_column_t *col)

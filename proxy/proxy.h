@@ -142,6 +142,14 @@ void stmt_reset(proxy_client_t *c, uint32_t id);
 /* Free every statement of c (RESET_CONNECTION, disconnect). */
 void stmt_free_all(proxy_client_t *c);
 
+/* ------------------------------------------------------------ schema.c */
+
+/* If sql is `SHOW TABLES [FROM|IN the proxy's database]`, answer it (the
+ * logical tables of the configuration and the default datasource's own
+ * tables, without the physical tables of sharded ones, sorted) and return
+ * true; else false. */
+bool schema_show_tables(proxy_client_t *c, const char *sql);
+
 /* ------------------------------------------------------------ server.c */
 
 /* Listen on every address of listen ("HOST:PORT[, ...]"), start threads

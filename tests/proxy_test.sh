@@ -117,6 +117,13 @@ echo "$out" | grep -q '^ERROR 1045 (28000)' || fail "unknown user: $out"
 out=$(px otherdb -e 'SELECT 1' 2>&1) && fail "an unknown schema was accepted"
 echo "$out" | grep -q "^ERROR 1049 (42000): Unknown database 'otherdb'" || fail "unknown schema: $out"
 [ "$(px shop -N -e 'SELECT DATABASE()')" = shop ] || fail "DATABASE()"
+# SHOW TABLES lists the logical tables (sbtest1 is configured, not created
+# yet) and the default datasource's own, not the physical ones
+px shop -e 'CREATE TABLE local_notes (a INT)' || fail "CREATE TABLE of an unsharded table"
+out=$(px shop -N -e 'SHOW TABLES' | tr '\n' ' ')
+[ "$out" = "local_notes orders sbtest1 " ] || fail "SHOW TABLES: '$out'"
+out=$(px shop -e 'SHOW TABLES FROM shop' | head -1)
+[ "$out" = "Tables_in_shop" ] || fail "SHOW TABLES FROM shop: '$out'"
 # session variables follow the session to every server it uses
 out=$(px shop -N -e "SET time_zone = '+05:00'; SELECT @@time_zone; SET NAMES latin1; SELECT @@character_set_client")
 [ "$out" = "$(printf '+05:00\nlatin1')" ] || fail "session variables: $out"

@@ -169,6 +169,26 @@ START_TEST(test_other_layouts)
 }
 END_TEST
 
+static void collect_name(void *user, const char *name)
+{
+    char *list = user;
+
+    strcat(list, name);
+    strcat(list, ",");
+}
+
+START_TEST(test_table_names)
+{
+    char list[256] = "";
+    dal_error_t err;
+
+    ck_assert_int_eq(dal_table_names(dal, collect_name, list, &err), 0);
+    ck_assert_str_eq(list, "wm_food,ranged,city,dict_words,");
+    ck_assert_int_eq(dal_table_names(NULL, collect_name, list, &err), DAL_EINVAL);
+    ck_assert_int_eq(dal_table_names(dal, NULL, list, &err), DAL_EINVAL);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     static char not_null;   /* what the calls must overwrite with NULL */
@@ -336,6 +356,7 @@ static Suite *inspect_suite(void)
     tcase_add_test(tc, test_sharded);
     tcase_add_test(tc, test_placement_matches_explain);
     tcase_add_test(tc, test_other_layouts);
+    tcase_add_test(tc, test_table_names);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("datasources");

@@ -737,6 +737,11 @@ typedef struct dal_table_info dal_table_info_t;
  */
 DAL_API int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out,
                            dal_error_t *err);
+/* The logical tables of the configuration in force: fn is called with the
+ * name of each [table] section, in file order (name borrowed for the
+ * call).  0, or DAL_EINVAL for a NULL dal or fn.  Thread-safe. */
+typedef void (*dal_name_fn)(void *user, const char *name);
+DAL_API int dal_table_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err);
 /* NULL is a no-op. */
 DAL_API void dal_table_info_free(dal_table_info_t *t);
 
