@@ -259,11 +259,24 @@ static bool local_answer(proxy_client_t *c, const char *sql)
             return true;
         }
         q = p;
+        if (client_word_is(&q, "CONNECTION_ID()")) {
+            char id[16];
+            snprintf(id, sizeof id, "%u", c->id);
+            one_value(c, "CONNECTION_ID()", id);
+            return true;
+        }
+        q = p;
         if (client_word_is(&q, "DATABASE()") || client_word_is(&q, "SCHEMA()")) {
             one_value(c, "DATABASE()", c->px->database);
             return true;
         }
         return false;
+    }
+    p = sql;
+    if (client_word_is(&p, "KILL")) {
+        /* a server's KILL would end one of dal's pooled connections */
+        client_err(c, 1235, "42000", "KILL is not supported by dal-proxy yet");
+        return true;
     }
     p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
@@ -480,6 +493,32 @@ static void init_db(proxy_client_t *c, const proto_str_t *db)
         unknown_db(c, db->ptr, db->len);
 }
 
+/* COM_CHANGE_USER: the session and its statements end; the new user
+ * authenticates against the connection's scramble (a client that answered
+ * for another plugin is switched to ours), and a failure closes the
+ * connection, as on a server. */
+static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
+{
+    stmt_free_all(c);
+    dal_session_close(c->session);
+    c->session = NULL;
+    snprintf(c->user, sizeof c->user, "%.*s", (int)(cu->user.len < 63 ? cu->user.len : 63),
+             cu->user.ptr ? cu->user.ptr : "");
+    if (cu->database.len > 0 && !is_our_db(c, cu->database.ptr, cu->database.len)) {
+        unknown_db(c, cu->database.ptr, cu->database.len);
+        c->state = CLIENT_CLOSING;
+        return;
+    }
+    if (cu->auth_plugin.ptr != NULL &&
+        (cu->auth_plugin.len != strlen(native_plugin) ||
+         memcmp(cu->auth_plugin.ptr, native_plugin, cu->auth_plugin.len) != 0)) {
+        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+        c->state = CLIENT_AUTH_SWITCH;
+        return;
+    }
+    authenticate(c, cu->auth_response.ptr, cu->auth_response.len);
+}
+
 void client_run(proxy_client_t *c)
 {
     proto_cmd_t cmd;
@@ -504,6 +543,9 @@ void client_run(proxy_client_t *c)
         return;
     case PROTO_COM_STMT_EXECUTE:
         stmt_execute(c, c->cmd, c->cmd_len);
+        return;
+    case PROTO_COM_CHANGE_USER:
+        change_user(c, &cmd.u.change_user);
         return;
     case PROTO_COM_RESET_CONNECTION: {
         dal_error_t err;

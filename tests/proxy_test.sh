@@ -54,6 +54,8 @@ database = shop
 max_connections = $3
 [proxy user app]
 password = \${PX_TEST_PASSWORD}
+[proxy user reader]
+password_hash = *2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19
 EOF
 }
 write_ini "$work/px.ini" "$port" 64
@@ -163,6 +165,17 @@ EOF
 diff -u "$work/ps_plain.out" "$work/ps_px.out" >"$work/ps.diff" ||
     fail "prepared statements: proxy and server differ: $(head -80 "$work/ps.diff")"
 grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no rows"
+# COM_CHANGE_USER (mysql_change_user): another user of the proxy (whose
+# password is "password", given by its hash), then a wrong password, which
+# closes the connection as a server does
+printf '%s\n' '!change_user reader password shop' 'SELECT COUNT(*) FROM orders WHERE user_id = 10' \
+    '!change_user app wrong shop' >"$work/cu.txt"
+"$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/cu.txt" >"$work/cu.out" 2>&1
+grep -q '^change_user reader ok$' "$work/cu.out" && grep -qx '3' "$work/cu.out" &&
+    grep -q '^change_user app error 1045 (28000)$' "$work/cu.out" || fail "COM_CHANGE_USER: $(cat "$work/cu.out")"
+[ "$(px shop -N -e 'SELECT CONNECTION_ID()')" -gt 0 ] || fail "CONNECTION_ID()"
+out=$(px shop -e 'KILL 1' 2>&1) && fail "KILL was accepted"
+echo "$out" | grep -q '^ERROR 1235' || fail "KILL: $out"
 # dal-proxy checks a statement that returns no rows at its first execution
 printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"

@@ -8,7 +8,8 @@
  * Each script line is a statement, then its parameters, TAB-separated:
  * NULL, an integer (bound as LONGLONG), a number with a '.' (DOUBLE),
  * `L:text` (sent with mysql_stmt_send_long_data in two pieces), anything
- * else a string.  Each statement is prepared and executed; one that
+ * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
+ * mysql_change_user instead.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
@@ -196,9 +197,16 @@ int main(int argc, char **argv)
         return 1;
     }
     while (fgets(line, sizeof line, stdin) != NULL) {
+        char user[64], pass[64], dbname[64];
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] != '\0' && line[0] != '#')
+        if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
+            if (mysql_change_user(db, user, pass, dbname) == 0)
+                printf("change_user %s ok\n", user);
+            else
+                printf("change_user %s error %u (%s)\n", user, mysql_errno(db), mysql_sqlstate(db));
+        } else if (line[0] != '\0' && line[0] != '#') {
             run_line(db, line);
+        }
     }
     mysql_close(db);
     return 0;
