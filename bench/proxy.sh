@@ -2,7 +2,8 @@
 # proxy.sh -- dal-proxy against MariaDB itself, judged by sysbench: the
 # same sysbench test run alternately on a plain server (the baseline) and
 # through dal-proxy (the table sharded over 2 servers and 8 tables), so
-# the figure is a ratio of back-to-back runs on one machine.
+# the figure is a ratio of back-to-back runs on one machine, with the
+# latency the proxy adds at sysbench's 99th percentile.
 #
 #   bench/proxy.sh [--rounds N] [--time S] [--threads T] [--ps-mode auto|disable]
 #                  [--test NAME] [--baseline DAL_PROXY] [--json]
@@ -98,22 +99,28 @@ sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
 sysbench oltp_read_only "${common[@]}" "${proxied[@]}" prepare >/dev/null
 [ -z "$baseline" ] || direct=(--mysql-host=127.0.0.1 --mysql-port="$bport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
 
-qps() { # sysbench target options -> queries per second
-    sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" --db-ps-mode="$ps" run |
-        awk '/queries:/ {gsub(/[(]/, "", $3); print $3}'
+run() { # sysbench target options -> "QPS P99_MS"
+    sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" --db-ps-mode="$ps" \
+        --percentile=99 run |
+        awk '/queries:/ {gsub(/[(]/, "", $3); q = $3} /99th percentile:/ {p = $3} END {print q, p}'
 }
-ratios=()
+median_of() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ratios=() added=()
 for r in $(seq "$rounds"); do
-    a=$(qps "${direct[@]}")
-    b=$(qps "${proxied[@]}")
+    read -r a pa < <(run "${direct[@]}")
+    read -r b pb < <(run "${proxied[@]}")
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
+    plus=$(awk -v a="$pa" -v b="$pb" 'BEGIN {printf "%.0f", (b - a) * 1000}')
     ratios+=("$ratio")
-    [ "$json" = 1 ] || printf 'round %d: %s %s/s  dal-proxy %s/s  ratio %s\n' "$r" "$base_name" "$a" "$b" "$ratio"
+    added+=("$plus")
+    [ "$json" = 1 ] || printf 'round %d: %s %s/s p99 %s ms  dal-proxy %s/s p99 %s ms  ratio %s  p99 +%s us\n' \
+        "$r" "$base_name" "$a" "$pa" "$b" "$pb" "$ratio" "$plus"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+median=$(printf '%s\n' "${ratios[@]}" | median_of)
+median_added=$(printf '%s\n' "${added[@]}" | median_of)
 if [ "$json" = 1 ]; then
-    printf '{"baseline":"%s","test":"%s","ps_mode":"%s","threads":%d,"rounds":%d,"ratios":[%s],"median_ratio":%s}\n' \
-        "$base_name" "$test" "$ps" "$threads" "$rounds" "$(IFS=,; echo "${ratios[*]}")" "$median"
+    printf '{"baseline":"%s","test":"%s","ps_mode":"%s","threads":%d,"rounds":%d,"ratios":[%s],"median_ratio":%s,"median_added_p99_us":%s}\n' \
+        "$base_name" "$test" "$ps" "$threads" "$rounds" "$(IFS=,; echo "${ratios[*]}")" "$median" "$median_added"
 else
-    echo "median dal-proxy/$base_name: $median ($test, ps-mode $ps, $threads threads)"
+    echo "median dal-proxy/$base_name: $median, p99 latency +$median_added us ($test, ps-mode $ps, $threads threads)"
 fi
