@@ -184,6 +184,30 @@ static void unknown_db(proxy_client_t *c, const char *p, size_t n)
     client_err(c, 1049, "42000", msg);
 }
 
+/* A login as user (the handshake's or COM_CHANGE_USER's): the schema must
+ * be ours; a client that answered for another plugin (plugin NULL: none
+ * named) is asked again for ours; else the response is checked. */
+static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *db,
+                 const proto_str_t *plugin, const proto_str_t *resp)
+{
+    snprintf(c->user, sizeof c->user, "%.*s", (int)(user->len < 63 ? user->len : 63),
+             user->ptr ? user->ptr : "");
+    if (db->ptr != NULL && db->len > 0 && !is_our_db(c, db->ptr, db->len)) {
+        unknown_db(c, db->ptr, db->len);
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    if (plugin != NULL && plugin->ptr != NULL &&
+        (plugin->len != strlen(native_plugin) ||
+         memcmp(plugin->ptr, native_plugin, plugin->len) != 0)) {
+        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
+                                PROTO_SCRAMBLE_LEN);
+        c->state = CLIENT_AUTH_SWITCH;
+        return 0;
+    }
+    return authenticate(c, resp->ptr, resp->len);
+}
+
 static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_handshake_response_t r;
@@ -197,24 +221,8 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
         return 0;
     }
     c->caps = r.capabilities & server_caps;
-    snprintf(c->user, sizeof c->user, "%.*s", (int)(r.user.len < 63 ? r.user.len : 63),
-             r.user.ptr ? r.user.ptr : "");
-    if (r.database.ptr != NULL && r.database.len > 0 &&
-        !is_our_db(c, r.database.ptr, r.database.len)) {
-        unknown_db(c, r.database.ptr, r.database.len);
-        c->state = CLIENT_CLOSING;
-        return 0;
-    }
-    /* a client that answered for another plugin is asked again for ours */
-    if ((c->caps & PROTO_CLIENT_PLUGIN_AUTH) && r.auth_plugin.ptr != NULL &&
-        (r.auth_plugin.len != strlen(native_plugin) ||
-         memcmp(r.auth_plugin.ptr, native_plugin, r.auth_plugin.len) != 0)) {
-        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
-                                PROTO_SCRAMBLE_LEN);
-        c->state = CLIENT_AUTH_SWITCH;
-        return 0;
-    }
-    return authenticate(c, r.auth_response.ptr, r.auth_response.len);
+    return login(c, &r.user, &r.database,
+                 (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
 
 /* ------------------------------------------------------------- commands */
@@ -502,21 +510,7 @@ static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
     stmt_free_all(c);
     dal_session_close(c->session);
     c->session = NULL;
-    snprintf(c->user, sizeof c->user, "%.*s", (int)(cu->user.len < 63 ? cu->user.len : 63),
-             cu->user.ptr ? cu->user.ptr : "");
-    if (cu->database.len > 0 && !is_our_db(c, cu->database.ptr, cu->database.len)) {
-        unknown_db(c, cu->database.ptr, cu->database.len);
-        c->state = CLIENT_CLOSING;
-        return;
-    }
-    if (cu->auth_plugin.ptr != NULL &&
-        (cu->auth_plugin.len != strlen(native_plugin) ||
-         memcmp(cu->auth_plugin.ptr, native_plugin, cu->auth_plugin.len) != 0)) {
-        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
-        c->state = CLIENT_AUTH_SWITCH;
-        return;
-    }
-    authenticate(c, cu->auth_response.ptr, cu->auth_response.len);
+    (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }
 
 void client_run(proxy_client_t *c)
