@@ -20,7 +20,8 @@ static const uint64_t server_caps =
     PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
     PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
-    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_RESULTS | PROTO_CLIENT_PS_MULTI_RESULTS |
+    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
+    PROTO_CLIENT_PS_MULTI_RESULTS |
     PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
     PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
 
@@ -31,12 +32,15 @@ static const char native_plugin[] = "mysql_native_password";
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
 {
     proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
+    c->failed = true;
 }
 
 uint16_t client_status(const proxy_client_t *c)
 {
-    return c->session != NULL ? (uint16_t)dal_session_status(c->session)
-                              : PROTO_SERVER_STATUS_AUTOCOMMIT;
+    uint16_t st = c->session != NULL ? (uint16_t)dal_session_status(c->session)
+                                     : PROTO_SERVER_STATUS_AUTOCOMMIT;
+
+    return c->more ? st | PROTO_SERVER_MORE_RESULTS_EXISTS : st;
 }
 
 void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings)
@@ -91,6 +95,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     c->io = io;
     c->fd = fd;
     c->id = atomic_fetch_add(&px->next_id, 1) + 1;
+    kill_register(c);
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     proto_reader_init(&c->in, px->max_allowed_packet);
     if (proto_scramble_generate(c->scramble) != 0) {
@@ -114,6 +119,7 @@ void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
+    kill_unregister(c);
     stmt_free_all(c);
     dal_session_close(c->session);
     proto_reader_free(&c->in);
@@ -221,6 +227,7 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
         return 0;
     }
     c->caps = r.capabilities & server_caps;
+    c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
@@ -280,12 +287,8 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         }
         return false;
     }
-    p = sql;
-    if (client_word_is(&p, "KILL")) {
-        /* a server's KILL would end one of dal's pooled connections */
-        client_err(c, 1235, "42000", "KILL is not supported by dal-proxy yet");
+    if (kill_statement(c, sql))
         return true;
-    }
     p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
@@ -493,6 +496,44 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_result_free(r);
 }
 
+/* One statement of a COM_QUERY: a NUL-terminated copy for the library. */
+static void run_piece(proxy_client_t *c, const char *text, size_t len)
+{
+    char *sql = strndup(text, len);
+
+    if (sql == NULL) {
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        return;
+    }
+    run_query(c, sql);
+    free(sql);
+}
+
+/* COM_QUERY.  With multi-statements on, each statement's result follows
+ * the one before, flagged SERVER_MORE_RESULTS_EXISTS, and the first error
+ * ends the list, as a server does. */
+static void run_text(proxy_client_t *c, const char *text, size_t len)
+{
+    size_t n, next;
+
+    if (!c->multi || proto_sql_blank(text, len)) {
+        run_piece(c, text, len);
+        return;
+    }
+    for (;;) {
+        n = proto_split_statement(text, len, &next);
+        c->more = !proto_sql_blank(text + next, len - next);
+        c->failed = false;
+        if (!proto_sql_blank(text, n))
+            run_piece(c, text, n);
+        if (!c->more || c->failed || c->state == CLIENT_CLOSING)
+            break;
+        text += next;
+        len -= next;
+    }
+    c->more = false;
+}
+
 static void init_db(proxy_client_t *c, const proto_str_t *db)
 {
     if (is_our_db(c, db->ptr, db->len))
@@ -516,7 +557,6 @@ static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
 void client_run(proxy_client_t *c)
 {
     proto_cmd_t cmd;
-    char *sql;
     int rc = proto_parse_command(c->cmd, c->cmd_len, (uint32_t)c->caps, &cmd);
 
     if (rc != 0) {
@@ -525,12 +565,7 @@ void client_run(proxy_client_t *c)
     }
     switch (cmd.cmd) {
     case PROTO_COM_QUERY:
-        if ((sql = strndup(cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len)) == NULL) {
-            client_err(c, 1037, "HY001", "dal-proxy: out of memory");
-            return;
-        }
-        run_query(c, sql);
-        free(sql);
+        run_text(c, cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len);
         return;
     case PROTO_COM_STMT_PREPARE:
         stmt_prepare(c, cmd.u.text.ptr, cmd.u.text.len);
@@ -582,6 +617,12 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
         proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
         return 0;
     case PROTO_COM_SET_OPTION:
+        if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0 ||
+            cmd.u.option > PROTO_OPTION_MULTI_STATEMENTS_OFF) {
+            client_err(c, 1047, "08S01", "Unknown COM_SET_OPTION");
+            return 0;
+        }
+        c->multi = cmd.u.option == PROTO_OPTION_MULTI_STATEMENTS_ON;
         proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
         return 0;
     case PROTO_COM_STMT_SEND_LONG_DATA:

@@ -666,4 +666,22 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status);
 
+/* ------------------------------------------------- multi-statement text */
+
+/*
+ * A COM_QUERY of a client with CLIENT_MULTI_STATEMENTS holds statements
+ * separated by `;`.  proto_split_statement finds the end of the first
+ * statement of text[0..len): the first `;` outside quotes ('', "", ``),
+ * comments (-- , #, and C-style ones, executable ones included) and
+ * parentheses.  It returns that statement's length (the `;` excluded) and
+ * sets *next to where the rest begins (past the `;`; len when there is
+ * none).  A compound statement, whose body has `;` of its own (CREATE
+ * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and BEGIN
+ * NOT ATOMIC), is not split: the whole text is one statement, as the
+ * server's parser would read it.
+ */
+size_t proto_split_statement(const char *text, size_t len, size_t *next);
+/* True when text[0..len) holds nothing but spaces, `;` and comments. */
+bool proto_sql_blank(const char *text, size_t len);
+
 #endif

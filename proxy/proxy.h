@@ -52,6 +52,9 @@ typedef struct proxy {
     pthread_t *workers;               /* owned */
     size_t nworkers;
     bool workers_quit;                /* under mu: the I/O threads are gone */
+    /* every connected client, for KILL (kill.c) */
+    pthread_mutex_t clients_mu;
+    struct proxy_client *clients;     /* borrowed: list by all_next */
 } proxy_t;
 
 typedef enum client_state {
@@ -68,7 +71,7 @@ typedef struct proxy_client {
     int fd;
     uint32_t id;                      /* connection id */
     client_state_t state;
-    bool busy;                        /* a worker has it */
+    atomic_bool busy;                 /* a worker has it */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
@@ -80,8 +83,12 @@ typedef struct proxy_client {
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
     uint8_t seq;                      /* next sequence id to send */
+    bool multi;                       /* COM_QUERY may hold several statements */
+    bool more;                        /* results of the same COM_QUERY follow */
+    bool failed;                      /* the last reply built was an ERR */
     struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
     struct proxy_client *next;        /* in a queue */
+    struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
 
 /* ------------------------------------------------------------ client.c */
@@ -149,6 +156,16 @@ void stmt_free_all(proxy_client_t *c);
  * tables, without the physical tables of sharded ones, sorted) and return
  * true; else false. */
 bool schema_show_tables(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ kill.c */
+
+/* Enter c in / remove c from the proxy's list of clients (client_new,
+ * client_free), which KILL searches by connection id. */
+void kill_register(proxy_client_t *c);
+void kill_unregister(proxy_client_t *c);
+/* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
+ * true; else false.  The id is one of the proxy's connection ids. */
+bool kill_statement(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ server.c */
 

@@ -423,6 +423,7 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     px->ios = calloc(px->nios, sizeof *px->ios);
     px->workers = calloc(px->nworkers, sizeof *px->workers);
     pthread_mutex_init(&px->mu, NULL);
+    pthread_mutex_init(&px->clients_mu, NULL);
     pthread_cond_init(&px->cond, NULL);
     if (px->ios == NULL || px->workers == NULL)
         return -1;

@@ -174,8 +174,6 @@ printf '%s\n' '!change_user reader password shop' 'SELECT COUNT(*) FROM orders W
 grep -q '^change_user reader ok$' "$work/cu.out" && grep -qx '3' "$work/cu.out" &&
     grep -q '^change_user app error 1045 (28000)$' "$work/cu.out" || fail "COM_CHANGE_USER: $(cat "$work/cu.out")"
 [ "$(px shop -N -e 'SELECT CONNECTION_ID()')" -gt 0 ] || fail "CONNECTION_ID()"
-out=$(px shop -e 'KILL 1' 2>&1) && fail "KILL was accepted"
-echo "$out" | grep -q '^ERROR 1235' || fail "KILL: $out"
 # dal-proxy checks a statement that returns no rows at its first execution
 printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
@@ -261,6 +259,76 @@ try:
 except pymysql.err.ProgrammingError as e:
     assert e.args[0] == 1146, e.args
 c.close()
+EOF
+    # multi-statements: the same results, in the same order, through the
+    # proxy and on the plain server, up to the first error; KILL of the
+    # proxy's own connection ids
+    PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "multi-statements or KILL"
+import os, pymysql
+from pymysql.constants import CLIENT
+
+def connect(port, user, password, db, flags=0):
+    return pymysql.connect(host="127.0.0.1", port=port, user=user, password=password,
+                           database=db, autocommit=True, client_flag=flags)
+
+def run_all(conn, text):
+    cur, out = conn.cursor(), []
+    try:
+        cur.execute(text)
+        while True:
+            out.append((cur.rowcount, cur.fetchall() if cur.description else None))
+            if not cur.nextset():
+                break
+    except pymysql.err.MySQLError as e:
+        out.append(("error", e.args[0]))
+    return out
+
+px = connect(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop",
+             CLIENT.MULTI_STATEMENTS)
+plain = connect(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain", CLIENT.MULTI_STATEMENTS)
+texts = [
+    "SELECT id FROM orders WHERE user_id = 10 ORDER BY id; SELECT 'a;b' AS s /* ; */;"
+    " -- x;\n SELECT COUNT(*) FROM orders",
+    "UPDATE orders SET note = 'm;1' WHERE id = 1 AND user_id = 10; SELECT note FROM orders WHERE id = 1",
+    "SELECT 1; SELECT no_such_column FROM orders; SELECT 3",
+    "BEGIN; UPDATE orders SET amount = amount + 1 WHERE user_id = 10; ROLLBACK; SELECT SUM(amount) FROM orders",
+]
+for t in texts:
+    a, b = run_all(px, t), run_all(plain, t)
+    assert a == b, (t, a, b)
+# off by COM_SET_OPTION: the server's parser sees one statement
+px.set_server_option(1)
+assert run_all(px, "SELECT 1; SELECT 2")[0][0] == "error"
+px.set_server_option(0)
+assert len(run_all(px, "SELECT 1; SELECT 2")) == 2
+
+cur = px.cursor()
+cur.execute("SELECT CONNECTION_ID()")
+victim = cur.fetchone()[0]
+other = connect(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop")
+oc = other.cursor()
+def kill(sql):
+    try:
+        oc.execute(sql)
+        return 0
+    except pymysql.err.MySQLError as e:
+        return e.args[0]
+assert kill("KILL QUERY %d" % victim) == 0          # idle: nothing to stop
+assert kill("KILL 4000000000") == 1094              # no such connection
+reader = connect(int(os.environ["PX_PORT"]), "reader", "password", "shop")
+try:
+    reader.cursor().execute("KILL %d" % victim)
+    raise SystemExit("another user's KILL was accepted")
+except pymysql.err.MySQLError as e:
+    assert e.args[0] == 1095, e.args                # not the owner
+assert kill("KILL CONNECTION %d" % victim) == 0
+try:
+    cur.execute("SELECT 1")
+    raise SystemExit("the killed connection still runs statements")
+except pymysql.err.OperationalError:
+    pass
+oc.execute("SELECT CONNECTION_ID()")
+assert kill("KILL %d" % oc.fetchone()[0]) == 1927    # itself: killed
 EOF
 else
     fail "PyMySQL is not installed (tests/deps.sh installs python3-pymysql)"
