@@ -248,19 +248,32 @@ bool client_word_is(const char **p, const char *w)
 
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
-static void one_value(proxy_client_t *c, const char *name, const char *value)
+static void one_value_typed(proxy_client_t *c, const char *name, const char *value,
+                            bool number)
 {
     proto_column_t col;
     const char *vals[1] = {value};
 
     memset(&col, 0, sizeof col);
     col.name = col.org_name = name;
-    col.charset = CHARSET_UTF8MB4;
-    col.length = 256;
-    col.type = PROTO_TYPE_VAR_STRING;
+    if (number) { /* BIGINT UNSIGNED NOT NULL, as CONNECTION_ID() is */
+        col.charset = 63; /* binary */
+        col.length = 21;
+        col.type = PROTO_TYPE_LONGLONG;
+        col.flags = PROTO_NOT_NULL_FLAG | PROTO_UNSIGNED_FLAG | PROTO_BINARY_FLAG;
+    } else {
+        col.charset = CHARSET_UTF8MB4;
+        col.length = 256;
+        col.type = PROTO_TYPE_VAR_STRING;
+    }
     proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+}
+
+static void one_value(proxy_client_t *c, const char *name, const char *value)
+{
+    one_value_typed(c, name, value, false);
 }
 
 static bool local_answer(proxy_client_t *c, const char *sql)
@@ -277,7 +290,7 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         if (client_word_is(&q, "CONNECTION_ID()")) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
-            one_value(c, "CONNECTION_ID()", id);
+            one_value_typed(c, "CONNECTION_ID()", id, true);
             return true;
         }
         q = p;
@@ -294,7 +307,7 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         one_value(c, "Database", c->px->database);
         return true;
     }
-    return schema_show_tables(c, sql);
+    return schema_show_tables(c, sql) || schema_describe(c, sql);
 }
 
 void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
@@ -324,6 +337,12 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
 
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
 {
+    client_result_map(c, r, binary, NULL, NULL);
+}
+
+void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
+                       void *user)
+{
     size_t n = dal_result_column_count(r), i;
     proto_column_t *cols;
     const char **vals;
@@ -347,8 +366,11 @@ void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
         client_column(r, i, &cols[i]);
     proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, client_status(c));
     while ((rc = dal_result_next(r, &err)) == 1) {
-        for (i = 0; i < n; i++)
+        for (i = 0; i < n; i++) {
             vals[i] = dal_result_text(r, i, &lens[i]);
+            if (map != NULL && vals[i] != NULL)
+                map(user, i, &vals[i], &lens[i]);
+        }
         if (!binary)
             proto_build_text_row(&c->out, &c->seq, n, vals, lens);
         else if (proto_build_binary_row(&c->out, &c->seq, cols, n, vals, lens) != 0)
@@ -554,7 +576,7 @@ static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }
 
-void client_run(proxy_client_t *c)
+static void run_command(proxy_client_t *c)
 {
     proto_cmd_t cmd;
     int rc = proto_parse_command(c->cmd, c->cmd_len, (uint32_t)c->caps, &cmd);
@@ -591,6 +613,13 @@ void client_run(proxy_client_t *c)
         client_err(c, 1295, "HY000", "This command is not supported by dal-proxy yet");
         return;
     }
+}
+
+void client_run(proxy_client_t *c)
+{
+    atomic_store(&c->running, true);
+    run_command(c);
+    atomic_store(&c->running, false);
 }
 
 /* A command the I/O thread answers at once (no SQL), or 1: a worker's. */

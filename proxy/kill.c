@@ -68,7 +68,7 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
     else if (query_only)
         /* nothing runs: a no-op, as on a server; a running statement
          * cannot be interrupted through the blocking library calls */
-        out = t == self || !atomic_load(&t->busy) ? KILL_DONE : KILL_BUSY;
+        out = t == self || !atomic_load(&t->running) ? KILL_DONE : KILL_BUSY;
     else {
         if (t != self)
             shutdown(t->fd, SHUT_RDWR);

@@ -71,7 +71,8 @@ typedef struct proxy_client {
     int fd;
     uint32_t id;                      /* connection id */
     client_state_t state;
-    atomic_bool busy;                 /* a worker has it */
+    bool busy;                        /* a worker has it */
+    atomic_bool running;              /* ... and runs its command (KILL QUERY) */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
@@ -122,6 +123,12 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col);
 /* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
  * binary, then the end) or as an OK when it has no columns. */
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
+/* The same, with each non-NULL value of each row passed through map first,
+ * which may point *val at other bytes (owned by map's user, valid until
+ * the next call of map). */
+typedef void (*client_map_fn)(void *user, size_t column, const char **val, size_t *len);
+void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
+                       void *user);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
@@ -151,11 +158,16 @@ void stmt_free_all(proxy_client_t *c);
 
 /* ------------------------------------------------------------ schema.c */
 
-/* If sql is `SHOW TABLES [FROM|IN the proxy's database]`, answer it (the
- * logical tables of the configuration and the default datasource's own
- * tables, without the physical tables of sharded ones, sorted) and return
- * true; else false. */
+/* If sql is `SHOW [FULL] TABLES [FROM|IN the proxy's database] [LIKE
+ * 'pattern' | WHERE condition]`, answer it (the logical tables of the
+ * configuration and the default datasource's own tables, without the
+ * physical tables of sharded ones, sorted) and return true; else false. */
 bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* If sql describes one configured table (SHOW [FULL] COLUMNS, SHOW INDEX,
+ * SHOW CREATE TABLE, DESCRIBE), answer it from the table's first physical
+ * table, under the logical name, and return true; else false (other
+ * tables are the servers' business). */
+bool schema_describe(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ kill.c */
 

@@ -78,6 +78,12 @@ plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 cat >"$work/session.sql" <<'EOF'
 DROP TABLE IF EXISTS orders;
 CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, amount DECIMAL(10,2), note VARCHAR(40), made DATETIME);
+DESCRIBE orders;
+DESC orders note;
+SHOW COLUMNS FROM orders;
+SHOW FULL COLUMNS FROM orders LIKE 'n%';
+SHOW INDEX FROM orders;
+SHOW CREATE TABLE orders;
 INSERT INTO orders VALUES (1, 10, 5.50, 'first', '2024-01-02 03:04:05'), (2, 11, 7.25, NULL, '2024-02-03 04:05:06');
 INSERT INTO orders VALUES (3, 12, 0.00, 'zero', NULL), (4, 13, 99.99, 'big', '2025-12-31 23:59:59'), (5, 10, 1.00, 'again', NULL);
 INSERT INTO orders (id, user_id, amount, note) VALUES (6, 14, 2.50, 'six'), (7, 15, 3.50, 'seven'), (8, 16, 4.50, 'eight');
@@ -126,6 +132,10 @@ out=$(px shop -N -e 'SHOW TABLES' | tr '\n' ' ')
 [ "$out" = "local_notes orders sbtest1 " ] || fail "SHOW TABLES: '$out'"
 out=$(px shop -e 'SHOW TABLES FROM shop' | head -1)
 [ "$out" = "Tables_in_shop" ] || fail "SHOW TABLES FROM shop: '$out'"
+out=$(px shop -e "SHOW TABLES LIKE 'o%'" | tr '\n' ' ')
+[ "$out" = "Tables_in_shop (o%) orders " ] || fail "SHOW TABLES LIKE: '$out'"
+out=$(px shop -N -e "SHOW FULL TABLES IN shop WHERE Tables_in_shop LIKE 'l%' OR Tables_in_shop = 'sbtest1'" | tr '\t\n' ',;')
+[ "$out" = "local_notes,BASE TABLE;sbtest1,BASE TABLE;" ] || fail "SHOW FULL TABLES WHERE: '$out'"
 # session variables follow the session to every server it uses
 out=$(px shop -N -e "SET time_zone = '+05:00'; SELECT @@time_zone; SET NAMES latin1; SELECT @@character_set_client")
 [ "$out" = "$(printf '+05:00\nlatin1')" ] || fail "session variables: $out"
@@ -264,8 +274,8 @@ EOF
     # proxy and on the plain server, up to the first error; KILL of the
     # proxy's own connection ids
     PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "multi-statements or KILL"
-import os, pymysql
-from pymysql.constants import CLIENT
+import os, struct, pymysql
+from pymysql.constants import CLIENT, COMMAND
 
 def connect(port, user, password, db, flags=0):
     return pymysql.connect(host="127.0.0.1", port=port, user=user, password=password,
@@ -297,9 +307,12 @@ for t in texts:
     a, b = run_all(px, t), run_all(plain, t)
     assert a == b, (t, a, b)
 # off by COM_SET_OPTION: the server's parser sees one statement
-px.set_server_option(1)
+def set_option(conn, value):
+    conn._execute_command(COMMAND.COM_SET_OPTION, struct.pack("<H", value))
+    conn._read_packet()
+set_option(px, 1)
 assert run_all(px, "SELECT 1; SELECT 2")[0][0] == "error"
-px.set_server_option(0)
+set_option(px, 0)
 assert len(run_all(px, "SELECT 1; SELECT 2")) == 2
 
 cur = px.cursor()
@@ -313,7 +326,7 @@ def kill(sql):
         return 0
     except pymysql.err.MySQLError as e:
         return e.args[0]
-assert kill("KILL QUERY %d" % victim) == 0          # idle: nothing to stop
+r = kill("KILL QUERY %d" % victim); assert r == 0, r   # idle: nothing to stop
 assert kill("KILL 4000000000") == 1094              # no such connection
 reader = connect(int(os.environ["PX_PORT"]), "reader", "password", "shop")
 try:
