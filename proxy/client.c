@@ -154,6 +154,7 @@ static int deny(proxy_client_t *c, bool with_password)
              c->peer, with_password ? "YES" : "NO");
     client_err(c, 1045, "28000", msg);
     c->state = CLIENT_CLOSING;
+    proxy_count(c->px, "auth_failed", atomic_fetch_add(&c->px->auth_failed, 1) + 1);
     return 0;
 }
 

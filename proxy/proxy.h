@@ -41,6 +41,7 @@ typedef struct proxy {
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     atomic_uint nclients;             /* connected now */
+    atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
     struct proxy_io *ios;             /* owned: the I/O threads */
@@ -190,5 +191,8 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
 void proxy_stop(proxy_t *px);
 /* Hand a client back from a worker to its I/O thread. */
 void proxy_done(proxy_client_t *c);
+/* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
+ * "accepted", "refused", "auth_failed") and its value now. */
+void proxy_count(proxy_t *px, const char *figure, uint64_t value);
 
 #endif /* DAL_PROXY_PROXY_H */

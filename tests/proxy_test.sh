@@ -27,9 +27,11 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 mapfile -t ports <"$work/c/ports"
 port=$("$here/cluster.sh" free-port)
 small=$("$here/cluster.sh" free-port)
+metrics=$("$here/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
-write_ini() { # FILE LISTEN_PORT MAX_CONNECTIONS
-    cat >"$1" <<EOF
+write_ini() { # FILE LISTEN_PORT MAX_CONNECTIONS [METRICS_PORT]
+    [ -n "${4:-}" ] && printf '[monitor prometheus]\naddress = 127.0.0.1:%s\n' "$4" >"$1" || : >"$1"
+    cat >>"$1" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
 [datasource ds1]
@@ -59,7 +61,7 @@ password_hash = *2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19
 EOF
 }
 write_ini "$work/px.ini" "$port" 64
-write_ini "$work/small.ini" "$small" 2
+write_ini "$work/small.ini" "$small" 2 "$metrics"
 
 "$proxy_bin" -c "$work/px.ini" --check >/dev/null || fail "--check"
 "$proxy_bin" -c "$work/px.ini" >"$work/px.log" 2>&1 &
@@ -248,6 +250,15 @@ sleep 0.5
 out=$(mariadb -h127.0.0.1 -P"$small" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT 1' 2>&1) && fail "a third connection got in"
 echo "$out" | grep -q '1040.*Too many connections' || fail "max_connections: $out"
 wait %3 %4 2>/dev/null || true
+# the monitors count client connections: 2 accepted and 1 refused above,
+# then 1 wrong password; none connected once they are gone
+mariadb -h127.0.0.1 -P"$small" -uapp -pwrong -e 'SELECT 1' >/dev/null 2>&1 && fail "a wrong password got in"
+sleep 0.2
+curl -s "http://127.0.0.1:$metrics/metrics" >"$work/metrics.txt" || fail "no metrics from the proxy"
+for want in 'dal_proxy_client_connections 0' 'dal_proxy_client_connections_accepted_total 3' \
+    'dal_proxy_client_connections_refused_total 1' 'dal_proxy_client_auth_failures_total 1'; do
+    grep -qx "$want" "$work/metrics.txt" || fail "metrics: want '$want', have: $(grep '^dal_proxy' "$work/metrics.txt" | tr '\n' ' ')"
+done
 
 # ---- PyMySQL: text protocol, NULLs, a transaction, an error -------------
 # Debian's python3 (/usr/bin), where python3-pymysql installs it
