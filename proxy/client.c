@@ -43,11 +43,18 @@ uint16_t client_status(const proxy_client_t *c)
     return c->more ? st | PROTO_SERVER_MORE_RESULTS_EXISTS : st;
 }
 
-void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings)
+void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                    unsigned int warnings, const char *info)
 {
-    proto_ok_t ok = {affected, insert_id, client_status(c), (uint16_t)warnings, NULL, 0, false};
+    proto_ok_t ok = {affected, insert_id, client_status(c), (uint16_t)warnings, info,
+                     info != NULL ? strlen(info) : 0, false};
 
     proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
+}
+
+void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings)
+{
+    client_ok_info(c, affected, insert_id, warnings, NULL);
 }
 
 static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
@@ -55,12 +62,29 @@ static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
     client_ok(c, affected, insert_id, 0);
 }
 
+/*
+ * A server's error as that server worded it.  dal's message puts the node
+ * in front ("datasource ds0 (dal@host:port/db): error 1146 (42S02): Table
+ * ... doesn't exist"); a MySQL client, an ORM or a test suite matches the
+ * server's own words, so the proxy sends those, and the node is in the
+ * monitors (dal_execution_errors_total names datasource and server).
+ */
+static const char *server_words(const dal_error_t *err)
+{
+    char head[48];
+    const char *p;
+
+    snprintf(head, sizeof head, "): error %u (%s): ", err->mysql_errno, err->sqlstate);
+    p = strstr(err->message, head);
+    return p != NULL ? p + strlen(head) : err->message;
+}
+
 void client_dal_error(proxy_client_t *c, const dal_error_t *err)
 {
     switch (err->code) {
     case DAL_ESERVER:
         client_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
-                 err->message);
+                   server_words(err));
         return;
     case DAL_ESQL:
         client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
@@ -352,8 +376,8 @@ void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_m
     int rc;
 
     if (n == 0) {
-        client_ok(c, dal_result_affected_rows(r), dal_result_insert_id(r),
-                     dal_result_warning_count(r));
+        client_ok_info(c, dal_result_affected_rows(r), dal_result_insert_id(r),
+                       dal_result_warning_count(r), dal_result_info(r));
         return;
     }
     cols = calloc(n, sizeof *cols);

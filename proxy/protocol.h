@@ -494,9 +494,10 @@ typedef struct proto_ok {
                                  result set under CLIENT_DEPRECATE_EOF */
 } proto_ok_t;
 
-/* OK packet.  With CLIENT_SESSION_TRACK in caps the info is a lenenc
- * string (no session state data is written: the caller must not set
- * SERVER_SESSION_STATE_CHANGED), else the rest of the packet. */
+/* OK packet.  The info is a lenenc string, as servers write it and client
+ * libraries read it; without CLIENT_SESSION_TRACK in caps an empty info is
+ * left out (no session state data is written: the caller must not set
+ * SERVER_SESSION_STATE_CHANGED). */
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok);
 /* ERR packet: code, '#' + sqlstate (5 characters; NULL means "HY000"),
  * message (borrowed, NUL-terminated; NULL is ""). PROTO_EINVAL for a

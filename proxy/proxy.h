@@ -112,6 +112,9 @@ void client_run(proxy_client_t *c);
 /* The replies every command builds from (into c->out). */
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
 void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
+/* The same with a server's info line ("Rows matched: ..."; NULL: none). */
+void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                    unsigned int warnings, const char *info);
 /* A dal error as the MySQL error a client expects: a server's own number
  * and SQLSTATE, else the closest MySQL error for what dal refused. */
 void client_dal_error(proxy_client_t *c, const dal_error_t *err);

@@ -73,6 +73,8 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
+# Debian's python3 (/usr/bin), where python3-pymysql installs it
+py=/usr/bin/python3
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" "$@"; }
 plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 
@@ -114,6 +116,32 @@ diff -u "$work/plain.out" "$work/px.out" >"$work/diff" || fail "proxy and server
 # the rows are on their shards: user 10 -> table 2 of 8 -> ds0, user 13 -> ds1
 n=$(mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass shard_0 -N -e 'SELECT COUNT(*) FROM orders_2')
 [ "$n" = 3 ] || fail "shard_0.orders_2 has $n rows, want 3 (users 10)"
+
+# ---- the interactive client, through a pseudo-terminal ---------------------
+# typed line by line at the prompt, as a person would; the transcript must
+# be the server's (single-row INSERTs: the proxy sends no "Records: ..."
+# info line for multi-row ones, see docs/proxy.md)
+cat >"$work/pty.sql" <<'EOF'
+USE shop
+CREATE TABLE pty_t (id INT PRIMARY KEY, v VARCHAR(10), d DECIMAL(6,2));
+INSERT INTO pty_t VALUES (1, 'a', 1.50);
+INSERT INTO pty_t VALUES (2, NULL, NULL);
+SELECT * FROM pty_t ORDER BY id;
+SELECT * FROM pty_t WHERE id = 1\G
+DESCRIBE pty_t;
+SELECT nope FROM pty_t;
+UPDATE pty_t SET v = 'b' WHERE id = 2;
+SELECT COUNT(*), SUM(d) FROM pty_t;
+DROP TABLE pty_t;
+EOF
+sed 's/^USE shop$/USE plain/' "$work/pty.sql" >"$work/pty_plain.sql"
+"$py" "$here/pty_session.py" "$work/pty.sql" -- mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" \
+    --skip-auto-rehash shop >"$work/pty_px.out" 2>&1 || fail "interactive client through the proxy: $(tail -3 "$work/pty_px.out")"
+"$py" "$here/pty_session.py" "$work/pty_plain.sql" -- mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass \
+    --skip-auto-rehash plain 2>&1 | sed 's/^> USE plain$/> USE shop/' >"$work/pty_plain.out"
+diff -u "$work/pty_plain.out" "$work/pty_px.out" >"$work/pty.diff" ||
+    fail "interactive client: proxy and server differ: $(head -40 "$work/pty.diff")"
+grep -q 'ERROR 1054 (42S22): Unknown column' "$work/pty_px.out" || fail "interactive client: no error shown"
 
 # ---- errors as a server gives them ----------------------------------------
 out=$(px shop -e 'SELECT * FROM no_such_table' 2>&1) && fail "a missing table succeeded"
@@ -261,8 +289,6 @@ for want in 'dal_proxy_client_connections 0' 'dal_proxy_client_connections_accep
 done
 
 # ---- PyMySQL: text protocol, NULLs, a transaction, an error -------------
-# Debian's python3 (/usr/bin), where python3-pymysql installs it
-py=/usr/bin/python3
 if "$py" -c 'import pymysql' 2>/dev/null; then
     PX_PORT=$port "$py" - <<'EOF' || fail "PyMySQL"
 import os, pymysql

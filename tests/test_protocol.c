@@ -892,7 +892,7 @@ START_TEST(test_ok_err_eof)
     ok.info = "Rows matched: 3";
     ok.info_len = 15;
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &ok), 0);
-    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00Rows matched: 3", 24);
+    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00\x0fRows matched: 3", 25);
     proto_buf_reset(&b);
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41
                                     | PROTO_CLIENT_SESSION_TRACK, &ok), 0);
