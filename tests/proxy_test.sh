@@ -119,13 +119,11 @@ n=$(mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass shard_0 -N -e 'SELECT CO
 
 # ---- the interactive client, through a pseudo-terminal ---------------------
 # typed line by line at the prompt, as a person would; the transcript must
-# be the server's (single-row INSERTs: the proxy sends no "Records: ..."
-# info line for multi-row ones, see docs/proxy.md)
+# be the server's, info lines ("Records: ...", "Rows matched: ...") included
 cat >"$work/pty.sql" <<'EOF'
 USE shop
 CREATE TABLE pty_t (id INT PRIMARY KEY, v VARCHAR(10), d DECIMAL(6,2));
-INSERT INTO pty_t VALUES (1, 'a', 1.50);
-INSERT INTO pty_t VALUES (2, NULL, NULL);
+INSERT INTO pty_t VALUES (1, 'a', 1.50), (2, NULL, NULL);
 SELECT * FROM pty_t ORDER BY id;
 SELECT * FROM pty_t WHERE id = 1\G
 DESCRIBE pty_t;
