@@ -140,6 +140,31 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
 }
 
+/*
+ * Run sql, which names no table, where statements without tables go: the
+ * default datasource, or, without one, the first node of the first
+ * configured table (raw: as written).  DAL_EROUTE is "no such place".
+ */
+static int run_tableless(proxy_client_t *c, const char *sql, const names_t *logical,
+                         dal_result_t **r, dal_error_t *err)
+{
+    dal_table_info_t *t;
+    const char *node;
+    char *hinted;
+    int rc = dal_session_query(c->session, NULL, sql, NULL, 0, r, err);
+
+    if (rc != DAL_EROUTE || logical->n == 0 || (t = configured(c, logical->v[0])) == NULL)
+        return rc;
+    node = dal_table_info_node(t, 0);
+    if (node != NULL && (hinted = malloc(strlen(node) + strlen(sql) + 40)) != NULL) {
+        sprintf(hinted, "/*+ dal datasource=%s raw */ %s", node, sql);
+        rc = dal_session_query(c->session, NULL, hinted, NULL, 0, r, err);
+        free(hinted);
+    }
+    dal_table_info_free(t);
+    return rc;
+}
+
 /* ------------------------------------------------------------ parsing */
 
 /* An identifier at *p, bare or `quoted`: its text into buf (NUL-ended,
@@ -245,7 +270,7 @@ static void put_quoted(proto_buf_t *b, char q, const char *text)
  * a server takes in SHOW TABLES works the same.
  */
 static void send_filtered(proxy_client_t *c, const char *column, const names_t *ns, bool full,
-                          const char *filter)
+                          const char *filter, const names_t *logical)
 {
     proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
@@ -300,7 +325,7 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     proto_put_u8(&b, 0);
     if (b.err != 0)
         client_err(c, 1037, "HY001", "dal-proxy: out of memory");
-    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+    else if (run_tableless(c, (const char *)b.data, logical, &r, &err) != 0)
         client_dal_error(c, &err);
     else
         client_result(c, r, false);
@@ -321,18 +346,20 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
 
     if (!is_show_tables(c, sql, &full, &filter))
         return false;
-    /* the default datasource's own tables, then the logical ones */
+    /* the default datasource's own tables (none without one), then the
+     * logical ones */
     if (dal_table_names(c->px->dal, names_add, &logical, &err) != 0 ||
-        dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err) != 0) {
+        ((rc = dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
+         rc != DAL_EROUTE)) {
         client_dal_error(c, &err);
         goto done;
     }
-    while ((rc = dal_result_next(r, &err)) == 1) {
+    while (r != NULL && (rc = dal_result_next(r, &err)) == 1) {
         const char *name = dal_result_text(r, 0, NULL);
         if (name != NULL && !is_physical(c, &logical, name))
             names_add_typed(&all, name, dal_result_text(r, 1, NULL));
     }
-    if (rc < 0) {
+    if (r != NULL && rc < 0) {
         client_dal_error(c, &err);
         goto done;
     }
@@ -347,7 +374,7 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
     if (at_end(filter))
         send_names(c, column, &all, full);
     else
-        send_filtered(c, column, &all, full, filter);
+        send_filtered(c, column, &all, full, filter, &logical);
 done:
     dal_result_free(r);
     names_free(&logical);
