@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,56 @@ static int set_string(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     *slot = v->text;
     v->text = NULL;
     return 0;
+}
+
+/* Whether the file at fp has a PEM block whose label ends with what
+ * ("-----BEGIN RSA PRIVATE KEY-----" for "PRIVATE KEY"). */
+static int has_pem_block(FILE *fp, const char *what)
+{
+    char line[256];
+    size_t n = strlen(what);
+
+    while (fgets(line, sizeof line, fp) != NULL) {
+        const char *end;
+        if (strncmp(line, "-----BEGIN ", 11) != 0 || (end = strstr(line + 11, "-----")) == NULL)
+            continue;
+        if ((size_t)(end - (line + 11)) >= n && strncmp(end - n, what, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A PEM file dal-proxy will read: readable now, with a block of the kind
+ * the key names, so `dal check` finds a wrong or unreadable path at its
+ * line.  Whether the certificate and the key make a pair is checked by
+ * dal-proxy, which links the TLS library. */
+static int set_pem_file(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v, const char *what)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+    FILE *fp;
+    int found;
+
+    if (need_value(v) != 0)
+        return v->err->code;
+    if ((fp = fopen(v->text, "r")) == NULL)
+        return bad(v, "%s: cannot read '%s': %s", v->key, config_quote(v->text, q),
+                   strerror(errno));
+    found = has_pem_block(fp, what);
+    fclose(fp);
+    if (!found)
+        return bad(v, "%s: '%s' holds no PEM %s", v->key, config_quote(v->text, q),
+                   strcmp(what, "CERTIFICATE") == 0 ? "certificate" : "private key");
+    return set_string(k, obj, v);
+}
+
+static int set_tls_cert(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    return set_pem_file(k, obj, v, "CERTIFICATE");
+}
+
+static int set_tls_key(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    return set_pem_file(k, obj, v, "PRIVATE KEY");
 }
 
 static int set_enum(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
@@ -592,9 +643,14 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
      .def = "67108864", .min = 1024, .max = 1073741824,
      .help = "bytes one client packet (a statement, its parameters) may hold"},
     {.name = "tls_cert", .type = DAL_CFG_STRING, .offset = PRX(tls_cert), .line = PRX(tls_cert_line),
-     .unset = "none: no TLS", .help = "PEM file of the certificate clients are offered"},
+     .set = set_tls_cert, .unset = "none: no TLS",
+     .help = "PEM file of the certificate clients are offered (and its chain); with it, clients "
+             "may start TLS"},
     {.name = "tls_key", .type = DAL_CFG_STRING, .offset = PRX(tls_key), .line = PRX(tls_key_line),
-     .unset = "none", .help = "PEM file of that certificate's private key"},
+     .set = set_tls_key, .unset = "none", .help = "PEM file of that certificate's private key"},
+    {.name = "require_tls", .type = DAL_CFG_BOOL, .offset = PRX(require_tls),
+     .line = PRX(require_tls_line), .def = "false",
+     .help = "`true`: a login without TLS gets error 3159 (needs `tls_cert`)"},
     {.name = NULL}
 };
 
