@@ -185,16 +185,16 @@ static int authenticate(proxy_client_t *c, const void *resp, size_t len)
 }
 
 /*
- * A client that answered for caching_sha2_password.  Fast path: a user
- * whose password dal-proxy knows is checked on the 32-byte scramble, then
- * AuthMoreData "fast auth success" and OK.  Else (a password_hash user)
- * the password itself is needed: over TLS the client is asked for it in
- * clear ("perform full authentication"); without TLS it would have to be
- * RSA-encrypted, which dal-proxy does not do, so the client is switched to
+ * A caching_sha2_password response.  Fast path: a user whose password
+ * dal-proxy knows is checked on the 32-byte scramble, then AuthMoreData
+ * "fast auth success" and OK.  Else (a password_hash user) the password
+ * itself is needed: over TLS the client is asked for it in clear ("perform
+ * full authentication"); without TLS it would have to be RSA-encrypted,
+ * which dal-proxy does not do, so the client is switched to
  * mysql_native_password instead, as servers switch clients whose plugin
  * they do not take.
  */
-static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
+static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
 {
     static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
     static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
@@ -214,6 +214,25 @@ static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
     }
     proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
     c->state = CLIENT_AUTH_SWITCH;
+    return 0;
+}
+
+/* A login whose first response names caching_sha2_password although the
+ * handshake offered mysql_native_password.  Some clients (PyMySQL told to)
+ * computed it on the handshake's scramble; the MySQL and MariaDB client
+ * libraries do not show a plugin data prepared for another one and send
+ * nothing: those are asked again, by an AuthSwitchRequest to the same
+ * plugin, when it can serve the user -- else straight to native, so that a
+ * client is switched once at most. */
+static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
+{
+    bool known;
+    const proxy_user_t *u = find_user(c->px, c->user, &known);
+
+    if (resp->len == PROTO_SHA256_LEN || (!u->has_sha2 && c->tls == NULL))
+        return sha2_check(c, resp);
+    proto_build_auth_switch(&c->out, &c->seq, sha2_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_SHA2_SWITCH;
     return 0;
 }
 
@@ -715,6 +734,12 @@ int client_input(proxy_client_t *c)
             c->seq = pkt.next_seq;
             rc = authenticate(c, pkt.payload, pkt.len);
             break;
+        case CLIENT_SHA2_SWITCH: {
+            proto_str_t resp = {(const char *)pkt.payload, pkt.len};
+            c->seq = pkt.next_seq;
+            rc = sha2_check(c, &resp);
+            break;
+        }
         case CLIENT_SHA2_FULL:
             rc = sha2_password(c, &pkt);
             break;

@@ -67,6 +67,7 @@ typedef enum client_state {
     CLIENT_HANDSHAKE,  /* handshake sent, waiting for the response (after an
                           SSLRequest: the TLS handshake, then the response) */
     CLIENT_AUTH_SWITCH,/* auth switch sent, waiting for the scramble */
+    CLIENT_SHA2_SWITCH,/* switched to caching_sha2_password: its scramble */
     CLIENT_SHA2_FULL,  /* caching_sha2_password's full authentication asked
                           for (over TLS): waiting for the cleartext password */
     CLIENT_COMMAND,    /* authenticated: commands */

@@ -49,14 +49,12 @@ static int ctx_load(SSL_CTX *ctx, const char *cert, const char *key, char *msg, 
         snprintf(msg, msglen, "tls_cert %s: not a PEM certificate (%s)", cert, why);
         return -1;
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+    /* this also refuses a key that is not the certificate's */
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
         last_reason(why, sizeof why, "cannot read it");
-        snprintf(msg, msglen, "tls_key %s: not a PEM private key (%s)", key, why);
-        return -1;
-    }
-    if (SSL_CTX_check_private_key(ctx) != 1) {
-        last_reason(why, sizeof why, "they differ");
-        snprintf(msg, msglen, "tls_key %s is not the key of tls_cert %s (%s)", key, cert, why);
+        snprintf(msg, msglen, "tls_key %s: not a PEM private key of tls_cert %s (%s)", key, cert,
+                 why);
         return -1;
     }
     return 0;
