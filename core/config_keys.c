@@ -15,11 +15,14 @@
 #endif
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "parse.h"
@@ -198,14 +201,19 @@ static int set_string(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     return 0;
 }
 
+/* A PEM file is small; a bound keeps a path such as /dev/zero finite. */
+#define PEM_READ_MAX (1024 * 1024)
+
 /* Whether the file at fp has a PEM block whose label ends with what
- * ("-----BEGIN RSA PRIVATE KEY-----" for "PRIVATE KEY"). */
+ * ("-----BEGIN RSA PRIVATE KEY-----" for "PRIVATE KEY") in its first
+ * PEM_READ_MAX bytes. */
 static int has_pem_block(FILE *fp, const char *what)
 {
     char line[256];
-    size_t n = strlen(what);
+    size_t n = strlen(what), total = 0;
 
-    while (fgets(line, sizeof line, fp) != NULL) {
+    while (total < PEM_READ_MAX && fgets(line, sizeof line, fp) != NULL) {
+        total += strlen(line) + 1;
         const char *end;
         if (strncmp(line, "-----BEGIN ", 11) != 0 || (end = strstr(line + 11, "-----")) == NULL)
             continue;
@@ -222,14 +230,20 @@ static int has_pem_block(FILE *fp, const char *what)
 static int set_pem_file(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v, const char *what)
 {
     char q[DAL_CFG_QUOTE_SIZE];
+    struct stat st;
     FILE *fp;
-    int found;
+    int fd, found;
 
     if (need_value(v) != 0)
         return v->err->code;
-    if ((fp = fopen(v->text, "r")) == NULL)
+    /* non-blocking: a FIFO must not stop the check */
+    if ((fd = open(v->text, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
         return bad(v, "%s: cannot read '%s': %s", v->key, config_quote(v->text, q),
                    strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (fp = fdopen(fd, "r")) == NULL) {
+        close(fd);
+        return bad(v, "%s: '%s' is not a regular file", v->key, config_quote(v->text, q));
+    }
     found = has_pem_block(fp, what);
     fclose(fp);
     if (!found)
