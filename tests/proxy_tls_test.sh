@@ -292,14 +292,23 @@ for ini in px strict notls; do
     grep -q -e "$PX_TLS_PASSWORD" -e "$PX_HASH_PASSWORD" "$work/$ini.log" \
         && fail "a password is in the $ini proxy's log"
 done
-kill -0 "${pids[0]}" 2>/dev/null || fail "the TLS proxy died: $(tail -5 "$work/px.log")"
-kill -TERM "${pids[0]}"
-for _ in $(seq 50); do kill -0 "${pids[0]}" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "${pids[0]}" 2>/dev/null; then
-    fail "dal-proxy did not stop on SIGTERM"
-else
-    wait "${pids[0]}" || fail "dal-proxy exited non-zero on SIGTERM"
-fi
+# every proxy still up, then stopped cleanly (under the sanitizers: no
+# leak or report at exit either)
+names=(px strict notls)
+for i in 0 1 2; do
+    kill -0 "${pids[$i]}" 2>/dev/null || fail "the ${names[$i]} proxy died: $(tail -5 "$work/${names[$i]}.log")"
+    kill -TERM "${pids[$i]}" 2>/dev/null || true
+done
+for i in 0 1 2; do
+    for _ in $(seq 100); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+        fail "the ${names[$i]} proxy did not stop on SIGTERM"
+    else
+        wait "${pids[$i]}" || fail "the ${names[$i]} proxy exited non-zero: $(tail -20 "$work/${names[$i]}.log")"
+    fi
+    ! grep -Eq "Sanitizer|runtime error" "$work/${names[$i]}.log" \
+        || fail "sanitizer report in the ${names[$i]} proxy's log: $(grep -E -A20 'Sanitizer|runtime error' "$work/${names[$i]}.log" | head -40)"
+done
 
 if [ "$fails" -gt 0 ]; then
     echo "proxy TLS tests: $fails failure(s)" >&2
