@@ -676,7 +676,7 @@ const dal_cfg_key_t dal_cfg_proxy_user_keys[] = {
     {.name = "password_hash", .type = DAL_CFG_STRING, .offset = PUS(password_hash),
      .line = PUS(password_hash_line), .unset = "none",
      .help = "instead of password: `*` and 40 hex digits, as `SELECT PASSWORD('...')` prints it "
-             "(mysql_native_password only)"},
+             "(caching_sha2_password clients then need TLS, or are switched to native)"},
     {.name = NULL}
 };
 
