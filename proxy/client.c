@@ -185,14 +185,16 @@ static int authenticate(proxy_client_t *c, const void *resp, size_t len)
 }
 
 /*
- * A caching_sha2_password response.  Fast path: a user whose password
- * dal-proxy knows is checked on the 32-byte scramble, then AuthMoreData
- * "fast auth success" and OK.  Else (a password_hash user) the password
- * itself is needed: over TLS the client is asked for it in clear ("perform
- * full authentication"); without TLS it would have to be RSA-encrypted,
- * which dal-proxy does not do, so the client is switched to
- * mysql_native_password instead, as servers switch clients whose plugin
- * they do not take.
+ * A caching_sha2_password scramble.  Fast path: a user whose password
+ * dal-proxy knows and whose scramble matches gets AuthMoreData "fast auth
+ * success" and OK.  Anything else -- a wrong password, a password_hash
+ * user (the hash cannot check a SHA-256 scramble), no such user -- goes
+ * the one same way, so the replies do not tell which: over TLS the client
+ * is asked for its password in clear ("perform full authentication"), as
+ * MySQL does after a failed fast path; without TLS it would have to be
+ * RSA-encrypted, which dal-proxy does not do, so the client is switched to
+ * mysql_native_password, as servers switch clients whose plugin they do
+ * not take.
  */
 static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
 {
@@ -201,9 +203,7 @@ static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
     bool known;
     const proxy_user_t *u = find_user(c->px, c->user, &known);
 
-    if (u->has_sha2) {
-        if (!proto_sha2_verify(c->scramble, resp->ptr, resp->len, u->sha2) || !known)
-            return deny(c, resp->len > 0);
+    if (u->has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u->sha2) && known) {
         proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
         return logged_in(c);
     }
@@ -219,17 +219,14 @@ static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
 
 /* A login whose first response names caching_sha2_password although the
  * handshake offered mysql_native_password.  Some clients (PyMySQL told to)
- * computed it on the handshake's scramble; the MySQL and MariaDB client
- * libraries do not show a plugin data prepared for another one and send
- * nothing: those are asked again, by an AuthSwitchRequest to the same
- * plugin, when it can serve the user -- else straight to native, so that a
- * client is switched once at most. */
+ * computed it on the handshake's scramble: it is checked.  The MySQL and
+ * MariaDB client libraries do not show a plugin data prepared for another
+ * one and send none: over TLS they are asked again by an AuthSwitchRequest
+ * to the same plugin, without TLS switched to native at once -- a client
+ * is switched once at most, and every user the same way. */
 static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
 {
-    bool known;
-    const proxy_user_t *u = find_user(c->px, c->user, &known);
-
-    if (resp->len == PROTO_SHA256_LEN || (!u->has_sha2 && c->tls == NULL))
+    if (resp->len == PROTO_SHA256_LEN || c->tls == NULL)
         return sha2_check(c, resp);
     proto_build_auth_switch(&c->out, &c->seq, sha2_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
     c->state = CLIENT_SHA2_SWITCH;

@@ -120,13 +120,19 @@ echo "$out" | grep -q 'Cipher in use' && fail "--skip-ssl used TLS: $out"
 # a wrong password over TLS
 out=$(mariadb -h127.0.0.1 -P"$port" -uapp -pwrong --ssl -e 'SELECT 1' 2>&1) && fail "a wrong password got in over TLS"
 echo "$out" | grep -q "ERROR 1045 (28000): Access denied for user 'app'" || fail "wrong password over TLS: $out"
-# the client library's own caching_sha2_password plugin, over TLS: a user
-# with a password takes the fast path; one with a hash the full one
+# the client library's own caching_sha2_password plugin: over TLS a user
+# with a password takes the fast path, one with a hash the full one;
+# without TLS both are switched to mysql_native_password
 for u in "app $PX_TLS_PASSWORD" "hashed $PX_HASH_PASSWORD"; do
     set -- $u
-    out=$(mariadb -h127.0.0.1 -P"$port" -u"$1" -p"$2" --ssl --default-auth=caching_sha2_password \
-              shop -N -e 'SELECT COUNT(*) FROM t' 2>&1) || true
-    [ "$out" = 2 ] || fail "mariadb --default-auth=caching_sha2_password as $1: $out"
+    for tlsopt in --ssl --skip-ssl; do
+        out=$(mariadb -h127.0.0.1 -P"$port" -u"$1" -p"$2" $tlsopt --default-auth=caching_sha2_password \
+                  shop -N -e 'SELECT COUNT(*) FROM t' 2>&1) || true
+        [ "$out" = 2 ] || fail "mariadb $tlsopt --default-auth=caching_sha2_password as $1: $out"
+    done
+    out=$(mariadb -h127.0.0.1 -P"$port" -u"$1" -pwrong --ssl --default-auth=caching_sha2_password \
+              -e 'SELECT 1' 2>&1) && fail "caching_sha2_password: a wrong password got in as $1"
+    echo "$out" | grep -q "ERROR 1045" || fail "caching_sha2_password, wrong password as $1: $out"
 done
 # a proxy without tls_cert does not offer TLS: a client that insists stops
 # (and one that asks all the same gets 1043: the PyMySQL part below)
@@ -208,11 +214,13 @@ assert sha2_path("app", tls) == "fast"
 assert sha2_path("hashed", tls) == "full"
 assert sha2_path("hashed", None) == "other: ", "hashed without TLS: switched to native"
 
-# wrong passwords: 1045, whichever path
+# wrong passwords and unknown users: 1045, whichever path
+pw["nobody"] = "whatever"
 for user, cls, s in (("app", Sha2, tls), ("hashed", Sha2, tls), ("app", Sha2, None),
+                     ("hashed", Sha2, None), ("nobody", Sha2, tls), ("nobody", Sha2, None),
                      ("hashed", pymysql.connections.Connection, tls)):
     try:
-        connect(user, password="wrong", cls=cls, ssl=s)
+        connect(user, password=None if user == "nobody" else "wrong", cls=cls, ssl=s)
         raise SystemExit("a wrong password got in: %s %s" % (user, s))
     except pymysql.err.OperationalError as e:
         assert e.args[0] == 1045, e.args
