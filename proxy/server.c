@@ -421,7 +421,7 @@ static int finish_here(proxy_client_t *c)
     proxy_t *px = c->px;
     proxy_io_t *io = c->io;
     struct pollfd pfd = {c->fd, POLLIN, 0};
-    bool queued;
+    bool queued, decrypted;
 
     if (atomic_load(&px->stopping) || c->state != CLIENT_COMMAND ||
         proto_reader_pending(&c->in) > 0 || flush(c) != 0 || unsent(c) > 0)
@@ -429,11 +429,16 @@ static int finish_here(proxy_client_t *c)
     pthread_mutex_lock(&px->mu);
     queued = px->queue_head != NULL;
     pthread_mutex_unlock(&px->mu);
-    /* plaintext a TLS session decrypted already is input poll cannot see */
-    if (!queued && ((c->tls != NULL && tls_conn_pending(c->tls)) ||
-                    poll(&pfd, 1, LINGER_MS) == 1)) {
-        if (receive(c) != 0)
-            return -1;                /* the I/O thread finds out and drops it */
+    /* plaintext a TLS session holds already is input that neither poll
+     * nor the I/O thread's epoll can see: take it now */
+    decrypted = c->tls != NULL && tls_conn_pending(c->tls);
+    if (decrypted || (!queued && poll(&pfd, 1, LINGER_MS) == 1)) {
+        if (receive(c) != 0) {
+            /* gone, or a broken TLS session, which epoll would not show:
+             * the I/O thread closes it */
+            c->state = CLIENT_CLOSING;
+            return -1;
+        }
         switch (client_input(c)) {
         case 1:
             return 1;                 /* replies before it wait in c->out */

@@ -275,6 +275,58 @@ except (ssl.SSLError, ConnectionResetError, OSError):
     pass
 t.close()
 
+# garbage while a worker runs the client's statement: the worker sends the
+# reply, finds the bad record as it waits for the next command, and the
+# client is closed after its reply
+# (sent once the statement is surely running: arriving with it, the bad
+# record would close the client before the statement is read)
+import time
+c = connect("app", ssl=tls)
+c._execute_command(pymysql.constants.COMMAND.COM_QUERY, "SELECT SLEEP(1), 'slept'")
+time.sleep(0.4)
+os.write(c._sock.fileno(), b"\x17\x03\x03\x00\x10" + b"\xee" * 16)
+c._read_query_result()
+assert c._result.rows == ((0, "slept"),), c._result.rows
+c._sock.settimeout(10)
+try:
+    assert c._sock.recv(1) == b"", "a connection that sent a bad record was served on"
+except (ssl.SSLError, ConnectionResetError):
+    pass                  # the alert that says why
+# then the end of the stream, without the client sending more
+import select
+fd = c._sock.fileno()
+try:
+    while select.select([fd], [], [], 10)[0]:
+        if os.read(fd, 4096) == b"":
+            break
+    else:
+        raise SystemExit("a connection that sent a bad record was left open")
+except ConnectionResetError:
+    pass
+c._sock.close()
+
+# clients at once over TLS, each sending its statements back to back (the
+# workers keep a client and wait for its next statement through TLS)
+import threading
+errors = []
+def loop(k):
+    try:
+        cc = connect("app" if k % 2 else "hashed", ssl=tls, cls=Sha2 if k % 3 else
+                     pymysql.connections.Connection)
+        with cc.cursor() as cur:
+            for i in range(300):
+                cur.execute("SELECT %s, v FROM t WHERE id = %s", (i, 1 + i % 2))
+                assert cur.fetchone() == (i, "one" if i % 2 == 0 else "two")
+        cc.close()
+    except Exception as e:
+        errors.append(repr(e))
+threads = [threading.Thread(target=loop, args=(k,)) for k in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert not errors, errors
+
 # and a client that asks for TLS and vanishes
 s = socket.create_connection(("127.0.0.1", port))
 ssl_request(s)
