@@ -436,6 +436,11 @@ const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p)
     return p->cfg->proxy.tls_key;
 }
 
+int dal_proxy_info_require_tls(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.require_tls;
+}
+
 size_t dal_proxy_info_user_count(const dal_proxy_info_t *p)
 {
     return p->cfg->nproxy_users;

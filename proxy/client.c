@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "proxy.h"
 
 #define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
@@ -26,6 +28,7 @@ static const uint64_t server_caps =
     PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
 
 static const char native_plugin[] = "mysql_native_password";
+static const char sha2_plugin[] = "caching_sha2_password";
 
 /* ---------------------------------------------------------------- replies */
 
@@ -130,7 +133,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     h.server_version = SERVER_VERSION;
     h.connection_id = c->id;
     h.scramble = c->scramble;
-    h.capabilities = server_caps;
+    h.capabilities = server_caps | (px->tls != NULL ? PROTO_CLIENT_SSL : 0);
     h.charset = CHARSET_UTF8MB4;
     h.status = PROTO_SERVER_STATUS_AUTOCOMMIT;
     h.auth_plugin = native_plugin;
@@ -148,26 +151,30 @@ void client_free(proxy_client_t *c)
     dal_session_close(c->session);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
+    tls_conn_free(c->tls);
+    proto_buf_free(&c->wire);
     free(c->cmd);
     if (c->fd >= 0)
         close(c->fd);
     free(c);
 }
 
-/* The stage 2 of user, or a fixed one when there is no such user: the
- * check then runs the same and fails, so timing does not tell which. */
-static const uint8_t *user_stage2(const proxy_t *px, const char *user, bool *known)
+/* The account of user, or a fixed one that no password matches when
+ * there is no such user: the checks then run the same and fail, so
+ * neither the reply nor its timing tells which.  Like a user with a
+ * password, nobody has a SHA-256 stage 2 (the fast path answers). */
+static const proxy_user_t *find_user(const proxy_t *px, const char *user, bool *known)
 {
-    static const uint8_t nobody[PROTO_SHA1_LEN] = {0x5a};
+    static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
     size_t i;
 
     for (i = 0; i < px->nusers; i++)
         if (strcmp(px->users[i].name, user) == 0) {
             *known = true;
-            return px->users[i].stage2;
+            return &px->users[i];
         }
     *known = false;
-    return nobody;
+    return &nobody;
 }
 
 static int deny(proxy_client_t *c, bool with_password)
@@ -182,16 +189,11 @@ static int deny(proxy_client_t *c, bool with_password)
     return 0;
 }
 
-/* Check the 20-byte native response, then open the session. */
-static int authenticate(proxy_client_t *c, const void *resp, size_t len)
+/* The password checked: open the session and say OK. */
+static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
-    bool known;
-    const uint8_t *stage2 = user_stage2(c->px, c->user, &known);
-    bool ok = proto_native_verify(c->scramble, resp, len, stage2);
 
-    if (!ok || !known)
-        return deny(c, len > 0);
     if (dal_session_open(c->px->dal, &c->session, &err) != 0) {
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
@@ -200,6 +202,88 @@ static int authenticate(proxy_client_t *c, const void *resp, size_t len)
     c->state = CLIENT_COMMAND;
     send_ok(c, 0, 0);
     return 0;
+}
+
+/* Check the 20-byte mysql_native_password response. */
+static int authenticate(proxy_client_t *c, const void *resp, size_t len)
+{
+    bool known;
+    const proxy_user_t *u = find_user(c->px, c->user, &known);
+
+    if (!proto_native_verify(c->scramble, resp, len, u->stage2) || !known)
+        return deny(c, len > 0);
+    return logged_in(c);
+}
+
+/*
+ * A caching_sha2_password scramble.  Fast path: a user whose password
+ * dal-proxy knows and whose scramble matches gets AuthMoreData "fast auth
+ * success" and OK.  Anything else -- a wrong password, a password_hash
+ * user (the hash cannot check a SHA-256 scramble), no such user -- goes
+ * the one same way, so the replies do not tell which: over TLS the client
+ * is asked for its password in clear ("perform full authentication"), as
+ * MySQL does after a failed fast path; without TLS it would have to be
+ * RSA-encrypted, which dal-proxy does not do, so the client is switched to
+ * mysql_native_password, as servers switch clients whose plugin they do
+ * not take.
+ */
+static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
+{
+    static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
+    static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
+    bool known;
+    const proxy_user_t *u = find_user(c->px, c->user, &known);
+
+    if (u->has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u->sha2) && known) {
+        proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
+        return logged_in(c);
+    }
+    if (c->tls != NULL) {
+        proto_build_auth_more_data(&c->out, &c->seq, &full, 1);
+        c->state = CLIENT_SHA2_FULL;
+        return 0;
+    }
+    proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_AUTH_SWITCH;
+    return 0;
+}
+
+/* A login whose first response names caching_sha2_password although the
+ * handshake offered mysql_native_password.  Some clients (PyMySQL told to)
+ * computed it on the handshake's scramble: it is checked.  The MySQL and
+ * MariaDB client libraries do not show a plugin data prepared for another
+ * one and send none: over TLS they are asked again by an AuthSwitchRequest
+ * to the same plugin, without TLS switched to native at once -- a client
+ * is switched once at most, and every user the same way. */
+static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
+{
+    if (resp->len == PROTO_SHA256_LEN || c->tls == NULL)
+        return sha2_check(c, resp);
+    proto_build_auth_switch(&c->out, &c->seq, sha2_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_SHA2_SWITCH;
+    return 0;
+}
+
+/* The cleartext password of a full caching_sha2_password authentication
+ * (only ever asked for over TLS), checked against the native stage 2 and
+ * wiped from the reader's buffer. */
+static int sha2_password(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_str_t pw;
+    bool known, ok;
+    const proxy_user_t *u = find_user(c->px, c->user, &known);
+
+    c->seq = pkt->next_seq;
+    ok = proto_parse_cleartext_password(pkt->payload, pkt->len, &pw) == 0 && pw.len > 0 &&
+         proto_native_verify_password(pw.ptr, pw.len, u->stage2) && known;
+    OPENSSL_cleanse((void *)pkt->payload, pkt->len);
+    return ok ? logged_in(c) : deny(c, pkt->len > 1);
+}
+
+/* Whether p (n bytes) names plugin. */
+static bool is_plugin(const proto_str_t *p, const char *plugin)
+{
+    return p->len == strlen(plugin) && memcmp(p->ptr, plugin, p->len) == 0;
 }
 
 static bool is_our_db(const proxy_client_t *c, const char *p, size_t n)
@@ -216,8 +300,10 @@ static void unknown_db(proxy_client_t *c, const char *p, size_t n)
 }
 
 /* A login as user (the handshake's or COM_CHANGE_USER's): the schema must
- * be ours; a client that answered for another plugin (plugin NULL: none
- * named) is asked again for ours; else the response is checked. */
+ * be ours (and the connection TLS when require_tls is on); a response for
+ * caching_sha2_password is taken as such, a client that answered for
+ * another plugin is asked again for ours (plugin NULL: none named, so
+ * native); else the response is checked. */
 static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *db,
                  const proto_str_t *plugin, const proto_str_t *resp)
 {
@@ -228,9 +314,16 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
         c->state = CLIENT_CLOSING;
         return 0;
     }
-    if (plugin != NULL && plugin->ptr != NULL &&
-        (plugin->len != strlen(native_plugin) ||
-         memcmp(plugin->ptr, native_plugin, plugin->len) != 0)) {
+    if (c->px->require_tls && c->tls == NULL) {
+        client_err(c, 3159, "HY000", /* ER_SECURE_TRANSPORT_REQUIRED */
+                   "Connections using insecure transport are prohibited: "
+                   "dal-proxy has require_tls = on");
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    if (plugin != NULL && plugin->ptr != NULL && is_plugin(plugin, sha2_plugin))
+        return sha2_login(c, resp);
+    if (plugin != NULL && plugin->ptr != NULL && !is_plugin(plugin, native_plugin)) {
         proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
                                 PROTO_SCRAMBLE_LEN);
         c->state = CLIENT_AUTH_SWITCH;
@@ -239,15 +332,32 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
     return authenticate(c, resp->ptr, resp->len);
 }
 
+/* After an SSLRequest: what follows on the socket is TLS.  The bytes that
+ * came behind the request (the start of the client's TLS handshake) are
+ * the session's first; the real handshake response comes through it. */
+static int start_tls(proxy_client_t *c)
+{
+    size_t n;
+    const uint8_t *rest = proto_reader_unread(&c->in, &n);
+
+    if ((c->tls = tls_conn_new(c->px->tls)) == NULL || tls_conn_feed(c->tls, rest, n) != 0)
+        return -1;
+    proto_reader_discard(&c->in);
+    return 0;
+}
+
 static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_handshake_response_t r;
     int rc = proto_parse_handshake_response(pkt->payload, pkt->len, &r);
 
     c->seq = pkt->next_seq;
+    if (rc == 0 && r.ssl_request && c->px->tls != NULL && c->tls == NULL)
+        return start_tls(c);
     if (rc != 0 || r.ssl_request) {
-        client_err(c, 1043, "08S01", r.ssl_request ? "TLS is not enabled on this dal-proxy"
-                                                : "Bad handshake");
+        client_err(c, 1043, "08S01", r.ssl_request && c->tls == NULL
+                                         ? "TLS is not enabled on this dal-proxy"
+                                         : "Bad handshake");
         c->state = CLIENT_CLOSING;
         return 0;
     }
@@ -715,6 +825,15 @@ int client_input(proxy_client_t *c)
         case CLIENT_AUTH_SWITCH:
             c->seq = pkt.next_seq;
             rc = authenticate(c, pkt.payload, pkt.len);
+            break;
+        case CLIENT_SHA2_SWITCH: {
+            proto_str_t resp = {(const char *)pkt.payload, pkt.len};
+            c->seq = pkt.next_seq;
+            rc = sha2_check(c, &resp);
+            break;
+        }
+        case CLIENT_SHA2_FULL:
+            rc = sha2_password(c, &pkt);
             break;
         default:
             rc = command(c, &pkt);

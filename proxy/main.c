@@ -75,7 +75,8 @@ static int parse_options(int argc, char **argv, options_t *o)
 }
 
 /* The accounts of the configuration: each with its mysql_native_password
- * stage 2, from the password or from password_hash. */
+ * stage 2, from the password or from password_hash, and with a password
+ * its caching_sha2_password stage 2 as well. */
 static int load_users(proxy_t *px, const dal_proxy_info_t *info)
 {
     size_t i, n = dal_proxy_info_user_count(info);
@@ -88,9 +89,11 @@ static int load_users(proxy_t *px, const dal_proxy_info_t *info)
         if ((px->users[i].name = strdup(name)) == NULL)
             return -1;
         px->nusers++;
-        if (pw != NULL)
+        if (pw != NULL) {
             proto_native_stage2(pw, strlen(pw), px->users[i].stage2);
-        else if (proto_native_hash_parse(hash, px->users[i].stage2) != 0)
+            proto_sha2_stage2(pw, strlen(pw), px->users[i].sha2);
+            px->users[i].has_sha2 = true;
+        } else if (proto_native_hash_parse(hash, px->users[i].stage2) != 0)
             return -1; /* dal checked the form already */
     }
     return 0;
@@ -131,6 +134,26 @@ static void *signals_main(void *arg)
     }
 }
 
+/* The TLS context of [proxy] tls_cert/tls_key into px->tls (NULL without
+ * them): 0, or -1 with a message naming config. */
+static int load_tls(proxy_t *px, const dal_proxy_info_t *info, const char *config)
+{
+    const char *cert = dal_proxy_info_tls_cert(info), *key = dal_proxy_info_tls_key(info);
+    char msg[512];
+
+    px->require_tls = dal_proxy_info_require_tls(info) != 0;
+    if (cert == NULL || key == NULL)
+        return 0;
+    if ((px->tls = tls_context_new(cert, key, msg, sizeof msg)) == NULL) {
+        fprintf(stderr, "dal-proxy: %s: [proxy] %s\n", config, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* What `dal check` checks (the TLS files readable and PEM of the right
+ * kind, at their lines); whether the key is the certificate's is known
+ * when dal-proxy starts, since checking opens no datasource or monitor. */
 static int check_only(const char *config, const dal_open_opts_t *opts)
 {
     dal_error_t err;
@@ -172,6 +195,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "dal-proxy: out of memory\n");
         return 1;
     }
+    if (load_tls(&px, info, o.config) != 0)
+        return 1;
     if (px.nusers == 0)
         fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %s: nobody can connect\n",
                 o.config);
@@ -187,6 +212,7 @@ int main(int argc, char **argv)
     rc = proxy_serve(&px, o.listen ? o.listen : dal_proxy_info_listen(info),
                      o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
     dal_proxy_info_free(info);
+    tls_context_free(px.tls);
     free_users(&px);
     free(px.database);
     dal_close(px.dal);

@@ -336,6 +336,13 @@ int proto_reader_next(proto_reader_t *r, proto_packet_t *pkt);
 const char *proto_reader_message(const proto_reader_t *r);
 /* Bytes received and not yet returned as packets. */
 size_t proto_reader_pending(const proto_reader_t *r);
+/* Those bytes themselves (borrowed: valid until the next proto_reader_*
+ * call on r), *n set to proto_reader_pending(r); then proto_reader_discard
+ * forgets them.  For a stream that changes its framing after a packet (the
+ * TLS handshake after an SSLRequest): what came after the packet belongs to
+ * the new layer. */
+const uint8_t *proto_reader_unread(const proto_reader_t *r, size_t *n);
+void proto_reader_discard(proto_reader_t *r);
 
 /* ================================================================= cursor */
 
@@ -468,6 +475,17 @@ bool proto_sha2_verify(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const void *r
 bool proto_sha2_verify_password(const uint8_t scramble[PROTO_SCRAMBLE_LEN],
                                 const void *response, size_t response_len,
                                 const char *password, size_t len);
+
+/* caching_sha2_password's full authentication: over TLS the client sends
+ * its password in clear, ended by a NUL.  *password borrows from payload,
+ * without the NUL; PROTO_EMALFORMED if a NUL is inside it (no password
+ * holds one), and a payload without the final NUL is taken whole. */
+int proto_parse_cleartext_password(const void *payload, size_t len, proto_str_t *password);
+/* Whether password (len bytes) is the one whose mysql_native_password
+ * stage 2 is given, in time independent of where they differ: the check of
+ * a cleartext password against what `password_hash` stores. */
+bool proto_native_verify_password(const char *password, size_t len,
+                                  const uint8_t stage2[PROTO_SHA1_LEN]);
 
 /* AuthMoreData status bytes of caching_sha2_password. */
 #define PROTO_SHA2_FAST_AUTH_SUCCESS 0x03

@@ -19,17 +19,24 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <dal/dal.h>
 
 #include "protocol.h"
 
 struct proxy_io;
+typedef struct proxy_tls proxy_tls_t;
+typedef struct proxy_tls_conn proxy_tls_conn_t;
 
-/* One account of [proxy user NAME]: what authentication checks. */
+/* One account of [proxy user NAME]: what authentication checks.  A
+ * password_hash gives only the native stage 2; a password gives both, so
+ * caching_sha2_password's fast path can check the user too. */
 typedef struct proxy_user {
-    char *name;                       /* owned */
-    uint8_t stage2[PROTO_SHA1_LEN];   /* SHA1(SHA1(password)) */
+    char *name;                         /* owned */
+    uint8_t stage2[PROTO_SHA1_LEN];     /* SHA1(SHA1(password)) */
+    bool has_sha2;                      /* the password was given */
+    uint8_t sha2[PROTO_SHA256_LEN];     /* SHA256(SHA256(password)) */
 } proxy_user_t;
 
 /* What every thread reads; set up before the threads start. */
@@ -40,6 +47,8 @@ typedef struct proxy {
     size_t nusers;
     uint32_t max_connections;
     uint32_t max_allowed_packet;
+    proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
+    bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
     atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     atomic_uint next_id;              /* connection ids */
@@ -59,8 +68,12 @@ typedef struct proxy {
 } proxy_t;
 
 typedef enum client_state {
-    CLIENT_HANDSHAKE,  /* handshake sent, waiting for the response */
+    CLIENT_HANDSHAKE,  /* handshake sent, waiting for the response (after an
+                          SSLRequest: the TLS handshake, then the response) */
     CLIENT_AUTH_SWITCH,/* auth switch sent, waiting for the scramble */
+    CLIENT_SHA2_SWITCH,/* switched to caching_sha2_password: its scramble */
+    CLIENT_SHA2_FULL,  /* caching_sha2_password's full authentication asked
+                          for (over TLS): waiting for the cleartext password */
     CLIENT_COMMAND,    /* authenticated: commands */
     CLIENT_CLOSING     /* write what is left, then close */
 } client_state_t;
@@ -79,8 +92,11 @@ typedef struct proxy_client {
     char user[64];
     char peer[64];                    /* "127.0.0.1" for messages */
     dal_session_t *session;           /* owned once authenticated */
-    proto_reader_t in;
-    proto_buf_t out;
+    proto_reader_t in;                /* plaintext packets from the client */
+    proto_buf_t out;                  /* plaintext replies not yet sent (or,
+                                         with TLS, not yet encrypted) */
+    proxy_tls_conn_t *tls;            /* owned once the client asked for TLS */
+    proto_buf_t wire;                 /* TLS records not yet sent */
     proto_packet_t pending;           /* the command a worker runs */
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
@@ -182,6 +198,44 @@ void kill_unregister(proxy_client_t *c);
 /* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
  * true; else false.  The id is one of the proxy's connection ids. */
 bool kill_statement(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ tls.c */
+
+/*
+ * TLS on OpenSSL, as a filter over memory: the server's I/O reads
+ * ciphertext from the socket and feeds it to the client's session, takes
+ * plaintext out into the packet reader, and encrypts replies into c->wire,
+ * which it sends like any buffer.  The sessions never touch a socket, so
+ * plain and TLS clients follow one non-blocking model: a write never waits
+ * for the socket (it only grows c->wire), a read that needs more bytes says
+ * so and the socket's next readiness brings them, and the bytes that came
+ * right behind the SSLRequest are simply the first ones fed.
+ *
+ * A context is shared by every thread; a session belongs to its client and
+ * is used by whichever thread owns the client.
+ */
+/* The context of [proxy] tls_cert and tls_key (PEM files; the certificate
+ * file may hold the chain): TLS 1.2 and later.  NULL on failure, with a
+ * sentence in msg (the file and OpenSSL's reason; never a secret). */
+proxy_tls_t *tls_context_new(const char *cert, const char *key, char *msg, size_t msglen);
+void tls_context_free(proxy_tls_t *t);
+/* A server-side session of t; NULL if out of memory.  t must outlive it. */
+proxy_tls_conn_t *tls_conn_new(proxy_tls_t *t);
+void tls_conn_free(proxy_tls_conn_t *s);
+/* Ciphertext from the client (n bytes, copied): 0, or -1 out of memory. */
+int tls_conn_feed(proxy_tls_conn_t *s, const void *data, size_t n);
+/* Decrypt into buf (at most n bytes), running the handshake while it is
+ * not done: the bytes written, 0 if more ciphertext must be fed first, -1
+ * if the session is over (broken, or closed by the client). */
+ssize_t tls_conn_read(proxy_tls_conn_t *s, void *buf, size_t n);
+/* Encrypt up to n bytes of plain (borrowed), running the handshake first
+ * while it is not done: the bytes taken (0 while the handshake waits for
+ * the client), -1 if the session is broken.  The records made, and any the
+ * handshake or an earlier read produced, are appended to wire. */
+ssize_t tls_conn_write(proxy_tls_conn_t *s, const void *plain, size_t n, proto_buf_t *wire);
+/* Whether decrypted bytes wait inside s (a poll on the socket cannot see
+ * them). */
+bool tls_conn_pending(const proxy_tls_conn_t *s);
 
 /* ------------------------------------------------------------ server.c */
 

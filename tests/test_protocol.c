@@ -383,6 +383,31 @@ START_TEST(test_reader_chunking)
 }
 END_TEST
 
+/* After an SSLRequest the bytes behind it are the TLS handshake's: the
+ * reader hands them over as they came. */
+START_TEST(test_reader_unread)
+{
+    proto_reader_t r;
+    proto_packet_t pkt;
+    size_t n;
+    const uint8_t *rest;
+
+    proto_reader_init(&r, 1024);
+    rest = proto_reader_unread(&r, &n);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(proto_reader_feed(&r, "\x02\x00\x00\x01" "ab\x16\x03\x01", 9), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 1);
+    ck_assert_mem_eq(pkt.payload, "ab", 2);
+    rest = proto_reader_unread(&r, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_mem_eq(rest, "\x16\x03\x01", 3);
+    proto_reader_discard(&r);
+    ck_assert_uint_eq(proto_reader_pending(&r), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 0);
+    proto_reader_free(&r);
+}
+END_TEST
+
 START_TEST(test_reader_limits)
 {
     proto_reader_t r;
@@ -874,6 +899,35 @@ START_TEST(test_auth_packets)
     ck_assert_int_eq(proto_build_auth_more_data(&b, &seq, &full, 1), 0);
     expect_payload(&b, 4, "\x01\x04", 2);
     proto_buf_free(&b);
+}
+END_TEST
+
+/* caching_sha2_password's full authentication: the cleartext password,
+ * NUL-terminated, checked against what password_hash stores. */
+START_TEST(test_cleartext_password)
+{
+    proto_str_t pw;
+    uint8_t stage2[PROTO_SHA1_LEN];
+
+    ck_assert_int_eq(proto_parse_cleartext_password("s3cret!\0", 8, &pw), 0);
+    ck_assert_uint_eq(pw.len, 7);
+    ck_assert(memcmp(pw.ptr, "s3cret!", 7) == 0);
+    ck_assert_int_eq(proto_parse_cleartext_password("s3cret!", 7, &pw), 0);   /* no NUL */
+    ck_assert_uint_eq(pw.len, 7);
+    ck_assert_int_eq(proto_parse_cleartext_password("\0", 1, &pw), 0);        /* empty */
+    ck_assert_ptr_null(pw.ptr);
+    ck_assert_uint_eq(pw.len, 0);
+    ck_assert_int_eq(proto_parse_cleartext_password(NULL, 0, &pw), 0);
+    ck_assert_uint_eq(pw.len, 0);
+    ck_assert_int_eq(proto_parse_cleartext_password("a\0b\0", 4, &pw), PROTO_EMALFORMED);
+    ck_assert_ptr_null(pw.ptr);
+
+    /* the published hash of 'test' (SELECT PASSWORD('test')) */
+    ck_assert_int_eq(proto_native_hash_parse("*94BDCEBE19083CE2A1F959FD02F964C7AF4CFC29", stage2), 0);
+    ck_assert(proto_native_verify_password("test", 4, stage2));
+    ck_assert(!proto_native_verify_password("tesT", 4, stage2));
+    ck_assert(!proto_native_verify_password("test ", 5, stage2));
+    ck_assert(!proto_native_verify_password("", 0, stage2));
 }
 END_TEST
 
@@ -1422,6 +1476,7 @@ static Suite *protocol_suite(void)
     tcase_add_loop_test(frame, test_split, 0, N(split_cases));
     tcase_add_test(frame, test_reader_chunking);
     tcase_add_test(frame, test_reader_limits);
+    tcase_add_test(frame, test_reader_unread);
     tcase_set_timeout(frame, 120);
     tcase_add_test(hs, test_handshake);
     tcase_add_loop_test(hs, test_handshake_response, 0, N(response_cases));
@@ -1431,6 +1486,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(auth, test_sha2_scramble);
     tcase_add_test(auth, test_real_client);
     tcase_add_test(auth, test_auth_packets);
+    tcase_add_test(auth, test_cleartext_password);
     tcase_add_test(resp, test_ok_err_eof);
     tcase_add_test(resp, test_columns);
     tcase_add_test(resp, test_prepare_ok);

@@ -872,6 +872,8 @@ DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
 /* PEM files, or NULL: no TLS; valid until dal_proxy_info_free. */
 DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
 DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
+/* Non-zero if logins without TLS are refused (tls_cert is then set). */
+DAL_API int dal_proxy_info_require_tls(const dal_proxy_info_t *p);
 /* The [proxy user NAME] sections, in file order. */
 DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
 /*
