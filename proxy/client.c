@@ -315,7 +315,9 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
     col->charset = (uint16_t)ci.charset;
     col->length = ci.length > UINT32_MAX ? UINT32_MAX : (uint32_t)ci.length;
     col->type = (uint8_t)ci.type;
-    col->flags = (uint16_t)ci.flags;
+    /* NUM_FLAG (32768) is added by the client library to numeric
+     * columns; servers do not send it */
+    col->flags = (uint16_t)(ci.flags & ~32768u);
     col->decimals = (uint8_t)ci.decimals;
 }
 
