@@ -14,7 +14,7 @@ pids=()
 px_cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
-    rm -rf "$work"
+    [ -n "${DAL_KEEP:-}" ] || rm -rf "$work"
 }
 trap px_cleanup EXIT
 fails=0

@@ -25,6 +25,9 @@ async function main() {
   const c = await mysql.createConnection({
     host, port: Number(port), user, password, database, charset: 'UTF8MB4_GENERAL_CI',
     timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, dateStrings: false,
+    // JSON as text: MariaDB marks JSON columns in its extended type
+    // information, which dal-proxy does not send (docs/proxy.md)
+    jsonStrings: true,
   });
   // show(TITLE, METHOD, SQL, ARGS): rows and field definitions
   const show = async (title, how, sql, args) => {
@@ -57,12 +60,14 @@ async function main() {
     await show('all', how, 'SELECT * FROM typed ORDER BY k');
     await show('one', how, 'SELECT * FROM typed WHERE k = ?', [11]);
     await show('nulls', how, 'SELECT * FROM typed WHERE k = ? OR k = ? ORDER BY k', [3, 13]);
-    await show('expr', how, "SELECT k, bu - 1, de * 2, CONCAT(vc, '!'), HEX(bl), bt + 0, " +
+    await show('expr', how, "SELECT k, bu DIV 3, de * 2, CONCAT(vc, '!'), HEX(bl), bt + 0, " +
       "JSON_EXTRACT(j, '$.a[1]'), ts + 0, e + 0, st + 0 FROM typed WHERE k IN (?, ?) ORDER BY k", [1, 12]);
   }
-  // the tables written by query() and by execute() hold the same values
-  await show('same', 'query', 'SELECT COUNT(*) FROM typed a JOIN typed b ON b.k = a.k + 10 WHERE ' +
-    cols.slice(1).map((n) => `a.${n} <=> b.${n}`).join(' AND '));
+  // the rows written by query() and by execute() hold the same values
+  const [all] = await c.query('SELECT * FROM typed ORDER BY k');
+  const text = (r) => JSON.stringify(r.slice(1).map(value));
+  console.log('query and execute wrote the same rows:',
+    all.length === 6 && all.slice(0, 3).every((r, i) => text(r) === text(all[i + 3])));
 
   // transactions: one rolled back, one committed
   await c.beginTransaction();

@@ -51,7 +51,7 @@ for row in spec["rows"]:
     print("insert", cur.rowcount, conn.warning_count())
 show("all", "SELECT * FROM typed ORDER BY k")
 show("one", "SELECT * FROM typed WHERE k = %s", (1,))
-show("expr", "SELECT k, bu - 1, de * 2, CONCAT(vc, '!'), HEX(bl), bt + 0, JSON_EXTRACT(j, '$.a[1]'), "
+show("expr", "SELECT k, bu DIV 3, de * 2, CONCAT(vc, '!'), HEX(bl), bt + 0, JSON_EXTRACT(j, '$.a[1]'), "
      "ts + 0, e + 0, st + 0 FROM typed WHERE k IN (%s, %s) ORDER BY k", (1, 2))
 
 # a transaction: autocommit off, a rollback, then a commit
