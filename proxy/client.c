@@ -165,7 +165,30 @@ static int deny(proxy_client_t *c, bool with_password)
     return 0;
 }
 
-/* Check the 20-byte native response, then open the session. */
+/* The character set of a handshake's collation id when it is not
+ * utf8mb4 (what dal's connections use unless their URL says otherwise),
+ * else NULL: the ids of the character sets a client commonly asks for. */
+static const char *handshake_charset(uint8_t id)
+{
+    static const struct { uint8_t id; const char *name; } sets[] = {
+        {1, "big5"}, {5, "latin1"}, {7, "koi8r"}, {8, "latin1"}, {9, "latin2"}, {11, "ascii"},
+        {13, "sjis"}, {15, "latin1"}, {19, "euckr"}, {24, "gb2312"}, {26, "cp1250"},
+        {28, "gbk"}, {31, "latin1"}, {33, "utf8mb3"}, {47, "latin1"}, {48, "latin1"},
+        {49, "latin1"}, {51, "cp1251"}, {57, "cp1256"}, {63, "binary"}, {65, "ascii"},
+        {83, "utf8mb3"}, {94, "latin1"}, {95, "cp932"},
+    };
+    size_t i;
+
+    if (id >= 192 && id <= 215)  /* utf8mb3's UCA collations */
+        return "utf8mb3";
+    for (i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i].id == id)
+            return sets[i].name;
+    return NULL;
+}
+
+/* Check the 20-byte native response, then open the session in the
+ * handshake's character set (as SET NAMES). */
 static int authenticate(proxy_client_t *c, const void *resp, size_t len)
 {
     dal_error_t err;
@@ -175,7 +198,9 @@ static int authenticate(proxy_client_t *c, const void *resp, size_t len)
 
     if (!ok || !known)
         return deny(c, len > 0);
-    if (dal_session_open(c->px->dal, &c->session, &err) != 0) {
+    if (dal_session_open(c->px->dal, &c->session, &err) != 0 ||
+        (handshake_charset(c->charset) != NULL &&
+         dal_session_set_var(c->session, "names", handshake_charset(c->charset), &err) != 0)) {
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
@@ -235,6 +260,7 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
         return 0;
     }
     c->caps = r.capabilities & server_caps;
+    c->charset = r.charset;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
