@@ -279,6 +279,8 @@ bool client_word_is(const char **p, const char *w)
     return true;
 }
 
+static void init_db(proxy_client_t *c, const proto_str_t *db);
+
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
 static void one_value(proxy_client_t *c, const char *name, const char *value)
@@ -324,6 +326,27 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     if (client_word_is(&p, "KILL")) {
         /* a server's KILL would end one of dal's pooled connections */
         client_err(c, 1235, "42000", "KILL is not supported by dal-proxy yet");
+        return true;
+    }
+    p = sql;
+    if (client_word_is(&p, "USE")) {
+        /* as COM_INIT_DB: on a server it would move one of dal's pooled
+         * connections to another schema */
+        proto_str_t db;
+        size_t n;
+
+        while (isspace((unsigned char)*p))
+            p++;
+        n = strlen(p);
+        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
+            n--;
+        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
+            p++;
+            n -= 2;
+        }
+        db.ptr = p;
+        db.len = n;
+        init_db(c, &db);
         return true;
     }
     p = sql;
