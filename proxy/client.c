@@ -189,12 +189,37 @@ static int deny(proxy_client_t *c, bool with_password)
     return 0;
 }
 
-/* The password checked: open the session and say OK. */
+/* The character set of a handshake's collation id when it is not
+ * utf8mb4 (what dal's connections use unless their URL says otherwise),
+ * else NULL: the ids of the character sets a client commonly asks for. */
+static const char *handshake_charset(uint8_t id)
+{
+    static const struct { uint8_t id; const char *name; } sets[] = {
+        {1, "big5"}, {5, "latin1"}, {7, "koi8r"}, {8, "latin1"}, {9, "latin2"}, {11, "ascii"},
+        {13, "sjis"}, {15, "latin1"}, {19, "euckr"}, {24, "gb2312"}, {26, "cp1250"},
+        {28, "gbk"}, {31, "latin1"}, {33, "utf8mb3"}, {47, "latin1"}, {48, "latin1"},
+        {49, "latin1"}, {51, "cp1251"}, {57, "cp1256"}, {63, "binary"}, {65, "ascii"},
+        {83, "utf8mb3"}, {94, "latin1"}, {95, "cp932"},
+    };
+    size_t i;
+
+    if (id >= 192 && id <= 215)  /* utf8mb3's UCA collations */
+        return "utf8mb3";
+    for (i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i].id == id)
+            return sets[i].name;
+    return NULL;
+}
+
+/* The password checked: open the session in the handshake's character
+ * set (as SET NAMES) and say OK. */
 static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
 
-    if (dal_session_open(c->px->dal, &c->session, &err) != 0) {
+    if (dal_session_open(c->px->dal, &c->session, &err) != 0 ||
+        (handshake_charset(c->charset) != NULL &&
+         dal_session_set_var(c->session, "names", handshake_charset(c->charset), &err) != 0)) {
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
@@ -363,6 +388,7 @@ static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
     }
     c->caps = r.capabilities & server_caps;
     c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
+    c->charset = r.charset;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
@@ -380,6 +406,8 @@ bool client_word_is(const char **p, const char *w)
     *p += n;
     return true;
 }
+
+static void init_db(proxy_client_t *c, const proto_str_t *db);
 
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
@@ -438,6 +466,27 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     if (kill_statement(c, sql))
         return true;
     p = sql;
+    if (client_word_is(&p, "USE")) {
+        /* as COM_INIT_DB: on a server it would move one of dal's pooled
+         * connections to another schema */
+        proto_str_t db;
+        size_t n;
+
+        while (isspace((unsigned char)*p))
+            p++;
+        n = strlen(p);
+        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
+            n--;
+        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
+            p++;
+            n -= 2;
+        }
+        db.ptr = p;
+        db.len = n;
+        init_db(c, &db);
+        return true;
+    }
+    p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
         return true;
@@ -466,7 +515,9 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
     col->charset = (uint16_t)ci.charset;
     col->length = ci.length > UINT32_MAX ? UINT32_MAX : (uint32_t)ci.length;
     col->type = (uint8_t)ci.type;
-    col->flags = (uint16_t)ci.flags;
+    /* NUM_FLAG (32768) is added by the client library to numeric
+     * columns; servers do not send it */
+    col->flags = (uint16_t)(ci.flags & ~32768u);
     col->decimals = (uint8_t)ci.decimals;
 }
 

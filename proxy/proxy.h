@@ -90,6 +90,7 @@ typedef struct proxy_client {
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
+    uint8_t charset;                  /* the handshake's collation id */
     char peer[64];                    /* "127.0.0.1" for messages */
     dal_session_t *session;           /* owned once authenticated */
     proto_reader_t in;                /* plaintext packets from the client */
