@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "dal_int.h"
 #include "error.h"
+#include "monitor.h"
 #include "snapshot.h"
 
 /* ============================================================ the outline */
@@ -459,4 +460,16 @@ const char *dal_proxy_info_user(const dal_proxy_info_t *p, size_t i, const char 
     if (password_hash != NULL)
         *password_hash = u->password_hash;
     return u->name;
+}
+
+/* ------------------------------------------------------------ monitors */
+
+void dal_monitor_emit(dal_t *dal, const dal_event_t *ev)
+{
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+
+    if (snap != NULL) {
+        monitor_emit(snap->monitors, ev);
+        snapshot_unref(snap);
+    }
 }
