@@ -2,7 +2,8 @@
  * inspect.c -- dal_table_names, dal_table_info and dal_datasource_info:
  * the tables, the layout of a table and the connection settings of a
  * datasource, read from the configuration in force (see dal.h,
- * "inspection").
+ * "inspection"); and dal_monitor_emit, which hands a front end's event to
+ * the monitors in force.
  *
  * A handle keeps one reference on the parsed configuration (dal_config_t)
  * it was read from and points into it, so its strings live as long as the
