@@ -773,6 +773,9 @@ static void run_command(proxy_client_t *c)
     case PROTO_COM_STMT_PREPARE:
         stmt_prepare(c, cmd.u.text.ptr, cmd.u.text.len);
         return;
+    case PROTO_COM_FIELD_LIST:
+        schema_field_list(c, &cmd.u.field_list.table, &cmd.u.field_list.wildcard);
+        return;
     case PROTO_COM_STMT_EXECUTE:
         stmt_execute(c, c->cmd, c->cmd_len);
         return;
@@ -822,9 +825,6 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
             client_err(c, 1047, "08S01", "Malformed COM_INIT_DB");
         else
             init_db(c, &cmd.u.text);
-        return 0;
-    case PROTO_COM_FIELD_LIST:
-        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
         return 0;
     case PROTO_COM_SET_OPTION:
         if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0 ||

@@ -192,6 +192,10 @@ bool schema_show_tables(proxy_client_t *c, const char *sql);
  * table, under the logical name, and return true; else false (other
  * tables are the servers' business). */
 bool schema_describe(proxy_client_t *c, const char *sql);
+/* COM_FIELD_LIST: the columns of table (of a configured one, its first
+ * physical table's, named by the logical name) whose names match the LIKE
+ * pattern wild (empty: all), each with its default value as NULL. */
+void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild);
 
 /* ------------------------------------------------------------ users.c */
 

@@ -530,3 +530,77 @@ bool schema_describe(proxy_client_t *c, const char *sql)
     proto_buf_free(&b);
     return true;
 }
+
+/* ---------------------------------------------------------- FIELD LIST */
+
+/* LIKE's matching, without case: % any run, _ one character, \ escapes. */
+static bool like(const char *p, const char *end, const char *s)
+{
+    for (; p < end; p++, s++) {
+        if (*p == '%') {
+            for (; *s != '\0'; s++)
+                if (like(p + 1, end, s))
+                    return true;
+            return like(p + 1, end, s);
+        }
+        if (*p == '\\' && p + 1 < end)
+            p++;
+        else if (*p == '_' && *s != '\0')
+            continue;
+        if (*s == '\0' || tolower((unsigned char)*p) != tolower((unsigned char)*s))
+            return false;
+    }
+    return *s == '\0';
+}
+
+void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild)
+{
+    char name[129], physical[160];
+    const char *node = NULL;
+    dal_table_info_t *t;
+    proto_buf_t b = PROTO_BUF_INIT;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    proto_column_t col;
+    size_t i, n;
+    int pos;
+
+    if (table->ptr == NULL || table->len == 0 || table->len >= sizeof name ||
+        memchr(table->ptr, '\0', table->len) != NULL) {
+        client_err(c, 1146, "42S02", "Table name is missing or too long");
+        return;
+    }
+    memcpy(name, table->ptr, table->len);
+    name[table->len] = '\0';
+    /* a configured table: its first physical table, as for DESCRIBE */
+    if ((t = configured(c, name)) != NULL) {
+        pos = dal_table_info_physical(t, 0, physical, sizeof physical);
+        node = pos >= 0 ? dal_table_info_node(t, (uint32_t)pos) : NULL;
+        put_str(&b, "/*+ dal datasource=");
+        put_str(&b, node != NULL ? node : "");
+        put_str(&b, " raw */ ");
+    }
+    put_str(&b, "SELECT * FROM ");
+    put_quoted(&b, '`', t != NULL ? physical : name);
+    put_str(&b, " LIMIT 0");
+    proto_put_u8(&b, 0);
+    if (t != NULL)
+        dal_table_info_free(t);
+    if (b.err != 0)
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+        client_dal_error(c, &err);
+    else {
+        for (i = 0, n = dal_result_column_count(r); i < n; i++) {
+            client_column(r, i, &col);
+            col.schema = c->px->database;
+            col.table = col.org_table = name;
+            if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
+                like(wild->ptr, wild->ptr + wild->len, col.name))
+                proto_build_field_list_column(&c->out, &c->seq, &col);
+        }
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    }
+    dal_result_free(r);
+    proto_buf_free(&b);
+}

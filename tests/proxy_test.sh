@@ -176,6 +176,8 @@ grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy
 # through the proxy and on the plain server; the outputs must match.
 T=$'\t'
 cat >"$work/ps.txt" <<EOF
+!list_fields orders
+!list_fields orders n%
 SELECT * FROM orders WHERE user_id = ? ORDER BY id${T}10
 SELECT id, amount, note, made FROM orders WHERE id = ? AND user_id = ?${T}1${T}10
 SELECT COUNT(*), SUM(amount), MIN(made), MAX(note) FROM orders
