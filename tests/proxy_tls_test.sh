@@ -5,9 +5,9 @@
 # socket must be a TLS one with a cipher), caching_sha2_password's fast
 # path and full authentication, wrong passwords (1045), a client that
 # starts TLS and then sends garbage (only it is closed), a result and a
-# statement over 16 MB (split packets) through TLS, require_tls (3159), and
-# `dal-proxy --check` on bad TLS files.  Starts its own MariaDB server;
-# never skips.
+# statement over 16 MB (split packets) through TLS, require_tls (3159),
+# sysbench with --mysql-ssl, concurrent TLS clients, and `dal-proxy
+# --check` on bad TLS files.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -144,6 +144,32 @@ out=$(mariadb -h127.0.0.1 -P"$strict" -uapp -p"$PX_TLS_PASSWORD" --skip-ssl -e '
 echo "$out" | grep -q "ERROR 3159" || fail "require_tls: $out"
 out=$(tlsc "$strict" shop -N -e 'SELECT 1' 2>&1) || true
 [ "$out" = 1 ] || fail "require_tls over TLS: $out"
+
+# ---- sysbench over TLS: prepared statements and text ---------------------
+# through the proxy that refuses plaintext, so the run is TLS throughout:
+# the read-only mix with 4 threads, the read-write one (transactions) with
+# one.  sysbench's --mysql-ssl reads cacert.pem, client-cert.pem and
+# client-key.pem from its working directory (the proxy asks for no client
+# certificate: the pair only has to load).
+mkdir "$work/sb"
+cp "$work/cert.pem" "$work/sb/cacert.pem"
+mkcert "$work/sb/client-key.pem" "$work/sb/client-cert.pem"
+cd "$work/sb"
+sb=(--mysql-host=127.0.0.1 --mysql-port="$strict" --mysql-user=app --mysql-password="$PX_TLS_PASSWORD"
+    --mysql-db=shop --mysql-ssl=on --tables=1 --table-size=500 --rand-seed=7)
+if sysbench oltp_read_write "${sb[@]}" prepare >"$work/sb.out" 2>&1; then
+    for mode in auto disable; do
+        sysbench oltp_read_only "${sb[@]}" --db-ps-mode="$mode" --threads=4 --events=200 run \
+            >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_only over TLS, $mode: $(grep -m3 FATAL "$work/sb.out")"
+        sysbench oltp_read_write "${sb[@]}" --db-ps-mode="$mode" --threads=1 --events=100 run \
+            >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_write over TLS, $mode: $(grep -m3 FATAL "$work/sb.out")"
+    done
+    out=$(tlsc "$strict" shop -N -e 'SELECT COUNT(*) FROM sbtest1' 2>&1) || true
+    [ "$out" = 500 ] || fail "sbtest1 after sysbench over TLS: $out"
+else
+    fail "sysbench prepare over TLS: $(tail -3 "$work/sb.out")"
+fi
+cd "$here"
 
 # ---- PyMySQL: TLS sockets, caching_sha2_password, garbage, 16 MB ----------
 PX_PORT=$port PX_NOTLS=$notls PX_CERT=$work/cert.pem "$py" - <<'EOF' || fail "PyMySQL"
