@@ -240,6 +240,34 @@ assert sha2_path("app", tls) == "fast"
 assert sha2_path("hashed", tls) == "full"
 assert sha2_path("hashed", None) == "other: ", "hashed without TLS: switched to native"
 
+# COM_CHANGE_USER answered for caching_sha2_password (it runs on a worker;
+# the full authentication then continues on the I/O thread)
+def change_user(c, user, password):
+    resp = pymysql._auth.scramble_caching_sha2(password.encode(), c.salt[:20])
+    c._execute_command(pymysql.constants.COMMAND.COM_CHANGE_USER,
+                       user.encode() + b"\0" + bytes([len(resp)]) + resp + b"shop\0" +
+                       struct.pack("<H", 45) + b"caching_sha2_password\0")
+    pkt, steps = c._read_packet(), []
+    if pkt.is_extra_auth_data():
+        steps.append(pkt._data[1])
+        if pkt._data[1] == 4:
+            c.write_packet(password.encode() + b"\0")
+        pkt = c._read_packet()
+    assert pkt.is_ok_packet(), pkt._data
+    with c.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM t")
+        assert cur.fetchone() == (2,)
+    return steps
+c = connect("app", ssl=tls)
+assert change_user(c, "hashed", pw["hashed"]) == [4], "change_user: full authentication"
+assert change_user(c, "app", pw["app"]) == [3], "change_user: fast path"
+try:
+    change_user(c, "hashed", "wrong")
+    raise SystemExit("change_user: a wrong password got in")
+except pymysql.err.OperationalError as e:
+    assert e.args[0] == 1045, e.args
+c._sock.close()
+
 # wrong passwords and unknown users: 1045, whichever path
 pw["nobody"] = "whatever"
 for user, cls, s in (("app", Sha2, tls), ("hashed", Sha2, tls), ("app", Sha2, None),
