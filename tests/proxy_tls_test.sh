@@ -92,6 +92,13 @@ tls_key = $work/other-key.pem"
 out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1) && fail "dal-proxy started with a key not its certificate's"
 echo "$out" | grep -q "not a PEM private key of tls_cert.*key values mismatch" || fail "mismatched key: $out"
 
+# a key under a passphrase: refused, not asked for
+openssl pkey -in "$work/key.pem" -aes256 -passout pass:secret -out "$work/locked-key.pem"
+write_ini "$work/bad.ini" "$port" "tls_cert = $work/cert.pem
+tls_key = $work/locked-key.pem"
+out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1 </dev/null) && fail "dal-proxy started with a locked key"
+echo "$out" | grep -q "tls_key .*locked-key.pem: not a PEM private key" || fail "locked key: $out"
+
 for ini in px strict notls; do
     "$proxy_bin" -c "$work/$ini.ini" >"$work/$ini.log" 2>&1 &
     pids+=($!)
