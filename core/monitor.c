@@ -15,6 +15,8 @@
 #include "monitor.h"
 #include "pool.h"
 #include "sql_lex.h"
+#include "dal_int.h"
+#include "snapshot.h"
 
 /* How often pool figures are sampled.  Prometheus scrapes every 15 s or so;
  * a second is fresh enough and costs a lock per node per second. */
@@ -274,6 +276,16 @@ void monitor_emit(const dal_monitor_set_t *set, const dal_event_t *ev)
         return;
     for (i = 0; i < set->n; i++)
         set->mon[i].ops->on_event(set->mon[i].inst, ev);
+}
+
+void dal_monitor_emit(dal_t *dal, const dal_event_t *ev)
+{
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+
+    if (snap != NULL) {
+        monitor_emit(snap->monitors, ev);
+        snapshot_unref(snap);
+    }
 }
 
 /* --------------------------------------------------------- normalising */

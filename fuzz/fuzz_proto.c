@@ -5,9 +5,10 @@
  * Every input goes through each decoder a client can reach: the packet
  * reader (fed in chunks the input chooses, with a small max_allowed_packet
  * so the limit is hit too), the handshake-response parser, the command
- * parser, caching_sha2_password's cleartext password, and the
- * COM_STMT_EXECUTE decoder with a parameter count, earlier
- * types and long-data flags taken from the input.  What they return is
+ * parser, caching_sha2_password's cleartext password, the
+ * COM_STMT_EXECUTE decoder with a parameter count, earlier types and
+ * long-data flags taken from the input, and the splitter of
+ * multi-statement text.  What they return is
  * checked to lie inside the input; the binary-row builder then gets pieces
  * of the input as column values.  The input buffer is exactly `size`
  * bytes, so AddressSanitizer reports any read past its end.
@@ -203,6 +204,22 @@ static void fuzz_binary_row(const uint8_t *data, size_t size)
     proto_buf_free(&b);
 }
 
+/* A multi-statement COM_QUERY text: the pieces cover the input in order,
+ * each ends before the next begins, and the splitting always advances. */
+static void fuzz_split(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    size_t len = size, n, next;
+
+    while (len > 0) {
+        n = proto_split_statement(text, len, &next);
+        CHECK(n <= len && next <= len && n <= next && next > 0);
+        (void)proto_sql_blank(text, n);
+        text += next;
+        len -= next;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -220,5 +237,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_command(data + 4, size - 4, caps);
     fuzz_execute(data, size);
     fuzz_binary_row(data, size);
+    fuzz_split(data, size);
     return 0;
 }

@@ -17,10 +17,11 @@ int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t
     proto_put_lenenc(b, ok->last_insert_id);
     proto_put_u16(b, ok->status);
     proto_put_u16(b, ok->warnings);
-    if (caps & PROTO_CLIENT_SESSION_TRACK)
+    /* length-encoded either way: servers send it so, and clients (the
+     * MariaDB and MySQL client libraries) read it so, whatever the
+     * protocol's description of the no-session-track case says */
+    if ((caps & PROTO_CLIENT_SESSION_TRACK) || (ok->info != NULL && ok->info_len > 0))
         proto_put_lenenc_str(b, ok->info, ok->info ? ok->info_len : 0);
-    else if (ok->info)
-        proto_put_bytes(b, ok->info, ok->info_len);
     return proto_finish(b, start, seq);
 }
 

@@ -512,9 +512,10 @@ typedef struct proto_ok {
                                  result set under CLIENT_DEPRECATE_EOF */
 } proto_ok_t;
 
-/* OK packet.  With CLIENT_SESSION_TRACK in caps the info is a lenenc
- * string (no session state data is written: the caller must not set
- * SERVER_SESSION_STATE_CHANGED), else the rest of the packet. */
+/* OK packet.  The info is a lenenc string, as servers write it and client
+ * libraries read it; without CLIENT_SESSION_TRACK in caps an empty info is
+ * left out (no session state data is written: the caller must not set
+ * SERVER_SESSION_STATE_CHANGED). */
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok);
 /* ERR packet: code, '#' + sqlstate (5 characters; NULL means "HY000"),
  * message (borrowed, NUL-terminated; NULL is ""). PROTO_EINVAL for a
@@ -683,5 +684,23 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t
                            const proto_column_t *params, uint16_t nparams,
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status);
+
+/* ------------------------------------------------- multi-statement text */
+
+/*
+ * A COM_QUERY of a client with CLIENT_MULTI_STATEMENTS holds statements
+ * separated by `;`.  proto_split_statement finds the end of the first
+ * statement of text[0..len): the first `;` outside quotes ('', "", ``),
+ * comments (-- , #, and C-style ones, executable ones included) and
+ * parentheses.  It returns that statement's length (the `;` excluded) and
+ * sets *next to where the rest begins (past the `;`; len when there is
+ * none).  A compound statement, whose body has `;` of its own (CREATE
+ * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and BEGIN
+ * NOT ATOMIC), is not split: the whole text is one statement, as the
+ * server's parser would read it.
+ */
+size_t proto_split_statement(const char *text, size_t len, size_t *next);
+/* True when text[0..len) holds nothing but spaces, `;` and comments. */
+bool proto_sql_blank(const char *text, size_t len);
 
 #endif

@@ -50,6 +50,7 @@ typedef struct proxy {
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
     bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
+    atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
     struct proxy_io *ios;             /* owned: the I/O threads */
@@ -61,6 +62,9 @@ typedef struct proxy {
     pthread_t *workers;               /* owned */
     size_t nworkers;
     bool workers_quit;                /* under mu: the I/O threads are gone */
+    /* every connected client, for KILL (kill.c) */
+    pthread_mutex_t clients_mu;
+    struct proxy_client *clients;     /* borrowed: list by all_next */
 } proxy_t;
 
 typedef enum client_state {
@@ -82,9 +86,11 @@ typedef struct proxy_client {
     uint32_t id;                      /* connection id */
     client_state_t state;
     bool busy;                        /* a worker has it */
+    atomic_bool running;              /* ... and runs its command (KILL QUERY) */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
+    uint8_t charset;                  /* the handshake's collation id */
     char peer[64];                    /* "127.0.0.1" for messages */
     dal_session_t *session;           /* owned once authenticated */
     proto_reader_t in;                /* plaintext packets from the client */
@@ -96,8 +102,12 @@ typedef struct proxy_client {
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
     uint8_t seq;                      /* next sequence id to send */
+    bool multi;                       /* COM_QUERY may hold several statements */
+    bool more;                        /* results of the same COM_QUERY follow */
+    bool failed;                      /* the last reply built was an ERR */
     struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
     struct proxy_client *next;        /* in a queue */
+    struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
 
 /* ------------------------------------------------------------ client.c */
@@ -119,6 +129,9 @@ void client_run(proxy_client_t *c);
 /* The replies every command builds from (into c->out). */
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
 void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
+/* The same with a server's info line ("Rows matched: ..."; NULL: none). */
+void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                    unsigned int warnings, const char *info);
 /* A dal error as the MySQL error a client expects: a server's own number
  * and SQLSTATE, else the closest MySQL error for what dal refused. */
 void client_dal_error(proxy_client_t *c, const dal_error_t *err);
@@ -131,6 +144,12 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col);
 /* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
  * binary, then the end) or as an OK when it has no columns. */
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
+/* The same, with each non-NULL value of each row passed through map first,
+ * which may point *val at other bytes (owned by map's user, valid until
+ * the next call of map). */
+typedef void (*client_map_fn)(void *user, size_t column, const char **val, size_t *len);
+void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
+                       void *user);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
@@ -160,11 +179,26 @@ void stmt_free_all(proxy_client_t *c);
 
 /* ------------------------------------------------------------ schema.c */
 
-/* If sql is `SHOW TABLES [FROM|IN the proxy's database]`, answer it (the
- * logical tables of the configuration and the default datasource's own
- * tables, without the physical tables of sharded ones, sorted) and return
- * true; else false. */
+/* If sql is `SHOW [FULL] TABLES [FROM|IN the proxy's database] [LIKE
+ * 'pattern' | WHERE condition]`, answer it (the logical tables of the
+ * configuration and the default datasource's own tables, without the
+ * physical tables of sharded ones, sorted) and return true; else false. */
 bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* If sql describes one configured table (SHOW [FULL] COLUMNS, SHOW INDEX,
+ * SHOW CREATE TABLE, DESCRIBE), answer it from the table's first physical
+ * table, under the logical name, and return true; else false (other
+ * tables are the servers' business). */
+bool schema_describe(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ kill.c */
+
+/* Enter c in / remove c from the proxy's list of clients (client_new,
+ * client_free), which KILL searches by connection id. */
+void kill_register(proxy_client_t *c);
+void kill_unregister(proxy_client_t *c);
+/* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
+ * true; else false.  The id is one of the proxy's connection ids. */
+bool kill_statement(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ tls.c */
 
@@ -215,5 +249,8 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
 void proxy_stop(proxy_t *px);
 /* Hand a client back from a worker to its I/O thread. */
 void proxy_done(proxy_client_t *c);
+/* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
+ * "accepted", "refused", "auth_failed") and its value now. */
+void proxy_count(proxy_t *px, const char *figure, uint64_t value);
 
 #endif /* DAL_PROXY_PROXY_H */

@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <dal/plugin.h>
+
 #include "proxy.h"
 
 #define MAX_LISTEN 16
@@ -124,10 +126,22 @@ static void watch(proxy_io_t *io, proxy_client_t *c, int op)
     epoll_ctl(io->ep, op, c->fd, &ev);
 }
 
+void proxy_count(proxy_t *px, const char *figure, uint64_t value)
+{
+    dal_event_t ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_CLIENT;
+    ev.kind = figure;
+    ev.rows = value;
+    dal_monitor_emit(px->dal, &ev);
+}
+
 static void drop(proxy_io_t *io, proxy_client_t *c)
 {
     epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
-    atomic_fetch_sub(&io->px->nclients, 1);
+    proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
     client_free(c);
 }
 
@@ -302,6 +316,7 @@ static void accept_all(proxy_io_t *io, int lfd)
             proto_buf_free(&b);
             close(fd);
             atomic_fetch_sub(&px->nclients, 1);
+            proxy_count(px, "refused", atomic_fetch_add(&px->refused, 1) + 1);
             len = sizeof sa;
             continue;
         }
@@ -312,6 +327,8 @@ static void accept_all(proxy_io_t *io, int lfd)
             atomic_fetch_sub(&px->nclients, 1);
         } else {
             watch(io, c, EPOLL_CTL_ADD);
+            proxy_count(px, "accepted", atomic_fetch_add(&px->accepted, 1) + 1);
+            proxy_count(px, "connected", atomic_load(&px->nclients));
         }
         len = sizeof sa;
     }
@@ -513,6 +530,7 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     px->ios = calloc(px->nios, sizeof *px->ios);
     px->workers = calloc(px->nworkers, sizeof *px->workers);
     pthread_mutex_init(&px->mu, NULL);
+    pthread_mutex_init(&px->clients_mu, NULL);
     pthread_cond_init(&px->cond, NULL);
     if (px->ios == NULL || px->workers == NULL)
         return -1;

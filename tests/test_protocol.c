@@ -946,7 +946,7 @@ START_TEST(test_ok_err_eof)
     ok.info = "Rows matched: 3";
     ok.info_len = 15;
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &ok), 0);
-    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00Rows matched: 3", 24);
+    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00\x0fRows matched: 3", 25);
     proto_buf_reset(&b);
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41
                                     | PROTO_CLIENT_SESSION_TRACK, &ok), 0);
@@ -1415,6 +1415,49 @@ START_TEST(test_strerror)
 }
 END_TEST
 
+
+/* The statements of a multi-statement COM_QUERY, as a server splits them. */
+static void check_pieces(const char *text, const char *const *want, size_t nwant)
+{
+    size_t len = strlen(text), n, next, k = 0;
+
+    while (len > 0 && !proto_sql_blank(text, len)) {
+        n = proto_split_statement(text, len, &next);
+        ck_assert_uint_lt(k, nwant);
+        ck_assert_uint_eq(n, strlen(want[k]));
+        ck_assert(strncmp(text, want[k], n) == 0);
+        k++;
+        text += next;
+        len -= next;
+    }
+    ck_assert_uint_eq(k, nwant);
+}
+
+START_TEST(test_split)
+{
+    static const char *const simple[] = {"SELECT 1", " SELECT 2"};
+    static const char *const quoted[] = {"SELECT 'a;b', \"c;\", `d;e`", " SELECT 'x\\';'"};
+    static const char *const comments[] = {"SELECT 1 /* ; */ -- ;\n", "\n# ;\nSELECT 2"};
+    static const char *const dashes[] = {"SELECT 3--1", " SELECT 4"};
+    static const char *const proc[] = {
+        "CREATE DEFINER=`u`@`%` PROCEDURE p() BEGIN SELECT 1; SELECT 2; END"};
+    static const char *const block[] = {"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END"};
+    static const char *const txn[] = {"BEGIN", " SELECT 1", " COMMIT"};
+    static const char *const paren[] = {"SELECT (SELECT 1)", "SELECT 2"};
+
+    check_pieces("SELECT 1; SELECT 2;", simple, 2);
+    check_pieces("SELECT 'a;b', \"c;\", `d;e`; SELECT 'x\\';'", quoted, 2);
+    check_pieces("SELECT 1 /* ; */ -- ;\n;\n# ;\nSELECT 2", comments, 2);
+    check_pieces("SELECT 3--1; SELECT 4", dashes, 2);
+    check_pieces(proc[0], proc, 1);
+    check_pieces(block[0], block, 1);
+    check_pieces("BEGIN; SELECT 1; COMMIT", txn, 3);
+    check_pieces("SELECT (SELECT 1);SELECT 2", paren, 2);
+    ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18));
+    ck_assert(!proto_sql_blank(" ; x", 4));
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
     Suite *s = suite_create("protocol");
@@ -1454,6 +1497,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute);
     tcase_add_test(cmds, test_stmt_execute_edges);
     tcase_add_test(cmds, test_stmt_execute_real);
+    tcase_add_test(cmds, test_split);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
     suite_add_tcase(s, hs);

@@ -616,6 +616,14 @@ DAL_API int dal_result_column_info(const dal_result_t *r, size_t col, dal_column
  * read to the end; after it, all of them.
  */
 DAL_API unsigned int dal_result_warning_count(const dal_result_t *r);
+/*
+ * The info line a server gives after a write (mysql_info), summed over the
+ * statement's data nodes: "Records: N  Duplicates: N  Warnings: N" after
+ * a multi-row INSERT, "Rows matched: N  Changed: N  Warnings: N" after an
+ * UPDATE; NULL when the servers gave none (or lines of another form).
+ * Owned by r, valid until the next call or dal_result_free.
+ */
+DAL_API const char *dal_result_info(dal_result_t *r);
 
 /* Server status bits (dal_result_server_status, dal_session_status):
  * MariaDB's SERVER_STATUS_* values. */
