@@ -163,18 +163,13 @@ void client_free(proxy_client_t *c)
  * there is no such user: the checks then run the same and fail, so
  * neither the reply nor its timing tells which.  Like a user with a
  * password, nobody has a SHA-256 stage 2 (the fast path answers). */
-static const proxy_user_t *find_user(const proxy_t *px, const char *user, bool *known)
+static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
 {
     static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
-    size_t i;
+    proxy_user_t u;
 
-    for (i = 0; i < px->nusers; i++)
-        if (strcmp(px->users[i].name, user) == 0) {
-            *known = true;
-            return &px->users[i];
-        }
-    *known = false;
-    return &nobody;
+    *known = users_find(px, user, &u);
+    return *known ? u : nobody;
 }
 
 static int deny(proxy_client_t *c, bool with_password)
@@ -233,9 +228,9 @@ static int logged_in(proxy_client_t *c)
 static int authenticate(proxy_client_t *c, const void *resp, size_t len)
 {
     bool known;
-    const proxy_user_t *u = find_user(c->px, c->user, &known);
+    const proxy_user_t u = find_user(c->px, c->user, &known);
 
-    if (!proto_native_verify(c->scramble, resp, len, u->stage2) || !known)
+    if (!proto_native_verify(c->scramble, resp, len, u.stage2) || !known)
         return deny(c, len > 0);
     return logged_in(c);
 }
@@ -257,9 +252,9 @@ static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
     static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
     static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
     bool known;
-    const proxy_user_t *u = find_user(c->px, c->user, &known);
+    const proxy_user_t u = find_user(c->px, c->user, &known);
 
-    if (u->has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u->sha2) && known) {
+    if (u.has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u.sha2) && known) {
         proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
         return logged_in(c);
     }
@@ -296,11 +291,11 @@ static int sha2_password(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_str_t pw;
     bool known, ok;
-    const proxy_user_t *u = find_user(c->px, c->user, &known);
+    const proxy_user_t u = find_user(c->px, c->user, &known);
 
     c->seq = pkt->next_seq;
     ok = proto_parse_cleartext_password(pkt->payload, pkt->len, &pw) == 0 && pw.len > 0 &&
-         proto_native_verify_password(pw.ptr, pw.len, u->stage2) && known;
+         proto_native_verify_password(pw.ptr, pw.len, u.stage2) && known;
     OPENSSL_cleanse((void *)pkt->payload, pkt->len);
     return ok ? logged_in(c) : deny(c, pkt->len > 1);
 }

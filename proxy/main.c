@@ -27,8 +27,8 @@ static const char usage_text[] =
     "  -h, --help          this text\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop accepting, let running statements finish,\n"
-    "and exit; SIGHUP reloads FILE (routing and datasources; users and listen\n"
-    "addresses are read at start).  See docs/proxy.md.\n";
+    "and exit; SIGHUP reloads FILE (routing, datasources and users; listen\n"
+    "addresses, threads and TLS files are read at start).  See docs/proxy.md.\n";
 
 typedef struct options {
     const char *config, *listen, *plugin_dir;
@@ -72,40 +72,6 @@ static int parse_options(int argc, char **argv, options_t *o)
         return 2;
     }
     return 0;
-}
-
-/* The accounts of the configuration: each with its mysql_native_password
- * stage 2, from the password or from password_hash, and with a password
- * its caching_sha2_password stage 2 as well. */
-static int load_users(proxy_t *px, const dal_proxy_info_t *info)
-{
-    size_t i, n = dal_proxy_info_user_count(info);
-
-    if ((px->users = calloc(n ? n : 1, sizeof *px->users)) == NULL)
-        return -1;
-    for (i = 0; i < n; i++) {
-        const char *pw = NULL, *hash = NULL;
-        const char *name = dal_proxy_info_user(info, i, &pw, &hash);
-        if ((px->users[i].name = strdup(name)) == NULL)
-            return -1;
-        px->nusers++;
-        if (pw != NULL) {
-            proto_native_stage2(pw, strlen(pw), px->users[i].stage2);
-            proto_sha2_stage2(pw, strlen(pw), px->users[i].sha2);
-            px->users[i].has_sha2 = true;
-        } else if (proto_native_hash_parse(hash, px->users[i].stage2) != 0)
-            return -1; /* dal checked the form already */
-    }
-    return 0;
-}
-
-static void free_users(proxy_t *px)
-{
-    size_t i;
-
-    for (i = 0; i < px->nusers; i++)
-        free(px->users[i].name);
-    free(px->users);
 }
 
 /* The thread that takes the signals (blocked in every other thread). */
@@ -191,7 +157,7 @@ int main(int argc, char **argv)
     }
     px.max_connections = dal_proxy_info_max_connections(info);
     px.max_allowed_packet = dal_proxy_info_max_allowed_packet(info);
-    if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || load_users(&px, info) != 0) {
+    if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || users_load(&px) != 0) {
         fprintf(stderr, "dal-proxy: out of memory\n");
         return 1;
     }
@@ -213,7 +179,7 @@ int main(int argc, char **argv)
                      o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
     dal_proxy_info_free(info);
     tls_context_free(px.tls);
-    free_users(&px);
+    users_free(&px);
     free(px.database);
     dal_close(px.dal);
     return rc == 0 ? 0 : 1;

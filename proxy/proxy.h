@@ -43,8 +43,11 @@ typedef struct proxy_user {
 typedef struct proxy {
     dal_t *dal;                       /* borrowed: opened by main */
     char *database;                   /* owned: the schema clients see */
-    proxy_user_t *users;              /* owned */
+    /* [proxy user] accounts (users.c): read again after a reload */
+    pthread_mutex_t users_mu;
+    proxy_user_t *users;              /* owned, under users_mu */
     size_t nusers;
+    uint64_t users_reloads;           /* dal_reload_stats when they were read */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
@@ -189,6 +192,18 @@ bool schema_show_tables(proxy_client_t *c, const char *sql);
  * table, under the logical name, and return true; else false (other
  * tables are the servers' business). */
 bool schema_describe(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ users.c */
+
+/* Read the accounts of the configuration (at start): 0, or -1 when out
+ * of memory. */
+int users_load(proxy_t *px);
+void users_free(proxy_t *px);
+/* Copy the account called name into *out (out->name is set to NULL: the
+ * table may change once the lock is dropped) and return true, or return
+ * false when there is none.  Reads the accounts again first if the
+ * configuration was reloaded since. */
+bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
 
 /* ------------------------------------------------------------ kill.c */
 

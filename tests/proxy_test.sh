@@ -382,6 +382,24 @@ else
     fail "PyMySQL is not installed (tests/deps.sh installs python3-pymysql)"
 fi
 
+# ---- SIGHUP: users change, connected clients stay ---------------------------
+# the file now has user newbie instead of reader; a client connected
+# before the reload finishes its statements after it
+px shop -N -e "SELECT SLEEP(1); SELECT 'still here'" >"$work/hup.out" 2>&1 &
+hup_client=$!
+sleep 0.3
+write_ini "$work/px.ini" "$port" 64
+sed -i 's/^\[proxy user reader\]$/[proxy user newbie]/; s/^password_hash = .*$/password = fresh/' "$work/px.ini"
+kill -HUP "${pids[0]}"
+sleep 0.3
+[ "$(mariadb -h127.0.0.1 -P"$port" -unewbie -pfresh shop -N -e 'SELECT 1' 2>&1)" = 1 ] ||
+    fail "a user added by a reload cannot log in"
+out=$(mariadb -h127.0.0.1 -P"$port" -ureader -ppassword shop -e 'SELECT 1' 2>&1) &&
+    fail "a user removed by a reload still logs in"
+echo "$out" | grep -q '^ERROR 1045' || fail "removed user: $out"
+wait "$hup_client" || fail "a client connected across the reload failed: $(cat "$work/hup.out")"
+grep -q '^still here$' "$work/hup.out" || fail "reload: $(cat "$work/hup.out")"
+
 # ---- SIGTERM: stop accepting, exit 0 ----------------------------------------
 kill -TERM "${pids[0]}"
 for _ in $(seq 50); do kill -0 "${pids[0]}" 2>/dev/null || break; sleep 0.1; done

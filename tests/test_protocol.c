@@ -1433,7 +1433,7 @@ static void check_pieces(const char *text, const char *const *want, size_t nwant
     ck_assert_uint_eq(k, nwant);
 }
 
-START_TEST(test_split)
+START_TEST(test_split_statements)
 {
     static const char *const simple[] = {"SELECT 1", " SELECT 2"};
     static const char *const quoted[] = {"SELECT 'a;b', \"c;\", `d;e`", " SELECT 'x\\';'"};
@@ -1497,7 +1497,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute);
     tcase_add_test(cmds, test_stmt_execute_edges);
     tcase_add_test(cmds, test_stmt_execute_real);
-    tcase_add_test(cmds, test_split);
+    tcase_add_test(cmds, test_split_statements);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
     suite_add_tcase(s, hs);
