@@ -40,10 +40,19 @@ static void last_reason(char *buf, size_t n, const char *fallback)
     ERR_clear_error();
 }
 
+/* A key file under a passphrase is refused instead of OpenSSL asking for
+ * the passphrase on the terminal, which a service does not have. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+    (void)buf, (void)size, (void)rwflag, (void)arg;
+    return -1;
+}
+
 static int ctx_load(SSL_CTX *ctx, const char *cert, const char *key, char *msg, size_t msglen)
 {
     char why[256];
 
+    SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
         last_reason(why, sizeof why, "cannot read it");
         snprintf(msg, msglen, "tls_cert %s: not a PEM certificate (%s)", cert, why);

@@ -5,9 +5,9 @@
 # socket must be a TLS one with a cipher), caching_sha2_password's fast
 # path and full authentication, wrong passwords (1045), a client that
 # starts TLS and then sends garbage (only it is closed), a result and a
-# statement over 16 MB (split packets) through TLS, require_tls (3159), and
-# `dal-proxy --check` on bad TLS files.  Starts its own MariaDB server;
-# never skips.
+# statement over 16 MB (split packets) through TLS, require_tls (3159),
+# sysbench with --mysql-ssl, concurrent TLS clients, and `dal-proxy
+# --check` on bad TLS files.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,6 +92,13 @@ tls_key = $work/other-key.pem"
 out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1) && fail "dal-proxy started with a key not its certificate's"
 echo "$out" | grep -q "not a PEM private key of tls_cert.*key values mismatch" || fail "mismatched key: $out"
 
+# a key under a passphrase: refused, not asked for
+openssl pkey -in "$work/key.pem" -aes256 -passout pass:secret -out "$work/locked-key.pem"
+write_ini "$work/bad.ini" "$port" "tls_cert = $work/cert.pem
+tls_key = $work/locked-key.pem"
+out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1 </dev/null) && fail "dal-proxy started with a locked key"
+echo "$out" | grep -q "tls_key .*locked-key.pem: not a PEM private key" || fail "locked key: $out"
+
 for ini in px strict notls; do
     "$proxy_bin" -c "$work/$ini.ini" >"$work/$ini.log" 2>&1 &
     pids+=($!)
@@ -144,6 +151,32 @@ out=$(mariadb -h127.0.0.1 -P"$strict" -uapp -p"$PX_TLS_PASSWORD" --skip-ssl -e '
 echo "$out" | grep -q "ERROR 3159" || fail "require_tls: $out"
 out=$(tlsc "$strict" shop -N -e 'SELECT 1' 2>&1) || true
 [ "$out" = 1 ] || fail "require_tls over TLS: $out"
+
+# ---- sysbench over TLS: prepared statements and text ---------------------
+# through the proxy that refuses plaintext, so the run is TLS throughout:
+# the read-only mix with 4 threads, the read-write one (transactions) with
+# one.  sysbench's --mysql-ssl reads cacert.pem, client-cert.pem and
+# client-key.pem from its working directory (the proxy asks for no client
+# certificate: the pair only has to load).
+mkdir "$work/sb"
+cp "$work/cert.pem" "$work/sb/cacert.pem"
+mkcert "$work/sb/client-key.pem" "$work/sb/client-cert.pem"
+cd "$work/sb"
+sb=(--mysql-host=127.0.0.1 --mysql-port="$strict" --mysql-user=app --mysql-password="$PX_TLS_PASSWORD"
+    --mysql-db=shop --mysql-ssl=on --tables=1 --table-size=500 --rand-seed=7)
+if sysbench oltp_read_write "${sb[@]}" prepare >"$work/sb.out" 2>&1; then
+    for mode in auto disable; do
+        sysbench oltp_read_only "${sb[@]}" --db-ps-mode="$mode" --threads=4 --events=200 run \
+            >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_only over TLS, $mode: $(grep -m3 FATAL "$work/sb.out")"
+        sysbench oltp_read_write "${sb[@]}" --db-ps-mode="$mode" --threads=1 --events=100 run \
+            >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_write over TLS, $mode: $(grep -m3 FATAL "$work/sb.out")"
+    done
+    out=$(tlsc "$strict" shop -N -e 'SELECT COUNT(*) FROM sbtest1' 2>&1) || true
+    [ "$out" = 500 ] || fail "sbtest1 after sysbench over TLS: $out"
+else
+    fail "sysbench prepare over TLS: $(tail -3 "$work/sb.out")"
+fi
+cd "$here"
 
 # ---- PyMySQL: TLS sockets, caching_sha2_password, garbage, 16 MB ----------
 PX_PORT=$port PX_NOTLS=$notls PX_CERT=$work/cert.pem "$py" - <<'EOF' || fail "PyMySQL"
@@ -213,6 +246,34 @@ assert sha2_path("app", None) == "fast"
 assert sha2_path("app", tls) == "fast"
 assert sha2_path("hashed", tls) == "full"
 assert sha2_path("hashed", None) == "other: ", "hashed without TLS: switched to native"
+
+# COM_CHANGE_USER answered for caching_sha2_password (it runs on a worker;
+# the full authentication then continues on the I/O thread)
+def change_user(c, user, password):
+    resp = pymysql._auth.scramble_caching_sha2(password.encode(), c.salt[:20])
+    c._execute_command(pymysql.constants.COMMAND.COM_CHANGE_USER,
+                       user.encode() + b"\0" + bytes([len(resp)]) + resp + b"shop\0" +
+                       struct.pack("<H", 45) + b"caching_sha2_password\0")
+    pkt, steps = c._read_packet(), []
+    if pkt.is_extra_auth_data():
+        steps.append(pkt._data[1])
+        if pkt._data[1] == 4:
+            c.write_packet(password.encode() + b"\0")
+        pkt = c._read_packet()
+    assert pkt.is_ok_packet(), pkt._data
+    with c.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM t")
+        assert cur.fetchone() == (2,)
+    return steps
+c = connect("app", ssl=tls)
+assert change_user(c, "hashed", pw["hashed"]) == [4], "change_user: full authentication"
+assert change_user(c, "app", pw["app"]) == [3], "change_user: fast path"
+try:
+    change_user(c, "hashed", "wrong")
+    raise SystemExit("change_user: a wrong password got in")
+except pymysql.err.OperationalError as e:
+    assert e.args[0] == 1045, e.args
+c._sock.close()
 
 # wrong passwords and unknown users: 1045, whichever path
 pw["nobody"] = "whatever"
