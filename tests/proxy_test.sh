@@ -106,6 +106,10 @@ COMMIT;
 BEGIN;
 DELETE FROM orders WHERE user_id = 11 AND id = 2;
 ROLLBACK;
+BEGIN;
+INSERT INTO orders VALUES (10, 12, 1.00, 'implicit', NULL);
+BEGIN;
+ROLLBACK;
 SELECT * FROM orders ORDER BY id;
 EOF
 px shop --batch <"$work/session.sql" >"$work/px.out" 2>"$work/px.err" || fail "session through the proxy: $(cat "$work/px.err")"

@@ -335,8 +335,10 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
  * session wrote (read_your_writes).
  *
  * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
- * dal_session_query do the same as the calls below.  dal_query refuses them:
- * a transaction needs a session.
+ * dal_session_query do the same as the calls below, except that BEGIN in
+ * an open transaction commits it first, as a server does (dal_begin
+ * refuses instead).  dal_query refuses them: a transaction needs a
+ * session.
  */
 
 /* *out owned by the caller (dal_session_close).  Must be closed before
