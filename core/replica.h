@@ -5,8 +5,9 @@
  * Rules (the step "select" of the statement path, after routing):
  *  - Writes, DDL, SET/SHOW/CALL/..., SELECT ... FOR UPDATE / LOCK IN SHARE
  *    MODE, SELECTs calling functions with side effects or server-local
- *    state (dal_sql_t.needs_master) and every statement of a read-write
- *    transaction go to the master.
+ *    state (dal_sql_t.needs_master) or touching session state (pins), every
+ *    statement of a read-write transaction and every statement of a
+ *    session on a node where it pinned a connection go to the master.
  *  - Other SELECTs, and read-only transactions, go to a replica in rotation
  *    chosen by load_balance; with none in rotation, to the master.
  *  - Read-your-writes: after a session (or, for dal_query, a thread) wrote
@@ -82,6 +83,10 @@ typedef struct dal_select {
     unsigned int flags;    /* DAL_SELECT_* */
     dal_ryw_t *ryw;        /* the writer whose writes reads must see, or NULL */
     dal_server_t *fixed;   /* a transaction's server: routes to its node run there */
+    /* a session's pinned nodes (session.c): their routes run on the master,
+     * where the session's connection is; NULL for none */
+    int (*pinned)(const void *owner, const dal_node_t *node);
+    const void *pin_owner; /* borrowed: passed to pinned */
 } dal_select_t;
 
 /* Set rt->routes[i].server for every route.  Fails only for a write forced

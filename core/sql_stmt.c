@@ -298,7 +298,10 @@ static int create_stmt(an_t *a, int i, int e)
     for (;;) {
         if (kw(a, i, e, K_OR) && kw(a, i + 1, e, K_REPLACE))
             i += 2;
-        else if (kw_in(a, i, e, flags))
+        else if (kw(a, i, e, K_TEMPORARY)) {
+            a->r.pins |= DAL_PIN_TEMP_TABLE;
+            i++;
+        } else if (kw_in(a, i, e, flags))
             i++;
         else if (kw(a, i, e, K_ALGORITHM))
             i += is_op(a, i + 1, e, "=") ? 3 : 1;

@@ -276,19 +276,25 @@ int stmt_args_error(const char *fn, const void *handle, const void *sql,
 
 /* ---------------------------------------------------------------- driver */
 
-/* Run the routed and served statement: on the owner's connection when it
- * holds one (a transaction), else through the pools. */
+/* Run the routed and served statement: on the owner's connections when it
+ * holds them (a transaction, a session's pins), else through the pools. */
 static int run(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
 {
     int rc;
 
-    if (ctx->run_held == NULL)
+    if (ctx->run_held == NULL || (rc = ctx->run_held(ctx->owner, st, out, err)) > 0)
         return stmt_run(st, ctx->snap, out, err);
-    rc = ctx->run_held(ctx->owner, st, out, err);
     stmt_emit(st, rc, *out);
     if (rc == 0)
         stmt_give_ids(st, *out);
     return rc;
+}
+
+/* The owner's look at the routes, if it wants one. */
+static int routed(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, dal_stmt_t *st,
+                  dal_error_t *err)
+{
+    return ctx->routed != NULL ? ctx->routed(ctx->owner, opts, st, err) : 0;
 }
 
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
@@ -305,7 +311,8 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                  : err_set(err, DAL_ESTATE,
                            "%s outside a session: transactions need dal_session_open, so "
                            "the connection stays with them", sql_kind_name(st.sql->kind));
-    else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
+    else if (rc == 0 && (rc = routed(ctx, opts, &st, err)) == 0 &&
+             (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = run(ctx, &st, out, err);
     stmt_clear(&st);
     return rc;
