@@ -473,6 +473,20 @@ static unsigned int max_parallel(const dal_routing_t *rt)
     return rt->max_parallel > 0 ? rt->max_parallel : 8;
 }
 
+/* Route i runs on a caller's connection that a started job still uses
+ * (two routes on one node share its pinned connection): it waits. */
+static int held_busy(const batch_t *b, size_t i)
+{
+    size_t k;
+
+    if (b->held == NULL || b->held[i] == NULL)
+        return 0;
+    for (k = 0; k < i; k++)
+        if (b->jobs[k].c == b->held[i])
+            return 1;
+    return 0;
+}
+
 static int run_batch(batch_t *b, dal_error_t *err)
 {
     size_t n = b->rt->nroutes, cap = max_parallel(b->rt);
@@ -485,7 +499,7 @@ static int run_batch(batch_t *b, dal_error_t *err)
         goto done;
     }
     for (;;) {
-        while (!b->failed && b->next < n && b->running < cap)
+        while (!b->failed && b->next < n && b->running < cap && !held_busy(b, b->next))
             job_start(b, &b->jobs[b->next++]);
         if (b->running == 0)
             break;

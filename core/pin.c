@@ -123,23 +123,40 @@ static int chosen_node(const dal_sql_t *sql, const dal_query_opts_t *opts)
            (opts != NULL && (opts->datasource != NULL || opts->shard_value != NULL));
 }
 
+/* The number of distinct nodes rt's routes run on. */
+static size_t route_nodes(const dal_routing_t *rt)
+{
+    size_t i, k, n = 0;
+
+    for (i = 0; i < rt->nroutes; i++) {
+        for (k = 0; k < i && rt->routes[k].node != rt->routes[i].node; k++)
+            ;
+        n += k == i;
+    }
+    return n;
+}
+
 /* What pin.h says of user variables: one node, the one holding them. */
 static int check_user_vars(dal_pins_t *p, const dal_snapshot_t *snap,
                            const dal_query_opts_t *opts, dal_routing_t *rt, dal_error_t *err)
 {
     dal_pin_t *vars = pins_user_vars(p);
-    dal_node_t *node = rt->nroutes == 1 ? rt->routes[0].node : NULL, *there;
+    dal_node_t *node, *there;
+    size_t nodes = route_nodes(rt);
 
-    if (node == NULL)
+    if (nodes == 0)
+        return 0;
+    node = rt->routes[0].node;
+    if (nodes > 1)
         return err_set(err, DAL_EUNSUPPORTED,
                        "this statement uses user variables (@name) and runs on %zu "
                        "datasources, but a session's user variables live on one connection: "
                        "narrow it to one shard (the shard key's value, not a variable)",
-                       rt->nroutes);
+                       nodes);
     if (vars == NULL || pins_find(p, node) == vars)
         return 0;
     /* a statement naming no table runs anywhere: where the variables are */
-    if (rt->sql->ntrefs == 0 && !chosen_node(rt->sql, opts) &&
+    if (rt->nroutes == 1 && rt->sql->ntrefs == 0 && !chosen_node(rt->sql, opts) &&
         (there = snapshot_node(snap, vars->node->cfg->name)) != NULL) {
         rt->routes[0].node = there;
         return 0;

@@ -512,24 +512,30 @@ static int start_first(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
     return rc;
 }
 
-/* A statement of the transaction that leaves session state: the
- * transaction's connection becomes a pin (it stays after COMMIT).  A
- * replica's cannot: later statements, writes too, would run there. */
-static int pin_txn_conn(dal_session_t *s, dal_error_t *err)
+/* A statement of the transaction that leaves session state (pins): the
+ * transaction's connection becomes a pin (it stays after COMMIT), or
+ * notes the new state if it is one.  A replica's cannot: later
+ * statements, writes too, would run there. */
+static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
 {
     dal_pin_t *pin;
-    int rc;
+    int rc = 0;
 
-    if (s->conn_pinned)
+    if (s->conn_pinned) {
+        pin = pins_find(&s->pins, s->node);
+        pin->reasons |= pins;
         return 0;
+    }
     if (s->server->replica >= 0)
         return err_set(err, DAL_EUNSUPPORTED,
                        "a read-only transaction on a replica cannot keep session state (user "
                        "variables, temporary tables, locks): the session would stay on the "
                        "replica; run it in a read-write transaction or outside one");
     rc = pins_add(&s->pins, s->snap, s->node, s->conn, &pin, err);
-    if (rc == 0)
+    if (rc == 0) {
+        pin->reasons |= pins;
         s->conn_pinned = 1;
+    }
     return rc;
 }
 
@@ -556,7 +562,7 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
                        s->node->cfg->name, rt->routes[0].node->cfg->name);
     if (s->node == NULL && (rc = start_first(s, route_server(&rt->routes[0]), err)) != 0)
         return rc;
-    if (rt->sql->pins && (rc = pin_txn_conn(s, err)) != 0)
+    if (rt->sql->pins && (rc = pin_txn_conn(s, rt->sql->pins, err)) != 0)
         return rc;
     rc = exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
     s->wrote |= rc == 0 && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW;
