@@ -9,7 +9,9 @@
  * tests/integration.sh starts the cluster (product_0 .. product_3 on four
  * servers, `plain` on server 0, the default datasource) and exports
  * DAL_TEST_PORTS.  pin_food is sharded by k over the four nodes, two
- * physical tables each, so a scatter has two routes per node.
+ * physical tables each, so a scatter has two routes per node.  It runs
+ * twice: with the built-in connection cache and with the pool plugin
+ * (DAL_TEST_PIN_POOL=default), which reset connections each their way.
  */
 #include <check.h>
 #include <mysql.h>
@@ -123,6 +125,17 @@ static dal_pool_stats_t pool(const char *name)
     return st;
 }
 
+/* DAL_TEST_PIN_POOL=NAME runs the tests with pool plugin NAME instead of
+ * the built-in connection cache. */
+static const char *pool_line(void)
+{
+    static char line[80];
+    const char *name = getenv("DAL_TEST_PIN_POOL");
+
+    snprintf(line, sizeof line, name ? "pool = %s\n" : "", name);
+    return line;
+}
+
 static char *make_ini(const char *extra)
 {
     char text[8192];
@@ -135,10 +148,11 @@ static char *make_ini(const char *extra)
              "%s"
              "[dal]\n"
              "default_datasource = plain\n"
+             "%s"
              "[table pin_food]\n"
              "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 8\n"
              "shard_key = k\nstrategy = mod\n",
-             ports[0], extra);
+             ports[0], extra, pool_line());
     return tu_write(dir, "pin.ini", text);
 }
 
