@@ -542,11 +542,10 @@ void client_run(proxy_client_t *c)
         change_user(c, &cmd.u.change_user);
         return;
     case PROTO_COM_RESET_CONNECTION: {
+        /* the session's transaction, variables and pinned connections go */
         dal_error_t err;
         stmt_free_all(c);
-        dal_session_close(c->session);
-        c->session = NULL;
-        if (dal_session_open(c->px->dal, &c->session, &err) != 0)
+        if (dal_session_reset(c->session, &err) != 0)
             client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);

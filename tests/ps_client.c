@@ -9,7 +9,7 @@
  * NULL, an integer (bound as LONGLONG), a number with a '.' (DOUBLE),
  * `L:text` (sent with mysql_stmt_send_long_data in two pieces), anything
  * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
- * mysql_change_user instead.  Each statement is prepared and executed; one that
+ * mysql_change_user instead, `!reset_connection` mysql_reset_connection.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
@@ -199,7 +199,9 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, stdin) != NULL) {
         char user[64], pass[64], dbname[64];
         line[strcspn(line, "\n")] = '\0';
-        if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
+        if (strcmp(line, "!reset_connection") == 0) {
+            printf("reset_connection %s\n", mysql_reset_connection(db) == 0 ? "ok" : "error");
+        } else if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
             if (mysql_change_user(db, user, pass, dbname) == 0)
                 printf("change_user %s ok\n", user);
             else
