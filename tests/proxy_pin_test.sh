@@ -4,7 +4,8 @@
 # tables, named locks, LOCK TABLES and SQL prepared statements over one
 # client connection must behave as on one server (each client connection
 # is a dal session, which pins the backend connections holding its state),
-# and COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
+# SET SESSION TRANSACTION must hold for every statement, and
+# COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
 # servers; never skips.
 set -euo pipefail
 
@@ -82,6 +83,9 @@ same "named lock" \
     "SELECT GET_LOCK('pxlock', 0); SELECT IS_USED_LOCK('pxlock') IS NOT NULL; SELECT IS_FREE_LOCK('pxlock'); SELECT RELEASE_LOCK('pxlock'); SELECT IS_FREE_LOCK('pxlock')"
 same "LOCK TABLES" 'LOCK TABLES notes WRITE; INSERT INTO notes VALUES (9); SELECT COUNT(*) FROM notes WHERE a = 9; UNLOCK TABLES; DELETE FROM notes WHERE a = 9; SELECT COUNT(*) FROM notes'
 same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE s USING @b; DEALLOCATE PREPARE s; SELECT 1"
+# SET SESSION TRANSACTION: session variables of every backend connection
+same "SET SESSION TRANSACTION" \
+    'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
 # state ends with the client connection
 same "a new connection" "SELECT IFNULL(@a, 'none'), IS_FREE_LOCK('pxlock')"
 
@@ -100,6 +104,10 @@ wait "$holder" || fail "the lock holder failed: $(cat "$work/lock.out")"
 # ---- what cannot be kept is refused, not silently wrong --------------------
 out=$(px -e 'SET @k = 10; SELECT note FROM orders WHERE user_id = @k' 2>&1) && fail "a variable shard key was accepted"
 echo "$out" | grep -q 'user variables' || fail "variable shard key: $out"
+out=$(px -e 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' 2>&1) && fail "SET TRANSACTION (next transaction only) was accepted"
+echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSACTION: $out"
+out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
+echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
 out=$(px -e 'LOCK TABLES orders WRITE' 2>&1) && fail "LOCK TABLES of a sharded table was accepted"
 echo "$out" | grep -q 'orders' || fail "LOCK TABLES of a sharded table: $out"
 
