@@ -589,12 +589,6 @@ static int exec_parallel(const dal_routing_t *rt, dal_conn_t *const *held,
     return rc;
 }
 
-int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err)
-{
-    return exec_routes_on(rt, NULL, params, nparams, spec, out, err);
-}
-
 int exec_conn_lost(const dal_conn_t *c)
 {
     return conn_is_broken(mysql_errno((MYSQL *)&c->mysql));

@@ -191,6 +191,9 @@ int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t
         pin = pins_find(p, rt->routes[i].node);
         if (pin != NULL && pin->conn == NULL)
             return lost_error(pin, err);
+        /* the state is on the master: reads and forced replicas too */
+        if (pin != NULL)
+            rt->routes[i].server = &rt->routes[i].node->master;
     }
     return 0;
 }

@@ -69,7 +69,9 @@ struct dal_ryw;
 
 /*
  * Check a routed statement against the pins (before its servers are
- * chosen): a node whose pinned connection was lost fails (DAL_ESTATE); a
+ * chosen): a route to a pinned node gets its master as server (where the
+ * pinned connection is); a node whose pinned connection was lost fails
+ * (DAL_ESTATE); a
  * statement using user variables must run on one node, the one holding
  * the variables once there is one -- a statement naming no table is moved
  * there (unless opts or its hints chose the datasource), any other fails

@@ -83,14 +83,11 @@ typedef struct dal_select {
     unsigned int flags;    /* DAL_SELECT_* */
     dal_ryw_t *ryw;        /* the writer whose writes reads must see, or NULL */
     dal_server_t *fixed;   /* a transaction's server: routes to its node run there */
-    /* a session's pinned nodes (session.c): their routes run on the master,
-     * where the session's connection is; NULL for none */
-    int (*pinned)(const void *owner, const dal_node_t *node);
-    const void *pin_owner; /* borrowed: passed to pinned */
 } dal_select_t;
 
-/* Set rt->routes[i].server for every route.  Fails only for a write forced
- * to a replica. */
+/* Set rt->routes[i].server for every route that has none yet (a session
+ * sets the master's for the nodes it pinned, pin.h).  Fails only for a
+ * write forced to a replica. */
 int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err);
 
 /* The server for a read on node (override, read-your-writes, health). */

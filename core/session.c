@@ -59,7 +59,6 @@ struct dal_session {
     session_vars_t vars;    /* the variables every connection taken gets */
     dal_pins_t pins;        /* connections holding the session's server state */
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
-    dal_snapshot_t *stmt_snap; /* borrowed during a statement: the one it runs on */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -589,42 +588,32 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 
 /* A statement inside the transaction: on its connection; outside one, on
  * the pinned connections of its nodes (1 when it has none: the pools). */
-static int run_held(void *owner, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
+                    dal_error_t *err)
 {
     dal_session_t *s = owner;
 
     if (s->in_txn)
         return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
-    return pins_run(&s->pins, s->stmt_snap, st, &s->ryw, out, err);
+    return pins_run(&s->pins, snap, st, &s->ryw, out, err);
 }
 
 /* Before a routed statement's servers are chosen: the pins' rules. */
-static int check_routes(void *owner, const dal_query_opts_t *opts, dal_stmt_t *st,
-                        dal_error_t *err)
+static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                        dal_stmt_t *st, dal_error_t *err)
 {
     dal_session_t *s = owner;
 
-    if (s->pins.n == 0 && st->sql->pins == 0)
-        return 0;
-    return pins_check(&s->pins, s->stmt_snap, opts, st, err);
+    return pins_check(&s->pins, snap, opts, st, err);
 }
 
-static int node_pinned(const void *owner, const dal_node_t *node)
-{
-    const dal_session_t *s = owner;
-
-    return pins_find((dal_pins_t *)&s->pins, node) != NULL;
-}
 
 /* How the session's next statement picks its server. */
 static dal_select_t session_select(dal_session_t *s)
 {
     dal_select_t sel = {.ryw = &s->ryw};
 
-    if (s->pins.n > 0) {
-        sel.pinned = node_pinned;
-        sel.pin_owner = s;
-    }
+
     if (s->in_txn && !s->read_only) {
         sel.flags = DAL_SELECT_MASTER;
     } else if (s->in_txn) {
@@ -666,15 +655,14 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     if (s->manual && !s->in_txn && (rc = implicit_begin(s, sql, err)) != 0)
         return rc;
     ctx.sel = session_select(s);
+    ctx.holds = s->in_txn || s->pins.n > 0;
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
     if (s->in_txn)
         snapshot_ref(ctx.snap);
-    s->stmt_snap = ctx.snap;
     pool_set_vars(session_conn_vars(s));
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     pool_set_vars(NULL);
-    s->stmt_snap = NULL;
     snapshot_unref(ctx.snap);
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
