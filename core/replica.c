@@ -334,12 +334,12 @@ int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
             is_plain_read(rt->sql));
     for (i = 0; i < rt->nroutes; i++) {
         dal_node_t *node = rt->routes[i].node;
-        dal_server_t *chosen = rt->routes[i].server; /* a session's pinned master, or NULL */
-        /* a node without replicas costs no call: the common case */
-        if ((read && node->nreplicas > 0) || sel->fixed != NULL)
-            rt->routes[i].server = chosen ? chosen : pick_server(node, read, sel);
-        else
+        /* a node without replicas costs no call: the common case; a server
+         * chosen already is a session's pinned master */
+        if (!((read && node->nreplicas > 0) || sel->fixed != NULL))
             rt->routes[i].server = &node->master;
+        else if (rt->routes[i].server == NULL)
+            rt->routes[i].server = pick_server(node, read, sel);
     }
     return 0;
 }
