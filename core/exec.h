@@ -42,7 +42,8 @@ static inline int exec_routes(const dal_routing_t *rt, const dal_value_t *params
     return exec_routes_on(rt, NULL, params, nparams, spec, out, err);
 }
 
-/* Run the single route of rt on connection c (a session's transaction).
+/* Run the single route of rt on connection c (a session's transaction, or
+ * its pinned connection), rows received whole.
  * *broken says c can no longer be used. */
 int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
                  size_t nparams, dal_result_t **out, int *broken, dal_error_t *err);

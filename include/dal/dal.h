@@ -379,7 +379,7 @@ DAL_API void dal_session_close(dal_session_t *s);
  * cost: one held connection per pinned node for the session's lifetime;
  * a session that never pins costs nothing more.
  */
-/* COM_RESET_CONNECTION for a session: rolls back an open transaction,
+/* COM_RESET_CONNECTION for a session (what dal-proxy does for it): rolls back an open transaction,
  * gives the pinned connections back to their pools (which reset them:
  * user variables, temporary tables and locks go), forgets the session
  * variables and sets autocommit back to 1.  0, or DAL_EINVAL for NULL. */
@@ -447,7 +447,8 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
  * The variables are applied on each connection the session takes (pooled
  * or a transaction's), one SET before its first statement, and undone
  * (COM_RESET_CONNECTION) when the connection goes back to its pool, so no
- * other statement sees them.  They cost one round trip each way per
+ * other statement sees them; a pinned connection (above) keeps them, and
+ * gets a variable set later at once.  They cost one round trip each way per
  * connection taken; a session without variables pays nothing.  The value
  * is checked at once on one server of the default datasource (or the
  * first datasource): a name or value the server refuses is DAL_ESERVER
