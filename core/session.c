@@ -545,7 +545,7 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
     dal_sql_kind_t k = rt->sql->kind;
     int broken = 0, rc;
 
-    if (k == DAL_SQL_DDL && !(rt->sql->pins & DAL_PIN_TEMP_TABLE))
+    if (k == DAL_SQL_DDL && !rt->sql->temporary)
         return err_set(err, DAL_EUNSUPPORTED,
                        "DDL inside a transaction would commit it implicitly; commit first");
     if (rt->nroutes != 1)

@@ -311,6 +311,8 @@ typedef struct dal_sql {
     int opaque;                      /* a statement dal does not analyse (LOAD DATA,
                                         HANDLER, LOCK TABLES, CALL, DO, ...): the
                                         tables it names are not in trefs */
+    int temporary;                   /* CREATE / DROP TEMPORARY: DDL the server does not
+                                        commit a transaction for */
     unsigned int pins;               /* DAL_PIN_* bits: state it leaves in (or reads from)
                                         its server session, which a dal session keeps
                                         by pinning the connection (session.c) */

@@ -361,6 +361,14 @@ START_TEST(test_transactions)
     run(s, "INSERT INTO pin_tmp2 SELECT a FROM pin_plain");
     run(s, "COMMIT");
     ck_assert_str_eq(value(s, "SELECT COUNT(*) FROM pin_tmp2"), "1");
+    run(s, "BEGIN");
+    run(s, "DROP TEMPORARY TABLE pin_tmp2");
+    ck_assert(dal_in_transaction(s));
+    run(s, "ROLLBACK");
+    fails(s, "BEGIN; DROP TABLE pin_plain", DAL_ESQL);
+    run(s, "BEGIN");
+    fails(s, "DROP TABLE pin_plain", DAL_EUNSUPPORTED);
+    run(s, "ROLLBACK");
     run(s, "DELETE FROM pin_plain");
     dal_session_close(s);
 

@@ -189,6 +189,8 @@ static void render_select(buf_t *b, const dal_sql_t *s)
         bprintf(b, "needs_master\n");
     if (s->txn_read_only)
         bprintf(b, "txn_read_only\n");
+    if (s->temporary)
+        bprintf(b, "temporary\n");
 }
 
 static void render_insert(buf_t *b, const dal_sql_t *s)
@@ -762,10 +764,12 @@ static const struct an_case {
     {"GRANT SELECT ON db.* TO 'u'@'localhost'", {"!pins"}},
     {"CREATE DEFINER=root@localhost VIEW v AS SELECT 1", {"!pins"}},
     {"CREATE DEFINER = `root`@`%` VIEW v AS SELECT @x", {"pins user_var"}},
-    {"CREATE TEMPORARY TABLE tmp (a INT)", {"kind=DDL", "pins temp_table", "tref tmp -> tmp DDL @0"}},
+    {"CREATE TEMPORARY TABLE tmp (a INT)",
+     {"kind=DDL", "pins temp_table", "temporary", "tref tmp -> tmp DDL @0"}},
     {"CREATE TEMPORARY TABLE IF NOT EXISTS tmp AS SELECT @a", {"pins user_var,temp_table"}},
-    {"CREATE TABLE tmp (a INT)", {"!pins"}},
-    {"DROP TEMPORARY TABLE tmp", {"!pins"}},
+    {"CREATE TABLE tmp (a INT)", {"!pins", "!temporary"}},
+    {"DROP TEMPORARY TABLE tmp", {"!pins", "temporary"}},
+    {"DROP TABLE tmp", {"!temporary"}},
     {"LOCK TABLES t1 READ, t2 WRITE", {"pins table_lock"}},
     {"LOCK TABLE t1 WRITE", {"pins table_lock"}},
     {"UNLOCK TABLES", {"!pins"}},
