@@ -227,8 +227,8 @@ static int route_pins(dal_pins_t *p, dal_snapshot_t *snap, const dal_stmt_t *st,
     return 0;
 }
 
-int pins_run(dal_pins_t *p, dal_snapshot_t *snap, dal_stmt_t *st, struct dal_ryw *ryw,
-             dal_result_t **out, dal_error_t *err)
+int pins_run(dal_pins_t *p, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
+             dal_error_t *err)
 {
     dal_routing_t *rt = &st->rt;
     size_t idx_inl[PIN_ROUTES_INLINE], *idx, i;
@@ -243,7 +243,6 @@ int pins_run(dal_pins_t *p, dal_snapshot_t *snap, dal_stmt_t *st, struct dal_ryw
                      : err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0 && !any)
         rc = 1;
-    rt->ryw = ryw;
     if (rc == 0 && rt->nroutes == 1)
         rc = exec_on_conn(rt, held[0], st->params, st->nparams, out, &broken, err);
     else if (rc == 0)

@@ -65,7 +65,6 @@ void pins_release(dal_pins_t *p);
 size_t pins_count(const dal_pins_t *p);
 
 struct dal_stmt;
-struct dal_ryw;
 
 /*
  * Check a routed statement against the pins (before its servers are
@@ -85,10 +84,10 @@ int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t
  * pinning a connection first on each node where st leaves state (its pins)
  * and has none (snap: the statement's, borrowed), and on the pools for the
  * others.  Returns 1, having done nothing, when no route has or needs a
- * pin: the caller runs it through the pools.  Writes are noted in ryw
- * (replica.h).  On success *out is owned by the caller.
+ * pin: the caller runs it through the pools.  Writes are noted in the
+ * routing's ryw (replica.h).  On success *out is owned by the caller.
  */
-int pins_run(dal_pins_t *p, dal_snapshot_t *snap, struct dal_stmt *st, struct dal_ryw *ryw,
-             dal_result_t **out, dal_error_t *err);
+int pins_run(dal_pins_t *p, dal_snapshot_t *snap, struct dal_stmt *st, dal_result_t **out,
+             dal_error_t *err);
 
 #endif /* DAL_CORE_PIN_H */

@@ -595,7 +595,7 @@ static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_resul
 
     if (s->in_txn)
         return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
-    return pins_run(&s->pins, snap, st, &s->ryw, out, err);
+    return pins_run(&s->pins, snap, st, out, err);
 }
 
 /* Before a routed statement's servers are chosen: the pins' rules. */
