@@ -506,7 +506,7 @@ static int start_first(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
     dal_server_t *next;
     int rc = start_on(s, srv, err);
 
-    if (rc != 0 && s->read_only && srv->replica >= 0 && (next = select_failover(srv)) != NULL)
+    if (rc != 0 && s->read_only && (next = select_failover(srv)) != NULL)
         rc = start_on(s, next, err);
     return rc;
 }
@@ -521,8 +521,8 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
     int rc = 0;
 
     if (s->conn_pinned) {
-        pin = pins_find(&s->pins, s->node);
-        pin->reasons |= pins;
+        if ((pin = pins_find(&s->pins, s->node)) != NULL)
+            pin->reasons |= pins;
         return 0;
     }
     if (s->server->replica >= 0)
@@ -607,12 +607,10 @@ static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_
     return pins_check(&s->pins, snap, opts, st, err);
 }
 
-
 /* How the session's next statement picks its server. */
 static dal_select_t session_select(dal_session_t *s)
 {
     dal_select_t sel = {.ryw = &s->ryw};
-
 
     if (s->in_txn && !s->read_only) {
         sel.flags = DAL_SELECT_MASTER;
