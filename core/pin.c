@@ -9,6 +9,7 @@
 
 #include "conn.h"
 #include "error.h"
+#include "events.h"
 #include "exec.h"
 #include "pin.h"
 #include "pool.h"
@@ -45,7 +46,7 @@ dal_pin_t *pins_user_vars(dal_pins_t *p)
 }
 
 int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *c,
-             dal_pin_t **out, dal_error_t *err)
+             unsigned int reasons, dal_pin_t **out, dal_error_t *err)
 {
     dal_pin_t *v;
 
@@ -61,15 +62,16 @@ int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *
     v->snap = snap;
     v->node = node;
     v->conn = c;
-    v->reasons = 0;
+    v->reasons = reasons;
     /* what it holds is not all flagged by the server: the pool must reset it */
     conn_mark_dirty(c);
+    event_pin(snap, node, reasons);
     *out = v;
     return 0;
 }
 
-int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_pin_t **out,
-              dal_error_t *err)
+int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, unsigned int reasons,
+              dal_pin_t **out, dal_error_t *err)
 {
     dal_conn_t *c = NULL;
     int reused, rc = server_acquire(&node->master, &c, &reused, err);
@@ -79,7 +81,7 @@ int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_pin_t *
             server_lost(&node->master, err ? err->message : "cannot connect");
         return rc;
     }
-    rc = pins_add(p, snap, node, c, out, err);
+    rc = pins_add(p, snap, node, c, reasons, out, err);
     if (rc != 0)
         server_release(&node->master, c, 1);
     return rc;
@@ -214,7 +216,7 @@ static int route_pins(dal_pins_t *p, dal_snapshot_t *snap, const dal_stmt_t *st,
         if (pin != NULL && pin->conn == NULL)
             return lost_error(pin, err);
         if (pin == NULL && st->sql->pins &&
-            (rc = pins_take(p, snap, rt->routes[i].node, &pin, err)) != 0)
+            (rc = pins_take(p, snap, rt->routes[i].node, st->sql->pins, &pin, err)) != 0)
             return rc;
         idx[i] = pin != NULL ? (size_t)(pin - p->v) : NO_PIN;
         held[i] = pin != NULL ? pin->conn : NULL;

@@ -44,14 +44,16 @@ dal_pin_t *pins_find(dal_pins_t *p, const dal_node_t *node);
 dal_pin_t *pins_user_vars(dal_pins_t *p);
 
 /* Take a connection of node's master (snap's, borrowed: the pin takes a
- * reference) and pin it.  *out is the new pin, borrowed from p. */
-int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_pin_t **out,
-              dal_error_t *err);
+ * reference) and pin it for the state of reasons (DAL_PIN_*), which
+ * snap's monitors hear of (DAL_EVENT_PIN).  *out is the new pin, borrowed
+ * from p. */
+int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, unsigned int reasons,
+              dal_pin_t **out, dal_error_t *err);
 
-/* Pin c, a connection of node's master the caller took: transferred on
- * success, still the caller's on failure. */
+/* pins_take for c, a connection of node's master the caller took:
+ * transferred on success, still the caller's on failure. */
 int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *c,
-             dal_pin_t **out, dal_error_t *err);
+             unsigned int reasons, dal_pin_t **out, dal_error_t *err);
 
 /* The pin's connection died: closed; the pin stays, without it, so that
  * statements on its node fail until the session resets. */

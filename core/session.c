@@ -530,11 +530,9 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
                        "a read-only transaction on a replica cannot keep session state (user "
                        "variables, temporary tables, locks): the session would stay on the "
                        "replica; run it in a read-write transaction or outside one");
-    rc = pins_add(&s->pins, s->snap, s->node, s->conn, &pin, err);
-    if (rc == 0) {
-        pin->reasons |= pins;
+    rc = pins_add(&s->pins, s->snap, s->node, s->conn, pins, &pin, err);
+    if (rc == 0)
         s->conn_pinned = 1;
-    }
     return rc;
 }
 

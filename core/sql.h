@@ -333,6 +333,11 @@ enum {
     DAL_PIN_HANDLER = 32    /* HANDLER t OPEN */
 };
 
+/* The first of pins' DAL_PIN_* bits as a word ("user_variable",
+ * "temporary_table", "table_lock", "named_lock", "prepare", "handler"), for
+ * monitor events; "none" for 0.  Static. */
+const char *sql_pin_word(unsigned int pins);
+
 /* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success
  * returns 0 and stores in *out a new dal_sql_t owned by the caller (one
  * reference: release it with sql_unref or sql_free).  On failure

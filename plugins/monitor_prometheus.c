@@ -57,7 +57,8 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* What a series is keyed by and holds. */
 typedef enum group {
-    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_META, NGROUPS
+    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_META,
+    NGROUPS
 } group_t;
 
 /* Pool figures as DAL_EVENT_POOL names them (ev->kind), in value order. */
@@ -79,6 +80,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_POOL] = {{"datasource", "server", NULL}, NFIGURES},
     [G_IDGEN] = {{"generator", NULL, NULL}, 2},   /* segments fetched, fetches failed */
     [G_RELOAD] = {{NULL, NULL, NULL}, 2},         /* reloads attempted, failed */
+    [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
 };
 
@@ -385,6 +387,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
     case DAL_EVENT_IDGEN:
         add(series_get(r, G_IDGEN, ev->table, NULL, NULL), ev->error_code != 0, 1);
         break;
+    case DAL_EVENT_PIN:
+        add(series_get(r, G_PIN, ev->datasource, ev->kind, NULL), 0, 1);
+        break;
     default:
         break; /* a type from a newer host */
     }
@@ -508,6 +513,7 @@ static const family_t families[] = {
     {"dal_id_segment_errors_total", "counter", "ID segment fetches that failed.", G_IDGEN, VALUE, 1},
     {"dal_config_reloads_total", "counter", "Configuration reloads attempted.", G_RELOAD, VALUE, 0},
     {"dal_config_reload_failures_total", "counter", "Configuration reloads that failed (the old configuration stays).", G_RELOAD, VALUE, 1},
+    {"dal_session_pins_total", "counter", "Connections pinned to a session to keep its server state, by datasource and the state that pinned it (user_variable, temporary_table, table_lock, named_lock, prepare, handler).", G_PIN, VALUE, 0},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

@@ -560,6 +560,47 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/* Each pinned connection is counted for the monitors, by datasource and
+ * the state that pinned it. */
+START_TEST(test_metrics)
+{
+    unsigned port = tu_free_port();
+    char extra[128], *path, *body = NULL;
+    dal_session_t *s = NULL;
+    dal_error_t err;
+    dal_t *saved = dal;
+
+    snprintf(extra, sizeof extra, "[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%u\n",
+             port);
+    path = make_ini(extra);
+    must(dal_open(path, NULL, &dal, &err), &err, "open with prometheus");
+    s = session();
+    run(s, "SET @a = 1");
+    run(s, "SELECT GET_LOCK('pin_metrics', 0)"); /* on the same connection: no new pin */
+    ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 0 AND "
+                              "GET_LOCK('pin_metrics0', 0) = 1"), "n0");
+    dal_session_close(s);
+    s = session();
+    run(s, "CREATE TEMPORARY TABLE pin_tmp4 (a INT)");
+    dal_session_close(s);
+    ck_assert_msg(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body) == 200,
+                  "no metrics on 127.0.0.1:%u", port);
+    ck_assert_msg(tu_metric(body, "dal_session_pins_total{datasource=\"plain\","
+                                  "state=\"user_variable\"}") == 1, "%.3000s", body);
+    ck_assert_msg(tu_metric(body, "dal_session_pins_total{datasource=\"plain\","
+                                  "state=\"temporary_table\"}") == 1, "%.3000s", body);
+    ck_assert_msg(tu_metric(body, "dal_session_pins_total{datasource=\"plain\","
+                                  "state=\"named_lock\"}") < 0, "%.3000s", body);
+    ck_assert_msg(tu_metric(body, "dal_session_pins_total{datasource=\"dbProductSku0\","
+                                  "state=\"named_lock\"}") == 1, "%.3000s", body);
+    free(body);
+    dal_close(dal);
+    dal = saved;
+    free(path);
+    free(make_ini("")); /* the file as the other tests left it */
+}
+END_TEST
+
 static Suite *pin_suite(void)
 {
     Suite *s = suite_create("pin");
@@ -580,6 +621,7 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_lost_connection);
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_reload);
+    tcase_add_test(tc, test_metrics);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -276,7 +276,8 @@ typedef enum dal_event_type {
     DAL_EVENT_ROUTE = 3,     /* a routing decision */
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
-    DAL_EVENT_IDGEN = 6      /* an ID generator fetched a segment of IDs */
+    DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
+    DAL_EVENT_PIN = 7        /* a session pinned a connection to keep its server state */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
