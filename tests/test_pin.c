@@ -560,6 +560,40 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/* A reload that removes the pinned datasource: user variables cannot be
+ * read elsewhere (refused), other statements route by the new file, and
+ * the pinned connection goes when the session ends. */
+START_TEST(test_reload_removes)
+{
+    dal_session_t *s = session();
+    dal_error_t err;
+    char text[4096], *path;
+    size_t len = 0;
+    const char *msg;
+
+    run(s, "SET @a = 12");
+    tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES, "dalpass");
+    snprintf(text + len, sizeof text - len,
+             "[dal]\ndefault_datasource = dbProductSku3\n"
+             "[table pin_food]\n"
+             "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 8\n"
+             "shard_key = k\nstrategy = mod\n");
+    path = tu_write(dir, "pin.ini", text);
+    ck_assert_str_eq(path, ini);
+    free(path);
+    must(dal_reload(dal, &err), &err, "reload without plain");
+    msg = fails(s, "SELECT @a", DAL_EUNSUPPORTED);
+    ck_assert_msg(strstr(msg, "datasource plain") != NULL, "%s", msg);
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "product_3");
+    ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 7"), "n7");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    dal_session_close(s);
+    free(make_ini(""));
+    must(dal_reload(dal, &err), &err, "reload with plain again");
+    ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+}
+END_TEST
+
 /* Each pinned connection is counted for the monitors, by datasource and
  * the state that pinned it. */
 START_TEST(test_metrics)
@@ -621,6 +655,7 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_lost_connection);
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_reload);
+    tcase_add_test(tc, test_reload_removes);
     tcase_add_test(tc, test_metrics);
     suite_add_tcase(s, tc);
     return s;
