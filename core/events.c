@@ -73,3 +73,14 @@ void event_reload_emit(const dal_snapshot_t *s, int rc)
     ev.error_code = rc;
     monitor_emit(s->monitors, &ev);
 }
+
+void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
+{
+    dal_event_t ev;
+
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_PIN);
+    ev.kind = sql_pin_word(pins);
+    ev.datasource = node->cfg->name;
+    ev.server = node->master.address;
+    monitor_emit(s->monitors, &ev);
+}

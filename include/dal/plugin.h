@@ -277,7 +277,8 @@ typedef enum dal_event_type {
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
     DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
-    DAL_EVENT_CLIENT = 7     /* a front end's client connections (dal-proxy):
+    DAL_EVENT_PIN = 7,       /* a session pinned a connection to keep its server state */
+    DAL_EVENT_CLIENT = 8     /* a front end's client connections (dal-proxy):
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
