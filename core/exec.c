@@ -11,6 +11,7 @@
 #include "error.h"
 #include "events.h"
 #include "exec.h"
+#include "cancel.h"
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"
@@ -122,21 +123,12 @@ static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
         conn_mark_dirty(c);
 }
 
-/* Build route r's SQL for connection c (escaping follows c's sql_mode),
- * send it, and collect what it returns into res.  The caller keeps c; on
- * failure mysql_errno(&c->mysql) tells whether c is still usable. */
-static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
-                   size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+/* send_on's reading of what route r's SQL returned on c. */
+static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
+                    dal_error_t *err)
 {
     MYSQL_RES *rows;
-    int rc;
 
-    buf_reset(sql);
-    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-    if (rc != 0)
-        return rc;
-    if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0)
-        return conn_error(c, DAL_ESERVER, err);
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
         result_note_info(res, mysql_info(&c->mysql));
@@ -148,6 +140,25 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
+}
+
+/* Build route r's SQL for connection c (escaping follows c's sql_mode),
+ * send it, and collect what it returns into res.  The caller keeps c; on
+ * failure mysql_errno(&c->mysql) tells whether c is still usable. */
+static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+                   size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    int rc;
+
+    buf_reset(sql);
+    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
+    if (rc != 0)
+        return rc;
+    cancel_enter(c);
+    rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len);
+    rc = rc != 0 ? conn_error(c, DAL_ESERVER, err) : store_on(rt, r, c, res, err);
+    cancel_leave(c);
+    return rc;
 }
 
 /* One attempt of route r on srv: *e is the client or server error once
@@ -291,6 +302,7 @@ static void job_finish(batch_t *b, job_t *j, int rc)
 
 static void job_release(job_t *j, int reusable)
 {
+    cancel_leave(j->c);
     if (j->c != NULL && !j->held)
         server_release(j->srv, j->c, reusable);
     j->c = NULL;
@@ -406,6 +418,7 @@ static void job_start(batch_t *b, job_t *j)
         return;
     }
     j->phase = JOB_QUERY;
+    cancel_enter(j->c);
     j->wait = mysql_real_query_start(&j->qret, &j->c->mysql, j->sql.data,
                                      (unsigned long)j->sql.len);
     if (j->wait == 0)

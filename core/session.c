@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "dal_int.h"
+#include "cancel.h"
 #include "error.h"
 #include "exec.h"
 #include "pin.h"
@@ -59,6 +60,7 @@ struct dal_session {
     session_vars_t vars;    /* the variables every connection taken gets */
     dal_pins_t pins;        /* connections holding the session's server state */
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
+    dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -329,6 +331,7 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
     if (s == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
+    cancel_init(&s->cancel);
     return 0;
 }
 
@@ -446,7 +449,15 @@ void dal_session_close(dal_session_t *s)
     if (s == NULL)
         return;
     session_clear(s);
+    cancel_destroy(&s->cancel);
     free(s);
+}
+
+int dal_session_cancel(dal_session_t *s, dal_error_t *err)
+{
+    if (s == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_cancel: NULL session");
+    return cancel_run(&s->cancel, err);
 }
 
 int dal_session_reset(dal_session_t *s, dal_error_t *err)
@@ -663,7 +674,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     if (s->in_txn)
         snapshot_ref(ctx.snap);
     pool_set_vars(session_conn_vars(s));
+    cancel_set_current(&s->cancel);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    cancel_set_current(NULL);
     pool_set_vars(NULL);
     snapshot_unref(ctx.snap);
     if (rc == 0 && *out != NULL)

@@ -118,6 +118,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
         close(fd);
         return NULL;
     }
+    pthread_mutex_init(&c->session_mu, NULL);
     c->px = px;
     c->io = io;
     c->fd = fd;
@@ -142,13 +143,24 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     return c;
 }
 
+/* Close c's session and put s (NULL: none) in its place, under
+ * session_mu: a KILL QUERY from another client may be using the old one. */
+static void set_session(proxy_client_t *c, dal_session_t *s)
+{
+    pthread_mutex_lock(&c->session_mu);
+    dal_session_close(c->session);
+    c->session = s;
+    pthread_mutex_unlock(&c->session_mu);
+}
+
 void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
     kill_unregister(c);
     stmt_free_all(c);
-    dal_session_close(c->session);
+    set_session(c, NULL);
+    pthread_mutex_destroy(&c->session_mu);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
     tls_conn_free(c->tls);
@@ -211,14 +223,17 @@ static const char *handshake_charset(uint8_t id)
 static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
+    dal_session_t *s = NULL;
 
-    if (dal_session_open(c->px->dal, &c->session, &err) != 0 ||
+    if (dal_session_open(c->px->dal, &s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
-         dal_session_set_var(c->session, "names", handshake_charset(c->charset), &err) != 0)) {
+         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
+        dal_session_close(s);
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    set_session(c, s);
     c->state = CLIENT_COMMAND;
     send_ok(c, 0, 0);
     return 0;
@@ -841,8 +856,7 @@ static void init_db(proxy_client_t *c, const proto_str_t *db)
 static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
 {
     stmt_free_all(c);
-    dal_session_close(c->session);
-    c->session = NULL;
+    set_session(c, NULL);
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }
 

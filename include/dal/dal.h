@@ -430,6 +430,20 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
 
 /*
+ * Stop the statement s is running, from another thread (the one thread
+ * that may call anything else on s is busy running it): each server that
+ * runs part of it now -- executing it, or still sending rows that
+ * dal_result_next has not read -- gets KILL QUERY for that connection,
+ * sent on a connection of dal's own.  The statement then fails (or its
+ * rows end) with the server's error 1317, "Query execution was
+ * interrupted", as on a server; the session stays usable, and a
+ * transaction stays open.  0 when the kills were sent, also when nothing
+ * was running; else the first server's error (the others are tried all
+ * the same).  Thread-safe; s must stay open during the call.
+ */
+DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
+
+/*
  * Set a session variable for every statement the session runs from now on,
  * as `SET SESSION name = value_sql` would on one server: name is a
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
