@@ -505,7 +505,7 @@ static int session_set(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q, *end;
     dal_error_t err;
-    char cs[65];
+    char cs[65], co[68];
     size_t n = 0;
 
     if (!client_word_is(&p, "SET"))
@@ -526,7 +526,25 @@ static int session_set(proxy_client_t *c, const char *sql)
             n++;
         memcpy(cs, q, n);
         cs[n] = '\0';
-        if (dal_session_set_var(c->session, "names", cs, &err) != 0)
+        /* SET NAMES cs COLLATE co: the collation after the character set
+         * (dal sets names first); without COLLATE the variable keeps what
+         * SET NAMES made, so an earlier COLLATE does not outlive it */
+        q += n;
+        if (client_word_is(&q, "COLLATE")) {
+            while (isspace((unsigned char)*q))
+                q++;
+            for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
+                ;
+            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
+                q++;
+                n -= 2;
+            }
+            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
+        } else {
+            strcpy(co, "@@session.collation_connection");
+        }
+        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
+            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
             client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);
