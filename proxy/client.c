@@ -501,7 +501,7 @@ static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_
 /* SET of session variables and SET NAMES: kept by the dal session, which
  * applies them to every connection it takes.  0 if sql is not such a SET
  * (user variables, GLOBAL, PASSWORD, TRANSACTION go to the servers). */
-static int session_set(proxy_client_t *c, const char *sql)
+int client_session_set(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q, *end;
     dal_error_t err;
@@ -566,7 +566,7 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_result_t *r = NULL;
     dal_error_t err;
 
-    if (local_answer(c, sql) || session_set(c, sql))
+    if (local_answer(c, sql) || client_session_set(c, sql))
         return;
     if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
         client_dal_error(c, &err);

@@ -21,6 +21,8 @@ typedef struct proxy_stmt {
                                       types; NULL before the first */
     bool *long_used;               /* owned: nparams flags */
     proto_buf_t *long_data;        /* owned: nparams buffers */
+    char *set_sql;                 /* owned: a SET without parameters, which
+                                      the session keeps as in COM_QUERY */
 } proxy_stmt_t;
 
 struct proxy_stmts {
@@ -42,6 +44,7 @@ static void stmt_free(proxy_stmt_t *s)
     free(s->long_data);
     free(s->long_used);
     free(s->types);
+    free(s->set_sql);
     free(s);
 }
 
@@ -226,6 +229,7 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
     proxy_stmt_t *s = NULL;
     dal_error_t err;
     size_t np, ncols = 0;
+    const char *w;
 
     if (text == NULL || reserve(c) != 0) {
         no_memory(c);
@@ -256,6 +260,11 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     prep = NULL;
+    w = first_word(text);
+    if (np == 0 && client_word_is(&w, "SET")) { /* the session's, as in COM_QUERY */
+        s->set_sql = text;
+        text = NULL;
+    }
     s->ncolumns = (uint16_t)ncols;
     s->id = ++c->stmts->next_id;
     if (s->id == LAST_PREPARED)
@@ -320,6 +329,10 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
 
     if (vals == NULL) {
         no_memory(c);
+        return;
+    }
+    if (s->set_sql != NULL && client_session_set(c, s->set_sql)) {
+        free(vals);
         return;
     }
     for (i = 0; i < s->nparams; i++) {
