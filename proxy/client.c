@@ -565,7 +565,29 @@ static void run_query(proxy_client_t *c, const char *sql)
 {
     dal_result_t *r = NULL;
     dal_error_t err;
+    const char *p = sql;
 
+    /* as a server: nothing is an error, comments alone are done */
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
+        return;
+    }
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ';')
+            p++;
+        if (p[0] == '/' && p[1] == '*' && p[2] != '!' && p[2] != 'M' && strstr(p + 2, "*/"))
+            p = strstr(p + 2, "*/") + 2;
+        else if (*p == '#' || (p[0] == '-' && p[1] == '-' && isspace((unsigned char)p[2])))
+            p += strcspn(p, "\n");
+        else
+            break;
+    }
+    if (*p == '\0') {
+        send_ok(c, 0, 0);
+        return;
+    }
     if (local_answer(c, sql) || client_session_set(c, sql))
         return;
     if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {

@@ -240,6 +240,10 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
                                      "(current value: 16382)");
         goto done;
     }
+    if (text[strspn(text, " \t\r\n")] == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
+        goto done;
+    }
     if (dal_prepare(c->px->dal, text, &prep, &err) != 0) {
         client_dal_error(c, &err);
         goto done;
