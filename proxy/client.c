@@ -329,27 +329,6 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         return true;
     }
     p = sql;
-    if (client_word_is(&p, "USE")) {
-        /* as COM_INIT_DB: on a server it would move one of dal's pooled
-         * connections to another schema */
-        proto_str_t db;
-        size_t n;
-
-        while (isspace((unsigned char)*p))
-            p++;
-        n = strlen(p);
-        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
-            n--;
-        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
-            p++;
-            n -= 2;
-        }
-        db.ptr = p;
-        db.len = n;
-        init_db(c, &db);
-        return true;
-    }
-    p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
         return true;
@@ -508,6 +487,26 @@ int client_session_set(proxy_client_t *c, const char *sql)
     char cs[65], co[68];
     size_t n = 0;
 
+    if (client_word_is(&p, "USE")) {
+        /* as COM_INIT_DB: on a server it would move one of dal's pooled
+         * connections to another schema */
+        proto_str_t db;
+
+        while (isspace((unsigned char)*p))
+            p++;
+        n = strlen(p);
+        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
+            n--;
+        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
+            p++;
+            n -= 2;
+        }
+        db.ptr = p;
+        db.len = n;
+        init_db(c, &db);
+        return 1;
+    }
+    p = sql;
     if (!client_word_is(&p, "SET"))
         return 0;
     q = p;

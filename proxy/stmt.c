@@ -265,7 +265,7 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     prep = NULL;
     w = first_word(text);
-    if (np == 0 && client_word_is(&w, "SET")) { /* the session's, as in COM_QUERY */
+    if (np == 0 && (client_word_is(&w, "SET") || client_word_is(&w, "USE"))) { /* as in COM_QUERY */
         s->set_sql = text;
         text = NULL;
     }
