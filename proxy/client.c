@@ -515,8 +515,8 @@ int client_session_set(proxy_client_t *c, const char *sql)
         return 0;
     while (isspace((unsigned char)*q))
         q++;
-    if (*q == '@' && q[1] != '@')
-        return 0;
+    if ((*q == '@' && q[1] != '@') || strncasecmp(q, "@@global.", 9) == 0)
+        return 0;  /* user variables and @@global.name, as SET GLOBAL */
     q = p;
     if (client_word_is(&q, "NAMES")) {
         while (isspace((unsigned char)*q))
