@@ -554,9 +554,6 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
     dal_sql_kind_t k = rt->sql->kind;
     int broken = 0, rc;
 
-    if (k == DAL_SQL_DDL && !rt->sql->temporary)
-        return err_set(err, DAL_EUNSUPPORTED,
-                       "DDL inside a transaction would commit it implicitly; commit first");
     if (rt->nroutes != 1)
         return err_set(err, DAL_EROUTE,
                        "a transaction stays on one data node, but this statement goes to %zu "
@@ -637,20 +634,37 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-/* With autocommit 0, a statement outside a transaction opens one first, as
- * the server would: any but transaction control (which means what it
- * says), DDL (which the server commits anyway) and SET/SHOW. */
-static int implicit_begin(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
+/* The analysis of sql (a cache lookup): its kind and whether it makes a
+ * temporary table.  0 or the analysis error. */
+static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
+                   dal_error_t *err)
 {
     const dal_sql_t *an = sql.prepared;
-    dal_sql_kind_t k;
 
     if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, strlen(sql.text),
                                          err)) == NULL)
         return err ? err->code : DAL_ESQL;
-    k = an->kind;
+    *k = an->kind;
+    *temporary = an->temporary;
     if (sql.prepared == NULL)
         sql_unref(an);
+    return 0;
+}
+
+/* With autocommit 0, a statement outside a transaction opens one first, as
+ * the server would: any but transaction control (which means what it
+ * says), DDL (which the server commits anyway) and SET/SHOW.  In a
+ * transaction, DDL (but of a temporary table) commits it first, as on a
+ * server. */
+static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
+{
+    dal_sql_kind_t k = DAL_SQL_OTHER;
+    int temporary = 0, rc = kind_of(s, sql, &k, &temporary, err);
+
+    if (rc != 0)
+        return rc;
+    if (s->in_txn)
+        return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW)
         return 0;
     return begin(s, 0, err);
@@ -665,7 +679,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                           .run_held = run_held, .routed = check_routes, .owner = s};
     int rc;
 
-    if (s->manual && !s->in_txn && (rc = implicit_begin(s, sql, err)) != 0)
+    if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
         return rc;
     ctx.sel = session_select(s);
     ctx.holds = s->in_txn || s->pins.n > 0;

@@ -110,6 +110,11 @@ BEGIN;
 INSERT INTO orders VALUES (10, 12, 1.00, 'implicit', NULL);
 BEGIN;
 ROLLBACK;
+BEGIN;
+INSERT INTO orders VALUES (11, 12, 2.00, 'before ddl', NULL);
+CREATE TABLE ddl_commits (a INT);
+ROLLBACK;
+DROP TABLE ddl_commits;
 SELECT * FROM orders ORDER BY id;
 EOF
 px shop --batch <"$work/session.sql" >"$work/px.out" 2>"$work/px.err" || fail "session through the proxy: $(cat "$work/px.err")"

@@ -337,7 +337,7 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
  * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
  * dal_session_query do the same as the calls below, except that BEGIN in
  * an open transaction commits it first, as a server does (dal_begin
- * refuses instead).  dal_query refuses them: a transaction needs a
+ * refuses instead); so does DDL, but of a temporary table.  dal_query refuses them: a transaction needs a
  * session.
  */
 
