@@ -12,6 +12,7 @@
 #include "events.h"
 #include "exec.h"
 #include "cancel.h"
+#include "warnings.h"
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"
@@ -133,12 +134,14 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
         res->affected += mysql_affected_rows(&c->mysql);
         result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
+        warnings_read(&res->warns, &c->mysql);
         return 0;
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
+    warnings_read(&res->warns, &c->mysql);
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
@@ -237,6 +240,7 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         return rc;
     }
     res->nroutes = 1;
+    res->named_tables = rt->sql->ntrefs > 0;
     *out = res;
     return 0;
 }
@@ -268,6 +272,7 @@ typedef struct job {
     uint64_t affected, insert_id;
     unsigned int warnings, status; /* sent at the end of a write or of stored rows */
     char info[80];                 /* mysql_info of a write, "" if none */
+    dal_warnings_t *warns;         /* owned: its SHOW WARNINGS rows (warnings.h), or NULL */
     dal_buf_t sql;
     int rc;
     dal_error_t err;
@@ -344,6 +349,7 @@ static void job_end(job_t *j)
 {
     j->warnings = mysql_warning_count(&j->c->mysql);
     j->status = j->c->mysql.server_status;
+    warnings_read(&j->warns, &j->c->mysql);
 }
 
 static void job_stored(batch_t *b, job_t *j)
@@ -553,6 +559,8 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         if (rc == 0 && j->phase == JOB_DONE) {
             res->affected += j->affected;
             result_note_info(res, j->info[0] != '\0' ? j->info : NULL);
+            warnings_move(&res->warns, j->warns);
+            j->warns = NULL;
             res->nroutes++;
             /* a stream's end is the result's to note, when it comes */
             if (j->c == NULL)
@@ -568,6 +576,7 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         }
         if (j->rows != NULL)
             mysql_free_result(j->rows);
+        warnings_free(j->warns);
         /* a stream not handed over (an earlier route failed) still holds
          * unread rows: the connection cannot be reused */
         job_release(j, 0);
@@ -637,6 +646,7 @@ int exec_routes_on(const dal_routing_t *rt, dal_conn_t *const *held, const dal_v
             *spec = NULL;
         }
     }
+    res->named_tables = rt->sql->ntrefs > 0;
     if (rc == 0)
         map_tables(rt, res);
     buf_free(&sql);

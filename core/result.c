@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "result_int.h"
+#include "warnings.h"
 
 /* ============================================================ the result */
 
@@ -732,5 +733,22 @@ void dal_result_free(dal_result_t *r)
         sql_unref(r->sql);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
+    warnings_free(r->warns);
     free(r);
+}
+
+int dal_result_named_tables(const dal_result_t *r)
+{
+    return r != NULL && r->named_tables;
+}
+
+size_t dal_result_warning_rows(const dal_result_t *r)
+{
+    return r != NULL ? warnings_count(r->warns) : 0;
+}
+
+int dal_result_warning_row(const dal_result_t *r, size_t i, const char **level,
+                           unsigned int *code, const char **message)
+{
+    return r != NULL && warnings_get(r->warns, i, level, code, message) == 0 ? 0 : DAL_EINVAL;
 }

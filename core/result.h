@@ -81,6 +81,9 @@ struct dal_result {
     int info_kind;            /* 0: none, else RESULT_INFO_* */
     uint64_t info_a, info_b;
     char info[96];            /* dal_result_info's text, made when asked */
+    struct dal_warnings *warns; /* owned: the nodes' SHOW WARNINGS rows, read when the
+                                   session keeps them (warnings.h), or NULL */
+    int named_tables;         /* the statement named a table (dal_result_named_tables) */
     /* end of statement: warnings summed over the routes whose rows have all
      * arrived (the sources that are still open keep their own), the
      * server status of the last route (route order; a stream's when it

@@ -27,6 +27,7 @@
 
 #include "dal_int.h"
 #include "cancel.h"
+#include "warnings.h"
 #include "error.h"
 #include "exec.h"
 #include "pin.h"
@@ -61,6 +62,7 @@ struct dal_session {
     dal_pins_t pins;        /* connections holding the session's server state */
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
+    int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -453,6 +455,12 @@ void dal_session_close(dal_session_t *s)
     free(s);
 }
 
+void dal_session_keep_warnings(dal_session_t *s, int on)
+{
+    if (s != NULL)
+        s->keep_warnings = on != 0;
+}
+
 int dal_session_cancel(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
@@ -689,7 +697,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         snapshot_ref(ctx.snap);
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
+    warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    warnings_want(0);
     cancel_set_current(NULL);
     pool_set_vars(NULL);
     snapshot_unref(ctx.snap);

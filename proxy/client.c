@@ -36,6 +36,8 @@ void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const ch
 {
     proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
     c->failed = true;
+    if (c->state == CLIENT_COMMAND)
+        diag_error(c, code, msg);
 }
 
 uint16_t client_status(const proxy_client_t *c)
@@ -159,6 +161,7 @@ void client_free(proxy_client_t *c)
         return;
     kill_unregister(c);
     stmt_free_all(c);
+    diag_free(c);
     set_session(c, NULL);
     pthread_mutex_destroy(&c->session_mu);
     proto_reader_free(&c->in);
@@ -233,6 +236,7 @@ static int logged_in(proxy_client_t *c)
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
     set_session(c, s);
     c->state = CLIENT_COMMAND;
     send_ok(c, 0, 0);
@@ -525,6 +529,7 @@ void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_m
     dal_error_t err;
     int rc;
 
+    diag_take(c, r);
     if (n == 0) {
         client_ok_info(c, dal_result_affected_rows(r), dal_result_insert_id(r),
                        dal_result_warning_count(r), dal_result_info(r));
@@ -811,6 +816,8 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_error_t err;
     const char *p = sql;
 
+    if (diag_statement(c, sql))
+        return;
     /* as a server: nothing is an error, comments alone are done */
     while (isspace((unsigned char)*p))
         p++;

@@ -28,6 +28,7 @@
 struct proxy_io;
 typedef struct proxy_tls proxy_tls_t;
 typedef struct proxy_tls_conn proxy_tls_conn_t;
+typedef struct proxy_diag proxy_diag_t;
 
 /* One account of [proxy user NAME]: what authentication checks.  A
  * password_hash gives only the native stage 2; a password gives both, so
@@ -98,6 +99,8 @@ typedef struct proxy_client {
     dal_session_t *session;           /* owned once authenticated; replaced and
                                          closed under session_mu */
     pthread_mutex_t session_mu;       /* held by a KILL QUERY using session (kill.c) */
+    proxy_diag_t *diag;               /* owned: the last statement's warnings and
+                                         errors (diag.c), or NULL */
     proto_reader_t in;                /* plaintext packets from the client */
     proto_buf_t out;                  /* plaintext replies not yet sent (or,
                                          with TLS, not yet encrypted) */
@@ -214,6 +217,19 @@ void users_free(proxy_t *px);
  * false when there is none.  Reads the accounts again first if the
  * configuration was reloaded since. */
 bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
+
+/* ------------------------------------------------------------ diag.c */
+
+void diag_clear(proxy_client_t *c);
+void diag_free(proxy_client_t *c);
+/* r's statement ended: its warnings are the list (when it left some or
+ * named a table; else the list stays, as on a server). */
+void diag_take(proxy_client_t *c, const dal_result_t *r);
+/* The error the client is sent is the list. */
+void diag_error(proxy_client_t *c, uint16_t code, const char *message);
+/* If sql is SHOW WARNINGS|ERRORS [LIMIT ...] or SHOW COUNT(*)
+ * WARNINGS|ERRORS, answer it from the list and return true. */
+bool diag_statement(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ kill.c */
 

@@ -92,6 +92,13 @@ INSERT INTO orders VALUES (1, 10, 5.50, 'first', '2024-01-02 03:04:05'), (2, 11,
 INSERT INTO orders VALUES (3, 12, 0.00, 'zero', NULL), (4, 13, 99.99, 'big', '2025-12-31 23:59:59'), (5, 10, 1.00, 'again', NULL);
 INSERT INTO orders (id, user_id, amount, note) VALUES (6, 14, 2.50, 'six'), (7, 15, 3.50, 'seven'), (8, 16, 4.50, 'eight');
 SELECT * FROM orders ORDER BY id;
+SELECT CAST('12abc' AS SIGNED) AS x, CAST('7.5x' AS DECIMAL(4,1)) AS y;
+SHOW WARNINGS;
+SELECT 1;
+SHOW COUNT(*) WARNINGS;
+SHOW WARNINGS LIMIT 1, 1;
+SELECT COUNT(*) FROM orders;
+SHOW WARNINGS;
 SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id ORDER BY user_id;
 SELECT * FROM orders WHERE user_id = 10 ORDER BY id;
 SELECT COUNT(*), MIN(amount), MAX(amount), AVG(amount) FROM orders;

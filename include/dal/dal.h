@@ -444,6 +444,16 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
 DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
 
 /*
+ * Keep the servers' warnings of each statement of s in its result
+ * (dal_result_warning_rows), on = 1, or not (0, the default).  dal gives a
+ * connection back to its pool once a statement's answer is in, so a later
+ * SHOW WARNINGS would run on another connection; with this, dal reads
+ * SHOW WARNINGS on the statement's own connection first, one more round
+ * trip for each node that reported warnings (none otherwise).
+ */
+DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
+
+/*
  * Set a session variable for every statement the session runs from now on,
  * as `SET SESSION name = value_sql` would on one server: name is a
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
@@ -684,6 +694,21 @@ DAL_API unsigned int dal_result_warning_count(const dal_result_t *r);
  * Owned by r, valid until the next call or dal_result_free.
  */
 DAL_API const char *dal_result_info(dal_result_t *r);
+/*
+ * The servers' warnings themselves (SHOW WARNINGS), for a statement of a
+ * session that keeps them (dal_session_keep_warnings): read on each node's
+ * connection right after its answer, in route order.  Rows streamed from
+ * several nodes have none (their count is in dal_result_warning_count).
+ * level is "Note", "Warning" or "Error"; strings owned by r.
+ * dal_result_warning_row returns DAL_EINVAL for i out of range.
+ */
+DAL_API size_t dal_result_warning_rows(const dal_result_t *r);
+/* Non-zero when the statement named a table: a server starts a new
+ * warnings list only for such statements (and on an error), so a front end
+ * that keeps the list (dal-proxy's SHOW WARNINGS) needs to know. */
+DAL_API int dal_result_named_tables(const dal_result_t *r);
+DAL_API int dal_result_warning_row(const dal_result_t *r, size_t i, const char **level,
+                                   unsigned int *code, const char **message);
 
 /* Server status bits (dal_result_server_status, dal_session_status):
  * MariaDB's SERVER_STATUS_* values. */
