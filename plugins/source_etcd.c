@@ -81,6 +81,17 @@ static char *version_name(const etcd_source_t *s, int64_t rev)
     return name;
 }
 
+/* A client error named after the key it was about. */
+static int prefixed(etcd_source_t *s, int rc, dal_error_t *err)
+{
+    char msg[DAL_ERROR_MSG_MAX];
+
+    if (err == NULL)
+        return rc;
+    snprintf(msg, sizeof msg, "%s", err->message);
+    return s->api->set_error(err, rc, "%s/%s: %s", s->where, s->key, msg);
+}
+
 /* What an HTTP error body says, as a DAL_EIO message. */
 static int answer_error(etcd_source_t *s, const etcd_resp_t *r, const char *what,
                         dal_error_t *err)
@@ -106,7 +117,7 @@ static int range(etcd_source_t *s, int64_t revision, etcd_kv_t *kv, int64_t *hea
     rc = etcd_post(s->client, "/v3/kv/range", body, &r, err);
     free(body);
     if (rc != 0)
-        return rc;
+        return prefixed(s, rc, err);
     if (r.status != 200)
         rc = answer_error(s, &r, "range", err);
     else if (etcd_parse_range(r.body, r.len, &found, kv, header_rev, why) != 0)
@@ -246,7 +257,7 @@ static int es_write(void *instance, const char *text, size_t len, int64_t expect
     rc = etcd_post(s->client, "/v3/kv/txn", body, &r, err);
     free(body);
     if (rc != 0)
-        return rc;
+        return prefixed(s, rc, err);
     if (r.status != 200)
         rc = answer_error(s, &r, "txn", err);
     else if (etcd_parse_txn(r.body, r.len, &ok, &hrev, &current, why) != 0)

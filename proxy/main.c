@@ -139,7 +139,9 @@ static int check_only(const char *config, const dal_open_opts_t *opts)
         fprintf(stderr, "dal-proxy: %s\n", err.message);
         return 1;
     }
-    printf("%s: ok\n", config);
+    /* a store URL's options may hold a password */
+    printf("%.*s: ok\n", (int)(strstr(config, "://") ? strcspn(config, "?") : strlen(config)),
+           config);
     return 0;
 }
 
@@ -173,7 +175,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (px.nusers == 0)
-        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %s: nobody can connect\n",
+        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
+                (int)(strstr(o.config, "://") ? strcspn(o.config, "?") : strlen(o.config)),
                 o.config);
     /* every thread made from here on inherits the blocked signals */
     sigemptyset(&set);
