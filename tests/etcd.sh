@@ -9,7 +9,8 @@
 #   etcd.sh stop DIR [--clean] stop every member (SIGTERM, then SIGKILL)
 #   etcd.sh kill DIR NAME      SIGKILL one member
 #   etcd.sh restart DIR NAME   start a killed member again, same ports and data;
-#                              returns once it answers
+#                              does not wait: it serves once back in a quorum
+#   etcd.sh healthy DIR        wait until every member is healthy
 #   etcd.sh endpoints DIR      print the client endpoints
 #   etcd.sh ctl DIR ARGS...    run etcdctl (API v3) against every endpoint
 #
@@ -126,12 +127,21 @@ cmd_kill() {
     stop_member "$DIR/$2" KILL
 }
 
+# A restarted member serves clients only once it is back in a quorum:
+# restarting all of a stopped cluster takes `restart` of each, then `healthy`.
 cmd_restart() {
     DIR=$1
     [ -d "$DIR/$2" ] || die "no member $2"
     need etcd
     launch "$2" existing
-    wait_up "$2"
+    sleep 0.2
+    kill -0 "$(cat "$DIR/$2/pid")" 2>/dev/null || { tail -20 "$DIR/$2/etcd.log" >&2; die "$2 exited"; }
+}
+
+cmd_healthy() {
+    DIR=$1
+    local m
+    for m in "$DIR"/e*/; do wait_up "$(basename "$m")"; done
 }
 
 cmd_ctl() {
@@ -148,6 +158,7 @@ start) cmd_start "$@" ;;
 stop) cmd_stop "$@" ;;
 kill) cmd_kill "$@" ;;
 restart) cmd_restart "$@" ;;
+healthy) cmd_healthy "$@" ;;
 endpoints) DIR=$1; endpoints ;;
 ctl) cmd_ctl "$@" ;;
 *) die "unknown command $cmd" ;;
