@@ -11,6 +11,7 @@
 #include "columns.h"
 #include "dal_int.h"
 #include "error.h"
+#include "events.h"
 #include "snapshot_build.h"
 #include "exec.h"
 #include "clock.h"
@@ -104,6 +105,9 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         atomic_store(&dal->revision, doc.revision);
         source_cache_store(dal->source, &doc);
     }
+    if (from_cache || doc.revision != 0) /* a store: its state is a metric from the start */
+        event_source(snap, source_state_name(atomic_load(&dal->source_state)), NULL,
+                     atomic_load(&dal->revision));
     log_message(&dal->log, DAL_LOG_INFO, "config", "%s: %zu datasources, %zu tables, plugins from %s",
                 from_cache ? source_display(dal->source) : doc.name, snap->nnodes, snap->ntables,
                 snap->plugin_path);

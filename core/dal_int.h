@@ -47,6 +47,9 @@ int config_diff(const dal_config_t *a, const dal_config_t *b, dal_diff_fn fn, vo
 /* The current snapshot with one reference for the caller. */
 dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
+/* "ok" or "unreachable" for a dal_source_state_t (reload.c). */
+const char *source_state_name(int state);
+
 /* Start / stop watching the source (reload.c). */
 int watch_start(dal_t *dal, dal_error_t *err);
 void watch_stop(dal_t *dal);

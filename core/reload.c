@@ -178,6 +178,9 @@ static int reload_locked(dal_t *dal, const dal_source_doc_t *doc, dal_error_t *e
         atomic_store(&dal->from_cache, 0);
         source_cache_store(dal->source, doc);
         event_reload(next, 0);
+        if (doc->revision != 0)
+            event_source(next, source_state_name(atomic_load(&dal->source_state)), NULL,
+                         doc->revision);
     } else {
         atomic_fetch_add(&dal->reload_failures, 1);
         log_message(&dal->log, DAL_LOG_ERROR, "config",
@@ -227,7 +230,7 @@ static int on_document(void *user, const dal_source_doc_t *doc)
     return rc;
 }
 
-static const char *state_name(int state)
+const char *source_state_name(int state)
 {
     return state == DAL_SOURCE_OK ? "ok" : "unreachable";
 }
@@ -248,7 +251,7 @@ static void on_state(void *user, dal_source_state_t state, const char *detail)
                     "%s: source unreachable (%s): the running configuration stays in force; "
                     "retrying", source_display(dal->source), detail ? detail : "");
     s = snapshot_acquire(dal);
-    event_source(s, state_name((int)state), detail, atomic_load(&dal->revision));
+    event_source(s, source_state_name((int)state), detail, atomic_load(&dal->revision));
     snapshot_unref(s);
 }
 
@@ -273,7 +276,7 @@ int dal_source_info(dal_t *dal, dal_source_info_t *out)
         return DAL_EINVAL;
     memset(out, 0, sizeof *out);
     out->location = source_display(dal->source);
-    out->state = state_name(atomic_load(&dal->source_state));
+    out->state = source_state_name(atomic_load(&dal->source_state));
     out->revision = atomic_load(&dal->revision);
     out->resyncs = atomic_load(&dal->resyncs);
     out->from_cache = atomic_load(&dal->from_cache);

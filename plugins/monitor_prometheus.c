@@ -57,7 +57,8 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* What a series is keyed by and holds. */
 typedef enum group {
-    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_META, NGROUPS
+    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_META, G_SOURCE,
+    NGROUPS
 } group_t;
 
 /* Pool figures as DAL_EVENT_POOL names them (ev->kind), in value order. */
@@ -80,6 +81,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_IDGEN] = {{"generator", NULL, NULL}, 2},   /* segments fetched, fetches failed */
     [G_RELOAD] = {{NULL, NULL, NULL}, 2},         /* reloads attempted, failed */
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
+    [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
 
 typedef struct series {
@@ -364,6 +366,18 @@ static void on_reload(registry_t *r, const dal_event_t *ev)
         add(s, 1, 1);
 }
 
+/* The configuration source's state and revision are gauges. */
+static void on_source(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s = series_get(r, G_SOURCE, NULL, NULL, NULL);
+
+    if (s == NULL)
+        return;
+    atomic_store_explicit(&s->v[0], ev->kind != NULL && strcmp(ev->kind, "ok") != 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->v[1], ev->rows, memory_order_relaxed);
+}
+
 static void registry_event(registry_t *r, const dal_event_t *ev)
 {
     switch (ev->type) {
@@ -384,6 +398,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_IDGEN:
         add(series_get(r, G_IDGEN, ev->table, NULL, NULL), ev->error_code != 0, 1);
+        break;
+    case DAL_EVENT_SOURCE:
+        on_source(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -508,6 +525,8 @@ static const family_t families[] = {
     {"dal_id_segment_errors_total", "counter", "ID segment fetches that failed.", G_IDGEN, VALUE, 1},
     {"dal_config_reloads_total", "counter", "Configuration reloads attempted.", G_RELOAD, VALUE, 0},
     {"dal_config_reload_failures_total", "counter", "Configuration reloads that failed (the old configuration stays).", G_RELOAD, VALUE, 1},
+    {"dal_config_source_unreachable", "gauge", "1 while no endpoint of the configuration store answers (the last good configuration keeps serving), else 0.", G_SOURCE, VALUE, 0},
+    {"dal_config_revision", "gauge", "The configuration store's revision of the configuration in force.", G_SOURCE, VALUE, 1},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

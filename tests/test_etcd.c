@@ -36,6 +36,7 @@ static int ports[NODES];
 static const char *endpoints, *etcd_dir, *srcdir;
 static char *dir;
 static int prefix_serial;
+static char doc_tail[256];     /* appended to every document while set */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -81,6 +82,7 @@ static void make_doc(char *text, size_t cap, int serial)
                           "shard_key = k\nstrategy = mod\n");
     if (serial % 2 == 0)
         n += (size_t)snprintf(text + n, cap - n, "[table extra_%d]\ndatasource = db0\n", serial);
+    snprintf(text + n, cap - n, "%s", doc_tail);
 }
 
 static int64_t push_text(const char *url, const char *text)
@@ -298,9 +300,21 @@ START_TEST(test_member_killed)
 }
 END_TEST
 
+/* A gauge of the Prometheus monitor's scrape on port; -1 if absent. */
+static double scrape(unsigned port, const char *series)
+{
+    char *body = NULL;
+    double v;
+
+    ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body), 200);
+    v = tu_metric(body, series);
+    free(body);
+    return v;
+}
+
 /* Every member killed: the clients keep serving their configuration and
- * say the source is unreachable; restarted, they catch up to the newest
- * revision. */
+ * say the source is unreachable, in dal_source_info and as a metric;
+ * restarted, they catch up to the newest revision. */
 START_TEST(test_all_killed)
 {
     dal_t *w[3];
@@ -309,11 +323,17 @@ START_TEST(test_all_killed)
     int64_t rev;
     int i;
 
+    unsigned port = tu_free_port();
+
+    snprintf(doc_tail, sizeof doc_tail, "[monitor prom]\nplugin = prometheus\naddress = "
+             "127.0.0.1:%u\n", port);
     new_url(url, sizeof url, endpoints, NULL);
     push(url, 1);
     for (i = 0; i < 3; i++)
         w[i] = open_url(url);
     rev = info(w[0]).revision;
+    ck_assert(scrape(port, "dal_config_source_unreachable") == 0);
+    ck_assert(scrape(port, "dal_config_revision") == (double)rev);
     etcd_sh("kill", "e0");
     etcd_sh("kill", "e1");
     etcd_sh("kill", "e2");
@@ -322,6 +342,7 @@ START_TEST(test_all_killed)
         ck_assert_msg(serve_once(w[i], 1000 + i, &err) == 0, "etcd down: %s", err.message);
         ck_assert_int_eq(info(w[i]).revision, rev);
     }
+    ck_assert(scrape(port, "dal_config_source_unreachable") == 1);
     etcd_sh("restart", "e0");
     etcd_sh("restart", "e1");
     etcd_sh("restart", "e2");
@@ -331,8 +352,12 @@ START_TEST(test_all_killed)
         wait_rev(w[i], rev, "after the restart");
         wait_state(w[i], "ok");
         ck_assert_msg(serve_once(w[i], 2000 + i, &err) == 0, "%s", err.message);
-        dal_close(w[i]);
     }
+    ck_assert(scrape(port, "dal_config_source_unreachable") == 0);
+    ck_assert(scrape(port, "dal_config_revision") == (double)rev);
+    for (i = 0; i < 3; i++)
+        dal_close(w[i]);
+    doc_tail[0] = '\0';
 }
 END_TEST
 
