@@ -101,6 +101,14 @@ void etcd_client_free(etcd_client_t *c)
     free(c);
 }
 
+void etcd_forget_token(etcd_client_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    free(c->token);
+    c->token = NULL;
+    pthread_mutex_unlock(&c->mu);
+}
+
 size_t etcd_endpoints(const etcd_client_t *c)
 {
     return c->n;

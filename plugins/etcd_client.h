@@ -57,6 +57,10 @@ CURL *etcd_stream(etcd_client_t *c, size_t i, const char *path, const char *body
                   size_t (*fn)(char *, size_t, size_t, void *), void *user,
                   struct curl_slist **hdrs, dal_error_t *err);
 
+/* Drop the auth token (the server refused it): the next request gets a
+ * new one. */
+void etcd_forget_token(etcd_client_t *c);
+
 size_t etcd_endpoints(const etcd_client_t *c);
 /* "HOST:PORT" of endpoint i (borrowed). */
 const char *etcd_endpoint(const etcd_client_t *c, size_t i);

@@ -385,6 +385,9 @@ static void on_message(etcd_source_t *s, const char *line, size_t len)
 
     if (etcd_parse_watch(line, len, &m, why) != 0) {
         snprintf(s->why, sizeof s->why, "watch: %s", why);
+        /* a token that expired while we were away: get a new one */
+        if (strstr(why, "auth token") != NULL)
+            etcd_forget_token(s->client);
         s->restart = 1;
         return;
     }

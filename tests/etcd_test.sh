@@ -81,3 +81,23 @@ grep -q "rejected: .*config@[0-9]*:1: syntax error" "$work/watch.out" ||
     { cat "$work/watch.out"; fail "watch rejection"; }
 grep -q dalpass "$work/watch.out" && fail "a password in watch's output"
 echo "dal config: push/get/history/watch ok"
+
+# ------------------------------------------------- etcd authentication
+# last, since it changes the cluster for every client
+"$here/etcd.sh" ctl "$work/etcd" user add root:rootpw-secret >/dev/null
+"$here/etcd.sh" ctl "$work/etcd" role add root >/dev/null 2>&1 || true   # 3.4 may have it
+"$here/etcd.sh" ctl "$work/etcd" user grant-role root root >/dev/null
+"$here/etcd.sh" ctl "$work/etcd" auth enable >/dev/null
+if out=$("$DAL_BIN" config get "$url" 2>&1); then fail "read without credentials: $out"; fi
+export DAL_TEST_ETCD_PW=rootpw-secret
+authed="$url?user=root&password_env=DAL_TEST_ETCD_PW"
+out=$("$DAL_BIN" config push "$work/b.ini" "$authed") || fail "push with user/password: $out"
+[ "$("$DAL_BIN" config get "$authed")" = "$(cat "$work/b.ini")" ] || fail "get with user/password"
+"$DAL_BIN" -c "$authed" check | grep -q ": ok" || fail "check with user/password"
+if out=$("$DAL_BIN" config get "$url?user=root&password=wrong-secret" 2>&1); then
+    fail "a wrong password was accepted"
+fi
+echo "$out" | grep -q "authentication of user root failed" || fail "unclear refusal: $out"
+echo "$out" | grep -q "wrong-secret" && fail "the password is in a message: $out"
+"$DAL_BIN" -c "$authed" check | grep -q "secret" && fail "the password is shown by check"
+echo "etcd authentication ok"
