@@ -125,7 +125,8 @@ static int find_plugin(dal_source_t *s, const char *location, const char *plugin
     }
     free(path);
     if (rc != 0)
-        err_prefix(err, "%s: no source for scheme '%.*s'", s->display, (int)n, location);
+        err_prefix(err, "%s: no source for scheme '%.*s'%s", s->display, (int)n, location,
+                   location[n - 1] == 's' ? " (nor its TLS variant's plugin)" : "");
     return rc;
 }
 

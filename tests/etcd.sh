@@ -2,7 +2,8 @@
 # etcd.sh - start and stop a throwaway etcd cluster for the dal test suite,
 # as tests/cluster.sh does for MariaDB.
 #
-#   etcd.sh start DIR N        start members e0 .. e(N-1) on free loopback ports,
+#   etcd.sh start DIR N [--tls]
+#                              start members e0 .. e(N-1) on free loopback ports,
 #                              data and logs under DIR (absent or empty); prints
 #                              the client endpoints "127.0.0.1:P,..." and writes
 #                              DIR/endpoints and DIR/NAME/{client_port,peer_port,pid}
@@ -51,13 +52,41 @@ endpoints() {
     echo "$eps"
 }
 
+# A CA, a server certificate for 127.0.0.1 and a client certificate.
+make_certs() {
+    local t="$DIR/tls"
+    need openssl
+    mkdir -p "$t"
+    (
+        cd "$t"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dal-test-ca \
+            -keyout ca-key.pem -out ca.pem
+        openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem -out server.csr
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+            -extfile server.ext -out server.pem
+        openssl req -newkey rsa:2048 -nodes -subj /CN=dal-client -keyout client-key.pem -out client.csr
+        printf 'extendedKeyUsage=clientAuth\n' >client.ext
+        openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+            -extfile client.ext -out client.pem
+    ) >"$t/openssl.log" 2>&1 || { cat "$t/openssl.log" >&2; die "cannot make certificates"; }
+}
+
+scheme() { [ -d "$DIR/tls" ] && echo https || echo http; }
+
+# curl or etcdctl arguments for the client side of TLS, if any
+curl_tls() { [ -d "$DIR/tls" ] && echo "--cacert $DIR/tls/ca.pem --cert $DIR/tls/client.pem --key $DIR/tls/client-key.pem"; true; }
+
 launch() { # NAME STATE
-    local m="$DIR/$1" cp pp
+    local m="$DIR/$1" cp pp tls=()
     cp=$(cat "$m/client_port")
     pp=$(cat "$m/peer_port")
+    [ -d "$DIR/tls" ] && tls=(--cert-file "$DIR/tls/server.pem" --key-file "$DIR/tls/server-key.pem"
+                              --trusted-ca-file "$DIR/tls/ca.pem" --client-cert-auth)
     # setsid: the member outlives neither the test nor a signal sent to the shell
     setsid etcd --name "$1" --data-dir "$m/data" \
-        --listen-client-urls "http://127.0.0.1:$cp" --advertise-client-urls "http://127.0.0.1:$cp" \
+        --listen-client-urls "$(scheme)://127.0.0.1:$cp" --advertise-client-urls "$(scheme)://127.0.0.1:$cp" \
+        "${tls[@]}" \
         --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
         --initial-cluster "$(cluster_spec)" --initial-cluster-state "$2" \
         --initial-cluster-token "dal-test-$$" \
@@ -69,7 +98,8 @@ launch() { # NAME STATE
 wait_up() { # NAME
     local m="$DIR/$1" i
     for ((i = 0; i < 300; i++)); do
-        if curl -s -m 1 "http://127.0.0.1:$(cat "$m/client_port")/health" | grep -q '"health":"true"'; then
+        # shellcheck disable=SC2046
+        if curl -s -m 1 $(curl_tls) "$(scheme)://127.0.0.1:$(cat "$m/client_port")/health" | grep -q '"health":"true"'; then
             return 0
         fi
         kill -0 "$(cat "$m/pid")" 2>/dev/null || { tail -20 "$m/etcd.log" >&2; die "$1 exited"; }
@@ -80,7 +110,7 @@ wait_up() { # NAME
 }
 
 cmd_start() {
-    (($# == 2)) || die "usage: etcd.sh start DIR N"
+    (($# == 2 || $# == 3)) || die "usage: etcd.sh start DIR N [--tls]"
     DIR=$1
     local n=$2 i
     need etcd
@@ -88,6 +118,7 @@ cmd_start() {
     need curl
     mkdir -p "$DIR"
     [ -z "$(ls -A "$DIR")" ] || die "$DIR is not empty"
+    [ "${3:-}" = --tls ] && make_certs
     for ((i = 0; i < n; i++)); do
         mkdir -p "$DIR/e$i"
         free_port >"$DIR/e$i/client_port"
@@ -147,7 +178,10 @@ cmd_healthy() {
 cmd_ctl() {
     DIR=$1
     shift
-    ETCDCTL_API=3 etcdctl --endpoints "$(endpoints)" "$@"
+    local tls=()
+    [ -d "$DIR/tls" ] && tls=(--cacert "$DIR/tls/ca.pem" --cert "$DIR/tls/client.pem"
+                              --key "$DIR/tls/client-key.pem")
+    ETCDCTL_API=3 etcdctl --endpoints "$(endpoints)" "${tls[@]}" "$@"
 }
 
 (($#)) || die "usage: etcd.sh start|stop|kill|restart|endpoints|ctl DIR ..."

@@ -11,6 +11,7 @@ DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dal-etcd.XXXXXX")
 cleanup() {
     "$here/etcd.sh" stop "$work/etcd" >/dev/null 2>&1 || true
+    "$here/etcd.sh" stop "$work/etcd-tls" >/dev/null 2>&1 || true
     "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
@@ -101,3 +102,16 @@ echo "$out" | grep -q "authentication of user root failed" || fail "unclear refu
 echo "$out" | grep -q "wrong-secret" && fail "the password is in a message: $out"
 "$DAL_BIN" -c "$authed" check | grep -q "secret" && fail "the password is shown by check"
 echo "etcd authentication ok"
+
+# ------------------------------------------------------ etcds:// (TLS)
+"$here/etcd.sh" start "$work/etcd-tls" 1 --tls >/dev/null || fail "the TLS etcd did not start"
+t=$work/etcd-tls/tls
+tls_url="etcds://$(cat "$work/etcd-tls/endpoints")/tls-test"
+full="$tls_url?cacert=$t/ca.pem&cert=$t/client.pem&key=$t/client-key.pem"
+out=$("$DAL_BIN" config push "$work/a.ini" "$full") || fail "push over TLS: $out"
+[ "$("$DAL_BIN" config get "$full")" = "$(cat "$work/a.ini")" ] || fail "get over TLS"
+"$DAL_BIN" -c "$full" check | grep -q "^$tls_url: ok" || fail "check over TLS"
+# the server wants a client certificate, and the client a CA it knows
+if "$DAL_BIN" config get "$tls_url?cacert=$t/ca.pem" 2>/dev/null; then fail "no client certificate, yet read"; fi
+if "$DAL_BIN" config get "$tls_url" 2>/dev/null; then fail "an unknown CA was trusted"; fi
+echo "etcds:// ok"
