@@ -15,6 +15,7 @@
  */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +519,21 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
+/* The watch thread takes no signal: the application's threads handle
+ * them (dal-proxy blocks SIGTERM in the threads it makes and waits for it
+ * in one; a thread of ours that took it would end the process). */
+static int start_thread(pthread_t *t, void *arg)
+{
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(t, NULL, watch_main, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink,
                     dal_error_t *err)
 {
@@ -531,7 +547,7 @@ static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink
     s->multi = curl_multi_init();
     if (s->multi == NULL)
         return s->api->set_error(err, DAL_ENOMEM, "out of memory");
-    if (pthread_create(&s->thread, NULL, watch_main, s) != 0) {
+    if (start_thread(&s->thread, s) != 0) {
         curl_multi_cleanup(s->multi);
         s->multi = NULL;
         return s->api->set_error(err, DAL_EIO, "%s/%s: cannot start the watch thread", s->where,

@@ -83,6 +83,30 @@ grep -q "rejected: .*config@[0-9]*:1: syntax error" "$work/watch.out" ||
 grep -q dalpass "$work/watch.out" && fail "a password in watch's output"
 echo "dal config: push/get/history/watch ok"
 
+# ------------------------------------------------------- dal-proxy -c URL
+# a proxy started from etcd serves what was pushed, and follows the next push
+proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
+pport=$("$here/cluster.sh" free-port)
+pxini() { # PORT TABLE
+    printf '[dal]\ndefault_datasource = db0\n[proxy]\nlisten = 127.0.0.1:%s\n[proxy user app]\npassword = ${DAL_TEST_PASSWORD}\n[datasource db0]\nmaster = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%s/product_0\n[table %s]\ndatasource = db0\n' "$pport" "$1" "$2"
+}
+pxini "$1" px_one >"$work/px1.ini"
+pxini "$1" px_two >"$work/px2.ini"
+purl="etcd://$DAL_TEST_ETCD/proxy-test"
+"$DAL_BIN" config push "$work/px1.ini" "$purl" >/dev/null || fail "push for the proxy"
+"$proxy_bin" -c "$purl" --check | grep -q "^$purl: ok" || fail "dal-proxy --check URL"
+"$proxy_bin" -c "$purl" >"$work/proxy.log" 2>&1 &
+ppid=$!
+tables() { mariadb -h127.0.0.1 -P"$pport" -uapp -p"$DAL_TEST_PASSWORD" -N -e 'SHOW TABLES FROM dal' 2>/dev/null; }
+for _ in $(seq 100); do tables | grep -q px_one && break; sleep 0.1; done
+tables | grep -q px_one || { cat "$work/proxy.log"; fail "dal-proxy -c URL does not serve"; }
+"$DAL_BIN" config push "$work/px2.ini" "$purl" >/dev/null || fail "second push for the proxy"
+for _ in $(seq 100); do tables | grep -q px_two && break; sleep 0.1; done
+tables | grep -q px_two || { cat "$work/proxy.log"; fail "dal-proxy did not follow the push"; }
+kill "$ppid"
+wait "$ppid" || fail "dal-proxy exited non-zero on SIGTERM"
+echo "dal-proxy -c URL ok"
+
 # ------------------------------------------------- etcd authentication
 # last, since it changes the cluster for every client
 "$here/etcd.sh" ctl "$work/etcd" user add root:rootpw-secret >/dev/null
