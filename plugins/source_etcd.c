@@ -502,8 +502,11 @@ static void *watch_main(void *arg)
             failed = s->created ? 1 : failed + 1;
             etcd_prefer(s->client, i + 1);
             if (failed < n) {
-                s->api->log(s->host, DAL_LOG_INFO, "watch through %s ended (%s); trying %s",
-                            etcd_endpoint(s->client, i), s->why, etcd_endpoint(s->client, i + 1));
+                /* once per outage: while none answers, the state says it */
+                if (s->state == DAL_SOURCE_OK && failed == 1)
+                    s->api->log(s->host, DAL_LOG_INFO, "watch through %s ended (%s); trying %s",
+                                etcd_endpoint(s->client, i), s->why,
+                                etcd_endpoint(s->client, i + 1));
                 continue;
             }
         }

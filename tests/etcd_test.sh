@@ -33,7 +33,10 @@ echo "etcd up: $DAL_TEST_ETCD; MariaDB up: ports $DAL_TEST_PORTS"
 
 # ------------------------------------------------------------ dal config
 url="etcd://$DAL_TEST_ETCD/cli-test"
+# shellcheck disable=SC2086 # the ports are words
 set -- $DAL_TEST_PORTS
+# ${DAL_TEST_PASSWORD} is for dal to expand, never the shell
+# shellcheck disable=SC2016
 ini() { # SERIAL > file
     printf '; serial %s\n[datasource db0]\nmaster = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%s/product_0\n[table t%s]\ndatasource = db0\n' "$1" "$2" "$1"
 }
@@ -87,6 +90,7 @@ echo "dal config: push/get/history/watch ok"
 # a proxy started from etcd serves what was pushed, and follows the next push
 proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
 pport=$("$here/cluster.sh" free-port)
+# shellcheck disable=SC2016
 pxini() { # PORT TABLE
     printf '[dal]\ndefault_datasource = db0\n[proxy]\nlisten = 127.0.0.1:%s\n[proxy user app]\npassword = ${DAL_TEST_PASSWORD}\n[datasource db0]\nmaster = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%s/product_0\n[table %s]\ndatasource = db0\n' "$pport" "$1" "$2"
 }
