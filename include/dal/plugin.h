@@ -401,8 +401,9 @@ typedef struct dal_source_ops {
 
     /* Make an instance for location, the whole string the application
      * gave without its "?OPTIONS" (borrowed during the call; copy what is
-     * kept).  params are the options.  Connects to nothing yet: a store
-     * that is down is not a create() error. */
+     * kept).  params are the options (owned by dal, valid while the
+     * instance lives).  *instance is then owned by dal until destroy().
+     * Connects to nothing yet: a store that is down is not an error here. */
     int (*create)(const dal_host_api_t *api, dal_host_t *host, const char *location,
                   const dal_plugin_params_t *params, void **instance, dal_error_t *err);
     /* Called after unwatch (if watch was called). */
@@ -434,7 +435,8 @@ typedef struct dal_source_ops {
     void (*unwatch)(void *instance);
 
     /*
-     * Optional (NULL: read-only source).  Store text (len bytes) as the new
+     * Optional (NULL: read-only source).  Store text (len bytes, borrowed
+     * during the call) as the new
      * version, only if the key's current revision is expect_revision (0:
      * the key must not exist yet; -1: unconditionally), atomically: with
      * any other current revision nothing is written and the result is
@@ -444,8 +446,8 @@ typedef struct dal_source_ops {
     int (*write)(void *instance, const char *text, size_t len, int64_t expect_revision,
                  int64_t *revision, dal_error_t *err);
 
-    /* Optional.  Call fn for each version the store still keeps, newest
-     * first. */
+    /* Optional.  Call fn(user, ...) for each version the store still
+     * keeps, newest first, on the calling thread (user is the caller's). */
     int (*history)(void *instance, dal_source_history_fn fn, void *user, dal_error_t *err);
 } dal_source_ops_t;
 
