@@ -574,6 +574,9 @@ static int proxy_finish(cfg_parser_t *ps)
     if ((px->tls_cert != NULL) != (px->tls_key != NULL))
         return cfg_fail(ps, px->tls_cert ? px->tls_cert_line : px->tls_key_line, DAL_ECONFIG,
                         "[proxy] needs both tls_cert and tls_key, or neither");
+    if (px->require_tls && px->tls_cert == NULL)
+        return cfg_fail(ps, px->require_tls_line, DAL_ECONFIG,
+                        "[proxy] require_tls needs tls_cert and tls_key");
     return 0;
 }
 

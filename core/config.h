@@ -138,6 +138,8 @@ typedef struct dal_cfg_proxy {
     int tls_cert_line;
     char *tls_key;            /* owned; PEM file of the certificate's key */
     int tls_key_line;
+    int require_tls;          /* refuse logins without TLS (needs tls_cert) */
+    int require_tls_line;
 } dal_cfg_proxy_t;
 
 /* [proxy user NAME]: who may connect to dal-proxy, with exactly one of

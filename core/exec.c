@@ -4,6 +4,7 @@
 #include <errmsg.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,7 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
         return conn_error(c, DAL_ESERVER, err);
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
+        result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
         return 0;
     }
@@ -241,6 +243,7 @@ typedef struct job {
     MYSQL_RES *rows;       /* owned until handed to the result */
     uint64_t affected, insert_id;
     unsigned int warnings, status; /* sent at the end of a write or of stored rows */
+    char info[80];                 /* mysql_info of a write, "" if none */
     dal_buf_t sql;
     int rc;
     dal_error_t err;
@@ -339,6 +342,7 @@ static void job_queried(batch_t *b, job_t *j)
     if (mysql_field_count(m) == 0) {
         j->affected = mysql_affected_rows(m);
         j->insert_id = mysql_insert_id(m);
+        snprintf(j->info, sizeof j->info, "%s", mysql_info(m) != NULL ? mysql_info(m) : "");
         job_end(j);
         note_write(b->rt, j->srv, j->c);
         job_release(j, 1);
@@ -501,6 +505,7 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         }
         if (rc == 0 && j->phase == JOB_DONE) {
             res->affected += j->affected;
+            result_note_info(res, j->info[0] != '\0' ? j->info : NULL);
             res->nroutes++;
             /* a stream's end is the result's to note, when it comes */
             if (j->c == NULL)

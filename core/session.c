@@ -487,8 +487,14 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 {
     dal_session_t *s = owner;
     dal_sql_kind_t k = sql->kind;
-    int rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
-             : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
+    int rc;
+
+    /* BEGIN in a transaction commits it first, as on a server (clients
+     * such as sysbench rely on it after a failed statement) */
+    if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
+        return rc;
+    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
+         : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
     if (rc == 0 && (*out = result_new()) == NULL)
         rc = err_set(err, DAL_ENOMEM, "out of memory");

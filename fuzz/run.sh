@@ -19,7 +19,7 @@ clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz
     "$src/core/error.c" $(pkg-config --libs inih)
 
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
-    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command}.c \
+    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split}.c \
     $(pkg-config --cflags --libs libcrypto)
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \

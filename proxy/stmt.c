@@ -2,6 +2,7 @@
  * stmt.c -- one client's prepared statements: COM_STMT_PREPARE, EXECUTE,
  * SEND_LONG_DATA, RESET and CLOSE over dal_prepared_t.  See proxy.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,11 @@ static dal_value_t param_value(const proxy_stmt_t *s, const proto_param_t *p, ui
     case PROTO_VAL_UINT:
         return dal_uint(p->v.u);
     case PROTO_VAL_DOUBLE:
+        /* A whole double is that integer (Node's mysql2 sends every number
+         * as DOUBLE): the same SQL text ("%.17g" prints 11.0 as 11), and a
+         * shard value the strategies take. */
+        if (p->v.d == trunc(p->v.d) && p->v.d >= -0x1p63 && p->v.d < 0x1p63)
+            return dal_int((int64_t)p->v.d);
         return dal_double(p->v.d);
     case PROTO_VAL_TEXT:
         return dal_strn(p->v.s.ptr != NULL ? p->v.s.ptr : "", p->v.s.len);

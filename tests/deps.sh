@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       default-libmysqlclient-dev libinih-dev check libedit-dev libssl-dev
       mariadb-server mariadb-client clang libclang-rt-14-dev python3 python3-pymysql sysbench curl
+      openssl
       prometheus etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev)
 
 missing=()

@@ -416,8 +416,10 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
  * session wrote (read_your_writes).
  *
  * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
- * dal_session_query do the same as the calls below.  dal_query refuses them:
- * a transaction needs a session.
+ * dal_session_query do the same as the calls below, except that BEGIN in
+ * an open transaction commits it first, as a server does (dal_begin
+ * refuses instead).  dal_query refuses them: a transaction needs a
+ * session.
  */
 
 /* *out owned by the caller (dal_session_close).  Must be closed before
@@ -697,6 +699,14 @@ DAL_API int dal_result_column_info(const dal_result_t *r, size_t col, dal_column
  * read to the end; after it, all of them.
  */
 DAL_API unsigned int dal_result_warning_count(const dal_result_t *r);
+/*
+ * The info line a server gives after a write (mysql_info), summed over the
+ * statement's data nodes: "Records: N  Duplicates: N  Warnings: N" after
+ * a multi-row INSERT, "Rows matched: N  Changed: N  Warnings: N" after an
+ * UPDATE; NULL when the servers gave none (or lines of another form).
+ * Owned by r, valid until the next call or dal_result_free.
+ */
+DAL_API const char *dal_result_info(dal_result_t *r);
 
 /* Server status bits (dal_result_server_status, dal_session_status):
  * MariaDB's SERVER_STATUS_* values. */
@@ -945,6 +955,8 @@ DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
 /* PEM files, or NULL: no TLS; valid until dal_proxy_info_free. */
 DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
 DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
+/* Non-zero if logins without TLS are refused (tls_cert is then set). */
+DAL_API int dal_proxy_info_require_tls(const dal_proxy_info_t *p);
 /* The [proxy user NAME] sections, in file order. */
 DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
 /*

@@ -279,7 +279,11 @@ typedef enum dal_event_type {
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
     DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
-    DAL_EVENT_SOURCE = 7     /* the configuration source's state changed: kind is
+    DAL_EVENT_CLIENT = 7,    /* a front end's client connections (dal-proxy):
+                                kind "connected" (rows: connected now),
+                                "accepted", "refused" (max_connections) or
+                                "auth_failed" (rows: total since start) */
+    DAL_EVENT_SOURCE = 8     /* the configuration source's state changed: kind is
                                 "ok" or "unreachable", server the endpoint or NULL,
                                 rows the revision in force (0: unknown) */
 } dal_event_type_t;
@@ -314,6 +318,13 @@ struct dal_event {
      */
     uint32_t labels_gen;
 };
+
+/*
+ * For front ends built on libdal (dal-proxy): deliver ev (borrowed for the
+ * call; labels_gen must be 0) to the monitors of the configuration in
+ * force, as the core delivers its own events.  Thread-safe; never blocks.
+ */
+DAL_API void dal_monitor_emit(dal_t *dal, const dal_event_t *ev);
 
 /* DAL_HAS_FIELD for events, kept for monitors written against it. */
 #define DAL_EVENT_HAS(ev, field) DAL_HAS_FIELD(dal_event_t, ev, field)

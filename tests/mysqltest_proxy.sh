@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# mysqltest_proxy.sh -- MariaDB's own regression tests (mysqltest, from the
+# packages mariadb-test and mariadb-test-data) through dal-proxy with a
+# pass-through configuration: one unsharded datasource whose schema is
+# `test`, as mysqltest expects.
+#
+# tests/mysqltest.list names the main-suite tests that pass when mysqltest
+# runs them directly against a server started by cluster.sh (how the list
+# was chosen: docs/proxy.md, "mysqltest").  Each is run directly, then
+# through the proxy, then through the proxy with --ps-protocol; a test that
+# passes directly must pass through the proxy unless docs/proxy.md lists
+# it, with its reason, between the "mysqltest exceptions" markers.
+#
+#   mysqltest_proxy.sh             run the list (make check)
+#   mysqltest_proxy.sh --discover  run every main-suite test directly and
+#                                  print those that pass and their time
+set -euo pipefail
+. "$(dirname "$0")/proxy_lib.sh"
+
+suite=${DAL_MYSQLTEST_DIR:-/usr/share/mysql/mysql-test}
+command -v mariadb-test >/dev/null && [ -d "$suite/main" ] ||
+    { echo "FAIL: mariadb-test or $suite/main missing (tests/deps.sh installs mariadb-test)" >&2; exit 1; }
+
+px_cluster 1 --db test
+root() { mariadb -h127.0.0.1 -P"${ports[0]}" -uroot "$@"; }
+# as mysql-test-run's servers: latin1 by default
+latin1() { root -e 'SET GLOBAL character_set_server = latin1, collation_server = latin1_swedish_ci'; }
+latin1
+port=$("$here/cluster.sh" free-port)
+pw=mt-pass
+cat >"$work/px.ini" <<EOF
+[datasource ds0]
+master = mysql://root@127.0.0.1:${ports[0]}/test
+[dal]
+default_datasource = ds0
+[proxy]
+listen = 127.0.0.1:$port
+database = test
+[proxy user root]
+password = $pw
+EOF
+px_start "$work/px.ini" "$port"
+mkdir -p "$work/var/tmp" "$work/var/log"
+
+# mt NAME PORT [mysqltest options]: run main/NAME.test with its .result
+# against PORT (over TCP, also for the test's own `connect localhost`);
+# mysqltest's output in $work/out.  Every run gets a new `test` schema
+# (a failing test leaves its tables).
+mt() {
+    local name=$1 p=$2
+    shift 2
+    root -e 'DROP DATABASE IF EXISTS test; CREATE DATABASE test'
+    (cd "$suite" && MYSQL_TEST_DIR=$suite MYSQLTEST_VARDIR=$work/var MYSQL_TMP_DIR=$work/var/tmp \
+        timeout "${DAL_MT_TIMEOUT:-300}" mariadb-test --no-defaults --protocol=tcp -h127.0.0.1 -P"$p" -uroot -Dtest \
+        --basedir="$suite/" --tmpdir="$work/var/tmp" --logdir="$work/var/log" --silent \
+        --test-file="main/$name.test" --result-file="main/$name.result" "$@") >"$work/out" 2>&1
+}
+
+if [ "${1:-}" = --discover ]; then
+    # tests that stop, restart or crash the server, or run programs
+    # (which need mysql-test-run's environment), are left out
+    unsafe='shutdown|restart|kill_mysqld|crash|--exec|exec_in_background|\$MYSQLD'
+    for f in "$suite"/main/*.test; do
+        name=$(basename "$f" .test)
+        [ -f "$suite/main/$name.result" ] || continue
+        grep -qiE "$unsafe" "$f" && continue
+        t0=$(date +%s%N)
+        if mt "$name" "${ports[0]}"; then echo "$name $((($(date +%s%N) - t0) / 1000000)) ms"; fi
+        # a test that took the server down or locked root out is not kept:
+        # a new server
+        if ! root -e 'SELECT 1' >/dev/null 2>&1; then
+            echo "# $name broke the server" >&2
+            "$here/cluster.sh" stop "$work/c" --clean >/dev/null
+            px_cluster 1 --db test
+            latin1
+        fi
+    done
+    exit 0
+fi
+
+# exceptions: lines "- `NAME` (text|ps|both): reason" in docs/proxy.md
+declare -A except=()
+while read -r name mode; do except[$name]=$mode; done < <(
+    sed -n '/<!-- mysqltest exceptions -->/,/<!-- end mysqltest exceptions -->/p' "$srcdir/docs/proxy.md" |
+        sed -n 's/^- `\([^`]*\)` (\(text\|ps\|both\)).*/\1 \2/p')
+
+listed() { # NAME MODE: docs/proxy.md lists NAME as failing in MODE
+    local m=${except[$1]:-}
+    [ "$m" = both ] || [ "$m" = "$2" ]
+}
+
+direct=0 text=0 ps=0 skipped_listed=0 total=0
+while read -r name; do
+    [ -n "$name" ] && [ "${name#\#}" = "$name" ] || continue
+    total=$((total + 1))
+    if ! mt "$name" "${ports[0]}"; then
+        fail "$name does not pass directly: $(tail -3 "$work/out")"
+        continue
+    fi
+    direct=$((direct + 1))
+    for mode in text ps; do
+        opt=()
+        [ "$mode" = ps ] && opt=(--ps-protocol)
+        if mt "$name" "$port" -p"$pw" "${opt[@]}"; then
+            [ "$mode" = text ] && text=$((text + 1)) || ps=$((ps + 1))
+            listed "$name" "$mode" && echo "note: $name ($mode) passes through the proxy but docs/proxy.md lists it"
+        elif listed "$name" "$mode"; then
+            skipped_listed=$((skipped_listed + 1))
+        else
+            fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
+        fi
+    done
+done <"$here/mysqltest.list"
+
+echo "mysqltest: $total listed, $direct pass directly, $text through the proxy, $ps with --ps-protocol," \
+    "$skipped_listed failures listed in docs/proxy.md"
+px_finish "mysqltest through dal-proxy"
