@@ -283,9 +283,10 @@ typedef enum dal_event_type {
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
-    DAL_EVENT_SOURCE = 8     /* the configuration source's state changed: kind is
-                                "ok" or "unreachable", server the endpoint or NULL,
-                                rows the revision in force (0: unknown) */
+    DAL_EVENT_SOURCE = 8     /* a store's state or revision (at dal_open, at a change
+                                of state, at each accepted version): kind "ok" or
+                                "unreachable", server the endpoint or why none
+                                answers (may be NULL), rows the revision in force */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
