@@ -464,11 +464,14 @@ static void stream(etcd_source_t *s, size_t i)
     s->len = 0;
     s->created = s->restart = 0;
     snprintf(s->why, sizeof s->why, "stream ended");
-    if (body != NULL)
-        h = etcd_stream(s->client, i, "/v3/watch", body, on_data, s, &hdrs, &err);
+    if (body == NULL) {
+        snprintf(s->why, sizeof s->why, "out of memory");
+        return;
+    }
+    h = etcd_stream(s->client, i, "/v3/watch", body, on_data, s, &hdrs, &err);
     free(body);
     if (h == NULL) {
-        snprintf(s->why, sizeof s->why, "%s", body ? err.message : "out of memory");
+        snprintf(s->why, sizeof s->why, "%s", err.message);
         return;
     }
     curl_multi_add_handle(s->multi, h);
