@@ -85,3 +85,14 @@ void event_source_emit(const dal_snapshot_t *s, const char *state, const char *d
     ev.rows = revision > 0 ? (uint64_t)revision : 0;
     monitor_emit(s->monitors, &ev);
 }
+
+void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
+{
+    dal_event_t ev;
+
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_PIN);
+    ev.kind = sql_pin_word(pins);
+    ev.datasource = node->cfg->name;
+    ev.server = node->master.address;
+    monitor_emit(s->monitors, &ev);
+}

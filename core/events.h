@@ -1,7 +1,8 @@
 /*
  * events.h -- every event the core emits to the monitor plugins, each kind
  * built in one place: a statement (after its last route), an execution (one
- * route on one server), a route (the server a route goes to), a reload.
+ * route on one server), a route (the server a route goes to), a reload, a
+ * session's pinned connection.
  * ID generators report their segments themselves, through the host API.
  *
  * Without monitors a statement must pay next to nothing, so every function
@@ -28,6 +29,7 @@ void event_route_emit(const dal_routing_t *rt, const dal_server_t *srv);
 void event_reload_emit(const dal_snapshot_t *s, int rc);
 void event_source_emit(const dal_snapshot_t *s, const char *state, const char *detail,
                        int64_t revision);
+void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins);
 
 /* DAL_EVENT_STATEMENT: a routed statement (rt, its normalised text and
  * trace id, started at t0) ended with rc and result r (NULL on failure). */
@@ -72,6 +74,14 @@ static inline void event_source(const dal_snapshot_t *s, const char *state, cons
 {
     if (monitor_active(s->monitors))
         event_source_emit(s, state, detail, revision);
+}
+
+/* DAL_EVENT_PIN: a session pinned a connection of node's master (s: the
+ * snapshot it was taken under) for the state of pins (sql.h). */
+static inline void event_pin(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
+{
+    if (monitor_active(s->monitors))
+        event_pin_emit(s, node, pins);
 }
 
 #endif /* DAL_CORE_EVENTS_H */

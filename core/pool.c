@@ -16,6 +16,7 @@
 #include "error.h"
 #include "plugin.h"
 #include "clock.h"
+#include "cancel.h"
 #include "pool.h"
 
 struct dal_pool {
@@ -220,6 +221,7 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 
     if (c == NULL)
         return;
+    cancel_leave(c);  /* the end of rows streamed to a session */
     /* a session's variables are for its own statements only */
     if (reusable && c->vars_set && conn_unset_vars(c, NULL) != 0)
         reusable = 0;

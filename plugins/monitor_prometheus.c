@@ -57,8 +57,8 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* What a series is keyed by and holds. */
 typedef enum group {
-    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_CLIENT, G_META,
-    G_SOURCE,
+    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
+    G_META, G_SOURCE,
     NGROUPS
 } group_t;
 
@@ -85,6 +85,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_POOL] = {{"datasource", "server", NULL}, NFIGURES},
     [G_IDGEN] = {{"generator", NULL, NULL}, 2},   /* segments fetched, fetches failed */
     [G_RELOAD] = {{NULL, NULL, NULL}, 2},         /* reloads attempted, failed */
+    [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
     [G_CLIENT] = {{NULL, NULL, NULL}, NCLIENT},
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
     [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
@@ -419,6 +420,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
     case DAL_EVENT_IDGEN:
         add(series_get(r, G_IDGEN, ev->table, NULL, NULL), ev->error_code != 0, 1);
         break;
+    case DAL_EVENT_PIN:
+        add(series_get(r, G_PIN, ev->datasource, ev->kind, NULL), 0, 1);
+        break;
     case DAL_EVENT_CLIENT:
         on_client(r, ev);
         break;
@@ -548,6 +552,7 @@ static const family_t families[] = {
     {"dal_id_segment_errors_total", "counter", "ID segment fetches that failed.", G_IDGEN, VALUE, 1},
     {"dal_config_reloads_total", "counter", "Configuration reloads attempted.", G_RELOAD, VALUE, 0},
     {"dal_config_reload_failures_total", "counter", "Configuration reloads that failed (the old configuration stays).", G_RELOAD, VALUE, 1},
+    {"dal_session_pins_total", "counter", "Connections pinned to a session to keep its server state, by datasource and the state that pinned it (user_variable, temporary_table, table_lock, named_lock, prepare, handler).", G_PIN, VALUE, 0},
     {"dal_proxy_client_connections", "gauge", "Client connections dal-proxy serves now.", G_CLIENT, VALUE, 0},
     {"dal_proxy_client_connections_accepted_total", "counter", "Client connections dal-proxy accepted.", G_CLIENT, VALUE, 1},
     {"dal_proxy_client_connections_refused_total", "counter", "Client connections refused by max_connections (error 1040).", G_CLIENT, VALUE, 2},

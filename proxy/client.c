@@ -118,6 +118,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
         close(fd);
         return NULL;
     }
+    pthread_mutex_init(&c->session_mu, NULL);
     c->px = px;
     c->io = io;
     c->fd = fd;
@@ -142,13 +143,24 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     return c;
 }
 
+/* Close c's session and put s (NULL: none) in its place, under
+ * session_mu: a KILL QUERY from another client may be using the old one. */
+static void set_session(proxy_client_t *c, dal_session_t *s)
+{
+    pthread_mutex_lock(&c->session_mu);
+    dal_session_close(c->session);
+    c->session = s;
+    pthread_mutex_unlock(&c->session_mu);
+}
+
 void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
     kill_unregister(c);
     stmt_free_all(c);
-    dal_session_close(c->session);
+    set_session(c, NULL);
+    pthread_mutex_destroy(&c->session_mu);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
     tls_conn_free(c->tls);
@@ -211,14 +223,17 @@ static const char *handshake_charset(uint8_t id)
 static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
+    dal_session_t *s = NULL;
 
-    if (dal_session_open(c->px->dal, &c->session, &err) != 0 ||
+    if (dal_session_open(c->px->dal, &s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
-         dal_session_set_var(c->session, "names", handshake_charset(c->charset), &err) != 0)) {
+         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
+        dal_session_close(s);
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    set_session(c, s);
     c->state = CLIENT_COMMAND;
     send_ok(c, 0, 0);
     return 0;
@@ -639,9 +654,95 @@ static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_
     return rc;
 }
 
+/* err as dal_session_set_var would fill it for a statement it refuses. */
+static int set_refused(dal_error_t *err, const char *why)
+{
+    err->code = DAL_EUNSUPPORTED;
+    err->mysql_errno = 0;
+    snprintf(err->message, sizeof err->message, "%s", why);
+    return DAL_EUNSUPPORTED;
+}
+
+/* ISOLATION LEVEL's value at *p, as tx_isolation takes it, or NULL. */
+static const char *isolation_level(const char **p)
+{
+    static const char *const levels[][3] = {
+        {"READ", "UNCOMMITTED", "'READ-UNCOMMITTED'"}, {"READ", "COMMITTED", "'READ-COMMITTED'"},
+        {"REPEATABLE", "READ", "'REPEATABLE-READ'"}, {"SERIALIZABLE", NULL, "'SERIALIZABLE'"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        const char *q = *p;
+        if (client_word_is(&q, levels[i][0]) &&
+            (levels[i][1] == NULL || client_word_is(&q, levels[i][1]))) {
+            *p = q;
+            return levels[i][2];
+        }
+    }
+    return NULL;
+}
+
+/* The characteristics of SET SESSION TRANSACTION at p (ISOLATION LEVEL x,
+ * READ ONLY, READ WRITE, comma-separated): the session variables they
+ * are, so that every backend connection of the session gets them.  All
+ * are read before any is set, so a mistake sets none. */
+static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t *err)
+{
+    const char *level = NULL, *read_only = NULL;
+    int rc;
+
+    for (;;) {
+        if (client_word_is(&p, "ISOLATION") && client_word_is(&p, "LEVEL")) {
+            if ((level = isolation_level(&p)) == NULL)
+                return set_refused(err, "SET SESSION TRANSACTION: unknown isolation level");
+        } else if (client_word_is(&p, "READ")) {
+            read_only = client_word_is(&p, "ONLY") ? "1" : client_word_is(&p, "WRITE") ? "0" : NULL;
+            if (read_only == NULL)
+                return set_refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
+        } else {
+            return set_refused(err, "SET SESSION TRANSACTION takes ISOLATION LEVEL, READ ONLY "
+                                    "and READ WRITE");
+        }
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != '\0' && *p != ';')
+        return set_refused(err, "SET SESSION TRANSACTION: unexpected text after it");
+    rc = level ? dal_session_set_var(c->session, "tx_isolation", level, err) : 0;
+    if (rc == 0 && read_only != NULL)
+        rc = dal_session_set_var(c->session, "tx_read_only", read_only, err);
+    return rc;
+}
+
+/* SET [SESSION] TRANSACTION after SET at p: 1 (answered) if it is one.
+ * Without SESSION it is for the next transaction only, which would run on
+ * another connection than the SET: refused rather than lost. */
+static int set_transaction(proxy_client_t *c, const char *p)
+{
+    dal_error_t err;
+    int session = client_word_is(&p, "SESSION") || client_word_is(&p, "LOCAL");
+
+    if (!client_word_is(&p, "TRANSACTION"))
+        return 0;
+    if (!session)
+        set_refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
+                          "dal-proxy (its statements run on pooled connections): use SET "
+                          "SESSION TRANSACTION ..., or START TRANSACTION READ ONLY");
+    if (!session || set_txn_characteristics(c, p, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        send_ok(c, 0, 0);
+    return 1;
+}
+
 /* SET of session variables and SET NAMES: kept by the dal session, which
- * applies them to every connection it takes.  0 if sql is not such a SET
- * (user variables, GLOBAL, PASSWORD, TRANSACTION go to the servers). */
+ * applies them to every connection it takes; SET [SESSION] TRANSACTION
+ * too (set_transaction).  0 if sql is not such a SET (user variables,
+ * GLOBAL, PASSWORD go to the servers). */
 static int session_set(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q, *end;
@@ -651,9 +752,12 @@ static int session_set(proxy_client_t *c, const char *sql)
 
     if (!client_word_is(&p, "SET"))
         return 0;
+    if (set_transaction(c, p))
+        return 1;
     q = p;
-    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") || client_word_is(&q, "TRANSACTION") ||
-        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") || client_word_is(&q, "DEFAULT"))
+    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") ||
+        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") ||
+        client_word_is(&q, "DEFAULT"))
         return 0;
     while (isspace((unsigned char)*q))
         q++;
@@ -752,8 +856,7 @@ static void init_db(proxy_client_t *c, const proto_str_t *db)
 static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
 {
     stmt_free_all(c);
-    dal_session_close(c->session);
-    c->session = NULL;
+    set_session(c, NULL);
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }
 
@@ -783,11 +886,10 @@ static void run_command(proxy_client_t *c)
         change_user(c, &cmd.u.change_user);
         return;
     case PROTO_COM_RESET_CONNECTION: {
+        /* the session's transaction, variables and pinned connections go */
         dal_error_t err;
         stmt_free_all(c);
-        dal_session_close(c->session);
-        c->session = NULL;
-        if (dal_session_open(c->px->dal, &c->session, &err) != 0)
+        if (dal_session_reset(c->session, &err) != 0)
             client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);

@@ -6,6 +6,8 @@
  * connections, used by other clients a moment later.  Ending a connection
  * is a shutdown() of its socket: its own thread then sees the end of input
  * and closes it as if the client had gone, rolling back its transaction.
+ * Stopping a statement is its session's dal_session_cancel, which sends
+ * KILL QUERY to the servers for the backend connections running it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -44,7 +46,23 @@ void kill_unregister(proxy_client_t *c)
     pthread_mutex_unlock(&px->clients_mu);
 }
 
-typedef enum kill_outcome { KILL_DONE, KILL_UNKNOWN, KILL_NOT_OWNER, KILL_BUSY } kill_outcome_t;
+typedef enum kill_outcome { KILL_DONE, KILL_UNKNOWN, KILL_NOT_OWNER, KILL_FAILED } kill_outcome_t;
+
+/* KILL QUERY of t, which runs a statement: its session asks the servers
+ * to stop it (dal_session_cancel).  Called under clients_mu, which it
+ * drops once t's session_mu is held: the cancel opens connections and
+ * must not hold up every other client's login and logout meanwhile. */
+static kill_outcome_t cancel_statement(proxy_t *px, proxy_client_t *t, dal_error_t *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&t->session_mu);
+    pthread_mutex_unlock(&px->clients_mu);
+    if (t->session != NULL)
+        rc = dal_session_cancel(t->session, err);
+    pthread_mutex_unlock(&t->session_mu);
+    return rc == 0 ? KILL_DONE : KILL_FAILED;
+}
 
 /*
  * Under clients_mu, so the target cannot be freed meanwhile (client_free
@@ -52,7 +70,8 @@ typedef enum kill_outcome { KILL_DONE, KILL_UNKNOWN, KILL_NOT_OWNER, KILL_BUSY }
  * user's connections, as on a server without the CONNECTION ADMIN
  * privilege.
  */
-static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only)
+static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only,
+                              dal_error_t *err)
 {
     proxy_t *px = self->px;
     proxy_client_t *t;
@@ -65,10 +84,10 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
         out = KILL_UNKNOWN;
     else if (strcmp(t->user, self->user) != 0)
         out = KILL_NOT_OWNER;
+    else if (query_only && t != self && atomic_load(&t->running))
+        return cancel_statement(px, t, err);    /* clients_mu is dropped */
     else if (query_only)
-        /* nothing runs: a no-op, as on a server; a running statement
-         * cannot be interrupted through the blocking library calls */
-        out = t == self || !atomic_load(&t->running) ? KILL_DONE : KILL_BUSY;
+        out = KILL_DONE;                        /* nothing runs: a no-op, as on a server */
     else {
         if (t != self)
             shutdown(t->fd, SHUT_RDWR);
@@ -113,6 +132,7 @@ bool kill_statement(proxy_client_t *c, const char *sql)
     bool query_only;
     uint32_t id;
     char msg[160];
+    dal_error_t err;
 
     if (!client_word_is(&p, "KILL"))
         return false;
@@ -122,7 +142,7 @@ bool kill_statement(proxy_client_t *c, const char *sql)
                    "connections");
         return true;
     }
-    switch (kill_id(c, id, query_only)) {
+    switch (kill_id(c, id, query_only, &err)) {
     case KILL_DONE:
         if (!query_only && id == c->id) {
             client_err(c, 1927, "70100", "Connection was killed"); /* ER_CONNECTION_KILLED */
@@ -139,12 +159,8 @@ bool kill_statement(proxy_client_t *c, const char *sql)
         snprintf(msg, sizeof msg, "You are not owner of thread %u", id);
         client_err(c, 1095, "HY000", msg); /* ER_KILL_DENIED_ERROR */
         break;
-    case KILL_BUSY:
-        snprintf(msg, sizeof msg,
-                 "dal-proxy cannot interrupt the statement connection %u is running; "
-                 "KILL CONNECTION %u ends the connection when it finishes",
-                 id, id);
-        client_err(c, 1235, "42000", msg);
+    case KILL_FAILED:
+        client_dal_error(c, &err);
         break;
     }
     return true;

@@ -95,7 +95,9 @@ typedef struct proxy_client {
     char user[64];
     uint8_t charset;                  /* the handshake's collation id */
     char peer[64];                    /* "127.0.0.1" for messages */
-    dal_session_t *session;           /* owned once authenticated */
+    dal_session_t *session;           /* owned once authenticated; replaced and
+                                         closed under session_mu */
+    pthread_mutex_t session_mu;       /* held by a KILL QUERY using session (kill.c) */
     proto_reader_t in;                /* plaintext packets from the client */
     proto_buf_t out;                  /* plaintext replies not yet sent (or,
                                          with TLS, not yet encrypted) */

@@ -129,7 +129,9 @@ static bool returns_rows(const char *sql)
 /*
  * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
  * LIMIT 0, a shard key picks one node) and sql_select_limit=0, outside the
- * client's session so its transaction neither takes a node nor a lock.
+ * client's session so its transaction neither takes a node nor a lock --
+ * but in it when it pinned connections outside a transaction, whose state
+ * (a temporary table, a user variable) the statement may read.
  */
 static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
                     dal_error_t *err)
@@ -146,7 +148,9 @@ static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_re
         memcpy(text + sizeof head - 1, sql, n + 1);
         for (i = 0; i < nparams; i++)
             zeros[i] = dal_int(0);
-        rc = dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
+        rc = dal_session_pinned(c->session) > 0 && !dal_in_transaction(c->session)
+                 ? dal_session_query(c->session, NULL, text, zeros, nparams, out, err)
+                 : dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
     } else {
         err->code = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");

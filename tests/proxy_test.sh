@@ -368,6 +368,27 @@ def kill(sql):
     except pymysql.err.MySQLError as e:
         return e.args[0]
 r = kill("KILL QUERY %d" % victim); assert r == 0, r   # idle: nothing to stop
+# a running statement, on one node and scattered, is stopped by its servers
+import threading, time
+for q in ["SELECT SLEEP(30)", "SELECT COUNT(*) FROM orders WHERE SLEEP(3) = 0"]:
+    got = {}
+    def run():
+        try:
+            cur.execute(q)
+            got["rows"] = cur.fetchall()
+        except pymysql.err.MySQLError as e:
+            got["error"] = e.args[0]
+    t = threading.Thread(target=run)
+    t.start()
+    while not got:
+        time.sleep(0.2)                 # until the statement runs on the servers
+        if kill("KILL QUERY %d" % victim) != 0:
+            raise SystemExit("KILL QUERY failed")
+        t.join(0.5)
+    t.join()
+    assert got.get("error") == 1317, (q, got)   # ER_QUERY_INTERRUPTED
+cur.execute("SELECT 1")                 # the connection goes on
+assert cur.fetchone() == (1,)
 assert kill("KILL 4000000000") == 1094              # no such connection
 reader = connect(int(os.environ["PX_PORT"]), "reader", "password", "shop")
 try:

@@ -9,9 +9,9 @@
  * NULL, an integer (bound as LONGLONG), a number with a '.' (DOUBLE),
  * `L:text` (sent with mysql_stmt_send_long_data in two pieces), anything
  * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
- * mysql_change_user instead, and `!list_fields TABLE [WILDCARD]`
- * mysql_list_fields (COM_FIELD_LIST), printing each column's name, table,
- * type and flags.  Each statement is prepared and executed; one that
+ * mysql_change_user instead, `!reset_connection` mysql_reset_connection,
+ * and `!list_fields TABLE [WILDCARD]` mysql_list_fields (COM_FIELD_LIST),
+ * printing each column's name, table, type and flags.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
@@ -218,7 +218,9 @@ int main(int argc, char **argv)
         char user[64], pass[64], dbname[64];
         int n;
         line[strcspn(line, "\n")] = '\0';
-        if ((n = sscanf(line, "!list_fields %63s %63s", user, pass)) >= 1) {
+        if (strcmp(line, "!reset_connection") == 0) {
+            printf("reset_connection %s\n", mysql_reset_connection(db) == 0 ? "ok" : "error");
+        } else if ((n = sscanf(line, "!list_fields %63s %63s", user, pass)) >= 1) {
             list_fields(db, user, n == 2 ? pass : NULL);
         } else if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
             if (mysql_change_user(db, user, pass, dbname) == 0)

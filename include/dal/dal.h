@@ -425,8 +425,51 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
 /* *out owned by the caller (dal_session_close).  Must be closed before
  * dal_close. */
 DAL_API int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err);
-/* Rolls back an open transaction.  NULL is a no-op. */
+/* Rolls back an open transaction and gives the pinned connections back
+ * (see below).  s is transferred; NULL is a no-op. */
 DAL_API void dal_session_close(dal_session_t *s);
+
+/*
+ * Pinning.  Outside a transaction each statement takes a pooled connection
+ * and the pool resets it afterwards, so what a statement leaves in its
+ * server session would be gone by the next one.  A statement that leaves
+ * (or reads) such state pins the master connection of each data node it
+ * runs on to the session, until dal_session_close or dal_session_reset:
+ *  - user variables: `SET @a = ...`, `@a := ...`, `SELECT ... INTO @a`, and
+ *    any statement reading one (`SELECT @a`);
+ *  - CREATE TEMPORARY TABLE (a name dal's configuration does not know routes
+ *    to the default datasource, so the table's later statements go there);
+ *  - LOCK TABLE(S) (of tables wholly on the default datasource; naming a
+ *    sharded table it is refused, as every statement dal does not analyse);
+ *  - GET_LOCK();
+ *  - PREPARE name FROM ... (EXECUTE and DEALLOCATE PREPARE then run on the
+ *    pinned connection);
+ *  - HANDLER t OPEN.
+ * From then on every statement of the session that runs on a pinned node
+ * runs on its pinned connection (reads too: it is the master's), its
+ * transactions on that node too (COMMIT and ROLLBACK keep the pin), and
+ * the session variables (dal_session_set_var) stay set on it.  A statement
+ * over several nodes uses the pinned connections of the pinned ones and
+ * pooled ones for the others (a statement that pins, on several nodes,
+ * pins each).  User variables live on one node, the first where the
+ * session used one: a statement naming no table that uses them runs there
+ * (unless a datasource was chosen), and one that uses them elsewhere, or
+ * on several nodes, fails with DAL_EUNSUPPORTED rather than read another
+ * connection's NULLs.  A pinned connection that dies takes its state with
+ * it: statements on that node fail with DAL_ESTATE until
+ * dal_session_reset.  A reload leaves the session on its pinned
+ * connections (found by datasource name) until it ends or resets.  The
+ * cost: one held connection per pinned node for the session's lifetime;
+ * a session that never pins costs nothing more.
+ */
+/* COM_RESET_CONNECTION for a session (what dal-proxy does for it): rolls back an open transaction,
+ * gives the pinned connections back to their pools (which reset them:
+ * user variables, temporary tables and locks go), forgets the session
+ * variables and sets autocommit back to 1.  0, or DAL_EINVAL for NULL. */
+DAL_API int dal_session_reset(dal_session_t *s, dal_error_t *err);
+/* The number of connections pinned to s (0 for NULL); a lost one does
+ * not count. */
+DAL_API size_t dal_session_pinned(const dal_session_t *s);
 DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                               const dal_value_t *params, size_t nparams,
                               dal_result_t **out, dal_error_t *err);
@@ -468,6 +511,20 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
 
 /*
+ * Stop the statement s is running, from another thread (the one thread
+ * that may call anything else on s is busy running it): each server that
+ * runs part of it now -- executing it, or still sending rows that
+ * dal_result_next has not read -- gets KILL QUERY for that connection,
+ * sent on a connection of dal's own.  The statement then fails (or its
+ * rows end) with the server's error 1317, "Query execution was
+ * interrupted", as on a server; the session stays usable, and a
+ * transaction stays open.  0 when the kills were sent, also when nothing
+ * was running; else the first server's error (the others are tried all
+ * the same).  Thread-safe; s must stay open during the call.
+ */
+DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
+
+/*
  * Set a session variable for every statement the session runs from now on,
  * as `SET SESSION name = value_sql` would on one server: name is a
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
@@ -487,7 +544,8 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
  * The variables are applied on each connection the session takes (pooled
  * or a transaction's), one SET before its first statement, and undone
  * (COM_RESET_CONNECTION) when the connection goes back to its pool, so no
- * other statement sees them.  They cost one round trip each way per
+ * other statement sees them; a pinned connection (above) keeps them, and
+ * gets a variable set later at once.  They cost one round trip each way per
  * connection taken; a session without variables pays nothing.  The value
  * is checked at once on one server of the default datasource (or the
  * first datasource): a name or value the server refuses is DAL_ESERVER

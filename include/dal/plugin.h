@@ -279,11 +279,12 @@ typedef enum dal_event_type {
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
     DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
-    DAL_EVENT_CLIENT = 7,    /* a front end's client connections (dal-proxy):
+    DAL_EVENT_PIN = 7,       /* a session pinned a connection to keep its server state */
+    DAL_EVENT_CLIENT = 8,    /* a front end's client connections (dal-proxy):
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
-    DAL_EVENT_SOURCE = 8     /* a store's state or revision (at dal_open, at a change
+    DAL_EVENT_SOURCE = 9     /* a store's state or revision (at dal_open, at a change
                                 of state, at each accepted version): kind "ok" or
                                 "unreachable", server the endpoint or why none
                                 answers (may be NULL), rows the revision in force */
