@@ -476,27 +476,6 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     if (kill_statement(c, sql))
         return true;
     p = sql;
-    if (client_word_is(&p, "USE")) {
-        /* as COM_INIT_DB: on a server it would move one of dal's pooled
-         * connections to another schema */
-        proto_str_t db;
-        size_t n;
-
-        while (isspace((unsigned char)*p))
-            p++;
-        n = strlen(p);
-        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
-            n--;
-        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
-            p++;
-            n -= 2;
-        }
-        db.ptr = p;
-        db.len = n;
-        init_db(c, &db);
-        return true;
-    }
-    p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
         return true;
@@ -743,13 +722,33 @@ static int set_transaction(proxy_client_t *c, const char *p)
  * applies them to every connection it takes; SET [SESSION] TRANSACTION
  * too (set_transaction).  0 if sql is not such a SET (user variables,
  * GLOBAL, PASSWORD go to the servers). */
-static int session_set(proxy_client_t *c, const char *sql)
+int client_session_set(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q, *end;
     dal_error_t err;
-    char cs[65];
+    char cs[65], co[68];
     size_t n = 0;
 
+    if (client_word_is(&p, "USE")) {
+        /* as COM_INIT_DB: on a server it would move one of dal's pooled
+         * connections to another schema */
+        proto_str_t db;
+
+        while (isspace((unsigned char)*p))
+            p++;
+        n = strlen(p);
+        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
+            n--;
+        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
+            p++;
+            n -= 2;
+        }
+        db.ptr = p;
+        db.len = n;
+        init_db(c, &db);
+        return 1;
+    }
+    p = sql;
     if (!client_word_is(&p, "SET"))
         return 0;
     if (set_transaction(c, p))
@@ -761,8 +760,8 @@ static int session_set(proxy_client_t *c, const char *sql)
         return 0;
     while (isspace((unsigned char)*q))
         q++;
-    if (*q == '@' && q[1] != '@')
-        return 0;
+    if ((*q == '@' && q[1] != '@') || strncasecmp(q, "@@global.", 9) == 0)
+        return 0;  /* user variables and @@global.name, as SET GLOBAL */
     q = p;
     if (client_word_is(&q, "NAMES")) {
         while (isspace((unsigned char)*q))
@@ -771,7 +770,25 @@ static int session_set(proxy_client_t *c, const char *sql)
             n++;
         memcpy(cs, q, n);
         cs[n] = '\0';
-        if (dal_session_set_var(c->session, "names", cs, &err) != 0)
+        /* SET NAMES cs COLLATE co: the collation after the character set
+         * (dal sets names first); without COLLATE the variable keeps what
+         * SET NAMES made, so an earlier COLLATE does not outlive it */
+        q += n;
+        if (client_word_is(&q, "COLLATE")) {
+            while (isspace((unsigned char)*q))
+                q++;
+            for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
+                ;
+            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
+                q++;
+                n -= 2;
+            }
+            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
+        } else {
+            strcpy(co, "@@session.collation_connection");
+        }
+        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
+            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
             client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);
@@ -792,8 +809,30 @@ static void run_query(proxy_client_t *c, const char *sql)
 {
     dal_result_t *r = NULL;
     dal_error_t err;
+    const char *p = sql;
 
-    if (local_answer(c, sql) || session_set(c, sql))
+    /* as a server: nothing is an error, comments alone are done */
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
+        return;
+    }
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ';')
+            p++;
+        if (p[0] == '/' && p[1] == '*' && p[2] != '!' && p[2] != 'M' && strstr(p + 2, "*/"))
+            p = strstr(p + 2, "*/") + 2;
+        else if (*p == '#' || (p[0] == '-' && p[1] == '-' && isspace((unsigned char)p[2])))
+            p += strcspn(p, "\n");
+        else
+            break;
+    }
+    if (*p == '\0') {
+        send_ok(c, 0, 0);
+        return;
+    }
+    if (local_answer(c, sql) || client_session_set(c, sql))
         return;
     if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
         client_dal_error(c, &err);

@@ -158,6 +158,10 @@ void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_m
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
+/* USE, a SET of session variables or SET NAMES (also when prepared):
+ * answered by the proxy, the SET kept by the session (1); 0 if sql is none
+ * of them. */
+int client_session_set(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ stmt.c */
 

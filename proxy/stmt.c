@@ -21,6 +21,8 @@ typedef struct proxy_stmt {
                                       types; NULL before the first */
     bool *long_used;               /* owned: nparams flags */
     proto_buf_t *long_data;        /* owned: nparams buffers */
+    char *set_sql;                 /* owned: a SET (or USE without parameters),
+                                      which the session keeps as in COM_QUERY */
 } proxy_stmt_t;
 
 struct proxy_stmts {
@@ -42,6 +44,7 @@ static void stmt_free(proxy_stmt_t *s)
     free(s->long_data);
     free(s->long_used);
     free(s->types);
+    free(s->set_sql);
     free(s);
 }
 
@@ -230,6 +233,7 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
     proxy_stmt_t *s = NULL;
     dal_error_t err;
     size_t np, ncols = 0;
+    const char *w;
 
     if (text == NULL || reserve(c) != 0) {
         no_memory(c);
@@ -238,6 +242,10 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
     if (c->stmts->n >= MAX_STMTS) {
         client_err(c, 1461, "42000", "Can't create more than max_prepared_stmt_count statements "
                                      "(current value: 16382)");
+        goto done;
+    }
+    if (text[strspn(text, " \t\r\n")] == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
     if (dal_prepare(c->px->dal, text, &prep, &err) != 0) {
@@ -260,6 +268,11 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     prep = NULL;
+    w = first_word(text);
+    if (client_word_is(&w, "SET") || (np == 0 && client_word_is(&w, "USE"))) { /* as in COM_QUERY */
+        s->set_sql = text;
+        text = NULL;
+    }
     s->ncolumns = (uint16_t)ncols;
     s->id = ++c->stmts->next_id;
     if (s->id == LAST_PREPARED)
@@ -315,6 +328,27 @@ static void clear_long_data(proxy_stmt_t *s)
     }
 }
 
+/* A prepared SET of session variables (or SET NAMES, USE) is the
+ * session's, as in COM_QUERY: its parameters written into the text as
+ * literals (dal_explain's SQL of the one route, escaped by the library),
+ * then kept by client_session_set.  False when it is not such a SET. */
+static bool session_set_with(proxy_client_t *c, const proxy_stmt_t *s, const dal_value_t *vals)
+{
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    bool done;
+
+    if (s->nparams == 0)
+        return client_session_set(c, s->set_sql) != 0;
+    if (dal_explain(c->px->dal, NULL, s->set_sql, vals, s->nparams, &plan, &err) != 0) {
+        dal_plan_free(plan);
+        return false; /* the statement's own execution gives the error */
+    }
+    done = dal_plan_count(plan) == 1 && client_session_set(c, dal_plan_sql(plan, 0)) != 0;
+    dal_plan_free(plan);
+    return done;
+}
+
 static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
 {
     dal_value_t *vals = calloc(s->nparams ? s->nparams : 1, sizeof *vals);
@@ -333,6 +367,10 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
             return;
         }
         vals[i] = param_value(s, &e->params[i], i);
+    }
+    if (s->set_sql != NULL && session_set_with(c, s, vals)) {
+        free(vals);
+        return;
     }
     if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
         client_dal_error(c, &err);

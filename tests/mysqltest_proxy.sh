@@ -11,7 +11,9 @@
 # passes directly must pass through the proxy unless docs/proxy.md lists
 # it, with its reason, between the "mysqltest exceptions" markers.
 #
-#   mysqltest_proxy.sh             run the list (make check)
+#   mysqltest_proxy.sh             run the first 100 tests of the list
+#                                  (make check; DAL_MYSQLTEST_COUNT=N or
+#                                  all for more)
 #   mysqltest_proxy.sh --discover  run every main-suite test directly and
 #                                  print those that pass and their time
 set -euo pipefail
@@ -39,21 +41,55 @@ database = test
 [proxy user root]
 password = $pw
 EOF
-px_start "$work/px.ini" "$port"
 mkdir -p "$work/var/tmp" "$work/var/log"
+
+# The server's global variables as the tests expect to find them: put back
+# after every run (mysql-test-run checks that a test restores them)
+globals() { root -N -e 'SHOW GLOBAL VARIABLES'; }
+globals >"$work/globals"
+restore_globals() {
+    local n v
+    globals | diff "$work/globals" - | sed -n 's/^< //p' | while IFS=$'\t' read -r n v; do
+        root -e "SET GLOBAL $n = '$v'" 2>/dev/null || root -e "SET GLOBAL $n = $v" 2>/dev/null || true
+    done
+}
 
 # mt NAME PORT [mysqltest options]: run main/NAME.test with its .result
 # against PORT (over TCP, also for the test's own `connect localhost`);
 # mysqltest's output in $work/out.  Every run gets a new `test` schema
-# (a failing test leaves its tables).
+# (a failing test leaves its tables) and the global variables it found.
 mt() {
-    local name=$1 p=$2
+    local name=$1 p=$2 rc=0
     shift 2
+    # (files a test wrote there, SELECT ... INTO OUTFILE, stop a DROP)
+    root -e 'DROP DATABASE IF EXISTS test' 2>/dev/null || rm -rf "$work/c/m0/data/test"
     root -e 'DROP DATABASE IF EXISTS test; CREATE DATABASE test'
     (cd "$suite" && MYSQL_TEST_DIR=$suite MYSQLTEST_VARDIR=$work/var MYSQL_TMP_DIR=$work/var/tmp \
-        timeout "${DAL_MT_TIMEOUT:-300}" mariadb-test --no-defaults --protocol=tcp -h127.0.0.1 -P"$p" -uroot -Dtest \
+        timeout "${DAL_MT_TIMEOUT:-30}" mariadb-test --no-defaults --protocol=tcp -h127.0.0.1 -P"$p" -uroot -Dtest \
         --basedir="$suite/" --tmpdir="$work/var/tmp" --logdir="$work/var/log" --silent \
-        --test-file="main/$name.test" --result-file="main/$name.result" "$@") >"$work/out" 2>&1
+        --test-file="main/$name.test" --result-file="main/$name.result" "$@") >"$work/out" 2>&1 || rc=$?
+    restore_globals
+    return "$rc"
+}
+
+# through PX_MODE (text or ps): each run gets a new dal-proxy, so that no
+# pooled connection carries one test's state (its schema dropped, a lock)
+# into the next
+px_mt() {
+    local name=$1 rc=0 opt=()
+    [ "$2" = ps ] && opt=(--ps-protocol)
+    px_start "$work/px.ini" "$port"
+    mt "$name" "$port" -p"$pw" "${opt[@]}" || rc=$?
+    # SIGTERM: the proxy drains and exits 0 (then SIGKILL, a failure)
+    kill "${pids[-1]}"
+    for _ in $(seq 100); do kill -0 "${pids[-1]}" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "${pids[-1]}" 2>/dev/null; then
+        fail "dal-proxy did not stop on SIGTERM after $name ($2)"
+        kill -9 "${pids[-1]}"
+    fi
+    wait "${pids[-1]}" 2>/dev/null || true
+    unset 'pids[-1]'
+    return "$rc"
 }
 
 if [ "${1:-}" = --discover ]; then
@@ -99,18 +135,21 @@ while read -r name; do
     fi
     direct=$((direct + 1))
     for mode in text ps; do
-        opt=()
-        [ "$mode" = ps ] && opt=(--ps-protocol)
-        if mt "$name" "$port" -p"$pw" "${opt[@]}"; then
+        if px_mt "$name" "$mode"; then
             [ "$mode" = text ] && text=$((text + 1)) || ps=$((ps + 1))
             listed "$name" "$mode" && echo "note: $name ($mode) passes through the proxy but docs/proxy.md lists it"
-        elif listed "$name" "$mode"; then
+            continue
+        fi
+        # DAL_MT_OUT=DIR keeps mysqltest's output of every failure there
+        [ -z "${DAL_MT_OUT:-}" ] || cp "$work/out" "$DAL_MT_OUT/$name.$mode"
+        if listed "$name" "$mode"; then
             skipped_listed=$((skipped_listed + 1))
         else
             fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
         fi
     done
-done <"$here/mysqltest.list"
+done < <(if [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$here/mysqltest.list"
+          else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$here/mysqltest.list"; fi)
 
 echo "mysqltest: $total listed, $direct pass directly, $text through the proxy, $ps with --ps-protocol," \
     "$skipped_listed failures listed in docs/proxy.md"
