@@ -188,6 +188,11 @@ typedef struct dal_config {
  * the first mistake.  Passwords never appear in messages.
  */
 int config_load(const char *path, dal_config_t **out, dal_error_t *err);
+/* The same for a document in memory (text, len bytes, borrowed during the
+ * call) that a configuration source delivered; name takes the file's place
+ * in messages and in cfg->path ("etcd://h:2379/app/config@42"). */
+int config_parse(const char *name, const char *text, size_t len, dal_config_t **out,
+                 dal_error_t *err);
 /* Another reference: a datasource node carried over a reload keeps the
  * config it was made from (its connections point into it). */
 dal_config_t *config_ref(dal_config_t *cfg);

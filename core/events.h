@@ -27,6 +27,8 @@ void event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t 
                           uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_);
 void event_route_emit(const dal_routing_t *rt, const dal_server_t *srv);
 void event_reload_emit(const dal_snapshot_t *s, int rc);
+void event_source_emit(const dal_snapshot_t *s, const char *state, const char *detail,
+                       int64_t revision);
 void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins);
 
 /* DAL_EVENT_STATEMENT: a routed statement (rt, its normalised text and
@@ -62,6 +64,16 @@ static inline void event_reload(const dal_snapshot_t *s, int rc)
 {
     if (monitor_active(s->monitors))
         event_reload_emit(s, rc);
+}
+
+/* DAL_EVENT_SOURCE: the configuration source is now in state ("ok",
+ * "unreachable"), detail the endpoint or why none answers, revision the
+ * one in force. */
+static inline void event_source(const dal_snapshot_t *s, const char *state, const char *detail,
+                                int64_t revision)
+{
+    if (monitor_active(s->monitors))
+        event_source_emit(s, state, detail, revision);
 }
 
 /* DAL_EVENT_PIN: a session pinned a connection of node's master (s: the

@@ -58,7 +58,7 @@ static const char *const bucket_le[NBUCKETS] = {
 /* What a series is keyed by and holds. */
 typedef enum group {
     G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
-    G_META,
+    G_META, G_SOURCE,
     NGROUPS
 } group_t;
 
@@ -88,6 +88,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
     [G_CLIENT] = {{NULL, NULL, NULL}, NCLIENT},
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
+    [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
 
 typedef struct series {
@@ -386,6 +387,18 @@ static void on_reload(registry_t *r, const dal_event_t *ev)
         add(s, 1, 1);
 }
 
+/* The configuration source's state and revision are gauges. */
+static void on_source(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s = series_get(r, G_SOURCE, NULL, NULL, NULL);
+
+    if (s == NULL)
+        return;
+    atomic_store_explicit(&s->v[0], ev->kind != NULL && strcmp(ev->kind, "ok") != 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->v[1], ev->rows, memory_order_relaxed);
+}
+
 static void registry_event(registry_t *r, const dal_event_t *ev)
 {
     switch (ev->type) {
@@ -412,6 +425,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_CLIENT:
         on_client(r, ev);
+        break;
+    case DAL_EVENT_SOURCE:
+        on_source(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -541,6 +557,8 @@ static const family_t families[] = {
     {"dal_proxy_client_connections_accepted_total", "counter", "Client connections dal-proxy accepted.", G_CLIENT, VALUE, 1},
     {"dal_proxy_client_connections_refused_total", "counter", "Client connections refused by max_connections (error 1040).", G_CLIENT, VALUE, 2},
     {"dal_proxy_client_auth_failures_total", "counter", "Logins refused for a wrong user or password (error 1045).", G_CLIENT, VALUE, 3},
+    {"dal_config_source_unreachable", "gauge", "1 while no endpoint of the configuration store answers (the last good configuration keeps serving), else 0.", G_SOURCE, VALUE, 0},
+    {"dal_config_revision", "gauge", "The configuration store's revision of the configuration in force.", G_SOURCE, VALUE, 1},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

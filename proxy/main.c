@@ -120,6 +120,13 @@ static int load_tls(proxy_t *px, const dal_proxy_info_t *info, const char *confi
 /* What `dal check` checks (the TLS files readable and PEM of the right
  * kind, at their lines); whether the key is the certificate's is known
  * when dal-proxy starts, since checking opens no datasource or monitor. */
+/* How much of a location may be printed: a store URL's ?OPTIONS may hold
+ * a password. */
+static int shown(const char *config)
+{
+    return (int)(strstr(config, "://") ? strcspn(config, "?") : strlen(config));
+}
+
 static int check_only(const char *config, const dal_open_opts_t *opts)
 {
     dal_error_t err;
@@ -128,7 +135,7 @@ static int check_only(const char *config, const dal_open_opts_t *opts)
         fprintf(stderr, "dal-proxy: %s\n", err.message);
         return 1;
     }
-    printf("%s: ok\n", config);
+    printf("%.*s: ok\n", shown(config), config);
     return 0;
 }
 
@@ -164,8 +171,8 @@ int main(int argc, char **argv)
     if (load_tls(&px, info, o.config) != 0)
         return 1;
     if (px.nusers == 0)
-        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %s: nobody can connect\n",
-                o.config);
+        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
+                shown(o.config), o.config);
     /* every thread made from here on inherits the blocked signals */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

@@ -910,6 +910,9 @@ static const struct {
     {"mysql://a:" SECRET "1@h1, mysql://b:" SECRET "2@h2", "mysql://a:***@h2"},
     {"mysql://app@host/db", "mysql://app@host/db"},                      /* no password */
     {"mysql://host:3306/db", "mysql://host:3306/db"},
+    /* a source's name of one version of its document: no password in it */
+    {"etcd://h:2379,h:2381/app/config@42:7:", "etcd://h:2379,h:2381/app/config@42:7:"},
+    {"mysql://app:" SECRET "/x@h/db", "mysql://app:***@h/db"},           /* '/' alone is no pass */
     {"round_robin", "round_robin"},
     {"", ""},
 };

@@ -223,6 +223,87 @@ DAL_API int dal_config_diff(const char *running, const char *candidate,
                             const dal_open_opts_t *opts, dal_diff_fn fn, void *user,
                             dal_error_t *err);
 
+/* -------------------------------------------------- configuration sources */
+
+/*
+ * Wherever a configuration path is accepted (dal_open, dal_check_config,
+ * dal_config_diff, `dal -c`, `dal-proxy -c`), a location may name a store
+ * instead of a file:
+ *
+ *     etcd://HOST:PORT[,HOST:PORT...]/PREFIX[?OPTION=VALUE&...]
+ *     etcds://...   the same over TLS (options cacert, cert, key)
+ *
+ * served by a source plugin (source_etcd.so; see docs/configuration.md for
+ * every option and the failure semantics, docs/plugins.md to write one).
+ * The document is the whole INI text, read at dal_open and watched: every
+ * new version is checked and swapped in exactly as dal_reload does with a
+ * file, and a bad one is refused while the last good one keeps serving.
+ * The option cache=PATH keeps the last accepted document in PATH, from
+ * which dal_open starts (with a warning) when the store cannot be reached.
+ */
+
+/* The source of a running dal_t, for monitoring and tests. */
+typedef struct dal_source_info {
+    const char *location; /* the location without options; valid while dal lives */
+    const char *state;    /* "ok" or "unreachable" (static) */
+    int64_t revision;     /* the store's revision of the document in force; 0: none (file) */
+    uint64_t resyncs;     /* whole re-reads after the store compacted past our revision */
+    uint64_t rejected;    /* versions refused (as dal_reload_stats's failures) */
+    int from_cache;       /* running from the cache file since dal_open, nothing newer yet */
+} dal_source_info_t;
+
+/* Fill *out.  Thread-safe.  0 or DAL_EINVAL. */
+DAL_API int dal_source_info(dal_t *dal, dal_source_info_t *out);
+
+/* A configuration store opened on its own, for tools (`dal config`). */
+typedef struct dal_source dal_source_t;
+
+/* Open location's source; nothing is read yet.  *out is owned by the
+ * caller (dal_source_close). */
+DAL_API int dal_source_open(const char *location, const dal_open_opts_t *opts,
+                            dal_source_t **out, dal_error_t *err);
+DAL_API void dal_source_close(dal_source_t *src);
+
+/*
+ * The document at revision (0: the newest).  *text (NUL-terminated, *len
+ * bytes) is owned by the caller: free() it.  *name (may be NULL) gets what
+ * messages call this version, owned by the caller too; *rev its revision.
+ */
+DAL_API int dal_source_get(dal_source_t *src, int64_t revision, char **text, size_t *len,
+                           char **name, int64_t *rev, dal_error_t *err);
+
+/* Store text as the new version if the current one is expect_revision (0:
+ * none must exist; -1: whatever it is); else DAL_ESTATE and nothing is
+ * written.  *revision: the new version's.  Does not check text: callers
+ * run dal_check_config first (`dal config push` does). */
+DAL_API int dal_source_put(dal_source_t *src, const char *text, size_t len,
+                           int64_t expect_revision, int64_t *revision, dal_error_t *err);
+
+/* One kept version: revision, count of versions so far, size in bytes. */
+typedef void (*dal_history_fn)(void *user, int64_t revision, int64_t version, size_t len);
+
+/* Each version the store still keeps, newest first. */
+DAL_API int dal_source_history(dal_source_t *src, dal_history_fn fn, void *user,
+                               dal_error_t *err);
+
+/* A version seen by dal_source_follow: name and text borrowed for the call.
+ * Return non-zero to stop following. */
+typedef int (*dal_follow_fn)(void *user, const char *name, const char *text, size_t len,
+                             int64_t revision);
+
+/* Call fn with the newest version, then with every later one as the store
+ * reports it, until fn returns non-zero.  Blocks the calling thread;
+ * outages are retried (and logged) without end. */
+DAL_API int dal_source_follow(dal_source_t *src, dal_follow_fn fn, void *user,
+                              dal_error_t *err);
+
+/* dal_config_diff for two documents in memory (names take the files'
+ * place in messages): candidate is checked as dal_check_config would. */
+DAL_API int dal_config_diff_text(const char *running_name, const char *running, size_t running_len,
+                                 const char *candidate_name, const char *candidate,
+                                 size_t candidate_len, const dal_open_opts_t *opts,
+                                 dal_diff_fn fn, void *user, dal_error_t *err);
+
 /* ------------------------------------------------------------- statements */
 
 /*
