@@ -17,6 +17,7 @@
 #include "replica.h"
 #include "result.h"
 #include "rewrite.h"
+#include "sprep.h"
 #include "value.h"
 
 /* The physical SQL of a one-node statement is built on the stack when it
@@ -120,8 +121,10 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
                    size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
     MYSQL_RES *rows;
-    int rc;
+    int rc = sprep_send(rt, r, c, params, nparams, sql, res, err);
 
+    if (rc != SPREP_TEXT)
+        return rc;
     buf_reset(sql);
     rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
     if (rc != 0)

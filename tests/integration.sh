@@ -28,6 +28,10 @@ echo "cluster up: ports $DAL_TEST_PORTS"
 # server's own, warnings, insert ids, status flags, session variables
 "$builddir/tests/test_resultmeta"
 
+# server-side prepared statements against text: every column type,
+# staleness (DDL, a killed connection, the statement limit, a reload)
+"$builddir/tests/test_sprep"
+
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass

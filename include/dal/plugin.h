@@ -277,10 +277,15 @@ typedef enum dal_event_type {
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
     DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
-    DAL_EVENT_CLIENT = 7     /* a front end's client connections (dal-proxy):
+    DAL_EVENT_CLIENT = 7,    /* a front end's client connections (dal-proxy):
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
+    DAL_EVENT_SPREP = 8      /* a server-side prepared statement on a backend
+                                connection (datasource, server): kind "prepare",
+                                "execute", "reprepare" (after DDL), "evict" (the
+                                connection's cache was full) or "fallback" (run
+                                as text; mysql_errno: the server's reason, or 0) */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
