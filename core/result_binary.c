@@ -253,6 +253,9 @@ int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
     }
     rc = read_rows(&f, b);
     if (rc == 0) {
+        /* the library's copy of the rows goes now, not at the handle's
+         * next run: it would stay with the cached handle until then */
+        mysql_stmt_free_result(st);
         /* the source is the result's from here, also on failure */
         rc = result_add_source(r, &b->base, reply_fields(st, meta, f.ncols), f.ncols,
                                datasource, err);
