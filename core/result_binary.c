@@ -14,8 +14,10 @@
  * buffer of its size, which the column then keeps. */
 #define COL_BUF_MIN 32
 #define COL_BUF_MAX 1024
-/* Columns whose fetch state fits on the stack. */
+/* Columns whose fetch state fits on the stack, and bytes of their first
+ * buffers. */
 #define COLS_INLINE 16
+#define BUF_INLINE 4096
 
 /* One row in one allocation: the values, their lengths, then the text. */
 typedef struct binrow {
@@ -43,7 +45,8 @@ typedef struct fetcher {
     unsigned int ncols;
     MYSQL_BIND *bind;        /* ncols */
     fetch_col_t *col;        /* ncols */
-    char *block;             /* owned: the first buffers of every column */
+    char *block;             /* the first buffers of every column: the caller's room or
+                                owned (small_alloc) */
 } fetcher_t;
 
 static int binary_fetch(dal_rowsrc_t *s, dal_error_t *err)
@@ -95,7 +98,8 @@ static void bind_col(fetcher_t *f, unsigned int i)
     b->error = &c->error;
 }
 
-static int fetcher_init(fetcher_t *f, MYSQL_STMT *st, const MYSQL_FIELD *fields)
+/* room: BUF_INLINE bytes of the caller's for the first buffers. */
+static int fetcher_init(fetcher_t *f, MYSQL_STMT *st, const MYSQL_FIELD *fields, char *room)
 {
     size_t total = 0;
     unsigned int i;
@@ -104,7 +108,7 @@ static int fetcher_init(fetcher_t *f, MYSQL_STMT *st, const MYSQL_FIELD *fields)
     f->st = st;
     for (i = 0; i < f->ncols; i++)
         total += first_cap(&fields[i]);
-    if ((f->block = malloc(total)) == NULL)
+    if ((f->block = small_alloc(room, BUF_INLINE, total, 1, 0)) == NULL)
         return -1;
     for (i = 0, p = f->block; i < f->ncols; i++) {
         f->col[i].buf = p;
@@ -116,14 +120,14 @@ static int fetcher_init(fetcher_t *f, MYSQL_STMT *st, const MYSQL_FIELD *fields)
     return mysql_stmt_bind_result(st, f->bind) ? -1 : 0;
 }
 
-static void fetcher_free(fetcher_t *f)
+static void fetcher_free(fetcher_t *f, char *room)
 {
     unsigned int i;
 
     for (i = 0; i < f->ncols; i++)
         if (f->col[i].own)
             free(f->col[i].buf);
-    free(f->block);
+    small_free(f->block, room);
 }
 
 /* Column i's value did not fit: a buffer of its size, and the value
@@ -217,19 +221,19 @@ static int read_rows(fetcher_t *f, binary_src_t *b)
  * renamed, or a table dropped and made again, would show its old name.
  * The reply's own description is on the connection until the next
  * command; the handle's serves when there is none. */
-static const MYSQL_FIELD *reply_fields(MYSQL_STMT *st, MYSQL_RES *meta, unsigned int n)
+static const MYSQL_FIELD *reply_fields(MYSQL_STMT *st, unsigned int n)
 {
     MYSQL *m = st->mysql;
 
     if (m != NULL && m->fields != NULL && m->field_count == n)
         return m->fields;
-    return mysql_fetch_fields(meta);
+    return st->fields;
 }
 
 int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
                       dal_error_t *err)
 {
-    MYSQL_RES *meta = mysql_stmt_result_metadata(st);
+    char buf_room[BUF_INLINE];
     MYSQL_BIND bind_room[COLS_INLINE];
     fetch_col_t col_room[COLS_INLINE];
     fetcher_t f = {.ncols = mysql_stmt_field_count(st)};
@@ -238,7 +242,7 @@ int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
 
     f.bind = small_alloc(bind_room, COLS_INLINE, f.ncols, sizeof *f.bind, 0);
     f.col = small_alloc(col_room, COLS_INLINE, f.ncols, sizeof *f.col, 0);
-    if (meta == NULL || b == NULL || f.bind == NULL || f.col == NULL)
+    if (st->fields == NULL || b == NULL || f.bind == NULL || f.col == NULL)
         goto done;
     b->base.ops = &binary_ops;
     /* received whole first: the library reads the warnings after the last
@@ -247,7 +251,7 @@ int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
         rc = DAL_ESERVER;
         goto done;
     }
-    if (fetcher_init(&f, st, reply_fields(st, meta, f.ncols)) != 0) {
+    if (fetcher_init(&f, st, reply_fields(st, f.ncols), buf_room) != 0) {
         rc = mysql_stmt_errno(st) ? DAL_ESERVER : DAL_ENOMEM;
         goto done;
     }
@@ -257,8 +261,8 @@ int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
          * next run: it would stay with the cached handle until then */
         mysql_stmt_free_result(st);
         /* the source is the result's from here, also on failure */
-        rc = result_add_source(r, &b->base, reply_fields(st, meta, f.ncols), f.ncols,
-                               datasource, err);
+        rc = result_add_source(r, &b->base, reply_fields(st, f.ncols), f.ncols, datasource,
+                               err);
         b = NULL;
     }
 done:
@@ -272,10 +276,8 @@ done:
     if (rc == DAL_ENOMEM)
         err_set(err, DAL_ENOMEM, "out of memory");
     if (f.block != NULL)
-        fetcher_free(&f);
+        fetcher_free(&f, buf_room);
     small_free(f.bind, bind_room);
     small_free(f.col, col_room);
-    if (meta != NULL)
-        mysql_free_result(meta);
     return rc;
 }

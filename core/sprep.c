@@ -144,15 +144,6 @@ static int fallback(const dal_routing_t *rt, const dal_conn_t *c, unsigned int e
 
 /* ------------------------------------------------------------- cache */
 
-static uint64_t hash_text(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-
-    while (n--)
-        h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
-    return h;
-}
-
 static size_t entry_bytes(const entry_t *e)
 {
     return e->len + STMT_CLIENT_BYTES;
@@ -564,7 +555,7 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
     buf_reset(sql);
     if (rewrite_route_template(rt, r, nparams, sql, &tpl, err) != 0 || sql->oom)
         return fallback(rt, c, 0);
-    h = hash_text(sql->data, sql->len);
+    h = sql_hash_text(sql->data, sql->len);
     e = cache_find(k, sql->data, sql->len, h);
     if (e == NULL) {
         if (k->backoff > 0) {

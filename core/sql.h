@@ -379,6 +379,10 @@ dal_sql_cache_t *sql_cache_new(size_t capacity);
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                char *errbuf, size_t errcap);
 
+/* The cache's hash of a statement's text p[0..n) (borrowed): also for
+ * other maps keyed by SQL text (sprep.c's prepared statements). */
+uint64_t sql_hash_text(const char *p, size_t n);
+
 /* Hit and miss counts since creation (either pointer may be NULL). */
 void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
 
