@@ -78,22 +78,9 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
 }
 
 
-/* What a route's server sent at the end of its statement, once it has all
- * arrived (an OK packet, or the end of stored rows): added to res in route
- * order, so the status is the last route's and the insert id the first
- * non-zero one. */
-static void add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
-                    uint64_t insert_id)
-{
-    res->warnings += warnings;
-    res->status = status;
-    if (res->insert_id == 0)
-        res->insert_id = insert_id;
-}
-
 static void note_end(dal_result_t *res, MYSQL *m, uint64_t insert_id)
 {
-    add_end(res, mysql_warning_count(m), m->server_status, insert_id);
+    result_add_end(res, mysql_warning_count(m), m->server_status, insert_id);
 }
 
 /* A sharded table's physical name shows as its logical one in the
@@ -512,7 +499,7 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
             res->nroutes++;
             /* a stream's end is the result's to note, when it comes */
             if (j->c == NULL)
-                add_end(res, j->warnings, j->status, j->insert_id);
+                result_add_end(res, j->warnings, j->status, j->insert_id);
             if (j->rows != NULL) {
                 rc = result_add(res, j->rows, j->srv->node->cfg->name, err);
                 j->rows = NULL;

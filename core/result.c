@@ -541,6 +541,15 @@ uint64_t dal_result_affected_rows(const dal_result_t *r)
     return r ? r->affected : 0;
 }
 
+void result_add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
+                    uint64_t insert_id)
+{
+    res->warnings += warnings;
+    res->status = status;
+    if (res->insert_id == 0)
+        res->insert_id = insert_id;
+}
+
 void result_note_info(dal_result_t *res, const char *info)
 {
     unsigned long long a = 0, b = 0, w;

@@ -426,10 +426,8 @@ static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
     if (mysql_stmt_field_count(e->st) == 0) {
         res->affected += mysql_stmt_affected_rows(e->st);
         result_note_info(res, mysql_info(m));
-        res->warnings += mysql_warning_count(m);
-        res->status = m->server_status;
-        if (res->insert_id == 0)
-            res->insert_id = mysql_stmt_insert_id(e->st);
+        result_add_end(res, mysql_warning_count(m), m->server_status,
+                       mysql_stmt_insert_id(e->st));
         return 0;
     }
     rc = result_add_binary(res, e->st, rt->routes[r].node->cfg->name, err);
@@ -437,11 +435,10 @@ static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
         return STALE;
     if (rc == DAL_ESERVER)
         return stmt_failed(c, e->st, err);
-    if (rc == 0) {
-        /* the end of the rows updates the handle, not the connection */
-        res->warnings += (unsigned int)mysql_stmt_warning_count(e->st);
-        res->status = e->st->upsert_status.server_status;
-    }
+    /* the end of the rows updates the handle, not the connection */
+    if (rc == 0)
+        result_add_end(res, (unsigned int)mysql_stmt_warning_count(e->st),
+                       e->st->upsert_status.server_status, 0);
     return rc;
 }
 
