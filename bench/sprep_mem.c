@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <dal/dal.h>
 
@@ -74,6 +76,34 @@ static size_t run(const char *config, const char *mode, int n, long long *server
     return before;
 }
 
+/* run() in a child process: libdal reads DAL_SERVER_PREPARE once per
+ * process, and each mode should start from the same heap. */
+static size_t run_apart(const char *config, const char *mode, int n, long long *server)
+{
+    unsigned long long v[2] = {0, 0};
+    int fd[2], status;
+    pid_t pid;
+
+    if (pipe(fd) != 0 || (pid = fork()) < 0) {
+        perror("sprep_mem");
+        exit(1);
+    }
+    if (pid == 0) {
+        long long s;
+        close(fd[0]);
+        v[0] = run(config, mode, n, &s);
+        v[1] = (unsigned long long)s;
+        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+    }
+    close(fd[1]);
+    if (read(fd[0], v, sizeof v) != (ssize_t)sizeof v || waitpid(pid, &status, 0) != pid ||
+        status != 0)
+        exit(1);
+    close(fd[0]);
+    *server = (long long)v[1];
+    return (size_t)v[0];
+}
+
 int main(int argc, char **argv)
 {
     long long s_off, s_auto;
@@ -84,8 +114,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: sprep_mem CONFIG N\n");
         return 2;
     }
-    off = run(argv[1], "off", n, &s_off);
-    on = run(argv[1], "auto", n, &s_auto);
+    off = run_apart(argv[1], "off", n, &s_off);
+    on = run_apart(argv[1], "auto", n, &s_auto);
     printf("statements %d\nclient heap: off %zu B, auto %zu B, handles %.0f B each\n"
            "server Memory_used growth: off %lld B, auto %lld B, %.0f B per prepared statement\n",
            n, off, on, ((double)on - (double)off) / n, s_off, s_auto,

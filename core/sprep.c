@@ -61,16 +61,23 @@ typedef struct sprep_cache {
 
 /* ------------------------------------------------------------- mode */
 
+/* DAL_SERVER_PREPARE, read once (getenv walks the environment: not on
+ * every statement).  -1: not read yet; threads racing read the same. */
+static atomic_int env_mode = -1;
+
 int sprep_mode(const dal_config_t *cfg)
 {
+    int m = atomic_load_explicit(&env_mode, memory_order_relaxed);
     const char *env;
 
     if (cfg->server_prepare_line != 0)
         return cfg->server_prepare;
-    env = getenv("DAL_SERVER_PREPARE");
-    if (env != NULL && strcasecmp(env, "off") == 0)
-        return SPREP_OFF;
-    return cfg->server_prepare;
+    if (m < 0) {
+        env = getenv("DAL_SERVER_PREPARE");
+        m = env != NULL && strcasecmp(env, "off") == 0 ? SPREP_OFF : SPREP_AUTO;
+        atomic_store_explicit(&env_mode, m, memory_order_relaxed);
+    }
+    return m == SPREP_OFF ? SPREP_OFF : cfg->server_prepare;
 }
 
 static int kind_prepares(dal_sql_kind_t k)
@@ -96,12 +103,35 @@ static int rows_same_as_text(const dal_sql_t *sql)
     return !sql->has_union && sql->from_end > 0 && sql->param_offs[0] >= sql->from_end;
 }
 
+/* dal_sql_t's sprep_state: what the statement alone says, judged once. */
+enum { STATE_UNJUDGED = 0, STATE_PREPARES, STATE_TEXT };
+
+static int state_of(const dal_sql_t *sql)
+{
+    dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily judged field changes, atomically */
+    int st = atomic_load_explicit(&m->sprep_state, memory_order_relaxed);
+
+    if (st != STATE_UNJUDGED)
+        return st;
+    st = kind_prepares(sql->kind) && !sql->opaque && sql->nparams <= SPREP_MAX_PARAMS &&
+                 rows_same_as_text(sql)
+             ? STATE_PREPARES
+             : STATE_TEXT;
+    /* a refusal noted meanwhile (refuse) stays */
+    atomic_compare_exchange_strong(&m->sprep_state, &(int){STATE_UNJUDGED}, st);
+    return atomic_load_explicit(&m->sprep_state, memory_order_relaxed);
+}
+
+/* The server would not prepare sql while its text ran: text from now on. */
+static void refuse(const dal_sql_t *sql)
+{
+    atomic_store_explicit(&((dal_sql_t *)sql)->sprep_state, STATE_TEXT, memory_order_relaxed);
+}
+
 int sprep_wanted(const dal_config_t *cfg, const dal_sql_t *sql, int prepared, int traced)
 {
-    return sprep_mode(cfg) == SPREP_AUTO && kind_prepares(sql->kind) && !sql->opaque &&
-           !traced && (sql->nparams > 0 || prepared) && sql->nparams <= SPREP_MAX_PARAMS &&
-           rows_same_as_text(sql) &&
-           !atomic_load_explicit(&sql->sprep_refused, memory_order_relaxed);
+    return (sql->nparams > 0 || prepared) && !traced && sprep_mode(cfg) == SPREP_AUTO &&
+           state_of(sql) == STATE_PREPARES;
 }
 
 int sprep_route_eligible(const dal_routing_t *rt, size_t r)
@@ -309,8 +339,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
         if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED)
             k->backoff = FULL_BACKOFF;
         else if (!transient(en))
-            atomic_store_explicit(&((dal_sql_t *)rt->sql)->sprep_refused, 1,
-                                  memory_order_relaxed);
+            refuse(rt->sql);
         return fallback(rt, c, en);
     }
     cache_trim(rt, c, k, rt->sprep_cache);
@@ -545,7 +574,7 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
             conn_drop_ext(c);
         return SPREP_TEXT;
     }
-    if (atomic_load_explicit(&rt->sql->sprep_refused, memory_order_relaxed))
+    if (state_of(rt->sql) != STATE_PREPARES) /* refused since it was routed */
         return fallback(rt, c, 0);
     if ((k = cache_of(c, rt->sprep_cache)) == NULL)
         return fallback(rt, c, 0);

@@ -246,8 +246,8 @@ typedef struct dal_sql {
                                merge_cached_names); NULL until then */
     _Atomic(dal_sql_ext_t *) edits; /* owned, made on first use: the statement's own
                                edits in text order (rewrite.c); NULL until then */
-    atomic_int sprep_refused;   /* a server would not prepare it while its text ran:
-                               it runs as text (sprep.c); 0 until then */
+    atomic_int sprep_state;     /* whether it may run as a server-side prepared
+                               statement, judged on first use (sprep.c); 0 until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
