@@ -600,6 +600,30 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/* A SET on a pooled connection: its handles go (the SET may change how
+ * SQL parses, and the pool then resets the connection, which drops the
+ * server's statements), and the next run prepares again, without an
+ * error. */
+START_TEST(test_reset_drops_handles)
+{
+    dal_value_t p[1] = {dal_int(2)};
+    const char *sql = "SELECT id, c_text FROM sp_types WHERE id = ?";
+    double prepares;
+    dal_error_t err;
+    int i;
+
+    ck_assert_uint_eq(both(sql, p, 1), 1);
+    for (i = 0; i < 3; i++) {
+        prepares = metric("dal_server_prepares_total");
+        /* one thread: the same pooled connection each time */
+        must(dal_exec(on, NULL, "SET @sp_x = 1", NULL, 0, NULL, &err), &err, "set");
+        ck_assert_uint_eq(both(sql, p, 1), 1);
+        ck_assert_msg(metric("dal_server_prepares_total") == prepares + 1,
+                      "not prepared again after the reset");
+    }
+}
+END_TEST
+
 /* Sessions: a transaction's statements run prepared on its connection,
  * and a session variable that changes parsing drops the handles. */
 START_TEST(test_session)
@@ -666,6 +690,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_refused_statement);
     tcase_add_test(tc, test_eviction);
     tcase_add_test(tc, test_reload);
+    tcase_add_test(tc, test_reset_drops_handles);
     tcase_add_test(tc, test_session);
     suite_add_tcase(s, tc);
     return s;
