@@ -510,8 +510,12 @@ static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
     *en = mysql_stmt_errno(e->st);
     /* the server asks for a fresh prepare (ER_NEED_REPREPARE), or the
      * columns changed under the handle: the rows of that run are pending
-     * and go with the handle (closing it reads them) */
-    if (*en == ER_NEED_REPREPARE || *en == CR_NEW_STMT_METADATA)
+     * and go with the handle (closing it reads them).  A client error of
+     * the handle alone, the connection being fine, is the library's word
+     * that the handle is no longer valid (the session was reset without
+     * conn_reset): nothing was sent, so it is prepared again too. */
+    if (*en == ER_NEED_REPREPARE || *en == CR_NEW_STMT_METADATA ||
+        (conn_broken(*en) && mysql_errno(&c->mysql) == 0))
         return STALE;
     return stmt_failed(c, e->st, err);
 }

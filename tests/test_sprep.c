@@ -621,6 +621,22 @@ START_TEST(test_reset_drops_handles)
         ck_assert_msg(metric("dal_server_prepares_total") == prepares + 1,
                       "not prepared again after the reset");
     }
+    /* a session's variables are undone by COM_RESET_CONNECTION when its
+     * connection goes back to the pool: the handle the session prepared
+     * there must not be used afterwards */
+    for (i = 0; i < 3; i++) {
+        dal_session_t *s = NULL;
+        dal_result_t *r = NULL;
+        must(dal_session_open(on, &s, &err), &err, "session");
+        must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone");
+        must(dal_session_query(s, NULL, sql, p, 1, &r, &err), &err, "session select");
+        dal_result_free(r);
+        dal_session_close(s);
+        prepares = metric("dal_server_prepares_total");
+        ck_assert_uint_eq(both(sql, p, 1), 1);
+        ck_assert_msg(metric("dal_server_prepares_total") == prepares + 1,
+                      "not prepared again after the session's reset");
+    }
 }
 END_TEST
 
