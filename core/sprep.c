@@ -369,8 +369,8 @@ static int bind_value(const dal_sql_t *sql, uint32_t i, const dal_value_t *v, MY
                       char *num, size_t cap, uint64_t *count)
 {
     memset(b, 0, sizeof *b);
-    if (sql->param_int != NULL && sql->param_int[i] && v->type != DAL_TYPE_INT &&
-        v->type != DAL_TYPE_UINT) {
+    if (sql->param_int != NULL && sql->param_int[i]) {
+        /* text writes an INT as it is: a negative one is its syntax error */
         if (value_as_count(v, count) != 0)
             return -1;
         b->buffer_type = MYSQL_TYPE_LONGLONG;

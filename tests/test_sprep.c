@@ -14,6 +14,7 @@
  * servers, `plain` on server 0) and exports DAL_TEST_PORTS.
  */
 #include <check.h>
+#include <math.h>
 #include <mysql.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,7 +330,11 @@ START_TEST(test_parameter_types)
      * errors */
     p[1] = dal_str("two");
     both("SELECT id FROM sp_types WHERE id > ? ORDER BY id LIMIT ?", p, 2);
-    ck_assert_double_eq(metric("dal_server_prepare_fallbacks_total"), fb + 1);
+    p[1] = dal_int(-1);
+    both("SELECT id FROM sp_types WHERE id > ? ORDER BY id LIMIT ?", p, 2);
+    p[0] = dal_double(NAN);
+    both("SELECT id FROM sp_types WHERE c_double = ?", p, 1);
+    ck_assert_double_eq(metric("dal_server_prepare_fallbacks_total"), fb + 3);
 }
 END_TEST
 
