@@ -164,6 +164,9 @@ typedef struct dal_config {
     int watch;                /* watch = true: reload the file when it changes */
     int validate_connect;     /* validate_connect = true: a reload connects to every datasource first */
     int allow_reshard;        /* allow_reshard = true: a reload may change shard layouts */
+    int server_prepare;       /* server_prepare = auto: 0 auto, 1 off (sprep.h) */
+    int server_prepare_line;  /* 0: not in the file (the environment may choose) */
+    uint32_t server_prepare_cache; /* server_prepare_cache = 64: handles per connection */
     char *pool;               /* owned; pool = default (the pool plugin); NULL: built-in cache */
     int pool_line;
     dal_cfg_params_t pool_params;      /* pool.* keys */

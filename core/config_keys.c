@@ -32,6 +32,7 @@
 
 #define CFG_SHARD_MAX 1048576    /* db_shard_num, table_shard_num */
 #define CFG_PARALLEL_MAX 256     /* max_parallel */
+#define CFG_SPREP_CACHE_MAX 4096 /* server_prepare_cache */
 #define CFG_WEIGHT_MAX 1000      /* the weight option of a replica URL */
 #define CFG_MS_MAX ((int64_t)UINT32_MAX)   /* durations are kept in uint32_t ms */
 
@@ -525,6 +526,8 @@ _Static_assert(sizeof(dal_lb_policy_t) == sizeof(int), "load_balance is stored a
 
 /* In the order of dal_lb_policy_t. */
 static const char *const lb_words[] = {"round_robin", "random", "weighted", "least_outstanding", NULL};
+/* server_prepare: in the order of sprep.h's SPREP_AUTO, SPREP_OFF. */
+static const char *const sprep_words[] = {"auto", "off", NULL};
 /* read_your_writes: 0 off, 1 session, 2 (a duration) a window. */
 static const char *const ryw_words[] = {"off", "session", NULL};
 
@@ -550,6 +553,16 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "name of a `[datasource]`"},
     {.name = "max_parallel", .type = DAL_CFG_COUNT, .offset = CFG(max_parallel), .def = "8",
      .min = 1, .max = CFG_PARALLEL_MAX, .help = "how many data nodes one statement uses at once"},
+    {.name = "server_prepare", .type = DAL_CFG_ENUM, .offset = CFG(server_prepare),
+     .line = CFG(server_prepare_line), .words = sprep_words, .def = "auto",
+     .help = "`auto`: statements with `?` placeholders and `dal_prepare` handles run as "
+             "server-side prepared statements on the backend connections (see "
+             "docs/api.md); `off`: every statement is sent as text.  When the key is absent, "
+             "the environment variable `DAL_SERVER_PREPARE` (`auto` or `off`) decides"},
+    {.name = "server_prepare_cache", .type = DAL_CFG_COUNT, .offset = CFG(server_prepare_cache),
+     .def = "64", .min = 1, .max = CFG_SPREP_CACHE_MAX,
+     .help = "prepared statements kept per backend connection; the least recently used "
+             "one is closed when another is needed"},
     {.name = "watch", .type = DAL_CFG_BOOL, .offset = CFG(watch), .def = "false",
      .help = "reload the file when it changes"},
     {.name = "validate_connect", .type = DAL_CFG_BOOL, .offset = CFG(validate_connect), .def = "false",

@@ -149,10 +149,20 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
     return 0;
 }
 
+void conn_drop_ext(dal_conn_t *c)
+{
+    dal_conn_ext_t *e = c->ext;
+
+    c->ext = NULL;
+    if (e != NULL)
+        e->drop(e, &c->mysql);
+}
+
 void conn_close(dal_conn_t *c)
 {
     if (c == NULL)
         return;
+    conn_drop_ext(c);
     mysql_close(&c->mysql);
     free(c);
 }
@@ -166,6 +176,7 @@ int conn_reset(dal_conn_t *c, dal_error_t *err)
 {
     if (!session_dirty(c))
         return 0;
+    conn_drop_ext(c); /* the reset drops the server's side of it */
     if (mysql_reset_connection(&c->mysql) != 0)
         return conn_error(c, DAL_ESERVER, err);
     c->dirty = 0;
@@ -186,6 +197,7 @@ int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err)
 
     /* marked first: a SET that failed half-way may have changed some */
     c->vars_set = 1;
+    conn_drop_ext(c); /* prepared under the old charset and sql_mode */
     c->dirty = 1;
     if (v->names != NULL) {
         c->names_set = 1;

@@ -30,6 +30,14 @@
 #include "dal/plugin.h"
 #include "gtid.h"
 
+/* State another module keeps on a connection that lives in the server's
+ * session (sprep.c's prepared statements): dropped (drop also frees it)
+ * before the session is reset or its parsing rules change, and before the
+ * connection closes.  m is still connected when drop runs. */
+typedef struct dal_conn_ext {
+    void (*drop)(struct dal_conn_ext *e, MYSQL *m);
+} dal_conn_ext_t;
+
 struct dal_conn {
     MYSQL mysql;                       /* initialised and connected */
     const dal_cfg_datasource_t *ds;    /* borrowed from the snapshot's config */
@@ -48,7 +56,11 @@ struct dal_conn {
     int names_set;                     /* ... among them the charset (SET NAMES) */
     struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
                                           now, which may cancel it (cancel.h), or NULL */
+    dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
 };
+
+/* Drop c's extension (dal_conn_ext_t), if any. */
+void conn_drop_ext(dal_conn_t *c);
 
 /*
  * Session variables a dal_session applies to every connection it takes

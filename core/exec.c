@@ -19,6 +19,7 @@
 #include "replica.h"
 #include "result.h"
 #include "rewrite.h"
+#include "sprep.h"
 #include "value.h"
 
 /* The physical SQL of a one-node statement is built on the stack when it
@@ -79,22 +80,9 @@ static void note_write(const dal_routing_t *rt, dal_server_t *srv, dal_conn_t *c
 }
 
 
-/* What a route's server sent at the end of its statement, once it has all
- * arrived (an OK packet, or the end of stored rows): added to res in route
- * order, so the status is the last route's and the insert id the first
- * non-zero one. */
-static void add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
-                    uint64_t insert_id)
-{
-    res->warnings += warnings;
-    res->status = status;
-    if (res->insert_id == 0)
-        res->insert_id = insert_id;
-}
-
 static void note_end(dal_result_t *res, MYSQL *m, uint64_t insert_id)
 {
-    add_end(res, mysql_warning_count(m), m->server_status, insert_id);
+    result_add_end(res, mysql_warning_count(m), m->server_status, insert_id);
 }
 
 /* A sharded table's physical name shows as its logical one in the
@@ -129,19 +117,18 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
                     dal_error_t *err)
 {
     MYSQL_RES *rows;
-
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
         result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
-        warnings_read(&res->warns, &c->mysql);
+        warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
         return 0;
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
-    warnings_read(&res->warns, &c->mysql);
+    warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
@@ -153,13 +140,16 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
 {
     int rc;
 
-    buf_reset(sql);
-    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-    if (rc != 0)
-        return rc;
     cancel_enter(c);
-    rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len);
-    rc = rc != 0 ? conn_error(c, DAL_ESERVER, err) : store_on(rt, r, c, res, err);
+    rc = sprep_send(rt, r, c, params, nparams, sql, res, err);
+    if (rc == SPREP_TEXT) {
+        buf_reset(sql);
+        rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
+        if (rc == 0)
+            rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0
+                     ? conn_error(c, DAL_ESERVER, err)
+                     : store_on(rt, r, c, res, err);
+    }
     cancel_leave(c);
     return rc;
 }
@@ -349,7 +339,7 @@ static void job_end(job_t *j)
 {
     j->warnings = mysql_warning_count(&j->c->mysql);
     j->status = j->c->mysql.server_status;
-    warnings_read(&j->warns, &j->c->mysql);
+    warnings_read(&j->warns, &j->c->mysql, j->warnings);
 }
 
 static void job_stored(batch_t *b, job_t *j)
@@ -564,7 +554,7 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
             res->nroutes++;
             /* a stream's end is the result's to note, when it comes */
             if (j->c == NULL)
-                add_end(res, j->warnings, j->status, j->insert_id);
+                result_add_end(res, j->warnings, j->status, j->insert_id);
             if (j->rows != NULL) {
                 rc = result_add(res, j->rows, j->srv->node->cfg->name, err);
                 j->rows = NULL;

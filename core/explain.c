@@ -9,6 +9,7 @@
 #include "explain.h"
 #include "replica.h"
 #include "rewrite.h"
+#include "sprep.h"
 
 typedef struct plan_route {
     const char *datasource; /* borrowed from the snapshot: see below */
@@ -16,6 +17,7 @@ typedef struct plan_route {
     const char *role;       /* static: "master" or "replica" */
     char *table;            /* owned, or NULL */
     char *sql;              /* owned */
+    int prepared;           /* would run as a server-side prepared statement */
 } plan_route_t;
 
 struct dal_plan {
@@ -43,6 +45,7 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
     pr->sql = buf_steal(&sql);
     pr->server = strdup(srv->address);
     pr->role = server_role(srv);
+    pr->prepared = sprep_route_eligible(rt, r);
     for (i = 0; i < rt->sql->ntrefs && pr->table == NULL; i++)
         if (route->pos[i] >= 0)
             pr->table = strdup(physical_name(rt->tables[i], route->pos[i], name, sizeof name));
@@ -114,6 +117,11 @@ const char *dal_plan_server(const dal_plan_t *p, size_t i)
 const char *dal_plan_role(const dal_plan_t *p, size_t i)
 {
     return p && i < p->n ? p->routes[i].role : NULL;
+}
+
+int dal_plan_server_prepared(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].prepared : 0;
 }
 
 const char *dal_plan_kind(const dal_plan_t *p)

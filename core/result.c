@@ -47,18 +47,21 @@ dal_result_t *result_new(void)
     return &b->r;
 }
 
-static size_t text_len(const char *t)
+/* The length of a field's text t: the library's count n when it gave one
+ * (no strlen on every column of every result), else strlen (fields made
+ * by hand may leave the counts 0). */
+static size_t text_len(const char *t, unsigned int n)
 {
-    return t ? strlen(t) + 1 : 1;
+    return t == NULL ? 0 : n != 0 ? n : strlen(t);
 }
 
-/* t (or "") copied to *p, which advances past it. */
-static const char *put_text(char **p, const char *t)
+/* t[0..len) (t may be NULL: "") copied to *p, which advances past it. */
+static const char *put_text(char **p, const char *t, size_t len)
 {
-    size_t len = t ? strlen(t) : 0;
     char *at = *p;
 
-    memcpy(at, t ? t : "", len);
+    if (len > 0)
+        memcpy(at, t, len);
     at[len] = '\0';
     *p += len + 1;
     return at;
@@ -78,8 +81,9 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
 
     for (i = 0; i < ncols; i++) {
         f = &fields[i];
-        bytes += text_len(f->name) + text_len(f->org_name) + text_len(f->table) +
-                 text_len(f->org_table) + text_len(f->db);
+        bytes += text_len(f->name, f->name_length) + text_len(f->org_name, f->org_name_length) +
+                 text_len(f->table, f->table_length) +
+                 text_len(f->org_table, f->org_table_length) + text_len(f->db, f->db_length) + 5;
     }
     /* pointers first: each part stays aligned for its type */
     r->names = malloc(bytes ? bytes : 1);
@@ -92,11 +96,11 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
         f = &fields[i];
         c = &r->cols[i];
         merge_meta_init(&r->meta[i], f);
-        r->names[i] = put_text(&p, f->name);
-        c->org_name = put_text(&p, f->org_name);
-        c->table = put_text(&p, f->table);
-        c->org_table = put_text(&p, f->org_table);
-        c->db = put_text(&p, f->db);
+        r->names[i] = put_text(&p, f->name, text_len(f->name, f->name_length));
+        c->org_name = put_text(&p, f->org_name, text_len(f->org_name, f->org_name_length));
+        c->table = put_text(&p, f->table, text_len(f->table, f->table_length));
+        c->org_table = put_text(&p, f->org_table, text_len(f->org_table, f->org_table_length));
+        c->db = put_text(&p, f->db, text_len(f->db, f->db_length));
         c->type = (unsigned int)f->type;
         c->charset = f->charsetnr;
         c->flags = f->flags;
@@ -540,6 +544,15 @@ double dal_result_double(const dal_result_t *r, size_t col)
 uint64_t dal_result_affected_rows(const dal_result_t *r)
 {
     return r ? r->affected : 0;
+}
+
+void result_add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
+                    uint64_t insert_id)
+{
+    res->warnings += warnings;
+    res->status = status;
+    if (res->insert_id == 0)
+        res->insert_id = insert_id;
 }
 
 void result_note_info(dal_result_t *res, const char *info)

@@ -135,6 +135,13 @@ struct dal_result {
 
 dal_result_t *result_new(void);
 
+/* What a route's server sent at the end of its statement, once it has all
+ * arrived (an OK packet, or the end of stored rows): added to res in route
+ * order, so the status is the last route's and the insert id the first
+ * non-zero one. */
+void result_add_end(dal_result_t *res, unsigned int warnings, unsigned int status,
+                    uint64_t insert_id);
+
 enum { RESULT_INFO_RECORDS = 1, RESULT_INFO_MATCHED = 2 };
 /* Add one route's info line (mysql_info after a write; NULL: none) to
  * res's sums.  Lines of another form, or of both forms in one statement,

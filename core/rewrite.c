@@ -189,8 +189,23 @@ static int put_param(const dal_sql_t *sql, const dal_value_t *params, uint32_t i
     return 0;
 }
 
-int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
-                  int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
+/* A ? kept for the server: which parameter it is goes to tpl. */
+static int put_placeholder(dal_template_t *tpl, uint32_t i, dal_buf_t *out, dal_error_t *err)
+{
+    if (tpl->n == tpl->cap)
+        return err_set(err, DAL_EUNSUPPORTED, "more than %zu placeholders in a template",
+                       tpl->cap);
+    tpl->order[tpl->n++] = i;
+    buf_putc(out, '?');
+    return 0;
+}
+
+/* Route r's SQL into out: each ? as its value (tpl NULL), or kept as ?
+ * with its parameter index appended to tpl (a server-side template, which
+ * carries no trace comment: it is the same from run to run). */
+static int route_sql(const dal_routing_t *rt, size_t r, const dal_value_t *params,
+                     size_t nparams, int no_backslash_escapes, dal_buf_t *out,
+                     dal_template_t *tpl, dal_error_t *err)
 {
     const dal_sql_t *sql = rt->sql;
     const dal_route_t *route = &rt->routes[r];
@@ -213,7 +228,7 @@ int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, 
             return err_set(err, DAL_ENOMEM, "out of memory");
     }
     buf_reserve(out, sql->len + 32);
-    if (rt->trace_id != NULL) {
+    if (rt->trace_id != NULL && tpl == NULL) {
         /* checked by the caller to hold no comment terminator */
         buf_puts(out, "/* trace_id=");
         buf_puts(out, rt->trace_id);
@@ -229,6 +244,8 @@ int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, 
         at = x->off + x->len;
         if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER)
             put_table(rt, pos, x->idx, sql->text + x->off, out);
+        else if (x->type == EDIT_PARAM && tpl != NULL)
+            rc = put_placeholder(tpl, x->idx, out, err);
         else if (x->type == EDIT_PARAM)
             rc = put_param(sql, params, x->idx, no_backslash_escapes, out, err);
         else if (x->type == EDIT_TEXT)
@@ -243,6 +260,19 @@ done:
     if (mine != NULL)
         small_free(mine, room);
     return rc;
+}
+
+int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
+                  int no_backslash_escapes, dal_buf_t *out, dal_error_t *err)
+{
+    return route_sql(rt, r, params, nparams, no_backslash_escapes, out, NULL, err);
+}
+
+int rewrite_route_template(const dal_routing_t *rt, size_t r, size_t nparams, dal_buf_t *out,
+                           dal_template_t *tpl, dal_error_t *err)
+{
+    tpl->n = 0;
+    return route_sql(rt, r, NULL, nparams, 0, out, tpl, err);
 }
 
 /* ------------------------------------------------------- edits of text */

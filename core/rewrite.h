@@ -57,4 +57,21 @@ void rewrite_text(const char *text, size_t len, const dal_edit_t *e, size_t n,
 int rewrite_route(const dal_routing_t *rt, size_t r, const dal_value_t *params, size_t nparams,
                   int no_backslash_escapes, dal_buf_t *out, dal_error_t *err);
 
+/* Where a server-side template's ? come from: order[k] is the statement's
+ * parameter index of the template's k-th ?. */
+typedef struct dal_template {
+    uint32_t *order;         /* borrowed room for cap entries */
+    size_t n, cap;
+} dal_template_t;
+
+/*
+ * Append route r's SQL to out as rewrite_route does, but with each ? kept
+ * (and its parameter recorded in tpl) and without the trace comment: the
+ * text a server prepares once and runs with bound values.  nparams must
+ * be the statement's.  0 or a DAL_E* code (DAL_EUNSUPPORTED: more ? than
+ * tpl->cap).
+ */
+int rewrite_route_template(const dal_routing_t *rt, size_t r, size_t nparams, dal_buf_t *out,
+                           dal_template_t *tpl, dal_error_t *err);
+
 #endif /* DAL_CORE_REWRITE_H */

@@ -77,6 +77,9 @@ typedef struct dal_routing {
     const char *sql_norm;         /* borrowed: the statement with literals as ?, for events */
     struct dal_ryw *ryw;          /* borrowed; writes on a master are noted there for
                                      read-your-writes (replica.h); NULL: not noted */
+    int sprep;                    /* run as server-side prepared statements where
+                                     possible (sprep.h) */
+    uint32_t sprep_cache;         /* [dal] server_prepare_cache: handles per connection */
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];

@@ -210,7 +210,7 @@ struct dal_sql_cache {
 
 /* A 64-bit hash eight bytes at a time (multiply-xorshift mixing), fast on
  * short statements where a byte-wise FNV would dominate a cache hit. */
-static uint64_t hash_text(const char *p, size_t n)
+uint64_t sql_hash_text(const char *p, size_t n)
 {
     const uint64_t m = 0x9e3779b97f4a7c15ull;
     uint64_t h = (uint64_t)n * m, w;
@@ -296,7 +296,7 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                char *errbuf, size_t errcap)
 {
-    uint64_t h = hash_text(sql, len);
+    uint64_t h = sql_hash_text(sql, len);
     size_t si = (size_t)h & (c->nsets - 1);
     struct set *st = &c->sets[si];
     struct stripe *sp = &c->stripes[si % STRIPES];

@@ -246,6 +246,8 @@ typedef struct dal_sql {
                                merge_cached_names); NULL until then */
     _Atomic(dal_sql_ext_t *) edits; /* owned, made on first use: the statement's own
                                edits in text order (rewrite.c); NULL until then */
+    atomic_int sprep_state;     /* whether it may run as a server-side prepared
+                               statement, judged on first use (sprep.c); 0 until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
@@ -401,6 +403,10 @@ dal_sql_cache_t *sql_cache_new(size_t capacity);
  * from any number of threads at once. */
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                char *errbuf, size_t errcap);
+
+/* The cache's hash of a statement's text p[0..n) (borrowed): also for
+ * other maps keyed by SQL text (sprep.c's prepared statements). */
+uint64_t sql_hash_text(const char *p, size_t n);
 
 /* Hit and miss counts since creation (either pointer may be NULL). */
 void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);

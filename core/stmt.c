@@ -24,6 +24,7 @@
 #include "explain.h"
 #include "pool.h"
 #include "result.h"
+#include "sprep.h"
 #include "stmt.h"
 
 int stmt_is_txn_control(dal_sql_kind_t k)
@@ -227,6 +228,10 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
+    st->rt.sprep = st->rt.nroutes == 1 &&
+                   sprep_wanted(snap->cfg, st->sql, sql.prepared != NULL,
+                                opts != NULL && opts->trace_id != NULL);
+    st->rt.sprep_cache = snap->cfg->server_prepare_cache;
     st->rt.trace_id = st->trace[0] ? st->trace : NULL;
     st->rt.sql_norm = st->sql_norm;
     return merge_setup(st, err);

@@ -54,13 +54,13 @@ static int add(dal_warnings_t **w, const char *level, unsigned int code, const c
     return 0;
 }
 
-void warnings_read(dal_warnings_t **w, MYSQL *m)
+void warnings_read(dal_warnings_t **w, MYSQL *m, unsigned int count)
 {
     static const char sql[] = "SHOW WARNINGS";
     MYSQL_RES *res;
     MYSQL_ROW row;
 
-    if (!wanted || mysql_warning_count(m) == 0 ||
+    if (!wanted || count == 0 ||
         mysql_real_query(m, sql, sizeof sql - 1) != 0 || (res = mysql_store_result(m)) == NULL)
         return;
     while ((row = mysql_fetch_row(res)) != NULL && mysql_num_fields(res) >= 3)

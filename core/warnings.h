@@ -22,10 +22,11 @@ typedef struct dal_warnings dal_warnings_t;
  * warnings (0: no, the default). */
 void warnings_want(int on);
 int warnings_wanted(void);
-/* If m's last statement left warnings and the thread wants them, append
- * SHOW WARNINGS' rows to *w (created on first use).  Never fails the
- * statement: rows that cannot be read or stored are left out. */
-void warnings_read(dal_warnings_t **w, MYSQL *m);
+/* If m's last statement left warnings (count: their number, as the
+ * statement's reply gave it) and the thread wants them, append SHOW
+ * WARNINGS' rows to *w (created on first use).  Never fails the statement:
+ * rows that cannot be read or stored are left out. */
+void warnings_read(dal_warnings_t **w, MYSQL *m, unsigned int count);
 /* Move from's rows to the end of *to (from is freed; *to made if NULL). */
 void warnings_move(dal_warnings_t **to, dal_warnings_t *from);
 size_t warnings_count(const dal_warnings_t *w);

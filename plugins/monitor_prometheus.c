@@ -58,7 +58,7 @@ static const char *const bucket_le[NBUCKETS] = {
 /* What a series is keyed by and holds. */
 typedef enum group {
     G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
-    G_META, G_SOURCE,
+    G_SPREP, G_META, G_SOURCE,
     NGROUPS
 } group_t;
 
@@ -70,6 +70,11 @@ static const char *const pool_figures[] = {"in_use", "idle", "waiting", "created
 /* Client figures as DAL_EVENT_CLIENT names them, in value order. */
 static const char *const client_figures[] = {"connected", "accepted", "refused", "auth_failed"};
 #define NCLIENT (sizeof client_figures / sizeof client_figures[0])
+
+/* Server-side prepared statement figures as DAL_EVENT_SPREP names them. */
+static const char *const sprep_figures[] = {"prepare", "execute", "reprepare", "evict",
+                                            "fallback"};
+#define NSPREP (sizeof sprep_figures / sizeof sprep_figures[0])
 
 typedef struct group_def {
     const char *labels[NLABELS];
@@ -87,6 +92,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_RELOAD] = {{NULL, NULL, NULL}, 2},         /* reloads attempted, failed */
     [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
     [G_CLIENT] = {{NULL, NULL, NULL}, NCLIENT},
+    [G_SPREP] = {{"datasource", "server", NULL}, NSPREP},
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
     [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
@@ -377,6 +383,19 @@ static void on_client(registry_t *r, const dal_event_t *ev)
     atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
 }
 
+/* Counted by kind.  The labels point into the configuration of the
+ * connection (labels_gen 0), so series_of compares their text. */
+static void on_sprep(registry_t *r, const dal_event_t *ev)
+{
+    size_t i;
+
+    for (i = 0; i < NSPREP; i++)
+        if (ev->kind != NULL && strcmp(ev->kind, sprep_figures[i]) == 0)
+            break;
+    if (i < NSPREP)
+        add(series_of(r, ev, G_SPREP, ev->datasource, ev->server), i, 1);
+}
+
 /* Every attempt counts as a reload; a failed one counts as a failure too. */
 static void on_reload(registry_t *r, const dal_event_t *ev)
 {
@@ -428,6 +447,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_SOURCE:
         on_source(r, ev);
+        break;
+    case DAL_EVENT_SPREP:
+        on_sprep(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -559,6 +581,11 @@ static const family_t families[] = {
     {"dal_proxy_client_auth_failures_total", "counter", "Logins refused for a wrong user or password (error 1045).", G_CLIENT, VALUE, 3},
     {"dal_config_source_unreachable", "gauge", "1 while no endpoint of the configuration store answers (the last good configuration keeps serving), else 0.", G_SOURCE, VALUE, 0},
     {"dal_config_revision", "gauge", "The configuration store's revision of the configuration in force.", G_SOURCE, VALUE, 1},
+    {"dal_server_prepares_total", "counter", "Statements prepared on backend connections (server_prepare = auto).", G_SPREP, VALUE, 0},
+    {"dal_server_prepared_executions_total", "counter", "Executions of server-side prepared statements.", G_SPREP, VALUE, 1},
+    {"dal_server_reprepares_total", "counter", "Prepared statements prepared again after the server asked (ER_NEED_REPREPARE after DDL).", G_SPREP, VALUE, 2},
+    {"dal_server_prepare_evictions_total", "counter", "Prepared statements closed because their connection's cache (server_prepare_cache) was full.", G_SPREP, VALUE, 3},
+    {"dal_server_prepare_fallbacks_total", "counter", "Statements meant to run prepared that ran as text (the server refused to prepare them, max_prepared_stmt_count, ...).", G_SPREP, VALUE, 4},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

@@ -32,6 +32,9 @@ echo "cluster up: ports $DAL_TEST_PORTS"
 # built-in connection cache and with the pool plugin
 "$builddir/tests/test_pin"
 DAL_TEST_PIN_POOL=default "$builddir/tests/test_pin"
+# server-side prepared statements against text: every column type,
+# staleness (DDL, a killed connection, the statement limit, a reload)
+"$builddir/tests/test_sprep"
 
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}

@@ -137,14 +137,19 @@ done
 [ "$total" = 1000 ] || fail "prepare left $total rows, want 1000"
 
 # every workload, through dal (by text and through prepared handles) and
-# direct, with the same counts
+# direct (by text and with server-side prepared statements), with the same
+# counts
 for w in point-select insert update read-write scatter; do
-    for mode in dal prepared direct; do
+    for mode in dal prepared direct direct-sp; do
         flag=()
         [ "$mode" = direct ] && flag=(--direct)
+        [ "$mode" = direct-sp ] && flag=(--direct --server-prepared)
         [ "$mode" = prepared ] && flag=(--prepared)
         if out=$(load "$w" "${flag[@]}" --statements 200 --warmup 100ms --threads 2 2>"$work/err"); then
-            check run "$out" "$w" "${mode/prepared/dal}" 200 || fail "$w $mode: $out"
+            m=${mode/prepared/dal}
+            check run "$out" "$w" "${m%-sp}" 200 || fail "$w $mode: $out"
+            check direct_server_prepared "$out" "$([ "$mode" = direct-sp ] && echo true || echo false)" ||
+                fail "$w $mode: $out"
             check prepared "$out" "$([ "$mode" = prepared ] && echo true || echo false)" ||
                 fail "$w $mode: $out"
         else

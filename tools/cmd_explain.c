@@ -20,8 +20,9 @@ static void print_plan_text(const dal_plan_t *p)
 
     for (i = 0; i < n; i++) {
         table = dal_plan_table(p, i);
-        printf("%s (%s %s)%s%s: %s\n", dal_plan_datasource(p, i), dal_plan_server(p, i),
-               dal_plan_role(p, i), table ? " " : "", table ? table : "", dal_plan_sql(p, i));
+        printf("%s (%s %s%s)%s%s: %s\n", dal_plan_datasource(p, i), dal_plan_server(p, i),
+               dal_plan_role(p, i), dal_plan_server_prepared(p, i) ? ", server-prepared" : "",
+               table ? " " : "", table ? table : "", dal_plan_sql(p, i));
     }
 }
 
@@ -48,6 +49,8 @@ static void print_plan_json(const dal_plan_t *p)
         json_string(&j, dal_plan_table(p, i)); /* null for no sharded table */
         json_key(&j, "sql");
         json_string(&j, dal_plan_sql(p, i));
+        json_key(&j, "server_prepared");
+        json_bool(&j, dal_plan_server_prepared(p, i));
         json_object_end(&j);
     }
     json_array_end(&j);

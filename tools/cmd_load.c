@@ -67,7 +67,9 @@ const char cmd_load_details[] =
     "  --compare         alternate dal and direct runs, print the ratios\n"
     "  --rounds N        pairs of runs for --compare (default 5)\n"
     "  --prepared        dal runs each statement through a handle made once\n"
-    "                    by dal_prepare (dal_query_prepared), not its text\n"
+    "                    by dal_prepare (dal_query_prepared), not its text\n"    "  --server-prepared the direct side prepares each statement on the server\n"
+    "                    once per connection and binds its values ([dal]\n"
+    "                    server_prepare says what dal does)\n"
     "A progress line is printed every second when standard error is a\n"
     "terminal.  The exit status is 1 if any statement failed.  See docs/load.md.\n";
 
@@ -103,6 +105,7 @@ static const load_option_t load_options[] = {
     LOPT("direct", LV_FLAG, direct, 0),
     LOPT("compare", LV_FLAG, compare, 0),
     LOPT("prepared", LV_FLAG, prepared, 0),
+    LOPT("server-prepared", LV_FLAG, server_prepared, 0),
     LOPT("json", LV_FLAG, json, 0),
 };
 
@@ -263,6 +266,9 @@ static int check_load_opts(const cli_t *cli, load_opts_t *o, unsigned seen)
         return cli_usage(cli, "nothing to do: give a WORKLOAD, --prepare or --cleanup");
     if (o->workload == NULL && (o->direct || o->compare))
         return cli_usage(cli, "--direct and --compare need a WORKLOAD");
+    if (o->server_prepared && !o->direct && !o->compare)
+        return cli_usage(cli, "--server-prepared is for the direct side: give --direct or "
+                         "--compare");
     return CLI_OK;
 }
 

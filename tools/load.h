@@ -47,6 +47,7 @@ typedef struct load_opts {
     int direct;
     int compare;
     int prepared;
+    int server_prepared;      /* --direct side: server-side prepared statements */
     int json;
 } load_opts_t;
 
@@ -161,6 +162,8 @@ typedef struct load_worker {
     /* backend state */
     dal_session_t *session;          /* dal, transactional workloads */
     MYSQL **conns;                   /* direct: one per node */
+    MYSQL_STMT **stmts;              /* direct --server-prepared: per node, statement and
+                                        table of the node, prepared at first use */
     uint64_t txn_node;               /* direct: node of the open transaction */
     char name[32];                   /* the 'n' parameter */
     dal_value_t params[LOAD_MAX_PARAMS];

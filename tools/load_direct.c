@@ -8,7 +8,11 @@
  * connection): the same physical statements dal sends.  The connection
  * settings of each node are dal's own (dal_datasource_info), so the two
  * sides reach the same servers the same way; before a run, dal_explain
- * must agree with the formula for every table position.
+ * must agree with the formula for every table position.  With
+ * --server-prepared each thread prepares each statement once per
+ * connection and table and runs it with bound parameters, as an
+ * application using server-side prepared statements would (the scatter
+ * statement stays text: it pipelines over the nodes).
  */
 #include "load.h"
 
@@ -203,7 +207,8 @@ static int put_value(sql_out_t *o, MYSQL *m, const dal_value_t *v)
 
 /* Statement st for physical table pos into w->sql, as an application
  * without dal would write it: "{T}" becomes "<table>_<pos>", each ? the
- * next parameter.  Returns the length, or 0 if it does not fit. */
+ * next parameter (m != NULL), or stays a ? for the server to prepare
+ * (m == NULL).  Returns the length, or 0 if it does not fit. */
 static size_t build_sql(load_worker_t *w, int st, uint64_t pos, MYSQL *m)
 {
     const load_ctx_t *ctx = w->ctx;
@@ -219,7 +224,7 @@ static size_t build_sql(load_worker_t *w, int st, uint64_t pos, MYSQL *m)
         if (rc != 0 || *s == '\0')
             break;
         if (*s == '?') {
-            rc = put_value(&o, m, &w->params[i++]);
+            rc = m != NULL ? put_value(&o, m, &w->params[i++]) : put(&o, "?", 1);
             s++;
             continue;
         }
@@ -271,6 +276,109 @@ static int direct_query(load_worker_t *w, uint64_t node, const char *sql, size_t
     return direct_consume(w, node);
 }
 
+/* ------------------------------------------- --server-prepared statements */
+
+/* Columns of the workloads' results, bound as text as an application
+ * reading them into strings would. */
+#define DIRECT_MAX_COLS 8
+#define DIRECT_COL_BYTES 256
+
+/* w's handle of statement st on table pos (of node), prepared on first
+ * use, as an application keeping one per statement would. */
+static MYSQL_STMT *direct_stmt(load_worker_t *w, int st, uint64_t pos, uint64_t node)
+{
+    const load_direct_t *d = w->ctx->direct;
+    MYSQL_STMT **slot = &w->stmts[(node * ST_COUNT + (uint64_t)st) * d->per_node +
+                                  pos % d->per_node];
+    size_t len;
+
+    if (*slot != NULL)
+        return *slot;
+    len = build_sql(w, st, pos, NULL);
+    if (len == 0) {
+        load_worker_error(w, "direct: statement too long");
+        return NULL;
+    }
+    if ((*slot = mysql_stmt_init(w->conns[node])) == NULL) {
+        load_worker_error(w, "direct: out of memory");
+        return NULL;
+    }
+    if (mysql_stmt_prepare(*slot, w->sql, (unsigned long)len) != 0) {
+        load_worker_error(w, "direct: datasource %s: prepare %s: error %u: %s",
+                          d->nodes[node].name, w->sql, mysql_stmt_errno(*slot),
+                          mysql_stmt_error(*slot));
+        return NULL;
+    }
+    return *slot;
+}
+
+static void bind_param(MYSQL_BIND *b, const dal_value_t *v)
+{
+    memset(b, 0, sizeof *b);
+    if (v->type == DAL_TYPE_STRING) {
+        b->buffer_type = MYSQL_TYPE_STRING;
+        b->buffer = (void *)v->v.s.ptr;
+        b->buffer_length = v->v.s.len;
+        return;
+    }
+    /* the workloads' numbers: keys, ids, prices, stock */
+    b->buffer_type = MYSQL_TYPE_LONGLONG;
+    b->buffer = (void *)&v->v.i;
+    b->is_unsigned = v->type == DAL_TYPE_UINT;
+}
+
+/* The rows of s, each column fetched as text. */
+static int direct_stmt_rows(load_worker_t *w, MYSQL_STMT *s, uint64_t node)
+{
+    char buf[DIRECT_MAX_COLS][DIRECT_COL_BYTES];
+    unsigned long len[DIRECT_MAX_COLS];
+    my_bool null[DIRECT_MAX_COLS];
+    MYSQL_BIND b[DIRECT_MAX_COLS];
+    unsigned int i, n = mysql_stmt_field_count(s);
+    int rc;
+
+    if (n > DIRECT_MAX_COLS)
+        return load_worker_error(w, "direct: more than %d columns", DIRECT_MAX_COLS);
+    memset(b, 0, sizeof b);
+    for (i = 0; i < n; i++) {
+        b[i].buffer_type = MYSQL_TYPE_STRING;
+        b[i].buffer = buf[i];
+        b[i].buffer_length = DIRECT_COL_BYTES;
+        b[i].length = &len[i];
+        b[i].is_null = &null[i];
+    }
+    if (mysql_stmt_bind_result(s, b) != 0 || mysql_stmt_store_result(s) != 0)
+        return load_worker_error(w, "direct: datasource %s: reading the result: %s",
+                                 w->ctx->direct->nodes[node].name, mysql_stmt_error(s));
+    while ((rc = mysql_stmt_fetch(s)) == 0 || rc == MYSQL_DATA_TRUNCATED)
+        w->ev_rows++;
+    mysql_stmt_free_result(s);
+    return 0;
+}
+
+/* Statement st on table pos, its parameters bound to its handle. */
+static int direct_prepared(load_worker_t *w, int st, uint64_t pos, uint64_t node)
+{
+    MYSQL_STMT *s = direct_stmt(w, st, pos, node);
+    MYSQL_BIND b[LOAD_MAX_PARAMS];
+    unsigned long i, n;
+
+    if (s == NULL)
+        return -1;
+    n = mysql_stmt_param_count(s);
+    for (i = 0; i < n && i < LOAD_MAX_PARAMS; i++)
+        bind_param(&b[i], &w->params[i]);
+    if ((n > 0 && mysql_stmt_bind_param(s, b) != 0) || mysql_stmt_execute(s) != 0)
+        return load_worker_error(w, "direct: datasource %s: execute: error %u: %s",
+                                 w->ctx->direct->nodes[node].name, mysql_stmt_errno(s),
+                                 mysql_stmt_error(s));
+    if (mysql_stmt_field_count(s) == 0) {
+        w->ev_affected += mysql_stmt_affected_rows(s);
+        return 0;
+    }
+    return direct_stmt_rows(w, s, node);
+}
+
 /* TLS as dal sets it up for the same ssl_mode and ssl_ca. */
 static void direct_tls(MYSQL *m, const dal_server_settings_t *s)
 {
@@ -313,7 +421,9 @@ static int direct_worker_open(load_worker_t *w)
     uint64_t i, n = w->ctx->direct->nnodes;
 
     w->conns = calloc(n, sizeof *w->conns);
-    if (w->conns == NULL)
+    if (w->ctx->o->server_prepared)
+        w->stmts = calloc(n * ST_COUNT * w->ctx->direct->per_node, sizeof *w->stmts);
+    if (w->conns == NULL || (w->ctx->o->server_prepared && w->stmts == NULL))
         return load_worker_error(w, "direct: out of memory");
     for (i = 0; i < n; i++)
         if (direct_connect(w, i) != 0)
@@ -323,8 +433,13 @@ static int direct_worker_open(load_worker_t *w)
 
 static void direct_worker_close(load_worker_t *w)
 {
-    uint64_t i;
+    uint64_t i, nstmts = w->ctx->direct->nnodes * ST_COUNT * w->ctx->direct->per_node;
 
+    for (i = 0; w->stmts != NULL && i < nstmts; i++)
+        if (w->stmts[i] != NULL)
+            mysql_stmt_close(w->stmts[i]);
+    free(w->stmts);
+    w->stmts = NULL;
     for (i = 0; w->conns != NULL && i < w->ctx->direct->nnodes; i++)
         mysql_close(w->conns[i]);
     free(w->conns);
@@ -383,6 +498,8 @@ static int direct_worker_stmt(load_worker_t *w, int st, uint64_t key)
     load_set_params(w->params, w->name, sizeof w->name, st, key);
     if (load_stmt_defs[st].scatter)
         return direct_scatter(w, st);
+    if (ctx->o->server_prepared)
+        return direct_prepared(w, st, pos, node);
     len = build_sql(w, st, pos, w->conns[node]);
     if (len == 0)
         return load_worker_error(w, "direct: statement too long");

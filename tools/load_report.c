@@ -17,7 +17,9 @@ void load_print_result(const load_ctx_t *ctx, const load_result_t *r)
     const load_workload_t *wl = ctx->wl;
 
     printf("%s through %s: %" PRIu64 " thread%s, %.2f s measured, table %s\n", wl->name,
-           strcmp(r->mode, "dal") != 0 ? "plain libmysqlclient"
+           strcmp(r->mode, "dal") != 0
+               ? (ctx->o->server_prepared ? "plain libmysqlclient (server-side prepared)"
+                                          : "plain libmysqlclient")
            : ctx->o->prepared          ? "dal (prepared statements)"
                                        : "dal",
            ctx->o->threads,
@@ -235,6 +237,8 @@ static void json_setup(json_t *j, const load_ctx_t *ctx)
     json_key_uint(j, "warmup_ms", o->warmup_ms);
     json_key(j, "prepared");
     json_bool(j, o->prepared);
+    json_key(j, "direct_server_prepared");
+    json_bool(j, o->server_prepared);
 }
 
 static void json_compare(json_t *j, const load_report_t *rep)

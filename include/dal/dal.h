@@ -852,6 +852,12 @@ DAL_API const char *dal_plan_server(const dal_plan_t *p, size_t i);
 /* "master" or "replica": the role of that server (static storage).  dal_explain
  * contacts no server, so a replica not checked yet counts as in rotation. */
 DAL_API const char *dal_plan_role(const dal_plan_t *p, size_t i);
+/* 1 if route i would run as a server-side prepared statement on its
+ * backend connection ([dal] server_prepare = auto, a statement with ?
+ * placeholders or a dal_prepare handle, on one node), 0 if as text.  At
+ * run time a statement the server cannot prepare still falls back to text
+ * (see docs/api.md). */
+DAL_API int dal_plan_server_prepared(const dal_plan_t *p, size_t i);
 /* Statement kind as a static word ("select", "insert", ...). */
 DAL_API const char *dal_plan_kind(const dal_plan_t *p);
 DAL_API void dal_plan_free(dal_plan_t *p);

@@ -284,10 +284,15 @@ typedef enum dal_event_type {
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
-    DAL_EVENT_SOURCE = 9     /* a store's state or revision (at dal_open, at a change
+    DAL_EVENT_SOURCE = 9,    /* a store's state or revision (at dal_open, at a change
                                 of state, at each accepted version): kind "ok" or
                                 "unreachable", server the endpoint or why none
                                 answers (may be NULL), rows the revision in force */
+    DAL_EVENT_SPREP = 10     /* a server-side prepared statement on a backend
+                                connection (datasource, server): kind "prepare",
+                                "execute", "reprepare" (after DDL), "evict" (the
+                                connection's cache was full) or "fallback" (run
+                                as text; mysql_errno: the server's reason, or 0) */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# sprep_cpu.sh -- CPU per statement, client and servers, of the four ways
+# to run a workload: dal with server_prepare = auto, dal with it off,
+# plain libmysqlclient by text, plain libmysqlclient with server-side
+# prepared statements.  On a machine whose cores are shared with other
+# work, throughput moves by tens of per cent from run to run, while the
+# CPU time each process spends per statement does not: where client and
+# servers share the cores, throughput follows the sum.
+#
+#   bench/sprep_cpu.sh CONFIG CONFIG_OFF PIDS [--workload point-select]
+#                      [--statements 20000] [--threads 2] [--rounds 5]
+#
+# CONFIG and CONFIG_OFF as for bench/sprep.sh; PIDS the process ids of the
+# MariaDB servers (quoted, space-separated), whose user+system time is read
+# from /proc before and after each run.  The four ways alternate, --rounds
+# times; printed: per way, the median over the rounds of client and
+# server CPU microseconds per statement, and their sum.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
+export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
+[ $# -ge 3 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
+config=$1 config_off=$2 pids=$3
+shift 3
+workload=point-select statements=20000 threads=2 rounds=5
+while [ $# -gt 0 ]; do
+    case $1 in
+    --workload) workload=$2; shift ;;
+    --statements) statements=$2; shift ;;
+    --threads) threads=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    *) echo "sprep_cpu.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+tick=$(getconf CLK_TCK)
+server_ticks() {   # user + system ticks of every server
+    local p t=0
+    for p in $pids; do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    done
+    echo "$t"
+}
+out=$(mktemp "${TMPDIR:-/tmp}/sprep_cpu.XXXXXX")
+trap 'rm -f "$out"' EXIT
+for ((r = 1; r <= rounds; r++)); do
+    for way in dal-auto dal-off direct-text direct-prepared; do
+        cfg=$config args=()
+        case $way in
+        dal-off) cfg=$config_off ;;
+        direct-text) args=(--direct) ;;
+        direct-prepared) args=(--direct --server-prepared) ;;
+        esac
+        before=$(server_ticks)
+        json=$("$DAL_BIN" -c "$cfg" --json load "$workload" "${args[@]}" --statements "$statements" \
+            --threads "$threads" --warmup 200ms)
+        after=$(server_ticks)
+        python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+n = d["statements"]
+print(json.dumps({"way": sys.argv[2], "client": d["client_cpu_us_per_event"] * d["events"] / n,
+                  "server": (int(sys.argv[4]) - int(sys.argv[3])) * 1e6 / int(sys.argv[5]) / n,
+                  "per_s": d["statements_per_sec"]}))' "$json" "$way" "$before" "$after" "$tick" >>"$out"
+    done
+    echo "round $r of $rounds done" >&2
+done
+python3 - "$out" <<'EOF'
+import json, statistics, sys
+ways = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    ways.setdefault(d["way"], []).append(d)
+print("| way | client CPU us/statement | servers' CPU us/statement | sum | statements/s (median, range) |")
+print("|---|---:|---:|---:|---:|")
+for w, ds in ways.items():
+    med = lambda k: statistics.median(x[k] for x in ds)
+    tot = statistics.median(x["client"] + x["server"] for x in ds)
+    rates = sorted(x["per_s"] for x in ds)
+    print("| %s | %.2f | %.2f | %.2f | %.0f (%.0f-%.0f) |" % (w, med("client"), med("server"), tot,
+          med("per_s"), rates[0], rates[-1]))
+EOF

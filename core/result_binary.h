@@ -1,0 +1,34 @@
+/*
+ * result_binary.h -- the rows of a server-side prepared statement (binary
+ * protocol) as a result source.
+ *
+ * dal's rows are text, as the text protocol sends them: every getter and
+ * the merge read them so.  A prepared statement's rows arrive as binary
+ * values; the connector converts each one to the text the server itself
+ * would have sent (bound as MYSQL_TYPE_STRING: the same digits for
+ * DECIMAL and unsigned BIGINT, the column's fraction digits for temporal
+ * types, the server's shortest form for FLOAT and DOUBLE, the bytes of
+ * BLOB, BIT and JSON, NULL as NULL), so a prepared statement gives the
+ * caller exactly what its text form gives.  tests/test_sprep.c checks that
+ * for every column type.
+ *
+ * All rows are read before the call returns (mysql_stmt_store_result,
+ * then converted): the statement handle stays
+ * with its connection, which goes back to the pool (and may run the
+ * statement again for someone else) while the caller still reads rows.
+ */
+#ifndef DAL_CORE_RESULT_BINARY_H
+#define DAL_CORE_RESULT_BINARY_H
+
+#include <mysql.h>
+
+#include "result.h"
+
+/* Read every row of st (executed, its result set not yet fetched) into a
+ * new source of r.  0; DAL_ENOMEM (err filled); or DAL_ESERVER when the
+ * fetch failed: err is left to the caller, who reads the reason from st
+ * (mysql_stmt_errno) and the connection behind it. */
+int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
+                      dal_error_t *err);
+
+#endif /* DAL_CORE_RESULT_BINARY_H */

@@ -1,0 +1,603 @@
+/*
+ * sprep.c -- server-side prepared statements on the backend connections:
+ * when a route runs prepared, the per-connection cache of statement
+ * handles (hash + least-recently-used list), binding the parameters, and
+ * the fallbacks to text.  See sprep.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasestr */
+#endif
+#include <errmsg.h>
+#include <math.h>
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+#include "monitor.h"
+#include "pool.h"
+#include "result_binary.h"
+#include "rewrite.h"
+#include "small.h"
+#include "sprep.h"
+#include "warnings.h"
+#include "value.h"
+
+/* After the server's max_prepared_stmt_count was reached, a connection
+ * runs this many statements as text before it prepares again: each try
+ * costs a round trip, and the limit is usually reached for a while. */
+#define FULL_BACKOFF 256
+/* Parameters bound on the stack. */
+#define BIND_INLINE 16
+
+/* One prepared statement of a connection. */
+typedef struct entry {
+    struct entry *hnext;     /* hash chain */
+    struct entry *prev, *next; /* least recently used last */
+    uint64_t hash;
+    MYSQL_STMT *st;          /* owned: closed with the entry */
+    size_t len;
+    char sql[];              /* the template, NUL-terminated */
+} entry_t;
+
+/* The handles of one connection: its dal_conn_ext_t. */
+typedef struct sprep_cache {
+    dal_conn_ext_t ext;      /* first: the connection frees the cache through it */
+    entry_t **buckets;       /* owned array; entries owned through the list */
+    size_t nbuckets;         /* a power of two */
+    entry_t *head, *tail;    /* most and least recently used */
+    size_t n;
+    size_t bytes;            /* the client's memory for it: entries, handles, buckets */
+    uint32_t backoff;        /* statements left to run as text (FULL_BACKOFF) */
+} sprep_cache_t;
+
+/* What the client library keeps per prepared statement: MYSQL_STMT, its
+ * memory roots, the parameters' and columns' descriptions.  The library
+ * does not say; bench/sprep_mem measured 9.2 KB per handle of a short
+ * SELECT, this cache's entry included (bench/README.md).  The server
+ * keeps about 32 KB more for each. */
+#define STMT_CLIENT_BYTES 9216
+
+/* ------------------------------------------------------------- mode */
+
+/* DAL_SERVER_PREPARE, read once (getenv walks the environment: not on
+ * every statement).  -1: not read yet; threads racing read the same. */
+static atomic_int env_mode = -1;
+
+int sprep_mode(const dal_config_t *cfg)
+{
+    int m = atomic_load_explicit(&env_mode, memory_order_relaxed);
+    const char *env;
+
+    if (cfg->server_prepare_line != 0)
+        return cfg->server_prepare;
+    if (m < 0) {
+        env = getenv("DAL_SERVER_PREPARE");
+        m = env != NULL && strcasecmp(env, "off") == 0 ? SPREP_OFF : SPREP_AUTO;
+        atomic_store_explicit(&env_mode, m, memory_order_relaxed);
+    }
+    return m == SPREP_OFF ? SPREP_OFF : cfg->server_prepare;
+}
+
+static int kind_prepares(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_SELECT || k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE ||
+           k == DAL_SQL_UPDATE || k == DAL_SQL_DELETE;
+}
+
+/* Would the rows look the same as text's?  A ? that the result's columns
+ * may be made of (the select list, a derived table, a UNION arm) is typed
+ * by the server as its bound type, not as the literal text would be: an
+ * INT literal 5 is a column INT(1), a bound 5 a BIGINT.  So a SELECT
+ * prepares only when every ? comes after its FROM clause (WHERE, GROUP
+ * BY, HAVING, ORDER BY, LIMIT).  A write returns rows only with
+ * RETURNING: those go as text too (they could not be run again if DDL
+ * changed their columns, see run_entry). */
+static int rows_same_as_text(const dal_sql_t *sql)
+{
+    if (sql->kind != DAL_SQL_SELECT)
+        return strcasestr(sql->text, "returning") == NULL;
+    if (sql->nparams == 0)
+        return 1;
+    return !sql->has_union && sql->from_end > 0 && sql->param_offs[0] >= sql->from_end;
+}
+
+/* dal_sql_t's sprep_state: what the statement alone says, judged once. */
+enum { STATE_UNJUDGED = 0, STATE_PREPARES, STATE_TEXT };
+
+static int state_of(const dal_sql_t *sql)
+{
+    dal_sql_t *m = (dal_sql_t *)sql; /* only the lazily judged field changes, atomically */
+    int st = atomic_load_explicit(&m->sprep_state, memory_order_relaxed);
+
+    if (st != STATE_UNJUDGED)
+        return st;
+    st = kind_prepares(sql->kind) && !sql->opaque && sql->nparams <= SPREP_MAX_PARAMS &&
+                 rows_same_as_text(sql)
+             ? STATE_PREPARES
+             : STATE_TEXT;
+    /* a refusal noted meanwhile (refuse) stays */
+    atomic_compare_exchange_strong(&m->sprep_state, &(int){STATE_UNJUDGED}, st);
+    return atomic_load_explicit(&m->sprep_state, memory_order_relaxed);
+}
+
+/* The server would not prepare sql while its text ran: text from now on. */
+static void refuse(const dal_sql_t *sql)
+{
+    atomic_store_explicit(&((dal_sql_t *)sql)->sprep_state, STATE_TEXT, memory_order_relaxed);
+}
+
+int sprep_wanted(const dal_config_t *cfg, const dal_sql_t *sql, int prepared, int traced)
+{
+    return (sql->nparams > 0 || prepared) && !traced && sprep_mode(cfg) == SPREP_AUTO &&
+           state_of(sql) == STATE_PREPARES;
+}
+
+int sprep_route_eligible(const dal_routing_t *rt, size_t r)
+{
+    (void)r;
+    /* several routes run together through exec.c's parallel jobs, as text */
+    return rt->sprep && rt->nroutes == 1;
+}
+
+/* ------------------------------------------------------------- events */
+
+/* DAL_EVENT_SPREP of kind on c's server. */
+static void emit(const dal_routing_t *rt, const dal_conn_t *c, const char *kind,
+                 unsigned int mysql_errno_)
+{
+    char addr[320];
+    dal_event_t ev;
+
+    if (!monitor_active(rt->monitors))
+        return;
+    monitor_event_init(rt->monitors, &ev, DAL_EVENT_SPREP);
+    /* the labels are the connection's config's, not the snapshot's */
+    ev.labels_gen = 0;
+    ev.kind = kind;
+    ev.datasource = c->ds->name;
+    url_address(c->url, addr, sizeof addr);
+    ev.server = addr;
+    ev.sql = rt->sql_norm;
+    ev.trace_id = rt->trace_id;
+    ev.mysql_errno = mysql_errno_;
+    monitor_emit(rt->monitors, &ev);
+}
+
+/* Run as text instead, told to the monitors. */
+static int fallback(const dal_routing_t *rt, const dal_conn_t *c, unsigned int e)
+{
+    emit(rt, c, "fallback", e);
+    return SPREP_TEXT;
+}
+
+/* ------------------------------------------------------------- cache */
+
+static size_t entry_bytes(const entry_t *e)
+{
+    return e->len + STMT_CLIENT_BYTES;
+}
+
+static void lru_unlink(sprep_cache_t *k, entry_t *e)
+{
+    if (e->prev != NULL)
+        e->prev->next = e->next;
+    else
+        k->head = e->next;
+    if (e->next != NULL)
+        e->next->prev = e->prev;
+    else
+        k->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_push(sprep_cache_t *k, entry_t *e)
+{
+    e->prev = NULL;
+    e->next = k->head;
+    if (k->head != NULL)
+        k->head->prev = e;
+    k->head = e;
+    if (k->tail == NULL)
+        k->tail = e;
+}
+
+/* Unlink e from the cache and close its handle (COM_STMT_CLOSE, which the
+ * server does not answer). */
+static void entry_remove(sprep_cache_t *k, entry_t *e)
+{
+    entry_t **link = &k->buckets[e->hash & (k->nbuckets - 1)];
+
+    while (*link != e)
+        link = &(*link)->hnext;
+    *link = e->hnext;
+    lru_unlink(k, e);
+    k->n--;
+    k->bytes -= entry_bytes(e);
+    mysql_stmt_close(e->st);
+    free(e);
+}
+
+static void cache_drop(dal_conn_ext_t *x, MYSQL *m)
+{
+    sprep_cache_t *k = (sprep_cache_t *)x;
+
+    (void)m; /* each handle knows its connection */
+    while (k->head != NULL)
+        entry_remove(k, k->head);
+    free(k->buckets);
+    free(k);
+}
+
+/* c's cache, made on first use; NULL without memory. */
+static sprep_cache_t *cache_of(dal_conn_t *c, uint32_t cap)
+{
+    sprep_cache_t *k;
+    size_t nb = 8;
+
+    if (c->ext != NULL)
+        return c->ext->drop == cache_drop ? (sprep_cache_t *)c->ext : NULL;
+    while (nb < cap && nb < 4096)
+        nb *= 2;
+    k = calloc(1, sizeof *k);
+    if (k == NULL || (k->buckets = calloc(nb, sizeof *k->buckets)) == NULL) {
+        free(k);
+        return NULL;
+    }
+    k->ext.drop = cache_drop;
+    k->nbuckets = nb;
+    k->bytes = sizeof *k + nb * sizeof *k->buckets;
+    c->ext = &k->ext;
+    return k;
+}
+
+static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64_t h)
+{
+    entry_t *e;
+
+    for (e = k->buckets[h & (k->nbuckets - 1)]; e != NULL; e = e->hnext)
+        if (e->hash == h && e->len == len && memcmp(e->sql, sql, len) == 0)
+            break;
+    if (e != NULL && e != k->head) {
+        lru_unlink(k, e);
+        lru_push(k, e);
+    }
+    return e;
+}
+
+/* Make room for one more under cap (a reload may have lowered it). */
+static void cache_trim(const dal_routing_t *rt, const dal_conn_t *c, sprep_cache_t *k,
+                       uint32_t cap)
+{
+    while (k->n > 0 && k->n >= cap) {
+        emit(rt, c, "evict", 0);
+        entry_remove(k, k->tail);
+    }
+}
+
+size_t sprep_cache_bytes(const dal_conn_t *c)
+{
+    return c->ext != NULL && c->ext->drop == cache_drop ? ((sprep_cache_t *)c->ext)->bytes : 0;
+}
+
+/* ----------------------------------------------------------- prepare */
+
+/* Server errors about something that may change (a table created later,
+ * a grant, the statement limit): the statement is not remembered as one
+ * the server cannot prepare. */
+static int transient(unsigned int e)
+{
+    return e == ER_NO_SUCH_TABLE || e == ER_BAD_FIELD_ERROR || e == ER_BAD_DB_ERROR ||
+           e == ER_SP_DOES_NOT_EXIST || e == ER_TABLEACCESS_DENIED_ERROR ||
+           e == ER_COLUMNACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
+           e == ER_MAX_PREPARED_STMT_COUNT_REACHED || e == ER_NEED_REPREPARE ||
+           e == ER_LOCK_WAIT_TIMEOUT || e == ER_LOCK_DEADLOCK;
+}
+
+static int conn_broken(unsigned int e)
+{
+    return e >= CR_MIN_ERROR && e <= CR_MAX_ERROR;
+}
+
+/* A failure of st on c: the client or server error as conn_error words
+ * it, when the library left it on the connection too (it does for server
+ * errors and lost connections). */
+static int stmt_failed(dal_conn_t *c, MYSQL_STMT *st, dal_error_t *err)
+{
+    if (mysql_errno(&c->mysql) != 0)
+        return conn_error(c, DAL_ESERVER, err);
+    return err_server(err, DAL_ESERVER, mysql_stmt_errno(st), mysql_stmt_sqlstate(st),
+                      "datasource %s (%s): error %u (%s): %s", c->ds->name, c->url->display,
+                      mysql_stmt_errno(st), mysql_stmt_sqlstate(st), mysql_stmt_error(st));
+}
+
+/* The template in sql, prepared on c and added to k as the most recent
+ * entry.  0 with *out set; SPREP_TEXT (the server would not: run as text);
+ * or a negative code for a broken connection. */
+static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
+                   const dal_buf_t *sql, uint64_t h, entry_t **out, dal_error_t *err)
+{
+    entry_t *e = malloc(sizeof *e + sql->len + 1);
+    MYSQL_STMT *st = e != NULL ? mysql_stmt_init(&c->mysql) : NULL;
+    unsigned int en;
+
+    if (st == NULL) {
+        free(e);
+        return fallback(rt, c, 0);
+    }
+    if (mysql_stmt_prepare(st, sql->data, (unsigned long)sql->len) != 0) {
+        en = mysql_stmt_errno(st);
+        if (conn_broken(en)) {
+            int rc = stmt_failed(c, st, err);
+            mysql_stmt_close(st);
+            free(e);
+            return rc;
+        }
+        mysql_stmt_close(st);
+        free(e);
+        if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED)
+            k->backoff = FULL_BACKOFF;
+        else if (!transient(en))
+            refuse(rt->sql);
+        return fallback(rt, c, en);
+    }
+    cache_trim(rt, c, k, rt->sprep_cache);
+    e->st = st;
+    e->hash = h;
+    e->len = sql->len;
+    memcpy(e->sql, sql->data, sql->len);
+    e->sql[sql->len] = '\0';
+    e->hnext = k->buckets[h & (k->nbuckets - 1)];
+    k->buckets[h & (k->nbuckets - 1)] = e;
+    lru_push(k, e);
+    k->n++;
+    k->bytes += entry_bytes(e);
+    emit(rt, c, "prepare", 0);
+    *out = e;
+    return 0;
+}
+
+/* ------------------------------------------------------------- binding */
+
+/* Parameter v bound to b as its text form would be read: a double
+ * written without an exponent is a DECIMAL literal to the server, so it
+ * goes as DECIMAL text (num, room for it); with one, as DOUBLE.  A value
+ * in LIMIT or OFFSET goes as an integer (*count).  -1: text gives the
+ * caller the error this value deserves. */
+static int bind_value(const dal_sql_t *sql, uint32_t i, const dal_value_t *v, MYSQL_BIND *b,
+                      char *num, size_t cap, uint64_t *count)
+{
+    memset(b, 0, sizeof *b);
+    if (sql->param_int != NULL && sql->param_int[i]) {
+        /* text writes an INT as it is: a negative one is its syntax error */
+        if (value_as_count(v, count) != 0)
+            return -1;
+        b->buffer_type = MYSQL_TYPE_LONGLONG;
+        b->buffer = count;
+        b->is_unsigned = 1;
+        return 0;
+    }
+    switch (v->type) {
+    case DAL_TYPE_NULL:
+        b->buffer_type = MYSQL_TYPE_NULL;
+        return 0;
+    case DAL_TYPE_INT:
+    case DAL_TYPE_UINT:
+        b->buffer_type = MYSQL_TYPE_LONGLONG;
+        b->buffer = (void *)&v->v.i;
+        b->is_unsigned = v->type == DAL_TYPE_UINT;
+        return 0;
+    case DAL_TYPE_DOUBLE:
+        if (!isfinite(v->v.d))
+            return -1;
+        snprintf(num, cap, "%.17g", v->v.d); /* value.c's text */
+        if (strpbrk(num, "eE") != NULL) {
+            b->buffer_type = MYSQL_TYPE_DOUBLE;
+            b->buffer = (void *)&v->v.d;
+            return 0;
+        }
+        b->buffer_type = MYSQL_TYPE_NEWDECIMAL;
+        b->buffer = num;
+        b->buffer_length = strlen(num);
+        return 0;
+    case DAL_TYPE_STRING:
+    case DAL_TYPE_BLOB:
+        b->buffer_type = v->type == DAL_TYPE_STRING ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+        b->buffer = (void *)(v->v.s.ptr != NULL ? v->v.s.ptr : "");
+        b->buffer_length = v->v.s.len;
+        return 0;
+    }
+    return -1;
+}
+
+/* Numbers written for DECIMAL parameters: one slot each. */
+#define NUM_CAP 32
+
+typedef struct binding {
+    MYSQL_BIND *b;
+    char (*num)[NUM_CAP];
+    uint64_t *count;
+} binding_t;
+
+/* Bind the statement's parameters in the template's order to e's handle.
+ * 0, or SPREP_TEXT. */
+static int bind_params(const dal_routing_t *rt, entry_t *e, const dal_value_t *params,
+                       const dal_template_t *tpl, binding_t *bd)
+{
+    size_t k;
+
+    if (mysql_stmt_param_count(e->st) != tpl->n)
+        return SPREP_TEXT; /* a ? the server sees where dal sees none, or the reverse */
+    for (k = 0; k < tpl->n; k++)
+        if (bind_value(rt->sql, tpl->order[k], &params[tpl->order[k]], &bd->b[k], bd->num[k],
+                       NUM_CAP, &bd->count[k]) != 0)
+            return SPREP_TEXT;
+    if (tpl->n > 0 && mysql_stmt_bind_param(e->st, bd->b) != 0)
+        return SPREP_TEXT;
+    return 0;
+}
+
+/* ------------------------------------------------------------- running */
+
+/* The rows came with other columns than the handle was prepared for
+ * (DDL changed a table the statement reads with *). */
+#define STALE 2
+
+/* What the statement sent back, into res as exec.c's text path adds it:
+ * 0, a negative code, or STALE. */
+static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
+                   dal_result_t *res, dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+    int rc;
+
+    if (mysql_stmt_field_count(e->st) == 0) {
+        res->affected += mysql_stmt_affected_rows(e->st);
+        result_note_info(res, mysql_info(m));
+        result_add_end(res, mysql_warning_count(m), m->server_status,
+                       mysql_stmt_insert_id(e->st));
+        warnings_read(&res->warns, m, mysql_warning_count(m));
+        return 0;
+    }
+    rc = result_add_binary(res, e->st, rt->routes[r].node->cfg->name, err);
+    if (rc == DAL_ESERVER && mysql_stmt_errno(e->st) == CR_NEW_STMT_METADATA)
+        return STALE;
+    if (rc == DAL_ESERVER)
+        return stmt_failed(c, e->st, err);
+    /* the end of the rows updates the handle, not the connection */
+    if (rc == 0) {
+        result_add_end(res, (unsigned int)mysql_stmt_warning_count(e->st),
+                       e->st->upsert_status.server_status, 0);
+        warnings_read(&res->warns, m, (unsigned int)mysql_stmt_warning_count(e->st));
+    }
+    return rc;
+}
+
+/* Statements after which c's handles may parse differently than a fresh
+ * prepare would (SET sql_mode, SET NAMES, USE): dropped. */
+static int changes_parsing(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_SET || k == DAL_SQL_OTHER;
+}
+
+/* e's handle, prepared again after the server said it must be. */
+static int reprepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k, entry_t **e,
+                     const dal_buf_t *sql, dal_error_t *err)
+{
+    uint64_t h = (*e)->hash;
+
+    entry_remove(k, *e);
+    *e = NULL;
+    return prepare(rt, c, k, sql, h, e, err);
+}
+
+/* Execute e with the parameters bound, and collect what comes back.
+ * 0, a negative code, SPREP_TEXT, or STALE (with *en the reason). */
+static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
+                   const dal_value_t *params, const dal_template_t *tpl, binding_t *bd,
+                   dal_result_t *res, unsigned int *en, dal_error_t *err)
+{
+    int rc;
+
+    *en = 0;
+    if (bind_params(rt, e, params, tpl, bd) != 0)
+        return fallback(rt, c, 0);
+    if (mysql_stmt_execute(e->st) == 0) {
+        emit(rt, c, "execute", 0);
+        rc = collect(rt, r, c, e, res, err);
+        if (rc == STALE)
+            *en = CR_NEW_STMT_METADATA;
+        return rc;
+    }
+    *en = mysql_stmt_errno(e->st);
+    /* the server asks for a fresh prepare (ER_NEED_REPREPARE), or the
+     * columns changed under the handle: the rows of that run are pending
+     * and go with the handle (closing it reads them).  A client error of
+     * the handle alone, the connection being fine, is the library's word
+     * that the handle is no longer valid (the session was reset without
+     * conn_reset): nothing was sent, so it is prepared again too. */
+    if (*en == ER_NEED_REPREPARE || *en == CR_NEW_STMT_METADATA ||
+        (conn_broken(*en) && mysql_errno(&c->mysql) == 0))
+        return STALE;
+    return stmt_failed(c, e->st, err);
+}
+
+/* Run e, prepared once more when it turns out stale.  A stale handle's
+ * SELECT did run on the server (only reads get here with rows: see
+ * rows_same_as_text), so running it again gives what text would have. */
+static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cache_t *k,
+                     entry_t *e, const dal_value_t *params, const dal_template_t *tpl,
+                     const dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    MYSQL_BIND b_room[BIND_INLINE];
+    char num_room[BIND_INLINE][NUM_CAP];
+    uint64_t count_room[BIND_INLINE];
+    binding_t bd;
+    unsigned int en;
+    int rc;
+
+    bd.b = small_alloc(b_room, BIND_INLINE, tpl->n, sizeof *bd.b, 0);
+    bd.num = small_alloc(num_room, BIND_INLINE, tpl->n, sizeof *bd.num, 0);
+    bd.count = small_alloc(count_room, BIND_INLINE, tpl->n, sizeof *bd.count, 0);
+    if (bd.b == NULL || bd.num == NULL || bd.count == NULL)
+        rc = fallback(rt, c, 0);
+    else
+        rc = execute(rt, r, c, e, params, tpl, &bd, res, &en, err);
+    if (rc == STALE) {
+        emit(rt, c, "reprepare", en);
+        rc = reprepare(rt, c, k, &e, sql, err);
+        if (rc == 0)
+            rc = execute(rt, r, c, e, params, tpl, &bd, res, &en, err);
+    }
+    if (rc == STALE) {
+        /* stale again right after a prepare (DDL racing with it): the
+         * handle goes, and text runs the statement */
+        entry_remove(k, e);
+        rc = fallback(rt, c, en);
+    } else if (rc < 0 && e != NULL && mysql_errno(&c->mysql) == 0) {
+        /* a client-side error of the handle: closing it reads what may be
+         * pending, so the connection stays in step */
+        entry_remove(k, e);
+    }
+    small_free(bd.b, b_room);
+    small_free(bd.num, num_room);
+    small_free(bd.count, count_room);
+    return rc;
+}
+
+int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+               size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    uint32_t order_room[SPREP_MAX_PARAMS];
+    dal_template_t tpl = {order_room, 0, SPREP_MAX_PARAMS};
+    sprep_cache_t *k;
+    entry_t *e;
+    uint64_t h;
+    int rc;
+
+    if (!rt->sprep) {
+        if (c->ext != NULL && changes_parsing(rt->sql->kind))
+            conn_drop_ext(c);
+        return SPREP_TEXT;
+    }
+    if (state_of(rt->sql) != STATE_PREPARES) /* refused since it was routed */
+        return fallback(rt, c, 0);
+    if ((k = cache_of(c, rt->sprep_cache)) == NULL)
+        return fallback(rt, c, 0);
+    buf_reset(sql);
+    if (rewrite_route_template(rt, r, nparams, sql, &tpl, err) != 0 || sql->oom)
+        return fallback(rt, c, 0);
+    h = sql_hash_text(sql->data, sql->len);
+    e = cache_find(k, sql->data, sql->len, h);
+    if (e == NULL) {
+        if (k->backoff > 0) {
+            k->backoff--;
+            return fallback(rt, c, ER_MAX_PREPARED_STMT_COUNT_REACHED);
+        }
+        if ((rc = prepare(rt, c, k, sql, h, &e, err)) != 0)
+            return rc;
+    }
+    return run_entry(rt, r, c, k, e, params, &tpl, sql, res, err);
+}
