@@ -6,7 +6,7 @@
 #
 # tests/mysqltest.list names the main-suite tests that pass when mysqltest
 # runs them directly against a server started by cluster.sh (how the list
-# was chosen: docs/proxy.md, "mysqltest").  Each is run directly, then
+# was chosen: docs/proxy.md, "Tests").  Each is run directly, then
 # through the proxy, then through the proxy with --ps-protocol; a test that
 # passes directly must pass through the proxy unless docs/proxy.md lists
 # it, with its reason, between the "mysqltest exceptions" markers.
@@ -72,9 +72,9 @@ mt() {
     return "$rc"
 }
 
-# through PX_MODE (text or ps): each run gets a new dal-proxy, so that no
-# pooled connection carries one test's state (its schema dropped, a lock)
-# into the next
+# px_mt NAME MODE: mt through the proxy, MODE text or ps (--ps-protocol).
+# Each run gets a new dal-proxy, so that no pooled connection carries one
+# test's state (its schema dropped, a lock) into the next.
 px_mt() {
     local name=$1 rc=0 opt=()
     [ "$2" = ps ] && opt=(--ps-protocol)
