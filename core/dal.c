@@ -58,6 +58,7 @@ const char *dal_strerror(int code)
     case DAL_EUNSUPPORTED: return "DAL_EUNSUPPORTED";
     case DAL_ESTATE: return "DAL_ESTATE";
     case DAL_EIO: return "DAL_EIO";
+    case DAL_EPARTIAL: return "DAL_EPARTIAL";
     }
     return "DAL_E?";
 }
