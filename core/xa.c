@@ -92,16 +92,19 @@ static time_t gtrid_time(const char *gtrid)
 
 /* Run sql on node's master, on a pooled connection; *res (if not NULL)
  * gets its stored result (owned by the caller).  *server_errno (if not
- * NULL) gets the error number, 0 when it ran. */
-static int node_sql(dal_node_t *node, const char *sql, MYSQL_RES **res, unsigned *server_errno,
-                    dal_error_t *err)
+ * NULL) gets the error number, 0 when it ran.  A pooled connection found
+ * dead (the server restarted) is replaced once: every statement here but
+ * the decision's INSERT may run twice (xa_log_commit calls node_try). */
+static int node_try(dal_node_t *node, const char *sql, MYSQL_RES **res, unsigned *server_errno,
+                    int *reused, dal_error_t *err)
 {
     dal_conn_t *c = NULL;
-    int reused, rc, ok = 1;
+    int rc, ok = 1;
 
     if (server_errno != NULL)
         *server_errno = 0;
-    if ((rc = server_acquire(&node->master, &c, &reused, err)) != 0) {
+    if ((rc = server_acquire(&node->master, &c, reused, err)) != 0) {
+        *reused = 0;
         if (server_errno != NULL)
             *server_errno = CR_CONNECTION_ERROR;
         return rc;
@@ -114,8 +117,17 @@ static int node_sql(dal_node_t *node, const char *sql, MYSQL_RES **res, unsigned
         ok = mysql_errno(&c->mysql) < CR_MIN_ERROR || mysql_errno(&c->mysql) > CR_MAX_ERROR;
         rc = conn_error(c, DAL_ESERVER, err);
     }
+    *reused = *reused && !ok;
     server_release(&node->master, c, ok);
     return rc;
+}
+
+static int node_sql(dal_node_t *node, const char *sql, MYSQL_RES **res, unsigned *server_errno,
+                    dal_error_t *err)
+{
+    int retry = 0, rc = node_try(node, sql, res, server_errno, &retry, err);
+
+    return rc != 0 && retry ? node_try(node, sql, res, server_errno, &retry, err) : rc;
 }
 
 static dal_node_t *log_node(dal_snapshot_t *snap, dal_error_t *err)
@@ -138,14 +150,14 @@ int xa_log_commit(dal_snapshot_t *snap, const char *gtrid, int *unknown, dal_err
     char sql[160];
     unsigned e;
     dal_node_t *log = log_node(snap, err);
-    int rc;
+    int rc, reused;
 
     *unknown = 0;
     if (log == NULL)
         return DAL_ECONFIG;
     snprintf(sql, sizeof sql, "INSERT INTO " LOG_TABLE " (gtrid, decision) VALUES ('%s', 'C')",
              gtrid);
-    rc = node_sql(log, sql, NULL, &e, err);
+    rc = node_try(log, sql, NULL, &e, &reused, err);
     /* sent but no answer: the row may be there */
     *unknown = rc != 0 && e >= CR_MIN_ERROR && e <= CR_MAX_ERROR && e != CR_CONNECTION_ERROR &&
                e != CR_CONN_HOST_ERROR;

@@ -154,5 +154,6 @@ int cmd_shell(cli_t *cli);     /* shell.c */
 int cmd_load(cli_t *cli);      /* cmd_load.c */
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
+int cmd_xa(cli_t *cli);        /* cmd_xa.c */
 
 #endif /* DAL_TOOLS_CLI_H */
