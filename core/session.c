@@ -34,6 +34,8 @@
 #include "replica.h"
 #include "result.h"
 #include "route.h"
+#include "small.h"
+#include "stmt.h"
 #include "txn.h"
 
 /* What dal_session_set_var has set: name = value pairs (names lower-cased,
@@ -627,34 +629,63 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
     return rc;
 }
 
-/* A statement of a multi or xa transaction: on its node's branch.  A
- * statement that would pin is refused: the pin would outlive the branch's
- * connection choice. */
-static int run_in_multi(dal_session_t *s, const dal_routing_t *rt, const dal_value_t *params,
-                        size_t nparams, dal_result_t **out, dal_error_t *err)
-{
-    dal_node_t *node = rt->routes[0].node;
-    dal_conn_t *c;
-    int broken = 0, rc;
+/* Connections of a multi or xa transaction's statement, on the stack when
+ * it has few routes. */
+#define TXN_ROUTES_INLINE 8
 
-    if (rt->nroutes != 1)
-        return err_set(err, DAL_EROUTE,
-                       "a statement of a transaction goes to one data node, but this one goes "
-                       "to %zu nodes (the transaction is still open)", rt->nroutes);
-    if (rt->sql->pins && !pins_find(&s->pins, node))
+/* The branch connection of each route of rt into held (started now on a
+ * node the transaction had not touched). */
+static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held,
+                    dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < rt->nroutes; i++)
+        rc = txn_conn(s->txn, rt->routes[i].node, &held[i], err);
+    return rc;
+}
+
+/* A statement of a multi or xa transaction: each route on its node's
+ * branch, several merged as outside a transaction.  A statement that
+ * would start pinning is refused: the pin would outlive the branch. */
+static int run_in_multi(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    const dal_routing_t *rt = &st->rt;
+    dal_conn_t *held_inl[TXN_ROUTES_INLINE], **held;
+    size_t i;
+    int rc, lost = 0;
+
+    if (rt->sql->pins && (rt->nroutes != 1 || !pins_find(&s->pins, rt->routes[0].node)))
         return err_set(err, DAL_EUNSUPPORTED,
                        "user variables, temporary tables and locks cannot start inside a "
                        "multi or xa transaction; set them up before it");
-    if ((rc = txn_conn(s->txn, node, &c, err)) != 0)
-        return rc;
-    rc = exec_on_conn(rt, c, params, nparams, out, &broken, err);
-    if (broken) {
+    held = small_alloc(held_inl, TXN_ROUTES_INLINE, rt->nroutes, sizeof *held, 1);
+    if (held == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    rc = txn_held(s, rt, held, err);
+    if (rc == 0)
+        rc = exec_routes_on(rt, held, st->params, st->nparams, &st->spec, out, err);
+    for (i = 0; rc < 0 && i < rt->nroutes; i++)
+        if (held[i] != NULL && exec_conn_lost(held[i])) {
+            txn_lost(s->txn, rt->routes[i].node);
+            lost = 1;
+        }
+    small_free(held, held_inl);
+    if (lost) {
         /* the server rolled that branch back: the others follow */
         err_prefix(err, "transaction aborted (rolled back on every node)");
-        txn_lost(s->txn, node);
         finish(s, "ROLLBACK", NULL);
     }
     return rc;
+}
+
+static int ddl_in_txn(const dal_sql_t *sql, dal_error_t *err)
+{
+    if (sql->kind == DAL_SQL_DDL && !sql->temporary)
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "DDL inside a transaction would commit it implicitly; commit first");
+    return 0;
 }
 
 /* Check the routes fit the transaction, then run them on its connection. */
@@ -664,11 +695,8 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
     dal_sql_kind_t k = rt->sql->kind;
     int broken = 0, rc;
 
-    if (k == DAL_SQL_DDL && !rt->sql->temporary)
-        return err_set(err, DAL_EUNSUPPORTED,
-                       "DDL inside a transaction would commit it implicitly; commit first");
-    if (s->txn != NULL)
-        return run_in_multi(s, rt, params, nparams, out, err);
+    if ((rc = ddl_in_txn(rt->sql, err)) != 0)
+        return rc;
     if (rt->nroutes != 1)
         return err_set(err, DAL_EROUTE,
                        "a transaction stays on one data node, but this statement goes to %zu "
@@ -720,6 +748,10 @@ static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_resul
 {
     dal_session_t *s = owner;
 
+    int rc;
+
+    if (s->txn != NULL)
+        return (rc = ddl_in_txn(st->sql, err)) != 0 ? rc : run_in_multi(s, st, out, err);
     if (s->in_txn)
         return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
     return pins_run(&s->pins, snap, st, out, err);

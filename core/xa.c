@@ -13,7 +13,8 @@
  *  - 'C' rows decided before the pass read XA RECOVER everywhere had all
  *    their branches prepared then; none listed means all committed.
  *  - 'R' rows are kept two grace periods: a coordinator gives up deciding
- *    after one (txn.c), so it cannot insert 'C' once the 'R' is gone.
+ *    after half of one (txn.c), so it cannot insert 'C' once the 'R' is
+ *    gone (assuming the hosts' clocks agree within half a grace period).
  */
 #include <errmsg.h>
 #include <inttypes.h>
@@ -403,7 +404,9 @@ static int finish_branch(const branch_t *b, int commit, dal_error_t *err)
 
     xa_stmt(sql, sizeof sql, commit ? "COMMIT" : "ROLLBACK", b->gtrid, b->bqual, "");
     rc = node_sql(b->node, sql, NULL, &e, err);
-    return rc != 0 && e == ER_XAER_NOTA ? 0 : rc;
+    /* gone: finished by someone else; "rolled back" is done for a rollback
+     * (and a real failure for a commit) */
+    return rc != 0 && (e == ER_XAER_NOTA || (!commit && e == ER_XA_RBROLLBACK)) ? 0 : rc;
 }
 
 static void recover_branch(scan_t *sc, dal_node_t *log, branch_t *b, time_t now,

@@ -45,14 +45,17 @@ dal="$builddir/tools/dal"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 "$dal" -c "$work/xa.ini" xa init | grep -q 'ready' || fail "xa init"
 gtrid="dal:gone:1:$(( $(date +%s) - 3600 )):1"
+"$here/cluster.sh" client "$work/c" m1 product_1 -e "CREATE TABLE IF NOT EXISTS cli_t (a INT)"
 "$here/cluster.sh" client "$work/c" m1 product_1 \
-    -e "XA START '$gtrid','product_1'; XA END '$gtrid','product_1'; XA PREPARE '$gtrid','product_1'"
+    -e "XA START '$gtrid','product_1'; INSERT INTO cli_t VALUES (1); XA END '$gtrid','product_1'; XA PREPARE '$gtrid','product_1'"
 "$dal" -c "$work/xa.ini" xa list | grep -q "^product_1 $gtrid decision=none" || fail "xa list"
 "$dal" -c "$work/xa.ini" xa list --json | grep -q "\"gtrid\":\"$gtrid\"" || fail "xa list --json"
 out=$("$dal" -c "$work/xa.ini" xa recover --json)
 echo "$out" | grep -q '"rolled_back":1' || fail "xa recover: $out"
 out=$("$dal" -c "$work/xa.ini" xa list --json)
 [ "$out" = '{"branches":[]}' ] || fail "branches left: $out"
+n=$("$here/cluster.sh" client "$work/c" m1 product_1 -N -e "SELECT COUNT(*) FROM cli_t")
+[ "$n" = 0 ] || fail "the rolled back branch's row is there"
 # xa without a log is refused, naming the key
 sed -i '/^xa_log/d' "$work/xa.ini"
 if "$dal" -c "$work/xa.ini" check 2>"$work/err"; then fail "xa without xa_log accepted"; fi
