@@ -575,6 +575,10 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
     {.name = "xa_grace", .type = DAL_CFG_DURATION, .offset = CFG(xa_grace_ms), .def = "60s",
      .min = 1, .max = CFG_MS_MAX,
      .help = "recovery rolls back an XA branch without a decision only once it is older than this"},
+    {.name = "xa_recover_interval", .type = DAL_CFG_DURATION, .offset = CFG(xa_recover_interval_ms),
+     .def = "30s", .min = 0, .max = CFG_MS_MAX,
+     .help = "with `xa_log`: how often one of the dal instances sharing the log (the holder of its "
+             "lease row) runs XA recovery, first at `dal_open`; `0` turns it off"},
     {.name = NULL}
 };
 

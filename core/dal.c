@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "columns.h"
+#include "xa_daemon.h"
 #include "dal_int.h"
 #include "error.h"
 #include "snapshot_build.h"
@@ -126,6 +127,8 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         if (snap->cfg->watch && (rc = watch_start(dal, err)) != 0)
             goto fail;
     }
+    if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0)
+        goto fail;
     *out = dal;
     return 0;
 fail:
@@ -137,6 +140,7 @@ void dal_close(dal_t *dal)
 {
     if (dal == NULL)
         return;
+    xa_daemon_stop(dal->xa);
     watch_stop(dal);
     snapshot_unref(atomic_load(&dal->snap));
     sql_cache_free(dal->sql_cache);

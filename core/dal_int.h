@@ -26,6 +26,7 @@ struct dal {
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;
     struct dal_watch *watch;    /* owned: the file watcher, or NULL */
+    struct dal_xa_daemon *xa;   /* owned: background XA recovery (xa_daemon.h), or NULL */
 };
 
 /* The current snapshot with one reference for the caller. */

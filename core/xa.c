@@ -34,6 +34,7 @@
 #include "xa.h"
 
 #define LOG_TABLE "dal_xa_log"
+#define LEASE_TABLE "dal_xa_lease"
 #define XA_PREFIX "dal:"
 
 /* ------------------------------------------------------------ global ids */
@@ -196,7 +197,43 @@ int dal_xa_init(dal_t *dal, dal_error_t *err)
                                 " decision CHAR(1) NOT NULL,"
                                 " decided_at DATETIME(6) NOT NULL DEFAULT NOW(6)) ENGINE=InnoDB",
                                 NULL, NULL, err);
+    if (rc == 0)
+        rc = node_sql(log,
+                      "CREATE TABLE IF NOT EXISTS " LEASE_TABLE
+                      " (id TINYINT NOT NULL PRIMARY KEY, owner VARBINARY(64) NOT NULL,"
+                      " until DATETIME(6) NOT NULL) ENGINE=InnoDB",
+                      NULL, NULL, err);
     snapshot_unref(snap);
+    return rc;
+}
+
+int xa_lease_take(dal_snapshot_t *snap, const char *owner, uint64_t ms, int *held,
+                  dal_error_t *err)
+{
+    char sql[512];
+    MYSQL_RES *res = NULL;
+    MYSQL_ROW row;
+    dal_node_t *log = log_node(snap, err);
+    int rc;
+
+    *held = 0;
+    if (log == NULL)
+        return DAL_ECONFIG;
+    /* the assignments run left to right: until sees the new owner */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO " LEASE_TABLE " (id, owner, until) VALUES (1, '%s', NOW(6) + INTERVAL "
+             "%llu MICROSECOND) ON DUPLICATE KEY UPDATE"
+             " owner = IF(until < NOW(6) OR owner = VALUES(owner), VALUES(owner), owner),"
+             " until = IF(owner = VALUES(owner), VALUES(until), until)",
+             owner, (unsigned long long)ms * 1000);
+    if ((rc = node_sql(log, sql, NULL, NULL, err)) != 0)
+        return rc;
+    snprintf(sql, sizeof sql, "SELECT owner = '%s' FROM " LEASE_TABLE " WHERE id = 1", owner);
+    if ((rc = node_sql(log, sql, &res, NULL, err)) == 0 && res != NULL &&
+        (row = mysql_fetch_row(res)) != NULL)
+        *held = row[0] != NULL && row[0][0] == '1';
+    if (res != NULL)
+        mysql_free_result(res);
     return rc;
 }
 

@@ -39,4 +39,10 @@ int xa_log_commit(dal_snapshot_t *snap, const char *gtrid, int *unknown, dal_err
  * recovery prunes what is left). */
 void xa_log_forget(dal_snapshot_t *snap, const char *gtrid);
 
+/* Take or renew the recovery lease (the one row of dal_xa_lease) for
+ * owner, for ms from now on the log server's clock, unless another owner
+ * holds it unexpired; *held says whether owner holds it now. */
+int xa_lease_take(dal_snapshot_t *snap, const char *owner, uint64_t ms, int *held,
+                  dal_error_t *err);
+
 #endif /* DAL_CORE_XA_H */

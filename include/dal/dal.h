@@ -446,8 +446,10 @@ typedef struct dal_xa_report {
 } dal_xa_report_t;
 
 /*
- * Create the decision log table (dal_xa_log) in the datasource [dal]
- * xa_log names; nothing happens if it exists.  DAL_ECONFIG without xa_log.
+ * Create the decision log table (dal_xa_log) and the recovery lease table
+ * (dal_xa_lease) in the datasource [dal] xa_log names; nothing happens to
+ * those that exist.  DAL_ECONFIG without xa_log.  (With xa_log, dal_open
+ * starts background recovery: [dal] xa_recover_interval.)
  */
 DAL_API int dal_xa_init(dal_t *dal, dal_error_t *err);
 
