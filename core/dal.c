@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "columns.h"
-#include "xa_daemon.h"
 #include "dal_int.h"
 #include "error.h"
 #include "snapshot_build.h"

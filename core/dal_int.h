@@ -32,6 +32,15 @@ struct dal {
 /* The current snapshot with one reference for the caller. */
 dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
+/* Background recovery of XA branches (xa_daemon.c): a thread for dal if
+ * its configuration has [dal] xa_log and a non-zero xa_recover_interval,
+ * first pass at once, then every interval; of the instances sharing the
+ * log only the holder of its lease row runs a pass.  *out (owned: stop
+ * with xa_daemon_stop, NULL is fine) stays NULL when not wanted. */
+struct dal_xa_daemon;
+int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err);
+void xa_daemon_stop(struct dal_xa_daemon *d);
+
 /* Start / stop watching the INI file (reload.c). */
 int watch_start(dal_t *dal, dal_error_t *err);
 void watch_stop(dal_t *dal);

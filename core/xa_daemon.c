@@ -1,5 +1,6 @@
 /*
- * xa_daemon.c -- background XA recovery (see xa_daemon.h).
+ * xa_daemon.c -- background XA recovery (declared in dal_int.h, which
+ * dal_open and dal_close call it from).
  *
  * The interval and the log are read from the running snapshot at each
  * pass, so a reload changes them; a reload that adds xa_log to a
@@ -17,7 +18,6 @@
 #include "clock.h"
 #include "error.h"
 #include "xa.h"
-#include "xa_daemon.h"
 
 struct dal_xa_daemon {
     dal_t *dal;             /* borrowed: it outlives the thread */

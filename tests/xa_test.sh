@@ -40,6 +40,7 @@ master = mysql://dal:dalpass@127.0.0.1:$p0/plain
 [dal]
 xa_log = plain
 transaction_mode = xa
+xa_recover_interval = 0
 INI
 dal="$builddir/tools/dal"
 fail() { echo "FAIL: $*" >&2; exit 1; }
