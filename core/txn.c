@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "events.h"
 #include "log.h"
 #include "pool.h"
 #include "txn.h"
@@ -40,6 +41,7 @@ struct dal_txn {
     dal_ryw_t *ryw;       /* borrowed */
     branch_t *b;          /* owned, in the order the branches began */
     size_t nb;
+    const char *outcome;  /* static: what COMMIT did, for DAL_EVENT_TXN */
     char gtrid[XA_ID_MAX + 1]; /* xa: set by the first branch */
     uint64_t started_ns;       /* xa: when the first branch began */
 };
@@ -88,9 +90,13 @@ static void branch_release(branch_t *b)
     b->conn = NULL;
 }
 
-static void txn_free(dal_txn_t *t)
+/* DAL_EVENT_TXN for a transaction that touched a node, then free t. */
+static void txn_free(dal_txn_t *t, int rc)
 {
     size_t i;
+
+    if (t->nb > 0)
+        event_txn_emit(t->snap, t->mode == DAL_TXN_XA ? "xa" : "multi", t->outcome, t->nb, rc);
 
     for (i = 0; i < t->nb; i++)
         branch_release(&t->b[i]);
@@ -224,7 +230,8 @@ void txn_rollback(dal_txn_t *t)
         return;
     for (i = 0; i < t->nb; i++)
         branch_rollback(t, &t->b[i]);
-    txn_free(t);
+    t->outcome = "rolled_back";
+    txn_free(t, 0);
 }
 
 /* ----------------------------------------------------------------- multi */
@@ -255,6 +262,7 @@ static int commit_multi(dal_txn_t *t, dal_error_t *err)
     if (rc == 0)
         return 0;
     i--; /* the branch that failed */
+    t->outcome = i == 0 ? "failed" : "partial";
     for (j = i + 1; j < t->nb; j++)
         branch_rollback(t, &t->b[j]);
     if (i == 0) {
@@ -283,6 +291,7 @@ static int xa_abort(dal_txn_t *t, int rc, dal_error_t *err, const char *what)
 
     for (i = 0; i < t->nb; i++)
         branch_rollback(t, &t->b[i]);
+    t->outcome = "failed";
     err_prefix(err, "XA %s: %s; the transaction is rolled back on every node", t->gtrid, what);
     return rc;
 }
@@ -346,6 +355,7 @@ static int commit_xa(dal_txn_t *t, dal_error_t *err)
     if ((rc = xa_log_commit(t->snap, t->gtrid, &unknown, err)) != 0 && !unknown)
         return xa_abort(t, rc, err, "the commit decision could not be written");
     if (rc != 0) {
+        t->outcome = "in_doubt";
         err_prefix(err, "XA %s: the commit decision may or may not have been written; every "
                    "branch is prepared, and recovery (dal xa recover) commits or rolls back all "
                    "of them", t->gtrid);
@@ -359,8 +369,9 @@ int txn_commit(dal_txn_t *t, dal_error_t *err)
 {
     int rc = 0;
 
+    t->outcome = "committed";
     if (t->nb > 0)
         rc = t->mode == DAL_TXN_XA ? commit_xa(t, err) : commit_multi(t, err);
-    txn_free(t);
+    txn_free(t, rc);
     return rc;
 }

@@ -30,6 +30,7 @@
 #include "dal_int.h"
 #include "conn.h"
 #include "error.h"
+#include "events.h"
 #include "pool.h"
 #include "xa.h"
 
@@ -492,6 +493,19 @@ static void prune(scan_t *sc, dal_node_t *log, dal_xa_report_t *rep)
     }
 }
 
+/* A pass's figures to the monitors; in doubt: what is still prepared. */
+static void report_events(const dal_snapshot_t *snap, const dal_xa_report_t *rep)
+{
+    const char *const kinds[] = {"committed", "rolled_back", "failed", "pruned"};
+    const unsigned n[] = {rep->committed, rep->rolled_back, rep->failed, rep->pruned};
+    size_t i;
+
+    for (i = 0; i < sizeof n / sizeof n[0]; i++)
+        if (n[i] > 0)
+            event_xa_recovery_emit(snap, kinds[i], n[i]);
+    event_xa_recovery_emit(snap, "in_doubt", (uint64_t)rep->waiting + rep->failed);
+}
+
 int dal_xa_recover(dal_t *dal, uint32_t grace_ms, dal_xa_report_t *report, dal_error_t *err)
 {
     dal_xa_report_t local;
@@ -516,6 +530,7 @@ int dal_xa_recover(dal_t *dal, uint32_t grace_ms, dal_xa_report_t *report, dal_e
         recover_branch(&sc, log, &sc.b[i], now, grace_ms, rep);
     if (log != NULL)
         prune(&sc, log, rep);
+    report_events(snap, rep);
     scan_free(&sc);
     snapshot_unref(snap);
     return sc.rc;

@@ -38,6 +38,7 @@ static int ports[NODES];
 static char *dir;
 static char *ini;
 static dal_t *dal;
+static unsigned metrics_port; /* free when the tests began (tu_free_port: main thread) */
 
 static void must(int rc, const dal_error_t *err, const char *what)
 {
@@ -187,6 +188,7 @@ static void global_setup(void)
         exit(1);
     }
     dir = tu_mkdtemp();
+    metrics_port = tu_free_port();
     /* the tests recover by hand, but test_background_recovery */
     ini = make_ini("xa.ini", "xa_recover_interval = 0\n");
     if (dal_open(ini, NULL, &dal, &err) != 0 || dal_xa_init(dal, &err) != 0) {
@@ -431,6 +433,54 @@ START_TEST(test_background_recovery)
     dal_close(a);
     dal_close(b);
     free(bg);
+}
+END_TEST
+
+/* The prometheus monitor counts multi and xa transactions by mode and
+ * outcome, recovery's actions, and the branches left in doubt. */
+START_TEST(test_metrics)
+{
+    char extra[160], gtrid[80], *file, *body = NULL;
+    dal_session_t *s;
+    dal_xa_report_t rep;
+    dal_error_t err;
+    dal_t *d, *keep = dal;
+    unsigned port = metrics_port;
+
+    reset_tables();
+    snprintf(extra, sizeof extra,
+             "xa_recover_interval = 0\n[monitor prometheus]\naddress = 127.0.0.1:%u\n", port);
+    file = make_ini("metrics.ini", extra);
+    must(dal_open(file, NULL, &d, &err), &err, "dal_open");
+    dal = d; /* session_mode and run use it */
+    s = session_mode("xa");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 1");
+    run(s, "COMMIT");
+    must(dal_session_set_var(s, "dal_transaction_mode", "multi", &err), &err, "multi");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
+    run(s, "ROLLBACK");
+    dal_session_close(s);
+    /* one undecided branch, young: in doubt */
+    snprintf(gtrid, sizeof gtrid, "dal:other:1:%lld:9", (long long)time(NULL));
+    prepare_by_hand(2, gtrid, "UPDATE acct_2 SET bal = 3 WHERE id = 2");
+    must(dal_xa_recover(d, UINT32_MAX, &rep, &err), &err, "recover");
+    ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body), 200);
+    ck_assert(tu_metric(body, "dal_transactions_total{mode=\"xa\",outcome=\"committed\"}") == 1);
+    ck_assert(tu_metric(body, "dal_transactions_total{mode=\"multi\",outcome=\"rolled_back\"}") == 1);
+    ck_assert(tu_metric(body, "dal_xa_in_doubt_branches") == 1);
+    free(body);
+    body = NULL;
+    must(dal_xa_recover(d, 0, &rep, &err), &err, "recover");
+    ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body), 200);
+    ck_assert(tu_metric(body, "dal_xa_recovery_branches_total{action=\"rolled_back\"}") == 1);
+    ck_assert(tu_metric(body, "dal_xa_in_doubt_branches") == 0);
+    free(body);
+    dal = keep;
+    dal_close(d);
+    free(file);
 }
 END_TEST
 
@@ -704,6 +754,7 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_node_down_at_prepare);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
+    tcase_add_test(tc, test_metrics);
     tcase_add_test(tc, test_bank_xa);
     tcase_add_test(tc, test_bank_multi);
     suite_add_tcase(s, tc);

@@ -278,10 +278,19 @@ typedef enum dal_event_type {
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
     DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
     DAL_EVENT_PIN = 7,       /* a session pinned a connection to keep its server state */
-    DAL_EVENT_CLIENT = 8     /* a front end's client connections (dal-proxy):
+    DAL_EVENT_CLIENT = 8,    /* a front end's client connections (dal-proxy):
                                 kind "connected" (rows: connected now),
                                 "accepted", "refused" (max_connections) or
                                 "auth_failed" (rows: total since start) */
+    DAL_EVENT_TXN = 9,       /* a multi or xa transaction ended: table the mode
+                                ("multi", "xa"), kind the outcome ("committed",
+                                "rolled_back", "partial", "failed"), rows the
+                                nodes it touched, error_code */
+    DAL_EVENT_XA_RECOVERY = 10 /* one XA recovery pass: one event per action,
+                                kind "committed", "rolled_back", "failed" or
+                                "pruned" with rows the count (when not 0), and
+                                kind "in_doubt" with rows the branches left in
+                                doubt after the pass */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
