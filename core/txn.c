@@ -167,6 +167,9 @@ int txn_conn(dal_txn_t *t, dal_node_t *node, dal_conn_t **out, dal_error_t *err)
     }
     b->pin = b->conn != NULL && b->pin != NULL && b->pin->conn == b->conn ? b->pin : NULL;
     if ((rc = branch_start(t, b, err)) != 0) {
+        /* refused by the server, nothing began: the connection is fine */
+        if (b->state != B_LOST)
+            b->state = B_DONE;
         branch_release(b);
         return rc;
     }
