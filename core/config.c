@@ -984,6 +984,12 @@ static int check_refs(cfg_parser_t *ps)
     if (cfg->default_datasource != NULL && !ds_defined(sorted, cfg->ndatasources, cfg->default_datasource))
         cfg_fail(ps, cfg->default_datasource_line, DAL_ECONFIG,
                  "default_datasource: no [datasource %s] is defined", cfg->default_datasource);
+    if (cfg->xa_log != NULL && !ds_defined(sorted, cfg->ndatasources, cfg->xa_log))
+        cfg_fail(ps, cfg->xa_log_line, DAL_ECONFIG, "xa_log: no [datasource %s] is defined",
+                 cfg->xa_log);
+    if (cfg->transaction_mode == 2 && cfg->xa_log == NULL)
+        cfg_fail(ps, 0, DAL_ECONFIG, "transaction_mode = xa needs [dal] xa_log = DATASOURCE "
+                                     "(where the commit decisions are kept)");
     check_table_refs(ps, sorted);
     free(sorted);
     return ps->rc;
@@ -1180,6 +1186,7 @@ void config_free(dal_config_t *cfg)
     free(cfg->path);
     free(cfg->plugin_dir);
     free(cfg->default_datasource);
+    free(cfg->xa_log);
     free(cfg->pool);
     free_params(&cfg->pool_params);
     free(cfg);

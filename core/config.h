@@ -170,6 +170,11 @@ typedef struct dal_config {
     char *pool;               /* owned; pool = default (the pool plugin); NULL: built-in cache */
     int pool_line;
     dal_cfg_params_t pool_params;      /* pool.* keys */
+    int transaction_mode;     /* transaction_mode = single: a dal_txn_mode_t */
+    char *xa_log;             /* owned; xa_log = DATASOURCE of the XA decision log; NULL: none */
+    int xa_log_line;
+    uint32_t xa_grace_ms;     /* xa_grace = 60s */
+    uint32_t xa_recover_interval_ms; /* xa_recover_interval = 30s; 0: no background recovery */
 
     dal_cfg_datasource_t *datasources; /* owned array, in file order */
     size_t ndatasources;

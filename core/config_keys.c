@@ -530,6 +530,8 @@ static const char *const lb_words[] = {"round_robin", "random", "weighted", "lea
 static const char *const sprep_words[] = {"auto", "off", NULL};
 /* read_your_writes: 0 off, 1 session, 2 (a duration) a window. */
 static const char *const ryw_words[] = {"off", "session", NULL};
+/* In the order of dal_txn_mode_t. */
+static const char *const txn_words[] = {"single", "multi", "xa", NULL};
 
 #define CFG(f) offsetof(dal_config_t, f)
 #define DS(f) offsetof(dal_cfg_datasource_t, f)
@@ -575,6 +577,21 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "name of the connection pool plugin (`[a-z0-9_]+`; the file `pool_NAME.so`)"},
     {.name = "pool.", .type = DAL_CFG_PARAMS, .offset = CFG(pool_params), .rule = &dal_cfg_rule_word,
      .help = "parameter PARAM of the pool plugin, for every datasource"},
+    {.name = "transaction_mode", .type = DAL_CFG_ENUM, .offset = CFG(transaction_mode), .words = txn_words,
+     .def = "single",
+     .help = "how a session's transactions span data nodes: `single` (one node), `multi` (a "
+             "transaction per node, committed in turn), `xa` (two-phase commit; needs `xa_log`); "
+             "see docs/transactions.md"},
+    {.name = "xa_log", .type = DAL_CFG_STRING, .offset = CFG(xa_log), .line = CFG(xa_log_line),
+     .rule = &dal_cfg_rule_ds, .unset = "none",
+     .help = "name of the `[datasource]` holding the XA decision log (`dal xa init` creates it)"},
+    {.name = "xa_grace", .type = DAL_CFG_DURATION, .offset = CFG(xa_grace_ms), .def = "60s",
+     .min = 1, .max = CFG_MS_MAX,
+     .help = "recovery rolls back an XA branch without a decision only once it is older than this"},
+    {.name = "xa_recover_interval", .type = DAL_CFG_DURATION, .offset = CFG(xa_recover_interval_ms),
+     .def = "30s", .min = 0, .max = CFG_MS_MAX,
+     .help = "with `xa_log`: how often one of the dal instances sharing the log (the holder of its "
+             "lease row) runs XA recovery, first at `dal_open`; `0` turns it off"},
     {.name = NULL}
 };
 

@@ -59,6 +59,7 @@ const char *dal_strerror(int code)
     case DAL_EUNSUPPORTED: return "DAL_EUNSUPPORTED";
     case DAL_ESTATE: return "DAL_ESTATE";
     case DAL_EIO: return "DAL_EIO";
+    case DAL_EPARTIAL: return "DAL_EPARTIAL";
     }
     return "DAL_E?";
 }
@@ -146,6 +147,8 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         (source_is_url(path) || atomic_load(&dal->snap)->cfg->watch) &&
         (rc = watch_start(dal, err)) != 0)
         goto fail;
+    if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0)
+        goto fail;
     *out = dal;
     return 0;
 fail:
@@ -157,6 +160,7 @@ void dal_close(dal_t *dal)
 {
     if (dal == NULL)
         return;
+    xa_daemon_stop(dal->xa);
     watch_stop(dal);
     snapshot_unref(atomic_load(&dal->snap));
     source_close(dal->source);

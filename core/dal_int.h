@@ -29,6 +29,7 @@ struct dal {
     atomic_int source_state;    /* dal_source_state_t */
     atomic_int from_cache;      /* running from the cache file since dal_open */
     dal_source_sink_t sink;     /* handed to the source while it watches */
+    struct dal_xa_daemon *xa;   /* owned: background XA recovery (xa_daemon.h), or NULL */
 };
 
 /* libmysqlclient's global init and the plugin host table, once (dal.c). */
@@ -49,6 +50,15 @@ dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
 /* "ok" or "unreachable" for a dal_source_state_t (reload.c). */
 const char *source_state_name(int state);
+
+/* Background recovery of XA branches (xa_daemon.c): a thread for dal if
+ * its configuration has [dal] xa_log and a non-zero xa_recover_interval,
+ * first pass at once, then every interval; of the instances sharing the
+ * log only the holder of its lease row runs a pass.  *out (owned: stop
+ * with xa_daemon_stop, NULL is fine) stays NULL when not wanted. */
+struct dal_xa_daemon;
+int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err);
+void xa_daemon_stop(struct dal_xa_daemon *d);
 
 /* Start / stop watching the source (reload.c). */
 int watch_start(dal_t *dal, dal_error_t *err);

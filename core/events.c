@@ -86,6 +86,33 @@ void event_source_emit(const dal_snapshot_t *s, const char *state, const char *d
     monitor_emit(s->monitors, &ev);
 }
 
+void event_txn_emit(const dal_snapshot_t *s, const char *mode, const char *outcome,
+                    size_t nodes, int rc)
+{
+    dal_event_t ev;
+
+    if (!monitor_active(s->monitors))
+        return;
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_TXN);
+    ev.table = mode;
+    ev.kind = outcome;
+    ev.rows = nodes;
+    ev.error_code = rc;
+    monitor_emit(s->monitors, &ev);
+}
+
+void event_xa_recovery_emit(const dal_snapshot_t *s, const char *kind, uint64_t n)
+{
+    dal_event_t ev;
+
+    if (!monitor_active(s->monitors))
+        return;
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_XA_RECOVERY);
+    ev.kind = kind;
+    ev.rows = n;
+    monitor_emit(s->monitors, &ev);
+}
+
 void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
 {
     dal_event_t ev;

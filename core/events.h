@@ -30,6 +30,12 @@ void event_reload_emit(const dal_snapshot_t *s, int rc);
 void event_source_emit(const dal_snapshot_t *s, const char *state, const char *detail,
                        int64_t revision);
 void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins);
+/* DAL_EVENT_TXN: a multi or xa transaction (mode's word) over nodes nodes
+ * ended with outcome; rc its error code. */
+void event_txn_emit(const dal_snapshot_t *s, const char *mode, const char *outcome,
+                    size_t nodes, int rc);
+/* DAL_EVENT_XA_RECOVERY: what a recovery pass did (kind, count). */
+void event_xa_recovery_emit(const dal_snapshot_t *s, const char *kind, uint64_t n);
 
 /* DAL_EVENT_STATEMENT: a routed statement (rt, its normalised text and
  * trace id, started at t0) ended with rc and result r (NULL on failure). */

@@ -35,6 +35,9 @@
 #include "replica.h"
 #include "result.h"
 #include "route.h"
+#include "small.h"
+#include "stmt.h"
+#include "txn.h"
 
 /* What dal_session_set_var has set: name = value pairs (names lower-cased,
  * values as SQL) and the charset of SET NAMES; conn is what the pool
@@ -63,6 +66,8 @@ struct dal_session {
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
+    int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
+    dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -212,6 +217,32 @@ static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
     return rc;
 }
 
+static int mode_check(dal_session_t *s, int mode, dal_error_t *err);
+
+/* dal_transaction_mode: the mode of the session's next transactions
+ * (dal's own: never sent to a server); DEFAULT goes back to [dal]'s. */
+static int set_txn_mode(dal_session_t *s, const char *value, dal_error_t *err)
+{
+    static const char *const words[] = {"single", "multi", "xa"};
+    char buf[16];
+    const char *v = unquote(value, buf, sizeof buf);
+    int i;
+
+    if (strcasecmp(v, "DEFAULT") == 0) {
+        s->mode = -1;
+        return 0;
+    }
+    for (i = 0; i < 3 && strcasecmp(v, words[i]) != 0; i++)
+        ;
+    if (i == 3)
+        return err_set(err, DAL_EINVAL, "dal_transaction_mode: '%s' is not single, multi or xa",
+                       value);
+    if (mode_check(s, i, err) != 0)
+        return err->code;
+    s->mode = i;
+    return 0;
+}
+
 /* v on every pinned connection (but the transaction's, done already):
  * they keep the session's variables, as any connection it takes. */
 static int vars_pinned(dal_session_t *s, const session_vars_t *v, dal_error_t *err)
@@ -272,6 +303,8 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
     lower[i] = '\0';
     if (strcmp(lower, "autocommit") == 0)
         return set_autocommit(s, value_sql, err);
+    if (strcmp(lower, "dal_transaction_mode") == 0)
+        return set_txn_mode(s, value_sql, err);
     if (value_sql[0] == '\0')
         return err_set(err, DAL_EINVAL, "session variable %s: empty value", lower);
     if (vars_copy(&s->vars, &next) != 0) {
@@ -333,6 +366,7 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
     if (s == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
+    s->mode = -1;
     cancel_init(&s->cancel);
     return 0;
 }
@@ -383,6 +417,15 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
 
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
+    if (s->txn != NULL) {
+        if (strcmp(word, "COMMIT") == 0)
+            rc = txn_commit(s->txn, err);
+        else
+            txn_rollback(s->txn);
+        s->txn = NULL;
+        end_txn(s, 1);
+        return rc;
+    }
     if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
         rc = conn_error(s->conn, DAL_ESERVER, err);
         reusable = 0;
@@ -393,14 +436,46 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
     return rc;
 }
 
-static int begin(dal_session_t *s, int read_only, dal_error_t *err)
+/* xa needs the decision log in the running configuration. */
+static int mode_check(dal_session_t *s, int mode, dal_error_t *err)
 {
+    dal_snapshot_t *snap;
+    int ok;
+
+    if (mode != DAL_TXN_XA)
+        return 0;
+    snap = snapshot_acquire(s->dal);
+    ok = snap->cfg->xa_log != NULL;
+    snapshot_unref(snap);
+    return ok ? 0 : err_set(err, DAL_ECONFIG, "transaction mode xa needs [dal] xa_log = "
+                                              "DATASOURCE (where the commit decisions are kept)");
+}
+
+/* mode -1: the session's, else [dal] transaction_mode. */
+static int begin(dal_session_t *s, int read_only, int mode, dal_error_t *err)
+{
+    int rc;
+
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_begin: NULL session");
     if (s->in_txn)
         return err_set(err, DAL_ESTATE, "a transaction is already open (commit or roll it "
                                             "back first)");
+    if (mode < 0)
+        mode = s->mode;
+    if (mode > DAL_TXN_XA || (mode >= 0 && (rc = mode_check(s, mode, err)) != 0))
+        return mode > DAL_TXN_XA ? err_set(err, DAL_EINVAL, "unknown transaction mode %d", mode)
+                                 : rc;
     s->snap = snapshot_acquire(s->dal);
+    if (mode < 0)
+        mode = s->snap->cfg->transaction_mode;
+    if (mode != DAL_TXN_SINGLE &&
+        (rc = txn_open(s->snap, (dal_txn_mode_t)mode, read_only, &s->pins, &s->ryw, &s->txn,
+                       err)) != 0) {
+        snapshot_unref(s->snap);
+        s->snap = NULL;
+        return rc;
+    }
     s->in_txn = 1;
     s->read_only = read_only;
     return 0;
@@ -408,12 +483,17 @@ static int begin(dal_session_t *s, int read_only, dal_error_t *err)
 
 int dal_begin(dal_session_t *s, dal_error_t *err)
 {
-    return begin(s, 0, err);
+    return begin(s, 0, -1, err);
 }
 
 int dal_begin_read_only(dal_session_t *s, dal_error_t *err)
 {
-    return begin(s, 1, err);
+    return begin(s, 1, -1, err);
+}
+
+int dal_begin_mode(dal_session_t *s, dal_txn_mode_t mode, dal_error_t *err)
+{
+    return begin(s, 0, (int)mode, err);
 }
 
 int dal_commit(dal_session_t *s, dal_error_t *err)
@@ -433,6 +513,8 @@ int dal_in_transaction(const dal_session_t *s)
 
 const char *dal_transaction_datasource(const dal_session_t *s)
 {
+    if (s != NULL && s->txn != NULL)
+        return txn_first_datasource(s->txn);
     return s != NULL && s->node != NULL ? s->node->cfg->name : NULL;
 }
 
@@ -555,6 +637,57 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
     return rc;
 }
 
+/* Connections of a multi or xa transaction's statement, on the stack when
+ * it has few routes. */
+#define TXN_ROUTES_INLINE 8
+
+/* The branch connection of each route of rt into held (started now on a
+ * node the transaction had not touched). */
+static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held,
+                    dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < rt->nroutes; i++)
+        rc = txn_conn(s->txn, rt->routes[i].node, &held[i], err);
+    return rc;
+}
+
+/* A statement of a multi or xa transaction: each route on its node's
+ * branch, several merged as outside a transaction.  A statement that
+ * would start pinning is refused: the pin would outlive the branch. */
+static int run_in_multi(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    const dal_routing_t *rt = &st->rt;
+    dal_conn_t *held_inl[TXN_ROUTES_INLINE], **held;
+    size_t i;
+    int rc, lost = 0;
+
+    if (rt->sql->pins && (rt->nroutes != 1 || !pins_find(&s->pins, rt->routes[0].node)))
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "user variables, temporary tables and locks cannot start inside a "
+                       "multi or xa transaction; set them up before it");
+    held = small_alloc(held_inl, TXN_ROUTES_INLINE, rt->nroutes, sizeof *held, 1);
+    if (held == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    rc = txn_held(s, rt, held, err);
+    if (rc == 0)
+        rc = exec_routes_on(rt, held, st->params, st->nparams, &st->spec, out, err);
+    for (i = 0; rc < 0 && i < rt->nroutes; i++)
+        if (held[i] != NULL && exec_conn_lost(held[i])) {
+            txn_lost(s->txn, rt->routes[i].node);
+            lost = 1;
+        }
+    small_free(held, held_inl);
+    if (lost) {
+        /* the server rolled that branch back: the others follow */
+        err_prefix(err, "transaction aborted (rolled back on every node)");
+        finish(s, "ROLLBACK", NULL);
+    }
+    return rc;
+}
+
 /* Check the routes fit the transaction, then run them on its connection. */
 static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value_t *params,
                       size_t nparams, dal_result_t **out, dal_error_t *err)
@@ -598,7 +731,7 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
      * such as sysbench rely on it after a failed statement) */
     if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
         return rc;
-    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
+    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, -1, err)
          : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
     if (rc == 0 && (*out = result_new()) == NULL)
@@ -613,6 +746,8 @@ static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_resul
 {
     dal_session_t *s = owner;
 
+    if (s->txn != NULL)
+        return run_in_multi(s, st, out, err);
     if (s->in_txn)
         return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
     return pins_run(&s->pins, snap, st, out, err);
@@ -632,7 +767,7 @@ static dal_select_t session_select(dal_session_t *s)
 {
     dal_select_t sel = {.ryw = &s->ryw};
 
-    if (s->in_txn && !s->read_only) {
+    if (s->in_txn && (!s->read_only || s->txn != NULL)) {
         sel.flags = DAL_SELECT_MASTER;
     } else if (s->in_txn) {
         /* the first statement picks the server as a read; the rest stay there */
@@ -675,7 +810,7 @@ static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW)
         return 0;
-    return begin(s, 0, err);
+    return begin(s, 0, -1, err);
 }
 
 /* dal_session_query and dal_session_query_prepared. */

@@ -58,7 +58,7 @@ static const char *const bucket_le[NBUCKETS] = {
 /* What a series is keyed by and holds. */
 typedef enum group {
     G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
-    G_SPREP, G_META, G_SOURCE,
+    G_SPREP, G_SOURCE, G_TXN, G_XA, G_XA_DOUBT, G_META,
     NGROUPS
 } group_t;
 
@@ -93,6 +93,9 @@ static const group_def_t groups[NGROUPS] = {
     [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
     [G_CLIENT] = {{NULL, NULL, NULL}, NCLIENT},
     [G_SPREP] = {{"datasource", "server", NULL}, NSPREP},
+    [G_TXN] = {{"mode", "outcome", NULL}, 1},     /* multi and xa transactions ended */
+    [G_XA] = {{"action", NULL, NULL}, 1},         /* branches recovery finished, decisions pruned */
+    [G_XA_DOUBT] = {{NULL, NULL, NULL}, 1},       /* branches in doubt after the last pass */
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
     [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
@@ -396,6 +399,20 @@ static void on_sprep(registry_t *r, const dal_event_t *ev)
         add(series_of(r, ev, G_SPREP, ev->datasource, ev->server), i, 1);
 }
 
+/* A recovery pass: its actions add up, its in-doubt figure replaces the
+ * last one. */
+static void on_xa_recovery(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s;
+
+    if (ev->kind != NULL && strcmp(ev->kind, "in_doubt") == 0) {
+        if ((s = series_get(r, G_XA_DOUBT, NULL, NULL, NULL)) != NULL)
+            atomic_store_explicit(&s->v[0], ev->rows, memory_order_relaxed);
+        return;
+    }
+    add(series_get(r, G_XA, ev->kind, NULL, NULL), 0, ev->rows);
+}
+
 /* Every attempt counts as a reload; a failed one counts as a failure too. */
 static void on_reload(registry_t *r, const dal_event_t *ev)
 {
@@ -450,6 +467,12 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_SPREP:
         on_sprep(r, ev);
+        break;
+    case DAL_EVENT_TXN:
+        add(series_get(r, G_TXN, ev->table, ev->kind, NULL), 0, 1);
+        break;
+    case DAL_EVENT_XA_RECOVERY:
+        on_xa_recovery(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -586,6 +609,9 @@ static const family_t families[] = {
     {"dal_server_reprepares_total", "counter", "Prepared statements prepared again after the server asked (ER_NEED_REPREPARE after DDL).", G_SPREP, VALUE, 2},
     {"dal_server_prepare_evictions_total", "counter", "Prepared statements closed because their connection's cache (server_prepare_cache) was full.", G_SPREP, VALUE, 3},
     {"dal_server_prepare_fallbacks_total", "counter", "Statements meant to run prepared that ran as text (the server refused to prepare them, max_prepared_stmt_count, ...).", G_SPREP, VALUE, 4},
+    {"dal_transactions_total", "counter", "Transactions over several nodes (transaction_mode multi or xa) that touched a node, by mode and outcome (committed, rolled_back, partial, failed, in_doubt).", G_TXN, VALUE, 0},
+    {"dal_xa_recovery_branches_total", "counter", "What XA recovery did, by action: branches committed, rolled_back or failed (tried again next pass), decisions pruned.", G_XA, VALUE, 0},
+    {"dal_xa_in_doubt_branches", "gauge", "XA branches left prepared after the last recovery pass of this instance (waiting for xa_grace, or failed).", G_XA_DOUBT, VALUE, 0},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

@@ -170,5 +170,6 @@ void cli_diff_line(void *user, const char *what, const char *name, const char *c
 int cli_shown(const char *location);
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
+int cmd_xa(cli_t *cli);        /* cmd_xa.c */
 
 #endif /* DAL_TOOLS_CLI_H */

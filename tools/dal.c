@@ -146,6 +146,16 @@ static const cli_command_t cli_commands[] = {
       "  --json            init: {\"idgens\":[{...}]}; next: {\"idgen\":...,\"ids\":[...]}\n" },
     { "config", cmd_config, OPT_JSON | OPT_OWN, 1, SIZE_MAX, 0, cmd_config_synopsis,
       "store, read and follow the configuration in etcd", cmd_config_details },
+    { "xa", cmd_xa, OPT_JSON, 1, 1, 1,
+      "xa init | xa recover [--json] | xa list [--json]",
+      "the XA decision log and the transactions in doubt",
+      "  init              create the decision log table in [dal] xa_log's datasource\n"
+      "                    (safe to repeat)\n"
+      "  recover           finish the XA branches any dal instance left prepared:\n"
+      "                    commit those with a commit decision, roll back those\n"
+      "                    without one once older than [dal] xa_grace, prune the log\n"
+      "  list              show the prepared branches on every node and their decision\n"
+      "  --json            recover: {\"committed\":N,...}; list: {\"branches\":[{...}]}\n" },
     { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,

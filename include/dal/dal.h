@@ -66,7 +66,9 @@ enum {
     DAL_ESERVER = -9,      /* the server returned an error (mysql_errno/sqlstate filled) */
     DAL_EUNSUPPORTED = -10,/* the statement uses something dal cannot run correctly */
     DAL_ESTATE = -11,      /* call not valid now (e.g. a result already consumed) */
-    DAL_EIO = -12          /* file or system call failure */
+    DAL_EIO = -12,         /* file or system call failure */
+    DAL_EPARTIAL = -13     /* a multi-node COMMIT (transaction_mode multi) committed on some
+                              nodes and not on others: the message names both lists */
 };
 
 #define DAL_ERROR_MSG_MAX 512
@@ -489,6 +491,73 @@ DAL_API int dal_begin(dal_session_t *s, dal_error_t *err);
  * its node as a read would (read-your-writes included), and every statement
  * of it runs there, on one consistent snapshot.  Writes fail on the server. */
 DAL_API int dal_begin_read_only(dal_session_t *s, dal_error_t *err);
+
+/*
+ * How a transaction spans data nodes ([dal] transaction_mode, the default
+ * for a session; `SET dal_transaction_mode = single|multi|xa` or
+ * dal_session_set_var changes it for the session's next transactions):
+ *  - DAL_TXN_SINGLE: one node; a statement for another node is refused.
+ *  - DAL_TXN_MULTI: a backend transaction on each node the transaction
+ *    touches (opened by its first statement there); COMMIT commits them one
+ *    after another.  If one fails after others committed, dal_commit
+ *    returns DAL_EPARTIAL naming the nodes that committed and those that did
+ *    not.  No atomicity across nodes.
+ *  - DAL_TXN_XA: two-phase commit.  Each touched node gets an XA branch;
+ *    COMMIT prepares all, writes the decision to [dal] xa_log, then commits
+ *    each.  A failure before the decision rolls every branch back (the
+ *    error says so); after it the transaction is committed: a branch that
+ *    could not commit now is committed by recovery (dal_xa_recover).  A
+ *    transaction on one node commits in one phase and writes no decision.
+ * In every mode each statement of a transaction goes to one node, and
+ * isolation is each node's own: there is no snapshot across nodes.
+ */
+typedef enum dal_txn_mode { DAL_TXN_SINGLE = 0, DAL_TXN_MULTI = 1, DAL_TXN_XA = 2 } dal_txn_mode_t;
+
+/* dal_begin with the mode of this transaction only. */
+DAL_API int dal_begin_mode(dal_session_t *s, dal_txn_mode_t mode, dal_error_t *err);
+
+/* What one dal_xa_recover pass did and found (counts). */
+typedef struct dal_xa_report {
+    unsigned committed;   /* branches with a commit decision, committed now */
+    unsigned rolled_back; /* branches without one, older than xa_grace, rolled back now */
+    unsigned waiting;     /* branches without a decision, younger than xa_grace: left alone */
+    unsigned failed;      /* branches an action failed on (a node down: tried again next pass) */
+    unsigned pruned;      /* decisions removed from the log: no branch of theirs is left */
+    unsigned unreachable; /* nodes whose XA RECOVER could not be read */
+} dal_xa_report_t;
+
+/*
+ * Create the decision log table (dal_xa_log) and the recovery lease table
+ * (dal_xa_lease) in the datasource [dal] xa_log names; nothing happens to
+ * those that exist.  DAL_ECONFIG without xa_log.  (With xa_log, dal_open
+ * starts background recovery: [dal] xa_recover_interval.)
+ */
+DAL_API int dal_xa_init(dal_t *dal, dal_error_t *err);
+
+/*
+ * Finish the prepared XA branches dal left on every node (`XA RECOVER`),
+ * whichever dal instance made them: commit those whose global id has a
+ * commit decision in the log; roll back the others once older than grace_ms
+ * (a coordinator still running is not disturbed; pass UINT32_MAX for
+ * [dal] xa_grace), after recording the rollback so that a late coordinator
+ * cannot commit; prune decisions with no branch left.  Fills *report
+ * (caller's) when not NULL.  Thread-safe.  0 when every node answered and
+ * every action succeeded; else the first error (the pass goes on).
+ */
+DAL_API int dal_xa_recover(dal_t *dal, uint32_t grace_ms, dal_xa_report_t *report,
+                           dal_error_t *err);
+
+/* One XA branch in doubt (dal_xa_list). */
+typedef struct dal_xa_branch {
+    char datasource[65];  /* the node XA RECOVER was read on */
+    char gtrid[65];       /* dal's global id: dal:HOST:PID:UNIXTIME:N */
+    char decision;        /* 'C' commit, 'R' rollback recorded, 0 none yet */
+    uint64_t age_s;       /* seconds since the transaction began (from its id) */
+} dal_xa_branch_t;
+
+/* The branches in doubt on every node: *out (owned by the caller, free())
+ * holds *n of them.  Nodes that do not answer are an error. */
+DAL_API int dal_xa_list(dal_t *dal, dal_xa_branch_t **out, size_t *n, dal_error_t *err);
 DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */

@@ -288,11 +288,20 @@ typedef enum dal_event_type {
                                 of state, at each accepted version): kind "ok" or
                                 "unreachable", server the endpoint or why none
                                 answers (may be NULL), rows the revision in force */
-    DAL_EVENT_SPREP = 10     /* a server-side prepared statement on a backend
+    DAL_EVENT_SPREP = 10,    /* a server-side prepared statement on a backend
                                 connection (datasource, server): kind "prepare",
                                 "execute", "reprepare" (after DDL), "evict" (the
                                 connection's cache was full) or "fallback" (run
                                 as text; mysql_errno: the server's reason, or 0) */
+    DAL_EVENT_TXN = 11,      /* a multi or xa transaction ended: table the mode
+                                ("multi", "xa"), kind the outcome ("committed",
+                                "rolled_back", "partial", "failed"), rows the
+                                nodes it touched, error_code */
+    DAL_EVENT_XA_RECOVERY = 12 /* one XA recovery pass: one event per action,
+                                kind "committed", "rolled_back", "failed" or
+                                "pruned" with rows the count (when not 0), and
+                                kind "in_doubt" with rows the branches left in
+                                doubt after the pass */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may

@@ -1,0 +1,47 @@
+/*
+ * txn.h -- a transaction over several data nodes: transaction_mode multi
+ * (a plain transaction per node, committed in turn) or xa (an XA branch
+ * per node, two-phase commit through the decision log of xa.h).
+ *
+ * The session (session.c) owns one while such a transaction is open and
+ * asks it for the connection of each statement's node; a node's branch
+ * starts on its first statement there, on the master (on the session's
+ * pinned connection to that node if it has one).
+ */
+#ifndef DAL_CORE_TXN_H
+#define DAL_CORE_TXN_H
+
+#include <dal/dal.h>
+
+#include "conn.h"
+#include "pin.h"
+#include "replica.h"
+#include "snapshot.h"
+
+typedef struct dal_txn dal_txn_t;
+
+/* A new transaction of mode (DAL_TXN_MULTI or DAL_TXN_XA) on snap (which
+ * must outlive it: the session holds a reference); pins and ryw borrowed
+ * from the session.  *out owned by the caller: it ends with txn_commit or
+ * txn_rollback. */
+int txn_open(dal_snapshot_t *snap, dal_txn_mode_t mode, int read_only, dal_pins_t *pins,
+             dal_ryw_t *ryw, dal_txn_t **out, dal_error_t *err);
+
+/* The connection of node's branch (borrowed until the transaction ends),
+ * the branch started first if it had none. */
+int txn_conn(dal_txn_t *t, dal_node_t *node, dal_conn_t **out, dal_error_t *err);
+
+/* node's connection died in a statement: its server rolled its branch
+ * back (an XA branch not yet prepared dies with its connection).  The
+ * caller then rolls back the transaction. */
+void txn_lost(dal_txn_t *t, const dal_node_t *node);
+
+/* COMMIT (see dal_begin_mode in dal.h for what each mode promises) and
+ * ROLLBACK; both free t. */
+int txn_commit(dal_txn_t *t, dal_error_t *err);
+void txn_rollback(dal_txn_t *t);
+
+/* The datasource of the transaction's first branch, or NULL: owned by t. */
+const char *txn_first_datasource(const dal_txn_t *t);
+
+#endif /* DAL_CORE_TXN_H */
