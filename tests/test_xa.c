@@ -104,6 +104,20 @@ static long long dal_branches(int i)
     return n;
 }
 
+static long long direct_value(MYSQL *m, const char *sql)
+{
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+    long long v = -1;
+
+    direct_run(m, sql);
+    r = mysql_store_result(m);
+    if (r != NULL && (row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+        v = atoll(row[0]);
+    mysql_free_result(r);
+    return v;
+}
+
 static void cluster(const char *verb, int node)
 {
     char cmd[1024], name[16];
@@ -329,6 +343,57 @@ START_TEST(test_node_down_at_prepare)
     ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE);
     for (rc = 0; rc < NODES; rc++)
         ck_assert_int_eq(dal_branches(rc), 0);
+    dal_session_close(s);
+}
+END_TEST
+
+static dal_xa_report_t recover(uint32_t grace_ms);
+
+typedef struct committer {
+    dal_session_t *s;
+    int rc;
+    dal_error_t err;
+} committer_t;
+
+static void *commit_thread(void *arg)
+{
+    committer_t *c = arg;
+
+    c->rc = dal_commit(c->s, &c->err);
+    return NULL;
+}
+
+/* A server dies after the decision, before its XA COMMIT: the decision's
+ * INSERT is held up (the log table locked) while the server is killed.
+ * COMMIT succeeds; recovery commits that branch once it is back. */
+START_TEST(test_node_down_after_decision)
+{
+    dal_session_t *s = session_mode("xa");
+    committer_t c = {.s = s};
+    MYSQL *lock = direct(0, "plain");
+    pthread_t th;
+
+    reset_tables();
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 21 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 21 WHERE id = 1");
+    direct_run(lock, "LOCK TABLES dal_xa_log WRITE");
+    ck_assert(pthread_create(&th, NULL, commit_thread, &c) == 0);
+    /* every branch is prepared once the decision's INSERT waits */
+    while (direct_value(lock, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                              "WHERE INFO LIKE 'INSERT INTO dal_xa_log%'") == 0)
+        usleep(10000);
+    cluster("kill", 1);
+    direct_run(lock, "UNLOCK TABLES");
+    pthread_join(th, NULL);
+    mysql_close(lock);
+    must(c.rc, &c.err, "COMMIT after the decision");
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 0"), 21);
+    cluster("restart", 1);
+    ck_assert_int_eq(dal_branches(1), 1);
+    ck_assert_uint_eq(recover(UINT32_MAX).committed, 1);
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 1"), 21);
+    ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
     dal_session_close(s);
 }
 END_TEST
@@ -658,6 +723,29 @@ static long long unbalanced(void)
     return bad;
 }
 
+/* The highest connection id on server i now. */
+static long long last_conn_id(int i)
+{
+    MYSQL *m = direct(i, NULL);
+    long long id = direct_value(m, "SELECT MAX(ID) FROM information_schema.PROCESSLIST");
+
+    mysql_close(m);
+    return id;
+}
+
+/* Until server i has no connection with an id above `above` but ours. */
+static void wait_gone(int i, long long above)
+{
+    char sql[200];
+    MYSQL *m = direct(i, NULL);
+
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID > %lld "
+             "AND ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", above);
+    while (direct_value(m, sql) > 0)
+        usleep(10000);
+    mysql_close(m);
+}
+
 /* Recovery here until every node answered and nothing waits. */
 static void recover_all(void)
 {
@@ -681,6 +769,7 @@ START_TEST(test_bank_xa)
     ledger_t l = {0};
     unsigned seed = (unsigned)time(NULL);
     char sql[128];
+    long long above[NODES];
     size_t i, target;
     int round;
     pid_t pid;
@@ -688,6 +777,8 @@ START_TEST(test_bank_xa)
     fprintf(stderr, "bank xa: seed %u\n", seed);
     reset_tables();
     for (round = 0; round < 4; round++) {
+        for (i = 0; i < NODES; i++)
+            above[i] = last_conn_id((int)i);
         pid = tellers_start("xa", round + 1, 0, &l);
         target = l.n + 20 + rand_r(&seed) % 150;
         while (l.n < target && ledger_read(&l))
@@ -697,8 +788,13 @@ START_TEST(test_bank_xa)
 
                 cluster("kill", victim);
                 cluster("restart", victim);
+                above[victim] = 0; /* its connection ids start again */
             }
         tellers_end(pid, 1, &l);
+        /* a branch whose XA PREPARE was under way when the tellers died is
+         * listed by XA RECOVER only once its server connection is gone */
+        for (i = 0; i < NODES; i++)
+            wait_gone((int)i, above[i]);
         /* the dead coordinator's prepared branches hold their rows' locks:
          * this process, another instance, finishes them before the next */
         recover_all();
@@ -752,6 +848,7 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_multi_equals_unsharded);
     tcase_add_test(tc, test_xa_equals_unsharded);
     tcase_add_test(tc, test_node_down_at_prepare);
+    tcase_add_test(tc, test_node_down_after_decision);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
     tcase_add_test(tc, test_metrics);
