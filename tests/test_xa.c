@@ -39,6 +39,7 @@ static char *dir;
 static char *ini;
 static dal_t *dal;
 static unsigned metrics_port; /* free when the tests began (tu_free_port: main thread) */
+static unsigned dead_port;    /* likewise, and nothing listens there */
 
 static void must(int rc, const dal_error_t *err, const char *what)
 {
@@ -167,19 +168,27 @@ static void setup_run(const char *sql)
     }
 }
 
-/* The configuration, with extra in [dal], written to dir/name. */
-static char *make_ini(const char *name, const char *extra)
+/* The configuration, with the decision log in datasource log and extra
+ * in [dal], written to dir/name.  Log `nolog` is a datasource whose
+ * server is not there. */
+static char *make_ini_log(const char *name, const char *log, const char *extra)
 {
-    char text[4096];
+    char text[4096], nolog[160] = "";
     size_t len = 0;
+
+    /* only where it is the log: recovery reads every datasource */
+    if (strcmp(log, "nolog") == 0)
+        snprintf(nolog, sizeof nolog, "[datasource nolog]\nmaster = mysql://dal:dalpass@127.0.0.1:"
+                 "%u/plain\nconnect_timeout = 1s\n", dead_port);
 
     tu_datasources(text, sizeof text, &len, "product_", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[datasource plain]\n"
              "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
+             "%s"
              "[dal]\n"
              "default_datasource = plain\n"
-             "xa_log = plain\n"
+             "xa_log = %s\n"
              "xa_grace = 30s\n"
              "%s"
              "[table acct]\n"
@@ -188,8 +197,13 @@ static char *make_ini(const char *name, const char *extra)
              "[table xfer]\n"
              "datasource = product_\ndb_shard_num = 3\ntable_shard_num = 3\n"
              "shard_key = tid\nstrategy = mod\n",
-             ports[0], extra);
+             ports[0], nolog, log, extra);
     return tu_write(dir, name, text);
+}
+
+static char *make_ini(const char *name, const char *extra)
+{
+    return make_ini_log(name, "plain", extra);
 }
 
 static void global_setup(void)
@@ -203,6 +217,7 @@ static void global_setup(void)
     }
     dir = tu_mkdtemp();
     metrics_port = tu_free_port();
+    dead_port = tu_free_port();
     /* the tests recover by hand, but test_background_recovery */
     ini = make_ini("xa.ini", "xa_recover_interval = 0\n");
     if (dal_open(ini, NULL, &dal, &err) != 0 || dal_xa_init(dal, &err) != 0) {
@@ -395,6 +410,40 @@ START_TEST(test_node_down_after_decision)
     ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 1"), 21);
     ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
     dal_session_close(s);
+}
+END_TEST
+
+/* The decision log out of reach: a one-node xa transaction commits (one
+ * phase, no log); a two-node one is rolled back on every node, saying
+ * the decision could not be written. */
+START_TEST(test_log_unreachable)
+{
+    char *file = make_ini_log("nolog.ini", "nolog", "xa_recover_interval = 0\n");
+    dal_t *d, *keep = dal;
+    dal_session_t *s;
+    dal_error_t err;
+
+    reset_tables();
+    must(dal_open(file, NULL, &d, &err), &err, "dal_open");
+    dal = d;
+    s = session_mode("xa");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 7 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 7 WHERE id = 3"); /* the same node */
+    run(s, "COMMIT");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 8 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 8 WHERE id = 1");
+    ck_assert_int_ne(dal_commit(s, &err), 0);
+    ck_assert_msg(strstr(err.message, "decision could not be written") != NULL &&
+                  strstr(err.message, "rolled back on every node") != NULL, "%s", err.message);
+    dal_session_close(s);
+    dal = keep;
+    dal_close(d);
+    free(file);
+    ck_assert_int_eq(value(NULL, "SELECT COUNT(*) FROM acct WHERE bal = 7"), 2);
+    ck_assert_int_eq(value(NULL, "SELECT COUNT(*) FROM acct WHERE bal = 8"), 0);
+    ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
 }
 END_TEST
 
@@ -849,6 +898,7 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_xa_equals_unsharded);
     tcase_add_test(tc, test_node_down_at_prepare);
     tcase_add_test(tc, test_node_down_after_decision);
+    tcase_add_test(tc, test_log_unreachable);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
     tcase_add_test(tc, test_metrics);
