@@ -325,6 +325,21 @@ START_TEST(test_modes)
     run(s, "UPDATE acct SET bal = 0 WHERE id = 2");
     run(s, "ROLLBACK");
     ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE + 2);
+    /* a hint on BEGIN: this transaction only */
+    run(s, "BEGIN /*+ dal transaction_mode=multi */");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 1");
+    run(s, "COMMIT");
+    run(s, "START TRANSACTION /*+ dal transaction_mode='xa' */");
+    run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 1");
+    run(s, "COMMIT");
+    ck_assert_int_eq(dal_session_exec(s, NULL, "BEGIN /*+ dal transaction_mode=two */", NULL, 0,
+                                      NULL, &err), DAL_EINVAL);
+    ck_assert(!dal_in_transaction(s));
+    ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT /*+ dal transaction_mode=xa */ 1", NULL,
+                                      0, NULL, &err), DAL_EINVAL);
+    ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE + 2);
     /* the next BEGIN is single again */
     run(s, "BEGIN");
     run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 0");
