@@ -25,16 +25,6 @@
 
 /* ------------------------------------------------------------- the request */
 
-static const char *hint(const dal_sql_t *sql, const char *key)
-{
-    size_t i;
-
-    for (i = 0; i < sql->nhints; i++)
-        if (strcmp(sql->hints[i].key, key) == 0)
-            return sql->hints[i].value;
-    return NULL;
-}
-
 static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
                         const dal_query_opts_t *opts, route_req_t *req, dal_error_t *err)
 {
@@ -42,14 +32,17 @@ static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
     const char *hv;
 
     memset(req, 0, sizeof *req);
+    if (sql_hint_value(sql, "transaction_mode") != NULL)
+        return err_set(err, DAL_EINVAL, "dal hint transaction_mode goes on BEGIN or START "
+                                        "TRANSACTION, not on this statement");
     req->shard_value = opts ? opts->shard_value : NULL;
-    if (req->shard_value == NULL && (hv = hint(sql, "shard_value")) != NULL) {
+    if (req->shard_value == NULL && (hv = sql_hint_value(sql, "shard_value")) != NULL) {
         req->hint_value = dal_str(hv);
         req->shard_value = &req->hint_value;
     }
-    req->raw = hint(sql, "raw") != NULL;
+    req->raw = sql_hint_value(sql, "raw") != NULL;
     if (ds == NULL)
-        ds = hint(sql, "datasource");
+        ds = sql_hint_value(sql, "datasource");
     if (ds == NULL)
         return req->raw ? err_set(err, DAL_EROUTE, "dal hint raw needs datasource=NAME: the "
                                   "statement runs as written on that datasource") : 0;

@@ -219,22 +219,32 @@ static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
 
 static int mode_check(dal_session_t *s, int mode, dal_error_t *err);
 
-/* dal_transaction_mode: the mode of the session's next transactions
- * (dal's own: never sent to a server); DEFAULT goes back to [dal]'s. */
-static int set_txn_mode(dal_session_t *s, const char *value, dal_error_t *err)
+/* A transaction mode's word (quoted or not, any case): its dal_txn_mode_t,
+ * or -1. */
+static int mode_word(const char *value)
 {
     static const char *const words[] = {"single", "multi", "xa"};
     char buf[16];
     const char *v = unquote(value, buf, sizeof buf);
     int i;
 
-    if (strcasecmp(v, "DEFAULT") == 0) {
+    for (i = 0; i < 3; i++)
+        if (strcasecmp(v, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* dal_transaction_mode: the mode of the session's next transactions
+ * (dal's own: never sent to a server); DEFAULT goes back to [dal]'s. */
+static int set_txn_mode(dal_session_t *s, const char *value, dal_error_t *err)
+{
+    int i = mode_word(value);
+
+    if (strcasecmp(value, "DEFAULT") == 0) {
         s->mode = -1;
         return 0;
     }
-    for (i = 0; i < 3 && strcasecmp(v, words[i]) != 0; i++)
-        ;
-    if (i == 3)
+    if (i < 0)
         return err_set(err, DAL_EINVAL, "dal_transaction_mode: '%s' is not single, multi or xa",
                        value);
     if (mode_check(s, i, err) != 0)
@@ -725,13 +735,20 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 {
     dal_session_t *s = owner;
     dal_sql_kind_t k = sql->kind;
-    int rc;
+    const char *hm = sql_hint_value(sql, "transaction_mode");
+    int rc, mode = hm != NULL ? mode_word(hm) : -1;
 
     /* BEGIN in a transaction commits it first, as on a server (clients
      * such as sysbench rely on it after a failed statement) */
     if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
         return rc;
-    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, -1, err)
+    if (hm != NULL && k != DAL_SQL_BEGIN)
+        return err_set(err, DAL_EINVAL, "dal hint transaction_mode goes on BEGIN or START "
+                                        "TRANSACTION");
+    if (hm != NULL && mode < 0)
+        return err_set(err, DAL_EINVAL, "dal hint transaction_mode: '%s' is not single, multi "
+                                        "or xa", hm);
+    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, mode, err)
          : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
     if (rc == 0 && (*out = result_new()) == NULL)

@@ -352,6 +352,10 @@ int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size
  * shared.  s is transferred; NULL is allowed. */
 void sql_free(dal_sql_t *s);
 
+/* The value of s's dal hint key ("" for a bare key; owned by s), or NULL
+ * when s has none. */
+const char *sql_hint_value(const dal_sql_t *s, const char *key);
+
 /* Take one more reference on s (borrowed; must be alive).  Returns s. */
 const dal_sql_t *sql_ref(const dal_sql_t *s);
 

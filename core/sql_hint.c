@@ -57,8 +57,18 @@ static const char *hint_value(an_t *a, const char *p, const char *end, char **va
 /* The keys a dal hint takes, and whether each takes a value. */
 static const struct { const char *key; int value; } hint_keys[] = {
     {"shard_value", 1}, {"datasource", 1}, {"server", 1}, {"master", 0}, {"replica", 0},
-    {"raw", 0},
+    {"raw", 0}, {"transaction_mode", 1},
 };
+
+const char *sql_hint_value(const dal_sql_t *s, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < s->nhints; i++)
+        if (strcmp(s->hints[i].key, key) == 0)
+            return s->hints[i].value;
+    return NULL;
+}
 
 /* Check the pair just read (the last of a->hints): a known key, given
  * once, with a value exactly when it takes one. */
@@ -73,7 +83,7 @@ static int hint_check(an_t *a, size_t at)
             break;
     if (k == sizeof hint_keys / sizeof hint_keys[0]) {
         snprintf(msg, sizeof msg, "dal hint: unknown key '%.40s' (known: shard_value, "
-                 "datasource, server, master, replica, raw)", last->key);
+                 "datasource, server, master, replica, raw, transaction_mode)", last->key);
         return an_fail(a, at, msg);
     }
     if (hint_keys[k].value != (last->value[0] != '\0')) {

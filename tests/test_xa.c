@@ -39,6 +39,7 @@ static char *dir;
 static char *ini;
 static dal_t *dal;
 static unsigned metrics_port; /* free when the tests began (tu_free_port: main thread) */
+static unsigned dead_port;    /* likewise, and nothing listens there */
 
 static void must(int rc, const dal_error_t *err, const char *what)
 {
@@ -104,6 +105,20 @@ static long long dal_branches(int i)
     return n;
 }
 
+static long long direct_value(MYSQL *m, const char *sql)
+{
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+    long long v = -1;
+
+    direct_run(m, sql);
+    r = mysql_store_result(m);
+    if (r != NULL && (row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+        v = atoll(row[0]);
+    mysql_free_result(r);
+    return v;
+}
+
 static void cluster(const char *verb, int node)
 {
     char cmd[1024], name[16];
@@ -153,19 +168,27 @@ static void setup_run(const char *sql)
     }
 }
 
-/* The configuration, with extra in [dal], written to dir/name. */
-static char *make_ini(const char *name, const char *extra)
+/* The configuration, with the decision log in datasource log and extra
+ * in [dal], written to dir/name.  Log `nolog` is a datasource whose
+ * server is not there. */
+static char *make_ini_log(const char *name, const char *log, const char *extra)
 {
-    char text[4096];
+    char text[4096], nolog[160] = "";
     size_t len = 0;
+
+    /* only where it is the log: recovery reads every datasource */
+    if (strcmp(log, "nolog") == 0)
+        snprintf(nolog, sizeof nolog, "[datasource nolog]\nmaster = mysql://dal:dalpass@127.0.0.1:"
+                 "%u/plain\nconnect_timeout = 1s\n", dead_port);
 
     tu_datasources(text, sizeof text, &len, "product_", ports, NODES, "dalpass");
     snprintf(text + len, sizeof text - len,
              "[datasource plain]\n"
              "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
+             "%s"
              "[dal]\n"
              "default_datasource = plain\n"
-             "xa_log = plain\n"
+             "xa_log = %s\n"
              "xa_grace = 30s\n"
              "%s"
              "[table acct]\n"
@@ -174,8 +197,13 @@ static char *make_ini(const char *name, const char *extra)
              "[table xfer]\n"
              "datasource = product_\ndb_shard_num = 3\ntable_shard_num = 3\n"
              "shard_key = tid\nstrategy = mod\n",
-             ports[0], extra);
+             ports[0], nolog, log, extra);
     return tu_write(dir, name, text);
+}
+
+static char *make_ini(const char *name, const char *extra)
+{
+    return make_ini_log(name, "plain", extra);
 }
 
 static void global_setup(void)
@@ -189,6 +217,7 @@ static void global_setup(void)
     }
     dir = tu_mkdtemp();
     metrics_port = tu_free_port();
+    dead_port = tu_free_port();
     /* the tests recover by hand, but test_background_recovery */
     ini = make_ini("xa.ini", "xa_recover_interval = 0\n");
     if (dal_open(ini, NULL, &dal, &err) != 0 || dal_xa_init(dal, &err) != 0) {
@@ -296,6 +325,21 @@ START_TEST(test_modes)
     run(s, "UPDATE acct SET bal = 0 WHERE id = 2");
     run(s, "ROLLBACK");
     ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE + 2);
+    /* a hint on BEGIN: this transaction only */
+    run(s, "BEGIN /*+ dal transaction_mode=multi */");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 1");
+    run(s, "COMMIT");
+    run(s, "START TRANSACTION /*+ dal transaction_mode='xa' */");
+    run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 1");
+    run(s, "COMMIT");
+    ck_assert_int_eq(dal_session_exec(s, NULL, "BEGIN /*+ dal transaction_mode=two */", NULL, 0,
+                                      NULL, &err), DAL_EINVAL);
+    ck_assert(!dal_in_transaction(s));
+    ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT /*+ dal transaction_mode=xa */ 1", NULL,
+                                      0, NULL, &err), DAL_EINVAL);
+    ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE + 2);
     /* the next BEGIN is single again */
     run(s, "BEGIN");
     run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 0");
@@ -330,6 +374,91 @@ START_TEST(test_node_down_at_prepare)
     for (rc = 0; rc < NODES; rc++)
         ck_assert_int_eq(dal_branches(rc), 0);
     dal_session_close(s);
+}
+END_TEST
+
+static dal_xa_report_t recover(uint32_t grace_ms);
+
+typedef struct committer {
+    dal_session_t *s;
+    int rc;
+    dal_error_t err;
+} committer_t;
+
+static void *commit_thread(void *arg)
+{
+    committer_t *c = arg;
+
+    c->rc = dal_commit(c->s, &c->err);
+    return NULL;
+}
+
+/* A server dies after the decision, before its XA COMMIT: the decision's
+ * INSERT is held up (the log table locked) while the server is killed.
+ * COMMIT succeeds; recovery commits that branch once it is back. */
+START_TEST(test_node_down_after_decision)
+{
+    dal_session_t *s = session_mode("xa");
+    committer_t c = {.s = s};
+    MYSQL *lock = direct(0, "plain");
+    pthread_t th;
+
+    reset_tables();
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 21 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 21 WHERE id = 1");
+    direct_run(lock, "LOCK TABLES dal_xa_log WRITE");
+    ck_assert(pthread_create(&th, NULL, commit_thread, &c) == 0);
+    /* every branch is prepared once the decision's INSERT waits */
+    while (direct_value(lock, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                              "WHERE INFO LIKE 'INSERT INTO dal_xa_log%'") == 0)
+        usleep(10000);
+    cluster("kill", 1);
+    direct_run(lock, "UNLOCK TABLES");
+    pthread_join(th, NULL);
+    mysql_close(lock);
+    must(c.rc, &c.err, "COMMIT after the decision");
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 0"), 21);
+    cluster("restart", 1);
+    ck_assert_int_eq(dal_branches(1), 1);
+    ck_assert_uint_eq(recover(UINT32_MAX).committed, 1);
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 1"), 21);
+    ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
+    dal_session_close(s);
+}
+END_TEST
+
+/* The decision log out of reach: a one-node xa transaction commits (one
+ * phase, no log); a two-node one is rolled back on every node, saying
+ * the decision could not be written. */
+START_TEST(test_log_unreachable)
+{
+    char *file = make_ini_log("nolog.ini", "nolog", "xa_recover_interval = 0\n");
+    dal_t *d, *keep = dal;
+    dal_session_t *s;
+    dal_error_t err;
+
+    reset_tables();
+    must(dal_open(file, NULL, &d, &err), &err, "dal_open");
+    dal = d;
+    s = session_mode("xa");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 7 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 7 WHERE id = 3"); /* the same node */
+    run(s, "COMMIT");
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 8 WHERE id = 0");
+    run(s, "UPDATE acct SET bal = 8 WHERE id = 1");
+    ck_assert_int_ne(dal_commit(s, &err), 0);
+    ck_assert_msg(strstr(err.message, "decision could not be written") != NULL &&
+                  strstr(err.message, "rolled back on every node") != NULL, "%s", err.message);
+    dal_session_close(s);
+    dal = keep;
+    dal_close(d);
+    free(file);
+    ck_assert_int_eq(value(NULL, "SELECT COUNT(*) FROM acct WHERE bal = 7"), 2);
+    ck_assert_int_eq(value(NULL, "SELECT COUNT(*) FROM acct WHERE bal = 8"), 0);
+    ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
 }
 END_TEST
 
@@ -658,6 +787,29 @@ static long long unbalanced(void)
     return bad;
 }
 
+/* The highest connection id on server i now. */
+static long long last_conn_id(int i)
+{
+    MYSQL *m = direct(i, NULL);
+    long long id = direct_value(m, "SELECT MAX(ID) FROM information_schema.PROCESSLIST");
+
+    mysql_close(m);
+    return id;
+}
+
+/* Until server i has no connection with an id above `above` but ours. */
+static void wait_gone(int i, long long above)
+{
+    char sql[200];
+    MYSQL *m = direct(i, NULL);
+
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID > %lld "
+             "AND ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", above);
+    while (direct_value(m, sql) > 0)
+        usleep(10000);
+    mysql_close(m);
+}
+
 /* Recovery here until every node answered and nothing waits. */
 static void recover_all(void)
 {
@@ -681,6 +833,7 @@ START_TEST(test_bank_xa)
     ledger_t l = {0};
     unsigned seed = (unsigned)time(NULL);
     char sql[128];
+    long long above[NODES];
     size_t i, target;
     int round;
     pid_t pid;
@@ -688,6 +841,8 @@ START_TEST(test_bank_xa)
     fprintf(stderr, "bank xa: seed %u\n", seed);
     reset_tables();
     for (round = 0; round < 4; round++) {
+        for (i = 0; i < NODES; i++)
+            above[i] = last_conn_id((int)i);
         pid = tellers_start("xa", round + 1, 0, &l);
         target = l.n + 20 + rand_r(&seed) % 150;
         while (l.n < target && ledger_read(&l))
@@ -697,8 +852,13 @@ START_TEST(test_bank_xa)
 
                 cluster("kill", victim);
                 cluster("restart", victim);
+                above[victim] = 0; /* its connection ids start again */
             }
         tellers_end(pid, 1, &l);
+        /* a branch whose XA PREPARE was under way when the tellers died is
+         * listed by XA RECOVER only once its server connection is gone */
+        for (i = 0; i < NODES; i++)
+            wait_gone((int)i, above[i]);
         /* the dead coordinator's prepared branches hold their rows' locks:
          * this process, another instance, finishes them before the next */
         recover_all();
@@ -752,6 +912,8 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_multi_equals_unsharded);
     tcase_add_test(tc, test_xa_equals_unsharded);
     tcase_add_test(tc, test_node_down_at_prepare);
+    tcase_add_test(tc, test_node_down_after_decision);
+    tcase_add_test(tc, test_log_unreachable);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
     tcase_add_test(tc, test_metrics);

@@ -64,8 +64,11 @@ for m in multi xa; do
     px "${pport[single]}" -e "SET dal_transaction_mode = '$m'; BEGIN; UPDATE acct SET bal = bal - 5 WHERE id = 0; UPDATE acct SET bal = bal + 5 WHERE id = 1; COMMIT" ||
         fail "SET dal_transaction_mode = $m"
 done
+# a hint on BEGIN: that transaction only
+px "${pport[single]}" --comments -e "BEGIN /*+ dal transaction_mode=xa */; UPDATE acct SET bal = bal - 5 WHERE id = 0; UPDATE acct SET bal = bal + 5 WHERE id = 1; COMMIT" ||
+    fail "BEGIN /*+ dal transaction_mode=xa */"
 out=$(px "${pport[single]}" -N -e "SELECT id, bal FROM acct ORDER BY id" 2>&1 | tr '\t\n' ',;')
-[ "$out" = "0,90;1,110;" ] || fail "after two transfers: '$out'"
+[ "$out" = "0,85;1,115;" ] || fail "after two transfers: '$out'"
 out=$(px "${pport[single]}" -e "SET dal_transaction_mode = 'two'" 2>&1) && fail "a bad mode was taken"
 echo "$out" | grep -q "single, multi or xa" || fail "bad mode: $out"
 # ROLLBACK in xa: both nodes
