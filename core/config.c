@@ -574,6 +574,9 @@ static int proxy_finish(cfg_parser_t *ps)
     if ((px->tls_cert != NULL) != (px->tls_key != NULL))
         return cfg_fail(ps, px->tls_cert ? px->tls_cert_line : px->tls_key_line, DAL_ECONFIG,
                         "[proxy] needs both tls_cert and tls_key, or neither");
+    if (px->require_tls && px->tls_cert == NULL)
+        return cfg_fail(ps, px->require_tls_line, DAL_ECONFIG,
+                        "[proxy] require_tls needs tls_cert and tls_key");
     return 0;
 }
 
@@ -1044,33 +1047,59 @@ static int new_config(const char *path, dal_config_t **out, dal_error_t *err)
     return 0;
 }
 
-int config_load(const char *path, dal_config_t **out, dal_error_t *err)
+/* Parse the stream fp; name is what messages call it. */
+static int load_stream(const char *name, FILE *fp, dal_config_t **out, dal_error_t *err)
 {
     cfg_parser_t ps;
-    char buf[128];
     int rc;
 
-    *out = NULL;
     memset(&ps, 0, sizeof ps);
-    ps.path = path;
+    ps.path = name;
     ps.err = err;
-    ps.fp = fopen(path, "r");
-    if (ps.fp == NULL)
-        return err_set(err, errno == ENOMEM ? DAL_ENOMEM : DAL_EIO, "%s: cannot open: %s",
-                       path, strerror_r(errno, buf, sizeof buf));
-    rc = new_config(path, &ps.cfg, err);
+    ps.fp = fp;
+    rc = new_config(name, &ps.cfg, err);
     if (rc == 0)
         rc = parse_file(&ps);
     seen_reset(&ps);
     free(ps.seen);
     free(ps.buf);
-    fclose(ps.fp);
     if (rc != 0) {
         config_free(ps.cfg);
         return rc;
     }
     *out = ps.cfg;
     return 0;
+}
+
+int config_load(const char *path, dal_config_t **out, dal_error_t *err)
+{
+    char buf[128];
+    FILE *fp;
+    int rc;
+
+    *out = NULL;
+    fp = fopen(path, "r");
+    if (fp == NULL)
+        return err_set(err, errno == ENOMEM ? DAL_ENOMEM : DAL_EIO, "%s: cannot open: %s",
+                       path, strerror_r(errno, buf, sizeof buf));
+    rc = load_stream(path, fp, out, err);
+    fclose(fp);
+    return rc;
+}
+
+int config_parse(const char *name, const char *text, size_t len, dal_config_t **out,
+                 dal_error_t *err)
+{
+    /* fmemopen refuses an empty buffer: an empty document is one newline */
+    FILE *fp = len > 0 ? fmemopen((void *)text, len, "r") : fmemopen((void *)"\n", 1, "r");
+    int rc;
+
+    *out = NULL;
+    if (fp == NULL)
+        return err_set(err, DAL_ENOMEM, "%s: out of memory", name);
+    rc = load_stream(name, fp, out, err);
+    fclose(fp);
+    return rc;
 }
 
 static void free_params(dal_cfg_params_t *pp)

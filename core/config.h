@@ -138,6 +138,8 @@ typedef struct dal_cfg_proxy {
     int tls_cert_line;
     char *tls_key;            /* owned; PEM file of the certificate's key */
     int tls_key_line;
+    int require_tls;          /* refuse logins without TLS (needs tls_cert) */
+    int require_tls_line;
 } dal_cfg_proxy_t;
 
 /* [proxy user NAME]: who may connect to dal-proxy, with exactly one of
@@ -186,6 +188,11 @@ typedef struct dal_config {
  * the first mistake.  Passwords never appear in messages.
  */
 int config_load(const char *path, dal_config_t **out, dal_error_t *err);
+/* The same for a document in memory (text, len bytes, borrowed during the
+ * call) that a configuration source delivered; name takes the file's place
+ * in messages and in cfg->path ("etcd://h:2379/app/config@42"). */
+int config_parse(const char *name, const char *text, size_t len, dal_config_t **out,
+                 dal_error_t *err);
 /* Another reference: a datasource node carried over a reload keeps the
  * config it was made from (its connections point into it). */
 dal_config_t *config_ref(dal_config_t *cfg);

@@ -14,11 +14,15 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "parse.h"
@@ -195,6 +199,67 @@ static int set_string(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     *slot = v->text;
     v->text = NULL;
     return 0;
+}
+
+/* A PEM file is small; a bound keeps a path such as /dev/zero finite. */
+#define PEM_READ_MAX (1024 * 1024)
+
+/* Whether the file at fp has a PEM block whose label ends with what
+ * ("-----BEGIN RSA PRIVATE KEY-----" for "PRIVATE KEY") in its first
+ * PEM_READ_MAX bytes. */
+static int has_pem_block(FILE *fp, const char *what)
+{
+    char line[256];
+    size_t n = strlen(what), total = 0;
+
+    while (total < PEM_READ_MAX && fgets(line, sizeof line, fp) != NULL) {
+        total += strlen(line) + 1;
+        const char *end;
+        if (strncmp(line, "-----BEGIN ", 11) != 0 || (end = strstr(line + 11, "-----")) == NULL)
+            continue;
+        if ((size_t)(end - (line + 11)) >= n && strncmp(end - n, what, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A PEM file dal-proxy will read: readable now, with a block of the kind
+ * the key names, so `dal check` finds a wrong or unreadable path at its
+ * line.  Whether the certificate and the key make a pair is checked by
+ * dal-proxy, which links the TLS library. */
+static int set_pem_file(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v, const char *what)
+{
+    char q[DAL_CFG_QUOTE_SIZE];
+    struct stat st;
+    FILE *fp;
+    int fd, found;
+
+    if (need_value(v) != 0)
+        return v->err->code;
+    /* non-blocking: a FIFO must not stop the check */
+    if ((fd = open(v->text, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return bad(v, "%s: cannot read '%s': %s", v->key, config_quote(v->text, q),
+                   strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (fp = fdopen(fd, "r")) == NULL) {
+        close(fd);
+        return bad(v, "%s: '%s' is not a regular file", v->key, config_quote(v->text, q));
+    }
+    found = has_pem_block(fp, what);
+    fclose(fp);
+    if (!found)
+        return bad(v, "%s: '%s' holds no PEM %s", v->key, config_quote(v->text, q),
+                   strcmp(what, "CERTIFICATE") == 0 ? "certificate" : "private key");
+    return set_string(k, obj, v);
+}
+
+static int set_tls_cert(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    return set_pem_file(k, obj, v, "CERTIFICATE");
+}
+
+static int set_tls_key(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    return set_pem_file(k, obj, v, "PRIVATE KEY");
 }
 
 static int set_enum(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
@@ -592,9 +657,14 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
      .def = "67108864", .min = 1024, .max = 1073741824,
      .help = "bytes one client packet (a statement, its parameters) may hold"},
     {.name = "tls_cert", .type = DAL_CFG_STRING, .offset = PRX(tls_cert), .line = PRX(tls_cert_line),
-     .unset = "none: no TLS", .help = "PEM file of the certificate clients are offered"},
+     .set = set_tls_cert, .unset = "none: no TLS",
+     .help = "PEM file of the certificate clients are offered (and its chain); with it, clients "
+             "may start TLS"},
     {.name = "tls_key", .type = DAL_CFG_STRING, .offset = PRX(tls_key), .line = PRX(tls_key_line),
-     .unset = "none", .help = "PEM file of that certificate's private key"},
+     .set = set_tls_key, .unset = "none", .help = "PEM file of that certificate's private key"},
+    {.name = "require_tls", .type = DAL_CFG_BOOL, .offset = PRX(require_tls),
+     .line = PRX(require_tls_line), .def = "false",
+     .help = "`true`: a login without TLS gets error 3159 (needs `tls_cert`)"},
     {.name = NULL}
 };
 
@@ -606,7 +676,7 @@ const dal_cfg_key_t dal_cfg_proxy_user_keys[] = {
     {.name = "password_hash", .type = DAL_CFG_STRING, .offset = PUS(password_hash),
      .line = PUS(password_hash_line), .unset = "none",
      .help = "instead of password: `*` and 40 hex digits, as `SELECT PASSWORD('...')` prints it "
-             "(mysql_native_password only)"},
+             "(caching_sha2_password clients then need TLS, or are switched to native)"},
     {.name = NULL}
 };
 

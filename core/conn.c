@@ -374,6 +374,10 @@ void connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable)
 {
     if (c == NULL)
         return;
+    /* the next borrower must not find this one's session state (a round
+     * trip only when some was left: see conn_reset) */
+    if (reusable && session_dirty(c) && conn_reset(c, NULL) != 0)
+        reusable = 0;
     c->last_thread = &this_thread;
     pthread_mutex_lock(&p->mu);
     if (reusable && p->nidle < p->max_idle) {

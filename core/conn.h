@@ -46,6 +46,8 @@ struct dal_conn {
     int vars_set;                      /* a session's variables are set (conn_apply_vars):
                                           undone before the next borrower */
     int names_set;                     /* ... among them the charset (SET NAMES) */
+    struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
+                                          now, which may cancel it (cancel.h), or NULL */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "columns.h"
 #include "dal_int.h"
 #include "error.h"
+#include "events.h"
 #include "snapshot_build.h"
 #include "exec.h"
 #include "clock.h"
@@ -62,31 +63,55 @@ const char *dal_strerror(int code)
     return "DAL_E?";
 }
 
-/* Load the file and build a snapshot from it. */
-static int load_snapshot(const char *path, const char *plugin_dir, const dal_logger_t *log,
-                         dal_snapshot_t **out, dal_error_t *err)
+void library_ensure_init(void)
 {
-    dal_config_t *cfg = NULL;
-    int rc;
-
     pthread_once(&library_once, library_init);
-    if ((rc = config_load(path, &cfg, err)) != 0)
-        return rc;
-    return snapshot_build(cfg, plugin_dir, log, out, err);
 }
 
 int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
 {
     dal_snapshot_t *snap = NULL;
+    dal_config_t *cfg = NULL;
     dal_logger_t log;
     int rc;
 
     if (path == NULL)
         return err_set(err, DAL_EINVAL, "no configuration file given");
     logger_init(&log, opts);
-    rc = load_snapshot(path, opts ? opts->plugin_dir : NULL, &log, &snap, err);
+    rc = location_load(path, opts, &cfg, err);
+    if (rc == 0)
+        rc = snapshot_build(cfg, opts ? opts->plugin_dir : NULL, &log, &snap, err);
     snapshot_unref(snap);
     return rc;
+}
+
+/* Read the first document and build the first snapshot from it. */
+static int open_snapshot(dal_t *dal, dal_error_t *err)
+{
+    dal_snapshot_t *snap = NULL;
+    dal_config_t *cfg = NULL;
+    dal_source_doc_t doc;
+    int from_cache = 0, rc;
+
+    rc = source_load(dal->source, 0, 1, &cfg, &doc, &from_cache, err);
+    if (rc == 0)
+        rc = snapshot_build(cfg, dal->plugin_dir, &dal->log, &snap, err);
+    if (rc != 0)
+        return rc;
+    atomic_store(&dal->snap, snap);
+    atomic_store(&dal->from_cache, from_cache);
+    atomic_store(&dal->source_state, from_cache ? DAL_SOURCE_UNREACHABLE : DAL_SOURCE_OK);
+    if (!from_cache) {
+        atomic_store(&dal->revision, doc.revision);
+        source_cache_store(dal->source, &doc);
+    }
+    if (from_cache || doc.revision != 0) /* a store: its state is a metric from the start */
+        event_source(snap, source_state_name(atomic_load(&dal->source_state)), NULL,
+                     atomic_load(&dal->revision));
+    log_message(&dal->log, DAL_LOG_INFO, "config", "%s: %zu datasources, %zu tables, plugins from %s",
+                from_cache ? source_display(dal->source) : doc.name, snap->nnodes, snap->ntables,
+                snap->plugin_path);
+    return 0;
 }
 
 int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_error_t *err)
@@ -99,32 +124,28 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
     *out = NULL;
     if (path == NULL)
         return err_set(err, DAL_EINVAL, "dal_open: no configuration file given");
-    pthread_once(&library_once, library_init);
+    library_ensure_init();
     dal = calloc(1, sizeof *dal);
     if (dal == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     logger_init(&dal->log, opts);
     pthread_mutex_init(&dal->reload_mu, NULL);
-    dal->path = strdup(path);
     dal->plugin_dir = opts && opts->plugin_dir ? strdup(opts->plugin_dir) : NULL;
     dal->sql_cache = sql_cache_new(SQL_CACHE_CAPACITY);
-    if (dal->path == NULL || dal->sql_cache == NULL ||
-        (opts && opts->plugin_dir && dal->plugin_dir == NULL)) {
+    if (dal->sql_cache == NULL || (opts && opts->plugin_dir && dal->plugin_dir == NULL)) {
         rc = err_set(err, DAL_ENOMEM, "out of memory");
         goto fail;
     }
-    {
-        dal_snapshot_t *snap = NULL;
-        rc = load_snapshot(path, dal->plugin_dir, &dal->log, &snap, err);
-        if (rc != 0)
-            goto fail;
-        atomic_store(&dal->snap, snap);
-        log_message(&dal->log, DAL_LOG_INFO, "config",
-                    "%s: %zu datasources, %zu tables, plugins from %s", path, snap->nnodes,
-                    snap->ntables, snap->plugin_path);
-        if (snap->cfg->watch && (rc = watch_start(dal, err)) != 0)
-            goto fail;
-    }
+    rc = source_open(path, dal->plugin_dir, &dal->log, &dal->source, err);
+    if (rc == 0)
+        rc = open_snapshot(dal, err);
+    if (rc != 0)
+        goto fail;
+    /* a file is watched when it asks to be; a store is there to be watched */
+    if (source_can_watch(dal->source) &&
+        (source_is_url(path) || atomic_load(&dal->snap)->cfg->watch) &&
+        (rc = watch_start(dal, err)) != 0)
+        goto fail;
     *out = dal;
     return 0;
 fail:
@@ -138,9 +159,9 @@ void dal_close(dal_t *dal)
         return;
     watch_stop(dal);
     snapshot_unref(atomic_load(&dal->snap));
+    source_close(dal->source);
     sql_cache_free(dal->sql_cache);
     pthread_mutex_destroy(&dal->reload_mu);
-    free(dal->path);
     free(dal->plugin_dir);
     free(dal);
 }

@@ -8,13 +8,12 @@
 
 #include "log.h"
 #include "snapshot.h"
+#include "source.h"
 #include "sql.h"
-
-struct dal_watch;
 
 struct dal {
     dal_logger_t log;
-    char *path;                 /* owned: the INI file */
+    dal_source_t *source;       /* owned: where the configuration comes from */
     char *plugin_dir;           /* owned: dal_open_opts_t.plugin_dir, or NULL */
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
     /* The current snapshot (one reference owned).  Readers announce
@@ -25,13 +24,33 @@ struct dal {
     atomic_uint readers;
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;
-    struct dal_watch *watch;    /* owned: the file watcher, or NULL */
+    atomic_ulong resyncs;       /* whole re-reads after the store forgot our revision */
+    _Atomic int64_t revision;   /* the source's revision of the document in force; 0: none */
+    atomic_int source_state;    /* dal_source_state_t */
+    atomic_int from_cache;      /* running from the cache file since dal_open */
+    dal_source_sink_t sink;     /* handed to the source while it watches */
 };
+
+/* libmysqlclient's global init and the plugin host table, once (dal.c). */
+void library_ensure_init(void);
+
+/* Open location (a file or a store URL), read its document and parse it,
+ * as dal_check_config and dal_config_diff do (source_api.c).  On success
+ * *out is owned by the caller. */
+int location_load(const char *location, const dal_open_opts_t *opts, dal_config_t **out,
+                  dal_error_t *err);
+
+/* What dal_config_diff reports of two loaded configurations (reload.c). */
+int config_diff(const dal_config_t *a, const dal_config_t *b, dal_diff_fn fn, void *user,
+                dal_error_t *err);
 
 /* The current snapshot with one reference for the caller. */
 dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
-/* Start / stop watching the INI file (reload.c). */
+/* "ok" or "unreachable" for a dal_source_state_t (reload.c). */
+const char *source_state_name(int state);
+
+/* Start / stop watching the source (reload.c). */
 int watch_start(dal_t *dal, dal_error_t *err);
 void watch_stop(dal_t *dal);
 

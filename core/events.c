@@ -73,3 +73,26 @@ void event_reload_emit(const dal_snapshot_t *s, int rc)
     ev.error_code = rc;
     monitor_emit(s->monitors, &ev);
 }
+
+void event_source_emit(const dal_snapshot_t *s, const char *state, const char *detail,
+                       int64_t revision)
+{
+    dal_event_t ev;
+
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_SOURCE);
+    ev.kind = state;
+    ev.server = detail;
+    ev.rows = revision > 0 ? (uint64_t)revision : 0;
+    monitor_emit(s->monitors, &ev);
+}
+
+void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
+{
+    dal_event_t ev;
+
+    monitor_event_init(s->monitors, &ev, DAL_EVENT_PIN);
+    ev.kind = sql_pin_word(pins);
+    ev.datasource = node->cfg->name;
+    ev.server = node->master.address;
+    monitor_emit(s->monitors, &ev);
+}

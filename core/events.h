@@ -1,7 +1,8 @@
 /*
  * events.h -- every event the core emits to the monitor plugins, each kind
  * built in one place: a statement (after its last route), an execution (one
- * route on one server), a route (the server a route goes to), a reload.
+ * route on one server), a route (the server a route goes to), a reload, a
+ * session's pinned connection.
  * ID generators report their segments themselves, through the host API.
  *
  * Without monitors a statement must pay next to nothing, so every function
@@ -26,6 +27,9 @@ void event_execution_emit(const dal_routing_t *rt, size_t r, const dal_server_t 
                           uint64_t t0, uint64_t rows, int rc, unsigned int mysql_errno_);
 void event_route_emit(const dal_routing_t *rt, const dal_server_t *srv);
 void event_reload_emit(const dal_snapshot_t *s, int rc);
+void event_source_emit(const dal_snapshot_t *s, const char *state, const char *detail,
+                       int64_t revision);
+void event_pin_emit(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins);
 
 /* DAL_EVENT_STATEMENT: a routed statement (rt, its normalised text and
  * trace id, started at t0) ended with rc and result r (NULL on failure). */
@@ -60,6 +64,24 @@ static inline void event_reload(const dal_snapshot_t *s, int rc)
 {
     if (monitor_active(s->monitors))
         event_reload_emit(s, rc);
+}
+
+/* DAL_EVENT_SOURCE: the configuration source is now in state ("ok",
+ * "unreachable"), detail the endpoint or why none answers, revision the
+ * one in force. */
+static inline void event_source(const dal_snapshot_t *s, const char *state, const char *detail,
+                                int64_t revision)
+{
+    if (monitor_active(s->monitors))
+        event_source_emit(s, state, detail, revision);
+}
+
+/* DAL_EVENT_PIN: a session pinned a connection of node's master (s: the
+ * snapshot it was taken under) for the state of pins (sql.h). */
+static inline void event_pin(const dal_snapshot_t *s, const dal_node_t *node, unsigned int pins)
+{
+    if (monitor_active(s->monitors))
+        event_pin_emit(s, node, pins);
 }
 
 #endif /* DAL_CORE_EVENTS_H */

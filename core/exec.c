@@ -4,12 +4,15 @@
 #include <errmsg.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "events.h"
 #include "exec.h"
+#include "cancel.h"
+#include "warnings.h"
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"
@@ -112,31 +115,53 @@ static void map_tables(const dal_routing_t *rt, dal_result_t *res)
     }
 }
 
-/* Build route r's SQL for connection c (escaping follows c's sql_mode),
- * send it, and collect what it returns into res.  The caller keeps c; on
- * failure mysql_errno(&c->mysql) tells whether c is still usable. */
-static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
-                   size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+/* A statement that leaves session state (sql.h's pins) the server may not
+ * flag -- `SELECT @a := 1`, GET_LOCK() -- on a pooled connection: the
+ * next borrower must get it reset. */
+static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
+{
+    if (rt->sql->pins)
+        conn_mark_dirty(c);
+}
+
+/* send_on's reading of what route r's SQL returned on c. */
+static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
+                    dal_error_t *err)
 {
     MYSQL_RES *rows;
-    int rc;
 
-    buf_reset(sql);
-    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-    if (rc != 0)
-        return rc;
-    if (mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0)
-        return conn_error(c, DAL_ESERVER, err);
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
+        result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
+        warnings_read(&res->warns, &c->mysql);
         return 0;
     }
     rows = mysql_store_result(&c->mysql);
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
+    warnings_read(&res->warns, &c->mysql);
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
+}
+
+/* Build route r's SQL for connection c (escaping follows c's sql_mode),
+ * send it, and collect what it returns into res.  The caller keeps c; on
+ * failure mysql_errno(&c->mysql) tells whether c is still usable. */
+static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+                   size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    int rc;
+
+    buf_reset(sql);
+    rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
+    if (rc != 0)
+        return rc;
+    cancel_enter(c);
+    rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len);
+    rc = rc != 0 ? conn_error(c, DAL_ESERVER, err) : store_on(rt, r, c, res, err);
+    cancel_leave(c);
+    return rc;
 }
 
 /* One attempt of route r on srv: *e is the client or server error once
@@ -154,6 +179,7 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
             server_lost(srv, err ? err->message : "cannot connect");
         return rc;
     }
+    mark_state(rt, c);
     rc = send_on(rt, r, c, params, nparams, sql, res, err);
     if (rc == 0)
         note_write(rt, srv, c);
@@ -202,6 +228,8 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         return err_set(err, DAL_ENOMEM, "out of memory");
     rc = send_on(rt, 0, c, params, nparams, &sql, res, err);
     buf_free(&sql);
+    if (rc == 0)
+        note_write(rt, route_server(&rt->routes[0]), c);
     if (rc == 0 && res->ncols > 0)
         rc = result_name_columns(res, rt->sql, err);
     if (rc == 0)
@@ -212,6 +240,7 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         return rc;
     }
     res->nroutes = 1;
+    res->named_tables = rt->sql->ntrefs > 0;
     *out = res;
     return 0;
 }
@@ -234,6 +263,7 @@ typedef struct job {
     dal_server_t *srv;     /* where it runs: the route's server, or where it failed over */
     int retried;           /* a read runs again at most once */
     dal_conn_t *c;
+    int held;              /* c is the caller's (batch_t.held): never released here */
     int reused;
     enum job_phase phase;
     int wait;              /* MYSQL_WAIT_* flags the connector is waiting for */
@@ -241,6 +271,8 @@ typedef struct job {
     MYSQL_RES *rows;       /* owned until handed to the result */
     uint64_t affected, insert_id;
     unsigned int warnings, status; /* sent at the end of a write or of stored rows */
+    char info[80];                 /* mysql_info of a write, "" if none */
+    dal_warnings_t *warns;         /* owned: its SHOW WARNINGS rows (warnings.h), or NULL */
     dal_buf_t sql;
     int rc;
     dal_error_t err;
@@ -256,6 +288,7 @@ typedef struct batch {
     size_t running;
     int failed;            /* stop starting new jobs */
     int stream;            /* hand connections to the result instead of storing rows */
+    dal_conn_t *const *held; /* borrowed: per route, the caller's connection or NULL */
 } batch_t;
 
 static void job_start(batch_t *b, job_t *j);
@@ -274,7 +307,8 @@ static void job_finish(batch_t *b, job_t *j, int rc)
 
 static void job_release(job_t *j, int reusable)
 {
-    if (j->c != NULL)
+    cancel_leave(j->c);
+    if (j->c != NULL && !j->held)
         server_release(j->srv, j->c, reusable);
     j->c = NULL;
 }
@@ -315,6 +349,7 @@ static void job_end(job_t *j)
 {
     j->warnings = mysql_warning_count(&j->c->mysql);
     j->status = j->c->mysql.server_status;
+    warnings_read(&j->warns, &j->c->mysql);
 }
 
 static void job_stored(batch_t *b, job_t *j)
@@ -339,6 +374,7 @@ static void job_queried(batch_t *b, job_t *j)
     if (mysql_field_count(m) == 0) {
         j->affected = mysql_affected_rows(m);
         j->insert_id = mysql_insert_id(m);
+        snprintf(j->info, sizeof j->info, "%s", mysql_info(m) != NULL ? mysql_info(m) : "");
         job_end(j);
         note_write(b->rt, j->srv, j->c);
         job_release(j, 1);
@@ -366,12 +402,18 @@ static void job_start(batch_t *b, job_t *j)
         j->srv = route_server(&rt->routes[j->route]);
     j->t0 = monitor_active(rt->monitors) ? clock_now_ns() : 0;
     b->running++;
-    rc = server_acquire(j->srv, &j->c, &j->reused, &j->err);
-    if (rc != 0) {
+    if (b->held != NULL && b->held[j->route] != NULL) {
+        /* the session's state is on this connection: nowhere else to go */
+        j->c = b->held[j->route];
+        j->held = 1;
+        j->retried = 1;
+    } else if ((rc = server_acquire(j->srv, &j->c, &j->reused, &j->err)) != 0) {
         if (rc == DAL_ECONNECT)
             server_lost(j->srv, j->err.message);
         job_failed(b, j, rc, 0);
         return;
+    } else {
+        mark_state(rt, j->c);
     }
     buf_reset(&j->sql);
     rc = rewrite_route(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes, &j->sql,
@@ -382,6 +424,7 @@ static void job_start(batch_t *b, job_t *j)
         return;
     }
     j->phase = JOB_QUERY;
+    cancel_enter(j->c);
     j->wait = mysql_real_query_start(&j->qret, &j->c->mysql, j->sql.data,
                                      (unsigned long)j->sql.len);
     if (j->wait == 0)
@@ -453,6 +496,20 @@ static unsigned int max_parallel(const dal_routing_t *rt)
     return rt->max_parallel > 0 ? rt->max_parallel : 8;
 }
 
+/* Route i runs on a caller's connection that a started job still uses
+ * (two routes on one node share its pinned connection): it waits. */
+static int held_busy(const batch_t *b, size_t i)
+{
+    size_t k;
+
+    if (b->held == NULL || b->held[i] == NULL)
+        return 0;
+    for (k = 0; k < i; k++)
+        if (b->jobs[k].c == b->held[i])
+            return 1;
+    return 0;
+}
+
 static int run_batch(batch_t *b, dal_error_t *err)
 {
     size_t n = b->rt->nroutes, cap = max_parallel(b->rt);
@@ -465,7 +522,7 @@ static int run_batch(batch_t *b, dal_error_t *err)
         goto done;
     }
     for (;;) {
-        while (!b->failed && b->next < n && b->running < cap)
+        while (!b->failed && b->next < n && b->running < cap && !held_busy(b, b->next))
             job_start(b, &b->jobs[b->next++]);
         if (b->running == 0)
             break;
@@ -501,6 +558,9 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         }
         if (rc == 0 && j->phase == JOB_DONE) {
             res->affected += j->affected;
+            result_note_info(res, j->info[0] != '\0' ? j->info : NULL);
+            warnings_move(&res->warns, j->warns);
+            j->warns = NULL;
             res->nroutes++;
             /* a stream's end is the result's to note, when it comes */
             if (j->c == NULL)
@@ -516,6 +576,7 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
         }
         if (j->rows != NULL)
             mysql_free_result(j->rows);
+        warnings_free(j->warns);
         /* a stream not handed over (an earlier route failed) still holds
          * unread rows: the connection cannot be reused */
         job_release(j, 0);
@@ -526,8 +587,9 @@ static int collect_jobs(batch_t *b, dal_result_t *res, dal_error_t *err)
     return rc;
 }
 
-static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                         dal_result_t *res, dal_error_t *err)
+static int exec_parallel(const dal_routing_t *rt, dal_conn_t *const *held,
+                         const dal_value_t *params, size_t nparams, dal_result_t *res,
+                         dal_error_t *err)
 {
     batch_t b;
     int rc;
@@ -536,8 +598,10 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     b.rt = rt;
     /* Streaming keeps every route's connection until its rows are read, so
      * it needs all routes running at once; beyond max_parallel the rows of
-     * each route are received whole instead. */
-    b.stream = rt->nroutes <= max_parallel(rt);
+     * each route are received whole instead, and so are they with a
+     * caller's connection, which is the caller's again on return. */
+    b.stream = rt->nroutes <= max_parallel(rt) && held == NULL;
+    b.held = held;
     b.params = params;
     b.nparams = nparams;
     b.jobs = calloc(rt->nroutes, sizeof *b.jobs);
@@ -552,8 +616,13 @@ static int exec_parallel(const dal_routing_t *rt, const dal_value_t *params, siz
     return rc;
 }
 
-int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err)
+int exec_conn_lost(const dal_conn_t *c)
+{
+    return conn_is_broken(mysql_errno((MYSQL *)&c->mysql));
+}
+
+int exec_routes_on(const dal_routing_t *rt, dal_conn_t *const *held, const dal_value_t *params,
+                   size_t nparams, dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *res = result_new();
     char mem[SQL_STACK_BYTES];
@@ -564,19 +633,20 @@ int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t npara
     buf_init_on(&sql, mem, sizeof mem);
     if (res == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
-    if (rt->nroutes == 1) {
+    if (rt->nroutes == 1 && held == NULL) {
         rc = run_route(rt, 0, params, nparams, &sql, res, err);
         if (rc == 0)
             res->nroutes++;
         if (rc == 0 && res->ncols > 0)
             rc = result_name_columns(res, rt->sql, err);
     } else {
-        rc = exec_parallel(rt, params, nparams, res, err);
+        rc = exec_parallel(rt, held, params, nparams, res, err);
         if (rc == 0 && spec != NULL && *spec != NULL && res->ncols > 0) {
             rc = result_set_merge(res, *spec, err);
             *spec = NULL;
         }
     }
+    res->named_tables = rt->sql->ntrefs > 0;
     if (rc == 0)
         map_tables(rt, res);
     buf_free(&sql);

@@ -19,10 +19,31 @@
  * until dal_result_free (result_on_free).  On success *out is owned by the
  * caller (dal_result_free).  On failure err names the datasource and server.
  */
-int exec_routes(const dal_routing_t *rt, const dal_value_t *params, size_t nparams,
-                dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err);
+static inline int exec_routes(const dal_routing_t *rt, const dal_value_t *params,
+                              size_t nparams, dal_merge_spec_t **spec, dal_result_t **out,
+                              dal_error_t *err);
 
-/* Run the single route of rt on connection c (a session's transaction).
+/* exec_routes with some routes on the caller's connections: held[i] (held
+ * is nroutes long, borrowed) is route i's, or NULL for one of its server's
+ * pool.  A held connection is used as is (no retry elsewhere, never
+ * released here), and rows are then received whole, so every connection is
+ * free again when this returns.  After a failure, exec_conn_lost tells
+ * which held connection died. */
+int exec_routes_on(const dal_routing_t *rt, dal_conn_t *const *held, const dal_value_t *params,
+                   size_t nparams, dal_merge_spec_t **spec, dal_result_t **out, dal_error_t *err);
+
+/* The last statement on c failed on the client side: c is unusable. */
+int exec_conn_lost(const dal_conn_t *c);
+
+static inline int exec_routes(const dal_routing_t *rt, const dal_value_t *params,
+                              size_t nparams, dal_merge_spec_t **spec, dal_result_t **out,
+                              dal_error_t *err)
+{
+    return exec_routes_on(rt, NULL, params, nparams, spec, out, err);
+}
+
+/* Run the single route of rt on connection c (a session's transaction, or
+ * its pinned connection), rows received whole.
  * *broken says c can no longer be used. */
 int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
                  size_t nparams, dal_result_t **out, int *broken, dal_error_t *err);

@@ -2,7 +2,8 @@
  * inspect.c -- dal_table_names, dal_table_info and dal_datasource_info:
  * the tables, the layout of a table and the connection settings of a
  * datasource, read from the configuration in force (see dal.h,
- * "inspection").
+ * "inspection"); and dal_monitor_emit, which hands a front end's event to
+ * the monitors in force.
  *
  * A handle keeps one reference on the parsed configuration (dal_config_t)
  * it was read from and points into it, so its strings live as long as the
@@ -18,6 +19,7 @@
 #include "conn.h"
 #include "dal_int.h"
 #include "error.h"
+#include "monitor.h"
 #include "snapshot.h"
 
 /* ============================================================ the outline */
@@ -436,6 +438,11 @@ const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p)
     return p->cfg->proxy.tls_key;
 }
 
+int dal_proxy_info_require_tls(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.require_tls;
+}
+
 size_t dal_proxy_info_user_count(const dal_proxy_info_t *p)
 {
     return p->cfg->nproxy_users;
@@ -454,4 +461,16 @@ const char *dal_proxy_info_user(const dal_proxy_info_t *p, size_t i, const char 
     if (password_hash != NULL)
         *password_hash = u->password_hash;
     return u->name;
+}
+
+/* ------------------------------------------------------------ monitors */
+
+void dal_monitor_emit(dal_t *dal, const dal_event_t *ev)
+{
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+
+    if (snap != NULL) {
+        monitor_emit(snap->monitors, ev);
+        snapshot_unref(snap);
+    }
 }

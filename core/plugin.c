@@ -26,6 +26,8 @@ _Static_assert(sizeof(dal_shard_ops_t) == 40, "dal_shard_ops_t layout changed");
 _Static_assert(sizeof(dal_idgen_ops_t) == 32, "dal_idgen_ops_t layout changed");
 _Static_assert(sizeof(dal_pool_ops_t) == 48, "dal_pool_ops_t layout changed");
 _Static_assert(sizeof(dal_monitor_ops_t) == 32, "dal_monitor_ops_t layout changed");
+_Static_assert(sizeof(dal_source_ops_t) == 64, "dal_source_ops_t layout changed");
+_Static_assert(sizeof(dal_source_doc_t) == 48, "dal_source_doc_t layout changed");
 _Static_assert(DAL_FIELD_END(dal_host_api_t, now_ns) == 176, "ABI 1 host API moved");
 _Static_assert(DAL_FIELD_END(dal_host_api_t, current_statement) == 184,
                "plugin.h: current_statement is since size 184");
@@ -42,6 +44,7 @@ const char *plugin_kind_name(int kind)
     case DAL_PLUGIN_IDGEN: return "idgen";
     case DAL_PLUGIN_POOL: return "pool";
     case DAL_PLUGIN_MONITOR: return "monitor";
+    case DAL_PLUGIN_SOURCE: return "source";
     }
     return NULL;
 }
@@ -50,7 +53,7 @@ static int kind_from_prefix(const char *s, size_t n)
 {
     int k;
 
-    for (k = DAL_PLUGIN_SHARD; k <= DAL_PLUGIN_MONITOR; k++) {
+    for (k = DAL_PLUGIN_SHARD; k <= DAL_PLUGIN_SOURCE; k++) {
         const char *name = plugin_kind_name(k);
         if (strlen(name) == n && memcmp(name, s, n) == 0)
             return k;
@@ -141,6 +144,13 @@ static int check_ops(const char *path, const dal_plugin_t *d, dal_error_t *err)
              o->on_event;
         break;
     }
+    case DAL_PLUGIN_SOURCE: {
+        /* watch, write and history are optional, their slots are not */
+        const dal_source_ops_t *o = d->ops;
+        ok = DAL_HAS_FIELD(dal_source_ops_t, o, history) && o->create && o->destroy &&
+             o->read && (o->watch == NULL) == (o->unwatch == NULL);
+        break;
+    }
     }
     if (!ok)
         return err_set(err, DAL_EPLUGIN,
@@ -177,8 +187,8 @@ static int check_descriptor(const char *path, const dal_plugin_t *d, dal_error_t
                        path);
     if (parse_file_name(path, &fkind, fname, sizeof fname) != 0)
         return err_set(err, DAL_EPLUGIN,
-                       "%s: file name is not KIND_NAME.so (KIND is shard, idgen, pool or "
-                       "monitor)",
+                       "%s: file name is not KIND_NAME.so (KIND is shard, idgen, pool, "
+                       "monitor or source)",
                        path);
     if (fkind != (int)d->kind)
         return err_set(err, DAL_EPLUGIN,

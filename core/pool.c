@@ -16,6 +16,7 @@
 #include "error.h"
 #include "plugin.h"
 #include "clock.h"
+#include "cancel.h"
 #include "pool.h"
 
 struct dal_pool {
@@ -220,6 +221,7 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
 
     if (c == NULL)
         return;
+    cancel_leave(c);  /* the end of rows streamed to a session */
     /* results left unread (a CALL's last, or an error after its rows) make
      * the connection unusable: libmariadb's reset loops forever on them */
     if (reusable && mysql_more_results(&c->mysql))

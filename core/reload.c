@@ -1,6 +1,8 @@
 /*
  * reload.c -- dynamic configuration: building a new snapshot beside the
- * running one and swapping it in, watching the file, comparing two files.
+ * running one and swapping it in, whether dal_reload asked for it or the
+ * watching source (file or store, source.h) delivered a new version;
+ * comparing two configurations.
  *
  * The swap is the only place a snapshot pointer changes.  Statements take
  * their reference with snapshot_acquire (dal.c), which announces itself
@@ -9,23 +11,19 @@
  * waits until no reader is inside that window, after which no one can still
  * be about to reference the old snapshot without holding a count on it.
  */
-#include <errno.h>
-#include <libgen.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 #include "dal_int.h"
 #include "error.h"
 #include "events.h"
 #include "snapshot_build.h"
 #include "monitor.h"
+#include "source.h"
 
 /* ------------------------------------------------------------ resharding */
 
@@ -123,17 +121,18 @@ static void swap(dal_t *dal, dal_snapshot_t *next)
     snapshot_unref(old);
 }
 
-static int build_next(dal_t *dal, const dal_snapshot_t *cur, dal_snapshot_t **next,
-                      dal_error_t *err)
+/* Build the snapshot of cfg (consumed) beside cur. */
+static int build_next(dal_t *dal, const dal_snapshot_t *cur, dal_config_t *cfg,
+                      dal_snapshot_t **next, dal_error_t *err)
 {
-    dal_config_t *cfg = NULL;
-    int rc = config_load(dal->path, &cfg, err);
+    int rc = reshard_check(cur->cfg, cfg, err);
 
     *next = NULL;
-    if (rc == 0 && (rc = reshard_check(cur->cfg, cfg, err)) != 0)
+    if (rc != 0) {
         config_free(cfg);
-    if (rc == 0)
-        rc = snapshot_rebuild(cfg, dal->plugin_dir, &dal->log, cur, next, err);
+        return rc;
+    }
+    rc = snapshot_rebuild(cfg, dal->plugin_dir, &dal->log, cur, next, err);
     if (rc == 0 && (*next)->cfg->validate_connect && (rc = check_connect(*next, err)) != 0) {
         snapshot_unref(*next);
         *next = NULL;
@@ -141,9 +140,60 @@ static int build_next(dal_t *dal, const dal_snapshot_t *cur, dal_snapshot_t **ne
     return rc;
 }
 
+/* The version a store already gave us, again (a re-read after compaction
+ * that found nothing new): nothing to reload. */
+static int already_in_force(dal_t *dal, const dal_source_doc_t *doc)
+{
+    return doc->revision != 0 && doc->revision == atomic_load(&dal->revision);
+}
+
+/* Check doc and swap it in, or keep the running configuration.  doc NULL:
+ * read it from the source first.  Caller holds reload_mu. */
+static int reload_locked(dal_t *dal, const dal_source_doc_t *doc, dal_error_t *err)
+{
+    dal_snapshot_t *cur = snapshot_acquire(dal), *next = NULL;
+    dal_source_doc_t fresh;
+    dal_config_t *cfg = NULL;
+    int rc = 0;
+
+    if (doc == NULL) {
+        rc = source_read(dal->source, 0, &fresh, err);
+        doc = &fresh;
+    }
+    if (rc == 0 && (doc->flags & DAL_SOURCE_RESYNC))
+        atomic_fetch_add(&dal->resyncs, 1);
+    if (rc == 0 && already_in_force(dal, doc))
+        goto done;
+    if (rc == 0)
+        rc = config_parse(doc->name, doc->text, doc->len, &cfg, err);
+    if (rc == 0)
+        rc = build_next(dal, cur, cfg, &next, err);
+    if (rc == 0) {
+        log_message(&dal->log, DAL_LOG_INFO, "config",
+                    "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
+                    doc->name, next->nnodes, next->nreused, next->ntables);
+        swap(dal, next);
+        atomic_fetch_add(&dal->reloads, 1);
+        atomic_store(&dal->revision, doc->revision);
+        atomic_store(&dal->from_cache, 0);
+        source_cache_store(dal->source, doc);
+        event_reload(next, 0);
+        if (doc->revision != 0)
+            event_source(next, source_state_name(atomic_load(&dal->source_state)), NULL,
+                         doc->revision);
+    } else {
+        atomic_fetch_add(&dal->reload_failures, 1);
+        log_message(&dal->log, DAL_LOG_ERROR, "config",
+                    "reload failed, the running configuration stays in force: %s", err->message);
+        event_reload(cur, rc);
+    }
+done:
+    snapshot_unref(cur);
+    return rc;
+}
+
 int dal_reload(dal_t *dal, dal_error_t *err)
 {
-    dal_snapshot_t *cur, *next = NULL;
     dal_error_t local;
     int rc;
 
@@ -152,22 +202,7 @@ int dal_reload(dal_t *dal, dal_error_t *err)
     if (err == NULL)
         err = &local;
     pthread_mutex_lock(&dal->reload_mu);
-    cur = snapshot_acquire(dal);
-    rc = build_next(dal, cur, &next, err);
-    if (rc == 0) {
-        log_message(&dal->log, DAL_LOG_INFO, "config",
-                    "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
-                    dal->path, next->nnodes, next->nreused, next->ntables);
-        swap(dal, next);
-        atomic_fetch_add(&dal->reloads, 1);
-        event_reload(next, 0);
-    } else {
-        atomic_fetch_add(&dal->reload_failures, 1);
-        log_message(&dal->log, DAL_LOG_ERROR, "config",
-                    "reload failed, the running configuration stays in force: %s", err->message);
-        event_reload(cur, rc);
-    }
-    snapshot_unref(cur);
+    rc = reload_locked(dal, NULL, err);
     pthread_mutex_unlock(&dal->reload_mu);
     return rc;
 }
@@ -182,116 +217,71 @@ void dal_reload_stats(dal_t *dal, uint64_t *reloads, uint64_t *failures)
 
 /* ------------------------------------------------------------------ watch */
 
-/* Quiet time after the last change before reloading: an editor's save is
- * several events (write, close, rename), and they must make one reload. */
-#define WATCH_SETTLE_MS 150
-
-struct dal_watch {
-    dal_t *dal;
-    pthread_t thread;
-    int ifd;          /* inotify, on the file's directory (editors replace files) */
-    int stop[2];      /* a pipe: watch_stop writes to wake the thread */
-    char *base;       /* owned: the file's name within the directory */
-};
-
-/* Read pending inotify events; 1 if one of them is about our file. */
-static int about_our_file(struct dal_watch *w)
+/* sink.document: a new version from the watching source. */
+static int on_document(void *user, const dal_source_doc_t *doc)
 {
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    ssize_t n = read(w->ifd, buf, sizeof buf);
-    ssize_t off = 0;
-    int hit = 0;
+    dal_t *dal = user;
+    dal_error_t err;
+    int rc;
 
-    while (n > 0 && off < n) {
-        const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
-        if (ev->len > 0 && strcmp(ev->name, w->base) == 0)
-            hit = 1;
-        off += (ssize_t)sizeof *ev + ev->len;
-    }
-    return hit;
+    pthread_mutex_lock(&dal->reload_mu);
+    rc = reload_locked(dal, doc, &err); /* logs its own outcome */
+    pthread_mutex_unlock(&dal->reload_mu);
+    return rc;
 }
 
-static void *watch_main(void *arg)
+const char *source_state_name(int state)
 {
-    struct dal_watch *w = arg;
-    struct pollfd pfd[2] = {{w->ifd, POLLIN, 0}, {w->stop[0], POLLIN, 0}};
-    int pending = 0;
-
-    for (;;) {
-        int n = poll(pfd, 2, pending ? WATCH_SETTLE_MS : -1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 || (pfd[1].revents & POLLIN))
-            break;
-        if (n == 0 && pending) {
-            dal_error_t err;
-            pending = 0;
-            dal_reload(w->dal, &err); /* logs its own outcome */
-            continue;
-        }
-        if ((pfd[0].revents & POLLIN) && about_our_file(w))
-            pending = 1;
-    }
-    return NULL;
+    return state == DAL_SOURCE_OK ? "ok" : "unreachable";
 }
 
-static void watch_free(struct dal_watch *w)
+/* sink.state: logged once per change, and told to the monitors. */
+static void on_state(void *user, dal_source_state_t state, const char *detail)
 {
-    if (w->ifd >= 0)
-        close(w->ifd);
-    if (w->stop[0] >= 0) {
-        close(w->stop[0]);
-        close(w->stop[1]);
-    }
-    free(w->base);
-    free(w);
+    dal_t *dal = user;
+    dal_snapshot_t *s;
+
+    if (atomic_exchange(&dal->source_state, (int)state) == (int)state)
+        return;
+    if (state == DAL_SOURCE_OK)
+        log_message(&dal->log, DAL_LOG_INFO, "config", "%s: source reachable again (%s)",
+                    source_display(dal->source), detail ? detail : "");
+    else
+        log_message(&dal->log, DAL_LOG_WARN, "config",
+                    "%s: source unreachable (%s): the running configuration stays in force; "
+                    "retrying", source_display(dal->source), detail ? detail : "");
+    s = snapshot_acquire(dal);
+    event_source(s, source_state_name((int)state), detail, atomic_load(&dal->revision));
+    snapshot_unref(s);
 }
 
 int watch_start(dal_t *dal, dal_error_t *err)
 {
-    struct dal_watch *w = calloc(1, sizeof *w);
-    char *copy = strdup(dal->path), *copy2 = strdup(dal->path);
-    int rc = 0;
-
-    if (w == NULL || copy == NULL || copy2 == NULL) {
-        free(w);
-        rc = err_set(err, DAL_ENOMEM, "out of memory");
-        goto done;
-    }
-    w->dal = dal;
-    w->stop[0] = w->stop[1] = -1;
-    w->base = strdup(basename(copy2));
-    w->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (w->base == NULL || w->ifd < 0 || pipe(w->stop) != 0 ||
-        inotify_add_watch(w->ifd, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
-        rc = err_set(err, DAL_EIO, "%s: cannot watch the file: %s", dal->path,
-                     strerror(errno));
-        watch_free(w);
-        goto done;
-    }
-    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
-        rc = err_set(err, DAL_EIO, "%s: cannot start the watcher thread", dal->path);
-        watch_free(w);
-        goto done;
-    }
-    dal->watch = w;
-done:
-    free(copy);
-    free(copy2);
-    return rc;
+    dal->sink.struct_size = sizeof dal->sink;
+    dal->sink.user = dal;
+    dal->sink.document = on_document;
+    dal->sink.state = on_state;
+    return source_watch(dal->source, atomic_load(&dal->revision), &dal->sink, err);
 }
 
 void watch_stop(dal_t *dal)
 {
-    struct dal_watch *w = dal->watch;
+    if (dal->source != NULL)
+        source_unwatch(dal->source);
+}
 
-    if (w == NULL)
-        return;
-    if (write(w->stop[1], "x", 1) != 1)
-        log_message(&dal->log, DAL_LOG_WARN, "config", "cannot wake the watcher thread");
-    pthread_join(w->thread, NULL);
-    watch_free(w);
-    dal->watch = NULL;
+int dal_source_info(dal_t *dal, dal_source_info_t *out)
+{
+    if (dal == NULL || out == NULL)
+        return DAL_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->location = source_display(dal->source);
+    out->state = source_state_name(atomic_load(&dal->source_state));
+    out->revision = atomic_load(&dal->revision);
+    out->resyncs = atomic_load(&dal->resyncs);
+    out->from_cache = atomic_load(&dal->from_cache);
+    out->rejected = atomic_load(&dal->reload_failures);
+    return 0;
 }
 
 /* ------------------------------------------------------------------- diff */
@@ -427,30 +417,35 @@ static void diff_dal(differ_t *d, const dal_config_t *a, const dal_config_t *b)
     }
 }
 
+/* Report how b differs from a; DAL_ECONFIG for a resharding b does not allow. */
+int config_diff(const dal_config_t *a, const dal_config_t *b, dal_diff_fn fn, void *user,
+                dal_error_t *err)
+{
+    differ_t d = {fn, user, 0};
+
+    diff_dal(&d, a, b);
+    diff_datasources(&d, a, b);
+    diff_tables(&d, a, b);
+    diff_sections(&d, "monitor", a->nmonitors, b->nmonitors, monitor_name, monitor_same, a, b);
+    diff_sections(&d, "idgen", a->nidgens, b->nidgens, idgen_name, idgen_same, a, b);
+    return d.reshard ? reshard_check(a, b, err) : 0;
+}
+
 int dal_config_diff(const char *running, const char *candidate, const dal_open_opts_t *opts,
                     dal_diff_fn fn, void *user, dal_error_t *err)
 {
     dal_config_t *a = NULL, *b = NULL;
-    differ_t d = {fn, user, 0};
     int rc;
 
     if (running == NULL || candidate == NULL || fn == NULL)
         return err_set(err, DAL_EINVAL, "dal_config_diff: NULL argument");
     rc = dal_check_config(candidate, opts, err);
     if (rc == 0)
-        rc = config_load(running, &a, err);
+        rc = location_load(running, opts, &a, err);
     if (rc == 0)
-        rc = config_load(candidate, &b, err);
-    if (rc != 0)
-        goto done;
-    diff_dal(&d, a, b);
-    diff_datasources(&d, a, b);
-    diff_tables(&d, a, b);
-    diff_sections(&d, "monitor", a->nmonitors, b->nmonitors, monitor_name, monitor_same, a, b);
-    diff_sections(&d, "idgen", a->nidgens, b->nidgens, idgen_name, idgen_same, a, b);
-    if (d.reshard)
-        rc = reshard_check(a, b, err);
-done:
+        rc = location_load(candidate, opts, &b, err);
+    if (rc == 0)
+        rc = config_diff(a, b, fn, user, err);
     config_free(a);
     config_free(b);
     return rc;

@@ -291,10 +291,12 @@ static int is_write(dal_sql_kind_t k)
            k == DAL_SQL_DELETE || k == DAL_SQL_DDL;
 }
 
-/* A read by the rules: a SELECT without locks or server-local functions. */
+/* A read by the rules: a SELECT without locks, server-local functions or
+ * session state (a session keeps that on the master, sql.h's pins). */
 static int is_plain_read(const dal_sql_t *sql)
 {
-    return sql->kind == DAL_SQL_SELECT && !sql->for_update && !sql->needs_master;
+    return sql->kind == DAL_SQL_SELECT && !sql->for_update && !sql->needs_master &&
+           !sql->pins;
 }
 
 /* The server of one route of a read, on a node with replicas or in a
@@ -332,9 +334,12 @@ int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err)
             is_plain_read(rt->sql));
     for (i = 0; i < rt->nroutes; i++) {
         dal_node_t *node = rt->routes[i].node;
-        /* a node without replicas costs no call: the common case */
-        rt->routes[i].server = (read && node->nreplicas > 0) || sel->fixed != NULL
-                               ? pick_server(node, read, sel) : &node->master;
+        /* a node without replicas costs no call: the common case; a server
+         * chosen already is a session's pinned master */
+        if (!((read && node->nreplicas > 0) || sel->fixed != NULL))
+            rt->routes[i].server = &node->master;
+        else if (rt->routes[i].server == NULL)
+            rt->routes[i].server = pick_server(node, read, sel);
     }
     return 0;
 }

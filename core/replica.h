@@ -5,8 +5,9 @@
  * Rules (the step "select" of the statement path, after routing):
  *  - Writes, DDL, SET/SHOW/CALL/..., SELECT ... FOR UPDATE / LOCK IN SHARE
  *    MODE, SELECTs calling functions with side effects or server-local
- *    state (dal_sql_t.needs_master) and every statement of a read-write
- *    transaction go to the master.
+ *    state (dal_sql_t.needs_master) or touching session state (pins), every
+ *    statement of a read-write transaction and every statement of a
+ *    session on a node where it pinned a connection go to the master.
  *  - Other SELECTs, and read-only transactions, go to a replica in rotation
  *    chosen by load_balance; with none in rotation, to the master.
  *  - Read-your-writes: after a session (or, for dal_query, a thread) wrote
@@ -84,8 +85,9 @@ typedef struct dal_select {
     dal_server_t *fixed;   /* a transaction's server: routes to its node run there */
 } dal_select_t;
 
-/* Set rt->routes[i].server for every route.  Fails only for a write forced
- * to a replica. */
+/* Set rt->routes[i].server for every route that has none yet (a session
+ * sets the master's for the nodes it pinned, pin.h).  Fails only for a
+ * write forced to a replica. */
 int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err);
 
 /* The server for a read on node (override, read-your-writes, health). */

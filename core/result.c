@@ -4,11 +4,13 @@
  * result_merge.c's (see result_int.h).
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "result_int.h"
+#include "warnings.h"
 
 /* ============================================================ the result */
 
@@ -540,6 +542,38 @@ uint64_t dal_result_affected_rows(const dal_result_t *r)
     return r ? r->affected : 0;
 }
 
+void result_note_info(dal_result_t *res, const char *info)
+{
+    unsigned long long a = 0, b = 0, w;
+    int kind;
+
+    if (info == NULL || res->info_kind < 0)
+        return;
+    if (sscanf(info, "Records: %llu Duplicates: %llu Warnings: %llu", &a, &b, &w) == 3)
+        kind = RESULT_INFO_RECORDS;
+    else if (sscanf(info, "Rows matched: %llu Changed: %llu Warnings: %llu", &a, &b, &w) == 3)
+        kind = RESULT_INFO_MATCHED;
+    else
+        kind = -1;
+    if (res->info_kind != 0 && res->info_kind != kind)
+        kind = -1;
+    res->info_kind = kind;
+    res->info_a += a;
+    res->info_b += b;
+}
+
+const char *dal_result_info(dal_result_t *r)
+{
+    if (r == NULL || r->info_kind <= 0)
+        return NULL;
+    snprintf(r->info, sizeof r->info,
+             r->info_kind == RESULT_INFO_RECORDS ? "Records: %llu  Duplicates: %llu  Warnings: %u"
+                                                 : "Rows matched: %llu  Changed: %llu  Warnings: %u",
+             (unsigned long long)r->info_a, (unsigned long long)r->info_b,
+             dal_result_warning_count(r));
+    return r->info;
+}
+
 uint64_t dal_result_insert_id(const dal_result_t *r)
 {
     if (r == NULL)
@@ -699,5 +733,22 @@ void dal_result_free(dal_result_t *r)
         sql_unref(r->sql);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
+    warnings_free(r->warns);
     free(r);
+}
+
+int dal_result_named_tables(const dal_result_t *r)
+{
+    return r != NULL && r->named_tables;
+}
+
+size_t dal_result_warning_rows(const dal_result_t *r)
+{
+    return r != NULL ? warnings_count(r->warns) : 0;
+}
+
+int dal_result_warning_row(const dal_result_t *r, size_t i, const char **level,
+                           unsigned int *code, const char **message)
+{
+    return r != NULL && warnings_get(r->warns, i, level, code, message) == 0 ? 0 : DAL_EINVAL;
 }

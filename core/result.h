@@ -75,6 +75,15 @@ struct dal_result {
     uint64_t affected;
     uint64_t insert_id;       /* the first non-zero one in route order */
     size_t nroutes;
+    /* the servers' info lines (mysql_info), summed: "Records: a
+     * Duplicates: b" (multi-row INSERT) or "Rows matched: a  Changed: b"
+     * (UPDATE); see result_note_info */
+    int info_kind;            /* 0: none, else RESULT_INFO_* */
+    uint64_t info_a, info_b;
+    char info[96];            /* dal_result_info's text, made when asked */
+    struct dal_warnings *warns; /* owned: the nodes' SHOW WARNINGS rows, read when the
+                                   session keeps them (warnings.h), or NULL */
+    int named_tables;         /* the statement named a table (dal_result_named_tables) */
     /* end of statement: warnings summed over the routes whose rows have all
      * arrived (the sources that are still open keep their own), the
      * server status of the last route (route order; a stream's when it
@@ -125,6 +134,12 @@ struct dal_result {
 };
 
 dal_result_t *result_new(void);
+
+enum { RESULT_INFO_RECORDS = 1, RESULT_INFO_MATCHED = 2 };
+/* Add one route's info line (mysql_info after a write; NULL: none) to
+ * res's sums.  Lines of another form, or of both forms in one statement,
+ * leave no info. */
+void result_note_info(dal_result_t *res, const char *info);
 
 /* Add one node's fully received rows (ownership of res transferred, also
  * on failure).  All sources must have the same number of columns. */

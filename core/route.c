@@ -435,26 +435,52 @@ static int route_unsharded(router_t *r)
     return rc;
 }
 
+/* The SQL text of string token t of text, decoded into a new buffer
+ * (*len bytes), or NULL when it cannot be decoded or memory is short. */
+static char *string_sql(const char *text, const dal_token_t *t, size_t *len)
+{
+    char *out = malloc((size_t)t->len + 1);
+
+    if (out != NULL &&
+        sql_decode_string(text + t->off, t->len, out, (size_t)t->len + 1, len) != 0) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
 /*
  * A statement dal does not analyse runs unchanged on the default
  * datasource.  If it names a configured table that does not live there
  * whole (sharded, broadcast, or on another datasource), that would be
  * narrower than the statement: refuse it.  Every word is taken for a
- * possible name, so a column called like such a table refuses too.
+ * possible name, so a column called like such a table refuses too.  The
+ * statement text of PREPARE ... FROM 'text' and EXECUTE IMMEDIATE 'text'
+ * (their strings, sql_text) is checked the same way, once.
  */
-static int check_opaque(router_t *r)
+static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
 {
     dal_lexer_t lx;
     dal_token_t t;
-    char name[256];
+    char name[256], *inner;
+    size_t n;
+    int rc;
 
-    lex_init(&lx, r->sql->text, r->sql->len);
+    lex_init(&lx, text, len);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         const dal_table_t *tb;
-        size_t n;
+        if (t.type == DAL_TOK_STRING && sql_text) {
+            if ((inner = string_sql(text, &t, &n)) == NULL)
+                return err_set(r->err, DAL_ENOMEM, "out of memory");
+            rc = opaque_names(r, inner, n, 0);
+            free(inner);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT)
             continue;
-        n = ident_unquote(r->sql->text, &t, name, sizeof name);
+        n = ident_unquote(text, &t, name, sizeof name);
         if (n >= sizeof name || (tb = snapshot_table(r->snap, name, n)) == NULL)
             continue;
         if (tb->sharded || tb->cfg->kind == DAL_TABLE_BROADCAST ||
@@ -467,6 +493,32 @@ static int check_opaque(router_t *r)
                            tb->cfg->name);
     }
     return 0;
+}
+
+/* A statement whose strings are SQL: PREPARE (sql.h's pins say it) or
+ * MariaDB's EXECUTE IMMEDIATE. */
+static int runs_sql_text(const dal_sql_t *sql)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+
+    if (sql->pins & DAL_PIN_PREPARE)
+        return 1;
+    lex_init(&lx, sql->text, sql->len);
+    do
+        t = lex_next(&lx);
+    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
+    if (!tok_eq(sql->text, &t, "EXECUTE"))
+        return 0;
+    do
+        t = lex_next(&lx);
+    while (t.type == DAL_TOK_COMMENT);
+    return tok_eq(sql->text, &t, "IMMEDIATE");
+}
+
+static int check_opaque(router_t *r)
+{
+    return opaque_names(r, r->sql->text, r->sql->len, runs_sql_text(r->sql));
 }
 
 /* An UPDATE that sets a shard key would leave the row on the wrong shard. */

@@ -12,6 +12,11 @@
  * connection a statement of the session takes (pool_set_vars) and undone
  * when it goes back; autocommit is the session's own: with 0 it begins a
  * transaction before each statement that runs outside one.
+ *
+ * A statement that leaves state in its server session (user variables,
+ * temporary tables, locks: pin.h) pins the connection it ran on until the
+ * session ends or resets; the session's later statements on that node run
+ * there, its transactions on that node too (COMMIT keeps the pin).
  */
 #include <ctype.h>
 #include <errmsg.h>
@@ -21,8 +26,11 @@
 #include <strings.h>
 
 #include "dal_int.h"
+#include "cancel.h"
+#include "warnings.h"
 #include "error.h"
 #include "exec.h"
+#include "pin.h"
 #include "pool.h"
 #include "replica.h"
 #include "result.h"
@@ -51,6 +59,10 @@ struct dal_session {
     dal_ryw_t ryw;          /* what this session wrote and must read back */
     int manual;             /* autocommit = 0: statements open a transaction */
     session_vars_t vars;    /* the variables every connection taken gets */
+    dal_pins_t pins;        /* connections holding the session's server state */
+    int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
+    dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
+    int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -200,9 +212,22 @@ static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
     return rc;
 }
 
+/* v on every pinned connection (but the transaction's, done already):
+ * they keep the session's variables, as any connection it takes. */
+static int vars_pinned(dal_session_t *s, const session_vars_t *v, dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < s->pins.n; i++)
+        if (s->pins.v[i].conn != NULL && s->pins.v[i].conn != s->conn)
+            rc = conn_apply_vars(s->pins.v[i].conn, &v->conn, err);
+    return rc;
+}
+
 /* Try v where the session's statements would meet it: on the open
  * transaction's connection (where it now applies), else on one server,
- * whose connection is reset at once. */
+ * whose connection is reset at once; then on the pinned connections. */
 static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *err)
 {
     dal_snapshot_t *snap;
@@ -210,8 +235,10 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *er
     dal_conn_t *c = NULL;
     int reused, rc;
 
-    if (s->conn != NULL)
-        return conn_apply_vars(s->conn, &v->conn, err);
+    if (s->conn != NULL) {
+        rc = conn_apply_vars(s->conn, &v->conn, err);
+        return rc != 0 ? rc : vars_pinned(s, v, err);
+    }
     snap = snapshot_acquire(s->dal);
     node = snap->default_node ? snap->default_node : snap->nnodes ? snap->nodes[0] : NULL;
     if (node == NULL) {
@@ -224,7 +251,7 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *er
     if (rc == 0)
         server_release(&node->master, c, 1);
     snapshot_unref(snap);
-    return rc;
+    return rc != 0 ? rc : vars_pinned(s, v, err);
 }
 
 int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
@@ -306,17 +333,25 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
     if (s == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
+    cancel_init(&s->cancel);
     return 0;
 }
 
 /* Leave the transaction: give the connection back, drop the snapshot. */
 static void end_txn(dal_session_t *s, int reusable)
 {
-    if (s->conn != NULL) {
+    dal_pin_t *pin;
+
+    if (s->conn != NULL && s->conn_pinned) {
+        /* the pin keeps it, unless it died with the transaction */
+        if (!reusable && (pin = pins_find(&s->pins, s->node)) != NULL)
+            pins_lost(pin);
+    } else if (s->conn != NULL) {
         /* several statements ran on it: the next borrower needs a reset */
         conn_mark_dirty(s->conn);
         server_release(s->server, s->conn, reusable);
     }
+    s->conn_pinned = 0;
     snapshot_unref(s->snap);
     s->conn = NULL;
     s->node = NULL;
@@ -401,23 +436,65 @@ const char *dal_transaction_datasource(const dal_session_t *s)
     return s != NULL && s->node != NULL ? s->node->cfg->name : NULL;
 }
 
+/* The transaction rolled back, the pinned connections back to their
+ * pools (reset there), the variables gone. */
+static void session_clear(dal_session_t *s)
+{
+    finish(s, "ROLLBACK", NULL);
+    pins_release(&s->pins);
+    vars_free(&s->vars);
+    s->manual = 0;
+}
+
 void dal_session_close(dal_session_t *s)
 {
     if (s == NULL)
         return;
-    finish(s, "ROLLBACK", NULL);
-    vars_free(&s->vars);
+    session_clear(s);
+    cancel_destroy(&s->cancel);
     free(s);
 }
 
-/* Open the transaction on srv: take a connection and start it there. */
+void dal_session_keep_warnings(dal_session_t *s, int on)
+{
+    if (s != NULL)
+        s->keep_warnings = on != 0;
+}
+
+int dal_session_cancel(dal_session_t *s, dal_error_t *err)
+{
+    if (s == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_cancel: NULL session");
+    return cancel_run(&s->cancel, err);
+}
+
+int dal_session_reset(dal_session_t *s, dal_error_t *err)
+{
+    if (s == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
+    session_clear(s);
+    return 0;
+}
+
+size_t dal_session_pinned(const dal_session_t *s)
+{
+    return s != NULL ? pins_count(&s->pins) : 0;
+}
+
+/* Open the transaction on srv: on the connection pinned there (a pinned
+ * node's is its master's), else on one taken now, and start it there. */
 static int start_on(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
 {
     const char *start = s->read_only ? "START TRANSACTION READ ONLY" : "START TRANSACTION";
-    int reused, rc = server_acquire(srv, &s->conn, &reused, err);
+    dal_pin_t *pin = pins_find(&s->pins, srv->node);
+    int reused, rc = 0;
     unsigned int e;
 
-    if (rc != 0) {
+    if (pin != NULL) {
+        srv = &srv->node->master;
+        s->conn = pin->conn;
+        s->conn_pinned = 1;
+    } else if ((rc = server_acquire(srv, &s->conn, &reused, err)) != 0) {
         if (rc == DAL_ECONNECT)
             server_lost(srv, err ? err->message : "cannot connect");
         return rc;
@@ -427,8 +504,12 @@ static int start_on(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
         rc = conn_error(s->conn, DAL_ESERVER, err);
         if (e >= CR_MIN_ERROR && e <= CR_MAX_ERROR)
             server_lost(srv, mysql_error(&s->conn->mysql));
-        server_release(srv, s->conn, 0);
+        if (pin != NULL && e >= CR_MIN_ERROR && e <= CR_MAX_ERROR)
+            pins_lost(pin);
+        else if (pin == NULL)
+            server_release(srv, s->conn, 0);
         s->conn = NULL;
+        s->conn_pinned = 0;
         return rc;
     }
     s->node = srv->node;
@@ -436,16 +517,41 @@ static int start_on(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
     return 0;
 }
 
-/* The first statement of a transaction pins its server.  Nothing has run
+/* The first statement of a transaction fixes its server.  Nothing has run
  * yet, so a read-only one that cannot start on its replica starts on
  * another server instead. */
-static int pin(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
+static int start_first(dal_session_t *s, dal_server_t *srv, dal_error_t *err)
 {
     dal_server_t *next;
     int rc = start_on(s, srv, err);
 
     if (rc != 0 && s->read_only && (next = select_failover(srv)) != NULL)
         rc = start_on(s, next, err);
+    return rc;
+}
+
+/* A statement of the transaction that leaves session state (pins): the
+ * transaction's connection becomes a pin (it stays after COMMIT), or
+ * notes the new state if it is one.  A replica's cannot: later
+ * statements, writes too, would run there. */
+static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
+{
+    dal_pin_t *pin;
+    int rc = 0;
+
+    if (s->conn_pinned) {
+        if ((pin = pins_find(&s->pins, s->node)) != NULL)
+            pin->reasons |= pins;
+        return 0;
+    }
+    if (s->server->replica >= 0)
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "a read-only transaction on a replica cannot keep session state (user "
+                       "variables, temporary tables, locks): the session would stay on the "
+                       "replica; run it in a read-write transaction or outside one");
+    rc = pins_add(&s->pins, s->snap, s->node, s->conn, pins, &pin, err);
+    if (rc == 0)
+        s->conn_pinned = 1;
     return rc;
 }
 
@@ -456,9 +562,6 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
     dal_sql_kind_t k = rt->sql->kind;
     int broken = 0, rc;
 
-    if (k == DAL_SQL_DDL)
-        return err_set(err, DAL_EUNSUPPORTED,
-                       "DDL inside a transaction would commit it implicitly; commit first");
     if (rt->nroutes != 1)
         return err_set(err, DAL_EROUTE,
                        "a transaction stays on one data node, but this statement goes to %zu "
@@ -470,7 +573,9 @@ static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value
                        "the transaction is on datasource %s, but this statement routes to %s "
                        "(the transaction is still open)",
                        s->node->cfg->name, rt->routes[0].node->cfg->name);
-    if (s->node == NULL && (rc = pin(s, route_server(&rt->routes[0]), err)) != 0)
+    if (s->node == NULL && (rc = start_first(s, route_server(&rt->routes[0]), err)) != 0)
+        return rc;
+    if (rt->sql->pins && (rc = pin_txn_conn(s, rt->sql->pins, err)) != 0)
         return rc;
     rc = exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
     s->wrote |= rc == 0 && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW;
@@ -487,18 +592,39 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 {
     dal_session_t *s = owner;
     dal_sql_kind_t k = sql->kind;
-    int rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
-             : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
+    int rc;
+
+    /* BEGIN in a transaction commits it first, as on a server (clients
+     * such as sysbench rely on it after a failed statement) */
+    if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
+        return rc;
+    rc = k == DAL_SQL_BEGIN ? begin(s, sql->txn_read_only, err)
+         : k == DAL_SQL_COMMIT ? dal_commit(s, err) : dal_rollback(s, err);
 
     if (rc == 0 && (*out = result_new()) == NULL)
         rc = err_set(err, DAL_ENOMEM, "out of memory");
     return rc;
 }
 
-/* A statement inside the transaction: on its connection. */
-static int run_held(void *owner, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+/* A statement inside the transaction: on its connection; outside one, on
+ * the pinned connections of its nodes (1 when it has none: the pools). */
+static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
+                    dal_error_t *err)
 {
-    return run_in_txn(owner, &st->rt, st->params, st->nparams, out, err);
+    dal_session_t *s = owner;
+
+    if (s->in_txn)
+        return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
+    return pins_run(&s->pins, snap, st, out, err);
+}
+
+/* Before a routed statement's servers are chosen: the pins' rules. */
+static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                        dal_stmt_t *st, dal_error_t *err)
+{
+    dal_session_t *s = owner;
+
+    return pins_check(&s->pins, snap, opts, st, err);
 }
 
 /* How the session's next statement picks its server. */
@@ -516,20 +642,37 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-/* With autocommit 0, a statement outside a transaction opens one first, as
- * the server would: any but transaction control (which means what it
- * says), DDL (which the server commits anyway) and SET/SHOW. */
-static int implicit_begin(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
+/* The analysis of sql (a cache lookup): its kind and whether it makes a
+ * temporary table.  0 or the analysis error. */
+static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
+                   dal_error_t *err)
 {
     const dal_sql_t *an = sql.prepared;
-    dal_sql_kind_t k;
 
     if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, strlen(sql.text),
                                          err)) == NULL)
         return err ? err->code : DAL_ESQL;
-    k = an->kind;
+    *k = an->kind;
+    *temporary = an->temporary;
     if (sql.prepared == NULL)
         sql_unref(an);
+    return 0;
+}
+
+/* With autocommit 0, a statement outside a transaction opens one first, as
+ * the server would: any but transaction control (which means what it
+ * says), DDL (which the server commits anyway) and SET/SHOW.  In a
+ * transaction, DDL (but of a temporary table) commits it first, as on a
+ * server. */
+static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
+{
+    dal_sql_kind_t k = DAL_SQL_OTHER;
+    int temporary = 0, rc = kind_of(s, sql, &k, &temporary, err);
+
+    if (rc != 0)
+        return rc;
+    if (s->in_txn)
+        return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW)
         return 0;
     return begin(s, 0, err);
@@ -540,20 +683,24 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                                     dal_result_t **out, dal_error_t *err)
 {
-    dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement, .owner = s};
+    dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement,
+                          .run_held = run_held, .routed = check_routes, .owner = s};
     int rc;
 
-    if (s->manual && !s->in_txn && (rc = implicit_begin(s, sql, err)) != 0)
+    if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
         return rc;
     ctx.sel = session_select(s);
+    ctx.holds = s->in_txn || s->pins.n > 0;
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
-    if (s->in_txn) {
+    if (s->in_txn)
         snapshot_ref(ctx.snap);
-        ctx.run_held = run_held;
-    }
     pool_set_vars(session_conn_vars(s));
+    cancel_set_current(&s->cancel);
+    warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    warnings_want(0);
+    cancel_set_current(NULL);
     pool_set_vars(NULL);
     snapshot_unref(ctx.snap);
     if (rc == 0 && *out != NULL)

@@ -31,7 +31,9 @@ char *plugin_path_resolve(const char *override, const dal_config_t *cfg)
         return strdup(env);
     if (cfg == NULL || cfg->plugin_dir == NULL)
         return strdup(DAL_PLUGIN_DIR_DEFAULT);
-    if (cfg->plugin_dir[0] == '/' || strchr(cfg->plugin_dir, ':') != NULL)
+    /* a document from a store (etcd://...) has no directory of its own */
+    if (cfg->plugin_dir[0] == '/' || strchr(cfg->plugin_dir, ':') != NULL ||
+        strstr(cfg->path, "://") != NULL)
         return strdup(cfg->plugin_dir);
     /* a relative plugin_dir is relative to the file, not to the cwd */
     copy = strdup(cfg->path);

@@ -363,6 +363,18 @@ void sql_cache_free(dal_sql_cache_t *c)
     free(c);
 }
 
+const char *sql_pin_word(unsigned int pins)
+{
+    static const char *const words[] = {"user_variable", "temporary_table", "table_lock",
+                                        "named_lock", "prepare", "handler"};
+    size_t i;
+
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (pins & (1u << i))
+            return words[i];
+    return "none";
+}
+
 /* The statement kind as a lower-case word: dal_plan_kind and monitor events. */
 const char *sql_kind_word(dal_sql_kind_t k)
 {

@@ -311,7 +311,32 @@ typedef struct dal_sql {
     int opaque;                      /* a statement dal does not analyse (LOAD DATA,
                                         HANDLER, LOCK TABLES, CALL, DO, ...): the
                                         tables it names are not in trefs */
+    int temporary;                   /* CREATE / DROP TEMPORARY: DDL the server does not
+                                        commit a transaction for */
+    unsigned int pins;               /* DAL_PIN_* bits: state it leaves in (or reads from)
+                                        its server session, which a dal session keeps
+                                        by pinning the connection (session.c) */
 } dal_sql_t;
+
+/*
+ * Server-session state a statement creates or reads, that a later statement
+ * of the same dal session must find on the same connection.  Found from the
+ * tokens, so on the safe side: `'u'@'h'` and `u@h` (accounts) are not user
+ * variables, but anything else after one '@' is.
+ */
+enum {
+    DAL_PIN_USER_VAR = 1,   /* @name set or read: SET @a, @a := , INTO @a, SELECT @a */
+    DAL_PIN_TEMP_TABLE = 2, /* CREATE TEMPORARY TABLE (or SEQUENCE) */
+    DAL_PIN_TABLE_LOCK = 4, /* LOCK TABLE(S) */
+    DAL_PIN_NAMED_LOCK = 8, /* GET_LOCK() (RELEASE_LOCK and IS_USED_LOCK only read it) */
+    DAL_PIN_PREPARE = 16,   /* PREPARE name FROM ... (a prepared statement in SQL) */
+    DAL_PIN_HANDLER = 32    /* HANDLER t OPEN */
+};
+
+/* The first of pins' DAL_PIN_* bits as a word ("user_variable",
+ * "temporary_table", "table_lock", "named_lock", "prepare", "handler"), for
+ * monitor events; "none" for 0.  Static. */
+const char *sql_pin_word(unsigned int pins);
 
 /* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success
  * returns 0 and stores in *out a new dal_sql_t owned by the caller (one

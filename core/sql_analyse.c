@@ -267,6 +267,62 @@ static int calls_master_function(const an_t *a)
     return 0;
 }
 
+/* An '@' at i starts a user variable: a name or quoted name follows, it is
+ * not part of '@@' (a system variable), and it does not join an account's
+ * user and host (`'u'@'h'`, `u@h`: a quoted name or a word that is no
+ * keyword right before it). */
+static int user_var_at(const an_t *a, int i)
+{
+    const dal_token_t *prev = i > 0 ? &a->tk[i - 1] : NULL;
+    dal_tok_type_t t;
+
+    if (!is_p(a, i, a->nt, '@') || is_p(a, i + 1, a->nt, '@') ||
+        (prev != NULL && is_p(a, i - 1, a->nt, '@')) || i + 1 >= a->nt)
+        return 0;
+    t = a->tk[i + 1].type;
+    if (t != DAL_TOK_IDENT && t != DAL_TOK_QIDENT && t != DAL_TOK_STRING)
+        return 0;
+    return prev == NULL || prev->off + prev->len != a->tk[i].off ||
+           !(prev->type == DAL_TOK_STRING || prev->type == DAL_TOK_QIDENT ||
+             (prev->type == DAL_TOK_IDENT && a->kwid[i - 1] == K_NONE));
+}
+
+/* Statements dal does not analyse that leave state in the server session,
+ * by their first words. */
+static unsigned int opaque_pins(const an_t *a)
+{
+    int i;
+
+    if (kw(a, 0, a->nt, K_LOCK))
+        return DAL_PIN_TABLE_LOCK;
+    if (a->nt > 0 && tok_eq(a->sql, &a->tk[0], "PREPARE"))
+        return DAL_PIN_PREPARE;
+    if (a->nt > 0 && tok_eq(a->sql, &a->tk[0], "HANDLER"))
+        for (i = 1; i < a->nt; i++)
+            if (tok_eq(a->sql, &a->tk[i], "OPEN"))
+                return DAL_PIN_HANDLER;
+    return 0;
+}
+
+/* One pass over the tokens for what a function call or a variable tells:
+ * the pins of the statement (sql.h), and for a SELECT whether it needs
+ * the master (calls_master_function). */
+static void session_state(an_t *a)
+{
+    int i;
+
+    a->r.pins |= opaque_pins(a);
+    for (i = 0; i < a->nt; i++) {
+        if (user_var_at(a, i))
+            a->r.pins |= DAL_PIN_USER_VAR;
+        else if (a->tk[i].type == DAL_TOK_IDENT && tok_eq(a->sql, &a->tk[i], "GET_LOCK") &&
+                 is_p(a, i + 1, a->nt, '('))
+            a->r.pins |= DAL_PIN_NAMED_LOCK;
+    }
+    if (a->r.kind == DAL_SQL_SELECT)
+        a->r.needs_master = calls_master_function(a);
+}
+
 static int analyse(an_t *a)
 {
     size_t i;
@@ -285,8 +341,7 @@ static int analyse(an_t *a)
         return an_fail(a, a->len, "empty statement");
     if (an_statement(a, 0, a->nt) || tidy_trefs(a))
         return -1;
-    if (a->r.kind == DAL_SQL_SELECT)
-        a->r.needs_master = calls_master_function(a);
+    session_state(a);
     return find_colrefs(a);
 }
 

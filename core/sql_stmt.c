@@ -298,7 +298,11 @@ static int create_stmt(an_t *a, int i, int e)
     for (;;) {
         if (kw(a, i, e, K_OR) && kw(a, i + 1, e, K_REPLACE))
             i += 2;
-        else if (kw_in(a, i, e, flags))
+        else if (kw(a, i, e, K_TEMPORARY)) {
+            a->r.pins |= DAL_PIN_TEMP_TABLE;
+            a->r.temporary = 1;
+            i++;
+        } else if (kw_in(a, i, e, flags))
             i++;
         else if (kw(a, i, e, K_ALGORITHM))
             i += is_op(a, i + 1, e, "=") ? 3 : 1;
@@ -382,8 +386,10 @@ static int drop_stmt(an_t *a, int i, int e)
 {
     static const unsigned char what[] = {K_TABLE, K_TABLES, K_VIEW, 0};
 
-    if (kw(a, i, e, K_TEMPORARY))
+    if (kw(a, i, e, K_TEMPORARY)) {
+        a->r.temporary = 1;
         i++;
+    }
     if (kw_in(a, i, e, what)) {
         i++;
         if (kw(a, i, e, K_IF) && kw(a, i + 1, e, K_EXISTS))

@@ -276,15 +276,26 @@ int stmt_args_error(const char *fn, const void *handle, const void *sql,
 
 /* ---------------------------------------------------------------- driver */
 
-/* Run the routed and served statement: on the owner's connection when it
- * holds one (a transaction), else through the pools. */
-static int run(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+/* The statement may need the owner's connections (dal_stmt_ctx_t.holds). */
+static int owner_concerned(const dal_stmt_ctx_t *ctx, const dal_stmt_t *st)
 {
-    int rc;
+    return ctx->run_held != NULL && (ctx->holds || st->sql->pins);
+}
 
-    if (ctx->run_held == NULL)
+/* A statement the owner is concerned with: its look at the routes, then
+ * on the owner's connections when it holds them for st (a transaction, a
+ * session's pins), else through the pools. */
+static int run_owned(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, dal_stmt_t *st,
+                     dal_select_t *sel, dal_result_t **out, dal_error_t *err)
+{
+    int rc = ctx->routed != NULL ? ctx->routed(ctx->owner, ctx->snap, opts, st, err) : 0;
+
+    if (rc == 0)
+        rc = stmt_select(st, opts, sel, err);
+    if (rc != 0)
+        return rc;
+    if ((rc = ctx->run_held(ctx->owner, ctx->snap, st, out, err)) > 0)
         return stmt_run(st, ctx->snap, out, err);
-    rc = ctx->run_held(ctx->owner, st, out, err);
     stmt_emit(st, rc, *out);
     if (rc == 0)
         stmt_give_ids(st, *out);
@@ -305,8 +316,10 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                  : err_set(err, DAL_ESTATE,
                            "%s outside a session: transactions need dal_session_open, so "
                            "the connection stays with them", sql_kind_name(st.sql->kind));
+    else if (rc == 0 && owner_concerned(ctx, &st))
+        rc = run_owned(ctx, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
-        rc = run(ctx, &st, out, err);
+        rc = stmt_run(&st, ctx->snap, out, err);
     stmt_clear(&st);
     return rc;
 }

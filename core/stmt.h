@@ -122,10 +122,22 @@ typedef struct dal_stmt_ctx {
     /* BEGIN / COMMIT / ROLLBACK written as SQL; NULL: refused (outside a
      * session a transaction has no connection to stay on) */
     int (*txn_control)(void *owner, const dal_sql_t *sql, dal_result_t **out, dal_error_t *err);
-    /* run on a connection the owner holds (a transaction); NULL: through
-     * the pools */
-    int (*run_held)(void *owner, dal_stmt_t *st, dal_result_t **out, dal_error_t *err);
-    void *owner;                /* borrowed: passed to the two callbacks */
+    /* The two callbacks below are called only for a statement that may
+     * need the owner's connections: when `holds` (the owner holds some: a
+     * transaction, a session's pins) or when the statement leaves session
+     * state (dal_sql_t.pins).  Every other statement costs them nothing. */
+    int holds;
+    /* run on connections the owner holds; returns 1 when it holds none
+     * for st, which then runs through the pools; NULL: always the pools */
+    int (*run_held)(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
+                    dal_error_t *err);
+    /* after routing, before the servers are chosen: the owner checks the
+     * routes against the connections it holds, and may move a statement
+     * that names no table (opts: the caller's); NULL: nothing to check.
+     * Both get snap, the statement's snapshot (borrowed). */
+    int (*routed)(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                  dal_stmt_t *st, dal_error_t *err);
+    void *owner;                /* borrowed: passed to the callbacks */
 } dal_stmt_ctx_t;
 
 /* The whole path of one statement: prepare, choose servers, run (or hand

@@ -651,12 +651,31 @@ static size_t scheme_len(const char *s, const char *e)
 }
 
 /* [b, e) as one value: url_parse's split, the password replaced. */
+/*
+ * Whether user..at..e is the name a configuration source gives one version
+ * of its document, "etcd://HOST:PORT/PREFIX/config@REV" (maybe followed by
+ * ":LINE: ..." in a message), rather than USER:PASSWORD@HOST: the part
+ * before '@' holds a path ('/') and only a revision number follows it.  A
+ * host that is a bare number is no host anyone uses, so no password hides
+ * behind this shape.
+ */
+static int version_name(const char *user, const char *at, const char *e)
+{
+    const char *p = at + 1;
+
+    if (memchr(user, '/', (size_t)(at - user)) == NULL)
+        return 0;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    return p > at + 1 && (p == e || *p == ':');
+}
+
 static void mask_span(mask_out_t *o, const char *b, const char *e)
 {
     const char *at = memrchr(b, '@', (size_t)(e - b));
     const char *user = b, *colon;
 
-    if (at != NULL) {
+    if (at != NULL && !version_name(b + scheme_len(b, at), at, e)) {
         user = b + scheme_len(b, at);
         colon = memchr(user, ':', (size_t)(at - user));
         if (colon != NULL) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh -- dal's main job in one minute: a table sharded over four
 # MariaDB servers (100 physical tables, MTDDL's `mod` strategy), rows
-# written and read through dal, and `dal explain` showing where each went.
+# written and read through dal, `dal explain` showing where each went, and
+# the same table through dal-proxy with the `mariadb` client.
 #
 # Installs missing Debian packages, builds dal (in _build/), starts a
 # throwaway cluster under a temporary directory, and stops it at the end.
@@ -83,6 +84,22 @@ for i in 0 1 2 3; do
             "$i" "${ports[$i]}" "$i" "$t" "$id" "$poi" "$n"
     done
 done
+# the same table for any MySQL client: dal-proxy speaks the MySQL protocol
+pport=$(tests/cluster.sh free-port)
+{ cat "$ini"; printf '\n[proxy]\nlisten = 127.0.0.1:%s\ndatabase = shop\n[proxy user app]\npassword = ${DEMO_PASSWORD}\n' "$pport"; } > "$work/proxy.ini"
+say "dal-proxy -c proxy.ini &   # [proxy] listen = 127.0.0.1:$pport, database = shop, [proxy user app]"
+"$src/_build/proxy/dal-proxy" -c "$work/proxy.ini" > "$work/proxy.log" 2>&1 &
+proxypid=$!
+for _ in $(seq 50); do
+    mariadb -h127.0.0.1 -P"$pport" -uapp -p"$DEMO_PASSWORD" shop -e 'SELECT 1' >/dev/null 2>&1 && break
+    sleep 0.1
+done
+say "mariadb -h127.0.0.1 -P$pport -uapp -p shop   # the mariadb client, through dal-proxy"
+mariadb -h127.0.0.1 -P"$pport" -uapp -p"$DEMO_PASSWORD" shop --table -e \
+    "SHOW TABLES; SELECT id, name, price FROM wm_food WHERE wm_poi_id = 12345 ORDER BY id; SELECT COUNT(*) AS all_rows, SUM(price) AS total FROM wm_food"
+kill "$proxypid"
+wait "$proxypid" || true
+
 # a short workload with the Prometheus monitor on: watch it with curl
 mport=$(tests/cluster.sh free-port)
 { cat "$ini"; printf '\n[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%s\n' "$mport"; } > "$work/monitored.ini"

@@ -5,8 +5,10 @@
  * Every input goes through each decoder a client can reach: the packet
  * reader (fed in chunks the input chooses, with a small max_allowed_packet
  * so the limit is hit too), the handshake-response parser, the command
- * parser and the COM_STMT_EXECUTE decoder with a parameter count, earlier
- * types and long-data flags taken from the input.  What they return is
+ * parser, caching_sha2_password's cleartext password, the
+ * COM_STMT_EXECUTE decoder with a parameter count, earlier types and
+ * long-data flags taken from the input, and the splitter of
+ * multi-statement text.  What they return is
  * checked to lie inside the input; the binary-row builder then gets pieces
  * of the input as column values.  The input buffer is exactly `size`
  * bytes, so AddressSanitizer reports any read past its end.
@@ -69,6 +71,18 @@ static void fuzz_handshake_response(const uint8_t *data, size_t size)
     walk_attrs(hr.attrs);
 }
 
+/* caching_sha2_password's cleartext password (full authentication). */
+static void fuzz_cleartext_password(const uint8_t *data, size_t size)
+{
+    proto_str_t pw;
+    if (proto_parse_cleartext_password(data, size, &pw) != 0) {
+        CHECK(pw.ptr == NULL && pw.len == 0);
+        return;
+    }
+    check_str(pw, NULL, 0);
+    CHECK(pw.len == 0 || memchr(pw.ptr, '\0', pw.len) == NULL);
+}
+
 static void fuzz_command(const uint8_t *data, size_t size, uint32_t caps)
 {
     proto_cmd_t cmd;
@@ -98,6 +112,16 @@ static void fuzz_reader(const uint8_t *data, size_t size)
         int rc;
         while ((rc = proto_reader_next(&r, &pkt)) == 1) {
             CHECK(pkt.len <= r.max_packet);
+            size_t left;
+            const uint8_t *rest = proto_reader_unread(&r, &left);
+            CHECK(left == proto_reader_pending(&r) && (left == 0 || rest != NULL));
+            if (left > 0 && pkt.len == 32 && (data[0] & 0x80)) {
+                /* an SSLRequest: what follows changes hands */
+                volatile uint8_t sink = rest[left - 1];
+                (void)sink;
+                proto_reader_discard(&r);
+                CHECK(proto_reader_pending(&r) == 0);
+            }
             const uint8_t *base = g_base;
             size_t bsize = g_size;
             g_base = pkt.payload;  /* its strings point into the packet */
@@ -180,6 +204,22 @@ static void fuzz_binary_row(const uint8_t *data, size_t size)
     proto_buf_free(&b);
 }
 
+/* A multi-statement COM_QUERY text: the pieces cover the input in order,
+ * each ends before the next begins, and the splitting always advances. */
+static void fuzz_split(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    size_t len = size, n, next;
+
+    while (len > 0) {
+        n = proto_split_statement(text, len, &next);
+        CHECK(n <= len && next <= len && n <= next && next > 0);
+        (void)proto_sql_blank(text, n);
+        text += next;
+        len -= next;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -188,6 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_size = size;
     fuzz_reader(data, size);
     fuzz_handshake_response(data, size);
+    fuzz_cleartext_password(data, size);
     uint32_t caps = size >= 4 ? (uint32_t)(data[0] | data[1] << 8 | data[2] << 16
                                            | (uint32_t)data[3] << 24)
                               : 0xFFFFFFFFu;
@@ -196,5 +237,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_command(data + 4, size - 4, caps);
     fuzz_execute(data, size);
     fuzz_binary_row(data, size);
+    fuzz_split(data, size);
     return 0;
 }

@@ -57,13 +57,19 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* What a series is keyed by and holds. */
 typedef enum group {
-    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_META, NGROUPS
+    G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
+    G_META, G_SOURCE,
+    NGROUPS
 } group_t;
 
 /* Pool figures as DAL_EVENT_POOL names them (ev->kind), in value order. */
 static const char *const pool_figures[] = {"in_use", "idle", "waiting", "created", "closed",
                                            "timed_out"};
 #define NFIGURES (sizeof pool_figures / sizeof pool_figures[0])
+
+/* Client figures as DAL_EVENT_CLIENT names them, in value order. */
+static const char *const client_figures[] = {"connected", "accepted", "refused", "auth_failed"};
+#define NCLIENT (sizeof client_figures / sizeof client_figures[0])
 
 typedef struct group_def {
     const char *labels[NLABELS];
@@ -79,7 +85,10 @@ static const group_def_t groups[NGROUPS] = {
     [G_POOL] = {{"datasource", "server", NULL}, NFIGURES},
     [G_IDGEN] = {{"generator", NULL, NULL}, 2},   /* segments fetched, fetches failed */
     [G_RELOAD] = {{NULL, NULL, NULL}, 2},         /* reloads attempted, failed */
+    [G_PIN] = {{"datasource", "state", NULL}, 1}, /* connections pinned to sessions */
+    [G_CLIENT] = {{NULL, NULL, NULL}, NCLIENT},
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
+    [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
 
 typedef struct series {
@@ -354,6 +363,20 @@ static void on_pool(registry_t *r, const dal_event_t *ev)
     atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
 }
 
+/* Client figures are absolute, as pool figures. */
+static void on_client(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s;
+    size_t i;
+
+    for (i = 0; i < NCLIENT; i++)
+        if (ev->kind != NULL && strcmp(ev->kind, client_figures[i]) == 0)
+            break;
+    if (i == NCLIENT || (s = series_get(r, G_CLIENT, NULL, NULL, NULL)) == NULL)
+        return;
+    atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
+}
+
 /* Every attempt counts as a reload; a failed one counts as a failure too. */
 static void on_reload(registry_t *r, const dal_event_t *ev)
 {
@@ -362,6 +385,18 @@ static void on_reload(registry_t *r, const dal_event_t *ev)
     add(s, 0, 1);
     if (ev->error_code != 0)
         add(s, 1, 1);
+}
+
+/* The configuration source's state and revision are gauges. */
+static void on_source(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s = series_get(r, G_SOURCE, NULL, NULL, NULL);
+
+    if (s == NULL)
+        return;
+    atomic_store_explicit(&s->v[0], ev->kind != NULL && strcmp(ev->kind, "ok") != 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->v[1], ev->rows, memory_order_relaxed);
 }
 
 static void registry_event(registry_t *r, const dal_event_t *ev)
@@ -384,6 +419,15 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_IDGEN:
         add(series_get(r, G_IDGEN, ev->table, NULL, NULL), ev->error_code != 0, 1);
+        break;
+    case DAL_EVENT_PIN:
+        add(series_get(r, G_PIN, ev->datasource, ev->kind, NULL), 0, 1);
+        break;
+    case DAL_EVENT_CLIENT:
+        on_client(r, ev);
+        break;
+    case DAL_EVENT_SOURCE:
+        on_source(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -508,6 +552,13 @@ static const family_t families[] = {
     {"dal_id_segment_errors_total", "counter", "ID segment fetches that failed.", G_IDGEN, VALUE, 1},
     {"dal_config_reloads_total", "counter", "Configuration reloads attempted.", G_RELOAD, VALUE, 0},
     {"dal_config_reload_failures_total", "counter", "Configuration reloads that failed (the old configuration stays).", G_RELOAD, VALUE, 1},
+    {"dal_session_pins_total", "counter", "Connections pinned to a session to keep its server state, by datasource and the state that pinned it (user_variable, temporary_table, table_lock, named_lock, prepare, handler).", G_PIN, VALUE, 0},
+    {"dal_proxy_client_connections", "gauge", "Client connections dal-proxy serves now.", G_CLIENT, VALUE, 0},
+    {"dal_proxy_client_connections_accepted_total", "counter", "Client connections dal-proxy accepted.", G_CLIENT, VALUE, 1},
+    {"dal_proxy_client_connections_refused_total", "counter", "Client connections refused by max_connections (error 1040).", G_CLIENT, VALUE, 2},
+    {"dal_proxy_client_auth_failures_total", "counter", "Logins refused for a wrong user or password (error 1045).", G_CLIENT, VALUE, 3},
+    {"dal_config_source_unreachable", "gauge", "1 while no endpoint of the configuration store answers (the last good configuration keeps serving), else 0.", G_SOURCE, VALUE, 0},
+    {"dal_config_revision", "gauge", "The configuration store's revision of the configuration in force.", G_SOURCE, VALUE, 1},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "proxy.h"
 
 #define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
@@ -20,30 +22,44 @@ static const uint64_t server_caps =
     PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
     PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
-    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_RESULTS | PROTO_CLIENT_PS_MULTI_RESULTS |
+    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
+    PROTO_CLIENT_PS_MULTI_RESULTS |
     PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
     PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
 
 static const char native_plugin[] = "mysql_native_password";
+static const char sha2_plugin[] = "caching_sha2_password";
 
 /* ---------------------------------------------------------------- replies */
 
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
 {
     proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
+    c->failed = true;
+    if (c->state == CLIENT_COMMAND)
+        diag_error(c, code, msg);
 }
 
 uint16_t client_status(const proxy_client_t *c)
 {
-    return c->session != NULL ? (uint16_t)dal_session_status(c->session)
-                              : PROTO_SERVER_STATUS_AUTOCOMMIT;
+    uint16_t st = c->session != NULL ? (uint16_t)dal_session_status(c->session)
+                                     : PROTO_SERVER_STATUS_AUTOCOMMIT;
+
+    return c->more ? st | PROTO_SERVER_MORE_RESULTS_EXISTS : st;
+}
+
+void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                    unsigned int warnings, const char *info)
+{
+    proto_ok_t ok = {affected, insert_id, client_status(c), (uint16_t)warnings, info,
+                     info != NULL ? strlen(info) : 0, false};
+
+    proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
 }
 
 void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings)
 {
-    proto_ok_t ok = {affected, insert_id, client_status(c), (uint16_t)warnings, NULL, 0, false};
-
-    proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
+    client_ok_info(c, affected, insert_id, warnings, NULL);
 }
 
 static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
@@ -51,18 +67,21 @@ static void send_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id)
     client_ok(c, affected, insert_id, 0);
 }
 
-/* A server's own message, as the server sent it: dal's message starts
- * with the datasource ("datasource ds0 (url): error 1146 (42S02): ..."),
- * which clients that match a server's messages (test suites, ORMs reading
- * duplicate keys) do not expect. */
-static const char *server_message(const dal_error_t *err)
+/*
+ * A server's error as that server worded it.  dal's message puts the node
+ * in front ("datasource ds0 (dal@host:port/db): error 1146 (42S02): Table
+ * ... doesn't exist"); a MySQL client, an ORM or a test suite matches the
+ * server's own words, so the proxy sends those, and the node is in the
+ * monitors (dal_execution_errors_total names datasource and server).
+ */
+static const char *server_words(const dal_error_t *err)
 {
-    char tag[48];
+    char head[48];
     const char *p;
 
-    snprintf(tag, sizeof tag, ": error %u (%s): ", err->mysql_errno, err->sqlstate);
-    p = strstr(err->message, tag);
-    return p != NULL ? p + strlen(tag) : err->message;
+    snprintf(head, sizeof head, "): error %u (%s): ", err->mysql_errno, err->sqlstate);
+    p = strstr(err->message, head);
+    return p != NULL ? p + strlen(head) : err->message;
 }
 
 void client_dal_error(proxy_client_t *c, const dal_error_t *err)
@@ -70,7 +89,7 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
     switch (err->code) {
     case DAL_ESERVER:
         client_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
-                 server_message(err));
+                   server_words(err));
         return;
     case DAL_ESQL:
         client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
@@ -101,10 +120,12 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
         close(fd);
         return NULL;
     }
+    pthread_mutex_init(&c->session_mu, NULL);
     c->px = px;
     c->io = io;
     c->fd = fd;
     c->id = atomic_fetch_add(&px->next_id, 1) + 1;
+    kill_register(c);
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     proto_reader_init(&c->in, px->max_allowed_packet);
     if (proto_scramble_generate(c->scramble) != 0) {
@@ -115,7 +136,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     h.server_version = SERVER_VERSION;
     h.connection_id = c->id;
     h.scramble = c->scramble;
-    h.capabilities = server_caps;
+    h.capabilities = server_caps | (px->tls != NULL ? PROTO_CLIENT_SSL : 0);
     h.charset = CHARSET_UTF8MB4;
     h.status = PROTO_SERVER_STATUS_AUTOCOMMIT;
     h.auth_plugin = native_plugin;
@@ -124,34 +145,46 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     return c;
 }
 
+/* Close c's session and put s (NULL: none) in its place, under
+ * session_mu: a KILL QUERY from another client may be using the old one. */
+static void set_session(proxy_client_t *c, dal_session_t *s)
+{
+    pthread_mutex_lock(&c->session_mu);
+    dal_session_close(c->session);
+    c->session = s;
+    pthread_mutex_unlock(&c->session_mu);
+}
+
 void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
+    kill_unregister(c);
     stmt_free_all(c);
-    dal_session_close(c->session);
+    diag_free(c);
+    set_session(c, NULL);
+    pthread_mutex_destroy(&c->session_mu);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
+    tls_conn_free(c->tls);
+    proto_buf_free(&c->wire);
     free(c->cmd);
     if (c->fd >= 0)
         close(c->fd);
     free(c);
 }
 
-/* The stage 2 of user, or a fixed one when there is no such user: the
- * check then runs the same and fails, so timing does not tell which. */
-static const uint8_t *user_stage2(const proxy_t *px, const char *user, bool *known)
+/* The account of user, or a fixed one that no password matches when
+ * there is no such user: the checks then run the same and fail, so
+ * neither the reply nor its timing tells which.  Like a user with a
+ * password, nobody has a SHA-256 stage 2 (the fast path answers). */
+static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
 {
-    static const uint8_t nobody[PROTO_SHA1_LEN] = {0x5a};
-    size_t i;
+    static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
+    proxy_user_t u;
 
-    for (i = 0; i < px->nusers; i++)
-        if (strcmp(px->users[i].name, user) == 0) {
-            *known = true;
-            return px->users[i].stage2;
-        }
-    *known = false;
-    return nobody;
+    *known = users_find(px, user, &u);
+    return *known ? u : nobody;
 }
 
 static int deny(proxy_client_t *c, bool with_password)
@@ -162,6 +195,7 @@ static int deny(proxy_client_t *c, bool with_password)
              c->peer, with_password ? "YES" : "NO");
     client_err(c, 1045, "28000", msg);
     c->state = CLIENT_CLOSING;
+    proxy_count(c->px, "auth_failed", atomic_fetch_add(&c->px->auth_failed, 1) + 1);
     return 0;
 }
 
@@ -187,27 +221,108 @@ static const char *handshake_charset(uint8_t id)
     return NULL;
 }
 
-/* Check the 20-byte native response, then open the session in the
- * handshake's character set (as SET NAMES). */
-static int authenticate(proxy_client_t *c, const void *resp, size_t len)
+/* The password checked: open the session in the handshake's character
+ * set (as SET NAMES) and say OK. */
+static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
-    bool known;
-    const uint8_t *stage2 = user_stage2(c->px, c->user, &known);
-    bool ok = proto_native_verify(c->scramble, resp, len, stage2);
+    dal_session_t *s = NULL;
 
-    if (!ok || !known)
-        return deny(c, len > 0);
-    if (dal_session_open(c->px->dal, &c->session, &err) != 0 ||
+    if (dal_session_open(c->px->dal, &s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
-         dal_session_set_var(c->session, "names", handshake_charset(c->charset), &err) != 0)) {
+         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
+        dal_session_close(s);
         client_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
+    set_session(c, s);
     c->state = CLIENT_COMMAND;
     send_ok(c, 0, 0);
     return 0;
+}
+
+/* Check the 20-byte mysql_native_password response. */
+static int authenticate(proxy_client_t *c, const void *resp, size_t len)
+{
+    bool known;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    if (!proto_native_verify(c->scramble, resp, len, u.stage2) || !known)
+        return deny(c, len > 0);
+    return logged_in(c);
+}
+
+/*
+ * A caching_sha2_password scramble.  Fast path: a user whose password
+ * dal-proxy knows and whose scramble matches gets AuthMoreData "fast auth
+ * success" and OK.  Anything else -- a wrong password, a password_hash
+ * user (the hash cannot check a SHA-256 scramble), no such user -- goes
+ * the one same way, so the replies do not tell which: over TLS the client
+ * is asked for its password in clear ("perform full authentication"), as
+ * MySQL does after a failed fast path; without TLS it would have to be
+ * RSA-encrypted, which dal-proxy does not do, so the client is switched to
+ * mysql_native_password, as servers switch clients whose plugin they do
+ * not take.
+ */
+static int sha2_check(proxy_client_t *c, const proto_str_t *resp)
+{
+    static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
+    static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
+    bool known;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    if (u.has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u.sha2) && known) {
+        proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
+        return logged_in(c);
+    }
+    if (c->tls != NULL) {
+        proto_build_auth_more_data(&c->out, &c->seq, &full, 1);
+        c->state = CLIENT_SHA2_FULL;
+        return 0;
+    }
+    proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_AUTH_SWITCH;
+    return 0;
+}
+
+/* A login whose first response names caching_sha2_password although the
+ * handshake offered mysql_native_password.  Some clients (PyMySQL told to)
+ * computed it on the handshake's scramble: it is checked.  The MySQL and
+ * MariaDB client libraries do not show a plugin data prepared for another
+ * one and send none: over TLS they are asked again by an AuthSwitchRequest
+ * to the same plugin, without TLS switched to native at once -- a client
+ * is switched once at most, and every user the same way. */
+static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
+{
+    if (resp->len == PROTO_SHA256_LEN || c->tls == NULL)
+        return sha2_check(c, resp);
+    proto_build_auth_switch(&c->out, &c->seq, sha2_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_SHA2_SWITCH;
+    return 0;
+}
+
+/* The cleartext password of a full caching_sha2_password authentication
+ * (only ever asked for over TLS), checked against the native stage 2 and
+ * wiped from the reader's buffer. */
+static int sha2_password(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_str_t pw;
+    bool known, ok;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    c->seq = pkt->next_seq;
+    ok = proto_parse_cleartext_password(pkt->payload, pkt->len, &pw) == 0 && pw.len > 0 &&
+         proto_native_verify_password(pw.ptr, pw.len, u.stage2) && known;
+    OPENSSL_cleanse((void *)pkt->payload, pkt->len);
+    return ok ? logged_in(c) : deny(c, pkt->len > 1);
+}
+
+/* Whether p (n bytes) names plugin. */
+static bool is_plugin(const proto_str_t *p, const char *plugin)
+{
+    return p->len == strlen(plugin) && memcmp(p->ptr, plugin, p->len) == 0;
 }
 
 static bool is_our_db(const proxy_client_t *c, const char *p, size_t n)
@@ -224,8 +339,10 @@ static void unknown_db(proxy_client_t *c, const char *p, size_t n)
 }
 
 /* A login as user (the handshake's or COM_CHANGE_USER's): the schema must
- * be ours; a client that answered for another plugin (plugin NULL: none
- * named) is asked again for ours; else the response is checked. */
+ * be ours (and the connection TLS when require_tls is on); a response for
+ * caching_sha2_password is taken as such, a client that answered for
+ * another plugin is asked again for ours (plugin NULL: none named, so
+ * native); else the response is checked. */
 static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *db,
                  const proto_str_t *plugin, const proto_str_t *resp)
 {
@@ -236,9 +353,16 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
         c->state = CLIENT_CLOSING;
         return 0;
     }
-    if (plugin != NULL && plugin->ptr != NULL &&
-        (plugin->len != strlen(native_plugin) ||
-         memcmp(plugin->ptr, native_plugin, plugin->len) != 0)) {
+    if (c->px->require_tls && c->tls == NULL) {
+        client_err(c, 3159, "HY000", /* ER_SECURE_TRANSPORT_REQUIRED */
+                   "Connections using insecure transport are prohibited: "
+                   "dal-proxy has require_tls = on");
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    if (plugin != NULL && plugin->ptr != NULL && is_plugin(plugin, sha2_plugin))
+        return sha2_login(c, resp);
+    if (plugin != NULL && plugin->ptr != NULL && !is_plugin(plugin, native_plugin)) {
         proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
                                 PROTO_SCRAMBLE_LEN);
         c->state = CLIENT_AUTH_SWITCH;
@@ -247,19 +371,37 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
     return authenticate(c, resp->ptr, resp->len);
 }
 
+/* After an SSLRequest: what follows on the socket is TLS.  The bytes that
+ * came behind the request (the start of the client's TLS handshake) are
+ * the session's first; the real handshake response comes through it. */
+static int start_tls(proxy_client_t *c)
+{
+    size_t n;
+    const uint8_t *rest = proto_reader_unread(&c->in, &n);
+
+    if ((c->tls = tls_conn_new(c->px->tls)) == NULL || tls_conn_feed(c->tls, rest, n) != 0)
+        return -1;
+    proto_reader_discard(&c->in);
+    return 0;
+}
+
 static int handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_handshake_response_t r;
     int rc = proto_parse_handshake_response(pkt->payload, pkt->len, &r);
 
     c->seq = pkt->next_seq;
+    if (rc == 0 && r.ssl_request && c->px->tls != NULL && c->tls == NULL)
+        return start_tls(c);
     if (rc != 0 || r.ssl_request) {
-        client_err(c, 1043, "08S01", r.ssl_request ? "TLS is not enabled on this dal-proxy"
-                                                : "Bad handshake");
+        client_err(c, 1043, "08S01", r.ssl_request && c->tls == NULL
+                                         ? "TLS is not enabled on this dal-proxy"
+                                         : "Bad handshake");
         c->state = CLIENT_CLOSING;
         return 0;
     }
     c->caps = r.capabilities & server_caps;
+    c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
     c->charset = r.charset;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
@@ -283,19 +425,32 @@ static void init_db(proxy_client_t *c, const proto_str_t *db);
 
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
-static void one_value(proxy_client_t *c, const char *name, const char *value)
+static void one_value_typed(proxy_client_t *c, const char *name, const char *value,
+                            bool number)
 {
     proto_column_t col;
     const char *vals[1] = {value};
 
     memset(&col, 0, sizeof col);
     col.name = col.org_name = name;
-    col.charset = CHARSET_UTF8MB4;
-    col.length = 256;
-    col.type = PROTO_TYPE_VAR_STRING;
+    if (number) { /* BIGINT UNSIGNED NOT NULL, as CONNECTION_ID() is */
+        col.charset = 63; /* binary */
+        col.length = 21;
+        col.type = PROTO_TYPE_LONGLONG;
+        col.flags = PROTO_NOT_NULL_FLAG | PROTO_UNSIGNED_FLAG | PROTO_BINARY_FLAG;
+    } else {
+        col.charset = CHARSET_UTF8MB4;
+        col.length = 256;
+        col.type = PROTO_TYPE_VAR_STRING;
+    }
     proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+}
+
+static void one_value(proxy_client_t *c, const char *name, const char *value)
+{
+    one_value_typed(c, name, value, false);
 }
 
 static bool local_answer(proxy_client_t *c, const char *sql)
@@ -312,7 +467,7 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         if (client_word_is(&q, "CONNECTION_ID()")) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
-            one_value(c, "CONNECTION_ID()", id);
+            one_value_typed(c, "CONNECTION_ID()", id, true);
             return true;
         }
         q = p;
@@ -322,18 +477,14 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         }
         return false;
     }
-    p = sql;
-    if (client_word_is(&p, "KILL")) {
-        /* a server's KILL would end one of dal's pooled connections */
-        client_err(c, 1235, "42000", "KILL is not supported by dal-proxy yet");
+    if (kill_statement(c, sql))
         return true;
-    }
     p = sql;
     if (client_word_is(&p, "SHOW") && client_word_is(&p, "DATABASES")) {
         one_value(c, "Database", c->px->database);
         return true;
     }
-    return schema_show_tables(c, sql);
+    return schema_show_tables(c, sql) || schema_describe(c, sql);
 }
 
 void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
@@ -365,6 +516,12 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
 
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
 {
+    client_result_map(c, r, binary, NULL, NULL);
+}
+
+void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
+                       void *user)
+{
     size_t n = dal_result_column_count(r), i;
     proto_column_t *cols;
     const char **vals;
@@ -372,9 +529,10 @@ void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
     dal_error_t err;
     int rc;
 
+    diag_take(c, r);
     if (n == 0) {
-        client_ok(c, dal_result_affected_rows(r), dal_result_insert_id(r),
-                     dal_result_warning_count(r));
+        client_ok_info(c, dal_result_affected_rows(r), dal_result_insert_id(r),
+                       dal_result_warning_count(r), dal_result_info(r));
         return;
     }
     cols = calloc(n, sizeof *cols);
@@ -388,8 +546,11 @@ void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
         client_column(r, i, &cols[i]);
     proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, client_status(c));
     while ((rc = dal_result_next(r, &err)) == 1) {
-        for (i = 0; i < n; i++)
+        for (i = 0; i < n; i++) {
             vals[i] = dal_result_text(r, i, &lens[i]);
+            if (map != NULL && vals[i] != NULL)
+                map(user, i, &vals[i], &lens[i]);
+        }
         if (!binary)
             proto_build_text_row(&c->out, &c->seq, n, vals, lens);
         else if (proto_build_binary_row(&c->out, &c->seq, cols, n, vals, lens) != 0)
@@ -477,9 +638,95 @@ static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_
     return rc;
 }
 
+/* err as dal_session_set_var would fill it for a statement it refuses. */
+static int set_refused(dal_error_t *err, const char *why)
+{
+    err->code = DAL_EUNSUPPORTED;
+    err->mysql_errno = 0;
+    snprintf(err->message, sizeof err->message, "%s", why);
+    return DAL_EUNSUPPORTED;
+}
+
+/* ISOLATION LEVEL's value at *p, as tx_isolation takes it, or NULL. */
+static const char *isolation_level(const char **p)
+{
+    static const char *const levels[][3] = {
+        {"READ", "UNCOMMITTED", "'READ-UNCOMMITTED'"}, {"READ", "COMMITTED", "'READ-COMMITTED'"},
+        {"REPEATABLE", "READ", "'REPEATABLE-READ'"}, {"SERIALIZABLE", NULL, "'SERIALIZABLE'"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        const char *q = *p;
+        if (client_word_is(&q, levels[i][0]) &&
+            (levels[i][1] == NULL || client_word_is(&q, levels[i][1]))) {
+            *p = q;
+            return levels[i][2];
+        }
+    }
+    return NULL;
+}
+
+/* The characteristics of SET SESSION TRANSACTION at p (ISOLATION LEVEL x,
+ * READ ONLY, READ WRITE, comma-separated): the session variables they
+ * are, so that every backend connection of the session gets them.  All
+ * are read before any is set, so a mistake sets none. */
+static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t *err)
+{
+    const char *level = NULL, *read_only = NULL;
+    int rc;
+
+    for (;;) {
+        if (client_word_is(&p, "ISOLATION") && client_word_is(&p, "LEVEL")) {
+            if ((level = isolation_level(&p)) == NULL)
+                return set_refused(err, "SET SESSION TRANSACTION: unknown isolation level");
+        } else if (client_word_is(&p, "READ")) {
+            read_only = client_word_is(&p, "ONLY") ? "1" : client_word_is(&p, "WRITE") ? "0" : NULL;
+            if (read_only == NULL)
+                return set_refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
+        } else {
+            return set_refused(err, "SET SESSION TRANSACTION takes ISOLATION LEVEL, READ ONLY "
+                                    "and READ WRITE");
+        }
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != '\0' && *p != ';')
+        return set_refused(err, "SET SESSION TRANSACTION: unexpected text after it");
+    rc = level ? dal_session_set_var(c->session, "tx_isolation", level, err) : 0;
+    if (rc == 0 && read_only != NULL)
+        rc = dal_session_set_var(c->session, "tx_read_only", read_only, err);
+    return rc;
+}
+
+/* SET [SESSION] TRANSACTION after SET at p: 1 (answered) if it is one.
+ * Without SESSION it is for the next transaction only, which would run on
+ * another connection than the SET: refused rather than lost. */
+static int set_transaction(proxy_client_t *c, const char *p)
+{
+    dal_error_t err;
+    int session = client_word_is(&p, "SESSION") || client_word_is(&p, "LOCAL");
+
+    if (!client_word_is(&p, "TRANSACTION"))
+        return 0;
+    if (!session)
+        set_refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
+                          "dal-proxy (its statements run on pooled connections): use SET "
+                          "SESSION TRANSACTION ..., or START TRANSACTION READ ONLY");
+    if (!session || set_txn_characteristics(c, p, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        send_ok(c, 0, 0);
+    return 1;
+}
+
 /* SET of session variables and SET NAMES: kept by the dal session, which
- * applies them to every connection it takes.  0 if sql is not such a SET
- * (user variables, GLOBAL, PASSWORD, TRANSACTION go to the servers). */
+ * applies them to every connection it takes; SET [SESSION] TRANSACTION
+ * too (set_transaction).  0 if sql is not such a SET (user variables,
+ * GLOBAL, PASSWORD go to the servers). */
 int client_session_set(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q, *end;
@@ -509,9 +756,12 @@ int client_session_set(proxy_client_t *c, const char *sql)
     p = sql;
     if (!client_word_is(&p, "SET"))
         return 0;
+    if (set_transaction(c, p))
+        return 1;
     q = p;
-    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") || client_word_is(&q, "TRANSACTION") ||
-        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") || client_word_is(&q, "DEFAULT"))
+    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") ||
+        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") ||
+        client_word_is(&q, "DEFAULT"))
         return 0;
     while (isspace((unsigned char)*q))
         q++;
@@ -566,6 +816,8 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_error_t err;
     const char *p = sql;
 
+    if (diag_statement(c, sql))
+        return;
     /* as a server: nothing is an error, comments alone are done */
     while (isspace((unsigned char)*p))
         p++;
@@ -597,6 +849,44 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_result_free(r);
 }
 
+/* One statement of a COM_QUERY: a NUL-terminated copy for the library. */
+static void run_piece(proxy_client_t *c, const char *text, size_t len)
+{
+    char *sql = strndup(text, len);
+
+    if (sql == NULL) {
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        return;
+    }
+    run_query(c, sql);
+    free(sql);
+}
+
+/* COM_QUERY.  With multi-statements on, each statement's result follows
+ * the one before, flagged SERVER_MORE_RESULTS_EXISTS, and the first error
+ * ends the list, as a server does. */
+static void run_text(proxy_client_t *c, const char *text, size_t len)
+{
+    size_t n, next;
+
+    if (!c->multi || proto_sql_blank(text, len)) {
+        run_piece(c, text, len);
+        return;
+    }
+    for (;;) {
+        n = proto_split_statement(text, len, &next);
+        c->more = !proto_sql_blank(text + next, len - next);
+        c->failed = false;
+        if (!proto_sql_blank(text, n))
+            run_piece(c, text, n);
+        if (!c->more || c->failed || c->state == CLIENT_CLOSING)
+            break;
+        text += next;
+        len -= next;
+    }
+    c->more = false;
+}
+
 static void init_db(proxy_client_t *c, const proto_str_t *db)
 {
     if (is_our_db(c, db->ptr, db->len))
@@ -612,15 +902,13 @@ static void init_db(proxy_client_t *c, const proto_str_t *db)
 static void change_user(proxy_client_t *c, const proto_change_user_t *cu)
 {
     stmt_free_all(c);
-    dal_session_close(c->session);
-    c->session = NULL;
+    set_session(c, NULL);
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }
 
-void client_run(proxy_client_t *c)
+static void run_command(proxy_client_t *c)
 {
     proto_cmd_t cmd;
-    char *sql;
     int rc = proto_parse_command(c->cmd, c->cmd_len, (uint32_t)c->caps, &cmd);
 
     if (rc != 0) {
@@ -629,15 +917,13 @@ void client_run(proxy_client_t *c)
     }
     switch (cmd.cmd) {
     case PROTO_COM_QUERY:
-        if ((sql = strndup(cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len)) == NULL) {
-            client_err(c, 1037, "HY001", "dal-proxy: out of memory");
-            return;
-        }
-        run_query(c, sql);
-        free(sql);
+        run_text(c, cmd.u.text.ptr ? cmd.u.text.ptr : "", cmd.u.text.len);
         return;
     case PROTO_COM_STMT_PREPARE:
         stmt_prepare(c, cmd.u.text.ptr, cmd.u.text.len);
+        return;
+    case PROTO_COM_FIELD_LIST:
+        schema_field_list(c, &cmd.u.field_list.table, &cmd.u.field_list.wildcard);
         return;
     case PROTO_COM_STMT_EXECUTE:
         stmt_execute(c, c->cmd, c->cmd_len);
@@ -646,11 +932,10 @@ void client_run(proxy_client_t *c)
         change_user(c, &cmd.u.change_user);
         return;
     case PROTO_COM_RESET_CONNECTION: {
+        /* the session's transaction, variables and pinned connections go */
         dal_error_t err;
         stmt_free_all(c);
-        dal_session_close(c->session);
-        c->session = NULL;
-        if (dal_session_open(c->px->dal, &c->session, &err) != 0)
+        if (dal_session_reset(c->session, &err) != 0)
             client_dal_error(c, &err);
         else
             send_ok(c, 0, 0);
@@ -660,6 +945,13 @@ void client_run(proxy_client_t *c)
         client_err(c, 1295, "HY000", "This command is not supported by dal-proxy yet");
         return;
     }
+}
+
+void client_run(proxy_client_t *c)
+{
+    atomic_store(&c->running, true);
+    run_command(c);
+    atomic_store(&c->running, false);
 }
 
 /* A command the I/O thread answers at once (no SQL), or 1: a worker's. */
@@ -682,10 +974,13 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
         else
             init_db(c, &cmd.u.text);
         return 0;
-    case PROTO_COM_FIELD_LIST:
-        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
-        return 0;
     case PROTO_COM_SET_OPTION:
+        if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0 ||
+            cmd.u.option > PROTO_OPTION_MULTI_STATEMENTS_OFF) {
+            client_err(c, 1047, "08S01", "Unknown COM_SET_OPTION");
+            return 0;
+        }
+        c->multi = cmd.u.option == PROTO_OPTION_MULTI_STATEMENTS_ON;
         proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
         return 0;
     case PROTO_COM_STMT_SEND_LONG_DATA:
@@ -724,6 +1019,15 @@ int client_input(proxy_client_t *c)
         case CLIENT_AUTH_SWITCH:
             c->seq = pkt.next_seq;
             rc = authenticate(c, pkt.payload, pkt.len);
+            break;
+        case CLIENT_SHA2_SWITCH: {
+            proto_str_t resp = {(const char *)pkt.payload, pkt.len};
+            c->seq = pkt.next_seq;
+            rc = sha2_check(c, &resp);
+            break;
+        }
+        case CLIENT_SHA2_FULL:
+            rc = sha2_password(c, &pkt);
             break;
         default:
             rc = command(c, &pkt);

@@ -27,8 +27,8 @@ static const char usage_text[] =
     "  -h, --help          this text\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop accepting, let running statements finish,\n"
-    "and exit; SIGHUP reloads FILE (routing and datasources; users and listen\n"
-    "addresses are read at start).  See docs/proxy.md.\n";
+    "and exit; SIGHUP reloads FILE (routing, datasources and users; listen\n"
+    "addresses, threads and TLS files are read at start).  See docs/proxy.md.\n";
 
 typedef struct options {
     const char *config, *listen, *plugin_dir;
@@ -74,37 +74,6 @@ static int parse_options(int argc, char **argv, options_t *o)
     return 0;
 }
 
-/* The accounts of the configuration: each with its mysql_native_password
- * stage 2, from the password or from password_hash. */
-static int load_users(proxy_t *px, const dal_proxy_info_t *info)
-{
-    size_t i, n = dal_proxy_info_user_count(info);
-
-    if ((px->users = calloc(n ? n : 1, sizeof *px->users)) == NULL)
-        return -1;
-    for (i = 0; i < n; i++) {
-        const char *pw = NULL, *hash = NULL;
-        const char *name = dal_proxy_info_user(info, i, &pw, &hash);
-        if ((px->users[i].name = strdup(name)) == NULL)
-            return -1;
-        px->nusers++;
-        if (pw != NULL)
-            proto_native_stage2(pw, strlen(pw), px->users[i].stage2);
-        else if (proto_native_hash_parse(hash, px->users[i].stage2) != 0)
-            return -1; /* dal checked the form already */
-    }
-    return 0;
-}
-
-static void free_users(proxy_t *px)
-{
-    size_t i;
-
-    for (i = 0; i < px->nusers; i++)
-        free(px->users[i].name);
-    free(px->users);
-}
-
 /* The thread that takes the signals (blocked in every other thread). */
 static void *signals_main(void *arg)
 {
@@ -131,6 +100,33 @@ static void *signals_main(void *arg)
     }
 }
 
+/* The TLS context of [proxy] tls_cert/tls_key into px->tls (NULL without
+ * them): 0, or -1 with a message naming config. */
+static int load_tls(proxy_t *px, const dal_proxy_info_t *info, const char *config)
+{
+    const char *cert = dal_proxy_info_tls_cert(info), *key = dal_proxy_info_tls_key(info);
+    char msg[512];
+
+    px->require_tls = dal_proxy_info_require_tls(info) != 0;
+    if (cert == NULL || key == NULL)
+        return 0;
+    if ((px->tls = tls_context_new(cert, key, msg, sizeof msg)) == NULL) {
+        fprintf(stderr, "dal-proxy: %s: [proxy] %s\n", config, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* What `dal check` checks (the TLS files readable and PEM of the right
+ * kind, at their lines); whether the key is the certificate's is known
+ * when dal-proxy starts, since checking opens no datasource or monitor. */
+/* How much of a location may be printed: a store URL's ?OPTIONS may hold
+ * a password. */
+static int shown(const char *config)
+{
+    return (int)(strstr(config, "://") ? strcspn(config, "?") : strlen(config));
+}
+
 static int check_only(const char *config, const dal_open_opts_t *opts)
 {
     dal_error_t err;
@@ -139,7 +135,7 @@ static int check_only(const char *config, const dal_open_opts_t *opts)
         fprintf(stderr, "dal-proxy: %s\n", err.message);
         return 1;
     }
-    printf("%s: ok\n", config);
+    printf("%.*s: ok\n", shown(config), config);
     return 0;
 }
 
@@ -168,13 +164,15 @@ int main(int argc, char **argv)
     }
     px.max_connections = dal_proxy_info_max_connections(info);
     px.max_allowed_packet = dal_proxy_info_max_allowed_packet(info);
-    if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || load_users(&px, info) != 0) {
+    if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || users_load(&px) != 0) {
         fprintf(stderr, "dal-proxy: out of memory\n");
         return 1;
     }
+    if (load_tls(&px, info, o.config) != 0)
+        return 1;
     if (px.nusers == 0)
-        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %s: nobody can connect\n",
-                o.config);
+        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
+                shown(o.config), o.config);
     /* every thread made from here on inherits the blocked signals */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -187,7 +185,8 @@ int main(int argc, char **argv)
     rc = proxy_serve(&px, o.listen ? o.listen : dal_proxy_info_listen(info),
                      o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
     dal_proxy_info_free(info);
-    free_users(&px);
+    tls_context_free(px.tls);
+    users_free(&px);
     free(px.database);
     dal_close(px.dal);
     return rc == 0 ? 0 : 1;

@@ -124,6 +124,16 @@ bool proto_native_verify(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const void 
     return ok;
 }
 
+bool proto_native_verify_password(const char *password, size_t len,
+                                  const uint8_t stage2[PROTO_SHA1_LEN])
+{
+    uint8_t check[PROTO_SHA1_LEN];
+    proto_native_stage2(password, len, check);
+    bool ok = CRYPTO_memcmp(check, stage2, PROTO_SHA1_LEN) == 0;
+    OPENSSL_cleanse(check, sizeof check);
+    return ok;
+}
+
 /* ================================================== caching_sha2_password */
 
 void proto_sha2_stage2(const char *password, size_t len, uint8_t out[PROTO_SHA256_LEN])

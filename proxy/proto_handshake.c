@@ -157,6 +157,20 @@ int proto_parse_handshake_response(const void *payload, size_t len,
     return read_response_tail(&c, caps, out);
 }
 
+int proto_parse_cleartext_password(const void *payload, size_t len, proto_str_t *password)
+{
+    const char *p = payload;
+    password->ptr = NULL;
+    password->len = 0;
+    if (len > 0 && p[len - 1] == '\0')
+        len--;
+    if (len > 0 && memchr(p, '\0', len))
+        return PROTO_EMALFORMED;
+    password->ptr = len > 0 ? p : NULL;
+    password->len = len;
+    return 0;
+}
+
 int proto_build_auth_switch(proto_buf_t *b, uint8_t *seq, const char *plugin, const void *data,
                             size_t n)
 {

@@ -17,10 +17,11 @@ int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t
     proto_put_lenenc(b, ok->last_insert_id);
     proto_put_u16(b, ok->status);
     proto_put_u16(b, ok->warnings);
-    if (caps & PROTO_CLIENT_SESSION_TRACK)
+    /* length-encoded either way: servers send it so, and clients (the
+     * MariaDB and MySQL client libraries) read it so, whatever the
+     * protocol's description of the no-session-track case says */
+    if ((caps & PROTO_CLIENT_SESSION_TRACK) || (ok->info != NULL && ok->info_len > 0))
         proto_put_lenenc_str(b, ok->info, ok->info ? ok->info_len : 0);
-    else if (ok->info)
-        proto_put_bytes(b, ok->info, ok->info_len);
     return proto_finish(b, start, seq);
 }
 
@@ -76,11 +77,9 @@ int proto_build_column_count(proto_buf_t *b, uint8_t *seq, uint64_t n)
     return proto_finish(b, start, seq);
 }
 
-int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
+/* ColumnDefinition41's fields, into a packet begun by the caller. */
+static void put_column(proto_buf_t *b, const proto_column_t *col)
 {
-    size_t start;
-    if (proto_begin(b, &start) != 0)
-        return b->err;
     proto_put_lenenc_str(b, "def", 3);
     proto_put_lenenc_cstr(b, col->schema);
     proto_put_lenenc_cstr(b, col->table);
@@ -94,6 +93,24 @@ int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
     proto_put_u16(b, col->flags);
     proto_put_u8(b, col->decimals);
     proto_put_zeros(b, 2);
+}
+
+int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
+{
+    size_t start;
+    if (proto_begin(b, &start) != 0)
+        return b->err;
+    put_column(b, col);
+    return proto_finish(b, start, seq);
+}
+
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
+{
+    size_t start;
+    if (proto_begin(b, &start) != 0)
+        return b->err;
+    put_column(b, col);
+    proto_put_lenenc_null(b);
     return proto_finish(b, start, seq);
 }
 

@@ -369,6 +369,17 @@ size_t proto_reader_pending(const proto_reader_t *r)
     return r->in_len - r->in_start;
 }
 
+const uint8_t *proto_reader_unread(const proto_reader_t *r, size_t *n)
+{
+    *n = r->in_len - r->in_start;
+    return r->in ? r->in + r->in_start : NULL;
+}
+
+void proto_reader_discard(proto_reader_t *r)
+{
+    r->in_start = r->in_len = 0;
+}
+
 /* ================================================================= cursor */
 
 void proto_cur_init(proto_cur_t *c, const void *payload, size_t len)

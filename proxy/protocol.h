@@ -336,6 +336,13 @@ int proto_reader_next(proto_reader_t *r, proto_packet_t *pkt);
 const char *proto_reader_message(const proto_reader_t *r);
 /* Bytes received and not yet returned as packets. */
 size_t proto_reader_pending(const proto_reader_t *r);
+/* Those bytes themselves (borrowed: valid until the next proto_reader_*
+ * call on r), *n set to proto_reader_pending(r); then proto_reader_discard
+ * forgets them.  For a stream that changes its framing after a packet (the
+ * TLS handshake after an SSLRequest): what came after the packet belongs to
+ * the new layer. */
+const uint8_t *proto_reader_unread(const proto_reader_t *r, size_t *n);
+void proto_reader_discard(proto_reader_t *r);
 
 /* ================================================================= cursor */
 
@@ -469,6 +476,17 @@ bool proto_sha2_verify_password(const uint8_t scramble[PROTO_SCRAMBLE_LEN],
                                 const void *response, size_t response_len,
                                 const char *password, size_t len);
 
+/* caching_sha2_password's full authentication: over TLS the client sends
+ * its password in clear, ended by a NUL.  *password borrows from payload,
+ * without the NUL; PROTO_EMALFORMED if a NUL is inside it (no password
+ * holds one), and a payload without the final NUL is taken whole. */
+int proto_parse_cleartext_password(const void *payload, size_t len, proto_str_t *password);
+/* Whether password (len bytes) is the one whose mysql_native_password
+ * stage 2 is given, in time independent of where they differ: the check of
+ * a cleartext password against what `password_hash` stores. */
+bool proto_native_verify_password(const char *password, size_t len,
+                                  const uint8_t stage2[PROTO_SHA1_LEN]);
+
 /* AuthMoreData status bytes of caching_sha2_password. */
 #define PROTO_SHA2_FAST_AUTH_SUCCESS 0x03
 #define PROTO_SHA2_PERFORM_FULL_AUTH 0x04
@@ -494,9 +512,10 @@ typedef struct proto_ok {
                                  result set under CLIENT_DEPRECATE_EOF */
 } proto_ok_t;
 
-/* OK packet.  With CLIENT_SESSION_TRACK in caps the info is a lenenc
- * string (no session state data is written: the caller must not set
- * SERVER_SESSION_STATE_CHANGED), else the rest of the packet. */
+/* OK packet.  The info is a lenenc string, as servers write it and client
+ * libraries read it; without CLIENT_SESSION_TRACK in caps an empty info is
+ * left out (no session state data is written: the caller must not set
+ * SERVER_SESSION_STATE_CHANGED). */
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok);
 /* ERR packet: code, '#' + sqlstate (5 characters; NULL means "HY000"),
  * message (borrowed, NUL-terminated; NULL is ""). PROTO_EINVAL for a
@@ -529,6 +548,9 @@ typedef struct proto_column {
 
 /* ColumnDefinition41. */
 int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
+/* The same as a reply to COM_FIELD_LIST: followed by the column's default
+ * value, sent as NULL (unknown); the list ends with proto_build_end. */
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
 /* The head of a result set: the count, n definitions and (without
  * CLIENT_DEPRECATE_EOF) an EOF carrying status. */
 int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_column_t *cols,
@@ -665,5 +687,23 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t
                            const proto_column_t *params, uint16_t nparams,
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status);
+
+/* ------------------------------------------------- multi-statement text */
+
+/*
+ * A COM_QUERY of a client with CLIENT_MULTI_STATEMENTS holds statements
+ * separated by `;`.  proto_split_statement finds the end of the first
+ * statement of text[0..len): the first `;` outside quotes ('', "", ``),
+ * comments (-- , #, and C-style ones, executable ones included) and
+ * parentheses.  It returns that statement's length (the `;` excluded) and
+ * sets *next to where the rest begins (past the `;`; len when there is
+ * none).  A compound statement, whose body has `;` of its own (CREATE
+ * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and BEGIN
+ * NOT ATOMIC), is not split: the whole text is one statement, as the
+ * server's parser would read it.
+ */
+size_t proto_split_statement(const char *text, size_t len, size_t *next);
+/* True when text[0..len) holds nothing but spaces, `;` and comments. */
+bool proto_sql_blank(const char *text, size_t len);
 
 #endif

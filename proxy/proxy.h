@@ -19,28 +19,42 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <dal/dal.h>
 
 #include "protocol.h"
 
 struct proxy_io;
+typedef struct proxy_tls proxy_tls_t;
+typedef struct proxy_tls_conn proxy_tls_conn_t;
+typedef struct proxy_diag proxy_diag_t;
 
-/* One account of [proxy user NAME]: what authentication checks. */
+/* One account of [proxy user NAME]: what authentication checks.  A
+ * password_hash gives only the native stage 2; a password gives both, so
+ * caching_sha2_password's fast path can check the user too. */
 typedef struct proxy_user {
-    char *name;                       /* owned */
-    uint8_t stage2[PROTO_SHA1_LEN];   /* SHA1(SHA1(password)) */
+    char *name;                         /* owned */
+    uint8_t stage2[PROTO_SHA1_LEN];     /* SHA1(SHA1(password)) */
+    bool has_sha2;                      /* the password was given */
+    uint8_t sha2[PROTO_SHA256_LEN];     /* SHA256(SHA256(password)) */
 } proxy_user_t;
 
 /* What every thread reads; set up before the threads start. */
 typedef struct proxy {
     dal_t *dal;                       /* borrowed: opened by main */
     char *database;                   /* owned: the schema clients see */
-    proxy_user_t *users;              /* owned */
+    /* [proxy user] accounts (users.c): read again after a reload */
+    pthread_mutex_t users_mu;
+    proxy_user_t *users;              /* owned, under users_mu */
     size_t nusers;
+    uint64_t users_reloads;           /* dal_reload_stats when they were read */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
+    proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
+    bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
+    atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
     struct proxy_io *ios;             /* owned: the I/O threads */
@@ -52,11 +66,18 @@ typedef struct proxy {
     pthread_t *workers;               /* owned */
     size_t nworkers;
     bool workers_quit;                /* under mu: the I/O threads are gone */
+    /* every connected client, for KILL (kill.c) */
+    pthread_mutex_t clients_mu;
+    struct proxy_client *clients;     /* borrowed: list by all_next */
 } proxy_t;
 
 typedef enum client_state {
-    CLIENT_HANDSHAKE,  /* handshake sent, waiting for the response */
+    CLIENT_HANDSHAKE,  /* handshake sent, waiting for the response (after an
+                          SSLRequest: the TLS handshake, then the response) */
     CLIENT_AUTH_SWITCH,/* auth switch sent, waiting for the scramble */
+    CLIENT_SHA2_SWITCH,/* switched to caching_sha2_password: its scramble */
+    CLIENT_SHA2_FULL,  /* caching_sha2_password's full authentication asked
+                          for (over TLS): waiting for the cleartext password */
     CLIENT_COMMAND,    /* authenticated: commands */
     CLIENT_CLOSING     /* write what is left, then close */
 } client_state_t;
@@ -69,20 +90,32 @@ typedef struct proxy_client {
     uint32_t id;                      /* connection id */
     client_state_t state;
     bool busy;                        /* a worker has it */
+    atomic_bool running;              /* ... and runs its command (KILL QUERY) */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
     uint8_t charset;                  /* the handshake's collation id */
     char peer[64];                    /* "127.0.0.1" for messages */
-    dal_session_t *session;           /* owned once authenticated */
-    proto_reader_t in;
-    proto_buf_t out;
+    dal_session_t *session;           /* owned once authenticated; replaced and
+                                         closed under session_mu */
+    pthread_mutex_t session_mu;       /* held by a KILL QUERY using session (kill.c) */
+    proxy_diag_t *diag;               /* owned: the last statement's warnings and
+                                         errors (diag.c), or NULL */
+    proto_reader_t in;                /* plaintext packets from the client */
+    proto_buf_t out;                  /* plaintext replies not yet sent (or,
+                                         with TLS, not yet encrypted) */
+    proxy_tls_conn_t *tls;            /* owned once the client asked for TLS */
+    proto_buf_t wire;                 /* TLS records not yet sent */
     proto_packet_t pending;           /* the command a worker runs */
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
     uint8_t seq;                      /* next sequence id to send */
+    bool multi;                       /* COM_QUERY may hold several statements */
+    bool more;                        /* results of the same COM_QUERY follow */
+    bool failed;                      /* the last reply built was an ERR */
     struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
     struct proxy_client *next;        /* in a queue */
+    struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
 
 /* ------------------------------------------------------------ client.c */
@@ -104,6 +137,9 @@ void client_run(proxy_client_t *c);
 /* The replies every command builds from (into c->out). */
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
 void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
+/* The same with a server's info line ("Rows matched: ..."; NULL: none). */
+void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                    unsigned int warnings, const char *info);
 /* A dal error as the MySQL error a client expects: a server's own number
  * and SQLSTATE, else the closest MySQL error for what dal refused. */
 void client_dal_error(proxy_client_t *c, const dal_error_t *err);
@@ -116,6 +152,12 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col);
 /* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
  * binary, then the end) or as an OK when it has no columns. */
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
+/* The same, with each non-NULL value of each row passed through map first,
+ * which may point *val at other bytes (owned by map's user, valid until
+ * the next call of map). */
+typedef void (*client_map_fn)(void *user, size_t column, const char **val, size_t *len);
+void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
+                       void *user);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
@@ -149,11 +191,93 @@ void stmt_free_all(proxy_client_t *c);
 
 /* ------------------------------------------------------------ schema.c */
 
-/* If sql is `SHOW TABLES [FROM|IN the proxy's database]`, answer it (the
- * logical tables of the configuration and the default datasource's own
- * tables, without the physical tables of sharded ones, sorted) and return
- * true; else false. */
+/* If sql is `SHOW [FULL] TABLES [FROM|IN the proxy's database] [LIKE
+ * 'pattern' | WHERE condition]`, answer it (the logical tables of the
+ * configuration and the default datasource's own tables, without the
+ * physical tables of sharded ones, sorted) and return true; else false. */
 bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* If sql describes one configured table (SHOW [FULL] COLUMNS, SHOW INDEX,
+ * SHOW CREATE TABLE, DESCRIBE), answer it from the table's first physical
+ * table, under the logical name, and return true; else false (other
+ * tables are the servers' business). */
+bool schema_describe(proxy_client_t *c, const char *sql);
+/* COM_FIELD_LIST: the columns of table (of a configured one, its first
+ * physical table's, named by the logical name) whose names match the LIKE
+ * pattern wild (empty: all), each with its default value as NULL. */
+void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild);
+
+/* ------------------------------------------------------------ users.c */
+
+/* Read the accounts of the configuration (at start): 0, or -1 when out
+ * of memory. */
+int users_load(proxy_t *px);
+void users_free(proxy_t *px);
+/* Copy the account called name into *out (out->name is set to NULL: the
+ * table may change once the lock is dropped) and return true, or return
+ * false when there is none.  Reads the accounts again first if the
+ * configuration was reloaded since. */
+bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
+
+/* ------------------------------------------------------------ diag.c */
+
+void diag_clear(proxy_client_t *c);
+void diag_free(proxy_client_t *c);
+/* r's statement ended: its warnings are the list (when it left some or
+ * named a table; else the list stays, as on a server). */
+void diag_take(proxy_client_t *c, const dal_result_t *r);
+/* The error the client is sent is the list. */
+void diag_error(proxy_client_t *c, uint16_t code, const char *message);
+/* If sql is SHOW WARNINGS|ERRORS [LIMIT ...] or SHOW COUNT(*)
+ * WARNINGS|ERRORS, answer it from the list and return true. */
+bool diag_statement(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ kill.c */
+
+/* Enter c in / remove c from the proxy's list of clients (client_new,
+ * client_free), which KILL searches by connection id. */
+void kill_register(proxy_client_t *c);
+void kill_unregister(proxy_client_t *c);
+/* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
+ * true; else false.  The id is one of the proxy's connection ids. */
+bool kill_statement(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ tls.c */
+
+/*
+ * TLS on OpenSSL, as a filter over memory: the server's I/O reads
+ * ciphertext from the socket and feeds it to the client's session, takes
+ * plaintext out into the packet reader, and encrypts replies into c->wire,
+ * which it sends like any buffer.  The sessions never touch a socket, so
+ * plain and TLS clients follow one non-blocking model: a write never waits
+ * for the socket (it only grows c->wire), a read that needs more bytes says
+ * so and the socket's next readiness brings them, and the bytes that came
+ * right behind the SSLRequest are simply the first ones fed.
+ *
+ * A context is shared by every thread; a session belongs to its client and
+ * is used by whichever thread owns the client.
+ */
+/* The context of [proxy] tls_cert and tls_key (PEM files; the certificate
+ * file may hold the chain): TLS 1.2 and later.  NULL on failure, with a
+ * sentence in msg (the file and OpenSSL's reason; never a secret). */
+proxy_tls_t *tls_context_new(const char *cert, const char *key, char *msg, size_t msglen);
+void tls_context_free(proxy_tls_t *t);
+/* A server-side session of t; NULL if out of memory.  t must outlive it. */
+proxy_tls_conn_t *tls_conn_new(proxy_tls_t *t);
+void tls_conn_free(proxy_tls_conn_t *s);
+/* Ciphertext from the client (n bytes, copied): 0, or -1 out of memory. */
+int tls_conn_feed(proxy_tls_conn_t *s, const void *data, size_t n);
+/* Decrypt into buf (at most n bytes), running the handshake while it is
+ * not done: the bytes written, 0 if more ciphertext must be fed first, -1
+ * if the session is over (broken, or closed by the client). */
+ssize_t tls_conn_read(proxy_tls_conn_t *s, void *buf, size_t n);
+/* Encrypt up to n bytes of plain (borrowed), running the handshake first
+ * while it is not done: the bytes taken (0 while the handshake waits for
+ * the client), -1 if the session is broken.  The records made, and any the
+ * handshake or an earlier read produced, are appended to wire. */
+ssize_t tls_conn_write(proxy_tls_conn_t *s, const void *plain, size_t n, proto_buf_t *wire);
+/* Whether decrypted bytes wait inside s (a poll on the socket cannot see
+ * them). */
+bool tls_conn_pending(const proxy_tls_conn_t *s);
 
 /* ------------------------------------------------------------ server.c */
 
@@ -166,5 +290,8 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
 void proxy_stop(proxy_t *px);
 /* Hand a client back from a worker to its I/O thread. */
 void proxy_done(proxy_client_t *c);
+/* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
+ * "accepted", "refused", "auth_failed") and its value now. */
+void proxy_count(proxy_t *px, const char *figure, uint64_t value);
 
 #endif /* DAL_PROXY_PROXY_H */

@@ -1,6 +1,10 @@
 /*
- * schema.c -- SHOW TABLES as a client of the proxy's one schema expects
- * it: the logical tables, not the physical ones of the default datasource.
+ * schema.c -- the statements that describe the proxy's one schema, as its
+ * clients expect them: SHOW TABLES lists the logical tables, not the
+ * physical ones of the default datasource, and SHOW COLUMNS, SHOW INDEX,
+ * SHOW CREATE TABLE and DESCRIBE of a configured table answer once, from
+ * its first physical table, under the logical name (the servers would
+ * answer once per physical table, under its own name).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -10,39 +14,65 @@
 
 #include "proxy.h"
 
+/* Table names, each with its type (SHOW FULL TABLES' Table_type). */
 typedef struct names {
     char **v;          /* owned, and each entry */
+    char **type;       /* owned, and each entry: parallel to v */
     size_t n, cap;
     bool failed;       /* out of memory */
 } names_t;
 
-static void names_add(void *user, const char *name)
+static void names_add_typed(names_t *ns, const char *name, const char *type)
 {
-    names_t *ns = user;
-
     if (ns->n == ns->cap) {
         size_t cap = ns->cap ? 2 * ns->cap : 16;
-        char **v = realloc(ns->v, cap * sizeof *v);
-        if (v == NULL) {
+        char **v = realloc(ns->v, cap * sizeof *v), **t;
+        if (v != NULL)
+            ns->v = v;
+        t = v != NULL ? realloc(ns->type, cap * sizeof *t) : NULL;
+        if (t == NULL) {
             ns->failed = true;
             return;
         }
-        ns->v = v;
+        ns->type = t;
         ns->cap = cap;
     }
-    if ((ns->v[ns->n] = strdup(name)) == NULL)
+    ns->v[ns->n] = strdup(name);
+    ns->type[ns->n] = strdup(type != NULL ? type : "BASE TABLE");
+    if (ns->v[ns->n] == NULL || ns->type[ns->n] == NULL) {
+        free(ns->v[ns->n]);
+        free(ns->type[ns->n]);
         ns->failed = true;
-    else
-        ns->n++;
+        return;
+    }
+    ns->n++;
+}
+
+/* A dal_name_fn: a logical table, a base table to its clients. */
+static void names_add(void *user, const char *name)
+{
+    names_add_typed(user, name, NULL);
 }
 
 static void names_free(names_t *ns)
 {
     size_t i;
 
-    for (i = 0; i < ns->n; i++)
+    for (i = 0; i < ns->n; i++) {
         free(ns->v[i]);
+        free(ns->type[i]);
+    }
     free(ns->v);
+    free(ns->type);
+}
+
+/* The configured table called name (any case), or NULL. */
+static dal_table_info_t *configured(proxy_client_t *c, const char *name)
+{
+    dal_table_info_t *t;
+    dal_error_t err;
+
+    return dal_table_info(c->px->dal, name, &t, &err) == 0 ? t : NULL;
 }
 
 /* name is "<table>_<digits>" for a configured sharded table: one of its
@@ -53,14 +83,13 @@ static bool is_physical(proxy_client_t *c, const names_t *logical, const char *n
 
     for (i = 0; i < logical->n; i++) {
         dal_table_info_t *t;
-        dal_error_t err;
         bool sharded;
         n = strlen(logical->v[i]);
         if (strncasecmp(name, logical->v[i], n) != 0 || name[n] != '_' || name[n + 1] == '\0')
             continue;
         for (k = n + 1; isdigit((unsigned char)name[k]); k++)
             ;
-        if (name[k] != '\0' || dal_table_info(c->px->dal, logical->v[i], &t, &err) != 0)
+        if (name[k] != '\0' || (t = configured(c, logical->v[i])) == NULL)
             continue;
         sharded = dal_table_info_layout(t) == DAL_LAYOUT_SHARDED;
         dal_table_info_free(t);
@@ -70,52 +99,238 @@ static bool is_physical(proxy_client_t *c, const names_t *logical, const char *n
     return false;
 }
 
-static int by_name(const void *a, const void *b)
+/* Sort by name (the types go along). */
+static void names_sort(names_t *ns)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    size_t i, j;
+
+    for (i = 1; i < ns->n; i++)
+        for (j = i; j > 0 && strcmp(ns->v[j - 1], ns->v[j]) > 0; j--) {
+            char *v = ns->v[j], *t = ns->type[j];
+            ns->v[j] = ns->v[j - 1];
+            ns->type[j] = ns->type[j - 1];
+            ns->v[j - 1] = v;
+            ns->type[j - 1] = t;
+        }
 }
 
-/* The rows of one column named column. */
-static void send_names(proxy_client_t *c, const char *column, const names_t *ns)
+static void text_column(proto_column_t *col, const char *name)
 {
-    proto_column_t col;
-    size_t i;
+    memset(col, 0, sizeof *col);
+    col->name = col->org_name = name;
+    col->charset = 45; /* utf8mb4_general_ci */
+    col->length = 256;
+    col->type = PROTO_TYPE_VAR_STRING;
+}
 
-    memset(&col, 0, sizeof col);
-    col.name = col.org_name = column;
-    col.charset = 45; /* utf8mb4_general_ci */
-    col.length = 256;
-    col.type = PROTO_TYPE_VAR_STRING;
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
+/* The rows of column (and, when full, Table_type), each name once. */
+static void send_names(proxy_client_t *c, const char *column, const names_t *ns, bool full)
+{
+    proto_column_t cols[2];
+    size_t i, ncols = full ? 2 : 1;
+
+    text_column(&cols[0], column);
+    text_column(&cols[1], "Table_type");
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, ncols, client_status(c));
     for (i = 0; i < ns->n; i++) {
-        const char *v[1] = {ns->v[i]};
+        const char *v[2] = {ns->v[i], ns->type[i]};
         if (i == 0 || strcmp(ns->v[i], ns->v[i - 1]) != 0)
-            proto_build_text_row(&c->out, &c->seq, 1, v, NULL);
+            proto_build_text_row(&c->out, &c->seq, ncols, v, NULL);
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
 }
 
-/* `SHOW TABLES [FROM|IN db]`, nothing else: the statement is ours. */
-static bool is_show_tables(proxy_client_t *c, const char *sql)
+/*
+ * Run sql, which names no table, where statements without tables go: the
+ * default datasource, or, without one, the first node of the first
+ * configured table (raw: as written).  DAL_EROUTE is "no such place".
+ */
+static int run_tableless(proxy_client_t *c, const char *sql, const names_t *logical,
+                         dal_result_t **r, dal_error_t *err)
 {
-    const char *p = sql, *db;
-    size_t n;
+    dal_table_info_t *t;
+    const char *node;
+    char *hinted;
+    int rc = dal_session_query(c->session, NULL, sql, NULL, 0, r, err);
 
-    if (!client_word_is(&p, "SHOW") || !client_word_is(&p, "TABLES"))
-        return false;
-    if (client_word_is(&p, "FROM") || client_word_is(&p, "IN")) {
-        while (isspace((unsigned char)*p))
-            p++;
-        db = p;
-        while (isalnum((unsigned char)*p) || *p == '_' || *p == '$')
-            p++;
-        n = (size_t)(p - db);
-        if (n != strlen(c->px->database) || strncmp(db, c->px->database, n) != 0)
-            return false; /* another schema: the server's answer (an error) */
+    if (rc != DAL_EROUTE || logical->n == 0 || (t = configured(c, logical->v[0])) == NULL)
+        return rc;
+    node = dal_table_info_node(t, 0);
+    if (node != NULL && (hinted = malloc(strlen(node) + strlen(sql) + 40)) != NULL) {
+        sprintf(hinted, "/*+ dal datasource=%s raw */ %s", node, sql);
+        rc = dal_session_query(c->session, NULL, hinted, NULL, 0, r, err);
+        free(hinted);
     }
+    dal_table_info_free(t);
+    return rc;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+/* An identifier at *p, bare or `quoted`: its text into buf (NUL-ended,
+ * `` undoubled), *p past it.  False when there is none or it is longer
+ * than buf. */
+static bool ident(const char **p, char *buf, size_t size)
+{
+    const char *s = *p;
+    size_t n = 0;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '`') {
+        for (s++; *s != '\0'; s++) {
+            if (*s == '`' && s[1] != '`')
+                break;
+            if (*s == '`')
+                s++;
+            if (n + 1 >= size)
+                return false;
+            buf[n++] = *s;
+        }
+        if (*s != '`')
+            return false;
+        s++;
+    } else {
+        while (isalnum((unsigned char)*s) || *s == '_' || *s == '$') {
+            if (n + 1 >= size)
+                return false;
+            buf[n++] = *s++;
+        }
+    }
+    buf[n] = '\0';
+    *p = s;
+    return n > 0;
+}
+
+/* The rest at p is only spaces and `;`. */
+static bool at_end(const char *p)
+{
     while (isspace((unsigned char)*p) || *p == ';')
         p++;
     return *p == '\0';
+}
+
+/* `{FROM|IN} db` at *p, if there: it must name the proxy's schema (else
+ * false: the servers answer, with their error). */
+static bool our_schema_clause(proxy_client_t *c, const char **p)
+{
+    const char *q = *p;
+    char db[129];
+
+    if (!client_word_is(&q, "FROM") && !client_word_is(&q, "IN"))
+        return true;
+    if (!ident(&q, db, sizeof db) || strcmp(db, c->px->database) != 0)
+        return false;
+    *p = q;
+    return true;
+}
+
+/* ---------------------------------------------------------- SHOW TABLES */
+
+/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, and *filter at what follows
+ * (LIKE ..., WHERE ..., or the end). */
+static bool is_show_tables(proxy_client_t *c, const char *sql, bool *full, const char **filter)
+{
+    const char *p = sql, *q;
+
+    if (!client_word_is(&p, "SHOW"))
+        return false;
+    *full = client_word_is(&p, "FULL");
+    if (!client_word_is(&p, "TABLES") || !our_schema_clause(c, &p))
+        return false;
+    q = p;
+    if (!at_end(p) && !client_word_is(&q, "LIKE") && !client_word_is(&q, "WHERE"))
+        return false;
+    *filter = p;
+    return true;
+}
+
+
+static void put_str(proto_buf_t *b, const char *s)
+{
+    proto_put_bytes(b, s, strlen(s));
+}
+
+/* `q`text`q` with the quote doubled inside (and, for '', backslashes
+ * doubled, which reads the same with or without NO_BACKSLASH_ESCAPES). */
+static void put_quoted(proto_buf_t *b, char q, const char *text)
+{
+    proto_put_u8(b, (uint8_t)q);
+    for (; *text != '\0'; text++) {
+        if (*text == q || (q == '\'' && *text == '\\'))
+            proto_put_u8(b, (uint8_t)*text);
+        proto_put_u8(b, (uint8_t)*text);
+    }
+    proto_put_u8(b, (uint8_t)q);
+}
+
+/*
+ * LIKE or WHERE over the list: the servers evaluate the condition, over a
+ * derived table of the names (no table of dal's in it), so any condition
+ * a server takes in SHOW TABLES works the same.
+ */
+static void send_filtered(proxy_client_t *c, const char *column, const names_t *ns, bool full,
+                          const char *filter, const names_t *logical)
+{
+    proto_buf_t b = PROTO_BUF_INIT;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    const char *p = filter, *q = filter;
+    char head[192];
+    size_t i, n;
+
+    /* a server names the column of LIKE 'pattern' "Tables_in_db (pattern)" */
+    put_str(&b, "SELECT ");
+    put_quoted(&b, '`', column);
+    if (client_word_is(&q, "LIKE")) {
+        while (isspace((unsigned char)*q))
+            q++;
+        n = *q == '\'' ? strcspn(q + 1, "'\\") : 0;
+        if (n > 0 && q[1 + n] == '\'') {
+            snprintf(head, sizeof head, "%s (%.*s)", column, (int)n, q + 1);
+            put_str(&b, " AS ");
+            put_quoted(&b, '`', head);
+        }
+    }
+    if (full)
+        put_str(&b, ", `Table_type`");
+    /* the first row, all NULL, names the columns and is filtered out */
+    put_str(&b, " FROM (SELECT NULL AS ");
+    put_quoted(&b, '`', column);
+    if (full)
+        put_str(&b, ", NULL AS `Table_type`");
+    for (i = 0; i < ns->n; i++) {
+        if (i > 0 && strcmp(ns->v[i], ns->v[i - 1]) == 0)
+            continue;
+        put_str(&b, " UNION ALL SELECT ");
+        put_quoted(&b, '\'', ns->v[i]);
+        if (full) {
+            put_str(&b, ", ");
+            put_quoted(&b, '\'', ns->type[i]);
+        }
+    }
+    put_str(&b, ") AS dal_tables WHERE ");
+    put_quoted(&b, '`', column);
+    put_str(&b, " IS NOT NULL AND (");
+    if (client_word_is(&p, "LIKE")) {
+        put_quoted(&b, '`', column);
+        put_str(&b, " LIKE ");
+    } else {
+        (void)client_word_is(&p, "WHERE");
+    }
+    put_str(&b, p);
+    while (b.len > 0 && (isspace(b.data[b.len - 1]) || b.data[b.len - 1] == ';'))
+        b.len--;
+    put_str(&b, ")");
+    proto_put_u8(&b, 0);
+    if (b.err != 0)
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    else if (run_tableless(c, (const char *)b.data, logical, &r, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        client_result(c, r, false);
+    dal_result_free(r);
+    proto_buf_free(&b);
 }
 
 bool schema_show_tables(proxy_client_t *c, const char *sql)
@@ -124,23 +339,27 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
     dal_result_t *r = NULL;
     dal_error_t err;
     char column[96];
+    const char *filter;
+    bool full;
     size_t i;
     int rc;
 
-    if (!is_show_tables(c, sql))
+    if (!is_show_tables(c, sql, &full, &filter))
         return false;
-    /* the default datasource's own tables, then the logical ones */
+    /* the default datasource's own tables (none without one), then the
+     * logical ones */
     if (dal_table_names(c->px->dal, names_add, &logical, &err) != 0 ||
-        dal_session_query(c->session, NULL, "SHOW TABLES", NULL, 0, &r, &err) != 0) {
+        ((rc = dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
+         rc != DAL_EROUTE)) {
         client_dal_error(c, &err);
         goto done;
     }
-    while ((rc = dal_result_next(r, &err)) == 1) {
+    while (r != NULL && (rc = dal_result_next(r, &err)) == 1) {
         const char *name = dal_result_text(r, 0, NULL);
         if (name != NULL && !is_physical(c, &logical, name))
-            names_add(&all, name);
+            names_add_typed(&all, name, dal_result_text(r, 1, NULL));
     }
-    if (rc < 0) {
+    if (r != NULL && rc < 0) {
         client_dal_error(c, &err);
         goto done;
     }
@@ -150,12 +369,238 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
         client_err(c, 1037, "HY001", "dal-proxy: out of memory");
         goto done;
     }
-    qsort(all.v, all.n, sizeof *all.v, by_name);
+    names_sort(&all);
     snprintf(column, sizeof column, "Tables_in_%s", c->px->database);
-    send_names(c, column, &all);
+    if (at_end(filter))
+        send_names(c, column, &all, full);
+    else
+        send_filtered(c, column, &all, full, filter, &logical);
 done:
     dal_result_free(r);
     names_free(&logical);
     names_free(&all);
     return true;
+}
+
+/* ------------------------------------------------------------ DESCRIBE */
+
+/* What to put back in a row: the physical name where the servers wrote
+ * it, the logical one instead. */
+typedef struct rename {
+    size_t name_column;        /* the column holding the table's name, or SIZE_MAX */
+    size_t text_column;        /* SHOW CREATE TABLE's text, or SIZE_MAX */
+    const char *logical, *physical;
+    char *buf;                 /* owned: the text rewritten */
+} rename_t;
+
+static void rename_value(void *user, size_t column, const char **val, size_t *len)
+{
+    rename_t *rn = user;
+    char quoted[200];
+    const char *at;
+    size_t qn, ln;
+
+    if (column == rn->name_column && *len == strlen(rn->physical) &&
+        memcmp(*val, rn->physical, *len) == 0) {
+        *val = rn->logical;
+        *len = strlen(rn->logical);
+        return;
+    }
+    if (column != rn->text_column)
+        return;
+    /* CREATE TABLE `orders_0` (...): the first quoted name is the table */
+    snprintf(quoted, sizeof quoted, "`%s`", rn->physical);
+    qn = strlen(quoted);
+    at = memmem(*val, *len, quoted, qn);
+    ln = strlen(rn->logical);
+    free(rn->buf);
+    if (at == NULL || (rn->buf = malloc(*len - qn + ln + 3)) == NULL) {
+        rn->buf = NULL;
+        return;
+    }
+    memcpy(rn->buf, *val, (size_t)(at - *val));
+    snprintf(rn->buf + (at - *val), ln + 3, "`%s`", rn->logical);
+    memcpy(rn->buf + (at - *val) + ln + 2, at + qn, *len - (size_t)(at - *val) - qn);
+    *len = *len - qn + ln + 2;
+    *val = rn->buf;
+}
+
+/* The kinds of describing statement, and where the table's name is. */
+typedef enum describe_kind { DESCRIBE_COLUMNS, DESCRIBE_INDEX, DESCRIBE_CREATE } describe_kind_t;
+
+/*
+ * `SHOW [FULL] {COLUMNS|FIELDS} {FROM|IN} t [{FROM|IN} db] [LIKE|WHERE ...]`,
+ * `SHOW {INDEX|INDEXES|KEYS} {FROM|IN} t [{FROM|IN} db] [WHERE ...]`,
+ * `SHOW CREATE TABLE t`, `{DESC|DESCRIBE} t [column | 'pattern']`, each
+ * with t as `name` or `db`.`name` of the proxy's schema.  Sets *kind, the
+ * table's name, *head_end (where the name starts) and *tail (what follows
+ * it and its schema clause).
+ */
+static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *kind,
+                           char *table, size_t size, const char **head_end, const char **tail)
+{
+    const char *p = sql, *q;
+    char first[129];
+
+    if (client_word_is(&p, "DESC") || client_word_is(&p, "DESCRIBE")) {
+        *kind = DESCRIBE_COLUMNS;
+        q = p;
+        if (client_word_is(&q, "SELECT") || client_word_is(&q, "WITH") ||
+            client_word_is(&q, "INSERT") || client_word_is(&q, "UPDATE") ||
+            client_word_is(&q, "DELETE") || client_word_is(&q, "REPLACE") ||
+            client_word_is(&q, "EXTENDED") || client_word_is(&q, "PARTITIONS") ||
+            client_word_is(&q, "FORMAT"))
+            return false;
+    } else if (client_word_is(&p, "SHOW")) {
+        (void)client_word_is(&p, "FULL");
+        if (client_word_is(&p, "COLUMNS") || client_word_is(&p, "FIELDS"))
+            *kind = DESCRIBE_COLUMNS;
+        else if (client_word_is(&p, "INDEX") || client_word_is(&p, "INDEXES") ||
+                 client_word_is(&p, "KEYS"))
+            *kind = DESCRIBE_INDEX;
+        else if (client_word_is(&p, "CREATE") && client_word_is(&p, "TABLE"))
+            *kind = DESCRIBE_CREATE;
+        else
+            return false;
+        if (*kind != DESCRIBE_CREATE && !client_word_is(&p, "FROM") && !client_word_is(&p, "IN"))
+            return false;
+    } else {
+        return false;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    *head_end = p;
+    if (!ident(&p, first, sizeof first))
+        return false;
+    if (*p == '.') {
+        p++;
+        if (strcmp(first, c->px->database) != 0 || !ident(&p, table, size))
+            return false;
+    } else if (strlen(first) < size) {
+        memcpy(table, first, strlen(first) + 1);
+    } else {
+        return false;
+    }
+    if (*kind != DESCRIBE_CREATE && !our_schema_clause(c, &p))
+        return false;
+    *tail = p;
+    return true;
+}
+
+bool schema_describe(proxy_client_t *c, const char *sql)
+{
+    describe_kind_t kind;
+    char table[129], physical[160];
+    const char *head_end, *tail, *node;
+    dal_table_info_t *t;
+    proto_buf_t b = PROTO_BUF_INIT;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    rename_t rn = {SIZE_MAX, SIZE_MAX, table, physical, NULL};
+    int pos;
+
+    if (!parse_describe(c, sql, &kind, table, sizeof table, &head_end, &tail) ||
+        (t = configured(c, table)) == NULL)
+        return false;
+    pos = dal_table_info_physical(t, 0, physical, sizeof physical);
+    node = pos >= 0 ? dal_table_info_node(t, (uint32_t)pos) : NULL;
+    /* the statement as written, on the first physical table, as is */
+    put_str(&b, "/*+ dal datasource=");
+    put_str(&b, node != NULL ? node : "");
+    put_str(&b, " raw */ ");
+    proto_put_bytes(&b, sql, (size_t)(head_end - sql));
+    put_quoted(&b, '`', physical);
+    put_str(&b, tail);
+    proto_put_u8(&b, 0);
+    dal_table_info_free(t);
+    if (kind == DESCRIBE_INDEX)
+        rn.name_column = 0;
+    else if (kind == DESCRIBE_CREATE) {
+        rn.name_column = 0;
+        rn.text_column = 1;
+    }
+    if (node == NULL || b.err != 0)
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        client_result_map(c, r, false, rename_value, &rn);
+    dal_result_free(r);
+    free(rn.buf);
+    proto_buf_free(&b);
+    return true;
+}
+
+/* ---------------------------------------------------------- FIELD LIST */
+
+/* LIKE's matching, without case: % any run, _ one character, \ escapes. */
+static bool like(const char *p, const char *end, const char *s)
+{
+    for (; p < end; p++, s++) {
+        if (*p == '%') {
+            for (; *s != '\0'; s++)
+                if (like(p + 1, end, s))
+                    return true;
+            return like(p + 1, end, s);
+        }
+        if (*p == '\\' && p + 1 < end)
+            p++;
+        else if (*p == '_' && *s != '\0')
+            continue;
+        if (*s == '\0' || tolower((unsigned char)*p) != tolower((unsigned char)*s))
+            return false;
+    }
+    return *s == '\0';
+}
+
+void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild)
+{
+    char name[129], physical[160];
+    const char *node = NULL;
+    dal_table_info_t *t;
+    proto_buf_t b = PROTO_BUF_INIT;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    proto_column_t col;
+    size_t i, n;
+    int pos;
+
+    if (table->ptr == NULL || table->len == 0 || table->len >= sizeof name ||
+        memchr(table->ptr, '\0', table->len) != NULL) {
+        client_err(c, 1146, "42S02", "Table name is missing or too long");
+        return;
+    }
+    memcpy(name, table->ptr, table->len);
+    name[table->len] = '\0';
+    /* a configured table: its first physical table, as for DESCRIBE */
+    if ((t = configured(c, name)) != NULL) {
+        pos = dal_table_info_physical(t, 0, physical, sizeof physical);
+        node = pos >= 0 ? dal_table_info_node(t, (uint32_t)pos) : NULL;
+        put_str(&b, "/*+ dal datasource=");
+        put_str(&b, node != NULL ? node : "");
+        put_str(&b, " raw */ ");
+    }
+    put_str(&b, "SELECT * FROM ");
+    put_quoted(&b, '`', t != NULL ? physical : name);
+    put_str(&b, " LIMIT 0");
+    proto_put_u8(&b, 0);
+    if (t != NULL)
+        dal_table_info_free(t);
+    if (b.err != 0)
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+        client_dal_error(c, &err);
+    else {
+        for (i = 0, n = dal_result_column_count(r); i < n; i++) {
+            client_column(r, i, &col);
+            col.schema = c->px->database;
+            col.table = col.org_table = name;
+            if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
+                like(wild->ptr, wild->ptr + wild->len, col.name))
+                proto_build_field_list_column(&c->out, &c->seq, &col);
+        }
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    }
+    dal_result_free(r);
+    proto_buf_free(&b);
 }

@@ -17,10 +17,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <dal/plugin.h>
+
 #include "proxy.h"
 
 #define MAX_LISTEN 16
 #define READ_CHUNK 16384
+/* Plaintext encrypted at a time: c->wire stays small while a large reply
+ * goes out, and c->out moves once per batch, not once per record. */
+#define TLS_BATCH (1024 * 1024)
 
 /* One I/O thread: its epoll, listeners, and clients handed back by workers. */
 typedef struct proxy_io {
@@ -99,32 +104,85 @@ static int open_listeners(proxy_io_t *io, const char *listen)
 
 /* ------------------------------------------------------------ clients */
 
+/* Bytes the socket must take before c is answered: with TLS, the records
+ * made (the plaintext behind them is encrypted as they go). */
+static size_t to_send(const proxy_client_t *c)
+{
+    return c->tls != NULL ? c->wire.len : c->out.len;
+}
+
+/* What c has not sent yet, plaintext or records. */
+static size_t unsent(const proxy_client_t *c)
+{
+    return c->out.len + c->wire.len;
+}
+
 static void watch(proxy_io_t *io, proxy_client_t *c, int op)
 {
     struct epoll_event ev;
 
-    ev.events = EPOLLIN | (c->out.len > 0 ? EPOLLOUT : 0);
+    ev.events = EPOLLIN | (to_send(c) > 0 ? EPOLLOUT : 0);
     ev.data.ptr = c;
     epoll_ctl(io->ep, op, c->fd, &ev);
+}
+
+void proxy_count(proxy_t *px, const char *figure, uint64_t value)
+{
+    dal_event_t ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.type = DAL_EVENT_CLIENT;
+    ev.kind = figure;
+    ev.rows = value;
+    dal_monitor_emit(px->dal, &ev);
 }
 
 static void drop(proxy_io_t *io, proxy_client_t *c)
 {
     epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
-    atomic_fetch_sub(&io->px->nclients, 1);
+    proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
     client_free(c);
 }
 
-/* Write what c has; 0, or -1 if the socket is gone. */
-static int flush(proxy_client_t *c)
+/* Send what b holds, as far as the socket takes it; 0, or -1 if the
+ * socket is gone. */
+static int send_buf(int fd, proto_buf_t *b)
 {
-    while (c->out.len > 0) {
-        ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+    while (b->len > 0) {
+        ssize_t n = send(fd, b->data, b->len, MSG_NOSIGNAL);
         if (n < 0)
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-        proto_buf_consume(&c->out, (size_t)n);
+        proto_buf_consume(b, (size_t)n);
     }
     return 0;
+}
+
+/* Encrypt c's replies a batch at a time, each sent before the next is
+ * made; also sends what the TLS handshake has to say. */
+static int flush_tls(proxy_client_t *c)
+{
+    for (;;) {
+        size_t n = c->out.len < TLS_BATCH ? c->out.len : TLS_BATCH;
+        ssize_t took;
+        if (send_buf(c->fd, &c->wire) != 0)
+            return -1;
+        if (c->wire.len > 0)
+            return 0;                 /* the socket is full: EPOLLOUT */
+        if ((took = tls_conn_write(c->tls, c->out.data, n, &c->wire)) < 0) {
+            send_buf(c->fd, &c->wire);/* the alert, if any */
+            return -1;
+        }
+        proto_buf_consume(&c->out, (size_t)took);
+        if (c->wire.len == 0)
+            return 0;                 /* all said, or the handshake waits */
+    }
+}
+
+/* Write what c has; 0, or -1 if the socket or the TLS session is gone. */
+static int flush(proxy_client_t *c)
+{
+    return c->tls != NULL ? flush_tls(c) : send_buf(c->fd, &c->out);
 }
 
 static void to_worker(proxy_client_t *c)
@@ -156,17 +214,56 @@ static void advance(proxy_io_t *io, proxy_client_t *c, int op)
         to_worker(c);
         return;
     }
-    if (rc != 0 || flush(c) != 0 || (c->state == CLIENT_CLOSING && c->out.len == 0)) {
+    if (rc != 0 || flush(c) != 0 || (c->state == CLIENT_CLOSING && unsent(c) == 0)) {
         drop(io, c); /* removing a socket epoll does not watch is harmless */
         return;
     }
     watch(io, c, op);
 }
 
+/* Decrypt what c's TLS session holds into c's reader: 0, or -1 if the
+ * session is over. */
+static int decrypt(proxy_client_t *c)
+{
+    for (;;) {
+        size_t avail;
+        uint8_t *space = proto_reader_space(&c->in, READ_CHUNK, &avail);
+        ssize_t n;
+        if (space == NULL)
+            return -1;
+        if ((n = tls_conn_read(c->tls, space, avail)) <= 0)
+            return (int)n;
+        proto_reader_commit(&c->in, (size_t)n);
+    }
+}
+
+/* The TLS form of receive: a chunk of records at a time, each decrypted
+ * before the next is read, so the session buffers little. */
+static int receive_tls(proxy_client_t *c)
+{
+    uint8_t chunk[READ_CHUNK];
+
+    for (;;) {
+        ssize_t n = recv(c->fd, chunk, sizeof chunk, 0);
+        if (n > 0) {
+            if (tls_conn_feed(c->tls, chunk, (size_t)n) != 0 || decrypt(c) != 0)
+                return -1;
+            if ((size_t)n < sizeof chunk)
+                return 0;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return decrypt(c);        /* what an earlier read left inside */
+        return -1;
+    }
+}
+
 /* Read what the socket has into c's reader: 0, or -1 if the client went
- * away (or out of memory). */
+ * away (or out of memory, or its TLS session broke). */
 static int receive(proxy_client_t *c)
 {
+    if (c->tls != NULL)
+        return receive_tls(c);
     for (;;) {
         size_t avail;
         uint8_t *space = proto_reader_space(&c->in, READ_CHUNK, &avail);
@@ -219,6 +316,7 @@ static void accept_all(proxy_io_t *io, int lfd)
             proto_buf_free(&b);
             close(fd);
             atomic_fetch_sub(&px->nclients, 1);
+            proxy_count(px, "refused", atomic_fetch_add(&px->refused, 1) + 1);
             len = sizeof sa;
             continue;
         }
@@ -229,6 +327,8 @@ static void accept_all(proxy_io_t *io, int lfd)
             atomic_fetch_sub(&px->nclients, 1);
         } else {
             watch(io, c, EPOLL_CTL_ADD);
+            proxy_count(px, "accepted", atomic_fetch_add(&px->accepted, 1) + 1);
+            proxy_count(px, "connected", atomic_load(&px->nclients));
         }
         len = sizeof sa;
     }
@@ -338,17 +438,24 @@ static int finish_here(proxy_client_t *c)
     proxy_t *px = c->px;
     proxy_io_t *io = c->io;
     struct pollfd pfd = {c->fd, POLLIN, 0};
-    bool queued;
+    bool queued, decrypted;
 
     if (atomic_load(&px->stopping) || c->state != CLIENT_COMMAND ||
-        proto_reader_pending(&c->in) > 0 || flush(c) != 0 || c->out.len > 0)
+        proto_reader_pending(&c->in) > 0 || flush(c) != 0 || unsent(c) > 0)
         return -1;
     pthread_mutex_lock(&px->mu);
     queued = px->queue_head != NULL;
     pthread_mutex_unlock(&px->mu);
-    if (!queued && poll(&pfd, 1, LINGER_MS) == 1) {
-        if (receive(c) != 0)
-            return -1;                /* the I/O thread finds out and drops it */
+    /* plaintext a TLS session holds already is input that neither poll
+     * nor the I/O thread's epoll can see: take it now */
+    decrypted = c->tls != NULL && tls_conn_pending(c->tls);
+    if (decrypted || (!queued && poll(&pfd, 1, LINGER_MS) == 1)) {
+        if (receive(c) != 0) {
+            /* gone, or a broken TLS session, which epoll would not show:
+             * the I/O thread closes it */
+            c->state = CLIENT_CLOSING;
+            return -1;
+        }
         switch (client_input(c)) {
         case 1:
             return 1;                 /* replies before it wait in c->out */
@@ -423,6 +530,7 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     px->ios = calloc(px->nios, sizeof *px->ios);
     px->workers = calloc(px->nworkers, sizeof *px->workers);
     pthread_mutex_init(&px->mu, NULL);
+    pthread_mutex_init(&px->clients_mu, NULL);
     pthread_cond_init(&px->cond, NULL);
     if (px->ios == NULL || px->workers == NULL)
         return -1;

@@ -21,8 +21,8 @@ typedef struct proxy_stmt {
                                       types; NULL before the first */
     bool *long_used;               /* owned: nparams flags */
     proto_buf_t *long_data;        /* owned: nparams buffers */
-    char *set_sql;                 /* owned: a SET without parameters, which
-                                      the session keeps as in COM_QUERY */
+    char *set_sql;                 /* owned: a SET (or USE without parameters),
+                                      which the session keeps as in COM_QUERY */
 } proxy_stmt_t;
 
 struct proxy_stmts {
@@ -132,7 +132,9 @@ static bool returns_rows(const char *sql)
 /*
  * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
  * LIMIT 0, a shard key picks one node) and sql_select_limit=0, outside the
- * client's session so its transaction neither takes a node nor a lock.
+ * client's session so its transaction neither takes a node nor a lock --
+ * but in it when it pinned connections outside a transaction, whose state
+ * (a temporary table, a user variable) the statement may read.
  */
 static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
                     dal_error_t *err)
@@ -149,7 +151,9 @@ static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_re
         memcpy(text + sizeof head - 1, sql, n + 1);
         for (i = 0; i < nparams; i++)
             zeros[i] = dal_int(0);
-        rc = dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
+        rc = dal_session_pinned(c->session) > 0 && !dal_in_transaction(c->session)
+                 ? dal_session_query(c->session, NULL, text, zeros, nparams, out, err)
+                 : dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
     } else {
         err->code = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
@@ -265,7 +269,7 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     prep = NULL;
     w = first_word(text);
-    if (np == 0 && (client_word_is(&w, "SET") || client_word_is(&w, "USE"))) { /* as in COM_QUERY */
+    if (client_word_is(&w, "SET") || (np == 0 && client_word_is(&w, "USE"))) { /* as in COM_QUERY */
         s->set_sql = text;
         text = NULL;
     }
@@ -324,6 +328,27 @@ static void clear_long_data(proxy_stmt_t *s)
     }
 }
 
+/* A prepared SET of session variables (or SET NAMES, USE) is the
+ * session's, as in COM_QUERY: its parameters written into the text as
+ * literals (dal_explain's SQL of the one route, escaped by the library),
+ * then kept by client_session_set.  False when it is not such a SET. */
+static bool session_set_with(proxy_client_t *c, const proxy_stmt_t *s, const dal_value_t *vals)
+{
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    bool done;
+
+    if (s->nparams == 0)
+        return client_session_set(c, s->set_sql) != 0;
+    if (dal_explain(c->px->dal, NULL, s->set_sql, vals, s->nparams, &plan, &err) != 0) {
+        dal_plan_free(plan);
+        return false; /* the statement's own execution gives the error */
+    }
+    done = dal_plan_count(plan) == 1 && client_session_set(c, dal_plan_sql(plan, 0)) != 0;
+    dal_plan_free(plan);
+    return done;
+}
+
 static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
 {
     dal_value_t *vals = calloc(s->nparams ? s->nparams : 1, sizeof *vals);
@@ -335,10 +360,6 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         no_memory(c);
         return;
     }
-    if (s->set_sql != NULL && client_session_set(c, s->set_sql)) {
-        free(vals);
-        return;
-    }
     for (i = 0; i < s->nparams; i++) {
         if (s->long_data[i].err != 0) { /* part of a long value is missing */
             no_memory(c);
@@ -346,6 +367,10 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
             return;
         }
         vals[i] = param_value(s, &e->params[i], i);
+    }
+    if (s->set_sql != NULL && session_set_with(c, s, vals)) {
+        free(vals);
+        return;
     }
     if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
         client_dal_error(c, &err);

@@ -35,6 +35,10 @@ grep -q '^2 rows$' "$out" || fail "the SELECT by shard value did not return 2 ro
 # explain --json routed shard value 99999 to wm_food_99 on dbProductSku3
 grep -q '"datasource":"dbProductSku3".*"table":"wm_food_99"' "$out" ||
     fail "explain did not route 99999 to dbProductSku3.wm_food_99"
+# the mariadb client through dal-proxy: the logical table, its rows, and
+# the count and sum over all 100 physical tables
+grep -q '^| wm_food *|$' "$out" || fail "SHOW TABLES through dal-proxy did not list wm_food"
+grep -qE '^\| +6 \| +153\.90 \|$' "$out" || fail "COUNT and SUM through dal-proxy are not 6 and 153.90"
 # the scrape while the load ran shows the statement counter
 grep -qE '^dal_statements_total\{kind="select",table="wm_food"\} [1-9][0-9]*$' "$out" ||
     fail "no dal_statements_total in the metrics scraped during the load"

@@ -6,8 +6,10 @@ set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       default-libmysqlclient-dev libinih-dev check libedit-dev libssl-dev
       mariadb-server mariadb-client clang libclang-rt-14-dev python3 python3-pymysql sysbench curl
+      openssl
       prometheus
-      mariadb-test mariadb-test-data python3-mysqldb)
+      mariadb-test mariadb-test-data python3-mysqldb
+      etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev)
 # Node and npm (tests/connectors_test.sh installs mysql2 with npm): Debian's
 # packages, unless a node with its own npm is already there (a nodejs
 # package from elsewhere bundles npm and conflicts with Debian's npm)

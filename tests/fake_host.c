@@ -573,6 +573,7 @@ static const char *kind_name(dal_plugin_kind_t kind)
     case DAL_PLUGIN_IDGEN: return "idgen";
     case DAL_PLUGIN_POOL: return "pool";
     case DAL_PLUGIN_MONITOR: return "monitor";
+    case DAL_PLUGIN_SOURCE: return "source";
     }
     return NULL;
 }

@@ -25,7 +25,7 @@ unset DAL_PLUGIN_DIR
 cflags=$(pkg-config --cflags dal) || fail "pkg-config does not know dal"
 plugindir=$(pkg-config --variable=plugindir dal)
 [ "$plugindir" = "$prefix/lib/dal/plugins" ] || fail "plugindir is '$plugindir'"
-for p in shard_mod shard_range shard_hash; do
+for p in shard_mod shard_range shard_hash source_etcd; do
     [ -f "$plugindir/$p.so" ] || fail "$p.so not installed in $plugindir"
 done
 [ -f "$prefix/include/dal/dal.h" ] && [ -f "$prefix/include/dal/plugin.h" ] || fail "headers not installed"

@@ -28,6 +28,11 @@ echo "cluster up: ports $DAL_TEST_PORTS"
 # server's own, warnings, insert ids, status flags, session variables
 "$builddir/tests/test_resultmeta"
 
+# sessions pin the connections holding their server state, with the
+# built-in connection cache and with the pool plugin
+"$builddir/tests/test_pin"
+DAL_TEST_PIN_POOL=default "$builddir/tests/test_pin"
+
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass

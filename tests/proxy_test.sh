@@ -27,9 +27,11 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 mapfile -t ports <"$work/c/ports"
 port=$("$here/cluster.sh" free-port)
 small=$("$here/cluster.sh" free-port)
+metrics=$("$here/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
-write_ini() { # FILE LISTEN_PORT MAX_CONNECTIONS
-    cat >"$1" <<EOF
+write_ini() { # FILE LISTEN_PORT MAX_CONNECTIONS [METRICS_PORT]
+    [ -n "${4:-}" ] && printf '[monitor prometheus]\naddress = 127.0.0.1:%s\n' "$4" >"$1" || : >"$1"
+    cat >>"$1" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
 [datasource ds1]
@@ -59,7 +61,7 @@ password_hash = *2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19
 EOF
 }
 write_ini "$work/px.ini" "$port" 64
-write_ini "$work/small.ini" "$small" 2
+write_ini "$work/small.ini" "$small" 2 "$metrics"
 
 "$proxy_bin" -c "$work/px.ini" --check >/dev/null || fail "--check"
 "$proxy_bin" -c "$work/px.ini" >"$work/px.log" 2>&1 &
@@ -71,6 +73,8 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
+# Debian's python3 (/usr/bin), where python3-pymysql installs it
+py=/usr/bin/python3
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" "$@"; }
 plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 
@@ -78,10 +82,23 @@ plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 cat >"$work/session.sql" <<'EOF'
 DROP TABLE IF EXISTS orders;
 CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, amount DECIMAL(10,2), note VARCHAR(40), made DATETIME);
+DESCRIBE orders;
+DESC orders note;
+SHOW COLUMNS FROM orders;
+SHOW FULL COLUMNS FROM orders LIKE 'n%';
+SHOW INDEX FROM orders;
+SHOW CREATE TABLE orders;
 INSERT INTO orders VALUES (1, 10, 5.50, 'first', '2024-01-02 03:04:05'), (2, 11, 7.25, NULL, '2024-02-03 04:05:06');
 INSERT INTO orders VALUES (3, 12, 0.00, 'zero', NULL), (4, 13, 99.99, 'big', '2025-12-31 23:59:59'), (5, 10, 1.00, 'again', NULL);
 INSERT INTO orders (id, user_id, amount, note) VALUES (6, 14, 2.50, 'six'), (7, 15, 3.50, 'seven'), (8, 16, 4.50, 'eight');
 SELECT * FROM orders ORDER BY id;
+SELECT CAST('12abc' AS SIGNED) AS x, CAST('7.5x' AS DECIMAL(4,1)) AS y;
+SHOW WARNINGS;
+SELECT 1;
+SHOW COUNT(*) WARNINGS;
+SHOW WARNINGS LIMIT 1, 1;
+SELECT COUNT(*) FROM orders;
+SHOW WARNINGS;
 SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id ORDER BY user_id;
 SELECT * FROM orders WHERE user_id = 10 ORDER BY id;
 SELECT COUNT(*), MIN(amount), MAX(amount), AVG(amount) FROM orders;
@@ -96,6 +113,15 @@ COMMIT;
 BEGIN;
 DELETE FROM orders WHERE user_id = 11 AND id = 2;
 ROLLBACK;
+BEGIN;
+INSERT INTO orders VALUES (10, 12, 1.00, 'implicit', NULL);
+BEGIN;
+ROLLBACK;
+BEGIN;
+INSERT INTO orders VALUES (11, 12, 2.00, 'before ddl', NULL);
+CREATE TABLE ddl_commits (a INT);
+ROLLBACK;
+DROP TABLE ddl_commits;
 SELECT * FROM orders ORDER BY id;
 EOF
 px shop --batch <"$work/session.sql" >"$work/px.out" 2>"$work/px.err" || fail "session through the proxy: $(cat "$work/px.err")"
@@ -106,6 +132,30 @@ diff -u "$work/plain.out" "$work/px.out" >"$work/diff" || fail "proxy and server
 # the rows are on their shards: user 10 -> table 2 of 8 -> ds0, user 13 -> ds1
 n=$(mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass shard_0 -N -e 'SELECT COUNT(*) FROM orders_2')
 [ "$n" = 3 ] || fail "shard_0.orders_2 has $n rows, want 3 (users 10)"
+
+# ---- the interactive client, through a pseudo-terminal ---------------------
+# typed line by line at the prompt, as a person would; the transcript must
+# be the server's, info lines ("Records: ...", "Rows matched: ...") included
+cat >"$work/pty.sql" <<'EOF'
+USE shop
+CREATE TABLE pty_t (id INT PRIMARY KEY, v VARCHAR(10), d DECIMAL(6,2));
+INSERT INTO pty_t VALUES (1, 'a', 1.50), (2, NULL, NULL);
+SELECT * FROM pty_t ORDER BY id;
+SELECT * FROM pty_t WHERE id = 1\G
+DESCRIBE pty_t;
+SELECT nope FROM pty_t;
+UPDATE pty_t SET v = 'b' WHERE id = 2;
+SELECT COUNT(*), SUM(d) FROM pty_t;
+DROP TABLE pty_t;
+EOF
+sed 's/^USE shop$/USE plain/' "$work/pty.sql" >"$work/pty_plain.sql"
+"$py" "$here/pty_session.py" "$work/pty.sql" -- mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" \
+    --skip-auto-rehash shop >"$work/pty_px.out" 2>&1 || fail "interactive client through the proxy: $(tail -3 "$work/pty_px.out")"
+"$py" "$here/pty_session.py" "$work/pty_plain.sql" -- mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass \
+    --skip-auto-rehash plain 2>&1 | sed 's/^> USE plain$/> USE shop/' >"$work/pty_plain.out"
+diff -u "$work/pty_plain.out" "$work/pty_px.out" >"$work/pty.diff" ||
+    fail "interactive client: proxy and server differ: $(head -40 "$work/pty.diff")"
+grep -q 'ERROR 1054 (42S22): Unknown column' "$work/pty_px.out" || fail "interactive client: no error shown"
 
 # ---- errors as a server gives them ----------------------------------------
 out=$(px shop -e 'SELECT * FROM no_such_table' 2>&1) && fail "a missing table succeeded"
@@ -126,6 +176,10 @@ out=$(px shop -N -e 'SHOW TABLES' | tr '\n' ' ')
 [ "$out" = "local_notes orders sbtest1 " ] || fail "SHOW TABLES: '$out'"
 out=$(px shop -e 'SHOW TABLES FROM shop' | head -1)
 [ "$out" = "Tables_in_shop" ] || fail "SHOW TABLES FROM shop: '$out'"
+out=$(px shop -e "SHOW TABLES LIKE 'o%'" | tr '\n' ' ')
+[ "$out" = "Tables_in_shop (o%) orders " ] || fail "SHOW TABLES LIKE: '$out'"
+out=$(px shop -N -e "SHOW FULL TABLES IN shop WHERE Tables_in_shop LIKE 'l%' OR Tables_in_shop = 'sbtest1'" | tr '\t\n' ',;')
+[ "$out" = "local_notes,BASE TABLE;sbtest1,BASE TABLE;" ] || fail "SHOW FULL TABLES WHERE: '$out'"
 # session variables follow the session to every server it uses
 out=$(px shop -N -e "SET time_zone = '+05:00'; SELECT @@time_zone; SET NAMES latin1; SELECT @@character_set_client")
 [ "$out" = "$(printf '+05:00\nlatin1')" ] || fail "session variables: $out"
@@ -138,6 +192,8 @@ grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy
 # through the proxy and on the plain server; the outputs must match.
 T=$'\t'
 cat >"$work/ps.txt" <<EOF
+!list_fields orders
+!list_fields orders n%
 SELECT * FROM orders WHERE user_id = ? ORDER BY id${T}10
 SELECT id, amount, note, made FROM orders WHERE id = ? AND user_id = ?${T}1${T}10
 SELECT COUNT(*), SUM(amount), MIN(made), MAX(note) FROM orders
@@ -174,8 +230,6 @@ printf '%s\n' '!change_user reader password shop' 'SELECT COUNT(*) FROM orders W
 grep -q '^change_user reader ok$' "$work/cu.out" && grep -qx '3' "$work/cu.out" &&
     grep -q '^change_user app error 1045 (28000)$' "$work/cu.out" || fail "COM_CHANGE_USER: $(cat "$work/cu.out")"
 [ "$(px shop -N -e 'SELECT CONNECTION_ID()')" -gt 0 ] || fail "CONNECTION_ID()"
-out=$(px shop -e 'KILL 1' 2>&1) && fail "KILL was accepted"
-echo "$out" | grep -q '^ERROR 1235' || fail "KILL: $out"
 # dal-proxy checks a statement that returns no rows at its first execution
 printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
@@ -240,10 +294,17 @@ sleep 0.5
 out=$(mariadb -h127.0.0.1 -P"$small" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT 1' 2>&1) && fail "a third connection got in"
 echo "$out" | grep -q '1040.*Too many connections' || fail "max_connections: $out"
 wait %3 %4 2>/dev/null || true
+# the monitors count client connections: 2 accepted and 1 refused above,
+# then 1 wrong password; none connected once they are gone
+mariadb -h127.0.0.1 -P"$small" -uapp -pwrong -e 'SELECT 1' >/dev/null 2>&1 && fail "a wrong password got in"
+sleep 0.2
+curl -s "http://127.0.0.1:$metrics/metrics" >"$work/metrics.txt" || fail "no metrics from the proxy"
+for want in 'dal_proxy_client_connections 0' 'dal_proxy_client_connections_accepted_total 3' \
+    'dal_proxy_client_connections_refused_total 1' 'dal_proxy_client_auth_failures_total 1'; do
+    grep -qx "$want" "$work/metrics.txt" || fail "metrics: want '$want', have: $(grep '^dal_proxy' "$work/metrics.txt" | tr '\n' ' ')"
+done
 
 # ---- PyMySQL: text protocol, NULLs, a transaction, an error -------------
-# Debian's python3 (/usr/bin), where python3-pymysql installs it
-py=/usr/bin/python3
 if "$py" -c 'import pymysql' 2>/dev/null; then
     PX_PORT=$port "$py" - <<'EOF' || fail "PyMySQL"
 import os, pymysql
@@ -262,9 +323,121 @@ except pymysql.err.ProgrammingError as e:
     assert e.args[0] == 1146, e.args
 c.close()
 EOF
+    # multi-statements: the same results, in the same order, through the
+    # proxy and on the plain server, up to the first error; KILL of the
+    # proxy's own connection ids
+    PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "multi-statements or KILL"
+import os, struct, pymysql
+from pymysql.constants import CLIENT, COMMAND
+
+def connect(port, user, password, db, flags=0):
+    return pymysql.connect(host="127.0.0.1", port=port, user=user, password=password,
+                           database=db, autocommit=True, client_flag=flags)
+
+def run_all(conn, text):
+    cur, out = conn.cursor(), []
+    try:
+        cur.execute(text)
+        while True:
+            out.append((cur.rowcount, cur.fetchall() if cur.description else None))
+            if not cur.nextset():
+                break
+    except pymysql.err.MySQLError as e:
+        out.append(("error", e.args[0]))
+    return out
+
+px = connect(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop",
+             CLIENT.MULTI_STATEMENTS)
+plain = connect(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain", CLIENT.MULTI_STATEMENTS)
+texts = [
+    "SELECT id FROM orders WHERE user_id = 10 ORDER BY id; SELECT 'a;b' AS s /* ; */;"
+    " -- x;\n SELECT COUNT(*) FROM orders",
+    "UPDATE orders SET note = 'm;1' WHERE id = 1 AND user_id = 10; SELECT note FROM orders WHERE id = 1",
+    "SELECT 1; SELECT no_such_column FROM orders; SELECT 3",
+    "BEGIN; UPDATE orders SET amount = amount + 1 WHERE user_id = 10; ROLLBACK; SELECT SUM(amount) FROM orders",
+]
+for t in texts:
+    a, b = run_all(px, t), run_all(plain, t)
+    assert a == b, (t, a, b)
+# off by COM_SET_OPTION: the server's parser sees one statement
+def set_option(conn, value):
+    conn._execute_command(COMMAND.COM_SET_OPTION, struct.pack("<H", value))
+    conn._read_packet()
+set_option(px, 1)
+assert run_all(px, "SELECT 1; SELECT 2")[0][0] == "error"
+set_option(px, 0)
+assert len(run_all(px, "SELECT 1; SELECT 2")) == 2
+
+cur = px.cursor()
+cur.execute("SELECT CONNECTION_ID()")
+victim = cur.fetchone()[0]
+other = connect(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop")
+oc = other.cursor()
+def kill(sql):
+    try:
+        oc.execute(sql)
+        return 0
+    except pymysql.err.MySQLError as e:
+        return e.args[0]
+r = kill("KILL QUERY %d" % victim); assert r == 0, r   # idle: nothing to stop
+# a running statement, on one node and scattered, is stopped by its servers
+import threading, time
+for q in ["SELECT SLEEP(30)", "SELECT COUNT(*) FROM orders WHERE SLEEP(3) = 0"]:
+    got = {}
+    def run():
+        try:
+            cur.execute(q)
+            got["rows"] = cur.fetchall()
+        except pymysql.err.MySQLError as e:
+            got["error"] = e.args[0]
+    t = threading.Thread(target=run)
+    t.start()
+    while not got:
+        time.sleep(0.2)                 # until the statement runs on the servers
+        if kill("KILL QUERY %d" % victim) != 0:
+            raise SystemExit("KILL QUERY failed")
+        t.join(0.5)
+    t.join()
+    assert got.get("error") == 1317, (q, got)   # ER_QUERY_INTERRUPTED
+cur.execute("SELECT 1")                 # the connection goes on
+assert cur.fetchone() == (1,)
+assert kill("KILL 4000000000") == 1094              # no such connection
+reader = connect(int(os.environ["PX_PORT"]), "reader", "password", "shop")
+try:
+    reader.cursor().execute("KILL %d" % victim)
+    raise SystemExit("another user's KILL was accepted")
+except pymysql.err.MySQLError as e:
+    assert e.args[0] == 1095, e.args                # not the owner
+assert kill("KILL CONNECTION %d" % victim) == 0
+try:
+    cur.execute("SELECT 1")
+    raise SystemExit("the killed connection still runs statements")
+except pymysql.err.OperationalError:
+    pass
+oc.execute("SELECT CONNECTION_ID()")
+assert kill("KILL %d" % oc.fetchone()[0]) == 1927    # itself: killed
+EOF
 else
     fail "PyMySQL is not installed (tests/deps.sh installs python3-pymysql)"
 fi
+
+# ---- SIGHUP: users change, connected clients stay ---------------------------
+# the file now has user newbie instead of reader; a client connected
+# before the reload finishes its statements after it
+px shop -N -e "SELECT SLEEP(1); SELECT 'still here'" >"$work/hup.out" 2>&1 &
+hup_client=$!
+sleep 0.3
+write_ini "$work/px.ini" "$port" 64
+sed -i 's/^\[proxy user reader\]$/[proxy user newbie]/; s/^password_hash = .*$/password = fresh/' "$work/px.ini"
+kill -HUP "${pids[0]}"
+sleep 0.3
+[ "$(mariadb -h127.0.0.1 -P"$port" -unewbie -pfresh shop -N -e 'SELECT 1' 2>&1)" = 1 ] ||
+    fail "a user added by a reload cannot log in"
+out=$(mariadb -h127.0.0.1 -P"$port" -ureader -ppassword shop -e 'SELECT 1' 2>&1) &&
+    fail "a user removed by a reload still logs in"
+echo "$out" | grep -q '^ERROR 1045' || fail "removed user: $out"
+wait "$hup_client" || fail "a client connected across the reload failed: $(cat "$work/hup.out")"
+grep -q '^still here$' "$work/hup.out" || fail "reload: $(cat "$work/hup.out")"
 
 # ---- SIGTERM: stop accepting, exit 0 ----------------------------------------
 kill -TERM "${pids[0]}"

@@ -9,7 +9,9 @@
  * NULL, an integer (bound as LONGLONG), a number with a '.' (DOUBLE),
  * `L:text` (sent with mysql_stmt_send_long_data in two pieces), anything
  * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
- * mysql_change_user instead.  Each statement is prepared and executed; one that
+ * mysql_change_user instead, `!reset_connection` mysql_reset_connection,
+ * and `!list_fields TABLE [WILDCARD]` mysql_list_fields (COM_FIELD_LIST),
+ * printing each column's name, table, type and flags.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
@@ -182,6 +184,22 @@ static void run_line(MYSQL *db, char *line)
     mysql_stmt_close(st);
 }
 
+/* COM_FIELD_LIST of table: one line a column. */
+static void list_fields(MYSQL *db, const char *table, const char *wild)
+{
+    MYSQL_RES *res = mysql_list_fields(db, table, wild);
+    MYSQL_FIELD *f;
+
+    if (res == NULL) {
+        printf("list_fields %s error %u (%s)\n", table, mysql_errno(db), mysql_sqlstate(db));
+        return;
+    }
+    while ((f = mysql_fetch_field(res)) != NULL)
+        printf("field %s table %s type %d flags %u\n", f->name, f->table, (int)f->type,
+               f->flags);
+    mysql_free_result(res);
+}
+
 int main(int argc, char **argv)
 {
     MYSQL *db = mysql_init(NULL);
@@ -198,8 +216,13 @@ int main(int argc, char **argv)
     }
     while (fgets(line, sizeof line, stdin) != NULL) {
         char user[64], pass[64], dbname[64];
+        int n;
         line[strcspn(line, "\n")] = '\0';
-        if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
+        if (strcmp(line, "!reset_connection") == 0) {
+            printf("reset_connection %s\n", mysql_reset_connection(db) == 0 ? "ok" : "error");
+        } else if ((n = sscanf(line, "!list_fields %63s %63s", user, pass)) >= 1) {
+            list_fields(db, user, n == 2 ? pass : NULL);
+        } else if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {
             if (mysql_change_user(db, user, pass, dbname) == 0)
                 printf("change_user %s ok\n", user);
             else

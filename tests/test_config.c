@@ -696,7 +696,10 @@ static const struct bad_config bad_configs[] = {
     /* [proxy] and its users: no value quoted but the listen address */
     {"[proxy]\nlisten = 127.0.0.1\n", 2, "listen: expected HOST:PORT[, HOST:PORT ...], got '127.0.0.1'"},
     {"[proxy]\nlisten = a:1, b:70000\n", 2, "listen: expected HOST:PORT"},
-    {"[proxy]\ntls_cert = /c.pem\n", 2, "[proxy] needs both tls_cert and tls_key, or neither"},
+    {"[proxy]\ntls_cert = /nonexistent/c.pem\n", 2, "tls_cert: cannot read '/nonexistent/c.pem'"},
+    {"[proxy]\ntls_key = /dev/null\n", 2, "tls_key: '/dev/null' is not a regular file"},
+    {"[proxy]\ntls_cert = /etc/passwd\n", 2, "holds no PEM certificate"},
+    {"[proxy]\nrequire_tls = on\n", 2, "[proxy] require_tls needs tls_cert and tls_key"},
     {"[proxy]\n[proxy]\n", 2, "duplicate"},
     {"[proxy x]\n", 1, "section [proxy] takes no name"},
     {"[proxy user]\n", 1, "section [proxy user] needs a name: [proxy user NAME]"},
@@ -907,6 +910,9 @@ static const struct {
     {"mysql://a:" SECRET "1@h1, mysql://b:" SECRET "2@h2", "mysql://a:***@h2"},
     {"mysql://app@host/db", "mysql://app@host/db"},                      /* no password */
     {"mysql://host:3306/db", "mysql://host:3306/db"},
+    /* a source's name of one version of its document: no password in it */
+    {"etcd://h:2379,h:2381/app/config@42:7:", "etcd://h:2379,h:2381/app/config@42:7:"},
+    {"mysql://app:" SECRET "/x@h/db", "mysql://app:***@h/db"},           /* '/' alone is no pass */
     {"round_robin", "round_robin"},
     {"", ""},
 };

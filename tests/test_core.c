@@ -401,6 +401,15 @@ static const route_case_t route_cases[] = {
     {4, "DO (SELECT COUNT(*) FROM wm_food)", NULL, NULL, NULL, DAL_EUNSUPPORTED, 0, NULL, NULL,
      "names table wm_food"},
     {4, "CALL refresh(1)", NULL, NULL, NULL, 0, 1, "db3", "CALL refresh(1)", NULL},
+    /* ... nor in the statement text they run */
+    {4, "PREPARE s FROM 'SELECT * FROM wm_food WHERE wm_poi_id = ?'", NULL, NULL, NULL,
+     DAL_EUNSUPPORTED, 0, NULL, NULL, "names table wm_food"},
+    {4, "EXECUTE /* now */ IMMEDIATE \"DELETE FROM `dict`\"", NULL, NULL, NULL, DAL_EUNSUPPORTED,
+     0, NULL, NULL, "names table dict"},
+    {4, "PREPARE s FROM 'SELECT * FROM local_t'", NULL, NULL, NULL, 0, 1, "db3",
+     "PREPARE s FROM 'SELECT * FROM local_t'", NULL},
+    {4, "DO GET_LOCK('wm_food', 0)", NULL, NULL, NULL, 0, 1, "db3", "DO GET_LOCK('wm_food', 0)",
+     NULL},
     {4, "/*+ dal datasource=db1 raw */ HANDLER wm_food_45 OPEN", NULL, NULL, NULL, 0, 1, "db1",
      " HANDLER wm_food_45 OPEN", NULL},
     /* mariadb-dump's sandbox marker is a comment, as to the servers */

@@ -9,9 +9,11 @@
 #include <check.h>
 #include <mysql.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dal/dal.h>
 
@@ -912,6 +914,63 @@ START_TEST(test_prepared_errors)
 }
 END_TEST
 
+/* dal_session_cancel from another thread stops the session's statement,
+ * on one node and scattered over all of them, with the server's 1317;
+ * the session goes on.  Nothing running: a no-op. */
+typedef struct cancel_run {
+    dal_session_t *s;
+    const char *sql;
+    atomic_int done;
+    int rc;
+    dal_error_t err;
+} cancel_run_t;
+
+static void *cancel_victim(void *arg)
+{
+    cancel_run_t *cr = arg;
+    dal_result_t *r = NULL;
+
+    cr->rc = dal_session_query(cr->s, NULL, cr->sql, NULL, 0, &r, &cr->err);
+    while (cr->rc == 0 && (cr->rc = dal_result_next(r, &cr->err)) == 1)
+        ;
+    dal_result_free(r);
+    atomic_store(&cr->done, 1);
+    return NULL;
+}
+
+START_TEST(test_session_cancel)
+{
+    static const char *const sqls[] = {"SELECT SLEEP(30)",
+                                       "SELECT COUNT(*) FROM wm_food WHERE SLEEP(3) = 0"};
+    dal_session_t *s = NULL;
+    dal_error_t err;
+    uint64_t n;
+    size_t i;
+
+    must(dal_session_open(dal, &s, &err), &err, "session");
+    must(dal_session_cancel(s, &err), &err, "cancel with nothing running");
+    must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (500001, 5001), "
+                  "(500002, 5002)", NULL, 0, &n, &err), &err, "rows to sleep on");
+    for (i = 0; i < 2; i++) {
+        cancel_run_t cr = {.s = s, .sql = sqls[i]};
+        pthread_t t;
+        pthread_create(&t, NULL, cancel_victim, &cr);
+        /* until the statement runs on its servers, which then stop it */
+        while (!atomic_load(&cr.done)) {
+            usleep(200000);
+            must(dal_session_cancel(s, &err), &err, "cancel");
+        }
+        pthread_join(t, NULL);
+        ck_assert_msg(cr.rc == DAL_ESERVER && cr.err.mysql_errno == 1317, "%s: rc %d: %s",
+                      sqls[i], cr.rc, cr.err.message);
+    }
+    must(dal_session_exec(s, NULL, "SELECT 1", NULL, 0, &n, &err), &err, "after the cancel");
+    dal_session_close(s);
+    must(dal_exec(dal, NULL, "DELETE FROM wm_food WHERE id IN (500001, 500002)", NULL, 0, &n,
+                  &err), &err, "cleanup");
+}
+END_TEST
+
 static Suite *it_suite(void)
 {
     Suite *s = suite_create("integration");
@@ -934,6 +993,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_generated_ids);
     tcase_add_test(tc, test_prepared_differential);
     tcase_add_test(tc, test_prepared_errors);
+    tcase_add_test(tc, test_session_cancel);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -248,6 +248,14 @@ START_TEST(prometheus_counts_and_histograms)
     ev = event(DAL_EVENT_IDGEN);
     ev.table = "food_ids";
     mops->on_event(inst, &ev);
+    ev = event(DAL_EVENT_PIN);
+    ev.datasource = "db0";
+    ev.server = "127.0.0.1:3306";
+    ev.kind = "user_variable";
+    mops->on_event(inst, &ev);
+    mops->on_event(inst, &ev);
+    ev.kind = "named_lock";
+    mops->on_event(inst, &ev);
     m = scrape(port);
     ck_assert_double_eq(selects_of(m, "wm_food"), 4);
     ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_bucket{kind=\"select\",table=\"wm_food\",le=\"0.001\"}"), 0);
@@ -263,6 +271,9 @@ START_TEST(prometheus_counts_and_histograms)
     ck_assert_double_eq(tu_metric(m, "dal_config_reloads_total"), 2);
     ck_assert_double_eq(tu_metric(m, "dal_config_reload_failures_total"), 1);
     ck_assert_double_eq(tu_metric(m, "dal_id_segments_total{generator=\"food_ids\"}"), 1);
+    ck_assert_double_eq(tu_metric(m, "dal_session_pins_total{datasource=\"db0\",state=\"user_variable\"}"), 2);
+    ck_assert_double_eq(tu_metric(m, "dal_session_pins_total{datasource=\"db0\",state=\"named_lock\"}"), 1);
+    ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_session_pins_total counter\n"));
     ck_assert_double_eq(tu_metric(m, "dal_monitor_dropped_series_total"), 0);
     ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statement_duration_seconds histogram\n"));
     ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_statements_total counter\n"));

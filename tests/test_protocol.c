@@ -383,6 +383,31 @@ START_TEST(test_reader_chunking)
 }
 END_TEST
 
+/* After an SSLRequest the bytes behind it are the TLS handshake's: the
+ * reader hands them over as they came. */
+START_TEST(test_reader_unread)
+{
+    proto_reader_t r;
+    proto_packet_t pkt;
+    size_t n;
+    const uint8_t *rest;
+
+    proto_reader_init(&r, 1024);
+    rest = proto_reader_unread(&r, &n);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(proto_reader_feed(&r, "\x02\x00\x00\x01" "ab\x16\x03\x01", 9), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 1);
+    ck_assert_mem_eq(pkt.payload, "ab", 2);
+    rest = proto_reader_unread(&r, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_mem_eq(rest, "\x16\x03\x01", 3);
+    proto_reader_discard(&r);
+    ck_assert_uint_eq(proto_reader_pending(&r), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 0);
+    proto_reader_free(&r);
+}
+END_TEST
+
 START_TEST(test_reader_limits)
 {
     proto_reader_t r;
@@ -877,6 +902,35 @@ START_TEST(test_auth_packets)
 }
 END_TEST
 
+/* caching_sha2_password's full authentication: the cleartext password,
+ * NUL-terminated, checked against what password_hash stores. */
+START_TEST(test_cleartext_password)
+{
+    proto_str_t pw;
+    uint8_t stage2[PROTO_SHA1_LEN];
+
+    ck_assert_int_eq(proto_parse_cleartext_password("s3cret!\0", 8, &pw), 0);
+    ck_assert_uint_eq(pw.len, 7);
+    ck_assert(memcmp(pw.ptr, "s3cret!", 7) == 0);
+    ck_assert_int_eq(proto_parse_cleartext_password("s3cret!", 7, &pw), 0);   /* no NUL */
+    ck_assert_uint_eq(pw.len, 7);
+    ck_assert_int_eq(proto_parse_cleartext_password("\0", 1, &pw), 0);        /* empty */
+    ck_assert_ptr_null(pw.ptr);
+    ck_assert_uint_eq(pw.len, 0);
+    ck_assert_int_eq(proto_parse_cleartext_password(NULL, 0, &pw), 0);
+    ck_assert_uint_eq(pw.len, 0);
+    ck_assert_int_eq(proto_parse_cleartext_password("a\0b\0", 4, &pw), PROTO_EMALFORMED);
+    ck_assert_ptr_null(pw.ptr);
+
+    /* the published hash of 'test' (SELECT PASSWORD('test')) */
+    ck_assert_int_eq(proto_native_hash_parse("*94BDCEBE19083CE2A1F959FD02F964C7AF4CFC29", stage2), 0);
+    ck_assert(proto_native_verify_password("test", 4, stage2));
+    ck_assert(!proto_native_verify_password("tesT", 4, stage2));
+    ck_assert(!proto_native_verify_password("test ", 5, stage2));
+    ck_assert(!proto_native_verify_password("", 0, stage2));
+}
+END_TEST
+
 /* ========================================================== responses */
 
 START_TEST(test_ok_err_eof)
@@ -892,7 +946,7 @@ START_TEST(test_ok_err_eof)
     ok.info = "Rows matched: 3";
     ok.info_len = 15;
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &ok), 0);
-    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00Rows matched: 3", 24);
+    expect_payload(&b, 2, "\x00\x03\xfc\x2c\x01\x02\x00\x01\x00\x0fRows matched: 3", 25);
     proto_buf_reset(&b);
     ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41
                                     | PROTO_CLIENT_SESSION_TRACK, &ok), 0);
@@ -1361,6 +1415,49 @@ START_TEST(test_strerror)
 }
 END_TEST
 
+
+/* The statements of a multi-statement COM_QUERY, as a server splits them. */
+static void check_pieces(const char *text, const char *const *want, size_t nwant)
+{
+    size_t len = strlen(text), n, next, k = 0;
+
+    while (len > 0 && !proto_sql_blank(text, len)) {
+        n = proto_split_statement(text, len, &next);
+        ck_assert_uint_lt(k, nwant);
+        ck_assert_uint_eq(n, strlen(want[k]));
+        ck_assert(strncmp(text, want[k], n) == 0);
+        k++;
+        text += next;
+        len -= next;
+    }
+    ck_assert_uint_eq(k, nwant);
+}
+
+START_TEST(test_split_statements)
+{
+    static const char *const simple[] = {"SELECT 1", " SELECT 2"};
+    static const char *const quoted[] = {"SELECT 'a;b', \"c;\", `d;e`", " SELECT 'x\\';'"};
+    static const char *const comments[] = {"SELECT 1 /* ; */ -- ;\n", "\n# ;\nSELECT 2"};
+    static const char *const dashes[] = {"SELECT 3--1", " SELECT 4"};
+    static const char *const proc[] = {
+        "CREATE DEFINER=`u`@`%` PROCEDURE p() BEGIN SELECT 1; SELECT 2; END"};
+    static const char *const block[] = {"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END"};
+    static const char *const txn[] = {"BEGIN", " SELECT 1", " COMMIT"};
+    static const char *const paren[] = {"SELECT (SELECT 1)", "SELECT 2"};
+
+    check_pieces("SELECT 1; SELECT 2;", simple, 2);
+    check_pieces("SELECT 'a;b', \"c;\", `d;e`; SELECT 'x\\';'", quoted, 2);
+    check_pieces("SELECT 1 /* ; */ -- ;\n;\n# ;\nSELECT 2", comments, 2);
+    check_pieces("SELECT 3--1; SELECT 4", dashes, 2);
+    check_pieces(proc[0], proc, 1);
+    check_pieces(block[0], block, 1);
+    check_pieces("BEGIN; SELECT 1; COMMIT", txn, 3);
+    check_pieces("SELECT (SELECT 1);SELECT 2", paren, 2);
+    ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18));
+    ck_assert(!proto_sql_blank(" ; x", 4));
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
     Suite *s = suite_create("protocol");
@@ -1379,6 +1476,7 @@ static Suite *protocol_suite(void)
     tcase_add_loop_test(frame, test_split, 0, N(split_cases));
     tcase_add_test(frame, test_reader_chunking);
     tcase_add_test(frame, test_reader_limits);
+    tcase_add_test(frame, test_reader_unread);
     tcase_set_timeout(frame, 120);
     tcase_add_test(hs, test_handshake);
     tcase_add_loop_test(hs, test_handshake_response, 0, N(response_cases));
@@ -1388,6 +1486,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(auth, test_sha2_scramble);
     tcase_add_test(auth, test_real_client);
     tcase_add_test(auth, test_auth_packets);
+    tcase_add_test(auth, test_cleartext_password);
     tcase_add_test(resp, test_ok_err_eof);
     tcase_add_test(resp, test_columns);
     tcase_add_test(resp, test_prepare_ok);
@@ -1398,6 +1497,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute);
     tcase_add_test(cmds, test_stmt_execute_edges);
     tcase_add_test(cmds, test_stmt_execute_real);
+    tcase_add_test(cmds, test_split_statements);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
     suite_add_tcase(s, hs);

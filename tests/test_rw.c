@@ -389,6 +389,51 @@ START_TEST(test_split_transactions)
 }
 END_TEST
 
+/* A session's pinned node (its connection holds user variables) reads
+ * from its master, forced replica or read-only transaction alike; other
+ * nodes read from their replicas; a read-only transaction on a replica
+ * cannot make state. */
+START_TEST(test_split_pinned)
+{
+    dal_t *dal = open_rw(1, 1, "read_your_writes = off\n");
+    dal_query_opts_t o = {0};
+    dal_session_t *s = NULL;
+    dal_error_t err;
+
+    wait_in_rotation(dal);
+    ck_assert_int_eq(dal_session_open(dal, &s, &err), 0);
+    ck_assert(is_replica_of(server_of(dal, s, NULL, "SELECT @@server_id"), 0));
+    exec_ok(dal, s, "SET @a = 1");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_int_eq(server_of(dal, s, NULL, "SELECT @@server_id"), MASTER_ID(0));
+    ck_assert_int_eq(server_of(dal, s, NULL, "/*+ dal replica */ SELECT @@server_id"),
+                     MASTER_ID(0));
+    ck_assert_int_eq(one_int(dal, s, NULL, "SELECT @a, @@server_id", 1), MASTER_ID(0));
+    o.datasource = "ds1";
+    {
+        long long end = now_ms() + 10000;
+        while (!is_replica_of(server_of(dal, s, &o, "SELECT @@server_id"), 1))
+            ck_assert_msg(now_ms() < end, "ds1 never read from a replica");
+    }
+    ck_assert_int_eq(dal_begin_read_only(s, &err), 0);
+    ck_assert_int_eq(server_of(dal, s, NULL, "SELECT @@server_id"), MASTER_ID(0));
+    ck_assert_int_eq(one_int(dal, s, NULL, "SELECT @a", 0), 1);
+    ck_assert_int_eq(dal_commit(s, &err), 0);
+    dal_session_close(s);
+
+    ck_assert_int_eq(dal_session_open(dal, &s, &err), 0);
+    ck_assert_int_eq(dal_begin_read_only(s, &err), 0);
+    ck_assert(is_replica_of(server_of(dal, s, NULL, "SELECT @@server_id"), 0));
+    ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT @b := 1", NULL, 0, NULL, &err),
+                     DAL_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(err.message, "read-only transaction on a replica"));
+    ck_assert_int_eq(dal_rollback(s, &err), 0);
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
+    dal_session_close(s);
+    dal_close(dal);
+}
+END_TEST
+
 /* What cannot be done is refused, with a message. */
 START_TEST(test_split_errors)
 {
@@ -789,6 +834,7 @@ static Suite *rw_suite(void)
     tcase_add_test(tc, test_split);
     tcase_add_test(tc, test_split_scatter);
     tcase_add_test(tc, test_split_transactions);
+    tcase_add_test(tc, test_split_pinned);
     tcase_add_test(tc, test_split_errors);
     tcase_add_test(tc, test_monitoring);
     tcase_add_loop_test(tc, test_weights, 0, sizeof lb_cases / sizeof lb_cases[0]);

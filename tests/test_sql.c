@@ -126,6 +126,23 @@ static int colref_char(char c)
            (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
+/* "pins A,B" with the names of the DAL_PIN_* bits, nothing for none. */
+static void render_pins(buf_t *b, unsigned int pins)
+{
+    static const char *const names[] = {"user_var", "temp_table", "table_lock", "named_lock",
+                                        "prepare", "handler"};
+    const char *sep = "pins ";
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (pins & (1u << i)) {
+            bprintf(b, "%s%s", sep, names[i]);
+            sep = ",";
+        }
+    if (pins)
+        bprintf(b, "\n");
+}
+
 static void render_select(buf_t *b, const dal_sql_t *s)
 {
     static const char *const agg[] = {"", "COUNT", "COUNT_DISTINCT", "SUM", "MIN", "MAX", "AVG",
@@ -172,6 +189,8 @@ static void render_select(buf_t *b, const dal_sql_t *s)
         bprintf(b, "needs_master\n");
     if (s->txn_read_only)
         bprintf(b, "txn_read_only\n");
+    if (s->temporary)
+        bprintf(b, "temporary\n");
 }
 
 static void render_insert(buf_t *b, const dal_sql_t *s)
@@ -257,6 +276,7 @@ static char *render(const dal_sql_t *s)
     render_insert(&b, s);
     render_names(&b, "set_columns", s->set_columns, s->nset_columns);
     render_select(&b, s);
+    render_pins(&b, s->pins);
     for (i = 0; i < s->nhints; i++)
         bprintf(&b, "hint %s=%s\n", s->hints[i].key, s->hints[i].value);
     return b.p;
@@ -731,6 +751,37 @@ static const struct an_case {
     {"START TRANSACTION WITH CONSISTENT SNAPSHOT, read only", {"kind=BEGIN", "txn_read_only"}},
     {"START TRANSACTION READ WRITE", {"kind=BEGIN", "!txn_read_only"}},
     {"BEGIN", {"kind=BEGIN", "!txn_read_only"}},
+    /* --- session state a dal session pins a connection for --- */
+    {"SET @a = 1", {"kind=SET", "pins user_var"}},
+    {"SET @`a b` = 1, @'c' = 2", {"pins user_var"}},
+    {"SELECT @a", {"kind=SELECT", "pins user_var"}},
+    {"SELECT @a := id FROM t WHERE k = 1", {"pins user_var"}},
+    {"SELECT id INTO @a FROM t LIMIT 1", {"pins user_var"}},
+    {"SELECT id FROM t WHERE k = @a", {"pins user_var"}},
+    {"INSERT INTO t (a) VALUES (@a)", {"pins user_var"}},
+    {"SELECT @@version, @@session.sql_mode", {"!pins"}},
+    {"SELECT '@a', \"@b\" /* @c */", {"!pins"}},
+    {"GRANT SELECT ON db.* TO 'u'@'localhost'", {"!pins"}},
+    {"CREATE DEFINER=root@localhost VIEW v AS SELECT 1", {"!pins"}},
+    {"CREATE DEFINER = `root`@`%` VIEW v AS SELECT @x", {"pins user_var"}},
+    {"CREATE TEMPORARY TABLE tmp (a INT)",
+     {"kind=DDL", "pins temp_table", "temporary", "tref tmp -> tmp DDL @0"}},
+    {"CREATE TEMPORARY TABLE IF NOT EXISTS tmp AS SELECT @a", {"pins user_var,temp_table"}},
+    {"CREATE TABLE tmp (a INT)", {"!pins", "!temporary"}},
+    {"DROP TEMPORARY TABLE tmp", {"!pins", "temporary"}},
+    {"DROP TABLE tmp", {"!temporary"}},
+    {"LOCK TABLES t1 READ, t2 WRITE", {"pins table_lock"}},
+    {"LOCK TABLE t1 WRITE", {"pins table_lock"}},
+    {"UNLOCK TABLES", {"!pins"}},
+    {"SELECT GET_LOCK('x', 1)", {"pins named_lock", "needs_master"}},
+    {"DO get_lock ('x', 0)", {"pins named_lock"}},
+    {"SELECT RELEASE_LOCK('x'), IS_USED_LOCK('x'), IS_FREE_LOCK('x')", {"!pins"}},
+    {"SELECT get_lock FROM t", {"!pins"}},
+    {"PREPARE s FROM 'SELECT 1'", {"pins prepare"}},
+    {"EXECUTE s", {"!pins"}},
+    {"EXECUTE s USING @a", {"pins user_var"}},
+    {"HANDLER t OPEN", {"pins handler"}},
+    {"HANDLER t READ FIRST", {"!pins"}},
 };
 
 START_TEST(test_analysis_table)

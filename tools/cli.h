@@ -152,6 +152,22 @@ int cmd_explain(cli_t *cli);   /* cmd_explain.c */
 int cmd_exec(cli_t *cli);      /* cmd_exec.c */
 int cmd_shell(cli_t *cli);     /* shell.c */
 int cmd_load(cli_t *cli);      /* cmd_load.c */
+int cmd_config(cli_t *cli);    /* cmd_config.c */
+extern const char cmd_config_synopsis[], cmd_config_details[];
+
+/* `dal diff`'s output, one change at a time: a text line, or an element of
+ * the JSON array the caller opened ("changes").  `dal config watch` prints
+ * each accepted change with it too.  cmd_diff.c. */
+typedef struct cli_diff_out {
+    json_t j;
+    int json;
+    size_t n;    /* changes printed */
+} cli_diff_out_t;
+void cli_diff_line(void *user, const char *what, const char *name, const char *change);
+
+/* How many characters of a location may be shown: a store URL without its
+ * ?OPTIONS (which may hold a password), a file path whole.  dal.c. */
+int cli_shown(const char *location);
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 

@@ -70,7 +70,7 @@ static int check_online(cli_t *cli, const dal_open_opts_t *opts)
         json_key(&j, "columns");
         json_object_begin(&j);
     } else if (rc == 0) {
-        printf("%s: ok\n", cli->config);
+        printf("%.*s: ok\n", cli_shown(cli->config), cli->config);
     }
     if (rc == 0)
         rc = dal_table_columns(dal, NULL, print_columns, cli->json ? &j : NULL, &err);
@@ -98,7 +98,7 @@ int cmd_check(cli_t *cli)
     if (cli->json)
         print_check_json(rc, &err);
     else if (rc == 0)
-        printf("%s: ok\n", cli->config);
+        printf("%.*s: ok\n", cli_shown(cli->config), cli->config);
     else
         cli_fail(&err);
     return rc < 0 ? CLI_FAIL : CLI_OK;

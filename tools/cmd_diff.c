@@ -9,15 +9,9 @@
 
 #include "cli.h"
 
-typedef struct diff_out {
-    json_t j;
-    int json;
-    size_t n;
-} diff_out_t;
-
-static void on_diff(void *user, const char *what, const char *name, const char *change)
+void cli_diff_line(void *user, const char *what, const char *name, const char *change)
 {
-    diff_out_t *o = user;
+    cli_diff_out_t *o = user;
 
     o->n++;
     if (!o->json) {
@@ -38,7 +32,7 @@ int cmd_diff(cli_t *cli)
 {
     dal_open_opts_t opts;
     dal_error_t err = { 0 };
-    diff_out_t o;
+    cli_diff_out_t o;
     int rc;
 
     memset(&o, 0, sizeof o);
@@ -50,7 +44,7 @@ int cmd_diff(cli_t *cli)
         json_key(&o.j, "changes");
         json_array_begin(&o.j);
     }
-    rc = dal_config_diff(cli->config, cli->args[0], &opts, on_diff, &o, &err);
+    rc = dal_config_diff(cli->config, cli->args[0], &opts, cli_diff_line, &o, &err);
     if (o.json) {
         json_array_end(&o.j);
         json_key(&o.j, "ok");

@@ -144,6 +144,8 @@ static const cli_command_t cli_commands[] = {
       "  next NAME [N]     draw N IDs (default 1, at most 1000000) from [idgen NAME]\n"
       "                    and print one per line\n"
       "  --json            init: {\"idgens\":[{...}]}; next: {\"idgen\":...,\"ids\":[...]}\n" },
+    { "config", cmd_config, OPT_JSON | OPT_OWN, 1, SIZE_MAX, 0, cmd_config_synopsis,
+      "store, read and follow the configuration in etcd", cmd_config_details },
     { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
@@ -477,6 +479,11 @@ static int cli_command_help(const cli_command_t *cmd)
            "Global options: see 'dal --help'.\n",
            cmd->name, cmd->summary, cmd->synopsis, cmd->details[0] ? "\n" : "", cmd->details);
     return CLI_OK;
+}
+
+int cli_shown(const char *location)
+{
+    return (int)(strstr(location, "://") ? strcspn(location, "?") : strlen(location));
 }
 
 int cmd_help(cli_t *cli)

@@ -223,6 +223,87 @@ DAL_API int dal_config_diff(const char *running, const char *candidate,
                             const dal_open_opts_t *opts, dal_diff_fn fn, void *user,
                             dal_error_t *err);
 
+/* -------------------------------------------------- configuration sources */
+
+/*
+ * Wherever a configuration path is accepted (dal_open, dal_check_config,
+ * dal_config_diff, `dal -c`, `dal-proxy -c`), a location may name a store
+ * instead of a file:
+ *
+ *     etcd://HOST:PORT[,HOST:PORT...]/PREFIX[?OPTION=VALUE&...]
+ *     etcds://...   the same over TLS (options cacert, cert, key)
+ *
+ * served by a source plugin (source_etcd.so; see docs/configuration.md for
+ * every option and the failure semantics, docs/plugins.md to write one).
+ * The document is the whole INI text, read at dal_open and watched: every
+ * new version is checked and swapped in exactly as dal_reload does with a
+ * file, and a bad one is refused while the last good one keeps serving.
+ * The option cache=PATH keeps the last accepted document in PATH, from
+ * which dal_open starts (with a warning) when the store cannot be reached.
+ */
+
+/* The source of a running dal_t, for monitoring and tests. */
+typedef struct dal_source_info {
+    const char *location; /* the location without options; valid while dal lives */
+    const char *state;    /* "ok" or "unreachable" (static) */
+    int64_t revision;     /* the store's revision of the document in force; 0: none (file) */
+    uint64_t resyncs;     /* whole re-reads after the store compacted past our revision */
+    uint64_t rejected;    /* versions refused (as dal_reload_stats's failures) */
+    int from_cache;       /* running from the cache file since dal_open, nothing newer yet */
+} dal_source_info_t;
+
+/* Fill *out.  Thread-safe.  0 or DAL_EINVAL. */
+DAL_API int dal_source_info(dal_t *dal, dal_source_info_t *out);
+
+/* A configuration store opened on its own, for tools (`dal config`). */
+typedef struct dal_source dal_source_t;
+
+/* Open location's source; nothing is read yet.  *out is owned by the
+ * caller (dal_source_close). */
+DAL_API int dal_source_open(const char *location, const dal_open_opts_t *opts,
+                            dal_source_t **out, dal_error_t *err);
+DAL_API void dal_source_close(dal_source_t *src);
+
+/*
+ * The document at revision (0: the newest).  *text (NUL-terminated, *len
+ * bytes) is owned by the caller: free() it.  *name (may be NULL) gets what
+ * messages call this version, owned by the caller too; *rev its revision.
+ */
+DAL_API int dal_source_get(dal_source_t *src, int64_t revision, char **text, size_t *len,
+                           char **name, int64_t *rev, dal_error_t *err);
+
+/* Store text as the new version if the current one is expect_revision (0:
+ * none must exist; -1: whatever it is); else DAL_ESTATE and nothing is
+ * written.  *revision: the new version's.  Does not check text: callers
+ * run dal_check_config first (`dal config push` does). */
+DAL_API int dal_source_put(dal_source_t *src, const char *text, size_t len,
+                           int64_t expect_revision, int64_t *revision, dal_error_t *err);
+
+/* One kept version: revision, count of versions so far, size in bytes. */
+typedef void (*dal_history_fn)(void *user, int64_t revision, int64_t version, size_t len);
+
+/* Each version the store still keeps, newest first. */
+DAL_API int dal_source_history(dal_source_t *src, dal_history_fn fn, void *user,
+                               dal_error_t *err);
+
+/* A version seen by dal_source_follow: name and text borrowed for the call.
+ * Return non-zero to stop following. */
+typedef int (*dal_follow_fn)(void *user, const char *name, const char *text, size_t len,
+                             int64_t revision);
+
+/* Call fn with the newest version, then with every later one as the store
+ * reports it, until fn returns non-zero.  Blocks the calling thread;
+ * outages are retried (and logged) without end. */
+DAL_API int dal_source_follow(dal_source_t *src, dal_follow_fn fn, void *user,
+                              dal_error_t *err);
+
+/* dal_config_diff for two documents in memory (names take the files'
+ * place in messages): candidate is checked as dal_check_config would. */
+DAL_API int dal_config_diff_text(const char *running_name, const char *running, size_t running_len,
+                                 const char *candidate_name, const char *candidate,
+                                 size_t candidate_len, const dal_open_opts_t *opts,
+                                 dal_diff_fn fn, void *user, dal_error_t *err);
+
 /* ------------------------------------------------------------- statements */
 
 /*
@@ -335,15 +416,60 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
  * session wrote (read_your_writes).
  *
  * BEGIN / START TRANSACTION / COMMIT / ROLLBACK given as SQL to
- * dal_session_query do the same as the calls below.  dal_query refuses them:
- * a transaction needs a session.
+ * dal_session_query do the same as the calls below, except that BEGIN in
+ * an open transaction commits it first, as a server does (dal_begin
+ * refuses instead); so does DDL, but of a temporary table.  dal_query refuses them: a transaction needs a
+ * session.
  */
 
 /* *out owned by the caller (dal_session_close).  Must be closed before
  * dal_close. */
 DAL_API int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err);
-/* Rolls back an open transaction.  NULL is a no-op. */
+/* Rolls back an open transaction and gives the pinned connections back
+ * (see below).  s is transferred; NULL is a no-op. */
 DAL_API void dal_session_close(dal_session_t *s);
+
+/*
+ * Pinning.  Outside a transaction each statement takes a pooled connection
+ * and the pool resets it afterwards, so what a statement leaves in its
+ * server session would be gone by the next one.  A statement that leaves
+ * (or reads) such state pins the master connection of each data node it
+ * runs on to the session, until dal_session_close or dal_session_reset:
+ *  - user variables: `SET @a = ...`, `@a := ...`, `SELECT ... INTO @a`, and
+ *    any statement reading one (`SELECT @a`);
+ *  - CREATE TEMPORARY TABLE (a name dal's configuration does not know routes
+ *    to the default datasource, so the table's later statements go there);
+ *  - LOCK TABLE(S) (of tables wholly on the default datasource; naming a
+ *    sharded table it is refused, as every statement dal does not analyse);
+ *  - GET_LOCK();
+ *  - PREPARE name FROM ... (EXECUTE and DEALLOCATE PREPARE then run on the
+ *    pinned connection);
+ *  - HANDLER t OPEN.
+ * From then on every statement of the session that runs on a pinned node
+ * runs on its pinned connection (reads too: it is the master's), its
+ * transactions on that node too (COMMIT and ROLLBACK keep the pin), and
+ * the session variables (dal_session_set_var) stay set on it.  A statement
+ * over several nodes uses the pinned connections of the pinned ones and
+ * pooled ones for the others (a statement that pins, on several nodes,
+ * pins each).  User variables live on one node, the first where the
+ * session used one: a statement naming no table that uses them runs there
+ * (unless a datasource was chosen), and one that uses them elsewhere, or
+ * on several nodes, fails with DAL_EUNSUPPORTED rather than read another
+ * connection's NULLs.  A pinned connection that dies takes its state with
+ * it: statements on that node fail with DAL_ESTATE until
+ * dal_session_reset.  A reload leaves the session on its pinned
+ * connections (found by datasource name) until it ends or resets.  The
+ * cost: one held connection per pinned node for the session's lifetime;
+ * a session that never pins costs nothing more.
+ */
+/* COM_RESET_CONNECTION for a session (what dal-proxy does for it): rolls back an open transaction,
+ * gives the pinned connections back to their pools (which reset them:
+ * user variables, temporary tables and locks go), forgets the session
+ * variables and sets autocommit back to 1.  0, or DAL_EINVAL for NULL. */
+DAL_API int dal_session_reset(dal_session_t *s, dal_error_t *err);
+/* The number of connections pinned to s (0 for NULL); a lost one does
+ * not count. */
+DAL_API size_t dal_session_pinned(const dal_session_t *s);
 DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                               const dal_value_t *params, size_t nparams,
                               dal_result_t **out, dal_error_t *err);
@@ -385,6 +511,30 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
 
 /*
+ * Stop the statement s is running, from another thread (the one thread
+ * that may call anything else on s is busy running it): each server that
+ * runs part of it now -- executing it, or still sending rows that
+ * dal_result_next has not read -- gets KILL QUERY for that connection,
+ * sent on a connection of dal's own.  The statement then fails (or its
+ * rows end) with the server's error 1317, "Query execution was
+ * interrupted", as on a server; the session stays usable, and a
+ * transaction stays open.  0 when the kills were sent, also when nothing
+ * was running; else the first server's error (the others are tried all
+ * the same).  Thread-safe; s must stay open during the call.
+ */
+DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
+
+/*
+ * Keep the servers' warnings of each statement of s in its result
+ * (dal_result_warning_rows), on = 1, or not (0, the default).  dal gives a
+ * connection back to its pool once a statement's answer is in, so a later
+ * SHOW WARNINGS would run on another connection; with this, dal reads
+ * SHOW WARNINGS on the statement's own connection first, one more round
+ * trip for each node that reported warnings (none otherwise).
+ */
+DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
+
+/*
  * Set a session variable for every statement the session runs from now on,
  * as `SET SESSION name = value_sql` would on one server: name is a
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
@@ -404,7 +554,8 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
  * The variables are applied on each connection the session takes (pooled
  * or a transaction's), one SET before its first statement, and undone
  * (COM_RESET_CONNECTION) when the connection goes back to its pool, so no
- * other statement sees them.  They cost one round trip each way per
+ * other statement sees them; a pinned connection (above) keeps them, and
+ * gets a variable set later at once.  They cost one round trip each way per
  * connection taken; a session without variables pays nothing.  The value
  * is checked at once on one server of the default datasource (or the
  * first datasource): a name or value the server refuses is DAL_ESERVER
@@ -616,6 +767,29 @@ DAL_API int dal_result_column_info(const dal_result_t *r, size_t col, dal_column
  * read to the end; after it, all of them.
  */
 DAL_API unsigned int dal_result_warning_count(const dal_result_t *r);
+/*
+ * The info line a server gives after a write (mysql_info), summed over the
+ * statement's data nodes: "Records: N  Duplicates: N  Warnings: N" after
+ * a multi-row INSERT, "Rows matched: N  Changed: N  Warnings: N" after an
+ * UPDATE; NULL when the servers gave none (or lines of another form).
+ * Owned by r, valid until the next call or dal_result_free.
+ */
+DAL_API const char *dal_result_info(dal_result_t *r);
+/*
+ * The servers' warnings themselves (SHOW WARNINGS), for a statement of a
+ * session that keeps them (dal_session_keep_warnings): read on each node's
+ * connection right after its answer, in route order.  Rows streamed from
+ * several nodes have none (their count is in dal_result_warning_count).
+ * level is "Note", "Warning" or "Error"; strings owned by r.
+ * dal_result_warning_row returns DAL_EINVAL for i out of range.
+ */
+DAL_API size_t dal_result_warning_rows(const dal_result_t *r);
+/* Non-zero when the statement named a table: a server starts a new
+ * warnings list only for such statements (and on an error), so a front end
+ * that keeps the list (dal-proxy's SHOW WARNINGS) needs to know. */
+DAL_API int dal_result_named_tables(const dal_result_t *r);
+DAL_API int dal_result_warning_row(const dal_result_t *r, size_t i, const char **level,
+                                   unsigned int *code, const char **message);
 
 /* Server status bits (dal_result_server_status, dal_session_status):
  * MariaDB's SERVER_STATUS_* values. */
@@ -864,6 +1038,8 @@ DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
 /* PEM files, or NULL: no TLS; valid until dal_proxy_info_free. */
 DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
 DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
+/* Non-zero if logins without TLS are refused (tls_cert is then set). */
+DAL_API int dal_proxy_info_require_tls(const dal_proxy_info_t *p);
 /* The [proxy user NAME] sections, in file order. */
 DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
 /*

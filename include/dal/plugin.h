@@ -8,7 +8,8 @@
  * the INI file before the plugin sees it) and the kind's table of operations.
  *
  * A plugin of kind K named N lives in the file <plugin_dir>/K_N.so
- * (shard_mod.so, idgen_leaf.so, pool_default.so, monitor_prometheus.so) and
+ * (shard_mod.so, idgen_leaf.so, pool_default.so, monitor_prometheus.so,
+ * source_etcd.so) and
  * is selected in the INI file by N.  Build one with nothing but this header:
  *
  *     cc -shared -fPIC $(pkg-config --cflags dal) -o shard_mine.so mine.c
@@ -70,7 +71,8 @@ typedef enum dal_plugin_kind {
     DAL_PLUGIN_SHARD = 1,   /* shard strategy: key value -> (db, table) position */
     DAL_PLUGIN_IDGEN = 2,   /* ID generator: fills generated primary keys */
     DAL_PLUGIN_POOL = 3,    /* connection pool for one server */
-    DAL_PLUGIN_MONITOR = 4  /* receives one event per statement / execution */
+    DAL_PLUGIN_MONITOR = 4, /* receives one event per statement / execution */
+    DAL_PLUGIN_SOURCE = 5   /* configuration source: delivers INI documents (etcd, ...) */
 } dal_plugin_kind_t;
 
 /* ------------------------------------------------------------- parameters */
@@ -276,7 +278,16 @@ typedef enum dal_event_type {
     DAL_EVENT_ROUTE = 3,     /* a routing decision */
     DAL_EVENT_POOL = 4,      /* a pool figure changed */
     DAL_EVENT_RELOAD = 5,    /* a configuration reload, ok or failed */
-    DAL_EVENT_IDGEN = 6      /* an ID generator fetched a segment of IDs */
+    DAL_EVENT_IDGEN = 6,     /* an ID generator fetched a segment of IDs */
+    DAL_EVENT_PIN = 7,       /* a session pinned a connection to keep its server state */
+    DAL_EVENT_CLIENT = 8,    /* a front end's client connections (dal-proxy):
+                                kind "connected" (rows: connected now),
+                                "accepted", "refused" (max_connections) or
+                                "auth_failed" (rows: total since start) */
+    DAL_EVENT_SOURCE = 9     /* a store's state or revision (at dal_open, at a change
+                                of state, at each accepted version): kind "ok" or
+                                "unreachable", server the endpoint or why none
+                                answers (may be NULL), rows the revision in force */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
@@ -310,6 +321,13 @@ struct dal_event {
     uint32_t labels_gen;
 };
 
+/*
+ * For front ends built on libdal (dal-proxy): deliver ev (borrowed for the
+ * call; labels_gen must be 0) to the monitors of the configuration in
+ * force, as the core delivers its own events.  Thread-safe; never blocks.
+ */
+DAL_API void dal_monitor_emit(dal_t *dal, const dal_event_t *ev);
+
 /* DAL_HAS_FIELD for events, kept for monitors written against it. */
 #define DAL_EVENT_HAS(ev, field) DAL_HAS_FIELD(dal_event_t, ev, field)
 
@@ -323,6 +341,129 @@ typedef struct dal_monitor_ops {
     void (*on_event)(void *instance, const dal_event_t *ev);
 } dal_monitor_ops_t;
 
+/* ----------------------------------------------------------- source kind */
+
+/*
+ * A configuration source delivers the INI document dal runs from, and every
+ * later version of it.  A location the application gives where a file path
+ * is accepted (dal_open, `dal -c`, `dal-proxy -c`, `dal diff`) selects one
+ * by its scheme: "SCHEME://REST[?OPTIONS]" is served by the plugin file
+ * source_SCHEME.so, or, for a scheme ending in "s" that has no file of its
+ * own, by the plugin without that "s" (etcds:// by source_etcd.so: the TLS
+ * variant of a scheme is one plugin).  A plain path is the file source
+ * built into the library, which implements these same ops.
+ *
+ * OPTIONS are "NAME=VALUE&..." (values percent-decoded).  "cache=PATH" is
+ * the host's own: the last accepted document is kept in PATH, and a start
+ * while the store cannot be reached runs from it.  Every other option is a
+ * parameter of the plugin, declared in its descriptor and checked like an
+ * INI key before create() is called.
+ *
+ * The host validates and swaps in every document exactly as it does a
+ * file: same checks, same DAL_EVENT_RELOAD events and counters, and a bad
+ * document leaves the last good one in force.  A source only moves text.
+ */
+
+/* One version of the document, handed from a source to the host. */
+typedef struct dal_source_doc {
+    uint32_t struct_size; /* sizeof(dal_source_doc_t) of whoever fills it */
+    const char *text;     /* the INI document, len bytes, need not end with NUL;
+                             borrowed (see read and sink.document for how long) */
+    size_t len;
+    const char *name;     /* what messages call it in place of a file name, LINE
+                             appended: "etcd://h:2379/app/config@42"; no password;
+                             borrowed like text */
+    int64_t revision;     /* the store's revision of this version; 0: none */
+    uint32_t flags;       /* DAL_SOURCE_RESYNC */
+} dal_source_doc_t;
+
+/* The store could not say what changed since the last revision seen (etcd
+ * compacted it): this version comes from reading the whole key again. */
+#define DAL_SOURCE_RESYNC 1u
+
+typedef enum dal_source_state {
+    DAL_SOURCE_OK = 0,          /* reading or watching through an endpoint */
+    DAL_SOURCE_UNREACHABLE = 1  /* no endpoint answers: the host keeps the last good
+                                   document in force while the source retries */
+} dal_source_state_t;
+
+/*
+ * How a watching source reports to the host.  The sink and user are
+ * borrowed from the host from watch() until unwatch() returns; its
+ * functions are called from the source's own thread, one call at a time.
+ */
+typedef struct dal_source_sink {
+    uint32_t struct_size;
+    void *user; /* the host's, passed back */
+    /* A new version.  doc and its strings are borrowed for the call only.
+     * Returns 0 when the host accepted it and it is now in force, or the
+     * DAL_E* code it was refused with (already logged and counted by the
+     * host).  A source goes on watching either way. */
+    int (*document)(void *user, const dal_source_doc_t *doc);
+    /* The source's state changed.  detail (borrowed for the call, may be
+     * NULL) is the endpoint in use, or why none answers; no password. */
+    void (*state)(void *user, dal_source_state_t state, const char *detail);
+} dal_source_sink_t;
+
+/* One version `history` reports: its revision, the store's count of
+ * versions of the key so far (etcd's "version"), its size in bytes. */
+typedef dal_history_fn dal_source_history_fn; /* see dal.h */
+
+typedef struct dal_source_ops {
+    uint32_t struct_size;
+
+    /* Make an instance for location, the whole string the application
+     * gave without its "?OPTIONS" (borrowed during the call; copy what is
+     * kept).  params are the options (owned by dal, valid while the
+     * instance lives).  *instance is then owned by dal until destroy().
+     * Connects to nothing yet: a store that is down is not an error here. */
+    int (*create)(const dal_host_api_t *api, dal_host_t *host, const char *location,
+                  const dal_plugin_params_t *params, void **instance, dal_error_t *err);
+    /* Called after unwatch (if watch was called). */
+    void (*destroy)(void *instance);
+
+    /*
+     * Read the document: the newest version (revision 0), or the version
+     * in force at that revision.  Fills *doc; its strings are owned by the
+     * instance and stay valid until the next read on it or destroy.
+     * Errors: DAL_ECONNECT when no endpoint answers (the host may then
+     * start from its cache), DAL_ECONFIG when there is no document (name
+     * the key), DAL_EIO and others as the store says.  Not called by two
+     * threads at once on one instance, but may run beside the watch.
+     */
+    int (*read)(void *instance, int64_t revision, dal_source_doc_t *doc, dal_error_t *err);
+
+    /*
+     * Optional (NULL: the source is read once).  Start delivering every
+     * version after after_revision through sink->document, from a thread
+     * of the source's own, in order; when that revision is no longer known
+     * to the store, read the whole document again and deliver it with
+     * DAL_SOURCE_RESYNC.  Reconnect and retry without end: report each
+     * change of state through sink->state, never give up.  after_revision
+     * 0: deliver from the newest version on (read it first).
+     */
+    int (*watch)(void *instance, int64_t after_revision, const dal_source_sink_t *sink,
+                 dal_error_t *err);
+    /* Stop watching; when it returns, no sink call is running or will run. */
+    void (*unwatch)(void *instance);
+
+    /*
+     * Optional (NULL: read-only source).  Store text (len bytes, borrowed
+     * during the call) as the new
+     * version, only if the key's current revision is expect_revision (0:
+     * the key must not exist yet; -1: unconditionally), atomically: with
+     * any other current revision nothing is written and the result is
+     * DAL_ESTATE, saying which revision is current.  Sets *revision to
+     * the new version's revision.
+     */
+    int (*write)(void *instance, const char *text, size_t len, int64_t expect_revision,
+                 int64_t *revision, dal_error_t *err);
+
+    /* Optional.  Call fn(user, ...) for each version the store still
+     * keeps, newest first, on the calling thread (user is the caller's). */
+    int (*history)(void *instance, dal_source_history_fn fn, void *user, dal_error_t *err);
+} dal_source_ops_t;
+
 /* ------------------------------------------------------------ descriptor */
 
 typedef struct dal_plugin {
@@ -333,7 +474,7 @@ typedef struct dal_plugin {
     const char *version;       /* the plugin's own version, free-form */
     const char *description;   /* one line */
     const dal_param_spec_t *params; /* accepted parameters, NULL-name terminated; NULL: none */
-    const void *ops;           /* const dal_shard_ops_t * etc., by kind */
+    const void *ops;           /* const dal_shard_ops_t * etc., by kind (source: dal_source_ops_t) */
 } dal_plugin_t;
 
 typedef const dal_plugin_t *(*dal_plugin_entry_fn)(void);

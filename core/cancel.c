@@ -1,0 +1,109 @@
+/*
+ * cancel.c -- KILL QUERY for a session's running statement; see cancel.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cancel.h"
+#include "conn.h"
+#include "error.h"
+
+static _Thread_local dal_cancel_t *current;
+
+void cancel_init(dal_cancel_t *w)
+{
+    pthread_mutex_init(&w->mu, NULL);
+    w->running = NULL;
+    w->n = w->cap = 0;
+}
+
+void cancel_destroy(dal_cancel_t *w)
+{
+    size_t i;
+
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->n; i++)
+        w->running[i]->cancel = NULL;
+    pthread_mutex_unlock(&w->mu);
+    free(w->running);
+    pthread_mutex_destroy(&w->mu);
+}
+
+void cancel_set_current(dal_cancel_t *w)
+{
+    current = w;
+}
+
+void cancel_enter(dal_conn_t *c)
+{
+    dal_cancel_t *w = current;
+
+    if (w == NULL || c->cancel != NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 4;
+        dal_conn_t **v = realloc(w->running, cap * sizeof *v);
+        if (v == NULL) {
+            pthread_mutex_unlock(&w->mu);
+            return;
+        }
+        w->running = v;
+        w->cap = cap;
+    }
+    w->running[w->n++] = c;
+    c->cancel = w;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void cancel_leave(dal_conn_t *c)
+{
+    dal_cancel_t *w = c != NULL ? c->cancel : NULL;
+    size_t i;
+
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->n; i++)
+        if (w->running[i] == c) {
+            w->running[i] = w->running[--w->n];
+            break;
+        }
+    c->cancel = NULL;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* KILL QUERY of c's server thread, from a connection of our own to the
+ * same server. */
+static int kill_query(const dal_conn_t *c, dal_error_t *err)
+{
+    dal_conn_t *k;
+    char sql[48];
+    int rc = conn_open_server(c->ds, c->replica, &k, err);
+
+    if (rc != 0)
+        return rc;
+    snprintf(sql, sizeof sql, "KILL QUERY %lu", mysql_thread_id((MYSQL *)&c->mysql));
+    if (mysql_real_query(&k->mysql, sql, (unsigned long)strlen(sql)) != 0)
+        rc = conn_error(k, DAL_ESERVER, err);
+    conn_close(k);
+    return rc;
+}
+
+int cancel_run(dal_cancel_t *w, dal_error_t *err)
+{
+    dal_error_t e;
+    size_t i;
+    int rc = 0, one;
+
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->n; i++)
+        if ((one = kill_query(w->running[i], &e)) != 0 && rc == 0) {
+            rc = one;
+            if (err != NULL)
+                *err = e;
+        }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}

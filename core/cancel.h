@@ -1,0 +1,48 @@
+/*
+ * cancel.h -- stopping a session's running statement from another thread
+ * (dal_session_cancel).
+ *
+ * A session owns a dal_cancel_t.  While it runs a statement it makes that
+ * the calling thread's current one (cancel_set_current); exec.c enters
+ * every backend connection into it as the statement's SQL is sent there,
+ * and the connection leaves when its part is over: when its result has
+ * been read whole, or, for rows streamed to the caller, when the pool takes
+ * the connection back.  cancel_run, from any thread, opens a connection of
+ * its own to each server in the list and sends KILL QUERY with the
+ * connection's thread id.  It holds the list's lock meanwhile, so a
+ * connection cannot leave -- and go back to the pool, to run another
+ * session's statement -- while its id is being killed.
+ */
+#ifndef DAL_CORE_CANCEL_H
+#define DAL_CORE_CANCEL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "dal/dal.h"
+
+struct dal_conn;
+
+typedef struct dal_cancel {
+    pthread_mutex_t mu;
+    struct dal_conn **running;  /* owned array (not the connections), under mu */
+    size_t n, cap;
+} dal_cancel_t;
+
+void cancel_init(dal_cancel_t *w);
+/* Let every connection still entered go (their results outlive nothing of
+ * w's), then free w's memory. */
+void cancel_destroy(dal_cancel_t *w);
+/* The statements the calling thread runs from now on belong to w (NULL:
+ * to nobody, which makes cancel_enter a no-op). */
+void cancel_set_current(dal_cancel_t *w);
+/* c starts running SQL for the current owner, if any.  Never fails: a
+ * connection that cannot be entered (no memory) just cannot be cancelled. */
+void cancel_enter(struct dal_conn *c);
+/* c's part is over (a no-op for a connection not entered). */
+void cancel_leave(struct dal_conn *c);
+/* KILL QUERY on every connection running SQL for w now.  0, or the first
+ * error (DAL_ECONNECT naming the server, DAL_ESERVER) after trying all. */
+int cancel_run(dal_cancel_t *w, dal_error_t *err);
+
+#endif /* DAL_CORE_CANCEL_H */

@@ -1,0 +1,212 @@
+/*
+ * diag.c -- the last statement's warnings and errors, for SHOW WARNINGS,
+ * SHOW ERRORS and SHOW COUNT(*) WARNINGS|ERRORS.
+ *
+ * A server answers these from the connection's own last statement; dal's
+ * backend connections go back to the pool after each statement, so the
+ * proxy keeps them per client instead: the warnings the session read on
+ * the statement's own connections (dal_session_keep_warnings,
+ * dal_result_warning_rows) and the error the client was sent.  As on a
+ * server, a statement starts a new list when it fails, leaves warnings or
+ * names a table; one that names none and leaves none (SELECT 1) keeps the
+ * list.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy.h"
+
+typedef struct diag_row {
+    char level[8];             /* "Note", "Warning", "Error" */
+    uint16_t code;
+    char *message;             /* owned */
+} diag_row_t;
+
+struct proxy_diag {
+    diag_row_t *v;             /* owned */
+    size_t n, cap;
+};
+
+void diag_clear(proxy_client_t *c)
+{
+    size_t i;
+
+    if (c->diag == NULL)
+        return;
+    for (i = 0; i < c->diag->n; i++)
+        free(c->diag->v[i].message);
+    c->diag->n = 0;
+}
+
+void diag_free(proxy_client_t *c)
+{
+    diag_clear(c);
+    if (c->diag != NULL)
+        free(c->diag->v);
+    free(c->diag);
+    c->diag = NULL;
+}
+
+static void add(proxy_client_t *c, const char *level, unsigned int code, const char *message)
+{
+    proxy_diag_t *d = c->diag;
+
+    if (d == NULL && (d = c->diag = calloc(1, sizeof *d)) == NULL)
+        return;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 8;
+        diag_row_t *v = realloc(d->v, cap * sizeof *v);
+        if (v == NULL)
+            return;
+        d->v = v;
+        d->cap = cap;
+    }
+    if ((d->v[d->n].message = strdup(message)) == NULL)
+        return;
+    snprintf(d->v[d->n].level, sizeof d->v[d->n].level, "%s", level);
+    d->v[d->n].code = (uint16_t)code;
+    d->n++;
+}
+
+void diag_take(proxy_client_t *c, const dal_result_t *r)
+{
+    const char *level, *message;
+    unsigned int code;
+    size_t i, n = dal_result_warning_rows(r);
+
+    if (n == 0 && !dal_result_named_tables(r))
+        return;
+    diag_clear(c);
+    for (i = 0; i < n; i++)
+        if (dal_result_warning_row(r, i, &level, &code, &message) == 0)
+            add(c, level, code, message);
+}
+
+void diag_error(proxy_client_t *c, uint16_t code, const char *message)
+{
+    diag_clear(c);
+    add(c, "Error", code, message);
+}
+
+/* ------------------------------------------------------------ answers */
+
+static void column(proto_column_t *col, const char *name, bool number)
+{
+    memset(col, 0, sizeof *col);
+    col->name = col->org_name = name;
+    col->charset = number ? 63 : 45;
+    col->length = number ? 4 : 512;
+    col->type = number ? PROTO_TYPE_LONG : PROTO_TYPE_VAR_STRING;
+    col->flags = number ? PROTO_NOT_NULL_FLAG | PROTO_UNSIGNED_FLAG : PROTO_NOT_NULL_FLAG;
+}
+
+/* The rows from offset, at most limit, of errors only or all. */
+static void send_rows(proxy_client_t *c, bool errors, uint64_t offset, uint64_t limit)
+{
+    proto_column_t cols[3];
+    size_t i, k = 0, sent = 0, n = c->diag != NULL ? c->diag->n : 0;
+
+    column(&cols[0], "Level", false);
+    column(&cols[1], "Code", true);
+    column(&cols[2], "Message", false);
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, 3, client_status(c));
+    for (i = 0; i < n && sent < limit; i++) {
+        const diag_row_t *r = &c->diag->v[i];
+        char code[8];
+        const char *vals[3] = {r->level, code, r->message};
+        if (errors && strcmp(r->level, "Error") != 0)
+            continue;
+        if (k++ < offset)
+            continue;
+        snprintf(code, sizeof code, "%u", r->code);
+        proto_build_text_row(&c->out, &c->seq, 3, vals, NULL);
+        sent++;
+    }
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+}
+
+static void send_count(proxy_client_t *c, bool errors)
+{
+    proto_column_t col;
+    size_t i, count = 0, n = c->diag != NULL ? c->diag->n : 0;
+    char text[24];
+    const char *vals[1] = {text};
+
+    for (i = 0; i < n; i++)
+        count += !errors || strcmp(c->diag->v[i].level, "Error") == 0;
+    snprintf(text, sizeof text, "%zu", count);
+    column(&col, errors ? "@@session.error_count" : "@@session.warning_count", true);
+    col.type = PROTO_TYPE_LONGLONG;
+    col.length = 21;
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
+    proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+}
+
+/* `LIMIT [offset,] n` or `LIMIT n OFFSET m` at p, or nothing: false for
+ * anything else. */
+static bool parse_limit(const char *p, uint64_t *offset, uint64_t *limit)
+{
+    char *end;
+    uint64_t a, b;
+
+    *offset = 0;
+    *limit = UINT64_MAX;
+    if (!client_word_is(&p, "LIMIT"))
+        goto tail;
+    a = strtoull(p, &end, 10);
+    if (end == p)
+        return false;
+    for (p = end; isspace((unsigned char)*p); p++)
+        ;
+    if (*p == ',' || client_word_is(&p, "OFFSET")) {
+        bool comma = *p == ',';
+        p += comma;
+        b = strtoull(p, &end, 10);
+        if (end == p)
+            return false;
+        p = end;
+        *offset = comma ? a : b;
+        *limit = comma ? b : a;
+    } else {
+        *limit = a;
+    }
+tail:
+    while (isspace((unsigned char)*p) || *p == ';')
+        p++;
+    return *p == '\0';
+}
+
+bool diag_statement(proxy_client_t *c, const char *sql)
+{
+    const char *p = sql, *q;
+    uint64_t offset, limit;
+    bool errors;
+
+    if (!client_word_is(&p, "SHOW"))
+        return false;
+    q = p;
+    if (client_word_is(&q, "COUNT")) {
+        while (isspace((unsigned char)*q))
+            q++;
+        if (strncmp(q, "(*)", 3) != 0)
+            return false;
+        q += 3;
+        errors = client_word_is(&q, "ERRORS");
+        if (!errors && !client_word_is(&q, "WARNINGS"))
+            return false;
+        if (!parse_limit(q, &offset, &limit) || limit != UINT64_MAX)
+            return false;
+        send_count(c, errors);
+        return true;
+    }
+    errors = client_word_is(&p, "ERRORS");
+    if (!errors && !client_word_is(&p, "WARNINGS"))
+        return false;
+    if (!parse_limit(p, &offset, &limit))
+        return false;
+    send_rows(c, errors, offset, limit);
+    return true;
+}

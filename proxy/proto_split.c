@@ -1,0 +1,158 @@
+/*
+ * proto_split.c -- the statements of a multi-statement COM_QUERY.
+ *
+ * Only as much lexing as finding `;` needs: quotes, comments and
+ * parentheses.  What a statement means is the core's business; this file
+ * must only never cut one in two, so anything it does not understand is
+ * left whole.
+ */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proto_int.h"
+
+/* Past the quoted string starting at text[i] (its quote char). */
+static size_t skip_quoted(const char *text, size_t len, size_t i)
+{
+    char q = text[i++];
+
+    while (i < len) {
+        if (text[i] == '\\' && q != '`' && i + 1 < len)
+            i += 2;
+        else if (text[i++] == q)
+            return i;
+    }
+    return len;
+}
+
+/* Past the comment starting at text[i], or i when none starts there. */
+static size_t skip_comment(const char *text, size_t len, size_t i)
+{
+    if (text[i] == '#' ||
+        (text[i] == '-' && i + 1 < len && text[i + 1] == '-' &&
+         (i + 2 == len || isspace((unsigned char)text[i + 2])))) {
+        while (i < len && text[i] != '\n')
+            i++;
+        return i;
+    }
+    if (text[i] == '/' && i + 1 < len && text[i + 1] == '*') {
+        for (i += 2; i + 1 < len; i++)
+            if (text[i] == '*' && text[i + 1] == '/')
+                return i + 2;
+        return len;
+    }
+    return i;
+}
+
+/* Past spaces and comments from i. */
+static size_t skip_blank(const char *text, size_t len, size_t i)
+{
+    size_t j;
+
+    while (i < len) {
+        if (isspace((unsigned char)text[i]))
+            i++;
+        else if ((j = skip_comment(text, len, i)) != i)
+            i = j;
+        else
+            break;
+    }
+    return i;
+}
+
+/* The word (letters, digits, _ and $) at text[i]: its length, 0 if none. */
+static size_t word_len(const char *text, size_t len, size_t i)
+{
+    size_t n = 0;
+
+    while (i + n < len && (isalnum((unsigned char)text[i + n]) || text[i + n] == '_' ||
+                           text[i + n] == '$'))
+        n++;
+    return n;
+}
+
+static bool word_is(const char *text, size_t n, const char *w)
+{
+    return strlen(w) == n && strncasecmp(text, w, n) == 0;
+}
+
+/* A statement whose body has `;` of its own: CREATE ... PROCEDURE (or
+ * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words, or BEGIN
+ * NOT ATOMIC. */
+static bool is_compound(const char *text, size_t len)
+{
+    static const char *const kinds[] = {"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"};
+    size_t i = skip_blank(text, len, 0), n = word_len(text, len, i), w, k;
+
+    if (word_is(text + i, n, "BEGIN")) {
+        i = skip_blank(text, len, i + n);
+        return word_is(text + i, word_len(text, len, i), "NOT");
+    }
+    if (!word_is(text + i, n, "CREATE"))
+        return false;
+    /* CREATE [OR REPLACE] [DEFINER = 'u'@'h'] [AGGREGATE] [IF NOT EXISTS] KIND */
+    for (w = 0, i += n; w < 8 && i < len; w++) {
+        i = skip_blank(text, len, i);
+        if (i < len && (text[i] == '\'' || text[i] == '"' || text[i] == '`')) {
+            i = skip_quoted(text, len, i);
+            continue;
+        }
+        if ((n = word_len(text, len, i)) == 0) {
+            if (i < len && (text[i] == '=' || text[i] == '@')) {
+                i++;
+                continue;
+            }
+            return false;
+        }
+        for (k = 0; k < sizeof kinds / sizeof *kinds; k++)
+            if (word_is(text + i, n, kinds[k]))
+                return true;
+        i += n;
+    }
+    return false;
+}
+
+size_t proto_split_statement(const char *text, size_t len, size_t *next)
+{
+    size_t i = 0, j;
+    int depth = 0;
+
+    if (is_compound(text, len)) {
+        *next = len;
+        return len;
+    }
+    while (i < len) {
+        char ch = text[i];
+        if (ch == '\'' || ch == '"' || ch == '`') {
+            i = skip_quoted(text, len, i);
+        } else if ((j = skip_comment(text, len, i)) != i) {
+            i = j;
+        } else {
+            if (ch == '(')
+                depth++;
+            else if (ch == ')' && depth > 0)
+                depth--;
+            else if (ch == ';' && depth == 0) {
+                *next = i + 1;
+                return i;
+            }
+            i++;
+        }
+    }
+    *next = len;
+    return len;
+}
+
+bool proto_sql_blank(const char *text, size_t len)
+{
+    size_t i = 0;
+
+    for (;;) {
+        i = skip_blank(text, len, i);
+        if (i < len && text[i] == ';')
+            i++;
+        else
+            return i >= len;
+    }
+}
