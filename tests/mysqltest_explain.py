@@ -68,7 +68,8 @@ def reason(name, out):
     if any(re.match(r"(Created_tmp|Handler_|Com_|Select_|Sort_|Last_query_cost)", l) for l in minus):
         return "session status counters are another pooled connection's"
     if plus and all(l in ("NULL", "") or l.startswith("NULL") for l in plus):
-        return "user variables: a later statement runs on another pooled connection and sees NULL"
+        return ("a value is NULL through the proxy where the server gave one (session state of "
+                "another pooled connection; not analysed further)")
     first = "first difference: -`%s` +`%s`" % (head(minus[0], 50) if minus else "",
                                                  head(plus[0], 50) if plus else "")
     return "result differs (not analysed); " + first
