@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "colset.h"
 #include "error.h"
 #include "result_int.h"
 #include "warnings.h"
@@ -153,17 +154,23 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
-int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
-                      unsigned int ncols, const char *datasource, dal_error_t *err)
+/* s as r's next source.  The first source's columns are shown from fields
+ * as they are when s is the embedded stored source or cols holds them (a
+ * reference taken), else copied. */
+static int add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                      unsigned int ncols, colset_t *cols, const char *datasource,
+                      dal_error_t *err)
 {
     int rc;
 
     if (datasource == NULL)
         datasource = "?";
     rc = check_source(r, ncols, datasource, err);
-    if (rc == 0 && r->nsrcs == 0 && is_embedded(r, s)) {
+    if (rc == 0 && r->nsrcs == 0 && (cols != NULL || is_embedded(r, s))) {
         r->fields = fields;
         r->ncols = r->nvisible = ncols;
+        if (cols != NULL)
+            r->colset = colset_ref(cols);
     } else if (rc == 0 && r->nsrcs == 0) {
         rc = copy_columns(r, fields, ncols, err);
     } else if (rc == 0) {
@@ -175,6 +182,18 @@ int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *field
     }
     r->srcs[r->nsrcs++] = s;
     return 0;
+}
+
+int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
+                      unsigned int ncols, const char *datasource, dal_error_t *err)
+{
+    return add_source(r, s, fields, ncols, NULL, datasource, err);
+}
+
+int result_add_source_shared(dal_result_t *r, dal_rowsrc_t *s, colset_t *cols,
+                             const char *datasource, dal_error_t *err)
+{
+    return add_source(r, s, colset_fields(cols), colset_count(cols), cols, datasource, err);
 }
 
 /* ------------------------------------------------------ stored results */
@@ -744,6 +763,7 @@ void dal_result_free(dal_result_t *r)
     }
     if (r->sql != NULL)
         sql_unref(r->sql);
+    colset_unref(r->colset);
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
     warnings_free(r->warns);

@@ -69,6 +69,7 @@ typedef struct dal_result_col {
 
 /* The state of the merge while rows are read; private to result.c. */
 struct dal_merge_run;
+struct colset;
 
 struct dal_result {
     /* writes: summed by exec.c over the routes */
@@ -100,9 +101,9 @@ struct dal_result {
     size_t nsrcs, cap;
     unsigned int ncols;       /* columns of every source, hidden ones included */
     unsigned int nvisible;    /* columns the caller sees */
-    const MYSQL_FIELD *fields;/* borrowed from the first source, which stays open until the
-                                 result is freed, while names is NULL: a result of one
-                                 stored source copies nothing */
+    const MYSQL_FIELD *fields;/* while names is NULL: borrowed from the first source, which
+                                 stays open until the result is freed (a result of one
+                                 stored source copies nothing), or in colset */
     const char **names;       /* owned block, NULL until needed: ncols names, then cols,
                                  then meta, then the nodes' column texts; each name points
                                  into the block, into spec->names or into sql's cached
@@ -110,6 +111,7 @@ struct dal_result {
     dal_result_col_t *cols;   /* ncols, in names' block: the rest of each column */
     dal_merge_meta_t *meta;   /* ncols, in names' block: how each column compares */
     const dal_sql_t *sql;     /* a reference held while names point into its cache */
+    struct colset *colset;    /* a reference held while fields point into it */
 
     dal_merge_spec_t *spec;   /* owned; NULL: sources one after the other */
     struct dal_merge_run *run;/* inside the result's own allocation; zeroed when the merge
@@ -174,6 +176,11 @@ int result_add_stream(dal_result_t *r, dal_conn_t *conn,
  * source); datasource names the node in errors of this call (borrowed). */
 int result_add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *fields,
                       unsigned int ncols, const char *datasource, dal_error_t *err);
+
+/* The same, with the columns described by cols (borrowed; the result
+ * takes its own reference when s is its first source, instead of a copy). */
+int result_add_source_shared(dal_result_t *r, dal_rowsrc_t *s, struct colset *cols,
+                             const char *datasource, dal_error_t *err);
 
 /*
  * Merge the sources with spec (ownership transferred, also on failure) from

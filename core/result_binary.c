@@ -1,53 +1,78 @@
 /*
  * result_binary.c -- the rows of a server-side prepared statement as a
- * result source.  See result_binary.h.
+ * result source, and the reader kept with each cached handle.  See
+ * result_binary.h.
  */
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "colset.h"
 #include "error.h"
 #include "result_binary.h"
-#include "small.h"
 
 /* Each column's text is fetched into a buffer of the column's display
  * length within these bounds; a longer value is fetched again into a
- * buffer of its size, which the column then keeps. */
+ * buffer of its size, which the column keeps for later rows and
+ * executions up to GROWN_KEEP bytes (a larger one goes with the result
+ * that needed it, so one large value does not stay with the handle). */
 #define COL_BUF_MIN 32
 #define COL_BUF_MAX 1024
-/* Columns whose fetch state fits on the stack, and bytes of their first
- * buffers. */
-#define COLS_INLINE 16
-#define BUF_INLINE 4096
+#define GROWN_KEEP 16384
+/* Row pointers, and bytes of row storage, inside the source itself: a
+ * point select's rows fit, so its source is one allocation. */
+#define ROWS_INLINE 4
+#define ROOM_INLINE 256
+/* Later row storage comes in chunks of at least this many bytes. */
+#define CHUNK_MIN 4096
 
-/* One row in one allocation: the values, their lengths, then the text. */
+/* One row: the values, their lengths, then the text. */
 typedef struct binrow {
     MYSQL_ROW vals;
     unsigned long *lens;
 } binrow_t;
 
+/* Row storage beyond the source's own room. */
+typedef struct chunk {
+    struct chunk *next;
+    size_t cap;
+    char data[];
+} chunk_t;
+
 typedef struct binary_src {
     dal_rowsrc_t base;
-    binrow_t **rows;         /* owned, each row owned */
+    binrow_t **rows;         /* rows_room, or owned once it outgrew it */
     size_t nrows, cap, next;
+    char *free_at;           /* where the next row goes ... */
+    size_t free_len;         /* ... and the bytes left there */
+    chunk_t *chunks;         /* owned list */
+    binrow_t *rows_room[ROWS_INLINE];
+    _Alignas(max_align_t) char room[ROOM_INLINE];
 } binary_src_t;
 
 /* What fetching needs per column. */
 typedef struct fetch_col {
-    char *buf;               /* owned if own, else inside the shared block */
+    char *buf;               /* slot, or owned (grown) */
     unsigned long cap;       /* bytes of buf, room for the NUL included */
+    char *slot;              /* the column's first buffer, inside the reader's block */
+    unsigned long slot_cap;
     unsigned long len;
     my_bool null, error;
-    int own;
 } fetch_col_t;
 
-typedef struct fetcher {
-    MYSQL_STMT *st;
+struct binary_reader {
+    MYSQL_STMT *st;          /* borrowed */
     unsigned int ncols;
-    MYSQL_BIND *bind;        /* ncols */
-    fetch_col_t *col;        /* ncols */
-    char *block;             /* the first buffers of every column: the caller's room or
-                                owned (small_alloc) */
-} fetcher_t;
+    MYSQL_BIND *bind;        /* owned, ncols */
+    fetch_col_t *col;        /* owned, ncols */
+    char *block;             /* owned: the first buffers of every column */
+    size_t block_len;
+    int bound;               /* bind is st's result binding */
+    colset_t *cols;          /* a reference: the last reply's description, or NULL */
+};
+
+/* ------------------------------------------------------------- source */
 
 static int binary_fetch(dal_rowsrc_t *s, dal_error_t *err)
 {
@@ -66,16 +91,134 @@ static int binary_fetch(dal_rowsrc_t *s, dal_error_t *err)
 static void binary_close(dal_rowsrc_t *s, int ok)
 {
     binary_src_t *b = (binary_src_t *)s;
-    size_t i;
+    chunk_t *c, *next;
 
     (void)ok;
-    for (i = 0; i < b->nrows; i++)
-        free(b->rows[i]);
-    free(b->rows);
+    for (c = b->chunks; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    if (b->rows != b->rows_room)
+        free(b->rows);
     free(b);
 }
 
 static const dal_rowsrc_ops_t binary_ops = {binary_fetch, binary_close, NULL};
+
+static binary_src_t *src_new(void)
+{
+    binary_src_t *b = malloc(sizeof *b);
+
+    if (b == NULL)
+        return NULL;
+    memset(&b->base, 0, sizeof b->base);
+    b->base.ops = &binary_ops;
+    b->rows = b->rows_room;
+    b->nrows = b->next = 0;
+    b->cap = ROWS_INLINE;
+    b->free_at = b->room;
+    b->free_len = sizeof b->room;
+    b->chunks = NULL;
+    return b;
+}
+
+/* bytes of row storage (a multiple of the alignment), NULL without memory. */
+static void *src_alloc(binary_src_t *b, size_t bytes)
+{
+    void *p;
+
+    if (bytes > b->free_len) {
+        size_t cap = bytes > CHUNK_MIN ? bytes : CHUNK_MIN;
+        chunk_t *c = malloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->next = b->chunks;
+        c->cap = cap;
+        b->chunks = c;
+        b->free_at = c->data;
+        b->free_len = cap;
+    }
+    p = b->free_at;
+    b->free_at += bytes;
+    b->free_len -= bytes;
+    return p;
+}
+
+static int src_push(binary_src_t *b, binrow_t *row)
+{
+    if (b->nrows == b->cap) {
+        size_t ncap = b->cap * 2;
+        binrow_t **nv = malloc(ncap * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        memcpy(nv, b->rows, b->nrows * sizeof *nv);
+        if (b->rows != b->rows_room)
+            free(b->rows);
+        b->rows = nv;
+        b->cap = ncap;
+    }
+    b->rows[b->nrows++] = row;
+    return 0;
+}
+
+/* ------------------------------------------------------------- reader */
+
+binary_reader_t *binary_reader_new(MYSQL_STMT *st)
+{
+    binary_reader_t *rd = calloc(1, sizeof *rd);
+
+    if (rd != NULL)
+        rd->st = st;
+    return rd;
+}
+
+static void release_grown(fetch_col_t *c)
+{
+    if (c->buf != c->slot)
+        free(c->buf);
+    c->buf = c->slot;
+    c->cap = c->slot_cap;
+}
+
+/* Everything kept for the columns, so the next result starts afresh. */
+static void reader_clear(binary_reader_t *rd)
+{
+    unsigned int i;
+
+    for (i = 0; i < rd->ncols; i++)
+        release_grown(&rd->col[i]);
+    free(rd->bind);
+    free(rd->col);
+    free(rd->block);
+    colset_unref(rd->cols);
+    rd->bind = NULL;
+    rd->col = NULL;
+    rd->block = NULL;
+    rd->block_len = 0;
+    rd->cols = NULL;
+    rd->ncols = 0;
+    rd->bound = 0;
+}
+
+void binary_reader_free(binary_reader_t *rd)
+{
+    if (rd == NULL)
+        return;
+    reader_clear(rd);
+    free(rd);
+}
+
+size_t binary_reader_bytes(const binary_reader_t *rd)
+{
+    size_t n = sizeof *rd + rd->block_len +
+               rd->ncols * (sizeof *rd->bind + sizeof *rd->col);
+    unsigned int i;
+
+    for (i = 0; i < rd->ncols; i++)
+        if (rd->col[i].buf != rd->col[i].slot)
+            n += rd->col[i].cap;
+    return n;
+}
 
 static unsigned long first_cap(const MYSQL_FIELD *f)
 {
@@ -84,10 +227,10 @@ static unsigned long first_cap(const MYSQL_FIELD *f)
     return n < COL_BUF_MIN ? COL_BUF_MIN : n > COL_BUF_MAX ? COL_BUF_MAX : n;
 }
 
-static void bind_col(fetcher_t *f, unsigned int i)
+static void bind_col(binary_reader_t *rd, unsigned int i)
 {
-    MYSQL_BIND *b = &f->bind[i];
-    fetch_col_t *c = &f->col[i];
+    MYSQL_BIND *b = &rd->bind[i];
+    fetch_col_t *c = &rd->col[i];
 
     memset(b, 0, sizeof *b);
     b->buffer_type = MYSQL_TYPE_STRING;
@@ -98,75 +241,157 @@ static void bind_col(fetcher_t *f, unsigned int i)
     b->error = &c->error;
 }
 
-/* room: BUF_INLINE bytes of the caller's for the first buffers. */
-static int fetcher_init(fetcher_t *f, MYSQL_STMT *st, const MYSQL_FIELD *fields, char *room)
+/* Buffers for n columns described by fields.  -1 without memory. */
+static int reader_alloc(binary_reader_t *rd, const MYSQL_FIELD *fields, unsigned int n)
 {
-    size_t total = 0;
     unsigned int i;
+    size_t total = 0;
     char *p;
 
-    f->st = st;
-    for (i = 0; i < f->ncols; i++)
+    for (i = 0; i < n; i++)
         total += first_cap(&fields[i]);
-    if ((f->block = small_alloc(room, BUF_INLINE, total, 1, 0)) == NULL)
+    rd->bind = malloc((n ? n : 1) * sizeof *rd->bind);
+    rd->col = malloc((n ? n : 1) * sizeof *rd->col);
+    rd->block = malloc(total ? total : 1);
+    if (rd->bind == NULL || rd->col == NULL || rd->block == NULL) {
+        reader_clear(rd);
         return -1;
-    for (i = 0, p = f->block; i < f->ncols; i++) {
-        f->col[i].buf = p;
-        f->col[i].cap = first_cap(&fields[i]);
-        f->col[i].own = 0;
-        p += f->col[i].cap;
-        bind_col(f, i);
     }
-    return mysql_stmt_bind_result(st, f->bind) ? -1 : 0;
+    rd->ncols = n;
+    rd->block_len = total;
+    for (i = 0, p = rd->block; i < n; i++) {
+        fetch_col_t *c = &rd->col[i];
+        c->buf = c->slot = p;
+        c->cap = c->slot_cap = first_cap(&fields[i]);
+        p += c->cap;
+        bind_col(rd, i);
+    }
+    return 0;
 }
 
-static void fetcher_free(fetcher_t *f, char *room)
-{
-    unsigned int i;
+/* Packets of a reply without a column description, beyond its rows: the
+ * command's own sequence number, the column count, the end of the rows,
+ * and the sequence number the library counts on to the next packet. */
+#define REPLY_PACKETS 4
 
-    for (i = 0; i < f->ncols; i++)
-        if (f->col[i].own)
-            free(f->col[i].buf);
-    small_free(f->block, room);
+/* Whether the server sent a column description with the last execution's
+ * reply (1), did not (0), or it cannot be told (-1).
+ *
+ * The library puts a description on the connection after every execution:
+ * the server's when it sent one, else a copy of the handle's.  But when a
+ * reply brings a new description (the server prepared the statement again
+ * after DDL) the library copies only the types and flags into the handle,
+ * not the names, and a server that caches descriptions sends a changed
+ * one once: from the next execution on, the library's copy shows a
+ * renamed column under its old name.  So the description is taken from
+ * the connection only when the server sent it, which the reply's packet
+ * count says: one packet per column (and an EOF packet unless the
+ * connection deprecated it) more than the rows need.  A row of 16 MB or
+ * more takes several packets and leaves it unknown. */
+static int reply_described(MYSQL_STMT *st, unsigned int n)
+{
+    const MYSQL *m = st->mysql;
+    unsigned long long rows = mysql_stmt_num_rows(st), seen;
+
+    if (m == NULL || m->net.compress || rows > (unsigned long long)UINT_MAX)
+        return -1;
+    seen = m->net.pkt_nr;
+    if (seen == rows + REPLY_PACKETS)
+        return 0;
+    if (seen == rows + REPLY_PACKETS + n || seen == rows + REPLY_PACKETS + n + 1)
+        return 1;
+    return -1;
+}
+
+/* rd ready for a result of n columns: buffers, their binding and the
+ * description.  0; DAL_ENOMEM; DAL_ESERVER when binding failed. */
+static int reader_ready(binary_reader_t *rd, unsigned int n)
+{
+    MYSQL *m = rd->st->mysql;
+    const MYSQL_FIELD *fields = rd->st->fields;
+    int described = reply_described(rd->st, n);
+
+    if (m != NULL && m->fields != NULL && m->field_count == n)
+        fields = m->fields;
+    if (fields == NULL)
+        return DAL_ENOMEM;
+    if (rd->bind != NULL && rd->ncols != n)
+        reader_clear(rd);
+    if (rd->bind == NULL && reader_alloc(rd, fields, n) != 0)
+        return DAL_ENOMEM;
+    /* the first result takes the connection's (the handle's own, or one
+     * just sent); later ones only a description the server sent, or one
+     * that may have been (-1) and differs */
+    if (rd->cols == NULL ||
+        (described != 0 && fields != rd->st->fields && !colset_same(rd->cols, fields, n))) {
+        colset_t *c = colset_new(fields, n);
+        if (c == NULL)
+            return DAL_ENOMEM;
+        colset_unref(rd->cols);
+        rd->cols = c;
+        rd->bound = 0; /* the types may have changed: bound again, as on a first use */
+    }
+    if (!rd->bound) {
+        if (mysql_stmt_bind_result(rd->st, rd->bind) != 0)
+            return DAL_ESERVER;
+        rd->bound = 1;
+    }
+    return 0;
 }
 
 /* Column i's value did not fit: a buffer of its size, and the value
  * fetched again into it.  -1: no memory, or the fetch failed.  The caller
  * binds the new buffers once every column is refetched: binding resets
  * what the library knows of the current row. */
-static int refetch(fetcher_t *f, unsigned int i)
+static int refetch(binary_reader_t *rd, unsigned int i)
 {
-    fetch_col_t *c = &f->col[i];
+    fetch_col_t *c = &rd->col[i];
     char *nb = malloc(c->len + 1);
 
     if (nb == NULL)
         return -1;
-    if (c->own)
+    if (c->buf != c->slot)
         free(c->buf);
     c->buf = nb;
     c->cap = c->len + 1;
-    c->own = 1;
-    bind_col(f, i);
-    return mysql_stmt_fetch_column(f->st, &f->bind[i], i, 0) != 0 ? -1 : 0;
+    bind_col(rd, i);
+    return mysql_stmt_fetch_column(rd->st, &rd->bind[i], i, 0) != 0 ? -1 : 0;
 }
 
-/* The fetched row, copied into one allocation. */
-static binrow_t *copy_row(const fetcher_t *f)
+/* After a result: grown buffers too large to keep go back to their slots
+ * (bound again at the next result). */
+static void reader_trim(binary_reader_t *rd)
 {
-    size_t bytes = sizeof(binrow_t) + f->ncols * (sizeof(char *) + sizeof(unsigned long));
+    unsigned int i;
+
+    for (i = 0; i < rd->ncols; i++) {
+        fetch_col_t *c = &rd->col[i];
+        if (c->buf != c->slot && c->cap > GROWN_KEEP) {
+            release_grown(c);
+            bind_col(rd, i);
+            rd->bound = 0;
+        }
+    }
+}
+
+/* The fetched row, copied into b's storage. */
+static binrow_t *copy_row(const binary_reader_t *rd, binary_src_t *b)
+{
+    size_t bytes = sizeof(binrow_t) + rd->ncols * (sizeof(char *) + sizeof(unsigned long));
     binrow_t *row;
     unsigned int i;
     char *p;
 
-    for (i = 0; i < f->ncols; i++)
-        bytes += f->col[i].null ? 0 : f->col[i].len + 1;
-    if ((row = malloc(bytes)) == NULL)
+    for (i = 0; i < rd->ncols; i++)
+        bytes += rd->col[i].null ? 0 : rd->col[i].len + 1;
+    bytes = (bytes + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+    if ((row = src_alloc(b, bytes)) == NULL)
         return NULL;
     row->vals = (MYSQL_ROW)(row + 1);
-    row->lens = (unsigned long *)(row->vals + f->ncols);
-    p = (char *)(row->lens + f->ncols);
-    for (i = 0; i < f->ncols; i++) {
-        const fetch_col_t *c = &f->col[i];
+    row->lens = (unsigned long *)(row->vals + rd->ncols);
+    p = (char *)(row->lens + rd->ncols);
+    for (i = 0; i < rd->ncols; i++) {
+        const fetch_col_t *c = &rd->col[i];
         row->lens[i] = c->null ? 0 : c->len;
         row->vals[i] = c->null ? NULL : p;
         if (c->null)
@@ -178,106 +403,70 @@ static binrow_t *copy_row(const fetcher_t *f)
     return row;
 }
 
-static int push_row(binary_src_t *b, binrow_t *row)
-{
-    if (b->nrows == b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 4;
-        binrow_t **nv = realloc(b->rows, ncap * sizeof *nv);
-        if (nv == NULL)
-            return -1;
-        b->rows = nv;
-        b->cap = ncap;
-    }
-    b->rows[b->nrows++] = row;
-    return 0;
-}
-
-/* Every row of f's statement into b: 0, DAL_ENOMEM or DAL_ESERVER. */
-static int read_rows(fetcher_t *f, binary_src_t *b)
+/* Every row of rd's statement into b: 0, DAL_ENOMEM or DAL_ESERVER. */
+static int read_rows(binary_reader_t *rd, binary_src_t *b)
 {
     binrow_t *row;
     unsigned int i;
     int rc;
 
-    while ((rc = mysql_stmt_fetch(f->st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
-        for (i = 0; rc == MYSQL_DATA_TRUNCATED && i < f->ncols; i++)
-            if (!f->col[i].null && f->col[i].len >= f->col[i].cap && refetch(f, i) != 0)
-                return mysql_stmt_errno(f->st) ? DAL_ESERVER : DAL_ENOMEM;
+    while ((rc = mysql_stmt_fetch(rd->st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+        /* from the first refetch until the binding below, the library's
+         * binding may name a buffer refetch freed */
+        if (rc == MYSQL_DATA_TRUNCATED)
+            rd->bound = 0;
+        for (i = 0; rc == MYSQL_DATA_TRUNCATED && i < rd->ncols; i++)
+            if (!rd->col[i].null && rd->col[i].len >= rd->col[i].cap && refetch(rd, i) != 0)
+                return mysql_stmt_errno(rd->st) ? DAL_ESERVER : DAL_ENOMEM;
         /* the next rows go to the bigger buffers too */
-        if (rc == MYSQL_DATA_TRUNCATED && mysql_stmt_bind_result(f->st, f->bind) != 0)
-            return DAL_ESERVER;
-        if ((row = copy_row(f)) == NULL || push_row(b, row) != 0) {
-            free(row);
-            return DAL_ENOMEM;
+        if (rc == MYSQL_DATA_TRUNCATED) {
+            if (mysql_stmt_bind_result(rd->st, rd->bind) != 0)
+                return DAL_ESERVER;
+            rd->bound = 1;
         }
+        if ((row = copy_row(rd, b)) == NULL || src_push(b, row) != 0)
+            return DAL_ENOMEM;
     }
     return rc == MYSQL_NO_DATA ? 0 : DAL_ESERVER;
 }
 
-/* The columns as this execution's reply described them.  The library
- * keeps the description from the prepare in the handle and, when a reply
- * brings another one (the server prepared the statement again after
- * DDL), copies only the types and flags into it, not the names: a column
- * renamed, or a table dropped and made again, would show its old name.
- * The reply's own description is on the connection until the next
- * command; the handle's serves when there is none. */
-static const MYSQL_FIELD *reply_fields(MYSQL_STMT *st, unsigned int n)
-{
-    MYSQL *m = st->mysql;
-
-    if (m != NULL && m->fields != NULL && m->field_count == n)
-        return m->fields;
-    return st->fields;
-}
-
-int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
+int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasource,
                       dal_error_t *err)
 {
-    char buf_room[BUF_INLINE];
-    MYSQL_BIND bind_room[COLS_INLINE];
-    fetch_col_t col_room[COLS_INLINE];
-    fetcher_t f = {.ncols = mysql_stmt_field_count(st)};
-    binary_src_t *b = calloc(1, sizeof *b);
+    binary_src_t *b = src_new();
     int rc = DAL_ENOMEM;
 
-    f.bind = small_alloc(bind_room, COLS_INLINE, f.ncols, sizeof *f.bind, 0);
-    f.col = small_alloc(col_room, COLS_INLINE, f.ncols, sizeof *f.col, 0);
-    if (st->fields == NULL || b == NULL || f.bind == NULL || f.col == NULL)
+    if (b == NULL)
         goto done;
-    b->base.ops = &binary_ops;
     /* received whole first: the library reads the warnings after the last
      * row only so (fetched one by one, they show as 0) */
-    if (mysql_stmt_store_result(st) != 0) {
+    if (mysql_stmt_store_result(rd->st) != 0) {
         rc = DAL_ESERVER;
         goto done;
     }
-    if (fetcher_init(&f, st, reply_fields(st, f.ncols), buf_room) != 0) {
-        rc = mysql_stmt_errno(st) ? DAL_ESERVER : DAL_ENOMEM;
-        goto done;
-    }
-    rc = read_rows(&f, b);
+    rc = reader_ready(rd, mysql_stmt_field_count(rd->st));
+    if (rc == DAL_ESERVER && mysql_stmt_errno(rd->st) == 0)
+        rc = DAL_ENOMEM;
+    if (rc == 0)
+        rc = read_rows(rd, b);
     if (rc == 0) {
         /* the library's copy of the rows goes now, not at the handle's
          * next run: it would stay with the cached handle until then */
-        mysql_stmt_free_result(st);
+        mysql_stmt_free_result(rd->st);
         /* the source is the result's from here, also on failure */
-        rc = result_add_source(r, &b->base, reply_fields(st, f.ncols), f.ncols, datasource,
-                               err);
+        rc = result_add_source_shared(r, &b->base, rd->cols, datasource, err);
         b = NULL;
     }
 done:
     /* rows left unread when memory ran out are read and dropped, so the
      * connection stays in step (a server's error ends the rows itself,
-     * and the caller still reads it from st) */
+     * and the caller still reads it from the statement) */
     if (rc == DAL_ENOMEM)
-        mysql_stmt_free_result(st);
-    if (rc != 0 && b != NULL)
+        mysql_stmt_free_result(rd->st);
+    if (b != NULL)
         binary_close(&b->base, 0);
     if (rc == DAL_ENOMEM)
         err_set(err, DAL_ENOMEM, "out of memory");
-    if (f.block != NULL)
-        fetcher_free(&f, buf_room);
-    small_free(f.bind, bind_room);
-    small_free(f.col, col_room);
+    reader_trim(rd);
     return rc;
 }

@@ -13,9 +13,14 @@
  * for every column type.
  *
  * All rows are read before the call returns (mysql_stmt_store_result,
- * then converted): the statement handle stays
- * with its connection, which goes back to the pool (and may run the
- * statement again for someone else) while the caller still reads rows.
+ * then converted): the statement handle stays with its connection, which
+ * goes back to the pool (and may run the statement again for someone
+ * else) while the caller still reads rows.
+ *
+ * A reader lives as long as its cached handle: the buffers the connector
+ * converts into stay bound from one execution to the next, and the
+ * columns' description is copied once (a colset) and shared by every
+ * result, until a reply brings a new one.
  */
 #ifndef DAL_CORE_RESULT_BINARY_H
 #define DAL_CORE_RESULT_BINARY_H
@@ -24,11 +29,25 @@
 
 #include "result.h"
 
-/* Read every row of st (executed, its result set not yet fetched) into a
- * new source of r.  0; DAL_ENOMEM (err filled); or DAL_ESERVER when the
- * fetch failed: err is left to the caller, who reads the reason from st
- * (mysql_stmt_errno) and the connection behind it. */
-int result_add_binary(dal_result_t *r, MYSQL_STMT *st, const char *datasource,
+typedef struct binary_reader binary_reader_t;
+
+/* A reader of st's results (st borrowed: free the reader before closing
+ * st).  NULL without memory.  Nothing is allocated for the columns until
+ * the first result. */
+binary_reader_t *binary_reader_new(MYSQL_STMT *st);
+
+/* Free rd and what it keeps (NULL is ignored).  Results made by it keep
+ * their own reference to the columns' description. */
+void binary_reader_free(binary_reader_t *rd);
+
+/* The heap rd keeps between executions, for the cache's accounting. */
+size_t binary_reader_bytes(const binary_reader_t *rd);
+
+/* Read every row of rd's statement (executed, its result set not yet
+ * fetched) into a new source of r.  0; DAL_ENOMEM (err filled); or
+ * DAL_ESERVER when the fetch failed: err is left to the caller, who reads
+ * the reason from the statement (mysql_stmt_errno) and its connection. */
+int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasource,
                       dal_error_t *err);
 
 #endif /* DAL_CORE_RESULT_BINARY_H */

@@ -38,6 +38,7 @@ typedef struct entry {
     struct entry *prev, *next; /* least recently used last */
     uint64_t hash;
     MYSQL_STMT *st;          /* owned: closed with the entry */
+    binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
     size_t len;
     char sql[];              /* the template, NUL-terminated */
 } entry_t;
@@ -216,6 +217,7 @@ static void entry_remove(sprep_cache_t *k, entry_t *e)
     lru_unlink(k, e);
     k->n--;
     k->bytes -= entry_bytes(e);
+    binary_reader_free(e->rd);
     mysql_stmt_close(e->st);
     free(e);
 }
@@ -321,9 +323,12 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
 {
     entry_t *e = malloc(sizeof *e + sql->len + 1);
     MYSQL_STMT *st = e != NULL ? mysql_stmt_init(&c->mysql) : NULL;
+    binary_reader_t *rd = st != NULL ? binary_reader_new(st) : NULL;
     unsigned int en;
 
-    if (st == NULL) {
+    if (rd == NULL) {
+        if (st != NULL)
+            mysql_stmt_close(st);
         free(e);
         return fallback(rt, c, 0);
     }
@@ -331,10 +336,12 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
         en = mysql_stmt_errno(st);
         if (conn_broken(en)) {
             int rc = stmt_failed(c, st, err);
+            binary_reader_free(rd);
             mysql_stmt_close(st);
             free(e);
             return rc;
         }
+        binary_reader_free(rd);
         mysql_stmt_close(st);
         free(e);
         if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED)
@@ -345,6 +352,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     }
     cache_trim(rt, c, k, rt->sprep_cache);
     e->st = st;
+    e->rd = rd;
     e->hash = h;
     e->len = sql->len;
     memcpy(e->sql, sql->data, sql->len);
@@ -461,7 +469,7 @@ static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
         warnings_read(&res->warns, m, mysql_warning_count(m));
         return 0;
     }
-    rc = result_add_binary(res, e->st, rt->routes[r].node->cfg->name, err);
+    rc = result_add_binary(res, e->rd, rt->routes[r].node->cfg->name, err);
     if (rc == DAL_ESERVER && mysql_stmt_errno(e->st) == CR_NEW_STMT_METADATA)
         return STALE;
     if (rc == DAL_ESERVER)

@@ -457,6 +457,14 @@ START_TEST(test_alter_between_runs)
     ck_assert_uint_eq(both("SELECT * FROM sp_alter WHERE id >= ? ORDER BY id", p, 1), 2);
     direct_exec("ALTER TABLE sp_alter MODIFY a DECIMAL(10,2)");
     ck_assert_uint_eq(both("SELECT * FROM sp_alter WHERE id >= ? ORDER BY id", p, 1), 2);
+    /* a rename alone: the server sends the new names once; every later
+     * execution must show them too */
+    direct_exec("ALTER TABLE sp_alter CHANGE a z DECIMAL(10,2)");
+    for (round = 0; round < 3; round++)
+        ck_assert_uint_eq(both("SELECT * FROM sp_alter WHERE id >= ? ORDER BY id", p, 1), 2);
+    direct_exec("ALTER TABLE sp_alter CHANGE z a DECIMAL(10,2)");
+    for (round = 0; round < 3; round++)
+        ck_assert_uint_eq(both("SELECT * FROM sp_alter WHERE id >= ? ORDER BY id", p, 1), 2);
     direct_exec("ALTER TABLE sp_alter DROP COLUMN a");
     ck_assert_uint_eq(both("SELECT * FROM sp_alter WHERE id >= ? ORDER BY id", p, 1), 2);
     /* a column the statement names is gone: the same error */
