@@ -340,6 +340,16 @@ const dal_cfg_key_t *cfg_key_find(const dal_cfg_key_t *keys, const char *key);
  */
 int cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v);
 
+/*
+ * The value of k in obj (its section's struct) as the file would write it,
+ * for messages: "(none)" for a string left out, an ENUM's word, a duration
+ * as "250ms" or "5s".  buf is the caller's (n bytes, at least
+ * DAL_CFG_QUOTE_SIZE; strings are masked and cut as config_quote does).
+ * NULL for a key whose value is not one field (URL, URL_LIST, PARAMS, or
+ * one with its own setter).
+ */
+const char *cfg_key_text(const dal_cfg_key_t *k, const void *obj, char *buf, size_t n);
+
 /* Set every default of keys in obj, a new section struct.  0 or an error code. */
 int cfg_key_defaults(const dal_cfg_key_t *keys, void *obj, dal_error_t *err);
 

@@ -82,6 +82,7 @@ void *cfg_add_item(void **arr, size_t *n, size_t size)
 }
 
 #define FIELD(obj, off, type) ((type *)((char *)(obj) + (off)))
+#define CFIELD(obj, off, type) ((const type *)((const char *)(obj) + (off)))
 
 static int bad(dal_cfg_value_t *v, const char *fmt, ...) DAL_PRINTF(2, 3);
 
@@ -356,6 +357,54 @@ int cfg_key_set(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     if (rc == 0 && k->line != 0)
         *FIELD(obj, k->line, int) = v->line;
     return rc;
+}
+
+/* ms as the file would write it: "250ms", "5s" */
+static const char *duration_text(uint32_t ms, char *buf, size_t n)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, n, "%us", ms / 1000);
+    else
+        snprintf(buf, n, "%ums", ms);
+    return buf;
+}
+
+const char *cfg_key_text(const dal_cfg_key_t *k, const void *obj, char *buf, size_t n)
+{
+    const char *const *w = k->words;
+    const char *str;
+    int i;
+
+    if (k->set != NULL && k->type != DAL_CFG_STRING)
+        return NULL;
+    switch (k->type) {
+    case DAL_CFG_STRING:
+        str = *CFIELD(obj, k->offset, char *);
+        return str == NULL ? "(none)" : config_quote(str, buf);
+    case DAL_CFG_COUNT:
+        snprintf(buf, n, "%u", *CFIELD(obj, k->offset, uint32_t));
+        return buf;
+    case DAL_CFG_BOOL:
+        return *CFIELD(obj, k->offset, int) ? "true" : "false";
+    case DAL_CFG_DURATION:
+        return duration_text(*CFIELD(obj, k->offset, uint32_t), buf, n);
+    case DAL_CFG_ENUM:
+    case DAL_CFG_MODE:
+        i = *CFIELD(obj, k->offset, int);
+        while (i > 0 && *w != NULL) {
+            w++;
+            i--;
+        }
+        if (*w != NULL)
+            return *w;
+        return k->type == DAL_CFG_MODE ? duration_text(*CFIELD(obj, k->aux, uint32_t), buf, n)
+                                       : NULL;
+    case DAL_CFG_URL:
+    case DAL_CFG_URL_LIST:
+    case DAL_CFG_PARAMS:
+        break;
+    }
+    return NULL;
 }
 
 const dal_cfg_key_t *cfg_key_find(const dal_cfg_key_t *keys, const char *key)

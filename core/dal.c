@@ -160,8 +160,8 @@ void dal_close(dal_t *dal)
 {
     if (dal == NULL)
         return;
+    watch_stop(dal); /* first: a reload it makes may start the XA thread */
     xa_daemon_stop(dal->xa);
-    watch_stop(dal);
     snapshot_unref(atomic_load(&dal->snap));
     source_close(dal->source);
     sql_cache_free(dal->sql_cache);

@@ -59,6 +59,10 @@ const char *source_state_name(int state);
 struct dal_xa_daemon;
 int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err);
 void xa_daemon_stop(struct dal_xa_daemon *d);
+/* After a reload (caller holds reload_mu): start dal's thread if the new
+ * configuration wants one and none runs (a failure is logged; the thread
+ * of a configuration that no longer wants it idles, see xa_daemon.c). */
+void xa_daemon_follow(dal_t *dal);
 
 /* Start / stop watching the source (reload.c). */
 int watch_start(dal_t *dal, dal_error_t *err);

@@ -13,6 +13,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,7 @@ static int reload_locked(dal_t *dal, const dal_source_doc_t *doc, dal_error_t *e
                     "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
                     doc->name, next->nnodes, next->nreused, next->ntables);
         swap(dal, next);
+        xa_daemon_follow(dal);
         atomic_fetch_add(&dal->reloads, 1);
         atomic_store(&dal->revision, doc->revision);
         atomic_store(&dal->from_cache, 0);
@@ -397,24 +399,26 @@ static int idgen_same(const dal_config_t *a, size_t i, const dal_config_t *b, si
     return !str_differs(x->plugin, y->plugin) && params_same(&x->params, &y->params);
 }
 
+/* [dal]: every key with one value through its row, "OLD -> NEW"; the
+ * pool and its parameters as one change. */
 static void diff_dal(differ_t *d, const dal_config_t *a, const dal_config_t *b)
 {
-    char change[300];
+    char ta[DAL_CFG_QUOTE_SIZE], tb[DAL_CFG_QUOTE_SIZE], change[2 * DAL_CFG_QUOTE_SIZE + 8];
+    const dal_cfg_key_t *k;
+    const char *x, *y;
 
-    if (str_differs(a->plugin_dir, b->plugin_dir))
-        report(d, "dal", "plugin_dir", "changed");
-    if (str_differs(a->default_datasource, b->default_datasource)) {
-        snprintf(change, sizeof change, "%s -> %s",
-                 a->default_datasource ? a->default_datasource : "(none)",
-                 b->default_datasource ? b->default_datasource : "(none)");
-        report(d, "dal", "default_datasource", change);
+    for (k = dal_cfg_dal_keys; k->name != NULL; k++) {
+        if (k->offset == offsetof(dal_config_t, pool))
+            continue;
+        x = cfg_key_text(k, a, ta, sizeof ta);
+        y = cfg_key_text(k, b, tb, sizeof tb);
+        if (x != NULL && y != NULL && strcmp(x, y) != 0) {
+            snprintf(change, sizeof change, "%s -> %s", x, y);
+            report(d, "dal", k->name, change);
+        }
     }
     if (str_differs(a->pool, b->pool) || !params_same(&a->pool_params, &b->pool_params))
         report(d, "dal", "pool", "changed (every datasource gets a new pool)");
-    if (a->max_parallel != b->max_parallel) {
-        snprintf(change, sizeof change, "%u -> %u", a->max_parallel, b->max_parallel);
-        report(d, "dal", "max_parallel", change);
-    }
 }
 
 /* Report how b differs from a; DAL_ECONFIG for a resharding b does not allow. */

@@ -4,9 +4,9 @@
  *
  * The interval and the log are read from the running snapshot at each
  * pass, so a reload changes them; a reload that adds xa_log to a
- * configuration that had none starts no thread (restart, or run `dal xa
- * recover`).  The lease lasts three intervals: a holder that dies is
- * replaced within that.
+ * configuration that had none starts the thread, and one that removes it
+ * leaves the thread looking again each second.  The lease lasts three
+ * intervals: a holder that dies is replaced within that.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -113,4 +113,12 @@ void xa_daemon_stop(struct dal_xa_daemon *d)
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     free(d);
+}
+
+void xa_daemon_follow(dal_t *dal)
+{
+    dal_error_t err;
+
+    if (dal->xa == NULL && xa_daemon_start(dal, &dal->xa, &err) != 0)
+        log_message(&dal->log, DAL_LOG_WARN, "xa", "after the reload: %s", err.message);
 }

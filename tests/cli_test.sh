@@ -195,6 +195,20 @@ check "check --json reports DAL_ECONFIG at FILE:LINE" \
 run -c "$GOOD" check --json
 check "check --json of a good file says ok" json_ok 'j == {"ok": True}'
 
+# -------------------------------------------------------------------- diff
+
+# every [dal] key with one value is reported OLD -> NEW
+{ printf '[dal]\nserver_prepare = off\nserver_prepare_cache = 8\ntransaction_mode = multi\nxa_grace = 1500ms\nmax_parallel = 4\n\n'; cat "$GOOD"; } >"$TMP/dalkeys.ini"
+run -c "$GOOD" diff "$TMP/dalkeys.ini"
+check "diff of [dal] keys exits 0" rc_is 0
+check "diff reports server_prepare" out_matches '^dal +server_prepare +auto -> off$'
+check "diff reports server_prepare_cache" out_matches '^dal +server_prepare_cache +64 -> 8$'
+check "diff reports transaction_mode" out_matches '^dal +transaction_mode +single -> multi$'
+check "diff reports xa_grace as a duration" out_matches '^dal +xa_grace +60s -> 1500ms$'
+check "diff reports max_parallel" out_matches '^dal +max_parallel +8 -> 4$'
+run -c "$GOOD" diff "$GOOD"
+check "diff of a file with itself says no changes" out_matches "^no changes$"
+
 # ----------------------------------------------------------------- explain
 
 run -c "$GOOD" explain --json --shard-value 99 "$SQL" 99
