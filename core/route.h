@@ -80,6 +80,8 @@ typedef struct dal_routing {
     int sprep;                    /* run as server-side prepared statements where
                                      possible (sprep.h) */
     uint32_t sprep_cache;         /* [dal] server_prepare_cache: handles per connection */
+    uint32_t snap_gen;            /* the snapshot's gen: the table names the SQL is written
+                                     with (sprep.c's route memo) */
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];

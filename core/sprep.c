@@ -39,9 +39,30 @@ typedef struct entry {
     uint64_t hash;
     MYSQL_STMT *st;          /* owned: closed with the entry */
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
+    uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
+    size_t norder;
     size_t len;
-    char sql[];              /* the template, NUL-terminated */
+    char sql[];              /* the template, NUL-terminated; then order */
 } entry_t;
+
+/* Route memo: which entry a statement's route ran last, so that a
+ * statement run again finds its handle without writing its template out
+ * and hashing it.  A slot holds a reference to the statement's analysis
+ * (so its address names it until the slot lets go) and is keyed by what
+ * else the template depends on: the snapshot (table names), the route's
+ * table positions and the parameter count.  Routes with cuts or merge
+ * edits are not memoized. */
+#define MEMO_SLOTS 16
+#define MEMO_TABLES 4
+
+typedef struct memo {
+    const dal_sql_t *sql;    /* a reference, or NULL: empty */
+    uint32_t gen;            /* the snapshot's */
+    uint32_t ntrefs;
+    size_t nparams;
+    int32_t pos[MEMO_TABLES];
+    entry_t *e;              /* borrowed: the slot is emptied when e goes */
+} memo_t;
 
 /* The handles of one connection: its dal_conn_ext_t. */
 typedef struct sprep_cache {
@@ -52,6 +73,7 @@ typedef struct sprep_cache {
     size_t n;
     size_t bytes;            /* the client's memory for it: entries, handles, buckets */
     uint32_t backoff;        /* statements left to run as text (FULL_BACKOFF) */
+    memo_t memo[MEMO_SLOTS];
 } sprep_cache_t;
 
 /* What the client library keeps per prepared statement: MYSQL_STMT, its
@@ -178,7 +200,70 @@ static int fallback(const dal_routing_t *rt, const dal_conn_t *c, unsigned int e
 
 static size_t entry_bytes(const entry_t *e)
 {
-    return e->len + STMT_CLIENT_BYTES;
+    return e->len + e->norder * sizeof *e->order + STMT_CLIENT_BYTES;
+}
+
+static void memo_clear(memo_t *m)
+{
+    if (m->sql != NULL)
+        sql_unref(m->sql);
+    m->sql = NULL;
+    m->e = NULL;
+}
+
+/* The memo's key for route r of rt in *key (its e unset); -1 when the
+ * route is not memoized. */
+static int memo_key(const dal_routing_t *rt, size_t r, size_t nparams, memo_t *key)
+{
+    const dal_route_t *route = &rt->routes[r];
+    size_t i, n = rt->sql->ntrefs;
+
+    if (route->ncuts > 0 || rt->merge_edits != NULL || n > MEMO_TABLES ||
+        (n > 0 && route->pos == NULL))
+        return -1;
+    key->sql = rt->sql;
+    key->gen = rt->snap_gen;
+    key->ntrefs = (uint32_t)n;
+    key->nparams = nparams;
+    for (i = 0; i < n; i++)
+        key->pos[i] = route->pos[i];
+    return 0;
+}
+
+static memo_t *memo_slot(sprep_cache_t *k, const memo_t *key)
+{
+    uintptr_t h = (uintptr_t)key->sql >> 4;
+
+    h ^= key->ntrefs > 0 ? (uint32_t)key->pos[0] * 2654435761u : 0;
+    return &k->memo[(h ^ key->gen) & (MEMO_SLOTS - 1)];
+}
+
+static int memo_same(const memo_t *m, const memo_t *key)
+{
+    uint32_t i;
+
+    if (m->sql != key->sql || m->gen != key->gen || m->ntrefs != key->ntrefs ||
+        m->nparams != key->nparams)
+        return 0;
+    for (i = 0; i < key->ntrefs; i++)
+        if (m->pos[i] != key->pos[i])
+            return 0;
+    return 1;
+}
+
+/* key's slot now names e. */
+static void memo_store(sprep_cache_t *k, const memo_t *key, entry_t *e)
+{
+    memo_t *m = memo_slot(k, key);
+
+    if (m->sql != key->sql) {
+        memo_clear(m);
+        *m = *key;
+        sql_ref(m->sql);
+    } else {
+        *m = *key;
+    }
+    m->e = e;
 }
 
 static void lru_unlink(sprep_cache_t *k, entry_t *e)
@@ -210,6 +295,7 @@ static void lru_push(sprep_cache_t *k, entry_t *e)
 static void entry_remove(sprep_cache_t *k, entry_t *e)
 {
     entry_t **link = &k->buckets[e->hash & (k->nbuckets - 1)];
+    size_t i;
 
     while (*link != e)
         link = &(*link)->hnext;
@@ -217,6 +303,9 @@ static void entry_remove(sprep_cache_t *k, entry_t *e)
     lru_unlink(k, e);
     k->n--;
     k->bytes -= entry_bytes(e);
+    for (i = 0; i < MEMO_SLOTS; i++)
+        if (k->memo[i].e == e)
+            memo_clear(&k->memo[i]);
     binary_reader_free(e->rd);
     mysql_stmt_close(e->st);
     free(e);
@@ -228,7 +317,7 @@ static void cache_drop(dal_conn_ext_t *x, MYSQL *m)
 
     (void)m; /* each handle knows its connection */
     while (k->head != NULL)
-        entry_remove(k, k->head);
+        entry_remove(k, k->head); /* empties the memo slots too */
     free(k->buckets);
     free(k);
 }
@@ -255,6 +344,15 @@ static sprep_cache_t *cache_of(dal_conn_t *c, uint32_t cap)
     return k;
 }
 
+/* e becomes the most recently used. */
+static void cache_touch(sprep_cache_t *k, entry_t *e)
+{
+    if (e != k->head) {
+        lru_unlink(k, e);
+        lru_push(k, e);
+    }
+}
+
 static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64_t h)
 {
     entry_t *e;
@@ -262,10 +360,8 @@ static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64
     for (e = k->buckets[h & (k->nbuckets - 1)]; e != NULL; e = e->hnext)
         if (e->hash == h && e->len == len && memcmp(e->sql, sql, len) == 0)
             break;
-    if (e != NULL && e != k->head) {
-        lru_unlink(k, e);
-        lru_push(k, e);
-    }
+    if (e != NULL)
+        cache_touch(k, e);
     return e;
 }
 
@@ -318,32 +414,41 @@ static int stmt_failed(dal_conn_t *c, MYSQL_STMT *st, dal_error_t *err)
 /* The template in sql, prepared on c and added to k as the most recent
  * entry.  0 with *out set; SPREP_TEXT (the server would not: run as text);
  * or a negative code for a broken connection. */
-static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
-                   const dal_buf_t *sql, uint64_t h, entry_t **out, dal_error_t *err)
+static void discard(entry_t *e, MYSQL_STMT *st, binary_reader_t *rd)
 {
-    entry_t *e = malloc(sizeof *e + sql->len + 1);
+    binary_reader_free(rd);
+    if (st != NULL)
+        mysql_stmt_close(st);
+    free(e);
+}
+
+/* The template in sql (its ? in the order tpl says), prepared on c and
+ * added to k as the most recent entry.  0 with *out set; SPREP_TEXT (the
+ * server would not: run as text); or a negative code for a broken
+ * connection. */
+static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
+                   const dal_buf_t *sql, const dal_template_t *tpl, uint64_t h, entry_t **out,
+                   dal_error_t *err)
+{
+    /* the order after the text, aligned: e->sql is (a flexible array at
+     * the end of a struct of pointers) */
+    size_t at = (sql->len + 1 + sizeof(uint32_t) - 1) & ~(sizeof(uint32_t) - 1);
+    entry_t *e = malloc(sizeof *e + at + tpl->n * sizeof(uint32_t));
     MYSQL_STMT *st = e != NULL ? mysql_stmt_init(&c->mysql) : NULL;
     binary_reader_t *rd = st != NULL ? binary_reader_new(st) : NULL;
     unsigned int en;
+    int rc;
 
     if (rd == NULL) {
-        if (st != NULL)
-            mysql_stmt_close(st);
-        free(e);
+        discard(e, st, rd);
         return fallback(rt, c, 0);
     }
     if (mysql_stmt_prepare(st, sql->data, (unsigned long)sql->len) != 0) {
         en = mysql_stmt_errno(st);
-        if (conn_broken(en)) {
-            int rc = stmt_failed(c, st, err);
-            binary_reader_free(rd);
-            mysql_stmt_close(st);
-            free(e);
+        rc = conn_broken(en) ? stmt_failed(c, st, err) : 0;
+        discard(e, st, rd);
+        if (rc != 0)
             return rc;
-        }
-        binary_reader_free(rd);
-        mysql_stmt_close(st);
-        free(e);
         if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED)
             k->backoff = FULL_BACKOFF;
         else if (!transient(en))
@@ -357,6 +462,9 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     e->len = sql->len;
     memcpy(e->sql, sql->data, sql->len);
     e->sql[sql->len] = '\0';
+    e->order = (uint32_t *)(void *)(e->sql + at);
+    e->norder = tpl->n;
+    memcpy(e->order, tpl->order, tpl->n * sizeof *e->order);
     e->hnext = k->buckets[h & (k->nbuckets - 1)];
     k->buckets[h & (k->nbuckets - 1)] = e;
     lru_push(k, e);
@@ -432,17 +540,17 @@ typedef struct binding {
 /* Bind the statement's parameters in the template's order to e's handle.
  * 0, or SPREP_TEXT. */
 static int bind_params(const dal_routing_t *rt, entry_t *e, const dal_value_t *params,
-                       const dal_template_t *tpl, binding_t *bd)
+                       binding_t *bd)
 {
     size_t k;
 
-    if (mysql_stmt_param_count(e->st) != tpl->n)
+    if (mysql_stmt_param_count(e->st) != e->norder)
         return SPREP_TEXT; /* a ? the server sees where dal sees none, or the reverse */
-    for (k = 0; k < tpl->n; k++)
-        if (bind_value(rt->sql, tpl->order[k], &params[tpl->order[k]], &bd->b[k], bd->num[k],
+    for (k = 0; k < e->norder; k++)
+        if (bind_value(rt->sql, e->order[k], &params[e->order[k]], &bd->b[k], bd->num[k],
                        NUM_CAP, &bd->count[k]) != 0)
             return SPREP_TEXT;
-    if (tpl->n > 0 && mysql_stmt_bind_param(e->st, bd->b) != 0)
+    if (e->norder > 0 && mysql_stmt_bind_param(e->st, bd->b) != 0)
         return SPREP_TEXT;
     return 0;
 }
@@ -492,25 +600,40 @@ static int changes_parsing(dal_sql_kind_t k)
 
 /* e's handle, prepared again after the server said it must be. */
 static int reprepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k, entry_t **e,
-                     const dal_buf_t *sql, dal_error_t *err)
+                     dal_buf_t *sql, dal_error_t *err)
 {
-    uint64_t h = (*e)->hash;
+    entry_t *old = *e;
+    uint32_t room[BIND_INLINE];
+    dal_template_t tpl = {small_alloc(room, BIND_INLINE, old->norder, sizeof *room, 0),
+                          old->norder, old->norder};
+    uint64_t h = old->hash;
+    int rc;
 
-    entry_remove(k, *e);
+    /* the template and its order outlive the old entry: copied */
+    buf_reset(sql);
+    buf_append(sql, old->sql, old->len);
+    if (tpl.order == NULL || sql->oom) {
+        small_free(tpl.order, room);
+        return fallback(rt, c, 0);
+    }
+    memcpy(tpl.order, old->order, old->norder * sizeof *tpl.order);
+    entry_remove(k, old);
     *e = NULL;
-    return prepare(rt, c, k, sql, h, e, err);
+    rc = prepare(rt, c, k, sql, &tpl, h, e, err);
+    small_free(tpl.order, room);
+    return rc;
 }
 
 /* Execute e with the parameters bound, and collect what comes back.
  * 0, a negative code, SPREP_TEXT, or STALE (with *en the reason). */
 static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
-                   const dal_value_t *params, const dal_template_t *tpl, binding_t *bd,
-                   dal_result_t *res, unsigned int *en, dal_error_t *err)
+                   const dal_value_t *params, binding_t *bd, dal_result_t *res,
+                   unsigned int *en, dal_error_t *err)
 {
     int rc;
 
     *en = 0;
-    if (bind_params(rt, e, params, tpl, bd) != 0)
+    if (bind_params(rt, e, params, bd) != 0)
         return fallback(rt, c, 0);
     if (mysql_stmt_execute(e->st) == 0) {
         emit(rt, c, "execute", 0);
@@ -536,8 +659,8 @@ static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
  * SELECT did run on the server (only reads get here with rows: see
  * rows_same_as_text), so running it again gives what text would have. */
 static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cache_t *k,
-                     entry_t *e, const dal_value_t *params, const dal_template_t *tpl,
-                     const dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+                     entry_t *e, const dal_value_t *params, dal_buf_t *sql, dal_result_t *res,
+                     dal_error_t *err)
 {
     MYSQL_BIND b_room[BIND_INLINE];
     char num_room[BIND_INLINE][NUM_CAP];
@@ -546,18 +669,19 @@ static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cac
     unsigned int en;
     int rc;
 
-    bd.b = small_alloc(b_room, BIND_INLINE, tpl->n, sizeof *bd.b, 0);
-    bd.num = small_alloc(num_room, BIND_INLINE, tpl->n, sizeof *bd.num, 0);
-    bd.count = small_alloc(count_room, BIND_INLINE, tpl->n, sizeof *bd.count, 0);
+    /* a prepare again keeps the order, so the room fits the new entry too */
+    bd.b = small_alloc(b_room, BIND_INLINE, e->norder, sizeof *bd.b, 0);
+    bd.num = small_alloc(num_room, BIND_INLINE, e->norder, sizeof *bd.num, 0);
+    bd.count = small_alloc(count_room, BIND_INLINE, e->norder, sizeof *bd.count, 0);
     if (bd.b == NULL || bd.num == NULL || bd.count == NULL)
         rc = fallback(rt, c, 0);
     else
-        rc = execute(rt, r, c, e, params, tpl, &bd, res, &en, err);
+        rc = execute(rt, r, c, e, params, &bd, res, &en, err);
     if (rc == STALE) {
         emit(rt, c, "reprepare", en);
         rc = reprepare(rt, c, k, &e, sql, err);
         if (rc == 0)
-            rc = execute(rt, r, c, e, params, tpl, &bd, res, &en, err);
+            rc = execute(rt, r, c, e, params, &bd, res, &en, err);
     }
     if (rc == STALE) {
         /* stale again right after a prepare (DDL racing with it): the
@@ -575,14 +699,34 @@ static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cac
     return rc;
 }
 
-int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
-               size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+/* The entry for route r's template, found through the text or prepared
+ * now.  0 with *out set, SPREP_TEXT, or a negative code. */
+static int find_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cache_t *k,
+                      size_t nparams, dal_buf_t *sql, entry_t **out, dal_error_t *err)
 {
     uint32_t order_room[SPREP_MAX_PARAMS];
     dal_template_t tpl = {order_room, 0, SPREP_MAX_PARAMS};
-    sprep_cache_t *k;
-    entry_t *e;
     uint64_t h;
+
+    buf_reset(sql);
+    if (rewrite_route_template(rt, r, nparams, sql, &tpl, err) != 0 || sql->oom)
+        return fallback(rt, c, 0);
+    h = sql_hash_text(sql->data, sql->len);
+    if ((*out = cache_find(k, sql->data, sql->len, h)) != NULL)
+        return 0;
+    if (k->backoff > 0) {
+        k->backoff--;
+        return fallback(rt, c, ER_MAX_PREPARED_STMT_COUNT_REACHED);
+    }
+    return prepare(rt, c, k, sql, &tpl, h, out, err);
+}
+
+int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
+               size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
+{
+    sprep_cache_t *k;
+    entry_t *e = NULL;
+    memo_t key, *m = NULL;
     int rc;
 
     if (!rt->sprep) {
@@ -594,18 +738,18 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
         return fallback(rt, c, 0);
     if ((k = cache_of(c, rt->sprep_cache)) == NULL)
         return fallback(rt, c, 0);
-    buf_reset(sql);
-    if (rewrite_route_template(rt, r, nparams, sql, &tpl, err) != 0 || sql->oom)
-        return fallback(rt, c, 0);
-    h = sql_hash_text(sql->data, sql->len);
-    e = cache_find(k, sql->data, sql->len, h);
-    if (e == NULL) {
-        if (k->backoff > 0) {
-            k->backoff--;
-            return fallback(rt, c, ER_MAX_PREPARED_STMT_COUNT_REACHED);
-        }
-        if ((rc = prepare(rt, c, k, sql, h, &e, err)) != 0)
-            return rc;
+    if (memo_key(rt, r, nparams, &key) == 0) {
+        m = memo_slot(k, &key);
+        if (memo_same(m, &key))
+            e = m->e;
     }
-    return run_entry(rt, r, c, k, e, params, &tpl, sql, res, err);
+    if (e != NULL) {
+        cache_touch(k, e);
+    } else {
+        if ((rc = find_entry(rt, r, c, k, nparams, sql, &e, err)) != 0)
+            return rc;
+        if (m != NULL)
+            memo_store(k, &key, e);
+    }
+    return run_entry(rt, r, c, k, e, params, sql, res, err);
 }

@@ -232,6 +232,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
                    sprep_wanted(snap->cfg, st->sql, sql.prepared != NULL,
                                 opts != NULL && opts->trace_id != NULL);
     st->rt.sprep_cache = snap->cfg->server_prepare_cache;
+    st->rt.snap_gen = snap->gen;
     st->rt.trace_id = st->trace[0] ? st->trace : NULL;
     st->rt.sql_norm = st->sql_norm;
     return merge_setup(st, err);
