@@ -32,6 +32,8 @@ _Static_assert(DAL_FIELD_END(dal_host_api_t, now_ns) == 176, "ABI 1 host API mov
 _Static_assert(DAL_FIELD_END(dal_host_api_t, current_statement) == 184,
                "plugin.h: current_statement is since size 184");
 _Static_assert(DAL_FIELD_END(dal_host_api_t, emit) == 192, "plugin.h: emit is since size 192");
+_Static_assert(DAL_FIELD_END(dal_host_api_t, thread_create) == 200,
+               "plugin.h: thread_create is since size 200");
 _Static_assert(DAL_FIELD_END(dal_event_t, mysql_errno) == 88, "ABI 1 dal_event_t moved");
 _Static_assert(DAL_FIELD_END(dal_event_t, labels_gen) == 92,
                "plugin.h: labels_gen is since size 92");

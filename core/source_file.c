@@ -12,7 +12,6 @@
 #include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,21 +199,6 @@ static void watch_clear(file_source_t *f)
     f->sink = NULL;
 }
 
-/* The watch thread takes no signal: the application's threads handle
- * them (dal-proxy blocks SIGTERM in the threads it makes and waits for it
- * in one; a thread of ours that took it would end the process). */
-static int start_thread(pthread_t *t, void *arg)
-{
-    sigset_t all, old;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(t, NULL, watch_main, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 static int fs_watch(void *instance, int64_t after_revision, const dal_source_sink_t *sink,
                     dal_error_t *err)
 {
@@ -235,7 +219,8 @@ static int fs_watch(void *instance, int64_t after_revision, const dal_source_sin
         watch_clear(f);
         goto done;
     }
-    if (start_thread(&f->thread, f) != 0) {
+    /* thread_create: the watcher takes none of the application's signals */
+    if (f->api->thread_create(&f->thread, watch_main, f) != 0) {
         rc = err_set(err, DAL_EIO, "%s: cannot start the watcher thread", f->path);
         watch_clear(f);
     }

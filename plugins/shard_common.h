@@ -4,7 +4,8 @@
  * Header-only on purpose: each plugin is its own .so that links against
  * nothing of dal, so the helpers are compiled into every plugin that
  * includes this file.  They are static inline so that a plugin using only
- * some of them draws no unused-function warnings.  Nothing here allocates.
+ * some of them draws no unused-function warnings.  Nothing here allocates
+ * but shard_geom_create.
  *
  * Shard values are integers for mod and range.  They arrive as
  * DAL_TYPE_INT, DAL_TYPE_UINT or as decimal text (DAL_TYPE_STRING, as the
@@ -24,6 +25,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dal/plugin.h>
@@ -214,6 +216,45 @@ static inline int shard_check_table(const dal_host_api_t *api, const dal_shard_t
                               "table_shard_num (%" PRIu32 ") must be a multiple of "
                               "db_shard_num (%" PRIu32 ")", t->table_shard_num, t->db_shard_num);
     return 0;
+}
+
+/* The whole instance of a strategy that needs nothing but the table
+ * geometry (mod, hash).  Immutable after create, so locate() is
+ * thread-safe without locks. */
+typedef struct shard_geom {
+    const dal_host_api_t *api; /* static table, outlives the instance */
+    uint32_t tables;           /* table_shard_num */
+    uint32_t per_db;           /* tables per data node */
+} shard_geom_t;
+
+/* create() for such a strategy: no parameters, the geometry checked.
+ * *instance is a shard_geom_t, owned by the host (shard_geom_destroy). */
+static inline int shard_geom_create(const dal_host_api_t *api, dal_host_t *host,
+                                    const dal_shard_table_t *table,
+                                    const dal_plugin_params_t *params, void **instance,
+                                    dal_error_t *err)
+{
+    uint32_t per_db;
+    shard_geom_t *g;
+    int rc;
+
+    (void)params; /* the strategy declares none */
+    if ((rc = shard_check_table(api, table, &per_db, err)) != 0)
+        return rc;
+    if ((g = malloc(sizeof *g)) == NULL)
+        return api->set_error(err, DAL_ENOMEM, "out of memory");
+    g->api = api;
+    g->tables = table->table_shard_num;
+    g->per_db = per_db;
+    api->log(host, DAL_LOG_DEBUG, "%s: %" PRIu32 " tables on %" PRIu32 " nodes",
+             table->table, table->table_shard_num, table->db_shard_num);
+    *instance = g;
+    return 0;
+}
+
+static inline void shard_geom_destroy(void *instance)
+{
+    free(instance);
 }
 
 /* MTDDL's node rule: consecutive tables share a node. */

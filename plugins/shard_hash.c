@@ -19,21 +19,14 @@
  *     reads mostly low bits; the mix spreads every input bit over all 64.
  *
  * There is no locate_range: hashing scatters any range over every table.
- * The instance is immutable after create(), so locate() is thread-safe.
+ * The instance is the table geometry alone (shard_geom_t), immutable after
+ * create(), so locate() is thread-safe.
  */
-#include <stdlib.h>
-
 #include "shard_common.h"
 
 #define HASH_FNV_OFFSET 0xcbf29ce484222325ULL
 #define HASH_FNV_PRIME 0x00000100000001b3ULL
 #define HASH_ACCEPTS "hash accepts integers, strings and blobs"
-
-typedef struct hash {
-    const dal_host_api_t *api; /* static table, outlives the instance */
-    uint32_t tables;           /* table_shard_num */
-    uint32_t per_db;           /* tables per data node */
-} hash_t;
 
 static uint64_t hash_fnv1a(const unsigned char *p, size_t n)
 {
@@ -129,35 +122,8 @@ static int hash_value(const dal_value_t *v, uint64_t *out)
     }
 }
 
-static int hash_create(const dal_host_api_t *api, dal_host_t *host,
-                       const dal_shard_table_t *table, const dal_plugin_params_t *params,
-                       void **instance, dal_error_t *err)
-{
-    uint32_t per_db;
-    hash_t *h;
-    int rc;
-
-    (void)params; /* hash declares none: a seed would be one more way to lose rows */
-    if ((rc = shard_check_table(api, table, &per_db, err)) != 0)
-        return rc;
-    if ((h = malloc(sizeof *h)) == NULL)
-        return api->set_error(err, DAL_ENOMEM, "out of memory");
-    h->api = api;
-    h->tables = table->table_shard_num;
-    h->per_db = per_db;
-    api->log(host, DAL_LOG_DEBUG, "%s: %" PRIu32 " tables on %" PRIu32 " nodes",
-             table->table, table->table_shard_num, table->db_shard_num);
-    *instance = h;
-    return 0;
-}
-
-static void hash_destroy(void *instance)
-{
-    free(instance);
-}
-
 /* NULL and doubles: a double's text is no stable key (1.5, 1.50, 15e-1). */
-static int hash_reject(const hash_t *h, const dal_value_t *v, dal_error_t *err)
+static int hash_reject(const shard_geom_t *h, const dal_value_t *v, dal_error_t *err)
 {
     char d[SHARD_DESC_MAX];
 
@@ -170,7 +136,7 @@ static int hash_reject(const hash_t *h, const dal_value_t *v, dal_error_t *err)
 static int hash_locate(void *instance, const dal_value_t *value, dal_shard_pos_t *out,
                        dal_error_t *err)
 {
-    const hash_t *h = instance;
+    const shard_geom_t *h = instance;
     uint64_t hv;
 
     if (hash_value(value, &hv) != 0)
@@ -181,8 +147,8 @@ static int hash_locate(void *instance, const dal_value_t *value, dal_shard_pos_t
 
 static const dal_shard_ops_t hash_ops = {
     sizeof(dal_shard_ops_t),
-    hash_create,
-    hash_destroy,
+    shard_geom_create, /* no parameters: a seed would be one more way to lose rows */
+    shard_geom_destroy,
     hash_locate,
     NULL /* locate_range: every range touches every table */
 };

@@ -9,50 +9,16 @@
  * abs() or two's complement: MTDDL never placed them, and any fold we chose
  * would put rows where another client would not look for them.
  *
- * The instance is immutable after create(), so locate() is thread-safe
- * without locks.
+ * The instance is the table geometry alone (shard_geom_t), immutable after
+ * create(), so locate() is thread-safe without locks.
  */
-#include <stdlib.h>
-
 #include "shard_common.h"
 
 #define MOD_ACCEPTS "mod accepts integers >= 0 and their decimal text"
 
-typedef struct mod {
-    const dal_host_api_t *api; /* static table, outlives the instance */
-    uint32_t tables;           /* table_shard_num */
-    uint32_t per_db;           /* tables per data node */
-} mod_t;
-
-static int mod_create(const dal_host_api_t *api, dal_host_t *host,
-                      const dal_shard_table_t *table, const dal_plugin_params_t *params,
-                      void **instance, dal_error_t *err)
-{
-    uint32_t per_db;
-    mod_t *m;
-    int rc;
-
-    (void)params; /* mod declares none */
-    if ((rc = shard_check_table(api, table, &per_db, err)) != 0)
-        return rc;
-    if ((m = malloc(sizeof *m)) == NULL)
-        return api->set_error(err, DAL_ENOMEM, "out of memory");
-    m->api = api;
-    m->tables = table->table_shard_num;
-    m->per_db = per_db;
-    api->log(host, DAL_LOG_DEBUG, "%s: %" PRIu32 " tables on %" PRIu32 " nodes",
-             table->table, table->table_shard_num, table->db_shard_num);
-    *instance = m;
-    return 0;
-}
-
-static void mod_destroy(void *instance)
-{
-    free(instance);
-}
-
 /* Read a value mod can place; fills err otherwise. */
-static int mod_read(const mod_t *m, const dal_value_t *v, shard_num_t *x, dal_error_t *err)
+static int mod_read(const shard_geom_t *m, const dal_value_t *v, shard_num_t *x,
+                    dal_error_t *err)
 {
     char d[SHARD_DESC_MAX];
     int why = shard_read_num(v, x);
@@ -68,7 +34,7 @@ static int mod_read(const mod_t *m, const dal_value_t *v, shard_num_t *x, dal_er
 static int mod_locate(void *instance, const dal_value_t *value, dal_shard_pos_t *out,
                       dal_error_t *err)
 {
-    const mod_t *m = instance;
+    const shard_geom_t *m = instance;
     shard_num_t x;
     int rc;
 
@@ -83,7 +49,8 @@ static int mod_locate(void *instance, const dal_value_t *value, dal_shard_pos_t 
  * can hold a negative key (locate() refuses them), so "v > -5" simply
  * starts at 0 and "v < -5" touches nothing.
  */
-static int mod_read_end(const mod_t *m, const dal_value_t *v, shard_num_t *x, dal_error_t *err)
+static int mod_read_end(const shard_geom_t *m, const dal_value_t *v, shard_num_t *x,
+                        dal_error_t *err)
 {
     int why = shard_read_num(v, x);
 
@@ -100,7 +67,7 @@ static int mod_locate_range(void *instance, const dal_value_t *lov, int lo_inclu
                             const dal_value_t *hiv, int hi_inclusive,
                             dal_shard_pos_t *out, size_t *count, dal_error_t *err)
 {
-    const mod_t *m = instance;
+    const shard_geom_t *m = instance;
     shard_num_t lx = {0, 0}, hx = {UINT64_MAX, 0};
     uint64_t lo, hi;
     uint32_t a, b;
@@ -147,8 +114,8 @@ static int mod_locate_range(void *instance, const dal_value_t *lov, int lo_inclu
 
 static const dal_shard_ops_t mod_ops = {
     sizeof(dal_shard_ops_t),
-    mod_create,
-    mod_destroy,
+    shard_geom_create,
+    shard_geom_destroy,
     mod_locate,
     mod_locate_range
 };

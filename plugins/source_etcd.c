@@ -15,7 +15,6 @@
  */
 #include <curl/curl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,19 +524,13 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-/* The watch thread takes no signal: the application's threads handle
- * them (dal-proxy blocks SIGTERM in the threads it makes and waits for it
- * in one; a thread of ours that took it would end the process). */
-static int start_thread(pthread_t *t, void *arg)
+/* The watch thread takes none of the application's signals (the host's
+ * thread_create); under a dal older than that service, a plain thread. */
+static int start_thread(etcd_source_t *s)
 {
-    sigset_t all, old;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(t, NULL, watch_main, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    if (DAL_HAS_FIELD(dal_host_api_t, s->api, thread_create) && s->api->thread_create != NULL)
+        return s->api->thread_create(&s->thread, watch_main, s);
+    return pthread_create(&s->thread, NULL, watch_main, s);
 }
 
 static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink,
@@ -553,7 +546,7 @@ static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink
     s->multi = curl_multi_init();
     if (s->multi == NULL)
         return s->api->set_error(err, DAL_ENOMEM, "out of memory");
-    if (start_thread(&s->thread, s) != 0) {
+    if (start_thread(s) != 0) {
         curl_multi_cleanup(s->multi);
         s->multi = NULL;
         return s->api->set_error(err, DAL_EIO, "%s/%s: cannot start the watch thread", s->where,

@@ -34,16 +34,22 @@ int dt_chance(int one_in)
     return dt_rnd(one_in) == 0;
 }
 
-void dt_read_env(int *ports, unsigned long long *seed)
+/* mysql_library_end may be a macro: atexit needs a function. */
+static void library_end(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS"), *s = getenv("DAL_TEST_SEED");
+    mysql_library_end();
+}
 
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != DT_NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", DT_NODES, env);
-        exit(1);
-    }
+void dt_start(const char *name, int *ports, unsigned long long *seed)
+{
+    const char *s = getenv("DAL_TEST_SEED");
+
+    tu_ports(ports, DT_NODES);
     if (s != NULL && *s != '\0')
         *seed = strtoull(s, NULL, 10);
+    printf("%s: seed %llu (set DAL_TEST_SEED to replay)\n", name, *seed);
+    mysql_library_init(0, NULL, NULL);
+    atexit(library_end);
 }
 
 MYSQL *dt_direct(int port, const char *db)

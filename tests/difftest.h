@@ -31,9 +31,11 @@ int dt_chance(int one_in);
 
 /* ------------------------------------------------------------ servers */
 
-/* DAL_TEST_PORTS (DT_NODES ports) into ports, and DAL_TEST_SEED into
- * *seed when set; exits with a message if the ports are missing. */
-void dt_read_env(int *ports, unsigned long long *seed);
+/* A program's start: DAL_TEST_PORTS (DT_NODES ports) into ports, and
+ * DAL_TEST_SEED into *seed when set (exits with a message if the ports
+ * are missing); prints the seed, "NAME: seed N", so that a run can be
+ * replayed; starts the client library, ended at exit. */
+void dt_start(const char *name, int *ports, unsigned long long *seed);
 /* A connection to 127.0.0.1:port, database db (owned: mysql_close). */
 MYSQL *dt_direct(int port, const char *db);
 /* Run sql on m or exit with the server's message. */

@@ -553,7 +553,8 @@ static const dal_host_api_t fake_api = {
     fake_conn_reset,
     fake_now_ns,
     NULL, /* current_statement: no statements without a core */
-    NULL  /* emit: no monitors without a core */
+    NULL, /* emit: no monitors without a core */
+    NULL  /* thread_create: plugins start a plain thread */
 };
 
 const dal_host_api_t *fake_host_api(void)

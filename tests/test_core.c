@@ -1,8 +1,11 @@
 /*
  * test_core.c -- the core without a database: the plugin loader's errors,
- * routing and rewriting (through dal_explain, which never connects).
+ * routing and rewriting (through dal_explain, which never connects), the
+ * host services plugins get.
  */
 #include <check.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include <dal/dal.h>
 
 #include "gtid.h"
+#include "host.h"
 #include "testutil.h"
 
 static char *dir;       /* per-test temp dir */
@@ -1044,6 +1048,32 @@ START_TEST(test_gtid)
 }
 END_TEST
 
+static void *mask_of_thread(void *arg)
+{
+    pthread_sigmask(SIG_SETMASK, NULL, arg);
+    return NULL;
+}
+
+/* The host's thread_create: the new thread blocks every signal (SIGTERM
+ * among them), the caller's mask stays as it was. */
+START_TEST(test_thread_create)
+{
+    const dal_host_api_t *api = dal_host_api();
+    sigset_t none, inside, after;
+    pthread_t t;
+
+    ck_assert(DAL_HAS_FIELD(dal_host_api_t, api, thread_create));
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+    sigemptyset(&inside);
+    ck_assert_int_eq(api->thread_create(&t, mask_of_thread, &inside), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert(sigismember(&inside, SIGTERM) == 1 && sigismember(&inside, SIGINT) == 1);
+    pthread_sigmask(SIG_SETMASK, NULL, &after);
+    ck_assert_int_eq(sigismember(&after, SIGTERM), 0);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -1053,6 +1083,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(tc, test_load_errors, 0, sizeof load_cases / sizeof load_cases[0]);
     tcase_add_test(tc, test_duplicate_plugin);
     tcase_add_test(tc, test_scan);
+    tcase_add_test(tc, test_thread_create);
     suite_add_tcase(s, tc);
     tc = tcase_create("routing");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -163,31 +163,6 @@ static int serve_once(dal_t *dal, long long k, dal_error_t *err)
     return rc;
 }
 
-static long long dal_connections(int i)
-{
-    const char *q = "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'dal'";
-    long long n = -1;
-    int tries;
-
-    for (tries = 0; tries < 50; tries++) {
-        MYSQL *m = mysql_init(NULL);
-        MYSQL_RES *r;
-        MYSQL_ROW row;
-        ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "root", NULL, NULL, (unsigned)ports[i],
-                                         NULL, 0) != NULL, "%s", mysql_error(m));
-        ck_assert_int_eq(mysql_query(m, q), 0);
-        r = mysql_store_result(m);
-        row = mysql_fetch_row(r);
-        n = atoll(row[0]);
-        mysql_free_result(r);
-        mysql_close(m);
-        if (n == 0)
-            break;
-        usleep(100000);
-    }
-    return n;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -197,15 +172,11 @@ static int cmp_double(const void *a, const void *b)
 
 static void setup(void)
 {
-    const char *p = tu_env("DAL_TEST_PORTS");
     char url[1024];
     dal_error_t err;
     dal_t *dal;
 
-    if (sscanf(p, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports\n", NODES);
-        exit(1);
-    }
+    tu_ports(ports, NODES);
     endpoints = tu_env("DAL_TEST_ETCD");
     etcd_dir = tu_env("DAL_TEST_ETCD_DIR");
     srcdir = tu_env("DAL_SRCDIR");
@@ -521,9 +492,7 @@ START_TEST(test_pushes_under_load)
     ck_assert_uint_eq(reloads, PUSHES_LOAD);
     ck_assert_uint_eq(failures, 0);
     dal_close(dal);
-    for (i = 0; i < NODES; i++)
-        ck_assert_msg(dal_connections(i) == 0, "server %d still has %lld connections of user dal",
-                      i, dal_connections(i));
+    tu_no_dal_connections(ports, NODES);
     fprintf(stderr, "etcd pushes under load: %d pushes, %ld statements, 0 failed\n", PUSHES_LOAD,
             ok);
 }
@@ -567,8 +536,6 @@ int main(void)
 {
     Suite *s = suite_create("etcd");
     TCase *tc = tcase_create("etcd");
-    SRunner *sr;
-    int failed;
 
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 600);
@@ -580,10 +547,5 @@ int main(void)
     tcase_add_test(tc, test_pushes_under_load);
     tcase_add_test(tc, test_start_down);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return tu_run(s, CK_NOFORK);
 }

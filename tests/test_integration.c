@@ -27,17 +27,6 @@ static char *dir;
 static char *ini;
 static dal_t *dal;
 
-static void read_ports(void)
-{
-    const char *env = tu_env("DAL_TEST_PORTS");
-    int n = sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]);
-
-    if (n != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
-}
-
 /* wm_food and wm_food_copy: one layout, bound (INSERT ... SELECT between
  * them stays on each shard). */
 #define FOOD_LAYOUT                                                                   \
@@ -78,42 +67,6 @@ static char *make_ini(void)
     return tu_write(dir, "it.ini", text);
 }
 
-/* A plain connection to server i, database db. */
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db, (unsigned)ports[i],
-                                     NULL, 0) != NULL,
-                  "direct connect to %d: %s", ports[i], mysql_error(m));
-    return m;
-}
-
-/* First column of the first row of a direct query, as a long long. */
-static long long direct_scalar(int i, const char *db, const char *sql)
-{
-    MYSQL *m = direct(i, db);
-    MYSQL_RES *r;
-    MYSQL_ROW row;
-    long long v = -1;
-
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-    r = mysql_store_result(m);
-    ck_assert_ptr_nonnull(r);
-    row = mysql_fetch_row(r);
-    if (row && row[0])
-        v = atoll(row[0]);
-    mysql_free_result(r);
-    mysql_close(m);
-    return v;
-}
-
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
 static void exec_sv(const char *sql, dal_value_t sv, const dal_value_t *params, size_t n)
 {
     dal_query_opts_t o;
@@ -121,40 +74,25 @@ static void exec_sv(const char *sql, dal_value_t sv, const dal_value_t *params, 
 
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
-    must(dal_exec(dal, &o, sql, params, n, NULL, &err), &err, sql);
+    tu_must(dal_exec(dal, &o, sql, params, n, NULL, &err), &err, sql);
 }
 
 static void global_setup(void)
 {
-    dal_error_t err;
-    int rc;
-
-    read_ports();
+    tu_ports(ports, NODES);
     setenv("DAL_TEST_PASSWORD", "dalpass", 1);
     dir = tu_mkdtemp();
     ini = make_ini();
-    rc = dal_open(ini, NULL, &dal, &err);
-    if (rc != 0) {
-        fprintf(stderr, "FATAL: dal_open: %s\n", err.message);
-        exit(1);
-    }
+    dal = tu_open(ini);
     /* DDL through dal creates every physical table on its node */
-    const char *ddl[] = {
-        "DROP TABLE IF EXISTS wm_food",
-        "CREATE TABLE wm_food (id BIGINT PRIMARY KEY, wm_poi_id BIGINT NOT NULL, "
-        "name VARCHAR(100), price DOUBLE, note BLOB)",
-        "DROP TABLE IF EXISTS wm_order",
-        "CREATE TABLE wm_order (id BIGINT PRIMARY KEY, created BIGINT NOT NULL)",
-        "DROP TABLE IF EXISTS users",
-        "CREATE TABLE users (email VARCHAR(100) PRIMARY KEY, n INT)",
-    };
-    for (size_t i = 0; i < sizeof ddl / sizeof ddl[0]; i++) {
-        rc = dal_exec(dal, NULL, ddl[i], NULL, 0, NULL, &err);
-        if (rc != 0) {
-            fprintf(stderr, "FATAL: %s: %s\n", ddl[i], err.message);
-            exit(1);
-        }
-    }
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS wm_food");
+    tu_setup_exec(dal, NULL, "CREATE TABLE wm_food (id BIGINT PRIMARY KEY, "
+                  "wm_poi_id BIGINT NOT NULL, name VARCHAR(100), price DOUBLE, note BLOB)");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS wm_order");
+    tu_setup_exec(dal, NULL, "CREATE TABLE wm_order (id BIGINT PRIMARY KEY, "
+                  "created BIGINT NOT NULL)");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS users");
+    tu_setup_exec(dal, NULL, "CREATE TABLE users (email VARCHAR(100) PRIMARY KEY, n INT)");
 }
 
 static void global_teardown(void)
@@ -178,7 +116,7 @@ START_TEST(test_ddl_created_layout)
                  "MAX(CAST(SUBSTRING(table_name, 9) AS UNSIGNED)) FROM information_schema.tables "
                  "WHERE table_schema = '%s' AND table_name LIKE 'wm\\_food\\_%%'",
                  db);
-        ck_assert_int_eq(direct_scalar(i, db, sql), 25);
+        ck_assert_int_eq(tu_direct_value(ports[i], db, sql), 25);
     }
 }
 END_TEST
@@ -204,9 +142,9 @@ START_TEST(test_mod_placement)
         /* every row in wm_food_t has wm_poi_id % 100 == t */
         snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM wm_food_%d WHERE wm_poi_id %% 100 <> %d",
                  t, t);
-        ck_assert_int_eq(direct_scalar(node, db, sql), 0);
+        ck_assert_int_eq(tu_direct_value(ports[node], db, sql), 0);
         snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM wm_food_%d", t);
-        total += direct_scalar(node, db, sql);
+        total += tu_direct_value(ports[node], db, sql);
     }
     ck_assert_int_eq(total, N);
 }
@@ -229,9 +167,9 @@ START_TEST(test_read_back_differential)
             dal_int(777), p, 5);
     memset(&o, 0, sizeof o);
     o.shard_value = &p[1];
-    must(dal_query(dal, &o, "SELECT id, name, price, note, NULL FROM wm_food WHERE id = ?", &q,
-                   1, &r, &err),
-         &err, "select");
+    tu_must(dal_query(dal, &o, "SELECT id, name, price, note, NULL FROM wm_food WHERE id = ?", &q,
+                      1, &r, &err),
+            &err, "select");
     ck_assert_uint_eq(dal_result_column_count(r), 5);
     ck_assert_str_eq(dal_result_column_name(r, 1), "name");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
@@ -246,9 +184,9 @@ START_TEST(test_read_back_differential)
     ck_assert_int_eq(dal_result_next(r, &err), 0);
     dal_result_free(r);
     /* 777 % 100 = 77 -> node 3, read straight from the server */
-    ck_assert_int_eq(direct_scalar(3, "product_3",
-                                   "SELECT COUNT(*) FROM wm_food_77 WHERE id = 100001 AND name = "
-                                   "'it\\'s a \"quoted\" \\\\ name; DROP TABLE x; --'"),
+    ck_assert_int_eq(tu_direct_value(ports[3], "product_3",
+                                     "SELECT COUNT(*) FROM wm_food_77 WHERE id = 100001 AND name = "
+                                     "'it\\'s a \"quoted\" \\\\ name; DROP TABLE x; --'"),
                      1);
 }
 END_TEST
@@ -270,17 +208,17 @@ START_TEST(test_affected_rows)
     }
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
-    must(dal_exec(dal, &o, "UPDATE wm_food SET name = 'y' WHERE wm_poi_id = 5150", NULL, 0, &n,
-                  &err),
-         &err, "update");
+    tu_must(dal_exec(dal, &o, "UPDATE wm_food SET name = 'y' WHERE wm_poi_id = 5150", NULL, 0, &n,
+                     &err),
+            &err, "update");
     ck_assert_uint_eq(n, 5);
-    must(dal_exec(dal, &o, "DELETE FROM wm_food WHERE wm_poi_id = 5150 AND id < 200002", NULL,
-                  0, &n, &err),
-         &err, "delete");
+    tu_must(dal_exec(dal, &o, "DELETE FROM wm_food WHERE wm_poi_id = 5150 AND id < 200002", NULL,
+                     0, &n, &err),
+            &err, "delete");
     ck_assert_uint_eq(n, 2);
     /* 5150 % 100 = 50 -> node 2 */
-    ck_assert_int_eq(direct_scalar(2, "product_2",
-                                   "SELECT COUNT(*) FROM wm_food_50 WHERE wm_poi_id = 5150"),
+    ck_assert_int_eq(tu_direct_value(ports[2], "product_2",
+                                     "SELECT COUNT(*) FROM wm_food_50 WHERE wm_poi_id = 5150"),
                      3);
 }
 END_TEST
@@ -306,7 +244,7 @@ START_TEST(test_server_error)
                   err.message);
     ck_assert_msg(strstr(err.message, "dalpass") == NULL, "password leaked: %s", err.message);
     /* the connection survived the error: the next statement works */
-    must(dal_query(dal, &o, "SELECT COUNT(*) FROM wm_food", NULL, 0, &r, &err), &err, "after");
+    tu_must(dal_query(dal, &o, "SELECT COUNT(*) FROM wm_food", NULL, 0, &r, &err), &err, "after");
     dal_result_free(r);
 }
 END_TEST
@@ -335,14 +273,14 @@ START_TEST(test_explicit_datasource)
     dal_error_t err;
 
     memset(&o, 0, sizeof o);
-    must(dal_exec(dal, NULL, "CREATE TABLE IF NOT EXISTS kv (k INT PRIMARY KEY, v INT)", NULL, 0,
-                  NULL, &err),
-         &err, "create kv");
-    must(dal_exec(dal, NULL, "REPLACE INTO kv VALUES (1, 10)", NULL, 0, NULL, &err), &err,
-         "replace");
-    ck_assert_int_eq(direct_scalar(0, "plain", "SELECT v FROM kv WHERE k = 1"), 10);
+    tu_must(dal_exec(dal, NULL, "CREATE TABLE IF NOT EXISTS kv (k INT PRIMARY KEY, v INT)", NULL, 0,
+                     NULL, &err),
+            &err, "create kv");
+    tu_must(dal_exec(dal, NULL, "REPLACE INTO kv VALUES (1, 10)", NULL, 0, NULL, &err), &err,
+            "replace");
+    ck_assert_int_eq(tu_direct_value(ports[0], "plain", "SELECT v FROM kv WHERE k = 1"), 10);
     o.datasource = "dbProductSku2";
-    must(dal_query(dal, &o, "SELECT DATABASE()", NULL, 0, &r, &err), &err, "database()");
+    tu_must(dal_query(dal, &o, "SELECT DATABASE()", NULL, 0, &r, &err), &err, "database()");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_str_eq(dal_result_text(r, 0, NULL), "product_2");
     dal_result_free(r);
@@ -361,12 +299,12 @@ static void check_placed(const char *table, dal_value_t sv, const char *where)
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
     snprintf(sql, sizeof sql, "SELECT 1 FROM %s", table);
-    must(dal_explain(dal, &o, sql, NULL, 0, &plan, &err), &err, "explain");
+    tu_must(dal_explain(dal, &o, sql, NULL, 0, &plan, &err), &err, "explain");
     node = dal_plan_datasource(plan, 0)[strlen("dbProductSku")] - '0';
     snprintf(db, sizeof db, "product_%d", node);
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE %s", dal_plan_table(plan, 0),
              where);
-    ck_assert_msg(direct_scalar(node, db, sql) == 1, "%s not found on %s", where, db);
+    ck_assert_msg(tu_direct_value(ports[node], db, sql) == 1, "%s not found on %s", where, db);
     dal_plan_free(plan);
 }
 
@@ -470,7 +408,7 @@ START_TEST(test_multirow_insert)
     for (i = 0; i < sizeof pois / sizeof pois[0]; i++)
         len += (size_t)snprintf(sql + len, sizeof sql - len, "%s(%zu, %lld, 'multi')",
                                 i ? ", " : "", 300000 + i, pois[i]);
-    must(dal_exec(dal, NULL, sql, NULL, 0, &n, &err), &err, "multi-row insert");
+    tu_must(dal_exec(dal, NULL, sql, NULL, 0, &n, &err), &err, "multi-row insert");
     ck_assert_uint_eq(n, sizeof pois / sizeof pois[0]);
     for (i = 0; i < sizeof pois / sizeof pois[0]; i++) {
         int t = (int)(pois[i] % 100), node = t / 25;
@@ -478,14 +416,15 @@ START_TEST(test_multirow_insert)
         snprintf(db, sizeof db, "product_%d", node);
         snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE id = %zu AND wm_poi_id = %lld",
                  t, 300000 + i, pois[i]);
-        ck_assert_msg(direct_scalar(node, db, q) == 1, "row %zu not in %s.wm_food_%d", i, db, t);
+        ck_assert_msg(tu_direct_value(ports[node], db, q) == 1, "row %zu not in %s.wm_food_%d", i,
+                      db, t);
     }
     /* the shard key read from the SQL routes reads too: IN over three nodes */
     {
         dal_result_t *r = NULL;
         long long sum = 0;
-        must(dal_query(dal, NULL, "SELECT wm_poi_id FROM wm_food WHERE wm_poi_id IN (3, 27, 50, "
-                       "99) AND name = 'multi'", NULL, 0, &r, &err), &err, "in");
+        tu_must(dal_query(dal, NULL, "SELECT wm_poi_id FROM wm_food WHERE wm_poi_id IN (3, 27, 50, "
+                          "99) AND name = 'multi'", NULL, 0, &r, &err), &err, "in");
         ck_assert_uint_eq(dal_result_route_count(r), 4);
         while (dal_result_next(r, &err) == 1)
             sum += dal_result_int(r, 0);
@@ -520,9 +459,9 @@ START_TEST(test_insert_without_columns)
     uint64_t n = 0;
     size_t i;
 
-    must(dal_exec(dal, NULL, "INSERT INTO wm_food VALUES (700001, 5, 'nc', 1.5, NULL), "
-                  "(700002, 30, 'nc', 2, NULL), (700003, 55, 'nc', 3, NULL), "
-                  "(700004, 180, 'nc', 4, NULL)", NULL, 0, &n, &err), &err, "insert no columns");
+    tu_must(dal_exec(dal, NULL, "INSERT INTO wm_food VALUES (700001, 5, 'nc', 1.5, NULL), "
+                     "(700002, 30, 'nc', 2, NULL), (700003, 55, 'nc', 3, NULL), "
+                     "(700004, 180, 'nc', 4, NULL)", NULL, 0, &n, &err), &err, "insert no columns");
     ck_assert_uint_eq(n, 4);
     for (i = 0; i < 4; i++) {
         int t = (int)(pois[i] % 100), node = t / 25;
@@ -530,15 +469,16 @@ START_TEST(test_insert_without_columns)
         snprintf(db, sizeof db, "product_%d", node);
         snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE id = %zu AND name = 'nc'",
                  t, 700001 + i);
-        ck_assert_msg(direct_scalar(node, db, q) == 1, "row %zu not in %s.wm_food_%d", i, db, t);
+        ck_assert_msg(tu_direct_value(ports[node], db, q) == 1, "row %zu not in %s.wm_food_%d", i,
+                      db, t);
     }
-    must(dal_table_columns(dal, "wm_food", record_columns, cols, &err), &err, "columns");
+    tu_must(dal_table_columns(dal, "wm_food", record_columns, cols, &err), &err, "columns");
     ck_assert_str_eq(cols, "wm_food:id,wm_poi_id,name,price,note;");
     /* rows copied shard by shard: each stays on its own shard */
-    must(dal_exec(dal, NULL, "CREATE TABLE wm_food_copy LIKE wm_food", NULL, 0, NULL, &err),
-         &err, "create copy");
-    must(dal_exec(dal, NULL, "INSERT INTO wm_food_copy SELECT * FROM wm_food WHERE name = 'nc'",
-                  NULL, 0, &n, &err), &err, "insert select star");
+    tu_must(dal_exec(dal, NULL, "CREATE TABLE wm_food_copy LIKE wm_food", NULL, 0, NULL, &err),
+            &err, "create copy");
+    tu_must(dal_exec(dal, NULL, "INSERT INTO wm_food_copy SELECT * FROM wm_food WHERE name = 'nc'",
+                     NULL, 0, &n, &err), &err, "insert select star");
     ck_assert_uint_eq(n, 4);
     for (i = 0; i < 4; i++) {
         int t = (int)(pois[i] % 100), node = t / 25;
@@ -546,14 +486,14 @@ START_TEST(test_insert_without_columns)
         snprintf(db, sizeof db, "product_%d", node);
         snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_copy_%d WHERE id = %zu", t,
                  700001 + i);
-        ck_assert_msg(direct_scalar(node, db, q) == 1, "copy %zu not in %s.wm_food_copy_%d", i,
-                      db, t);
+        ck_assert_msg(tu_direct_value(ports[node], db, q) == 1,
+                      "copy %zu not in %s.wm_food_copy_%d", i, db, t);
     }
     /* columns that would move a row to another shard are refused */
     ck_assert_int_eq(dal_exec(dal, NULL, "INSERT INTO wm_food_copy SELECT id, price, name, "
                               "wm_poi_id, note FROM wm_food", NULL, 0, NULL, &err),
                      DAL_EUNSUPPORTED);
-    must(dal_exec(dal, NULL, "DROP TABLE wm_food_copy", NULL, 0, NULL, &err), &err, "drop copy");
+    tu_must(dal_exec(dal, NULL, "DROP TABLE wm_food_copy", NULL, 0, NULL, &err), &err, "drop copy");
 }
 END_TEST
 
@@ -564,7 +504,7 @@ static long long count_poi(long long poi)
 
     snprintf(db, sizeof db, "product_%d", node);
     snprintf(q, sizeof q, "SELECT COUNT(*) FROM wm_food_%d WHERE wm_poi_id = %lld", t, poi);
-    return direct_scalar(node, db, q);
+    return tu_direct_value(ports[node], db, q);
 }
 
 /* Transactions stay on one node; a statement for another node is refused
@@ -577,24 +517,24 @@ START_TEST(test_transactions)
     uint64_t n;
 
     ck_assert_int_eq(dal_exec(dal, NULL, "BEGIN", NULL, 0, NULL, &err), DAL_ESTATE);
-    must(dal_session_open(dal, &s, &err), &err, "session");
-    must(dal_begin(s, &err), &err, "begin");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_begin(s, &err), &err, "begin");
     ck_assert(dal_in_transaction(s));
-    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400001, 4005)",
-                          NULL, 0, &n, &err), &err, "insert 1");
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400001, 4005)",
+                             NULL, 0, &n, &err), &err, "insert 1");
     ck_assert_str_eq(dal_transaction_datasource(s), "dbProductSku0");
-    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400002, 4105)",
-                          NULL, 0, &n, &err), &err, "insert 2, same table");
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400002, 4105)",
+                             NULL, 0, &n, &err), &err, "insert 2, same table");
     /* seen inside the transaction, not outside */
-    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = 4005", NULL,
-                           0, &r, &err), &err, "select in txn");
+    tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = 4005", NULL,
+                              0, &r, &err), &err, "select in txn");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 1);
     dal_result_free(r);
     /* a column named by its text shows the statement's text, as outside a
      * session (the node ran wm_food_5.wm_poi_id + 1) */
-    must(dal_session_query(s, NULL, "SELECT wm_food.wm_poi_id + 1 FROM wm_food WHERE "
-                           "wm_poi_id = 4005", NULL, 0, &r, &err), &err, "select expression");
+    tu_must(dal_session_query(s, NULL, "SELECT wm_food.wm_poi_id + 1 FROM wm_food WHERE "
+                              "wm_poi_id = 4005", NULL, 0, &r, &err), &err, "select expression");
     ck_assert_str_eq(dal_result_column_name(r, 0), "wm_food.wm_poi_id + 1");
     dal_result_free(r);
     ck_assert_int_eq(count_poi(4005), 0);
@@ -606,20 +546,20 @@ START_TEST(test_transactions)
     ck_assert(dal_in_transaction(s));
     ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT * FROM wm_food", NULL, 0, &n, &err),
                      DAL_EROUTE);
-    must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_rollback(s, &err), &err, "rollback");
     ck_assert_int_eq(count_poi(4005), 0);
     ck_assert_int_eq(count_poi(4105), 0);
     /* the SQL words work too, and COMMIT makes it durable */
-    must(dal_session_exec(s, NULL, "START TRANSACTION", NULL, 0, &n, &err), &err, "start");
-    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400004, 4007)",
-                          NULL, 0, &n, &err), &err, "insert");
-    must(dal_session_exec(s, NULL, "COMMIT", NULL, 0, &n, &err), &err, "commit");
+    tu_must(dal_session_exec(s, NULL, "START TRANSACTION", NULL, 0, &n, &err), &err, "start");
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400004, 4007)",
+                             NULL, 0, &n, &err), &err, "insert");
+    tu_must(dal_session_exec(s, NULL, "COMMIT", NULL, 0, &n, &err), &err, "commit");
     ck_assert(!dal_in_transaction(s));
     ck_assert_int_eq(count_poi(4007), 1);
     /* closing a session rolls back what is open */
-    must(dal_begin(s, &err), &err, "begin 2");
-    must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400005, 4009)",
-                          NULL, 0, &n, &err), &err, "insert");
+    tu_must(dal_begin(s, &err), &err, "begin 2");
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (400005, 4009)",
+                             NULL, 0, &n, &err), &err, "insert");
     dal_session_close(s);
     ck_assert_int_eq(count_poi(4009), 0);
 }
@@ -644,19 +584,20 @@ START_TEST(test_metrics_end_to_end)
              "[table wm_food]\ndatasource = dbProductSku\ndb_shard_num = 4\n"
              "table_shard_num = 100\nshard_key = wm_poi_id\nstrategy = mod\n");
     path = tu_write(dir, "metrics.ini", text);
-    must(dal_open(path, NULL, &m, &err), &err, "open with prometheus");
+    tu_must(dal_open(path, NULL, &m, &err), &err, "open with prometheus");
     memset(&o, 0, sizeof o);
     o.trace_id = "e2e-trace-1";
     for (i = 0; i < 7; i++) {
         dal_result_t *r = NULL;
         sv = dal_int(12345);
-        must(dal_query(m, &o, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = ?", &sv, 1, &r, &err),
-             &err, "select");
+        tu_must(dal_query(m, &o, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = ?", &sv, 1, &r,
+                          &err),
+                &err, "select");
         dal_result_free(r);
     }
     /* a scatter: 100 physical executions */
-    must(dal_exec(m, &o, "SELECT id FROM wm_food WHERE name = 'none'", NULL, 0, NULL, &err), &err,
-         "scatter");
+    tu_must(dal_exec(m, &o, "SELECT id FROM wm_food WHERE name = 'none'", NULL, 0, NULL, &err),
+            &err, "scatter");
     ck_assert_msg(tu_http((unsigned)port, "GET /metrics HTTP/1.0\r\n\r\n", &body) == 200,
                   "no metrics on 127.0.0.1:%d", port);
     ck_assert_msg(tu_metric(body, "dal_statements_total{kind=\"select\",table=\"wm_food\"}") == 8,
@@ -701,24 +642,24 @@ START_TEST(test_generated_ids)
              "table_shard_num = 8\nshard_key = id\nstrategy = mod\n"
              "id_column = id\nidgen = orders\n", ports[0]);
     path = tu_write(dir, "ids.ini", text);
-    must(dal_open(path, NULL, &g, &err), &err, "open with idgen");
-    must(dal_setup_idgens(g, NULL, NULL, NULL, &err), &err, "setup idgens");
+    tu_must(dal_open(path, NULL, &g, &err), &err, "open with idgen");
+    tu_must(dal_setup_idgens(g, NULL, NULL, NULL, &err), &err, "setup idgens");
     dal_exec(g, NULL, "DROP TABLE IF EXISTS gen_order", NULL, 0, NULL, &err);
-    must(dal_exec(g, NULL, "CREATE TABLE gen_order (id BIGINT PRIMARY KEY, note VARCHAR(20))",
-                  NULL, 0, NULL, &err), &err, "create");
+    tu_must(dal_exec(g, NULL, "CREATE TABLE gen_order (id BIGINT PRIMARY KEY, note VARCHAR(20))",
+                     NULL, 0, NULL, &err), &err, "create");
     /* the id column left out: one ID per row, several rows, several nodes;
      * from the second time on the statement's remembered rewrite is used;
      * every other time as a prepared statement (its analysis is replaced
      * by the filled one's for the call, the handle's stays) */
-    must(dal_prepare(g, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", &prep, &err),
-         &err, "prepare insert");
+    tu_must(dal_prepare(g, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", &prep, &err),
+            &err, "prepare insert");
     for (k = 0; k < 6; k++) {
         p[0] = dal_str("c");
         if (k % 2)
-            must(dal_query_prepared(g, NULL, prep, p, 1, &r, &err), &err, "prepared insert");
+            tu_must(dal_query_prepared(g, NULL, prep, p, 1, &r, &err), &err, "prepared insert");
         else
-            must(dal_query(g, NULL, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", p,
-                           1, &r, &err), &err, "insert without id");
+            tu_must(dal_query(g, NULL, "INSERT INTO gen_order (note) VALUES ('a'), ('b'), (?)", p,
+                              1, &r, &err), &err, "insert without id");
         ck_assert_uint_eq(dal_result_affected_rows(r), 3);
         ids = dal_result_generated_ids(r, &n);
         ck_assert_uint_eq(n, 3);
@@ -731,8 +672,8 @@ START_TEST(test_generated_ids)
     /* NULL given for the id, literally and as a parameter */
     p[0] = dal_null();
     p[1] = dal_str("x");
-    must(dal_query(g, NULL, "INSERT INTO gen_order (id, note) VALUES (NULL, 'n'), (?, ?)", p, 2,
-                   &r, &err), &err, "insert with NULL ids");
+    tu_must(dal_query(g, NULL, "INSERT INTO gen_order (id, note) VALUES (NULL, 'n'), (?, ?)", p, 2,
+                      &r, &err), &err, "insert with NULL ids");
     ids = dal_result_generated_ids(r, &n);
     ck_assert_uint_eq(n, 2);
     for (i = 0; i < n; i++) {
@@ -749,7 +690,7 @@ START_TEST(test_generated_ids)
         snprintf(db, sizeof db, "product_%d", node);
         snprintf(q, sizeof q, "SELECT COUNT(*) FROM gen_order_%d WHERE id = %lld AND note = '%c'",
                  t, (long long)seen[i], note[i]);
-        ck_assert_msg(direct_scalar(node, db, q) == 1, "id %lld with note '%c' not in "
+        ck_assert_msg(tu_direct_value(ports[node], db, q) == 1, "id %lld with note '%c' not in "
                       "%s.gen_order_%d", (long long)seen[i], note[i], db, t);
     }
     /* 20 IDs in segments of 10 or more: the generator reported the
@@ -761,7 +702,7 @@ START_TEST(test_generated_ids)
     ck_assert_msg(tu_metric(body, "dal_id_segment_errors_total{generator=\"orders\"}") == 0,
                   "segment errors: %.3000s", body);
     free(body);
-    must(dal_exec(g, NULL, "DROP TABLE gen_order", NULL, 0, NULL, &err), &err, "drop");
+    tu_must(dal_exec(g, NULL, "DROP TABLE gen_order", NULL, 0, NULL, &err), &err, "drop");
     dal_prepared_free(prep);
     dal_close(g);
     free(path);
@@ -820,11 +761,11 @@ START_TEST(test_prepared_differential)
     for (i = 0; i < 12; i++) {
         dal_value_t row[3] = {dal_int(600000 + (long long)i), dal_int(9000 + (long long)i % 5),
                               dal_str("p")};
-        must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)",
-                      row, 3, NULL, &err), &err, "insert");
+        tu_must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id, name) VALUES (?, ?, ?)",
+                         row, 3, NULL, &err), &err, "insert");
     }
-    must(dal_exec(dal, NULL, "INSERT INTO users (email, n) VALUES ('prep@x', 7)", NULL, 0,
-                  NULL, &err), &err, "insert user");
+    tu_must(dal_exec(dal, NULL, "INSERT INTO users (email, n) VALUES ('prep@x', 7)", NULL, 0,
+                     NULL, &err), &err, "insert user");
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dal_prepared_t *p = NULL;
         dal_result_t *a = NULL, *b = NULL;
@@ -847,14 +788,14 @@ START_TEST(test_prepared_differential)
             params[0] = dal_int(i == 0 ? 9002 : i == 1 ? 9001 : 600000);
             params[1] = dal_int(i == 0 ? 600007 : i == 1 ? 9004 : 600012);
         }
-        must(dal_prepare(dal, cases[i].sql, &p, &err), &err, cases[i].sql);
+        tu_must(dal_prepare(dal, cases[i].sql, &p, &err), &err, cases[i].sql);
         ck_assert_uint_eq(dal_prepared_param_count(p), (size_t)cases[i].nparams);
         /* twice each: the second execution takes the remembered route */
         for (k = 0; k < 2; k++) {
-            must(dal_query(dal, NULL, cases[i].sql, params, (size_t)cases[i].nparams, &a, &err),
-                 &err, cases[i].sql);
-            must(dal_query_prepared(dal, NULL, p, params, (size_t)cases[i].nparams, &b, &err),
-                 &err, cases[i].sql);
+            tu_must(dal_query(dal, NULL, cases[i].sql, params, (size_t)cases[i].nparams, &a, &err),
+                    &err, cases[i].sql);
+            tu_must(dal_query_prepared(dal, NULL, p, params, (size_t)cases[i].nparams, &b, &err),
+                    &err, cases[i].sql);
             da = dump_result(a);
             db = dump_result(b);
             ck_assert_msg(strcmp(da, db) == 0, "%s\ndal_query:\n%s\nprepared:\n%s",
@@ -881,8 +822,8 @@ START_TEST(test_prepared_errors)
     ck_assert_int_eq(dal_prepare(dal, "SELECT 1; SELECT 2", &p, &err), DAL_ESQL);
     ck_assert_ptr_null(p);
     ck_assert_int_eq(dal_prepare(dal, NULL, &p, &err), DAL_EINVAL);
-    must(dal_prepare(dal, "SELECT id FROM wm_food WHERE wm_poi_id = ?", &p, &err), &err,
-         "prepare");
+    tu_must(dal_prepare(dal, "SELECT id FROM wm_food WHERE wm_poi_id = ?", &p, &err), &err,
+            "prepare");
     ck_assert_int_eq(dal_query_prepared(dal, NULL, p, NULL, 0, &r, &err), DAL_EINVAL);
     ck_assert_msg(strstr(err.message, "placeholders") != NULL, "%s", err.message);
     ck_assert_ptr_null(r);
@@ -897,16 +838,16 @@ START_TEST(test_prepared_errors)
     ck_assert_str_eq(err.message, "dal_session_query: the handle is NULL");
     ck_assert_ptr_null(r);
     /* transactions need a session, prepared or not */
-    must(dal_prepare(dal, "BEGIN", &begin, &err), &err, "prepare BEGIN");
+    tu_must(dal_prepare(dal, "BEGIN", &begin, &err), &err, "prepare BEGIN");
     ck_assert_int_eq(dal_query_prepared(dal, NULL, begin, NULL, 0, &r, &err), DAL_ESTATE);
-    must(dal_session_open(dal, &s, &err), &err, "session");
-    must(dal_session_query_prepared(s, NULL, begin, NULL, 0, &r, &err), &err, "BEGIN");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_query_prepared(s, NULL, begin, NULL, 0, &r, &err), &err, "BEGIN");
     dal_result_free(r);
     ck_assert(dal_in_transaction(s));
-    must(dal_session_query_prepared(s, NULL, p, &v, 1, &r, &err), &err, "in txn");
+    tu_must(dal_session_query_prepared(s, NULL, p, &v, 1, &r, &err), &err, "in txn");
     dal_result_free(r);
     ck_assert_str_eq(dal_transaction_datasource(s), "dbProductSku0"); /* 1 % 100 -> node 0 */
-    must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_rollback(s, &err), &err, "rollback");
     dal_session_close(s);
     dal_prepared_free(begin);
     dal_prepared_free(p);
@@ -947,10 +888,10 @@ START_TEST(test_session_cancel)
     uint64_t n;
     size_t i;
 
-    must(dal_session_open(dal, &s, &err), &err, "session");
-    must(dal_session_cancel(s, &err), &err, "cancel with nothing running");
-    must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (500001, 5001), "
-                  "(500002, 5002)", NULL, 0, &n, &err), &err, "rows to sleep on");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_cancel(s, &err), &err, "cancel with nothing running");
+    tu_must(dal_exec(dal, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES (500001, 5001), "
+                     "(500002, 5002)", NULL, 0, &n, &err), &err, "rows to sleep on");
     for (i = 0; i < 2; i++) {
         cancel_run_t cr = {.s = s, .sql = sqls[i]};
         pthread_t t;
@@ -958,16 +899,16 @@ START_TEST(test_session_cancel)
         /* until the statement runs on its servers, which then stop it */
         while (!atomic_load(&cr.done)) {
             usleep(200000);
-            must(dal_session_cancel(s, &err), &err, "cancel");
+            tu_must(dal_session_cancel(s, &err), &err, "cancel");
         }
         pthread_join(t, NULL);
         ck_assert_msg(cr.rc == DAL_ESERVER && cr.err.mysql_errno == 1317, "%s: rc %d: %s",
                       sqls[i], cr.rc, cr.err.message);
     }
-    must(dal_session_exec(s, NULL, "SELECT 1", NULL, 0, &n, &err), &err, "after the cancel");
+    tu_must(dal_session_exec(s, NULL, "SELECT 1", NULL, 0, &n, &err), &err, "after the cancel");
     dal_session_close(s);
-    must(dal_exec(dal, NULL, "DELETE FROM wm_food WHERE id IN (500001, 500002)", NULL, 0, &n,
-                  &err), &err, "cleanup");
+    tu_must(dal_exec(dal, NULL, "DELETE FROM wm_food WHERE id IN (500001, 500002)", NULL, 0, &n,
+                     &err), &err, "cleanup");
 }
 END_TEST
 
@@ -977,6 +918,7 @@ static Suite *it_suite(void)
     TCase *tc = tcase_create("cluster");
 
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, global_setup, global_teardown);
     tcase_add_test(tc, test_ddl_created_layout);
     tcase_add_test(tc, test_mod_placement);
     tcase_add_test(tc, test_read_back_differential);
@@ -1000,16 +942,6 @@ static Suite *it_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    global_setup();
-    sr = srunner_create(it_suite());
     /* one process: the tests share the cluster and the dal_t */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    global_teardown();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run(it_suite(), CK_NOFORK);
 }

@@ -80,7 +80,7 @@
 #define SHOW_ROWS 8
 
 static int ports[NODES];
-static char *ini;
+static char *dir, *ini;
 static unsigned long long seed = DEFAULT_SEED;
 
 /* =========================================================== random */
@@ -89,7 +89,7 @@ static unsigned long long seed = DEFAULT_SEED;
 
 /* ========================================================= servers */
 
-static char *make_ini(const char *dir)
+static char *make_ini(void)
 {
     static const char *const bound[] = {"t_account", "t_account_detail"};
     char text[4096];
@@ -106,28 +106,6 @@ static char *make_ini(const char *dir)
              "[table t_status]\nbroadcast = true\ndatasource = dbS\ndb_shard_num = 4\n"
              "[table t_branch]\ndatasource = dbS0\n");
     return tu_write(dir, "nested.ini", text);
-}
-
-static dal_t *open_dal(void)
-{
-    dal_error_t err;
-    dal_t *dal = NULL;
-
-    if (dal_open(ini, NULL, &dal, &err) != 0) {
-        fprintf(stderr, "FATAL: dal_open %s: %s\n", ini, err.message);
-        exit(1);
-    }
-    return dal;
-}
-
-static void dal_must(dal_t *dal, const char *sql)
-{
-    dal_error_t err;
-
-    if (dal_exec(dal, NULL, sql, NULL, 0, NULL, &err) != 0) {
-        fprintf(stderr, "FATAL: dal: %s: %s\n", sql, err.message);
-        exit(1);
-    }
 }
 
 /* ============================================================== data */
@@ -170,14 +148,14 @@ static void put_int_or_null(char *out, size_t cap, int one_in_null, int lo, int 
 /* One row, as the same INSERT for dal and for plain. */
 static void insert_both(dal_t *dal, MYSQL *plain, const char *sql)
 {
-    dal_must(dal, sql);
+    tu_setup_exec(dal, NULL, sql);
     dt_direct_exec(plain, sql);
 }
 
 static void load(void)
 {
     MYSQL *plain = dt_direct(ports[0], "plain");
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     char sql[512], a[16], s[24], w[24];
     size_t i;
     int id;
@@ -1417,7 +1395,7 @@ static void run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
  * before are generated again, not run, so each keeps its text). */
 static void run_from(int start)
 {
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     MYSQL *plain = dt_direct(ports[0], "plain");
     query_t q;
     int i;
@@ -1504,12 +1482,29 @@ START_TEST(test_nested_differential)
 }
 END_TEST
 
+/* Before the tests, in the program's own process: the configuration and
+ * the tables, loaded through dal and into the unsharded copy. */
+static void setup(void)
+{
+    dir = tu_mkdtemp();
+    ini = make_ini();
+    load();
+}
+
+static void teardown(void)
+{
+    tu_rmtree(dir);
+    free(dir);
+    free(ini);
+}
+
 static Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
     TCase *tc = tcase_create("differential");
 
     tcase_set_timeout(tc, 600);
+    tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_nested_differential);
     suite_add_tcase(s, tc);
     return s;
@@ -1517,23 +1512,6 @@ static Suite *nested_suite(void)
 
 int main(void)
 {
-    char *dir;
-    SRunner *sr;
-    int failed;
-
-    dt_read_env(ports, &seed);
-    mysql_library_init(0, NULL, NULL);
-    dir = tu_mkdtemp();
-    ini = make_ini(dir);
-    printf("nested: seed %llu (set DAL_TEST_SEED to replay)\n", seed);
-    load();
-    sr = srunner_create(nested_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    tu_rmtree(dir);
-    free(dir);
-    free(ini);
-    mysql_library_end();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    dt_start("nested", ports, &seed);
+    return tu_run(nested_suite(), CK_FORK_GETENV);
 }

@@ -32,11 +32,6 @@ static char *dir;
 static char *ini;
 static dal_t *dal;
 
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
 /* The first value of the first row of sql run in s (NULL: dal_query), as
  * text in a static buffer; "NULL" for SQL NULL. */
 static const char *value(dal_session_t *s, const char *sql)
@@ -49,8 +44,8 @@ static const char *value(dal_session_t *s, const char *sql)
     int rc = s ? dal_session_query(s, NULL, sql, NULL, 0, &r, &err)
                : dal_query(dal, NULL, sql, NULL, 0, &r, &err);
 
-    must(rc, &err, sql);
-    must(dal_result_next(r, &err) == 1 ? 0 : DAL_ESTATE, &err, sql);
+    tu_must(rc, &err, sql);
+    tu_must(dal_result_next(r, &err) == 1 ? 0 : DAL_ESTATE, &err, sql);
     v = dal_result_text(r, 0, &len);
     snprintf(buf, sizeof buf, "%.*s", v ? (int)len : 4, v ? v : "NULL");
     dal_result_free(r);
@@ -61,7 +56,7 @@ static void run(dal_session_t *s, const char *sql)
 {
     dal_error_t err;
 
-    must(dal_session_exec(s, NULL, sql, NULL, 0, NULL, &err), &err, sql);
+    tu_must(dal_session_exec(s, NULL, sql, NULL, 0, NULL, &err), &err, sql);
 }
 
 /* sql fails in s with code; the message is returned (static). */
@@ -80,36 +75,8 @@ static dal_session_t *session(void)
     dal_session_t *s = NULL;
     dal_error_t err;
 
-    must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
     return s;
-}
-
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db, (unsigned)ports[i],
-                                     NULL, 0) != NULL,
-                  "direct connect to %d: %s", ports[i], mysql_error(m));
-    return m;
-}
-
-/* First value of sql on m, as a long long (-1 for NULL). */
-static long long direct_value(MYSQL *m, const char *sql)
-{
-    MYSQL_RES *r;
-    MYSQL_ROW row;
-    long long v = -1;
-
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-    r = mysql_store_result(m);
-    ck_assert_ptr_nonnull(r);
-    row = mysql_fetch_row(r);
-    if (row && row[0])
-        v = atoll(row[0]);
-    mysql_free_result(r);
-    return v;
 }
 
 /* The pool figures of datasource name's master in the running snapshot. */
@@ -156,42 +123,31 @@ static char *make_ini(const char *extra)
     return tu_write(dir, "pin.ini", text);
 }
 
-/* sql through dal_query, before the tests (no Check assertion there). */
-static void setup_exec(const char *sql)
-{
-    dal_error_t err;
-
-    if (dal_exec(dal, NULL, sql, NULL, 0, NULL, &err) != 0) {
-        fprintf(stderr, "FATAL: %s: %s\n", sql, err.message);
-        exit(1);
-    }
-}
-
 static void global_setup(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS");
-    dal_error_t err;
     char sql[128];
     int k;
 
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     ini = make_ini("");
-    if (dal_open(ini, NULL, &dal, &err) != 0) {
-        fprintf(stderr, "FATAL: dal_open: %s\n", err.message);
-        exit(1);
-    }
-    setup_exec("DROP TABLE IF EXISTS pin_food");
-    setup_exec("CREATE TABLE pin_food (k INT PRIMARY KEY, name VARCHAR(20))");
-    setup_exec("DROP TABLE IF EXISTS pin_plain");
-    setup_exec("CREATE TABLE pin_plain (a INT)");
+    dal = tu_open(ini);
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS pin_food");
+    tu_setup_exec(dal, NULL, "CREATE TABLE pin_food (k INT PRIMARY KEY, name VARCHAR(20))");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS pin_plain");
+    tu_setup_exec(dal, NULL, "CREATE TABLE pin_plain (a INT)");
     for (k = 0; k < 8; k++) {
         snprintf(sql, sizeof sql, "INSERT INTO pin_food (k, name) VALUES (%d, 'n%d')", k, k);
-        setup_exec(sql);
+        tu_setup_exec(dal, NULL, sql);
     }
+}
+
+static void global_teardown(void)
+{
+    dal_close(dal);
+    tu_rmtree(dir);
+    free(ini);
+    free(dir);
 }
 
 START_TEST(test_user_variables)
@@ -269,23 +225,23 @@ END_TEST
 START_TEST(test_named_lock)
 {
     dal_session_t *s = session();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
 
     ck_assert_str_eq(value(s, "SELECT GET_LOCK('pin_lock', 0)"), "1");
-    ck_assert_int_eq(direct_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 0);
+    ck_assert_int_eq(tu_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 0);
     /* still held statements later, and by the session's own connection */
     run(s, "SELECT 1");
-    ck_assert_int_eq(direct_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 0);
+    ck_assert_int_eq(tu_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 0);
     ck_assert_str_eq(value(s, "SELECT IS_USED_LOCK('pin_lock') = CONNECTION_ID()"), "1");
-    ck_assert_int_eq(direct_value(m, "SELECT GET_LOCK('pin_lock', 0)"), 0);
+    ck_assert_int_eq(tu_value(m, "SELECT GET_LOCK('pin_lock', 0)"), 0);
     dal_session_close(s);
-    ck_assert_int_eq(direct_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 1);
+    ck_assert_int_eq(tu_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 1);
 
     /* RELEASE_LOCK releases it while the session goes on */
     s = session();
     ck_assert_str_eq(value(s, "SELECT GET_LOCK('pin_lock', 0)"), "1");
     ck_assert_str_eq(value(s, "SELECT RELEASE_LOCK('pin_lock')"), "1");
-    ck_assert_int_eq(direct_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 1);
+    ck_assert_int_eq(tu_value(m, "SELECT IS_FREE_LOCK('pin_lock')"), 1);
     dal_session_close(s);
     mysql_close(m);
 }
@@ -294,7 +250,7 @@ END_TEST
 START_TEST(test_lock_tables)
 {
     dal_session_t *s = session();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     const char *msg;
 
     run(s, "LOCK TABLES pin_plain WRITE");
@@ -306,7 +262,7 @@ START_TEST(test_lock_tables)
     ck_assert(mysql_query(m, "SELECT * FROM pin_plain") != 0);
     ck_assert_uint_eq(mysql_errno(m), 1205); /* ER_LOCK_WAIT_TIMEOUT */
     run(s, "UNLOCK TABLES");
-    ck_assert_int_eq(direct_value(m, "SELECT COUNT(*) FROM pin_plain WHERE a = 7"), 1);
+    ck_assert_int_eq(tu_value(m, "SELECT COUNT(*) FROM pin_plain WHERE a = 7"), 1);
     run(s, "DELETE FROM pin_plain");
     /* a sharded table cannot be locked from one connection */
     msg = fails(s, "LOCK TABLES pin_food WRITE", DAL_EUNSUPPORTED);
@@ -424,10 +380,10 @@ START_TEST(test_session_variables)
     dal_session_t *s = session();
     dal_error_t err;
 
-    must(dal_session_set_var(s, "time_zone", "'+03:00'", &err), &err, "time_zone");
+    tu_must(dal_session_set_var(s, "time_zone", "'+03:00'", &err), &err, "time_zone");
     run(s, "SET @a = 1");
     ck_assert_str_eq(value(s, "SELECT @@time_zone"), "+03:00");
-    must(dal_session_set_var(s, "sql_mode", "'ANSI_QUOTES'", &err), &err, "sql_mode");
+    tu_must(dal_session_set_var(s, "sql_mode", "'ANSI_QUOTES'", &err), &err, "sql_mode");
     ck_assert_str_eq(value(s, "SELECT CONCAT(@a, @@sql_mode, @@time_zone)"), "1ANSI_QUOTES+03:00");
     dal_session_close(s);
     /* the connection went back reset */
@@ -474,19 +430,19 @@ START_TEST(test_unpinned_unchanged)
 {
     dal_pool_stats_t before, st;
     dal_session_t *s = session();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     long long q0, q1;
     int i;
 
     run(s, "SELECT 1"); /* a connection in the pool */
     before = pool("plain");
-    q0 = direct_value(m, QUESTIONS);
+    q0 = tu_value(m, QUESTIONS);
     for (i = 0; i < 10; i++) {
         ck_assert_str_eq(value(s, "SELECT a FROM pin_plain UNION ALL SELECT 5"), "5");
         st = pool("plain");
         ck_assert_uint_eq(st.in_use, before.in_use);
     }
-    q1 = direct_value(m, QUESTIONS);
+    q1 = tu_value(m, QUESTIONS);
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     st = pool("plain");
     ck_assert_uint_eq(st.created, before.created);
@@ -502,7 +458,7 @@ END_TEST
 START_TEST(test_lost_connection)
 {
     dal_session_t *s = session();
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     dal_error_t err;
     char sql[64];
     const char *msg;
@@ -517,7 +473,7 @@ START_TEST(test_lost_connection)
     fails(s, "SELECT COUNT(*) FROM pin_plain", DAL_ESTATE);
     /* other nodes go on */
     ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 2"), "n2");
-    must(dal_session_reset(s, &err), &err, "reset");
+    tu_must(dal_session_reset(s, &err), &err, "reset");
     ck_assert_str_eq(value(s, "SELECT IFNULL(@a, 'none')"), "none");
     dal_session_close(s);
     mysql_close(m);
@@ -529,11 +485,11 @@ START_TEST(test_reset)
     dal_session_t *s = session();
     dal_error_t err;
 
-    must(dal_session_set_var(s, "autocommit", "0", &err), &err, "autocommit");
+    tu_must(dal_session_set_var(s, "autocommit", "0", &err), &err, "autocommit");
     run(s, "SET @a = 1");
     run(s, "INSERT INTO pin_plain VALUES (1)");
     ck_assert(dal_in_transaction(s));
-    must(dal_session_reset(s, &err), &err, "reset");
+    tu_must(dal_session_reset(s, &err), &err, "reset");
     ck_assert(!dal_in_transaction(s));
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT IFNULL(@a, 'none')"), "none");
@@ -557,7 +513,7 @@ START_TEST(test_reload)
     changed = make_ini("connect_timeout = 3s\n");
     ck_assert_str_eq(changed, ini);
     free(changed);
-    must(dal_reload(dal, &err), &err, "reload");
+    tu_must(dal_reload(dal, &err), &err, "reload");
     ck_assert_str_eq(value(s, "SELECT @a"), "11");
     ck_assert_str_eq(value(s, "SELECT @a + COUNT(*) FROM pin_plain"), "11");
     dal_session_close(s);
@@ -586,7 +542,7 @@ START_TEST(test_reload_removes)
     path = tu_write(dir, "pin.ini", text);
     ck_assert_str_eq(path, ini);
     free(path);
-    must(dal_reload(dal, &err), &err, "reload without plain");
+    tu_must(dal_reload(dal, &err), &err, "reload without plain");
     msg = fails(s, "SELECT @a", DAL_EUNSUPPORTED);
     ck_assert_msg(strstr(msg, "datasource plain") != NULL, "%s", msg);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "product_3");
@@ -594,7 +550,7 @@ START_TEST(test_reload_removes)
     ck_assert_uint_eq(dal_session_pinned(s), 1);
     dal_session_close(s);
     free(make_ini(""));
-    must(dal_reload(dal, &err), &err, "reload with plain again");
+    tu_must(dal_reload(dal, &err), &err, "reload with plain again");
     ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
 }
 END_TEST
@@ -612,7 +568,7 @@ START_TEST(test_metrics)
     snprintf(extra, sizeof extra, "[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%u\n",
              port);
     path = make_ini(extra);
-    must(dal_open(path, NULL, &dal, &err), &err, "open with prometheus");
+    tu_must(dal_open(path, NULL, &dal, &err), &err, "open with prometheus");
     s = session();
     run(s, "SET @a = 1");
     run(s, "SELECT GET_LOCK('pin_metrics', 0)"); /* on the same connection: no new pin */
@@ -646,6 +602,7 @@ static Suite *pin_suite(void)
     TCase *tc = tcase_create("cluster");
 
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, global_setup, global_teardown);
     tcase_add_test(tc, test_user_variables);
     tcase_add_test(tc, test_user_variables_one_node);
     tcase_add_test(tc, test_temporary_table);
@@ -668,18 +625,6 @@ static Suite *pin_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    global_setup();
-    sr = srunner_create(pin_suite());
     /* one process: the tests share the cluster and the dal_t */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dal_close(dal);
-    free(ini);
-    tu_rmtree(dir);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run(pin_suite(), CK_NOFORK);
 }

@@ -28,44 +28,6 @@
 static int ports[NODES];
 static char *dir, *ini;
 
-/* ---------------------------------------------------------------- helpers */
-
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "root", NULL, db, (unsigned)ports[i], NULL,
-                                     0) != NULL,
-                  "direct connect: %s", mysql_error(m));
-    return m;
-}
-
-static long long scalar(int i, const char *db, const char *sql)
-{
-    MYSQL *m = direct(i, db);
-    MYSQL_RES *r;
-    MYSQL_ROW row;
-    long long v = -1;
-
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-    r = mysql_store_result(m);
-    row = r ? mysql_fetch_row(r) : NULL;
-    if (row && row[0])
-        v = atoll(row[0]);
-    mysql_free_result(r);
-    mysql_close(m);
-    return v;
-}
-
-static void run_direct(int i, const char *db, const char *sql)
-{
-    MYSQL *m = direct(i, db);
-
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-    mysql_close(m);
-}
-
 typedef struct variant {
     int mv_port_index;   /* server of datasource mv (the "moved" master) */
     int pool_max;        /* 0: built-in cache; else pool = default, pool.max_size */
@@ -127,33 +89,15 @@ static dal_t *open_dal(void)
     return dal;
 }
 
-/* Connections user dal holds on server i (our checking one is root).  The
- * server ends a thread shortly after the client's COM_QUIT, so a count above
- * zero is asked again for up to 5 s before it counts as a leak. */
-static long long dal_connections(int i)
-{
-    const char *q = "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'dal'";
-    long long n = scalar(i, NULL, q);
-    int tries;
-
-    for (tries = 0; n > 0 && tries < 50; tries++) {
-        usleep(100000);
-        n = scalar(i, NULL, q);
-    }
-    return n;
-}
-
 static void setup(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS");
     variant_t v = {0, 0, 0, 0, 0, 0, 0, NULL, 0};
     dal_error_t err;
     dal_t *dal;
+    MYSQL *m;
+    int i;
 
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports\n", NODES);
-        exit(1);
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     if (asprintf(&ini, "%s/dal.ini", dir) < 0)
         abort();
@@ -163,10 +107,12 @@ static void setup(void)
     ck_assert_msg(dal_exec(dal, NULL, "CREATE TABLE rt (id BIGINT PRIMARY KEY, k BIGINT, v INT)",
                            NULL, 0, NULL, &err) == 0, "%s", err.message);
     dal_close(dal);
-    run_direct(0, "plain", "CREATE TABLE IF NOT EXISTS moved (id BIGINT PRIMARY KEY, t INT)");
-    run_direct(1, "plain", "CREATE TABLE IF NOT EXISTS moved (id BIGINT PRIMARY KEY, t INT)");
-    run_direct(0, "plain", "TRUNCATE TABLE moved");
-    run_direct(1, "plain", "TRUNCATE TABLE moved");
+    for (i = 0; i < 2; i++) { /* the servers mv moves between */
+        m = tu_direct(ports[i], "plain");
+        tu_exec(m, "CREATE TABLE IF NOT EXISTS moved (id BIGINT PRIMARY KEY, t INT)");
+        tu_exec(m, "TRUNCATE TABLE moved");
+        mysql_close(m);
+    }
 }
 
 static void teardown(void)
@@ -283,9 +229,7 @@ START_TEST(test_reload_under_load)
     ck_assert_uint_eq(failures, 0);
     ck_assert_msg(ok > THREADS * 4, "only %ld statements ran", ok);
     dal_close(dal);
-    for (i = 0; i < NODES; i++)
-        ck_assert_msg(dal_connections(i) == 0, "server %d still has %lld connections of user dal",
-                      i, dal_connections(i));
+    tu_no_dal_connections(ports, NODES);
     fprintf(stderr, "reload under load: %d reloads, %ld statements, 0 failed\n", REWRITES, ok);
 }
 END_TEST
@@ -323,10 +267,10 @@ START_TEST(test_master_moves)
         writes += w[i].moved_writes;
     }
     dal_close(dal);
-    on0 = scalar(0, "plain", "SELECT COUNT(*) FROM moved");
-    on1 = scalar(1, "plain", "SELECT COUNT(*) FROM moved");
-    distinct0 = scalar(0, "plain", "SELECT COUNT(DISTINCT id) FROM moved");
-    distinct1 = scalar(1, "plain", "SELECT COUNT(DISTINCT id) FROM moved");
+    on0 = tu_direct_value(ports[0], "plain", "SELECT COUNT(*) FROM moved");
+    on1 = tu_direct_value(ports[1], "plain", "SELECT COUNT(*) FROM moved");
+    distinct0 = tu_direct_value(ports[0], "plain", "SELECT COUNT(DISTINCT id) FROM moved");
+    distinct1 = tu_direct_value(ports[1], "plain", "SELECT COUNT(DISTINCT id) FROM moved");
     ck_assert_msg(on1 > 0, "no write reached the new master");
     ck_assert_msg(on0 > 0, "no write reached the old master before the move");
     ck_assert_int_eq(on0 + on1, writes);      /* none lost */
@@ -444,11 +388,5 @@ static Suite *reload_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(reload_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run(reload_suite(), CK_FORK_GETENV);
 }

@@ -38,33 +38,11 @@ static dal_t *dal;
     "c_longblob LONGBLOB, c_enum ENUM('a','b','c'), c_set SET('x','y','z'), c_json JSON, " \
     "c_latin VARCHAR(20) CHARACTER SET latin1, c_uniq VARCHAR(20) UNIQUE, KEY (wm_poi_id)"
 
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    ck_assert_ptr_nonnull(m);
-    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db, (unsigned)ports[i],
-                                     NULL, 0) != NULL,
-                  "direct connect to %d: %s", ports[i], mysql_error(m));
-    return m;
-}
-
-static void direct_exec(MYSQL *m, const char *sql)
-{
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-}
-
 static void dexec(const char *sql)
 {
     dal_error_t err;
 
-    must(dal_exec(dal, NULL, sql, NULL, 0, NULL, &err), &err, sql);
+    tu_must(dal_exec(dal, NULL, sql, NULL, 0, NULL, &err), &err, sql);
 }
 
 static char *make_ini(void)
@@ -112,38 +90,37 @@ static void fill_tables(void)
         "'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'a', 'x,y,z', '{}', 'o', 'u4')",
     };
     char sql[2048];
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     size_t i;
 
     dexec("DROP TABLE IF EXISTS meta_all");
     dexec("CREATE TABLE meta_all (" META_COLUMNS ")");
-    direct_exec(m, "DROP TABLE IF EXISTS meta_all");
-    direct_exec(m, "CREATE TABLE meta_all (" META_COLUMNS ")");
+    tu_exec(m, "DROP TABLE IF EXISTS meta_all");
+    tu_exec(m, "CREATE TABLE meta_all (" META_COLUMNS ")");
     for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         snprintf(sql, sizeof sql, "INSERT INTO meta_all VALUES %s", rows[i]);
         dexec(sql);
-        direct_exec(m, sql);
+        tu_exec(m, sql);
     }
     mysql_close(m);
 }
 
 static void global_setup(void)
 {
-    dal_error_t err;
-    const char *env = tu_env("DAL_TEST_PORTS");
     char *ini;
 
-    if (sscanf(env, "%d %d %d %d", &ports[0], &ports[1], &ports[2], &ports[3]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     ini = make_ini();
-    if (dal_open(ini, NULL, &dal, &err) != 0) {
-        fprintf(stderr, "FATAL: dal_open: %s\n", err.message);
-        exit(1);
-    }
+    dal = tu_open(ini);
     free(ini);
+}
+
+static void global_teardown(void)
+{
+    dal_close(dal);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 /* ------------------------------------------------------------ metadata */
@@ -155,7 +132,7 @@ static void global_setup(void)
  */
 static void compare_meta(const char *sql, const char *schema, size_t want_routes)
 {
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     MYSQL_RES *res;
     MYSQL_FIELD *f;
     dal_result_t *r = NULL;
@@ -164,9 +141,9 @@ static void compare_meta(const char *sql, const char *schema, size_t want_routes
     unsigned int i, n;
     int rc;
 
-    must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
     ck_assert_uint_eq(dal_result_route_count(r), want_routes);
-    direct_exec(m, sql);
+    tu_exec(m, sql);
     res = mysql_store_result(m);
     ck_assert_ptr_nonnull(res);
     n = mysql_num_fields(res);
@@ -198,7 +175,7 @@ static void compare_meta(const char *sql, const char *schema, size_t want_routes
     ck_assert_int_eq(dal_result_column_info(r, n, &ci), DAL_EINVAL);
     while ((rc = dal_result_next(r, &err)) > 0)
         ;
-    must(rc, &err, "read");
+    tu_must(rc, &err, "read");
     /* still there after the sources are closed */
     if (n > 0) {
         ci.struct_size = sizeof ci;
@@ -247,16 +224,16 @@ START_TEST(test_meta_write)
     dal_column_info_t ci;
     dal_error_t err;
 
-    must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = c_int WHERE wm_poi_id = 1", NULL, 0,
-                   &r, &err), &err, "update");
+    tu_must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = c_int WHERE wm_poi_id = 1", NULL, 0,
+                      &r, &err), &err, "update");
     ck_assert_uint_eq(dal_result_column_count(r), 0);
     memset(&ci, 0, sizeof ci);
     ci.struct_size = sizeof ci;
     ck_assert_int_eq(dal_result_column_info(r, 0, &ci), DAL_EINVAL);
     dal_result_free(r);
     /* a caller built with a shorter struct gets what fits, nothing past it */
-    must(dal_query(dal, NULL, "SELECT c_int FROM meta_all WHERE wm_poi_id = 1", NULL, 0, &r,
-                   &err), &err, "select");
+    tu_must(dal_query(dal, NULL, "SELECT c_int FROM meta_all WHERE wm_poi_id = 1", NULL, 0, &r,
+                      &err), &err, "select");
     memset(&ci, 0x5a, sizeof ci);
     ci.struct_size = offsetof(dal_column_info_t, org_name);
     ck_assert_int_eq(dal_result_column_info(r, 0, &ci), 0);
@@ -277,11 +254,11 @@ static unsigned int read_all_warnings(dal_t *d, const char *sql, size_t *rows)
     unsigned int w;
     int rc;
 
-    must(dal_query(d, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    tu_must(dal_query(d, NULL, sql, NULL, 0, &r, &err), &err, sql);
     *rows = 0;
     while ((rc = dal_result_next(r, &err)) > 0)
         (*rows)++;
-    must(rc, &err, "read");
+    tu_must(rc, &err, "read");
     w = dal_result_warning_count(r);
     dal_result_free(r);
     return w;
@@ -309,8 +286,8 @@ START_TEST(test_warnings)
     ck_assert_uint_eq(read_all_warnings(dal, "SELECT CAST(c_char AS INT) AS v FROM meta_all "
                                         "ORDER BY id LIMIT 1", &rows), 4);
     /* writes: a duplicate ignored on each of two nodes */
-    must(dal_query(dal, NULL, "INSERT IGNORE INTO meta_all (id, wm_poi_id, c_uniq) VALUES "
-                   "(1, 0, 'd1'), (2, 1, 'd2')", NULL, 0, &r, &err), &err, "insert ignore");
+    tu_must(dal_query(dal, NULL, "INSERT IGNORE INTO meta_all (id, wm_poi_id, c_uniq) VALUES "
+                      "(1, 0, 'd1'), (2, 1, 'd2')", NULL, 0, &r, &err), &err, "insert ignore");
     ck_assert_uint_eq(dal_result_route_count(r), 2);
     ck_assert_uint_eq(dal_result_affected_rows(r), 0);
     ck_assert_uint_eq(dal_result_warning_count(r), 2);
@@ -334,13 +311,13 @@ START_TEST(test_insert_ids)
     /* AUTO_INCREMENT on one node: the first id of a multi-row INSERT */
     dexec("DROP TABLE IF EXISTS ai_plain");
     dexec("CREATE TABLE ai_plain (id INT AUTO_INCREMENT PRIMARY KEY, v INT)");
-    must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (1), (2), (3)", NULL, 0, &r,
-                   &err), &err, "insert ai");
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (1), (2), (3)", NULL, 0, &r,
+                      &err), &err, "insert ai");
     ck_assert_uint_eq(dal_result_insert_id(r), 1);
     ck_assert_ptr_null(dal_result_generated_ids(r, &n));
     dal_result_free(r);
-    must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (4)", NULL, 0, &r, &err), &err,
-         "insert ai 2");
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (4)", NULL, 0, &r, &err), &err,
+            "insert ai 2");
     ck_assert_uint_eq(dal_result_insert_id(r), 4);
     dal_result_free(r);
 
@@ -348,41 +325,41 @@ START_TEST(test_insert_ids)
     dexec("DROP TABLE IF EXISTS ai_shard");
     dexec("CREATE TABLE ai_shard (id INT AUTO_INCREMENT PRIMARY KEY, k INT)");
     for (i = 0; i < NODES; i++) {
-        m = direct(i, NULL);
+        m = tu_direct(ports[i], NULL);
         snprintf(sql, sizeof sql, "ALTER TABLE product_%d.ai_shard_%d AUTO_INCREMENT = %d", i,
                  i, 100 * (i + 1));
-        direct_exec(m, sql);
+        tu_exec(m, sql);
         mysql_close(m);
     }
-    must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (2)", NULL, 0, &r, &err), &err,
-         "insert k=2");
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (2)", NULL, 0, &r, &err), &err,
+            "insert k=2");
     ck_assert_uint_eq(dal_result_insert_id(r), 300);
     dal_result_free(r);
-    must(dal_explain(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &plan,
-                     &err), &err, "explain");
+    tu_must(dal_explain(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &plan,
+                        &err), &err, "explain");
     ck_assert_uint_eq(dal_plan_count(plan), 2);
     ck_assert_str_eq(dal_plan_table(plan, 0), "ai_shard_1");
     dal_plan_free(plan);
-    must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &r, &err),
-         &err, "insert k=3,1");
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &r, &err),
+            &err, "insert k=3,1");
     ck_assert_uint_eq(dal_result_route_count(r), 2);
     ck_assert_uint_eq(dal_result_insert_id(r), 200);
     dal_result_free(r);
 
     /* IDs dal generated: the first one, as the server reports the first */
-    must(dal_setup_idgens(dal, NULL, NULL, NULL, &err), &err, "setup idgens");
+    tu_must(dal_setup_idgens(dal, NULL, NULL, NULL, &err), &err, "setup idgens");
     dexec("DROP TABLE IF EXISTS gen_meta");
     dexec("CREATE TABLE gen_meta (id BIGINT PRIMARY KEY, note VARCHAR(20))");
-    must(dal_query(dal, NULL, "INSERT INTO gen_meta (note) VALUES ('a'), ('b'), ('c')", NULL, 0,
-                   &r, &err), &err, "insert generated");
+    tu_must(dal_query(dal, NULL, "INSERT INTO gen_meta (note) VALUES ('a'), ('b'), ('c')", NULL, 0,
+                      &r, &err), &err, "insert generated");
     ids = dal_result_generated_ids(r, &n);
     ck_assert_uint_eq(n, 3);
     ck_assert_uint_eq(dal_result_insert_id(r), (uint64_t)ids[0]);
     ck_assert_int_ne(ids[0], 0);
     dal_result_free(r);
     /* the ID given: nothing generated, and the server made none */
-    must(dal_query(dal, NULL, "INSERT INTO gen_meta (id, note) VALUES (5, 'given')", NULL, 0,
-                   &r, &err), &err, "insert given");
+    tu_must(dal_query(dal, NULL, "INSERT INTO gen_meta (id, note) VALUES (5, 'given')", NULL, 0,
+                      &r, &err), &err, "insert given");
     ck_assert_ptr_null(dal_result_generated_ids(r, &n));
     ck_assert_uint_eq(dal_result_insert_id(r), 0);
     dal_result_free(r);
@@ -398,9 +375,9 @@ static unsigned int stmt_status(dal_session_t *s, const char *sql)
     unsigned int st;
 
     if (s != NULL)
-        must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+        tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
     else
-        must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+        tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
     while (dal_result_next(r, &err) > 0)
         ;
     st = dal_result_server_status(r);
@@ -411,30 +388,14 @@ static unsigned int stmt_status(dal_session_t *s, const char *sql)
 #define TX_BITS (DAL_SERVER_STATUS_IN_TRANS | DAL_SERVER_STATUS_AUTOCOMMIT | \
                  DAL_SERVER_STATUS_IN_TRANS_READONLY)
 
-static long long count_direct(int node, const char *sql)
-{
-    MYSQL *m = direct(node, NULL);
-    MYSQL_RES *res;
-    MYSQL_ROW row;
-    long long v;
-
-    direct_exec(m, sql);
-    res = mysql_store_result(m);
-    row = mysql_fetch_row(res);
-    v = row && row[0] ? atoll(row[0]) : -1;
-    mysql_free_result(res);
-    mysql_close(m);
-    return v;
-}
-
 /* The status plain's server sends after sql, without the bit dal keeps. */
 static unsigned int direct_status(const char *sql)
 {
-    MYSQL *m = direct(0, "plain");
+    MYSQL *m = tu_direct(ports[0], "plain");
     MYSQL_RES *res;
     unsigned int st;
 
-    direct_exec(m, sql);
+    tu_exec(m, sql);
     res = mysql_store_result(m);
     st = m->server_status & ~DAL_SERVER_SESSION_STATE_CHANGED;
     mysql_free_result(res);
@@ -455,7 +416,7 @@ START_TEST(test_status_flags)
                       direct_status("SELECT * FROM ai_plain WHERE v > 0") & ~TX_BITS);
     ck_assert_uint_eq(stmt_status(NULL, "SELECT * FROM meta_all WHERE c_int > 0") & ~TX_BITS,
                       direct_status("SELECT * FROM meta_all WHERE c_int > 0") & ~TX_BITS);
-    must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
     ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_AUTOCOMMIT);
     ck_assert_uint_eq(stmt_status(s, "SELECT 1") & TX_BITS, DAL_SERVER_STATUS_AUTOCOMMIT);
     /* BEGIN sends nothing yet, but the transaction is open */
@@ -464,33 +425,36 @@ START_TEST(test_status_flags)
     ck_assert_uint_eq(stmt_status(s, "SELECT * FROM meta_all WHERE wm_poi_id = 1") & TX_BITS,
                       DAL_SERVER_STATUS_IN_TRANS | DAL_SERVER_STATUS_AUTOCOMMIT);
     ck_assert_uint_eq(stmt_status(s, "COMMIT") & TX_BITS, DAL_SERVER_STATUS_AUTOCOMMIT);
-    must(dal_begin_read_only(s, &err), &err, "begin ro");
+    tu_must(dal_begin_read_only(s, &err), &err, "begin ro");
     ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_IN_TRANS |
                       DAL_SERVER_STATUS_IN_TRANS_READONLY | DAL_SERVER_STATUS_AUTOCOMMIT);
-    must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_rollback(s, &err), &err, "rollback");
 
     /* autocommit 0: every statement opens a transaction, until COMMIT */
-    must(dal_session_set_var(s, "AUTOCOMMIT", "0", &err), &err, "autocommit 0");
+    tu_must(dal_session_set_var(s, "AUTOCOMMIT", "0", &err), &err, "autocommit 0");
     ck_assert_uint_eq(dal_session_status(s), 0);
     ck_assert_uint_eq(stmt_status(s, "INSERT INTO meta_all (id, wm_poi_id, c_uniq) "
                                      "VALUES (50, 1, 'ac1')") & TX_BITS,
                       DAL_SERVER_STATUS_IN_TRANS);
-    ck_assert_int_eq(count_direct(1, "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 50"),
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 50"),
                      0);
-    must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_rollback(s, &err), &err, "rollback");
     ck_assert_uint_eq(dal_session_status(s), 0);
     ck_assert_uint_eq(stmt_status(s, "INSERT INTO meta_all (id, wm_poi_id, c_uniq) "
                                      "VALUES (51, 1, 'ac2')") & TX_BITS,
                       DAL_SERVER_STATUS_IN_TRANS);
     ck_assert_uint_eq(stmt_status(s, "COMMIT") & TX_BITS, 0);
-    ck_assert_int_eq(count_direct(1, "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
                      1);
     /* back to 1 inside a transaction commits it, as the server does */
     stmt_status(s, "DELETE FROM meta_all WHERE wm_poi_id = 1 AND id = 51");
     ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_IN_TRANS);
-    must(dal_session_set_var(s, "autocommit", "ON", &err), &err, "autocommit on");
+    tu_must(dal_session_set_var(s, "autocommit", "ON", &err), &err, "autocommit on");
     ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_AUTOCOMMIT);
-    ck_assert_int_eq(count_direct(1, "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
                      0);
     ck_assert_int_eq(dal_session_set_var(s, "autocommit", "maybe", &err), DAL_EINVAL);
     dal_session_close(s);
@@ -505,9 +469,9 @@ static void text_is(dal_session_t *s, const char *sql, const char *want)
     int rows = 0;
 
     if (s != NULL)
-        must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+        tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
     else
-        must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+        tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
     while (dal_result_next(r, &err) > 0) {
         ck_assert_msg(strcmp(dal_result_text(r, 0, NULL), want) == 0, "%s: '%s', want '%s'",
                       sql, dal_result_text(r, 0, NULL), want);
@@ -525,9 +489,9 @@ START_TEST(test_session_vars)
     dal_error_t err;
     int i;
 
-    must(dal_session_open(dal, &s, &err), &err, "session");
-    must(dal_session_set_var(s, "time_zone", "'+05:00'", &err), &err, "time_zone");
-    must(dal_session_set_var(s, "tx_isolation", "'READ-COMMITTED'", &err), &err, "isolation");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_set_var(s, "time_zone", "'+05:00'", &err), &err, "time_zone");
+    tu_must(dal_session_set_var(s, "tx_isolation", "'READ-COMMITTED'", &err), &err, "isolation");
     for (i = 0; i < 3; i++) {
         /* the session's, on every connection it takes; never anyone else's */
         text_is(s, "SELECT @@time_zone", "+05:00");
@@ -536,23 +500,23 @@ START_TEST(test_session_vars)
         text_is(NULL, "SELECT @@time_zone FROM meta_all", "SYSTEM");
     }
     /* replaced; a value the server refuses changes nothing */
-    must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone again");
+    tu_must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone again");
     ck_assert_int_eq(dal_session_set_var(s, "time_zone", "'Nowhere/Else'", &err), DAL_ESERVER);
     ck_assert_int_eq(dal_session_set_var(s, "no_such_variable_x", "1", &err), DAL_ESERVER);
     ck_assert_int_eq(dal_session_set_var(s, "a;b", "1", &err), DAL_EINVAL);
     text_is(s, "SELECT @@time_zone", "+01:00");
     /* in a transaction, on its connection */
-    must(dal_begin(s, &err), &err, "begin");
+    tu_must(dal_begin(s, &err), &err, "begin");
     text_is(s, "SELECT @@tx_isolation FROM meta_all WHERE wm_poi_id = 2", "READ-COMMITTED");
-    must(dal_session_set_var(s, "time_zone", "'-02:00'", &err), &err, "time_zone in txn");
+    tu_must(dal_session_set_var(s, "time_zone", "'-02:00'", &err), &err, "time_zone in txn");
     text_is(s, "SELECT @@time_zone FROM meta_all WHERE wm_poi_id = 2", "-02:00");
-    must(dal_commit(s, &err), &err, "commit");
+    tu_must(dal_commit(s, &err), &err, "commit");
     text_is(NULL, "SELECT @@tx_isolation FROM meta_all WHERE wm_poi_id = 2", "REPEATABLE-READ");
 
     /* sql_mode: dal's escaping of ? values follows NO_BACKSLASH_ESCAPES */
-    must(dal_session_set_var(s, "sql_mode", "'NO_BACKSLASH_ESCAPES'", &err), &err, "sql_mode");
+    tu_must(dal_session_set_var(s, "sql_mode", "'NO_BACKSLASH_ESCAPES'", &err), &err, "sql_mode");
     p = dal_str("back\\slash 'q'");
-    must(dal_session_query(s, NULL, "SELECT ?", &p, 1, &r, &err), &err, "select ?");
+    tu_must(dal_session_query(s, NULL, "SELECT ?", &p, 1, &r, &err), &err, "select ?");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_str_eq(dal_result_text(r, 0, NULL), "back\\slash 'q'");
     ck_assert(dal_result_server_status(r) & DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES);
@@ -560,7 +524,7 @@ START_TEST(test_session_vars)
     ck_assert(!(stmt_status(NULL, "SELECT 1") & DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES));
 
     /* SET NAMES */
-    must(dal_session_set_var(s, "names", "latin1", &err), &err, "names");
+    tu_must(dal_session_set_var(s, "names", "latin1", &err), &err, "names");
     text_is(s, "SELECT @@character_set_client", "latin1");
     text_is(s, "SELECT @@character_set_results FROM meta_all", "latin1");
     text_is(NULL, "SELECT @@character_set_client", "utf8mb4");
@@ -576,6 +540,7 @@ static Suite *meta_suite(void)
     TCase *tc = tcase_create("live");
 
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, global_setup, global_teardown);
     tcase_add_unchecked_fixture(tc, fill_tables, NULL);
     tcase_add_test(tc, test_meta_one_node);
     tcase_add_test(tc, test_meta_scatter);
@@ -590,16 +555,6 @@ static Suite *meta_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    global_setup();
-    sr = srunner_create(meta_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dal_close(dal);
-    tu_rmtree(dir);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    /* one process: the tests share the cluster and the dal_t */
+    return tu_run(meta_suite(), CK_NOFORK);
 }

@@ -40,14 +40,12 @@
 #define MAX_REPORTS 12
 
 static int ports[NODES];
-static char *ini;
+static char *dir, *ini;
 static unsigned long long seed = DEFAULT_SEED;
-
-/* =========================================================== random */
 
 /* ========================================================= servers */
 
-static char *make_ini(const char *dir)
+static char *make_ini(void)
 {
     char text[4096];
     size_t len = 0;
@@ -75,28 +73,6 @@ static char *make_ini(const char *dir)
              "shard_key = k\n"
              "strategy = mod\n");
     return tu_write(dir, "scatter.ini", text);
-}
-
-static dal_t *open_dal(void)
-{
-    dal_error_t err;
-    dal_t *dal = NULL;
-
-    if (dal_open(ini, NULL, &dal, &err) != 0) {
-        fprintf(stderr, "FATAL: dal_open %s: %s\n", ini, err.message);
-        exit(1);
-    }
-    return dal;
-}
-
-static void dal_must(dal_t *dal, const dal_query_opts_t *o, const char *sql)
-{
-    dal_error_t err;
-
-    if (dal_exec(dal, o, sql, NULL, 0, NULL, &err) != 0) {
-        fprintf(stderr, "FATAL: dal: %s: %s\n", sql, err.message);
-        exit(1);
-    }
 }
 
 /* ============================================================== data */
@@ -147,7 +123,7 @@ static void random_row(long id, char *out, size_t cap, int *k)
 static void load_mtab(void)
 {
     MYSQL *plain = dt_direct(ports[0], "plain");
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     char row[256], sql[512];
     size_t len = 0, cap = 1 << 16;
     char *batch = malloc(cap);
@@ -158,8 +134,8 @@ static void load_mtab(void)
 
     dt_direct_exec(plain, "DROP TABLE IF EXISTS mtab");
     dt_direct_exec(plain, MTAB_DDL);
-    dal_must(dal, NULL, "DROP TABLE IF EXISTS mtab");
-    dal_must(dal, NULL, MTAB_DDL);
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS mtab");
+    tu_setup_exec(dal, NULL, MTAB_DDL);
     memset(&o, 0, sizeof o);
     o.shard_value = &sv;
     dt_seed(seed * 2654435761u + 1);
@@ -167,7 +143,7 @@ static void load_mtab(void)
         random_row(id, row, sizeof row, &k);
         sv = dal_int(k);
         snprintf(sql, sizeof sql, MTAB_INSERT "%s", row);
-        dal_must(dal, &o, sql);
+        tu_setup_exec(dal, &o, sql);
         if (len == 0)
             len = (size_t)snprintf(batch, cap, MTAB_INSERT "%s", row);
         else
@@ -199,7 +175,7 @@ static void load_mtab(void)
 static void load_physical(const char *table, const char *ddl, const char *plain_fill,
                           void (*fill)(char *sql, size_t cap, int p))
 {
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     MYSQL *m = dt_direct(ports[0], "plain");
     char sql[512], drop[64], db[16];
     int p;
@@ -209,8 +185,8 @@ static void load_physical(const char *table, const char *ddl, const char *plain_
     dt_direct_exec(m, ddl);
     dt_direct_exec(m, plain_fill);
     mysql_close(m);
-    dal_must(dal, NULL, drop);
-    dal_must(dal, NULL, ddl);
+    tu_setup_exec(dal, NULL, drop);
+    tu_setup_exec(dal, NULL, ddl);
     dal_close(dal);
     for (p = 0; p < 8; p++) {
         snprintf(db, sizeof db, "product_%d", p / 2);
@@ -707,7 +683,7 @@ static int run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 
 START_TEST(test_differential)
 {
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     MYSQL *plain = dt_direct(ports[0], "plain");
     query_t q;
     int i, bad = 0, ordered = 0;
@@ -835,7 +811,7 @@ START_TEST(test_fixed)
         {"SELECT a, SUM(DISTINCT k), AVG(DISTINCT mtab.k) FROM mtab GROUP BY a ORDER BY a", 1},
         {"SELECT s, AVG(DISTINCT k) AS m FROM mtab GROUP BY s ORDER BY m DESC, s LIMIT 5", 1},
     };
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     MYSQL *plain = dt_direct(ports[0], "plain");
     dal_result_t *r = NULL;
     dal_error_t err;
@@ -918,7 +894,7 @@ START_TEST(test_offset_memory)
 {
     static const char *q0 = "SELECT id, v, pad FROM mbig ORDER BY v DESC, id LIMIT 0, 10";
     static const char *q1 = "SELECT id, v, pad FROM mbig ORDER BY v DESC, id LIMIT 100000, 10";
-    dal_t *dal = open_dal();
+    dal_t *dal = tu_open(ini);
     MYSQL *plain = dt_direct(ports[0], "plain");
     dt_rows_t d, p;
     query_t q;
@@ -947,12 +923,31 @@ START_TEST(test_offset_memory)
 }
 END_TEST
 
+/* Before the tests, in the program's own process: the configuration and
+ * the tables, loaded through dal and into the unsharded copy. */
+static void setup(void)
+{
+    dir = tu_mkdtemp();
+    ini = make_ini();
+    load_mtab();
+    load_mtab2();
+    load_mbig();
+}
+
+static void teardown(void)
+{
+    tu_rmtree(dir);
+    free(dir);
+    free(ini);
+}
+
 static Suite *scatter_suite(void)
 {
     Suite *s = suite_create("scatter");
     TCase *tc = tcase_create("differential");
 
     tcase_set_timeout(tc, 600);
+    tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_fixed);
     tcase_add_test(tc, test_differential);
     tcase_add_test(tc, test_offset_memory);
@@ -962,25 +957,6 @@ static Suite *scatter_suite(void)
 
 int main(void)
 {
-    char *dir;
-    SRunner *sr;
-    int failed;
-
-    dt_read_env(ports, &seed);
-    mysql_library_init(0, NULL, NULL);
-    dir = tu_mkdtemp();
-    ini = make_ini(dir);
-    printf("scatter: seed %llu (set DAL_TEST_SEED to replay)\n", seed);
-    load_mtab();
-    load_mtab2();
-    load_mbig();
-    sr = srunner_create(scatter_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    tu_rmtree(dir);
-    free(dir);
-    free(ini);
-    mysql_library_end();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    dt_start("scatter", ports, &seed);
+    return tu_run(scatter_suite(), CK_FORK_GETENV);
 }

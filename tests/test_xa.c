@@ -41,18 +41,13 @@ static dal_t *dal;
 static unsigned metrics_port; /* free when the tests began (tu_free_port: main thread) */
 static unsigned dead_port;    /* likewise, and nothing listens there */
 
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
 static void run(dal_session_t *s, const char *sql)
 {
     dal_error_t err;
 
-    must(s ? dal_session_exec(s, NULL, sql, NULL, 0, NULL, &err)
+    tu_must(s ? dal_session_exec(s, NULL, sql, NULL, 0, NULL, &err)
            : dal_exec(dal, NULL, sql, NULL, 0, NULL, &err),
-         &err, sql);
+            &err, sql);
 }
 
 /* The first column of the first row as a number (-1: no row). */
@@ -66,57 +61,28 @@ static long long value(dal_session_t *s, const char *sql)
     int rc = s ? dal_session_query(s, NULL, sql, NULL, 0, &r, &err)
                : dal_query(dal, NULL, sql, NULL, 0, &r, &err);
 
-    must(rc, &err, sql);
+    tu_must(rc, &err, sql);
     if (dal_result_next(r, &err) == 1 && (t = dal_result_text(r, 0, &len)) != NULL)
         v = atoll(t);
     dal_result_free(r);
     return v;
 }
 
-static MYSQL *direct(int i, const char *db)
-{
-    MYSQL *m = mysql_init(NULL);
-
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "dal", "dalpass", db, (unsigned)ports[i],
-                                     NULL, 0) != NULL,
-                  "connect to server %d: %s", i, mysql_error(m));
-    return m;
-}
-
-static void direct_run(MYSQL *m, const char *sql)
-{
-    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
-}
-
 /* How many of dal's XA branches server i lists. */
 static long long dal_branches(int i)
 {
-    MYSQL *m = direct(i, NULL);
+    MYSQL *m = tu_direct(ports[i], NULL);
     MYSQL_RES *r;
     MYSQL_ROW row;
     long long n = 0;
 
-    direct_run(m, "XA RECOVER");
+    tu_exec(m, "XA RECOVER");
     r = mysql_store_result(m);
     while (r != NULL && (row = mysql_fetch_row(r)) != NULL)
         n += row[3] != NULL && strncmp(row[3], "dal:", 4) == 0;
     mysql_free_result(r);
     mysql_close(m);
     return n;
-}
-
-static long long direct_value(MYSQL *m, const char *sql)
-{
-    MYSQL_RES *r;
-    MYSQL_ROW row;
-    long long v = -1;
-
-    direct_run(m, sql);
-    r = mysql_store_result(m);
-    if (r != NULL && (row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
-        v = atoll(row[0]);
-    mysql_free_result(r);
-    return v;
 }
 
 static void cluster(const char *verb, int node)
@@ -134,9 +100,9 @@ static dal_session_t *session_mode(const char *mode)
     dal_session_t *s;
     dal_error_t err;
 
-    must(dal_session_open(dal, &s, &err), &err, "dal_session_open");
+    tu_must(dal_session_open(dal, &s, &err), &err, "dal_session_open");
     if (mode != NULL)
-        must(dal_session_set_var(s, "dal_transaction_mode", mode, &err), &err, mode);
+        tu_must(dal_session_set_var(s, "dal_transaction_mode", mode, &err), &err, mode);
     return s;
 }
 
@@ -155,16 +121,6 @@ static void reset_tables(void)
         snprintf(sql, sizeof sql, "INSERT INTO acct_ref (id, bal) VALUES (%d, %d)", i,
                  START_BALANCE);
         run(NULL, sql);
-    }
-}
-
-static void setup_run(const char *sql)
-{
-    dal_error_t err;
-
-    if (dal_exec(dal, NULL, sql, NULL, 0, NULL, &err) != 0) {
-        fprintf(stderr, "FATAL: %s: %s\n", sql, err.message);
-        exit(1);
     }
 }
 
@@ -208,28 +164,34 @@ static char *make_ini(const char *name, const char *extra)
 
 static void global_setup(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS");
     dal_error_t err;
 
-    if (sscanf(env, "%d %d %d", &ports[0], &ports[1], &ports[2]) != NODES) {
-        fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", NODES, env);
-        exit(1);
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     metrics_port = tu_free_port();
     dead_port = tu_free_port();
     /* the tests recover by hand, but test_background_recovery */
     ini = make_ini("xa.ini", "xa_recover_interval = 0\n");
-    if (dal_open(ini, NULL, &dal, &err) != 0 || dal_xa_init(dal, &err) != 0) {
-        fprintf(stderr, "FATAL: dal_open / dal_xa_init: %s\n", err.message);
+    dal = tu_open(ini);
+    if (dal_xa_init(dal, &err) != 0) {
+        fprintf(stderr, "FATAL: dal_xa_init: %s\n", err.message);
         exit(1);
     }
-    setup_run("DROP TABLE IF EXISTS acct");
-    setup_run("CREATE TABLE acct (id INT PRIMARY KEY, bal BIGINT NOT NULL)");
-    setup_run("DROP TABLE IF EXISTS xfer");
-    setup_run("CREATE TABLE xfer (tid BIGINT PRIMARY KEY, src INT, dst INT, amt INT)");
-    setup_run("DROP TABLE IF EXISTS acct_ref");
-    setup_run("CREATE TABLE acct_ref (id INT PRIMARY KEY, bal BIGINT NOT NULL)");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS acct");
+    tu_setup_exec(dal, NULL, "CREATE TABLE acct (id INT PRIMARY KEY, bal BIGINT NOT NULL)");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS xfer");
+    tu_setup_exec(dal, NULL, "CREATE TABLE xfer (tid BIGINT PRIMARY KEY, src INT, dst INT, "
+                  "amt INT)");
+    tu_setup_exec(dal, NULL, "DROP TABLE IF EXISTS acct_ref");
+    tu_setup_exec(dal, NULL, "CREATE TABLE acct_ref (id INT PRIMARY KEY, bal BIGINT NOT NULL)");
+}
+
+static void global_teardown(void)
+{
+    dal_close(dal);
+    tu_rmtree(dir);
+    free(ini);
+    free(dir);
 }
 
 /* ------------------------------------------------- equal to one server */
@@ -307,9 +269,9 @@ START_TEST(test_modes)
     /* a bad mode, and DEFAULT */
     ck_assert_int_eq(dal_session_set_var(s, "dal_transaction_mode", "'two'", &err), DAL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.message, "single, multi or xa"));
-    must(dal_session_set_var(s, "DAL_TRANSACTION_MODE", "DEFAULT", &err), &err, "DEFAULT");
+    tu_must(dal_session_set_var(s, "DAL_TRANSACTION_MODE", "DEFAULT", &err), &err, "DEFAULT");
     /* dal_begin_mode: this transaction only */
-    must(dal_begin_mode(s, DAL_TXN_MULTI, &err), &err, "dal_begin_mode");
+    tu_must(dal_begin_mode(s, DAL_TXN_MULTI, &err), &err, "dal_begin_mode");
     run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
     run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 1");
     ck_assert_str_eq(dal_transaction_datasource(s), "product_0");
@@ -319,7 +281,7 @@ START_TEST(test_modes)
     run(s, "COMMIT");
     ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct"), ACCOUNTS * START_BALANCE + 2);
     /* ROLLBACK rolls back every node */
-    must(dal_begin_mode(s, DAL_TXN_XA, &err), &err, "dal_begin_mode xa");
+    tu_must(dal_begin_mode(s, DAL_TXN_XA, &err), &err, "dal_begin_mode xa");
     run(s, "UPDATE acct SET bal = 0 WHERE id = 0");
     run(s, "UPDATE acct SET bal = 0 WHERE id = 1");
     run(s, "UPDATE acct SET bal = 0 WHERE id = 2");
@@ -400,24 +362,24 @@ START_TEST(test_node_down_after_decision)
 {
     dal_session_t *s = session_mode("xa");
     committer_t c = {.s = s};
-    MYSQL *lock = direct(0, "plain");
+    MYSQL *lock = tu_direct(ports[0], "plain");
     pthread_t th;
 
     reset_tables();
     run(s, "BEGIN");
     run(s, "UPDATE acct SET bal = 21 WHERE id = 0");
     run(s, "UPDATE acct SET bal = 21 WHERE id = 1");
-    direct_run(lock, "LOCK TABLES dal_xa_log WRITE");
+    tu_exec(lock, "LOCK TABLES dal_xa_log WRITE");
     ck_assert(pthread_create(&th, NULL, commit_thread, &c) == 0);
     /* every branch is prepared once the decision's INSERT waits */
-    while (direct_value(lock, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+    while (tu_value(lock, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
                               "WHERE INFO LIKE 'INSERT INTO dal_xa_log%'") == 0)
         usleep(10000);
     cluster("kill", 1);
-    direct_run(lock, "UNLOCK TABLES");
+    tu_exec(lock, "UNLOCK TABLES");
     pthread_join(th, NULL);
     mysql_close(lock);
-    must(c.rc, &c.err, "COMMIT after the decision");
+    tu_must(c.rc, &c.err, "COMMIT after the decision");
     ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 0"), 21);
     cluster("restart", 1);
     ck_assert_int_eq(dal_branches(1), 1);
@@ -439,7 +401,7 @@ START_TEST(test_log_unreachable)
     dal_error_t err;
 
     reset_tables();
-    must(dal_open(file, NULL, &d, &err), &err, "dal_open");
+    tu_must(dal_open(file, NULL, &d, &err), &err, "dal_open");
     dal = d;
     s = session_mode("xa");
     run(s, "BEGIN");
@@ -470,14 +432,14 @@ static void prepare_by_hand(int i, const char *gtrid, const char *sql)
     MYSQL *m;
 
     snprintf(db, sizeof db, "product_%d", i);
-    m = direct(i, db);
+    m = tu_direct(ports[i], db);
     snprintf(xa, sizeof xa, "XA START '%s','product_%d'", gtrid, i);
-    direct_run(m, xa);
-    direct_run(m, sql);
+    tu_exec(m, xa);
+    tu_exec(m, sql);
     snprintf(xa, sizeof xa, "XA END '%s','product_%d'", gtrid, i);
-    direct_run(m, xa);
+    tu_exec(m, xa);
     snprintf(xa, sizeof xa, "XA PREPARE '%s','product_%d'", gtrid, i);
-    direct_run(m, xa);
+    tu_exec(m, xa);
     mysql_close(m);
 }
 
@@ -486,7 +448,7 @@ static dal_xa_report_t recover(uint32_t grace_ms)
     dal_xa_report_t rep;
     dal_error_t err;
 
-    must(dal_xa_recover(dal, grace_ms, &rep, &err), &err, "dal_xa_recover");
+    tu_must(dal_xa_recover(dal, grace_ms, &rep, &err), &err, "dal_xa_recover");
     return rep;
 }
 
@@ -508,10 +470,10 @@ START_TEST(test_recovery_by_another_instance)
     prepare_by_hand(1, committed, "UPDATE acct_1 SET bal = 5 WHERE id = 1");
     prepare_by_hand(2, young, "UPDATE acct_2 SET bal = 7 WHERE id = 2");
     prepare_by_hand(0, old, "UPDATE acct_0 SET bal = 9 WHERE id = 3");
-    m = direct(0, "plain");
+    m = tu_direct(ports[0], "plain");
     snprintf(sql, sizeof sql, "INSERT INTO dal_xa_log (gtrid, decision) VALUES ('%s', 'C')",
              committed);
-    direct_run(m, sql);
+    tu_exec(m, sql);
     mysql_close(m);
     /* server 1 goes down after the decision; its prepared branch survives */
     cluster("kill", 1);
@@ -549,12 +511,12 @@ START_TEST(test_background_recovery)
     snprintf(gtrid, sizeof gtrid, "dal:third:1:%lld:1", (long long)time(NULL));
     prepare_by_hand(1, gtrid, "UPDATE acct_1 SET bal = 11 WHERE id = 1");
     prepare_by_hand(2, gtrid, "UPDATE acct_2 SET bal = 11 WHERE id = 2");
-    m = direct(0, "plain");
+    m = tu_direct(ports[0], "plain");
     snprintf(sql, sizeof sql, "INSERT INTO dal_xa_log (gtrid, decision) VALUES ('%s', 'C')", gtrid);
-    direct_run(m, sql);
+    tu_exec(m, sql);
     mysql_close(m);
-    must(dal_open(bg, NULL, &a, &err), &err, "dal_open a");
-    must(dal_open(bg, NULL, &b, &err), &err, "dal_open b");
+    tu_must(dal_open(bg, NULL, &a, &err), &err, "dal_open a");
+    tu_must(dal_open(bg, NULL, &b, &err), &err, "dal_open b");
     /* no deadline: the test's own timeout stops a recovery that never comes */
     while (dal_branches(1) + dal_branches(2) > 0)
         usleep(50000);
@@ -580,14 +542,14 @@ START_TEST(test_metrics)
     snprintf(extra, sizeof extra,
              "xa_recover_interval = 0\n[monitor prometheus]\naddress = 127.0.0.1:%u\n", port);
     file = make_ini("metrics.ini", extra);
-    must(dal_open(file, NULL, &d, &err), &err, "dal_open");
+    tu_must(dal_open(file, NULL, &d, &err), &err, "dal_open");
     dal = d; /* session_mode and run use it */
     s = session_mode("xa");
     run(s, "BEGIN");
     run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
     run(s, "UPDATE acct SET bal = bal - 1 WHERE id = 1");
     run(s, "COMMIT");
-    must(dal_session_set_var(s, "dal_transaction_mode", "multi", &err), &err, "multi");
+    tu_must(dal_session_set_var(s, "dal_transaction_mode", "multi", &err), &err, "multi");
     run(s, "BEGIN");
     run(s, "UPDATE acct SET bal = bal + 1 WHERE id = 0");
     run(s, "ROLLBACK");
@@ -595,14 +557,14 @@ START_TEST(test_metrics)
     /* one undecided branch, young: in doubt */
     snprintf(gtrid, sizeof gtrid, "dal:other:1:%lld:9", (long long)time(NULL));
     prepare_by_hand(2, gtrid, "UPDATE acct_2 SET bal = 3 WHERE id = 2");
-    must(dal_xa_recover(d, UINT32_MAX, &rep, &err), &err, "recover");
+    tu_must(dal_xa_recover(d, UINT32_MAX, &rep, &err), &err, "recover");
     ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body), 200);
     ck_assert(tu_metric(body, "dal_transactions_total{mode=\"xa\",outcome=\"committed\"}") == 1);
     ck_assert(tu_metric(body, "dal_transactions_total{mode=\"multi\",outcome=\"rolled_back\"}") == 1);
     ck_assert(tu_metric(body, "dal_xa_in_doubt_branches") == 1);
     free(body);
     body = NULL;
-    must(dal_xa_recover(d, 0, &rep, &err), &err, "recover");
+    tu_must(dal_xa_recover(d, 0, &rep, &err), &err, "recover");
     ck_assert_int_eq(tu_http(port, "GET /metrics HTTP/1.0\r\n\r\n", &body), 200);
     ck_assert(tu_metric(body, "dal_xa_recovery_branches_total{action=\"rolled_back\"}") == 1);
     ck_assert(tu_metric(body, "dal_xa_in_doubt_branches") == 0);
@@ -790,8 +752,8 @@ static long long unbalanced(void)
 /* The highest connection id on server i now. */
 static long long last_conn_id(int i)
 {
-    MYSQL *m = direct(i, NULL);
-    long long id = direct_value(m, "SELECT MAX(ID) FROM information_schema.PROCESSLIST");
+    MYSQL *m = tu_direct(ports[i], NULL);
+    long long id = tu_value(m, "SELECT MAX(ID) FROM information_schema.PROCESSLIST");
 
     mysql_close(m);
     return id;
@@ -801,11 +763,11 @@ static long long last_conn_id(int i)
 static void wait_gone(int i, long long above)
 {
     char sql[200];
-    MYSQL *m = direct(i, NULL);
+    MYSQL *m = tu_direct(ports[i], NULL);
 
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID > %lld "
              "AND ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'", above);
-    while (direct_value(m, sql) > 0)
+    while (tu_value(m, sql) > 0)
         usleep(10000);
     mysql_close(m);
 }
@@ -908,6 +870,7 @@ static Suite *xa_suite(void)
     TCase *tc = tcase_create("xa");
 
     tcase_set_timeout(tc, 600);
+    tcase_add_unchecked_fixture(tc, global_setup, global_teardown);
     tcase_add_test(tc, test_modes);
     tcase_add_test(tc, test_multi_equals_unsharded);
     tcase_add_test(tc, test_xa_equals_unsharded);
@@ -925,17 +888,6 @@ static Suite *xa_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    global_setup();
-    sr = srunner_create(xa_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dal_close(dal);
-    free(ini);
-    tu_rmtree(dir);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    /* one process: the tests share the cluster and the dal_t */
+    return tu_run(xa_suite(), CK_NOFORK);
 }

@@ -202,3 +202,137 @@ void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, con
         *len += (size_t)k;
     }
 }
+
+int tu_run(Suite *suite, enum fork_status fork)
+{
+    SRunner *sr = srunner_create(suite);
+    int failed;
+
+    srunner_set_fork_status(sr, fork);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+void tu_must(int rc, const dal_error_t *err, const char *what)
+{
+    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
+}
+
+void tu_ports(int *ports, int n)
+{
+    const char *env = tu_env("DAL_TEST_PORTS"), *p = env;
+    char *end;
+    int i;
+
+    for (i = 0; i < n; i++, p = end) {
+        ports[i] = (int)strtol(p, &end, 10);
+        if (end == p) {
+            fprintf(stderr, "FATAL: DAL_TEST_PORTS must hold %d ports, got '%s'\n", n, env);
+            exit(1);
+        }
+    }
+}
+
+dal_t *tu_open(const char *location)
+{
+    dal_t *dal = NULL;
+    dal_error_t err;
+
+    if (dal_open(location, NULL, &dal, &err) != 0) {
+        fprintf(stderr, "FATAL: dal_open %s: %s\n", location, err.message);
+        exit(1);
+    }
+    return dal;
+}
+
+void tu_setup_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql)
+{
+    dal_error_t err;
+
+    if (dal_exec(dal, opts, sql, NULL, 0, NULL, &err) != 0) {
+        fprintf(stderr, "FATAL: %s: %s\n", sql, err.message);
+        exit(1);
+    }
+}
+
+static MYSQL *connect_as(int port, const char *user, const char *password, const char *db)
+{
+    MYSQL *m = mysql_init(NULL);
+
+    ck_assert_ptr_nonnull(m);
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", user, password, db, (unsigned)port, NULL,
+                                     0) != NULL,
+                  "connect to 127.0.0.1:%d as %s: %s", port, user, mysql_error(m));
+    return m;
+}
+
+MYSQL *tu_direct(int port, const char *db)
+{
+    return connect_as(port, "dal", "dalpass", db);
+}
+
+MYSQL *tu_root(int port, const char *db)
+{
+    return connect_as(port, "root", NULL, db);
+}
+
+void tu_exec(MYSQL *m, const char *sql)
+{
+    ck_assert_msg(mysql_query(m, sql) == 0, "%s: %s", sql, mysql_error(m));
+}
+
+long long tu_value(MYSQL *m, const char *sql)
+{
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+    long long v = -1;
+
+    tu_exec(m, sql);
+    r = mysql_store_result(m);
+    if (r != NULL && (row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+        v = atoll(row[0]);
+    mysql_free_result(r);
+    return v;
+}
+
+long long tu_direct_value(int port, const char *db, const char *sql)
+{
+    MYSQL *m = tu_direct(port, db);
+    long long v = tu_value(m, sql);
+
+    mysql_close(m);
+    return v;
+}
+
+/* How many connections user dal holds on the server at port, once it
+ * has none or after 5 s. */
+static long long dal_connections(int port)
+{
+    const char *q = "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'dal'";
+    long long n = -1;
+    int tries;
+
+    for (tries = 0; tries < 50; tries++) {
+        MYSQL *m = tu_root(port, NULL);
+        n = tu_value(m, q);
+        mysql_close(m);
+        if (n == 0)
+            break;
+        usleep(100000);
+    }
+    return n;
+}
+
+void tu_no_dal_connections(const int *ports, int n)
+{
+    long long left;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        left = dal_connections(ports[i]);
+        ck_assert_msg(left == 0, "server %d still has %lld connections of user dal", i, left);
+    }
+}

@@ -15,7 +15,7 @@
  *     cc -shared -fPIC $(pkg-config --cflags dal) -o shard_mine.so mine.c
  *
  * Plugins do not link against libdal: everything they need from the host
- * (logging, parameters, running SQL, connections) comes through the
+ * (logging, parameters, running SQL, connections, threads) comes through the
  * dal_host_api_t table handed to every create() call.  That also lets a
  * plugin be unit-tested against a fake host.
  *
@@ -36,6 +36,8 @@
  */
 #ifndef DAL_PLUGIN_H
 #define DAL_PLUGIN_H
+
+#include <pthread.h>
 
 #include <dal/dal.h>
 
@@ -181,6 +183,16 @@ typedef struct dal_host_api {
      * strings are copied or used only during the call; a no-op without
      * monitors.  Thread-safe, never blocks. */
     void (*emit)(dal_host_t *host, const dal_event_t *ev);
+
+    /* Since size 200: DAL_HAS_FIELD(dal_host_api_t, api, thread_create).
+     * pthread_create(thread, NULL, fn, arg), but the new thread starts with
+     * every signal blocked: the application's own threads take its signals
+     * (a program that blocks SIGTERM in its threads and waits for it in one
+     * would be ended by a plugin's thread that took it).  The calling
+     * thread's mask is left as it was.  Returns 0 or pthread_create's
+     * error number.  The thread is the caller's: join it (pthread_join)
+     * before the instance is destroyed; the host keeps no reference. */
+    int (*thread_create)(pthread_t *thread, void *(*fn)(void *), void *arg);
 } dal_host_api_t;
 
 /* ------------------------------------------------------------ shard kind */
