@@ -527,6 +527,35 @@ START_TEST(test_background_recovery)
 }
 END_TEST
 
+/* A reload that turns background recovery on starts it: an instance
+ * opened with xa_recover_interval = 0 recovers a decided branch once its
+ * file says 100ms. */
+START_TEST(test_reload_starts_recovery)
+{
+    char gtrid[80], sql[160], *file = make_ini("rl.ini", "xa_recover_interval = 0\n");
+    dal_t *a;
+    dal_error_t err;
+    MYSQL *m;
+
+    reset_tables();
+    tu_must(dal_open(file, NULL, &a, &err), &err, "dal_open");
+    snprintf(gtrid, sizeof gtrid, "dal:third:2:%lld:1", (long long)time(NULL));
+    prepare_by_hand(1, gtrid, "UPDATE acct_1 SET bal = 12 WHERE id = 1");
+    m = tu_direct(ports[0], "plain");
+    snprintf(sql, sizeof sql, "INSERT INTO dal_xa_log (gtrid, decision) VALUES ('%s', 'C')", gtrid);
+    tu_exec(m, sql);
+    mysql_close(m);
+    free(make_ini("rl.ini", "xa_recover_interval = 100ms\n"));
+    tu_must(dal_reload(a, &err), &err, "dal_reload");
+    /* no deadline: the test's own timeout stops a recovery that never comes */
+    while (dal_branches(1) > 0)
+        usleep(50000);
+    ck_assert_int_eq(value(NULL, "SELECT SUM(bal) FROM acct WHERE bal = 12"), 12);
+    dal_close(a);
+    free(file);
+}
+END_TEST
+
 /* The prometheus monitor counts multi and xa transactions by mode and
  * outcome, recovery's actions, and the branches left in doubt. */
 START_TEST(test_metrics)
@@ -879,6 +908,7 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_log_unreachable);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
+    tcase_add_test(tc, test_reload_starts_recovery);
     tcase_add_test(tc, test_metrics);
     tcase_add_test(tc, test_bank_xa);
     tcase_add_test(tc, test_bank_multi);
