@@ -688,7 +688,7 @@ static void fake_close(dal_rowsrc_t *s, int ok)
     free(f);
 }
 
-static const dal_rowsrc_ops_t fake_ops = {fake_fetch, fake_close};
+static const dal_rowsrc_ops_t fake_ops = {fake_fetch, fake_close, NULL};
 
 /* Test fixture: a result, its fields and the close flags of its sources. */
 typedef struct fixture {

@@ -860,7 +860,7 @@ static const char *outdir;
 static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw,
                          const char *kind, const char *table)
 {
-    char sql[512], server[128];
+    char sql[512], server[320];
     dal_event_t ex = event(DAL_EVENT_EXECUTION), st;
     dal_conn_t *c;
     dal_error_t err;
@@ -904,7 +904,7 @@ START_TEST(live_metrics_after_a_known_workload)
 {
     const char *ports = tu_env("DAL_TEST_PORTS");
     unsigned port = tu_free_port(), p0 = 0;
-    char ini[2048], *path, *m, want[256], server[64];
+    char ini[2048], *path, *m, want[512], server[320];
     dal_snapshot_t *snap;
     dal_node_t *node;
     dal_t *dal = NULL;
