@@ -612,8 +612,9 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
              "the environment variable `DAL_SERVER_PREPARE` (`auto` or `off`) decides"},
     {.name = "server_prepare_cache", .type = DAL_CFG_COUNT, .offset = CFG(server_prepare_cache),
      .def = "64", .min = 1, .max = CFG_SPREP_CACHE_MAX,
-     .help = "prepared statements kept per backend connection; the least recently used "
-             "one is closed when another is needed"},
+     .help = "prepared statements kept per backend connection; when another is needed, the "
+             "oldest one not run since it was last looked at is closed (second chance, close to "
+             "least recently used)"},
     {.name = "watch", .type = DAL_CFG_BOOL, .offset = CFG(watch), .def = "false",
      .help = "reload the file when it changes"},
     {.name = "validate_connect", .type = DAL_CFG_BOOL, .offset = CFG(validate_connect), .def = "false",

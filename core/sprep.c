@@ -35,8 +35,9 @@
 /* One prepared statement of a connection. */
 typedef struct entry {
     struct entry *hnext;     /* hash chain */
-    struct entry *prev, *next; /* least recently used last */
+    struct entry *prev, *next; /* newest first */
     uint64_t hash;
+    int used;                /* run since it was last at the head (second chance) */
     MYSQL_STMT *st;          /* owned: closed with the entry */
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
     uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
@@ -52,7 +53,8 @@ typedef struct entry {
  * else the template depends on: the snapshot (table names), the route's
  * table positions and the parameter count.  Routes with cuts or merge
  * edits are not memoized. */
-#define MEMO_SLOTS 16
+#define MEMO_MIN 16
+#define MEMO_MAX 1024
 #define MEMO_TABLES 4
 
 typedef struct memo {
@@ -69,11 +71,12 @@ typedef struct sprep_cache {
     dal_conn_ext_t ext;      /* first: the connection frees the cache through it */
     entry_t **buckets;       /* owned array; entries owned through the list */
     size_t nbuckets;         /* a power of two */
-    entry_t *head, *tail;    /* most and least recently used */
+    entry_t *head, *tail;    /* newest and oldest: eviction looks at the tail */
     size_t n;
     size_t bytes;            /* the client's memory for it: entries, handles, buckets */
     uint32_t backoff;        /* statements left to run as text (FULL_BACKOFF) */
-    memo_t memo[MEMO_SLOTS];
+    memo_t *memo;            /* owned: nmemo slots, direct-mapped */
+    size_t nmemo;            /* a power of two, about twice the cache's capacity */
 } sprep_cache_t;
 
 /* What the client library keeps per prepared statement: MYSQL_STMT, its
@@ -235,7 +238,7 @@ static memo_t *memo_slot(sprep_cache_t *k, const memo_t *key)
     uintptr_t h = (uintptr_t)key->sql >> 4;
 
     h ^= key->ntrefs > 0 ? (uint32_t)key->pos[0] * 2654435761u : 0;
-    return &k->memo[(h ^ key->gen) & (MEMO_SLOTS - 1)];
+    return &k->memo[(h ^ key->gen) & (k->nmemo - 1)];
 }
 
 static int memo_same(const memo_t *m, const memo_t *key)
@@ -266,7 +269,7 @@ static void memo_store(sprep_cache_t *k, const memo_t *key, entry_t *e)
     m->e = e;
 }
 
-static void lru_unlink(sprep_cache_t *k, entry_t *e)
+static void entries_unlink(sprep_cache_t *k, entry_t *e)
 {
     if (e->prev != NULL)
         e->prev->next = e->next;
@@ -279,7 +282,7 @@ static void lru_unlink(sprep_cache_t *k, entry_t *e)
     e->prev = e->next = NULL;
 }
 
-static void lru_push(sprep_cache_t *k, entry_t *e)
+static void entries_push(sprep_cache_t *k, entry_t *e)
 {
     e->prev = NULL;
     e->next = k->head;
@@ -300,10 +303,10 @@ static void entry_remove(sprep_cache_t *k, entry_t *e)
     while (*link != e)
         link = &(*link)->hnext;
     *link = e->hnext;
-    lru_unlink(k, e);
+    entries_unlink(k, e);
     k->n--;
     k->bytes -= entry_bytes(e);
-    for (i = 0; i < MEMO_SLOTS; i++)
+    for (i = 0; i < k->nmemo; i++)
         if (k->memo[i].e == e)
             memo_clear(&k->memo[i]);
     binary_reader_free(e->rd);
@@ -318,6 +321,7 @@ static void cache_drop(dal_conn_ext_t *x, MYSQL *m)
     (void)m; /* each handle knows its connection */
     while (k->head != NULL)
         entry_remove(k, k->head); /* empties the memo slots too */
+    free(k->memo);
     free(k->buckets);
     free(k);
 }
@@ -326,31 +330,36 @@ static void cache_drop(dal_conn_ext_t *x, MYSQL *m)
 static sprep_cache_t *cache_of(dal_conn_t *c, uint32_t cap)
 {
     sprep_cache_t *k;
-    size_t nb = 8;
+    size_t nb = 8, nm = MEMO_MIN;
 
     if (c->ext != NULL)
         return c->ext->drop == cache_drop ? (sprep_cache_t *)c->ext : NULL;
     while (nb < cap && nb < 4096)
         nb *= 2;
+    while (nm < 2 * (size_t)cap && nm < MEMO_MAX)
+        nm *= 2;
     k = calloc(1, sizeof *k);
-    if (k == NULL || (k->buckets = calloc(nb, sizeof *k->buckets)) == NULL) {
+    if (k == NULL || (k->buckets = calloc(nb, sizeof *k->buckets)) == NULL ||
+        (k->memo = calloc(nm, sizeof *k->memo)) == NULL) {
+        if (k != NULL)
+            free(k->buckets);
         free(k);
         return NULL;
     }
     k->ext.drop = cache_drop;
     k->nbuckets = nb;
-    k->bytes = sizeof *k + nb * sizeof *k->buckets;
+    k->nmemo = nm;
+    k->bytes = sizeof *k + nb * sizeof *k->buckets + nm * sizeof *k->memo;
     c->ext = &k->ext;
     return k;
 }
 
-/* e becomes the most recently used. */
-static void cache_touch(sprep_cache_t *k, entry_t *e)
+/* e was run again. */
+static void cache_touch(entry_t *e)
 {
-    if (e != k->head) {
-        lru_unlink(k, e);
-        lru_push(k, e);
-    }
+    /* a flag, not a move to the head: a run writes only its own entry */
+    if (!e->used)
+        e->used = 1;
 }
 
 static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64_t h)
@@ -361,7 +370,7 @@ static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64
         if (e->hash == h && e->len == len && memcmp(e->sql, sql, len) == 0)
             break;
     if (e != NULL)
-        cache_touch(k, e);
+        cache_touch(e);
     return e;
 }
 
@@ -369,9 +378,20 @@ static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64
 static void cache_trim(const dal_routing_t *rt, const dal_conn_t *c, sprep_cache_t *k,
                        uint32_t cap)
 {
+    entry_t *v;
+
+    /* the oldest entry run since it came to the head goes back to the
+     * head once; the first one not run is closed */
     while (k->n > 0 && k->n >= cap) {
+        v = k->tail;
+        if (v->used) {
+            v->used = 0;
+            entries_unlink(k, v);
+            entries_push(k, v);
+            continue;
+        }
         emit(rt, c, "evict", 0);
-        entry_remove(k, k->tail);
+        entry_remove(k, v);
     }
 }
 
@@ -411,9 +431,6 @@ static int stmt_failed(dal_conn_t *c, MYSQL_STMT *st, dal_error_t *err)
                       mysql_stmt_errno(st), mysql_stmt_sqlstate(st), mysql_stmt_error(st));
 }
 
-/* The template in sql, prepared on c and added to k as the most recent
- * entry.  0 with *out set; SPREP_TEXT (the server would not: run as text);
- * or a negative code for a broken connection. */
 static void discard(entry_t *e, MYSQL_STMT *st, binary_reader_t *rd)
 {
     binary_reader_free(rd);
@@ -423,7 +440,7 @@ static void discard(entry_t *e, MYSQL_STMT *st, binary_reader_t *rd)
 }
 
 /* The template in sql (its ? in the order tpl says), prepared on c and
- * added to k as the most recent entry.  0 with *out set; SPREP_TEXT (the
+ * added to k as the newest entry.  0 with *out set; SPREP_TEXT (the
  * server would not: run as text); or a negative code for a broken
  * connection. */
 static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
@@ -459,6 +476,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     e->st = st;
     e->rd = rd;
     e->hash = h;
+    e->used = 0;
     e->len = sql->len;
     memcpy(e->sql, sql->data, sql->len);
     e->sql[sql->len] = '\0';
@@ -467,7 +485,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     memcpy(e->order, tpl->order, tpl->n * sizeof *e->order);
     e->hnext = k->buckets[h & (k->nbuckets - 1)];
     k->buckets[h & (k->nbuckets - 1)] = e;
-    lru_push(k, e);
+    entries_push(k, e);
     k->n++;
     k->bytes += entry_bytes(e);
     emit(rt, c, "prepare", 0);
@@ -744,7 +762,7 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
             e = m->e;
     }
     if (e != NULL) {
-        cache_touch(k, e);
+        cache_touch(e);
     } else {
         if ((rc = find_entry(rt, r, c, k, nparams, sql, &e, err)) != 0)
             return rc;

@@ -9,8 +9,10 @@
  * server parses it once per connection instead of once per run.
  *
  * Each connection keeps its statement handles in a cache keyed by the
- * template (at most [dal] server_prepare_cache of them, the least recently
- * used closed first).  The cache is the connection's extension
+ * template (at most [dal] server_prepare_cache of them; the oldest not run
+ * since it was last looked at is closed first, a "second chance" order
+ * that costs a run no list moves), and a route memo that finds a
+ * statement's handle again without writing its template out.  The cache is the connection's extension
  * (dal_conn_ext_t): dropped before a COM_RESET_CONNECTION (which drops
  * the server's statements) and when the connection closes.
  *
