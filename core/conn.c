@@ -105,11 +105,59 @@ static void track_state(dal_conn_t *c)
     c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
 }
 
-/* The session may hold state a borrower left. */
-static int session_dirty(const dal_conn_t *c)
+/* Walk the session-tracking items of the last OK packet: the value of
+ * last_gtid into *out (1 if found; out may be NULL), whether anything
+ * changed that a later borrower would see (*other), and whether
+ * characteristics are set for a transaction not begun yet (*pending).
+ * The transaction's own items change with every transaction and end with
+ * it: its state, and the characteristics of the one running. */
+static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other, int *pending)
 {
-    return !c->tracked || c->dirty ||
-           (c->mysql.server_status & (SERVER_SESSION_STATE_CHANGED | SERVER_STATUS_IN_TRANS));
+    const char *name, *value;
+    size_t nlen, vlen;
+    int t, found = 0;
+
+    for (t = SESSION_TRACK_BEGIN; t <= SESSION_TRACK_END; t++) {
+        if (mysql_session_track_get_first(m, t, &name, &nlen) != 0)
+            continue;
+        if (t == SESSION_TRACK_TRANSACTION_STATE)
+            continue;
+        if (t == SESSION_TRACK_TRANSACTION_CHARACTERISTICS) {
+            if (nlen > 0 && !(m->server_status & SERVER_STATUS_IN_TRANS))
+                *pending = 1;
+            continue;
+        }
+        if (t != SESSION_TRACK_SYSTEM_VARIABLES) {
+            *other = 1;
+            continue;
+        }
+        /* system variables come as name, value, name, value, ... */
+        do {
+            if (mysql_session_track_get_next(m, t, &value, &vlen) != 0)
+                break;
+            if (nlen == 9 && memcmp(name, "last_gtid", 9) == 0)
+                found = out != NULL && gtid_parse(value, vlen, out) == 0;
+            else
+                *other = 1;
+        } while (mysql_session_track_get_next(m, t, &name, &nlen) == 0);
+    }
+    return found;
+}
+
+/* The session may hold state a borrower left: marked dirty (by the
+ * statement analysis, or by conn_take_gtid after a statement whose packet
+ * reported a change), a transaction still open, or the last packet
+ * reporting a change of its own. */
+static int session_dirty(dal_conn_t *c)
+{
+    int other = 0, pending = 0;
+
+    if (!c->tracked || c->dirty || (c->mysql.server_status & SERVER_STATUS_IN_TRANS))
+        return 1;
+    if (!(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED))
+        return 0;
+    tracked_items(&c->mysql, NULL, &other, &pending);
+    return other || pending;
 }
 
 int conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
@@ -235,44 +283,19 @@ int conn_unset_vars(dal_conn_t *c, dal_error_t *err)
     return rc;
 }
 
-/* Walk the session-tracking items of the last OK packet: the value of
- * last_gtid into *out (1 if found), and whether anything else changed. */
-static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other)
-{
-    const char *name, *value;
-    size_t nlen, vlen;
-    int t, found = 0;
-
-    for (t = SESSION_TRACK_BEGIN; t <= SESSION_TRACK_END; t++) {
-        if (mysql_session_track_get_first(m, t, &name, &nlen) != 0)
-            continue;
-        if (t != SESSION_TRACK_SYSTEM_VARIABLES) {
-            *other = 1;
-            continue;
-        }
-        /* system variables come as name, value, name, value, ... */
-        do {
-            if (mysql_session_track_get_next(m, t, &value, &vlen) != 0)
-                break;
-            if (nlen == 9 && memcmp(name, "last_gtid", 9) == 0)
-                found = gtid_parse(value, vlen, out) == 0;
-            else
-                *other = 1;
-        } while (mysql_session_track_get_next(m, t, &name, &nlen) == 0);
-    }
-    return found;
-}
-
 int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
 {
-    int other = 0, found;
+    int other = 0, pending = 0, found;
 
     /* without the flag the items are an older statement's, kept by the
      * connector */
-    if (!c->track_gtid || !(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED))
+    if (!c->tracked || !(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED))
         return 0;
-    found = tracked_items(&c->mysql, out, &other);
-    if (!other)
+    found = tracked_items(&c->mysql, c->track_gtid ? out : NULL, &other, &pending);
+    /* kept past this packet: the next statements' packets will not say it */
+    if (other || pending)
+        c->dirty = 1;
+    else
         c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
     return found;
 }

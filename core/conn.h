@@ -99,11 +99,15 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
  * read_timeout_ms replaces ds's read timeout (0: none). */
 void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
                   uint32_t read_timeout_ms);
-/* After a statement on c: if it committed a transaction that the server
- * gave a GTID, store it in *out and return 1, else 0.  A new GTID alone is
- * not a session change the next borrower must be protected from: when it
- * is the only change, the change flag is cleared so that conn_reset
- * does not go to the server for it. */
+/* After each statement that succeeded on c: if it committed a transaction
+ * that the server gave a GTID, store it in *out and return 1, else 0.
+ * The change the statement's packet reports is kept: a change a later
+ * borrower would see marks c dirty (later packets will not report it
+ * again), while a new GTID, or the transaction's own state, alone clears
+ * the change flag, so that conn_reset does not go to the server for it.
+ * Every statement of a single-node transaction passes here, which lets
+ * the transaction's connection go back without a reset (keeping its
+ * prepared statements). */
 int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
 void conn_close(dal_conn_t *c);
 /* 0 if alive. */

@@ -391,8 +391,8 @@ static void end_txn(dal_session_t *s, int reusable)
         if (!reusable && (pin = pins_find(&s->pins, s->node)) != NULL)
             pins_lost(pin);
     } else if (s->conn != NULL) {
-        /* several statements ran on it: the next borrower needs a reset */
-        conn_mark_dirty(s->conn);
+        /* each statement noted what it left (exec_on_conn, conn_take_gtid):
+         * the release resets the connection only if something was */
         server_release(s->server, s->conn, reusable);
     }
     s->conn_pinned = 0;
