@@ -703,6 +703,49 @@ START_TEST(test_session)
 }
 END_TEST
 
+/* A transaction's connection goes back to the pool with its handles:
+ * the same transaction again prepares nothing. */
+START_TEST(test_transactions_keep_handles)
+{
+    dal_value_t p[1] = {dal_int(1)};
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    double before = 0;
+    unsigned prev = mport;
+    dal_t *keep = on;
+    int round;
+
+    /* a dal_t of its own: test_reload leaves `on` with a cache of 1 */
+    mport = tu_free_port();
+    on = open_dal("txn.ini", "auto", 64, mport);
+    direct_exec("DROP TABLE IF EXISTS sp_txn");
+    direct_exec("CREATE TABLE sp_txn (id INT PRIMARY KEY, v INT)");
+    direct_exec("INSERT INTO sp_txn VALUES (1, 10)");
+    must(dal_session_open(on, &s, &err), &err, "session");
+    for (round = 0; round < 5; round++) {
+        if (round == 1)
+            before = metric("dal_server_prepares_total");
+        must(dal_begin(s, &err), &err, "begin");
+        must(dal_session_query(s, NULL, "SELECT v FROM sp_txn WHERE id = ?", p, 1, &r, &err),
+             &err, "select");
+        ck_assert_int_eq(dal_result_next(r, &err), 1);
+        dal_result_free(r);
+        must(dal_session_exec(s, NULL, "UPDATE sp_txn SET v = v + 1 WHERE id = ?", p, 1, NULL,
+                              &err), &err, "update");
+        must(dal_commit(s, &err), &err, "commit");
+    }
+    ck_assert_msg(metric("dal_server_prepares_total") == before,
+                  "prepares went from %g to %g over four transactions", before,
+                  metric("dal_server_prepares_total"));
+    dal_session_close(s);
+    direct_exec("DROP TABLE sp_txn");
+    dal_close(on);
+    on = keep;
+    mport = prev;
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sprep");
@@ -721,6 +764,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_reset_drops_handles);
     tcase_add_test(tc, test_session);
+    tcase_add_test(tc, test_transactions_keep_handles);
     suite_add_tcase(s, tc);
     return s;
 }
