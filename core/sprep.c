@@ -29,6 +29,13 @@
  * runs this many statements as text before it prepares again: each try
  * costs a round trip, and the limit is usually reached for a while. */
 #define FULL_BACKOFF 256
+/* A cache that closes WASTE_LIMIT handles in a row that never ran a second
+ * time is churning (a working set larger than server_prepare_cache, taken
+ * in turn): preparing, closing and preparing again costs more than text,
+ * so the next WASTE_BACKOFF new templates run as text.  The handles that
+ * do run again stay and keep running prepared. */
+#define WASTE_LIMIT 8
+#define WASTE_BACKOFF 64
 /* Parameters bound on the stack. */
 #define BIND_INLINE 16
 
@@ -38,6 +45,7 @@ typedef struct entry {
     struct entry *prev, *next; /* newest first */
     uint64_t hash;
     int used;                /* run since it was last at the head (second chance) */
+    int reused;              /* run again at least once since it was prepared */
     MYSQL_STMT *st;          /* owned: closed with the entry */
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
     uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
@@ -74,7 +82,10 @@ typedef struct sprep_cache {
     entry_t *head, *tail;    /* newest and oldest: eviction looks at the tail */
     size_t n;
     size_t bytes;            /* the client's memory for it: entries, handles, buckets */
-    uint32_t backoff;        /* statements left to run as text (FULL_BACKOFF) */
+    uint32_t backoff;        /* new templates left to run as text (FULL_BACKOFF,
+                                WASTE_BACKOFF) ... */
+    unsigned int backoff_why;/* ... and why: the server's error, or 0 for churn */
+    uint32_t wasted;         /* handles closed in a row that never ran again */
     memo_t *memo;            /* owned: nmemo slots, direct-mapped */
     size_t nmemo;            /* a power of two, about twice the cache's capacity */
 } sprep_cache_t;
@@ -359,7 +370,7 @@ static void cache_touch(entry_t *e)
 {
     /* a flag, not a move to the head: a run writes only its own entry */
     if (!e->used)
-        e->used = 1;
+        e->used = e->reused = 1;
 }
 
 static entry_t *cache_find(sprep_cache_t *k, const char *sql, size_t len, uint64_t h)
@@ -391,6 +402,12 @@ static void cache_trim(const dal_routing_t *rt, const dal_conn_t *c, sprep_cache
             continue;
         }
         emit(rt, c, "evict", 0);
+        k->wasted = v->reused ? 0 : k->wasted + 1;
+        if (k->wasted >= WASTE_LIMIT) {
+            k->wasted = 0;
+            k->backoff = WASTE_BACKOFF;
+            k->backoff_why = 0;
+        }
         entry_remove(k, v);
     }
 }
@@ -466,17 +483,19 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
         discard(e, st, rd);
         if (rc != 0)
             return rc;
-        if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED)
+        if (en == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
             k->backoff = FULL_BACKOFF;
-        else if (!transient(en))
+            k->backoff_why = en;
+        } else if (!transient(en)) {
             refuse(rt->sql);
+        }
         return fallback(rt, c, en);
     }
     cache_trim(rt, c, k, rt->sprep_cache);
     e->st = st;
     e->rd = rd;
     e->hash = h;
-    e->used = 0;
+    e->used = e->reused = 0;
     e->len = sql->len;
     memcpy(e->sql, sql->data, sql->len);
     e->sql[sql->len] = '\0';
@@ -734,7 +753,7 @@ static int find_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_ca
         return 0;
     if (k->backoff > 0) {
         k->backoff--;
-        return fallback(rt, c, ER_MAX_PREPARED_STMT_COUNT_REACHED);
+        return fallback(rt, c, k->backoff_why);
     }
     return prepare(rt, c, k, sql, &tpl, h, out, err);
 }

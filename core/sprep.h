@@ -23,6 +23,9 @@
  *    on the statement's analysis, it runs as text from then on;
  *  - the server's max_prepared_stmt_count is reached: text, and the
  *    connection tries no new prepare for a while;
+ *  - the cache churns (handles closed without running a second time, a
+ *    working set larger than server_prepare_cache): new templates run as
+ *    text for a while, the handles that run again stay prepared;
  *  - ER_NEED_REPREPARE (the server could not re-prepare it after DDL):
  *    prepared again once, else text for that run;
  *  - a session statement that may change how SQL is parsed (SET, USE,

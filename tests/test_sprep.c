@@ -590,6 +590,34 @@ START_TEST(test_eviction)
 }
 END_TEST
 
+/* More templates than the cache holds, taken in turn: after a few handles
+ * closed without running again, new templates run as text for a while
+ * instead of being prepared and closed each time (counted as fallbacks),
+ * and the answers stay the same. */
+START_TEST(test_churn)
+{
+    static const char *const stmts[] = {
+        "SELECT id FROM sp_types WHERE id = ?", "SELECT c_int FROM sp_types WHERE id = ?",
+        "SELECT c_char FROM sp_types WHERE id = ?", "SELECT c_dec FROM sp_types WHERE id = ?"};
+    dal_value_t p[1] = {dal_int(1)};
+    unsigned prev = mport;
+    dal_t *keep = on;
+    int i;
+
+    mport = tu_free_port();
+    on = open_dal("churn.ini", "auto", 2, mport);
+    for (i = 0; i < 80; i++)
+        ck_assert_uint_eq(both(stmts[i % 4], p, 1), 1);
+    ck_assert_msg(metric("dal_server_prepares_total") < 40, "prepares: %g of 80 runs",
+                  metric("dal_server_prepares_total"));
+    ck_assert_msg(metric("dal_server_prepare_fallbacks_total") > 20, "fallbacks: %g",
+                  metric("dal_server_prepare_fallbacks_total"));
+    dal_close(on);
+    on = keep;
+    mport = prev;
+}
+END_TEST
+
 /* A reload turns server-side preparing off and on again. */
 START_TEST(test_reload)
 {
@@ -761,6 +789,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_statement_limit);
     tcase_add_test(tc, test_refused_statement);
     tcase_add_test(tc, test_eviction);
+    tcase_add_test(tc, test_churn);
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_reset_drops_handles);
     tcase_add_test(tc, test_session);
