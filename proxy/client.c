@@ -810,21 +810,10 @@ int client_session_set(proxy_client_t *c, const char *sql)
     return 1;
 }
 
-static void run_query(proxy_client_t *c, const char *sql)
+bool client_only_comments(const char *sql)
 {
-    dal_result_t *r = NULL;
-    dal_error_t err;
     const char *p = sql;
 
-    if (diag_statement(c, sql))
-        return;
-    /* as a server: nothing is an error, comments alone are done */
-    while (isspace((unsigned char)*p))
-        p++;
-    if (*p == '\0') {
-        client_err(c, 1065, "42000", "Query was empty");
-        return;
-    }
     for (;;) {
         while (isspace((unsigned char)*p) || *p == ';')
             p++;
@@ -833,9 +822,23 @@ static void run_query(proxy_client_t *c, const char *sql)
         else if (*p == '#' || (p[0] == '-' && p[1] == '-' && isspace((unsigned char)p[2])))
             p += strcspn(p, "\n");
         else
-            break;
+            return *p == '\0';
     }
-    if (*p == '\0') {
+}
+
+static void run_query(proxy_client_t *c, const char *sql)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    if (diag_statement(c, sql))
+        return;
+    /* as a server: nothing is an error, comments alone are done */
+    if (sql[strspn(sql, " \t\r\n\f\v")] == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
+        return;
+    }
+    if (client_only_comments(sql)) {
         send_ok(c, 0, 0);
         return;
     }

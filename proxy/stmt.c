@@ -14,7 +14,7 @@
 
 typedef struct proxy_stmt {
     uint32_t id;
-    dal_prepared_t *prep;          /* owned */
+    dal_prepared_t *prep;          /* owned; NULL: comments only, done */
     uint16_t nparams;
     uint16_t ncolumns;             /* as PREPARE_OK said */
     uint8_t *types;                /* owned: 2 * nparams, the last execution's
@@ -248,11 +248,11 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         client_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
-    if (dal_prepare(c->px->dal, text, &prep, &err) != 0) {
+    if (!client_only_comments(text) && dal_prepare(c->px->dal, text, &prep, &err) != 0) {
         client_dal_error(c, &err);
         goto done;
     }
-    if ((np = dal_prepared_param_count(prep)) > UINT16_MAX) {
+    if ((np = prep != NULL ? dal_prepared_param_count(prep) : 0) > UINT16_MAX) {
         client_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
         goto done;
     }
@@ -372,7 +372,9 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         free(vals);
         return;
     }
-    if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
+    if (s->prep == NULL)
+        client_ok(c, 0, 0, 0);
+    else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
         client_dal_error(c, &err);
     else
         client_result(c, r, true);

@@ -159,6 +159,7 @@ T=$'\t'
 cat >"$work/ps.txt" <<EOF
 !list_fields orders
 !list_fields orders n%
+/* a comment alone */
 SELECT * FROM orders WHERE user_id = ? ORDER BY id${T}10
 SELECT id, amount, note, made FROM orders WHERE id = ? AND user_id = ?${T}1${T}10
 SELECT COUNT(*), SUM(amount), MIN(made), MAX(note) FROM orders
