@@ -775,6 +775,10 @@ int client_session_set(proxy_client_t *c, const char *sql)
             n++;
         memcpy(cs, q, n);
         cs[n] = '\0';
+        /* DEFAULT: the server's character set, the one the handshake
+         * announced */
+        if (strcasecmp(cs, "DEFAULT") == 0)
+            strcpy(cs, "utf8mb4");
         /* SET NAMES cs COLLATE co: the collation after the character set
          * (dal sets names first); without COLLATE the variable keeps what
          * SET NAMES made, so an earlier COLLATE does not outlive it */
