@@ -84,13 +84,36 @@ static const char *server_words(const dal_error_t *err)
     return p != NULL ? p + strlen(head) : err->message;
 }
 
+/* A client library's error number, met on a backend connection, that
+ * means the backend is unreachable or lost. */
+static bool backend_lost(unsigned int n)
+{
+    switch (n) {
+    case 2002: case 2003: case 2005: case 2006: case 2013: case 2026: case 2055:
+        return true;
+    }
+    return false;
+}
+
 void client_dal_error(proxy_client_t *c, const dal_error_t *err)
 {
+    unsigned int n = err->mysql_errno;
+
     switch (err->code) {
     case DAL_ESERVER:
-        client_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
-                   server_words(err));
-        return;
+        if (n < 2000 || n >= 3000) {
+            client_err(c, (uint16_t)n, err->sqlstate[0] ? err->sqlstate : "HY000",
+                       server_words(err));
+            return;
+        }
+        /* 2000-2999: the client library's own, met on a backend connection,
+         * which libmariadb takes in an ERR packet for a malformed packet
+         * (2027) */
+        if (!backend_lost(n)) {
+            client_err(c, 1105, "HY000", server_words(err));
+            return;
+        }
+        break;
     case DAL_ESQL:
         client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
         return;
@@ -98,8 +121,7 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
         client_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
         return;
     case DAL_ECONNECT:
-        client_err(c, 2013, "HY000", err->message);   /* lost connection to a backend */
-        return;
+        break;
     case DAL_ESTATE:
         client_err(c, 1105, "25000", err->message);
         return;
@@ -107,6 +129,10 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
         client_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
         return;
     }
+    /* a backend unreachable or lost, as a server says of a remote data
+     * source (ER_CONNECT_TO_FOREIGN_DATA_SOURCE), with dal's message, which
+     * names the datasource */
+    client_err(c, 1429, "HY000", err->message);
 }
 
 /* ------------------------------------------------------------ handshake */
