@@ -107,6 +107,22 @@ px_stop() {
         fail "sanitizer report in $2: $(grep -E -A20 'Sanitizer|runtime error' "$2" | head -40)"
 }
 
+# px_ps_judge NAME WHAT: tests/ps_client runs the script $work/NAME.txt
+# through the proxy on $port (user app, password $PX_TEST_PASSWORD, schema
+# shop) and on the first server's schema plain (user dal); the outputs,
+# $work/NAME_px.out and $work/NAME_plain.out, must be the same (WHAT
+# names the check in the failure)
+px_ps_judge() {
+    "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop \
+        <"$work/$1.txt" >"$work/$1_px.out" 2>&1 ||
+        fail "ps_client through the proxy: $(tail -3 "$work/$1_px.out")"
+    "$builddir/tests/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
+        <"$work/$1.txt" >"$work/$1_plain.out" 2>&1 ||
+        fail "ps_client on the plain server: $(tail -3 "$work/$1_plain.out")"
+    diff -u "$work/$1_plain.out" "$work/$1_px.out" >"$work/$1.diff" ||
+        fail "$2: proxy and server differ: $(head -80 "$work/$1.diff")"
+}
+
 # px_finish NAME: the closing line, and the exit status
 px_finish() {
     if [ "$fails" -gt 0 ]; then

@@ -95,12 +95,7 @@ SELECT COUNT(*) FROM rt
 SELECT IFNULL(@r, 'none')
 SELECT COUNT(*) FROM rt
 EOF
-"$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/reset.txt" >"$work/reset_px.out" 2>&1 ||
-    fail "ps_client through the proxy: $(tail -3 "$work/reset_px.out")"
-"$builddir/tests/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/reset.txt" >"$work/reset_plain.out" 2>&1 ||
-    fail "ps_client on the plain server: $(tail -3 "$work/reset_plain.out")"
-diff -u "$work/reset_plain.out" "$work/reset_px.out" >"$work/reset.diff" ||
-    fail "COM_RESET_CONNECTION: proxy and server differ: $(cat "$work/reset.diff")"
+px_ps_judge reset COM_RESET_CONNECTION
 grep -qx 'none' "$work/reset_px.out" || fail "the variable survived the reset: $(cat "$work/reset_px.out")"
 
 px_finish proxy_pin_test
