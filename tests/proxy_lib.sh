@@ -76,8 +76,8 @@ password = $2
 EOF
 }
 
-# px_start INI PORT: start dal-proxy on INI (listening on PORT), its log
-# in INI without .ini, then .log, and wait until it accepts connections
+# px_start FILE.ini PORT: start dal-proxy on FILE.ini (listening on PORT),
+# its log in FILE.log, and wait until it accepts connections
 px_start() {
     "$proxy_bin" -c "$1" --check >/dev/null || fail "dal-proxy --check $1"
     "$proxy_bin" -c "$1" >"${1%.ini}.log" 2>&1 &
