@@ -131,11 +131,20 @@ static bool returns_rows(const char *sql)
 
 /*
  * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
- * LIMIT 0, a shard key picks one node) and sql_select_limit=0, outside the
- * client's session so its transaction neither takes a node nor a lock --
- * but in it when it pinned connections outside a transaction, whose state
- * (a temporary table, a user variable) the statement may read.
+ * LIMIT 0, a shard key picks one node) and sql_select_limit=0.  In the
+ * client's session (its variables: SET NAMES decides the columns' lengths;
+ * its pinned connections: a temporary table, a user variable) outside a
+ * transaction when autocommit is on, or when it pinned connections whose
+ * state the statement may read; else outside the session, so that its
+ * transaction neither takes a node nor a lock.
  */
+/* Whether describe runs sql in the session s (above). */
+static bool in_session(const dal_session_t *s)
+{
+    return !dal_in_transaction(s) &&
+           ((dal_session_status(s) & DAL_SERVER_STATUS_AUTOCOMMIT) || dal_session_pinned(s) > 0);
+}
+
 static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
                     dal_error_t *err)
 {
@@ -151,7 +160,7 @@ static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_re
         memcpy(text + sizeof head - 1, sql, n + 1);
         for (i = 0; i < nparams; i++)
             zeros[i] = dal_int(0);
-        rc = dal_session_pinned(c->session) > 0 && !dal_in_transaction(c->session)
+        rc = in_session(c->session)
                  ? dal_session_query(c->session, NULL, text, zeros, nparams, out, err)
                  : dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
     } else {
