@@ -35,60 +35,32 @@ while [ $# -gt 0 ]; do
     shift
 done
 command -v sysbench >/dev/null || { echo "proxy.sh: needs sysbench (apt-get install sysbench)" >&2; exit 1; }
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$src/plugins/.libs}
+# shellcheck source=tests/proxy_lib.sh
+. "$src/tests/proxy_lib.sh"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/dalpxb.XXXXXX")
-pid="" bpid=""
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null
-    [ -n "$bpid" ] && kill "$bpid" 2>/dev/null
-    "$src/tests/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$src/tests/cluster.sh" start "$work/c" 2 --db 'shard_%d' --db plain >/dev/null
-mapfile -t ports <"$work/c/ports"
-port=$("$src/tests/cluster.sh" free-port)
+px_cluster 2 --db 'shard_%d' --db plain
+port=$("$here/cluster.sh" free-port)
 write_ini() { # FILE PORT
-    cat >"$1" <<EOF
-[datasource ds0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
-[datasource ds1]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
-[dal]
-default_datasource = ds0
-[table sbtest1]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 8
-shard_key = id
-strategy = mod
+    {
+        px_ini_sharded
+        px_ini_table sbtest1 8 id mod
+        cat <<EOF
 [proxy]
 listen = 127.0.0.1:$2
 database = sbtest
 [proxy user sb]
 password = sbpass
 EOF
-}
-wait_for() { # PORT
-    for _ in $(seq 50); do
-        mariadb -h127.0.0.1 -P"$1" -usb -psbpass -e 'SELECT 1' >/dev/null 2>&1 && return
-        sleep 0.1
-    done
+    } >"$1"
 }
 write_ini "$work/px.ini" "$port"
-"$src/proxy/dal-proxy" -c "$work/px.ini" >"$work/px.log" 2>&1 &
-pid=$!
-wait_for "$port"
+px_start "$work/px.ini" "$port"
 base_name=mariadb
 if [ -n "$baseline" ]; then
-    bport=$("$src/tests/cluster.sh" free-port)
+    bport=$("$here/cluster.sh" free-port)
     write_ini "$work/base.ini" "$bport"
-    DAL_PLUGIN_DIR=$(cd "$(dirname "$baseline")" && pwd)/../plugins/.libs \
-        "$baseline" -c "$work/base.ini" >"$work/base.log" 2>&1 &
-    bpid=$!
-    wait_for "$bport"
+    DAL_PLUGIN_DIR=$(cd "$(dirname "$baseline")" && pwd)/../plugins/.libs proxy_bin=$baseline \
+        px_start "$work/base.ini" "$bport"
     base_name=baseline
 fi
 

@@ -84,13 +84,36 @@ static const char *server_words(const dal_error_t *err)
     return p != NULL ? p + strlen(head) : err->message;
 }
 
+/* A client library's error number, met on a backend connection, that
+ * means the backend is unreachable or lost. */
+static bool backend_lost(unsigned int n)
+{
+    switch (n) {
+    case 2002: case 2003: case 2005: case 2006: case 2013: case 2026: case 2055:
+        return true;
+    }
+    return false;
+}
+
 void client_dal_error(proxy_client_t *c, const dal_error_t *err)
 {
+    unsigned int n = err->mysql_errno;
+
     switch (err->code) {
     case DAL_ESERVER:
-        client_err(c, (uint16_t)err->mysql_errno, err->sqlstate[0] ? err->sqlstate : "HY000",
-                   server_words(err));
-        return;
+        if (n < 2000 || n >= 3000) {
+            client_err(c, (uint16_t)n, err->sqlstate[0] ? err->sqlstate : "HY000",
+                       server_words(err));
+            return;
+        }
+        /* 2000-2999: the client library's own, met on a backend connection,
+         * which libmariadb takes in an ERR packet for a malformed packet
+         * (2027) */
+        if (!backend_lost(n)) {
+            client_err(c, 1105, "HY000", server_words(err));
+            return;
+        }
+        break;
     case DAL_ESQL:
         client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
         return;
@@ -98,8 +121,7 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
         client_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
         return;
     case DAL_ECONNECT:
-        client_err(c, 2013, "HY000", err->message);   /* lost connection to a backend */
-        return;
+        break;
     case DAL_ESTATE:
         client_err(c, 1105, "25000", err->message);
         return;
@@ -107,6 +129,10 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
         client_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
         return;
     }
+    /* a backend unreachable or lost, as a server says of a remote data
+     * source (ER_CONNECT_TO_FOREIGN_DATA_SOURCE), with dal's message, which
+     * names the datasource */
+    client_err(c, 1429, "HY000", err->message);
 }
 
 /* ------------------------------------------------------------ handshake */
@@ -775,6 +801,10 @@ int client_session_set(proxy_client_t *c, const char *sql)
             n++;
         memcpy(cs, q, n);
         cs[n] = '\0';
+        /* DEFAULT: the server's character set, the one the handshake
+         * announced */
+        if (strcasecmp(cs, "DEFAULT") == 0)
+            strcpy(cs, "utf8mb4");
         /* SET NAMES cs COLLATE co: the collation after the character set
          * (dal sets names first); without COLLATE the variable keeps what
          * SET NAMES made, so an earlier COLLATE does not outlive it */
@@ -810,21 +840,10 @@ int client_session_set(proxy_client_t *c, const char *sql)
     return 1;
 }
 
-static void run_query(proxy_client_t *c, const char *sql)
+bool client_only_comments(const char *sql)
 {
-    dal_result_t *r = NULL;
-    dal_error_t err;
     const char *p = sql;
 
-    if (diag_statement(c, sql))
-        return;
-    /* as a server: nothing is an error, comments alone are done */
-    while (isspace((unsigned char)*p))
-        p++;
-    if (*p == '\0') {
-        client_err(c, 1065, "42000", "Query was empty");
-        return;
-    }
     for (;;) {
         while (isspace((unsigned char)*p) || *p == ';')
             p++;
@@ -833,9 +852,23 @@ static void run_query(proxy_client_t *c, const char *sql)
         else if (*p == '#' || (p[0] == '-' && p[1] == '-' && isspace((unsigned char)p[2])))
             p += strcspn(p, "\n");
         else
-            break;
+            return *p == '\0';
     }
-    if (*p == '\0') {
+}
+
+static void run_query(proxy_client_t *c, const char *sql)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    if (diag_statement(c, sql))
+        return;
+    /* as a server: nothing is an error, comments alone are done */
+    if (sql[strspn(sql, " \t\r\n\f\v")] == '\0') {
+        client_err(c, 1065, "42000", "Query was empty");
+        return;
+    }
+    if (client_only_comments(sql)) {
         send_ok(c, 0, 0);
         return;
     }

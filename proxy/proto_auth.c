@@ -12,6 +12,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "hex.h"
 #include "proto_int.h"
 
 int proto_scramble_generate(uint8_t out[PROTO_SCRAMBLE_LEN])
@@ -25,22 +26,20 @@ int proto_scramble_generate(uint8_t out[PROTO_SCRAMBLE_LEN])
     return 0;
 }
 
-/* SHA1(a + b) of two short pieces (a scramble and a digest). */
-static void sha1_pair(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, uint8_t *out)
-{
-    uint8_t tmp[PROTO_SCRAMBLE_LEN + PROTO_SHA256_LEN];
-    memcpy(tmp, a, an);
-    memcpy(tmp + an, b, bn);
-    SHA1(tmp, an + bn, out);
-}
+/*
+ * The two plugins share their arithmetic: stage 1 is H(password), stage 2
+ * H(stage 1), and a client sends stage 1 XOR H(scramble and stage 2).
+ * They differ in the hash H and in the order of the scramble and the
+ * digest under that last H.
+ */
+typedef struct scheme {
+    unsigned char *(*hash)(const unsigned char *d, size_t n, unsigned char *md);
+    size_t len;          /* the digest's */
+    bool digest_first;   /* caching_sha2: H(stage 2 + scramble) */
+} scheme_t;
 
-static void sha256_pair(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, uint8_t *out)
-{
-    uint8_t tmp[PROTO_SCRAMBLE_LEN + PROTO_SHA256_LEN];
-    memcpy(tmp, a, an);
-    memcpy(tmp + an, b, bn);
-    SHA256(tmp, an + bn, out);
-}
+static const scheme_t native = {SHA1, PROTO_SHA1_LEN, false};
+static const scheme_t sha2 = {SHA256, PROTO_SHA256_LEN, true};
 
 static void xor_into(uint8_t *dst, const uint8_t *a, const uint8_t *b, size_t n)
 {
@@ -48,14 +47,59 @@ static void xor_into(uint8_t *dst, const uint8_t *a, const uint8_t *b, size_t n)
         dst[i] = a[i] ^ b[i];
 }
 
+static void stage2_of(const scheme_t *s, const char *password, size_t len, uint8_t *out)
+{
+    uint8_t stage1[PROTO_SHA256_LEN];
+    s->hash((const unsigned char *)password, len, stage1);
+    s->hash(stage1, s->len, out);
+    OPENSSL_cleanse(stage1, sizeof stage1);
+}
+
+/* What stage 1 is XORed with: H of the scramble and stage 2. */
+static void mask_of(const scheme_t *s, const uint8_t scramble[PROTO_SCRAMBLE_LEN],
+                    const uint8_t *stage2, uint8_t *out)
+{
+    uint8_t tmp[PROTO_SCRAMBLE_LEN + PROTO_SHA256_LEN];
+    memcpy(tmp + (s->digest_first ? 0 : PROTO_SCRAMBLE_LEN), stage2, s->len);
+    memcpy(tmp + (s->digest_first ? s->len : 0), scramble, PROTO_SCRAMBLE_LEN);
+    s->hash(tmp, PROTO_SCRAMBLE_LEN + s->len, out);
+}
+
+static void scramble_of(const scheme_t *s, const uint8_t scramble[PROTO_SCRAMBLE_LEN],
+                        const char *password, size_t len, uint8_t *out)
+{
+    uint8_t stage1[PROTO_SHA256_LEN], stage2[PROTO_SHA256_LEN], mask[PROTO_SHA256_LEN];
+    s->hash((const unsigned char *)password, len, stage1);
+    s->hash(stage1, s->len, stage2);
+    mask_of(s, scramble, stage2, mask);
+    xor_into(out, stage1, mask, s->len);
+    OPENSSL_cleanse(stage1, sizeof stage1);
+}
+
+/* The response XOR the mask is the client's claimed stage 1; its hash
+ * must be stage 2.  No stage 2: an account without a password, which
+ * takes an empty response only. */
+static bool verify_with(const scheme_t *s, const uint8_t scramble[PROTO_SCRAMBLE_LEN],
+                        const void *response, size_t response_len, const uint8_t *stage2)
+{
+    if (!stage2)
+        return response_len == 0;
+    if (response_len != s->len)
+        return false;
+    uint8_t mask[PROTO_SHA256_LEN], stage1[PROTO_SHA256_LEN], check[PROTO_SHA256_LEN];
+    mask_of(s, scramble, stage2, mask);
+    xor_into(stage1, response, mask, s->len);
+    s->hash(stage1, s->len, check);
+    bool ok = CRYPTO_memcmp(check, stage2, s->len) == 0;
+    OPENSSL_cleanse(stage1, sizeof stage1);
+    return ok;
+}
+
 /* ==================================================== mysql_native_password */
 
 void proto_native_stage2(const char *password, size_t len, uint8_t out[PROTO_SHA1_LEN])
 {
-    uint8_t stage1[PROTO_SHA1_LEN];
-    SHA1((const unsigned char *)password, len, stage1);
-    SHA1(stage1, sizeof stage1, out);
-    OPENSSL_cleanse(stage1, sizeof stage1);
+    stage2_of(&native, password, len, out);
 }
 
 void proto_native_hash_text(const char *password, size_t len, char out[42])
@@ -71,23 +115,12 @@ void proto_native_hash_text(const char *password, size_t len, char out[42])
     out[41] = '\0';
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int proto_native_hash_parse(const char *text, uint8_t out[PROTO_SHA1_LEN])
 {
     if (!text || text[0] != '*' || strlen(text) != 41)
         return PROTO_EINVAL;
     for (size_t i = 0; i < PROTO_SHA1_LEN; i++) {
-        int hi = hex_digit(text[1 + 2 * i]), lo = hex_digit(text[2 + 2 * i]);
+        int hi = hexval(text[1 + 2 * i]), lo = hexval(text[2 + 2 * i]);
         if (hi < 0 || lo < 0)
             return PROTO_EINVAL;
         out[i] = (uint8_t)(hi << 4 | lo);
@@ -98,30 +131,13 @@ int proto_native_hash_parse(const char *text, uint8_t out[PROTO_SHA1_LEN])
 void proto_native_scramble(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const char *password,
                            size_t len, uint8_t out[PROTO_SHA1_LEN])
 {
-    uint8_t stage1[PROTO_SHA1_LEN], stage2[PROTO_SHA1_LEN], mask[PROTO_SHA1_LEN];
-    SHA1((const unsigned char *)password, len, stage1);
-    SHA1(stage1, sizeof stage1, stage2);
-    sha1_pair(scramble, PROTO_SCRAMBLE_LEN, stage2, sizeof stage2, mask);
-    xor_into(out, stage1, mask, PROTO_SHA1_LEN);
-    OPENSSL_cleanse(stage1, sizeof stage1);
+    scramble_of(&native, scramble, password, len, out);
 }
 
-/* The response XOR SHA1(scramble + stage2) is the client's claimed
- * SHA1(password); its SHA1 must be stage 2. */
 bool proto_native_verify(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const void *response,
                          size_t response_len, const uint8_t stage2[PROTO_SHA1_LEN])
 {
-    if (!stage2)
-        return response_len == 0;
-    if (response_len != PROTO_SHA1_LEN)
-        return false;
-    uint8_t mask[PROTO_SHA1_LEN], stage1[PROTO_SHA1_LEN], check[PROTO_SHA1_LEN];
-    sha1_pair(scramble, PROTO_SCRAMBLE_LEN, stage2, PROTO_SHA1_LEN, mask);
-    xor_into(stage1, response, mask, PROTO_SHA1_LEN);
-    SHA1(stage1, sizeof stage1, check);
-    bool ok = CRYPTO_memcmp(check, stage2, PROTO_SHA1_LEN) == 0;
-    OPENSSL_cleanse(stage1, sizeof stage1);
-    return ok;
+    return verify_with(&native, scramble, response, response_len, stage2);
 }
 
 bool proto_native_verify_password(const char *password, size_t len,
@@ -138,38 +154,19 @@ bool proto_native_verify_password(const char *password, size_t len,
 
 void proto_sha2_stage2(const char *password, size_t len, uint8_t out[PROTO_SHA256_LEN])
 {
-    uint8_t stage1[PROTO_SHA256_LEN];
-    SHA256((const unsigned char *)password, len, stage1);
-    SHA256(stage1, sizeof stage1, out);
-    OPENSSL_cleanse(stage1, sizeof stage1);
+    stage2_of(&sha2, password, len, out);
 }
 
 void proto_sha2_scramble(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const char *password,
                          size_t len, uint8_t out[PROTO_SHA256_LEN])
 {
-    uint8_t stage1[PROTO_SHA256_LEN], stage2[PROTO_SHA256_LEN], mask[PROTO_SHA256_LEN];
-    SHA256((const unsigned char *)password, len, stage1);
-    SHA256(stage1, sizeof stage1, stage2);
-    /* The digest first, then the scramble: the reverse of native's order. */
-    sha256_pair(stage2, sizeof stage2, scramble, PROTO_SCRAMBLE_LEN, mask);
-    xor_into(out, stage1, mask, PROTO_SHA256_LEN);
-    OPENSSL_cleanse(stage1, sizeof stage1);
+    scramble_of(&sha2, scramble, password, len, out);
 }
 
 bool proto_sha2_verify(const uint8_t scramble[PROTO_SCRAMBLE_LEN], const void *response,
                        size_t response_len, const uint8_t stage2[PROTO_SHA256_LEN])
 {
-    if (!stage2)
-        return response_len == 0;
-    if (response_len != PROTO_SHA256_LEN)
-        return false;
-    uint8_t mask[PROTO_SHA256_LEN], stage1[PROTO_SHA256_LEN], check[PROTO_SHA256_LEN];
-    sha256_pair(stage2, PROTO_SHA256_LEN, scramble, PROTO_SCRAMBLE_LEN, mask);
-    xor_into(stage1, response, mask, PROTO_SHA256_LEN);
-    SHA256(stage1, sizeof stage1, check);
-    bool ok = CRYPTO_memcmp(check, stage2, PROTO_SHA256_LEN) == 0;
-    OPENSSL_cleanse(stage1, sizeof stage1);
-    return ok;
+    return verify_with(&sha2, scramble, response, response_len, stage2);
 }
 
 bool proto_sha2_verify_password(const uint8_t scramble[PROTO_SCRAMBLE_LEN],

@@ -104,13 +104,17 @@ int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
     return proto_finish(b, start, seq);
 }
 
-int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col,
+                                  const char *def, size_t n)
 {
     size_t start;
     if (proto_begin(b, &start) != 0)
         return b->err;
     put_column(b, col);
-    proto_put_lenenc_null(b);
+    if (def != NULL)
+        proto_put_lenenc_str(b, def, n);
+    else
+        proto_put_lenenc_null(b);
     return proto_finish(b, start, seq);
 }
 

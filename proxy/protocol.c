@@ -422,37 +422,20 @@ static int get_le(proto_cur_t *c, size_t n, uint64_t *v)
     return 0;
 }
 
-int proto_get_u8(proto_cur_t *c, uint8_t *v)
-{
-    uint64_t x;
-    int rc = get_le(c, 1, &x);
-    *v = (uint8_t)x;
-    return rc;
-}
-
-int proto_get_u16(proto_cur_t *c, uint16_t *v)
-{
-    uint64_t x;
-    int rc = get_le(c, 2, &x);
-    *v = (uint16_t)x;
-    return rc;
-}
-
-int proto_get_u24(proto_cur_t *c, uint32_t *v)
-{
-    uint64_t x;
-    int rc = get_le(c, 3, &x);
-    *v = (uint32_t)x;
-    return rc;
-}
-
-int proto_get_u32(proto_cur_t *c, uint32_t *v)
-{
-    uint64_t x;
-    int rc = get_le(c, 4, &x);
-    *v = (uint32_t)x;
-    return rc;
-}
+/* proto_get_u8 .. proto_get_u32: get_le of n bytes into a narrower type. */
+#define GET_NARROW(name, type, n)              \
+    int name(proto_cur_t *c, type *v)          \
+    {                                          \
+        uint64_t x;                            \
+        int rc = get_le(c, n, &x);             \
+        *v = (type)x;                          \
+        return rc;                             \
+    }
+GET_NARROW(proto_get_u8, uint8_t, 1)
+GET_NARROW(proto_get_u16, uint16_t, 2)
+GET_NARROW(proto_get_u24, uint32_t, 3)
+GET_NARROW(proto_get_u32, uint32_t, 4)
+#undef GET_NARROW
 
 int proto_get_u48(proto_cur_t *c, uint64_t *v) { return get_le(c, 6, v); }
 int proto_get_u64(proto_cur_t *c, uint64_t *v) { return get_le(c, 8, v); }

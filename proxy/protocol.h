@@ -549,8 +549,10 @@ typedef struct proto_column {
 /* ColumnDefinition41. */
 int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
 /* The same as a reply to COM_FIELD_LIST: followed by the column's default
- * value, sent as NULL (unknown); the list ends with proto_build_end. */
-int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
+ * value (def, n bytes; def == NULL: NULL); the list ends with
+ * proto_build_end. */
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col,
+                                  const char *def, size_t n);
 /* The head of a result set: the count, n definitions and (without
  * CLIENT_DEPRECATE_EOF) an EOF carrying status. */
 int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_column_t *cols,

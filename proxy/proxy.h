@@ -161,6 +161,10 @@ void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_m
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
+/* sql is only spaces, `;` and comments (not executable comments, which
+ * start with ! or M!): a server answers it with OK, also as a prepared
+ * statement. */
+bool client_only_comments(const char *sql);
 /* USE, a SET of session variables or SET NAMES (also when prepared):
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
  * of them. */

@@ -553,16 +553,171 @@ static bool like(const char *p, const char *end, const char *s)
     return *s == '\0';
 }
 
+/* A string as information_schema quotes it, at *p ('it''s', with \\, \0,
+ * \n and \r escaped): its text into b, *p past it. */
+static void put_unquoted(proto_buf_t *b, const char **p)
+{
+    const char *s = *p + 1;
+
+    for (; *s != '\0' && (*s != '\'' || s[1] == '\''); s++) {
+        if (*s == '\'')
+            s++;
+        else if (*s == '\\' && s[1] != '\0')
+            switch (*++s) {
+            case '0': proto_put_u8(b, 0); continue;
+            case 'n': proto_put_u8(b, '\n'); continue;
+            case 'r': proto_put_u8(b, '\r'); continue;
+            }
+        proto_put_u8(b, (uint8_t)*s);
+    }
+    *p = *s == '\'' ? s + 1 : s;
+}
+
+/* The binary digits at digits as the bytes of a BIT(length) value, high
+ * byte first, as a server sends BIT in text rows. */
+static void put_bits(proto_buf_t *b, const char *digits, uint32_t length)
+{
+    uint64_t v = 0;
+    size_t n = (length + 7) / 8;
+
+    for (; *digits == '0' || *digits == '1'; digits++)
+        v = v << 1 | (uint64_t)(*digits - '0');
+    while (n-- > 0)
+        proto_put_u8(b, n < 8 ? (uint8_t)(v >> (8 * n)) : 0);
+}
+
+/* What a NOT NULL column without a default holds in the table's default
+ * row, as a server writes it: zero (with the column's decimals, padded
+ * under ZEROFILL), the zero date or time, an ENUM's first member (from
+ * type, information_schema's COLUMN_TYPE), else empty. */
+static void put_zero(proto_buf_t *b, const proto_column_t *col, const char *type)
+{
+    char buf[128];
+    const char *zero = "0", *q;
+    int n;
+
+    switch (col->type) {
+    case PROTO_TYPE_DATE: case PROTO_TYPE_NEWDATE:
+        zero = "0000-00-00";
+        break;
+    case PROTO_TYPE_DATETIME: case PROTO_TYPE_DATETIME2:
+    case PROTO_TYPE_TIMESTAMP: case PROTO_TYPE_TIMESTAMP2:
+        zero = "0000-00-00 00:00:00";
+        break;
+    case PROTO_TYPE_TIME: case PROTO_TYPE_TIME2:
+        zero = "00:00:00";
+        break;
+    case PROTO_TYPE_DECIMAL: case PROTO_TYPE_NEWDECIMAL: case PROTO_TYPE_FLOAT:
+    case PROTO_TYPE_DOUBLE: case PROTO_TYPE_TINY: case PROTO_TYPE_SHORT:
+    case PROTO_TYPE_INT24: case PROTO_TYPE_LONG: case PROTO_TYPE_LONGLONG:
+    case PROTO_TYPE_YEAR:
+        break;
+    case PROTO_TYPE_BIT:
+        put_bits(b, "", col->length);
+        return;
+    default:
+        if ((col->flags & PROTO_ENUM_FLAG) && (q = strchr(type, '\'')) != NULL)
+            put_unquoted(b, &q);
+        return;
+    }
+    /* 31 decimals: a FLOAT or DOUBLE without a fixed scale */
+    n = snprintf(buf, sizeof buf, "%s%s%.*s", zero, col->decimals > 0 && col->decimals < 31 ? "." : "",
+                 col->decimals < 31 ? (int)col->decimals : 0, "000000000000000000000000000000");
+    if (col->flags & PROTO_ZEROFILL_FLAG)
+        for (; (uint32_t)n < col->length && n < (int)sizeof buf; n++)
+            proto_put_u8(b, '0');
+    put_str(b, buf);
+}
+
+/*
+ * A column's default as a server sends it in COM_FIELD_LIST: the value the
+ * column holds in the table's default row, into b; false for NULL.  def is
+ * information_schema's COLUMN_DEFAULT: NULL when there is none (the zero
+ * value of a NOT NULL column), the word NULL, a literal ('text', a number,
+ * b'0101') or an expression.  An expression is evaluated at each insert:
+ * the default row holds NULL or the zero value (a server that found the
+ * expression constant holds its value there instead, which this does not
+ * compute).
+ */
+static bool put_default(proto_buf_t *b, const proto_column_t *col, const char *nullable,
+                        const char *def, const char *type)
+{
+    if (def != NULL && def[0] == '\'')
+        put_unquoted(b, &def);
+    else if (def != NULL && def[0] == 'b' && def[1] == '\'')
+        put_bits(b, def + 2, col->length);
+    else if (def != NULL && (isdigit((unsigned char)def[0]) || def[0] == '-' || def[0] == '.'))
+        put_str(b, def);
+    else if (nullable == NULL || strcmp(nullable, "NO") != 0)
+        return false;
+    else
+        put_zero(b, col, type != NULL ? type : "");
+    return b->err == 0;
+}
+
+/* Into b (NUL-ended), on node (NULL: where dal routes table): a SELECT
+ * of table's column definitions, or of its defaults from
+ * information_schema, one row a column, in the same order. */
+static void field_list_sql(proto_buf_t *b, const char *node, const char *table, bool defaults)
+{
+    if (node != NULL) {
+        put_str(b, "/*+ dal datasource=");
+        put_str(b, node);
+        put_str(b, " raw */ ");
+    }
+    if (defaults) {
+        put_str(b, "SELECT COLUMN_NAME, IS_NULLABLE, COLUMN_DEFAULT, COLUMN_TYPE"
+                   " FROM information_schema.COLUMNS"
+                   " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ");
+        put_quoted(b, '\'', table);
+        put_str(b, " ORDER BY ORDINAL_POSITION");
+    } else {
+        put_str(b, "SELECT * FROM ");
+        put_quoted(b, '`', table);
+        put_str(b, " LIMIT 0");
+    }
+    proto_put_u8(b, 0);
+}
+
+/* The columns of r, under the table name, each with its default from the
+ * next row of defs, those that match wild. */
+static void send_field_list(proxy_client_t *c, const char *name, const proto_str_t *wild,
+                            dal_result_t *r, dal_result_t *defs)
+{
+    proto_buf_t def = PROTO_BUF_INIT;
+    proto_column_t col;
+    dal_error_t err;
+    const char *cname;
+    size_t i, n;
+    bool has;
+
+    for (i = 0, n = dal_result_column_count(r); i < n; i++) {
+        client_column(r, i, &col);
+        col.schema = c->px->database;
+        col.table = col.org_table = name;
+        proto_buf_reset(&def);
+        has = dal_result_next(defs, &err) == 1 && (cname = dal_result_text(defs, 0, NULL)) != NULL &&
+              strcasecmp(cname, col.name) == 0 &&
+              put_default(&def, &col, dal_result_text(defs, 1, NULL), dal_result_text(defs, 2, NULL),
+                          dal_result_text(defs, 3, NULL));
+        if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
+            like(wild->ptr, wild->ptr + wild->len, col.name))
+            proto_build_field_list_column(&c->out, &c->seq, &col, has ? (const char *)def.data : NULL,
+                                          def.len);
+    }
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    proto_buf_free(&def);
+}
+
 void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild)
 {
     char name[129], physical[160];
-    const char *node = NULL;
+    const char *node = NULL, *source = name;
     dal_table_info_t *t;
-    proto_buf_t b = PROTO_BUF_INIT;
-    dal_result_t *r = NULL;
+    proto_buf_t q = PROTO_BUF_INIT, d = PROTO_BUF_INIT;
+    dal_result_t *r = NULL, *defs = NULL;
     dal_error_t err;
-    proto_column_t col;
-    size_t i, n;
+    bool lost = false;
     int pos;
 
     if (table->ptr == NULL || table->len == 0 || table->len >= sizeof name ||
@@ -576,31 +731,22 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
     if ((t = configured(c, name)) != NULL) {
         pos = dal_table_info_physical(t, 0, physical, sizeof physical);
         node = pos >= 0 ? dal_table_info_node(t, (uint32_t)pos) : NULL;
-        put_str(&b, "/*+ dal datasource=");
-        put_str(&b, node != NULL ? node : "");
-        put_str(&b, " raw */ ");
+        source = physical;
+        lost = node == NULL;
     }
-    put_str(&b, "SELECT * FROM ");
-    put_quoted(&b, '`', t != NULL ? physical : name);
-    put_str(&b, " LIMIT 0");
-    proto_put_u8(&b, 0);
+    field_list_sql(&q, node, source, false);
+    field_list_sql(&d, node, source, true);
     if (t != NULL)
         dal_table_info_free(t);
-    if (b.err != 0)
+    if (lost || q.err != 0 || d.err != 0)
         client_err(c, 1037, "HY001", "dal-proxy: out of memory");
-    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+    else if (dal_session_query(c->session, NULL, (const char *)q.data, NULL, 0, &r, &err) != 0 ||
+             dal_session_query(c->session, NULL, (const char *)d.data, NULL, 0, &defs, &err) != 0)
         client_dal_error(c, &err);
-    else {
-        for (i = 0, n = dal_result_column_count(r); i < n; i++) {
-            client_column(r, i, &col);
-            col.schema = c->px->database;
-            col.table = col.org_table = name;
-            if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
-                like(wild->ptr, wild->ptr + wild->len, col.name))
-                proto_build_field_list_column(&c->out, &c->seq, &col);
-        }
-        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
-    }
+    else
+        send_field_list(c, name, wild, r, defs);
     dal_result_free(r);
-    proto_buf_free(&b);
+    dal_result_free(defs);
+    proto_buf_free(&q);
+    proto_buf_free(&d);
 }

@@ -14,7 +14,7 @@
 
 typedef struct proxy_stmt {
     uint32_t id;
-    dal_prepared_t *prep;          /* owned */
+    dal_prepared_t *prep;          /* owned; NULL: comments only, done */
     uint16_t nparams;
     uint16_t ncolumns;             /* as PREPARE_OK said */
     uint8_t *types;                /* owned: 2 * nparams, the last execution's
@@ -131,11 +131,20 @@ static bool returns_rows(const char *sql)
 
 /*
  * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
- * LIMIT 0, a shard key picks one node) and sql_select_limit=0, outside the
- * client's session so its transaction neither takes a node nor a lock --
- * but in it when it pinned connections outside a transaction, whose state
- * (a temporary table, a user variable) the statement may read.
+ * LIMIT 0, a shard key picks one node) and sql_select_limit=0.  In the
+ * client's session (its variables: SET NAMES decides the columns' lengths;
+ * its pinned connections: a temporary table, a user variable) outside a
+ * transaction when autocommit is on, or when it pinned connections whose
+ * state the statement may read; else outside the session, so that its
+ * transaction neither takes a node nor a lock.
  */
+/* Whether describe runs sql in the session s (above). */
+static bool in_session(const dal_session_t *s)
+{
+    return !dal_in_transaction(s) &&
+           ((dal_session_status(s) & DAL_SERVER_STATUS_AUTOCOMMIT) || dal_session_pinned(s) > 0);
+}
+
 static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
                     dal_error_t *err)
 {
@@ -151,7 +160,7 @@ static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_re
         memcpy(text + sizeof head - 1, sql, n + 1);
         for (i = 0; i < nparams; i++)
             zeros[i] = dal_int(0);
-        rc = dal_session_pinned(c->session) > 0 && !dal_in_transaction(c->session)
+        rc = in_session(c->session)
                  ? dal_session_query(c->session, NULL, text, zeros, nparams, out, err)
                  : dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
     } else {
@@ -248,11 +257,11 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         client_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
-    if (dal_prepare(c->px->dal, text, &prep, &err) != 0) {
+    if (!client_only_comments(text) && dal_prepare(c->px->dal, text, &prep, &err) != 0) {
         client_dal_error(c, &err);
         goto done;
     }
-    if ((np = dal_prepared_param_count(prep)) > UINT16_MAX) {
+    if ((np = prep != NULL ? dal_prepared_param_count(prep) : 0) > UINT16_MAX) {
         client_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
         goto done;
     }
@@ -372,7 +381,9 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         free(vals);
         return;
     }
-    if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
+    if (s->prep == NULL)
+        client_ok(c, 0, 0, 0);
+    else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
         client_dal_error(c, &err);
     else
         client_result(c, r, true);

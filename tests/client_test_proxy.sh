@@ -10,25 +10,15 @@
 # Each runs directly against the server, then through the proxy; both must
 # pass.  Starts its own MariaDB server; never skips.
 set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 command -v mariadb-client-test >/dev/null ||
     { echo "FAIL: mariadb-client-test is not installed (tests/deps.sh installs mariadb-test)" >&2; exit 1; }
 
 px_cluster 1 --db client_test_db
-port=$("$here/cluster.sh" free-port)
 pw=ct-pass
-cat >"$work/px.ini" <<EOF
-[datasource ds0]
-master = mysql://root@127.0.0.1:${ports[0]}/client_test_db
-[dal]
-default_datasource = ds0
-[proxy]
-listen = 127.0.0.1:$port
-database = client_test_db
-[proxy user root]
-password = $pw
-EOF
+px_passthrough client_test_db "$pw"
 px_start "$work/px.ini" "$port"
 
 # ct CASE PORT [options]: one case of mariadb-client-test against PORT,

@@ -9,30 +9,18 @@
 # dal generated as the insert id.  Starts its own MariaDB servers; never
 # skips.
 set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
 port=$("$here/cluster.sh" free-port)
 pw=conn-s3cret
-cat >"$work/px.ini" <<EOF
-[datasource ds0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
-[datasource ds1]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
-[dal]
-default_datasource = ds0
-[table typed]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 2
-shard_key = k
-strategy = mod
-[table gen]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 2
-shard_key = user_id
-strategy = mod
+{
+    px_ini_sharded
+    px_ini_table typed 2 k mod
+    px_ini_table gen 2 user_id mod
+    # [table gen] goes on
+    cat <<EOF
 id_column = id
 idgen = gen_ids
 [idgen gen_ids]
@@ -44,6 +32,7 @@ database = plain
 [proxy user app]
 password = $pw
 EOF
+} >"$work/px.ini"
 px_start "$work/px.ini" "$port"
 mariadb -h127.0.0.1 -P"$port" -uapp -p"$pw" plain \
     -e 'CREATE TABLE gen (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))' ||

@@ -17,6 +17,7 @@
 #   mysqltest_proxy.sh --discover  run every main-suite test directly and
 #                                  print those that pass and their time
 set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 suite=${DAL_MYSQLTEST_DIR:-/usr/share/mysql/mysql-test}
@@ -28,19 +29,8 @@ root() { mariadb -h127.0.0.1 -P"${ports[0]}" -uroot "$@"; }
 # as mysql-test-run's servers: latin1 by default
 latin1() { root -e 'SET GLOBAL character_set_server = latin1, collation_server = latin1_swedish_ci'; }
 latin1
-port=$("$here/cluster.sh" free-port)
 pw=mt-pass
-cat >"$work/px.ini" <<EOF
-[datasource ds0]
-master = mysql://root@127.0.0.1:${ports[0]}/test
-[dal]
-default_datasource = ds0
-[proxy]
-listen = 127.0.0.1:$port
-database = test
-[proxy user root]
-password = $pw
-EOF
+px_passthrough test "$pw"
 mkdir -p "$work/var/tmp" "$work/var/log"
 
 # The server's global variables as the tests expect to find them: put back
@@ -80,14 +70,7 @@ px_mt() {
     [ "$2" = ps ] && opt=(--ps-protocol)
     px_start "$work/px.ini" "$port"
     mt "$name" "$port" -p"$pw" "${opt[@]}" || rc=$?
-    # SIGTERM: the proxy drains and exits 0 (then SIGKILL, a failure)
-    kill "${pids[-1]}"
-    for _ in $(seq 100); do kill -0 "${pids[-1]}" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "${pids[-1]}" 2>/dev/null; then
-        fail "dal-proxy did not stop on SIGTERM after $name ($2)"
-        kill -9 "${pids[-1]}"
-    fi
-    wait "${pids[-1]}" 2>/dev/null || true
+    px_stop "${pids[-1]}" "$work/px.log"
     unset 'pids[-1]'
     return "$rc"
 }

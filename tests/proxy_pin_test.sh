@@ -8,51 +8,24 @@
 # COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
 # servers; never skips.
 set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
+. "$(dirname "$0")/proxy_lib.sh"
 
-here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
-proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$builddir/plugins/.libs}
-work=$(mktemp -d "${TMPDIR:-/tmp}/dalpin.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-"$here/cluster.sh" start "$work/c" 2 --db 'shard_%d' --db plain >/dev/null
-mapfile -t ports <"$work/c/ports"
+px_cluster 2 --db 'shard_%d' --db plain
 port=$("$here/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
-cat >"$work/px.ini" <<EOF
-[datasource ds0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
-[datasource ds1]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
-[dal]
-default_datasource = ds0
-[table orders]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 8
-shard_key = user_id
-strategy = mod
+{
+    px_ini_sharded
+    px_ini_table orders 8 user_id mod
+    cat <<EOF
 [proxy]
 listen = 127.0.0.1:$port
 database = shop
 [proxy user app]
 password = \${PX_TEST_PASSWORD}
 EOF
-"$proxy_bin" -c "$work/px.ini" >"$work/px.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-    mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" -e 'SELECT 1' >/dev/null 2>&1 && break
-    sleep 0.1
-done
+} >"$work/px.ini"
+px_start "$work/px.ini" "$port"
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }
 plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 px -e 'CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))'
@@ -122,16 +95,7 @@ SELECT COUNT(*) FROM rt
 SELECT IFNULL(@r, 'none')
 SELECT COUNT(*) FROM rt
 EOF
-"$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/reset.txt" >"$work/reset_px.out" 2>&1 ||
-    fail "ps_client through the proxy: $(tail -3 "$work/reset_px.out")"
-"$builddir/tests/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/reset.txt" >"$work/reset_plain.out" 2>&1 ||
-    fail "ps_client on the plain server: $(tail -3 "$work/reset_plain.out")"
-diff -u "$work/reset_plain.out" "$work/reset_px.out" >"$work/reset.diff" ||
-    fail "COM_RESET_CONNECTION: proxy and server differ: $(cat "$work/reset.diff")"
+px_ps_judge reset COM_RESET_CONNECTION
 grep -qx 'none' "$work/reset_px.out" || fail "the variable survived the reset: $(cat "$work/reset_px.out")"
 
-if [ "$fails" -gt 0 ]; then
-    echo "proxy_pin_test: $fails failure(s)" >&2
-    exit 1
-fi
-echo "proxy_pin_test: ok"
+px_finish proxy_pin_test

@@ -9,21 +9,9 @@
 # sysbench with --mysql-ssl, concurrent TLS clients, and `dal-proxy
 # --check` on bad TLS files.  Starts its own MariaDB server; never skips.
 set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
+. "$(dirname "$0")/proxy_lib.sh"
 
-here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
-proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$builddir/plugins/.libs}
-work=$(mktemp -d "${TMPDIR:-/tmp}/daltls.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # Debian's python3 (/usr/bin), where python3-pymysql installs it
 py=/usr/bin/python3
 "$py" -c 'import pymysql' || { echo "FAIL: PyMySQL is not installed (tests/deps.sh)" >&2; exit 1; }
@@ -37,8 +25,7 @@ mkcert() { # KEY CERT
 mkcert "$work/key.pem" "$work/cert.pem"
 mkcert "$work/other-key.pem" "$work/other-cert.pem"
 
-"$here/cluster.sh" start "$work/c" 1 --db shop >/dev/null
-mapfile -t ports <"$work/c/ports"
+px_cluster 1 --db shop
 # a server that takes and returns packets over 16 MB; set before dal connects
 "$here/cluster.sh" client "$work/c" m0 -e 'SET GLOBAL max_allowed_packet = 67108864'
 
@@ -99,17 +86,9 @@ tls_key = $work/locked-key.pem"
 out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1 </dev/null) && fail "dal-proxy started with a locked key"
 echo "$out" | grep -q "tls_key .*locked-key.pem: not a PEM private key" || fail "locked key: $out"
 
-for ini in px strict notls; do
-    "$proxy_bin" -c "$work/$ini.ini" >"$work/$ini.log" 2>&1 &
-    pids+=($!)
-done
-for p in "$port" "$strict" "$notls"; do
-    for _ in $(seq 50); do
-        mariadb -h127.0.0.1 -P"$p" -uapp -p"$PX_TLS_PASSWORD" --ssl -e 'SELECT 1' >/dev/null 2>&1 && break
-        mariadb -h127.0.0.1 -P"$p" -uapp -p"$PX_TLS_PASSWORD" -e 'SELECT 1' >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-done
+px_start "$work/px.ini" "$port"
+px_start "$work/strict.ini" "$strict"
+px_start "$work/notls.ini" "$notls"
 
 # ---- the mariadb client over TLS, verifying the certificate -----------------
 tlsc() { mariadb -h127.0.0.1 -P"$1" -uapp -p"$PX_TLS_PASSWORD" --ssl --ssl-ca="$work/cert.pem" \
@@ -418,21 +397,7 @@ done
 names=(px strict notls)
 for i in 0 1 2; do
     kill -0 "${pids[$i]}" 2>/dev/null || fail "the ${names[$i]} proxy died: $(tail -5 "$work/${names[$i]}.log")"
-    kill -TERM "${pids[$i]}" 2>/dev/null || true
 done
-for i in 0 1 2; do
-    for _ in $(seq 100); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "${pids[$i]}" 2>/dev/null; then
-        fail "the ${names[$i]} proxy did not stop on SIGTERM"
-    else
-        wait "${pids[$i]}" || fail "the ${names[$i]} proxy exited non-zero: $(tail -20 "$work/${names[$i]}.log")"
-    fi
-    ! grep -Eq "Sanitizer|runtime error" "$work/${names[$i]}.log" \
-        || fail "sanitizer report in the ${names[$i]} proxy's log: $(grep -E -A20 'Sanitizer|runtime error' "$work/${names[$i]}.log" | head -40)"
-done
+for i in 0 1 2; do px_stop "${pids[$i]}" "$work/${names[$i]}.log"; done
 
-if [ "$fails" -gt 0 ]; then
-    echo "proxy TLS tests: $fails failure(s)" >&2
-    exit 1
-fi
-echo "proxy TLS tests passed"
+px_finish "proxy TLS tests"

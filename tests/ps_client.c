@@ -11,7 +11,7 @@
  * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
  * mysql_change_user instead, `!reset_connection` mysql_reset_connection,
  * and `!list_fields TABLE [WILDCARD]` mysql_list_fields (COM_FIELD_LIST),
- * printing each column's name, table, type and flags.  Each statement is prepared and executed; one that
+ * printing each column's name, table, type, flags and default.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
@@ -195,8 +195,9 @@ static void list_fields(MYSQL *db, const char *table, const char *wild)
         return;
     }
     while ((f = mysql_fetch_field(res)) != NULL)
-        printf("field %s table %s type %d flags %u\n", f->name, f->table, (int)f->type,
-               f->flags);
+        printf("field %s table %s type %d flags %u default %s%s%s\n", f->name, f->table,
+               (int)f->type, f->flags, f->def != NULL ? "'" : "", f->def != NULL ? f->def : "NULL",
+               f->def != NULL ? "'" : "");
     mysql_free_result(res);
 }
 

@@ -13,35 +13,20 @@ command -v sysbench >/dev/null || { echo "FAIL: sysbench is not installed (tests
 px_cluster 2 --db 'shard_%d' --db plain
 export PX_TEST_PASSWORD='app-s3cret'
 write_ini() { # FILE PORT MODE
-    cat >"$1" <<INI
-[datasource ds0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
-[datasource ds1]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
+    {
+        px_ini_sharded "transaction_mode = $3" "xa_log = xalog"
+        px_ini_table sbtest1 8 id hash
+        px_ini_table acct 2 id mod
+        cat <<INI
 [datasource xalog]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/plain
-[dal]
-default_datasource = ds0
-transaction_mode = $3
-xa_log = xalog
-[table sbtest1]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 8
-shard_key = id
-strategy = hash
-[table acct]
-datasource = ds
-db_shard_num = 2
-table_shard_num = 2
-shard_key = id
-strategy = mod
 [proxy]
 listen = 127.0.0.1:$2
 database = shop
 [proxy user app]
 password = \${PX_TEST_PASSWORD}
 INI
+    } >"$1"
 }
 declare -A pport
 for mode in single multi xa; do
