@@ -3,7 +3,8 @@
  *
  * multi: COMMIT runs on each branch in the order the branches began.  The
  * first failure stops it: the branches after it are rolled back, and if
- * some before it committed the error is DAL_EPARTIAL, naming both lists.
+ * some before it committed, or the failing COMMIT lost its connection (and
+ * so may have committed), the error is DAL_EPARTIAL, naming the lists.
  *
  * xa: XA END + XA PREPARE on every branch, the 'C' decision in the log,
  * then XA COMMIT on every branch.  Before the decision any failure rolls
@@ -252,6 +253,28 @@ static void node_names(const dal_txn_t *t, size_t from, size_t to, char *out, si
         snprintf(out, cap, "none");
 }
 
+/* Branch i lost its connection during its COMMIT: the server may have
+ * committed it before the connection went (a commit made durable, then
+ * the server killed), or not; dal cannot tell.  Those before it are
+ * committed and those after it rolled back, so the outcome is reported as
+ * a possible partial commit, never as "nothing committed". */
+static int commit_unknown(dal_txn_t *t, size_t i, const dal_error_t *e, dal_error_t *err)
+{
+    char done[160], after[160];
+
+    t->outcome = "partial";
+    node_names(t, 0, i, done, sizeof done);
+    node_names(t, i + 1, t->nb, after, sizeof after);
+    log_message(t->snap->log, DAL_LOG_ERROR, "txn",
+                "commit outcome unknown on %s (%s); committed on %s; rolled back on %s",
+                t->b[i].node->cfg->name, e->message, done, after);
+    return err_set(err, DAL_EPARTIAL,
+                   "partial commit possible: the connection to %s was lost during its COMMIT, "
+                   "which may or may not have committed there; committed on %s; not committed "
+                   "(rolled back) on %s: %s",
+                   t->b[i].node->cfg->name, done, after, e->message);
+}
+
 static int commit_multi(dal_txn_t *t, dal_error_t *err)
 {
     char done[160], not_done[160];
@@ -268,6 +291,8 @@ static int commit_multi(dal_txn_t *t, dal_error_t *err)
     t->outcome = i == 0 ? "failed" : "partial";
     for (j = i + 1; j < t->nb; j++)
         branch_rollback(t, &t->b[j]);
+    if (t->b[i].state == B_LOST)
+        return commit_unknown(t, i, &e, err);
     if (i == 0) {
         if (err != NULL)
             *err = e;

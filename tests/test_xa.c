@@ -355,6 +355,32 @@ static void *commit_thread(void *arg)
     return NULL;
 }
 
+/* multi: the first branch's server gone when COMMIT reaches it.  dal
+ * cannot know whether a COMMIT whose connection was lost committed, so
+ * the outcome is a possible partial commit (never "nothing committed"),
+ * and the branches after it are rolled back. */
+START_TEST(test_multi_lost_at_commit)
+{
+    dal_session_t *s = session_mode("multi");
+    dal_error_t err;
+    int rc;
+
+    reset_tables();
+    run(s, "BEGIN");
+    run(s, "UPDATE acct SET bal = 1 WHERE id = 1"); /* node 1: the first branch */
+    run(s, "UPDATE acct SET bal = 1 WHERE id = 2"); /* node 2 */
+    cluster("kill", 1);
+    rc = dal_commit(s, &err);
+    ck_assert_int_eq(rc, DAL_EPARTIAL);
+    ck_assert_msg(strstr(err.message, "may or may not have committed") != NULL, "%s",
+                  err.message);
+    ck_assert(!dal_in_transaction(s));
+    cluster("restart", 1);
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 2"), START_BALANCE);
+    dal_session_close(s);
+}
+END_TEST
+
 /* A server dies after the decision, before its XA COMMIT: the decision's
  * INSERT is held up (the log table locked) while the server is killed.
  * COMMIT succeeds; recovery commits that branch once it is back. */
@@ -905,6 +931,7 @@ static Suite *xa_suite(void)
     tcase_add_test(tc, test_xa_equals_unsharded);
     tcase_add_test(tc, test_node_down_at_prepare);
     tcase_add_test(tc, test_node_down_after_decision);
+    tcase_add_test(tc, test_multi_lost_at_commit);
     tcase_add_test(tc, test_log_unreachable);
     tcase_add_test(tc, test_recovery_by_another_instance);
     tcase_add_test(tc, test_background_recovery);
