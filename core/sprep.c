@@ -36,8 +36,25 @@
  * do run again stay and keep running prepared. */
 #define WASTE_LIMIT 8
 #define WASTE_BACKOFF 64
-/* Parameters bound on the stack. */
+/* Template orders copied on the stack. */
 #define BIND_INLINE 16
+/* Bytes of a parameter's value kept in its slot: a number's text, or a
+ * short string. */
+#define SLOT_TEXT 32
+
+/* Where the library reads one parameter of a handle from, kept with the
+ * handle: a value that fits is copied here, so the binding stays as it
+ * was and is not made again (binding makes the next execution send every
+ * parameter's type again, and costs a copy of the bindings). */
+typedef struct slot {
+    union {
+        int64_t i;
+        uint64_t count;      /* a LIMIT or OFFSET value */
+        double d;
+        char text[SLOT_TEXT];
+    } v;
+    unsigned long len;       /* the bytes of a text or string value */
+} slot_t;
 
 /* One prepared statement of a connection. */
 typedef struct entry {
@@ -50,8 +67,11 @@ typedef struct entry {
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
     uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
     size_t norder;
+    MYSQL_BIND *bind;        /* inside the entry, norder: what st was bound to last */
+    slot_t *slot;            /* inside the entry, norder: the values bind points to */
+    int bound;               /* bind is st's parameter binding */
     size_t len;
-    char sql[];              /* the template, NUL-terminated; then order */
+    char sql[];              /* the template, NUL-terminated; then order, bind, slot */
 } entry_t;
 
 /* Route memo: which entry a statement's route ran last, so that a
@@ -214,7 +234,8 @@ static int fallback(const dal_routing_t *rt, const dal_conn_t *c, unsigned int e
 
 static size_t entry_bytes(const entry_t *e)
 {
-    return e->len + e->norder * sizeof *e->order + STMT_CLIENT_BYTES;
+    return e->len + e->norder * (sizeof *e->order + sizeof *e->bind + sizeof *e->slot) +
+           STMT_CLIENT_BYTES;
 }
 
 static void memo_clear(memo_t *m)
@@ -448,6 +469,17 @@ static int stmt_failed(dal_conn_t *c, MYSQL_STMT *st, dal_error_t *err)
                       mysql_stmt_errno(st), mysql_stmt_sqlstate(st), mysql_stmt_error(st));
 }
 
+/* Each parameter's binding reads its slot's length; the rest is set by
+ * bind_params. */
+static void binds_init(entry_t *e)
+{
+    size_t k;
+
+    memset(e->bind, 0, e->norder * sizeof *e->bind);
+    for (k = 0; k < e->norder; k++)
+        e->bind[k].length = &e->slot[k].len;
+}
+
 static void discard(entry_t *e, MYSQL_STMT *st, binary_reader_t *rd)
 {
     binary_reader_free(rd);
@@ -464,10 +496,13 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
                    const dal_buf_t *sql, const dal_template_t *tpl, uint64_t h, entry_t **out,
                    dal_error_t *err)
 {
-    /* the order after the text, aligned: e->sql is (a flexible array at
-     * the end of a struct of pointers) */
+    /* after the text, each part aligned for its type: e->sql is (a
+     * flexible array at the end of a struct of pointers) */
     size_t at = (sql->len + 1 + sizeof(uint32_t) - 1) & ~(sizeof(uint32_t) - 1);
-    entry_t *e = malloc(sizeof *e + at + tpl->n * sizeof(uint32_t));
+    size_t bind_at = (at + tpl->n * sizeof(uint32_t) + _Alignof(max_align_t) - 1) &
+                     ~(_Alignof(max_align_t) - 1);
+    size_t slot_at = bind_at + tpl->n * sizeof(MYSQL_BIND);
+    entry_t *e = malloc(sizeof *e + slot_at + tpl->n * sizeof(slot_t));
     MYSQL_STMT *st = e != NULL ? mysql_stmt_init(&c->mysql) : NULL;
     binary_reader_t *rd = st != NULL ? binary_reader_new(st) : NULL;
     unsigned int en;
@@ -502,6 +537,10 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     e->order = (uint32_t *)(void *)(e->sql + at);
     e->norder = tpl->n;
     memcpy(e->order, tpl->order, tpl->n * sizeof *e->order);
+    e->bind = (MYSQL_BIND *)(void *)(e->sql + bind_at);
+    e->slot = (slot_t *)(void *)(e->sql + slot_at);
+    e->bound = 0;
+    binds_init(e);
     e->hnext = k->buckets[h & (k->nbuckets - 1)];
     k->buckets[h & (k->nbuckets - 1)] = e;
     entries_push(k, e);
@@ -514,81 +553,93 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
 
 /* ------------------------------------------------------------- binding */
 
-/* Parameter v bound to b as its text form would be read: a double
- * written without an exponent is a DECIMAL literal to the server, so it
- * goes as DECIMAL text (num, room for it); with one, as DOUBLE.  A value
- * in LIMIT or OFFSET goes as an integer (*count).  -1: text gives the
- * caller the error this value deserves. */
-static int bind_value(const dal_sql_t *sql, uint32_t i, const dal_value_t *v, MYSQL_BIND *b,
-                      char *num, size_t cap, uint64_t *count)
+/* What parameter v is bound as, the way its text form would be read: a
+ * double written without an exponent is a DECIMAL literal to the server,
+ * so it goes as DECIMAL text; with one, as DOUBLE.  A value in LIMIT or
+ * OFFSET goes as an integer.  The value goes into slot s when it fits,
+ * else *buf is the caller's.  -1: text gives the caller the error this
+ * value deserves. */
+static int bind_value(const dal_sql_t *sql, uint32_t i, const dal_value_t *v, slot_t *s,
+                      enum enum_field_types *type, void **buf, my_bool *is_unsigned)
 {
-    memset(b, 0, sizeof *b);
+    *buf = &s->v;
+    *is_unsigned = 0;
     if (sql->param_int != NULL && sql->param_int[i]) {
         /* text writes an INT as it is: a negative one is its syntax error */
-        if (value_as_count(v, count) != 0)
+        if (value_as_count(v, &s->v.count) != 0)
             return -1;
-        b->buffer_type = MYSQL_TYPE_LONGLONG;
-        b->buffer = count;
-        b->is_unsigned = 1;
+        *type = MYSQL_TYPE_LONGLONG;
+        *is_unsigned = 1;
         return 0;
     }
     switch (v->type) {
     case DAL_TYPE_NULL:
-        b->buffer_type = MYSQL_TYPE_NULL;
+        *type = MYSQL_TYPE_NULL;
+        *buf = NULL;
         return 0;
     case DAL_TYPE_INT:
     case DAL_TYPE_UINT:
-        b->buffer_type = MYSQL_TYPE_LONGLONG;
-        b->buffer = (void *)&v->v.i;
-        b->is_unsigned = v->type == DAL_TYPE_UINT;
+        *type = MYSQL_TYPE_LONGLONG;
+        s->v.i = v->v.i;
+        *is_unsigned = v->type == DAL_TYPE_UINT;
         return 0;
     case DAL_TYPE_DOUBLE:
         if (!isfinite(v->v.d))
             return -1;
-        snprintf(num, cap, "%.17g", v->v.d); /* value.c's text */
-        if (strpbrk(num, "eE") != NULL) {
-            b->buffer_type = MYSQL_TYPE_DOUBLE;
-            b->buffer = (void *)&v->v.d;
+        snprintf(s->v.text, sizeof s->v.text, "%.17g", v->v.d); /* value.c's text */
+        if (strpbrk(s->v.text, "eE") != NULL) {
+            *type = MYSQL_TYPE_DOUBLE;
+            s->v.d = v->v.d;
             return 0;
         }
-        b->buffer_type = MYSQL_TYPE_NEWDECIMAL;
-        b->buffer = num;
-        b->buffer_length = strlen(num);
+        *type = MYSQL_TYPE_NEWDECIMAL;
+        s->len = strlen(s->v.text);
         return 0;
     case DAL_TYPE_STRING:
     case DAL_TYPE_BLOB:
-        b->buffer_type = v->type == DAL_TYPE_STRING ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
-        b->buffer = (void *)(v->v.s.ptr != NULL ? v->v.s.ptr : "");
-        b->buffer_length = v->v.s.len;
+        *type = v->type == DAL_TYPE_STRING ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+        s->len = v->v.s.len;
+        if (v->v.s.len <= sizeof s->v.text) {
+            if (v->v.s.len > 0)
+                memcpy(s->v.text, v->v.s.ptr, v->v.s.len);
+        } else {
+            *buf = (void *)v->v.s.ptr;
+        }
         return 0;
     }
     return -1;
 }
 
-/* Numbers written for DECIMAL parameters: one slot each. */
-#define NUM_CAP 32
-
-typedef struct binding {
-    MYSQL_BIND *b;
-    char (*num)[NUM_CAP];
-    uint64_t *count;
-} binding_t;
-
-/* Bind the statement's parameters in the template's order to e's handle.
+/* The statement's parameters, in the template's order, into e's slots;
+ * the handle bound again only when a parameter's type or buffer changed.
  * 0, or SPREP_TEXT. */
-static int bind_params(const dal_routing_t *rt, entry_t *e, const dal_value_t *params,
-                       binding_t *bd)
+static int bind_params(const dal_routing_t *rt, entry_t *e, const dal_value_t *params)
 {
+    enum enum_field_types type;
+    my_bool is_unsigned;
+    MYSQL_BIND *b;
+    void *buf;
     size_t k;
 
     if (mysql_stmt_param_count(e->st) != e->norder)
         return SPREP_TEXT; /* a ? the server sees where dal sees none, or the reverse */
-    for (k = 0; k < e->norder; k++)
-        if (bind_value(rt->sql, e->order[k], &params[e->order[k]], &bd->b[k], bd->num[k],
-                       NUM_CAP, &bd->count[k]) != 0)
+    for (k = 0; k < e->norder; k++) {
+        if (bind_value(rt->sql, e->order[k], &params[e->order[k]], &e->slot[k], &type, &buf,
+                       &is_unsigned) != 0)
             return SPREP_TEXT;
-    if (e->norder > 0 && mysql_stmt_bind_param(e->st, bd->b) != 0)
-        return SPREP_TEXT;
+        b = &e->bind[k];
+        if (b->buffer_type != type || b->buffer != buf || b->is_unsigned != is_unsigned) {
+            b->buffer_type = type;
+            b->buffer = buf;
+            b->is_unsigned = is_unsigned;
+            e->bound = 0;
+        }
+    }
+    if (!e->bound && e->norder > 0) {
+        if (mysql_stmt_bind_param(e->st, e->bind) != 0)
+            return SPREP_TEXT;
+        e->bound = 1;
+    }
     return 0;
 }
 
@@ -664,13 +715,13 @@ static int reprepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k, e
 /* Execute e with the parameters bound, and collect what comes back.
  * 0, a negative code, SPREP_TEXT, or STALE (with *en the reason). */
 static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
-                   const dal_value_t *params, binding_t *bd, dal_result_t *res,
-                   unsigned int *en, dal_error_t *err)
+                   const dal_value_t *params, dal_result_t *res, unsigned int *en,
+                   dal_error_t *err)
 {
     int rc;
 
     *en = 0;
-    if (bind_params(rt, e, params, bd) != 0)
+    if (bind_params(rt, e, params) != 0)
         return fallback(rt, c, 0);
     if (mysql_stmt_execute(e->st) == 0) {
         emit(rt, c, "execute", 0);
@@ -699,26 +750,14 @@ static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cac
                      entry_t *e, const dal_value_t *params, dal_buf_t *sql, dal_result_t *res,
                      dal_error_t *err)
 {
-    MYSQL_BIND b_room[BIND_INLINE];
-    char num_room[BIND_INLINE][NUM_CAP];
-    uint64_t count_room[BIND_INLINE];
-    binding_t bd;
     unsigned int en;
-    int rc;
+    int rc = execute(rt, r, c, e, params, res, &en, err);
 
-    /* a prepare again keeps the order, so the room fits the new entry too */
-    bd.b = small_alloc(b_room, BIND_INLINE, e->norder, sizeof *bd.b, 0);
-    bd.num = small_alloc(num_room, BIND_INLINE, e->norder, sizeof *bd.num, 0);
-    bd.count = small_alloc(count_room, BIND_INLINE, e->norder, sizeof *bd.count, 0);
-    if (bd.b == NULL || bd.num == NULL || bd.count == NULL)
-        rc = fallback(rt, c, 0);
-    else
-        rc = execute(rt, r, c, e, params, &bd, res, &en, err);
     if (rc == STALE) {
         emit(rt, c, "reprepare", en);
         rc = reprepare(rt, c, k, &e, sql, err);
         if (rc == 0)
-            rc = execute(rt, r, c, e, params, &bd, res, &en, err);
+            rc = execute(rt, r, c, e, params, res, &en, err);
     }
     if (rc == STALE) {
         /* stale again right after a prepare (DDL racing with it): the
@@ -730,9 +769,6 @@ static int run_entry(const dal_routing_t *rt, size_t r, dal_conn_t *c, sprep_cac
          * pending, so the connection stays in step */
         entry_remove(k, e);
     }
-    small_free(bd.b, b_room);
-    small_free(bd.num, num_room);
-    small_free(bd.count, count_room);
     return rc;
 }
 
