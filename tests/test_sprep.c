@@ -96,6 +96,31 @@ static dal_t *open_dal(const char *name, const char *mode, int cache, unsigned m
     return d;
 }
 
+/* What a test with an auto dal_t of its own puts back when it ends. */
+typedef struct own {
+    dal_t *on;
+    unsigned mport;
+} own_t;
+
+/* Make `on` a new auto dal_t (INI file name, a cache of cache handles)
+ * reporting to metrics of its own, for one test: new connections, none
+ * holding a handle yet.  close_own closes it and puts the shared one back. */
+static own_t open_own(const char *name, int cache)
+{
+    own_t saved = {on, mport};
+
+    mport = tu_free_port();
+    on = open_dal(name, "auto", cache, mport);
+    return saved;
+}
+
+static void close_own(own_t saved)
+{
+    dal_close(on);
+    on = saved.on;
+    mport = saved.mport;
+}
+
 /* The auto dal_t's figure `name` summed over the series of plain's server
  * (0 when absent). */
 static double metric(const char *name)
@@ -514,9 +539,8 @@ START_TEST(test_statement_limit)
     MYSQL_ROW row;
     MYSQL_RES *res;
     char old[32], sql[96];
-    dal_t *fresh, *keep;
-    unsigned prev = mport;
     double fallbacks, prepares;
+    own_t saved;
     long rows[2];
 
     ck_assert(mysql_query(m, "SELECT @@global.max_prepared_stmt_count") == 0);
@@ -525,11 +549,7 @@ START_TEST(test_statement_limit)
     snprintf(old, sizeof old, "%s", row[0]);
     mysql_free_result(res);
     ck_assert(mysql_query(m, "SET GLOBAL max_prepared_stmt_count = 0") == 0);
-    /* a new dal_t: new connections, none holding a handle yet */
-    mport = tu_free_port();
-    fresh = open_dal("limit.ini", "auto", 64, mport);
-    keep = on;
-    on = fresh;
+    saved = open_own("limit.ini", 64);
     /* the limit is put back before anything is checked */
     rows[0] = both_nocheck("SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1);
     rows[1] = both_nocheck("SELECT id FROM sp_types WHERE id = ?", p, 1);
@@ -538,9 +558,7 @@ START_TEST(test_statement_limit)
     snprintf(sql, sizeof sql, "SET GLOBAL max_prepared_stmt_count = %s", old);
     ck_assert(mysql_query(m, sql) == 0);
     mysql_close(m);
-    on = keep;
-    dal_close(fresh);
-    mport = prev;
+    close_own(saved);
     ck_assert_int_eq(rows[0], 4);
     ck_assert_int_eq(rows[1], 1);
     ck_assert_msg(fallbacks >= 2, "fallbacks not counted: %g", fallbacks);
@@ -574,19 +592,14 @@ START_TEST(test_eviction)
         "SELECT id FROM sp_types WHERE id = ?", "SELECT c_int FROM sp_types WHERE id = ?",
         "SELECT c_char FROM sp_types WHERE id = ?", "SELECT c_dec FROM sp_types WHERE id = ?"};
     dal_value_t p[1] = {dal_int(1)};
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved = open_own("small.ini", 2);
     int i;
 
-    mport = tu_free_port();
-    on = open_dal("small.ini", "auto", 2, mport);
     for (i = 0; i < 12; i++)
         ck_assert_uint_eq(both(stmts[i % 4], p, 1), 1);
     ck_assert_msg(metric("dal_server_prepare_evictions_total") >= 8, "evictions: %g",
                   metric("dal_server_prepare_evictions_total"));
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
@@ -600,21 +613,16 @@ START_TEST(test_churn)
         "SELECT id FROM sp_types WHERE id = ?", "SELECT c_int FROM sp_types WHERE id = ?",
         "SELECT c_char FROM sp_types WHERE id = ?", "SELECT c_dec FROM sp_types WHERE id = ?"};
     dal_value_t p[1] = {dal_int(1)};
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved = open_own("churn.ini", 2);
     int i;
 
-    mport = tu_free_port();
-    on = open_dal("churn.ini", "auto", 2, mport);
     for (i = 0; i < 80; i++)
         ck_assert_uint_eq(both(stmts[i % 4], p, 1), 1);
     ck_assert_msg(metric("dal_server_prepares_total") < 40, "prepares: %g of 80 runs",
                   metric("dal_server_prepares_total"));
     ck_assert_msg(metric("dal_server_prepare_fallbacks_total") > 20, "fallbacks: %g",
                   metric("dal_server_prepare_fallbacks_total"));
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
@@ -740,13 +748,11 @@ START_TEST(test_transactions_keep_handles)
     dal_result_t *r = NULL;
     dal_error_t err;
     double before = 0;
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved;
     int round;
 
     /* a dal_t of its own: test_reload leaves `on` with a cache of 1 */
-    mport = tu_free_port();
-    on = open_dal("txn.ini", "auto", 64, mport);
+    saved = open_own("txn.ini", 64);
     direct_exec("DROP TABLE IF EXISTS sp_txn");
     direct_exec("CREATE TABLE sp_txn (id INT PRIMARY KEY, v INT)");
     direct_exec("INSERT INTO sp_txn VALUES (1, 10)");
@@ -768,9 +774,7 @@ START_TEST(test_transactions_keep_handles)
                   metric("dal_server_prepares_total"));
     dal_session_close(s);
     direct_exec("DROP TABLE sp_txn");
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
