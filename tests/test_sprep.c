@@ -31,11 +31,6 @@ static char *dir;
 static unsigned mport;       /* the auto dal_t's metrics */
 static dal_t *on, *off;      /* server_prepare = auto, off */
 
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
 static MYSQL *direct(void)
 {
     MYSQL *m = mysql_init(NULL);
@@ -81,17 +76,13 @@ static char *make_ini(const char *name, const char *mode, int cache, unsigned me
     return tu_write(dir, name, text);
 }
 
+/* Ends the program when dal_open fails: also called from main, outside a
+ * test. */
 static dal_t *open_dal(const char *name, const char *mode, int cache, unsigned metrics)
 {
     char *path = make_ini(name, mode, cache, metrics);
-    dal_error_t err;
-    dal_t *d = NULL;
+    dal_t *d = tu_open(path);
 
-    if (dal_open(path, NULL, &d, &err) != 0) {
-        /* also from main, outside a test */
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        abort();
-    }
     free(path);
     return d;
 }
@@ -237,7 +228,7 @@ static int runs_prepared(dal_t *d, const char *sql, const dal_value_t *params, s
     dal_error_t err;
     int v;
 
-    must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
+    tu_must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
     v = dal_plan_server_prepared(p, 0);
     dal_plan_free(p);
     return v;
@@ -438,8 +429,8 @@ START_TEST(test_sharded_insert)
     uint64_t n = 0;
     int i;
 
-    must(dal_exec(on, NULL, "DROP TABLE IF EXISTS sp_shard", NULL, 0, NULL, &err), &err, "drop");
-    must(dal_exec(on, NULL, "CREATE TABLE sp_shard (k INT PRIMARY KEY, v INT)", NULL, 0, NULL,
+    tu_must(dal_exec(on, NULL, "DROP TABLE IF EXISTS sp_shard", NULL, 0, NULL, &err), &err, "drop");
+    tu_must(dal_exec(on, NULL, "CREATE TABLE sp_shard (k INT PRIMARY KEY, v INT)", NULL, 0, NULL,
                   &err), &err, "create");
     for (i = 0; i < 8; i += 2) {
         p[i] = dal_int(i);      /* k: every node */
@@ -447,14 +438,14 @@ START_TEST(test_sharded_insert)
     }
     ck_assert(!runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                              "(?, ?)", p, 8));
-    must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
+    tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "scatter insert");
     ck_assert_uint_eq(n, 4);
     for (i = 0; i < 8; i += 2)
         p[i] = dal_int(100 + i * 4); /* all on node 0 */
     ck_assert(runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                             "(?, ?)", p, 8));
-    must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
+    tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "one-node insert");
     ck_assert_uint_eq(n, 4);
     /* a scatter read merged over the nodes, and a point read */
@@ -514,14 +505,14 @@ START_TEST(test_killed_connection)
 
     direct_exec("CREATE TABLE IF NOT EXISTS sp_kill (id INT PRIMARY KEY)");
     direct_exec("INSERT IGNORE INTO sp_kill VALUES (1)");
-    must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
+    tu_must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
          &err, "connection id");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     id = dal_result_int(r, 0);
     dal_result_free(r);
     snprintf(sql, sizeof sql, "KILL %lld", (long long)id);
     direct_exec(sql);
-    must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
+    tu_must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
          &err, "after kill");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_ne(dal_result_int(r, 0), id);
@@ -636,12 +627,12 @@ START_TEST(test_reload)
 
     ck_assert_uint_eq(both(sql, p, 1), 4);
     path = make_ini("auto.ini", "off", 64, mport);
-    must(dal_reload(on, &err), &err, "reload to off");
+    tu_must(dal_reload(on, &err), &err, "reload to off");
     ck_assert(!runs_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     free(path);
     path = make_ini("auto.ini", "auto", 1, mport);
-    must(dal_reload(on, &err), &err, "reload to auto");
+    tu_must(dal_reload(on, &err), &err, "reload to auto");
     ck_assert(runs_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     ck_assert_uint_eq(both("SELECT c_int FROM sp_types WHERE id >= ? ORDER BY id", p, 1), 4);
@@ -665,7 +656,7 @@ START_TEST(test_reset_drops_handles)
     for (i = 0; i < 3; i++) {
         prepares = metric("dal_server_prepares_total");
         /* one thread: the same pooled connection each time */
-        must(dal_exec(on, NULL, "SET @sp_x = 1", NULL, 0, NULL, &err), &err, "set");
+        tu_must(dal_exec(on, NULL, "SET @sp_x = 1", NULL, 0, NULL, &err), &err, "set");
         ck_assert_uint_eq(both(sql, p, 1), 1);
         ck_assert_msg(metric("dal_server_prepares_total") == prepares + 1,
                       "not prepared again after the reset");
@@ -676,9 +667,9 @@ START_TEST(test_reset_drops_handles)
     for (i = 0; i < 3; i++) {
         dal_session_t *s = NULL;
         dal_result_t *r = NULL;
-        must(dal_session_open(on, &s, &err), &err, "session");
-        must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone");
-        must(dal_session_query(s, NULL, sql, p, 1, &r, &err), &err, "session select");
+        tu_must(dal_session_open(on, &s, &err), &err, "session");
+        tu_must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone");
+        tu_must(dal_session_query(s, NULL, sql, p, 1, &r, &err), &err, "session select");
         dal_result_free(r);
         dal_session_close(s);
         prepares = metric("dal_server_prepares_total");
@@ -701,19 +692,19 @@ START_TEST(test_session)
 
     direct_exec("DROP TABLE IF EXISTS sp_sess");
     direct_exec("CREATE TABLE sp_sess (id INT PRIMARY KEY, v VARCHAR(10))");
-    must(dal_session_open(on, &s, &err), &err, "session");
-    must(dal_begin(s, &err), &err, "begin");
+    tu_must(dal_session_open(on, &s, &err), &err, "session");
+    tu_must(dal_begin(s, &err), &err, "begin");
     p[0] = dal_int(1);
     p[1] = dal_str("one");
-    must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
          "insert");
-    must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
+    tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
          "read own write");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_str_eq(dal_result_text(r, 0, NULL), "one");
     dal_result_free(r);
-    must(dal_rollback(s, &err), &err, "rollback");
-    must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
+    tu_must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
          "after rollback");
     ck_assert_int_eq(dal_result_next(r, &err), 0);
     dal_result_free(r);
@@ -721,16 +712,16 @@ START_TEST(test_session)
      * prepared before the mode changed must not be used after */
     p[0] = dal_int(2);
     p[1] = dal_str("two");
-    must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
          "insert 2");
     p[0] = dal_str("b");
-    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
+    tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
                            "= 'ab'", p, 1, &r, &err), &err, "or");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 0);
     dal_result_free(r);
-    must(dal_session_set_var(s, "sql_mode", "'PIPES_AS_CONCAT'", &err), &err, "sql_mode");
-    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
+    tu_must(dal_session_set_var(s, "sql_mode", "'PIPES_AS_CONCAT'", &err), &err, "sql_mode");
+    tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
                            "= 'ab'", p, 1, &r, &err), &err, "pipes");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 1);
@@ -756,18 +747,18 @@ START_TEST(test_transactions_keep_handles)
     direct_exec("DROP TABLE IF EXISTS sp_txn");
     direct_exec("CREATE TABLE sp_txn (id INT PRIMARY KEY, v INT)");
     direct_exec("INSERT INTO sp_txn VALUES (1, 10)");
-    must(dal_session_open(on, &s, &err), &err, "session");
+    tu_must(dal_session_open(on, &s, &err), &err, "session");
     for (round = 0; round < 5; round++) {
         if (round == 1)
             before = metric("dal_server_prepares_total");
-        must(dal_begin(s, &err), &err, "begin");
-        must(dal_session_query(s, NULL, "SELECT v FROM sp_txn WHERE id = ?", p, 1, &r, &err),
+        tu_must(dal_begin(s, &err), &err, "begin");
+        tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_txn WHERE id = ?", p, 1, &r, &err),
              &err, "select");
         ck_assert_int_eq(dal_result_next(r, &err), 1);
         dal_result_free(r);
-        must(dal_session_exec(s, NULL, "UPDATE sp_txn SET v = v + 1 WHERE id = ?", p, 1, NULL,
+        tu_must(dal_session_exec(s, NULL, "UPDATE sp_txn SET v = v + 1 WHERE id = ?", p, 1, NULL,
                               &err), &err, "update");
-        must(dal_commit(s, &err), &err, "commit");
+        tu_must(dal_commit(s, &err), &err, "commit");
     }
     ck_assert_msg(metric("dal_server_prepares_total") == before,
                   "prepares went from %g to %g over four transactions", before,
@@ -804,19 +795,10 @@ static Suite *suite(void)
 
 int main(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS");
     SRunner *sr;
-    int failed, i;
-    char *end;
+    int failed;
 
-    for (i = 0; i < NODES; i++) {
-        ports[i] = (int)strtol(env, &end, 10);
-        if (end == env) {
-            fprintf(stderr, "DAL_TEST_PORTS needs %d ports\n", NODES);
-            return EXIT_FAILURE;
-        }
-        env = end;
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     mport = tu_free_port();
     on = open_dal("auto.ini", "auto", 64, mport);
