@@ -8,24 +8,47 @@
 
 #include "schema_text.h"
 
-/* LIKE's matching, without case: % any run, _ one character, \ escapes. */
+/* Whether the pattern element at *p (a character, _, or \ and the
+ * character it escapes) matches c; *p past it. */
+static bool like_one(const char **p, const char *end, char c)
+{
+    const char *q = *p;
+    bool any = *q == '_';
+
+    if (*q == '\\' && q + 1 < end)
+        q++;
+    *p = q + 1;
+    return any || tolower((unsigned char)*q) == tolower((unsigned char)c);
+}
+
+/*
+ * LIKE's matching, without case: % any run, _ one character, \ escapes.
+ * A mismatch goes back only to the last %, letting it take one character
+ * more: what an earlier % took never needs to change, since the last one
+ * can take anything that would.  So the time is length of p times length
+ * of s; trying every run for every % would be exponential in the number
+ * of %, and the wildcard is the client's.
+ */
 bool schema_like(const char *p, const char *end, const char *s)
 {
-    for (; p < end; p++, s++) {
-        if (*p == '%') {
-            for (; *s != '\0'; s++)
-                if (schema_like(p + 1, end, s))
-                    return true;
-            return schema_like(p + 1, end, s);
-        }
-        if (*p == '\\' && p + 1 < end)
-            p++;
-        else if (*p == '_' && *s != '\0')
-            continue;
-        if (*s == '\0' || tolower((unsigned char)*p) != tolower((unsigned char)*s))
+    const char *star = NULL, *from = NULL;   /* after the last %; where its run ends */
+
+    while (*s != '\0') {
+        if (p < end && *p == '%') {
+            star = ++p;
+            from = s;
+        } else if (p < end && like_one(&p, end, *s)) {
+            s++;
+        } else if (star != NULL) {
+            p = star;
+            s = ++from;
+        } else {
             return false;
+        }
     }
-    return *s == '\0';
+    while (p < end && *p == '%')
+        p++;
+    return p == end;
 }
 
 /* A string as information_schema quotes it, at *p ('it''s', with \\, \0,
@@ -49,16 +72,19 @@ static void put_unquoted(proto_buf_t *b, const char **p)
 }
 
 /* The binary digits at digits as the bytes of a BIT(length) value, high
- * byte first, as a server sends BIT in text rows. */
+ * byte first, as a server sends BIT in text rows.  A BIT has 64 bits at
+ * most: a longer length is a column that is not BIT (MariaDB writes no
+ * bit literal for one, but another server may), whose display width can
+ * be 4 GB, so it gets 8 bytes too. */
 static void put_bits(proto_buf_t *b, const char *digits, uint32_t length)
 {
     uint64_t v = 0;
-    size_t n = (length + 7) / 8;
+    size_t n = ((length < 64 ? length : 64) + 7) / 8;
 
     for (; *digits == '0' || *digits == '1'; digits++)
         v = v << 1 | (uint64_t)(*digits - '0');
     while (n-- > 0)
-        proto_put_u8(b, n < 8 ? (uint8_t)(v >> (8 * n)) : 0);
+        proto_put_u8(b, (uint8_t)(v >> (8 * n)));
 }
 
 /* What a NOT NULL column without a default holds in the table's default
