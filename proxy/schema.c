@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "schema_text.h"
 
 /* Table names, each with its type (SHOW FULL TABLES' Table_type). */
 typedef struct names {
@@ -533,128 +534,6 @@ bool schema_describe(proxy_client_t *c, const char *sql)
 
 /* ---------------------------------------------------------- FIELD LIST */
 
-/* LIKE's matching, without case: % any run, _ one character, \ escapes. */
-static bool like(const char *p, const char *end, const char *s)
-{
-    for (; p < end; p++, s++) {
-        if (*p == '%') {
-            for (; *s != '\0'; s++)
-                if (like(p + 1, end, s))
-                    return true;
-            return like(p + 1, end, s);
-        }
-        if (*p == '\\' && p + 1 < end)
-            p++;
-        else if (*p == '_' && *s != '\0')
-            continue;
-        if (*s == '\0' || tolower((unsigned char)*p) != tolower((unsigned char)*s))
-            return false;
-    }
-    return *s == '\0';
-}
-
-/* A string as information_schema quotes it, at *p ('it''s', with \\, \0,
- * \n and \r escaped): its text into b, *p past it. */
-static void put_unquoted(proto_buf_t *b, const char **p)
-{
-    const char *s = *p + 1;
-
-    for (; *s != '\0' && (*s != '\'' || s[1] == '\''); s++) {
-        if (*s == '\'')
-            s++;
-        else if (*s == '\\' && s[1] != '\0')
-            switch (*++s) {
-            case '0': proto_put_u8(b, 0); continue;
-            case 'n': proto_put_u8(b, '\n'); continue;
-            case 'r': proto_put_u8(b, '\r'); continue;
-            }
-        proto_put_u8(b, (uint8_t)*s);
-    }
-    *p = *s == '\'' ? s + 1 : s;
-}
-
-/* The binary digits at digits as the bytes of a BIT(length) value, high
- * byte first, as a server sends BIT in text rows. */
-static void put_bits(proto_buf_t *b, const char *digits, uint32_t length)
-{
-    uint64_t v = 0;
-    size_t n = (length + 7) / 8;
-
-    for (; *digits == '0' || *digits == '1'; digits++)
-        v = v << 1 | (uint64_t)(*digits - '0');
-    while (n-- > 0)
-        proto_put_u8(b, n < 8 ? (uint8_t)(v >> (8 * n)) : 0);
-}
-
-/* What a NOT NULL column without a default holds in the table's default
- * row, as a server writes it: zero (with the column's decimals, padded
- * under ZEROFILL), the zero date or time, an ENUM's first member (from
- * type, information_schema's COLUMN_TYPE), else empty. */
-static void put_zero(proto_buf_t *b, const proto_column_t *col, const char *type)
-{
-    char buf[128];
-    const char *zero = "0", *q;
-    int n;
-
-    switch (col->type) {
-    case PROTO_TYPE_DATE: case PROTO_TYPE_NEWDATE:
-        zero = "0000-00-00";
-        break;
-    case PROTO_TYPE_DATETIME: case PROTO_TYPE_DATETIME2:
-    case PROTO_TYPE_TIMESTAMP: case PROTO_TYPE_TIMESTAMP2:
-        zero = "0000-00-00 00:00:00";
-        break;
-    case PROTO_TYPE_TIME: case PROTO_TYPE_TIME2:
-        zero = "00:00:00";
-        break;
-    case PROTO_TYPE_DECIMAL: case PROTO_TYPE_NEWDECIMAL: case PROTO_TYPE_FLOAT:
-    case PROTO_TYPE_DOUBLE: case PROTO_TYPE_TINY: case PROTO_TYPE_SHORT:
-    case PROTO_TYPE_INT24: case PROTO_TYPE_LONG: case PROTO_TYPE_LONGLONG:
-    case PROTO_TYPE_YEAR:
-        break;
-    case PROTO_TYPE_BIT:
-        put_bits(b, "", col->length);
-        return;
-    default:
-        if ((col->flags & PROTO_ENUM_FLAG) && (q = strchr(type, '\'')) != NULL)
-            put_unquoted(b, &q);
-        return;
-    }
-    /* 31 decimals: a FLOAT or DOUBLE without a fixed scale */
-    n = snprintf(buf, sizeof buf, "%s%s%.*s", zero, col->decimals > 0 && col->decimals < 31 ? "." : "",
-                 col->decimals < 31 ? (int)col->decimals : 0, "000000000000000000000000000000");
-    if (col->flags & PROTO_ZEROFILL_FLAG)
-        for (; (uint32_t)n < col->length && n < (int)sizeof buf; n++)
-            proto_put_u8(b, '0');
-    put_str(b, buf);
-}
-
-/*
- * A column's default as a server sends it in COM_FIELD_LIST: the value the
- * column holds in the table's default row, into b; false for NULL.  def is
- * information_schema's COLUMN_DEFAULT: NULL when there is none (the zero
- * value of a NOT NULL column), the word NULL, a literal ('text', a number,
- * b'0101') or an expression.  An expression is evaluated at each insert:
- * the default row holds NULL or the zero value (a server that found the
- * expression constant holds its value there instead, which this does not
- * compute).
- */
-static bool put_default(proto_buf_t *b, const proto_column_t *col, const char *nullable,
-                        const char *def, const char *type)
-{
-    if (def != NULL && def[0] == '\'')
-        put_unquoted(b, &def);
-    else if (def != NULL && def[0] == 'b' && def[1] == '\'')
-        put_bits(b, def + 2, col->length);
-    else if (def != NULL && (isdigit((unsigned char)def[0]) || def[0] == '-' || def[0] == '.'))
-        put_str(b, def);
-    else if (nullable == NULL || strcmp(nullable, "NO") != 0)
-        return false;
-    else
-        put_zero(b, col, type != NULL ? type : "");
-    return b->err == 0;
-}
-
 /* Into b (NUL-ended), on node (NULL: where dal routes table): a SELECT
  * of table's column definitions, or of its defaults from
  * information_schema, one row a column, in the same order. */
@@ -698,10 +577,10 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
         proto_buf_reset(&def);
         has = dal_result_next(defs, &err) == 1 && (cname = dal_result_text(defs, 0, NULL)) != NULL &&
               strcasecmp(cname, col.name) == 0 &&
-              put_default(&def, &col, dal_result_text(defs, 1, NULL), dal_result_text(defs, 2, NULL),
+              schema_default(&def, &col, dal_result_text(defs, 1, NULL), dal_result_text(defs, 2, NULL),
                           dal_result_text(defs, 3, NULL));
         if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
-            like(wild->ptr, wild->ptr + wild->len, col.name))
+            schema_like(wild->ptr, wild->ptr + wild->len, col.name))
             proto_build_field_list_column(&c->out, &c->seq, &col, has ? (const char *)def.data : NULL,
                                           def.len);
     }

@@ -31,11 +31,6 @@ static char *dir;
 static unsigned mport;       /* the auto dal_t's metrics */
 static dal_t *on, *off;      /* server_prepare = auto, off */
 
-static void must(int rc, const dal_error_t *err, const char *what)
-{
-    ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
-}
-
 static MYSQL *direct(void)
 {
     MYSQL *m = mysql_init(NULL);
@@ -81,19 +76,40 @@ static char *make_ini(const char *name, const char *mode, int cache, unsigned me
     return tu_write(dir, name, text);
 }
 
+/* Ends the program when dal_open fails: also called from main, outside a
+ * test. */
 static dal_t *open_dal(const char *name, const char *mode, int cache, unsigned metrics)
 {
     char *path = make_ini(name, mode, cache, metrics);
-    dal_error_t err;
-    dal_t *d = NULL;
+    dal_t *d = tu_open(path);
 
-    if (dal_open(path, NULL, &d, &err) != 0) {
-        /* also from main, outside a test */
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        abort();
-    }
     free(path);
     return d;
+}
+
+/* What a test with an auto dal_t of its own puts back when it ends. */
+typedef struct own {
+    dal_t *on;
+    unsigned mport;
+} own_t;
+
+/* Make `on` a new auto dal_t (INI file name, a cache of cache handles)
+ * reporting to metrics of its own, for one test: new connections, none
+ * holding a handle yet.  close_own closes it and puts the shared one back. */
+static own_t open_own(const char *name, int cache)
+{
+    own_t saved = {on, mport};
+
+    mport = tu_free_port();
+    on = open_dal(name, "auto", cache, mport);
+    return saved;
+}
+
+static void close_own(own_t saved)
+{
+    dal_close(on);
+    on = saved.on;
+    mport = saved.mport;
 }
 
 /* The auto dal_t's figure `name` summed over the series of plain's server
@@ -212,7 +228,7 @@ static int runs_prepared(dal_t *d, const char *sql, const dal_value_t *params, s
     dal_error_t err;
     int v;
 
-    must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
+    tu_must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
     v = dal_plan_server_prepared(p, 0);
     dal_plan_free(p);
     return v;
@@ -413,8 +429,8 @@ START_TEST(test_sharded_insert)
     uint64_t n = 0;
     int i;
 
-    must(dal_exec(on, NULL, "DROP TABLE IF EXISTS sp_shard", NULL, 0, NULL, &err), &err, "drop");
-    must(dal_exec(on, NULL, "CREATE TABLE sp_shard (k INT PRIMARY KEY, v INT)", NULL, 0, NULL,
+    tu_must(dal_exec(on, NULL, "DROP TABLE IF EXISTS sp_shard", NULL, 0, NULL, &err), &err, "drop");
+    tu_must(dal_exec(on, NULL, "CREATE TABLE sp_shard (k INT PRIMARY KEY, v INT)", NULL, 0, NULL,
                   &err), &err, "create");
     for (i = 0; i < 8; i += 2) {
         p[i] = dal_int(i);      /* k: every node */
@@ -422,14 +438,14 @@ START_TEST(test_sharded_insert)
     }
     ck_assert(!runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                              "(?, ?)", p, 8));
-    must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
+    tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "scatter insert");
     ck_assert_uint_eq(n, 4);
     for (i = 0; i < 8; i += 2)
         p[i] = dal_int(100 + i * 4); /* all on node 0 */
     ck_assert(runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                             "(?, ?)", p, 8));
-    must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
+    tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "one-node insert");
     ck_assert_uint_eq(n, 4);
     /* a scatter read merged over the nodes, and a point read */
@@ -489,14 +505,14 @@ START_TEST(test_killed_connection)
 
     direct_exec("CREATE TABLE IF NOT EXISTS sp_kill (id INT PRIMARY KEY)");
     direct_exec("INSERT IGNORE INTO sp_kill VALUES (1)");
-    must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
+    tu_must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
          &err, "connection id");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     id = dal_result_int(r, 0);
     dal_result_free(r);
     snprintf(sql, sizeof sql, "KILL %lld", (long long)id);
     direct_exec(sql);
-    must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
+    tu_must(dal_query(on, NULL, "SELECT CONNECTION_ID() FROM sp_kill WHERE id = ?", p, 1, &r, &err),
          &err, "after kill");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_ne(dal_result_int(r, 0), id);
@@ -514,9 +530,8 @@ START_TEST(test_statement_limit)
     MYSQL_ROW row;
     MYSQL_RES *res;
     char old[32], sql[96];
-    dal_t *fresh, *keep;
-    unsigned prev = mport;
     double fallbacks, prepares;
+    own_t saved;
     long rows[2];
 
     ck_assert(mysql_query(m, "SELECT @@global.max_prepared_stmt_count") == 0);
@@ -525,11 +540,7 @@ START_TEST(test_statement_limit)
     snprintf(old, sizeof old, "%s", row[0]);
     mysql_free_result(res);
     ck_assert(mysql_query(m, "SET GLOBAL max_prepared_stmt_count = 0") == 0);
-    /* a new dal_t: new connections, none holding a handle yet */
-    mport = tu_free_port();
-    fresh = open_dal("limit.ini", "auto", 64, mport);
-    keep = on;
-    on = fresh;
+    saved = open_own("limit.ini", 64);
     /* the limit is put back before anything is checked */
     rows[0] = both_nocheck("SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1);
     rows[1] = both_nocheck("SELECT id FROM sp_types WHERE id = ?", p, 1);
@@ -538,9 +549,7 @@ START_TEST(test_statement_limit)
     snprintf(sql, sizeof sql, "SET GLOBAL max_prepared_stmt_count = %s", old);
     ck_assert(mysql_query(m, sql) == 0);
     mysql_close(m);
-    on = keep;
-    dal_close(fresh);
-    mport = prev;
+    close_own(saved);
     ck_assert_int_eq(rows[0], 4);
     ck_assert_int_eq(rows[1], 1);
     ck_assert_msg(fallbacks >= 2, "fallbacks not counted: %g", fallbacks);
@@ -574,19 +583,14 @@ START_TEST(test_eviction)
         "SELECT id FROM sp_types WHERE id = ?", "SELECT c_int FROM sp_types WHERE id = ?",
         "SELECT c_char FROM sp_types WHERE id = ?", "SELECT c_dec FROM sp_types WHERE id = ?"};
     dal_value_t p[1] = {dal_int(1)};
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved = open_own("small.ini", 2);
     int i;
 
-    mport = tu_free_port();
-    on = open_dal("small.ini", "auto", 2, mport);
     for (i = 0; i < 12; i++)
         ck_assert_uint_eq(both(stmts[i % 4], p, 1), 1);
     ck_assert_msg(metric("dal_server_prepare_evictions_total") >= 8, "evictions: %g",
                   metric("dal_server_prepare_evictions_total"));
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
@@ -600,21 +604,16 @@ START_TEST(test_churn)
         "SELECT id FROM sp_types WHERE id = ?", "SELECT c_int FROM sp_types WHERE id = ?",
         "SELECT c_char FROM sp_types WHERE id = ?", "SELECT c_dec FROM sp_types WHERE id = ?"};
     dal_value_t p[1] = {dal_int(1)};
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved = open_own("churn.ini", 2);
     int i;
 
-    mport = tu_free_port();
-    on = open_dal("churn.ini", "auto", 2, mport);
     for (i = 0; i < 80; i++)
         ck_assert_uint_eq(both(stmts[i % 4], p, 1), 1);
     ck_assert_msg(metric("dal_server_prepares_total") < 40, "prepares: %g of 80 runs",
                   metric("dal_server_prepares_total"));
     ck_assert_msg(metric("dal_server_prepare_fallbacks_total") > 20, "fallbacks: %g",
                   metric("dal_server_prepare_fallbacks_total"));
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
@@ -628,12 +627,12 @@ START_TEST(test_reload)
 
     ck_assert_uint_eq(both(sql, p, 1), 4);
     path = make_ini("auto.ini", "off", 64, mport);
-    must(dal_reload(on, &err), &err, "reload to off");
+    tu_must(dal_reload(on, &err), &err, "reload to off");
     ck_assert(!runs_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     free(path);
     path = make_ini("auto.ini", "auto", 1, mport);
-    must(dal_reload(on, &err), &err, "reload to auto");
+    tu_must(dal_reload(on, &err), &err, "reload to auto");
     ck_assert(runs_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     ck_assert_uint_eq(both("SELECT c_int FROM sp_types WHERE id >= ? ORDER BY id", p, 1), 4);
@@ -657,7 +656,7 @@ START_TEST(test_reset_drops_handles)
     for (i = 0; i < 3; i++) {
         prepares = metric("dal_server_prepares_total");
         /* one thread: the same pooled connection each time */
-        must(dal_exec(on, NULL, "SET @sp_x = 1", NULL, 0, NULL, &err), &err, "set");
+        tu_must(dal_exec(on, NULL, "SET @sp_x = 1", NULL, 0, NULL, &err), &err, "set");
         ck_assert_uint_eq(both(sql, p, 1), 1);
         ck_assert_msg(metric("dal_server_prepares_total") == prepares + 1,
                       "not prepared again after the reset");
@@ -668,9 +667,9 @@ START_TEST(test_reset_drops_handles)
     for (i = 0; i < 3; i++) {
         dal_session_t *s = NULL;
         dal_result_t *r = NULL;
-        must(dal_session_open(on, &s, &err), &err, "session");
-        must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone");
-        must(dal_session_query(s, NULL, sql, p, 1, &r, &err), &err, "session select");
+        tu_must(dal_session_open(on, &s, &err), &err, "session");
+        tu_must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone");
+        tu_must(dal_session_query(s, NULL, sql, p, 1, &r, &err), &err, "session select");
         dal_result_free(r);
         dal_session_close(s);
         prepares = metric("dal_server_prepares_total");
@@ -693,19 +692,19 @@ START_TEST(test_session)
 
     direct_exec("DROP TABLE IF EXISTS sp_sess");
     direct_exec("CREATE TABLE sp_sess (id INT PRIMARY KEY, v VARCHAR(10))");
-    must(dal_session_open(on, &s, &err), &err, "session");
-    must(dal_begin(s, &err), &err, "begin");
+    tu_must(dal_session_open(on, &s, &err), &err, "session");
+    tu_must(dal_begin(s, &err), &err, "begin");
     p[0] = dal_int(1);
     p[1] = dal_str("one");
-    must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
          "insert");
-    must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
+    tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
          "read own write");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_str_eq(dal_result_text(r, 0, NULL), "one");
     dal_result_free(r);
-    must(dal_rollback(s, &err), &err, "rollback");
-    must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
+    tu_must(dal_rollback(s, &err), &err, "rollback");
+    tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_sess WHERE id = ?", p, 1, &r, &err), &err,
          "after rollback");
     ck_assert_int_eq(dal_result_next(r, &err), 0);
     dal_result_free(r);
@@ -713,16 +712,16 @@ START_TEST(test_session)
      * prepared before the mode changed must not be used after */
     p[0] = dal_int(2);
     p[1] = dal_str("two");
-    must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO sp_sess VALUES (?, ?)", p, 2, &n, &err), &err,
          "insert 2");
     p[0] = dal_str("b");
-    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
+    tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
                            "= 'ab'", p, 1, &r, &err), &err, "or");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 0);
     dal_result_free(r);
-    must(dal_session_set_var(s, "sql_mode", "'PIPES_AS_CONCAT'", &err), &err, "sql_mode");
-    must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
+    tu_must(dal_session_set_var(s, "sql_mode", "'PIPES_AS_CONCAT'", &err), &err, "sql_mode");
+    tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM sp_sess WHERE CONCAT('', 'a' || ?) "
                            "= 'ab'", p, 1, &r, &err), &err, "pipes");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_int_eq(dal_result_int(r, 0), 1);
@@ -740,37 +739,33 @@ START_TEST(test_transactions_keep_handles)
     dal_result_t *r = NULL;
     dal_error_t err;
     double before = 0;
-    unsigned prev = mport;
-    dal_t *keep = on;
+    own_t saved;
     int round;
 
     /* a dal_t of its own: test_reload leaves `on` with a cache of 1 */
-    mport = tu_free_port();
-    on = open_dal("txn.ini", "auto", 64, mport);
+    saved = open_own("txn.ini", 64);
     direct_exec("DROP TABLE IF EXISTS sp_txn");
     direct_exec("CREATE TABLE sp_txn (id INT PRIMARY KEY, v INT)");
     direct_exec("INSERT INTO sp_txn VALUES (1, 10)");
-    must(dal_session_open(on, &s, &err), &err, "session");
+    tu_must(dal_session_open(on, &s, &err), &err, "session");
     for (round = 0; round < 5; round++) {
         if (round == 1)
             before = metric("dal_server_prepares_total");
-        must(dal_begin(s, &err), &err, "begin");
-        must(dal_session_query(s, NULL, "SELECT v FROM sp_txn WHERE id = ?", p, 1, &r, &err),
+        tu_must(dal_begin(s, &err), &err, "begin");
+        tu_must(dal_session_query(s, NULL, "SELECT v FROM sp_txn WHERE id = ?", p, 1, &r, &err),
              &err, "select");
         ck_assert_int_eq(dal_result_next(r, &err), 1);
         dal_result_free(r);
-        must(dal_session_exec(s, NULL, "UPDATE sp_txn SET v = v + 1 WHERE id = ?", p, 1, NULL,
+        tu_must(dal_session_exec(s, NULL, "UPDATE sp_txn SET v = v + 1 WHERE id = ?", p, 1, NULL,
                               &err), &err, "update");
-        must(dal_commit(s, &err), &err, "commit");
+        tu_must(dal_commit(s, &err), &err, "commit");
     }
     ck_assert_msg(metric("dal_server_prepares_total") == before,
                   "prepares went from %g to %g over four transactions", before,
                   metric("dal_server_prepares_total"));
     dal_session_close(s);
     direct_exec("DROP TABLE sp_txn");
-    dal_close(on);
-    on = keep;
-    mport = prev;
+    close_own(saved);
 }
 END_TEST
 
@@ -800,19 +795,10 @@ static Suite *suite(void)
 
 int main(void)
 {
-    const char *env = tu_env("DAL_TEST_PORTS");
     SRunner *sr;
-    int failed, i;
-    char *end;
+    int failed;
 
-    for (i = 0; i < NODES; i++) {
-        ports[i] = (int)strtol(env, &end, 10);
-        if (end == env) {
-            fprintf(stderr, "DAL_TEST_PORTS needs %d ports\n", NODES);
-            return EXIT_FAILURE;
-        }
-        env = end;
-    }
+    tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     mport = tu_free_port();
     on = open_dal("auto.ini", "auto", 64, mport);
