@@ -13,34 +13,24 @@ struct colset {
     MYSQL_FIELD fields[];    /* n, then their strings */
 };
 
-/* The length of a field's text: the library's count when it gave one,
- * else strlen (fields made by hand may leave the counts 0). */
-static size_t text_len(const char *t, unsigned int n)
-{
-    return t == NULL ? 0 : n != 0 ? n : strlen(t);
-}
-
 /* Text t (n: the library's count) copied to *p as a NUL-terminated
  * string, *p moved past it; the copy and its length in *dst, *dst_len. */
 static void copy_text(char **p, const char *t, unsigned int n, char **dst,
                       unsigned int *dst_len)
 {
-    size_t len = text_len(t, n);
+    size_t len = field_text_len(t, n);
 
-    if (len > 0)
-        memcpy(*p, t, len);
-    (*p)[len] = '\0';
-    *dst = *p;
+    *dst = field_text_put(p, t, len);
     *dst_len = (unsigned int)len;
-    *p += len + 1;
 }
 
-/* Bytes of f's strings with their NULs. */
-static size_t text_bytes(const MYSQL_FIELD *f)
+size_t field_text_bytes(const MYSQL_FIELD *f)
 {
-    return text_len(f->name, f->name_length) + text_len(f->org_name, f->org_name_length) +
-           text_len(f->table, f->table_length) + text_len(f->org_table, f->org_table_length) +
-           text_len(f->db, f->db_length) + 5;
+    return field_text_len(f->name, f->name_length) +
+           field_text_len(f->org_name, f->org_name_length) +
+           field_text_len(f->table, f->table_length) +
+           field_text_len(f->org_table, f->org_table_length) +
+           field_text_len(f->db, f->db_length) + 5;
 }
 
 colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
@@ -51,7 +41,7 @@ colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
     char *p;
 
     for (i = 0; i < n; i++)
-        bytes += text_bytes(&fields[i]);
+        bytes += field_text_bytes(&fields[i]);
     if ((c = malloc(bytes)) == NULL)
         return NULL;
     atomic_init(&c->refs, 1);
@@ -105,7 +95,7 @@ unsigned int colset_count(const colset_t *c)
  * cached statement. */
 static int same_text(const char *a, unsigned int alen, const char *b, unsigned int n)
 {
-    size_t i, blen = text_len(b, n);
+    size_t i, blen = field_text_len(b, n);
 
     if (blen != alen)
         return 0;

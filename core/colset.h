@@ -6,18 +6,42 @@
  * A text result keeps its MYSQL_RES, whose fields the result shows.  A
  * prepared statement's description lives in its handle, which goes back
  * to the pool with its connection while the caller still reads the
- * result: the result needs a copy that outlives the handle.  Making that
- * copy for every execution was a good part of a point select's cost; the
- * handle's reader (result_binary.c) makes it once, and each result takes a
- * reference.  A colset never changes after colset_new: a description that
- * changes (DDL) gets a new colset.
+ * result: the result needs a copy that outlives the handle.  The handle's
+ * reader (result_binary.c) makes that copy once, and each result takes a
+ * reference to it.  A colset never changes after colset_new: a
+ * description that changes (DDL) gets a new colset.
  */
 #ifndef DAL_CORE_COLSET_H
 #define DAL_CORE_COLSET_H
 
 #include <mysql.h>
+#include <string.h>
 
 typedef struct colset colset_t;
+
+/* The length of a field's text t: the library's count n when it gave
+ * one, else strlen (fields made by hand may leave the counts 0). */
+static inline size_t field_text_len(const char *t, unsigned int n)
+{
+    return t == NULL ? 0 : n != 0 ? n : strlen(t);
+}
+
+/* t[0..len) (t may be NULL: "") copied to *p as a NUL-terminated
+ * string; *p moves past it.  Returns the copy. */
+static inline char *field_text_put(char **p, const char *t, size_t len)
+{
+    char *at = *p;
+
+    if (len > 0)
+        memcpy(at, t, len);
+    at[len] = '\0';
+    *p += len + 1;
+    return at;
+}
+
+/* Bytes of f's texts that a copy keeps (name, org_name, table,
+ * org_table, db), each with its NUL. */
+size_t field_text_bytes(const MYSQL_FIELD *f);
 
 /* A copy of fields[0..n) (names, tables, schemas, types, flags, lengths;
  * not the catalog or the default) with one reference, or NULL without

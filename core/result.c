@@ -4,6 +4,7 @@
  * result_merge.c's (see result_int.h).
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,15 @@ typedef struct result_block {
 
 dal_result_t *result_new(void)
 {
-    /* malloc and memset, not calloc: glibc's calloc bypasses the
-     * per-thread cache that serves a block of this size */
+    /* not calloc: the text at the end of r needs no clearing, and
+     * glibc's calloc does not take from the per-thread cache that serves
+     * a block of this size */
     result_block_t *b = malloc(sizeof *b);
 
     if (b == NULL)
         return NULL;
-    memset(b, 0, sizeof *b);
+    memset(&b->r, 0, offsetof(dal_result_t, info));
+    memset(&b->run, 0, sizeof *b - offsetof(result_block_t, run));
     b->r.run = &b->run;
     b->r.srcs = b->srcs;
     b->r.cap = sizeof b->srcs / sizeof b->srcs[0];
@@ -49,26 +52,6 @@ dal_result_t *result_new(void)
     /* dal_query's statements run in autocommit; a session says otherwise */
     b->r.txn_status = SERVER_STATUS_AUTOCOMMIT;
     return &b->r;
-}
-
-/* The length of a field's text t: the library's count n when it gave one
- * (no strlen on every column of every result), else strlen (fields made
- * by hand may leave the counts 0). */
-static size_t text_len(const char *t, unsigned int n)
-{
-    return t == NULL ? 0 : n != 0 ? n : strlen(t);
-}
-
-/* t[0..len) (t may be NULL: "") copied to *p, which advances past it. */
-static const char *put_text(char **p, const char *t, size_t len)
-{
-    char *at = *p;
-
-    if (len > 0)
-        memcpy(at, t, len);
-    at[len] = '\0';
-    *p += len + 1;
-    return at;
 }
 
 /* names, cols, meta and the nodes' texts of the columns: one block.  The
@@ -85,9 +68,7 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
 
     for (i = 0; i < ncols; i++) {
         f = &fields[i];
-        bytes += text_len(f->name, f->name_length) + text_len(f->org_name, f->org_name_length) +
-                 text_len(f->table, f->table_length) +
-                 text_len(f->org_table, f->org_table_length) + text_len(f->db, f->db_length) + 5;
+        bytes += field_text_bytes(f);
     }
     /* pointers first: each part stays aligned for its type */
     r->names = malloc(bytes ? bytes : 1);
@@ -100,11 +81,13 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
         f = &fields[i];
         c = &r->cols[i];
         merge_meta_init(&r->meta[i], f);
-        r->names[i] = put_text(&p, f->name, text_len(f->name, f->name_length));
-        c->org_name = put_text(&p, f->org_name, text_len(f->org_name, f->org_name_length));
-        c->table = put_text(&p, f->table, text_len(f->table, f->table_length));
-        c->org_table = put_text(&p, f->org_table, text_len(f->org_table, f->org_table_length));
-        c->db = put_text(&p, f->db, text_len(f->db, f->db_length));
+        r->names[i] = field_text_put(&p, f->name, field_text_len(f->name, f->name_length));
+        c->org_name =
+            field_text_put(&p, f->org_name, field_text_len(f->org_name, f->org_name_length));
+        c->table = field_text_put(&p, f->table, field_text_len(f->table, f->table_length));
+        c->org_table =
+            field_text_put(&p, f->org_table, field_text_len(f->org_table, f->org_table_length));
+        c->db = field_text_put(&p, f->db, field_text_len(f->db, f->db_length));
         c->type = (unsigned int)f->type;
         c->charset = f->charsetnr;
         c->flags = f->flags;

@@ -81,7 +81,6 @@ struct dal_result {
      * (UPDATE); see result_note_info */
     int info_kind;            /* 0: none, else RESULT_INFO_* */
     uint64_t info_a, info_b;
-    char info[96];            /* dal_result_info's text, made when asked */
     struct dal_warnings *warns; /* owned: the nodes' SHOW WARNINGS rows, read when the
                                    session keeps them (warnings.h), or NULL */
     int named_tables;         /* the statement named a table (dal_result_named_tables) */
@@ -131,8 +130,11 @@ struct dal_result {
     void (*cleanup)(void *ctx); /* see result_on_free */
     void *cleanup_ctx;
 
-    char tabmap[DAL_RESULT_TABMAP]; /* result_map_table's pairs, "" after the last */
     size_t tabmap_len;
+
+    /* Text written before it is read: result_new does not clear it. */
+    char info[96];            /* dal_result_info's text, made when asked */
+    char tabmap[DAL_RESULT_TABMAP]; /* result_map_table's pairs, tabmap_len bytes */
 };
 
 dal_result_t *result_new(void);

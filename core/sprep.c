@@ -70,6 +70,7 @@ typedef struct entry {
     MYSQL_BIND *bind;        /* inside the entry, norder: what st was bound to last */
     slot_t *slot;            /* inside the entry, norder: the values bind points to */
     int bound;               /* bind is st's parameter binding */
+    size_t memos;            /* route memo slots naming the entry */
     size_t len;
     char sql[];              /* the template, NUL-terminated; then order, bind, slot */
 } entry_t;
@@ -242,6 +243,8 @@ static void memo_clear(memo_t *m)
 {
     if (m->sql != NULL)
         sql_unref(m->sql);
+    if (m->e != NULL)
+        m->e->memos--;
     m->sql = NULL;
     m->e = NULL;
 }
@@ -291,6 +294,10 @@ static void memo_store(sprep_cache_t *k, const memo_t *key, entry_t *e)
 {
     memo_t *m = memo_slot(k, key);
 
+    if (m->e != NULL) {
+        m->e->memos--;
+        m->e = NULL;
+    }
     if (m->sql != key->sql) {
         memo_clear(m);
         *m = *key;
@@ -299,6 +306,7 @@ static void memo_store(sprep_cache_t *k, const memo_t *key, entry_t *e)
         *m = *key;
     }
     m->e = e;
+    e->memos++;
 }
 
 static void entries_unlink(sprep_cache_t *k, entry_t *e)
@@ -338,7 +346,7 @@ static void entry_remove(sprep_cache_t *k, entry_t *e)
     entries_unlink(k, e);
     k->n--;
     k->bytes -= entry_bytes(e);
-    for (i = 0; i < k->nmemo; i++)
+    for (i = 0; e->memos > 0 && i < k->nmemo; i++)
         if (k->memo[i].e == e)
             memo_clear(&k->memo[i]);
     binary_reader_free(e->rd);
@@ -540,6 +548,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     e->bind = (MYSQL_BIND *)(void *)(e->sql + bind_at);
     e->slot = (slot_t *)(void *)(e->sql + slot_at);
     e->bound = 0;
+    e->memos = 0;
     binds_init(e);
     e->hnext = k->buckets[h & (k->nbuckets - 1)];
     k->buckets[h & (k->nbuckets - 1)] = e;
