@@ -36,6 +36,7 @@
 #include "health.h"
 #include "clock.h"
 #include "log.h"
+#include "thread.h"
 
 /* _cont calls that cutting a probe short may take (each returns at once on
  * a shut socket; the bound only guards against a connector surprise) */
@@ -615,7 +616,7 @@ static void start_locked(dal_health_t *h)
                     "(pipe: %s); reads go to the master", h->node->cfg->name, strerror(errno));
         return;
     }
-    rc = pthread_create(&h->thread, NULL, health_main, h);
+    rc = thread_start(&h->thread, health_main, h);
     if (rc != 0) {
         log_message(h->node->log, DAL_LOG_ERROR, "health", "datasource %s: cannot check replicas "
                     "(thread: %s); reads go to the master", h->node->cfg->name, strerror(rc));

@@ -4,8 +4,6 @@
  * Each entry is a thin adapter onto a core function, so plugins get the
  * same behaviour as the core without linking against it.
  */
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include "monitor.h"
 #include "pool.h"
 #include "snapshot.h"
+#include "thread.h"
 
 static void host_log(dal_host_t *host, dal_log_level_t level, const char *fmt, ...)
     DAL_PRINTF(3, 4);
@@ -90,22 +89,6 @@ static void host_emit(dal_host_t *host, const dal_event_t *ev)
     monitor_emit(host->snap->monitors, &copy);
 }
 
-/* A watcher's thread (the file source's, a plugin's) must never take a
- * signal the application means for its own threads: dal-proxy blocks
- * SIGTERM in the threads it makes and waits for it in one, and a thread
- * of ours that took it would end the process. */
-static int host_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
-{
-    sigset_t all, old;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(thread, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 static const dal_host_api_t host_api = {
     DAL_PLUGIN_ABI_VERSION,
     sizeof(dal_host_api_t),
@@ -132,7 +115,7 @@ static const dal_host_api_t host_api = {
     clock_now_ns,
     pool_current_statement,
     host_emit,
-    host_thread_create,
+    thread_start,   /* the core's own threads start there too */
 };
 
 const dal_host_api_t *dal_host_api(void)

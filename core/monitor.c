@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "pool.h"
 #include "sql_lex.h"
+#include "thread.h"
 
 /* How often pool figures are sampled.  Prometheus scrapes every 15 s or so;
  * a second is fresh enough and costs a lock per node per second. */
@@ -164,7 +165,7 @@ static int start_sampler(dal_monitor_set_t *set, dal_error_t *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&set->cond, &ca);
     pthread_condattr_destroy(&ca);
-    rc = pthread_create(&set->sampler, NULL, sampler_main, set);
+    rc = thread_start(&set->sampler, sampler_main, set);
     if (rc != 0) {
         pthread_cond_destroy(&set->cond);
         pthread_mutex_destroy(&set->mu);

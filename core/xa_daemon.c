@@ -17,6 +17,7 @@
 #include "dal_int.h"
 #include "clock.h"
 #include "error.h"
+#include "thread.h"
 #include "xa.h"
 
 struct dal_xa_daemon {
@@ -91,7 +92,7 @@ int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&d->cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&d->thread, NULL, daemon_run, d) != 0) {
+    if (thread_start(&d->thread, daemon_run, d) != 0) {
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
         free(d);
