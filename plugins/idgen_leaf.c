@@ -539,7 +539,7 @@ static int leaf_create(const dal_host_api_t *api, dal_host_t *host, const char *
         rc = api->set_error(err, DAL_ENOMEM, "cannot create a mutex");
         goto fail;
     }
-    if (pthread_create(&l->loader, NULL, loader_main, l) != 0) {
+    if (dal_plugin_thread_create(api, &l->loader, loader_main, l) != 0) {
         leaf_sync_free(l);
         rc = api->set_error(err, DAL_EIO, "cannot start the loader thread");
         goto fail;

@@ -377,7 +377,7 @@ static int lease_new(const dal_host_api_t *api, dal_host_t *host, const dal_plug
         goto fail_mu;
     if (idgen_cond_init(&ls->cv) != 0)
         goto fail_cv;
-    if (pthread_create(&ls->thread, NULL, lease_main, ls) != 0)
+    if (dal_plugin_thread_create(api, &ls->thread, lease_main, ls) != 0)
         goto fail_thread;
     *out = ls;
     return 0;

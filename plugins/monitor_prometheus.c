@@ -896,7 +896,7 @@ static int exporter_start(const dal_host_api_t *api, const char *addr, exporter_
         rc = api->set_error(err, DAL_EIO, "pipe: %s", strerror(errno));
         goto fail;
     }
-    if ((rc = pthread_create(&x->thread, NULL, serve_main, x)) != 0) {
+    if ((rc = dal_plugin_thread_create(api, &x->thread, serve_main, x)) != 0) {
         rc = api->set_error(err, DAL_ENOMEM, "cannot start the HTTP thread: %s", strerror(rc));
         goto fail;
     }

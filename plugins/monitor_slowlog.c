@@ -402,7 +402,7 @@ static int slowlog_create(const dal_host_api_t *api, dal_host_t *host,
         rc = api->set_error(err, DAL_EIO, "cannot open %s: %s", s->path, strerror(errno));
         goto fail;
     }
-    if ((rc = pthread_create(&s->writer, NULL, writer_main, s)) != 0) {
+    if ((rc = dal_plugin_thread_create(api, &s->writer, writer_main, s)) != 0) {
         rc = api->set_error(err, DAL_ENOMEM, "cannot start the writer thread: %s", strerror(rc));
         goto fail;
     }

@@ -648,7 +648,7 @@ static int pool_create(const dal_host_api_t *api, dal_host_t *host,
     if ((rc = alloc_pool(api, server, &s, &p, err)) != 0)
         goto fail;
     p->host = host;
-    rc = pthread_create(&p->keeper, NULL, keeper_main, p);
+    rc = dal_plugin_thread_create(api, &p->keeper, keeper_main, p);
     if (rc != 0) {
         rc = api->set_error(err, DAL_ENOMEM, "cannot start the pool's keeper thread: %s",
                             strerror(rc));

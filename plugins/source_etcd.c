@@ -524,15 +524,6 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-/* The watch thread takes none of the application's signals (the host's
- * thread_create); under a dal older than that service, a plain thread. */
-static int start_thread(etcd_source_t *s)
-{
-    if (DAL_HAS_FIELD(dal_host_api_t, s->api, thread_create) && s->api->thread_create != NULL)
-        return s->api->thread_create(&s->thread, watch_main, s);
-    return pthread_create(&s->thread, NULL, watch_main, s);
-}
-
 static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink,
                     dal_error_t *err)
 {
@@ -546,7 +537,7 @@ static int es_watch(void *instance, int64_t after, const dal_source_sink_t *sink
     s->multi = curl_multi_init();
     if (s->multi == NULL)
         return s->api->set_error(err, DAL_ENOMEM, "out of memory");
-    if (start_thread(s) != 0) {
+    if (dal_plugin_thread_create(s->api, &s->thread, watch_main, s) != 0) {
         curl_multi_cleanup(s->multi);
         s->multi = NULL;
         return s->api->set_error(err, DAL_EIO, "%s/%s: cannot start the watch thread", s->where,

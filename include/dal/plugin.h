@@ -191,9 +191,24 @@ typedef struct dal_host_api {
      * would be ended by a plugin's thread that took it).  The calling
      * thread's mask is left as it was.  Returns 0 or pthread_create's
      * error number.  The thread is the caller's: join it (pthread_join)
-     * before the instance is destroyed; the host keeps no reference. */
+     * before the instance is destroyed; the host keeps no reference.
+     * Call it through dal_plugin_thread_create (below). */
     int (*thread_create)(pthread_t *thread, void *(*fn)(void *), void *arg);
 } dal_host_api_t;
+
+/*
+ * Start a thread of a plugin's: use it for every thread a plugin makes.
+ * api->thread_create when the host has it; under a dal older than size 200,
+ * or a test host without it, plain pthread_create (the caller's mask).
+ * Returns 0 or pthread_create's error number.
+ */
+static inline int dal_plugin_thread_create(const dal_host_api_t *api, pthread_t *thread,
+                                           void *(*fn)(void *), void *arg)
+{
+    if (DAL_HAS_FIELD(dal_host_api_t, api, thread_create) && api->thread_create != NULL)
+        return api->thread_create(thread, fn, arg);
+    return pthread_create(thread, NULL, fn, arg);
+}
 
 /* ------------------------------------------------------------ shard kind */
 
