@@ -200,6 +200,9 @@ INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}1${T}-128
 INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}2${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL
 SELECT * FROM typed ORDER BY k
 SELECT k, dt FROM typed WHERE dt = ? OR k = ?${T}2024-02-29${T}2
+DROP TABLE IF EXISTS emptydef
+CREATE TABLE emptydef (v VARCHAR(5) NOT NULL, w VARCHAR(5) DEFAULT '', x VARCHAR(5) DEFAULT 'x', y VARCHAR(5) NOT NULL)
+!list_fields emptydef
 EOF
 px_ps_judge ps "prepared statements"
 grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no rows"
