@@ -159,8 +159,8 @@ static bool is_blob(uint8_t type)
  * insert: the default row holds NULL or the zero value (a server that
  * found the expression constant holds its value there instead, which this
  * does not compute; for a BLOB-family column, the empty string).  A
- * BLOB-family column with a literal default holds the empty string, its
- * zero value (see is_blob).
+ * BLOB-family column that is not NULL there holds the empty string, with
+ * a literal default too (see is_blob).
  */
 bool schema_default(proto_buf_t *b, const proto_column_t *col, const char *nullable,
                     const char *def, const char *type)
@@ -169,7 +169,9 @@ bool schema_default(proto_buf_t *b, const proto_column_t *col, const char *nulla
 
     if (!literal && (nullable == NULL || strcmp(nullable, "NO") != 0))
         return false;
-    if (!literal || is_blob(col->type))
+    if (is_blob(col->type))
+        return true;            /* the empty string: see is_blob */
+    if (!literal)
         put_zero(b, col, type != NULL ? type : "");
     else if (def[0] == '\'')
         put_unquoted(b, &def);
