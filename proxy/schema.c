@@ -566,7 +566,7 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
     proto_buf_t def = PROTO_BUF_INIT;
     proto_column_t col;
     dal_error_t err;
-    const char *cname;
+    const char *cname, *text;
     size_t i, n;
     bool has;
 
@@ -579,10 +579,11 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
               strcasecmp(cname, col.name) == 0 &&
               schema_default(&def, &col, dal_result_text(defs, 1, NULL), dal_result_text(defs, 2, NULL),
                           dal_result_text(defs, 3, NULL));
+        /* an empty default may have no buffer yet: it is "", not NULL */
+        text = !has ? NULL : def.data != NULL ? (const char *)def.data : "";
         if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
             schema_like(wild->ptr, wild->ptr + wild->len, col.name))
-            proto_build_field_list_column(&c->out, &c->seq, &col, has ? (const char *)def.data : NULL,
-                                          def.len);
+            proto_build_field_list_column(&c->out, &c->seq, &col, text, def.len);
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
     proto_buf_free(&def);

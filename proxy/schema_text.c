@@ -130,29 +130,54 @@ static void put_zero(proto_buf_t *b, const proto_column_t *col, const char *type
     proto_put_bytes(b, buf, strlen(buf));
 }
 
+/* Whether def, a COLUMN_DEFAULT, is a literal: a string ('abc'), a
+ * number, a bit literal (b'101') or a hex one (X'41' or 0x41, which
+ * MariaDB writes only for BLOB-family columns, whose literal defaults are
+ * not sent, so their digits are never decoded); else it is none, the word
+ * NULL or an expression. */
+static bool is_literal(const char *def)
+{
+    return def != NULL && (def[0] == '\'' || ((def[0] == 'b' || def[0] == 'X') && def[1] == '\'') ||
+                           isdigit((unsigned char)def[0]) || def[0] == '-' || def[0] == '.');
+}
+
+/* BLOB, TEXT, JSON and GEOMETRY: their values live outside the row, and
+ * the table's default row holds none of them (a server stores a literal
+ * default of one as an expression, run at each insert) */
+static bool is_blob(uint8_t type)
+{
+    return (type >= PROTO_TYPE_TINY_BLOB && type <= PROTO_TYPE_BLOB) || type == PROTO_TYPE_JSON ||
+           type == PROTO_TYPE_GEOMETRY;
+}
+
 /*
  * A column's default as a server sends it in COM_FIELD_LIST: the value the
  * column holds in the table's default row, into b; false for NULL.  def is
  * information_schema's COLUMN_DEFAULT: NULL when there is none (the zero
  * value of a NOT NULL column), the word NULL, a literal ('text', a number,
- * b'0101') or an expression.  An expression is evaluated at each insert:
- * the default row holds NULL or the zero value (a server that found the
- * expression constant holds its value there instead, which this does not
- * compute).
+ * b'0101', X'41') or an expression.  An expression is evaluated at each
+ * insert: the default row holds NULL or the zero value (a server that
+ * found the expression constant holds its value there instead, which this
+ * does not compute; for a BLOB-family column, the empty string).  A
+ * BLOB-family column that is not NULL there holds the empty string, with
+ * a literal default too (see is_blob).
  */
 bool schema_default(proto_buf_t *b, const proto_column_t *col, const char *nullable,
                     const char *def, const char *type)
 {
-    if (def != NULL && def[0] == '\'')
-        put_unquoted(b, &def);
-    else if (def != NULL && def[0] == 'b' && def[1] == '\'')
-        put_bits(b, def + 2, col->length);
-    else if (def != NULL && (isdigit((unsigned char)def[0]) || def[0] == '-' || def[0] == '.'))
-        proto_put_bytes(b, def, strlen(def));
-    else if (nullable == NULL || strcmp(nullable, "NO") != 0)
+    bool literal = is_literal(def);
+
+    if (!literal && (nullable == NULL || strcmp(nullable, "NO") != 0))
         return false;
-    else
+    if (is_blob(col->type))
+        return true;            /* the empty string: see is_blob */
+    if (!literal)
         put_zero(b, col, type != NULL ? type : "");
+    else if (def[0] == '\'')
+        put_unquoted(b, &def);
+    else if (def[0] == 'b')
+        put_bits(b, def + 2, col->length);
+    else                        /* a number (or a hex literal), as it is */
+        proto_put_bytes(b, def, strlen(def));
     return b->err == 0;
 }
-

@@ -200,6 +200,14 @@ INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}1${T}-128
 INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${T}2${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL${T}NULL
 SELECT * FROM typed ORDER BY k
 SELECT k, dt FROM typed WHERE dt = ? OR k = ?${T}2024-02-29${T}2
+DROP TABLE IF EXISTS emptydef
+CREATE TABLE emptydef (v VARCHAR(5) NOT NULL, w VARCHAR(5) DEFAULT '', x VARCHAR(5) DEFAULT 'x', y VARCHAR(5) NOT NULL)
+!list_fields emptydef
+# a BLOB, TEXT, JSON or GEOMETRY column's default row holds '' where
+# another column's holds its literal default (and NULL where it is NULL)
+DROP TABLE IF EXISTS blobdef
+CREATE TABLE blobdef (b BLOB, bn BLOB NOT NULL, bd BLOB DEFAULT NULL, bs BLOB DEFAULT 'abc', bns BLOB NOT NULL DEFAULT 'abc', bx BLOB DEFAULT X'41', bb BLOB DEFAULT b'1000010', be BLOB DEFAULT '', b5 BLOB DEFAULT 5, bu BLOB DEFAULT (uuid()), bnu BLOB NOT NULL DEFAULT (uuid()), tb TINYBLOB NOT NULL DEFAULT b'1', mb MEDIUMBLOB DEFAULT 'm', lb LONGBLOB NOT NULL DEFAULT 0x42, tt TINYTEXT DEFAULT 'it''s', t TEXT NOT NULL, mt MEDIUMTEXT DEFAULT X'41', lt LONGTEXT, j JSON, jn JSON NOT NULL, js JSON DEFAULT '{}', jns JSON NOT NULL DEFAULT '[1]', g GEOMETRY, pn POINT NOT NULL, pnx POINT NOT NULL DEFAULT (POINT(1, 1)))
+!list_fields blobdef
 EOF
 px_ps_judge ps "prepared statements"
 grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no rows"
