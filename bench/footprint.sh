@@ -29,18 +29,18 @@ n=10000
 python3 "$src/bench/codelines.py" --top 15 "$work/cg.out" "$n"
 
 # lackey prints every instruction and data access; a statement starts at
-# each entry into mysql_real_query (both dal and --direct call it once per
-# point select).  The median over the statements after the first 100.
+# each entry into mysql_real_query or mysql_stmt_execute (dal and --direct
+# call one of them once per point select, by text or server-prepared).  The median over the statements after the first 100.
 mkfifo "$work/trace"
 cat >"$work/one.py" <<'PY'
 import sys
 
 pid = sys.argv[1]
-entry = None
+entry = None     # the entry addresses, once the connector is mapped
 n, code, data, seen = 0, set(), set(), []
 
 def find_entry():
-    """Address of mysql_real_query in the traced process, once mapped."""
+    """Addresses of the two statement entries in the traced process."""
     import subprocess
     try:
         maps = open("/proc/%s/maps" % pid).read().splitlines()
@@ -51,10 +51,10 @@ def find_entry():
         if len(f) > 5 and "libmariadb" in f[5] and int(f[2], 16) == 0:
             out = subprocess.run(["nm", "-D", "--defined-only", f[5]], capture_output=True,
                                  text=True).stdout
-            for sym in out.splitlines():
-                s = sym.split()
-                if len(s) == 3 and s[2].startswith("mysql_real_query"):
-                    return int(f[0].split("-")[0], 16) + int(s[0], 16)
+            base = int(f[0].split("-")[0], 16)
+            return {base + int(s[0], 16) for s in map(str.split, out.splitlines())
+                    if len(s) == 3 and s[2].split("@")[0] in ("mysql_real_query",
+                                                              "mysql_stmt_execute")}
     return None
 
 for line in sys.stdin:
@@ -62,7 +62,7 @@ for line in sys.stdin:
         a = int(line[3:line.index(",")], 16)
         if entry is None:
             entry = find_entry()
-        if a == entry:
+        if entry and a in entry:
             n += 1
             if n > 101:      # past connecting and the first executions
                 seen.append((len(code), len(data)))
@@ -71,7 +71,7 @@ for line in sys.stdin:
     elif line[:2] in (" L", " S", " M"):
         data.add(int(line[3:line.index(",")], 16) >> 6)
 if len(seen) < 100:
-    sys.exit("footprint.sh: %d statements traced (entry %s), too few" % (n, entry and hex(entry)))
+    sys.exit("footprint.sh: %d statements traced (entry %s), too few" % (n, entry and sorted(map(hex, entry))))
 med = lambda v: sorted(v)[len(v) // 2]
 print("a statement touches %d code lines and %d data lines (lackey, median of %d)" %
       (med([c for c, _ in seen]), med([d for _, d in seen]), len(seen)))
