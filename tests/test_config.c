@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "url.h"
+#include "check_run.h"
 
 #define SECRET "S3cret"   /* part of every password in this file */
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -1287,11 +1288,7 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    int failed;
+    int status = tu_run(config_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

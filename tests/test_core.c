@@ -1195,11 +1195,7 @@ static Suite *core_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(core_suite());
-    int failed;
+    int status = tu_run(core_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

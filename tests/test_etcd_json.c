@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etcd_json.h"
+#include "check_run.h"
 
 #define S(lit) lit, strlen(lit)
 
@@ -150,8 +151,7 @@ int main(void)
 {
     Suite *s = suite_create("etcd_json");
     TCase *tc = tcase_create("etcd_json");
-    SRunner *sr;
-    int failed;
+    int status;
 
     tcase_add_test(tc, test_base64);
     tcase_add_test(tc, test_range);
@@ -159,9 +159,6 @@ int main(void)
     tcase_add_test(tc, test_txn_and_errors);
     tcase_add_test(tc, test_requests);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    status = tu_run(s, CK_FORK_GETENV);
+    return status;
 }

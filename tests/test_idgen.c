@@ -1471,12 +1471,8 @@ static Suite *idgen_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(idgen_suite());
-    int failed;
+    int status = tu_run(idgen_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
     fake_plugin_close(&leaf_so);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

@@ -372,11 +372,7 @@ static Suite *inspect_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(inspect_suite());
-    int failed;
+    int status = tu_run(inspect_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

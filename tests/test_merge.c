@@ -22,6 +22,7 @@
 #include "result.h"
 #include "sql.h"
 #include "value.h"
+#include "check_run.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1226,11 +1227,7 @@ static Suite *merge_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(merge_suite());
-    int failed;
+    int status = tu_run(merge_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

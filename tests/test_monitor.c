@@ -977,14 +977,10 @@ static Suite *live_suite(void)
 int main(int argc, char **argv)
 {
     int live = argc > 2 && strcmp(argv[1], "live") == 0;
-    SRunner *sr;
-    int failed;
+    int status;
 
     if (live)
         outdir = argv[2];
-    sr = srunner_create(live ? live_suite() : unit_suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    status = tu_run(live ? live_suite() : unit_suite(), CK_FORK_GETENV);
+    return status;
 }

@@ -969,11 +969,7 @@ static Suite *live_suite(void)
 int main(int argc, char **argv)
 {
     int live = argc > 1 && strcmp(argv[1], "live") == 0;
-    SRunner *sr = srunner_create(live ? live_suite() : unit_suite());
-    int failed;
+    int status = tu_run(live ? live_suite() : unit_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

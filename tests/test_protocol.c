@@ -25,6 +25,7 @@
 #include <openssl/sha.h>
 
 #include "protocol.h"
+#include "check_run.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1509,9 +1510,6 @@ static Suite *protocol_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(protocol_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    int status = tu_run(protocol_suite(), CK_FORK_GETENV);
+    return status;
 }

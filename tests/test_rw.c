@@ -849,15 +849,11 @@ static Suite *rw_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int status;
 
     load_ports();
     dir = tu_mkdtemp();
-    sr = srunner_create(rw_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    status = tu_run(rw_suite(), CK_FORK_GETENV);
     tu_rmtree(dir);
-    return failed == 0 ? 0 : 1;
+    return status;
 }

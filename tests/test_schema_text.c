@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "schema_text.h"
+#include "check_run.h"
 
 /* One column: its definition, its information_schema text, and the
  * default COM_FIELD_LIST must send (want NULL: NULL). */
@@ -138,15 +139,11 @@ int main(void)
 {
     Suite *s = suite_create("schema_text");
     TCase *tc = tcase_create("schema_text");
-    SRunner *sr;
-    int failed;
+    int status;
 
     tcase_add_loop_test(tc, test_defaults, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_like);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    status = tu_run(s, CK_FORK_GETENV);
+    return status;
 }

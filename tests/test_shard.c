@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fake_host.h"
+#include "check_run.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1071,15 +1072,11 @@ static int check_plugin_dir(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int status;
 
     if (check_plugin_dir() != 0)
         return 99; /* automake's "hard error": reported as ERROR, not SKIP */
-    sr = srunner_create(shard_suite());
-    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose lists every row */
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    status = tu_run(shard_suite(), CK_FORK_GETENV);
     plugins_unload();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

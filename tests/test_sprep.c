@@ -795,22 +795,16 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
+    int status;
 
     tu_ports(ports, NODES);
     dir = tu_mkdtemp();
     mport = tu_free_port();
     on = open_dal("auto.ini", "auto", 64, mport);
     off = open_dal("off.ini", "off", 64, 0);
-    sr = srunner_create(suite());
-    /* one process: the tests share the two dal_t and the tables */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    status = tu_run(suite(), CK_NOFORK); /* the tests share the two dal_t and the tables */
     dal_close(on);
     dal_close(off);
     tu_rmtree(dir);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

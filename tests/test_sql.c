@@ -20,6 +20,7 @@
 
 #include "sql.h"
 #include "sql_lex.h"
+#include "check_run.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -1284,11 +1285,7 @@ static Suite *sql_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(sql_suite());
-    int failed;
+    int status = tu_run(sql_suite(), CK_FORK_GETENV);
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

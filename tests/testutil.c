@@ -203,18 +203,6 @@ void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, con
     }
 }
 
-int tu_run(Suite *suite, enum fork_status fork)
-{
-    SRunner *sr = srunner_create(suite);
-    int failed;
-
-    srunner_set_fork_status(sr, fork);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-
 void tu_must(int rc, const dal_error_t *err, const char *what)
 {
     ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));

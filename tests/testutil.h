@@ -10,6 +10,8 @@
 
 #include <dal/dal.h>
 
+#include "check_run.h" /* tu_run */
+
 /* A fresh directory under $TMPDIR (or /tmp); static storage, one per call
  * site is fine.  Aborts the test program on failure. */
 char *tu_mkdtemp(void);
@@ -39,11 +41,6 @@ int tu_http(unsigned port, const char *request, char **body);
  * (name{labels}), or -1 when there is none. */
 double tu_metric(const char *text, const char *series);
 
-/* Run suite (CK_VERBOSITY chooses the output) and return the program's
- * exit status: EXIT_SUCCESS when every test passed.  fork: CK_NOFORK for
- * tests that share state (a cluster's tables, a dal_t) and run in order,
- * else CK_FORK_GETENV. */
-int tu_run(Suite *suite, enum fork_status fork);
 /* Fail the test unless rc is 0, with "what: message (code)". */
 void tu_must(int rc, const dal_error_t *err, const char *what);
 
