@@ -34,6 +34,10 @@ static const char sha2_plugin[] = "caching_sha2_password";
 
 void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
 {
+    /* a client takes error 0 for "no error" (mysql_errno() == 0): a
+     * failure without a server's code goes out as ER_UNKNOWN_ERROR */
+    if (code == 0)
+        code = 1105;
     proto_build_err(&c->out, &c->seq, code, sqlstate, msg);
     c->failed = true;
     if (c->state == CLIENT_COMMAND)
