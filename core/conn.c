@@ -220,6 +220,23 @@ int conn_ping(dal_conn_t *c)
     return mysql_ping(&c->mysql) == 0 ? 0 : -1;
 }
 
+int conn_drain(dal_conn_t *c)
+{
+    MYSQL *m = &c->mysql;
+
+    while (mysql_more_results(m)) {
+        MYSQL_RES *rows;
+        int rc = mysql_next_result(m);
+        if (rc != 0)
+            return rc > 0 ? -1 : 0;
+        rows = mysql_store_result(m);
+        if (rows == NULL && mysql_field_count(m) != 0)
+            return -1;
+        mysql_free_result(rows);
+    }
+    return 0;
+}
+
 int conn_reset(dal_conn_t *c, dal_error_t *err)
 {
     if (!session_dirty(c))

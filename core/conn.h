@@ -112,6 +112,12 @@ int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
 void conn_close(dal_conn_t *c);
 /* 0 if alive. */
 int conn_ping(dal_conn_t *c);
+/* Read and drop the results the server sends after the current one (a
+ * CALL's further result sets and its final status), so the statement has
+ * run to its end on the server and c is in step for the next one.  The
+ * current result must be read (or freed) first.  0; or -1 when one of
+ * them is an error, which is then on c (mysql_errno). */
+int conn_drain(dal_conn_t *c);
 /* Undo the session state the last borrower left: a COM_RESET_CONNECTION
  * when the server flagged a change (or a transaction is open, or the
  * connection was marked dirty, or the server cannot track state); nothing

@@ -112,7 +112,11 @@ static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
         conn_mark_dirty(c);
 }
 
-/* send_on's reading of what route r's SQL returned on c. */
+/* send_on's reading of what route r's SQL returned on c.  A CALL's
+ * results after the first are read and dropped before the statement
+ * returns: its procedure has then finished (a next statement on another
+ * connection sees what it wrote), and an error it raised after rows is
+ * the statement's error, not lost. */
 static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
                     dal_error_t *err)
 {
@@ -121,6 +125,8 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
         res->affected += mysql_affected_rows(&c->mysql);
         result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
+        if (conn_drain(c) != 0)
+            return conn_error(c, DAL_ESERVER, err);
         warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
         return 0;
     }
@@ -128,6 +134,11 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
+    /* SHOW WARNINGS could not run before: the results must be read first */
+    if (conn_drain(c) != 0) {
+        mysql_free_result(rows);
+        return conn_error(c, DAL_ESERVER, err);
+    }
     warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }

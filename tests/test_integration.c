@@ -249,6 +249,58 @@ START_TEST(test_server_error)
 }
 END_TEST
 
+/* A CALL's results after the first are read before dal_query returns:
+ * the procedure has finished (a statement on another connection sees
+ * what it wrote), and an error it raises after its rows is the
+ * statement's error instead of being dropped. */
+static void must_exec(const char *sql)
+{
+    dal_error_t err;
+
+    tu_must(dal_exec(dal, NULL, sql, NULL, 0, NULL, &err), &err, sql);
+}
+
+START_TEST(test_call_results)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    int rc;
+
+    must_exec("DROP TABLE IF EXISTS call_log");
+    must_exec("CREATE TABLE call_log (a INT)");
+    must_exec("DROP PROCEDURE IF EXISTS call_late_write");
+    must_exec("CREATE PROCEDURE call_late_write() BEGIN SELECT 1 AS one; DO SLEEP(0.3); "
+              "INSERT INTO call_log VALUES (1); END");
+    must_exec("DROP PROCEDURE IF EXISTS call_fails");
+    must_exec("CREATE PROCEDURE call_fails() BEGIN SELECT 1 AS one; "
+              "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'raised after rows'; END");
+
+    tu_must(dal_query(dal, NULL, "CALL call_late_write()", NULL, 0, &r, &err), &err, "call");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");
+    dal_result_free(r);
+    /* the pool may hand out another connection: the write must be done */
+    tu_must(dal_query(dal, NULL, "SELECT COUNT(*) FROM call_log", NULL, 0, &r, &err), &err,
+            "count");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");
+    dal_result_free(r);
+
+    r = NULL;
+    rc = dal_query(dal, NULL, "CALL call_fails()", NULL, 0, &r, &err);
+    ck_assert_int_eq(rc, DAL_ESERVER);
+    ck_assert_ptr_null(r);
+    ck_assert_uint_eq(err.mysql_errno, 1644);
+    ck_assert_msg(strstr(err.message, "raised after rows") && strstr(err.message, "plain"), "%s",
+                  err.message);
+    must_exec("SELECT 1");
+
+    must_exec("DROP PROCEDURE call_late_write");
+    must_exec("DROP PROCEDURE call_fails");
+    must_exec("DROP TABLE call_log");
+}
+END_TEST
+
 START_TEST(test_connect_error)
 {
     dal_query_opts_t o;
@@ -924,6 +976,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_read_back_differential);
     tcase_add_test(tc, test_affected_rows);
     tcase_add_test(tc, test_server_error);
+    tcase_add_test(tc, test_call_results);
     tcase_add_test(tc, test_connect_error);
     tcase_add_test(tc, test_explicit_datasource);
     tcase_add_test(tc, test_range_and_hash);
