@@ -222,10 +222,9 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
     if (c == NULL)
         return;
     cancel_leave(c);  /* the end of rows streamed to a session */
-    /* results left unread (a CALL's after the first, on a route whose rows
-     * were streamed) are read now; one that fails makes the connection
-     * unusable: libmariadb's reset loops forever on pending results */
-    if (reusable && mysql_more_results(&c->mysql) && conn_drain(c) != 0)
+    /* results left unread (a CALL's last, or an error after its rows) make
+     * the connection unusable: libmariadb's reset loops forever on them */
+    if (reusable && mysql_more_results(&c->mysql))
         reusable = 0;
     /* a session's variables are for its own statements only */
     if (reusable && c->vars_set && conn_unset_vars(c, NULL) != 0)

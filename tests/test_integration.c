@@ -295,6 +295,29 @@ START_TEST(test_call_results)
                   err.message);
     must_exec("SELECT 1");
 
+    /* in a transaction the session holds its connection: the same, and
+     * that connection stays in step for the session's next statement */
+    {
+        dal_session_t *s = NULL;
+        tu_must(dal_session_open(dal, &s, &err), &err, "session");
+        tu_must(dal_session_exec(s, NULL, "BEGIN", NULL, 0, NULL, &err), &err, "begin");
+        tu_must(dal_session_query(s, NULL, "CALL call_late_write()", NULL, 0, &r, &err), &err,
+                "call in a transaction");
+        ck_assert_int_eq(dal_result_next(r, &err), 1);
+        dal_result_free(r);
+        r = NULL;
+        rc = dal_session_query(s, NULL, "CALL call_fails()", NULL, 0, &r, &err);
+        ck_assert_int_eq(rc, DAL_ESERVER);
+        ck_assert_uint_eq(err.mysql_errno, 1644);
+        tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM call_log", NULL, 0, &r, &err),
+                &err, "count in the transaction");
+        ck_assert_int_eq(dal_result_next(r, &err), 1);
+        ck_assert_str_eq(dal_result_text(r, 0, NULL), "2");
+        dal_result_free(r);
+        tu_must(dal_session_exec(s, NULL, "COMMIT", NULL, 0, NULL, &err), &err, "commit");
+        dal_session_close(s);
+    }
+
     must_exec("DROP PROCEDURE call_late_write");
     must_exec("DROP PROCEDURE call_fails");
     must_exec("DROP TABLE call_log");
