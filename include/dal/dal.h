@@ -366,6 +366,11 @@ typedef struct dal_query_opts {
  * and let a pool hold as many connections as a statement has routes.  With
  * more routes than max_parallel, each node's rows are received in full
  * before dal_query returns.
+ *
+ * A CALL's result is its procedure's first result set (or its status when
+ * it returns none).  The later result sets are read and dropped before
+ * dal_query returns, so the procedure has finished by then; an error it
+ * raises after its first rows is dal_query's error.
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
