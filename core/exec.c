@@ -112,21 +112,65 @@ static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
         conn_mark_dirty(c);
 }
 
-/* send_on's reading of what route r's SQL returned on c.  A CALL's
- * results after the first are read and dropped before the statement
- * returns: its procedure has then finished (a next statement on another
- * connection sees what it wrote), and an error it raised after rows is
- * the statement's error, not lost. */
+/* A CALL's results after its first, each a result chained to res
+ * (dal_result_next_set): its procedure's further result sets, then its
+ * final status.  They are read before the statement returns, so the
+ * procedure has finished (a next statement on another connection sees
+ * what it wrote), and an error it raised after rows is the statement's
+ * error, not lost. */
+static int store_sets(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
+                      dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+    dal_result_t **tail = &res->next_set;
+
+    while (mysql_more_results(m)) {
+        MYSQL_RES *rows = NULL;
+        dal_result_t *set;
+        int q = mysql_next_result(m);
+
+        if (q != 0)
+            return q > 0 ? conn_error(c, DAL_ESERVER, err) : 0;
+        if (mysql_field_count(m) != 0 && (rows = mysql_store_result(m)) == NULL)
+            return conn_error(c, DAL_ESERVER, err);
+        if ((set = result_new()) == NULL) {
+            mysql_free_result(rows);
+            (void)conn_drain(c);
+            return err_set(err, DAL_ENOMEM, "out of memory");
+        }
+        *tail = set;
+        tail = &set->next_set;
+        set->nroutes = 1;
+        set->txn_status = res->txn_status;
+        if (rows == NULL) {
+            set->affected = mysql_affected_rows(m);
+            result_note_info(set, mysql_info(m));
+            note_end(set, m, mysql_insert_id(m));
+        } else {
+            note_end(set, m, 0);
+            if (result_add(set, rows, rt->routes[r].node->cfg->name, err) != 0) {
+                (void)conn_drain(c);
+                return err->code;
+            }
+        }
+    }
+    return 0;
+}
+
+/* send_on's reading of what route r's SQL returned on c: its first
+ * result, then a CALL's others (store_sets). */
 static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
                     dal_error_t *err)
 {
     MYSQL_RES *rows;
+    int rc;
+
     if (mysql_field_count(&c->mysql) == 0) {
         res->affected += mysql_affected_rows(&c->mysql);
         result_note_info(res, mysql_info(&c->mysql));
         note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
-        if (conn_drain(c) != 0)
-            return conn_error(c, DAL_ESERVER, err);
+        if ((rc = store_sets(rt, r, c, res, err)) != 0)
+            return rc;
         warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
         return 0;
     }
@@ -134,13 +178,15 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
     if (rows == NULL)
         return conn_error(c, DAL_ESERVER, err);
     note_end(res, &c->mysql, 0);
-    /* SHOW WARNINGS could not run before: the results must be read first */
-    if (conn_drain(c) != 0) {
-        mysql_free_result(rows);
-        return conn_error(c, DAL_ESERVER, err);
+    if ((rc = result_add(res, rows, rt->routes[r].node->cfg->name, err)) != 0) {
+        (void)conn_drain(c);
+        return rc;
     }
+    /* SHOW WARNINGS could not run before: the results must be read first */
+    if ((rc = store_sets(rt, r, c, res, err)) != 0)
+        return rc;
     warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
-    return result_add(res, rows, rt->routes[r].node->cfg->name, err);
+    return 0;
 }
 
 /* Build route r's SQL for connection c (escaping follows c's sql_mode),

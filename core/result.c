@@ -728,6 +728,11 @@ size_t dal_result_route_count(const dal_result_t *r)
     return r ? r->nroutes : 0;
 }
 
+dal_result_t *dal_result_next_set(const dal_result_t *r)
+{
+    return r != NULL ? r->next_set : NULL;
+}
+
 void dal_result_free(dal_result_t *r)
 {
     if (r == NULL)
@@ -753,6 +758,8 @@ void dal_result_free(dal_result_t *r)
     if (r->cleanup != NULL)
         r->cleanup(r->cleanup_ctx);
     warnings_free(r->warns);
+    if (r->next_set != NULL)
+        dal_result_free(r->next_set);
     free(r);
 }
 

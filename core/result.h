@@ -130,6 +130,8 @@ struct dal_result {
     void (*cleanup)(void *ctx); /* see result_on_free */
     void *cleanup_ctx;
 
+    struct dal_result *next_set; /* owned: a CALL's next result (dal_result_next_set) */
+
     size_t tabmap_len;
 
     /* Text written before it is read: result_new does not clear it. */

@@ -544,9 +544,21 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
     col->decimals = (uint8_t)ci.decimals;
 }
 
+/* A CALL's results after the first (dal_result_next_set) follow it,
+ * flagged SERVER_MORE_RESULTS_EXISTS, to a client that takes several; the
+ * first error ends them, as on a server. */
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
 {
-    client_result_map(c, r, binary, NULL, NULL);
+    uint64_t multi = binary ? PROTO_CLIENT_PS_MULTI_RESULTS : PROTO_CLIENT_MULTI_RESULTS;
+    bool more = c->more, failed = c->failed;
+
+    c->failed = false;
+    for (; r != NULL && !c->failed; r = (c->caps & multi) ? dal_result_next_set(r) : NULL) {
+        c->more = more || ((c->caps & multi) && dal_result_next_set(r) != NULL);
+        client_result_map(c, r, binary, NULL, NULL);
+    }
+    c->more = more;
+    c->failed = c->failed || failed;
 }
 
 void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,

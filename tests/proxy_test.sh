@@ -88,6 +88,16 @@ CREATE TABLE ddl_commits (a INT);
 ROLLBACK;
 DROP TABLE ddl_commits;
 SELECT * FROM orders ORDER BY id;
+DROP TABLE IF EXISTS call_log;
+CREATE TABLE call_log (a INT, b VARCHAR(10));
+DROP PROCEDURE IF EXISTS two_sets;
+DELIMITER //
+CREATE PROCEDURE two_sets() BEGIN SELECT 1 AS one; SELECT 'two' AS two, 2.5 AS half UNION ALL SELECT NULL, 0; INSERT INTO call_log VALUES (1, 'by call'); END//
+DELIMITER ;
+CALL two_sets();
+SELECT * FROM call_log;
+DROP PROCEDURE two_sets;
+DROP TABLE call_log;
 EOF
 px shop --batch <"$work/session.sql" >"$work/px.out" 2>"$work/px.err" || fail "session through the proxy: $(cat "$work/px.err")"
 plain --batch <"$work/session.sql" >"$work/plain.out" 2>"$work/plain.err" || fail "session on the plain server: $(cat "$work/plain.err")"

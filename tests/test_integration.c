@@ -249,10 +249,10 @@ START_TEST(test_server_error)
 }
 END_TEST
 
-/* A CALL's results after the first are read before dal_query returns:
- * the procedure has finished (a statement on another connection sees
- * what it wrote), and an error it raises after its rows is the
- * statement's error instead of being dropped. */
+/* A CALL's results: every one, chained (dal_result_next_set), read
+ * before dal_query returns, so the procedure has finished (a statement
+ * on another connection sees what it wrote), and an error it raises after
+ * its rows is the statement's error instead of being dropped. */
 static void must_exec(const char *sql)
 {
     dal_error_t err;
@@ -271,6 +271,9 @@ START_TEST(test_call_results)
     must_exec("DROP PROCEDURE IF EXISTS call_late_write");
     must_exec("CREATE PROCEDURE call_late_write() BEGIN SELECT 1 AS one; DO SLEEP(0.3); "
               "INSERT INTO call_log VALUES (1); END");
+    must_exec("DROP PROCEDURE IF EXISTS call_two_sets");
+    must_exec("CREATE PROCEDURE call_two_sets() BEGIN SELECT 1 AS one; SELECT 2 AS two, 3 AS three; "
+              "END");
     must_exec("DROP PROCEDURE IF EXISTS call_fails");
     must_exec("CREATE PROCEDURE call_fails() BEGIN SELECT 1 AS one; "
               "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'raised after rows'; END");
@@ -278,6 +281,34 @@ START_TEST(test_call_results)
     tu_must(dal_query(dal, NULL, "CALL call_late_write()", NULL, 0, &r, &err), &err, "call");
     ck_assert_int_eq(dal_result_next(r, &err), 1);
     ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");
+    /* then the procedure's final status, as a server sends it */
+    ck_assert_ptr_nonnull(dal_result_next_set(r));
+    ck_assert_uint_eq(dal_result_column_count(dal_result_next_set(r)), 0);
+    ck_assert_uint_eq(dal_result_affected_rows(dal_result_next_set(r)), 1);
+    ck_assert_ptr_null(dal_result_next_set(dal_result_next_set(r)));
+    dal_result_free(r);
+
+    /* every result set, in order */
+    tu_must(dal_query(dal, NULL, "CALL call_two_sets()", NULL, 0, &r, &err), &err, "two sets");
+    {
+        dal_result_t *set = dal_result_next_set(r);
+        ck_assert_uint_eq(dal_result_column_count(r), 1);
+        ck_assert_int_eq(dal_result_next(r, &err), 1);
+        ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");
+        ck_assert_int_eq(dal_result_next(r, &err), 0);
+        ck_assert_ptr_nonnull(set);
+        ck_assert_uint_eq(dal_result_column_count(set), 2);
+        ck_assert_int_eq(dal_result_next(set, &err), 1);
+        ck_assert_str_eq(dal_result_text(set, 1, NULL), "3");
+        ck_assert_int_eq(dal_result_next(set, &err), 0);
+        set = dal_result_next_set(set);
+        ck_assert_ptr_nonnull(set);
+        ck_assert_uint_eq(dal_result_column_count(set), 0);
+        ck_assert_ptr_null(dal_result_next_set(set));
+    }
+    dal_result_free(r);
+    tu_must(dal_query(dal, NULL, "SELECT 1", NULL, 0, &r, &err), &err, "plain select");
+    ck_assert_ptr_null(dal_result_next_set(r));
     dal_result_free(r);
     /* the pool may hand out another connection: the write must be done */
     tu_must(dal_query(dal, NULL, "SELECT COUNT(*) FROM call_log", NULL, 0, &r, &err), &err,
@@ -320,6 +351,7 @@ START_TEST(test_call_results)
 
     must_exec("DROP PROCEDURE call_late_write");
     must_exec("DROP PROCEDURE call_fails");
+    must_exec("DROP PROCEDURE call_two_sets");
     must_exec("DROP TABLE call_log");
 }
 END_TEST

@@ -368,9 +368,9 @@ typedef struct dal_query_opts {
  * before dal_query returns.
  *
  * A CALL's result is its procedure's first result set (or its status when
- * it returns none).  The later result sets are read and dropped before
- * dal_query returns, so the procedure has finished by then; an error it
- * raises after its first rows is dal_query's error.
+ * it returns none); the others follow it (dal_result_next_set).  They are
+ * all read before dal_query returns, so the procedure has finished by
+ * then; an error it raises after its first rows is dal_query's error.
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
@@ -714,6 +714,16 @@ DAL_API uint64_t dal_result_insert_id(const dal_result_t *r);
 DAL_API const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n);
 /* Number of data nodes the statement ran on. */
 DAL_API size_t dal_result_route_count(const dal_result_t *r);
+/*
+ * The next result of a CALL, in the order the server sent them: r is its
+ * procedure's first result set; each further result set follows, and last
+ * the procedure's final status (no columns; its affected rows and
+ * warnings).  NULL after the last, and for every other statement.
+ * Borrowed: freed with the first result.  Read with the same functions
+ * as the first.
+ */
+DAL_API dal_result_t *dal_result_next_set(const dal_result_t *r);
+/* Frees r and the results chained to it (dal_result_next_set). */
 DAL_API void dal_result_free(dal_result_t *r);
 
 /* --------------------------------------------------- result metadata */
