@@ -112,79 +112,60 @@ static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
         conn_mark_dirty(c);
 }
 
-/* A CALL's results after its first, each a result chained to res
+/* c's current result into res: an OK's counts and end, or its rows. */
+static int store_current(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
+                         dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+    MYSQL_RES *rows;
+
+    if (mysql_field_count(m) == 0) {
+        res->affected += mysql_affected_rows(m);
+        result_note_info(res, mysql_info(m));
+        note_end(res, m, mysql_insert_id(m));
+        return 0;
+    }
+    if ((rows = mysql_store_result(m)) == NULL)
+        return conn_error(c, DAL_ESERVER, err);
+    note_end(res, m, 0);
+    return result_add(res, rows, rt->routes[r].node->cfg->name, err);
+}
+
+/* send_on's reading of what route r's SQL returned on c.  A CALL's
+ * results after its first are each a result chained to res
  * (dal_result_next_set): its procedure's further result sets, then its
- * final status.  They are read before the statement returns, so the
+ * final status.  All are read before the statement returns, so the
  * procedure has finished (a next statement on another connection sees
  * what it wrote), and an error it raised after rows is the statement's
  * error, not lost. */
-static int store_sets(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
-                      dal_error_t *err)
-{
-    MYSQL *m = &c->mysql;
-    dal_result_t **tail = &res->next_set;
-
-    while (mysql_more_results(m)) {
-        MYSQL_RES *rows = NULL;
-        dal_result_t *set;
-        int q = mysql_next_result(m);
-
-        if (q != 0)
-            return q > 0 ? conn_error(c, DAL_ESERVER, err) : 0;
-        if (mysql_field_count(m) != 0 && (rows = mysql_store_result(m)) == NULL)
-            return conn_error(c, DAL_ESERVER, err);
-        if ((set = result_new()) == NULL) {
-            mysql_free_result(rows);
-            (void)conn_drain(c);
-            return err_set(err, DAL_ENOMEM, "out of memory");
-        }
-        *tail = set;
-        tail = &set->next_set;
-        set->nroutes = 1;
-        set->txn_status = res->txn_status;
-        if (rows == NULL) {
-            set->affected = mysql_affected_rows(m);
-            result_note_info(set, mysql_info(m));
-            note_end(set, m, mysql_insert_id(m));
-        } else {
-            note_end(set, m, 0);
-            if (result_add(set, rows, rt->routes[r].node->cfg->name, err) != 0) {
-                (void)conn_drain(c);
-                return err->code;
-            }
-        }
-    }
-    return 0;
-}
-
-/* send_on's reading of what route r's SQL returned on c: its first
- * result, then a CALL's others (store_sets). */
 static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
                     dal_error_t *err)
 {
-    MYSQL_RES *rows;
-    int rc;
+    dal_result_t **tail = &res->next_set;
+    int rc = store_current(rt, r, c, res, err), q;
 
-    if (mysql_field_count(&c->mysql) == 0) {
-        res->affected += mysql_affected_rows(&c->mysql);
-        result_note_info(res, mysql_info(&c->mysql));
-        note_end(res, &c->mysql, mysql_insert_id(&c->mysql));
-        if ((rc = store_sets(rt, r, c, res, err)) != 0)
-            return rc;
-        warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
-        return 0;
+    while (rc == 0 && mysql_more_results(&c->mysql)) {
+        if ((q = mysql_next_result(&c->mysql)) != 0) {
+            rc = q > 0 ? conn_error(c, DAL_ESERVER, err) : 0;
+            break;
+        }
+        if ((*tail = result_new()) == NULL) {
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
+            break;
+        }
+        (*tail)->nroutes = 1;
+        (*tail)->txn_status = res->txn_status;
+        rc = store_current(rt, r, c, *tail, err);
+        tail = &(*tail)->next_set;
     }
-    rows = mysql_store_result(&c->mysql);
-    if (rows == NULL)
-        return conn_error(c, DAL_ESERVER, err);
-    note_end(res, &c->mysql, 0);
-    if ((rc = result_add(res, rows, rt->routes[r].node->cfg->name, err)) != 0) {
-        (void)conn_drain(c);
+    if (rc != 0) {
+        /* out of memory mid-way: what is left is read, so c stays in step
+         * (a server's error ends the results itself) */
+        if (rc == DAL_ENOMEM)
+            (void)conn_drain(c);
         return rc;
     }
-    /* SHOW WARNINGS could not run before: the results must be read first */
-    if ((rc = store_sets(rt, r, c, res, err)) != 0)
-        return rc;
+    /* SHOW WARNINGS could not run before: every result must be read first */
     warnings_read(&res->warns, &c->mysql, mysql_warning_count(&c->mysql));
     return 0;
 }

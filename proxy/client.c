@@ -550,11 +550,11 @@ void client_column(const dal_result_t *r, size_t i, proto_column_t *col)
 void client_result(proxy_client_t *c, dal_result_t *r, bool binary)
 {
     uint64_t multi = binary ? PROTO_CLIENT_PS_MULTI_RESULTS : PROTO_CLIENT_MULTI_RESULTS;
-    bool more = c->more, failed = c->failed;
+    bool several = (c->caps & multi) != 0, more = c->more, failed = c->failed;
 
     c->failed = false;
-    for (; r != NULL && !c->failed; r = (c->caps & multi) ? dal_result_next_set(r) : NULL) {
-        c->more = more || ((c->caps & multi) && dal_result_next_set(r) != NULL);
+    for (; r != NULL && !c->failed; r = several ? dal_result_next_set(r) : NULL) {
+        c->more = more || (several && dal_result_next_set(r) != NULL);
         client_result_map(c, r, binary, NULL, NULL);
     }
     c->more = more;
