@@ -69,6 +69,7 @@ struct binary_reader {
     char *block;             /* owned: the first buffers of every column */
     size_t block_len;
     int bound;               /* bind is st's result binding */
+    int stripped;            /* st's description has no texts left (strip_handle) */
     colset_t *cols;          /* a reference: the last reply's description, or NULL */
 };
 
@@ -303,8 +304,35 @@ static int reply_described(MYSQL_STMT *st, unsigned int n)
     return -1;
 }
 
+/* The library's copy of the description of a handle strip_handle has
+ * stripped: it names nothing, and it means the reply brought none. */
+static int stripped_copy(const binary_reader_t *rd, const MYSQL_FIELD *fields)
+{
+    return rd->stripped && fields[0].catalog == NULL;
+}
+
+/* When the server sends no description with a reply (it caches them), the
+ * library copies the handle's onto the connection, every text of every
+ * column, on every execution: about 500 instructions a column, a third of
+ * a point select's execution.  dal never reads that copy (colset keeps
+ * the names), so once the reader has its colset the handle keeps only
+ * what fetching uses (types, lengths, flags) and the copy has no text to
+ * make.  A description the server sends after DDL still arrives whole. */
+static void strip_handle(binary_reader_t *rd)
+{
+    MYSQL_FIELD *f = rd->st->fields;
+    unsigned int i;
+
+    for (i = 0; f != NULL && i < rd->st->field_count; i++) {
+        f[i].catalog = f[i].db = f[i].table = f[i].org_table = NULL;
+        f[i].name = f[i].org_name = f[i].def = NULL;
+    }
+    rd->stripped = 1;
+}
+
 /* rd ready for a result of n columns: buffers, their binding and the
- * description.  0; DAL_ENOMEM; DAL_ESERVER when binding failed. */
+ * description.  0; DAL_ENOMEM; DAL_ESERVER when binding failed;
+ * BINARY_STALE when no description can name the columns. */
 static int reader_ready(binary_reader_t *rd, unsigned int n)
 {
     MYSQL *m = rd->st->mysql;
@@ -315,6 +343,8 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
         fields = m->fields;
     if (fields == NULL)
         return DAL_ENOMEM;
+    if (stripped_copy(rd, fields))
+        described = 0;
     if (rd->bind != NULL && rd->ncols != n)
         reader_clear(rd);
     if (rd->bind == NULL && reader_alloc(rd, fields, n) != 0)
@@ -322,6 +352,8 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
     /* the first result takes the connection's (the handle's own, or one
      * just sent); later ones only a description the server sent, or one
      * that may have been (-1) and differs */
+    if (rd->cols == NULL && stripped_copy(rd, fields))
+        return BINARY_STALE; /* the names are gone with the old columns */
     if (rd->cols == NULL ||
         (described != 0 && fields != rd->st->fields && !colset_same(rd->cols, fields, n))) {
         colset_t *c = colset_new(fields, n);
@@ -336,6 +368,8 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
             return DAL_ESERVER;
         rd->bound = 1;
     }
+    if (!rd->stripped)
+        strip_handle(rd);
     return 0;
 }
 
@@ -458,10 +492,10 @@ int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasour
         b = NULL;
     }
 done:
-    /* rows left unread when memory ran out are read and dropped, so the
-     * connection stays in step (a server's error ends the rows itself,
-     * and the caller still reads it from the statement) */
-    if (rc == DAL_ENOMEM)
+    /* rows left unread when memory ran out (or unreadable) are read and
+     * dropped, so the connection stays in step (a server's error ends the
+     * rows itself, and the caller still reads it from the statement) */
+    if (rc == DAL_ENOMEM || rc == BINARY_STALE)
         mysql_stmt_free_result(rd->st);
     if (b != NULL)
         binary_close(&b->base, 0);

@@ -43,10 +43,21 @@ void binary_reader_free(binary_reader_t *rd);
 /* The heap rd keeps between executions, for the cache's accounting. */
 size_t binary_reader_bytes(const binary_reader_t *rd);
 
+/* result_add_binary: the handle cannot describe this result (its texts
+ * were dropped, and the reply's columns are not the ones it had): the
+ * rows were dropped, and the handle must be prepared again. */
+#define BINARY_STALE 1
+
 /* Read every row of rd's statement (executed, its result set not yet
- * fetched) into a new source of r.  0; DAL_ENOMEM (err filled); or
- * DAL_ESERVER when the fetch failed: err is left to the caller, who reads
- * the reason from the statement (mysql_stmt_errno) and its connection. */
+ * fetched) into a new source of r.  0; DAL_ENOMEM (err filled);
+ * BINARY_STALE; or DAL_ESERVER when the fetch failed: err is left to the
+ * caller, who reads the reason from the statement (mysql_stmt_errno) and
+ * its connection.
+ *
+ * Once it has read a first result, rd drops the texts of st's own column
+ * description (st->fields: names, tables, ...), which dal never reads
+ * (results take them from rd's copy): the library would otherwise copy
+ * them onto the connection at every execution. */
 int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasource,
                       dal_error_t *err);
 

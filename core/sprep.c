@@ -675,7 +675,7 @@ static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
         return 0;
     }
     rc = result_add_binary(res, e->rd, rt->routes[r].node->cfg->name, err);
-    if (rc == DAL_ESERVER && mysql_stmt_errno(e->st) == CR_NEW_STMT_METADATA)
+    if (rc == BINARY_STALE || (rc == DAL_ESERVER && mysql_stmt_errno(e->st) == CR_NEW_STMT_METADATA))
         return STALE;
     if (rc == DAL_ESERVER)
         return stmt_failed(c, e->st, err);

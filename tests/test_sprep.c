@@ -145,6 +145,14 @@ static void same_columns(dal_result_t *a, dal_result_t *b, const char *sql)
                       "text %s type %d flags %u decimals %u charset %u",
                       sql, i, x.name, (int)x.type, x.flags, x.decimals, x.charset, y.name,
                       (int)y.type, y.flags, y.decimals, y.charset);
+        /* every text of the description, also from a handle run before
+         * (whose own copy of it is gone: result_binary.h) */
+        ck_assert_msg(strcmp(x.org_name, y.org_name) == 0 && strcmp(x.table, y.table) == 0 &&
+                          strcmp(x.org_table, y.org_table) == 0 &&
+                          strcmp(x.schema, y.schema) == 0,
+                      "%s: column %zu (%s) prepared %s.%s.%s (%s), text %s.%s.%s (%s)", sql, i,
+                      x.name, x.schema, x.table, x.org_name, x.org_table, y.schema, y.table,
+                      y.org_name, y.org_table);
     }
 }
 
@@ -451,6 +459,12 @@ START_TEST(test_sharded_insert)
     /* a scatter read merged over the nodes, and a point read */
     ck_assert_uint_eq(both("SELECT k, v FROM sp_shard WHERE v >= ? ORDER BY k", p + 1, 1), 8);
     p[0] = dal_int(108);
+    ck_assert_uint_eq(both("SELECT k, v FROM sp_shard WHERE k = ?", p, 1), 1);
+    /* run again on the handle: the same logical table names, and the
+     * same for another shard's physical table */
+    ck_assert_uint_eq(both("SELECT k, v FROM sp_shard WHERE k = ?", p, 1), 1);
+    p[0] = dal_int(2);
+    ck_assert_uint_eq(both("SELECT k, v FROM sp_shard WHERE k = ?", p, 1), 1);
     ck_assert_uint_eq(both("SELECT k, v FROM sp_shard WHERE k = ?", p, 1), 1);
 }
 END_TEST
