@@ -77,14 +77,14 @@ void buf_printf(dal_buf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void buf_put_u64(dal_buf_t *b, uint64_t v)
+char *dec_digits(uint64_t v, char *end)
 {
     /* two digits per division: shard keys and IDs are long numbers */
     static const char pairs[] =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
-    char tmp[20], *d = tmp + sizeof tmp;
+    char *d = end;
 
     for (; v >= 100; v /= 100) {
         d -= 2;
@@ -96,6 +96,13 @@ void buf_put_u64(dal_buf_t *b, uint64_t v)
     } else {
         *--d = (char)('0' + v);
     }
+    return d;
+}
+
+void buf_put_u64(dal_buf_t *b, uint64_t v)
+{
+    char tmp[DEC_DIGITS_MAX], *d = dec_digits(v, tmp + sizeof tmp);
+
     buf_append(b, d, (size_t)(tmp + sizeof tmp - d));
 }
 

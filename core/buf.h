@@ -52,6 +52,12 @@ void buf_printf(dal_buf_t *b, const char *fmt, ...) DAL_PRINTF(2, 3);
 /* Decimal integers without printf's cost (they are on every statement). */
 void buf_put_u64(dal_buf_t *b, uint64_t v);
 void buf_put_i64(dal_buf_t *b, int64_t v);
+
+/* The decimal digits of v, written so that they end just before end (at
+ * most DEC_DIGITS_MAX bytes before it, no NUL).  Returns where they
+ * start. */
+#define DEC_DIGITS_MAX 20
+char *dec_digits(uint64_t v, char *end);
 /* Empty the buffer, keeping its memory. */
 void buf_reset(dal_buf_t *b);
 /* Hand the bytes to the caller (owned, free()); the buffer becomes empty.

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "colset.h"
 #include "error.h"
 #include "result_binary.h"
@@ -59,7 +60,19 @@ typedef struct fetch_col {
     unsigned long slot_cap;
     unsigned long len;
     my_bool null, error;
+    int native;              /* NATIVE_*: how the column is fetched */
+    enum enum_field_types ntype; /* a NATIVE column's type, as bound ... */
+    int64_t num;             /* ... and where its value goes: written out into buf */
 } fetch_col_t;
+
+/* Integer columns are fetched as numbers of their own width and written
+ * out by dal: the library's conversion of one to text costs about 350
+ * instructions, more than the rest of a point select's reading, and a
+ * number of another width goes through its generic conversion.
+ * ZEROFILL columns, whose
+ * padding follows the display width, stay with the library, as do YEAR
+ * (zero is "0000") and every other type. */
+enum { NATIVE_NO, NATIVE_SIGNED, NATIVE_UNSIGNED };
 
 struct binary_reader {
     MYSQL_STMT *st;          /* borrowed */
@@ -228,18 +241,97 @@ static unsigned long first_cap(const MYSQL_FIELD *f)
     return n < COL_BUF_MIN ? COL_BUF_MIN : n > COL_BUF_MAX ? COL_BUF_MAX : n;
 }
 
+static int native_kind(const MYSQL_FIELD *f)
+{
+    switch (f->type) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+        if (f->flags & ZEROFILL_FLAG)
+            return NATIVE_NO;
+        return (f->flags & UNSIGNED_FLAG) ? NATIVE_UNSIGNED : NATIVE_SIGNED;
+    default:
+        return NATIVE_NO;
+    }
+}
+
 static void bind_col(binary_reader_t *rd, unsigned int i)
 {
     MYSQL_BIND *b = &rd->bind[i];
     fetch_col_t *c = &rd->col[i];
 
     memset(b, 0, sizeof *b);
-    b->buffer_type = MYSQL_TYPE_STRING;
-    b->buffer = c->buf;
-    b->buffer_length = c->cap - 1; /* the NUL is ours to write */
     b->length = &c->len;
     b->is_null = &c->null;
     b->error = &c->error;
+    if (c->native != NATIVE_NO) {
+        b->buffer_type = c->ntype;
+        b->buffer = &c->num;
+        b->buffer_length = sizeof c->num;
+        b->is_unsigned = c->native == NATIVE_UNSIGNED;
+        return;
+    }
+    b->buffer_type = MYSQL_TYPE_STRING;
+    b->buffer = c->buf;
+    b->buffer_length = c->cap - 1; /* the NUL is ours to write */
+}
+
+/* Each column's way of fetching, for the description fields, and its
+ * binding. */
+static void plan_cols(binary_reader_t *rd, const MYSQL_FIELD *fields)
+{
+    unsigned int i;
+
+    for (i = 0; i < rd->ncols; i++) {
+        rd->col[i].native = native_kind(&fields[i]);
+        rd->col[i].ntype = fields[i].type == MYSQL_TYPE_INT24 ? MYSQL_TYPE_LONG : fields[i].type;
+        bind_col(rd, i);
+    }
+}
+
+/* The text of NATIVE column c's value, as the server writes it, into its
+ * buffer (at least COL_BUF_MIN bytes: room for 20 digits and a sign). */
+static void write_number(fetch_col_t *c)
+{
+    char digits[DEC_DIGITS_MAX + 1], *p = digits + sizeof digits;
+    int sign = c->native == NATIVE_SIGNED, neg;
+    int64_t n = c->num;
+    uint64_t v;
+
+    /* the library wrote the column's width of c->num (little or big end
+     * first, as the machine's integers are) */
+    switch (c->ntype) {
+    case MYSQL_TYPE_TINY: {
+        uint8_t x;
+        memcpy(&x, &c->num, sizeof x);
+        n = sign ? (int8_t)x : (int64_t)x;
+        break;
+    }
+    case MYSQL_TYPE_SHORT: {
+        uint16_t x;
+        memcpy(&x, &c->num, sizeof x);
+        n = sign ? (int16_t)x : (int64_t)x;
+        break;
+    }
+    case MYSQL_TYPE_LONG: {
+        uint32_t x;
+        memcpy(&x, &c->num, sizeof x);
+        n = sign ? (int32_t)x : (int64_t)x;
+        break;
+    }
+    default:
+        break;
+    }
+    neg = sign && n < 0;
+    /* negated in unsigned arithmetic: INT64_MIN has no positive twin */
+    v = neg ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+    p = dec_digits(v, p);
+    if (neg)
+        *--p = '-';
+    c->len = (unsigned long)(digits + sizeof digits - p);
+    memcpy(c->buf, p, c->len);
 }
 
 /* Buffers for n columns described by fields.  -1 without memory. */
@@ -265,8 +357,8 @@ static int reader_alloc(binary_reader_t *rd, const MYSQL_FIELD *fields, unsigned
         c->buf = c->slot = p;
         c->cap = c->slot_cap = first_cap(&fields[i]);
         p += c->cap;
-        bind_col(rd, i);
     }
+    plan_cols(rd, fields);
     return 0;
 }
 
@@ -361,6 +453,7 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
             return DAL_ENOMEM;
         colset_unref(rd->cols);
         rd->cols = c;
+        plan_cols(rd, fields);
         rd->bound = 0; /* the types may have changed: bound again, as on a first use */
     }
     if (!rd->bound) {
@@ -458,6 +551,9 @@ static int read_rows(binary_reader_t *rd, binary_src_t *b)
                 return DAL_ESERVER;
             rd->bound = 1;
         }
+        for (i = 0; i < rd->ncols; i++)
+            if (rd->col[i].native != NATIVE_NO && !rd->col[i].null)
+                write_number(&rd->col[i]);
         if ((row = copy_row(rd, b)) == NULL || src_push(b, row) != 0)
             return DAL_ENOMEM;
     }
