@@ -56,7 +56,19 @@ typedef struct slot {
     unsigned long len;       /* the bytes of a text or string value */
 } slot_t;
 
-/* One prepared statement of a connection. */
+/* What a parameter's binding (entry_t.bind) was last made with: compared
+ * at every execution, where the MYSQL_BIND itself (112 bytes) is touched
+ * only to bind again. */
+typedef struct bound_as {
+    void *buffer;
+    enum enum_field_types type;
+    my_bool is_unsigned;
+} bound_as_t;
+
+/* One prepared statement of a connection.  What an execution reads
+ * (the header, then slot, as and order) comes first and together: a
+ * statement finds its handle's lines cold, since the servers' work
+ * between two runs of it evicts them. */
 typedef struct entry {
     struct entry *hnext;     /* hash chain */
     struct entry *prev, *next; /* newest first */
@@ -67,12 +79,14 @@ typedef struct entry {
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
     uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
     size_t norder;
-    MYSQL_BIND *bind;        /* inside the entry, norder: what st was bound to last */
     slot_t *slot;            /* inside the entry, norder: the values bind points to */
+    bound_as_t *as;          /* inside the entry, norder: what bind was made with */
+    MYSQL_BIND *bind;        /* inside the entry, norder: what st was bound to last */
     int bound;               /* bind is st's parameter binding */
     size_t memos;            /* route memo slots naming the entry */
     size_t len;
-    char sql[];              /* the template, NUL-terminated; then order, bind, slot */
+    char *sql;               /* inside the entry, last: the template, NUL-terminated */
+    _Alignas(max_align_t) unsigned char rest[]; /* slot, as, order, bind, sql */
 } entry_t;
 
 /* Route memo: which entry a statement's route ran last, so that a
@@ -235,7 +249,8 @@ static int fallback(const dal_routing_t *rt, const dal_conn_t *c, unsigned int e
 
 static size_t entry_bytes(const entry_t *e)
 {
-    return e->len + e->norder * (sizeof *e->order + sizeof *e->bind + sizeof *e->slot) +
+    return e->len + e->norder * (sizeof *e->order + sizeof *e->bind + sizeof *e->slot +
+                                 sizeof *e->as) +
            STMT_CLIENT_BYTES;
 }
 
@@ -484,6 +499,7 @@ static void binds_init(entry_t *e)
     size_t k;
 
     memset(e->bind, 0, e->norder * sizeof *e->bind);
+    memset(e->as, 0, e->norder * sizeof *e->as);
     for (k = 0; k < e->norder; k++)
         e->bind[k].length = &e->slot[k].len;
 }
@@ -504,13 +520,14 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
                    const dal_buf_t *sql, const dal_template_t *tpl, uint64_t h, entry_t **out,
                    dal_error_t *err)
 {
-    /* after the text, each part aligned for its type: e->sql is (a
-     * flexible array at the end of a struct of pointers) */
-    size_t at = (sql->len + 1 + sizeof(uint32_t) - 1) & ~(sizeof(uint32_t) - 1);
-    size_t bind_at = (at + tpl->n * sizeof(uint32_t) + _Alignof(max_align_t) - 1) &
-                     ~(_Alignof(max_align_t) - 1);
-    size_t slot_at = bind_at + tpl->n * sizeof(MYSQL_BIND);
-    entry_t *e = malloc(sizeof *e + slot_at + tpl->n * sizeof(slot_t));
+    /* in e->rest (aligned for anything), each part aligned for the
+     * next: slots (8), as (8), order (4, padded to 8), bind (8), sql */
+    size_t as_at = tpl->n * sizeof(slot_t);
+    size_t order_at = as_at + tpl->n * sizeof(bound_as_t);
+    size_t bind_at = (order_at + tpl->n * sizeof(uint32_t) + _Alignof(MYSQL_BIND) - 1) &
+                     ~(_Alignof(MYSQL_BIND) - 1);
+    size_t sql_at = bind_at + tpl->n * sizeof(MYSQL_BIND);
+    entry_t *e = malloc(sizeof *e + sql_at + sql->len + 1);
     MYSQL_STMT *st = e != NULL ? mysql_stmt_init(&c->mysql) : NULL;
     binary_reader_t *rd = st != NULL ? binary_reader_new(st) : NULL;
     unsigned int en;
@@ -534,19 +551,27 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
         }
         return fallback(rt, c, en);
     }
+    if (mysql_stmt_param_count(st) != tpl->n) {
+        /* a ? the server sees where dal sees none, or the reverse */
+        discard(e, st, rd);
+        refuse(rt->sql);
+        return fallback(rt, c, 0);
+    }
     cache_trim(rt, c, k, rt->sprep_cache);
     e->st = st;
     e->rd = rd;
     e->hash = h;
     e->used = e->reused = 0;
     e->len = sql->len;
+    e->sql = (char *)e->rest + sql_at;
     memcpy(e->sql, sql->data, sql->len);
     e->sql[sql->len] = '\0';
-    e->order = (uint32_t *)(void *)(e->sql + at);
+    e->slot = (slot_t *)(void *)e->rest;
+    e->as = (bound_as_t *)(void *)(e->rest + as_at);
+    e->order = (uint32_t *)(void *)(e->rest + order_at);
     e->norder = tpl->n;
     memcpy(e->order, tpl->order, tpl->n * sizeof *e->order);
-    e->bind = (MYSQL_BIND *)(void *)(e->sql + bind_at);
-    e->slot = (slot_t *)(void *)(e->sql + slot_at);
+    e->bind = (MYSQL_BIND *)(void *)(e->rest + bind_at);
     e->bound = 0;
     e->memos = 0;
     binds_init(e);
@@ -626,21 +651,19 @@ static int bind_params(const dal_routing_t *rt, entry_t *e, const dal_value_t *p
 {
     enum enum_field_types type;
     my_bool is_unsigned;
-    MYSQL_BIND *b;
+    bound_as_t *a;
     void *buf;
     size_t k;
 
-    if (mysql_stmt_param_count(e->st) != e->norder)
-        return SPREP_TEXT; /* a ? the server sees where dal sees none, or the reverse */
     for (k = 0; k < e->norder; k++) {
         if (bind_value(rt->sql, e->order[k], &params[e->order[k]], &e->slot[k], &type, &buf,
                        &is_unsigned) != 0)
             return SPREP_TEXT;
-        b = &e->bind[k];
-        if (b->buffer_type != type || b->buffer != buf || b->is_unsigned != is_unsigned) {
-            b->buffer_type = type;
-            b->buffer = buf;
-            b->is_unsigned = is_unsigned;
+        a = &e->as[k];
+        if (a->type != type || a->buffer != buf || a->is_unsigned != is_unsigned) {
+            a->type = e->bind[k].buffer_type = type;
+            a->buffer = e->bind[k].buffer = buf;
+            a->is_unsigned = e->bind[k].is_unsigned = is_unsigned;
             e->bound = 0;
         }
     }
