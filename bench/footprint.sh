@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # footprint.sh -- the memory one statement of `dal load` touches: code cache
-# lines per library and function (callgrind + bench/codelines.py), and code
-# and data lines together (valgrind's lackey, one statement's trace).
+# lines per library and function (callgrind + bench/codelines.py), code and
+# data lines together (valgrind's lackey), and how many of the data lines
+# are cold: untouched for the 16 statements before (a handle's state, met
+# again only every hundred statements or so, comes from memory).
 #
 #   bench/footprint.sh INI [LOAD OPTIONS...]
 #
@@ -38,6 +40,8 @@ import sys
 pid = sys.argv[1]
 entry = None     # the entry addresses, once the connector is mapped
 n, code, data, seen = 0, set(), set(), []
+last = {}        # data line -> the statement that last touched it
+COLD = 16        # a line untouched for this many statements is cold
 
 def find_entry():
     """Addresses of the two statement entries in the traced process."""
@@ -63,9 +67,12 @@ for line in sys.stdin:
         if entry is None:
             entry = find_entry()
         if entry and a in entry:
-            n += 1
             if n > 101:      # past connecting and the first executions
-                seen.append((len(code), len(data)))
+                cold = sum(1 for d in data if d in last and n - last[d] > COLD)
+                seen.append((len(code), len(data), cold))
+            for d in data:
+                last[d] = n
+            n += 1
             code, data = set(), set()
         code.add(a >> 6)
     elif line[:2] in (" L", " S", " M"):
@@ -73,12 +80,14 @@ for line in sys.stdin:
 if len(seen) < 100:
     sys.exit("footprint.sh: %d statements traced (entry %s), too few" % (n, entry and sorted(map(hex, entry))))
 med = lambda v: sorted(v)[len(v) // 2]
-print("a statement touches %d code lines and %d data lines (lackey, median of %d)" %
-      (med([c for c, _ in seen]), med([d for _, d in seen]), len(seen)))
+print("a statement touches %d code lines and %d data lines (lackey, median of %d);" %
+      (med([c for c, _, _ in seen]), med([d for _, d, _ in seen]), len(seen)))
+print("%.1f of the data lines, on average, were untouched for the %d statements before" %
+      (sum(c for _, _, c in seen) / len(seen), COLD))
 PY
 "$build/libtool" --mode=execute valgrind --tool=lackey --trace-mem=yes \
     --log-file="$work/trace" "$DAL_BIN" -c "$ini" load -- point-select --threads 1 \
-    --statements 400 --warmup 0 "$@" >/dev/null 2>&1 &
+    --statements 1500 --warmup 0 "$@" >/dev/null 2>&1 &
 pid=$!
 python3 "$work/one.py" "$pid" <"$work/trace"
 wait "$pid"

@@ -4,12 +4,13 @@
  *
  * dal's rows are text, as the text protocol sends them: every getter and
  * the merge read them so.  A prepared statement's rows arrive as binary
- * values; the connector converts each one to the text the server itself
- * would have sent (bound as MYSQL_TYPE_STRING: the same digits for
- * DECIMAL and unsigned BIGINT, the column's fraction digits for temporal
- * types, the server's shortest form for FLOAT and DOUBLE, the bytes of
- * BLOB, BIT and JSON, NULL as NULL), so a prepared statement gives the
- * caller exactly what its text form gives.  tests/test_sprep.c checks that
+ * values, each turned into the text the server itself would have sent: an
+ * integer column (but ZEROFILL) is fetched as a number of its width and
+ * written out here; every other column is converted by the connector
+ * (bound as MYSQL_TYPE_STRING: the same digits for DECIMAL, the column's
+ * fraction digits for temporal types, the server's shortest form for
+ * FLOAT and DOUBLE, the bytes of BLOB, BIT and JSON, NULL as NULL), so a
+ * prepared statement gives the caller exactly what its text form gives.  tests/test_sprep.c checks that
  * for every column type.
  *
  * All rows are read before the call returns (mysql_stmt_store_result,
