@@ -47,6 +47,17 @@ out=$("$DAL_BIN" -c "$ini" exec --json --shard-value 13 "SELECT id, name, NULL A
 [ "$(echo "$out" | json_get 'd["rows"][0][2]')" = "None" ] || fail "NULL not null in json: $out"
 [ "$(echo "$out" | json_get 'd["columns"][0]')" = "id" ] || fail "columns in json: $out"
 
+# a CALL's every result: its result sets, then its final status
+printf 'DROP PROCEDURE IF EXISTS cli_two;\nDELIMITER //\nCREATE PROCEDURE cli_two() BEGIN SELECT 1 AS a; SELECT \x27x\x27 AS b, 2 AS c; END//\nDELIMITER ;\n' |
+    mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass product_0 || fail "create procedure"
+out=$("$DAL_BIN" -c "$ini" exec --datasource dbProductSku0 "CALL cli_two()") || fail "call: $out"
+[ "$(grep -c '^| x | 2 |$' <<<"$out")" = 1 ] && [ "$(grep -c '^| 1 |$' <<<"$out")" = 1 ] &&
+    [ "$(tail -n 1 <<<"$out")" = "0 rows affected" ] || fail "call's result sets: $out"
+out=$("$DAL_BIN" -c "$ini" exec --json --datasource dbProductSku0 "CALL cli_two()") || fail "call json: $out"
+[ "$(echo "$out" | json_get 'd["rows"][0][0] + "," + d["more_results"][0]["rows"][0][0] + "," + str(len(d["more_results"]))')" = "1,x,2" ] ||
+    fail "call json: $out"
+sqlq 0 "DROP PROCEDURE product_0.cli_two"
+
 # explain agrees with where the data is
 out=$("$DAL_BIN" -c "$ini" explain --json --shard-value 22 "SELECT * FROM cli_food")
 [ "$(echo "$out" | json_get 'd["routes"][0]["datasource"]')" = dbProductSku3 ] || fail "explain 22: $out"

@@ -250,34 +250,65 @@ out:
     return rc < 0 ? rc : 0;
 }
 
-/* Values stay strings (they are text from the server; a client converting
- * DECIMAL or BIGINT UNSIGNED to a JSON number could lose digits). */
-static int print_result_json(dal_result_t *r, dal_error_t *err)
+/* r's columns, rows, affected rows and insert id as keys of the open
+ * object.  Values stay strings (they are text from the server; a client
+ * converting DECIMAL or BIGINT UNSIGNED to a JSON number could lose
+ * digits). */
+static int json_result_keys(json_t *j, dal_result_t *r, dal_error_t *err)
 {
     size_t i, len, ncols = dal_result_column_count(r);
     const char *s;
-    json_t j;
     int rc = 0;
 
-    json_init(&j, stdout);
-    json_object_begin(&j);
-    json_key(&j, "columns");
-    json_array_begin(&j);
+    json_key(j, "columns");
+    json_array_begin(j);
     for (i = 0; i < ncols; i++)
-        json_string(&j, dal_result_column_name(r, i));
-    json_array_end(&j);
-    json_key(&j, "rows");
-    json_array_begin(&j);
+        json_string(j, dal_result_column_name(r, i));
+    json_array_end(j);
+    json_key(j, "rows");
+    json_array_begin(j);
     while (ncols > 0 && (rc = dal_result_next(r, err)) > 0) {
-        json_array_begin(&j);
+        json_array_begin(j);
         for (i = 0; i < ncols; i++) {
             s = dal_result_text(r, i, &len);
             if (s != NULL)
-                json_stringn(&j, s, len);
+                json_stringn(j, s, len);
             else
-                json_null(&j);
+                json_null(j);
         }
-        json_array_end(&j);
+        json_array_end(j);
+    }
+    if (rc < 0)
+        return rc;
+    json_array_end(j);
+    json_key(j, "affected_rows");
+    json_uint(j, dal_result_affected_rows(r));
+    json_key(j, "insert_id");
+    json_uint(j, dal_result_insert_id(r));
+    return 0;
+}
+
+/* One object; a CALL's further results (dal_result_next_set) go in its
+ * "more_results" array, each an object with the same keys. */
+static int print_result_json(dal_result_t *r, dal_error_t *err)
+{
+    dal_result_t *n = dal_result_next_set(r);
+    json_t j;
+    int rc;
+
+    json_init(&j, stdout);
+    json_object_begin(&j);
+    rc = json_result_keys(&j, r, err);
+    if (rc == 0 && n != NULL) {
+        json_key(&j, "more_results");
+        json_array_begin(&j);
+        for (; n != NULL && rc == 0; n = dal_result_next_set(n)) {
+            json_object_begin(&j);
+            if ((rc = json_result_keys(&j, n, err)) == 0)
+                json_object_end(&j);
+        }
+        if (rc == 0)
+            json_array_end(&j);
     }
     if (rc < 0) {
         /* Leave the JSON visibly unfinished rather than pass off part of
@@ -285,18 +316,21 @@ static int print_result_json(dal_result_t *r, dal_error_t *err)
         putchar('\n');
         return rc;
     }
-    json_array_end(&j);
-    json_key(&j, "affected_rows");
-    json_uint(&j, dal_result_affected_rows(r));
-    json_key(&j, "insert_id");
-    json_uint(&j, dal_result_insert_id(r));
     json_object_end(&j);
     return 0;
 }
 
+/* A CALL's results one after the other, as the mariadb client prints
+ * them: its result sets, then its final status. */
 int cli_print_result(dal_result_t *r, int json, dal_error_t *err)
 {
-    return json ? print_result_json(r, err) : print_result_table(r, err);
+    int rc = 0;
+
+    if (json)
+        return print_result_json(r, err);
+    for (; r != NULL && rc == 0; r = dal_result_next_set(r))
+        rc = print_result_table(r, err);
+    return rc;
 }
 
 int cli_run_query(dal_t *dal, const dal_query_opts_t *qo, const char *sql,
