@@ -68,10 +68,9 @@ typedef struct fetch_col {
 /* Integer columns are fetched as numbers of their own width and written
  * out by dal: the library's conversion of one to text costs about 350
  * instructions, more than the rest of a point select's reading, and a
- * number of another width goes through its generic conversion.
- * ZEROFILL columns, whose
- * padding follows the display width, stay with the library, as do YEAR
- * (zero is "0000") and every other type. */
+ * number of another width goes through its generic conversion.  ZEROFILL
+ * columns, whose padding follows the display width, stay with the
+ * library, as do YEAR (zero is "0000") and every other type. */
 enum { NATIVE_NO, NATIVE_SIGNED, NATIVE_UNSIGNED };
 
 struct binary_reader {
@@ -429,13 +428,13 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
 {
     MYSQL *m = rd->st->mysql;
     const MYSQL_FIELD *fields = rd->st->fields;
-    int described = reply_described(rd->st, n);
+    int described = reply_described(rd->st, n), copy;
 
     if (m != NULL && m->fields != NULL && m->field_count == n)
         fields = m->fields;
     if (fields == NULL)
         return DAL_ENOMEM;
-    if (stripped_copy(rd, fields))
+    if ((copy = stripped_copy(rd, fields)) != 0)
         described = 0;
     if (rd->bind != NULL && rd->ncols != n)
         reader_clear(rd);
@@ -444,7 +443,7 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
     /* the first result takes the connection's (the handle's own, or one
      * just sent); later ones only a description the server sent, or one
      * that may have been (-1) and differs */
-    if (rd->cols == NULL && stripped_copy(rd, fields))
+    if (rd->cols == NULL && copy)
         return BINARY_STALE; /* the names are gone with the old columns */
     if (rd->cols == NULL ||
         (described != 0 && fields != rd->st->fields && !colset_same(rd->cols, fields, n))) {
@@ -588,9 +587,10 @@ int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasour
         b = NULL;
     }
 done:
-    /* rows left unread when memory ran out (or unreadable) are read and
-     * dropped, so the connection stays in step (a server's error ends the
-     * rows itself, and the caller still reads it from the statement) */
+    /* rows left unread (memory ran out, or nothing names their columns)
+     * are read and dropped, so the connection stays in step (a server's
+     * error ends the rows itself, and the caller still reads it from the
+     * statement) */
     if (rc == DAL_ENOMEM || rc == BINARY_STALE)
         mysql_stmt_free_result(rd->st);
     if (b != NULL)
