@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # footprint.sh -- the memory one statement of `dal load` touches: code cache
 # lines per library and function (callgrind + bench/codelines.py), code and
-# data lines together (valgrind's lackey), and how many of the data lines
-# are cold: untouched for the 16 statements before (a handle's state, met
-# again only every hundred statements or so, comes from memory).
+# data lines together (valgrind's lackey) and the 4 KiB pages they lie in
+# (each a TLB entry), and how many of the data lines are cold: untouched
+# for the 16 statements before (a handle's state, met again only every
+# hundred statements or so, comes from memory).
 #
 #   bench/footprint.sh INI [LOAD OPTIONS...]
 #
@@ -40,6 +41,7 @@ import sys
 pid = sys.argv[1]
 entry = None     # the entry addresses, once the connector is mapped
 n, code, data, seen = 0, set(), set(), []
+PAGE = 12        # log2 of the page size: pages per statement from the same lines
 last = {}        # data line -> the statement that last touched it
 COLD = 16        # a line untouched for this many statements is cold
 
@@ -69,7 +71,8 @@ for line in sys.stdin:
         if entry and a in entry:
             if n > 101:      # past connecting and the first executions
                 cold = sum(1 for d in data if d in last and n - last[d] > COLD)
-                seen.append((len(code), len(data), cold))
+                seen.append((len(code), len(data), cold, len({a >> (PAGE - 6) for a in code}),
+                             len({d >> (PAGE - 6) for d in data})))
             for d in data:
                 last[d] = n
             n += 1
@@ -80,10 +83,12 @@ for line in sys.stdin:
 if len(seen) < 100:
     sys.exit("footprint.sh: %d statements traced (entry %s), too few" % (n, entry and sorted(map(hex, entry))))
 med = lambda v: sorted(v)[len(v) // 2]
-print("a statement touches %d code lines and %d data lines (lackey, median of %d);" %
-      (med([c for c, _, _ in seen]), med([d for _, d, _ in seen]), len(seen)))
+print("a statement touches %d code lines and %d data lines (lackey, median of %d),"
+      % (med([s[0] for s in seen]), med([s[1] for s in seen]), len(seen)))
+print("in %d code pages and %d data pages of 4 KiB;" % (med([s[3] for s in seen]),
+                                                        med([s[4] for s in seen])))
 print("%.1f of the data lines, on average, were untouched for the %d statements before" %
-      (sum(c for _, _, c in seen) / len(seen), COLD))
+      (sum(s[2] for s in seen) / len(seen), COLD))
 PY
 "$build/libtool" --mode=execute valgrind --tool=lackey --trace-mem=yes \
     --log-file="$work/trace" "$DAL_BIN" -c "$ini" load -- point-select --threads 1 \
