@@ -130,11 +130,21 @@ void conn_mark_dirty(dal_conn_t *c);
 /* Fill err from the connection's last error, naming the datasource. */
 int conn_error(dal_conn_t *c, int code, dal_error_t *err);
 
+/* A slot where one thread parks the connection it gave back, to take it
+ * again without the pool's lock (see conn.c).  One slot per cache line:
+ * threads parking in different slots write no line in common. */
+#define POOL_PARKS 8
+typedef struct pool_park {
+    _Atomic(dal_conn_t *) c;          /* owned, or NULL */
+    char pad[64 - sizeof(dal_conn_t *)];
+} pool_park_t;
+
 typedef struct dal_connpool {
     pthread_mutex_t mu;
     dal_conn_t *idle;      /* owned stack */
     unsigned int nidle;
-    unsigned int max_idle;
+    unsigned int max_idle; /* parked and stacked together */
+    pool_park_t park[POOL_PARKS]; /* outside mu */
     const dal_cfg_datasource_t *ds; /* borrowed */
     int replica;                    /* the server: see conn_open_server */
     /* figures for monitoring, kept outside mu so connecting needs no lock;
@@ -156,7 +166,9 @@ void connpool_flush(dal_connpool_t *p);
 int connpool_acquire(dal_connpool_t *p, dal_conn_t **out, int *reused, dal_error_t *err);
 /* Give back; reusable == 0 closes it. */
 void connpool_release(dal_connpool_t *p, dal_conn_t *c, int reusable);
-/* Current figures (waiting and timed_out are always 0: the cache never makes anyone wait). */
+/* Current figures (waiting and timed_out are always 0: the cache never
+ * makes anyone wait; idle may be off by a connection being parked or
+ * taken at that moment). */
 void connpool_stats(dal_connpool_t *p, dal_pool_stats_t *out);
 
 #endif /* DAL_CORE_CONN_H */

@@ -926,6 +926,76 @@ START_TEST(live_pool_none_connects_per_borrow)
 }
 END_TEST
 
+/* The built-in cache (no pool plugin): a thread's connection parked on
+ * release comes back to it; another thread takes it rather than opening
+ * one; a flush closes the parked ones too. */
+typedef struct park_arg {
+    dal_node_t *n;
+    char id[32];
+} park_arg_t;
+
+static void *park_other_thread(void *p)
+{
+    park_arg_t *a = p;
+    dal_conn_t *c = live_take(a->n);
+
+    scalar(c, "SELECT CONNECTION_ID()", a->id, sizeof a->id);
+    server_release(&a->n->master, c, 1);
+    return NULL;
+}
+
+START_TEST(live_builtin_cache_parks_per_thread)
+{
+    char a[32], b[32];
+    park_arg_t other;
+    dal_pool_stats_t st;
+    dal_conn_t *c1, *c2;
+    pthread_t t;
+    dal_node_t *n;
+
+    live_open("", "");
+    n = node_of("ds0");
+    c1 = live_take(n);
+    scalar(c1, "SELECT CONNECTION_ID()", a, sizeof a);
+    server_release(&n->master, c1, 1);
+    c1 = live_take(n);
+    ck_assert_str_eq(scalar(c1, "SELECT CONNECTION_ID()", b, sizeof b), a);
+    server_release(&n->master, c1, 1);
+    server_pool_stats(&n->master, &st);
+    ck_assert_uint_eq(st.created, 1);
+    ck_assert_uint_eq(st.idle, 1);
+    /* parked by this thread, taken by another: no second connection */
+    other.n = n;
+    ck_assert_int_eq(pthread_create(&t, NULL, park_other_thread, &other), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_str_eq(other.id, a);
+    server_pool_stats(&n->master, &st);
+    ck_assert_uint_eq(st.created, 1);
+    ck_assert_uint_eq(st.idle, 1);
+    /* two at once: one parked, one stacked, both idle and both reused */
+    c1 = live_take(n);
+    c2 = live_take(n);
+    server_release(&n->master, c1, 1);
+    server_release(&n->master, c2, 1);
+    server_pool_stats(&n->master, &st);
+    ck_assert_uint_eq(st.created, 2);
+    ck_assert_uint_eq(st.idle, 2);
+    c1 = live_take(n);
+    c2 = live_take(n);
+    server_release(&n->master, c2, 1);
+    server_release(&n->master, c1, 1);
+    server_pool_stats(&n->master, &st);
+    ck_assert_uint_eq(st.created, 2);
+    /* a flush closes the parked connection with the stacked one */
+    connpool_flush(&n->master.pool);
+    server_pool_stats(&n->master, &st);
+    ck_assert_uint_eq(st.idle, 0);
+    ck_assert_uint_eq(st.closed, 2);
+    ck_assert_uint_eq(st.in_use, 0);
+    live_teardown();
+}
+END_TEST
+
 START_TEST(live_unknown_pool_parameter_is_a_config_error)
 {
     const char *ports = tu_env("DAL_TEST_PORTS");
@@ -954,6 +1024,7 @@ static Suite *live_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, live_exhausted_names_the_server);
+    tcase_add_test(tc, live_builtin_cache_parks_per_thread);
     tcase_add_test(tc, live_waiters_in_order);
     tcase_add_test(tc, live_killed_connection_is_replaced);
     tcase_add_test(tc, live_state_is_reset_between_borrowers);
