@@ -908,20 +908,26 @@ START_TEST(live_min_idle_is_kept)
 }
 END_TEST
 
+/* The server's id of a connection borrowed from n's master and given
+ * back, into buf (32 bytes). */
+static char *borrowed_id(dal_node_t *n, char *buf)
+{
+    dal_conn_t *c = live_take(n);
+
+    scalar(c, "SELECT CONNECTION_ID()", buf, 32);
+    server_release(&n->master, c, 1);
+    return buf;
+}
+
 START_TEST(live_pool_none_connects_per_borrow)
 {
     char a[32], b[32];
     dal_node_t *n;
-    dal_conn_t *c;
 
     live_open("pool = none", "");
     n = node_of("ds0");
-    c = live_take(n);
-    scalar(c, "SELECT CONNECTION_ID()", a, sizeof a);
-    server_release(&n->master, c, 1);
-    c = live_take(n);
-    ck_assert_str_ne(scalar(c, "SELECT CONNECTION_ID()", b, sizeof b), a);
-    server_release(&n->master, c, 1);
+    borrowed_id(n, a);
+    ck_assert_str_ne(borrowed_id(n, b), a);
     live_teardown();
 }
 END_TEST
@@ -937,10 +943,8 @@ typedef struct park_arg {
 static void *park_other_thread(void *p)
 {
     park_arg_t *a = p;
-    dal_conn_t *c = live_take(a->n);
 
-    scalar(c, "SELECT CONNECTION_ID()", a->id, sizeof a->id);
-    server_release(&a->n->master, c, 1);
+    borrowed_id(a->n, a->id);
     return NULL;
 }
 
@@ -955,12 +959,8 @@ START_TEST(live_builtin_cache_parks_per_thread)
 
     live_open("", "");
     n = node_of("ds0");
-    c1 = live_take(n);
-    scalar(c1, "SELECT CONNECTION_ID()", a, sizeof a);
-    server_release(&n->master, c1, 1);
-    c1 = live_take(n);
-    ck_assert_str_eq(scalar(c1, "SELECT CONNECTION_ID()", b, sizeof b), a);
-    server_release(&n->master, c1, 1);
+    borrowed_id(n, a);
+    ck_assert_str_eq(borrowed_id(n, b), a);
     server_pool_stats(&n->master, &st);
     ck_assert_uint_eq(st.created, 1);
     ck_assert_uint_eq(st.idle, 1);
