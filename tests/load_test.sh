@@ -171,6 +171,12 @@ check duration "$out" || fail "duration: $out"
 out=$(load point-select --compare --rounds 9 --statements 100 --warmup 0 --threads 2) || fail "compare: $out"
 check compare "$out" || fail "compare: $out"
 
+# --touch-lines: the direct side's extra memory per statement, same counts
+out=$(load point-select --direct --touch-lines 1000 --statements 200 --warmup 0 --threads 2) ||
+    fail "touch-lines: $out"
+check run "$out" point-select direct 200 || fail "touch-lines: $out"
+check direct_touch_lines "$out" 1000 || fail "touch-lines: $out"
+
 # text output
 out=$("$DAL_BIN" -c "$ini" load -- "${layout[@]}" read-write --statements 50 --warmup 0) || fail "text run: $out"
 for want in "read-write through dal" "transactions  50 (" "latency (us)  avg" "errors        0"; do
@@ -191,6 +197,8 @@ expect_exit 2 "unknown workload 'select'" "${layout[@]}" select
 expect_exit 2 "not both" "${layout[@]}" point-select --duration 1 --statements 5
 expect_exit 2 "not a name" "${layout[@]}" point-select --table 'x;y'
 expect_exit 2 "nothing to do" "${layout[@]}"
+expect_exit 2 "is for the direct side" "${layout[@]}" point-select --touch-lines 10
+expect_exit 2 "at most 65536" "${layout[@]}" point-select --direct --touch-lines 65537
 expect_exit 1 "the dal run failed" "${layout[@]}" point-select --table nosuch --statements 10 --json
 check failed "$(cat "$work/out")" || fail "failed run json: $(cat "$work/out")"
 # a run that fails stops at the first error, even with a server gone

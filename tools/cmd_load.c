@@ -71,6 +71,8 @@ const char cmd_load_details[] =
     "  --server-prepared the direct side prepares each statement on the server\n"
     "                    once per connection and binds its values ([dal]\n"
     "                    server_prepare says what dal does)\n"
+    "  --touch-lines N   the direct side also touches N cache lines of its own\n"
+    "                    per statement: what a client's memory costs here\n"
     "A progress line is printed every second when standard error is a\n"
     "terminal.  The exit status is 1 if any statement failed.  See docs/load.md.\n";
 
@@ -98,6 +100,7 @@ static const load_option_t load_options[] = {
     LOPT("tables", LV_COUNT, tables, 1),
     LOPT("dbs", LV_COUNT, dbs, 1),
     LOPT("rounds", LV_COUNT, rounds, 1),
+    LOPT("touch-lines", LV_COUNT, touch_lines, 0),
     LOPT("table", LV_NAME, table, 0),
     LOPT("shard-key", LV_NAME, shard_key, 0),
     LOPT("group", LV_NAME, group, 0),
@@ -270,6 +273,10 @@ static int check_load_opts(const cli_t *cli, load_opts_t *o, unsigned seen)
     if (o->server_prepared && !o->direct && !o->compare)
         return cli_usage(cli, "--server-prepared is for the direct side: give --direct or "
                          "--compare");
+    if (o->touch_lines > 0 && !o->direct && !o->compare)
+        return cli_usage(cli, "--touch-lines is for the direct side: give --direct or --compare");
+    if (o->touch_lines > LOAD_MAX_TOUCH_LINES)
+        return cli_usage(cli, "--touch-lines: at most %d", LOAD_MAX_TOUCH_LINES);
     return CLI_OK;
 }
 

@@ -48,6 +48,7 @@ typedef struct load_opts {
     int compare;
     int prepared;
     int server_prepared;      /* --direct side: server-side prepared statements */
+    uint64_t touch_lines;     /* --direct side: cache lines touched per statement */
     int json;
 } load_opts_t;
 
@@ -55,6 +56,7 @@ typedef struct load_opts {
 #define LOAD_MAX_COUNT ((uint64_t)1 << 40)
 #define LOAD_MAX_THREADS 1024
 #define LOAD_MAX_NAME 64
+#define LOAD_MAX_TOUCH_LINES 65536   /* 4 MiB a thread */
 
 /* ------------------------------------------------ statements (workloads) */
 
@@ -165,6 +167,7 @@ typedef struct load_worker {
     MYSQL_STMT **stmts;              /* direct --server-prepared: per node, statement and
                                         table of the node, prepared at first use */
     uint64_t txn_node;               /* direct: node of the open transaction */
+    unsigned char *touch;            /* direct --touch-lines: owned, 64 bytes a line */
     char name[32];                   /* the 'n' parameter */
     dal_value_t params[LOAD_MAX_PARAMS];
     char sql[LOAD_SQL_MAX];          /* direct: the physical statement */

@@ -416,14 +416,35 @@ static int direct_connect(load_worker_t *w, uint64_t node)
 
 /* ---------------------------------------------------------------- backend */
 
+/*
+ * --touch-lines: a read and a write in each of that many 64-byte lines of
+ * the worker's own buffer, the same lines every statement.  They stay in
+ * the client's caches only as long as the servers, running on the same
+ * cores between two statements, leave them there; so the option measures
+ * what each line a client touches per statement costs on this machine
+ * (bench/README.md, share.sh).
+ */
+static void touch_lines(load_worker_t *w)
+{
+    volatile unsigned char *p = w->touch;
+    uint64_t i;
+
+    for (i = 0; i < w->ctx->o->touch_lines; i++)
+        p[i * 64]++;
+}
+
 static int direct_worker_open(load_worker_t *w)
 {
+    const load_opts_t *o = w->ctx->o;
     uint64_t i, n = w->ctx->direct->nnodes;
 
     w->conns = calloc(n, sizeof *w->conns);
-    if (w->ctx->o->server_prepared)
+    if (o->server_prepared)
         w->stmts = calloc(n * ST_COUNT * w->ctx->direct->per_node, sizeof *w->stmts);
-    if (w->conns == NULL || (w->ctx->o->server_prepared && w->stmts == NULL))
+    if (o->touch_lines > 0)
+        w->touch = calloc(o->touch_lines, 64);
+    if (w->conns == NULL || (o->server_prepared && w->stmts == NULL) ||
+        (o->touch_lines > 0 && w->touch == NULL))
         return load_worker_error(w, "direct: out of memory");
     for (i = 0; i < n; i++)
         if (direct_connect(w, i) != 0)
@@ -444,6 +465,8 @@ static void direct_worker_close(load_worker_t *w)
         mysql_close(w->conns[i]);
     free(w->conns);
     w->conns = NULL;
+    free(w->touch);
+    w->touch = NULL;
 }
 
 static int direct_worker_begin(load_worker_t *w, uint64_t key)
@@ -496,6 +519,7 @@ static int direct_worker_stmt(load_worker_t *w, int st, uint64_t key)
     size_t len;
 
     load_set_params(w->params, w->name, sizeof w->name, st, key);
+    touch_lines(w);
     if (load_stmt_defs[st].scatter)
         return direct_scatter(w, st);
     if (ctx->o->server_prepared)

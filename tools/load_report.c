@@ -239,6 +239,7 @@ static void json_setup(json_t *j, const load_ctx_t *ctx)
     json_bool(j, o->prepared);
     json_key(j, "direct_server_prepared");
     json_bool(j, o->server_prepared);
+    json_key_uint(j, "direct_touch_lines", o->touch_lines);
 }
 
 static void json_compare(json_t *j, const load_report_t *rep)
