@@ -9,10 +9,12 @@
 #
 #   bench/share.sh CONFIG [--rounds 6] [--duration 5s] [--warmup 300ms]
 #                  [--threads 2] [--workload point-select] [--direct-text]
+#                  [--touch-lines N]
 #
 # CONFIG is a dal configuration whose table `dal load --prepare` has
 # filled.  Each round runs dal, then the direct side (server-side
-# prepared; --direct-text: by text), each under `perf record -a -e
+# prepared; --direct-text: by text; --touch-lines N: touching N cache
+# lines of its own per statement besides, see `dal load`), each under `perf record -a -e
 # cpu-clock` (every CPU sampled, idle included), and turns each part's
 # share of the samples into microseconds a statement (share x CPUs /
 # statements per second).  The servers' user + system time from /proc,
@@ -37,7 +39,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}/
 config=$1
 shift
 rounds=6 duration=5s warmup=300ms threads=2 workload=point-select
-direct=(--direct --server-prepared)
+direct=(--direct --server-prepared) touch=()
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) rounds=$2; shift ;;
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift ;;
     --workload) workload=$2; shift ;;
     --direct-text) direct=(--direct) ;;
+    --touch-lines) touch=(--touch-lines "$2"); shift ;;
     -h|--help) usage 0 ;;
     *) echo "share.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -67,7 +70,7 @@ server_ticks() {   # user + system ticks of every MariaDB server on the machine
 for ((r = 1; r <= rounds; r++)); do
     for way in dal direct; do
         args=()
-        [ "$way" = direct ] && args=("${direct[@]}")
+        [ "$way" = direct ] && args=("${direct[@]}" "${touch[@]}")
         t0=$(server_ticks)
         perf record -q -a -e cpu-clock -F 1999 -o "$work/perf.data" -- \
             "$DAL_BIN" -c "$config" --json load "$workload" --threads "$threads" \
