@@ -9,12 +9,13 @@
 #
 #   bench/share.sh CONFIG [--rounds 6] [--duration 5s] [--warmup 300ms]
 #                  [--threads 2] [--workload point-select] [--direct-text]
-#                  [--touch-lines N]
+#                  [--touch-lines N] [--busy-ns N]
 #
 # CONFIG is a dal configuration whose table `dal load --prepare` has
 # filled.  Each round runs dal, then the direct side (server-side
-# prepared; --direct-text: by text; --touch-lines N: touching N cache
-# lines of its own per statement besides, see `dal load`), each under `perf record -a -e
+# prepared; --direct-text: by text; --touch-lines N, --busy-ns N: touching
+# N cache lines of its own, or busy for N ns, per statement besides, see
+# `dal load`), each under `perf record -a -e
 # cpu-clock` (every CPU sampled, idle included), and turns each part's
 # share of the samples into microseconds a statement (share x CPUs /
 # statements per second).  The servers' user + system time from /proc,
@@ -48,7 +49,8 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift ;;
     --workload) workload=$2; shift ;;
     --direct-text) direct=(--direct) ;;
-    --touch-lines) touch=(--touch-lines "$2"); shift ;;
+    --touch-lines) touch+=(--touch-lines "$2"); shift ;;
+    --busy-ns) touch+=(--busy-ns "$2"); shift ;;
     -h|--help) usage 0 ;;
     *) echo "share.sh: unknown option '$1'" >&2; exit 2 ;;
     esac

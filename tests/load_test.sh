@@ -176,6 +176,10 @@ out=$(load point-select --direct --touch-lines 1000 --statements 200 --warmup 0 
     fail "touch-lines: $out"
 check run "$out" point-select direct 200 || fail "touch-lines: $out"
 check direct_touch_lines "$out" 1000 || fail "touch-lines: $out"
+out=$(load point-select --direct --busy-ns 2000 --statements 200 --warmup 0 --threads 2) ||
+    fail "busy-ns: $out"
+check run "$out" point-select direct 200 || fail "busy-ns: $out"
+check direct_busy_ns "$out" 2000 || fail "busy-ns: $out"
 
 # text output
 out=$("$DAL_BIN" -c "$ini" load -- "${layout[@]}" read-write --statements 50 --warmup 0) || fail "text run: $out"
@@ -199,6 +203,8 @@ expect_exit 2 "not a name" "${layout[@]}" point-select --table 'x;y'
 expect_exit 2 "nothing to do" "${layout[@]}"
 expect_exit 2 "is for the direct side" "${layout[@]}" point-select --touch-lines 10
 expect_exit 2 "at most 65536" "${layout[@]}" point-select --direct --touch-lines 65537
+expect_exit 2 "is for the direct side" "${layout[@]}" point-select --busy-ns 10
+expect_exit 2 "at most 10000000" "${layout[@]}" point-select --direct --busy-ns 10000001
 expect_exit 1 "the dal run failed" "${layout[@]}" point-select --table nosuch --statements 10 --json
 check failed "$(cat "$work/out")" || fail "failed run json: $(cat "$work/out")"
 # a run that fails stops at the first error, even with a server gone

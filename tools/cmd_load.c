@@ -73,6 +73,8 @@ const char cmd_load_details[] =
     "                    server_prepare says what dal does)\n"
     "  --touch-lines N   the direct side also touches N cache lines of its own\n"
     "                    per statement: what a client's memory costs here\n"
+    "  --busy-ns N       the direct side also busy-waits N ns per statement: what\n"
+    "                    a client's CPU time costs here\n"
     "A progress line is printed every second when standard error is a\n"
     "terminal.  The exit status is 1 if any statement failed.  See docs/load.md.\n";
 
@@ -101,6 +103,7 @@ static const load_option_t load_options[] = {
     LOPT("dbs", LV_COUNT, dbs, 1),
     LOPT("rounds", LV_COUNT, rounds, 1),
     LOPT("touch-lines", LV_COUNT, touch_lines, 0),
+    LOPT("busy-ns", LV_COUNT, busy_ns, 0),
     LOPT("table", LV_NAME, table, 0),
     LOPT("shard-key", LV_NAME, shard_key, 0),
     LOPT("group", LV_NAME, group, 0),
@@ -277,6 +280,10 @@ static int check_load_opts(const cli_t *cli, load_opts_t *o, unsigned seen)
         return cli_usage(cli, "--touch-lines is for the direct side: give --direct or --compare");
     if (o->touch_lines > LOAD_MAX_TOUCH_LINES)
         return cli_usage(cli, "--touch-lines: at most %d", LOAD_MAX_TOUCH_LINES);
+    if (o->busy_ns > 0 && !o->direct && !o->compare)
+        return cli_usage(cli, "--busy-ns is for the direct side: give --direct or --compare");
+    if (o->busy_ns > LOAD_MAX_BUSY_NS)
+        return cli_usage(cli, "--busy-ns: at most %d", LOAD_MAX_BUSY_NS);
     return CLI_OK;
 }
 

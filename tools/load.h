@@ -49,6 +49,7 @@ typedef struct load_opts {
     int prepared;
     int server_prepared;      /* --direct side: server-side prepared statements */
     uint64_t touch_lines;     /* --direct side: cache lines touched per statement */
+    uint64_t busy_ns;         /* --direct side: nanoseconds of busy waiting per statement */
     int json;
 } load_opts_t;
 
@@ -57,6 +58,7 @@ typedef struct load_opts {
 #define LOAD_MAX_THREADS 1024
 #define LOAD_MAX_NAME 64
 #define LOAD_MAX_TOUCH_LINES 65536   /* 4 MiB a thread */
+#define LOAD_MAX_BUSY_NS 10000000    /* 10 ms */
 
 /* ------------------------------------------------ statements (workloads) */
 

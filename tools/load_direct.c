@@ -433,6 +433,19 @@ static void touch_lines(load_worker_t *w)
         p[i * 64]++;
 }
 
+/* --busy-ns: CPU time and nothing else (the clock's page is all it
+ * reads), the counterpart of touch_lines for a client's own work. */
+static void busy_wait(const load_worker_t *w)
+{
+    uint64_t end;
+
+    if (w->ctx->o->busy_ns == 0)
+        return;
+    end = load_now_ns() + w->ctx->o->busy_ns;
+    while (load_now_ns() < end)
+        ;
+}
+
 static int direct_worker_open(load_worker_t *w)
 {
     const load_opts_t *o = w->ctx->o;
@@ -520,6 +533,7 @@ static int direct_worker_stmt(load_worker_t *w, int st, uint64_t key)
 
     load_set_params(w->params, w->name, sizeof w->name, st, key);
     touch_lines(w);
+    busy_wait(w);
     if (load_stmt_defs[st].scatter)
         return direct_scatter(w, st);
     if (ctx->o->server_prepared)

@@ -240,6 +240,7 @@ static void json_setup(json_t *j, const load_ctx_t *ctx)
     json_key(j, "direct_server_prepared");
     json_bool(j, o->server_prepared);
     json_key_uint(j, "direct_touch_lines", o->touch_lines);
+    json_key_uint(j, "direct_busy_ns", o->busy_ns);
 }
 
 static void json_compare(json_t *j, const load_report_t *rep)
