@@ -90,7 +90,6 @@ static void note_end(dal_result_t *res, MYSQL *m, uint64_t insert_id)
  * it.  Route 0's: the metadata is the first route's. */
 static void map_tables(const dal_routing_t *rt, dal_result_t *res)
 {
-    char name[300];
     size_t i;
 
     if (res->ncols == 0 || rt->nroutes == 0 || rt->tables == NULL || rt->routes[0].pos == NULL)
@@ -98,8 +97,7 @@ static void map_tables(const dal_routing_t *rt, dal_result_t *res)
     for (i = 0; i < rt->sql->ntrefs; i++) {
         const dal_table_t *t = rt->tables[i];
         if (t != NULL && t->sharded && rt->routes[0].pos[i] >= 0)
-            result_map_table(res, physical_name(t, rt->routes[0].pos[i], name, sizeof name),
-                             t->cfg->name);
+            result_map_table(res, t->cfg->name, rt->routes[0].pos[i]);
     }
 }
 

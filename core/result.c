@@ -3,6 +3,7 @@
  * streamed one), the getters; reading several sources as one is
  * result_merge.c's (see result_int.h).
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "colset.h"
 #include "error.h"
 #include "result_int.h"
+#include "spare.h"
 #include "warnings.h"
 
 /* ============================================================ the result */
@@ -36,10 +38,8 @@ typedef struct result_block {
 
 dal_result_t *result_new(void)
 {
-    /* not calloc: the text at the end of r needs no clearing, and
-     * glibc's calloc does not take from the per-thread cache that serves
-     * a block of this size */
-    result_block_t *b = malloc(sizeof *b);
+    /* not cleared whole: the text at the end of r needs no clearing */
+    result_block_t *b = spare_take(SPARE_RESULT, sizeof *b);
 
     if (b == NULL)
         return NULL;
@@ -421,16 +421,17 @@ void result_set_ids(dal_result_t *r, int64_t *ids, size_t n)
     r->nids = n;
 }
 
-void result_map_table(dal_result_t *r, const char *physical, const char *logical)
+void result_map_table(dal_result_t *r, const char *logical, int32_t pos)
 {
-    size_t a = strlen(physical) + 1, b = strlen(logical) + 1;
+    size_t b = strlen(logical) + 1;
 
-    /* one byte stays for the "" that ends the pairs */
-    if (r->tabmap_len + a + b >= sizeof r->tabmap)
+    /* the physical name is not written here: every statement on a
+     * sharded table maps one, few callers ever ask for it */
+    if (r->tabmap_len + sizeof pos + b > sizeof r->tabmap)
         return;
-    memcpy(r->tabmap + r->tabmap_len, physical, a);
-    memcpy(r->tabmap + r->tabmap_len + a, logical, b);
-    r->tabmap_len += a + b;
+    memcpy(r->tabmap + r->tabmap_len, &pos, sizeof pos);
+    memcpy(r->tabmap + r->tabmap_len + sizeof pos, logical, b);
+    r->tabmap_len += sizeof pos + b;
 }
 
 void result_set_txn_status(dal_result_t *r, unsigned int bits)
@@ -624,14 +625,26 @@ SAME(DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES, SERVER_STATUS_NO_BACKSLASH_ESCAPES)
 SAME(DAL_SERVER_STATUS_IN_TRANS_READONLY, SERVER_STATUS_IN_TRANS_READONLY);
 SAME(DAL_SERVER_SESSION_STATE_CHANGED, SERVER_SESSION_STATE_CHANGED);
 
+/* Whether t is "logical_pos", as physical_name writes it. */
+static int names_position(const char *t, const char *logical, int32_t pos)
+{
+    size_t n = strlen(logical);
+    char digits[16];
+
+    snprintf(digits, sizeof digits, "%" PRId32, pos);
+    return strncmp(t, logical, n) == 0 && t[n] == '_' && strcmp(t + n + 1, digits) == 0;
+}
+
 /* The logical name result_map_table gave physical table t, or t. */
 static const char *logical_table(const dal_result_t *r, const char *t)
 {
     const char *p = r->tabmap, *end = r->tabmap + r->tabmap_len;
+    int32_t pos;
 
     while (p < end) {
-        const char *logical = p + strlen(p) + 1;
-        if (strcmp(p, t) == 0)
+        const char *logical = p + sizeof pos;
+        memcpy(&pos, p, sizeof pos);
+        if (names_position(t, logical, pos))
             return logical;
         p = logical + strlen(logical) + 1;
     }
@@ -760,7 +773,7 @@ void dal_result_free(dal_result_t *r)
     warnings_free(r->warns);
     if (r->next_set != NULL)
         dal_result_free(r->next_set);
-    free(r);
+    spare_give(SPARE_RESULT, r);
 }
 
 int dal_result_named_tables(const dal_result_t *r)

@@ -64,7 +64,9 @@ typedef struct dal_result_col {
 } dal_result_col_t;
 
 /* Room for the physical -> logical table names of a result (see
- * result_map_table): "physical\0logical\0" pairs. */
+ * result_map_table): per table its position (4 bytes) and logical name
+ * with its NUL; the physical name is physical_name's, made only when a
+ * caller asks a column's table. */
 #define DAL_RESULT_TABMAP 192
 
 /* The state of the merge while rows are read; private to result.c. */
@@ -208,11 +210,12 @@ int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
  * malloc'd; freed with the result).  Read with dal_result_generated_ids. */
 void result_set_ids(dal_result_t *r, int64_t *ids, size_t n);
 
-/* Show the physical table `physical` as `logical` in the table and
- * org_table of dal_result_column_info (both borrowed for the call, copied).
- * A pair that does not fit in the result's room is left out: the column
+/* Show position pos of sharded table `logical` (physical_name's
+ * "logical_pos") as `logical` in the table and org_table of
+ * dal_result_column_info (logical borrowed for the call, copied).  An
+ * entry that does not fit in the result's room is left out: the column
  * then shows the physical name. */
-void result_map_table(dal_result_t *r, const char *physical, const char *logical);
+void result_map_table(dal_result_t *r, const char *logical, int32_t pos);
 
 /* The transaction bits (SERVER_STATUS_IN_TRANS, _AUTOCOMMIT,
  * _IN_TRANS_READONLY) dal_result_server_status reports for r instead of

@@ -12,6 +12,7 @@
 #include "colset.h"
 #include "error.h"
 #include "result_binary.h"
+#include "spare.h"
 
 /* Each column's text is fetched into a buffer of the column's display
  * length within these bounds; a longer value is fetched again into a
@@ -113,14 +114,14 @@ static void binary_close(dal_rowsrc_t *s, int ok)
     }
     if (b->rows != b->rows_room)
         free(b->rows);
-    free(b);
+    spare_give(SPARE_BINARY_SRC, b);
 }
 
 static const dal_rowsrc_ops_t binary_ops = {binary_fetch, binary_close, NULL};
 
 static binary_src_t *src_new(void)
 {
-    binary_src_t *b = malloc(sizeof *b);
+    binary_src_t *b = spare_take(SPARE_BINARY_SRC, sizeof *b);
 
     if (b == NULL)
         return NULL;
