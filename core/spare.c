@@ -1,16 +1,14 @@
 /*
  * spare.c -- one freed block per thread and kind (see spare.h).
  */
-#include <pthread.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "spare.h"
+#include "thread.h"
 
-static __thread void *spares[SPARE_KINDS];
-static __thread int registered;  /* the exit destructor knows this thread's spares */
-static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static int exit_key_ok;
+static __thread void *spares[SPARE_KINDS] DAL_TLS_SMALL;
+static __thread int registered DAL_TLS_SMALL; /* the exit hook knows this thread's spares */
 
 /* At a thread's exit, with the address of its spares. */
 static void spares_free(void *v)
@@ -26,23 +24,7 @@ static void spares_free(void *v)
     registered = 0;
 }
 
-static void exit_key_create(void)
-{
-    exit_key_ok = pthread_key_create(&exit_key, spares_free) == 0;
-}
-
-/* Whether this thread's spares will be freed at its exit: a thread that
- * cannot be told so (no key) keeps nothing. */
-static int thread_registered(void)
-{
-    if (registered)
-        return 1;
-    pthread_once(&exit_once, exit_key_create);
-    if (!exit_key_ok || pthread_setspecific(exit_key, spares) != 0)
-        return 0;
-    registered = 1;
-    return 1;
-}
+static thread_exit_t spares_exit = THREAD_EXIT_INIT(spares_free);
 
 void *spare_take(spare_kind_t k, size_t size)
 {
@@ -58,7 +40,8 @@ void spare_give(spare_kind_t k, void *p)
 {
     if (p == NULL)
         return;
-    if (spares[k] == NULL && thread_registered()) {
+    if (spares[k] == NULL && (registered || thread_exit_arm(&spares_exit, spares) == 0)) {
+        registered = 1;
         spares[k] = p;
         return;
     }

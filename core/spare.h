@@ -8,7 +8,7 @@
  * A thread keeps the last freed block of each kind instead; what a thread
  * keeps is freed when it exits.
  *
- * A low layer: every module may use it, it uses nothing of dal's.
+ * A low layer: every module may use it; it uses only clock.h and thread.h.
  */
 #ifndef DAL_CORE_SPARE_H
 #define DAL_CORE_SPARE_H

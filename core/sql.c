@@ -7,12 +7,15 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hex.h"
 #include "sql.h"
+#include "thread.h"
 
 void sql_free(dal_sql_t *s)
 {
@@ -203,6 +206,8 @@ struct stripe {
 };
 
 struct dal_sql_cache {
+    uint64_t id;  /* never the same for two caches of the process: names it in the
+                     threads' front caches, which may outlive it */
     size_t nsets; /* a power of two */
     struct set *sets;
     struct stripe stripes[STRIPES];
@@ -228,6 +233,8 @@ uint64_t sql_hash_text(const char *p, size_t n)
     return h ^ (h >> 29);
 }
 
+static _Atomic uint64_t cache_ids;
+
 dal_sql_cache_t *sql_cache_new(size_t capacity)
 {
     dal_sql_cache_t *c = calloc(1, sizeof *c);
@@ -242,6 +249,7 @@ dal_sql_cache_t *sql_cache_new(size_t capacity)
         return NULL;
     }
     c->nsets = nsets;
+    c->id = atomic_fetch_add_explicit(&cache_ids, 1, memory_order_relaxed) + 1;
     for (i = 0; i < STRIPES; i++)
         pthread_mutex_init(&c->stripes[i].mu, NULL);
     return c;
@@ -293,10 +301,10 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
     return old;
 }
 
-const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
-                               char *errbuf, size_t errcap)
+/* sql_cache_get with the text's hash h already known. */
+static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *sql, size_t len,
+                                   char *errbuf, size_t errcap)
 {
-    uint64_t h = sql_hash_text(sql, len);
     size_t si = (size_t)h & (c->nsets - 1);
     struct set *st = &c->sets[si];
     struct stripe *sp = &c->stripes[si % STRIPES];
@@ -328,6 +336,97 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
     sql_free(fresh);
     sql_unref(old);
     return s;
+}
+
+const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
+                               char *errbuf, size_t errcap)
+{
+    return get_hashed(c, sql_hash_text(sql, len), sql, len, errbuf, errcap);
+}
+
+/* ------------------------------------------------ a thread's front cache */
+
+/* Texts a thread keeps in front of the shared cache, direct-mapped by hash. */
+#define FRONT_WAYS 16
+
+/* One text the thread ran: a reference of its own on the analysis, so a
+ * hit takes no lock and writes no line another thread reads (with two
+ * threads running the same statement, the stripe's mutex and the
+ * analysis's count moved between the cores at every statement). */
+struct front_entry {
+    uint64_t cache; /* the shared cache's id; 0: empty */
+    uint64_t hash;
+    const dal_sql_t *sql; /* a reference */
+};
+
+struct front {
+    struct front_entry e[FRONT_WAYS];
+    int lent;       /* an analysis is lent out (until sql_cache_return) */
+};
+
+static __thread struct front *front DAL_TLS_SMALL;
+
+/* At the thread's exit: its references go. */
+static void front_free(void *v)
+{
+    struct front *f = v;
+    int i;
+
+    for (i = 0; i < FRONT_WAYS; i++)
+        sql_unref(f->e[i].sql);
+    free(f);
+    front = NULL;
+}
+
+static thread_exit_t front_exit = THREAD_EXIT_INIT(front_free);
+
+/* The thread's front cache, made on first use; NULL without one. */
+static struct front *front_get(void)
+{
+    struct front *f = front;
+
+    if (f != NULL)
+        return f;
+    if ((f = calloc(1, sizeof *f)) == NULL)
+        return NULL;
+    if (thread_exit_arm(&front_exit, f) != 0) {
+        free(f);
+        return NULL;
+    }
+    return front = f;
+}
+
+const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
+                                  char *errbuf, size_t errcap)
+{
+    struct front *f = front_get();
+    uint64_t h = sql_hash_text(sql, len);
+    struct front_entry *e;
+    const dal_sql_t *s, *old;
+
+    *lent = 0;
+    if (f == NULL || f->lent)
+        return get_hashed(c, h, sql, len, errbuf, errcap);
+    e = &f->e[h % FRONT_WAYS];
+    if (e->cache != c->id || e->hash != h || e->sql->len != len ||
+        memcmp(e->sql->text, sql, len) != 0) {
+        if ((s = get_hashed(c, h, sql, len, errbuf, errcap)) == NULL)
+            return NULL;
+        old = e->sql;
+        e->cache = c->id;
+        e->hash = h;
+        e->sql = s;
+        sql_unref(old);
+    }
+    f->lent = 1;
+    *lent = 1;
+    return e->sql;
+}
+
+void sql_cache_return(void)
+{
+    if (front != NULL)
+        front->lent = 0;
 }
 
 void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)

@@ -408,16 +408,32 @@ dal_sql_cache_t *sql_cache_new(size_t capacity);
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
                                char *errbuf, size_t errcap);
 
+/* The analysis of sql[0..len) for the statement the calling thread runs
+ * now, from the thread's own front cache (the last few texts it ran on
+ * any cache, each holding a reference) or else from c as sql_cache_get.
+ * With *lent set, the analysis is lent: valid until the thread calls
+ * sql_cache_return, which it must do before it borrows again.  A thread
+ * that borrows while a loan is out (a statement run from inside another),
+ * or that cannot keep a front cache, gets a reference of its own instead
+ * (*lent 0: release it with sql_unref).  NULL as sql_cache_get. */
+const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
+                                  char *errbuf, size_t errcap);
+
+/* The end of the calling thread's loan (sql_cache_borrow). */
+void sql_cache_return(void);
+
 /* The cache's hash of a statement's text p[0..n) (borrowed): also for
  * other maps keyed by SQL text (sprep.c's prepared statements). */
 uint64_t sql_hash_text(const char *p, size_t n);
 
-/* Hit and miss counts since creation (either pointer may be NULL). */
+/* Hit and miss counts of the shared cache since creation (either pointer
+ * may be NULL); a hit in a thread's front cache is not counted. */
 void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
 
 /* Free the cache; entries still referenced by callers live on until their
- * last sql_unref.  c is transferred; NULL is allowed.  No other thread
- * may use c during or after this call. */
+ * last sql_unref (a thread's front cache lets go of its few when it runs
+ * other texts, or exits).  c is transferred; NULL is allowed.  No other
+ * thread may use c during or after this call. */
 void sql_cache_free(dal_sql_cache_t *c);
 
 #endif /* DAL_SQL_H */

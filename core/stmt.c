@@ -32,18 +32,45 @@ int stmt_is_txn_control(dal_sql_kind_t k)
     return k == DAL_SQL_BEGIN || k == DAL_SQL_COMMIT || k == DAL_SQL_ROLLBACK;
 }
 
+/* s (NULL: msg says why) if it is one statement; else NULL with err set
+ * and s let go (a reference, or the thread's loan). */
+static const dal_sql_t *one_statement(const dal_sql_t *s, int lent, const char *msg,
+                                      dal_error_t *err)
+{
+    if (s == NULL) {
+        err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
+        return NULL;
+    }
+    if (s->kind != DAL_SQL_MULTI)
+        return s;
+    err_set(err, DAL_ESQL, "several statements in one call; send them one at a time");
+    if (lent)
+        sql_cache_return();
+    else
+        sql_unref(s);
+    return NULL;
+}
+
 const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
                               dal_error_t *err)
 {
     char msg[256];
-    const dal_sql_t *s = sql_cache_get(cache, sql, len, msg, sizeof msg);
 
-    if (s == NULL)
-        err_set(err, DAL_ESQL, "cannot analyse the statement: %s", msg);
-    else if (s->kind == DAL_SQL_MULTI) {
-        err_set(err, DAL_ESQL, "several statements in one call; send them one at a time");
-        sql_unref(s);
-        s = NULL;
+    return one_statement(sql_cache_get(cache, sql, len, msg, sizeof msg), 0, msg, err);
+}
+
+/* The analysis of the statement's text: lent by the thread's front cache
+ * (st->sql_lent, returned by stmt_clear) or a reference of its own. */
+static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const char *text, dal_stmt_t *st,
+                                     dal_error_t *err)
+{
+    char msg[256];
+    int lent;
+    const dal_sql_t *s = sql_cache_borrow(cache, text, strlen(text), &lent, msg, sizeof msg);
+
+    if ((s = one_statement(s, lent, msg, err)) != NULL && lent) {
+        st->sql_lent = 1;
+        st->sql_borrowed = 1;
     }
     return s;
 }
@@ -193,7 +220,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
-    st->sql = sql.prepared ? sql.prepared : stmt_analyse(cache, sql.text, strlen(sql.text), err);
+    st->sql = sql.prepared ? sql.prepared : analyse_text(cache, sql.text, st, err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
@@ -251,6 +278,9 @@ void stmt_clear(dal_stmt_t *st)
         idfill_clear(&st->fill);
     if (!st->sql_borrowed)
         sql_unref(st->sql);
+    if (st->sql_lent)
+        sql_cache_return();
+    st->sql_lent = 0;
     st->sql_norm = NULL;
     st->sql = NULL;
 }

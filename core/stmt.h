@@ -21,7 +21,10 @@ int stmt_is_txn_control(dal_sql_kind_t k);
 /* One statement on its way: analysed, IDs filled, routed. */
 typedef struct dal_stmt {
     const dal_sql_t *sql;       /* one reference, or borrowed (sql_borrowed) */
-    int sql_borrowed;           /* sql is a prepared statement's: its handle holds it */
+    int sql_borrowed;           /* sql is a prepared statement's (its handle holds it), or
+                                   lent */
+    int sql_lent;               /* the text's analysis is the thread's loan (sql.h's
+                                   sql_cache_borrow): stmt_clear returns it */
     dal_routing_t rt;           /* empty for transaction control */
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
     const dal_value_t *params;  /* borrowed: the caller's, or fill.params */

@@ -25,3 +25,17 @@ int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
+
+int thread_exit_arm(thread_exit_t *x, void *arg)
+{
+    /* a thread arms a module once: a lock costs nothing here */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int ok;
+
+    pthread_mutex_lock(&mu);
+    if (x->state == 0)
+        x->state = pthread_key_create(&x->key, x->fn) == 0 ? 1 : -1;
+    ok = x->state == 1;
+    pthread_mutex_unlock(&mu);
+    return ok && pthread_setspecific(x->key, arg) == 0 ? 0 : -1;
+}

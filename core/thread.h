@@ -14,4 +14,21 @@
  * plugins get it as the host API's thread_create. */
 int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
+/* Something to do when a thread exits, for what a module keeps per thread
+ * (thread-local caches): fn is called with the value the thread armed it
+ * with.  Not at the process's exit: what the main thread holds then is the
+ * process's to drop.  Define one per module with THREAD_EXIT_INIT. */
+typedef struct thread_exit {
+    void (*fn)(void *arg);
+    pthread_key_t key;
+    int state;               /* 0: no key yet, 1: key made, -1: could not be */
+} thread_exit_t;
+
+#define THREAD_EXIT_INIT(fn) {(fn), 0, 0}
+
+/* Have x's fn called with arg when the calling thread exits (arg not NULL;
+ * replaces what the thread armed x with before).  0, or -1 if that cannot
+ * be arranged (no key left): the caller then keeps nothing per thread. */
+int thread_exit_arm(thread_exit_t *x, void *arg);
+
 #endif /* DAL_CORE_THREAD_H */
