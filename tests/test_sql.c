@@ -1185,6 +1185,71 @@ START_TEST(test_cache_eviction_keeps_refs)
 }
 END_TEST
 
+/* What a thread's front cache lends, and what it keeps until the thread
+ * exits: run in a thread of its own so that its exit can be seen. */
+struct front_case {
+    dal_sql_cache_t *c;
+    const dal_sql_t *kept;   /* a reference on what the front cache held last */
+};
+
+static void *front_thread(void *arg)
+{
+    struct front_case *fc = arg;
+    const char *q = "SELECT name FROM wm_food WHERE wm_poi_id = ?";
+    char err[64], *copy = exact_copy(q, strlen(q));
+    const dal_sql_t *a, *b, *nested, *other;
+    dal_sql_cache_t *c2 = sql_cache_new(16);
+    int lent, lent2;
+
+    a = sql_cache_borrow(fc->c, q, strlen(q), &lent, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(lent, 1);
+    ck_assert_uint_eq(atomic_load(&a->refs), 2); /* the shared cache's and the front's */
+    sql_cache_return();
+    /* the same text again: the same analysis, and no count taken for it */
+    b = sql_cache_borrow(fc->c, copy, strlen(q), &lent, err, sizeof err);
+    ck_assert_ptr_eq(a, b);
+    ck_assert_int_eq(lent, 1);
+    ck_assert_uint_eq(atomic_load(&a->refs), 2);
+    /* a borrow while the loan is out gets a reference of its own */
+    nested = sql_cache_borrow(fc->c, q, strlen(q), &lent2, err, sizeof err);
+    ck_assert_ptr_eq(nested, a);
+    ck_assert_int_eq(lent2, 0);
+    ck_assert_uint_eq(atomic_load(&a->refs), 3);
+    sql_unref(nested);
+    sql_cache_return();
+    /* the same text in another cache is that cache's analysis; it takes
+     * the front's slot, whose reference on a goes */
+    other = sql_cache_borrow(c2, q, strlen(q), &lent, err, sizeof err);
+    ck_assert_ptr_ne(other, a);
+    ck_assert_int_eq(lent, 1);
+    ck_assert_uint_eq(atomic_load(&a->refs), 1);
+    sql_cache_return();
+    /* text that cannot be analysed is an error, as from the cache */
+    ck_assert_ptr_null(sql_cache_borrow(fc->c, "SELECT 'x", 9, &lent, err, sizeof err));
+    ck_assert_str_eq(err, "unterminated string at offset 7");
+    fc->kept = sql_ref(other);
+    sql_cache_free(c2); /* the front cache's entry outlives its cache */
+    ck_assert_uint_eq(atomic_load(&other->refs), 2);
+    free(copy);
+    return NULL;
+}
+
+START_TEST(test_cache_front)
+{
+    struct front_case fc = {sql_cache_new(64), NULL};
+    pthread_t t;
+
+    ck_assert_int_eq(pthread_create(&t, NULL, front_thread, &fc), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    /* the thread's exit let go of what its front cache held */
+    ck_assert_uint_eq(atomic_load(&fc.kept->refs), 1);
+    ck_assert_str_eq(fc.kept->trefs[0].name, "wm_food");
+    sql_unref(fc.kept);
+    sql_cache_free(fc.c);
+}
+END_TEST
+
 enum { NTHREADS = 4, NSTMTS = 48, ROUNDS = 4000 };
 
 struct worker {
@@ -1272,6 +1337,7 @@ static Suite *sql_suite(void)
     tcase_add_test(lit, test_literal_edges);
     tcase_add_test(cache, test_cache_hit);
     tcase_add_test(cache, test_cache_eviction_keeps_refs);
+    tcase_add_test(cache, test_cache_front);
     tcase_add_test(cache, test_cache_threads);
     tcase_set_timeout(cache, 60);
     suite_add_tcase(s, lex);
