@@ -13,7 +13,7 @@ command -v clang >/dev/null || { echo "fuzz: clang not installed (apt-get instal
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$src/include" -I"$src/core")
 clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql_lex.c" \
-    "$src/core/sql"{,_an,_query,_stmt,_hint,_analyse}.c
+    "$src/core/sql"{,_an,_query,_stmt,_hint,_analyse}.c "$src/core/thread.c"
 clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz/fuzz_config.c" \
     "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
     "$src/core/error.c" $(pkg-config --libs inih)
