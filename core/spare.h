@@ -3,10 +3,9 @@
  * next allocation of the same kind.
  *
  * A statement allocates its result and the result's first source and
- * frees both when the caller is done: glibc's malloc and free cost about
- * 140 instructions a pair, a tenth of what dal adds to a point select.
- * A thread keeps the last freed block of each kind instead; what a thread
- * keeps is freed when it exits.
+ * frees both when the caller is done; glibc's malloc and free cost about
+ * 140 instructions a pair on that path.  A thread keeps the last freed
+ * block of each kind instead; what a thread keeps is freed when it exits.
  *
  * A low layer: every module may use it; it uses only clock.h and thread.h.
  */

@@ -350,9 +350,10 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
 #define FRONT_WAYS 16
 
 /* One text the thread ran: a reference of its own on the analysis, so a
- * hit takes no lock and writes no line another thread reads (with two
- * threads running the same statement, the stripe's mutex and the
- * analysis's count moved between the cores at every statement). */
+ * hit takes no lock and writes no line another thread reads (two threads
+ * running the same statement through the shared cache pass its stripe's
+ * mutex and the analysis's count between their cores at every
+ * statement). */
 struct front_entry {
     uint64_t cache; /* the shared cache's id; 0: empty */
     uint64_t hash;
