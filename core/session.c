@@ -68,6 +68,10 @@ struct dal_session {
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
+    int no_backslash;       /* the session's sql_mode has NO_BACKSLASH_ESCAPES, as the
+                               last connection that applied its variables or answered
+                               one of its statements with an OK said: clients escape
+                               their strings by it (dal_session_status) */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -269,7 +273,8 @@ static int vars_pinned(dal_session_t *s, const session_vars_t *v, dal_error_t *e
 /* Try v where the session's statements would meet it: on the open
  * transaction's connection (where it now applies), else on one server,
  * whose connection is reset at once; then on the pinned connections. */
-static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *err)
+static int vars_check(dal_session_t *s, const session_vars_t *v, int *no_backslash,
+                      dal_error_t *err)
 {
     dal_snapshot_t *snap;
     dal_node_t *node;
@@ -278,6 +283,7 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *er
 
     if (s->conn != NULL) {
         rc = conn_apply_vars(s->conn, &v->conn, err);
+        *no_backslash = s->conn->no_backslash_escapes;
         return rc != 0 ? rc : vars_pinned(s, v, err);
     }
     snap = snapshot_acquire(s->dal);
@@ -289,8 +295,10 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, dal_error_t *er
     pool_set_vars(&v->conn);
     rc = server_acquire(&node->master, &c, &reused, err);
     pool_set_vars(NULL);
-    if (rc == 0)
+    if (rc == 0) {
+        *no_backslash = c->no_backslash_escapes;
         server_release(&node->master, c, 1);
+    }
     snapshot_unref(snap);
     return rc != 0 ? rc : vars_pinned(s, v, err);
 }
@@ -302,7 +310,7 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
     const char *cs;
     session_vars_t next;
     size_t i;
-    int rc;
+    int rc, nb;
 
     if (s == NULL || name == NULL || value_sql == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_set_var: NULL argument");
@@ -338,11 +346,13 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
         vars_free(&next);
         return err_set(err, DAL_ENOMEM, "out of memory");
     }
-    rc = vars_check(s, &next, err);
+    nb = s->no_backslash;
+    rc = vars_check(s, &next, &nb, err);
     if (rc != 0) {
         vars_free(&next);
         return rc;
     }
+    s->no_backslash = nb;
     vars_free(&s->vars);
     s->vars = next;
     /* conn pointed into next's strings, which the session now owns */
@@ -358,6 +368,8 @@ unsigned int dal_session_status(const dal_session_t *s)
     if (s == NULL)
         return 0;
     st = s->manual ? 0 : SERVER_STATUS_AUTOCOMMIT;
+    if (s->no_backslash)
+        st |= SERVER_STATUS_NO_BACKSLASH_ESCAPES;
     if (s->in_txn)
         st |= SERVER_STATUS_IN_TRANS | (s->read_only ? SERVER_STATUS_IN_TRANS_READONLY : 0);
     return st;
@@ -536,6 +548,7 @@ static void session_clear(dal_session_t *s)
     pins_release(&s->pins);
     vars_free(&s->vars);
     s->manual = 0;
+    s->no_backslash = 0; /* the server's default, until an OK says else */
 }
 
 void dal_session_close(dal_session_t *s)
@@ -855,6 +868,11 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     cancel_set_current(NULL);
     pool_set_vars(NULL);
     snapshot_unref(ctx.snap);
+    /* an OK's status is the server's state after the statement (rows
+     * carry theirs at their end, read later) */
+    if (rc == 0 && *out != NULL && dal_result_column_count(*out) == 0)
+        s->no_backslash = (dal_result_server_status(*out) &
+                           SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
     return rc;

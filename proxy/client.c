@@ -15,6 +15,7 @@
 #include "proxy.h"
 
 #define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
+#define SERVER_VERSION_ID 101199 /* the same, as executable comments compare it */
 #define CHARSET_UTF8MB4 45 /* utf8mb4_general_ci */
 
 /* What dal-proxy offers; a client gets the intersection with its own. */
@@ -451,7 +452,6 @@ bool client_word_is(const char **p, const char *w)
     return true;
 }
 
-static void init_db(proxy_client_t *c, const proto_str_t *db);
 
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
@@ -611,251 +611,6 @@ done:
     free(lens);
 }
 
-/* The end of one `name = value` of a SET list: the next comma outside
- * quotes and parentheses, or the end. */
-static const char *set_item_end(const char *p)
-{
-    char q = 0;
-    int depth = 0;
-
-    for (; *p != '\0'; p++) {
-        if (q != 0) {
-            if (*p == '\\' && p[1] != '\0')
-                p++;
-            else if (*p == q)
-                q = 0;
-        } else if (*p == '\'' || *p == '"' || *p == '`') {
-            q = *p;
-        } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')') {
-            depth--;
-        } else if (*p == ',' && depth == 0) {
-            break;
-        }
-    }
-    return p;
-}
-
-/* One `[SESSION] [@@[session.]]name = value`: the session's variable. */
-static int set_one(proxy_client_t *c, const char *p, const char *end, dal_error_t *err)
-{
-    char name[65], *value;
-    size_t n = 0;
-    int rc;
-
-    if (!client_word_is(&p, "SESSION"))
-        (void)client_word_is(&p, "LOCAL");
-    while (isspace((unsigned char)*p))
-        p++;
-    if (strncmp(p, "@@", 2) == 0) {
-        p += 2;
-        if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
-            p = strchr(p, '.') + 1;
-    }
-    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n < sizeof name - 1)
-        n++;
-    memcpy(name, p, n);
-    name[n] = '\0';
-    for (p += n; isspace((unsigned char)*p); p++)
-        ;
-    if (n == 0 || (*p != '=' && strncmp(p, ":=", 2) != 0)) {
-        err->code = DAL_EUNSUPPORTED;
-        snprintf(err->message, sizeof err->message,
-                 "dal-proxy takes SET [SESSION] name = value [, ...] and SET NAMES charset");
-        return DAL_EUNSUPPORTED;
-    }
-    p += *p == '=' ? 1 : 2;
-    while (isspace((unsigned char)*p))
-        p++;
-    if ((value = strndup(p, (size_t)(end - p))) == NULL) {
-        err->code = DAL_ENOMEM;
-        snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
-        return DAL_ENOMEM;
-    }
-    for (n = strlen(value); n > 0 && isspace((unsigned char)value[n - 1]); n--)
-        value[n - 1] = '\0';
-    rc = dal_session_set_var(c->session, name, value, err);
-    free(value);
-    return rc;
-}
-
-/* err as dal_session_set_var would fill it for a statement it refuses. */
-static int set_refused(dal_error_t *err, const char *why)
-{
-    err->code = DAL_EUNSUPPORTED;
-    err->mysql_errno = 0;
-    snprintf(err->message, sizeof err->message, "%s", why);
-    return DAL_EUNSUPPORTED;
-}
-
-/* ISOLATION LEVEL's value at *p, as tx_isolation takes it, or NULL. */
-static const char *isolation_level(const char **p)
-{
-    static const char *const levels[][3] = {
-        {"READ", "UNCOMMITTED", "'READ-UNCOMMITTED'"}, {"READ", "COMMITTED", "'READ-COMMITTED'"},
-        {"REPEATABLE", "READ", "'REPEATABLE-READ'"}, {"SERIALIZABLE", NULL, "'SERIALIZABLE'"},
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-        const char *q = *p;
-        if (client_word_is(&q, levels[i][0]) &&
-            (levels[i][1] == NULL || client_word_is(&q, levels[i][1]))) {
-            *p = q;
-            return levels[i][2];
-        }
-    }
-    return NULL;
-}
-
-/* The characteristics of SET SESSION TRANSACTION at p (ISOLATION LEVEL x,
- * READ ONLY, READ WRITE, comma-separated): the session variables they
- * are, so that every backend connection of the session gets them.  All
- * are read before any is set, so a mistake sets none. */
-static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t *err)
-{
-    const char *level = NULL, *read_only = NULL;
-    int rc;
-
-    for (;;) {
-        if (client_word_is(&p, "ISOLATION") && client_word_is(&p, "LEVEL")) {
-            if ((level = isolation_level(&p)) == NULL)
-                return set_refused(err, "SET SESSION TRANSACTION: unknown isolation level");
-        } else if (client_word_is(&p, "READ")) {
-            read_only = client_word_is(&p, "ONLY") ? "1" : client_word_is(&p, "WRITE") ? "0" : NULL;
-            if (read_only == NULL)
-                return set_refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
-        } else {
-            return set_refused(err, "SET SESSION TRANSACTION takes ISOLATION LEVEL, READ ONLY "
-                                    "and READ WRITE");
-        }
-        while (isspace((unsigned char)*p))
-            p++;
-        if (*p != ',')
-            break;
-        p++;
-    }
-    if (*p != '\0' && *p != ';')
-        return set_refused(err, "SET SESSION TRANSACTION: unexpected text after it");
-    rc = level ? dal_session_set_var(c->session, "tx_isolation", level, err) : 0;
-    if (rc == 0 && read_only != NULL)
-        rc = dal_session_set_var(c->session, "tx_read_only", read_only, err);
-    return rc;
-}
-
-/* SET [SESSION] TRANSACTION after SET at p: 1 (answered) if it is one.
- * Without SESSION it is for the next transaction only, which would run on
- * another connection than the SET: refused rather than lost. */
-static int set_transaction(proxy_client_t *c, const char *p)
-{
-    dal_error_t err;
-    int session = client_word_is(&p, "SESSION") || client_word_is(&p, "LOCAL");
-
-    if (!client_word_is(&p, "TRANSACTION"))
-        return 0;
-    if (!session)
-        set_refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
-                          "dal-proxy (its statements run on pooled connections): use SET "
-                          "SESSION TRANSACTION ..., or START TRANSACTION READ ONLY");
-    if (!session || set_txn_characteristics(c, p, &err) != 0)
-        client_dal_error(c, &err);
-    else
-        send_ok(c, 0, 0);
-    return 1;
-}
-
-/* SET of session variables and SET NAMES: kept by the dal session, which
- * applies them to every connection it takes; SET [SESSION] TRANSACTION
- * too (set_transaction).  0 if sql is not such a SET (user variables,
- * GLOBAL, PASSWORD go to the servers). */
-int client_session_set(proxy_client_t *c, const char *sql)
-{
-    const char *p = sql, *q, *end;
-    dal_error_t err;
-    char cs[65], co[68];
-    size_t n = 0;
-
-    if (client_word_is(&p, "USE")) {
-        /* as COM_INIT_DB: on a server it would move one of dal's pooled
-         * connections to another schema */
-        proto_str_t db;
-
-        while (isspace((unsigned char)*p))
-            p++;
-        n = strlen(p);
-        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
-            n--;
-        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
-            p++;
-            n -= 2;
-        }
-        db.ptr = p;
-        db.len = n;
-        init_db(c, &db);
-        return 1;
-    }
-    p = sql;
-    if (!client_word_is(&p, "SET"))
-        return 0;
-    if (set_transaction(c, p))
-        return 1;
-    q = p;
-    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") ||
-        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") ||
-        client_word_is(&q, "DEFAULT"))
-        return 0;
-    while (isspace((unsigned char)*q))
-        q++;
-    if ((*q == '@' && q[1] != '@') || strncasecmp(q, "@@global.", 9) == 0)
-        return 0;  /* user variables and @@global.name, as SET GLOBAL */
-    q = p;
-    if (client_word_is(&q, "NAMES")) {
-        while (isspace((unsigned char)*q))
-            q++;
-        while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
-            n++;
-        memcpy(cs, q, n);
-        cs[n] = '\0';
-        /* DEFAULT: the server's character set, the one the handshake
-         * announced */
-        if (strcasecmp(cs, "DEFAULT") == 0)
-            strcpy(cs, "utf8mb4");
-        /* SET NAMES cs COLLATE co: the collation after the character set
-         * (dal sets names first); without COLLATE the variable keeps what
-         * SET NAMES made, so an earlier COLLATE does not outlive it */
-        q += n;
-        if (client_word_is(&q, "COLLATE")) {
-            while (isspace((unsigned char)*q))
-                q++;
-            for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
-                ;
-            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
-                q++;
-                n -= 2;
-            }
-            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
-        } else {
-            strcpy(co, "@@session.collation_connection");
-        }
-        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
-            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
-            client_dal_error(c, &err);
-        else
-            send_ok(c, 0, 0);
-        return 1;
-    }
-    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
-        end = set_item_end(p);
-        if (set_one(c, p, end, &err) != 0) {
-            client_dal_error(c, &err);
-            return 1;
-        }
-    }
-    send_ok(c, 0, 0);
-    return 1;
-}
-
 bool client_only_comments(const char *sql)
 {
     const char *p = sql;
@@ -872,12 +627,15 @@ bool client_only_comments(const char *sql)
     }
 }
 
-static void run_query(proxy_client_t *c, const char *sql)
+/* sql (len bytes, NUL-terminated) is what the servers get; view is the
+ * same statement as a server reads it (executable comments opened), in
+ * which the proxy finds the statements it answers itself. */
+static void run_query(proxy_client_t *c, const char *sql, const char *view)
 {
     dal_result_t *r = NULL;
     dal_error_t err;
 
-    if (diag_statement(c, sql))
+    if (diag_statement(c, view))
         return;
     /* as a server: nothing is an error, comments alone are done */
     if (sql[strspn(sql, " \t\r\n\f\v")] == '\0') {
@@ -888,7 +646,7 @@ static void run_query(proxy_client_t *c, const char *sql)
         send_ok(c, 0, 0);
         return;
     }
-    if (local_answer(c, sql) || client_session_set(c, sql))
+    if (local_answer(c, view) || client_session_set(c, view))
         return;
     if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
         client_dal_error(c, &err);
@@ -898,16 +656,24 @@ static void run_query(proxy_client_t *c, const char *sql)
     dal_result_free(r);
 }
 
-/* One statement of a COM_QUERY: a NUL-terminated copy for the library. */
+/* One statement of a COM_QUERY: a NUL-terminated copy for the library,
+ * and when it has a C-style comment, a second one read as the server
+ * reads it. */
 static void run_piece(proxy_client_t *c, const char *text, size_t len)
 {
-    char *sql = strndup(text, len);
+    char *sql = strndup(text, len), *view = sql;
 
-    if (sql == NULL) {
-        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
-        return;
+    if (sql != NULL && memmem(sql, len, "/*", 2) != NULL && (view = strdup(sql)) != NULL &&
+        !proto_sql_unwrap(view, strlen(view), SERVER_VERSION_ID)) {
+        free(view);
+        view = sql;
     }
-    run_query(c, sql);
+    if (sql == NULL || view == NULL)
+        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    else
+        run_query(c, sql, view);
+    if (view != sql)
+        free(view);
     free(sql);
 }
 
@@ -936,7 +702,7 @@ static void run_text(proxy_client_t *c, const char *text, size_t len)
     c->more = false;
 }
 
-static void init_db(proxy_client_t *c, const proto_str_t *db)
+void client_init_db(proxy_client_t *c, const proto_str_t *db)
 {
     if (is_our_db(c, db->ptr, db->len))
         send_ok(c, 0, 0);
@@ -1021,7 +787,7 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
         if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0)
             client_err(c, 1047, "08S01", "Malformed COM_INIT_DB");
         else
-            init_db(c, &cmd.u.text);
+            client_init_db(c, &cmd.u.text);
         return 0;
     case PROTO_COM_SET_OPTION:
         if (proto_parse_command(pkt->payload, pkt->len, (uint32_t)c->caps, &cmd) != 0 ||

@@ -708,4 +708,14 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next);
 /* True when text[0..len) holds nothing but spaces, `;` and comments. */
 bool proto_sql_blank(const char *text, size_t len);
 
+/*
+ * The statement a server of version `version` (MAJOR*10000 + MINOR*100 +
+ * PATCH) runs for text[0..len): the opener (with its version digits) and
+ * the closer of each executable comment it would run are overwritten with
+ * spaces in place, so the content reads as plain SQL at the same offsets;
+ * comments for a later server, and the text inside quotes and ordinary
+ * comments, are left alone.  True if any comment was opened.
+ */
+bool proto_sql_unwrap(char *text, size_t len, uint32_t version);
+
 #endif

@@ -165,6 +165,11 @@ bool client_word_is(const char **p, const char *w);
  * start with ! or M!): a server answers it with OK, also as a prepared
  * statement. */
 bool client_only_comments(const char *sql);
+/* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
+void client_init_db(proxy_client_t *c, const proto_str_t *db);
+
+/* ------------------------------------------------------------ session_set.c */
+
 /* USE, a SET of session variables or SET NAMES (also when prepared):
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
  * of them. */

@@ -580,7 +580,10 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
  * with it for a read-only one, DAL_SERVER_STATUS_AUTOCOMMIT unless
  * autocommit was set to 0.  Taken from dal's session, not from a server:
  * outside a transaction the session holds no connection, and after BEGIN
- * none until its first statement.  0 for NULL.
+ * none until its first statement.  Also DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES
+ * while the session's sql_mode has it (set by dal_session_set_var, or the
+ * servers' default as their last OK for the session said), which tells a
+ * client how to escape strings.  0 for NULL.
  */
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
 

@@ -1,0 +1,95 @@
+/*
+ * proto_vcomment.c -- executable comments: the statement a server runs.
+ *
+ * A server runs the content of a comment opened by slash-star-bang (or
+ * MariaDB's slash-star-M-bang) when its version reaches the number right
+ * after the bang (none: always), so `SET TIME_ZONE='+00:00'` wrapped in
+ * one, as mariadb-dump writes it, is that SET.  dal-proxy answers some
+ * statements itself (SET of session variables, USE, SHOW WARNINGS, ...);
+ * it must recognise them in the same form the server would.
+ */
+#include <ctype.h>
+
+#include "proto_int.h"
+
+/* Past the quoted text opened at text[i]; a backslash escapes inside
+ * '' and "" (the servers' default sql_mode). */
+static size_t past_quoted(const char *text, size_t len, size_t i)
+{
+    char q = text[i++];
+
+    while (i < len) {
+        if (text[i] == '\\' && q != '`' && i + 1 < len)
+            i += 2;
+        else if (text[i++] == q)
+            return i;
+    }
+    return len;
+}
+
+/* Past a line comment at text[i], or i if none starts there. */
+static size_t past_line_comment(const char *text, size_t len, size_t i)
+{
+    if (text[i] == '#' ||
+        (text[i] == '-' && i + 2 <= len && text[i + 1] == '-' &&
+         (i + 2 == len || isspace((unsigned char)text[i + 2])))) {
+        while (i < len && text[i] != '\n')
+            i++;
+    }
+    return i;
+}
+
+/* The length of an executable comment's opener at text[i] whose version
+ * version reaches (its digits included), or 0: none there, or one for a
+ * later server, which stays a comment. */
+static size_t opener(const char *text, size_t len, size_t i, uint32_t version)
+{
+    size_t j = i + 2, digits = 0;
+    uint32_t v = 0;
+
+    if (j < len && text[j] == 'M')
+        j++;
+    if (j >= len || text[j] != '!')
+        return 0;
+    for (j++; j < len && digits < 6 && isdigit((unsigned char)text[j]); j++, digits++)
+        v = v * 10 + (uint32_t)(text[j] - '0');
+    if (digits != 0 && digits != 5 && digits != 6)
+        return 0;
+    /* MariaDB leaves MySQL 5.7's and later five-digit versions to MySQL:
+     * they stay comments unless opened by M! */
+    if (digits == 5 && v >= 50700 && text[i + 2] != 'M')
+        return 0;
+    return digits == 0 || v <= version ? j - i : 0;
+}
+
+bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
+{
+    bool found = false, inside = false;
+    size_t i = 0, j, n;
+
+    while (i < len) {
+        char ch = text[i];
+        if (ch == '\'' || ch == '"' || ch == '`') {
+            i = past_quoted(text, len, i);
+        } else if ((j = past_line_comment(text, len, i)) != i) {
+            i = j;
+        } else if (inside && ch == '*' && i + 1 < len && text[i + 1] == '/') {
+            text[i] = text[i + 1] = ' ';
+            inside = false;
+            i += 2;
+        } else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
+            if (!inside && (n = opener(text, len, i, version)) != 0) {
+                memset(text + i, ' ', n);
+                found = inside = true;
+                i += n;
+                continue;
+            }
+            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); i++)
+                ;
+            i = i + 1 < len ? i + 2 : len;
+        } else {
+            i++;
+        }
+    }
+    return found;
+}

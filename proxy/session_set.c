@@ -1,0 +1,450 @@
+/*
+ * session_set.c -- the statements that change a client's session: USE,
+ * SET of session variables, SET NAMES and SET [SESSION] TRANSACTION.
+ *
+ * A server keeps them for the connection; dal-proxy runs each statement on
+ * whichever pooled connection its route gives, so the client's dal session
+ * keeps them instead (dal_session_set_var) and applies them to every
+ * connection it takes.  A value that reads state (`@saved`, `@@sql_mode`,
+ * a function) is evaluated once through the session, as the server would
+ * evaluate it once, and kept as the literal it gave.  Assignments of user
+ * variables run on the server (the session pins the connection that holds
+ * them), in their place in the list.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy.h"
+
+/* The end of one `name = value` of a SET list: the next comma outside
+ * quotes and parentheses, or the end. */
+static const char *set_item_end(const char *p)
+{
+    char q = 0;
+    int depth = 0;
+
+    for (; *p != '\0'; p++) {
+        if (q != 0) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            else if (*p == q)
+                q = 0;
+        } else if (*p == '\'' || *p == '"' || *p == '`') {
+            q = *p;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        } else if (*p == ',' && depth == 0) {
+            break;
+        }
+    }
+    return p;
+}
+
+/* Whether a SET's value reads state (a variable, a function call) outside
+ * quotes: it must be evaluated where the SET runs, once. */
+static bool reads_state(const char *v)
+{
+    char q = 0;
+
+    for (; *v != '\0'; v++) {
+        if (q != 0) {
+            if (*v == '\\' && v[1] != '\0')
+                v++;
+            else if (*v == q)
+                q = 0;
+        } else if (*v == '\'' || *v == '"' || *v == '`') {
+            q = *v;
+        } else if (*v == '@' || *v == '(') {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int out_of_memory(dal_error_t *err)
+{
+    err->code = DAL_ENOMEM;
+    err->mysql_errno = 0;
+    snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
+    return DAL_ENOMEM;
+}
+
+/* A column type whose text is a number literal as it is. */
+static bool numeric(int type)
+{
+    switch (type) {
+    case PROTO_TYPE_DECIMAL: case PROTO_TYPE_NEWDECIMAL: case PROTO_TYPE_TINY:
+    case PROTO_TYPE_SHORT: case PROTO_TYPE_LONG: case PROTO_TYPE_FLOAT:
+    case PROTO_TYPE_DOUBLE: case PROTO_TYPE_LONGLONG: case PROTO_TYPE_INT24:
+        return true;
+    }
+    return false;
+}
+
+/* val (n bytes) as a quoted SQL string: quotes doubled, and backslashes
+ * doubled unless the session's sql_mode takes them as they are.  NULL when
+ * out of memory. */
+static char *quoted(const proxy_client_t *c, const char *val, size_t n)
+{
+    bool raw = (client_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    char *out = malloc(2 * n + 3), *o = out;
+    size_t i;
+
+    if (out == NULL)
+        return NULL;
+    *o++ = '\'';
+    for (i = 0; i < n; i++) {
+        if (val[i] == '\'' || (val[i] == '\\' && !raw))
+            *o++ = val[i];
+        *o++ = val[i];
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+/* Replace *value (an expression, owned) by the literal it gives now in
+ * the client's session: NULL, a number, or a quoted string. */
+static int evaluate(proxy_client_t *c, char **value, dal_error_t *err)
+{
+    size_t n = strlen(*value), len = 0;
+    char *sql = malloc(n + sizeof "SELECT "), *lit = NULL;
+    dal_result_t *r = NULL;
+    dal_column_info_t ci;
+    const char *val;
+    int rc;
+
+    if (sql == NULL)
+        return out_of_memory(err);
+    memcpy(sql, "SELECT ", 7);
+    memcpy(sql + 7, *value, n + 1);
+    rc = dal_session_query(c->session, NULL, sql, NULL, 0, &r, err);
+    free(sql);
+    if (rc != 0)
+        return rc;
+    memset(&ci, 0, sizeof ci);
+    ci.struct_size = sizeof ci;
+    if ((rc = dal_result_next(r, err)) == 1) {
+        rc = 0;
+        val = dal_result_text(r, 0, &len);
+        if (val == NULL)
+            lit = strdup("NULL");
+        else if (dal_result_column_info(r, 0, &ci) == 0 && numeric((int)ci.type))
+            lit = strndup(val, len);
+        else
+            lit = quoted(c, val, len);
+        if (lit == NULL)
+            rc = out_of_memory(err);
+    } else if (rc == 0) {
+        lit = strdup("NULL");
+        rc = lit == NULL ? out_of_memory(err) : 0;
+    }
+    dal_result_free(r);
+    if (rc != 0)
+        return rc;
+    free(*value);
+    *value = lit;
+    return 0;
+}
+
+/* err as dal_session_set_var would fill it for a statement it refuses. */
+static int refused(dal_error_t *err, const char *why)
+{
+    err->code = DAL_EUNSUPPORTED;
+    err->mysql_errno = 0;
+    snprintf(err->message, sizeof err->message, "%s", why);
+    return DAL_EUNSUPPORTED;
+}
+
+/* ISOLATION LEVEL's value at *p, as tx_isolation takes it, or NULL. */
+static const char *isolation_level(const char **p)
+{
+    static const char *const levels[][3] = {
+        {"READ", "UNCOMMITTED", "'READ-UNCOMMITTED'"}, {"READ", "COMMITTED", "'READ-COMMITTED'"},
+        {"REPEATABLE", "READ", "'REPEATABLE-READ'"}, {"SERIALIZABLE", NULL, "'SERIALIZABLE'"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        const char *q = *p;
+        if (client_word_is(&q, levels[i][0]) &&
+            (levels[i][1] == NULL || client_word_is(&q, levels[i][1]))) {
+            *p = q;
+            return levels[i][2];
+        }
+    }
+    return NULL;
+}
+
+/* The characteristics of SET SESSION TRANSACTION at p (ISOLATION LEVEL x,
+ * READ ONLY, READ WRITE, comma-separated): the session variables they
+ * are, so that every backend connection of the session gets them.  All
+ * are read before any is set, so a mistake sets none. */
+static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t *err)
+{
+    const char *level = NULL, *read_only = NULL;
+    int rc;
+
+    for (;;) {
+        if (client_word_is(&p, "ISOLATION") && client_word_is(&p, "LEVEL")) {
+            if ((level = isolation_level(&p)) == NULL)
+                return refused(err, "SET SESSION TRANSACTION: unknown isolation level");
+        } else if (client_word_is(&p, "READ")) {
+            read_only = client_word_is(&p, "ONLY") ? "1" : client_word_is(&p, "WRITE") ? "0" : NULL;
+            if (read_only == NULL)
+                return refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
+        } else {
+            return refused(err, "SET SESSION TRANSACTION takes ISOLATION LEVEL, READ ONLY "
+                                    "and READ WRITE");
+        }
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != '\0' && *p != ';')
+        return refused(err, "SET SESSION TRANSACTION: unexpected text after it");
+    rc = level ? dal_session_set_var(c->session, "tx_isolation", level, err) : 0;
+    if (rc == 0 && read_only != NULL)
+        rc = dal_session_set_var(c->session, "tx_read_only", read_only, err);
+    return rc;
+}
+
+/* SET [SESSION] TRANSACTION after SET at p: 1 (answered) if it is one.
+ * Without SESSION it is for the next transaction only, which would run on
+ * another connection than the SET: refused rather than lost. */
+static int set_transaction(proxy_client_t *c, const char *p)
+{
+    dal_error_t err;
+    int session = client_word_is(&p, "SESSION") || client_word_is(&p, "LOCAL");
+
+    if (!client_word_is(&p, "TRANSACTION"))
+        return 0;
+    if (!session)
+        refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
+                          "dal-proxy (its statements run on pooled connections): use SET "
+                          "SESSION TRANSACTION ..., or START TRANSACTION READ ONLY");
+    if (!session || set_txn_characteristics(c, p, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        client_ok(c, 0, 0, 0);
+    return 1;
+}
+
+/* One session variable's assignment of a SET list, its value read. */
+typedef struct set_item {
+    char name[65];
+    char *value;  /* owned: SQL, a literal when the text read state */
+} set_item_t;
+
+/* The item `[SESSION] [@@[session.]]name = value` at p..end into *it, its
+ * value evaluated now if it reads state. */
+static int read_item(proxy_client_t *c, const char *p, const char *end, set_item_t *it,
+                     dal_error_t *err)
+{
+    size_t n = 0;
+    int rc;
+
+    if (!client_word_is(&p, "SESSION"))
+        (void)client_word_is(&p, "LOCAL");
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncmp(p, "@@", 2) == 0) {
+        p += 2;
+        if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
+            p = strchr(p, '.') + 1;
+    }
+    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n < sizeof it->name - 1)
+        n++;
+    memcpy(it->name, p, n);
+    it->name[n] = '\0';
+    for (p += n; isspace((unsigned char)*p); p++)
+        ;
+    if (n == 0 || (*p != '=' && strncmp(p, ":=", 2) != 0))
+        return refused(err, "dal-proxy takes SET [SESSION] name = value [, ...] and SET NAMES "
+                            "charset");
+    p += *p == '=' ? 1 : 2;
+    while (isspace((unsigned char)*p))
+        p++;
+    if ((it->value = strndup(p, (size_t)(end - p))) == NULL)
+        return out_of_memory(err);
+    for (n = strlen(it->value);
+         n > 0 && (isspace((unsigned char)it->value[n - 1]) || it->value[n - 1] == ';'); n--)
+        it->value[n - 1] = '\0';
+    rc = reads_state(it->value) ? evaluate(c, &it->value, err) : 0;
+    return rc;
+}
+
+/* Whether the item at p assigns a user variable (`@name`) or, as `SET
+ * GLOBAL` does, a global one (`@@global.name`): the server's business. */
+static bool is_user_var(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        p++;
+    return (*p == '@' && p[1] != '@') || strncasecmp(p, "@@global.", 9) == 0;
+}
+
+/* Whether the SET list at p assigns any session variable. */
+static bool sets_session(const char *p)
+{
+    const char *end;
+
+    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+        end = set_item_end(p);
+        if (!is_user_var(p) && p[strspn(p, " \t\r\n;")] != '\0' && p != end)
+            return true;
+    }
+    return false;
+}
+
+/* The assignments of user (and global) variables of the SET list at
+ * sql, run as one SET on the server through the session; 0 when there is
+ * none. */
+static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
+{
+    char *sql = malloc(strlen(p) + sizeof "SET "), *o;
+    const char *end;
+    int rc = 0;
+
+    if (sql == NULL)
+        return out_of_memory(err);
+    o = sql + 4;
+    memcpy(sql, "SET ", 4);
+    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+        end = set_item_end(p);
+        if (!is_user_var(p))
+            continue;
+        if (o != sql + 4)
+            *o++ = ',';
+        memcpy(o, p, (size_t)(end - p));
+        o += end - p;
+    }
+    *o = '\0';
+    if (o != sql + 4)
+        rc = dal_session_exec(c->session, NULL, sql, NULL, 0, NULL, err);
+    free(sql);
+    return rc;
+}
+
+/*
+ * A SET list that assigns session variables, as a server runs it: every
+ * value is read before any variable changes (so `SET @a = 1, x = @a`
+ * reads the old @a), then the user variables are set on the server, then
+ * the session's.
+ */
+static int set_list(proxy_client_t *c, const char *list, dal_error_t *err)
+{
+    set_item_t items[64];
+    size_t n = 0, i;
+    const char *p, *end;
+    int rc = 0;
+
+    for (p = list; rc == 0 && *p != '\0'; p = *end == ',' ? end + 1 : end) {
+        end = set_item_end(p);
+        if (is_user_var(p) || p[strspn(p, " \t\r\n;")] == '\0' || p == end)
+            continue;
+        if (n == sizeof items / sizeof items[0])
+            rc = refused(err, "dal-proxy takes at most 64 session variables in one SET");
+        else if ((rc = read_item(c, p, end, &items[n], err)) == 0 || items[n].value != NULL)
+            n++;
+    }
+    if (rc == 0)
+        rc = set_user_vars(c, list, err);
+    for (i = 0; i < n; i++) {
+        if (rc == 0)
+            rc = dal_session_set_var(c->session, items[i].name, items[i].value, err);
+        free(items[i].value);
+    }
+    return rc;
+}
+
+/* SET of session variables and SET NAMES: kept by the dal session, which
+ * applies them to every connection it takes; SET [SESSION] TRANSACTION
+ * too (set_transaction).  0 if sql is not such a SET (user variables,
+ * GLOBAL, PASSWORD go to the servers). */
+int client_session_set(proxy_client_t *c, const char *sql)
+{
+    const char *p = sql, *q;
+    dal_error_t err;
+    char cs[65], co[68];
+    size_t n = 0;
+
+    if (client_word_is(&p, "USE")) {
+        /* as COM_INIT_DB: on a server it would move one of dal's pooled
+         * connections to another schema */
+        proto_str_t db;
+
+        while (isspace((unsigned char)*p))
+            p++;
+        n = strlen(p);
+        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
+            n--;
+        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
+            p++;
+            n -= 2;
+        }
+        db.ptr = p;
+        db.len = n;
+        client_init_db(c, &db);
+        return 1;
+    }
+    p = sql;
+    if (!client_word_is(&p, "SET"))
+        return 0;
+    if (set_transaction(c, p))
+        return 1;
+    q = p;
+    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") ||
+        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") ||
+        client_word_is(&q, "DEFAULT"))
+        return 0;
+    if (!sets_session(p))
+        return 0;  /* user variables and @@global.name only, as SET GLOBAL */
+    q = p;
+    if (client_word_is(&q, "NAMES")) {
+        while (isspace((unsigned char)*q))
+            q++;
+        while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
+            n++;
+        memcpy(cs, q, n);
+        cs[n] = '\0';
+        /* DEFAULT: the server's character set, the one the handshake
+         * announced */
+        if (strcasecmp(cs, "DEFAULT") == 0)
+            strcpy(cs, "utf8mb4");
+        /* SET NAMES cs COLLATE co: the collation after the character set
+         * (dal sets names first); without COLLATE the variable keeps what
+         * SET NAMES made, so an earlier COLLATE does not outlive it */
+        q += n;
+        if (client_word_is(&q, "COLLATE")) {
+            while (isspace((unsigned char)*q))
+                q++;
+            for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
+                ;
+            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
+                q++;
+                n -= 2;
+            }
+            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
+        } else {
+            strcpy(co, "@@session.collation_connection");
+        }
+        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
+            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
+            client_dal_error(c, &err);
+        else
+            client_ok(c, 0, 0, 0);
+        return 1;
+    }
+    if (set_list(c, p, &err) != 0)
+        client_dal_error(c, &err);
+    else
+        client_ok(c, 0, 0, 0);
+    return 1;
+}

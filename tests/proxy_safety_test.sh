@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# proxy_safety_test.sh -- what a client's own bytes can make dal-proxy do,
+# judged against MariaDB's answers to the same bytes (PyMySQL, the mariadb
+# client, mariadb-dump): escaping after NO_BACKSLASH_ESCAPES, SETs inside
+# executable comments, SET from a user variable, a dump's TIMESTAMPs from
+# servers in another time zone, NUL bytes in statements, and LOAD DATA
+# LOCAL reading the client's file and never the proxy host's.  Starts its
+# own MariaDB servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/proxy_lib.sh
+. "$(dirname "$0")/proxy_lib.sh"
+
+px_cluster 2 --db 'shard_%d' --db plain --db restored
+port=$("$here/cluster.sh" free-port)
+export PX_TEST_PASSWORD='app-s3cret'
+{
+    px_ini_sharded
+    px_ini_table orders 4 user_id mod
+    cat <<EOF
+[proxy]
+listen = 127.0.0.1:$port
+database = shop
+[proxy user app]
+password = \${PX_TEST_PASSWORD}
+EOF
+} >"$work/px.ini"
+# servers five hours west of UTC, as the run that found the dump's shift
+for p in "${ports[@]}"; do
+    mariadb -h127.0.0.1 -P"$p" -uroot -e "SET GLOBAL time_zone = '-05:00'" ||
+        fail "time zone on the server on $p"
+done
+px_start "$work/px.ini" "$port"
+
+py=/usr/bin/python3
+px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }
+plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
+
+# ---- escaping follows the session's sql_mode (PyMySQL escapes by the
+#      status flag NO_BACKSLASH_ESCAPES) ---------------------------------
+PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "NO_BACKSLASH_ESCAPES"
+import os, pymysql
+def conn(port, user, pw, db):
+    return pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db)
+sides = {"proxy": conn(int(os.environ["PX_PORT"]), "app", "app-s3cret", "shop"),
+         "server": conn(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain")}
+sets = [["SET sql_mode = 'NO_BACKSLASH_ESCAPES'"],
+        ["SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')"],
+        ["/*!40101 SET @@session.sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES' */"],
+        ["SET @m = 'NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES'", "SET sql_mode = @m"],
+        ["SET @m = 'NO_BACKSLASH_ESCAPES', sql_mode = @m"],
+        ["SET sql_mode = 'NO_BACKSLASH_ESCAPES', @m = @@sql_mode", "SET @@sql_mode = @m"]]
+bad = "' , 2 -- "
+for s in sets:
+    out = {}
+    for side, c in sides.items():
+        cur = c.cursor()
+        cur.execute("SET sql_mode = DEFAULT")
+        cur.execute("SET @m = NULL")
+        failed = None
+        for stmt in s:
+            try:
+                cur.execute(stmt)
+            except pymysql.err.MySQLError as e:
+                failed = e.args
+        cur.execute("SELECT %s", (bad,))
+        rows = cur.fetchall()
+        cur.execute("SELECT @@sql_mode")
+        out[side] = (len(cur.description), rows, cur.fetchall(),
+                     bool(c.server_status & 512), failed)
+    if out["proxy"] != out["server"]:
+        raise SystemExit("%s: proxy %r, server %r" % (s, out["proxy"], out["server"]))
+    if out["proxy"][0] != 1 or out["proxy"][1][0][0] != bad:
+        raise SystemExit("%s: the quoted parameter escaped: %r" % (s, out["proxy"]))
+# back to the default: backslashes escape again
+for side, c in sides.items():
+    cur = c.cursor()
+    cur.execute("SET sql_mode = DEFAULT")
+    cur.execute("SELECT %s", ("a\\' , 2 -- ",))
+    if len(cur.description) != 1 or c.server_status & 512:
+        raise SystemExit("%s: after SET sql_mode = DEFAULT" % side)
+EOF
+
+# ---- SET inside executable comments, and SET x = @saved, as mysqltest
+#      and mariadb-dump write them ------------------------------------------
+cat >"$work/sets.sql" <<'EOF'
+/*!40103 SET TIME_ZONE='+00:00' */;
+SELECT @@time_zone;
+/*!40100 SET @@SQL_MODE='' */;
+SELECT @@sql_mode;
+/*M!100100 SET SESSION sql_mode = 'STRICT_ALL_TABLES' */;
+SELECT @@sql_mode;
+/*!99999 SET SESSION sql_mode = 'ANSI' */;
+SELECT @@sql_mode;
+SET @save = @@optimizer_switch;
+SET optimizer_switch = 'index_merge=off';
+SELECT @@optimizer_switch LIKE 'index_merge=off%';
+SET optimizer_switch = @save;
+SELECT @@optimizer_switch = @save;
+/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;
+SELECT @@unique_checks, @OLD_UNIQUE_CHECKS;
+/*!40014 SET UNIQUE_CHECKS=@OLD_UNIQUE_CHECKS */;
+SELECT @@unique_checks;
+SET @tz = '+03:00';
+SET time_zone = @tz;
+SELECT @@time_zone, @@session.time_zone;
+SET @@session.time_zone = @nothing;
+EOF
+px --force <"$work/sets.sql" >"$work/sets_px.out" 2>&1 || true
+plain --force <"$work/sets.sql" >"$work/sets_plain.out" 2>&1 || true
+diff -u "$work/sets_plain.out" "$work/sets_px.out" >"$work/sets.diff" ||
+    fail "SETs in executable comments or from variables: $(cat "$work/sets.diff")"
+
+# ---- a dump through the proxy keeps TIMESTAMPs --------------------------
+cat >"$work/ts.sql" <<'EOF'
+DROP TABLE IF EXISTS events;
+CREATE TABLE events (id INT PRIMARY KEY, at TIMESTAMP NULL, note VARCHAR(20));
+SET time_zone = '+00:00';
+INSERT INTO events VALUES (1, '2024-01-02 03:04:05', 'winter'), (2, '2024-07-08 09:10:11', 'summer'), (3, NULL, 'none');
+EOF
+px <"$work/ts.sql" || fail "the TIMESTAMP table through the proxy"
+plain <"$work/ts.sql" || fail "the TIMESTAMP table on the plain server"
+mariadb-dump -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" --skip-lock-tables shop events \
+    >"$work/px.dump" 2>"$work/px.dump.err" || fail "mariadb-dump through the proxy: $(cat "$work/px.dump.err")"
+mariadb-dump -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain events >"$work/plain.dump" ||
+    fail "mariadb-dump of the plain server"
+grep "INSERT INTO" "$work/px.dump" >"$work/px.rows" || fail "no rows in the dump through the proxy"
+grep "INSERT INTO" "$work/plain.dump" >"$work/plain.rows" || true
+diff -u "$work/plain.rows" "$work/px.rows" || fail "a dump through the proxy differs from a direct one"
+mariadb -h127.0.0.1 -P"${ports[1]}" -uroot restored <"$work/px.dump" || fail "restoring the dump"
+restored=$(mariadb -h127.0.0.1 -P"${ports[1]}" -uroot restored -N -e \
+    "SELECT id, UNIX_TIMESTAMP(at) FROM events ORDER BY id")
+expect=$(plain -N -e "SELECT id, UNIX_TIMESTAMP(at) FROM events ORDER BY id")
+[ "$restored" = "$expect" ] || fail "restored TIMESTAMPs moved: $restored, not $expect"
+
+px_stop "${pids[0]}" "$work/px.log"
+pids=()
+px_finish proxy_safety_test
