@@ -636,6 +636,23 @@ START_TEST(test_nul_bytes)
     dal_result_free(r);
     dal_prepared_free(p);
 
+    /* a string shard key holding a NUL routes by all its bytes (users: hash
+     * of email), a key that is its prefix is another row */
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO users VALUES ('nul\0a@x', 7), "
+                                             "('nul', 8)"), NULL, 0, &r, &err), &err, "users");
+    dal_result_free(r);
+    tu_must(dal_session_query_len(s, NULL, L("SELECT n, HEX(email) FROM users WHERE "
+                                             "email = 'nul\0a@x'"), NULL, 0, &r, &err),
+            &err, "users read");
+    ck_assert_uint_eq(dal_result_route_count(r), 1);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_int(r, 0), 7);
+    ck_assert_str_eq(dal_result_text(r, 1, NULL), "6E756C00614078");
+    ck_assert_int_eq(dal_result_next(r, &err), 0);
+    dal_result_free(r);
+    tu_must(dal_exec(dal, NULL, "DELETE FROM users WHERE email LIKE 'nul%'", NULL, 0, NULL, &err),
+            &err, "users clean");
+
     /* a final NUL ends the statement, as on the server */
     tu_must(dal_query_len(dal, NULL, L("SELECT COUNT(*) FROM nul_plain\0"), NULL, 0, &r, &err),
             &err, "final NUL");
