@@ -1384,6 +1384,10 @@ static const struct nul_err_case {
     {L("INSERT INTO t VALUES (1, 'a')\0, (2, 'b')"),
      "syntax error: NUL byte outside a quoted string at offset 29"},
     {L("\0"), "empty statement at offset 1"},
+    /* a dal hint's values are C strings: a NUL would cut one short */
+    {L("SELECT /*+ dal shard_value='12\0' */ 1"), "malformed dal hint at offset 27"},
+    {L("SELECT /*+ dal shard_value='12\\0' */ 1"), "malformed dal hint at offset 27"},
+    {L("SELECT /*+ dal datasource=db1\0x */ 1"), "malformed dal hint at offset 26"},
 };
 
 START_TEST(test_nul_errors)
