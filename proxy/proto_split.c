@@ -8,11 +8,12 @@
  *
  * NUL bytes as the server reads them: part of a '..' or ".." string or a
  * C-style comment; the end of a -- or # comment and of a `quoted
- * identifier`.  Anywhere else a NUL is the server's syntax error, unless
- * only `;` and whitespace follow it (then it ends the text): the text from
- * the statement holding it to the end is one statement, so that the core
- * refuses it whole (as the server fails it, and runs nothing after) rather
- * than run a piece that ends at the NUL.
+ * identifier`.  Anywhere else a NUL is never blank and never ends a
+ * statement: the text from the statement holding it to the end is one
+ * statement, which the core reads as the server does -- a syntax error
+ * (the server fails that statement and runs nothing after it), unless
+ * only `;` and whitespace follow the NUL, where the server's input ends.
+ * So a piece that ends at a NUL never runs as if the NUL were not there.
  */
 #include <ctype.h>
 #include <string.h>
@@ -35,16 +36,6 @@ static size_t skip_quoted(const char *text, size_t len, size_t i)
             return i;
     }
     return len;
-}
-
-/* Whether the NUL at text[i] ends the text for the server: only `;` and
- * whitespace follow it. */
-static bool nul_ends_text(const char *text, size_t len, size_t i)
-{
-    for (i++; i < len; i++)
-        if (text[i] != ';' && !isspace((unsigned char)text[i]))
-            return false;
-    return true;
 }
 
 /* Past the comment starting at text[i], or i when none starts there. */
@@ -75,8 +66,6 @@ static size_t skip_blank(const char *text, size_t len, size_t i)
     while (i < len) {
         if (isspace((unsigned char)text[i]))
             i++;
-        else if (text[i] == '\0' && nul_ends_text(text, len, i))
-            i = len;
         else if ((j = skip_comment(text, len, i)) != i)
             i = j;
         else

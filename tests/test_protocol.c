@@ -1486,10 +1486,11 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
 #define L(s) s, sizeof s - 1
 
 /* NUL bytes as the server reads them: inside strings and C comments part
- * of them; elsewhere the server's syntax error, so the rest of the text is
- * one statement (which the core refuses whole) rather than a piece that
- * ends at the NUL and would run; a NUL followed by nothing but `;` and
- * blanks ends the text. */
+ * of them; elsewhere the rest of the text is one statement (which the core
+ * refuses whole, as the server, or runs up to a NUL followed by nothing
+ * but `;` and blanks) rather than a piece that ends at the NUL and would
+ * run; a NUL is never blank (after a `;` it is the server's empty
+ * statement, 1065). */
 START_TEST(test_split_nul)
 {
     static const struct piece strings[] = {P("INSERT INTO t VALUES (1, 'a\\\0;b')"),
@@ -1500,7 +1501,7 @@ START_TEST(test_split_nul)
     static const struct piece dash_comment[] = {P("SELECT 1 -- x\0; DELETE FROM t")};
     static const struct piece qident[] = {P("SELECT `a\0;` FROM t; DELETE FROM t")};
     static const struct piece final[] = {P("SELECT 1"), P(" SELECT 2\0 ;\n;")};
-    static const struct piece final2[] = {P("SELECT 1")};
+    static const struct piece final2[] = {P("SELECT 1"), P("\0")};
 
     check_pieces_len(L("INSERT INTO t VALUES (1, 'a\\\0;b'); SELECT \"\0;\" /* \0; */"), strings,
                      2);
@@ -1509,14 +1510,15 @@ START_TEST(test_split_nul)
     check_pieces_len(L("SELECT 1 -- x\0; DELETE FROM t"), dash_comment, 1);
     check_pieces_len(L("SELECT `a\0;` FROM t; DELETE FROM t"), qident, 1);
     check_pieces_len(L("SELECT 1; SELECT 2\0 ;\n;"), final, 2);
-    check_pieces_len(L("SELECT 1;\0"), final2, 1);
-    /* blank: a NUL hides nothing, but a final one is the end */
+    check_pieces_len(L("SELECT 1;\0"), final2, 2);
+    /* blank: a NUL is not, and ends the comment that would hide what follows */
     ck_assert(!proto_sql_blank(L("\0 SELECT 1")));
     ck_assert(!proto_sql_blank(L("-- x\0 DELETE FROM t")));
     ck_assert(!proto_sql_blank(L("# x\0\nDELETE FROM t")));
     ck_assert(!proto_sql_blank(L("/* x */ \0\0")));
-    ck_assert(proto_sql_blank(L("/* \0 */ ; -- x\0 ;")));
-    ck_assert(proto_sql_blank(L(" ;\0")));
+    ck_assert(!proto_sql_blank(L("-- x\0")));
+    ck_assert(!proto_sql_blank(L(" ;\0")));
+    ck_assert(proto_sql_blank(L("/* \0 */ ; -- x\n;")));
 }
 END_TEST
 
