@@ -127,13 +127,17 @@ void buf_reset(dal_buf_t *b)
 
 char *buf_steal(dal_buf_t *b)
 {
-    char *p;
+    char *p = NULL;
 
     if (b->oom || buf_reserve(b, 0) != 0) {
         buf_free(b);
         return NULL;
     }
-    p = b->borrowed ? strdup(b->data) : b->data;
+    /* the text may hold NUL bytes (a statement's strings): its length, not strlen */
+    if (b->borrowed && (p = malloc(b->len + 1)) != NULL)
+        memcpy(p, b->data, b->len + 1);
+    else if (!b->borrowed)
+        p = b->data;
     b->data = NULL;
     b->len = b->cap = 0;
     b->borrowed = 0;

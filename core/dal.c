@@ -254,36 +254,67 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
     return rc;
 }
 
+/* dal_query and dal_query_len (named fn in an argument error). */
+static inline int query_text(const char *fn, dal_t *dal, const dal_query_opts_t *opts,
+                             const char *sql, size_t len, const dal_value_t *params,
+                             size_t nparams, dal_result_t **out, dal_error_t *err)
+{
+    int rc = stmt_args_check(fn, dal, sql, params, nparams, out, err);
+
+    return rc != 0 ? rc
+                   : query(dal, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out,
+                           err);
+}
+
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
               const dal_value_t *params, size_t nparams, dal_result_t **out,
               dal_error_t *err)
 {
-    int rc = stmt_args_check("dal_query", dal, sql, params, nparams, out, err);
-
-    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+    return query_text("dal_query", dal, opts, sql, sql != NULL ? strlen(sql) : 0, params,
+                      nparams, out, err);
 }
 
-int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
+int dal_query_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql, size_t len,
+                  const dal_value_t *params, size_t nparams, dal_result_t **out,
+                  dal_error_t *err)
+{
+    return query_text("dal_query_len", dal, opts, sql, len, params, nparams, out, err);
+}
+
+/* dal_prepare and dal_prepare_len (named fn in an argument error). */
+static int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
+                        dal_prepared_t **out, dal_error_t *err)
 {
     dal_prepared_t *p;
 
     if (out == NULL)
-        return err_set(err, DAL_EINVAL, "dal_prepare: out is NULL");
+        return err_set(err, DAL_EINVAL, "%s: out is NULL", fn);
     *out = NULL;
     if (dal == NULL || sql == NULL)
-        return err_set(err, DAL_EINVAL, "dal_prepare: NULL argument");
+        return err_set(err, DAL_EINVAL, "%s: NULL argument", fn);
     p = malloc(sizeof *p);
     if (p == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     /* the cache's analysis: the same text run through dal_query shares it,
      * and with it what routing remembers */
-    p->sql = stmt_analyse(dal->sql_cache, sql, strlen(sql), err);
+    p->sql = stmt_analyse(dal->sql_cache, sql, len, err);
     if (p->sql == NULL) {
         free(p);
         return err ? err->code : DAL_ESQL;
     }
     *out = p;
     return 0;
+}
+
+int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
+{
+    return prepare_text("dal_prepare", dal, sql, sql != NULL ? strlen(sql) : 0, out, err);
+}
+
+int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **out,
+                    dal_error_t *err)
+{
+    return prepare_text("dal_prepare_len", dal, sql, len, out, err);
 }
 
 void dal_prepared_free(dal_prepared_t *p)
@@ -305,7 +336,7 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
 {
     int rc = stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
 
-    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
+    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql, 0}, params, nparams, out, err);
 }
 
 int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)
@@ -326,8 +357,10 @@ int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     return result_drop(rc, r, affected_rows);
 }
 
-int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
-                const dal_value_t *params, size_t nparams, dal_plan_t **out, dal_error_t *err)
+/* dal_explain and dal_explain_len (named fn in an argument error). */
+static int explain_text(const char *fn, dal_t *dal, const dal_query_opts_t *opts,
+                        const char *sql, size_t len, const dal_value_t *params, size_t nparams,
+                        dal_plan_t **out, dal_error_t *err)
 {
     dal_stmt_ctx_t ctx = {.cache = NULL};
     int rc;
@@ -335,12 +368,26 @@ int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
     if (out != NULL)
         *out = NULL;
     if (dal == NULL || sql == NULL || out == NULL || (nparams > 0 && params == NULL))
-        return err_set(err, DAL_EINVAL, "dal_explain: NULL argument");
+        return err_set(err, DAL_EINVAL, "%s: NULL argument", fn);
     ctx.cache = dal->sql_cache;
     ctx.snap = snapshot_acquire(dal);
-    rc = stmt_explain(&ctx, opts, sql, params, nparams, out, err);
+    rc = stmt_explain(&ctx, opts, sql, len, params, nparams, out, err);
     snapshot_unref(ctx.snap);
     return rc;
+}
+
+int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                const dal_value_t *params, size_t nparams, dal_plan_t **out, dal_error_t *err)
+{
+    return explain_text("dal_explain", dal, opts, sql, sql != NULL ? strlen(sql) : 0, params,
+                        nparams, out, err);
+}
+
+int dal_explain_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql, size_t len,
+                    const dal_value_t *params, size_t nparams, dal_plan_t **out,
+                    dal_error_t *err)
+{
+    return explain_text("dal_explain_len", dal, opts, sql, len, params, nparams, out, err);
 }
 
 /* ------------------------------------------------------------- plugin scan */

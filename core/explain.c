@@ -16,7 +16,8 @@ typedef struct plan_route {
     char *server;           /* owned */
     const char *role;       /* static: "master" or "replica" */
     char *table;            /* owned, or NULL */
-    char *sql;              /* owned */
+    char *sql;              /* owned, NUL-terminated */
+    size_t sql_len;         /* bytes of sql: it may hold NUL bytes of its own */
     int prepared;           /* would run as a server-side prepared statement */
 } plan_route_t;
 
@@ -42,6 +43,7 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
         buf_free(&sql);
         return rc;
     }
+    pr->sql_len = sql.len;
     pr->sql = buf_steal(&sql);
     pr->server = strdup(srv->address);
     pr->role = server_role(srv);
@@ -102,6 +104,11 @@ const char *dal_plan_datasource(const dal_plan_t *p, size_t i)
 const char *dal_plan_sql(const dal_plan_t *p, size_t i)
 {
     return p && i < p->n ? p->routes[i].sql : NULL;
+}
+
+size_t dal_plan_sql_len(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].sql_len : 0;
 }
 
 const char *dal_plan_table(const dal_plan_t *p, size_t i)

@@ -330,6 +330,12 @@ static int hidden_add(builder_t *b, const char *prefix, uint32_t off, uint32_t l
     buf_puts(&t, suffix);
     if (t.oom)
         return oom(b);
+    /* a hidden column is kept and edited in as a C string */
+    if (memchr(t.data, '\0', t.len) != NULL) {
+        buf_free(&t);
+        return refuse(b, "%s %.*s is not in the select list and holds a NUL byte; select it "
+                      "with an alias and use the alias", clause, QUOTE(b, off, len));
+    }
     memset(col, 0, sizeof *col);
     col->hidden = 1;
     for (h = 0; h < n; h++) {

@@ -814,8 +814,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
 {
     const dal_sql_t *an = sql.prepared;
 
-    if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, strlen(sql.text),
-                                         err)) == NULL)
+    if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, sql.len, err)) == NULL)
         return err ? err->code : DAL_ESQL;
     *k = an->kind;
     *temporary = an->temporary;
@@ -878,13 +877,34 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     return rc;
 }
 
+/* dal_session_query and dal_session_query_len (named fn in an argument
+ * error). */
+static inline int session_query_text(const char *fn, dal_session_t *s,
+                                     const dal_query_opts_t *opts, const char *sql, size_t len,
+                                     const dal_value_t *params, size_t nparams,
+                                     dal_result_t **out, dal_error_t *err)
+{
+    int rc = stmt_args_check(fn, s, sql, params, nparams, out, err);
+
+    return rc != 0 ? rc
+                   : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
+                                   out, err);
+}
+
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams, dal_result_t **out,
                       dal_error_t *err)
 {
-    int rc = stmt_args_check("dal_session_query", s, sql, params, nparams, out, err);
+    return session_query_text("dal_session_query", s, opts, sql, sql != NULL ? strlen(sql) : 0,
+                              params, nparams, out, err);
+}
 
-    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, out, err);
+int dal_session_query_len(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                          size_t len, const dal_value_t *params, size_t nparams,
+                          dal_result_t **out, dal_error_t *err)
+{
+    return session_query_text("dal_session_query_len", s, opts, sql, len, params, nparams, out,
+                              err);
 }
 
 int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
@@ -893,7 +913,7 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
 {
     int rc = stmt_args_check("dal_session_query_prepared", s, p, params, nparams, out, err);
 
-    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql}, params, nparams, out, err);
+    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0}, params, nparams, out, err);
 }
 
 int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,

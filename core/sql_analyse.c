@@ -17,10 +17,13 @@
 
 /* ============================================================ lexing */
 
-static const char *error_what(const char *sql, const dal_token_t *t)
+static const char *error_what(const dal_lexer_t *lx, const dal_token_t *t)
 {
-    const char *s = sql + t->off;
+    const char *s = lx->sql + t->off;
 
+    if (s[0] == '\0')
+        return lx->nul_in_qident ? "syntax error: NUL byte in a quoted identifier"
+                                 : "syntax error: NUL byte outside a quoted string";
     if (s[0] == '`')
         return "unterminated quoted identifier";
     if (t->len >= 2 && s[0] == '/' && s[1] == '*') {
@@ -46,7 +49,7 @@ static int lex_all(an_t *a)
             a->nt = (int)a->toks.n;
             return 0;
         case DAL_TOK_ERROR:
-            return an_fail(a, t.off, error_what(a->sql, &t));
+            return an_fail(a, t.off, error_what(&lx, &t));
         case DAL_TOK_COMMENT:
         case DAL_TOK_VC_OPEN:
         case DAL_TOK_VC_CLOSE:

@@ -22,7 +22,9 @@ static int hint_keych(char c)
            c == '_' || c == '.' || c == '-';
 }
 
-/* One value at p (quoted or bare); stores a scratch copy in *val. */
+/* One value at p (quoted or bare); stores a scratch copy in *val.  NULL
+ * when malformed, or when it holds a NUL byte (values are C strings: a
+ * NUL would cut one short). */
 static const char *hint_value(an_t *a, const char *p, const char *end, char **val)
 {
     const char *s = p;
@@ -43,10 +45,12 @@ static const char *hint_value(an_t *a, const char *p, const char *end, char **va
         if (!(*val = an_scratch(a, (size_t)(s - p) + 1)))
             return NULL;
         sql_decode_string(p, (size_t)(s - p), *val, (size_t)(s - p) + 1, &n);
-        return s;
+        return memchr(*val, '\0', n) == NULL ? s : NULL;
     }
     while (s < end && !sql_space(*s) && *s != ',')
         s++;
+    if (memchr(p, '\0', (size_t)(s - p)) != NULL)
+        return NULL;
     if (!(*val = an_scratch(a, (size_t)(s - p) + 1)))
         return NULL;
     memcpy(*val, p, (size_t)(s - p));

@@ -61,10 +61,17 @@ static size_t scan_string(const char *s, size_t n, size_t p, char q)
     return NOPOS;
 }
 
-/* A `quoted identifier` at p; `` inside is one backquote.  No escapes. */
-static size_t scan_qident(const char *s, size_t n, size_t p)
+/* A `quoted identifier` at p; `` inside is one backquote.  No escapes.
+ * A NUL byte ends it as the server's lexer does (a syntax error there):
+ * NOPOS with *nul at that byte. */
+static size_t scan_qident(const char *s, size_t n, size_t p, size_t *nul)
 {
+    *nul = NOPOS;
     for (p++; p < n; p++) {
+        if (s[p] == '\0') {
+            *nul = p;
+            return NOPOS;
+        }
         if (s[p] == '`') {
             if (p + 1 < n && s[p + 1] == '`')
                 p++;
@@ -84,9 +91,11 @@ static size_t scan_comment_end(const char *s, size_t n, size_t p)
     return NOPOS;
 }
 
+/* A -- or # comment runs to the end of the line, or to a NUL byte, as in
+ * the server: what follows the NUL is outside the comment. */
 static size_t scan_line(const char *s, size_t n, size_t p)
 {
-    while (p < n && s[p] != '\n')
+    while (p < n && s[p] != '\n' && s[p] != '\0')
         p++;
     return p;
 }
@@ -150,6 +159,7 @@ void lex_init(dal_lexer_t *lx, const char *sql, size_t len)
     lx->vc_off = 0;
     lx->ident_end = NOPOS;
     lx->qdot_end = NOPOS;
+    lx->nul_in_qident = 0;
 }
 
 static dal_token_t make(dal_lexer_t *lx, dal_tok_type_t type, size_t start, size_t end)
@@ -169,6 +179,28 @@ static dal_token_t make_error(dal_lexer_t *lx, size_t start)
 {
     lx->in_vc = 0;
     return make(lx, DAL_TOK_ERROR, start, lx->len);
+}
+
+/* Whether the NUL byte at p ends the input for the server: only ';' and
+ * whitespace follow it (the server drops those from a statement's end,
+ * and a NUL that is then the last byte is its end of input). */
+static int nul_ends_input(const char *s, size_t n, size_t p)
+{
+    for (p++; p < n; p++)
+        if (s[p] != ';' && !is_space((unsigned char)s[p]))
+            return 0;
+    return 1;
+}
+
+/* A NUL byte outside strings and comments: the end of the input when
+ * nul_ends_input, else a DAL_TOK_ERROR that starts at it. */
+static dal_token_t lex_nul(dal_lexer_t *lx, size_t p)
+{
+    if (!nul_ends_input(lx->sql, lx->len, p))
+        return make_error(lx, p);
+    if (lx->in_vc > 0)
+        return make_error(lx, lx->vc_off);
+    return make(lx, DAL_TOK_EOF, lx->len, lx->len);
 }
 
 /* A quoted string whose prefix (N, X, B or a charset introducer) starts at
@@ -320,6 +352,8 @@ static dal_token_t lex_punct(dal_lexer_t *lx, size_t p)
     size_t n = lx->len;
     char c = s[p], c1 = p + 1 < n ? s[p + 1] : '\0';
 
+    if (c == '\0')
+        return lex_nul(lx, p);
     if (c == '#')
         return make(lx, DAL_TOK_COMMENT, p, scan_line(s, n, p));
     if (c == '-' && c1 == '-' &&
@@ -365,8 +399,12 @@ dal_token_t lex_next(dal_lexer_t *lx)
         return end == NOPOS ? make_error(lx, p) : make(lx, DAL_TOK_STRING, p, end);
     }
     if (c == '`') {
-        end = scan_qident(s, n, p);
-        return end == NOPOS ? make_error(lx, p) : make(lx, DAL_TOK_QIDENT, p, end);
+        size_t nul;
+        end = scan_qident(s, n, p, &nul);
+        if (end != NOPOS)
+            return make(lx, DAL_TOK_QIDENT, p, end);
+        lx->nul_in_qident = nul != NOPOS;
+        return make_error(lx, nul != NOPOS ? nul : p);
     }
     if (is_word(c))
         return lex_word(lx, p);

@@ -7,6 +7,13 @@
  * input (an unterminated string, quoted identifier or comment) gives one
  * DAL_TOK_ERROR token reaching to the end of the input, never a crash.
  *
+ * NUL bytes are taken as the server takes them: part of a '..' or ".."
+ * string and of a C-style comment; the end of a -- or # comment; anywhere
+ * else (outside, inside a `quoted identifier` or an executable comment's
+ * SQL) a DAL_TOK_ERROR that starts at the NUL -- except a NUL followed by
+ * nothing but ';' and whitespace, which is the end of the input (EOF), as
+ * the server drops those from a statement's end and stops at a final NUL.
+ *
  * Dialect notes (the server's defaults are assumed):
  *  - "..." is a string, not an identifier (no ANSI_QUOTES);
  *  - backslash escapes work inside strings (no NO_BACKSLASH_ESCAPES);
@@ -41,7 +48,8 @@ typedef enum dal_tok_type {
     DAL_TOK_HINT,     /* C-style comment opened by slash-star-plus */
     DAL_TOK_VC_OPEN,  /* opener of an executable comment, version digits included */
     DAL_TOK_VC_CLOSE, /* the star-slash closing an executable comment */
-    DAL_TOK_ERROR     /* unterminated string, quoted identifier or comment */
+    DAL_TOK_ERROR     /* unterminated string, quoted identifier or comment, or a NUL byte
+                         outside strings and comments (it starts at the NUL) */
 } dal_tok_type_t;
 
 typedef struct dal_token {
@@ -58,6 +66,8 @@ typedef struct dal_lexer {
     size_t vc_off;    /* where the outermost open executable comment began */
     size_t ident_end; /* end of the last IDENT/QIDENT token, SIZE_MAX if none */
     size_t qdot_end;  /* end of a '.' that directly followed an identifier */
+    int nul_in_qident; /* the DAL_TOK_ERROR returned is a NUL byte inside a `quoted
+                          identifier` */
 } dal_lexer_t;
 
 /* Start lexing sql[0..len).  sql is borrowed. */

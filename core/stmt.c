@@ -61,12 +61,12 @@ const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t le
 
 /* The analysis of the statement's text: lent by the thread's front cache
  * (st->sql_lent, returned by stmt_clear) or a reference of its own. */
-static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const char *text, dal_stmt_t *st,
-                                     dal_error_t *err)
+static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const char *text, size_t len,
+                                     dal_stmt_t *st, dal_error_t *err)
 {
     char msg[256];
     int lent;
-    const dal_sql_t *s = sql_cache_borrow(cache, text, strlen(text), &lent, msg, sizeof msg);
+    const dal_sql_t *s = sql_cache_borrow(cache, text, len, &lent, msg, sizeof msg);
 
     if ((s = one_statement(s, lent, msg, err)) != NULL && lent) {
         st->sql_lent = 1;
@@ -220,7 +220,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
-    st->sql = sql.prepared ? sql.prepared : analyse_text(cache, sql.text, st, err);
+    st->sql = sql.prepared ? sql.prepared : analyse_text(cache, sql.text, sql.len, st, err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
@@ -361,12 +361,12 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 }
 
 int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
-                 const dal_value_t *params, size_t nparams, dal_plan_t **out,
+                 size_t len, const dal_value_t *params, size_t nparams, dal_plan_t **out,
                  dal_error_t *err)
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL}, params,
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL, len}, params,
                           nparams, &st, err);
 
     if (rc == 0)

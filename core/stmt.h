@@ -38,11 +38,13 @@ typedef struct dal_stmt {
     char trace[72];             /* the trace id in use, "" for none */
 } dal_stmt_t;
 
-/* A statement given to the API: its text, or a prepared statement's
- * analysis (borrowed: the handle outlives the call). */
+/* A statement given to the API: its text text[0..len) (NUL bytes
+ * included, as the caller's), or a prepared statement's analysis
+ * (borrowed: the handle outlives the call). */
 typedef struct dal_stmt_text {
     const char *text;
     const dal_sql_t *prepared;
+    size_t len;
 } dal_stmt_text_t;
 
 /* The analysis of sql[0..len) from cache (borrowed), one reference for the
@@ -153,7 +155,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 /* The path up to the routes, without running anything: dal_explain.  *out
  * owned by the caller (dal_plan_free). */
 int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const char *sql,
-                 const dal_value_t *params, size_t nparams, dal_plan_t **out,
+                 size_t len, const dal_value_t *params, size_t nparams, dal_plan_t **out,
                  dal_error_t *err);
 
 #endif /* DAL_CORE_STMT_H */

@@ -5,6 +5,15 @@
  * parentheses.  What a statement means is the core's business; this file
  * must only never cut one in two, so anything it does not understand is
  * left whole.
+ *
+ * NUL bytes as the server reads them: part of a '..' or ".." string or a
+ * C-style comment; the end of a -- or # comment and of a `quoted
+ * identifier`.  Anywhere else a NUL is never blank and never ends a
+ * statement: the text from the statement holding it to the end is one
+ * statement, which the core reads as the server does -- a syntax error
+ * (the server fails that statement and runs nothing after it), unless
+ * only `;` and whitespace follow the NUL, where the server's input ends.
+ * So a piece that ends at a NUL never runs as if the NUL were not there.
  */
 #include <ctype.h>
 #include <string.h>
@@ -12,7 +21,8 @@
 
 #include "proto_int.h"
 
-/* Past the quoted string starting at text[i] (its quote char). */
+/* Past the quoted string starting at text[i] (its quote char).  A quoted
+ * identifier ends at a NUL, which is then outside it. */
 static size_t skip_quoted(const char *text, size_t len, size_t i)
 {
     char q = text[i++];
@@ -20,6 +30,8 @@ static size_t skip_quoted(const char *text, size_t len, size_t i)
     while (i < len) {
         if (text[i] == '\\' && q != '`' && i + 1 < len)
             i += 2;
+        else if (text[i] == '\0' && q == '`')
+            return i;
         else if (text[i++] == q)
             return i;
     }
@@ -29,10 +41,11 @@ static size_t skip_quoted(const char *text, size_t len, size_t i)
 /* Past the comment starting at text[i], or i when none starts there. */
 static size_t skip_comment(const char *text, size_t len, size_t i)
 {
+    /* -- needs a blank or a control character after it, as in the server */
     if (text[i] == '#' ||
         (text[i] == '-' && i + 1 < len && text[i + 1] == '-' &&
-         (i + 2 == len || isspace((unsigned char)text[i + 2])))) {
-        while (i < len && text[i] != '\n')
+         (i + 2 == len || (unsigned char)text[i + 2] <= ' ' || text[i + 2] == 0x7f))) {
+        while (i < len && text[i] != '\n' && text[i] != '\0')
             i++;
         return i;
     }
@@ -128,6 +141,8 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
             i = skip_quoted(text, len, i);
         } else if ((j = skip_comment(text, len, i)) != i) {
             i = j;
+        } else if (ch == '\0') {
+            break; /* the rest is one statement: see above */
         } else {
             if (ch == '(')
                 depth++;

@@ -461,6 +461,66 @@ START_TEST(test_routes)
 }
 END_TEST
 
+#define L(s) s, sizeof s - 1
+
+/* The physical SQL of route r of text[0..len) (NUL bytes included) equals
+ * want[0..wlen). */
+static void plan_sql_is(const dal_plan_t *plan, size_t r, const char *want, size_t wlen)
+{
+    ck_assert_uint_eq(dal_plan_sql_len(plan, r), wlen);
+    ck_assert_int_eq(memcmp(dal_plan_sql(plan, r), want, wlen), 0);
+}
+
+/* NUL bytes inside strings go through the rewrite whole: the physical
+ * table named, a multi-row INSERT split by node, a shard key holding one;
+ * outside, nothing is routed. */
+START_TEST(test_nul_rewrite)
+{
+    dal_t *dal = open_mod(4);
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    dal_value_t p = dal_int(45);
+
+    tu_must(dal_explain_len(dal, NULL, L("SELECT * FROM wm_food WHERE wm_poi_id = 12345 AND "
+                                         "name = 'a\0b' /* \0 */"), NULL, 0, &plan, &err),
+            &err, "select");
+    ck_assert_uint_eq(dal_plan_count(plan), 1);
+    plan_sql_is(plan, 0, L("SELECT * FROM wm_food_45 WHERE wm_poi_id = 12345 AND name = 'a\0b' "
+                           "/* \0 */"));
+    dal_plan_free(plan);
+
+    tu_must(dal_explain_len(dal, NULL, L("INSERT INTO wm_food (wm_poi_id, name) VALUES "
+                                         "(30, 'a\\\0b'), (1, 'c\0d'), (130, '\0')"),
+                            NULL, 0, &plan, &err), &err, "multi-row");
+    ck_assert_uint_eq(dal_plan_count(plan), 2);
+    plan_sql_is(plan, 0, L("INSERT INTO wm_food_1 (wm_poi_id, name) VALUES (1, 'c\0d')"));
+    plan_sql_is(plan, 1, L("INSERT INTO wm_food_30 (wm_poi_id, name) VALUES (30, 'a\\\0b'), "
+                           "(130, '\0')"));
+    dal_plan_free(plan);
+
+    tu_must(dal_explain_len(dal, NULL, L("UPDATE wm_food SET name = 'q\0' WHERE wm_poi_id = ? "
+                                         "AND name = \"x\0\""), &p, 1, &plan, &err), &err, "update");
+    ck_assert_uint_eq(dal_plan_count(plan), 1);
+    plan_sql_is(plan, 0, L("UPDATE wm_food_45 SET name = 'q\0' WHERE wm_poi_id = 45 AND "
+                           "name = \"x\0\""));
+    dal_plan_free(plan);
+
+    ck_assert_int_eq(dal_explain_len(dal, NULL, L("DELETE FROM wm_food\0 WHERE wm_poi_id = 1"),
+                                     NULL, 0, &plan, &err), DAL_ESQL);
+    ck_assert_ptr_null(plan);
+    ck_assert_msg(strstr(err.message, "NUL byte outside a quoted string at offset 19") != NULL,
+                  "%s", err.message);
+    ck_assert_int_eq(dal_explain_len(dal, NULL, L("SELECT name FROM wm_food ORDER BY "
+                                                  "CONCAT(name, 'a\0b')"), NULL, 0, &plan, &err),
+                     DAL_EUNSUPPORTED);
+    ck_assert_msg(strstr(err.message, "holds a NUL byte") != NULL, "%s", err.message);
+    /* the NUL-terminated form is the length form up to the first NUL */
+    ck_assert_int_eq(dal_explain(dal, NULL, "SELECT 'a\0b'", NULL, 0, &plan, &err), DAL_ESQL);
+    ck_assert_str_eq(err.message, "cannot analyse the statement: unterminated string at offset 7");
+    dal_close(dal);
+}
+END_TEST
+
 /* The route memo (route.c) answers what the full routing would: the same
  * statements, values and options through a warm handle (memo made on the
  * first call, used after) and through a fresh one each time. */
@@ -1176,6 +1236,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(tc, test_routes, 0, sizeof route_cases / sizeof route_cases[0]);
     tcase_add_test(tc, test_ddl_layout);
     tcase_add_test(tc, test_route_memo);
+    tcase_add_test(tc, test_nul_rewrite);
     tcase_add_test(tc, test_route_memo_reload);
     tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
     tcase_add_test(tc, test_fill_memo);

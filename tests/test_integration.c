@@ -541,6 +541,128 @@ START_TEST(test_multirow_insert)
 }
 END_TEST
 
+/* ---------------------------------------------------- NUL bytes in SQL */
+
+#define L(s) s, sizeof s - 1
+
+/* 1 when the row of table `table` (database db on server node) with id has
+ * the value whose HEX() is hex in column col. */
+static long long hex_is(int node, const char *db, const char *table, const char *col, long id,
+                        const char *hex)
+{
+    char q[256];
+
+    snprintf(q, sizeof q, "SELECT HEX(%s) = '%s' FROM %s WHERE id = %ld", col, hex, table, id);
+    return tu_direct_value(ports[node], db, q);
+}
+
+/* Statement text with NUL bytes, as a MySQL client may send it (MariaDB
+ * Connector/J's client-side prepared statements write a value's 0 byte as
+ * a backslash and a raw NUL): inside a string the bytes reach the server,
+ * which stores the 0 byte; outside, the statement is a syntax error and
+ * runs nowhere -- never cut at the NUL. */
+START_TEST(test_nul_bytes)
+{
+    dal_session_t *s = NULL;
+    dal_prepared_t *p = NULL;
+    dal_result_t *r = NULL;
+    dal_value_t poi = dal_int(42);
+    dal_error_t err;
+    const char *v;
+    size_t n;
+    int rc;
+
+    tu_must(dal_exec(dal, NULL, "CREATE OR REPLACE TABLE nul_plain (id INT PRIMARY KEY, "
+                     "v VARBINARY(16))", NULL, 0, NULL, &err), &err, "create nul_plain");
+    tu_must(dal_exec(dal, NULL, "DELETE FROM wm_food WHERE name LIKE 'nul%'", NULL, 0, NULL, &err),
+            &err, "clean wm_food");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+
+    /* sharded (wm_poi_id 42: wm_food_42 on server 1), backslash + NUL and a raw NUL */
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO wm_food (id, wm_poi_id, name, note) "
+                                             "VALUES (800001, 42, 'nul', 'a\\\0b')"),
+                                  NULL, 0, &r, &err), &err, "sharded backslash NUL");
+    dal_result_free(r);
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO wm_food (id, wm_poi_id, name, note) "
+                                             "VALUES (800002, 42, 'nul', 'a\0b')"),
+                                  NULL, 0, &r, &err), &err, "sharded raw NUL");
+    dal_result_free(r);
+    ck_assert_int_eq(hex_is(1, "product_1", "wm_food_42", "note", 800001, "610062"), 1);
+    ck_assert_int_eq(hex_is(1, "product_1", "wm_food_42", "note", 800002, "610062"), 1);
+
+    /* unsharded (the default datasource) */
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO nul_plain VALUES (1, 'a\\\0b'), "
+                                             "(2, \"a\0b\") /* \0 */"),
+                                  NULL, 0, &r, &err), &err, "unsharded");
+    dal_result_free(r);
+    ck_assert_int_eq(hex_is(0, "plain", "nul_plain", "v", 1, "610062"), 1);
+    ck_assert_int_eq(hex_is(0, "plain", "nul_plain", "v", 2, "610062"), 1);
+
+    /* a NUL outside quotes: DAL_ESQL, nothing deleted anywhere */
+    rc = dal_session_query_len(s, NULL, L("DELETE FROM nul_plain\0 WHERE id = 1"), NULL, 0, &r,
+                               &err);
+    ck_assert_int_eq(rc, DAL_ESQL);
+    ck_assert_msg(strstr(err.message, "NUL byte outside a quoted string at offset 21") != NULL,
+                  "%s", err.message);
+    rc = dal_session_query_len(s, NULL, L("DELETE FROM wm_food\0 WHERE wm_poi_id = 42"), NULL, 0,
+                               &r, &err);
+    ck_assert_int_eq(rc, DAL_ESQL);
+    ck_assert_int_eq(tu_direct_value(ports[0], "plain", "SELECT COUNT(*) FROM nul_plain"), 2);
+    ck_assert_int_eq(tu_direct_value(ports[1], "product_1",
+                                     "SELECT COUNT(*) FROM wm_food_42 WHERE name = 'nul'"), 2);
+
+    /* a multi-row INSERT split over three servers keeps each row's NULs */
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO wm_food (id, wm_poi_id, name, note) "
+                                             "VALUES (800011, 3, 'nulm', 'x\0y'), "
+                                             "(800012, 27, 'nulm', 'p\\\0q'), "
+                                             "(800013, 50, 'nulm', '\0')"),
+                                  NULL, 0, &r, &err), &err, "multi-row");
+    ck_assert_uint_eq(dal_result_affected_rows(r), 3);
+    dal_result_free(r);
+    ck_assert_int_eq(hex_is(0, "product_0", "wm_food_3", "note", 800011, "780079"), 1);
+    ck_assert_int_eq(hex_is(1, "product_1", "wm_food_27", "note", 800012, "700071"), 1);
+    ck_assert_int_eq(hex_is(2, "product_2", "wm_food_50", "note", 800013, "00"), 1);
+
+    /* read back through dal, and the 0 byte in a condition, prepared by length */
+    tu_must(dal_prepare_len(dal, L("SELECT note FROM wm_food WHERE wm_poi_id = ? AND "
+                                   "note = 'a\0b' ORDER BY id"), &p, &err), &err, "prepare");
+    tu_must(dal_session_query_prepared(s, NULL, p, &poi, 1, &r, &err), &err, "prepared");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    v = dal_result_text(r, 0, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(v, "a\0b", 3), 0);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_next(r, &err), 0);
+    dal_result_free(r);
+    dal_prepared_free(p);
+
+    /* a string shard key holding a NUL routes by all its bytes (users: hash
+     * of email), a key that is its prefix is another row */
+    tu_must(dal_session_query_len(s, NULL, L("INSERT INTO users VALUES ('nul\0a@x', 7), "
+                                             "('nul', 8)"), NULL, 0, &r, &err), &err, "users");
+    dal_result_free(r);
+    tu_must(dal_session_query_len(s, NULL, L("SELECT n, HEX(email) FROM users WHERE "
+                                             "email = 'nul\0a@x'"), NULL, 0, &r, &err),
+            &err, "users read");
+    ck_assert_uint_eq(dal_result_route_count(r), 1);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_int(r, 0), 7);
+    ck_assert_str_eq(dal_result_text(r, 1, NULL), "6E756C00614078");
+    ck_assert_int_eq(dal_result_next(r, &err), 0);
+    dal_result_free(r);
+    tu_must(dal_exec(dal, NULL, "DELETE FROM users WHERE email LIKE 'nul%'", NULL, 0, NULL, &err),
+            &err, "users clean");
+
+    /* a final NUL ends the statement, as on the server */
+    tu_must(dal_query_len(dal, NULL, L("SELECT COUNT(*) FROM nul_plain\0"), NULL, 0, &r, &err),
+            &err, "final NUL");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_int_eq(dal_result_int(r, 0), 2);
+    dal_result_free(r);
+    dal_session_close(s);
+}
+END_TEST
+
 /* An INSERT without a column list: dal learns wm_food's column order from
  * its first physical table, finds the shard key by position, splits the
  * rows; INSERT ... SELECT * copies rows shard by shard between tables of
@@ -1037,6 +1159,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_range_and_hash);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_multirow_insert);
+    tcase_add_test(tc, test_nul_bytes);
     tcase_add_test(tc, test_insert_without_columns);
     tcase_add_test(tc, test_transactions);
     tcase_add_test(tc, test_metrics_end_to_end);

@@ -369,6 +369,7 @@ END_TEST
  * to a cached analysis that can go while the snapshot stays. */
 START_TEST(core_vouches_for_snapshot_labels_only)
 {
+    static const char q[] = "SELECT * FROM T WHERE k = ?";
     char ini[1024], msg[128], *path;
     dal_value_t v = dal_int(7);
     dal_routing_t plain;
@@ -396,7 +397,7 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     /* sharded: the configured name, vouched for */
     ck_assert_msg(stmt_prepare(dal->sql_cache, snap, NULL,
-                               (dal_stmt_text_t){"SELECT * FROM T WHERE k = ?", NULL}, &v, 1,
+                               (dal_stmt_text_t){q, NULL, sizeof q - 1}, &v, 1,
                                &st, &err) == 0, "%s", err.message);
     routing_label_table(&st.rt, &ev);
     ck_assert_str_eq(ev.table, "t");

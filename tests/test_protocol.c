@@ -1459,6 +1459,69 @@ START_TEST(test_split_statements)
 }
 END_TEST
 
+/* check_pieces for text[0..len) that may hold NUL bytes: want[k] are the
+ * pieces' texts with their lengths. */
+struct piece {
+    const char *p;
+    size_t n;
+};
+
+static void check_pieces_len(const char *text, size_t len, const struct piece *want, size_t nwant)
+{
+    size_t n, next, k = 0;
+
+    while (len > 0 && !proto_sql_blank(text, len)) {
+        n = proto_split_statement(text, len, &next);
+        ck_assert_uint_lt(k, nwant);
+        ck_assert_uint_eq(n, want[k].n);
+        ck_assert(memcmp(text, want[k].p, n) == 0);
+        k++;
+        text += next;
+        len -= next;
+    }
+    ck_assert_uint_eq(k, nwant);
+}
+
+#define P(s) {s, sizeof s - 1}
+#define L(s) s, sizeof s - 1
+
+/* NUL bytes as the server reads them: inside strings and C comments part
+ * of them; elsewhere the rest of the text is one statement (which the core
+ * refuses whole, as the server, or runs up to a NUL followed by nothing
+ * but `;` and blanks) rather than a piece that ends at the NUL and would
+ * run; a NUL is never blank (after a `;` it is the server's empty
+ * statement, 1065). */
+START_TEST(test_split_nul)
+{
+    static const struct piece strings[] = {P("INSERT INTO t VALUES (1, 'a\\\0;b')"),
+                                           P(" SELECT \"\0;\" /* \0; */")};
+    static const struct piece outside[] = {P("SELECT 1"),
+                                           P(" SELECT 2\0; DELETE FROM t; SELECT 3")};
+    static const struct piece line_comment[] = {P("SELECT 1 # x\0; DELETE FROM t")};
+    static const struct piece dash_comment[] = {P("SELECT 1 -- x\0; DELETE FROM t")};
+    static const struct piece qident[] = {P("SELECT `a\0;` FROM t; DELETE FROM t")};
+    static const struct piece final[] = {P("SELECT 1"), P(" SELECT 2\0 ;\n;")};
+    static const struct piece final2[] = {P("SELECT 1"), P("\0")};
+
+    check_pieces_len(L("INSERT INTO t VALUES (1, 'a\\\0;b'); SELECT \"\0;\" /* \0; */"), strings,
+                     2);
+    check_pieces_len(L("SELECT 1; SELECT 2\0; DELETE FROM t; SELECT 3"), outside, 2);
+    check_pieces_len(L("SELECT 1 # x\0; DELETE FROM t"), line_comment, 1);
+    check_pieces_len(L("SELECT 1 -- x\0; DELETE FROM t"), dash_comment, 1);
+    check_pieces_len(L("SELECT `a\0;` FROM t; DELETE FROM t"), qident, 1);
+    check_pieces_len(L("SELECT 1; SELECT 2\0 ;\n;"), final, 2);
+    check_pieces_len(L("SELECT 1;\0"), final2, 2);
+    /* blank: a NUL is not, and ends the comment that would hide what follows */
+    ck_assert(!proto_sql_blank(L("\0 SELECT 1")));
+    ck_assert(!proto_sql_blank(L("-- x\0 DELETE FROM t")));
+    ck_assert(!proto_sql_blank(L("# x\0\nDELETE FROM t")));
+    ck_assert(!proto_sql_blank(L("/* x */ \0\0")));
+    ck_assert(!proto_sql_blank(L("-- x\0")));
+    ck_assert(!proto_sql_blank(L(" ;\0")));
+    ck_assert(proto_sql_blank(L("/* \0 */ ; -- x\n;")));
+}
+END_TEST
+
 static Suite *protocol_suite(void)
 {
     Suite *s = suite_create("protocol");
@@ -1499,6 +1562,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute_edges);
     tcase_add_test(cmds, test_stmt_execute_real);
     tcase_add_test(cmds, test_split_statements);
+    tcase_add_test(cmds, test_split_nul);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
     suite_add_tcase(s, hs);

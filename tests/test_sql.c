@@ -1309,6 +1309,182 @@ START_TEST(test_cache_threads)
 }
 END_TEST
 
+/* ------------------------------------------------------------ NUL bytes */
+
+/* Statements with NUL bytes, as a MySQL client may send them (a
+ * Connector/J client-side prepared statement writes a value's 0 byte as a
+ * backslash and a raw NUL): taken as the server takes them. */
+#define L(s) s, sizeof s - 1
+
+static const struct nul_lex_case {
+    const char *sql;
+    size_t len;
+    const char *tokens; /* as test_lex_table writes them, a NUL byte as "~" */
+} nul_lex_cases[] = {
+    {L("SELECT 'a\0b'"), "I:SELECT S:'a~b'"},
+    {L("SELECT \"a\0b\""), "I:SELECT S:\"a~b\""},
+    {L("SELECT 'a\\\0b'"), "I:SELECT S:'a\\~b'"},
+    {L("SELECT _latin1'a\0b'"), "I:SELECT S:_latin1'a~b'"},
+    {L("SELECT 1 /* a\0b */"), "I:SELECT N:1 C:/* a~b */"},
+    {L("SELECT 1 /*+ a\0 */"), "I:SELECT N:1 H:/*+ a~ */"},
+    {L("SELECT 1 /*!999999 a\0 */"), "I:SELECT N:1 C:/*!999999 a~ */"},
+    /* a -- or # comment ends at the NUL; the NUL is then outside */
+    {L("SELECT 1 # a\0b\n"), "I:SELECT N:1 C:# a X:~b\n"},
+    {L("SELECT 1 -- a\0b"), "I:SELECT N:1 C:-- a X:~b"},
+    {L("SELECT 1 # a\0"), "I:SELECT N:1 C:# a"},
+    /* outside: an error from the NUL on, never the end of the statement */
+    {L("DELETE FROM t\0 WHERE id = 1"), "I:DELETE I:FROM I:t X:~ WHERE id = 1"},
+    {L("\0SELECT 1"), "X:~SELECT 1"},
+    {L("SELECT 1\0\0"), "I:SELECT N:1 X:~~"},
+    {L("SELECT `a\0b` FROM t"), "I:SELECT X:~b` FROM t"},
+    {L("SELECT /*! 1\0 */ 2"), "I:SELECT O:/*! N:1 X:~ */ 2"},
+    /* a NUL followed only by ';' and blanks is the server's end of input */
+    {L("SELECT 1\0"), "I:SELECT N:1"},
+    {L("SELECT 1 \0 ;\n;"), "I:SELECT N:1"},
+    {L("SELECT 1;\0"), "I:SELECT N:1 P:;"},
+    {L("SELECT /*! 1 \0"), "I:SELECT O:/*! N:1 X:/*! 1 ~"},
+};
+
+START_TEST(test_lex_nul)
+{
+    const struct nul_lex_case *c = &nul_lex_cases[_i];
+    char *copy = exact_copy(c->sql, c->len);
+    buf_t b = {NULL, 0, 0};
+    dal_lexer_t lx;
+    dal_token_t t;
+    uint32_t k;
+
+    bprintf(&b, "%s", "");
+    lex_init(&lx, copy, c->len);
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
+        ck_assert_uint_le((size_t)t.off + t.len, c->len);
+        bprintf(&b, "%s%c:", b.n ? " " : "", type_letter(t.type));
+        for (k = 0; k < t.len; k++)
+            bprintf(&b, "%c", copy[t.off + k] ? copy[t.off + k] : '~');
+    }
+    ck_assert_uint_eq(t.off, c->len);
+    ck_assert_msg(strcmp(b.p, c->tokens) == 0, "case %d\n got: %s\n want: %s", _i, b.p,
+                  c->tokens);
+    free(b.p);
+    free(copy);
+}
+END_TEST
+
+static const struct nul_err_case {
+    const char *sql;
+    size_t len;
+    const char *msg;
+} nul_err_cases[] = {
+    {L("DELETE FROM t\0 WHERE id = 1"), "syntax error: NUL byte outside a quoted string at offset 13"},
+    {L("\0SELECT 1"), "syntax error: NUL byte outside a quoted string at offset 0"},
+    {L("SELECT 1 # c\0x\n"), "syntax error: NUL byte outside a quoted string at offset 12"},
+    {L("SELECT 1\0\0"), "syntax error: NUL byte outside a quoted string at offset 8"},
+    {L("SELECT /*! 1\0 */ 2"), "syntax error: NUL byte outside a quoted string at offset 12"},
+    {L("SELECT * FROM `t\0x`"), "syntax error: NUL byte in a quoted identifier at offset 16"},
+    {L("INSERT INTO t VALUES (1, 'a')\0, (2, 'b')"),
+     "syntax error: NUL byte outside a quoted string at offset 29"},
+    {L("\0"), "empty statement at offset 1"},
+    /* a dal hint's values are C strings: a NUL would cut one short */
+    {L("SELECT /*+ dal shard_value='12\0' */ 1"), "malformed dal hint at offset 27"},
+    {L("SELECT /*+ dal shard_value='12\\0' */ 1"), "malformed dal hint at offset 27"},
+    {L("SELECT /*+ dal datasource=db1\0x */ 1"), "malformed dal hint at offset 26"},
+};
+
+START_TEST(test_nul_errors)
+{
+    const struct nul_err_case *c = &nul_err_cases[_i];
+    char *copy = exact_copy(c->sql, c->len), err[128];
+    dal_sql_t *s = (dal_sql_t *)1;
+
+    ck_assert_int_eq(sql_analyse(copy, c->len, &s, err, sizeof err), -1);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strcmp(err, c->msg) == 0, "case %d: got '%s', want '%s'", _i, err, c->msg);
+    free(copy);
+}
+END_TEST
+
+/* A NUL inside a string is part of the statement: the analysis keeps every
+ * byte, and the value decodes to its 0 byte. */
+START_TEST(test_nul_in_strings)
+{
+    static const char q1[] = "INSERT INTO t (id, v) VALUES (1, 'a\\\0b'), (2, 'c\0d')";
+    static const char q2[] = "SELECT v FROM t WHERE v = \"x\0y\" /* \0 */";
+    char *c1 = exact_copy(q1, sizeof q1 - 1), *c2 = exact_copy(q2, sizeof q2 - 1), out[8],
+         err[128];
+    dal_sql_t *s;
+    size_t n;
+
+    ck_assert_int_eq(sql_analyse(c1, sizeof q1 - 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->kind, DAL_SQL_INSERT);
+    ck_assert_uint_eq(s->len, sizeof q1 - 1);
+    ck_assert_int_eq(memcmp(s->text, q1, sizeof q1), 0);
+    ck_assert_uint_eq(s->nrows, 2);
+    ck_assert_uint_eq(s->values_end, sizeof q1 - 1);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->rows[0].vals[1], out, sizeof out, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(out, "a\0b", 3), 0);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->rows[1].vals[1], out, sizeof out, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(out, "c\0d", 3), 0);
+    sql_free(s);
+
+    ck_assert_int_eq(sql_analyse(c2, sizeof q2 - 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->kind, DAL_SQL_SELECT);
+    ck_assert_uint_eq(s->nconds, 1);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(out, "x\0y", 3), 0);
+    sql_free(s);
+    free(c1);
+    free(c2);
+}
+END_TEST
+
+/* The cache is keyed by the whole text: one with a NUL is not its prefix,
+ * nor another text with the same prefix, in the shared cache and in the
+ * thread's front cache alike. */
+START_TEST(test_cache_nul)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    static const char q[] = "SELECT 'a\0b'", r[] = "SELECT 'a\0c'", t[] = "SELECT 1\0";
+    const dal_sql_t *a, *b, *x;
+    char err[128];
+    int lent;
+
+    a = sql_cache_get(c, q, sizeof q - 1, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->len, sizeof q - 1);
+    /* the prefix up to the NUL is an unterminated string */
+    ck_assert_ptr_null(sql_cache_get(c, q, 9, err, sizeof err));
+    ck_assert_str_eq(err, "unterminated string at offset 7");
+    b = sql_cache_get(c, r, sizeof r - 1, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_int_eq(memcmp(b->text, r, sizeof r), 0);
+    x = sql_cache_get(c, q, sizeof q - 1, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_unref(x);
+    /* a final NUL is the end of the statement, yet another text */
+    x = sql_cache_borrow(c, t, sizeof t - 1, &lent, err, sizeof err);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_int_eq(lent, 1);
+    ck_assert_uint_eq(x->len, 9);
+    ck_assert_int_eq(x->kind, DAL_SQL_SELECT);
+    sql_cache_return();
+    x = sql_cache_borrow(c, t, 8, &lent, err, sizeof err);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_uint_eq(x->len, 8);
+    sql_cache_return();
+    x = sql_cache_borrow(c, q, sizeof q - 1, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_cache_return();
+    ck_assert_ptr_null(sql_cache_borrow(c, r, 9, &lent, err, sizeof err));
+    sql_unref(a);
+    sql_unref(b);
+    sql_cache_free(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------ main */
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -1323,6 +1499,7 @@ static Suite *sql_suite(void)
     tcase_add_loop_test(lex, test_lex_table, 0, N(lex_cases));
     tcase_add_test(lex, test_lex_stops_at_len);
     tcase_add_test(lex, test_tok_eq_and_unquote);
+    tcase_add_loop_test(lex, test_lex_nul, 0, N(nul_lex_cases));
     tcase_add_loop_test(kind, test_kind_table, 0, N(kind_cases));
     tcase_add_loop_test(an, test_analysis_table, 0, N(an_cases));
     tcase_add_test(an, test_spans_are_exact);
@@ -1333,11 +1510,14 @@ static Suite *sql_suite(void)
     tcase_add_test(an, test_deep_nesting);
     tcase_add_test(an, test_large_insert);
     tcase_add_loop_test(err, test_error_table, 0, N(err_cases));
+    tcase_add_loop_test(err, test_nul_errors, 0, N(nul_err_cases));
+    tcase_add_test(an, test_nul_in_strings);
     tcase_add_loop_test(lit, test_literal_table, 0, N(lit_cases));
     tcase_add_test(lit, test_literal_edges);
     tcase_add_test(cache, test_cache_hit);
     tcase_add_test(cache, test_cache_eviction_keeps_refs);
     tcase_add_test(cache, test_cache_front);
+    tcase_add_test(cache, test_cache_nul);
     tcase_add_test(cache, test_cache_threads);
     tcase_set_timeout(cache, 60);
     suite_add_tcase(s, lex);

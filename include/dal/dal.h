@@ -375,6 +375,20 @@ typedef struct dal_query_opts {
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
                       dal_result_t **out, dal_error_t *err);
+/*
+ * dal_query of the len bytes at sql (borrowed; need not be NUL-terminated),
+ * for text that may hold NUL bytes, as a MySQL client's COM_QUERY may:
+ * dal takes them as the server does.  A NUL inside a '..' or ".." string or
+ * a C-style comment is part of it and reaches the server as it is; one
+ * anywhere else (outside, inside a `quoted identifier`, after a -- or #
+ * comment's NUL) is DAL_ESQL, "syntax error: NUL byte outside a quoted
+ * string at offset N", and nothing runs -- except a NUL followed only by
+ * ';' and whitespace, which ends the statement there, as on the server.
+ * dal_query(sql) is dal_query_len(sql, strlen(sql)).
+ */
+DAL_API int dal_query_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql, size_t len,
+                          const dal_value_t *params, size_t nparams,
+                          dal_result_t **out, dal_error_t *err);
 
 /* Like dal_query but for statements whose result the caller ignores. */
 DAL_API int dal_exec(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
@@ -402,6 +416,10 @@ typedef struct dal_prepared dal_prepared_t;
 /* Analyse sql (any statement dal_query accepts, one at a time) into *out
  * (owned by the caller).  DAL_ESQL when it cannot be analysed. */
 DAL_API int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err);
+/* dal_prepare of the len bytes at sql, NUL bytes taken as dal_query_len
+ * takes them. */
+DAL_API int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **out,
+                            dal_error_t *err);
 DAL_API void dal_prepared_free(dal_prepared_t *p);
 /* The number of `?` placeholders: what nparams must be. */
 DAL_API size_t dal_prepared_param_count(const dal_prepared_t *p);
@@ -480,6 +498,12 @@ DAL_API size_t dal_session_pinned(const dal_session_t *s);
 DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                               const dal_value_t *params, size_t nparams,
                               dal_result_t **out, dal_error_t *err);
+/* dal_session_query of the len bytes at sql (borrowed; need not be
+ * NUL-terminated), NUL bytes taken as dal_query_len takes them: what
+ * dal-proxy runs for a client's COM_QUERY. */
+DAL_API int dal_session_query_len(dal_session_t *s, const dal_query_opts_t *opts,
+                                  const char *sql, size_t len, const dal_value_t *params,
+                                  size_t nparams, dal_result_t **out, dal_error_t *err);
 DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                              const dal_value_t *params, size_t nparams,
                              uint64_t *affected_rows, dal_error_t *err);
@@ -924,11 +948,20 @@ DAL_API unsigned int dal_result_server_status(const dal_result_t *r);
 DAL_API int dal_explain(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                         const dal_value_t *params, size_t nparams,
                         dal_plan_t **out, dal_error_t *err);
+/* dal_explain of the len bytes at sql, NUL bytes taken as dal_query_len
+ * takes them (dal_plan_sql_len gives the length of a route's SQL that
+ * holds one). */
+DAL_API int dal_explain_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
+                            size_t len, const dal_value_t *params, size_t nparams,
+                            dal_plan_t **out, dal_error_t *err);
 DAL_API size_t dal_plan_count(const dal_plan_t *p);
 /* Datasource node name of route i; valid until dal_plan_free. */
 DAL_API const char *dal_plan_datasource(const dal_plan_t *p, size_t i);
 /* Physical SQL of route i; valid until dal_plan_free. */
 DAL_API const char *dal_plan_sql(const dal_plan_t *p, size_t i);
+/* The length of dal_plan_sql(p, i), for SQL holding NUL bytes (a string
+ * of dal_explain_len's text); 0 for no such route. */
+DAL_API size_t dal_plan_sql_len(const dal_plan_t *p, size_t i);
 /* Physical table of the first sharded table in route i, or NULL; valid
  * until dal_plan_free. */
 DAL_API const char *dal_plan_table(const dal_plan_t *p, size_t i);
