@@ -20,7 +20,7 @@
 
 /* What dal-proxy offers; a client gets the intersection with its own. */
 static const uint64_t server_caps =
-    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
+    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_LOCAL_FILES |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
     PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
     PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
@@ -259,7 +259,7 @@ static int logged_in(proxy_client_t *c)
     dal_error_t err;
     dal_session_t *s = NULL;
 
-    if (dal_session_open(c->px->dal, &s, &err) != 0 ||
+    if (dal_session_open(c->px->dal, &s, &err) != 0 || infile_attach(c, s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
          dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
         dal_session_close(s);
@@ -627,10 +627,11 @@ bool client_only_comments(const char *sql)
     }
 }
 
-/* sql (len bytes, NUL-terminated) is what the servers get; view is the
- * same statement as a server reads it (executable comments opened), in
- * which the proxy finds the statements it answers itself. */
-static void run_query(proxy_client_t *c, const char *sql, const char *view)
+/* sql (len bytes, NUL-terminated, with no NUL outside quotes) is what
+ * the servers get; view is the same statement as a server reads it
+ * (executable comments opened), in which the proxy finds the statements it
+ * answers itself. */
+static void run_query(proxy_client_t *c, const char *sql, size_t len, const char *view)
 {
     dal_result_t *r = NULL;
     dal_error_t err;
@@ -638,17 +639,17 @@ static void run_query(proxy_client_t *c, const char *sql, const char *view)
     if (diag_statement(c, view))
         return;
     /* as a server: nothing is an error, comments alone are done */
-    if (sql[strspn(sql, " \t\r\n\f\v")] == '\0') {
+    if (sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
         client_err(c, 1065, "42000", "Query was empty");
         return;
     }
-    if (client_only_comments(sql)) {
+    if (client_only_comments(sql) && strlen(sql) == len) {
         send_ok(c, 0, 0);
         return;
     }
     if (local_answer(c, view) || client_session_set(c, view))
         return;
-    if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, &err) != 0) {
+    if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         client_dal_error(c, &err);
         return;
     }
@@ -656,22 +657,43 @@ static void run_query(proxy_client_t *c, const char *sql, const char *view)
     dal_result_free(r);
 }
 
-/* One statement of a COM_QUERY: a NUL-terminated copy for the library,
- * and when it has a C-style comment, a second one read as the server
- * reads it. */
+char *client_text_copy(const char *text, size_t len)
+{
+    char *p = malloc(len + 1);
+
+    if (p != NULL && len > 0)
+        memcpy(p, text, len);
+    if (p != NULL)
+        p[len] = '\0';
+    return p;
+}
+
+/* One statement of a COM_QUERY.  A NUL byte outside quotes is a syntax
+ * error, as on a server, never the statement's end.  The library gets a
+ * copy with its length; when it has a C-style comment, a second copy is
+ * read as the server reads it. */
 static void run_piece(proxy_client_t *c, const char *text, size_t len)
 {
-    char *sql = strndup(text, len), *view = sql;
+    char msg[96], *sql, *view;
+    size_t at = proto_sql_stray_nul(text, &len);
 
-    if (sql != NULL && memmem(sql, len, "/*", 2) != NULL && (view = strdup(sql)) != NULL &&
-        !proto_sql_unwrap(view, strlen(view), SERVER_VERSION_ID)) {
+    if (at != SIZE_MAX) {
+        snprintf(msg, sizeof msg,
+                 "You have an error in your SQL syntax: a NUL byte outside quotes at offset %zu",
+                 at);
+        client_err(c, 1064, "42000", msg);
+        return;
+    }
+    view = sql = client_text_copy(text, len);
+    if (sql != NULL && memmem(sql, len, "/*", 2) != NULL && (view = client_text_copy(text, len)) != NULL &&
+        !proto_sql_unwrap(view, len, SERVER_VERSION_ID)) {
         free(view);
         view = sql;
     }
     if (sql == NULL || view == NULL)
         client_err(c, 1037, "HY001", "dal-proxy: out of memory");
     else
-        run_query(c, sql, view);
+        run_query(c, sql, len, view);
     if (view != sql)
         free(view);
     free(sql);

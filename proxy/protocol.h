@@ -717,5 +717,14 @@ bool proto_sql_blank(const char *text, size_t len);
  * comments, are left alone.  True if any comment was opened.
  */
 bool proto_sql_unwrap(char *text, size_t len, uint32_t version);
+/*
+ * NUL bytes in text[0..*len) as the server reads them: inside '' and ""
+ * strings and C-style comments they are part of the text; a NUL followed
+ * only by `;` and blanks ends the statement (*len is cut there); any other
+ * -- outside quotes, in a quoted identifier, in the SQL of an executable
+ * comment, or ending a -- or # comment -- is a syntax error, whose offset
+ * is returned.  SIZE_MAX when there is none.
+ */
+size_t proto_sql_stray_nul(const char *text, size_t *len);
 
 #endif

@@ -114,6 +114,8 @@ typedef struct proxy_client {
     bool more;                        /* results of the same COM_QUERY follow */
     bool failed;                      /* the last reply built was an ERR */
     struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
+    struct proxy_infile *infile;      /* owned: the LOAD DATA LOCAL file being
+                                         relayed (infile.c), or NULL */
     struct proxy_client *next;        /* in a queue */
     struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
@@ -158,6 +160,9 @@ void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
 typedef void (*client_map_fn)(void *user, size_t column, const char **val, size_t *len);
 void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
                        void *user);
+/* A copy of text[0..len) (which may hold NUL bytes) with a NUL after it,
+ * owned by the caller; NULL when out of memory. */
+char *client_text_copy(const char *text, size_t len);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool client_word_is(const char **p, const char *w);
@@ -197,6 +202,12 @@ void stmt_close(proxy_client_t *c, uint32_t id);
 void stmt_reset(proxy_client_t *c, uint32_t id);
 /* Free every statement of c (RESET_CONNECTION, disconnect). */
 void stmt_free_all(proxy_client_t *c);
+
+/* ------------------------------------------------------------ infile.c */
+
+/* Make s, c's new session, ask c for the file of a LOAD DATA LOCAL
+ * INFILE: 0, or a dal error code with err filled. */
+int infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
 
 /* ------------------------------------------------------------ schema.c */
 
@@ -299,6 +310,14 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
 void proxy_stop(proxy_t *px);
 /* Hand a client back from a worker to its I/O thread. */
 void proxy_done(proxy_client_t *c);
+/* For a worker that talks with its client in the middle of a command
+ * (LOAD DATA LOCAL): write all of c's output, waiting at most timeout_ms
+ * at a time for the socket; 0, or -1 if the client is gone or too slow. */
+int proxy_flush_wait(proxy_client_t *c, int timeout_ms);
+/* ... and wait at most timeout_ms at a time for c's next packet: 1 with
+ * *pkt set (borrowed from c->in until its next use), or -1 if the client
+ * is gone, too slow, or sent a malformed packet. */
+int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms);
 /* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
  * "accepted", "refused", "auth_failed") and its value now. */
 void proxy_count(proxy_t *px, const char *figure, uint64_t value);

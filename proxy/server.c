@@ -420,6 +420,36 @@ void proxy_done(proxy_client_t *c)
         (void)0; /* the counter is full: the thread is awake anyway */
 }
 
+int proxy_flush_wait(proxy_client_t *c, int timeout_ms)
+{
+    struct pollfd pfd = {c->fd, POLLOUT, 0};
+
+    for (;;) {
+        if (flush(c) != 0)
+            return -1;
+        if (unsent(c) == 0)
+            return 0;
+        if (poll(&pfd, 1, timeout_ms) != 1)
+            return -1;
+    }
+}
+
+int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms)
+{
+    struct pollfd pfd = {c->fd, POLLIN, 0};
+    int rc;
+
+    for (;;) {
+        if ((rc = proto_reader_next(&c->in, pkt)) != 0)
+            return rc == 1 ? 1 : -1;
+        /* plaintext a TLS session holds already: poll cannot see it */
+        if (!(c->tls != NULL && tls_conn_pending(c->tls)) && poll(&pfd, 1, timeout_ms) != 1)
+            return -1;
+        if (receive(c) != 0)
+            return -1;
+    }
+}
+
 /* How long a worker that finished a command waits for the same client's
  * next one before handing it back, when no other client is queued: a
  * client that sends its next statement at once (a service's loop, a

@@ -145,12 +145,12 @@ static bool in_session(const dal_session_t *s)
            ((dal_session_status(s) & DAL_SERVER_STATUS_AUTOCOMMIT) || dal_session_pinned(s) > 0);
 }
 
-static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_result_t **out,
-                    dal_error_t *err)
+static int describe(proxy_client_t *c, const char *sql, size_t n, uint16_t nparams,
+                    dal_result_t **out, dal_error_t *err)
 {
     static const char head[] = "SET STATEMENT sql_select_limit=0 FOR ";
-    size_t n = strlen(sql);
-    char *text = malloc(sizeof head + n);
+    size_t len = sizeof head - 1 + n;
+    char *text = malloc(len + 1);
     dal_value_t *zeros = calloc(nparams ? nparams : 1, sizeof *zeros);
     uint16_t i;
     int rc = DAL_ENOMEM;
@@ -161,8 +161,8 @@ static int describe(proxy_client_t *c, const char *sql, uint16_t nparams, dal_re
         for (i = 0; i < nparams; i++)
             zeros[i] = dal_int(0);
         rc = in_session(c->session)
-                 ? dal_session_query(c->session, NULL, text, zeros, nparams, out, err)
-                 : dal_query(c->px->dal, NULL, text, zeros, nparams, out, err);
+                 ? dal_session_query_len(c->session, NULL, text, len, zeros, nparams, out, err)
+                 : dal_query_len(c->px->dal, NULL, text, len, zeros, nparams, out, err);
     } else {
         err->code = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
@@ -236,7 +236,7 @@ static void prepare_ok(proxy_client_t *c, const proxy_stmt_t *s, dal_result_t *r
 
 void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
 {
-    char *text = strndup(sql != NULL ? sql : "", len);
+    char *text = client_text_copy(sql, sql != NULL ? len : 0);
     dal_prepared_t *prep = NULL;
     dal_result_t *r = NULL;
     proxy_stmt_t *s = NULL;
@@ -253,11 +253,19 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
                                      "(current value: 16382)");
         goto done;
     }
-    if (text[strspn(text, " \t\r\n")] == '\0') {
+    if (sql == NULL)
+        len = 0;
+    if (proto_sql_stray_nul(text, &len) != SIZE_MAX) {
+        client_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "
+                                     "quotes");
+        goto done;
+    }
+    if (text[strspn(text, " \t\r\n")] == '\0' && strlen(text) == len) {
         client_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
-    if (!client_only_comments(text) && dal_prepare(c->px->dal, text, &prep, &err) != 0) {
+    if (!(client_only_comments(text) && strlen(text) == len) &&
+        dal_prepare_len(c->px->dal, text, len, &prep, &err) != 0) {
         client_dal_error(c, &err);
         goto done;
     }
@@ -266,7 +274,7 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     if (returns_rows(text)) {
-        if (describe(c, text, (uint16_t)np, &r, &err) != 0) {
+        if (describe(c, text, len, (uint16_t)np, &r, &err) != 0) {
             client_dal_error(c, &err);
             goto done;
         }

@@ -29,7 +29,10 @@ for p in "${ports[@]}"; do
     mariadb -h127.0.0.1 -P"$p" -uroot -e "SET GLOBAL time_zone = '-05:00'" ||
         fail "time zone on the server on $p"
 done
+# started in $work, where a relative name finds its INI file
+cd "$work"
 px_start "$work/px.ini" "$port"
+cd - >/dev/null
 
 py=/usr/bin/python3
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }
@@ -131,6 +134,90 @@ restored=$(mariadb -h127.0.0.1 -P"${ports[1]}" -uroot restored -N -e \
     "SELECT id, UNIX_TIMESTAMP(at) FROM events ORDER BY id")
 expect=$(plain -N -e "SELECT id, UNIX_TIMESTAMP(at) FROM events ORDER BY id")
 [ "$restored" = "$expect" ] || fail "restored TIMESTAMPs moved: $restored, not $expect"
+
+# ---- NUL bytes: part of a quoted string, a syntax error outside ---------
+PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "NUL bytes in statements"
+import os, pymysql
+def conn(port, user, pw, db):
+    return pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db)
+sides = {"proxy": conn(int(os.environ["PX_PORT"]), "app", "app-s3cret", "shop"),
+         "server": conn(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain")}
+def run(c, sql):
+    cur = c.cursor()
+    try:
+        cur.execute(sql)
+        return ("ok", cur.fetchall() if cur.description else cur.rowcount)
+    except pymysql.err.MySQLError as e:
+        return ("error", e.args[0])
+script = [
+    "DROP TABLE IF EXISTS orders",
+    "CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, note VARBINARY(20))",
+    "INSERT INTO orders VALUES (1, 1, 'one'), (2, 2, 'two'), (3, 3, 'three')",
+    # MariaDB Connector/J escapes a 0 byte as a backslash and the byte
+    "INSERT INTO orders VALUES (4, 4, 'a\\\0b'), (5, 5, 'c\0d')",
+    "INSERT INTO orders (id, user_id, note) VALUES (6, 6, \"e\0\0f\")",
+    "SELECT id, HEX(note) FROM orders WHERE note LIKE '%\0%' ORDER BY id",
+    "SELECT id, HEX(note) FROM orders WHERE user_id = 4 AND note = 'a\0b'",
+    "SELECT `id` FROM orders WHERE user_id = 5 /* a comment\0 */",
+    "DELETE FROM orders\0 WHERE id = 1",
+    "DELETE FROM orders WHERE id = 1\0",
+    "\0SELECT 1",
+    "SELECT 1\0; DELETE FROM orders",
+    "KILL 1\0",
+    "SET sql_mode = ''\0",
+    "SELECT COUNT(*) FROM orders",
+]
+out = {side: [run(c, q) for q in script] for side, c in sides.items()}
+if out["proxy"] != out["server"]:
+    raise SystemExit("\n".join("%r: proxy %r, server %r" % (q, a, b)
+                     for q, a, b in zip(script, out["proxy"], out["server"]) if a != b))
+if out["proxy"][-1] != ("ok", ((6,),)):
+    raise SystemExit("rows were lost: %r" % (out["proxy"][-1],))
+EOF
+
+# ---- LOAD DATA LOCAL reads the client's file, never the proxy host's -----
+mkdir -p "$work/client"
+printf '1,one\n2,two\n3,three\n' >"$work/client/data.csv"
+printf 'not,the proxy\n' >"$work/px_side.csv"
+cat >"$work/load.sql" <<'EOF'
+DROP TABLE IF EXISTS loaded;
+CREATE TABLE loaded (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(200));
+LOAD DATA LOCAL INFILE 'data.csv' INTO TABLE loaded FIELDS TERMINATED BY ',';
+SELECT * FROM loaded ORDER BY id;
+EOF
+(cd "$work/client" && px --local-infile=1 <"$work/load.sql") >"$work/load_px.out" 2>&1 ||
+    fail "LOAD DATA LOCAL with --local-infile through the proxy: $(cat "$work/load_px.out")"
+(cd "$work/client" && plain --local-infile=1 <"$work/load.sql") >"$work/load_plain.out" 2>&1 ||
+    fail "LOAD DATA LOCAL on the plain server: $(cat "$work/load_plain.out")"
+diff -u "$work/load_plain.out" "$work/load_px.out" || fail "LOAD DATA LOCAL: proxy and server differ"
+# without --local-infile: refused as the server refuses it
+(cd "$work/client" && px --local-infile=0 --force <"$work/load.sql") >"$work/noload_px.out" 2>&1 || true
+(cd "$work/client" && plain --local-infile=0 --force <"$work/load.sql") >"$work/noload_plain.out" 2>&1 || true
+diff -u "$work/noload_plain.out" "$work/noload_px.out" ||
+    fail "LOAD DATA LOCAL without --local-infile: proxy and server differ"
+grep -q 4166 "$work/noload_px.out" || fail "no 4166 without --local-infile: $(cat "$work/noload_px.out")"
+# names the client does not have, relative and absolute, which the proxy
+# host has: nothing of the proxy's is read
+for f in px.ini "$work/px.ini" px_side.csv "$work/px_side.csv"; do
+    out=$(cd "$work/client" && px --local-infile=1 -N -e "DELETE FROM loaded;
+        LOAD DATA LOCAL INFILE '$f' INTO TABLE loaded (name); SELECT name FROM loaded" 2>&1) || true
+    case $out in *proxy*|*password*|*listen*) fail "LOAD DATA LOCAL '$f' read the proxy's file: $out" ;; esac
+done
+PX_PORT=$port PX_INI=$work/px.ini "$py" - <<'EOF' || fail "LOAD DATA LOCAL from a client without local files"
+import os, pymysql
+c = pymysql.connect(host="127.0.0.1", port=int(os.environ["PX_PORT"]), user="app",
+                    password="app-s3cret", database="shop")
+cur = c.cursor()
+try:
+    cur.execute("LOAD DATA LOCAL INFILE %s INTO TABLE loaded (name)", (os.environ["PX_INI"],))
+    raise SystemExit("LOAD DATA LOCAL ran for a client that has no local files")
+except pymysql.err.MySQLError as e:
+    if e.args[0] != 4166:
+        raise SystemExit("expected 4166, got %r" % (e.args,))
+cur.execute("SELECT COUNT(*) FROM loaded WHERE name LIKE '%%password%%' OR name LIKE '%%listen%%'")
+if cur.fetchone()[0] != 0:
+    raise SystemExit("the proxy's INI file was loaded")
+EOF
 
 px_stop "${pids[0]}" "$work/px.log"
 pids=()

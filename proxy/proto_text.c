@@ -1,5 +1,6 @@
 /*
- * proto_vcomment.c -- executable comments: the statement a server runs.
+ * proto_text.c -- a statement's text as the server reads it: executable
+ * comments opened, NUL bytes where the server takes them.
  *
  * A server runs the content of a comment opened by slash-star-bang (or
  * MariaDB's slash-star-M-bang) when its version reaches the number right
@@ -9,6 +10,7 @@
  * it must recognise them in the same form the server would.
  */
 #include <ctype.h>
+#include <stdint.h>
 
 #include "proto_int.h"
 
@@ -33,10 +35,19 @@ static size_t past_line_comment(const char *text, size_t len, size_t i)
     if (text[i] == '#' ||
         (text[i] == '-' && i + 2 <= len && text[i + 1] == '-' &&
          (i + 2 == len || isspace((unsigned char)text[i + 2])))) {
-        while (i < len && text[i] != '\n')
+        while (i < len && text[i] != '\n' && text[i] != '\0')
             i++;
     }
     return i;
+}
+
+static size_t past_comment(const char *text, size_t len, size_t i);
+
+/* Whether the C-style comment at text[i] is an executable one. */
+static bool executable(const char *text, size_t len, size_t i)
+{
+    return (i + 2 < len && text[i + 2] == '!') ||
+           (i + 3 < len && text[i + 2] == 'M' && text[i + 3] == '!');
 }
 
 /* The length of an executable comment's opener at text[i] whose version
@@ -84,12 +95,64 @@ bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
                 i += n;
                 continue;
             }
-            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); i++)
-                ;
-            i = i + 1 < len ? i + 2 : len;
+            i = past_comment(text, len, i);
         } else {
             i++;
         }
     }
     return found;
+}
+
+/* Past the C-style comment at text[i] (not an executable one). */
+static size_t past_comment(const char *text, size_t len, size_t i)
+{
+    for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); i++)
+        ;
+    return i + 1 < len ? i + 2 : len;
+}
+
+/* Past the quoted identifier at text[i], or at the NUL inside it (which
+ * the server refuses: a NUL is never part of a name). */
+static size_t past_name(const char *text, size_t len, size_t i)
+{
+    for (i++; i < len && text[i] != '\0'; i++)
+        if (text[i] == '`' && !(i + 1 < len && text[i + 1] == '`'))
+            return i + 1;
+        else if (text[i] == '`')
+            i++;
+    return i;
+}
+
+/* Whether text[i..len) is only `;` and blanks. */
+static bool only_ends(const char *text, size_t len, size_t i)
+{
+    while (i < len && (text[i] == ';' || isspace((unsigned char)text[i])))
+        i++;
+    return i == len;
+}
+
+size_t proto_sql_stray_nul(const char *text, size_t *len)
+{
+    size_t i = 0, j, n = *len;
+
+    while (i < n) {
+        char ch = text[i];
+        if (ch == '\0') {
+            if (!only_ends(text, n, i + 1))
+                return i;
+            *len = i;  /* the server's end of the statement */
+            return SIZE_MAX;
+        }
+        if (ch == '`')
+            i = past_name(text, n, i);
+        else if (ch == '\'' || ch == '"')
+            i = past_quoted(text, n, i);
+        else if ((j = past_line_comment(text, n, i)) != i)
+            i = j;
+        else if (ch == '/' && i + 1 < n && text[i + 1] == '*' && !executable(text, n, i))
+            i = past_comment(text, n, i);
+        else
+            i++;
+    }
+    return SIZE_MAX;
 }
