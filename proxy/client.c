@@ -281,7 +281,7 @@ static void settle(proxy_client_t *c, bool ok)
     if (ms > 0)
         c->hold_until = guard_now_ms() + ms;
     if (ok)
-        guard_ok(c->px->guard, c->peer);
+        guard_ok(c->px->guard, c->peer, c->user);
     else
         guard_failed(c->px->guard, c->peer, c->user);
 }

@@ -182,16 +182,27 @@ void guard_failed(proxy_guard_t *g, const char *peer, const char *user)
             since == 1 ? "" : "s", row);
 }
 
-void guard_ok(proxy_guard_t *g, const char *peer)
+void guard_ok(proxy_guard_t *g, const char *peer, const char *user)
 {
-    char key[64];
+    char key[64], shown[4 * 64 + 8];
     guard_entry_t *e;
+    uint32_t since = 0, row = 0;
 
     if (g == NULL)
         return;
     peer_key(peer, key, sizeof key);
     pthread_mutex_lock(&g->mu);
-    if ((e = entry(g, key, false)) != NULL)
+    if ((e = entry(g, key, false)) != NULL) {
+        since = e->unlogged;
+        row = e->failures;
         memset(e, 0, sizeof *e);
+    }
     pthread_mutex_unlock(&g->mu);
+    /* a login after failures: the operator hears of it, and of the
+     * failures no line has counted yet */
+    if (row == 0)
+        return;
+    printable(user, shown, sizeof shown);
+    fprintf(stderr, "dal-proxy: user '%s' logged in from %s after %u failed login%s in a row "
+            "(%u since the last line)\n", shown, peer, row, row == 1 ? "" : "s", since);
 }

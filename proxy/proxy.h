@@ -307,8 +307,9 @@ uint32_t guard_delay_ms(proxy_guard_t *g, const char *peer);
  * and address, at most once a second per address with the failures since
  * the last line). */
 void guard_failed(proxy_guard_t *g, const char *peer, const char *user);
-/* A login from peer succeeded: its failures are forgotten. */
-void guard_ok(proxy_guard_t *g, const char *peer);
+/* A login of user from peer succeeded: its failures are forgotten (and,
+ * if it had some, a line on stderr says so). */
+void guard_ok(proxy_guard_t *g, const char *peer, const char *user);
 /* The clock of hold_until: milliseconds, monotonic. */
 uint64_t guard_now_ms(void);
 

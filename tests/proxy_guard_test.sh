@@ -153,6 +153,8 @@ grep -q "access denied for user 'intruder' from 127.0.0.1 (1 failed login from t
     fail "no log line for the first failure: $(head -20 "$log")"
 grep -Eq "access denied for user 'intruder' from 127.0.0.1 \([0-9]+ failed logins? from this address since the last line, 20 in a row\)" "$log" ||
     fail "no log line counting 20 failures in a row: $(grep 'access denied' "$log" | tail -5)"
+grep -Eq "user 'app' logged in from 127.0.0.1 after 20 failed logins in a row \([0-9]+ since the last line\)" \
+    "$log" || fail "no log line for the login after 20 failures: $(tail -5 "$log")"
 lines=$(grep -c "access denied for user 'intruder'" "$log" || true)
 [ "$lines" -lt 20 ] || fail "a log line per failure ($lines), not at most one a second"
 ! grep -q "Guess-Pw\|app-s3cret" "$log" "$work/px2.log" || fail "a password in the log"
