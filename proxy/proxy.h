@@ -318,8 +318,9 @@ uint64_t guard_now_ms(void);
 /*
  * msg (an error of dal or a server) as a client may see it: the backend
  * a datasource stands for ("datasource ds0 (dal@10.0.0.5:3306/shard_0)")
- * loses its parenthesized user@host:port/schema, and an account a server
- * names ('dal'@'10.0.0.7') becomes the client's own ('user'@'peer'), as a
+ * loses its parenthesized user@host:port/schema, and the account a server
+ * names as its session's ("denied to user 'dal'@'10.0.0.7'", "Access
+ * denied for user ...") becomes the client's own ('user'@'peer'), as a
  * server would name its client.  Into out (cap > 0, always terminated);
  * true if anything was taken out.
  */

@@ -64,7 +64,11 @@ static size_t server_group(const char *s)
     return memchr(s, '@', n) != NULL || memchr(s, ':', n) != NULL ? n : 0;
 }
 
-/* At s, 'A'@'B' (an account as a server names one): its length, else 0. */
+/* At s, 'A'@'B' (an account as a server names one): its length, else 0.
+ * Only after "user " (`Access denied for user 'dal'@'h'`, `SELECT command
+ * denied to user 'dal'@'h'`): there a server names the account of its own
+ * session, the backend's; an account a statement named ("Operation CREATE
+ * USER failed for 'bob'@'%'", a definer) is the client's and stays. */
 static size_t account(const char *s)
 {
     const char *a, *b;
@@ -89,7 +93,8 @@ bool redact_message(const char *msg, const char *user, const char *peer, char *o
                 msg += n;
                 changed = true;
             }
-        } else if ((n = account(msg)) > 0) {
+        } else if (o.n >= 5 && memcmp(o.p + o.n - 5, "user ", 5) == 0 &&
+                   (n = account(msg)) > 0) {
             puts_(&o, "'");
             puts_(&o, user != NULL ? user : "");
             puts_(&o, "'@'");

@@ -38,6 +38,7 @@ typedef struct proxy_io {
     pthread_mutex_t mu;
     proxy_client_t *done_head;       /* clients back from a worker */
     proxy_client_t *held;            /* clients whose login reply waits (guard.c) */
+    uint64_t held_due;               /* the earliest hold_until of held */
     atomic_uint busy;                /* its clients a worker has now */
 } proxy_io_t;
 
@@ -130,6 +131,8 @@ static void hold(proxy_io_t *io, proxy_client_t *c)
         c->held_next = io->held;
         io->held = c;
     }
+    if (io->held_due == 0 || c->hold_until < io->held_due)
+        io->held_due = c->hold_until;
 }
 
 static void unhold(proxy_io_t *io, proxy_client_t *c)
@@ -402,18 +405,26 @@ static bool is_listener(const proxy_io_t *io, const void *ptr, int *fd)
 static int release_held(proxy_io_t *io, int max)
 {
     uint64_t now = guard_now_ms();
-    proxy_client_t *c, *next, *due = NULL;
+    proxy_client_t *c, *next, *due = NULL, **p;
     int wait = max;
 
-    for (c = io->held; c != NULL; c = next) {
-        next = c->held_next;
+    if (io->held == NULL)
+        return max;
+    if (now < io->held_due)  /* none is due: no walk on every event */
+        return io->held_due - now < (uint64_t)max ? (int)(io->held_due - now) : max;
+    io->held_due = 0;
+    for (p = &io->held; (c = *p) != NULL;) {
         if (c->hold_until <= now) {
-            unhold(io, c);
+            *p = c->held_next;
             c->held_next = due;
             due = c;
-        } else if (c->hold_until - now < (uint64_t)wait) {
-            wait = (int)(c->hold_until - now);
+            continue;
         }
+        if (io->held_due == 0 || c->hold_until < io->held_due)
+            io->held_due = c->hold_until;
+        if (c->hold_until - now < (uint64_t)wait)
+            wait = (int)(c->hold_until - now);
+        p = &c->held_next;
     }
     for (c = due; c != NULL; c = next) {
         next = c->held_next;
