@@ -291,7 +291,6 @@ static int deny(proxy_client_t *c, bool with_password)
     char msg[192];
 
     settle(c, false);
-
     snprintf(msg, sizeof msg, "Access denied for user '%s'@'%s' (using password: %s)", c->user,
              c->peer, with_password ? "YES" : "NO");
     client_err(c, 1045, "28000", msg);
