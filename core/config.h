@@ -140,6 +140,8 @@ typedef struct dal_cfg_proxy {
     int tls_key_line;
     int require_tls;          /* refuse logins without TLS (needs tls_cert) */
     int require_tls_line;
+    uint32_t auth_delay_after; /* failed logins from an address before its replies wait; 0: never */
+    uint32_t auth_delay_max_ms; /* the longest such wait */
 } dal_cfg_proxy_t;
 
 /* [proxy user NAME]: who may connect to dal-proxy, with exactly one of

@@ -745,6 +745,14 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
     {.name = "require_tls", .type = DAL_CFG_BOOL, .offset = PRX(require_tls),
      .line = PRX(require_tls_line), .def = "false",
      .help = "`true`: a login without TLS gets error 3159 (needs `tls_cert`)"},
+    {.name = "auth_delay_after", .type = DAL_CFG_COUNT, .offset = PRX(auth_delay_after),
+     .def = "3", .min = 0, .max = 1000000,
+     .help = "failed logins in a row from one client address after which the reply to each "
+             "further login from it waits 1 s more per failure (as MySQL's connection_control); "
+             "a success clears the address; `0`: never"},
+    {.name = "auth_delay_max", .type = DAL_CFG_DURATION, .offset = PRX(auth_delay_max_ms),
+     .def = "30s", .min = 0, .max = 3600000,
+     .help = "the longest wait of `auth_delay_after`"},
     {.name = NULL}
 };
 

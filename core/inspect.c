@@ -443,6 +443,16 @@ int dal_proxy_info_require_tls(const dal_proxy_info_t *p)
     return p->cfg->proxy.require_tls;
 }
 
+uint32_t dal_proxy_info_auth_delay_after(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.auth_delay_after;
+}
+
+uint32_t dal_proxy_info_auth_delay_max_ms(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.auth_delay_max_ms;
+}
+
 size_t dal_proxy_info_user_count(const dal_proxy_info_t *p)
 {
     return p->cfg->nproxy_users;

@@ -22,13 +22,18 @@ clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c"
     "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split}.c \
     $(pkg-config --cflags --libs libcrypto)
 
+clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
+    "$src/proxy/redact.c" "$src/proxy/protocol.c" \
+    "$src/proxy/proto_"{handshake,auth,result,binary,command,split}.c \
+    $(pkg-config --cflags --libs libcrypto)
+
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
     "$src/proxy/schema_text.c" "$src/proxy/protocol.c"
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
 
-for t in sql config proto schema etcd; do
+for t in sql config proto session schema etcd; do
     corpus="$out/corpus_$t"
     mkdir -p "$corpus"
     cp -n "$src/fuzz/corpus_$t"/* "$corpus"/ 2>/dev/null || true

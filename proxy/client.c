@@ -100,6 +100,63 @@ static bool backend_lost(unsigned int n)
     return false;
 }
 
+/* The datasource err is about ("datasource NAME ..." or "NAME: ..."), for
+ * the message of a backend unreachable, into name ("" if none is named). */
+static void datasource_named(const char *msg, char *name, size_t cap)
+{
+    const char *p = strstr(msg, "datasource ");
+    size_t n;
+
+    if (p != NULL)
+        p += strlen("datasource ");
+    else
+        p = msg;
+    n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
+    if (p == msg && p[n] != ':')
+        n = 0;
+    snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+}
+
+/* A backend unreachable or lost, as a server says of a remote data source
+ * (ER_CONNECT_TO_FOREIGN_DATA_SOURCE): the datasource and the client
+ * library's number, never its words, which name the backend's host, port
+ * or user ("Can't connect to server on '10.0.0.5'", "Access denied for
+ * user 'dal'@..."); the operator finds them in the log. */
+static void backend_error(proxy_client_t *c, const dal_error_t *err)
+{
+    char name[64], num[24] = "", msg[256];
+
+    datasource_named(err->message, name, sizeof name);
+    if (err->mysql_errno != 0)
+        snprintf(num, sizeof num, " (error %u)", err->mysql_errno);
+    snprintf(msg, sizeof msg, "Unable to connect to foreign data source: %s%s is unreachable "
+             "or lost its connection%s; dal-proxy's log has the details",
+             name[0] ? "datasource " : "a datasource", name, num);
+    fprintf(stderr, "dal-proxy: connection %u (%s): sent error 1429 for: %s\n", c->id, c->peer,
+            err->message);
+    client_err(c, 1429, "HY000", msg);
+}
+
+/* A message of dal or a server as the client sees it (redact_message);
+ * what was taken out is logged with the whole message. */
+static void client_err_redacted(proxy_client_t *c, uint16_t code, const char *sqlstate,
+                                const char *msg)
+{
+    char shown[DAL_ERROR_MSG_MAX];
+
+    if (redact_message(msg, c->user, c->peer, shown, sizeof shown))
+        fprintf(stderr, "dal-proxy: connection %u (%s): sent error %u without backend "
+                "details: %s\n", c->id, c->peer, code ? code : 1105, msg);
+    client_err(c, code, sqlstate, shown);
+}
+
+/*
+ * Errors as a client sees them: a server's own number, SQLSTATE and words
+ * (which name the physical schema and table, as the server itself would:
+ * they are no secret and what a user debugging the statement needs), but
+ * never the backend's user, host or port -- the datasource is named by its
+ * configuration name.
+ */
 void client_dal_error(proxy_client_t *c, const dal_error_t *err)
 {
     unsigned int n = err->mysql_errno;
@@ -107,37 +164,34 @@ void client_dal_error(proxy_client_t *c, const dal_error_t *err)
     switch (err->code) {
     case DAL_ESERVER:
         if (n < 2000 || n >= 3000) {
-            client_err(c, (uint16_t)n, err->sqlstate[0] ? err->sqlstate : "HY000",
-                       server_words(err));
+            client_err_redacted(c, (uint16_t)n, err->sqlstate[0] ? err->sqlstate : "HY000",
+                                server_words(err));
             return;
         }
         /* 2000-2999: the client library's own, met on a backend connection,
          * which libmariadb takes in an ERR packet for a malformed packet
          * (2027) */
         if (!backend_lost(n)) {
-            client_err(c, 1105, "HY000", server_words(err));
+            client_err_redacted(c, 1105, "HY000", server_words(err));
             return;
         }
         break;
     case DAL_ESQL:
-        client_err(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
+        client_err_redacted(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
         return;
     case DAL_EUNSUPPORTED:
-        client_err(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
+        client_err_redacted(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
         return;
     case DAL_ECONNECT:
         break;
     case DAL_ESTATE:
-        client_err(c, 1105, "25000", err->message);
+        client_err_redacted(c, 1105, "25000", err->message);
         return;
     default:
-        client_err(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
+        client_err_redacted(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
         return;
     }
-    /* a backend unreachable or lost, as a server says of a remote data
-     * source (ER_CONNECT_TO_FOREIGN_DATA_SOURCE), with dal's message, which
-     * names the datasource */
-    client_err(c, 1429, "HY000", err->message);
+    backend_error(c, err);
 }
 
 /* ------------------------------------------------------------ handshake */
@@ -218,10 +272,26 @@ static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
     return *known ? u : nobody;
 }
 
+/* The outcome of a password check, for the guard: the reply (OK or ERR)
+ * waits what the address earned by its failures before this one, and the
+ * client is held meanwhile (server.c), so no thread sleeps. */
+static void settle(proxy_client_t *c, bool ok)
+{
+    uint32_t ms = guard_delay_ms(c->px->guard, c->peer);
+
+    if (ms > 0)
+        c->hold_until = guard_now_ms() + ms;
+    if (ok)
+        guard_ok(c->px->guard, c->peer, c->user);
+    else
+        guard_failed(c->px->guard, c->peer, c->user);
+}
+
 static int deny(proxy_client_t *c, bool with_password)
 {
     char msg[192];
 
+    settle(c, false);
     snprintf(msg, sizeof msg, "Access denied for user '%s'@'%s' (using password: %s)", c->user,
              c->peer, with_password ? "YES" : "NO");
     client_err(c, 1045, "28000", msg);
@@ -259,6 +329,7 @@ static int logged_in(proxy_client_t *c)
     dal_error_t err;
     dal_session_t *s = NULL;
 
+    settle(c, true);
     if (dal_session_open(c->px->dal, &s, &err) != 0 || infile_attach(c, s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
          dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
@@ -848,6 +919,8 @@ int client_input(proxy_client_t *c)
     proto_packet_t pkt;
     int rc;
 
+    if (c->hold_until != 0)
+        return 0;  /* a login's reply is held: what follows it waits too */
     while (c->state != CLIENT_CLOSING && (rc = proto_reader_next(&c->in, &pkt)) == 1) {
         switch (c->state) {
         case CLIENT_HANDSHAKE:

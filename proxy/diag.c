@@ -73,15 +73,19 @@ static void add(proxy_client_t *c, const char *level, unsigned int code, const c
 void diag_take(proxy_client_t *c, const dal_result_t *r)
 {
     const char *level, *message;
+    char shown[1024];
     unsigned int code;
     size_t i, n = dal_result_warning_rows(r);
 
     if (n == 0 && !dal_result_named_tables(r))
         return;
     diag_clear(c);
+    /* a server's warning names a backend account as its errors do */
     for (i = 0; i < n; i++)
-        if (dal_result_warning_row(r, i, &level, &code, &message) == 0)
-            add(c, level, code, message);
+        if (dal_result_warning_row(r, i, &level, &code, &message) == 0) {
+            redact_message(message, c->user, c->peer, shown, sizeof shown);
+            add(c, level, code, shown);
+        }
 }
 
 void diag_error(proxy_client_t *c, uint16_t code, const char *message)

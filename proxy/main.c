@@ -170,6 +170,11 @@ int main(int argc, char **argv)
     }
     if (load_tls(&px, info, o.config) != 0)
         return 1;
+    if ((px.guard = guard_new(dal_proxy_info_auth_delay_after(info),
+                              dal_proxy_info_auth_delay_max_ms(info))) == NULL) {
+        fprintf(stderr, "dal-proxy: out of memory\n");
+        return 1;
+    }
     if (px.nusers == 0)
         fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
                 shown(o.config), o.config);
@@ -186,6 +191,7 @@ int main(int argc, char **argv)
                      o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
     dal_proxy_info_free(info);
     tls_context_free(px.tls);
+    guard_free(px.guard);
     users_free(&px);
     free(px.database);
     dal_close(px.dal);

@@ -29,6 +29,7 @@ struct proxy_io;
 typedef struct proxy_tls proxy_tls_t;
 typedef struct proxy_tls_conn proxy_tls_conn_t;
 typedef struct proxy_diag proxy_diag_t;
+typedef struct proxy_guard proxy_guard_t;
 
 /* One account of [proxy user NAME]: what authentication checks.  A
  * password_hash gives only the native stage 2; a password gives both, so
@@ -55,6 +56,7 @@ typedef struct proxy {
     bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
     atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
+    proxy_guard_t *guard;             /* owned: failed logins per address (guard.c) */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
     struct proxy_io *ios;             /* owned: the I/O threads */
@@ -113,6 +115,9 @@ typedef struct proxy_client {
     bool multi;                       /* COM_QUERY may hold several statements */
     bool more;                        /* results of the same COM_QUERY follow */
     bool failed;                      /* the last reply built was an ERR */
+    uint64_t hold_until;              /* a login's reply waits until then
+                                         (guard_now_ms); 0: nothing held */
+    struct proxy_client *held_next;   /* in its I/O thread's held list */
     struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
     struct proxy_infile *infile;      /* owned: the LOAD DATA LOCAL file being
                                          relayed (infile.c), or NULL */
@@ -298,6 +303,44 @@ ssize_t tls_conn_write(proxy_tls_conn_t *s, const void *plain, size_t n, proto_b
 /* Whether decrypted bytes wait inside s (a poll on the socket cannot see
  * them). */
 bool tls_conn_pending(const proxy_tls_conn_t *s);
+
+/* ------------------------------------------------------------ guard.c */
+
+/*
+ * Failed logins per client address (an IPv6 one by its /64), as MySQL's
+ * connection_control: after `after` failures in a row, the reply to each
+ * further login from the address -- failed or not, so the wait does not
+ * tell which -- waits 1 s more per failure, up to max_ms; a success
+ * clears the address.  The table is bounded (old addresses are evicted).
+ * Thread-safe.  A NULL guard counts nothing and delays nothing.
+ */
+/* NULL if out of memory.  after 0: replies never wait. */
+proxy_guard_t *guard_new(uint32_t after, uint32_t max_ms);
+void guard_free(proxy_guard_t *g);
+/* How long the reply to a login from peer waits, by its failures so far. */
+uint32_t guard_delay_ms(proxy_guard_t *g, const char *peer);
+/* A failed login of user from peer: counted, and logged on stderr (user
+ * and address, at most once a second per address with the failures since
+ * the last line). */
+void guard_failed(proxy_guard_t *g, const char *peer, const char *user);
+/* A login of user from peer succeeded: its failures are forgotten (and,
+ * if it had some, a line on stderr says so). */
+void guard_ok(proxy_guard_t *g, const char *peer, const char *user);
+/* The clock of hold_until: milliseconds, monotonic. */
+uint64_t guard_now_ms(void);
+
+/* ------------------------------------------------------------ redact.c */
+
+/*
+ * msg (an error of dal or a server) as a client may see it: the backend
+ * a datasource stands for ("datasource ds0 (dal@10.0.0.5:3306/shard_0)")
+ * loses its parenthesized user@host:port/schema, and the account a server
+ * names as its session's ("denied to user 'dal'@'10.0.0.7'", "Access
+ * denied for user ...") becomes the client's own ('user'@'peer'), as a
+ * server would name its client.  Into out (cap > 0, always terminated);
+ * true if anything was taken out.
+ */
+bool redact_message(const char *msg, const char *user, const char *peer, char *out, size_t cap);
 
 /* ------------------------------------------------------------ server.c */
 

@@ -37,6 +37,8 @@ typedef struct proxy_io {
     size_t nlisteners;
     pthread_mutex_t mu;
     proxy_client_t *done_head;       /* clients back from a worker */
+    proxy_client_t *held;            /* clients whose login reply waits (guard.c) */
+    uint64_t held_due;               /* the earliest hold_until of held */
     atomic_uint busy;                /* its clients a worker has now */
 } proxy_io_t;
 
@@ -117,11 +119,40 @@ static size_t unsent(const proxy_client_t *c)
     return c->out.len + c->wire.len;
 }
 
+/* c's login reply waits (c->hold_until): in io's held list, which the
+ * loop releases when due, and watched for nothing meanwhile. */
+static void hold(proxy_io_t *io, proxy_client_t *c)
+{
+    proxy_client_t *h;
+
+    for (h = io->held; h != NULL && h != c; h = h->held_next)
+        ;
+    if (h == NULL) {
+        c->held_next = io->held;
+        io->held = c;
+    }
+    if (io->held_due == 0 || c->hold_until < io->held_due)
+        io->held_due = c->hold_until;
+}
+
+static void unhold(proxy_io_t *io, proxy_client_t *c)
+{
+    proxy_client_t **p;
+
+    for (p = &io->held; *p != NULL; p = &(*p)->held_next)
+        if (*p == c) {
+            *p = c->held_next;
+            return;
+        }
+}
+
 static void watch(proxy_io_t *io, proxy_client_t *c, int op)
 {
     struct epoll_event ev;
 
-    ev.events = EPOLLIN | (to_send(c) > 0 ? EPOLLOUT : 0);
+    if (c->hold_until != 0)
+        hold(io, c);
+    ev.events = c->hold_until != 0 ? 0 : EPOLLIN | (to_send(c) > 0 ? EPOLLOUT : 0);
     ev.data.ptr = c;
     epoll_ctl(io->ep, op, c->fd, &ev);
 }
@@ -141,6 +172,7 @@ void proxy_count(proxy_t *px, const char *figure, uint64_t value)
 static void drop(proxy_io_t *io, proxy_client_t *c)
 {
     epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    unhold(io, c);
     proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
     client_free(c);
 }
@@ -182,6 +214,8 @@ static int flush_tls(proxy_client_t *c)
 /* Write what c has; 0, or -1 if the socket or the TLS session is gone. */
 static int flush(proxy_client_t *c)
 {
+    if (c->hold_until != 0)
+        return 0;             /* a login reply that waits (guard.c) */
     return c->tls != NULL ? flush_tls(c) : send_buf(c->fd, &c->out);
 }
 
@@ -366,6 +400,40 @@ static bool is_listener(const proxy_io_t *io, const void *ptr, int *fd)
     return false;
 }
 
+/* Release the held clients that are due; the milliseconds until the next
+ * one is (at most max). */
+static int release_held(proxy_io_t *io, int max)
+{
+    uint64_t now = guard_now_ms();
+    proxy_client_t *c, *next, *due = NULL, **p;
+    int wait = max;
+
+    if (io->held == NULL)
+        return max;
+    if (now < io->held_due)  /* none is due: no walk on every event */
+        return io->held_due - now < (uint64_t)max ? (int)(io->held_due - now) : max;
+    io->held_due = 0;
+    for (p = &io->held; (c = *p) != NULL;) {
+        if (c->hold_until <= now) {
+            *p = c->held_next;
+            c->held_next = due;
+            due = c;
+            continue;
+        }
+        if (io->held_due == 0 || c->hold_until < io->held_due)
+            io->held_due = c->hold_until;
+        if (c->hold_until - now < (uint64_t)wait)
+            wait = (int)(c->hold_until - now);
+        p = &c->held_next;
+    }
+    for (c = due; c != NULL; c = next) {
+        next = c->held_next;
+        c->hold_until = 0;
+        advance(io, c, EPOLL_CTL_MOD);
+    }
+    return wait;
+}
+
 static void *io_main(void *arg)
 {
     proxy_io_t *io = arg;
@@ -375,7 +443,7 @@ static void *io_main(void *arg)
     /* stopping: the running commands finish, their replies are written,
      * then the thread ends (and the process closes the idle clients) */
     while (!atomic_load(&io->px->stopping) || atomic_load(&io->busy) > 0) {
-        n = epoll_wait(io->ep, evs, 64, 200);
+        n = epoll_wait(io->ep, evs, 64, release_held(io, 200));
         for (i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
             proxy_client_t *c = p;

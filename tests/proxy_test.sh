@@ -180,7 +180,8 @@ EOF
 px_start "$work/gone.ini" "$gone"
 out=$(mariadb -h127.0.0.1 -P"$gone" -uapp -p"$PX_TEST_PASSWORD" shop -e 'SELECT 1' 2>&1) &&
     fail "a datasource nobody listens for answered"
-echo "$out" | grep -q '^ERROR 1429 (HY000): datasource ds0' || fail "unreachable datasource: $out"
+echo "$out" | grep -q '^ERROR 1429 (HY000): Unable to connect to foreign data source: datasource ds0 ' || fail "unreachable datasource: $out"
+echo "$out" | grep -q "127\.0\.0\.1\|$nobody\|dal@" && fail "the error names the backend: $out"
 grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy's log"
 
 # ---- prepared statements (the binary protocol), through libmysqlclient ----

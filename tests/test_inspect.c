@@ -321,6 +321,8 @@ START_TEST(test_proxy)
     ck_assert_uint_eq(dal_proxy_info_user_count(before), 0);
     ck_assert_ptr_null(dal_proxy_info_tls_cert(before));
     ck_assert_int_eq(dal_proxy_info_require_tls(before), 0);
+    ck_assert_uint_eq(dal_proxy_info_auth_delay_after(before), 3);
+    ck_assert_uint_eq(dal_proxy_info_auth_delay_max_ms(before), 30000);
     free(write_config(4, "[proxy]\nlisten = 127.0.0.1:4000, 127.0.0.1:4001\ndatabase = shop\n"
                          "threads = 3\nmax_connections = 9\n"
                          "[proxy user app]\npassword = ${INSPECT_TEST_PASSWORD}\n"

@@ -1166,6 +1166,10 @@ DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
 DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
 /* Non-zero if logins without TLS are refused (tls_cert is then set). */
 DAL_API int dal_proxy_info_require_tls(const dal_proxy_info_t *p);
+/* Failed logins in a row from one client address after which replies to
+ * its logins wait (0: never), and the longest wait in milliseconds. */
+DAL_API uint32_t dal_proxy_info_auth_delay_after(const dal_proxy_info_t *p);
+DAL_API uint32_t dal_proxy_info_auth_delay_max_ms(const dal_proxy_info_t *p);
 /* The [proxy user NAME] sections, in file order. */
 DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
 /*
