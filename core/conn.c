@@ -51,6 +51,9 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
     mysql_options(m, MYSQL_OPT_RECONNECT, &off);
     /* lets exec.c drive several nodes' statements from one thread */
     mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
+    /* never libmariadb's own LOCAL INFILE handler, which reads whatever
+     * file the server names; conn_open_server answers for its connections */
+    infile_install(m, NULL, 0);
     if (u->ssl_mode != NULL && strcmp(u->ssl_mode, "DISABLED") != 0) {
         my_bool on = 1;
         if (u->ssl_ca != NULL)
@@ -64,15 +67,17 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
 
 int conn_error(dal_conn_t *c, int code, dal_error_t *err)
 {
+    const dal_error_t *f = infile_failure(&c->infile, mysql_errno(&c->mysql));
+    unsigned int e = f != NULL ? f->mysql_errno : mysql_errno(&c->mysql);
+    const char *state = f != NULL ? f->sqlstate : mysql_sqlstate(&c->mysql);
     char role[32] = "";
 
     /* replicas are named by position, as in config messages */
     if (c->replica >= 0)
         snprintf(role, sizeof role, " replica %d", c->replica + 1);
-    return err_server(err, code, mysql_errno(&c->mysql), mysql_sqlstate(&c->mysql),
-                      "datasource %s%s (%s): error %u (%s): %s", c->ds->name, role,
-                      c->url->display, mysql_errno(&c->mysql),
-                      mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
+    return err_server(err, code, e, state, "datasource %s%s (%s): error %u (%s): %s", c->ds->name,
+                      role, c->url->display, e, state,
+                      f != NULL ? f->message : mysql_error(&c->mysql));
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
@@ -183,6 +188,7 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
         return err_set(err, DAL_ENOMEM, "mysql_init failed");
     }
     conn_options(&c->mysql, ds, replica, ds->read_timeout_ms);
+    infile_install(&c->mysql, &c->infile, ds->local_infile);
     if (mysql_real_connect(&c->mysql, u->socket ? "localhost" : u->host, u->user, u->password,
                            u->database, u->socket ? 0 : u->port, u->socket, 0) == NULL) {
         rc = conn_error(c, DAL_ECONNECT, err);
