@@ -44,9 +44,19 @@ void infile_leave(dal_infile_conn_t *ic)
     ic->failed = 0;
 }
 
+/* The error number libmariadb gets for ic's failure: the failure's own,
+ * except in the client library's range, which would tell dal the
+ * connection broke (exec.c, pool.c) when it is in step with its server. */
+static unsigned int reported(const dal_infile_conn_t *ic)
+{
+    unsigned int e = ic->err.mysql_errno;
+
+    return e >= CR_MIN_ERROR && e <= CR_MAX_ERROR ? 1105 : e;
+}
+
 const dal_error_t *infile_failure(const dal_infile_conn_t *ic, unsigned int e)
 {
-    return ic->failed && ic->err.mysql_errno == e ? &ic->err : NULL;
+    return ic->failed && reported(ic) == e ? &ic->err : NULL;
 }
 
 /* The reader's failure e into ic; one that left e unfilled is a failure
@@ -187,7 +197,7 @@ static int h_error(void *ptr, char *buf, unsigned int len)
         return ic == NULL ? REFUSED_ERRNO : 1105;
     }
     copy_unformatted(buf, len, ic->err.message);
-    return (int)ic->err.mysql_errno;
+    return (int)reported(ic);
 }
 
 void infile_install(MYSQL *m, dal_infile_conn_t *ic, int read_files)
