@@ -636,11 +636,11 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
              "see docs/transactions.md"},
     {.name = "local_infile", .type = DAL_CFG_ENUM, .offset = CFG(local_infile), .words = off_on_words,
      .def = "off",
-     .help = "`on`: for a `LOAD DATA LOCAL INFILE` the server asks for, dal reads the named file "
-             "from its own file system (trust every statement's author with every file the "
-             "program may read); `off`: such a statement fails with error 4166 and no file is "
-             "opened, unless the session supplies the bytes itself (`dal_session_set_infile`, "
-             "docs/api.md)"},
+     .help = "whether dal reads the file a `LOAD DATA LOCAL INFILE` names when the session "
+             "supplies no bytes itself (`dal_session_set_infile`, docs/api.md): `off` refuses the "
+             "statement with error 4166 and opens nothing; `on` reads the file from dal's own file "
+             "system, for a program that trusts every statement's author with every file it may "
+             "read"},
     {.name = "xa_log", .type = DAL_CFG_STRING, .offset = CFG(xa_log), .line = CFG(xa_log_line),
      .rule = &dal_cfg_rule_ds, .unset = "none",
      .help = "name of the `[datasource]` holding the XA decision log (`dal xa init` creates it)"},

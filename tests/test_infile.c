@@ -49,7 +49,9 @@ static char *make_ini(const char *name, const char *extra)
              "%s"
              "[table infile_food]\n"
              "datasource = dbProductSku\ndb_shard_num = 2\ntable_shard_num = 2\n"
-             "shard_key = k\nstrategy = mod\n",
+             "shard_key = k\nstrategy = mod\n"
+             "[table infile_copy]\n"
+             "datasource = dbProductSku\ndb_shard_num = 2\nbroadcast = true\n",
              ports[0], extra);
     return tu_write(dir, name, text);
 }
@@ -94,6 +96,12 @@ static void refused(const dal_error_t *err)
                                        "server or client has disabled the local infile "
                                        "capability ([dal] local_infile = off)") != NULL,
                   "%s", err->message);
+}
+
+static void says(const dal_error_t *err, const char *words)
+{
+    ck_assert_msg(strstr(err->message, words) != NULL, "'%s' does not say '%s'", err->message,
+                  words);
 }
 
 static long long rows_in(const char *db, const char *table)
@@ -429,20 +437,23 @@ START_TEST(test_pool_forgets_reader)
 }
 END_TEST
 
+/* A LOAD DATA into a sharded (or broadcast) table: refused before any
+ * server sees it, the reader never asked. */
 START_TEST(test_sharded_refused)
 {
     dal_session_t *s = session();
     reader_t *r = reader_new();
-    const dal_error_t *e;
+    const char *sharded = "LOAD DATA names table infile_food, which is sharded: dal sends a "
+                          "LOAD DATA unchanged to the default datasource and does not route a "
+                          "file's rows one by one";
 
     with_reader(s, r);
-    e = fails(s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE infile_food", DAL_EUNSUPPORTED);
-    ck_assert_msg(strstr(e->message, "infile_food") != NULL, "%s", e->message);
-    e = fails(s, "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE `infile_food` (k, name)",
-              DAL_EUNSUPPORTED);
-    ck_assert_msg(strstr(e->message, "infile_food") != NULL, "%s", e->message);
-    e = fails(NULL, "LOAD DATA INFILE '/tmp/f' INTO TABLE infile_food", DAL_EUNSUPPORTED);
-    ck_assert_msg(strstr(e->message, "infile_food") != NULL, "%s", e->message);
+    says(fails(s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE infile_food", DAL_EUNSUPPORTED), sharded);
+    says(fails(s, "/* x */ load data local infile 'f' REPLACE INTO TABLE `infile_food` (k, name)",
+               DAL_EUNSUPPORTED), sharded);
+    says(fails(NULL, "LOAD DATA INFILE '/tmp/f' INTO TABLE infile_food", DAL_EUNSUPPORTED), sharded);
+    says(fails(s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE infile_copy", DAL_EUNSUPPORTED),
+         "LOAD DATA names table infile_copy, which is a broadcast table");
     ck_assert_int_eq(r->opens, 0);
     dal_session_close(s);
     reader_free(r);
