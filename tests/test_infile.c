@@ -323,6 +323,7 @@ START_TEST(test_reader_held)
 {
     dal_session_t *s = session();
     reader_t *r = reader_new();
+    dal_error_t err;
 
     run(NULL, "DELETE FROM infile_t");
     with_reader(s, r);
@@ -339,6 +340,13 @@ START_TEST(test_reader_held)
     ck_assert_int_eq(r->opens, 2);
     ck_assert_int_eq(r->closes, 2);
     ck_assert_int_eq(rows_in("plain", "infile_t"), ROWS);
+    /* dal_session_reset lets the pins go and keeps the reader */
+    tu_must(dal_session_reset(s, &err), &err, "reset");
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
+    run(s, "LOAD DATA LOCAL INFILE 'z' INTO TABLE infile_t");
+    ck_assert_int_eq(r->opens, 3);
+    ck_assert_int_eq(r->closes, 3);
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 2 * ROWS);
     dal_session_close(s);
     reader_free(r);
 }
@@ -406,12 +414,14 @@ static long long conn_id(void)
 }
 
 /* A pooled connection that served a session with a reader serves the next
- * borrower, without one, as any: refused, the file not opened.  One
- * thread: the built-in cache hands it the same connection each time. */
+ * borrower, without one, as any: refused, the file not opened, also after
+ * the pool reset it.  One thread: the built-in cache hands it the same
+ * connection each time. */
 START_TEST(test_pool_forgets_reader)
 {
     dal_session_t *a = session(), *b = session();
     reader_t *r = reader_new();
+    dal_error_t err;
     long long id;
     char sql[600];
     fifo_t f;
@@ -419,6 +429,9 @@ START_TEST(test_pool_forgets_reader)
     run(NULL, "DELETE FROM infile_t");
     id = conn_id();
     with_reader(a, r);
+    /* a session variable: the pool resets the connection (COM_RESET_CONNECTION)
+     * when a's statement gives it back */
+    tu_must(dal_session_set_var(a, "sql_mode", "'STRICT_ALL_TABLES'", &err), &err, "set_var");
     run(a, "LOAD DATA LOCAL INFILE 'a' INTO TABLE infile_t");
     ck_assert_int_eq(r->opens, 1);
     ck_assert_int_eq(rows_in("plain", "infile_t"), ROWS);
