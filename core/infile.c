@@ -180,6 +180,8 @@ static void copy_unformatted(char *out, size_t cap, const char *msg)
 {
     size_t n = 0;
 
+    if (cap == 0)
+        return;
     for (; *msg != '\0' && n + 2 < cap; msg++) {
         if (*msg == '%')
             out[n++] = '%';
