@@ -7,7 +7,10 @@
  * (the end of the file), reads the server's answer, and reports the error
  * number and message the handler's error callback gives, with sqlstate
  * HY000: conn_error takes the whole failure, sqlstate included, from the
- * connection's dal_infile_conn_t instead (infile_failure).
+ * connection's dal_infile_conn_t instead (infile_failure).  A read that
+ * fails after some bytes went out first has the server's statement
+ * stopped (dal_infile_conn_t.abort), whose error 1317 then stands for the
+ * handler's failure.
  */
 #include <errno.h>
 #include <errmsg.h>
@@ -36,12 +39,14 @@ void infile_enter(dal_infile_conn_t *ic)
 {
     ic->reader = current;
     ic->failed = 0;
+    ic->aborted = 0;
 }
 
 void infile_leave(dal_infile_conn_t *ic)
 {
     ic->reader = NULL;
     ic->failed = 0;
+    ic->aborted = 0;
 }
 
 /* The error number libmariadb gets for ic's failure: the failure's own,
@@ -56,7 +61,7 @@ static unsigned int reported(const dal_infile_conn_t *ic)
 
 const dal_error_t *infile_failure(const dal_infile_conn_t *ic, unsigned int e)
 {
-    return ic->failed && reported(ic) == e ? &ic->err : NULL;
+    return ic->failed && (ic->aborted || reported(ic) == e) ? &ic->err : NULL;
 }
 
 /* The reader's failure e into ic; one that left e unfilled is a failure
@@ -109,7 +114,9 @@ static int h_init(void **ptr, const char *name, void *userdata)
     if (ic == NULL)
         return 1;
     ic->failed = 0;
+    ic->aborted = 0;
     ic->opened = 0;
+    ic->sent = 0;
     ic->fd = -1;
     if (ic->reader != NULL)
         return reader_open(ic, name);
@@ -157,8 +164,15 @@ static int file_read(dal_infile_conn_t *ic, char *buf, unsigned int len)
 static int h_read(void *ptr, char *buf, unsigned int len)
 {
     dal_infile_conn_t *ic = ptr;
+    int n = ic->opened ? reader_read(ic, buf, len) : file_read(ic, buf, len);
 
-    return ic->opened ? reader_read(ic, buf, len) : file_read(ic, buf, len);
+    if (n > 0)
+        ic->sent += (unsigned int)n;
+    /* the empty packet libmariadb sends next would end the file and the
+     * server would keep the rows it has: a file cut short is not one */
+    if (n < 0 && ic->sent > 0 && ic->abort != NULL)
+        ic->aborted = ic->abort(ic) == 0;
+    return n;
 }
 
 static void h_end(void *ptr)
@@ -202,13 +216,17 @@ static int h_error(void *ptr, char *buf, unsigned int len)
     return (int)reported(ic);
 }
 
-void infile_install(MYSQL *m, dal_infile_conn_t *ic, int read_files)
+void infile_install(MYSQL *m, dal_infile_conn_t *ic, int read_files,
+                    int (*abort)(dal_infile_conn_t *ic))
 {
     unsigned int on = 1;
 
     if (ic != NULL) {
         ic->reader = NULL;
         ic->read_files = read_files;
+        ic->abort = abort;
+        ic->sent = 0;
+        ic->aborted = 0;
         ic->fd = -1;
         ic->opened = 0;
         ic->failed = 0;

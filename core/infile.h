@@ -36,17 +36,26 @@ typedef struct dal_infile {
 typedef struct dal_infile_conn {
     const dal_infile_t *reader; /* borrowed: the running statement's session's, or NULL */
     int read_files;           /* [dal] local_infile = on */
+    /* Stop the server's statement (conn.c: KILL QUERY from a connection of
+     * its own): 0 when done.  A read that fails after bytes went to the
+     * server calls it before libmariadb ends the file with an empty
+     * packet, so that the server does not load the rows it has. */
+    int (*abort)(struct dal_infile_conn *ic);
     int fd;                   /* the file being read (read_files), or -1 */
     int opened;               /* the reader's open succeeded: its close is owed */
+    unsigned long long sent;  /* bytes handed to libmariadb for this statement */
     int failed;               /* err is the failure the handler reported in this statement */
+    int aborted;              /* ... and abort stopped the statement */
     dal_error_t err;
 } dal_infile_conn_t;
 
 /* Set m up for LOCAL INFILE requests: the capability on (CLIENT_LOCAL_FILES,
  * which the reader needs) and dal's handler, answering from ic (NULL: a
  * connection that runs no one's statements, which refuses every request).
- * read_files: [dal] local_infile.  Before mysql_real_connect. */
-void infile_install(MYSQL *m, dal_infile_conn_t *ic, int read_files);
+ * read_files: [dal] local_infile; abort: see dal_infile_conn_t (NULL: the
+ * rows before a failed read are loaded).  Before mysql_real_connect. */
+void infile_install(MYSQL *m, dal_infile_conn_t *ic, int read_files,
+                    int (*abort)(dal_infile_conn_t *ic));
 /* The statements the calling thread runs from now on read LOCAL INFILE
  * bytes from r (borrowed until set again; NULL: none). */
 void infile_set_current(const dal_infile_t *r);
@@ -56,7 +65,8 @@ void infile_enter(dal_infile_conn_t *ic);
 /* That connection's part is over: no reader, no failure kept. */
 void infile_leave(dal_infile_conn_t *ic);
 /* The failure the handler reported, if the connection's error e is still
- * it (the server's own error afterwards replaces it); else NULL. */
+ * it (the server's own error afterwards replaces it) or is the server's
+ * answer to abort; else NULL. */
 const dal_error_t *infile_failure(const dal_infile_conn_t *ic, unsigned int e);
 
 #endif /* DAL_CORE_INFILE_H */

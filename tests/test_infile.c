@@ -340,12 +340,25 @@ START_TEST(test_reader_held)
     ck_assert_int_eq(r->opens, 2);
     ck_assert_int_eq(r->closes, 2);
     ck_assert_int_eq(rows_in("plain", "infile_t"), ROWS);
+    /* a read failing mid-file on the pinned connection: stopped there too,
+     * the connection and its user variable stay */
+    r->fail_at = r->reads + 4;
+    ck_assert_uint_eq(fails(s, "LOAD DATA LOCAL INFILE 'cut' INTO TABLE infile_t",
+                            DAL_ESERVER)->mysql_errno, 2013);
+    r->fail_at = 0;
+    ck_assert_int_eq(r->closes, 3);
+    ck_assert_int_eq(rows_in("plain", "infile_t"), ROWS);
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    run(s, "INSERT INTO infile_t SELECT 'pin', @pin");
+    ck_assert_int_eq(tu_direct_value(ports[0], "plain",
+                                     "SELECT n FROM infile_t WHERE name = 'pin'"), 1);
+    run(s, "DELETE FROM infile_t WHERE name = 'pin'");
     /* dal_session_reset lets the pins go and keeps the reader */
     tu_must(dal_session_reset(s, &err), &err, "reset");
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     run(s, "LOAD DATA LOCAL INFILE 'z' INTO TABLE infile_t");
-    ck_assert_int_eq(r->opens, 3);
-    ck_assert_int_eq(r->closes, 3);
+    ck_assert_int_eq(r->opens, 4);
+    ck_assert_int_eq(r->closes, 4);
     ck_assert_int_eq(rows_in("plain", "infile_t"), 2 * ROWS);
     dal_session_close(s);
     reader_free(r);
@@ -369,27 +382,44 @@ START_TEST(test_reader_errors)
     ck_assert_int_eq(r->opens, 1);
     ck_assert_int_eq(r->closes, 0);
     ck_assert_int_eq(rows_in("plain", "infile_t"), 0);
-    /* a read that fails mid-file: its error, one close; in a transaction,
-     * which the caller rolls back */
+    /* a read that fails mid-file: its error, one close, and the server
+     * loads none of the rows it had (dal stops the statement) */
     r->refuse_open = 0;
     r->fail_at = 5;
-    run(s, "BEGIN");
     e = fails(s, "LOAD DATA LOCAL INFILE 'half' INTO TABLE infile_t", DAL_ESERVER);
     ck_assert_uint_eq(e->mysql_errno, 2013);
     ck_assert_str_eq(e->sqlstate, "08S01");
-    ck_assert_msg(strstr(e->message, "the client went away mid-file") != NULL, "%s", e->message);
+    says(e, "the client went away mid-file");
     ck_assert_int_eq(r->opens, 2);
     ck_assert_int_eq(r->closes, 1);
     ck_assert_int_eq(r->reads, 5);
-    run(s, "ROLLBACK");
     ck_assert_int_eq(rows_in("plain", "infile_t"), 0);
+    /* in a transaction: the statement fails, the transaction goes on */
+    r->reads = 0;
+    run(s, "BEGIN");
+    run(s, "INSERT INTO infile_t VALUES ('before', 1)");
+    e = fails(s, "LOAD DATA LOCAL INFILE 'half' INTO TABLE infile_t", DAL_ESERVER);
+    ck_assert_uint_eq(e->mysql_errno, 2013);
+    ck_assert_int_eq(r->closes, 2);
+    run(s, "INSERT INTO infile_t VALUES ('after', 2)");
+    run(s, "COMMIT");
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 2);
+    run(NULL, "DELETE FROM infile_t");
+    /* the first read fails: nothing was sent, nothing to stop */
+    r->reads = 0;
+    r->fail_at = 1;
+    ck_assert_uint_eq(fails(s, "LOAD DATA LOCAL INFILE 'none' INTO TABLE infile_t",
+                            DAL_ESERVER)->mysql_errno, 2013);
+    ck_assert_int_eq(r->closes, 3);
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 0);
+    r->fail_at = 0;
     /* the session and its connections go on */
     run(s, "INSERT INTO infile_t VALUES ('after', 1)");
     ck_assert_int_eq(rows_in("plain", "infile_t"), 1);
     /* removed: refused again */
     tu_must(dal_session_set_infile(s, NULL, NULL, &err), &err, "remove");
     refused(fails(s, "LOAD DATA LOCAL INFILE 'z' INTO TABLE infile_t", DAL_ESERVER));
-    ck_assert_int_eq(r->opens, 2);
+    ck_assert_int_eq(r->opens, 4);
     /* bad ops */
     ck_assert_int_eq(dal_session_set_infile(s, &(dal_infile_ops_t){.struct_size = 8}, r, &err),
                      DAL_EINVAL);
@@ -502,6 +532,11 @@ START_TEST(test_local_infile_on)
     e = fails(NULL, sql, DAL_ESERVER);
     ck_assert_msg(strstr(e->message, "absent.tsv") != NULL && strstr(e->message, "No such file"),
                   "%s", e->message);
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 6 + ROWS);
+    snprintf(sql, sizeof sql, "LOAD DATA LOCAL INFILE '%s' INTO TABLE infile_t", dir);
+    e = fails(NULL, sql, DAL_ESERVER);
+    ck_assert_uint_eq(e->mysql_errno, 5005); /* CR_FILE_READ */
+    says(e, "Is a directory");
     ck_assert_int_eq(rows_in("plain", "infile_t"), 6 + ROWS);
     dal_close(dal);
     dal = saved;

@@ -659,8 +659,10 @@ DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *
 
 /* The bytes of a LOAD DATA LOCAL INFILE, supplied by the program instead
  * of a file (dal_session_set_infile).  Called on the thread running the
- * statement, between dal_session_query's call and its return (from inside
- * the client library: a callback must not call dal on the same session). */
+ * statement, between dal_session_query's call and its return, from inside
+ * the client library, at times on the small stack (about 60 KiB) of its
+ * non-blocking calls: a callback must not call dal on the same session,
+ * and large buffers belong on the heap. */
 typedef struct dal_infile_ops {
     size_t struct_size;  /* sizeof(dal_infile_ops_t) */
     /* The server asks for name (the statement's file name, NUL-terminated,
@@ -669,11 +671,13 @@ typedef struct dal_infile_ops {
      * the query sees, as DAL_ESERVER; the server then loads no row). */
     int (*open)(void *user, const char *name, dal_error_t *err);
     /* Up to len bytes into buf (borrowed for the call): how many, 0 at the
-     * end of the file, -1 with err filled on failure.  A failure ends the
-     * file there: the caller of the query sees err as DAL_ESERVER, while
-     * the rows of the bytes already sent are loaded (as with a MariaDB
-     * client whose file read fails), so a transaction should be rolled
-     * back. */
+     * end of the file, -1 with err filled on failure.  The caller of the
+     * query sees err as DAL_ESERVER.  After a failure dal has the server
+     * stop the statement (KILL QUERY from a connection of its own) before
+     * the file ends, so the server keeps none of the rows it was sent
+     * (a non-transactional table keeps those it wrote; and if that
+     * connection cannot be made, the rows sent are loaded); a transaction
+     * stays open. */
     long (*read)(void *user, void *buf, size_t len, dal_error_t *err);
     /* After the last read, or after a failure; called once for each
      * successful open. */
