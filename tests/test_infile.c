@@ -3,8 +3,9 @@
  * MariaDB servers: by default the statement fails with the server's error
  * 4166 and dal opens no file; a session's reader supplies the bytes (in and
  * out of transactions, on pooled and pinned connections) and its failures
- * reach the caller; [dal] local_infile = on reads the file; a sharded table
- * is refused; a pooled connection that served a reader serves the next
+ * reach the caller, a file cut short loading no row; [dal] local_infile =
+ * on reads the file, also after a reload turns it on; a sharded table is
+ * refused; a pooled connection that served a reader serves the next
  * borrower without it.
  *
  * tests/infile_test.sh starts the cluster (product_0, product_1 on two
@@ -546,6 +547,34 @@ START_TEST(test_local_infile_on)
 }
 END_TEST
 
+/* A reload that turns local_infile on or off: the connections made after
+ * it answer as the new file says. */
+START_TEST(test_reload)
+{
+    dal_t *saved = dal;
+    char *ini = make_ini("reload.ini", ""), *file, sql[600];
+    dal_error_t err;
+
+    file = tu_write(dir, "reload.tsv", "r\t1\n");
+    dal = tu_open(ini);
+    run(NULL, "DELETE FROM infile_t");
+    snprintf(sql, sizeof sql, "LOAD DATA LOCAL INFILE '%s' INTO TABLE infile_t", file);
+    refused(fails(NULL, sql, DAL_ESERVER));
+    free(make_ini("reload.ini", "local_infile = on\n"));
+    tu_must(dal_reload(dal, &err), &err, "reload on");
+    run(NULL, sql);
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 1);
+    free(make_ini("reload.ini", "local_infile = off\n"));
+    tu_must(dal_reload(dal, &err), &err, "reload off");
+    refused(fails(NULL, sql, DAL_ESERVER));
+    ck_assert_int_eq(rows_in("plain", "infile_t"), 1);
+    dal_close(dal);
+    dal = saved;
+    free(file);
+    free(ini);
+}
+END_TEST
+
 static Suite *infile_suite(void)
 {
     Suite *s = suite_create("infile");
@@ -560,6 +589,7 @@ static Suite *infile_suite(void)
     tcase_add_test(tc, test_pool_forgets_reader);
     tcase_add_test(tc, test_sharded_refused);
     tcase_add_test(tc, test_local_infile_on);
+    tcase_add_test(tc, test_reload);
     suite_add_tcase(s, tc);
     return s;
 }
