@@ -649,8 +649,9 @@ DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *
  *    its own file system, as a trusted program's client library would;
  *  - otherwise (the default) the statement fails with the server's error
  *    for it, 4166 (HY000) "The used command is not allowed because the
- *    MariaDB server or client has disabled the local infile capability",
- *    and no file is opened.
+ *    MariaDB server or client has disabled the local infile capability"
+ *    followed by dal's reason, " ([dal] local_infile = off)", and no file
+ *    is opened.
  * A LOAD DATA names a table dal does not analyse further: it runs on the
  * default datasource, and one into a table not wholly there (sharded,
  * broadcast, or on another datasource) is DAL_EUNSUPPORTED, as other
