@@ -992,6 +992,8 @@ static int check_refs(cfg_parser_t *ps)
                                      "(where the commit decisions are kept)");
     check_table_refs(ps, sorted);
     free(sorted);
+    for (i = 0; i < cfg->ndatasources; i++)
+        ps->cfg->datasources[i].local_infile = cfg->local_infile;
     return ps->rc;
 }
 

@@ -72,6 +72,8 @@ typedef struct dal_cfg_datasource {
 
     /* pool.* keys overriding [dal]'s for this datasource */
     dal_cfg_params_t pool_params;
+
+    int local_infile;              /* [dal] local_infile, copied here for the connections */
 } dal_cfg_datasource_t;
 
 /* What a [table] is. */
@@ -173,6 +175,7 @@ typedef struct dal_config {
     int pool_line;
     dal_cfg_params_t pool_params;      /* pool.* keys */
     int transaction_mode;     /* transaction_mode = single: a dal_txn_mode_t */
+    int local_infile;         /* local_infile = off: 0 off, 1 on (dal reads LOCAL INFILE files) */
     char *xa_log;             /* owned; xa_log = DATASOURCE of the XA decision log; NULL: none */
     int xa_log_line;
     uint32_t xa_grace_ms;     /* xa_grace = 60s */

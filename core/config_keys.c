@@ -581,6 +581,8 @@ static const char *const sprep_words[] = {"auto", "off", NULL};
 static const char *const ryw_words[] = {"off", "session", NULL};
 /* In the order of dal_txn_mode_t. */
 static const char *const txn_words[] = {"single", "multi", "xa", NULL};
+/* local_infile: 0 off, 1 on. */
+static const char *const off_on_words[] = {"off", "on", NULL};
 
 #define CFG(f) offsetof(dal_config_t, f)
 #define DS(f) offsetof(dal_cfg_datasource_t, f)
@@ -632,6 +634,13 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "how a session's transactions span data nodes: `single` (one node), `multi` (a "
              "transaction per node, committed in turn), `xa` (two-phase commit; needs `xa_log`); "
              "see docs/transactions.md"},
+    {.name = "local_infile", .type = DAL_CFG_ENUM, .offset = CFG(local_infile), .words = off_on_words,
+     .def = "off",
+     .help = "whether dal reads the file a `LOAD DATA LOCAL INFILE` names when the session "
+             "supplies no bytes itself (`dal_session_set_infile`, docs/api.md): `off` refuses the "
+             "statement with error 4166 and opens nothing; `on` reads the file from dal's own file "
+             "system, for a program that trusts every statement's author with every file it may "
+             "read"},
     {.name = "xa_log", .type = DAL_CFG_STRING, .offset = CFG(xa_log), .line = CFG(xa_log_line),
      .rule = &dal_cfg_rule_ds, .unset = "none",
      .help = "name of the `[datasource]` holding the XA decision log (`dal xa init` creates it)"},

@@ -1,6 +1,7 @@
 /*
  * conn.c -- server connections and the built-in connection cache.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
     mysql_options(m, MYSQL_OPT_RECONNECT, &off);
     /* lets exec.c drive several nodes' statements from one thread */
     mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
+    /* never libmariadb's own LOCAL INFILE handler, which reads whatever
+     * file the server names; conn_open_server answers for its connections */
+    infile_install(m, NULL, 0, NULL);
     if (u->ssl_mode != NULL && strcmp(u->ssl_mode, "DISABLED") != 0) {
         my_bool on = 1;
         if (u->ssl_ca != NULL)
@@ -64,15 +68,17 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
 
 int conn_error(dal_conn_t *c, int code, dal_error_t *err)
 {
+    const dal_error_t *f = infile_failure(&c->infile, mysql_errno(&c->mysql));
+    unsigned int e = f != NULL ? f->mysql_errno : mysql_errno(&c->mysql);
+    const char *state = f != NULL ? f->sqlstate : mysql_sqlstate(&c->mysql);
     char role[32] = "";
 
     /* replicas are named by position, as in config messages */
     if (c->replica >= 0)
         snprintf(role, sizeof role, " replica %d", c->replica + 1);
-    return err_server(err, code, mysql_errno(&c->mysql), mysql_sqlstate(&c->mysql),
-                      "datasource %s%s (%s): error %u (%s): %s", c->ds->name, role,
-                      c->url->display, mysql_errno(&c->mysql),
-                      mysql_sqlstate(&c->mysql), mysql_error(&c->mysql));
+    return err_server(err, code, e, state, "datasource %s%s (%s): error %u (%s): %s", c->ds->name,
+                      role, c->url->display, e, state,
+                      f != NULL ? f->message : mysql_error(&c->mysql));
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
@@ -160,6 +166,44 @@ static int session_dirty(dal_conn_t *c)
     return other || pending;
 }
 
+/* abort_load's KILL QUERY, on a thread of its own: the LOCAL INFILE
+ * handler may run on the small stack of libmariadb's non-blocking calls,
+ * too small to connect from. */
+typedef struct load_kill {
+    const dal_conn_t *c;
+    int rc;
+} load_kill_t;
+
+static void *load_kill_run(void *arg)
+{
+    load_kill_t *k = arg;
+    dal_conn_t *side;
+    char sql[48];
+
+    if (conn_open_server(k->c->ds, k->c->replica, &side, NULL) != 0)
+        return NULL;
+    snprintf(sql, sizeof sql, "KILL QUERY %lu", mysql_thread_id((MYSQL *)&k->c->mysql));
+    if (mysql_real_query(&side->mysql, sql, (unsigned long)strlen(sql)) == 0)
+        k->rc = 0;
+    conn_close(side);
+    return NULL;
+}
+
+/* dal_infile_conn_t.abort: stop the LOAD DATA running on the connection
+ * holding ic.  The server sees the kill when it reads the end of the file
+ * (it cannot finish before that), fails the statement with error 1317, and
+ * the connection stays usable. */
+static int abort_load(dal_infile_conn_t *ic)
+{
+    load_kill_t k = {(const dal_conn_t *)((const char *)ic - offsetof(dal_conn_t, infile)), -1};
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, load_kill_run, &k) != 0)
+        return -1;
+    pthread_join(t, NULL);
+    return k.rc;
+}
+
 int conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err)
 {
     return conn_open_server(ds, -1, out, err);
@@ -183,6 +227,7 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
         return err_set(err, DAL_ENOMEM, "mysql_init failed");
     }
     conn_options(&c->mysql, ds, replica, ds->read_timeout_ms);
+    infile_install(&c->mysql, &c->infile, ds->local_infile, abort_load);
     if (mysql_real_connect(&c->mysql, u->socket ? "localhost" : u->host, u->user, u->password,
                            u->database, u->socket ? 0 : u->port, u->socket, 0) == NULL) {
         rc = conn_error(c, DAL_ECONNECT, err);

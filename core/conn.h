@@ -29,6 +29,7 @@
 #include "config.h"
 #include "dal/plugin.h"
 #include "gtid.h"
+#include "infile.h"
 
 /* State another module keeps on a connection that lives in the server's
  * session (sprep.c's prepared statements): dropped (drop also frees it)
@@ -57,6 +58,7 @@ struct dal_conn {
     struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
                                           now, which may cancel it (cancel.h), or NULL */
     dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
+    dal_infile_conn_t infile;          /* its LOCAL INFILE handler's (infile.h) */
 };
 
 /* Drop c's extension (dal_conn_ext_t), if any. */
@@ -95,7 +97,8 @@ int conn_open(const dal_cfg_datasource_t *ds, dal_conn_t **out, dal_error_t *err
 int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **out,
                      dal_error_t *err);
 /* The connection options conn_open uses (timeouts, charset, TLS, no
- * reconnect, non-blocking allowed), for a MYSQL the caller drives itself;
+ * reconnect, non-blocking allowed, dal's LOCAL INFILE handler, which
+ * refuses on such a MYSQL), for a MYSQL the caller drives itself;
  * read_timeout_ms replaces ds's read timeout (0: none). */
 void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
                   uint32_t read_timeout_ms);
@@ -127,7 +130,8 @@ int conn_reset(dal_conn_t *c, dal_error_t *err);
  * (user variables set in a SELECT, GET_LOCK): the next reset must go to the
  * server. */
 void conn_mark_dirty(dal_conn_t *c);
-/* Fill err from the connection's last error, naming the datasource. */
+/* Fill err from the connection's last error, naming the datasource (a
+ * failure of its LOCAL INFILE handler as the handler reported it). */
 int conn_error(dal_conn_t *c, int code, dal_error_t *err);
 
 /* A slot where one thread parks the connection it gave back, to take it

@@ -12,6 +12,7 @@
 #include "events.h"
 #include "exec.h"
 #include "cancel.h"
+#include "infile.h"
 #include "warnings.h"
 #include "clock.h"
 #include "monitor.h"
@@ -177,6 +178,7 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     int rc;
 
     cancel_enter(c);
+    infile_enter(&c->infile);
     rc = sprep_send(rt, r, c, params, nparams, sql, res, err);
     if (rc == SPREP_TEXT) {
         buf_reset(sql);
@@ -186,6 +188,7 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
                      ? conn_error(c, DAL_ESERVER, err)
                      : store_on(rt, r, c, res, err);
     }
+    infile_leave(&c->infile);
     cancel_leave(c);
     return rc;
 }
@@ -334,6 +337,8 @@ static void job_finish(batch_t *b, job_t *j, int rc)
 static void job_release(job_t *j, int reusable)
 {
     cancel_leave(j->c);
+    if (j->c != NULL)
+        infile_leave(&j->c->infile);
     if (j->c != NULL && !j->held)
         server_release(j->srv, j->c, reusable);
     j->c = NULL;
@@ -451,6 +456,7 @@ static void job_start(batch_t *b, job_t *j)
     }
     j->phase = JOB_QUERY;
     cancel_enter(j->c);
+    infile_enter(&j->c->infile);
     j->wait = mysql_real_query_start(&j->qret, &j->c->mysql, j->sql.data,
                                      (unsigned long)j->sql.len);
     if (j->wait == 0)

@@ -222,6 +222,7 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
     if (c == NULL)
         return;
     cancel_leave(c);  /* the end of rows streamed to a session */
+    infile_leave(&c->infile); /* an idle connection answers for no session */
     /* results left unread (a CALL's last, or an error after its rows) make
      * the connection unusable: libmariadb's reset loops forever on them */
     if (reusable && mysql_more_results(&c->mysql))

@@ -442,6 +442,37 @@ static char *string_sql(const char *text, const dal_token_t *t, size_t *len)
     return out;
 }
 
+/* sql's first token that is not a comment or a hint, lx then after it. */
+static dal_token_t first_word(const dal_sql_t *sql, dal_lexer_t *lx)
+{
+    dal_token_t t;
+
+    lex_init(lx, sql->text, sql->len);
+    do
+        t = lex_next(lx);
+    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
+    return t;
+}
+
+/* LOAD DATA or LOAD XML. */
+static int is_load(const dal_sql_t *sql)
+{
+    dal_lexer_t lx;
+    dal_token_t t = first_word(sql, &lx);
+
+    return tok_eq(sql->text, &t, "LOAD");
+}
+
+/* Why table tb does not live wholly on the default datasource, or NULL. */
+static const char *not_whole(const router_t *r, const dal_table_t *tb)
+{
+    if (tb->sharded)
+        return "is sharded";
+    if (tb->cfg->kind == DAL_TABLE_BROADCAST)
+        return "is a broadcast table";
+    return tb->nodes[0] != r->snap->default_node ? "is not on the default datasource" : NULL;
+}
+
 /*
  * A statement dal does not analyse runs unchanged on the default
  * datasource.  If it names a configured table that does not live there
@@ -462,6 +493,7 @@ static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
     lex_init(&lx, text, len);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         const dal_table_t *tb;
+        const char *why;
         if (t.type == DAL_TOK_STRING && sql_text) {
             if ((inner = string_sql(text, &t, &n)) == NULL)
                 return err_set(r->err, DAL_ENOMEM, "out of memory");
@@ -476,14 +508,21 @@ static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
         n = ident_unquote(text, &t, name, sizeof name);
         if (n >= sizeof name || (tb = snapshot_table(r->snap, name, n)) == NULL)
             continue;
-        if (tb->sharded || tb->cfg->kind == DAL_TABLE_BROADCAST ||
-            tb->nodes[0] != r->snap->default_node)
+        if ((why = not_whole(r, tb)) == NULL)
+            continue;
+        if (is_load(r->sql))
             return err_set(r->err, DAL_EUNSUPPORTED,
-                           "dal does not analyse this kind of statement, and it names table %s, "
-                           "which is not wholly on the default datasource: it would run "
-                           "unchanged there.  Send it to each datasource as written with "
+                           "LOAD DATA names table %s, which %s: dal sends a LOAD DATA unchanged "
+                           "to the default datasource and does not route a file's rows one by "
+                           "one.  Insert the rows with INSERT, or load each physical table with "
                            "/*+ dal datasource=NAME raw */",
-                           tb->cfg->name);
+                           tb->cfg->name, why);
+        return err_set(r->err, DAL_EUNSUPPORTED,
+                       "dal does not analyse this kind of statement, and it names table %s, "
+                       "which is not wholly on the default datasource: it would run "
+                       "unchanged there.  Send it to each datasource as written with "
+                       "/*+ dal datasource=NAME raw */",
+                       tb->cfg->name);
     }
     return 0;
 }
@@ -497,10 +536,7 @@ static int runs_sql_text(const dal_sql_t *sql)
 
     if (sql->pins & DAL_PIN_PREPARE)
         return 1;
-    lex_init(&lx, sql->text, sql->len);
-    do
-        t = lex_next(&lx);
-    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
+    t = first_word(sql, &lx);
     if (!tok_eq(sql->text, &t, "EXECUTE"))
         return 0;
     do

@@ -27,6 +27,7 @@
 
 #include "dal_int.h"
 #include "cancel.h"
+#include "infile.h"
 #include "warnings.h"
 #include "error.h"
 #include "exec.h"
@@ -72,6 +73,8 @@ struct dal_session {
                                last connection that applied its variables or answered
                                one of its statements with an OK said: clients escape
                                their strings by it (dal_session_status) */
+    dal_infile_t infile;    /* LOAD DATA LOCAL INFILE bytes (dal_session_set_infile), if has_infile */
+    int has_infile;
 };
 
 /* ---------------------------------------------------------- variables */
@@ -566,6 +569,28 @@ void dal_session_keep_warnings(dal_session_t *s, int on)
         s->keep_warnings = on != 0;
 }
 
+int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
+                           dal_error_t *err)
+{
+    if (s == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_set_infile: NULL session");
+    if (ops == NULL) {
+        s->has_infile = 0;
+        memset(&s->infile, 0, sizeof s->infile);
+        return 0;
+    }
+    /* a later, longer struct is taken for its first fields */
+    if (ops->struct_size < sizeof *ops || ops->open == NULL || ops->read == NULL ||
+        ops->close == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_set_infile: ops needs struct_size = "
+                                        "sizeof(dal_infile_ops_t) and open, read and close");
+    memcpy(&s->infile.ops, ops, sizeof *ops);
+    s->infile.ops.struct_size = sizeof *ops;
+    s->infile.user = user;
+    s->has_infile = 1;
+    return 0;
+}
+
 int dal_session_cancel(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
@@ -861,9 +886,11 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         snapshot_ref(ctx.snap);
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
+    infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     warnings_want(0);
+    infile_set_current(NULL);
     cancel_set_current(NULL);
     pool_set_vars(NULL);
     snapshot_unref(ctx.snap);

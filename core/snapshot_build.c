@@ -133,7 +133,8 @@ int datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
         a->read_timeout_ms != b->read_timeout_ms || a->nreplicas != b->nreplicas ||
         a->load_balance != b->load_balance || a->max_replica_lag_ms != b->max_replica_lag_ms ||
         a->health_check_ms != b->health_check_ms || a->read_your_writes != b->read_your_writes ||
-        a->ryw_window_ms != b->ryw_window_ms || !params_equal(&a->pool_params, &b->pool_params))
+        a->ryw_window_ms != b->ryw_window_ms || a->local_infile != b->local_infile ||
+        !params_equal(&a->pool_params, &b->pool_params))
         return 0;
     for (i = 0; i < a->nreplicas; i++)
         if (!url_equal(&a->replicas[i].url, &b->replicas[i].url) ||

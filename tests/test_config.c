@@ -110,6 +110,8 @@ START_TEST(test_good_config)
     ck_assert_int_eq(cfg->watch, 0);
     ck_assert_int_eq(cfg->validate_connect, 0);
     ck_assert_int_eq(cfg->allow_reshard, 0);
+    ck_assert_int_eq(cfg->local_infile, 0);
+    ck_assert_int_eq(cfg->datasources[0].local_infile, 0);
     ck_assert_ptr_null(cfg->pool);
     ck_assert_uint_eq(cfg->pool_params.n, 0);
     ck_assert_uint_eq(cfg->nidgens, 0);
@@ -413,6 +415,26 @@ START_TEST(test_full_config)
 }
 END_TEST
 
+/* [dal] local_infile = on reaches every datasource, wherever the
+ * sections are in the file. */
+START_TEST(test_local_infile)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path = write_temp("[datasource a]\nmaster = mysql://u@h/db\n"
+                            "[dal]\nlocal_infile = on\n"
+                            "[datasource b]\nmaster = mysql://u@h2/db\n");
+
+    ck_assert_msg(config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    ck_assert_int_eq(cfg->local_infile, 1);
+    ck_assert_int_eq(cfg->datasources[0].local_infile, 1);
+    ck_assert_int_eq(cfg->datasources[1].local_infile, 1);
+    config_free(cfg);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
 START_TEST(test_empty_and_missing_files)
 {
     dal_config_t *cfg = NULL;
@@ -583,6 +605,7 @@ static const struct bad_config bad_configs[] = {
     {"[dal]\nwatch = maybe\n", 2, "watch: expected true or false, got 'maybe'"},
     {"[dal]\nvalidate_connect = 2\n", 2, "validate_connect: expected true or false, got '2'"},
     {"[dal]\nallow_reshard =\n", 2, "allow_reshard: expected true or false, got ''"},
+    {"[dal]\nlocal_infile = true\n", 2, "local_infile: expected off or on, got 'true'"},
     {"[dal]\npool = Default\n", 2, "pool: 'Default' is not a valid name (a plugin name"},
     {"[dal]\npool =\n", 2, "pool: empty value"},
     {"[dal]\npool.max-idle = 3\n", 2, "pool.max-idle: bad parameter name 'max-idle'"},
@@ -1256,6 +1279,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_good_config);
     tcase_add_test(tc, test_proxy_sections);
     tcase_add_test(tc, test_full_config);
+    tcase_add_test(tc, test_local_infile);
     tcase_add_test(tc, test_empty_and_missing_files);
     tcase_add_test(tc, test_unreadable_content);
     tcase_add_loop_test(tc, test_bad_config, 0, (int)NELEM(bad_configs));

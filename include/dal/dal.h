@@ -665,6 +665,64 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
                                 dal_error_t *err);
 
+/*
+ * LOAD DATA LOCAL INFILE.  The server answers such a statement by asking
+ * the client for the file's bytes.  dal answers for the program, on every
+ * backend connection, in this order:
+ *  - a session with a reader (dal_session_set_infile) supplies the bytes
+ *    of its statements' files: the file name in the SQL is only a name
+ *    passed to the reader;
+ *  - otherwise, with [dal] local_infile = on, dal reads the named file from
+ *    its own file system, as a trusted program's client library would;
+ *  - otherwise (the default) the statement fails with the server's error
+ *    for it, 4166 (HY000) "The used command is not allowed because the
+ *    MariaDB server or client has disabled the local infile capability"
+ *    followed by dal's reason, " ([dal] local_infile = off)", and no file
+ *    is opened.
+ * A LOAD DATA names a table dal does not analyse further: it runs on the
+ * default datasource, and one into a table not wholly there (sharded,
+ * broadcast, or on another datasource) is DAL_EUNSUPPORTED, as other
+ * statements dal does not analyse (docs/routing.md).
+ */
+
+/* The bytes of a LOAD DATA LOCAL INFILE, supplied by the program instead
+ * of a file (dal_session_set_infile).  Called on the thread running the
+ * statement, between dal_session_query's call and its return, from inside
+ * the client library, at times on the small stack (about 60 KiB) of its
+ * non-blocking calls: a callback must not call dal on the same session,
+ * and large buffers belong on the heap. */
+typedef struct dal_infile_ops {
+    size_t struct_size;  /* sizeof(dal_infile_ops_t) */
+    /* The server asks for name (the statement's file name, NUL-terminated,
+     * borrowed for the call): 0 to send bytes, or -1 with err filled
+     * (err->mysql_errno, err->sqlstate, err->message: what the caller of
+     * the query sees, as DAL_ESERVER; the server then loads no row). */
+    int (*open)(void *user, const char *name, dal_error_t *err);
+    /* Up to len bytes into buf (borrowed for the call): how many, 0 at the
+     * end of the file, -1 with err filled on failure.  The caller of the
+     * query sees err as DAL_ESERVER.  After a failure dal has the server
+     * stop the statement (KILL QUERY from a connection of its own) before
+     * the file ends, so the server keeps none of the rows it was sent
+     * (a non-transactional table keeps those it wrote; and if that
+     * connection cannot be made, the rows sent are loaded); a transaction
+     * stays open. */
+    long (*read)(void *user, void *buf, size_t len, dal_error_t *err);
+    /* After the last read, or after a failure; called once for each
+     * successful open. */
+    void (*close)(void *user);
+} dal_infile_ops_t;
+
+/*
+ * Make ops (with user) the source of s's LOAD DATA LOCAL INFILE bytes, for
+ * the statements s runs from now on, in and out of transactions; ops NULL
+ * removes it.  ops is copied; user is borrowed until removed or the
+ * session closes.  DAL_EINVAL when ops->struct_size is smaller than the
+ * struct of this header's first version or a callback is NULL.  Each
+ * statement gets its own open (and close) call.
+ */
+DAL_API int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
+                                   dal_error_t *err);
+
 /* ----------------------------------------------------------- ID generators */
 
 /* Draw n new unique IDs from the generator of section [idgen NAME] of the
