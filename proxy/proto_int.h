@@ -12,6 +12,16 @@
  * (borrowed) after checking every key and value in it is well-formed. */
 int proto_read_attrs(proto_cur_t *c, proto_str_t *attrs);
 
+/* The lexing the statement splitter (proto_split.c) and the text readers
+ * (proto_text.c) share.  Past the quoted text opened at text[i] ('', "" or
+ * ``; a backslash escapes in the first two, as in the servers' default
+ * sql_mode); a quoted identifier ends at a NUL, which is then outside it. */
+size_t proto_skip_quoted(const char *text, size_t len, size_t i);
+/* Past the comment starting at text[i] (--, # or C-style, executable ones
+ * included; a -- or # comment ends at a NUL), or i when none starts
+ * there. */
+size_t proto_skip_comment(const char *text, size_t len, size_t i);
+
 /* Put s, NUL-terminated or NULL (""), as a lenenc string. */
 static inline void proto_put_lenenc_cstr(proto_buf_t *b, const char *s)
 {

@@ -21,9 +21,7 @@
 
 #include "proto_int.h"
 
-/* Past the quoted string starting at text[i] (its quote char).  A quoted
- * identifier ends at a NUL, which is then outside it. */
-static size_t skip_quoted(const char *text, size_t len, size_t i)
+size_t proto_skip_quoted(const char *text, size_t len, size_t i)
 {
     char q = text[i++];
 
@@ -38,8 +36,7 @@ static size_t skip_quoted(const char *text, size_t len, size_t i)
     return len;
 }
 
-/* Past the comment starting at text[i], or i when none starts there. */
-static size_t skip_comment(const char *text, size_t len, size_t i)
+size_t proto_skip_comment(const char *text, size_t len, size_t i)
 {
     /* -- needs a blank or a control character after it, as in the server */
     if (text[i] == '#' ||
@@ -66,7 +63,7 @@ static size_t skip_blank(const char *text, size_t len, size_t i)
     while (i < len) {
         if (isspace((unsigned char)text[i]))
             i++;
-        else if ((j = skip_comment(text, len, i)) != i)
+        else if ((j = proto_skip_comment(text, len, i)) != i)
             i = j;
         else
             break;
@@ -108,7 +105,7 @@ static bool is_compound(const char *text, size_t len)
     for (w = 0, i += n; w < 8 && i < len; w++) {
         i = skip_blank(text, len, i);
         if (i < len && (text[i] == '\'' || text[i] == '"' || text[i] == '`')) {
-            i = skip_quoted(text, len, i);
+            i = proto_skip_quoted(text, len, i);
             continue;
         }
         if ((n = word_len(text, len, i)) == 0) {
@@ -138,8 +135,8 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
     while (i < len) {
         char ch = text[i];
         if (ch == '\'' || ch == '"' || ch == '`') {
-            i = skip_quoted(text, len, i);
-        } else if ((j = skip_comment(text, len, i)) != i) {
+            i = proto_skip_quoted(text, len, i);
+        } else if ((j = proto_skip_comment(text, len, i)) != i) {
             i = j;
         } else if (ch == '\0') {
             break; /* the rest is one statement: see above */

@@ -14,35 +14,6 @@
 
 #include "proto_int.h"
 
-/* Past the quoted text opened at text[i]; a backslash escapes inside
- * '' and "" (the servers' default sql_mode). */
-static size_t past_quoted(const char *text, size_t len, size_t i)
-{
-    char q = text[i++];
-
-    while (i < len) {
-        if (text[i] == '\\' && q != '`' && i + 1 < len)
-            i += 2;
-        else if (text[i++] == q)
-            return i;
-    }
-    return len;
-}
-
-/* Past a line comment at text[i], or i if none starts there. */
-static size_t past_line_comment(const char *text, size_t len, size_t i)
-{
-    if (text[i] == '#' ||
-        (text[i] == '-' && i + 2 <= len && text[i + 1] == '-' &&
-         (i + 2 == len || isspace((unsigned char)text[i + 2])))) {
-        while (i < len && text[i] != '\n' && text[i] != '\0')
-            i++;
-    }
-    return i;
-}
-
-static size_t past_comment(const char *text, size_t len, size_t i);
-
 /* Whether the C-style comment at text[i] is an executable one. */
 static bool executable(const char *text, size_t len, size_t i)
 {
@@ -81,8 +52,8 @@ bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
     while (i < len) {
         char ch = text[i];
         if (ch == '\'' || ch == '"' || ch == '`') {
-            i = past_quoted(text, len, i);
-        } else if ((j = past_line_comment(text, len, i)) != i) {
+            i = proto_skip_quoted(text, len, i);
+        } else if (ch != '/' && (j = proto_skip_comment(text, len, i)) != i) {
             i = j;
         } else if (inside && ch == '*' && i + 1 < len && text[i + 1] == '/') {
             text[i] = text[i + 1] = ' ';
@@ -95,32 +66,12 @@ bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
                 i += n;
                 continue;
             }
-            i = past_comment(text, len, i);
+            i = proto_skip_comment(text, len, i);
         } else {
             i++;
         }
     }
     return found;
-}
-
-/* Past the C-style comment at text[i] (not an executable one). */
-static size_t past_comment(const char *text, size_t len, size_t i)
-{
-    for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); i++)
-        ;
-    return i + 1 < len ? i + 2 : len;
-}
-
-/* Past the quoted identifier at text[i], or at the NUL inside it (which
- * the server refuses: a NUL is never part of a name). */
-static size_t past_name(const char *text, size_t len, size_t i)
-{
-    for (i++; i < len && text[i] != '\0'; i++)
-        if (text[i] == '`' && !(i + 1 < len && text[i + 1] == '`'))
-            return i + 1;
-        else if (text[i] == '`')
-            i++;
-    return i;
 }
 
 /* Whether text[i..len) is only `;` and blanks. */
@@ -143,14 +94,12 @@ size_t proto_sql_stray_nul(const char *text, size_t *len)
             *len = i;  /* the server's end of the statement */
             return SIZE_MAX;
         }
-        if (ch == '`')
-            i = past_name(text, n, i);
-        else if (ch == '\'' || ch == '"')
-            i = past_quoted(text, n, i);
-        else if ((j = past_line_comment(text, n, i)) != i)
+        if (ch == '\'' || ch == '"' || ch == '`')
+            i = proto_skip_quoted(text, n, i);
+        else if (ch != '/' && (j = proto_skip_comment(text, n, i)) != i)
             i = j;
         else if (ch == '/' && i + 1 < n && text[i + 1] == '*' && !executable(text, n, i))
-            i = past_comment(text, n, i);
+            i = proto_skip_comment(text, n, i);
         else
             i++;
     }
