@@ -6,7 +6,8 @@
  * switch's response and caching_sha2_password's cleartext password when
  * the plugin named asks for them, then commands in the capabilities the
  * handshake agreed: COM_QUERY split into statements and copied as the
- * session copies them (NULs included), COM_STMT_PREPARE registering a
+ * session reads them (a stray NUL a syntax error, executable comments
+ * opened in a copy of the same length), COM_STMT_PREPARE registering a
  * statement with a parameter count, COM_STMT_EXECUTE decoded with that
  * count, the previous execution's types and the parameters sent by
  * COM_STMT_SEND_LONG_DATA, STMT_CLOSE/RESET, CHANGE_USER back to
@@ -212,19 +213,38 @@ static stmt_t *find_stmt(session_t *s, uint32_t id)
     return NULL;
 }
 
-/* One statement of a COM_QUERY, copied as the session copies it (strndup
- * stops at a NUL: the statement is what comes before it). */
+/* One statement of a COM_QUERY, read as the session reads it: a stray
+ * NUL is a syntax error (a final one the end), the text is copied with its
+ * length, and a copy with its executable comments opened is the same
+ * length with no byte outside them changed. */
 static void run_piece(session_t *s, const char *text, size_t len)
 {
-    char *sql = strndup(text, len);
+    size_t n = len, at = proto_sql_stray_nul(text, &n), i;
+    char *sql, *view;
 
-    if (sql == NULL)
+    CHECK(n <= len);
+    if (at != SIZE_MAX) {
+        CHECK(at < len && text[at] == '\0');
+        send_err(s, 1064, "a NUL byte outside quotes");
         return;
-    CHECK(strlen(sql) <= len);
-    if (sql[0] == '\0')
+    }
+    if ((sql = malloc(n + 1)) == NULL || (view = malloc(n + 1)) == NULL) {
+        free(sql);
+        return;
+    }
+    memcpy(sql, text, n);
+    memcpy(view, text, n);
+    sql[n] = view[n] = '\0';
+    if (proto_sql_unwrap(view, n, 101199))
+        for (i = 0; i < n; i++)
+            CHECK(view[i] == sql[i] || view[i] == ' ');
+    else
+        CHECK(memcmp(view, sql, n) == 0);
+    if (n == 0 || sql[strspn(sql, " \t\r\n")] == '\0')
         send_err(s, 1065, "Query was empty");
     else
         send_ok(s);
+    free(view);
     free(sql);
 }
 

@@ -19,12 +19,12 @@ clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz
     "$src/core/error.c" $(pkg-config --libs inih)
 
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
-    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split}.c \
+    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
     $(pkg-config --cflags --libs libcrypto)
 
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
     "$src/proxy/redact.c" "$src/proxy/protocol.c" \
-    "$src/proxy/proto_"{handshake,auth,result,binary,command,split}.c \
+    "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
     $(pkg-config --cflags --libs libcrypto)
 
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
