@@ -19,6 +19,7 @@
 #endif
 #include <check.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1491,6 +1492,62 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
  * but `;` and blanks) rather than a piece that ends at the NUL and would
  * run; a NUL is never blank (after a `;` it is the server's empty
  * statement, 1065). */
+/* Executable comments opened as a 10.11.99 server reads them, in place. */
+START_TEST(test_unwrap)
+{
+    static const struct { const char *in, *out; bool found; } cases[] = {
+        {"/*!40103 SET TIME_ZONE='+00:00' */", "         SET TIME_ZONE='+00:00'   ", true},
+        {"/*M!100100 SET a = 1 */;", "           SET a = 1   ;", true},
+        {"/*!SET a=1*/", "   SET a=1  ", true},
+        {"/*!99999 SET a = 1 */", "/*!99999 SET a = 1 */", false},   /* MySQL 5.7+: a comment */
+        {"/*M!999999 sandbox */", "/*M!999999 sandbox */", false},   /* a later server's */
+        {"/*!110000 SET a=1 */", "/*!110000 SET a=1 */", false},
+        {"SELECT '/*!40101 x */'", "SELECT '/*!40101 x */'", false}, /* inside a string */
+        {"SELECT 1 -- /*!40101 x */", "SELECT 1 -- /*!40101 x */", false},
+        {"/* a */ /*!40101 SET b = 2 */", "/* a */          SET b = 2   ", true},
+        {"SET /*!40101 SESSION */ x = 1", "SET          SESSION    x = 1", true},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        size_t n = strlen(cases[i].in);
+        memcpy(buf, cases[i].in, n + 1);
+        ck_assert_int_eq(proto_sql_unwrap(buf, n, 101199), cases[i].found);
+        ck_assert_str_eq(buf, cases[i].out);
+    }
+}
+END_TEST
+
+/* NUL bytes as MariaDB reads them (checked against a server). */
+START_TEST(test_stray_nul)
+{
+#define T(lit) lit, sizeof lit - 1
+    static const struct { const char *text; size_t len; size_t at; size_t end; } cases[] = {
+        {T("SELECT 'a\0b'"), SIZE_MAX, 12},
+        {T("SELECT \"a\\\0b\""), SIZE_MAX, 13},
+        {T("SELECT 1 /* \0 */"), SIZE_MAX, 16},
+        {T("SELECT 1\0"), SIZE_MAX, 8},            /* a final NUL ends it */
+        {T("SELECT 1\0 ; \n"), SIZE_MAX, 8},
+        {T("\0"), SIZE_MAX, 0},
+        {T("DELETE FROM t\0 WHERE id = 1"), 13, 0},
+        {T("SELECT `a\0b` FROM t"), 9, 0},        /* never part of a name */
+        {T("SELECT 1 -- c\0 x"), 13, 0},          /* ends the comment */
+        {T("/*!40101 SET a = '\0' */"), SIZE_MAX, 23},
+        {T("/*!40101 SET a\0 = 1 */"), 14, 0},   /* the SQL of an executable comment */
+        {T("\0SELECT 1"), 0, 0},
+    };
+#undef T
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = cases[i].len;
+        ck_assert_uint_eq(proto_sql_stray_nul(cases[i].text, &len), cases[i].at);
+        ck_assert_uint_eq(len, (cases[i].at == SIZE_MAX ? cases[i].end : cases[i].len));
+    }
+}
+END_TEST
+
 START_TEST(test_split_nul)
 {
     static const struct piece strings[] = {P("INSERT INTO t VALUES (1, 'a\\\0;b')"),
@@ -1563,6 +1620,8 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute_real);
     tcase_add_test(cmds, test_split_statements);
     tcase_add_test(cmds, test_split_nul);
+    tcase_add_test(cmds, test_unwrap);
+    tcase_add_test(cmds, test_stray_nul);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
     suite_add_tcase(s, hs);
