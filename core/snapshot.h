@@ -119,6 +119,10 @@ typedef struct dal_snapshot {
     dal_node_t *default_node;        /* borrowed; NULL if none */
     struct dal_idgen_set *idgens;    /* owned (idgen_set_free) */
     struct dal_monitor_set *monitors;/* owned (monitor_set_free) */
+    _Atomic(struct dal_sql_cache *) sql_cache; /* borrowed from the dal_t, which frees it after
+                                        its last snapshot: set when the snapshot goes into
+                                        force, for the monitors' sampler; NULL before, and
+                                        outside a dal_t (dal_check_config) */
     /* open-addressing indexes into nodes[] / tables[] (value index+1, 0 empty) */
     uint32_t *node_index;
     uint32_t *table_index;
