@@ -248,6 +248,7 @@ int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *us
             (!t->sharded && t->cfg->id_column == NULL))
             continue;
         seen++;
+        table_columns_forget(t); /* what the server says now */
         rc = table_columns_get(t, &c, err);
         if (rc == 0)
             fn(user, t->cfg->name, (const char *const *)c->names, c->n);

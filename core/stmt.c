@@ -194,7 +194,7 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
                            dal_error_t *err)
 {
     size_t len;
-    char *text = columns_add_list(snap, st->sql, &len, err);
+    char *text = columns_add_list(snap, st->sql, &len, &st->columns_into, err);
     const dal_sql_t *with;
 
     if (text == NULL)
@@ -312,6 +312,50 @@ int stmt_args_error(const char *fn, const void *handle, const void *sql,
 
 /* ---------------------------------------------------------------- driver */
 
+/* Whether st's routes rest on a column order dal learned (columns.h): an
+ * INSERT given a column list, or INSERT ... SELECT *. */
+static int relies_on_columns(const dal_stmt_t *st)
+{
+    return st->columns_into != NULL ||
+           (st->sql->insert_select && st->sql->nitems == 1 && st->sql->items[0].star);
+}
+
+/* stmt_prepare, then for a statement that rests on learned columns the
+ * check that its tables still have them, preparing it again after a
+ * change (columns_check). */
+static int prepare_checked(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
+                           dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                           dal_stmt_t *st, dal_error_t *err)
+{
+    int attempt, rc;
+
+    for (attempt = 0;; attempt++) {
+        rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, st, err);
+        if (rc != 0 || st->rt.sql == NULL || !relies_on_columns(st))
+            return rc;
+        if ((rc = columns_check(&st->rt, st->columns_into, attempt, err)) != 1)
+            return rc;
+        stmt_clear(st);
+    }
+}
+
+/* Server errors that may mean a table is not what dal learned of it:
+ * unknown column, column count doesn't match, no such table. */
+static int table_changed_errno(unsigned int e)
+{
+    return e == 1054 || e == 1136 || e == 1146;
+}
+
+/* After a statement: DDL through dal, or an error that may mean a changed
+ * table, makes dal forget what it learned of the tables named. */
+static void columns_after(dal_snapshot_t *snap, const dal_sql_t *sql, int rc,
+                          const dal_error_t *err)
+{
+    if (sql != NULL && (sql->kind == DAL_SQL_DDL ||
+                        (rc == DAL_ESERVER && (err == NULL || table_changed_errno(err->mysql_errno)))))
+        columns_forget_named(snap, sql);
+}
+
 /* The statement may need the owner's connections (dal_stmt_ctx_t.holds). */
 static int owner_concerned(const dal_stmt_ctx_t *ctx, const dal_stmt_t *st)
 {
@@ -344,7 +388,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 {
     dal_select_t sel = ctx->sel;
     dal_stmt_t st;
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
+    int rc = prepare_checked(ctx, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
@@ -356,6 +400,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = run_owned(ctx, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = stmt_run(&st, ctx->snap, out, err);
+    columns_after(ctx->snap, st.sql, rc, err);
     stmt_clear(&st);
     return rc;
 }
@@ -366,8 +411,7 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL}, params,
-                          nparams, &st, err);
+    int rc = prepare_checked(ctx, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, &st, err);
 
     if (rc == 0)
         rc = stmt_select(&st, opts, &sel, err);

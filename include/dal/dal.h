@@ -972,9 +972,10 @@ DAL_API void dal_plan_free(dal_plan_t *p);
 
 /*
  * The columns of a logical table as dal uses them for an INSERT without a
- * column list: in the order of the table's first physical table, learned
- * from its server (information_schema) once per configuration in force and
- * kept until the next reload.  Tables dal looks into are the sharded ones and
+ * column list: in the order of the table's first physical table, read from
+ * its server (information_schema) now.  dal keeps the list it learned, and
+ * before each statement that relies on it checks it against every physical
+ * table the statement writes (see docs/routing.md).  Tables dal looks into are the sharded ones and
  * those with an id_column.  fn is called once per table (table: that one
  * name, or NULL for every such table, in configuration order) with the
  * table's name and columns, both borrowed for the call only.  Returns 0, or
