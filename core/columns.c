@@ -197,7 +197,8 @@ int columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
     return t != NULL && (t->cfg->id_column != NULL || (t->sharded && !has_shard_value(sql, opts)));
 }
 
-int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err)
+int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, int *used,
+                          dal_error_t *err)
 {
     const dal_columns_t *c;
     size_t i;
@@ -210,8 +211,10 @@ int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_
         if (sql->trefs[i].role == DAL_TREF_INTO)
             continue;
         t = (dal_table_t *)snapshot_table(snap, sql->trefs[i].name, strlen(sql->trefs[i].name));
-        if (t != NULL && t->sharded)
+        if (t != NULL && t->sharded) {
             rc = table_columns_get(t, &c, err);
+            *used = 1;
+        }
     }
     return rc;
 }

@@ -70,8 +70,11 @@ int columns_needed(const dal_snapshot_t *snap, const dal_sql_t *sql,
 
 /* For INSERT ... SELECT * (or t.*): learn the columns of the SELECT's
  * sharded tables, so routing can see which column of the source feeds the
- * target's shard key.  0, or a failure to learn them. */
-int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, dal_error_t *err);
+ * target's shard key; *used is set to 1 when there are some (columns_check
+ * must then look at them), else left alone.  0, or a failure to learn
+ * them. */
+int columns_learn_sources(const dal_snapshot_t *snap, const dal_sql_t *sql, int *used,
+                          dal_error_t *err);
 
 /* sql's text with the target's column list written after its name (and
  * PARTITION clause): a new NUL-terminated string owned by the caller (free),

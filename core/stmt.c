@@ -207,6 +207,7 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
         sql_unref(st->sql);
     st->sql_borrowed = 0;
     st->sql = with;
+    st->columns_check = 1;
     return 0;
 }
 
@@ -228,7 +229,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
         return 0;
     if (columns_needed(snap, st->sql, opts) && (rc = add_column_list(cache, snap, st, err)) != 0)
         return rc;
-    if ((rc = columns_learn_sources(snap, st->sql, err)) != 0)
+    if ((rc = columns_learn_sources(snap, st->sql, &st->columns_check, err)) != 0)
         return rc;
     rc = idfill_prepare(snap, st->sql, st->params, st->nparams, &st->fill, err);
     if (rc != 0)
@@ -312,31 +313,22 @@ int stmt_args_error(const char *fn, const void *handle, const void *sql,
 
 /* ---------------------------------------------------------------- driver */
 
-/* Whether st's routes rest on a column order dal learned (columns.h): an
- * INSERT given a column list, or INSERT ... SELECT *. */
-static int relies_on_columns(const dal_stmt_t *st)
+/* The check that the tables a statement's routes rest on still have the
+ * columns dal learned (columns_check), preparing it again after a change
+ * until they do.  st was prepared with st->columns_check set. */
+static int check_columns(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
+                         dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                         dal_stmt_t *st, dal_error_t *err)
 {
-    return st->columns_into != NULL ||
-           (st->sql->insert_select && st->sql->nitems == 1 && st->sql->items[0].star);
-}
+    int attempt, rc = 0;
 
-/* stmt_prepare, then for a statement that rests on learned columns the
- * check that its tables still have them, preparing it again after a
- * change (columns_check). */
-static int prepare_checked(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
-                           dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
-                           dal_stmt_t *st, dal_error_t *err)
-{
-    int attempt, rc;
-
-    for (attempt = 0;; attempt++) {
-        rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, st, err);
-        if (rc != 0 || st->rt.sql == NULL || !relies_on_columns(st))
-            return rc;
+    for (attempt = 0; rc == 0 && st->columns_check; attempt++) {
         if ((rc = columns_check(&st->rt, st->columns_into, attempt, err)) != 1)
             return rc;
         stmt_clear(st);
+        rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, st, err);
     }
+    return rc;
 }
 
 /* Server errors that may mean a table is not what dal learned of it:
@@ -388,7 +380,10 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 {
     dal_select_t sel = ctx->sel;
     dal_stmt_t st;
-    int rc = prepare_checked(ctx, opts, sql, params, nparams, &st, err);
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
+
+    if (rc == 0 && st.columns_check)
+        rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
@@ -411,7 +406,11 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    int rc = prepare_checked(ctx, opts, (dal_stmt_text_t){sql, NULL}, params, nparams, &st, err);
+    dal_stmt_text_t text = {sql, NULL};
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, text, params, nparams, &st, err);
+
+    if (rc == 0 && st.columns_check)
+        rc = check_columns(ctx, opts, text, params, nparams, &st, err);
 
     if (rc == 0)
         rc = stmt_select(&st, opts, &sel, err);
