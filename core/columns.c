@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "columns.h"
@@ -330,7 +331,7 @@ static int collect(const dal_routing_t *rt, size_t k, phys_set_t *ps, dal_error_
     const dal_table_t *t = rt->tables[k];
     size_t i, j;
 
-    if ((ps->v = calloc(rt->nroutes, sizeof *ps->v)) == NULL)
+    if ((ps->v = calloc(rt->nroutes + 1, sizeof *ps->v)) == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < rt->nroutes; i++) {
         const dal_route_t *r = &rt->routes[i];
@@ -391,7 +392,7 @@ static int read_node(dal_node_t *node, phys_set_t *ps, dal_error_t *err)
         const char *table = dal_result_text(r, 0, NULL), *col = dal_result_text(r, 1, NULL);
         rc = 0;
         for (i = 0; table != NULL && col != NULL && i < ps->n; i++)
-            if (ps->v[i].node == node && strcmp(ps->v[i].name, table) == 0) {
+            if (ps->v[i].node == node && strcasecmp(ps->v[i].name, table) == 0) {
                 rc = phys_add(&ps->v[i], col, err);
                 break;
             }

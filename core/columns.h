@@ -33,8 +33,9 @@
 /* The columns of t (borrowed: t must stay alive; so must its snapshot),
  * learned on first use (and after table_columns_forget) and kept with t.
  * *out is borrowed from t, valid as long as t.  Safe from any number of
- * threads; two first uses may both ask the server.  Fails (naming the datasource and the physical table) when
- * the server cannot be asked or the table is missing. */
+ * threads; two first uses may both ask the server.  Fails (naming the
+ * datasource and the physical table) when the server cannot be asked or
+ * the table is missing. */
 int table_columns_get(dal_table_t *t, const dal_columns_t **out, dal_error_t *err);
 
 /* Forget t's list: the next use learns it again.  Safe from any thread;

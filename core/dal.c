@@ -101,7 +101,8 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         return rc;
     atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
-    sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes, snap->cfg->sql_cache_max_statement);
+    sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
+                    snap->cfg->sql_cache_max_statement);
     atomic_store(&dal->from_cache, from_cache);
     atomic_store(&dal->source_state, from_cache ? DAL_SOURCE_UNREACHABLE : DAL_SOURCE_OK);
     if (!from_cache) {

@@ -343,8 +343,10 @@ static int table_changed_errno(unsigned int e)
 static void columns_after(dal_snapshot_t *snap, const dal_sql_t *sql, int rc,
                           const dal_error_t *err)
 {
-    if (sql != NULL && (sql->kind == DAL_SQL_DDL ||
-                        (rc == DAL_ESERVER && (err == NULL || table_changed_errno(err->mysql_errno)))))
+    if (sql == NULL)
+        return;
+    if (sql->kind == DAL_SQL_DDL ||
+        (rc == DAL_ESERVER && (err == NULL || table_changed_errno(err->mysql_errno))))
         columns_forget_named(snap, sql);
 }
 
