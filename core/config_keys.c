@@ -163,15 +163,16 @@ static int set_bytes(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     if (!isdigit((unsigned char)*p))
         return bad(v, "%s: expected a size in bytes such as 65536, 64K or 64M, got '%s'",
                    v->key, config_quote(v->text, q));
-    for (; isdigit((unsigned char)*p) && n <= UINT32_MAX; p++)
-        n = n * 10 + (uint64_t)(*p - '0');
+    for (; isdigit((unsigned char)*p); p++) /* past UINT32_MAX: out of range, whatever follows */
+        n = n > UINT32_MAX ? n : n * 10 + (uint64_t)(*p - '0');
+    p = parse_skip_blanks(p);
     if (*p != '\0' && (u = strchr(units, toupper((unsigned char)*p))) != NULL) {
         shift = 10 * (int)(u - units + 1);
         p++;
         if ((p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B'))
             p += 2;
     }
-    if (*parse_skip_blanks(p) != '\0' || isdigit((unsigned char)*p))
+    if (*parse_skip_blanks(p) != '\0')
         return bad(v, "%s: expected a size in bytes such as 65536, 64K or 64M, got '%s'",
                    v->key, config_quote(v->text, q));
     if (n > UINT32_MAX || (n << shift) < (uint64_t)k->min || (n << shift) > (uint64_t)k->max)
