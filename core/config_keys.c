@@ -407,8 +407,8 @@ const char *cfg_key_text(const dal_cfg_key_t *k, const void *obj, char *buf, siz
     const char *str;
     int i;
 
-    if (k->set != NULL && k->type != DAL_CFG_STRING)
-        return NULL;
+    if (k->set != NULL && k->type != DAL_CFG_STRING && k->set != set_bytes)
+        return NULL; /* a size is stored as a count of bytes */
     switch (k->type) {
     case DAL_CFG_STRING:
         str = *CFIELD(obj, k->offset, char *);
