@@ -9,7 +9,8 @@
  * the table must be read anew: each answer is compared with a plain table
  * on one server given the same statements.  Physical tables that disagree
  * are refused.  Also: a statement longer than [dal] sql_cache_max_statement
- * runs and is not kept by the analysis cache.
+ * runs and is not kept by the analysis cache, and a reload applies new
+ * cache bounds at once.
  */
 #include <check.h>
 #include <mysql.h>
@@ -25,11 +26,12 @@
 
 static int ports[NODES];
 static char *dir;
+static char *ini;
 static dal_t *dal;
 
 /* orders: 4 physical tables, orders_0 and orders_1 on product_0, orders_2
  * and orders_3 on product_1; position = user_id % 4. */
-static char *make_ini(void)
+static char *make_ini(const char *cache_bytes)
 {
     char text[4096];
     size_t len = 0;
@@ -38,12 +40,13 @@ static char *make_ini(void)
     snprintf(text + len, sizeof text - len,
              "[dal]\n"
              "sql_cache_max_statement = 1K\n"
+             "sql_cache_bytes = %s\n"
              "[table orders]\n"
              "datasource = ds\n"
              "db_shard_num = 2\n"
              "table_shard_num = 4\n"
              "shard_key = user_id\n"
-             "strategy = mod\n");
+             "strategy = mod\n", cache_bytes);
     return tu_write(dir, "columns.ini", text);
 }
 
@@ -151,19 +154,17 @@ static long long on_physical(int pos, long long id)
 
 static void global_setup(void)
 {
-    char *ini;
-
     tu_ports(ports, NODES);
     dir = tu_mkdtemp();
-    ini = make_ini();
+    ini = make_ini("64M");
     dal = tu_open(ini);
-    free(ini);
 }
 
 static void global_teardown(void)
 {
     dal_close(dal);
     tu_rmtree(dir);
+    free(ini);
     free(dir);
 }
 
@@ -280,6 +281,34 @@ START_TEST(test_long_statement_not_cached)
 }
 END_TEST
 
+/* A reload applies new cache bounds at once: a smaller one evicts now. */
+START_TEST(test_reload_cache_bounds)
+{
+    dal_sql_cache_stats_t st;
+    dal_error_t err;
+    int i;
+
+    through_dal("DROP TABLE IF EXISTS orders");
+    through_dal("CREATE TABLE orders (id BIGINT, user_id BIGINT)");
+    for (i = 0; i < 100; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT %d, 'a few bytes to fill the cache' FROM orders", i);
+        through_dal(sql);
+    }
+    ck_assert_int_eq(dal_sql_cache_stats(dal, &st), 0);
+    ck_assert_uint_gt(st.bytes, 16384);
+    free(make_ini("16K"));
+    tu_must(dal_reload(dal, &err), &err, "reload");
+    ck_assert_int_eq(dal_sql_cache_stats(dal, &st), 0);
+    ck_assert_uint_eq(st.max_bytes, 16384);
+    ck_assert_uint_le(st.bytes, 16384);
+    ck_assert_uint_gt(st.evictions, 0);
+    free(make_ini("64M"));
+    tu_must(dal_reload(dal, &err), &err, "reload back");
+    through_dal("DROP TABLE orders");
+}
+END_TEST
+
 static Suite *columns_suite(void)
 {
     Suite *s = suite_create("columns");
@@ -291,6 +320,7 @@ static Suite *columns_suite(void)
     tcase_add_test(tc, test_recreated_on_the_servers);
     tcase_add_test(tc, test_disagreeing_tables_refused);
     tcase_add_test(tc, test_long_statement_not_cached);
+    tcase_add_test(tc, test_reload_cache_bounds);
     suite_add_tcase(s, tc);
     return s;
 }
