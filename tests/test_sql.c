@@ -1517,6 +1517,37 @@ START_TEST(test_cache_threads)
 }
 END_TEST
 
+/* The same with a byte bound far below the working set: every insert
+ * sweeps the sets for room while the other threads hit, miss and insert;
+ * once they are done the cache is within its bound. */
+START_TEST(test_cache_threads_byte_bound)
+{
+    dal_sql_cache_t *c = sql_cache_new(4096);
+    pthread_t th[NTHREADS];
+    struct worker w[NTHREADS];
+    sql_cache_figures_t f;
+    int i;
+
+    sql_cache_limit(c, 8192, SQL_CACHE_MAX_STATEMENT);
+    for (i = 0; i < NTHREADS; i++) {
+        w[i].cache = c;
+        w[i].seed = i + 11;
+        w[i].errors = 0;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (i = 0; i < NTHREADS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].errors, 0);
+    }
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.hits + f.misses, (uint64_t)NTHREADS * ROUNDS);
+    ck_assert_uint_le(f.bytes, 8192);
+    ck_assert_uint_gt(f.evictions, 0);
+    ck_assert_uint_ge(f.misses, f.entries + f.evictions); /* two may miss one text */
+    sql_cache_free(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------ main */
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -1551,6 +1582,7 @@ static Suite *sql_suite(void)
     tcase_add_test(cache, test_cache_byte_bound);
     tcase_add_test(cache, test_cache_max_statement);
     tcase_add_test(cache, test_cache_front_big);
+    tcase_add_test(cache, test_cache_threads_byte_bound);
     tcase_set_timeout(cache, 60);
     suite_add_tcase(s, lex);
     suite_add_tcase(s, kind);
