@@ -210,7 +210,7 @@ struct stripe {
  * hit reads. */
 struct cache_size {
     char gap[64];              /* off the cache line of the last stripe */
-    _Atomic size_t bytes; /* sum of entry_bytes over the entries */
+    _Atomic size_t bytes;      /* sum of entry_bytes over the entries */
     atomic_size_t entries;
     _Atomic uint64_t evictions, uncached;
     _Atomic size_t max_bytes, max_statement;

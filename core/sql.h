@@ -416,7 +416,8 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
  * With *lent set, the analysis is lent: valid until the thread calls
  * sql_cache_return, which it must do before it borrows again.  A thread
  * that borrows while a loan is out (a statement run from inside another),
- * or that cannot keep a front cache, gets a reference of its own instead
+ * or that cannot keep a front cache, and a statement whose analysis is
+ * over 16 KiB (sql_cache_limit), get a reference of their own instead
  * (*lent 0: release it with sql_unref).  NULL as sql_cache_get. */
 const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
                                   char *errbuf, size_t errcap);
