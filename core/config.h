@@ -171,6 +171,8 @@ typedef struct dal_config {
     int server_prepare;       /* server_prepare = auto: 0 auto, 1 off (sprep.h) */
     int server_prepare_line;  /* 0: not in the file (the environment may choose) */
     uint32_t server_prepare_cache; /* server_prepare_cache = 64: handles per connection */
+    uint32_t sql_cache_bytes; /* sql_cache_bytes = 64M: bytes the analysis cache holds */
+    uint32_t sql_cache_max_statement; /* sql_cache_max_statement = 64K: longest text kept */
     char *pool;               /* owned; pool = default (the pool plugin); NULL: built-in cache */
     int pool_line;
     dal_cfg_params_t pool_params;      /* pool.* keys */

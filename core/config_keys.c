@@ -150,6 +150,38 @@ static int take_count(dal_cfg_value_t *v, const char *what, const char *text, in
                config_quote(text, q));
 }
 
+/* A size in bytes: digits, then K, M or G (1024-based, optionally KiB,
+ * MiB, GiB, any case), min..max bytes once multiplied: uint32_t. */
+static int set_bytes(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    static const char units[] = "KMG";
+    const char *p = parse_skip_blanks(v->text), *u;
+    char q[DAL_CFG_QUOTE_SIZE];
+    uint64_t n = 0;
+    int shift = 0;
+
+    if (!isdigit((unsigned char)*p))
+        return bad(v, "%s: expected a size in bytes such as 65536, 64K or 64M, got '%s'",
+                   v->key, config_quote(v->text, q));
+    for (; isdigit((unsigned char)*p); p++) /* past UINT32_MAX: out of range, whatever follows */
+        n = n > UINT32_MAX ? n : n * 10 + (uint64_t)(*p - '0');
+    p = parse_skip_blanks(p);
+    if (*p != '\0' && (u = strchr(units, toupper((unsigned char)*p))) != NULL) {
+        shift = 10 * (int)(u - units + 1);
+        p++;
+        if ((p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B'))
+            p += 2;
+    }
+    if (*parse_skip_blanks(p) != '\0')
+        return bad(v, "%s: expected a size in bytes such as 65536, 64K or 64M, got '%s'",
+                   v->key, config_quote(v->text, q));
+    if (n > UINT32_MAX || (n << shift) < (uint64_t)k->min || (n << shift) > (uint64_t)k->max)
+        return bad(v, "%s: %s is out of range (%lld..%lld bytes)", v->key,
+                   config_quote(v->text, q), (long long)k->min, (long long)k->max);
+    *FIELD(obj, k->offset, uint32_t) = (uint32_t)(n << shift);
+    return 0;
+}
+
 static int take_bool(dal_cfg_value_t *v, int *out)
 {
     char q[DAL_CFG_QUOTE_SIZE];
@@ -375,8 +407,8 @@ const char *cfg_key_text(const dal_cfg_key_t *k, const void *obj, char *buf, siz
     const char *str;
     int i;
 
-    if (k->set != NULL && k->type != DAL_CFG_STRING)
-        return NULL;
+    if (k->set != NULL && k->type != DAL_CFG_STRING && k->set != set_bytes)
+        return NULL; /* a size is stored as a count of bytes */
     switch (k->type) {
     case DAL_CFG_STRING:
         str = *CFIELD(obj, k->offset, char *);
@@ -617,6 +649,20 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "prepared statements kept per backend connection; when another is needed, the "
              "oldest one not run since it was last looked at is closed (second chance, close to "
              "least recently used)"},
+    {.name = "sql_cache_bytes", .type = DAL_CFG_COUNT, .offset = CFG(sql_cache_bytes),
+     .def = "64M", .min = 0, .max = UINT32_MAX, .set = set_bytes,
+     .help = "bytes (or with K, M, G: KiB, MiB, GiB) the cache of analysed statements "
+             "(shared by the threads, keyed by SQL text) may hold: each entry is counted "
+             "as its analysis with its copy of the text, plus the text's length again for "
+             "the normalised text monitors make of it; least recently used entries go "
+             "first.  `0` keeps nothing.  The figures: `dal_sql_cache_stats()`, metric "
+             "`dal_sql_cache_bytes`"},
+    {.name = "sql_cache_max_statement", .type = DAL_CFG_COUNT,
+     .offset = CFG(sql_cache_max_statement), .def = "64K", .min = 0, .max = UINT32_MAX,
+     .set = set_bytes,
+     .help = "bytes (or with K, M, G) of the longest statement text the analysis cache "
+             "keeps; a longer one (a dump's multi-row INSERT) is analysed each time it "
+             "runs and let go after it"},
     {.name = "watch", .type = DAL_CFG_BOOL, .offset = CFG(watch), .def = "false",
      .help = "reload the file when it changes"},
     {.name = "validate_connect", .type = DAL_CFG_BOOL, .offset = CFG(validate_connect), .def = "false",

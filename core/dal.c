@@ -99,7 +99,10 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         rc = snapshot_build(cfg, dal->plugin_dir, &dal->log, &snap, err);
     if (rc != 0)
         return rc;
+    atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
+    sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
+                    snap->cfg->sql_cache_max_statement);
     atomic_store(&dal->from_cache, from_cache);
     atomic_store(&dal->source_state, from_cache ? DAL_SOURCE_UNREACHABLE : DAL_SOURCE_OK);
     if (!from_cache) {
@@ -210,6 +213,24 @@ int dal_setup_idgens(dal_t *dal, const char *datasource, dal_idgen_setup_fn fn, 
     return rc;
 }
 
+int dal_sql_cache_stats(dal_t *dal, dal_sql_cache_stats_t *out)
+{
+    sql_cache_figures_t f;
+
+    if (dal == NULL || out == NULL)
+        return DAL_EINVAL;
+    sql_cache_figures(dal->sql_cache, &f);
+    out->hits = f.hits;
+    out->misses = f.misses;
+    out->entries = f.entries;
+    out->bytes = f.bytes;
+    out->evictions = f.evictions;
+    out->uncached = f.uncached;
+    out->max_bytes = f.max_bytes;
+    out->max_statement = f.max_statement;
+    return 0;
+}
+
 int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *user,
                       dal_error_t *err)
 {
@@ -228,6 +249,7 @@ int dal_table_columns(dal_t *dal, const char *table, dal_columns_fn fn, void *us
             (!t->sharded && t->cfg->id_column == NULL))
             continue;
         seen++;
+        table_columns_forget(t); /* what the server says now */
         rc = table_columns_get(t, &c, err);
         if (rc == 0)
             fn(user, t->cfg->name, (const char *const *)c->names, c->n);

@@ -137,6 +137,36 @@ static void sample_pools(const dal_monitor_set_t *set)
     }
 }
 
+/* The analysis cache's figures (DAL_EVENT_SQL_CACHE), once the snapshot
+ * is in force. */
+static void sample_sql_cache(const dal_monitor_set_t *set)
+{
+    static const char *const kinds[] = {"entries", "bytes", "max_bytes", "evictions",
+                                        "uncached", "hits", "misses"};
+    dal_sql_cache_t *c = atomic_load(&set->snap->sql_cache);
+    sql_cache_figures_t f = {0};
+    uint64_t values[sizeof kinds / sizeof kinds[0]];
+    dal_event_t ev;
+    size_t i;
+
+    if (c == NULL)
+        return;
+    sql_cache_figures(c, &f);
+    values[0] = f.entries;
+    values[1] = f.bytes;
+    values[2] = f.max_bytes;
+    values[3] = f.evictions;
+    values[4] = f.uncached;
+    values[5] = f.hits;
+    values[6] = f.misses;
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        monitor_event_init(set, &ev, DAL_EVENT_SQL_CACHE);
+        ev.kind = kinds[i];
+        ev.rows = values[i];
+        monitor_emit(set, &ev);
+    }
+}
+
 static void *sampler_main(void *arg)
 {
     dal_monitor_set_t *set = arg;
@@ -146,6 +176,7 @@ static void *sampler_main(void *arg)
     while (!set->stop) {
         pthread_mutex_unlock(&set->mu);
         sample_pools(set);
+        sample_sql_cache(set);
         clock_deadline_after_ms(&until, POOL_SAMPLE_MS);
         pthread_mutex_lock(&set->mu);
         while (!set->stop && pthread_cond_timedwait(&set->cond, &set->mu, &until) != ETIMEDOUT)

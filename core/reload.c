@@ -115,7 +115,12 @@ static int check_connect(const dal_snapshot_t *s, dal_error_t *err)
 
 static void swap(dal_t *dal, dal_snapshot_t *next)
 {
-    dal_snapshot_t *old = atomic_exchange(&dal->snap, next);
+    dal_snapshot_t *old;
+
+    atomic_store(&next->sql_cache, dal->sql_cache);
+    old = atomic_exchange(&dal->snap, next);
+    sql_cache_limit(dal->sql_cache, next->cfg->sql_cache_bytes,
+                    next->cfg->sql_cache_max_statement);
 
     while (atomic_load(&dal->readers) != 0)
         sched_yield();

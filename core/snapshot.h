@@ -93,13 +93,18 @@ typedef struct dal_table {
     void *strategy;                  /* instance, owned via ops->destroy */
     dal_plugin_params_t *params;     /* owned */
     struct dal_host host;
-    _Atomic(struct dal_columns *) columns; /* owned, learned on first use (columns.h);
-                                              NULL until then */
+    _Atomic(struct dal_columns *) columns; /* borrowed from columns_seen: the list in use
+                                              (columns.h); NULL until learned, and again
+                                              once dal suspects it changed */
+    _Atomic(struct dal_columns *) columns_seen; /* owned: every list learned, newest first,
+                                                   kept until the snapshot goes (a
+                                                   statement may still read an older one) */
 } dal_table_t;
 
 /* A table's column names in order, as learned from its first physical
  * table (columns.h): one block, owned by the table. */
 typedef struct dal_columns {
+    struct dal_columns *next; /* the list learned before (columns_seen) */
     size_t n;
     char *names[]; /* n names, each pointing into the same block */
 } dal_columns_t;
@@ -119,6 +124,10 @@ typedef struct dal_snapshot {
     dal_node_t *default_node;        /* borrowed; NULL if none */
     struct dal_idgen_set *idgens;    /* owned (idgen_set_free) */
     struct dal_monitor_set *monitors;/* owned (monitor_set_free) */
+    _Atomic(struct dal_sql_cache *) sql_cache; /* borrowed from the dal_t, which frees it after
+                                        its last snapshot: set when the snapshot goes into
+                                        force, for the monitors' sampler; NULL before, and
+                                        outside a dal_t (dal_check_config) */
     /* open-addressing indexes into nodes[] / tables[] (value index+1, 0 empty) */
     uint32_t *node_index;
     uint32_t *table_index;

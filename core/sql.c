@@ -205,13 +205,35 @@ struct stripe {
     uint64_t hits, misses;
 };
 
+/* What the cache holds and its bounds: written when an entry comes or
+ * goes (a miss), never on a hit, in a line of their own away from what a
+ * hit reads. */
+struct cache_size {
+    char gap[64];              /* off the cache line of the last stripe */
+    _Atomic size_t bytes;      /* sum of entry_bytes over the entries */
+    atomic_size_t entries;
+    _Atomic uint64_t evictions, uncached;
+    _Atomic size_t max_bytes, max_statement;
+    pthread_mutex_t shrink_mu; /* one thread at a time sweeps the sets; guards hand */
+    size_t hand;               /* the next set that sweep visits */
+};
+
 struct dal_sql_cache {
     uint64_t id;  /* never the same for two caches of the process: names it in the
                      threads' front caches, which may outlive it */
     size_t nsets; /* a power of two */
     struct set *sets;
     struct stripe stripes[STRIPES];
+    struct cache_size size;
 };
+
+/* The bytes an entry holds: its analysis with its copy of the text (one
+ * block), and room for the normalised text monitors make of it later,
+ * which is never longer than the text. */
+static size_t entry_bytes(const dal_sql_t *s)
+{
+    return s->size + s->len + 1;
+}
 
 /* A 64-bit hash eight bytes at a time (multiply-xorshift mixing), fast on
  * short statements where a byte-wise FNV would dominate a cache hit. */
@@ -252,6 +274,9 @@ dal_sql_cache_t *sql_cache_new(size_t capacity)
     c->id = atomic_fetch_add_explicit(&cache_ids, 1, memory_order_relaxed) + 1;
     for (i = 0; i < STRIPES; i++)
         pthread_mutex_init(&c->stripes[i].mu, NULL);
+    atomic_init(&c->size.max_bytes, SQL_CACHE_BYTES);
+    atomic_init(&c->size.max_statement, SQL_CACHE_MAX_STATEMENT);
+    pthread_mutex_init(&c->size.shrink_mu, NULL);
     return c;
 }
 
@@ -301,6 +326,77 @@ static dal_sql_t *set_insert(struct set *st, uint64_t h, dal_sql_t *s)
     return old;
 }
 
+/* Whether s may be kept: a statement up to the size limit whose entry
+ * fits in the byte bound (a dump's megabyte INSERTs run once each and
+ * would push out everything else). */
+static int admitted(dal_sql_cache_t *c, const dal_sql_t *s)
+{
+    return s->len <= atomic_load_explicit(&c->size.max_statement, memory_order_relaxed) &&
+           entry_bytes(s) <= atomic_load_explicit(&c->size.max_bytes, memory_order_relaxed);
+}
+
+/* s went in, displacing old (or NULL): the figures follow. */
+static void account(dal_sql_cache_t *c, const dal_sql_t *s, const dal_sql_t *old)
+{
+    atomic_fetch_add_explicit(&c->size.bytes, entry_bytes(s), memory_order_relaxed);
+    if (old == NULL) {
+        atomic_fetch_add_explicit(&c->size.entries, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_sub_explicit(&c->size.bytes, entry_bytes(old), memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->size.evictions, 1, memory_order_relaxed);
+}
+
+/* The clock sweep over set si for the byte bound: entries used since the
+ * last pass lose their mark, the others go, until the cache is back
+ * within max.  What went is stored in gone (WAYS long) for the caller to
+ * let go of outside the lock; returns how many. */
+static int sweep_set(dal_sql_cache_t *c, size_t si, size_t max, dal_sql_t **gone)
+{
+    struct set *st = &c->sets[si];
+    struct stripe *sp = &c->stripes[si % STRIPES];
+    int k, n = 0;
+
+    pthread_mutex_lock(&sp->mu);
+    for (k = 0; k < WAYS && atomic_load_explicit(&c->size.bytes, memory_order_relaxed) > max;
+         k++) {
+        struct slot *v = &st->slot[k];
+        if (v->sql == NULL)
+            continue;
+        if (v->used) {
+            v->used = 0;
+            continue;
+        }
+        gone[n++] = v->sql;
+        atomic_fetch_sub_explicit(&c->size.bytes, entry_bytes(v->sql), memory_order_relaxed);
+        atomic_fetch_sub_explicit(&c->size.entries, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->size.evictions, 1, memory_order_relaxed);
+        v->sql = NULL;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    return n;
+}
+
+/* Evict until the cache holds at most its byte bound: a clock hand over
+ * all the sets, so that the bytes of any set can make room.  Two rounds
+ * at most: the first may only clear marks. */
+static void shrink(dal_sql_cache_t *c)
+{
+    size_t max = atomic_load_explicit(&c->size.max_bytes, memory_order_relaxed), visits;
+    dal_sql_t *gone[WAYS];
+    int n;
+
+    pthread_mutex_lock(&c->size.shrink_mu);
+    for (visits = 0; visits < 2 * c->nsets &&
+                     atomic_load_explicit(&c->size.bytes, memory_order_relaxed) > max;
+         visits++) {
+        n = sweep_set(c, c->size.hand++ & (c->nsets - 1), max, gone);
+        while (n > 0)
+            sql_unref(gone[--n]);
+    }
+    pthread_mutex_unlock(&c->size.shrink_mu);
+}
+
 /* sql_cache_get with the text's hash h already known. */
 static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *sql, size_t len,
                                    char *errbuf, size_t errcap)
@@ -323,6 +419,10 @@ static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *s
     /* analyse without the lock: it is the slow part */
     if (sql_analyse(sql, len, &fresh, errbuf, errcap) != 0)
         return NULL;
+    if (!admitted(c, fresh)) { /* the caller's alone, freed after its statement */
+        atomic_fetch_add_explicit(&c->size.uncached, 1, memory_order_relaxed);
+        return fresh;
+    }
     pthread_mutex_lock(&sp->mu);
     if ((s = set_find(st, h, sql, len)) != NULL) { /* another thread was faster */
         sql_ref(s);
@@ -331,10 +431,14 @@ static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *s
         fresh = NULL;
         sql_ref(s); /* one for the cache, one for the caller */
         old = set_insert(st, h, s);
+        account(c, s, old);
     }
     pthread_mutex_unlock(&sp->mu);
     sql_free(fresh);
     sql_unref(old);
+    if (atomic_load_explicit(&c->size.bytes, memory_order_relaxed) >
+        atomic_load_explicit(&c->size.max_bytes, memory_order_relaxed))
+        shrink(c);
     return s;
 }
 
@@ -348,6 +452,9 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
 
 /* Texts a thread keeps in front of the shared cache, direct-mapped by hash. */
 #define FRONT_WAYS 16
+/* The largest entry (entry_bytes) a thread keeps: what an idle thread pins
+ * stays under FRONT_WAYS times this, whatever it ran last. */
+#define FRONT_MAX_BYTES 16384
 
 /* One text the thread ran: a reference of its own on the analysis, so a
  * hit takes no lock and writes no line another thread reads (two threads
@@ -413,6 +520,8 @@ const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t le
         memcmp(e->sql->text, sql, len) != 0) {
         if ((s = get_hashed(c, h, sql, len, errbuf, errcap)) == NULL)
             return NULL;
+        if (entry_bytes(s) > FRONT_MAX_BYTES)
+            return s; /* a reference of the caller's own */
         old = e->sql;
         e->cache = c->id;
         e->hash = h;
@@ -447,6 +556,25 @@ void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses)
         *misses = tm;
 }
 
+void sql_cache_limit(dal_sql_cache_t *c, size_t max_bytes, size_t max_statement)
+{
+    atomic_store_explicit(&c->size.max_statement, max_statement, memory_order_relaxed);
+    atomic_store_explicit(&c->size.max_bytes, max_bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&c->size.bytes, memory_order_relaxed) > max_bytes)
+        shrink(c);
+}
+
+void sql_cache_figures(dal_sql_cache_t *c, sql_cache_figures_t *out)
+{
+    sql_cache_stats(c, &out->hits, &out->misses);
+    out->entries = atomic_load_explicit(&c->size.entries, memory_order_relaxed);
+    out->bytes = atomic_load_explicit(&c->size.bytes, memory_order_relaxed);
+    out->evictions = atomic_load_explicit(&c->size.evictions, memory_order_relaxed);
+    out->uncached = atomic_load_explicit(&c->size.uncached, memory_order_relaxed);
+    out->max_bytes = atomic_load_explicit(&c->size.max_bytes, memory_order_relaxed);
+    out->max_statement = atomic_load_explicit(&c->size.max_statement, memory_order_relaxed);
+}
+
 void sql_cache_free(dal_sql_cache_t *c)
 {
     size_t i;
@@ -459,6 +587,7 @@ void sql_cache_free(dal_sql_cache_t *c)
             sql_unref(c->sets[i].slot[k].sql);
     for (k = 0; k < STRIPES; k++)
         pthread_mutex_destroy(&c->stripes[k].mu);
+    pthread_mutex_destroy(&c->size.shrink_mu);
     free(c->sets);
     free(c);
 }

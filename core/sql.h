@@ -251,6 +251,8 @@ typedef struct dal_sql {
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */
+    size_t size;            /* bytes of the block the dal_sql_t heads (text and every
+                               array of the analysis; not what is made on first use) */
     dal_sql_kind_t kind;
     size_t nparams;         /* ? placeholders outside strings and comments */
     uint32_t *param_offs;   /* offset of each ?, in order; owned (NULL if none) */
@@ -414,7 +416,8 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
  * With *lent set, the analysis is lent: valid until the thread calls
  * sql_cache_return, which it must do before it borrows again.  A thread
  * that borrows while a loan is out (a statement run from inside another),
- * or that cannot keep a front cache, gets a reference of its own instead
+ * or that cannot keep a front cache, and a statement whose analysis is
+ * over 16 KiB (sql_cache_limit), get a reference of their own instead
  * (*lent 0: release it with sql_unref).  NULL as sql_cache_get. */
 const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
                                   char *errbuf, size_t errcap);
@@ -429,6 +432,35 @@ uint64_t sql_hash_text(const char *p, size_t n);
 /* Hit and miss counts of the shared cache since creation (either pointer
  * may be NULL); a hit in a thread's front cache is not counted. */
 void sql_cache_stats(dal_sql_cache_t *c, uint64_t *hits, uint64_t *misses);
+
+/* Default bounds of a new cache ([dal] sql_cache_bytes and
+ * sql_cache_max_statement): the bytes its entries may hold, and the
+ * longest statement text it keeps. */
+#define SQL_CACHE_BYTES ((size_t)64 << 20)
+#define SQL_CACHE_MAX_STATEMENT ((size_t)64 << 10)
+
+/* Bound what c keeps: at most max_bytes in its entries (each counted as
+ * its analysis's block, which holds the copy of the text, plus the text's
+ * length again for the normalised text made of it later), evicting by the
+ * same clock as the entry limit, now if it holds more; no statement
+ * longer than max_statement bytes, nor any whose entry alone is over
+ * max_bytes (such a statement is analysed for its caller alone, every
+ * time).  A thread's front cache keeps no entry over 16 KiB.  Safe while
+ * other threads use c. */
+void sql_cache_limit(dal_sql_cache_t *c, size_t max_bytes, size_t max_statement);
+
+/* What a cache holds and did since creation. */
+typedef struct sql_cache_figures {
+    uint64_t hits, misses; /* as sql_cache_stats */
+    uint64_t entries;      /* analyses held now */
+    uint64_t bytes;        /* their bytes, counted as sql_cache_limit says */
+    uint64_t evictions;    /* entries let go for the entry limit or the byte bound */
+    uint64_t uncached;     /* statements analysed but not kept (sql_cache_limit) */
+    uint64_t max_bytes, max_statement; /* the bounds in force */
+} sql_cache_figures_t;
+
+/* Fill *out (owned by the caller).  Safe while other threads use c. */
+void sql_cache_figures(dal_sql_cache_t *c, sql_cache_figures_t *out);
 
 /* Free the cache; entries still referenced by callers live on until their
  * last sql_unref (a thread's front cache lets go of its few when it runs

@@ -491,6 +491,7 @@ int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size
     union { max_align_t align; char b[SCRATCH_STACK]; } stack;
     an_t a;
     out_t o = {NULL, 0};
+    size_t size;
     int rc = -1;
 
     *out = NULL;
@@ -516,8 +517,10 @@ int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size
         an_oom(&a);
         goto done;
     }
+    size = o.used;
     o.used = 0;
     *out = emit(&a, &o);
+    (*out)->size = size;
     rc = 0;
 done:
     an_scratch_free(&a.sc);

@@ -194,7 +194,7 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
                            dal_error_t *err)
 {
     size_t len;
-    char *text = columns_add_list(snap, st->sql, &len, err);
+    char *text = columns_add_list(snap, st->sql, &len, &st->columns_into, err);
     const dal_sql_t *with;
 
     if (text == NULL)
@@ -207,6 +207,7 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
         sql_unref(st->sql);
     st->sql_borrowed = 0;
     st->sql = with;
+    st->columns_check = 1;
     return 0;
 }
 
@@ -228,7 +229,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
         return 0;
     if (columns_needed(snap, st->sql, opts) && (rc = add_column_list(cache, snap, st, err)) != 0)
         return rc;
-    if ((rc = columns_learn_sources(snap, st->sql, err)) != 0)
+    if ((rc = columns_learn_sources(snap, st->sql, &st->columns_check, err)) != 0)
         return rc;
     rc = idfill_prepare(snap, st->sql, st->params, st->nparams, &st->fill, err);
     if (rc != 0)
@@ -312,6 +313,43 @@ int stmt_args_error(const char *fn, const void *handle, const void *sql,
 
 /* ---------------------------------------------------------------- driver */
 
+/* The check that the tables a statement's routes rest on still have the
+ * columns dal learned (columns_check), preparing it again after a change
+ * until they do.  st was prepared with st->columns_check set. */
+static int check_columns(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
+                         dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
+                         dal_stmt_t *st, dal_error_t *err)
+{
+    int attempt, rc = 0;
+
+    for (attempt = 0; rc == 0 && st->columns_check; attempt++) {
+        if ((rc = columns_check(&st->rt, st->columns_into, attempt, err)) != 1)
+            return rc;
+        stmt_clear(st);
+        rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, st, err);
+    }
+    return rc;
+}
+
+/* Server errors that may mean a table is not what dal learned of it:
+ * unknown column, column count doesn't match, no such table. */
+static int table_changed_errno(unsigned int e)
+{
+    return e == 1054 || e == 1136 || e == 1146;
+}
+
+/* After a statement: DDL through dal, or an error that may mean a changed
+ * table, makes dal forget what it learned of the tables named. */
+static void columns_after(dal_snapshot_t *snap, const dal_sql_t *sql, int rc,
+                          const dal_error_t *err)
+{
+    if (sql == NULL)
+        return;
+    if (sql->kind == DAL_SQL_DDL ||
+        (rc == DAL_ESERVER && (err == NULL || table_changed_errno(err->mysql_errno))))
+        columns_forget_named(snap, sql);
+}
+
 /* The statement may need the owner's connections (dal_stmt_ctx_t.holds). */
 static int owner_concerned(const dal_stmt_ctx_t *ctx, const dal_stmt_t *st)
 {
@@ -346,6 +384,9 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
     dal_stmt_t st;
     int rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
 
+    if (rc == 0 && st.columns_check)
+        rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
+
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
@@ -356,6 +397,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = run_owned(ctx, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = stmt_run(&st, ctx->snap, out, err);
+    columns_after(ctx->snap, st.sql, rc, err);
     stmt_clear(&st);
     return rc;
 }
@@ -366,9 +408,11 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, (dal_stmt_text_t){sql, NULL, len}, params,
-                          nparams, &st, err);
+    dal_stmt_text_t text = {sql, NULL, len};
+    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, text, params, nparams, &st, err);
 
+    if (rc == 0 && st.columns_check)
+        rc = check_columns(ctx, opts, text, params, nparams, &st, err);
     if (rc == 0)
         rc = stmt_select(&st, opts, &sel, err);
     if (rc == 0)

@@ -27,6 +27,10 @@ typedef struct dal_stmt {
                                    sql_cache_borrow): stmt_clear returns it */
     dal_routing_t rt;           /* empty for transaction control */
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
+    const struct dal_columns *columns_into; /* borrowed from the table: the learned list
+                                   written into an INSERT without one (columns.h), or NULL */
+    int columns_check;          /* its routes rest on learned columns (columns_into, or the
+                                   source of INSERT ... SELECT *): check them before running */
     const dal_value_t *params;  /* borrowed: the caller's, or fill.params */
     size_t nparams;
     dal_merge_spec_t *spec;     /* owned until handed to the result; several routes only */

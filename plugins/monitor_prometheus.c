@@ -58,7 +58,7 @@ static const char *const bucket_le[NBUCKETS] = {
 /* What a series is keyed by and holds. */
 typedef enum group {
     G_STMT, G_STMT_ERR, G_EXEC, G_EXEC_ERR, G_ROUTE, G_POOL, G_IDGEN, G_RELOAD, G_PIN, G_CLIENT,
-    G_SPREP, G_SOURCE, G_TXN, G_XA, G_XA_DOUBT, G_META,
+    G_SPREP, G_SOURCE, G_TXN, G_XA, G_XA_DOUBT, G_SQL_CACHE, G_META,
     NGROUPS
 } group_t;
 
@@ -75,6 +75,11 @@ static const char *const client_figures[] = {"connected", "accepted", "refused",
 static const char *const sprep_figures[] = {"prepare", "execute", "reprepare", "evict",
                                             "fallback"};
 #define NSPREP (sizeof sprep_figures / sizeof sprep_figures[0])
+
+/* Analysis cache figures as DAL_EVENT_SQL_CACHE names them. */
+static const char *const sql_cache_figures[] = {"entries", "bytes", "max_bytes", "evictions",
+                                                "uncached", "hits", "misses"};
+#define NSQLCACHE (sizeof sql_cache_figures / sizeof sql_cache_figures[0])
 
 typedef struct group_def {
     const char *labels[NLABELS];
@@ -96,6 +101,7 @@ static const group_def_t groups[NGROUPS] = {
     [G_TXN] = {{"mode", "outcome", NULL}, 1},     /* multi and xa transactions ended */
     [G_XA] = {{"action", NULL, NULL}, 1},         /* branches recovery finished, decisions pruned */
     [G_XA_DOUBT] = {{NULL, NULL, NULL}, 1},       /* branches in doubt after the last pass */
+    [G_SQL_CACHE] = {{NULL, NULL, NULL}, NSQLCACHE},
     [G_META] = {{NULL, NULL, NULL}, 1},           /* events dropped: table full */
     [G_SOURCE] = {{NULL, NULL, NULL}, 2},         /* source unreachable (0/1), revision */
 };
@@ -386,6 +392,20 @@ static void on_client(registry_t *r, const dal_event_t *ev)
     atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
 }
 
+/* The analysis cache's figures are absolute, as the clients'. */
+static void on_sql_cache(registry_t *r, const dal_event_t *ev)
+{
+    series_t *s;
+    size_t i;
+
+    for (i = 0; i < NSQLCACHE; i++)
+        if (ev->kind != NULL && strcmp(ev->kind, sql_cache_figures[i]) == 0)
+            break;
+    if (i == NSQLCACHE || (s = series_get(r, G_SQL_CACHE, NULL, NULL, NULL)) == NULL)
+        return;
+    atomic_store_explicit(&s->v[i], ev->rows, memory_order_relaxed);
+}
+
 /* Counted by kind.  The labels point into the configuration of the
  * connection (labels_gen 0), so series_of compares their text. */
 static void on_sprep(registry_t *r, const dal_event_t *ev)
@@ -473,6 +493,9 @@ static void registry_event(registry_t *r, const dal_event_t *ev)
         break;
     case DAL_EVENT_XA_RECOVERY:
         on_xa_recovery(r, ev);
+        break;
+    case DAL_EVENT_SQL_CACHE:
+        on_sql_cache(r, ev);
         break;
     default:
         break; /* a type from a newer host */
@@ -612,6 +635,13 @@ static const family_t families[] = {
     {"dal_transactions_total", "counter", "Transactions over several nodes (transaction_mode multi or xa) that touched a node, by mode and outcome (committed, rolled_back, partial, failed, in_doubt).", G_TXN, VALUE, 0},
     {"dal_xa_recovery_branches_total", "counter", "What XA recovery did, by action: branches committed, rolled_back or failed (tried again next pass), decisions pruned.", G_XA, VALUE, 0},
     {"dal_xa_in_doubt_branches", "gauge", "XA branches left prepared after the last recovery pass of this instance (waiting for xa_grace, or failed).", G_XA_DOUBT, VALUE, 0},
+    {"dal_sql_cache_entries", "gauge", "Analysed statements the SQL analysis cache holds.", G_SQL_CACHE, VALUE, 0},
+    {"dal_sql_cache_bytes", "gauge", "Bytes the SQL analysis cache holds (each analysis with its text, plus the text's length for its normalised form).", G_SQL_CACHE, VALUE, 1},
+    {"dal_sql_cache_max_bytes", "gauge", "The bound on dal_sql_cache_bytes ([dal] sql_cache_bytes).", G_SQL_CACHE, VALUE, 2},
+    {"dal_sql_cache_evictions_total", "counter", "Analyses the cache let go to make room.", G_SQL_CACHE, VALUE, 3},
+    {"dal_sql_cache_uncached_total", "counter", "Statements analysed but not kept (longer than [dal] sql_cache_max_statement).", G_SQL_CACHE, VALUE, 4},
+    {"dal_sql_cache_hits_total", "counter", "Lookups the shared analysis cache answered.", G_SQL_CACHE, VALUE, 5},
+    {"dal_sql_cache_misses_total", "counter", "Lookups the shared analysis cache did not answer (the statement was analysed).", G_SQL_CACHE, VALUE, 6},
     {"dal_monitor_dropped_series_total", "counter", "Events not counted because the metrics table was full.", G_META, VALUE, 0},
 };
 

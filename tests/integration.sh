@@ -36,6 +36,10 @@ DAL_TEST_PIN_POOL=default "$builddir/tests/test_pin"
 # staleness (DDL, a killed connection, the statement limit, a reload)
 "$builddir/tests/test_sprep"
 
+# an INSERT without a column list after its table was created again with
+# its columns in another order, through dal and directly on the servers
+"$builddir/tests/test_columns"
+
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass

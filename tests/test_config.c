@@ -107,6 +107,8 @@ START_TEST(test_good_config)
     ck_assert_uint_eq(cfg->ntables, 2);
     /* defaults of the keys the file does not give */
     ck_assert_uint_eq(cfg->max_parallel, 8);
+    ck_assert_uint_eq(cfg->sql_cache_bytes, 64u << 20);
+    ck_assert_uint_eq(cfg->sql_cache_max_statement, 64u << 10);
     ck_assert_int_eq(cfg->watch, 0);
     ck_assert_int_eq(cfg->validate_connect, 0);
     ck_assert_int_eq(cfg->allow_reshard, 0);
@@ -460,6 +462,35 @@ START_TEST(test_empty_and_missing_files)
 }
 END_TEST
 
+/* Sizes in bytes: a number, or with K, M, G (1024-based, KiB etc., any case). */
+START_TEST(test_byte_sizes)
+{
+    static const struct {
+        const char *text;
+        uint32_t want;
+    } cases[] = {
+        {"0", 0}, {"65536", 65536}, {"16K", 16384}, {"16kib", 16384}, {"64M", 64u << 20},
+        {" 2 MiB ", 2u << 20}, {"3g", 3u << 30}, {"4294967295", 4294967295u},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dal_config_t *cfg = NULL;
+        dal_error_t err = {0};
+        char text[128], *path;
+        snprintf(text, sizeof text, "[dal]\nsql_cache_bytes = %s\nsql_cache_max_statement = %s\n",
+                 cases[i].text, cases[i].text);
+        path = write_temp(text);
+        ck_assert_msg(config_load(path, &cfg, &err) == 0, "%s: %s", cases[i].text, err.message);
+        ck_assert_uint_eq(cfg->sql_cache_bytes, cases[i].want);
+        ck_assert_uint_eq(cfg->sql_cache_max_statement, cases[i].want);
+        config_free(cfg);
+        unlink(path);
+        free(path);
+    }
+}
+END_TEST
+
 /* Bytes a text editor would not show: a NUL, and a directory for a file. */
 START_TEST(test_unreadable_content)
 {
@@ -600,6 +631,11 @@ static const struct bad_config bad_configs[] = {
     {"[datasource m]\nmaster = mysql://root:${" SECRET " x}@h/db\n", 2, "bad variable reference"},
     /* [dal] */
     {"[dal]\nmax_parallel = 0\n", 2, "max_parallel: expected a positive integer, got '0'"},
+    {"[dal]\nsql_cache_bytes = lots\n", 2, "sql_cache_bytes: expected a size in bytes such as 65536, 64K or 64M, got 'lots'"},
+    {"[dal]\nsql_cache_bytes = 64X\n", 2, "sql_cache_bytes: expected a size in bytes such as 65536, 64K or 64M, got '64X'"},
+    {"[dal]\nsql_cache_bytes = 64 M B\n", 2, "got '64 M B'"},
+    {"[dal]\nsql_cache_max_statement = 4G\n", 2, "sql_cache_max_statement: 4G is out of range (0..4294967295 bytes)"},
+    {"[dal]\nsql_cache_max_statement = 99999999999999999999\n", 2, "is out of range (0..4294967295 bytes)"},
     {"[dal]\nmax_parallel = 257\n", 2, "max_parallel: 257 is out of range (1..256)"},
     {"[dal]\nmax_parallel = all\n", 2, "max_parallel: expected a positive integer, got 'all'"},
     {"[dal]\nwatch = maybe\n", 2, "watch: expected true or false, got 'maybe'"},
@@ -1281,6 +1317,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_full_config);
     tcase_add_test(tc, test_local_infile);
     tcase_add_test(tc, test_empty_and_missing_files);
+    tcase_add_test(tc, test_byte_sizes);
     tcase_add_test(tc, test_unreadable_content);
     tcase_add_loop_test(tc, test_bad_config, 0, (int)NELEM(bad_configs));
     suite_add_tcase(s, tc);

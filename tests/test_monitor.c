@@ -545,6 +545,40 @@ START_TEST(prometheus_pool_figures)
 }
 END_TEST
 
+/* The analysis cache's figures are absolute, as the pools'. */
+START_TEST(prometheus_sql_cache_figures)
+{
+    static const char *const figures[] = {"entries", "bytes", "max_bytes", "evictions",
+                                          "uncached", "hits", "misses"};
+    unsigned port = tu_free_port();
+    void *inst = make_prom(port);
+    dal_event_t ev = event(DAL_EVENT_SQL_CACHE);
+    char *m;
+    size_t i;
+
+    for (i = 0; i < 7; i++) {
+        ev.kind = figures[i];
+        ev.rows = 100 + i;
+        mops->on_event(inst, &ev);
+    }
+    ev.kind = "bytes"; /* a gauge: set, not added */
+    ev.rows = 5000;
+    mops->on_event(inst, &ev);
+    m = scrape(port);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_entries"), 100);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_bytes"), 5000);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_max_bytes"), 102);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_evictions_total"), 103);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_uncached_total"), 104);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_hits_total"), 105);
+    ck_assert_double_eq(tu_metric(m, "dal_sql_cache_misses_total"), 106);
+    ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_sql_cache_bytes gauge\n"));
+    ck_assert_ptr_nonnull(strstr(m, "# TYPE dal_sql_cache_evictions_total counter\n"));
+    free(m);
+    mops->destroy(inst);
+}
+END_TEST
+
 START_TEST(prometheus_escapes_labels_and_handles_nulls)
 {
     unsigned port = tu_free_port();
@@ -835,6 +869,7 @@ static Suite *unit_suite(void)
     tcase_add_test(tp, core_vouches_for_snapshot_labels_only);
     tcase_add_test(tp, prometheus_threads_add_up);
     tcase_add_test(tp, prometheus_pool_figures);
+    tcase_add_test(tp, prometheus_sql_cache_figures);
     tcase_add_test(tp, prometheus_escapes_labels_and_handles_nulls);
     tcase_add_test(tp, prometheus_http_errors);
     tcase_add_test(tp, prometheus_full_table_drops_and_counts);
@@ -914,7 +949,7 @@ START_TEST(live_metrics_after_a_known_workload)
 
     ck_assert_int_eq(sscanf(ports, "%u", &p0), 1);
     snprintf(ini, sizeof ini,
-             "[dal]\npool = default\npool.max_size = 4\n"
+             "[dal]\npool = default\npool.max_size = 4\ndefault_datasource = ds0\n"
              "[datasource ds0]\nmaster = mysql://dal:dalpass@127.0.0.1:%u/product_0\n"
              "[monitor prometheus]\naddress = 127.0.0.1:%u\n"
              "[monitor slow]\nplugin = slowlog\npath = %s/slow.log\nthreshold = 0\n"
@@ -938,16 +973,27 @@ START_TEST(live_metrics_after_a_known_workload)
         run_and_emit(snap, node, "SELECT pw FROM mon_t WHERE id = 424203", "select", "mon_t");
     run_and_emit(snap, node, "SELECT * FROM no_such_table WHERE x = 'hunter2'", "select",
                  "no_such_table");
+    /* through dal: the analysis cache holds it */
+    ck_assert_msg(dal_exec(dal, NULL, "SELECT pw FROM mon_t WHERE id = 1", NULL, 0, NULL, &err) == 0,
+                  "%s", err.message);
     sleep_ms(1500); /* one pool sample at least */
     m = scrape(port);
+    {
+        dal_sql_cache_stats_t st;
+        ck_assert_int_eq(dal_sql_cache_stats(dal, &st), 0);
+        ck_assert_uint_ge(st.entries, 1);
+        ck_assert_double_eq(tu_metric(m, "dal_sql_cache_entries"), (double)st.entries);
+        ck_assert_double_eq(tu_metric(m, "dal_sql_cache_bytes"), (double)st.bytes);
+        ck_assert_double_eq(tu_metric(m, "dal_sql_cache_max_bytes"), 64.0 * 1024 * 1024);
+    }
     save("metrics.txt", m);
-    ck_assert_double_eq(selects_of(m, "mon_t"), 25);
+    ck_assert_double_eq(selects_of(m, "mon_t"), 26); /* 25, and one through dal */
     ck_assert_double_eq(tu_metric(m, "dal_statements_total{kind=\"insert\",table=\"mon_t\"}"), 10);
-    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 25);
+    ck_assert_double_eq(tu_metric(m, "dal_statement_duration_seconds_count{kind=\"select\",table=\"mon_t\"}"), 26);
     ck_assert_double_eq(tu_metric(m, "dal_statement_errors_total{kind=\"select\",code=\"DAL_ESERVER\"}"), 1);
     snprintf(server, sizeof server, "%s", node->master.address);
     snprintf(want, sizeof want, "dal_executions_total{datasource=\"ds0\",server=\"%s\"}", server);
-    ck_assert_double_eq(tu_metric(m, want), 38);
+    ck_assert_double_eq(tu_metric(m, want), 39);
     snprintf(want, sizeof want,
              "dal_execution_errors_total{datasource=\"ds0\",server=\"%s\",mysql_errno=\"1146\"}",
              server);

@@ -1250,6 +1250,214 @@ START_TEST(test_cache_front)
 }
 END_TEST
 
+/* An INSERT of n rows: about 20 bytes a row (n < 100000). */
+static char *insert_text(const char *table, int n)
+{
+    size_t cap = 64 + (size_t)n * 24, len;
+    char *sql = malloc(cap);
+    int i;
+
+    ck_assert_ptr_nonnull(sql);
+    len = (size_t)snprintf(sql, cap, "INSERT INTO %s (id, v) VALUES ", table);
+    for (i = 0; i < n; i++)
+        len += (size_t)snprintf(sql + len, cap - len, "%s(%d, 'v%05d')", i ? ", " : "", i, i);
+    return sql;
+}
+
+/* What the cache counts for an entry (sql.h: its block and the text's
+ * length again). */
+static uint64_t charge(const dal_sql_t *s)
+{
+    return s->size + s->len + 1;
+}
+
+/* The bytes reported are the entries' charges, added in and taken out. */
+START_TEST(test_cache_bytes_reported)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    const dal_sql_t *a, *b;
+    sql_cache_figures_t f;
+    char err[64];
+
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 0);
+    ck_assert_uint_eq(f.bytes, 0);
+    ck_assert_uint_eq(f.max_bytes, SQL_CACHE_BYTES);
+    ck_assert_uint_eq(f.max_statement, SQL_CACHE_MAX_STATEMENT);
+    a = sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, err, sizeof err);
+    b = sql_cache_get(c, "INSERT INTO t (id, v) VALUES (1, 'x'), (2, 'y')", 47, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    /* the block holds the dal_sql_t, the text and the analysis */
+    ck_assert_uint_gt(a->size, sizeof(dal_sql_t) + a->len);
+    ck_assert_uint_gt(b->size, sizeof(dal_sql_t) + b->len);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 2);
+    ck_assert_uint_eq(f.bytes, charge(a) + charge(b));
+    ck_assert_uint_eq(f.evictions, 0);
+    ck_assert_uint_eq(f.uncached, 0);
+    /* a hit changes none of it */
+    sql_unref(sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, err, sizeof err));
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.bytes, charge(a) + charge(b));
+    ck_assert_uint_eq(f.hits, 1);
+    /* a bound below both: both go, now, and are still the callers' */
+    sql_cache_limit(c, charge(a) + charge(b) - 1, SQL_CACHE_MAX_STATEMENT);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_le(f.bytes, charge(a) + charge(b) - 1);
+    ck_assert_uint_ge(f.evictions, 1);
+    ck_assert_uint_le(f.entries, 1);
+    ck_assert(f.entries == 0 ? f.bytes == 0 : f.bytes == charge(a) || f.bytes == charge(b));
+    sql_cache_limit(c, 0, SQL_CACHE_MAX_STATEMENT);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 0);
+    ck_assert_uint_eq(f.bytes, 0);
+    ck_assert_uint_eq(f.evictions, 2);
+    ck_assert_uint_eq(atomic_load(&a->refs), 1);
+    ck_assert_str_eq(a->trefs[0].name, "t");
+    sql_unref(a);
+    sql_unref(b);
+    sql_cache_free(c);
+}
+END_TEST
+
+/* Many distinct statements of a few KiB, with room for every one of them
+ * by count but not by bytes: the bytes never go over the bound, and what
+ * went was evicted, not lost. */
+START_TEST(test_cache_byte_bound)
+{
+    const size_t bound = 256 * 1024;
+    dal_sql_cache_t *c = sql_cache_new(4096);
+    sql_cache_figures_t f;
+    uint64_t charged = 0;
+    char err[64], name[32];
+    int i;
+
+    sql_cache_limit(c, bound, SQL_CACHE_MAX_STATEMENT);
+    for (i = 0; i < 400; i++) {
+        char *sql;
+        const dal_sql_t *s;
+        snprintf(name, sizeof name, "t%d", i);
+        sql = insert_text(name, 100);
+        s = sql_cache_get(c, sql, strlen(sql), err, sizeof err);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_eq(s->nrows, 100);
+        charged += charge(s);
+        sql_unref(s);
+        free(sql);
+        sql_cache_figures(c, &f);
+        ck_assert_uint_le(f.bytes, bound);
+    }
+    sql_cache_figures(c, &f);
+    ck_assert_uint_gt(charged, 4 * bound); /* the test means something */
+    ck_assert_uint_gt(f.entries, 0);
+    ck_assert_uint_lt(f.entries, 400);
+    ck_assert_uint_eq(f.entries + f.evictions, 400);
+    ck_assert_uint_eq(f.uncached, 0);
+    ck_assert_uint_eq(f.misses, 400);
+    /* the last one is still there: a hit */
+    {
+        char *sql = insert_text(name, 100);
+        sql_unref(sql_cache_get(c, sql, strlen(sql), err, sizeof err));
+        free(sql);
+    }
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.hits, 1);
+    sql_cache_free(c);
+}
+END_TEST
+
+/* A statement over sql_cache_max_statement is analysed for its caller
+ * alone, every time, correctly; the cache holds nothing of it. */
+START_TEST(test_cache_max_statement)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    char *big = insert_text("big", 200), err[64];
+    size_t len = strlen(big);
+    const dal_sql_t *a, *b;
+    sql_cache_figures_t f;
+    int lent = -1;
+
+    sql_cache_limit(c, SQL_CACHE_BYTES, 1024);
+    ck_assert_uint_gt(len, 1024);
+    a = sql_cache_get(c, big, len, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(atomic_load(&a->refs), 1); /* the caller's only */
+    ck_assert_uint_eq(a->nrows, 200);
+    ck_assert_str_eq(a->trefs[0].name, "big");
+    b = sql_cache_borrow(c, big, len, &lent, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_int_eq(lent, 0); /* not lent from the front cache either */
+    ck_assert_uint_eq(atomic_load(&b->refs), 1);
+    ck_assert_uint_eq(b->nrows, 200);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 0);
+    ck_assert_uint_eq(f.bytes, 0);
+    ck_assert_uint_eq(f.uncached, 2);
+    ck_assert_uint_eq(f.misses, 2);
+    sql_unref(a);
+    sql_unref(b);
+    /* at the limit it is kept */
+    sql_cache_limit(c, SQL_CACHE_BYTES, len);
+    a = sql_cache_get(c, big, len, err, sizeof err);
+    ck_assert_uint_eq(atomic_load(&a->refs), 2);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 1);
+    ck_assert_uint_eq(f.bytes, charge(a));
+    sql_unref(a);
+    /* an entry alone over the byte bound is not kept */
+    sql_cache_limit(c, 0, len);
+    a = sql_cache_get(c, big, len, err, sizeof err);
+    ck_assert_uint_eq(atomic_load(&a->refs), 1);
+    sql_unref(a);
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.entries, 0);
+    ck_assert_uint_eq(f.bytes, 0);
+    free(big);
+    sql_cache_free(c);
+}
+END_TEST
+
+/* A thread's front cache does not keep a big entry: once the shared cache
+ * lets it go, nothing holds it. */
+static void *front_big_thread(void *arg)
+{
+    dal_sql_cache_t *c = arg;
+    char *mid = insert_text("mid", 1000), err[64];
+    const char *q = "SELECT a FROM small WHERE id = 1";
+    const dal_sql_t *s, *mine, *small;
+    int lent = -1;
+
+    s = sql_cache_borrow(c, mid, strlen(mid), &lent, err, sizeof err);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_gt(charge(s), 16384);
+    ck_assert_int_eq(lent, 0);
+    ck_assert_uint_eq(atomic_load(&s->refs), 2); /* the shared cache's and ours */
+    mine = s;
+    small = sql_cache_borrow(c, q, strlen(q), &lent, err, sizeof err);
+    ck_assert_int_eq(lent, 1); /* a small one is lent as before */
+    ck_assert_uint_eq(atomic_load(&small->refs), 2);
+    sql_cache_return();
+    sql_cache_limit(c, 0, SQL_CACHE_MAX_STATEMENT); /* the shared cache lets go */
+    ck_assert_uint_eq(atomic_load(&mine->refs), 1); /* only ours: no front holds it */
+    ck_assert_uint_eq(atomic_load(&small->refs), 1); /* the front's */
+    sql_unref(mine);
+    free(mid);
+    return NULL;
+}
+
+START_TEST(test_cache_front_big)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    pthread_t t;
+
+    ck_assert_int_eq(pthread_create(&t, NULL, front_big_thread, c), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    sql_cache_free(c);
+}
+END_TEST
+
 enum { NTHREADS = 4, NSTMTS = 48, ROUNDS = 4000 };
 
 struct worker {
@@ -1485,6 +1693,37 @@ START_TEST(test_cache_nul)
 }
 END_TEST
 
+/* The same with a byte bound far below the working set: every insert
+ * sweeps the sets for room while the other threads hit, miss and insert;
+ * once they are done the cache is within its bound. */
+START_TEST(test_cache_threads_byte_bound)
+{
+    dal_sql_cache_t *c = sql_cache_new(4096);
+    pthread_t th[NTHREADS];
+    struct worker w[NTHREADS];
+    sql_cache_figures_t f;
+    int i;
+
+    sql_cache_limit(c, 8192, SQL_CACHE_MAX_STATEMENT);
+    for (i = 0; i < NTHREADS; i++) {
+        w[i].cache = c;
+        w[i].seed = i + 11;
+        w[i].errors = 0;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (i = 0; i < NTHREADS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].errors, 0);
+    }
+    sql_cache_figures(c, &f);
+    ck_assert_uint_eq(f.hits + f.misses, (uint64_t)NTHREADS * ROUNDS);
+    ck_assert_uint_le(f.bytes, 8192);
+    ck_assert_uint_gt(f.evictions, 0);
+    ck_assert_uint_ge(f.misses, f.entries + f.evictions); /* two may miss one text */
+    sql_cache_free(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------ main */
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -1519,6 +1758,11 @@ static Suite *sql_suite(void)
     tcase_add_test(cache, test_cache_front);
     tcase_add_test(cache, test_cache_nul);
     tcase_add_test(cache, test_cache_threads);
+    tcase_add_test(cache, test_cache_bytes_reported);
+    tcase_add_test(cache, test_cache_byte_bound);
+    tcase_add_test(cache, test_cache_max_statement);
+    tcase_add_test(cache, test_cache_front_big);
+    tcase_add_test(cache, test_cache_threads_byte_bound);
     tcase_set_timeout(cache, 60);
     suite_add_tcase(s, lex);
     suite_add_tcase(s, kind);

@@ -208,6 +208,28 @@ DAL_API int dal_reload(dal_t *dal, dal_error_t *err);
 DAL_API void dal_reload_stats(dal_t *dal, uint64_t *reloads, uint64_t *failures);
 
 /*
+ * The cache of analysed statements (shared by the threads of one dal_t,
+ * keyed by the SQL text; see [dal] sql_cache_bytes and
+ * sql_cache_max_statement in docs/configuration.md).  Figures since
+ * dal_open, except entries and bytes: what it holds now.
+ */
+typedef struct dal_sql_cache_stats {
+    uint64_t hits, misses;  /* lookups of the shared cache (a thread's own few
+                               last statements are found before it, uncounted) */
+    uint64_t entries;       /* statements held */
+    uint64_t bytes;         /* what they hold: each analysis with its copy of the text,
+                               plus the text's length again for its normalised text */
+    uint64_t evictions;     /* entries let go to make room (count or bytes) */
+    uint64_t uncached;      /* statements analysed and not kept: longer than
+                               sql_cache_max_statement, or alone over sql_cache_bytes */
+    uint64_t max_bytes;     /* sql_cache_bytes in force */
+    uint64_t max_statement; /* sql_cache_max_statement in force */
+} dal_sql_cache_stats_t;
+
+/* Fill *out (owned by the caller).  Thread-safe.  0 or DAL_EINVAL. */
+DAL_API int dal_sql_cache_stats(dal_t *dal, dal_sql_cache_stats_t *out);
+
+/*
  * One difference between two configuration files: what ("datasource",
  * "table", "monitor", "idgen", "plugin_dir", ...), its name, and the change
  * in words ("added", "removed", "master 127.0.0.1:3306 -> 127.0.0.1:3307",
@@ -1044,9 +1066,10 @@ DAL_API void dal_plan_free(dal_plan_t *p);
 
 /*
  * The columns of a logical table as dal uses them for an INSERT without a
- * column list: in the order of the table's first physical table, learned
- * from its server (information_schema) once per configuration in force and
- * kept until the next reload.  Tables dal looks into are the sharded ones and
+ * column list: in the order of the table's first physical table, read from
+ * its server (information_schema) now.  dal keeps the list it learned, and
+ * before each statement that relies on it checks it against every physical
+ * table the statement writes (see docs/routing.md).  Tables dal looks into are the sharded ones and
  * those with an id_column.  fn is called once per table (table: that one
  * name, or NULL for every such table, in configuration order) with the
  * table's name and columns, both borrowed for the call only.  Returns 0, or

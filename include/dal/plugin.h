@@ -324,11 +324,17 @@ typedef enum dal_event_type {
                                 ("multi", "xa"), kind the outcome ("committed",
                                 "rolled_back", "partial", "failed"), rows the
                                 nodes it touched, error_code */
-    DAL_EVENT_XA_RECOVERY = 12 /* one XA recovery pass: one event per action,
+    DAL_EVENT_XA_RECOVERY = 12, /* one XA recovery pass: one event per action,
                                 kind "committed", "rolled_back", "failed" or
                                 "pruned" with rows the count (when not 0), and
                                 kind "in_doubt" with rows the branches left in
                                 doubt after the pass */
+    DAL_EVENT_SQL_CACHE = 13 /* a figure of the analysis cache (sampled every
+                                second with the pools): kind "entries", "bytes",
+                                "max_bytes" (what it holds now, its bound),
+                                "evictions", "uncached", "hits" or "misses"
+                                (totals since dal_open), rows the value; see
+                                dal_sql_cache_stats */
 } dal_event_type_t;
 
 /* One event.  Every pointer is borrowed for the duration of on_event and may
