@@ -348,8 +348,16 @@ static void shrink(proxy_io_t *io, proxy_client_t *c)
  * wait too. */
 static void advance(proxy_io_t *io, proxy_client_t *c, int op)
 {
-    int rc = may_read(c) ? client_input(c) : 0;
+    int rc = 0;
 
+    /* written down to the limit now, the commands already received are
+     * taken at once: the client may be waiting for their replies */
+    if (!may_read(c) && flush(c) != 0) {
+        drop(io, c);
+        return;
+    }
+    if (may_read(c))
+        rc = client_input(c);
     if (c->state == CLIENT_COMMAND)
         handshake_remove(io, c);      /* in: connect_timeout no longer applies */
     if (rc == 1 && flush(c) == 0) {

@@ -229,6 +229,24 @@ def step_longdata():
     conn.close()
 
 
+def read_rows(sock):
+    """A text result set (with EOF packets: PyMySQL's capabilities): the
+    number of its rows."""
+    first = read_packet(sock)
+    if first[:1] == b"\xff":
+        raise RuntimeError("error %r" % first[:120])
+    for _ in range(first[0] + 1):   # column definitions, EOF
+        read_packet(sock)
+    n = 0
+    while True:
+        p = read_packet(sock)
+        if p[:1] == b"\xfe" and len(p) < 9:
+            return n
+        if p[:1] == b"\xff":
+            raise RuntimeError("error %r" % p[:120])
+        n += 1
+
+
 def step_pipeline():
     """20 pipelined SELECTs of 8 MB each that the client never reads: the
     proxy stops taking the next ones while replies wait, and writes a big
@@ -252,6 +270,17 @@ def step_pipeline():
     check = login()
     if query1(check, "SELECT COUNT(*) FROM big") != ((8,),):
         fail("pipeline: the proxy does not serve the next client")
+    # the same, read once all are sent: every reply comes, the commands the
+    # proxy held back while replies waited included
+    sock = check._sock
+    sock.settimeout(120)
+    sock.sendall(b"".join(packet(0, b"\x03SELECT v FROM big") for _ in range(20)))
+    try:
+        rows = [read_rows(sock) for _ in range(20)]
+        if rows != [8] * 20:
+            fail("pipeline: 20 pipelined SELECTs read at the end gave %r rows" % rows)
+    except Exception as e:  # noqa: BLE001
+        fail("pipeline: 20 pipelined SELECTs read at the end: %s: %s" % (type(e).__name__, e))
     check.close()
 
 
