@@ -119,7 +119,7 @@ typedef struct proxy_client {
     /* in its I/O thread's list of clients not yet authenticated (server.c) */
     bool in_handshake;
     uint64_t deadline_ms;             /* CLOCK_MONOTONIC: closed if not in by then */
-    struct proxy_client *hs_prev, *hs_next;
+    struct proxy_client *hs_prev, *hs_next; /* borrowed */
     struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
 
