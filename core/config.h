@@ -136,6 +136,7 @@ typedef struct dal_cfg_proxy {
     uint32_t threads;         /* I/O threads; 0: one per core (default) */
     uint32_t max_connections; /* default 4096 */
     uint32_t max_allowed_packet; /* bytes a client's packet may hold (default 64 MiB) */
+    uint32_t connect_timeout_ms; /* to authenticate, from connecting (default 10 s) */
     char *tls_cert;           /* owned; PEM file; NULL: no TLS */
     int tls_cert_line;
     char *tls_key;            /* owned; PEM file of the certificate's key */

@@ -791,6 +791,10 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
     {.name = "max_allowed_packet", .type = DAL_CFG_COUNT, .offset = PRX(max_allowed_packet),
      .def = "67108864", .min = 1024, .max = 1073741824,
      .help = "bytes one client packet (a statement, its parameters) may hold"},
+    {.name = "connect_timeout", .type = DAL_CFG_DURATION, .offset = PRX(connect_timeout_ms),
+     .def = "10s", .min = 1, .max = CFG_MS_MAX,
+     .help = "time a client has from connecting to being authenticated; then it is closed "
+             "(error 1043)"},
     {.name = "tls_cert", .type = DAL_CFG_STRING, .offset = PRX(tls_cert), .line = PRX(tls_cert_line),
      .set = set_tls_cert, .unset = "none: no TLS",
      .help = "PEM file of the certificate clients are offered (and its chain); with it, clients "

@@ -428,6 +428,11 @@ uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p)
     return p->cfg->proxy.max_allowed_packet;
 }
 
+uint32_t dal_proxy_info_connect_timeout(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.connect_timeout_ms;
+}
+
 const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p)
 {
     return p->cfg->proxy.tls_cert;

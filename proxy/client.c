@@ -213,6 +213,7 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
     kill_register(c);
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     proto_reader_init(&c->in, px->max_allowed_packet);
+    proto_reader_limit(&c->in, PROXY_LOGIN_PACKET, PROXY_LOGIN_PACKET_NAME);
     if (proto_scramble_generate(c->scramble) != 0) {
         client_free(c);
         return NULL;
@@ -341,6 +342,7 @@ static int logged_in(proxy_client_t *c)
     dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
     set_session(c, s);
     c->state = CLIENT_COMMAND;
+    proto_reader_limit(&c->in, c->px->max_allowed_packet, "max_allowed_packet");
     send_ok(c, 0, 0);
     return 0;
 }
@@ -668,6 +670,8 @@ void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_m
             proto_build_text_row(&c->out, &c->seq, n, vals, lens);
         else if (proto_build_binary_row(&c->out, &c->seq, cols, n, vals, lens) != 0)
             break; /* a value its column's type cannot hold */
+        if (proxy_drain(c) != 0)
+            goto done; /* the client stopped reading: it is closed */
     }
     if (rc == 1)
         client_err(c, 1105, "HY000", "dal-proxy: a value does not fit its column's binary type");

@@ -2,6 +2,7 @@
  * main.c -- the dal-proxy program: options, configuration, signals.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +24,8 @@ static const char usage_text[] =
     "  --listen HOST:PORT  listen here instead of [proxy] listen\n"
     "  --threads N         I/O threads instead of [proxy] threads (0: one per core)\n"
     "  --plugin-dir DIR    plugin directory (overrides $DAL_PLUGIN_DIR)\n"
-    "  --check             validate FILE as `dal check` does, and exit\n"
+    "  --check             validate FILE as `dal check` does, see that its listen\n"
+    "                      addresses are free (no dal-proxy there), and exit\n"
     "  -h, --help          this text\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop accepting, let running statements finish,\n"
@@ -127,17 +129,38 @@ static int shown(const char *config)
     return (int)(strstr(config, "://") ? strcspn(config, "?") : strlen(config));
 }
 
-static int check_only(const char *config, const dal_open_opts_t *opts)
+/* The configuration, then whether its listen addresses (or listen, when
+ * given) are free: a dal-proxy already serving there is reported as when
+ * starting. */
+static int check_only(const char *config, const char *listen, const dal_open_opts_t *opts)
 {
     dal_error_t err;
+    dal_t *dal = NULL;
+    dal_proxy_info_t *info = NULL;
+    int rc = 0;
 
-    if (dal_check_config(config, opts, &err) != 0) {
+    if (dal_check_config(config, opts, &err) != 0 || dal_open(config, opts, &dal, &err) != 0 ||
+        dal_proxy_info(dal, &info, &err) != 0) {
         fprintf(stderr, "dal-proxy: %s\n", err.message);
+        dal_close(dal);
         return 1;
     }
-    printf("%.*s: ok\n", shown(config), config);
-    return 0;
+    if (proxy_listen_check(listen != NULL ? listen : dal_proxy_info_listen(info)) != 0)
+        rc = 1;
+    dal_proxy_info_free(info);
+    dal_close(dal);
+    if (rc == 0)
+        printf("%.*s: ok\n", shown(config), config);
+    return rc;
 }
+
+/*
+ * Big blocks always from mmap: freed, they go back to the system at once.
+ * glibc's default raises the threshold after the first big free (up to
+ * 32 MB), after which the packets and replies of big statements come from
+ * the heap, and the heap keeps what the clients that left had.
+ */
+#define MMAP_THRESHOLD (256 * 1024)
 
 int main(int argc, char **argv)
 {
@@ -155,7 +178,8 @@ int main(int argc, char **argv)
     memset(&opts, 0, sizeof opts);
     opts.plugin_dir = o.plugin_dir;
     if (o.check)
-        return check_only(o.config, &opts);
+        return check_only(o.config, o.listen, &opts);
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     memset(&px, 0, sizeof px);
     if (dal_open(o.config, &opts, &px.dal, &err) != 0 || dal_proxy_info(px.dal, &info, &err) != 0) {
         fprintf(stderr, "dal-proxy: %s\n", err.message);
@@ -164,6 +188,7 @@ int main(int argc, char **argv)
     }
     px.max_connections = dal_proxy_info_max_connections(info);
     px.max_allowed_packet = dal_proxy_info_max_allowed_packet(info);
+    px.connect_timeout_ms = dal_proxy_info_connect_timeout(info);
     if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || users_load(&px) != 0) {
         fprintf(stderr, "dal-proxy: out of memory\n");
         return 1;

@@ -48,6 +48,12 @@ void proto_buf_consume(proto_buf_t *b, size_t n)
     b->len -= n;
 }
 
+void proto_buf_shrink(proto_buf_t *b, size_t keep)
+{
+    if (b->len == 0 && b->cap > keep)
+        proto_buf_free(b);
+}
+
 int proto_buf_reserve(proto_buf_t *b, size_t n)
 {
     if (b->err)
@@ -210,6 +216,7 @@ void proto_reader_init(proto_reader_t *r, size_t max_allowed_packet)
 {
     memset(r, 0, sizeof *r);
     r->max_packet = max_allowed_packet;
+    r->limit_name = "max_allowed_packet";
 }
 
 void proto_reader_free(proto_reader_t *r)
@@ -217,7 +224,32 @@ void proto_reader_free(proto_reader_t *r)
     free(r->in);
     free(r->joined);
     size_t max = r->max_packet;
+    const char *name = r->limit_name;
     proto_reader_init(r, max);
+    r->limit_name = name;
+}
+
+void proto_reader_limit(proto_reader_t *r, size_t max, const char *name)
+{
+    r->max_packet = max;
+    r->limit_name = name;
+}
+
+void proto_reader_shrink(proto_reader_t *r, size_t keep)
+{
+    if (r->in_len > r->in_start)
+        return;
+    r->in_start = r->in_len = 0;
+    if (r->in_cap > keep) {
+        free(r->in);
+        r->in = NULL;
+        r->in_cap = 0;
+    }
+    if (r->joined_cap > keep) {
+        free(r->joined);
+        r->joined = NULL;
+        r->joined_cap = 0;
+    }
 }
 
 static int reader_fail(proto_reader_t *r, int code, const char *msg)
@@ -288,7 +320,7 @@ static size_t chunk_len(const uint8_t *h)
 static int reader_too_big(proto_reader_t *r, size_t total)
 {
     snprintf(r->message, sizeof r->message,
-             "packet of %zu bytes is over max_allowed_packet (%zu)", total, r->max_packet);
+             "packet of %zu bytes is over %s (%zu)", total, r->limit_name, r->max_packet);
     r->err = PROTO_ETOOBIG;
     return r->err;
 }

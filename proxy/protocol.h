@@ -249,6 +249,8 @@ void proto_buf_free(proto_buf_t *b);   /* frees data; b is then empty */
 void proto_buf_reset(proto_buf_t *b);  /* len = 0 and err = 0; keeps memory */
 /* Remove the first n bytes (what the socket took); n <= len. */
 void proto_buf_consume(proto_buf_t *b, size_t n);
+/* Free b's memory if it is empty and holds more than keep bytes of room. */
+void proto_buf_shrink(proto_buf_t *b, size_t keep);
 /* Room for n more bytes; 0 or PROTO_ENOMEM (also sets err). */
 int proto_buf_reserve(proto_buf_t *b, size_t n);
 
@@ -307,6 +309,7 @@ typedef struct proto_reader {
     uint8_t *joined;      /* owned: payload of a multi-chunk packet */
     size_t joined_cap;
     size_t max_packet;    /* largest logical payload accepted */
+    const char *limit_name; /* borrowed (static): the limit in messages */
     int err;              /* sticky: once set, every call returns it */
     char message[128];    /* the reason for err, for the client's ERR */
 } proto_reader_t;
@@ -316,6 +319,14 @@ typedef struct proto_reader {
  * bytes are buffered). */
 void proto_reader_init(proto_reader_t *r, size_t max_allowed_packet);
 void proto_reader_free(proto_reader_t *r);  /* frees the buffers */
+/* Judge the packets not yet returned by max instead, called name in the
+ * error message (a static string: "max_allowed_packet", or the limit of
+ * packets before authentication). */
+void proto_reader_limit(proto_reader_t *r, size_t max, const char *name);
+/* Give back the buffers' memory when they hold more than keep bytes of
+ * room and no byte waits in them: after a big packet, an idle client
+ * holds a small reader. */
+void proto_reader_shrink(proto_reader_t *r, size_t keep);
 /* Append n received bytes (borrowed, copied).  0 or PROTO_ENOMEM, or the
  * sticky error. */
 int proto_reader_feed(proto_reader_t *r, const void *data, size_t n);

@@ -52,6 +52,7 @@ typedef struct proxy {
     uint64_t users_reloads;           /* dal_reload_stats when they were read */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
+    uint32_t connect_timeout_ms;      /* to finish authentication */
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
     bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
@@ -122,8 +123,18 @@ typedef struct proxy_client {
     struct proxy_infile *infile;      /* owned: the LOAD DATA LOCAL file being
                                          relayed (infile.c), or NULL */
     struct proxy_client *next;        /* in a queue */
+    /* in its I/O thread's list of clients not yet authenticated (server.c) */
+    bool in_handshake;
+    uint64_t deadline_ms;             /* CLOCK_MONOTONIC: closed if not in by then */
+    struct proxy_client *hs_prev, *hs_next; /* borrowed */
     struct proxy_client *all_prev, *all_next; /* in px->clients */
 } proxy_client_t;
+
+/* The largest packet a client may send before it is authenticated: a
+ * handshake response with its connect attributes, an SSLRequest, an auth
+ * switch response are far smaller.  Its name in the error message. */
+#define PROXY_LOGIN_PACKET (64 * 1024)
+#define PROXY_LOGIN_PACKET_NAME "the limit before authentication"
 
 /* ------------------------------------------------------------ client.c */
 
@@ -361,6 +372,20 @@ int proxy_flush_wait(proxy_client_t *c, int timeout_ms);
  * *pkt set (borrowed from c->in until its next use), or -1 if the client
  * is gone, too slow, or sent a malformed packet. */
 int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms);
+/*
+ * On a worker building a reply: when c's unsent replies have grown past a
+ * few megabytes, write them to the socket, waiting (poll) while the client
+ * reads, so a big result is not held whole.  0, or -1 when the client
+ * stopped reading for the write timeout (60 s) or is gone: its replies
+ * are dropped, its socket shut down and c is CLIENT_CLOSING -- the caller
+ * stops building.
+ */
+int proxy_drain(proxy_client_t *c);
+/* Whether every address of listen ("HOST:PORT[, ...]") is free of other
+ * processes' sockets (dal-proxy's own threads share theirs through
+ * SO_REUSEPORT, which would let a second dal-proxy share them too): 0, or
+ * -1 with a message on stderr naming the address. */
+int proxy_listen_check(const char *listen);
 /* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
  * "accepted", "refused", "auth_failed") and its value now. */
 void proxy_count(proxy_t *px, const char *figure, uint64_t value);

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -15,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dal/plugin.h>
@@ -26,6 +28,23 @@
 /* Plaintext encrypted at a time: c->wire stays small while a large reply
  * goes out, and c->out moves once per batch, not once per record. */
 #define TLS_BATCH (1024 * 1024)
+/* Bytes read from one client at a time: the packets are judged (a header
+ * over the limit refused) before more is read. */
+#define READ_BUDGET (1024 * 1024)
+/* Backpressure: while a client's unsent replies are over this, its next
+ * commands wait in the socket (it is not read). */
+#define OUT_LIMIT (1024 * 1024)
+/* A worker writes a reply it builds once it grows past this (proxy_drain),
+ * down to half of it. */
+#define DRAIN_AT (4 * 1024 * 1024)
+/* How long a worker waits for a client to read before closing it, as
+ * MariaDB's net_write_timeout. */
+#define WRITE_TIMEOUT_MS 60000
+/* Buffers with more room than this are freed when empty: an idle client
+ * holds little. */
+#define KEEP_BYTES (64 * 1024)
+/* At most one malloc_trim a second, after clients with big buffers left. */
+#define TRIM_EVERY_MS 1000
 
 /* One I/O thread: its epoll, listeners, and clients handed back by workers. */
 typedef struct proxy_io {
@@ -40,6 +59,11 @@ typedef struct proxy_io {
     proxy_client_t *held;            /* clients whose login reply waits (guard.c) */
     uint64_t held_due;               /* the earliest hold_until of held */
     atomic_uint busy;                /* its clients a worker has now */
+    /* its clients not yet authenticated, by deadline (all get the same
+     * time, so the order they came in) */
+    proxy_client_t *hs_head, *hs_tail;
+    bool trim_due;                   /* a client with big buffers left */
+    uint64_t trimmed_ms;             /* the last malloc_trim */
 } proxy_io_t;
 
 /* epoll data: a listener or the wake fd are tagged by these addresses. */
@@ -47,8 +71,10 @@ static char tag_wake;
 
 /* ------------------------------------------------------------ listening */
 
-/* One socket bound to "host:port" with SO_REUSEPORT; -1 on failure. */
-static int listen_on(const char *hostport)
+/* One socket bound to "host:port", listening; with share, SO_REUSEPORT
+ * (the I/O threads' sockets), else only bound (the probe of
+ * proxy_listen_check).  -1 on failure (errno set). */
+static int listen_on(const char *hostport, bool share)
 {
     char host[256], *colon;
     struct addrinfo hints, *ai = NULL;
@@ -65,17 +91,63 @@ static int listen_on(const char *hostport)
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0) {
+        errno = EADDRNOTAVAIL;
         return -1;
+    }
     fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-                    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-                    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 512) != 0)) {
+                    (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+                    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+                    (share && listen(fd, 512) != 0))) {
+        int e = errno;
         close(fd);
+        errno = e;
         fd = -1;
     }
     freeaddrinfo(ai);
     return fd;
+}
+
+/* The next address of a listen list at *p into item: false at its end. */
+static bool next_address(const char **p, char *item, size_t size)
+{
+    size_t n;
+
+    while (**p == ' ' || **p == ',')
+        (*p)++;
+    if ((n = strcspn(*p, ", ")) == 0)
+        return false;
+    snprintf(item, size, "%.*s", (int)n, *p);
+    *p += n;
+    return true;
+}
+
+/*
+ * A socket bound without SO_REUSEPORT fails with EADDRINUSE when any
+ * other socket listens on the address, also one with SO_REUSEPORT: so a
+ * second dal-proxy on the same listen (whose sockets the kernel would
+ * otherwise let share the port, splitting the clients) finds the first.
+ * The probe is closed at once; the I/O threads bind theirs after it.
+ */
+int proxy_listen_check(const char *listen)
+{
+    char item[256];
+    const char *p = listen;
+    int fd;
+
+    while (next_address(&p, item, sizeof item)) {
+        if ((fd = listen_on(item, false)) < 0) {
+            if (errno == EADDRINUSE)
+                fprintf(stderr, "dal-proxy: cannot listen on %s: the address is already in use "
+                        "(another dal-proxy or server listens there)\n", item);
+            else
+                fprintf(stderr, "dal-proxy: cannot listen on %s: %s\n", item, strerror(errno));
+            return -1;
+        }
+        close(fd);
+    }
+    return 0;
 }
 
 /* Open every address of listen on io; -1 with a message if one fails. */
@@ -84,18 +156,10 @@ static int open_listeners(proxy_io_t *io, const char *listen)
     char item[256];
     const char *p = listen;
 
-    while (*p != '\0') {
-        size_t n;
-        while (*p == ' ' || *p == ',')
-            p++;
-        n = strcspn(p, ", ");
-        if (n == 0)
-            break;
-        snprintf(item, sizeof item, "%.*s", (int)n, p);
-        p += n;
+    while (next_address(&p, item, sizeof item)) {
         if (io->nlisteners == MAX_LISTEN)
             break;
-        if ((io->listeners[io->nlisteners] = listen_on(item)) < 0) {
+        if ((io->listeners[io->nlisteners] = listen_on(item, true)) < 0) {
             fprintf(stderr, "dal-proxy: cannot listen on %s: %s\n", item, strerror(errno));
             return -1;
         }
@@ -146,13 +210,22 @@ static void unhold(proxy_io_t *io, proxy_client_t *c)
         }
 }
 
+/* Whether c's next commands may be taken: not while many replies wait
+ * (a client that sends and never reads would grow them without end). */
+static bool may_read(const proxy_client_t *c)
+{
+    return unsent(c) <= OUT_LIMIT;
+}
+
 static void watch(proxy_io_t *io, proxy_client_t *c, int op)
 {
     struct epoll_event ev;
+    bool out = to_send(c) > 0;
 
     if (c->hold_until != 0)
         hold(io, c);
-    ev.events = c->hold_until != 0 ? 0 : EPOLLIN | (to_send(c) > 0 ? EPOLLOUT : 0);
+    ev.events = c->hold_until != 0 ? 0
+                                   : (out ? EPOLLOUT : 0) | (may_read(c) || !out ? EPOLLIN : 0);
     ev.data.ptr = c;
     epoll_ctl(io->ep, op, c->fd, &ev);
 }
@@ -169,10 +242,57 @@ void proxy_count(proxy_t *px, const char *figure, uint64_t value)
     dal_monitor_emit(px->dal, &ev);
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* c came in: it has connect_timeout to authenticate. */
+static void handshake_add(proxy_io_t *io, proxy_client_t *c)
+{
+    c->deadline_ms = now_ms() + io->px->connect_timeout_ms;
+    c->in_handshake = true;
+    c->hs_next = NULL;
+    c->hs_prev = io->hs_tail;
+    if (io->hs_tail != NULL)
+        io->hs_tail->hs_next = c;
+    else
+        io->hs_head = c;
+    io->hs_tail = c;
+}
+
+static void handshake_remove(proxy_io_t *io, proxy_client_t *c)
+{
+    if (!c->in_handshake)
+        return;
+    if (c->hs_prev != NULL)
+        c->hs_prev->hs_next = c->hs_next;
+    else
+        io->hs_head = c->hs_next;
+    if (c->hs_next != NULL)
+        c->hs_next->hs_prev = c->hs_prev;
+    else
+        io->hs_tail = c->hs_prev;
+    c->in_handshake = false;
+    c->hs_prev = c->hs_next = NULL;
+}
+
+/* Bytes c's buffers hold, used or not. */
+static size_t held(const proxy_client_t *c)
+{
+    return c->in.in_cap + c->in.joined_cap + c->out.cap + c->wire.cap + c->cmd_len;
+}
+
 static void drop(proxy_io_t *io, proxy_client_t *c)
 {
     epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
     unhold(io, c);
+    handshake_remove(io, c);
+    if (held(c) > KEEP_BYTES)
+        io->trim_due = true;
     proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
     client_free(c);
 }
@@ -237,13 +357,44 @@ static void to_worker(proxy_client_t *c)
     pthread_mutex_unlock(&px->mu);
 }
 
+/* An idle client's big buffers go back: the packet reader's after a big
+ * packet, the replies' after a big reply, the last command's copy. */
+static void shrink(proxy_io_t *io, proxy_client_t *c)
+{
+    size_t before = held(c);
+
+    proto_reader_shrink(&c->in, KEEP_BYTES);
+    if (unsent(c) == 0) {
+        proto_buf_shrink(&c->out, KEEP_BYTES);
+        proto_buf_shrink(&c->wire, KEEP_BYTES);
+    }
+    if (c->cmd_len > KEEP_BYTES) {
+        free(c->cmd);
+        c->cmd = NULL;
+        c->cmd_len = 0;
+    }
+    if (before - held(c) > KEEP_BYTES)
+        io->trim_due = true;
+}
+
 /* After reading or a worker: run what is next, write, close if done.  op
  * is EPOLL_CTL_ADD for a client back from a worker (not watched then),
- * else EPOLL_CTL_MOD. */
+ * else EPOLL_CTL_MOD.  While many replies wait, the commands that came
+ * wait too. */
 static void advance(proxy_io_t *io, proxy_client_t *c, int op)
 {
-    int rc = client_input(c);
+    int rc = 0;
 
+    /* written down to the limit now, the commands already received are
+     * taken at once: the client may be waiting for their replies */
+    if (!may_read(c) && flush(c) != 0) {
+        drop(io, c);
+        return;
+    }
+    if (may_read(c))
+        rc = client_input(c);
+    if (c->state == CLIENT_COMMAND)
+        handshake_remove(io, c);      /* in: connect_timeout no longer applies */
     if (rc == 1 && flush(c) == 0) {
         to_worker(c);
         return;
@@ -252,6 +403,7 @@ static void advance(proxy_io_t *io, proxy_client_t *c, int op)
         drop(io, c); /* removing a socket epoll does not watch is harmless */
         return;
     }
+    shrink(io, c);
     watch(io, c, op);
 }
 
@@ -271,18 +423,29 @@ static int decrypt(proxy_client_t *c)
     }
 }
 
+/* What one receive takes at most: a little over the largest packet c may
+ * send now (before authentication, a small one), and not over
+ * READ_BUDGET.  The socket stays readable for the rest. */
+static size_t budget(const proxy_client_t *c)
+{
+    size_t b = c->in.max_packet + READ_CHUNK;
+
+    return b < READ_BUDGET ? b : READ_BUDGET;
+}
+
 /* The TLS form of receive: a chunk of records at a time, each decrypted
  * before the next is read, so the session buffers little. */
 static int receive_tls(proxy_client_t *c)
 {
     uint8_t chunk[READ_CHUNK];
+    size_t got = 0;
 
     for (;;) {
         ssize_t n = recv(c->fd, chunk, sizeof chunk, 0);
         if (n > 0) {
             if (tls_conn_feed(c->tls, chunk, (size_t)n) != 0 || decrypt(c) != 0)
                 return -1;
-            if ((size_t)n < sizeof chunk)
+            if ((size_t)n < sizeof chunk || (got += (size_t)n) >= budget(c))
                 return 0;
             continue;
         }
@@ -296,6 +459,8 @@ static int receive_tls(proxy_client_t *c)
  * away (or out of memory, or its TLS session broke). */
 static int receive(proxy_client_t *c)
 {
+    size_t got = 0, most = budget(c);
+
     if (c->tls != NULL)
         return receive_tls(c);
     for (;;) {
@@ -304,10 +469,12 @@ static int receive(proxy_client_t *c)
         ssize_t n;
         if (space == NULL)
             return -1;
+        if (avail > most - got)
+            avail = most - got;
         n = recv(c->fd, space, avail, 0);
         if (n > 0) {
             proto_reader_commit(&c->in, (size_t)n);
-            if ((size_t)n < avail)
+            if ((size_t)n < avail || (got += (size_t)n) >= most)
                 return 0;
             continue;
         }
@@ -360,6 +527,7 @@ static void accept_all(proxy_io_t *io, int lfd)
             client_free(c);
             atomic_fetch_sub(&px->nclients, 1);
         } else {
+            handshake_add(io, c);
             watch(io, c, EPOLL_CTL_ADD);
             proxy_count(px, "accepted", atomic_fetch_add(&px->accepted, 1) + 1);
             proxy_count(px, "connected", atomic_load(&px->nclients));
@@ -385,6 +553,32 @@ static void woken(proxy_io_t *io)
         c->busy = false;
         atomic_fetch_sub(&io->busy, 1);
         advance(io, c, EPOLL_CTL_ADD);
+    }
+}
+
+/*
+ * The clients past connect_timeout without authenticating are closed, with
+ * MariaDB's error for a handshake that failed (1043) when they speak
+ * plaintext.  The list is in deadline order: only its head is looked at
+ * until one is not due.  Also the malloc_trim that clients leaving with
+ * big buffers asked for, at most once a second.
+ */
+static void on_timer(proxy_io_t *io)
+{
+    uint64_t now = now_ms();
+
+    while (io->hs_head != NULL && io->hs_head->deadline_ms <= now) {
+        proxy_client_t *c = io->hs_head;
+        if (c->tls == NULL && c->state != CLIENT_CLOSING) {
+            client_err(c, 1043, "08S01", "Bad handshake"); /* ER_HANDSHAKE_ERROR */
+            flush(c);
+        }
+        drop(io, c);
+    }
+    if (io->trim_due && now - io->trimmed_ms >= TRIM_EVERY_MS) {
+        io->trim_due = false;
+        io->trimmed_ms = now;
+        malloc_trim(0);
     }
 }
 
@@ -460,6 +654,7 @@ static void *io_main(void *arg)
                 advance(io, c, EPOLL_CTL_MOD);
             }
         }
+        on_timer(io);
         if (atomic_load(&io->px->stopping)) {
             size_t k;
             for (k = 0; k < io->nlisteners; k++)
@@ -516,6 +711,29 @@ int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms)
         if (receive(c) != 0)
             return -1;
     }
+}
+
+int proxy_drain(proxy_client_t *c)
+{
+    struct pollfd pfd = {c->fd, POLLOUT, 0};
+    int n;
+
+    if (unsent(c) < DRAIN_AT)
+        return 0;
+    while (flush(c) == 0) {
+        if (unsent(c) < DRAIN_AT / 2)
+            return 0;
+        while ((n = poll(&pfd, 1, WRITE_TIMEOUT_MS)) < 0 && errno == EINTR)
+            ;
+        if (n <= 0)
+            break;                    /* not read for the whole timeout */
+    }
+    /* its I/O thread sees sends fail and closes it */
+    shutdown(c->fd, SHUT_RDWR);
+    proto_buf_free(&c->out);
+    proto_buf_free(&c->wire);
+    c->state = CLIENT_CLOSING;
+    return -1;
 }
 
 /* How long a worker that finished a command waits for the same client's
@@ -630,7 +848,7 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     pthread_mutex_init(&px->mu, NULL);
     pthread_mutex_init(&px->clients_mu, NULL);
     pthread_cond_init(&px->cond, NULL);
-    if (px->ios == NULL || px->workers == NULL)
+    if (px->ios == NULL || px->workers == NULL || proxy_listen_check(listen) != 0)
         return -1;
     for (i = 0; i < px->nios && rc == 0; i++)
         rc = io_init(&px->ios[i], px, listen);

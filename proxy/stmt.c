@@ -11,6 +11,12 @@
 
 #define MAX_STMTS 16382            /* MariaDB's max_prepared_stmt_count default */
 #define LAST_PREPARED 0xFFFFFFFFu  /* MariaDB: "the statement prepared last" */
+/* A long value's buffer with more room than this is freed after its
+ * execution rather than kept for the next. */
+#define LONG_KEEP (64 * 1024)
+/* MariaDB's error for long data over max_allowed_packet (ER_UNKNOWN_ERROR) */
+#define LONG_TOO_BIG "Parameter of prepared statement which is set through " \
+                     "mysql_send_long_data() is longer than 'max_allowed_packet' bytes"
 
 typedef struct proxy_stmt {
     uint32_t id;
@@ -20,7 +26,8 @@ typedef struct proxy_stmt {
     uint8_t *types;                /* owned: 2 * nparams, the last execution's
                                       types; NULL before the first */
     bool *long_used;               /* owned: nparams flags */
-    proto_buf_t *long_data;        /* owned: nparams buffers */
+    proto_buf_t *long_data;        /* owned: nparams buffers; err PROTO_ETOOBIG:
+                                      over max_allowed_packet, dropped */
     char *set_sql;                 /* owned: a SET (or USE without parameters),
                                       which the session keeps as in COM_QUERY */
 } proxy_stmt_t;
@@ -30,6 +37,7 @@ struct proxy_stmts {
     size_t n, cap;
     uint32_t next_id;
     uint32_t last_id;              /* the one prepared last */
+    size_t long_total;             /* bytes of long data held by all of them */
 };
 
 static void stmt_free(proxy_stmt_t *s)
@@ -335,12 +343,16 @@ static dal_value_t param_value(const proxy_stmt_t *s, const proto_param_t *p, ui
 }
 
 /* After an execution the long data is spent, as on a server. */
-static void clear_long_data(proxy_stmt_t *s)
+static void clear_long_data(proxy_client_t *c, proxy_stmt_t *s)
 {
     uint16_t i;
 
     for (i = 0; i < s->nparams; i++) {
-        proto_buf_reset(&s->long_data[i]);
+        c->stmts->long_total -= s->long_data[i].len;
+        if (s->long_data[i].cap > LONG_KEEP)
+            proto_buf_free(&s->long_data[i]);
+        else
+            proto_buf_reset(&s->long_data[i]);
         s->long_used[i] = false;
     }
 }
@@ -378,6 +390,11 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         return;
     }
     for (i = 0; i < s->nparams; i++) {
+        if (s->long_data[i].err == PROTO_ETOOBIG) {
+            client_err(c, 1105, "HY000", LONG_TOO_BIG);
+            free(vals);
+            return;
+        }
         if (s->long_data[i].err != 0) { /* part of a long value is missing */
             no_memory(c);
             free(vals);
@@ -428,7 +445,7 @@ void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
     else
         run(c, s, &e);
     proto_stmt_execute_free(&e);
-    clear_long_data(s);
+    clear_long_data(c, s);
 }
 
 /* ---------------------------------------------- long data, reset, close */
@@ -437,11 +454,28 @@ void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_
 {
     proxy_stmt_t *s = find(c, id, NULL);
 
+    proto_buf_t *b;
+    size_t max = c->px->max_allowed_packet;
+
     /* no reply, even to a mistake: a server keeps it for the execute */
     if (s == NULL || param >= s->nparams)
         return;
     s->long_used[param] = true;
-    proto_put_bytes(&s->long_data[param], data->ptr, data->len);
+    b = &s->long_data[param];
+    if (b->err != 0)
+        return;                   /* refused or short already: the execution fails */
+    /* a value over max_allowed_packet fails its execution, as on a
+     * server; so does one that would take all of a client's statements'
+     * long data over it, which bounds what a client holds */
+    if (data->len > max - b->len || data->len > max - c->stmts->long_total) {
+        c->stmts->long_total -= b->len;
+        proto_buf_free(b);
+        b->err = PROTO_ETOOBIG;
+        return;
+    }
+    proto_put_bytes(b, data->ptr, data->len);
+    if (b->err == 0)
+        c->stmts->long_total += data->len;
 }
 
 void stmt_reset(proxy_client_t *c, uint32_t id)
@@ -452,7 +486,7 @@ void stmt_reset(proxy_client_t *c, uint32_t id)
         unknown_stmt(c, id, "mysqld_stmt_reset");
         return;
     }
-    clear_long_data(s);
+    clear_long_data(c, s);
     client_ok(c, 0, 0, 0);
 }
 
@@ -463,6 +497,7 @@ void stmt_close(proxy_client_t *c, uint32_t id)
 
     if (s == NULL)
         return;
+    clear_long_data(c, s);
     stmt_free(s);
     c->stmts->v[at] = c->stmts->v[--c->stmts->n];
 }

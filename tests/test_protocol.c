@@ -453,6 +453,55 @@ START_TEST(test_reader_limits)
 }
 END_TEST
 
+/* The limit changed on the way (dal-proxy: small before authentication,
+ * max_allowed_packet after), and the buffers given back once empty. */
+START_TEST(test_reader_limit_shrink)
+{
+    proto_reader_t r;
+    proto_packet_t pkt;
+    proto_buf_t b = PROTO_BUF_INIT;
+    uint8_t *big = calloc(1, 70004);
+
+    proto_reader_init(&r, 1 << 20);
+    proto_reader_limit(&r, 100, "the limit before authentication");
+    ck_assert_int_eq(proto_reader_feed(&r, "\x03\x00\x00\x00" "abc", 7), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 1);
+    proto_reader_limit(&r, 70000, "max_allowed_packet");
+    big[0] = 0x70, big[1] = 0x11, big[2] = 0x01;      /* 70000 */
+    ck_assert_int_eq(proto_reader_feed(&r, big, 70004), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 1);
+    ck_assert_uint_eq(pkt.len, 70000);
+    ck_assert_uint_ge(r.in_cap, 70004);
+    proto_reader_shrink(&r, 4096);                     /* nothing waits: freed */
+    ck_assert_uint_eq(r.in_cap, 0);
+    ck_assert_ptr_null(r.in);
+    ck_assert_int_eq(proto_reader_feed(&r, "\x01\x00\x00\x00", 4), 0);
+    proto_reader_shrink(&r, 0);                        /* a packet's start waits: kept */
+    ck_assert_uint_eq(proto_reader_pending(&r), 4);
+    ck_assert_int_eq(proto_reader_feed(&r, "z", 1), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), 1);
+    ck_assert_int_eq(pkt.payload[0], 'z');
+    proto_reader_free(&r);
+
+    proto_reader_init(&r, 1 << 20);
+    proto_reader_limit(&r, 100, "the limit before authentication");
+    ck_assert_int_eq(proto_reader_feed(&r, "\xff\xff\xff\x01", 4), 0);
+    ck_assert_int_eq(proto_reader_next(&r, &pkt), PROTO_ETOOBIG);
+    ck_assert_str_eq(proto_reader_message(&r),
+                     "packet of 16777215 bytes is over the limit before authentication (100)");
+    proto_reader_free(&r);
+
+    proto_put_zeros(&b, 100000);
+    proto_buf_shrink(&b, 4096);                        /* not empty: kept */
+    ck_assert_uint_eq(b.len, 100000);
+    proto_buf_consume(&b, 100000);
+    proto_buf_shrink(&b, 4096);
+    ck_assert_ptr_null(b.data);
+    ck_assert_uint_eq(b.cap, 0);
+    free(big);
+}
+END_TEST
+
 /* ========================================================== handshake */
 
 static const uint8_t SCRAMBLE[PROTO_SCRAMBLE_LEN] = "abcdefghij0123456789";
@@ -1597,6 +1646,7 @@ static Suite *protocol_suite(void)
     tcase_add_loop_test(frame, test_split, 0, N(split_cases));
     tcase_add_test(frame, test_reader_chunking);
     tcase_add_test(frame, test_reader_limits);
+    tcase_add_test(frame, test_reader_limit_shrink);
     tcase_add_test(frame, test_reader_unread);
     tcase_set_timeout(frame, 120);
     tcase_add_test(hs, test_handshake);

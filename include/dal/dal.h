@@ -1242,6 +1242,8 @@ DAL_API const char *dal_proxy_info_database(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_threads(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_max_connections(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
+/* Milliseconds a client has from connecting to being authenticated. */
+DAL_API uint32_t dal_proxy_info_connect_timeout(const dal_proxy_info_t *p);
 /* PEM files, or NULL: no TLS; valid until dal_proxy_info_free. */
 DAL_API const char *dal_proxy_info_tls_cert(const dal_proxy_info_t *p);
 DAL_API const char *dal_proxy_info_tls_key(const dal_proxy_info_t *p);
