@@ -683,18 +683,28 @@ void proxy_done(proxy_client_t *c)
         (void)0; /* the counter is full: the thread is awake anyway */
 }
 
-int proxy_flush_wait(proxy_client_t *c, int timeout_ms)
+/* Write c's output until at most target bytes are left, waiting for the
+ * socket at most timeout_ms at a time: 0, or -1 if the client is gone or
+ * read nothing for that long. */
+static int write_until(proxy_client_t *c, size_t target, int timeout_ms)
 {
     struct pollfd pfd = {c->fd, POLLOUT, 0};
+    int n;
 
-    for (;;) {
-        if (flush(c) != 0)
-            return -1;
-        if (unsent(c) == 0)
+    while (flush(c) == 0) {
+        if (unsent(c) <= target)
             return 0;
-        if (poll(&pfd, 1, timeout_ms) != 1)
-            return -1;
+        while ((n = poll(&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
+            ;
+        if (n <= 0)
+            break;
     }
+    return -1;
+}
+
+int proxy_flush_wait(proxy_client_t *c, int timeout_ms)
+{
+    return write_until(c, 0, timeout_ms);
 }
 
 int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms)
@@ -715,20 +725,10 @@ int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms)
 
 int proxy_drain(proxy_client_t *c)
 {
-    struct pollfd pfd = {c->fd, POLLOUT, 0};
-    int n;
-
-    if (unsent(c) < DRAIN_AT)
+    if (unsent(c) < DRAIN_AT || write_until(c, DRAIN_AT / 2, WRITE_TIMEOUT_MS) == 0)
         return 0;
-    while (flush(c) == 0) {
-        if (unsent(c) < DRAIN_AT / 2)
-            return 0;
-        while ((n = poll(&pfd, 1, WRITE_TIMEOUT_MS)) < 0 && errno == EINTR)
-            ;
-        if (n <= 0)
-            break;                    /* not read for the whole timeout */
-    }
-    /* its I/O thread sees sends fail and closes it */
+    /* gone, or nothing read for the whole timeout: its I/O thread sees
+     * sends fail and closes it */
     shutdown(c->fd, SHUT_RDWR);
     proto_buf_free(&c->out);
     proto_buf_free(&c->wire);
