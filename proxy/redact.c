@@ -64,11 +64,26 @@ static size_t server_group(const char *s)
     return memchr(s, '@', n) != NULL || memchr(s, ':', n) != NULL ? n : 0;
 }
 
-/* At s, 'A'@'B' (an account as a server names one): its length, else 0.
- * Only after "user " (`Access denied for user 'dal'@'h'`, `SELECT command
- * denied to user 'dal'@'h'`): there a server names the account of its own
- * session, the backend's; an account a statement named ("Operation CREATE
- * USER failed for 'bob'@'%'", a definer) is the client's and stays. */
+/* Whether what was written ends with "denied for user " or "denied to
+ * user " (`Access denied for user 'dal'@'h'`, `SELECT command denied to
+ * user 'dal'@'h'`): there a server names the account of its own session,
+ * the backend's.  An account a statement named (`Can't create user
+ * 'bob'@'%'`, `Operation CREATE USER failed for 'bob'@'%'`, a definer) is
+ * the client's and stays. */
+static bool after_denied(const out_t *o)
+{
+    static const char *const heads[] = {"denied for user ", "denied to user "};
+    size_t i, n;
+
+    for (i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        n = strlen(heads[i]);
+        if (o->n >= n && memcmp(o->p + o->n - n, heads[i], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* At s, 'A'@'B' (an account as a server names one): its length, else 0. */
 static size_t account(const char *s)
 {
     const char *a, *b;
@@ -93,8 +108,7 @@ bool redact_message(const char *msg, const char *user, const char *peer, char *o
                 msg += n;
                 changed = true;
             }
-        } else if (o.n >= 5 && memcmp(o.p + o.n - 5, "user ", 5) == 0 &&
-                   (n = account(msg)) > 0) {
+        } else if (after_denied(&o) && (n = account(msg)) > 0) {
             puts_(&o, "'");
             puts_(&o, user != NULL ? user : "");
             puts_(&o, "'@'");
