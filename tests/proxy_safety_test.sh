@@ -195,6 +195,12 @@ EOF
 (cd "$work/client" && plain --local-infile=1 <"$work/load.sql") >"$work/load_plain.out" 2>&1 ||
     fail "LOAD DATA LOCAL on the plain server: $(cat "$work/load_plain.out")"
 diff -u "$work/load_plain.out" "$work/load_px.out" || fail "LOAD DATA LOCAL: proxy and server differ"
+# a file of many packets (about 6 MB) arrives whole
+seq 1 100000 | sed 's/$/,a name of some length to make the file big enough/' >"$work/client/big.csv"
+out=$(cd "$work/client" && px --local-infile=1 -N -e "DELETE FROM loaded;
+    LOAD DATA LOCAL INFILE 'big.csv' INTO TABLE loaded FIELDS TERMINATED BY ',';
+    SELECT COUNT(*), SUM(id) FROM loaded" 2>&1) || fail "a big LOAD DATA LOCAL: $out"
+[ "$out" = "$(printf '100000\t5000050000')" ] || fail "a big LOAD DATA LOCAL loaded: $out"
 # without --local-infile: refused as the server refuses it
 (cd "$work/client" && px --local-infile=0 --force <"$work/load.sql") >"$work/noload_px.out" 2>&1 || true
 (cd "$work/client" && plain --local-infile=0 --force <"$work/load.sql") >"$work/noload_plain.out" 2>&1 || true
