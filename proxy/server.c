@@ -434,10 +434,13 @@ static size_t budget(const proxy_client_t *c)
 }
 
 /* The TLS form of receive: a chunk of records at a time, each decrypted
- * before the next is read, so the session buffers little. */
+ * before the next is read, so the session buffers little.  The chunk is
+ * the thread's, not on the stack: a LOAD DATA LOCAL relay reads from inside
+ * the client library's callback, which may run on its small stack of a
+ * non-blocking call. */
 static int receive_tls(proxy_client_t *c)
 {
-    uint8_t chunk[READ_CHUNK];
+    static _Thread_local uint8_t chunk[READ_CHUNK];
     size_t got = 0;
 
     for (;;) {
