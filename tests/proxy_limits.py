@@ -32,6 +32,27 @@ def note(msg):
     print(msg, flush=True)
 
 
+def sanitized():
+    """Whether the proxy runs under AddressSanitizer, whose allocator keeps
+    freed blocks in quarantine and its own pools: its RSS says nothing
+    about dal-proxy's."""
+    with open("/proc/%d/maps" % PID) as f:
+        return any("libasan" in line for line in f)
+
+
+SANITIZED = sanitized()
+
+
+def rss_fail(msg):
+    """A bound on the proxy's memory: judged on a plain build only (the
+    same suite runs there); under AddressSanitizer the step still runs,
+    and every other check of it is judged."""
+    if SANITIZED:
+        note("not judged under AddressSanitizer: " + msg)
+    else:
+        fail(msg)
+
+
 def rss():
     """The proxy's resident memory in bytes."""
     with open("/proc/%d/status" % PID) as f:
@@ -177,7 +198,7 @@ def step_preauth():
     note("pre-auth: sent %s MB, RSS peak +%.1f MB" %
          ([n // MB for n in sent], (peak - base) / MB))
     if peak - base > 32 * MB:
-        fail("pre-auth: RSS grew by %.1f MB for 8 half-sent 48 MB packets" % ((peak - base) / MB))
+        rss_fail("pre-auth: RSS grew by %.1f MB for 8 half-sent 48 MB packets" % ((peak - base) / MB))
 
 
 def prepare(sock, sql):
@@ -218,9 +239,9 @@ def step_longdata():
         fail("long data: 192 MB for one parameter: expected error 1105 (max_allowed_packet), "
              "got %r" % reply[:120])
     if peak - base > 150 * MB:
-        fail("long data: RSS grew by %.1f MB (max_allowed_packet is 96 MB)" % ((peak - base) / MB))
+        rss_fail("long data: RSS grew by %.1f MB (max_allowed_packet is 96 MB)" % ((peak - base) / MB))
     if after - base > 48 * MB:
-        fail("long data: RSS still %.1f MB above after the execution" % ((after - base) / MB))
+        rss_fail("long data: RSS still %.1f MB above after the execution" % ((after - base) / MB))
     try:
         if query1(conn, "SELECT 1") != ((1,),):
             fail("long data: the connection does not answer SELECT 1 after the refusal")
@@ -264,7 +285,7 @@ def step_pipeline():
         time.sleep(0.25)
     note("pipeline: RSS peak +%.1f MB (20 replies: 160 MB)" % ((peak - base) / MB))
     if peak - base > 48 * MB:
-        fail("pipeline: RSS grew by %.1f MB for 20 unread 8 MB replies" % ((peak - base) / MB))
+        rss_fail("pipeline: RSS grew by %.1f MB for 20 unread 8 MB replies" % ((peak - base) / MB))
     sock.close()
     time.sleep(1)
     check = login()
@@ -364,7 +385,7 @@ def step_big():
     after = settle(start + 32 * MB, 30)
     note("big: after the 64 MB statement, RSS +%.1f MB from the start" % ((after - start) / MB))
     if after - start > 32 * MB:
-        fail("big: RSS %.1f MB above the start after the 64 MB statement's client left"
+        rss_fail("big: RSS %.1f MB above the start after the 64 MB statement's client left"
              % ((after - start) / MB))
 
 
@@ -380,7 +401,7 @@ def step_many():
     after = settle(start + 32 * MB, 30)
     note("many: after 600 x 1 MB statements, RSS +%.1f MB from the start" % ((after - start) / MB))
     if after - start > 32 * MB:
-        fail("many: RSS %.1f MB above the start after the clients of 600 x 1 MB statements left"
+        rss_fail("many: RSS %.1f MB above the start after the clients of 600 x 1 MB statements left"
              % ((after - start) / MB))
 
 
@@ -389,7 +410,7 @@ def step_end():
     after = settle(start + 32 * MB, 30)
     note("end: RSS +%.1f MB from the start" % ((after - start) / MB))
     if after - start > 32 * MB:
-        fail("end: RSS %.1f MB above the start once every client left" % ((after - start) / MB))
+        rss_fail("end: RSS %.1f MB above the start once every client left" % ((after - start) / MB))
 
 
 start = 0
