@@ -32,6 +32,7 @@
 #include <errmsg.h>
 #include <inttypes.h>
 #include <mysql.h>
+#include <pthread.h>
 #include <mysqld_error.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -195,6 +196,8 @@ static dal_node_t *log_node(dal_snapshot_t *snap, dal_error_t *err)
         err_set(err, DAL_ECONFIG, "xa_log: no datasource %s", snap->cfg->xa_log);
     return n;
 }
+
+static char decide_rollback(dal_node_t *log, const char *gtrid, dal_error_t *err);
 
 /* -------------------------------------------------------------- the log */
 
@@ -363,21 +366,98 @@ int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, in
     return noted; /* 1: err says what could not be recorded */
 }
 
-int xa_dead_instances(dal_conn_t *c, dal_error_t *err)
+int xa_log_now(dal_conn_t *c, char *out, size_t cap, dal_error_t *err)
 {
     MYSQL_RES *res;
     MYSQL_ROW row;
-    int rc = lock_sql(c,
-                      "SELECT COUNT(*) FROM " INSTANCE_TABLE
-                      " WHERE IS_USED_LOCK(CONCAT('" LIVE_LOCK "', name)) IS NULL",
-                      &res, err);
+    int rc = lock_sql(c, "SELECT NOW(6)", &res, err);
 
     if (rc != 0)
+        return rc;
+    if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+        snprintf(out, cap, "%s", row[0]);
+    mysql_free_result(res);
+    return 0;
+}
+
+int xa_watch(dal_conn_t *c, const char *since, dal_error_t *err)
+{
+    char sql[600];
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    int rc;
+
+    /* a decision unfinished a second after it was made: its coordinator
+     * did not get to the XA COMMITs (or gave up: xa_abandon) */
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT COUNT(*) FROM " INSTANCE_TABLE
+             " WHERE IS_USED_LOCK(CONCAT('" LIVE_LOCK "', name)) IS NULL)"
+             " + (SELECT COUNT(*) FROM " LOG_TABLE " WHERE decided_at >= '%s'"
+             " AND decided_at < NOW(6) - INTERVAL 1 SECOND)",
+             since[0] != '\0' ? since : "1970-01-01");
+    if ((rc = lock_sql(c, sql, &res, err)) != 0)
         return mysql_errno(&c->mysql) < CR_MIN_ERROR ? 0 : rc;
     if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
         rc = atoi(row[0]) > 0;
     mysql_free_result(res);
     return rc;
+}
+
+/* Transactions whose coordinator (this process) gave up on them with
+ * every branch prepared and its decision unknown (the log's server went
+ * away): it decides them (a rollback, unless its commit got there) once
+ * the log answers, rather than leaving them to xa_grace. */
+#define ABANDONED_MAX 64
+typedef struct abandoned {
+    char gtrid[XA_ID_MAX + 1];
+    char log[320]; /* the log's server (its URL's display): whose daemon decides */
+} abandoned_t;
+static pthread_mutex_t abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+static abandoned_t abandoned[ABANDONED_MAX];
+static size_t nabandoned;
+
+void xa_abandon(dal_snapshot_t *snap, const char *gtrid)
+{
+    const dal_cfg_datasource_t *ds =
+        snap->cfg->xa_log != NULL ? config_datasource(snap->cfg, snap->cfg->xa_log) : NULL;
+
+    if (ds == NULL)
+        return;
+    pthread_mutex_lock(&abandoned_mu);
+    if (nabandoned < ABANDONED_MAX) { /* more: they wait for xa_grace */
+        snprintf(abandoned[nabandoned].gtrid, sizeof abandoned[0].gtrid, "%s", gtrid);
+        snprintf(abandoned[nabandoned].log, sizeof abandoned[0].log, "%s", ds->master.display);
+        nabandoned++;
+    }
+    pthread_mutex_unlock(&abandoned_mu);
+}
+
+void xa_decide_abandoned(dal_snapshot_t *snap)
+{
+    dal_node_t *log = snap->cfg->xa_log != NULL ? snapshot_node(snap, snap->cfg->xa_log) : NULL;
+    abandoned_t a;
+    size_t i = 0;
+
+    if (log == NULL)
+        return;
+    pthread_mutex_lock(&abandoned_mu);
+    while (i < nabandoned) {
+        if (strcmp(abandoned[i].log, log->cfg->master.display) != 0) {
+            i++;
+            continue;
+        }
+        a = abandoned[i];
+        pthread_mutex_unlock(&abandoned_mu);
+        if (decide_rollback(log, a.gtrid, NULL) == 0)
+            return; /* the log does not answer: the next tick */
+        pthread_mutex_lock(&abandoned_mu);
+        /* the list may have moved: find it again */
+        for (i = 0; i < nabandoned && strcmp(abandoned[i].gtrid, a.gtrid) != 0; i++)
+            ;
+        if (i < nabandoned)
+            abandoned[i] = abandoned[--nabandoned];
+    }
+    pthread_mutex_unlock(&abandoned_mu);
 }
 
 void xa_locks_leave(dal_conn_t *c, const char *name)

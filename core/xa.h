@@ -58,9 +58,21 @@ void xa_instance_name(char *out);
 int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, int *lease,
                   dal_error_t *err);
 
-/* Whether an instance in dal_xa_instance lost its lock (died) since
- * recovery last looked: 1, 0, or an error on c (as xa_locks_hold). */
-int xa_dead_instances(dal_conn_t *c, dal_error_t *err);
+/* The log server's clock now, into out (cap bytes), on c. */
+int xa_log_now(dal_conn_t *c, char *out, size_t cap, dal_error_t *err);
+
+/* Whether the lease's holder should run a pass now: an instance in
+ * dal_xa_instance lost its lock (died), or a decision made since `since`
+ * (the log server's clock at the last pass) is still there a second
+ * later.  1, 0, or an error on c (as xa_locks_hold). */
+int xa_watch(dal_conn_t *c, const char *since, dal_error_t *err);
+
+/* gtrid's coordinator (txn.c) gave up on it, its branches prepared and
+ * the decision's INSERT of unknown outcome: this process's daemon
+ * decides it (a rollback, unless the commit got in) once the log answers
+ * (xa_decide_abandoned), and the lease's holder then finishes it. */
+void xa_abandon(dal_snapshot_t *snap, const char *gtrid);
+void xa_decide_abandoned(dal_snapshot_t *snap);
 
 /* Instance name leaves dal_xa_instance (a clean close). */
 void xa_locks_leave(dal_conn_t *c, const char *name);

@@ -15,8 +15,10 @@
  * The holder runs a pass as soon as it takes the lease (at start, or
  * when the holder before it died), then every interval, sooner when a
  * pass left a branch that can be finished earlier (xa_recover_pass's
- * due_ms), and as soon as a registered instance is seen dead (at most
- * every DEAD_RECHECK_MS).  The interval and the log are read from the
+ * due_ms), and as soon as it sees (looking every WATCH_MS) a registered
+ * instance dead or a decision left unfinished (xa_watch).  Each tick also
+ * decides the transactions this process's coordinators gave up on
+ * (xa_abandon).  The interval and the log are read from the
  * running snapshot at each tick, so a reload changes them.
  */
 #include <errmsg.h>
@@ -35,7 +37,7 @@
 #include "xa.h"
 
 #define TICK_MS 1000
-#define DEAD_RECHECK_MS 2000
+#define WATCH_MS 2000
 
 struct dal_xa_daemon {
     dal_t *dal;             /* borrowed: it outlives the thread */
@@ -51,6 +53,7 @@ struct dal_xa_daemon {
     int quiet;              /* a failure was logged: the same is not logged each tick */
     uint64_t next_pass_ns;  /* monotonic: the holder's next pass */
     uint64_t last_pass_ns;
+    char last_pass_at[32];  /* the log server's clock when the last pass began */
 };
 
 /* Close the lock connection (the server lets the locks go with it). */
@@ -132,6 +135,7 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
         snapshot_unref(snap);
         return tick;
     }
+    xa_decide_abandoned(snap);
     snapshot_unref(snap);
     if ((rc = xa_locks_hold(d->lc, d->name, interval > 0, &d->live, &d->lease, &err)) < 0) {
         if (mysql_errno(&d->lc->mysql) >= CR_MIN_ERROR && mysql_errno(&d->lc->mysql) <= CR_MAX_ERROR) {
@@ -156,10 +160,10 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
         pass = 1;
     } else if (d->lease && now >= d->next_pass_ns) {
         pass = 1;
-    } else if (d->lease && now - d->last_pass_ns >= DEAD_RECHECK_MS * 1000000ull) {
-        pass = xa_dead_instances(d->lc, &err) > 0;
+    } else if (d->lease && now - d->last_pass_ns >= WATCH_MS * 1000000ull) {
+        pass = xa_watch(d->lc, d->last_pass_at, &err) > 0;
     }
-    if (!pass)
+    if (!pass || xa_log_now(d->lc, d->last_pass_at, sizeof d->last_pass_at, &err) != 0)
         return tick;
     due = daemon_pass(d);
     if (due > interval)
