@@ -216,7 +216,13 @@ all_done "the log's server restarted"
 grep -q "recovery lease lost" "$work/c.log" || fail "proxy c did not see its lease lost: $(tail -5 "$work/c.log")"
 
 # ---- a lock wait on a row a branch in doubt holds ------------------------------
-# an undecided branch of a live coordinator (this script holds its lock)
+mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass -e "SET GLOBAL innodb_lock_wait_timeout = 1"
+port[d]=$("$here/cluster.sh" free-port)
+write_ini "$work/d.ini" "${port[d]}"
+start d # connections made now wait 1 s for a lock
+# an undecided branch (it changes the row: a branch that changes nothing
+# keeps no lock once prepared) of a live coordinator (this script holds
+# its lock)
 gtrid="dal:tester:1:$(date +%s):1"
 mkfifo "$work/holder"
 mariadb -h127.0.0.1 -P"${ports[2]}" -udal -pdalpass plain <"$work/holder" >/dev/null 2>&1 &
@@ -224,11 +230,7 @@ holder=$!
 exec 7>"$work/holder"
 echo "DO GET_LOCK('dal_xa_live:tester:1', 0); INSERT INTO dal_xa_instance VALUES ('tester:1', NOW(6));" >&7
 mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass shard_0 -e \
-    "XA START '$gtrid','ds0'; UPDATE acct_0 SET bal = bal WHERE id = 2; XA END '$gtrid','ds0'; XA PREPARE '$gtrid','ds0'"
-mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass -e "SET GLOBAL innodb_lock_wait_timeout = 1"
-port[d]=$("$here/cluster.sh" free-port)
-write_ini "$work/d.ini" "${port[d]}"
-start d # connections made now wait 1 s for a lock
+    "XA START '$gtrid','ds0'; UPDATE acct_0 SET bal = bal + 1 WHERE id = 2; XA END '$gtrid','ds0'; XA PREPARE '$gtrid','ds0'"
 out=$(px d -e "UPDATE acct SET bal = bal + 0 WHERE id = 2" 2>&1) && fail "the UPDATE of a row held by $gtrid did not wait"
 echo "$out" | grep -q "Lock wait timeout" || fail "lock wait: $out"
 echo "$out" | grep -q "in doubt.*recovery will finish.*$gtrid (no decision yet, [0-9]* s old)" ||
