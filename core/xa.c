@@ -321,8 +321,9 @@ static int lock_flags(dal_conn_t *c, const char *sql, int *a, int *b, dal_error_
     return rc;
 }
 
-/* A row that only records something: a table missing (the log made
- * before `dal xa init` added it) is said once per connection. */
+/* A row that only records something: a server's refusal (a table missing:
+ * the log predates `dal xa init`'s tables) is 1, not an error for the
+ * locks; a client error (the connection lost) is. */
 static int lock_note(dal_conn_t *c, const char *sql, dal_error_t *err)
 {
     int rc = lock_sql(c, sql, NULL, err);
@@ -336,10 +337,10 @@ int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, in
     char sql[512];
     int was_live = *live, was_lease = *lease, rc, noted = 0;
 
-    /* taken again only when not held: GET_LOCK twice would nest */
     if (!want_lease && *lease &&
         (rc = lock_sql(c, "DO RELEASE_LOCK(" LEASE_LOCK ")", NULL, err)) != 0)
         return rc;
+    /* taken only when not held already: GET_LOCK twice would nest */
     snprintf(sql, sizeof sql,
              "SELECT IF(IS_USED_LOCK('" LIVE_LOCK "%s') <=> CONNECTION_ID(), 1,"
              " GET_LOCK('" LIVE_LOCK "%s', 0)), %s",
@@ -824,8 +825,7 @@ static void forget_dead(const scan_t *sc, dal_node_t *log)
     size_t i;
     int left;
 
-    if (sc->unreachable > 0 ||
-        node_sql(log,
+    if (node_sql(log,
                  "SELECT name FROM " INSTANCE_TABLE
                  " WHERE IS_USED_LOCK(CONCAT('" LIVE_LOCK "', name)) IS NULL",
                  &res, NULL, NULL) != 0 || res == NULL)
@@ -903,10 +903,11 @@ int xa_recover_pass(dal_t *dal, uint32_t grace_ms, dal_xa_report_t *report, uint
     log = snap->cfg->xa_log != NULL ? snapshot_node(snap, snap->cfg->xa_log) : NULL;
     for (i = 0; log != NULL && i < sc.nb; i++)
         recover_branch(&sc, log, &sc.b[i], now, grace_ms, rep);
-    if (log != NULL) {
+    if (log != NULL)
         prune(&sc, log, rep);
+    /* every node read, every action done: what is left is known */
+    if (log != NULL && sc.rc == 0)
         forget_dead(&sc, log);
-    }
     report_events(snap, rep);
     scan_free(&sc);
     snapshot_unref(snap);

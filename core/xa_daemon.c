@@ -122,7 +122,7 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
     uint32_t tick = interval > 0 && interval < TICK_MS ? interval : TICK_MS;
     const dal_cfg_datasource_t *ds =
         snap->cfg->xa_log != NULL ? config_datasource(snap->cfg, snap->cfg->xa_log) : NULL;
-    int had = d->lease, pass = 0, rc;
+    int had, pass = 0, rc;
     uint64_t now;
     dal_error_t err;
 
@@ -137,6 +137,7 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
     }
     xa_decide_abandoned(snap);
     snapshot_unref(snap);
+    had = d->lease;
     if ((rc = xa_locks_hold(d->lc, d->name, interval > 0, &d->live, &d->lease, &err)) < 0) {
         if (mysql_errno(&d->lc->mysql) >= CR_MIN_ERROR && mysql_errno(&d->lc->mysql) <= CR_MAX_ERROR) {
             d->quiet = 0;
