@@ -331,8 +331,8 @@ static int lock_note(dal_conn_t *c, const char *sql, dal_error_t *err)
     return rc != 0 && mysql_errno(&c->mysql) < CR_MIN_ERROR ? 1 : rc;
 }
 
-int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, int *lease,
-                  dal_error_t *err)
+int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int record, int *live,
+                  int *lease, dal_error_t *err)
 {
     char sql[512];
     int was_live = *live, was_lease = *lease, rc, noted = 0;
@@ -350,14 +350,14 @@ int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, in
                         : "0");
     if ((rc = lock_flags(c, sql, live, lease, err)) != 0)
         return rc;
-    if (*live && !was_live) {
+    if (*live && (!was_live || record)) {
         snprintf(sql, sizeof sql,
                  "REPLACE INTO " INSTANCE_TABLE " (name, since) VALUES ('%s', NOW(6))", name);
         if ((rc = lock_note(c, sql, err)) < 0)
             return rc;
         noted |= rc;
     }
-    if (*lease && !was_lease) {
+    if (*lease && (!was_lease || record)) {
         snprintf(sql, sizeof sql,
                  "REPLACE INTO " LEASE_TABLE " (id, owner, since) VALUES (1, '%s', NOW(6))", name);
         if ((rc = lock_note(c, sql, err)) < 0)

@@ -50,13 +50,14 @@ void xa_instance_name(char *out);
  * try the recovery lease's lock without waiting (else let it go).
  * *live and *lease say what c held before the call and hold after it;
  * the server releases both when c goes away.  Taking one records it
- * (dal_xa_instance, dal_xa_lease's row).  0; 1 when a lock is held but
+ * (dal_xa_instance, dal_xa_lease's row); record: those held are recorded
+ * again (the last try failed).  0; 1 when a lock is held but
  * could not be recorded (err says why: the log predates `dal xa init`'s
  * tables); or the error, after which c is unusable if mysql_errno says a
  * client error.
  */
-int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int *live, int *lease,
-                  dal_error_t *err);
+int xa_locks_hold(dal_conn_t *c, const char *name, int want_lease, int record, int *live,
+                  int *lease, dal_error_t *err);
 
 /* The log server's clock now, into out (cap bytes), on c. */
 int xa_log_now(dal_conn_t *c, char *out, size_t cap, dal_error_t *err);

@@ -51,8 +51,10 @@ struct dal_xa_daemon {
     dal_config_t *lc_cfg;   /* one reference: the configuration lc->ds points into */
     int live, lease;        /* the locks lc holds */
     int quiet;              /* a failure was logged: the same is not logged each tick */
+    int unrecorded;         /* the locks are held, but not yet in the log's tables */
     uint64_t next_pass_ns;  /* monotonic: the holder's next pass */
     uint64_t last_pass_ns;
+    uint64_t last_watch_ns; /* the last look for deaths and unfinished decisions */
     char last_pass_at[32];  /* the log server's clock when the last pass began */
 };
 
@@ -138,7 +140,8 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
     xa_decide_abandoned(snap);
     snapshot_unref(snap);
     had = d->lease;
-    if ((rc = xa_locks_hold(d->lc, d->name, interval > 0, &d->live, &d->lease, &err)) < 0) {
+    rc = xa_locks_hold(d->lc, d->name, interval > 0, d->unrecorded, &d->live, &d->lease, &err);
+    if (rc < 0) {
         if (mysql_errno(&d->lc->mysql) >= CR_MIN_ERROR && mysql_errno(&d->lc->mysql) <= CR_MAX_ERROR) {
             d->quiet = 0;
             say(d, DAL_LOG_WARN,
@@ -151,17 +154,22 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
         }
         return tick;
     }
+    /* the tables missing (a log older than them, or `dal xa init` not run
+     * yet): recovery's own pass says what is wrong at WARN */
     if (rc > 0)
-        say(d, DAL_LOG_WARN, "recovery lease (run `dal xa init`)", &err);
+        say(d, DAL_LOG_INFO, "recovery lease held but not recorded (run `dal xa init`)", &err);
     else
         d->quiet = 0;
+    d->unrecorded = rc > 0;
     now = clock_now_ns();
     if (d->lease && !had) {
         log_message(&d->dal->log, DAL_LOG_INFO, "xa", "recovery lease taken by %s", d->name);
         pass = 1;
     } else if (d->lease && now >= d->next_pass_ns) {
         pass = 1;
-    } else if (d->lease && now - d->last_pass_ns >= WATCH_MS * 1000000ull) {
+    } else if (d->lease && now - d->last_pass_ns >= WATCH_MS * 1000000ull &&
+               now - d->last_watch_ns >= WATCH_MS * 1000000ull) {
+        d->last_watch_ns = now;
         pass = xa_watch(d->lc, d->last_pass_at, &err) > 0;
     }
     if (!pass || xa_log_now(d->lc, d->last_pass_at, sizeof d->last_pass_at, &err) != 0)
