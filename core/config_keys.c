@@ -692,11 +692,13 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "name of the `[datasource]` holding the XA decision log (`dal xa init` creates it)"},
     {.name = "xa_grace", .type = DAL_CFG_DURATION, .offset = CFG(xa_grace_ms), .def = "60s",
      .min = 1, .max = CFG_MS_MAX,
-     .help = "recovery rolls back an XA branch without a decision only once it is older than this"},
+     .help = "how long recovery leaves an XA branch without a decision to its coordinator, which may "
+             "still be deciding, before rolling it back (at once when its coordinator is gone)"},
     {.name = "xa_recover_interval", .type = DAL_CFG_DURATION, .offset = CFG(xa_recover_interval_ms),
      .def = "30s", .min = 0, .max = CFG_MS_MAX,
-     .help = "with `xa_log`: how often one of the dal instances sharing the log (the holder of its "
-             "lease row) runs XA recovery, first at `dal_open`; `0` turns it off"},
+     .help = "with `xa_log`: how often the holder of the recovery lease (one of the dal instances "
+             "sharing the log) runs XA recovery, besides a pass when it takes the lease and when an "
+             "instance dies; `0`: this instance never takes the lease"},
     {.name = NULL}
 };
 

@@ -52,10 +52,11 @@ dal_snapshot_t *snapshot_acquire(dal_t *dal);
 const char *source_state_name(int state);
 
 /* Background recovery of XA branches (xa_daemon.c): a thread for dal if
- * its configuration has [dal] xa_log and a non-zero xa_recover_interval,
- * first pass at once, then every interval; of the instances sharing the
- * log only the holder of its lease row runs a pass.  *out (owned: stop
- * with xa_daemon_stop, NULL is fine) stays NULL when not wanted. */
+ * its configuration has [dal] xa_log, holding the locks that say this
+ * instance is alive and (with a non-zero xa_recover_interval) who holds
+ * the recovery lease; of the instances sharing the log only the lease's
+ * holder runs passes, the first as soon as it takes it.  *out (owned:
+ * stop with xa_daemon_stop, NULL is fine) stays NULL when not wanted. */
 struct dal_xa_daemon;
 int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err);
 void xa_daemon_stop(struct dal_xa_daemon *d);

@@ -3,6 +3,7 @@
  */
 #include <errmsg.h>
 #include <errno.h>
+#include <mysqld_error.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "rewrite.h"
 #include "sprep.h"
 #include "value.h"
+#include "xa.h"
 
 /* The physical SQL of a one-node statement is built on the stack when it
  * fits: most statements are short, and this is their hot path. */
@@ -242,6 +244,22 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     return rc;
 }
 
+/* A lock wait timeout may be a prepared XA branch's doing: the error
+ * names dal's branches in doubt on the routes' servers (xa.h). */
+static void explain_wait(const dal_routing_t *rt, int rc, dal_error_t *err)
+{
+    size_t i, j;
+
+    if (rc != DAL_ESERVER || err == NULL || err->mysql_errno != ER_LOCK_WAIT_TIMEOUT)
+        return;
+    for (i = 0; i < rt->nroutes; i++) {
+        for (j = 0; j < i && rt->routes[j].node != rt->routes[i].node; j++)
+            ;
+        if (j == i)
+            xa_explain_wait(rt->routes[i].node, err);
+    }
+}
+
 int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *params,
                  size_t nparams, dal_result_t **out, int *broken, dal_error_t *err)
 {
@@ -266,6 +284,7 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
         dal_result_free(res);
+        explain_wait(rt, rc, err);
         return rc;
     }
     res->nroutes = 1;
@@ -684,6 +703,7 @@ int exec_routes_on(const dal_routing_t *rt, dal_conn_t *const *held, const dal_v
     buf_free(&sql);
     if (rc != 0) {
         dal_result_free(res);
+        explain_wait(rt, rc, err);
         return rc;
     }
     *out = res;

@@ -384,6 +384,7 @@ static int commit_xa(dal_txn_t *t, dal_error_t *err)
         return xa_abort(t, rc, err, "the commit decision could not be written");
     if (rc != 0) {
         t->outcome = "in_doubt";
+        xa_abandon(t->snap, t->gtrid);
         err_prefix(err, "XA %s: the commit decision may or may not have been written; every "
                    "branch is prepared, and recovery (dal xa recover) commits or rolls back all "
                    "of them", t->gtrid);

@@ -480,18 +480,23 @@ static dal_xa_report_t recover(uint32_t grace_ms)
 
 /* A coordinator (another instance: its pid is not ours) died after its
  * decision; a server was down too.  Recovery here commits once it is back;
- * undecided branches wait for the grace period, then are rolled back. */
+ * an undecided branch waits for the grace period while its coordinator is
+ * alive (the test holds its lock on the log's server), and is rolled back
+ * once the grace is over or at once when its coordinator is gone. */
 START_TEST(test_recovery_by_another_instance)
 {
-    char committed[80], young[80], old[80], sql[160];
+    char committed[80], young[80], old[80], young2[80], sql[160];
     dal_xa_report_t rep;
-    MYSQL *m;
+    MYSQL *m, *alive;
     long long now = (long long)time(NULL);
 
     reset_tables();
     snprintf(committed, sizeof committed, "dal:elsewhere:1:%lld:1", now);
     snprintf(young, sizeof young, "dal:elsewhere:1:%lld:2", now);
     snprintf(old, sizeof old, "dal:elsewhere:1:%lld:3", now - 3600);
+    snprintf(young2, sizeof young2, "dal:elsewhere:1:%lld:4", now);
+    alive = tu_direct(ports[0], "plain");
+    tu_exec(alive, "DO GET_LOCK('dal_xa_live:elsewhere:1', 0)");
     prepare_by_hand(0, committed, "UPDATE acct_0 SET bal = 5 WHERE id = 0");
     prepare_by_hand(1, committed, "UPDATE acct_1 SET bal = 5 WHERE id = 1");
     prepare_by_hand(2, young, "UPDATE acct_2 SET bal = 7 WHERE id = 2");
@@ -517,6 +522,18 @@ START_TEST(test_recovery_by_another_instance)
     /* the grace period over (0 here): rolled back */
     rep = recover(0);
     ck_assert_uint_eq(rep.rolled_back, 1);
+    ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 2"), START_BALANCE);
+    /* the coordinator gone (its lock free), a young branch of its goes
+     * without waiting for the grace period (once a few seconds old) */
+    prepare_by_hand(2, young2, "UPDATE acct_2 SET bal = 7 WHERE id = 2");
+    rep = recover(UINT32_MAX);
+    ck_assert_uint_eq(rep.waiting, 1);
+    mysql_close(alive);
+    while (time(NULL) - now < 4)
+        sleep(1);
+    rep = recover(UINT32_MAX);
+    ck_assert_uint_eq(rep.rolled_back, 1);
+    ck_assert_uint_eq(rep.waiting, 0);
     ck_assert_int_eq(value(NULL, "SELECT bal FROM acct WHERE id = 2"), START_BALANCE);
     ck_assert_int_eq(dal_branches(0) + dal_branches(1) + dal_branches(2), 0);
     /* the commit decision goes once no branch is left */

@@ -54,20 +54,57 @@ static const char *decision_word(char d)
     return d == 'C' ? "commit" : d == 'R' ? "rollback" : "none";
 }
 
+/* The lease: "lease holder=HOST:PID since=... alive=yes", or in JSON an
+ * object (holder null when none took it yet). */
+static void print_lease(const dal_xa_lease_t *l, json_t *j)
+{
+    if (j == NULL) {
+        if (l->holder[0] == '\0')
+            printf("lease holder=none alive=%s\n", l->locked ? "yes" : "no");
+        else
+            printf("lease holder=%s since=%s (%llus) alive=%s\n", l->holder,
+                   l->since, (unsigned long long)l->held_s, l->alive ? "yes" : "no");
+        return;
+    }
+    json_key(j, "lease");
+    json_object_begin(j);
+    json_key(j, "holder");
+    if (l->holder[0] == '\0')
+        json_null(j);
+    else
+        json_string(j, l->holder);
+    json_key(j, "since");
+    if (l->since[0] == '\0')
+        json_null(j);
+    else
+        json_string(j, l->since);
+    json_key(j, "held_s");
+    json_uint(j, l->held_s);
+    json_key(j, "alive");
+    json_bool(j, l->holder[0] == '\0' ? l->locked : l->alive);
+    json_object_end(j);
+}
+
 static int xa_list(dal_t *dal, int json, dal_error_t *err)
 {
     dal_xa_branch_t *b = NULL;
+    dal_xa_lease_t lease;
     size_t i, n = 0;
     json_t j;
-    int rc = dal_xa_list(dal, &b, &n, err);
+    int rc = dal_xa_lease_info(dal, &lease, err);
 
+    if (rc == 0)
+        rc = dal_xa_list(dal, &b, &n, err);
     if (rc != 0)
         return rc;
     if (json) {
         json_init(&j, stdout);
         json_object_begin(&j);
+        print_lease(&lease, &j);
         json_key(&j, "branches");
         json_array_begin(&j);
+    } else {
+        print_lease(&lease, NULL);
     }
     for (i = 0; i < n; i++) {
         if (!json) {

@@ -570,17 +570,21 @@ DAL_API int dal_begin_mode(dal_session_t *s, dal_txn_mode_t mode, dal_error_t *e
 /* What one dal_xa_recover pass did and found (counts). */
 typedef struct dal_xa_report {
     unsigned committed;   /* branches with a commit decision, committed now */
-    unsigned rolled_back; /* branches without one, older than xa_grace, rolled back now */
-    unsigned waiting;     /* branches without a decision, younger than xa_grace: left alone */
+    unsigned rolled_back; /* branches without one, older than xa_grace or their coordinator
+                             gone, rolled back now */
+    unsigned waiting;     /* branches without a decision, younger than xa_grace, their
+                             coordinator alive: left alone */
     unsigned failed;      /* branches an action failed on (a node down: tried again next pass) */
     unsigned pruned;      /* decisions removed from the log: no branch of theirs is left */
     unsigned unreachable; /* nodes whose XA RECOVER could not be read */
 } dal_xa_report_t;
 
 /*
- * Create the decision log table (dal_xa_log) and the recovery lease table
- * (dal_xa_lease) in the datasource [dal] xa_log names; nothing happens to
- * those that exist.  DAL_ECONFIG without xa_log.  (With xa_log, dal_open
+ * Create the decision log table (dal_xa_log), the recovery lease table
+ * (dal_xa_lease) and the table of instances (dal_xa_instance) in the
+ * datasource [dal] xa_log names; nothing happens to those that exist (a
+ * lease table of an older dal gets its current columns).  DAL_ECONFIG
+ * without xa_log.  (With xa_log, dal_open
  * starts background recovery: [dal] xa_recover_interval.)
  */
 DAL_API int dal_xa_init(dal_t *dal, dal_error_t *err);
@@ -590,7 +594,8 @@ DAL_API int dal_xa_init(dal_t *dal, dal_error_t *err);
  * whichever dal instance made them: commit those whose global id has a
  * commit decision in the log; roll back the others once older than grace_ms
  * (a coordinator still running is not disturbed; pass UINT32_MAX for
- * [dal] xa_grace), after recording the rollback so that a late coordinator
+ * [dal] xa_grace), or at once when their coordinator is gone (its lock
+ * on the log's server is free), after recording the rollback so that a late coordinator
  * cannot commit; prune decisions with no branch left.  Fills *report
  * (caller's) when not NULL.  Thread-safe.  0 when every node answered and
  * every action succeeded; else the first error (the pass goes on).
@@ -609,6 +614,19 @@ typedef struct dal_xa_branch {
 /* The branches in doubt on every node: *out (owned by the caller, free())
  * holds *n of them.  Nodes that do not answer are an error. */
 DAL_API int dal_xa_list(dal_t *dal, dal_xa_branch_t **out, size_t *n, dal_error_t *err);
+
+/* Who holds the recovery lease (dal_xa_lease_info). */
+typedef struct dal_xa_lease {
+    char holder[65];      /* the instance in the lease row, "HOST:PID"; "" if none yet */
+    char since[20];       /* when it took the lease, the log server's clock; "" if none */
+    uint64_t held_s;      /* seconds since then */
+    int alive;            /* the holder holds the lease's lock now (it is running) */
+    int locked;           /* some instance holds the lock (alive, or not recorded yet) */
+} dal_xa_lease_t;
+
+/* The recovery lease as the log's server sees it now, into *out
+ * (caller's).  DAL_ECONFIG without xa_log. */
+DAL_API int dal_xa_lease_info(dal_t *dal, dal_xa_lease_t *out, dal_error_t *err);
 DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */
