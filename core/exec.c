@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <mysqld_error.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,6 @@
 #include "rewrite.h"
 #include "sprep.h"
 #include "value.h"
-#include "xa.h"
 
 /* The physical SQL of a one-node statement is built on the stack when it
  * fits: most statements are short, and this is their hot path. */
@@ -244,19 +244,27 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     return rc;
 }
 
-/* A lock wait timeout may be a prepared XA branch's doing: the error
- * names dal's branches in doubt on the routes' servers (xa.h). */
+static _Atomic(exec_lock_wait_fn) lock_wait;
+
+void exec_on_lock_wait(exec_lock_wait_fn fn)
+{
+    atomic_store(&lock_wait, fn);
+}
+
+/* A lock wait timeout may be a prepared XA branch's doing: the hook (xa.c)
+ * names dal's branches in doubt on the routes' servers. */
 static void explain_wait(const dal_routing_t *rt, int rc, dal_error_t *err)
 {
+    exec_lock_wait_fn fn = atomic_load(&lock_wait);
     size_t i, j;
 
-    if (rc != DAL_ESERVER || err == NULL || err->mysql_errno != ER_LOCK_WAIT_TIMEOUT)
+    if (fn == NULL || rc != DAL_ESERVER || err == NULL || err->mysql_errno != ER_LOCK_WAIT_TIMEOUT)
         return;
     for (i = 0; i < rt->nroutes; i++) {
         for (j = 0; j < i && rt->routes[j].node != rt->routes[i].node; j++)
             ;
         if (j == i)
-            xa_explain_wait(rt->routes[i].node, err);
+            fn(rt->routes[i].node, err);
     }
 }
 

@@ -42,6 +42,14 @@ static inline int exec_routes(const dal_routing_t *rt, const dal_value_t *params
     return exec_routes_on(rt, NULL, params, nparams, spec, out, err);
 }
 
+/* What exec calls when a statement failed with a lock wait timeout
+ * (ER_LOCK_WAIT_TIMEOUT) on node: a module above it may add to err why the
+ * rows are locked (xa.c names dal's XA branches in doubt there).  A hook,
+ * so that exec stays below the transaction layer; set at start (NULL:
+ * nothing is added). */
+typedef void (*exec_lock_wait_fn)(dal_node_t *node, dal_error_t *err);
+void exec_on_lock_wait(exec_lock_wait_fn fn);
+
 /* Run the single route of rt on connection c (a session's transaction, or
  * its pinned connection), rows received whole.
  * *broken says c can no longer be used. */

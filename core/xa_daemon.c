@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "error.h"
+#include "exec.h"
 #include "thread.h"
 #include "xa.h"
 
@@ -211,6 +212,7 @@ int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err)
 
     snapshot_unref(snap);
     *out = NULL;
+    exec_on_lock_wait(xa_explain_wait); /* a reload may set xa_log later */
     if (!wanted)
         return 0;
     if ((d = calloc(1, sizeof *d)) == NULL)
