@@ -418,6 +418,10 @@ static int route_unsharded(router_t *r)
     }
     if (node == NULL)
         node = r->snap->default_node;
+    /* a statement that names no table at all (SELECT 1, a pool's validation
+     * query, SELECT NOW()) means the same on every datasource: the first */
+    if (node == NULL && r->sql->ntrefs == 0 && r->snap->nnodes > 0)
+        node = r->snap->nodes[0];
     if (node == NULL)
         return err_set(r->err, DAL_EROUTE,
                        "no datasource for this statement: it names no configured table and "

@@ -15,7 +15,6 @@
 #include "proxy.h"
 
 #define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
-#define SERVER_VERSION_ID 101199 /* the same, as executable comments compare it */
 #define CHARSET_UTF8MB4 45 /* utf8mb4_general_ci */
 
 /* What dal-proxy offers; a client gets the intersection with its own. */
@@ -323,8 +322,24 @@ static const char *handshake_charset(uint8_t id)
     return NULL;
 }
 
+/* The handshake's collation itself, when it is not utf8mb4's default (the
+ * servers take a collation's id for its name): `utf8mb4_unicode_ci` must
+ * compare as it does on a server.  An id the servers do not know (MySQL
+ * 8's 255) leaves the character set's default collation, as a server
+ * does. */
+static void keep_collation(proxy_client_t *c, dal_session_t *s)
+{
+    char id[8];
+    dal_error_t err;
+
+    if (c->charset == CHARSET_UTF8MB4)
+        return;
+    snprintf(id, sizeof id, "%u", c->charset);
+    (void)dal_session_set_var(s, "collation_connection", id, &err);
+}
+
 /* The password checked: open the session in the handshake's character
- * set (as SET NAMES) and say OK. */
+ * set (as SET NAMES) and collation, and say OK. */
 static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
@@ -339,6 +354,7 @@ static int logged_in(proxy_client_t *c)
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    keep_collation(c, s);
     dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
     set_session(c, s);
     c->state = CLIENT_COMMAND;
@@ -761,7 +777,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
     }
     view = sql = client_text_copy(text, len);
     if (sql != NULL && memmem(sql, len, "/*", 2) != NULL && (view = client_text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap(view, len, SERVER_VERSION_ID)) {
+        !proto_sql_unwrap(view, len, PROTO_SERVER_VERSION_ID)) {
         free(view);
         view = sql;
     }

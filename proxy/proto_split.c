@@ -158,13 +158,17 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
 
 bool proto_sql_blank(const char *text, size_t len)
 {
-    size_t i = 0;
+    size_t i = 0, j;
 
-    for (;;) {
-        i = skip_blank(text, len, i);
-        if (i < len && text[i] == ';')
+    while (i < len) {
+        if (isspace((unsigned char)text[i]) || text[i] == ';')
             i++;
+        else if (proto_sql_vc_opener(text, len, i, PROTO_SERVER_VERSION_ID) != 0)
+            return false;  /* the statement it holds */
+        else if ((j = proto_skip_comment(text, len, i)) != i)
+            i = j;
         else
-            return i >= len;
+            return false;
     }
+    return true;
 }

@@ -21,14 +21,13 @@ static bool executable(const char *text, size_t len, size_t i)
            (i + 3 < len && text[i + 2] == 'M' && text[i + 3] == '!');
 }
 
-/* The length of an executable comment's opener at text[i] whose version
- * version reaches (its digits included), or 0: none there, or one for a
- * later server, which stays a comment. */
-static size_t opener(const char *text, size_t len, size_t i, uint32_t version)
+size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t version)
 {
     size_t j = i + 2, digits = 0;
     uint32_t v = 0;
 
+    if (i + 1 >= len || text[i] != '/' || text[i + 1] != '*')
+        return 0;
     if (j < len && text[j] == 'M')
         j++;
     if (j >= len || text[j] != '!')
@@ -60,7 +59,7 @@ bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
             inside = false;
             i += 2;
         } else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
-            if (!inside && (n = opener(text, len, i, version)) != 0) {
+            if (!inside && (n = proto_sql_vc_opener(text, len, i, version)) != 0) {
                 memset(text + i, ' ', n);
                 found = inside = true;
                 i += n;

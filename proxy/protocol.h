@@ -716,7 +716,9 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t
  * server's parser would read it.
  */
 size_t proto_split_statement(const char *text, size_t len, size_t *next);
-/* True when text[0..len) holds nothing but spaces, `;` and comments. */
+/* True when text[0..len) holds nothing but spaces, `;` and comments --
+ * not executable comments that run (PROTO_SERVER_VERSION_ID), which hold a
+ * statement. */
 bool proto_sql_blank(const char *text, size_t len);
 
 /*
@@ -728,6 +730,14 @@ bool proto_sql_blank(const char *text, size_t len);
  * comments, are left alone.  True if any comment was opened.
  */
 bool proto_sql_unwrap(char *text, size_t len, uint32_t version);
+/* The length of the opener (slash-star-bang or slash-star-M-bang and the
+ * version digits) of an executable comment at text[i] that a server of
+ * `version` runs, or 0: no executable comment there, or one for a later
+ * server, which is a comment to it. */
+size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t version);
+/* The version dal-proxy's handshake announces (10.11.99), as executable
+ * comments compare it. */
+#define PROTO_SERVER_VERSION_ID 101199
 /*
  * NUL bytes in text[0..*len) as the server reads them: inside '' and ""
  * strings and C-style comments they are part of the text; a NUL followed

@@ -180,6 +180,54 @@ if out["proxy"][-1] != ("ok", ((5,),)):
     raise SystemExit("rows were lost: %r" % (out["proxy"][-1],))
 EOF
 
+# ---- executable comments in a multi-statement text, and the handshake's
+#      collation, as on a server ---------------------------------------------
+PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "multi-statement executable comments or the handshake's collation"
+import os, pymysql, pymysql.connections, pymysql.charset
+from pymysql.constants import CLIENT
+def conn(port, user, pw, db, **kw):
+    return pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db,
+                           autocommit=True, **kw)
+def sides(**kw):
+    return {"proxy": conn(int(os.environ["PX_PORT"]), "app", "app-s3cret", "shop", **kw),
+            "server": conn(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain", **kw)}
+def results(c, sql):
+    cur = c.cursor()
+    out = []
+    try:
+        cur.execute(sql)
+        while True:
+            out.append(cur.fetchall() if cur.description else cur.rowcount)
+            if not cur.nextset():
+                break
+    except pymysql.err.MySQLError as e:
+        out.append(("error", e.args[0]))
+    return out
+texts = ["SELECT 1; /*!40101 SET @b=2 */; SELECT @b",
+         "/*!40101 SET @c=3 */; /*M!100100 SET @d=4 */; SELECT @c, @d",
+         "/*!40101 SET sql_mode='ANSI_QUOTES' */; SELECT @@sql_mode; SET sql_mode=DEFAULT"]
+for t in texts:
+    got = {side: results(c, t) for side, c in sides(client_flag=CLIENT.MULTI_STATEMENTS).items()}
+    if got["proxy"] != got["server"]:
+        raise SystemExit("%r: proxy %r, server %r" % (t, got["proxy"], got["server"]))
+# a collation that is not its character set's default, as mysql2 asks
+for cid in (224, 46, 255):
+    real = pymysql.connections.charset_by_name
+    pymysql.connections.charset_by_name = lambda name, cid=cid: pymysql.charset.charset_by_id(
+        cid if cid in pymysql.charset._charsets._by_id else 45) if cid != 255 else \
+        pymysql.charset.Charset(255, "utf8mb4", "utf8mb4_0900_ai_ci", "")
+    try:
+        got = {}
+        for side, c in sides().items():
+            cur = c.cursor()
+            cur.execute("SELECT 'ß' = 'ss', 'a' = 'A', @@collation_connection")
+            got[side] = cur.fetchall()
+    finally:
+        pymysql.connections.charset_by_name = real
+    if got["proxy"] != got["server"]:
+        raise SystemExit("collation %d: proxy %r, server %r" % (cid, got["proxy"], got["server"]))
+EOF
+
 # ---- LOAD DATA LOCAL reads the client's file, never the proxy host's -----
 mkdir -p "$work/client"
 printf '1,one\n2,two\n3,three\n' >"$work/client/data.csv"

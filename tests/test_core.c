@@ -521,6 +521,34 @@ START_TEST(test_nul_rewrite)
 }
 END_TEST
 
+/* Without a default datasource, a statement that names no table runs on
+ * the first datasource; one that names an unconfigured table is refused. */
+START_TEST(test_route_no_table)
+{
+    char *ini = write_ini("datasource = db\ndb_shard_num = 2\ntable_shard_num = 4\n"
+                          "shard_key = id\nstrategy = mod\n");
+    dal_open_opts_t opts;
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    dal_t *dal = NULL;
+
+    memset(&opts, 0, sizeof opts);
+    ck_assert_msg(dal_open(ini, &opts, &dal, &err) == 0, "%s", err.message);
+    free(ini);
+    ck_assert_msg(dal_explain(dal, NULL, "SELECT 1", NULL, 0, &plan, &err) == 0, "%s",
+                  err.message);
+    ck_assert_uint_eq(dal_plan_count(plan), 1);
+    ck_assert_str_eq(dal_plan_datasource(plan, 0), "db0");
+    dal_plan_free(plan);
+    ck_assert_int_eq(dal_explain(dal, NULL, "SELECT @@version, NOW()", NULL, 0, &plan, &err), 0);
+    dal_plan_free(plan);
+    ck_assert_int_eq(dal_explain(dal, NULL, "SELECT * FROM elsewhere", NULL, 0, &plan, &err),
+                     DAL_EROUTE);
+    ck_assert_ptr_nonnull(strstr(err.message, "default_datasource"));
+    dal_close(dal);
+}
+END_TEST
+
 /* The route memo (route.c) answers what the full routing would: the same
  * statements, values and options through a warm handle (memo made on the
  * first call, used after) and through a fresh one each time. */
@@ -1237,6 +1265,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, test_ddl_layout);
     tcase_add_test(tc, test_route_memo);
     tcase_add_test(tc, test_nul_rewrite);
+    tcase_add_test(tc, test_route_no_table);
     tcase_add_test(tc, test_route_memo_reload);
     tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
     tcase_add_test(tc, test_fill_memo);

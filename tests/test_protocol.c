@@ -1541,6 +1541,20 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
  * but `;` and blanks) rather than a piece that ends at the NUL and would
  * run; a NUL is never blank (after a `;` it is the server's empty
  * statement, 1065). */
+/* A running executable comment holds a statement: not blank. */
+START_TEST(test_blank_vc)
+{
+    ck_assert(proto_sql_blank(" ; /* a */ -- b\n", 16));
+    ck_assert(!proto_sql_blank(" /*!40101 SET @b=2 */ ", 22));
+    ck_assert(!proto_sql_blank("/*M!100100 SET @b=2 */", 22));
+    ck_assert(!proto_sql_blank("/*!SET @b=2*/", 13));
+    ck_assert(proto_sql_blank("/*!99999 SET @b=2 */", 20));   /* MySQL 5.7+'s */
+    ck_assert(proto_sql_blank("/*!110000 SET @b=2 */", 21));  /* a later server's */
+    ck_assert_uint_eq(proto_sql_vc_opener("x /*!40101 a */", 15, 2, PROTO_SERVER_VERSION_ID), 8);
+    ck_assert_uint_eq(proto_sql_vc_opener("x /* a */", 9, 2, PROTO_SERVER_VERSION_ID), 0);
+}
+END_TEST
+
 /* Executable comments opened as a 10.11.99 server reads them, in place. */
 START_TEST(test_unwrap)
 {
@@ -1671,6 +1685,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_split_statements);
     tcase_add_test(cmds, test_split_nul);
     tcase_add_test(cmds, test_unwrap);
+    tcase_add_test(cmds, test_blank_vc);
     tcase_add_test(cmds, test_stray_nul);
     suite_add_tcase(s, ints);
     suite_add_tcase(s, frame);
