@@ -9,7 +9,12 @@
 #include <string.h>
 
 #include "columns.h"
-#include "dal_int.h"
+#include "handle.h"
+#include "stmt.h"
+#include "xa_daemon.h"
+#include "source_api.h"
+#include "reload.h"
+#include "library.h"
 #include "error.h"
 #include "events.h"
 #include "snapshot_build.h"
@@ -27,16 +32,6 @@
 /* Statements whose analysis is kept; a service rarely has more distinct
  * statement texts than this. */
 #define SQL_CACHE_CAPACITY 4096
-
-static pthread_once_t library_once = PTHREAD_ONCE_INIT;
-
-/* libmysqlclient's global init is not thread-safe: run it exactly once,
- * before any connection can be made. */
-static void library_init(void)
-{
-    mysql_library_init(0, NULL, NULL);
-    plugin_set_host_api(dal_host_api());
-}
 
 const char *dal_version(void)
 {
@@ -62,11 +57,6 @@ const char *dal_strerror(int code)
     case DAL_EPARTIAL: return "DAL_EPARTIAL";
     }
     return "DAL_E?";
-}
-
-void library_ensure_init(void)
-{
-    pthread_once(&library_once, library_init);
 }
 
 int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
@@ -171,19 +161,6 @@ void dal_close(dal_t *dal)
     pthread_mutex_destroy(&dal->reload_mu);
     free(dal->plugin_dir);
     free(dal);
-}
-
-dal_snapshot_t *snapshot_acquire(dal_t *dal)
-{
-    dal_snapshot_t *s;
-
-    /* sequentially consistent on purpose: the swap's "exchange, then read
-     * readers" must not pass our "announce, then load" (see reload.c) */
-    atomic_fetch_add(&dal->readers, 1);
-    s = atomic_load(&dal->snap);
-    snapshot_ref(s);
-    atomic_fetch_sub(&dal->readers, 1);
-    return s;
 }
 
 int dal_next_ids(dal_t *dal, const char *idgen, int64_t *ids, size_t n, dal_error_t *err)

@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "conn.h"
-#include "dal_int.h"
+#include "handle.h"
+#include "reload.h"
+#include "stmt.h"
 #include "error.h"
 #include "monitor.h"
 #include "snapshot.h"

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dal_int.h"
+#include "handle.h"
 #include "cancel.h"
 #include "infile.h"
 #include "warnings.h"

@@ -20,6 +20,7 @@
 #include "monitor.h"
 #include "plugin.h"
 #include "pool.h"
+#include "config_diff.h"
 #include "snapshot_build.h"
 
 /* Idle connections kept per node by the built-in cache. */
@@ -100,48 +101,6 @@ static int init_table(dal_snapshot_t *s, dal_table_t *t, const dal_cfg_table_t *
                            s->cfg->path, c->datasource_line, name);
     }
     return t->sharded ? init_strategy(s, t, err) : 0;
-}
-
-static int params_equal(const dal_cfg_params_t *a, const dal_cfg_params_t *b)
-{
-    size_t i, j;
-
-    if (a->n != b->n)
-        return 0;
-    for (i = 0; i < a->n; i++) {
-        for (j = 0; j < b->n; j++)
-            if (strcmp(a->items[i].name, b->items[j].name) == 0)
-                break;
-        if (j == b->n || strcmp(a->items[i].value, b->items[j].value) != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int str_same(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-int datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                    const dal_config_t *cb, const dal_cfg_datasource_t *b)
-{
-    size_t i;
-
-    if (strcmp(a->name, b->name) != 0 || !url_equal(&a->master, &b->master) ||
-        a->connect_timeout_ms != b->connect_timeout_ms ||
-        a->read_timeout_ms != b->read_timeout_ms || a->nreplicas != b->nreplicas ||
-        a->load_balance != b->load_balance || a->max_replica_lag_ms != b->max_replica_lag_ms ||
-        a->health_check_ms != b->health_check_ms || a->read_your_writes != b->read_your_writes ||
-        a->ryw_window_ms != b->ryw_window_ms || a->local_infile != b->local_infile ||
-        !params_equal(&a->pool_params, &b->pool_params))
-        return 0;
-    for (i = 0; i < a->nreplicas; i++)
-        if (!url_equal(&a->replicas[i].url, &b->replicas[i].url) ||
-            a->replicas[i].weight != b->replicas[i].weight)
-            return 0;
-    /* the pool plugin and its [dal] defaults shape the node too */
-    return str_same(ca->pool, cb->pool) && params_equal(&ca->pool_params, &cb->pool_params);
 }
 
 static void server_init(dal_node_t *n, dal_server_t *srv, int replica)
@@ -236,7 +195,7 @@ static dal_node_t *reusable_node(const dal_snapshot_t *prev, const dal_config_t 
     for (i = 0; prev != NULL && i < prev->nnodes; i++) {
         dal_node_t *n = prev->nodes[i];
         if (strcmp(n->cfg->name, ds->name) == 0)
-            return datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
+            return config_datasource_same(n->owner, n->cfg, cfg, ds) ? n : NULL;
     }
     return NULL;
 }

@@ -22,9 +22,4 @@ int snapshot_rebuild(dal_config_t *cfg, const char *plugin_dir_override,
                      const dal_logger_t *log, const dal_snapshot_t *prev,
                      dal_snapshot_t **out, dal_error_t *err);
 
-/* Non-zero if the two datasources reach the same servers with the same
- * settings (their nodes are interchangeable). */
-int datasource_same(const dal_config_t *ca, const dal_cfg_datasource_t *a,
-                    const dal_config_t *cb, const dal_cfg_datasource_t *b);
-
 #endif /* DAL_CORE_SNAPSHOT_BUILD_H */

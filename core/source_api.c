@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dal_int.h"
+#include "handle.h"
+#include "config_diff.h"
+#include "source_api.h"
+#include "library.h"
 #include "error.h"
 #include "snapshot_build.h"
 
@@ -172,6 +175,26 @@ int dal_config_diff_text(const char *running_name, const char *running, size_t r
     snapshot_unref(snap);
     if (rc == 0)
         rc = config_parse(running_name, running, running_len, &a, err);
+    if (rc == 0)
+        rc = config_diff(a, b, fn, user, err);
+    config_free(a);
+    config_free(b);
+    return rc;
+}
+
+int dal_config_diff(const char *running, const char *candidate, const dal_open_opts_t *opts,
+                    dal_diff_fn fn, void *user, dal_error_t *err)
+{
+    dal_config_t *a = NULL, *b = NULL;
+    int rc;
+
+    if (running == NULL || candidate == NULL || fn == NULL)
+        return err_set(err, DAL_EINVAL, "dal_config_diff: NULL argument");
+    rc = dal_check_config(candidate, opts, err);
+    if (rc == 0)
+        rc = location_load(running, opts, &a, err);
+    if (rc == 0)
+        rc = location_load(candidate, opts, &b, err);
     if (rc == 0)
         rc = config_diff(a, b, fn, user, err);
     config_free(a);

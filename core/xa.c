@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dal_int.h"
+#include "handle.h"
 #include "conn.h"
 #include "error.h"
 #include "events.h"

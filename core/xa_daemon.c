@@ -1,6 +1,6 @@
 /*
- * xa_daemon.c -- background XA recovery (declared in dal_int.h, which
- * dal_open and dal_close call it from).
+ * xa_daemon.c -- background XA recovery (xa_daemon.h), which
+ * dal_open and dal_close start and stop.
  *
  * With [dal] xa_log set, every instance runs this thread: it keeps a
  * connection of its own to the log's datasource, on which it holds the
@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dal_int.h"
+#include "handle.h"
+#include "xa_daemon.h"
 #include "clock.h"
 #include "conn.h"
 #include "error.h"

@@ -1,0 +1,27 @@
+/*
+ * library.c -- libdal's process-wide state, set up once before the first
+ * handle, source or check: libmysqlclient's global init and the table of
+ * host functions plugins call.
+ */
+#include <pthread.h>
+
+#include <mysql.h>
+
+#include "host.h"
+#include "library.h"
+#include "plugin.h"
+
+static pthread_once_t library_once = PTHREAD_ONCE_INIT;
+
+/* libmysqlclient's global init is not thread-safe: run it exactly once,
+ * before any connection can be made. */
+static void library_init(void)
+{
+    mysql_library_init(0, NULL, NULL);
+    plugin_set_host_api(dal_host_api());
+}
+
+void library_ensure_init(void)
+{
+    pthread_once(&library_once, library_init);
+}
