@@ -16,7 +16,7 @@
 #include "log.h"
 #include "snapshot.h"
 #include "source.h"
-#include "sql.h"
+#include "sql_cache.h"
 
 struct dal_xa_daemon;
 

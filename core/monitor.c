@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"
+#include "sql_cache.h"
 #include "sql_lex.h"
 #include "thread.h"
 

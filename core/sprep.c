@@ -21,6 +21,7 @@
 #include "result_binary.h"
 #include "rewrite.h"
 #include "small.h"
+#include "sql_cache.h"
 #include "sprep.h"
 #include "warnings.h"
 #include "value.h"

@@ -2,11 +2,11 @@
  * sql_int.h -- the statement analyser's insides, shared by its files.
  *
  * The analyser (sql.h's sql_analyse) is a recursive-descent pass over
- * the statement's tokens, in several files by grammar level: sql_an.c
- * (scratch memory, keywords, operands), sql_query.c (query blocks: table
- * lists, conditions, clauses, SELECT), sql_stmt.c (INSERT, UPDATE, DELETE,
- * DDL and the statement itself), sql_hint.c (dal hints) and sql_analyse.c
- * (tokens in, the finished dal_sql_t out).  Internal to those files: an_
+ * the statement's tokens, in several files by grammar level: sql_query.c
+ * (query blocks: table lists, conditions, clauses, SELECT), sql_stmt.c
+ * (INSERT, UPDATE, DELETE, DDL and the statement itself), sql_hint.c (dal
+ * hints) and sql_analyse.c (scratch memory, keywords, operands; tokens in,
+ * the finished dal_sql_t out).  Internal to those files: an_
  * names are not part of the core's interface.
  *
  * How it works.  The statement is lexed once into an array of significant
@@ -237,7 +237,7 @@ static inline int query_inside(const an_t *a, int i, int e)
     return kw_in(a, i, end, starts);
 }
 
-/* ------------------------------------------------------- scratch, errors, keywords, operands (sql_an.c) */
+/* ------------------------------------------------------- scratch, errors, keywords, operands (sql_analyse.c) */
 
 int an_oom(an_t *a);
 void *an_scratch(an_t *a, size_t n);

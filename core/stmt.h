@@ -13,7 +13,7 @@
 #include "replica.h"
 #include "route.h"
 #include "snapshot.h"
-#include "sql.h"
+#include "sql_cache.h"
 
 /* BEGIN, COMMIT or ROLLBACK. */
 int stmt_is_txn_control(dal_sql_kind_t k);
