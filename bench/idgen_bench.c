@@ -31,7 +31,7 @@
 
 #include <dal/plugin.h>
 
-#include "dal_int.h"
+#include "handle.h"
 #include "fake_host.h"
 #include "idgen.h"
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dal_int.h"
+#include "handle.h"
 
 #define ITERS 20000000L
 #define TABLES 1000

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dal_int.h"
+#include "handle.h"
+#include "stmt.h"
 #include "rewrite.h"
 #include "route.h"
 

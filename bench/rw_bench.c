@@ -23,8 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dal_int.h"
+#include "handle.h"
+#include "stmt.h"
 #include "replica.h"
+#include "route_servers.h"
 #include "rewrite.h"
 #include "route.h"
 

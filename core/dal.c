@@ -1,6 +1,7 @@
 /*
- * dal.c -- the public entry points: open, close, and the path of one
- * statement (snapshot -> sql -> route -> rewrite -> execute -> result).
+ * dal.c -- the handle's public entry points: open, close, dal_query and
+ * the other calls that run a statement (through stmt.c's driver), IDs,
+ * figures.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -3,6 +3,7 @@
  */
 #include "clock.h"
 #include "events.h"
+#include "route_servers.h"
 #include "result.h"
 
 void event_statement_emit(const struct dal_monitor_set *m, const dal_routing_t *rt,

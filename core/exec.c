@@ -20,6 +20,7 @@
 #include "monitor.h"
 #include "pool.h"
 #include "replica.h"
+#include "route_servers.h"
 #include "result.h"
 #include "rewrite.h"
 #include "sprep.h"

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "explain.h"
 #include "replica.h"
+#include "route_servers.h"
 #include "rewrite.h"
 #include "sprep.h"
 

@@ -29,7 +29,6 @@
 
 #include "gtid.h"
 #include "monitor.h"
-#include "route.h"
 #include "snapshot.h"
 
 /* ------------------------------------------------------ read-your-writes */
@@ -85,11 +84,6 @@ typedef struct dal_select {
     dal_server_t *fixed;   /* a transaction's server: routes to its node run there */
 } dal_select_t;
 
-/* Set rt->routes[i].server for every route that has none yet (a session
- * sets the master's for the nodes it pinned, pin.h).  Fails only for a
- * write forced to a replica. */
-int select_servers(dal_routing_t *rt, const dal_select_t *sel, dal_error_t *err);
-
 /* The server for a read on node (override, read-your-writes, health). */
 dal_server_t *select_read(dal_node_t *node, const dal_select_t *sel);
 
@@ -103,11 +97,5 @@ void server_lost(dal_server_t *srv, const char *why);
 
 /* "master" or "replica". */
 const char *server_role(const dal_server_t *srv);
-
-/* The server a route runs on (its node's master until one is chosen). */
-static inline dal_server_t *route_server(const dal_route_t *r)
-{
-    return r->server != NULL ? r->server : &r->node->master;
-}
 
 #endif /* DAL_CORE_REPLICA_H */

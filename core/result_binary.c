@@ -222,18 +222,6 @@ void binary_reader_free(binary_reader_t *rd)
     free(rd);
 }
 
-size_t binary_reader_bytes(const binary_reader_t *rd)
-{
-    size_t n = sizeof *rd + rd->block_len +
-               rd->ncols * (sizeof *rd->bind + sizeof *rd->col);
-    unsigned int i;
-
-    for (i = 0; i < rd->ncols; i++)
-        if (rd->col[i].buf != rd->col[i].slot)
-            n += rd->col[i].cap;
-    return n;
-}
-
 static unsigned long first_cap(const MYSQL_FIELD *f)
 {
     unsigned long n = f->length + 1;

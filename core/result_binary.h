@@ -41,9 +41,6 @@ binary_reader_t *binary_reader_new(MYSQL_STMT *st);
  * their own reference to the columns' description. */
 void binary_reader_free(binary_reader_t *rd);
 
-/* The heap rd keeps between executions, for the cache's accounting. */
-size_t binary_reader_bytes(const binary_reader_t *rd);
-
 /* result_add_binary: the handle cannot describe this result (its texts
  * were dropped, and the reply's columns are not the ones it had): the
  * rows were dropped, and the handle must be prepared again. */

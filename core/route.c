@@ -55,320 +55,14 @@ static int read_request(const dal_snapshot_t *snap, const dal_sql_t *sql,
 
 /* --------------------------------------------------------------- the state */
 
-static int is_write(dal_sql_kind_t k)
-{
-    return k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_UPDATE ||
-           k == DAL_SQL_DELETE || k == DAL_SQL_DDL;
-}
-
 /* ---------------------------------------------------------- conditions */
-
-/* ------------------------------------------------------------------ routes */
-
-static inline int alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
-                                   dal_error_t *err)
-{
-    size_t i;
-
-    rt->routes = small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
-    rt->pos = small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
-                          sizeof *rt->pos, 0);
-    if (rt->routes == NULL || rt->pos == NULL)
-        return err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < nroutes * ntrefs; i++)
-        rt->pos[i] = -1;
-    for (i = 0; i < nroutes; i++)
-        rt->routes[i].pos = rt->pos + i * ntrefs;
-    rt->nroutes = nroutes;
-    return 0;
-}
-
-static int add_cut(dal_routing_t *rt, uint32_t off, uint32_t end)
-{
-    if (end <= off)
-        return 0;
-    if (rt->ncuts == rt->cuts_cap) {
-        size_t cap = rt->cuts_cap ? rt->cuts_cap * 2 : 16;
-        dal_cut_t *p = realloc(rt->cuts, cap * sizeof *p);
-        if (p == NULL)
-            return -1;
-        rt->cuts = p;
-        rt->cuts_cap = cap;
-    }
-    rt->cuts[rt->ncuts].off = off;
-    rt->cuts[rt->ncuts].len = end - off;
-    rt->ncuts++;
-    return 0;
-}
-
-/*
- * Cut the items of a comma-separated list (IN values, INSERT rows) that the
- * route owning position `keep` does not own.  item_pos[j] is item j's
- * position (-1: owned by nobody).  Kept items keep their separators;
- * nothing is cut if no item would remain.
- */
-static int cut_list(dal_routing_t *rt, const dal_cut_t *items, const int64_t *item_pos,
-                    size_t n, uint32_t keep)
-{
-    size_t j, first = n, prev = n;
-    int rc = 0;
-
-    for (j = 0; j < n; j++) {
-        if (item_pos[j] != (int64_t)keep)
-            continue;
-        if (first == n)
-            first = j;
-        else if (j > prev + 1)
-            rc |= add_cut(rt, items[prev].off + items[prev].len,
-                          items[j - 1].off + items[j - 1].len);
-        prev = j;
-    }
-    if (first == n)
-        return 0;
-    if (first > 0)
-        rc |= add_cut(rt, items[0].off, items[first].off);
-    if (prev < n - 1)
-        rc |= add_cut(rt, items[prev].off + items[prev].len, items[n - 1].off + items[n - 1].len);
-    return rc;
-}
-
-void route_split_lists_free(split_list_t *l, size_t n)
-{
-    size_t i;
-
-    for (i = 0; l != NULL && i < n; i++) {
-        free(l[i].items);
-        free(l[i].pos);
-    }
-    free(l);
-}
-
-/* Give each route the cuts of every list, route by route (cuts must be
- * grouped per route, sorted by offset within one). */
-int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists,
-                      const size_t *group_tref, dal_error_t *err)
-{
-    size_t k, l;
-
-    for (k = 0; k < rt->nroutes; k++) {
-        uint32_t keep = (uint32_t)rt->routes[k].pos[*group_tref];
-        rt->routes[k].cut_first = (uint32_t)rt->ncuts;
-        for (l = 0; l < nlists; l++)
-            if (cut_list(rt, lists[l].items, lists[l].pos, lists[l].n, keep) != 0)
-                return err_set(err, DAL_ENOMEM, "out of memory");
-        rt->routes[k].ncuts = (uint32_t)(rt->ncuts - rt->routes[k].cut_first);
-    }
-    return 0;
-}
-
-/* The IN conditions on the group's shard key, with each value's position.
- * A list holding an expression is not split (every route keeps it whole). */
-int route_in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
-{
-    const dal_sql_t *sql = r->sql;
-    split_list_t *lists = NULL;
-    size_t c, j, n = 0;
-    int rc = 0;
-
-    *out = NULL;
-    *nout = 0;
-    /* most statements have no list to split: no allocation for them */
-    for (c = 0; c < sql->nconds && sql->conds[c].op != DAL_COND_IN; c++)
-        ;
-    if (c == sql->nconds)
-        return 0;
-    *out = lists = calloc(sql->nconds, sizeof *lists);
-    if (lists == NULL)
-        return err_set(r->err, DAL_ENOMEM, "out of memory");
-    for (c = 0; c < sql->nconds && rc == 0; c++) {
-        const struct dal_sql_cond *cd = &sql->conds[c];
-        split_list_t *l = &lists[n];
-        if (cd->op != DAL_COND_IN || cd->nvals < 2 || !route_cond_on_tref(r, cd, gtref))
-            continue;
-        l->items = malloc(cd->nvals * sizeof *l->items);
-        l->pos = malloc(cd->nvals * sizeof *l->pos);
-        if (l->items == NULL || l->pos == NULL)
-            return err_set(r->err, DAL_ENOMEM, "out of memory");
-        l->n = cd->nvals;
-        n++;
-        for (j = 0; j < cd->nvals && rc == 0; j++) {
-            l->items[j].off = cd->vals[j].off;
-            l->items[j].len = cd->vals[j].len;
-            rc = route_locate_opnd(r, r->rt->tables[gtref], &cd->vals[j], &l->pos[j]);
-        }
-        if (rc == OPND_UNUSABLE) {
-            l->n = 0;
-            rc = 0;
-        }
-    }
-    *nout = n;
-    return rc;
-}
-
-/* One route per position of set (primary's layout), skipping positions not
- * on an explicitly requested node.  Group members get the position. */
-int route_routes_from_positions(router_t *r, const posset_t *set)
-{
-    dal_routing_t *rt = r->rt;
-    const dal_table_t *p = rt->primary;
-    size_t n = set->all ? p->cfg->table_shard_num : set->n, idx, k = 0, i;
-    int rc = alloc_routes(rt, n, r->sql->ntrefs, r->err);
-
-    if (rc != 0)
-        return rc;
-    for (idx = 0; idx < n; idx++) {
-        uint32_t pos = set->all ? (uint32_t)idx : set->v[idx];
-        dal_node_t *node = p->nodes[pos / p->tables_per_db];
-        if (r->req.node != NULL && node != r->req.node)
-            continue;
-        rt->routes[k].node = node;
-        for (i = 0; i < r->sql->ntrefs; i++)
-            if (r->in_group[i])
-                rt->routes[k].pos[i] = (int32_t)pos;
-        k++;
-    }
-    rt->nroutes = k;
-    if (k > 0)
-        return 0;
-    if (n == 1)
-        return err_set(r->err, DAL_EROUTE,
-                       "the shard value routes table %s to datasource %s, but datasource %s "
-                       "was requested",
-                       p->cfg->name, p->nodes[(set->all ? 0 : set->v[0]) / p->tables_per_db]
-                                             ->cfg->name,
-                           r->req.node->cfg->name);
-    return err_set(r->err, DAL_EROUTE, "table %s has no physical table on datasource %s",
-                   p->cfg->name, r->req.node->cfg->name);
-}
-
-static int explicit_position(router_t *r, uint32_t *p)
-{
-    return route_locate(r->rt->primary, r->req.shard_value, p, r->err);
-}
-
-static int find_column(const dal_sql_t *sql, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < sql->ncolumns; i++)
-        if (strcasecmp(sql->columns[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
-/* The position of each row of an INSERT, from its shard-key value. */
-static int insert_row_positions(router_t *r, int kc, int64_t *pos)
-{
-    const dal_sql_t *sql = r->sql;
-    const dal_table_t *t = r->rt->primary;
-    size_t i;
-    int rc;
-
-    for (i = 0; i < sql->nrows; i++) {
-        if ((size_t)kc >= sql->rows[i].nvals)
-            return err_set(r->err, DAL_ESQL, "INSERT row %zu has %zu values for %zu columns",
-                           i + 1, sql->rows[i].nvals, sql->ncolumns);
-        rc = route_locate_opnd(r, t, &sql->rows[i].vals[kc], &pos[i]);
-        if (rc == OPND_UNUSABLE)
-            return err_set(r->err, DAL_EUNSUPPORTED,
-                           "INSERT into %s: row %zu: the shard key %s must be a literal or ?, "
-                           "not an expression", t->cfg->name, i + 1, t->cfg->shard_key);
-        if (rc != 0)
-            return rc;
-        if (pos[i] < 0)
-            return err_set(r->err, DAL_ESHARD, "INSERT into %s: row %zu: the shard key %s is "
-                           "NULL", t->cfg->name, i + 1, t->cfg->shard_key);
-    }
-    return 0;
-}
-
-/* INSERT/REPLACE into a sharded table: rows grouped by position. */
-int route_insert(router_t *r, size_t gtref)
-{
-    const dal_sql_t *sql = r->sql;
-    const dal_table_t *t = r->rt->primary;
-    int kc = find_column(sql, t->cfg->shard_key);
-    split_list_t rows = {NULL, NULL, 0};
-    dal_cut_t items_inl[POSSET_INLINE]; /* most INSERTs have a row or a few */
-    int64_t pos_inl[POSSET_INLINE];
-    posset_t set = POSSET_NONE;
-    uint32_t xp = 0;
-    size_t i;
-    int rc = 0;
-
-    if (r->req.shard_value != NULL && (rc = explicit_position(r, &xp)) != 0)
-        return rc;
-    if (sql->insert_select || kc < 0 || sql->nrows == 0) {
-        if (r->req.shard_value == NULL)
-            return err_set(r->err, DAL_EROUTE,
-                           "INSERT into sharded table %s must list its shard key %s with a "
-                           "value per row (or pass a shard value)",
-                           t->cfg->name, t->cfg->shard_key);
-        rc = route_single_posset(xp, &set, r->err);
-        goto routes;
-    }
-    rows.n = sql->nrows;
-    rows.items = small_alloc(items_inl, POSSET_INLINE, rows.n, sizeof *rows.items, 0);
-    rows.pos = small_alloc(pos_inl, POSSET_INLINE, rows.n, sizeof *rows.pos, 0);
-    if (rows.items == NULL || rows.pos == NULL || posset_alloc(&set, rows.n) != 0) {
-        rc = err_set(r->err, DAL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = insert_row_positions(r, kc, rows.pos);
-    for (i = 0; rc == 0 && i < rows.n; i++) {
-        rows.items[i].off = sql->rows[i].off;
-        rows.items[i].len = sql->rows[i].len;
-        set.v[set.n++] = (uint32_t)rows.pos[i];
-        if (r->req.shard_value != NULL && rows.pos[i] != (int64_t)xp)
-            rc = err_set(r->err, DAL_EROUTE,
-                         "INSERT into %s: row %zu's %s routes to %s_%lld, which contradicts "
-                         "the shard value given (%s_%u)",
-                         t->cfg->name, i + 1, t->cfg->shard_key, t->cfg->name,
-                         (long long)rows.pos[i], t->cfg->name, xp);
-    }
-    posset_normalize(&set);
-routes:
-    if (rc == 0)
-        rc = route_routes_from_positions(r, &set);
-    if (rc == 0)
-        rc = route_cut_routes(r->rt, &rows, rows.n ? 1 : 0, &gtref, r->err);
-done:
-    small_free(rows.items, items_inl);
-    small_free(rows.pos, pos_inl);
-    posset_free(&set);
-    return rc;
-}
-
-int route_scatter_allowed(router_t *r)
-{
-    size_t i;
-
-    for (i = 0; i < r->sql->ntrefs; i++)
-        if (r->in_group[i] && !r->rt->tables[i]->cfg->allow_scatter)
-            return err_set(r->err, DAL_EROUTE,
-                           "table %s has allow_scatter = false: add a condition on %s (=, IN, "
-                           "BETWEEN) or pass a shard value",
-                           r->rt->tables[i]->cfg->name, r->rt->tables[i]->cfg->shard_key);
-    r->rt->scatter = 1;
-    return 0;
-}
-
-static int table_on_node(const dal_table_t *t, const dal_node_t *node)
-{
-    uint32_t i;
-
-    for (i = 0; i < t->cfg->db_shard_num; i++)
-        if (t->nodes[i] == node)
-            return 1;
-    return 0;
-}
 
 /* The broadcast table this statement writes, if any. */
 static const dal_table_t *written_broadcast(const router_t *r)
 {
     size_t i;
 
-    if (!is_write(r->sql->kind))
+    if (!sql_kind_writes(r->sql->kind))
         return NULL;
     for (i = 0; i < r->sql->ntrefs; i++) {
         const dal_table_t *t = r->rt->tables[i];
@@ -393,7 +87,7 @@ static int route_unsharded(router_t *r)
         return err_set(r->err, DAL_EROUTE,
                        "a shard value was given but the statement names no sharded table");
     if (bc != NULL && node == NULL) {
-        rc = alloc_routes(rt, bc->cfg->db_shard_num, r->sql->ntrefs, r->err);
+        rc = route_alloc_routes(rt, bc->cfg->db_shard_num, r->sql->ntrefs, r->err);
         for (i = 0; rc == 0 && i < bc->cfg->db_shard_num; i++)
             rt->routes[k++].node = bc->nodes[i];
         return rc;
@@ -426,180 +120,10 @@ static int route_unsharded(router_t *r)
         return err_set(r->err, DAL_EROUTE,
                        "no datasource for this statement: it names no configured table and "
                        "there is no [dal] default_datasource");
-    rc = alloc_routes(rt, 1, r->sql->ntrefs, r->err);
+    rc = route_alloc_routes(rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         rt->routes[0].node = node;
     return rc;
-}
-
-/* The SQL text of string token t of text, decoded into a new buffer
- * (*len bytes), or NULL when it cannot be decoded or memory is short. */
-static char *string_sql(const char *text, const dal_token_t *t, size_t *len)
-{
-    char *out = malloc((size_t)t->len + 1);
-
-    if (out != NULL &&
-        sql_decode_string(text + t->off, t->len, out, (size_t)t->len + 1, len) != 0) {
-        free(out);
-        out = NULL;
-    }
-    return out;
-}
-
-/* sql's first token that is not a comment or a hint, lx then after it. */
-static dal_token_t first_word(const dal_sql_t *sql, dal_lexer_t *lx)
-{
-    dal_token_t t;
-
-    lex_init(lx, sql->text, sql->len);
-    do
-        t = lex_next(lx);
-    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
-    return t;
-}
-
-/* LOAD DATA or LOAD XML. */
-static int is_load(const dal_sql_t *sql)
-{
-    dal_lexer_t lx;
-    dal_token_t t = first_word(sql, &lx);
-
-    return tok_eq(sql->text, &t, "LOAD");
-}
-
-/* Why table tb does not live wholly on the default datasource, or NULL. */
-static const char *not_whole(const router_t *r, const dal_table_t *tb)
-{
-    if (tb->sharded)
-        return "is sharded";
-    if (tb->cfg->kind == DAL_TABLE_BROADCAST)
-        return "is a broadcast table";
-    return tb->nodes[0] != r->snap->default_node ? "is not on the default datasource" : NULL;
-}
-
-/*
- * A statement dal does not analyse runs unchanged on the default
- * datasource.  If it names a configured table that does not live there
- * whole (sharded, broadcast, or on another datasource), that would be
- * narrower than the statement: refuse it.  Every word is taken for a
- * possible name, so a column called like such a table refuses too.  The
- * statement text of PREPARE ... FROM 'text' and EXECUTE IMMEDIATE 'text'
- * (their strings, sql_text) is checked the same way, once.
- */
-static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
-{
-    dal_lexer_t lx;
-    dal_token_t t;
-    char name[256], *inner;
-    size_t n;
-    int rc;
-
-    lex_init(&lx, text, len);
-    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
-        const dal_table_t *tb;
-        const char *why;
-        if (t.type == DAL_TOK_STRING && sql_text) {
-            if ((inner = string_sql(text, &t, &n)) == NULL)
-                return err_set(r->err, DAL_ENOMEM, "out of memory");
-            rc = opaque_names(r, inner, n, 0);
-            free(inner);
-            if (rc != 0)
-                return rc;
-            continue;
-        }
-        if (t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT)
-            continue;
-        n = ident_unquote(text, &t, name, sizeof name);
-        if (n >= sizeof name || (tb = snapshot_table(r->snap, name, n)) == NULL)
-            continue;
-        if ((why = not_whole(r, tb)) == NULL)
-            continue;
-        if (is_load(r->sql))
-            return err_set(r->err, DAL_EUNSUPPORTED,
-                           "LOAD DATA names table %s, which %s: dal sends a LOAD DATA unchanged "
-                           "to the default datasource and does not route a file's rows one by "
-                           "one.  Insert the rows with INSERT, or load each physical table with "
-                           "/*+ dal datasource=NAME raw */",
-                           tb->cfg->name, why);
-        return err_set(r->err, DAL_EUNSUPPORTED,
-                       "dal does not analyse this kind of statement, and it names table %s, "
-                       "which is not wholly on the default datasource: it would run "
-                       "unchanged there.  Send it to each datasource as written with "
-                       "/*+ dal datasource=NAME raw */",
-                       tb->cfg->name);
-    }
-    return 0;
-}
-
-/* A statement whose strings are SQL: PREPARE (sql.h's pins say it) or
- * MariaDB's EXECUTE IMMEDIATE. */
-static int runs_sql_text(const dal_sql_t *sql)
-{
-    dal_lexer_t lx;
-    dal_token_t t;
-
-    if (sql->pins & DAL_PIN_PREPARE)
-        return 1;
-    t = first_word(sql, &lx);
-    if (!tok_eq(sql->text, &t, "EXECUTE"))
-        return 0;
-    do
-        t = lex_next(&lx);
-    while (t.type == DAL_TOK_COMMENT);
-    return tok_eq(sql->text, &t, "IMMEDIATE");
-}
-
-static int check_opaque(router_t *r)
-{
-    return opaque_names(r, r->sql->text, r->sql->len, runs_sql_text(r->sql));
-}
-
-/* An UPDATE that sets a shard key would leave the row on the wrong shard. */
-static int check_update_key(router_t *r)
-{
-    const dal_sql_t *sql = r->sql;
-    size_t i, j;
-
-    if (sql->kind != DAL_SQL_UPDATE)
-        return 0;
-    for (i = 0; i < sql->ntrefs; i++) {
-        const dal_table_t *t = r->rt->tables[i];
-        if (t == NULL || !t->sharded)
-            continue;
-        for (j = 0; j < sql->nset_columns; j++)
-            if (strcasecmp(sql->set_columns[j], t->cfg->shard_key) == 0)
-                return err_set(r->err, DAL_EUNSUPPORTED,
-                               "UPDATE may not change %s, the shard key of %s: the row would "
-                               "stay on the wrong shard (delete it and insert it anew)",
-                               t->cfg->shard_key, t->cfg->name);
-    }
-    return 0;
-}
-
-/* Unsharded and broadcast tables named next to sharded ones must exist on
- * every node the statement runs on. */
-int route_check_others(router_t *r)
-{
-    dal_routing_t *rt = r->rt;
-    size_t i, k;
-
-    for (i = 0; i < r->sql->ntrefs; i++) {
-        const dal_table_t *t = rt->tables[i];
-        if (t == NULL || t->sharded)
-            continue;
-        for (k = 0; k < rt->nroutes; k++)
-            if (!table_on_node(t, rt->routes[k].node))
-                return err_set(r->err, DAL_EUNSUPPORTED,
-                               "table %s is not on datasource %s, where %s's rows for this "
-                               "statement are", t->cfg->name, rt->routes[k].node->cfg->name,
-                               rt->primary->cfg->name);
-        if (t->cfg->kind == DAL_TABLE_BROADCAST && is_write(r->sql->kind) &&
-            r->sql->trefs[i].role != DAL_TREF_FROM)
-            return err_set(r->err, DAL_EUNSUPPORTED,
-                           "a statement cannot write broadcast table %s together with sharded "
-                           "table %s", t->cfg->name, rt->primary->cfg->name);
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------ groups */
@@ -624,7 +148,7 @@ static int route_raw(router_t *r)
     if (r->req.shard_value != NULL)
         return err_set(r->err, DAL_EROUTE, "dal hint raw takes no shard value: it runs the "
                        "statement as written on the datasource named");
-    rc = alloc_routes(r->rt, 1, r->sql->ntrefs, r->err);
+    rc = route_alloc_routes(r->rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         r->rt->routes[0].node = r->req.node;
     r->rt->primary = NULL;
@@ -699,7 +223,7 @@ static int memo_route(router_t *r, const dal_query_opts_t *opts)
         return 0;
     rt->tables = rt->tables_inl;
     rt->tables[0] = rt->primary = t;
-    if (alloc_routes(rt, 1, 1, r->err) != 0)
+    if (route_alloc_routes(rt, 1, 1, r->err) != 0)
         return 0;
     rt->routes[0].node = t->nodes[pos / t->tables_per_db];
     rt->routes[0].pos[0] = (int32_t)pos;
@@ -748,9 +272,9 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
         if (rt->primary == NULL && rt->tables[i] && rt->tables[i]->sharded)
             rt->primary = rt->tables[i];
     }
-    rc = check_update_key(&r);
+    rc = route_check_update_key(&r);
     if (rc == 0 && sql->opaque && !r.req.raw)
-        rc = check_opaque(&r);
+        rc = route_check_opaque(&r);
     if (rc == 0 && r.req.raw)
         rc = route_raw(&r);
     else if (rc == 0)

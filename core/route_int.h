@@ -1,11 +1,13 @@
 /*
  * route_int.h -- the router's insides, shared by its files.
  *
- * Routing (route.h's route_statement) is done in three files: route.c reads the
- * request, makes routes from positions, splits IN lists and INSERT rows,
- * and owns the memo and the entry point; route_cond.c turns conditions into
- * sets of table positions; route_group.c groups the table references by
- * scope and shard-key joins and decides which group drives the routes.
+ * Routing (route.h's route_statement) is done in five files, each calling
+ * only the ones after it: route.c reads the request, routes unsharded
+ * statements, and owns the memo and the entry point; route_group.c groups
+ * the table references by scope and shard-key joins and decides which group
+ * drives the routes; route_cond.c turns conditions into sets of table
+ * positions; route_build.c makes routes from positions and splits IN lists
+ * and INSERT rows; route_check.c refuses what a route must not do.
  * route_ names are not part of the core's interface.
  */
 #ifndef DAL_CORE_ROUTE_INT_H
@@ -150,5 +152,15 @@ int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists
 /* One route per position of set (primary's layout), skipping positions not
  * on an explicitly requested node.  Group members get the position. */
 int route_routes_from_positions(router_t *r, const posset_t *set);
+
+/* rt's routes made room for: nroutes routes over ntrefs table references,
+ * every position -1. */
+int route_alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_error_t *err);
+
+/* Refuse an UPDATE that sets a sharded table's shard key (the row would
+ * have to move), and SQL text inside the statement (PREPARE, EXECUTE
+ * IMMEDIATE, LOAD DATA) naming tables dal cannot route whole. */
+int route_check_update_key(router_t *r);
+int route_check_opaque(router_t *r);
 
 #endif /* DAL_CORE_ROUTE_INT_H */

@@ -34,6 +34,7 @@
 #include "pin.h"
 #include "pool.h"
 #include "replica.h"
+#include "route_servers.h"
 #include "result.h"
 #include "route.h"
 #include "small.h"

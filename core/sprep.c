@@ -457,11 +457,6 @@ static void cache_trim(const dal_routing_t *rt, const dal_conn_t *c, sprep_cache
     }
 }
 
-size_t sprep_cache_bytes(const dal_conn_t *c)
-{
-    return c->ext != NULL && c->ext->drop == cache_drop ? ((sprep_cache_t *)c->ext)->bytes : 0;
-}
-
 /* ----------------------------------------------------------- prepare */
 
 /* Server errors about something that may change (a table created later,

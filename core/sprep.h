@@ -76,8 +76,4 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
 /* Would route r of rt run prepared (for dal_explain)? */
 int sprep_route_eligible(const dal_routing_t *rt, size_t r);
 
-/* Bytes the handle cache of c holds now (client side), 0 without one:
- * for the memory figure in bench/README.md and the tests. */
-size_t sprep_cache_bytes(const dal_conn_t *c);
-
 #endif /* DAL_CORE_SPREP_H */

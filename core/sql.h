@@ -386,6 +386,14 @@ static inline int sql_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* Kinds that change rows or definitions: never on a replica, and a
+ * broadcast table they write is written on every copy. */
+static inline int sql_kind_writes(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_UPDATE ||
+           k == DAL_SQL_DELETE || k == DAL_SQL_DDL;
+}
+
 /* A constant name for a kind, for messages. */
 const char *sql_kind_name(dal_sql_kind_t kind);
 /* The same in lower case ("select"), for dal_plan_kind and monitor events. */

@@ -2,7 +2,7 @@
  * stmt.c -- the statement path: one driver for every entry point.
  *
  * dal_query, prepared statements, sessions and explain all send a statement
- * through the same steps, in the order of the modules (DESIGN.md): analysis
+ * through the same steps, in the order of the folders (docs/architecture.md): analysis
  * (sql.c, cached), a column list for an INSERT without one (columns.c),
  * generated IDs (idfill.c), routing (route.c), the merge spec and its edits
  * (merge.c), server choice (replica.c), execution with each route's SQL

@@ -10,7 +10,7 @@
 #include "idfill.h"
 #include "merge.h"
 #include "monitor.h"
-#include "replica.h"
+#include "route_servers.h"
 #include "route.h"
 #include "snapshot.h"
 #include "sql_cache.h"

@@ -23,11 +23,6 @@ void warnings_want(int on)
     wanted = on;
 }
 
-int warnings_wanted(void)
-{
-    return wanted;
-}
-
 static int add(dal_warnings_t **w, const char *level, unsigned int code, const char *message)
 {
     dal_warnings_t *x = *w;

@@ -21,7 +21,6 @@ typedef struct dal_warnings dal_warnings_t;
 /* Whether the statements the calling thread runs from now on read their
  * warnings (0: no, the default). */
 void warnings_want(int on);
-int warnings_wanted(void);
 /* If m's last statement left warnings (count: their number, as the
  * statement's reply gave it) and the thread wants them, append SHOW
  * WARNINGS' rows to *w (created on first use).  Never fails the statement:

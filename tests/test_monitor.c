@@ -29,7 +29,8 @@
 #include <dal/plugin.h>
 
 #include "conn.h"
-#include "dal_int.h"
+#include "handle.h"
+#include "stmt.h"
 #include "fake_host.h"
 #include "clock.h"
 #include "host.h"

@@ -21,7 +21,7 @@
 
 #include <dal/dal.h>
 
-#include "dal_int.h"
+#include "handle.h"
 #include "pool.h"
 #include "testutil.h"
 

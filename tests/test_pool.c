@@ -28,7 +28,7 @@
 #include <dal/plugin.h>
 
 #include "conn.h"
-#include "dal_int.h"
+#include "handle.h"
 #include "fake_host.h"
 #include "pool.h"
 #include "testutil.h"

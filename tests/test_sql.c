@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "sql_cache.h"
 #include "sql_lex.h"
 #include "check_run.h"
 
