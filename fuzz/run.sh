@@ -11,12 +11,13 @@ mkdir -p "$out"
 command -v clang >/dev/null || { echo "fuzz: clang not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$src/include" -I"$src/core")
-clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql_lex.c" \
-    "$src/core/sql"{,_an,_query,_stmt,_hint,_analyse}.c "$src/core/thread.c"
+       -fno-sanitize-recover=undefined -I"$src/include")
+for d in base sql config; do flags+=(-I"$src/core/$d"); done
+clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql/sql_lex.c" \
+    "$src/core/sql/sql"{,_query,_stmt,_hint,_analyse}.c "$src/core/base/thread.c"
 clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz/fuzz_config.c" \
-    "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
-    "$src/core/error.c" $(pkg-config --libs inih)
+    "$src/core/config/config.c" "$src/core/config/config_keys.c" "$src/core/base/parse.c" "$src/core/base/url.c" \
+    "$src/core/base/error.c" $(pkg-config --libs inih)
 
 clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
     "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \

@@ -1,6 +1,6 @@
 /*
  * config_doc.c -- the key reference of docs/configuration.md, printed from
- * the key tables (core/config_keys.c), and the test that the committed page
+ * the key tables (core/config/config_keys.c), and the test that the committed page
  * matches them.
  *
  *   config_doc [FILE]           check: exit 0 if every generated block of
@@ -119,7 +119,7 @@ static int put_block(FILE *out, const dal_cfg_section_keys_t *sec)
 {
     const dal_cfg_key_t *k;
 
-    fprintf(out, BEGIN_MARK "%s: generated from core/config_keys.c by `make config-doc` -->\n", sec->title);
+    fprintf(out, BEGIN_MARK "%s: generated from core/config/config_keys.c by `make config-doc` -->\n", sec->title);
     fputs("| Key | Value | Default |\n|-----|-------|---------|\n", out);
     for (k = sec->keys; k->name != NULL; k++) {
         if (!cell_ok(k->help) || !cell_ok(k->unset) || !cell_ok(k->def))
@@ -226,7 +226,7 @@ static void report_diff(const char *path, const char *have, const char *want)
             line++;
     while (i > 0 && have[i - 1] != '\n')
         i--;
-    fprintf(stderr, "config_doc: %s:%d: the key reference differs from core/config_keys.c\n"
+    fprintf(stderr, "config_doc: %s:%d: the key reference differs from core/config/config_keys.c\n"
             "  page:   %.*s\n  tables: %.*s\n%s\n", path, line,
             (int)strcspn(have + i, "\n"), have + i, (int)strcspn(want + i, "\n"), want + i, FIXME_HINT);
 }

@@ -31,7 +31,7 @@
 #include "snapshot.h"
 #include "snapshot_build.h"
 #include "host.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 

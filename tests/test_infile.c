@@ -1,5 +1,5 @@
 /*
- * test_infile.c -- LOAD DATA LOCAL INFILE (core/infile.c) against real
+ * test_infile.c -- LOAD DATA LOCAL INFILE (core/runtime/infile.c) against real
  * MariaDB servers: by default the statement fails with the server's error
  * 4166 and dal opens no file; a session's reader supplies the bytes (in and
  * out of transactions, on pooled and pinned connections) and its failures

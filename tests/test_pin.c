@@ -1,6 +1,6 @@
 /*
  * test_pin.c -- sessions pin the connections that hold their server state
- * (core/pin.c), against real MariaDB servers: user variables, temporary
+ * (core/stmt/pin.c), against real MariaDB servers: user variables, temporary
  * tables, named locks, LOCK TABLES, SQL prepared statements, inside and
  * outside transactions, over several nodes, with session variables, after
  * a lost connection and a reload, and what the pools see (no leak, and a

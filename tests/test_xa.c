@@ -1,6 +1,6 @@
 /*
  * test_xa.c -- transactions over several data nodes (transaction_mode
- * multi and xa: core/txn.c, core/xa.c) against real MariaDB servers.
+ * multi and xa: core/txn/txn.c, core/txn/xa.c) against real MariaDB servers.
  *
  * tests/xa_test.sh starts the cluster (product_0 .. product_2 on three
  * servers, `plain` on server 0: the default datasource and the XA decision

@@ -10,7 +10,6 @@
  * parameters can be negative without "--".
  */
 #include "cli.h"
-#include "hex.h"   /* hexval: header only, shared with the core's URL and SQL code */
 
 #include <ctype.h>
 #include <errno.h>
@@ -330,16 +329,17 @@ static int parse_hex(const char *text, const char *s, cli_value_t *out, char *wh
     unsigned char *b;
 
     for (i = 0; i < n; i++)
-        if (hexval((unsigned char)s[i]) < 0)
+        if (!isxdigit((unsigned char)s[i]))
             break;
     if (i < n || n % 2 != 0)
         return value_error(why, size, text, "hex: takes an even number of hex digits, such as hex:00ff");
     b = malloc(n / 2 + 1);   /* +1: hex: alone is 0 bytes, and malloc(0) may be NULL */
     if (b == NULL)
         return value_error(why, size, text, "out of memory");
-    for (i = 0; i < n / 2; i++)
-        b[i] = (unsigned char)(hexval((unsigned char)s[2 * i]) * 16 +
-                               hexval((unsigned char)s[2 * i + 1]));
+    for (i = 0; i < n / 2; i++) {
+        char pair[3] = {s[2 * i], s[2 * i + 1], '\0'};
+        b[i] = (unsigned char)strtoul(pair, NULL, 16);
+    }
     out->bytes = b;
     out->v = dal_blob(b, n / 2);
     return 0;

@@ -13,7 +13,6 @@
 #include "handle.h"
 #include "stmt.h"
 #include "xa_daemon.h"
-#include "source_api.h"
 #include "reload.h"
 #include "library.h"
 #include "error.h"
@@ -58,23 +57,6 @@ const char *dal_strerror(int code)
     case DAL_EPARTIAL: return "DAL_EPARTIAL";
     }
     return "DAL_E?";
-}
-
-int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
-{
-    dal_snapshot_t *snap = NULL;
-    dal_config_t *cfg = NULL;
-    dal_logger_t log;
-    int rc;
-
-    if (path == NULL)
-        return err_set(err, DAL_EINVAL, "no configuration file given");
-    logger_init(&log, opts);
-    rc = location_load(path, opts, &cfg, err);
-    if (rc == 0)
-        rc = snapshot_build(cfg, opts ? opts->plugin_dir : NULL, &log, &snap, err);
-    snapshot_unref(snap);
-    return rc;
 }
 
 /* Read the first document and build the first snapshot from it. */

@@ -9,7 +9,7 @@
 
 #include "host.h"
 #include "library.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 static pthread_once_t library_once = PTHREAD_ONCE_INIT;
 

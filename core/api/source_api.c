@@ -1,7 +1,7 @@
 /*
  * source_api.c -- configuration sources for tools: the public dal_source_*
- * functions behind `dal config`, and loading any location (file or store)
- * for dal_check_config and dal_config_diff.
+ * functions behind `dal config`, and dal_check_config and dal_config_diff,
+ * which load any location (file or store) without opening a handle.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -9,7 +9,6 @@
 
 #include "handle.h"
 #include "config_diff.h"
-#include "source_api.h"
 #include "library.h"
 #include "error.h"
 #include "snapshot_build.h"
@@ -24,7 +23,7 @@ static int open_with(const char *location, const dal_open_opts_t *opts, dal_sour
     return source_open(location, opts ? opts->plugin_dir : NULL, &log, out, err);
 }
 
-int location_load(const char *location, const dal_open_opts_t *opts, dal_config_t **out,
+static int location_load(const char *location, const dal_open_opts_t *opts, dal_config_t **out,
                   dal_error_t *err)
 {
     dal_source_t *s = NULL;
@@ -179,6 +178,23 @@ int dal_config_diff_text(const char *running_name, const char *running, size_t r
         rc = config_diff(a, b, fn, user, err);
     config_free(a);
     config_free(b);
+    return rc;
+}
+
+int dal_check_config(const char *path, const dal_open_opts_t *opts, dal_error_t *err)
+{
+    dal_snapshot_t *snap = NULL;
+    dal_config_t *cfg = NULL;
+    dal_logger_t log;
+    int rc;
+
+    if (path == NULL)
+        return err_set(err, DAL_EINVAL, "no configuration file given");
+    logger_init(&log, opts);
+    rc = location_load(path, opts, &cfg, err);
+    if (rc == 0)
+        rc = snapshot_build(cfg, opts ? opts->plugin_dir : NULL, &log, &snap, err);
+    snapshot_unref(snap);
     return rc;
 }
 

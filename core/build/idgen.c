@@ -15,7 +15,7 @@
 #include "error.h"
 #include "exec.h"
 #include "idgen.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 struct dal_idgen {
     const dal_cfg_idgen_t *cfg;  /* borrowed from the snapshot's config */

@@ -18,7 +18,7 @@
 #include "health.h"
 #include "idgen.h"
 #include "monitor.h"
-#include "plugin.h"
+#include "plugin_load.h"
 #include "pool.h"
 #include "config_diff.h"
 #include "snapshot_build.h"

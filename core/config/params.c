@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 typedef struct param_value {
     const dal_param_spec_t *spec; /* borrowed from the loaded plugin */

@@ -1,5 +1,5 @@
 /*
- * plugin.c -- finding, loading and checking plugin files; plugin parameters.
+ * plugin_load.c -- finding, loading and checking plugin files; plugin parameters.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "error.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 /* The descriptor as ABI 1 defined it: anything smaller cannot be read. */
 #define DESC_MIN_SIZE DAL_FIELD_END(dal_plugin_t, ops)

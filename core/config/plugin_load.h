@@ -1,5 +1,5 @@
 /*
- * plugin.h -- finding, loading and checking plugin files, and validating
+ * plugin_load.h -- finding, loading and checking plugin files, and validating
  * their parameters.
  *
  * A plugin of kind K named N is the file K_N.so in one of the directories of
@@ -9,8 +9,8 @@
  * reference counted: each instance made from one holds a reference, so a
  * .so is never unloaded while an instance of it lives.
  */
-#ifndef DAL_CORE_PLUGIN_H
-#define DAL_CORE_PLUGIN_H
+#ifndef DAL_CORE_PLUGIN_LOAD_H
+#define DAL_CORE_PLUGIN_LOAD_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -77,4 +77,4 @@ size_t params_string_list(const dal_plugin_params_t *p, const char *name,
 void plugin_set_host_api(const dal_host_api_t *api);
 const dal_host_api_t *plugin_host_api(void);
 
-#endif /* DAL_CORE_PLUGIN_H */
+#endif /* DAL_CORE_PLUGIN_LOAD_H */

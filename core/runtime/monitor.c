@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "error.h"
-#include "plugin.h"
+#include "plugin_load.h"
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"

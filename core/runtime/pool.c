@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "plugin.h"
+#include "plugin_load.h"
 #include "clock.h"
 #include "cancel.h"
 #include "pool.h"

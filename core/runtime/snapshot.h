@@ -18,7 +18,7 @@
 #include "config.h"
 #include "conn.h"
 #include "log.h"
-#include "plugin.h"
+#include "plugin_load.h"
 
 /* The host's context for one plugin instance (dal_host_t of the SDK). */
 struct dal_host {

@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "plugin.h"
+#include "plugin_load.h"
 #include "snapshot.h"
 
 struct dal_source {
