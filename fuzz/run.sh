@@ -18,17 +18,17 @@ clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz
     "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
     "$src/core/error.c" $(pkg-config --libs inih)
 
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
-    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
+clang "${flags[@]}" -I"$src/proxy/protocol" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
+    "$src/proxy/protocol/protocol.c" "$src/proxy/protocol/proto_"{handshake,auth,result,binary,command,split,text}.c \
     $(pkg-config --cflags --libs libcrypto)
 
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
-    "$src/proxy/redact.c" "$src/proxy/protocol.c" \
+clang "${flags[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
+    "$src/proxy/redact.c" "$src/proxy/protocol/protocol.c" \
     "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
     $(pkg-config --cflags --libs libcrypto)
 
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
-    "$src/proxy/schema_text.c" "$src/proxy/protocol.c"
+clang "${flags[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
+    "$src/proxy/schema_text.c" "$src/proxy/protocol/protocol.c"
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
