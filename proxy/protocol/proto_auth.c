@@ -6,13 +6,13 @@
  * depend on where the bytes differ, so a client cannot learn a hash byte
  * by byte from response times.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include "hex.h"
 #include "proto_int.h"
 
 int proto_scramble_generate(uint8_t out[PROTO_SCRAMBLE_LEN])
@@ -117,13 +117,14 @@ void proto_native_hash_text(const char *password, size_t len, char out[42])
 
 int proto_native_hash_parse(const char *text, uint8_t out[PROTO_SHA1_LEN])
 {
-    if (!text || text[0] != '*' || strlen(text) != 41)
+    /* every digit checked first: strtoul alone would take a sign or a
+     * space */
+    if (!text || text[0] != '*' || strlen(text) != 41 ||
+        strspn(text + 1, "0123456789abcdefABCDEF") != 2 * PROTO_SHA1_LEN)
         return PROTO_EINVAL;
     for (size_t i = 0; i < PROTO_SHA1_LEN; i++) {
-        int hi = hexval(text[1 + 2 * i]), lo = hexval(text[2 + 2 * i]);
-        if (hi < 0 || lo < 0)
-            return PROTO_EINVAL;
-        out[i] = (uint8_t)(hi << 4 | lo);
+        char two[3] = {text[1 + 2 * i], text[2 + 2 * i], '\0'};
+        out[i] = (uint8_t)strtoul(two, NULL, 16);
     }
     return 0;
 }
