@@ -10,25 +10,27 @@ out=${DAL_FUZZ_BUILD:-$src/_build/fuzz}
 mkdir -p "$out"
 command -v clang >/dev/null || { echo "fuzz: clang not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
-flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$src/include" -I"$src/core")
+# the proxy's targets build without the core's headers, as dal-proxy does
+base=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
+      -fno-sanitize-recover=undefined -I"$src/include")
+flags=("${base[@]}" -I"$src/core")
 clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql_lex.c" \
     "$src/core/sql"{,_an,_query,_stmt,_hint,_analyse}.c "$src/core/thread.c"
 clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz/fuzz_config.c" \
     "$src/core/config.c" "$src/core/config_keys.c" "$src/core/parse.c" "$src/core/url.c" \
     "$src/core/error.c" $(pkg-config --libs inih)
 
-clang "${flags[@]}" -I"$src/proxy/protocol" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
-    "$src/proxy/protocol/protocol.c" "$src/proxy/protocol/proto_"{handshake,auth,result,binary,command,split,text}.c \
+codec=("$src/proxy/protocol/protocol.c"
+       "$src/proxy/protocol/proto_"{handshake,auth,result,binary,command,split,text}.c)
+clang "${base[@]}" -I"$src/proxy/protocol" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
+    "${codec[@]}" $(pkg-config --cflags --libs libcrypto)
+
+clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_session" \
+    "$src/fuzz/fuzz_session.c" "$src/proxy/redact.c" "${codec[@]}" \
     $(pkg-config --cflags --libs libcrypto)
 
-clang "${flags[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
-    "$src/proxy/redact.c" "$src/proxy/protocol/protocol.c" \
-    "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
-    $(pkg-config --cflags --libs libcrypto)
-
-clang "${flags[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
-    "$src/proxy/schema_text.c" "$src/proxy/protocol/protocol.c"
+clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" \
+    "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/protocol/protocol.c"
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
