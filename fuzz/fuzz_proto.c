@@ -1,6 +1,6 @@
 /*
  * fuzz_proto.c - libFuzzer target for dal-proxy's wire-protocol codec
- * (proxy/protocol.h).
+ * (proxy/protocol/protocol.h).
  *
  * Every input goes through each decoder a client can reach: the packet
  * reader (fed in chunks the input chooses, with a small max_allowed_packet

@@ -1,16 +1,16 @@
 /*
  * fuzz_session.c - libFuzzer target for a dal-proxy client session as
- * client.c drives the codec (proxy/protocol.h): a byte stream cut into
- * packets by the packet reader, the first taken as the handshake response
- * (an SSLRequest first, then the response as if through TLS), an auth
- * switch's response and caching_sha2_password's cleartext password when
- * the plugin named asks for them, then commands in the capabilities the
- * handshake agreed: COM_QUERY split into statements and copied as the
- * session reads them (a stray NUL a syntax error, executable comments
- * opened in a copy of the same length), COM_STMT_PREPARE registering a
- * statement with a parameter count, COM_STMT_EXECUTE decoded with that
- * count, the previous execution's types and the parameters sent by
- * COM_STMT_SEND_LONG_DATA, STMT_CLOSE/RESET, CHANGE_USER back to
+ * client.c and auth.c drive the codec (proxy/protocol/protocol.h): a byte
+ * stream cut into packets by the packet reader, the first taken as the
+ * handshake response (an SSLRequest first, then the response as if through
+ * TLS), an auth switch's response and caching_sha2_password's cleartext
+ * password when the plugin named asks for them, then commands in the
+ * capabilities the handshake agreed: COM_QUERY split into statements and
+ * copied as the session reads them (a stray NUL a syntax error, executable
+ * comments opened in a copy of the same length), COM_STMT_PREPARE
+ * registering a statement with a parameter count, COM_STMT_EXECUTE decoded
+ * with that count, the previous execution's types and the parameters sent
+ * by COM_STMT_SEND_LONG_DATA, STMT_CLOSE/RESET, CHANGE_USER back to
  * authentication, INIT_DB, FIELD_LIST, SET_OPTION.  The replies are built
  * as the session builds them, and every error text goes through
  * redact_message (proxy/redact.c), whose output is checked.
@@ -39,7 +39,7 @@
 #define MAX_STMTS 4
 #define MAX_PARAMS 64
 
-/* What the handshake offers (client.c's server_caps, with TLS). */
+/* What the handshake offers (auth.c's server_caps, with TLS). */
 static const uint64_t server_caps =
     PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
@@ -143,7 +143,7 @@ static bool is_plugin(proto_str_t p, const char *name)
     return p.ptr != NULL && p.len == strlen(name) && memcmp(p.ptr, name, p.len) == 0;
 }
 
-/* A login as user (handshake or CHANGE_USER), as client.c's login(). */
+/* A login as user (handshake or CHANGE_USER), as auth.c's login(). */
 static void login(session_t *s, proto_str_t user, proto_str_t plugin, proto_str_t resp)
 {
     snprintf(s->user, sizeof s->user, "%.*s", (int)(user.len < 63 ? user.len : 63),

@@ -10,8 +10,10 @@ out=${DAL_FUZZ_BUILD:-$src/_build/fuzz}
 mkdir -p "$out"
 command -v clang >/dev/null || { echo "fuzz: clang not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
-flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I"$src/include")
+# the proxy's targets build without the core's headers, as dal-proxy does
+base=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
+      -fno-sanitize-recover=undefined -I"$src/include")
+flags=("${base[@]}")
 for d in base sql config; do flags+=(-I"$src/core/$d"); done
 clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql/sql_lex.c" \
     "$src/core/sql/sql"{,_query,_stmt,_hint,_analyse}.c "$src/core/base/thread.c"
@@ -19,17 +21,17 @@ clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz
     "$src/core/config/config.c" "$src/core/config/config_keys.c" "$src/core/base/parse.c" "$src/core/base/url.c" \
     "$src/core/base/error.c" $(pkg-config --libs inih)
 
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
-    "$src/proxy/protocol.c" "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
+codec=("$src/proxy/protocol/protocol.c"
+       "$src/proxy/protocol/proto_"{handshake,auth,result,binary,command,split,text}.c)
+clang "${base[@]}" -I"$src/proxy/protocol" -o "$out/fuzz_proto" "$src/fuzz/fuzz_proto.c" \
+    "${codec[@]}" $(pkg-config --cflags --libs libcrypto)
+
+clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_session" \
+    "$src/fuzz/fuzz_session.c" "$src/proxy/redact.c" "${codec[@]}" \
     $(pkg-config --cflags --libs libcrypto)
 
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_session" "$src/fuzz/fuzz_session.c" \
-    "$src/proxy/redact.c" "$src/proxy/protocol.c" \
-    "$src/proxy/proto_"{handshake,auth,result,binary,command,split,text}.c \
-    $(pkg-config --cflags --libs libcrypto)
-
-clang "${flags[@]}" -I"$src/proxy" -o "$out/fuzz_schema" "$src/fuzz/fuzz_schema.c" \
-    "$src/proxy/schema_text.c" "$src/proxy/protocol.c"
+clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" \
+    "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/protocol/protocol.c"
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "proxy.h"
+#include "reply.h"
+#include "text.h"
 
 typedef struct diag_row {
     char level[8];             /* "Note", "Warning", "Error" */
@@ -49,7 +51,7 @@ void diag_free(proxy_client_t *c)
     c->diag = NULL;
 }
 
-static void add(proxy_client_t *c, const char *level, unsigned int code, const char *message)
+static void diag_add(proxy_client_t *c, const char *level, unsigned int code, const char *message)
 {
     proxy_diag_t *d = c->diag;
 
@@ -84,14 +86,14 @@ void diag_take(proxy_client_t *c, const dal_result_t *r)
     for (i = 0; i < n; i++)
         if (dal_result_warning_row(r, i, &level, &code, &message) == 0) {
             redact_message(message, c->user, c->peer, shown, sizeof shown);
-            add(c, level, code, shown);
+            diag_add(c, level, code, shown);
         }
 }
 
 void diag_error(proxy_client_t *c, uint16_t code, const char *message)
 {
     diag_clear(c);
-    add(c, "Error", code, message);
+    diag_add(c, "Error", code, message);
 }
 
 /* ------------------------------------------------------------ answers */
@@ -115,7 +117,7 @@ static void send_rows(proxy_client_t *c, bool errors, uint64_t offset, uint64_t 
     column(&cols[0], "Level", false);
     column(&cols[1], "Code", true);
     column(&cols[2], "Message", false);
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, 3, client_status(c));
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, 3, reply_status(c));
     for (i = 0; i < n && sent < limit; i++) {
         const diag_row_t *r = &c->diag->v[i];
         char code[8];
@@ -128,7 +130,7 @@ static void send_rows(proxy_client_t *c, bool errors, uint64_t offset, uint64_t 
         proto_build_text_row(&c->out, &c->seq, 3, vals, NULL);
         sent++;
     }
-    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 
 static void send_count(proxy_client_t *c, bool errors)
@@ -144,9 +146,9 @@ static void send_count(proxy_client_t *c, bool errors)
     column(&col, errors ? "@@session.error_count" : "@@session.warning_count", true);
     col.type = PROTO_TYPE_LONGLONG;
     col.length = 21;
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, client_status(c));
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, reply_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
-    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 
 /* `LIMIT [offset,] n` or `LIMIT n OFFSET m` at p, or nothing: false for
@@ -158,14 +160,14 @@ static bool parse_limit(const char *p, uint64_t *offset, uint64_t *limit)
 
     *offset = 0;
     *limit = UINT64_MAX;
-    if (!client_word_is(&p, "LIMIT"))
+    if (!text_word_is(&p, "LIMIT"))
         goto tail;
     a = strtoull(p, &end, 10);
     if (end == p)
         return false;
     for (p = end; isspace((unsigned char)*p); p++)
         ;
-    if (*p == ',' || client_word_is(&p, "OFFSET")) {
+    if (*p == ',' || text_word_is(&p, "OFFSET")) {
         bool comma = *p == ',';
         p += comma;
         b = strtoull(p, &end, 10);
@@ -189,25 +191,25 @@ bool diag_statement(proxy_client_t *c, const char *sql)
     uint64_t offset, limit;
     bool errors;
 
-    if (!client_word_is(&p, "SHOW"))
+    if (!text_word_is(&p, "SHOW"))
         return false;
     q = p;
-    if (client_word_is(&q, "COUNT")) {
+    if (text_word_is(&q, "COUNT")) {
         while (isspace((unsigned char)*q))
             q++;
         if (strncmp(q, "(*)", 3) != 0)
             return false;
         q += 3;
-        errors = client_word_is(&q, "ERRORS");
-        if (!errors && !client_word_is(&q, "WARNINGS"))
+        errors = text_word_is(&q, "ERRORS");
+        if (!errors && !text_word_is(&q, "WARNINGS"))
             return false;
         if (!parse_limit(q, &offset, &limit) || limit != UINT64_MAX)
             return false;
         send_count(c, errors);
         return true;
     }
-    errors = client_word_is(&p, "ERRORS");
-    if (!errors && !client_word_is(&p, "WARNINGS"))
+    errors = text_word_is(&p, "ERRORS");
+    if (!errors && !text_word_is(&p, "WARNINGS"))
         return false;
     if (!parse_limit(p, &offset, &limit))
         return false;

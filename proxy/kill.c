@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 
 #include "proxy.h"
+#include "reply.h"
+#include "text.h"
 
 void kill_register(proxy_client_t *c)
 {
@@ -44,6 +46,14 @@ void kill_unregister(proxy_client_t *c)
         c->all_next->all_prev = c->all_prev;
     c->all_prev = c->all_next = NULL;
     pthread_mutex_unlock(&px->clients_mu);
+}
+
+void kill_set_session(proxy_client_t *c, dal_session_t *s)
+{
+    pthread_mutex_lock(&c->session_mu);
+    dal_session_close(c->session);
+    c->session = s;
+    pthread_mutex_unlock(&c->session_mu);
 }
 
 typedef enum kill_outcome { KILL_DONE, KILL_UNKNOWN, KILL_NOT_OWNER, KILL_FAILED } kill_outcome_t;
@@ -105,13 +115,13 @@ static bool parse_kill(const char *sql, bool *query_only, uint32_t *id)
     char *end;
     unsigned long v;
 
-    if (!client_word_is(&p, "KILL"))
+    if (!text_word_is(&p, "KILL"))
         return false;
-    if (!client_word_is(&p, "HARD"))
-        (void)client_word_is(&p, "SOFT");
-    *query_only = client_word_is(&p, "QUERY");
+    if (!text_word_is(&p, "HARD"))
+        (void)text_word_is(&p, "SOFT");
+    *query_only = text_word_is(&p, "QUERY");
     if (!*query_only)
-        (void)client_word_is(&p, "CONNECTION");
+        (void)text_word_is(&p, "CONNECTION");
     while (isspace((unsigned char)*p))
         p++;
     if (!isdigit((unsigned char)*p))
@@ -134,33 +144,33 @@ bool kill_statement(proxy_client_t *c, const char *sql)
     char msg[160];
     dal_error_t err;
 
-    if (!client_word_is(&p, "KILL"))
+    if (!text_word_is(&p, "KILL"))
         return false;
     if (!parse_kill(sql, &query_only, &id)) {
-        client_err(c, 1235, "42000",
-                   "dal-proxy takes KILL [CONNECTION | QUERY] id, with an id of its own "
+        reply_err(c, 1235, "42000",
+                  "dal-proxy takes KILL [CONNECTION | QUERY] id, with an id of its own "
                    "connections");
         return true;
     }
     switch (kill_id(c, id, query_only, &err)) {
     case KILL_DONE:
         if (!query_only && id == c->id) {
-            client_err(c, 1927, "70100", "Connection was killed"); /* ER_CONNECTION_KILLED */
+            reply_err(c, 1927, "70100", "Connection was killed"); /* ER_CONNECTION_KILLED */
             c->state = CLIENT_CLOSING;
         } else {
-            client_ok(c, 0, 0, 0);
+            reply_ok(c, 0, 0, 0);
         }
         break;
     case KILL_UNKNOWN:
         snprintf(msg, sizeof msg, "Unknown thread id: %u", id);
-        client_err(c, 1094, "HY000", msg); /* ER_NO_SUCH_THREAD */
+        reply_err(c, 1094, "HY000", msg); /* ER_NO_SUCH_THREAD */
         break;
     case KILL_NOT_OWNER:
         snprintf(msg, sizeof msg, "You are not owner of thread %u", id);
-        client_err(c, 1095, "HY000", msg); /* ER_KILL_DENIED_ERROR */
+        reply_err(c, 1095, "HY000", msg); /* ER_KILL_DENIED_ERROR */
         break;
     case KILL_FAILED:
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
         break;
     }
     return true;

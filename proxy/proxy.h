@@ -25,6 +25,10 @@
 
 #include "protocol.h"
 
+/* utf8mb4_general_ci: the collation the handshake announces, and that of
+ * the text columns of the results the proxy makes itself */
+#define PROXY_CHARSET_UTF8MB4 45
+
 struct proxy_io;
 typedef struct proxy_tls proxy_tls_t;
 typedef struct proxy_tls_conn proxy_tls_conn_t;
@@ -119,9 +123,9 @@ typedef struct proxy_client {
     uint64_t hold_until;              /* a login's reply waits until then
                                          (guard_now_ms); 0: nothing held */
     struct proxy_client *held_next;   /* in its I/O thread's held list */
-    struct proxy_stmts *stmts;        /* owned: prepared statements (stmt.c) */
+    struct proxy_stmts *stmts;        /* owned: prepared statements (prepared.c) */
     struct proxy_infile *infile;      /* owned: the LOAD DATA LOCAL file being
-                                         relayed (infile.c), or NULL */
+                                         relayed (local_infile.c), or NULL */
     struct proxy_client *next;        /* in a queue */
     /* in its I/O thread's list of clients not yet authenticated (server.c) */
     bool in_handshake;
@@ -152,51 +156,42 @@ int client_input(proxy_client_t *c);
 /* Run c's pending command (on a worker): the reply goes to c->out. */
 void client_run(proxy_client_t *c);
 
-/* The replies every command builds from (into c->out). */
-void client_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
-void client_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
-/* The same with a server's info line ("Rows matched: ..."; NULL: none). */
-void client_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
-                    unsigned int warnings, const char *info);
-/* A dal error as the MySQL error a client expects: a server's own number
- * and SQLSTATE, else the closest MySQL error for what dal refused. */
-void client_dal_error(proxy_client_t *c, const dal_error_t *err);
-/* The session's transaction bits (the same numbers as the protocol's). */
-uint16_t client_status(const proxy_client_t *c);
-/* Column i of r as a column definition: the type, charset, flags and
- * lengths the servers gave (dal's numbers are the protocol's).  The
- * strings borrow from r. */
-void client_column(const dal_result_t *r, size_t i, proto_column_t *col);
-/* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
- * binary, then the end) or as an OK when it has no columns. */
-void client_result(proxy_client_t *c, dal_result_t *r, bool binary);
-/* The same, with each non-NULL value of each row passed through map first,
- * which may point *val at other bytes (owned by map's user, valid until
- * the next call of map). */
-typedef void (*client_map_fn)(void *user, size_t column, const char **val, size_t *len);
-void client_result_map(proxy_client_t *c, dal_result_t *r, bool binary, client_map_fn map,
-                       void *user);
-/* A copy of text[0..len) (which may hold NUL bytes) with a NUL after it,
- * owned by the caller; NULL when out of memory. */
-char *client_text_copy(const char *text, size_t len);
-/* Skip spaces and the keyword w (any case, a whole word) at *p: true and
- * *p past it, or false and *p past the spaces only. */
-bool client_word_is(const char **p, const char *w);
-/* sql is only spaces, `;` and comments (not executable comments, which
- * start with ! or M!): a server answers it with OK, also as a prepared
- * statement. */
-bool client_only_comments(const char *sql);
-/* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
-void client_init_db(proxy_client_t *c, const proto_str_t *db);
+/* ------------------------------------------------------------ auth.c */
 
-/* ------------------------------------------------------------ session_set.c */
+/* A new client's handshake (a fresh scramble, what dal-proxy offers) into
+ * c->out; c is then CLIENT_HANDSHAKE.  0, or -1 if no scramble could be
+ * drawn. */
+int auth_handshake(proxy_client_t *c);
+/*
+ * The packets of a login, by c's state (each returns as client_input):
+ * the handshake response or an SSLRequest (CLIENT_HANDSHAKE), a
+ * mysql_native_password scramble (CLIENT_AUTH_SWITCH), a
+ * caching_sha2_password one (CLIENT_SHA2_SWITCH) and the cleartext
+ * password of its full authentication (CLIENT_SHA2_FULL).  A checked
+ * password opens c's session (CLIENT_COMMAND); a failure sends an ERR and
+ * makes c CLIENT_CLOSING.
+ */
+int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt);
+int auth_native(proxy_client_t *c, const void *resp, size_t len);
+int auth_sha2_scramble(proxy_client_t *c, const proto_str_t *resp);
+int auth_sha2_password(proxy_client_t *c, const proto_packet_t *pkt);
+/* COM_CHANGE_USER: c's session and statements end and cu's user logs in
+ * as at the handshake. */
+void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
+
+/* ------------------------------------------------------------ setvar.c */
 
 /* USE, a SET of session variables or SET NAMES (also when prepared):
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
  * of them. */
-int client_session_set(proxy_client_t *c, const char *sql);
+int setvar_statement(proxy_client_t *c, const char *sql);
+/* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
+void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
+/* name (n bytes, not terminated) is the proxy's database, the one schema
+ * its clients see. */
+bool setvar_db_is_ours(const proxy_t *px, const char *name, size_t n);
 
-/* ------------------------------------------------------------ stmt.c */
+/* ------------------------------------------------------------ prepared.c */
 
 /*
  * Server-side prepared statements of one client (the binary protocol).
@@ -208,22 +203,22 @@ int client_session_set(proxy_client_t *c, const char *sql);
  * (an unknown table, a syntax error) fails at prepare, as on a server.
  */
 /* COM_STMT_PREPARE (on a worker). */
-void stmt_prepare(proxy_client_t *c, const char *sql, size_t len);
+void ps_prepare(proxy_client_t *c, const char *sql, size_t len);
 /* COM_STMT_EXECUTE, the whole payload (on a worker). */
-void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
+void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
 /* COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE (no reply) and COM_STMT_RESET
  * (OK, or an error for an unknown statement). */
-void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data);
-void stmt_close(proxy_client_t *c, uint32_t id);
-void stmt_reset(proxy_client_t *c, uint32_t id);
+void ps_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data);
+void ps_close(proxy_client_t *c, uint32_t id);
+void ps_reset(proxy_client_t *c, uint32_t id);
 /* Free every statement of c (RESET_CONNECTION, disconnect). */
-void stmt_free_all(proxy_client_t *c);
+void ps_free_all(proxy_client_t *c);
 
-/* ------------------------------------------------------------ infile.c */
+/* ------------------------------------------------------------ local_infile.c */
 
 /* Make s, c's new session, ask c for the file of a LOAD DATA LOCAL
  * INFILE: 0, or a dal error code with err filled. */
-int infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
+int local_infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
 
 /* ------------------------------------------------------------ schema.c */
 
@@ -273,6 +268,10 @@ bool diag_statement(proxy_client_t *c, const char *sql);
  * client_free), which KILL searches by connection id. */
 void kill_register(proxy_client_t *c);
 void kill_unregister(proxy_client_t *c);
+/* Close c's session and put s (NULL: none; owned by c from now on) in its
+ * place, under c->session_mu: a KILL QUERY of another client may be
+ * using the old one. */
+void kill_set_session(proxy_client_t *c, dal_session_t *s);
 /* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
  * true; else false.  The id is one of the proxy's connection ids. */
 bool kill_statement(proxy_client_t *c, const char *sql);

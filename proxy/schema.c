@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "reply.h"
+#include "text.h"
 #include "schema_text.h"
 
 /* Table names, each with its type (SHOW FULL TABLES' Table_type). */
@@ -132,13 +134,13 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
 
     text_column(&cols[0], column);
     text_column(&cols[1], "Table_type");
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, ncols, client_status(c));
+    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, ncols, reply_status(c));
     for (i = 0; i < ns->n; i++) {
         const char *v[2] = {ns->v[i], ns->type[i]};
         if (i == 0 || strcmp(ns->v[i], ns->v[i - 1]) != 0)
             proto_build_text_row(&c->out, &c->seq, ncols, v, NULL);
     }
-    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 
 /*
@@ -218,7 +220,7 @@ static bool our_schema_clause(proxy_client_t *c, const char **p)
     const char *q = *p;
     char db[129];
 
-    if (!client_word_is(&q, "FROM") && !client_word_is(&q, "IN"))
+    if (!text_word_is(&q, "FROM") && !text_word_is(&q, "IN"))
         return true;
     if (!ident(&q, db, sizeof db) || strcmp(db, c->px->database) != 0)
         return false;
@@ -234,13 +236,13 @@ static bool is_show_tables(proxy_client_t *c, const char *sql, bool *full, const
 {
     const char *p = sql, *q;
 
-    if (!client_word_is(&p, "SHOW"))
+    if (!text_word_is(&p, "SHOW"))
         return false;
-    *full = client_word_is(&p, "FULL");
-    if (!client_word_is(&p, "TABLES") || !our_schema_clause(c, &p))
+    *full = text_word_is(&p, "FULL");
+    if (!text_word_is(&p, "TABLES") || !our_schema_clause(c, &p))
         return false;
     q = p;
-    if (!at_end(p) && !client_word_is(&q, "LIKE") && !client_word_is(&q, "WHERE"))
+    if (!at_end(p) && !text_word_is(&q, "LIKE") && !text_word_is(&q, "WHERE"))
         return false;
     *filter = p;
     return true;
@@ -283,7 +285,7 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     /* a server names the column of LIKE 'pattern' "Tables_in_db (pattern)" */
     put_str(&b, "SELECT ");
     put_quoted(&b, '`', column);
-    if (client_word_is(&q, "LIKE")) {
+    if (text_word_is(&q, "LIKE")) {
         while (isspace((unsigned char)*q))
             q++;
         n = *q == '\'' ? strcspn(q + 1, "'\\") : 0;
@@ -313,11 +315,11 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     put_str(&b, ") AS dal_tables WHERE ");
     put_quoted(&b, '`', column);
     put_str(&b, " IS NOT NULL AND (");
-    if (client_word_is(&p, "LIKE")) {
+    if (text_word_is(&p, "LIKE")) {
         put_quoted(&b, '`', column);
         put_str(&b, " LIKE ");
     } else {
-        (void)client_word_is(&p, "WHERE");
+        (void)text_word_is(&p, "WHERE");
     }
     put_str(&b, p);
     while (b.len > 0 && (isspace(b.data[b.len - 1]) || b.data[b.len - 1] == ';'))
@@ -325,11 +327,11 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     put_str(&b, ")");
     proto_put_u8(&b, 0);
     if (b.err != 0)
-        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
     else if (run_tableless(c, (const char *)b.data, logical, &r, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
-        client_result(c, r, false);
+        reply_result(c, r, false);
     dal_result_free(r);
     proto_buf_free(&b);
 }
@@ -352,7 +354,7 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
     if (dal_table_names(c->px->dal, names_add, &logical, &err) != 0 ||
         ((rc = dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
          rc != DAL_EROUTE)) {
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
         goto done;
     }
     while (r != NULL && (rc = dal_result_next(r, &err)) == 1) {
@@ -361,13 +363,13 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
             names_add_typed(&all, name, dal_result_text(r, 1, NULL));
     }
     if (r != NULL && rc < 0) {
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
         goto done;
     }
     for (i = 0; i < logical.n; i++)
         names_add(&all, logical.v[i]);
     if (logical.failed || all.failed) {
-        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
         goto done;
     }
     names_sort(&all);
@@ -443,27 +445,27 @@ static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *
     const char *p = sql, *q;
     char first[129];
 
-    if (client_word_is(&p, "DESC") || client_word_is(&p, "DESCRIBE")) {
+    if (text_word_is(&p, "DESC") || text_word_is(&p, "DESCRIBE")) {
         *kind = DESCRIBE_COLUMNS;
         q = p;
-        if (client_word_is(&q, "SELECT") || client_word_is(&q, "WITH") ||
-            client_word_is(&q, "INSERT") || client_word_is(&q, "UPDATE") ||
-            client_word_is(&q, "DELETE") || client_word_is(&q, "REPLACE") ||
-            client_word_is(&q, "EXTENDED") || client_word_is(&q, "PARTITIONS") ||
-            client_word_is(&q, "FORMAT"))
+        if (text_word_is(&q, "SELECT") || text_word_is(&q, "WITH") ||
+            text_word_is(&q, "INSERT") || text_word_is(&q, "UPDATE") ||
+            text_word_is(&q, "DELETE") || text_word_is(&q, "REPLACE") ||
+            text_word_is(&q, "EXTENDED") || text_word_is(&q, "PARTITIONS") ||
+            text_word_is(&q, "FORMAT"))
             return false;
-    } else if (client_word_is(&p, "SHOW")) {
-        (void)client_word_is(&p, "FULL");
-        if (client_word_is(&p, "COLUMNS") || client_word_is(&p, "FIELDS"))
+    } else if (text_word_is(&p, "SHOW")) {
+        (void)text_word_is(&p, "FULL");
+        if (text_word_is(&p, "COLUMNS") || text_word_is(&p, "FIELDS"))
             *kind = DESCRIBE_COLUMNS;
-        else if (client_word_is(&p, "INDEX") || client_word_is(&p, "INDEXES") ||
-                 client_word_is(&p, "KEYS"))
+        else if (text_word_is(&p, "INDEX") || text_word_is(&p, "INDEXES") ||
+                 text_word_is(&p, "KEYS"))
             *kind = DESCRIBE_INDEX;
-        else if (client_word_is(&p, "CREATE") && client_word_is(&p, "TABLE"))
+        else if (text_word_is(&p, "CREATE") && text_word_is(&p, "TABLE"))
             *kind = DESCRIBE_CREATE;
         else
             return false;
-        if (*kind != DESCRIBE_CREATE && !client_word_is(&p, "FROM") && !client_word_is(&p, "IN"))
+        if (*kind != DESCRIBE_CREATE && !text_word_is(&p, "FROM") && !text_word_is(&p, "IN"))
             return false;
     } else {
         return false;
@@ -521,11 +523,11 @@ bool schema_describe(proxy_client_t *c, const char *sql)
         rn.text_column = 1;
     }
     if (node == NULL || b.err != 0)
-        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
     else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
-        client_result_map(c, r, false, rename_value, &rn);
+        reply_result_map(c, r, false, rename_value, &rn);
     dal_result_free(r);
     free(rn.buf);
     proto_buf_free(&b);
@@ -571,7 +573,7 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
     bool has;
 
     for (i = 0, n = dal_result_column_count(r); i < n; i++) {
-        client_column(r, i, &col);
+        reply_column(r, i, &col);
         col.schema = c->px->database;
         col.table = col.org_table = name;
         proto_buf_reset(&def);
@@ -585,7 +587,7 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
             schema_like(wild->ptr, wild->ptr + wild->len, col.name))
             proto_build_field_list_column(&c->out, &c->seq, &col, text, def.len);
     }
-    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, client_status(c));
+    proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
     proto_buf_free(&def);
 }
 
@@ -602,7 +604,7 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 
     if (table->ptr == NULL || table->len == 0 || table->len >= sizeof name ||
         memchr(table->ptr, '\0', table->len) != NULL) {
-        client_err(c, 1146, "42S02", "Table name is missing or too long");
+        reply_err(c, 1146, "42S02", "Table name is missing or too long");
         return;
     }
     memcpy(name, table->ptr, table->len);
@@ -619,10 +621,10 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
     if (t != NULL)
         dal_table_info_free(t);
     if (lost || q.err != 0 || d.err != 0)
-        client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
     else if (dal_session_query(c->session, NULL, (const char *)q.data, NULL, 0, &r, &err) != 0 ||
              dal_session_query(c->session, NULL, (const char *)d.data, NULL, 0, &defs, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
         send_field_list(c, name, wild, r, defs);
     dal_result_free(r);

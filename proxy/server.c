@@ -22,6 +22,7 @@
 #include <dal/plugin.h>
 
 #include "proxy.h"
+#include "reply.h"
 
 #define MAX_LISTEN 16
 #define READ_CHUNK 16384
@@ -573,7 +574,7 @@ static void on_timer(proxy_io_t *io)
     while (io->hs_head != NULL && io->hs_head->deadline_ms <= now) {
         proxy_client_t *c = io->hs_head;
         if (c->tls == NULL && c->state != CLIENT_CLOSING) {
-            client_err(c, 1043, "08S01", "Bad handshake"); /* ER_HANDSHAKE_ERROR */
+            reply_err(c, 1043, "08S01", "Bad handshake"); /* ER_HANDSHAKE_ERROR */
             flush(c);
         }
         drop(io, c);

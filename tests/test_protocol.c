@@ -1,8 +1,8 @@
 /*
  * test_protocol.c -- unit tests of dal-proxy's wire-protocol codec
- * (proxy/protocol.h): integers and strings, framing and the incremental
- * reader, the handshake, authentication, responses, binary rows and the
- * commands.
+ * (proxy/protocol/protocol.h): integers and strings, framing and the
+ * incremental reader, the handshake, authentication, responses, binary rows
+ * and the commands.
  *
  * Where the bytes come from:
  *  - exact layouts are written out by hand from the protocol documentation

@@ -1,6 +1,6 @@
 /*
- * infile.c -- LOAD DATA LOCAL INFILE as a server does it: the file is the
- * client's, never the proxy host's.
+ * local_infile.c -- LOAD DATA LOCAL INFILE as a server does it: the file
+ * is the client's, never the proxy host's.
  *
  * When a backend asks dal for the statement's local file, libdal calls the
  * session's reader (dal_session_set_infile).  This reader asks the proxy's
@@ -42,7 +42,7 @@ static void client_gone(dal_error_t *err)
              "LOAD DATA LOCAL file");
 }
 
-static int infile_open(void *user, const char *name, dal_error_t *err)
+static int local_infile_open(void *user, const char *name, dal_error_t *err)
 {
     proxy_client_t *c = user;
     size_t n = strlen(name);
@@ -94,7 +94,7 @@ static int next_packet(proxy_client_t *c, struct proxy_infile *f)
     return 0;
 }
 
-static long infile_read(void *user, void *buf, size_t len, dal_error_t *err)
+static long local_infile_read(void *user, void *buf, size_t len, dal_error_t *err)
 {
     proxy_client_t *c = user;
     struct proxy_infile *f = c->infile;
@@ -114,7 +114,7 @@ static long infile_read(void *user, void *buf, size_t len, dal_error_t *err)
 
 /* The backend may stop reading early (it failed): the client's packets up
  * to its empty one are still read, so the next command starts in step. */
-static void infile_close(void *user)
+static void local_infile_close(void *user)
 {
     proxy_client_t *c = user;
     struct proxy_infile *f = c->infile;
@@ -129,9 +129,10 @@ static void infile_close(void *user)
     c->infile = NULL;
 }
 
-int infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err)
+int local_infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err)
 {
-    static const dal_infile_ops_t ops = {sizeof ops, infile_open, infile_read, infile_close};
+    static const dal_infile_ops_t ops = {sizeof ops, local_infile_open, local_infile_read,
+                                         local_infile_close};
 
     return dal_session_set_infile(s, &ops, c, err);
 }

@@ -1,5 +1,5 @@
 /*
- * session_set.c -- the statements that change a client's session: USE,
+ * setvar.c -- the statements that change a client's session: USE,
  * SET of session variables, SET NAMES and SET [SESSION] TRANSACTION.
  *
  * A server keeps them for the connection; dal-proxy runs each statement on
@@ -18,6 +18,8 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "reply.h"
+#include "text.h"
 
 /* The end of one `name = value` of a SET list: the next comma outside
  * quotes and parentheses, or the end. */
@@ -91,7 +93,7 @@ static bool numeric(int type)
  * out of memory. */
 static char *quoted(const proxy_client_t *c, const char *val, size_t n)
 {
-    bool raw = (client_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    bool raw = (reply_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     char *out = malloc(2 * n + 3), *o = out;
     size_t i;
 
@@ -172,8 +174,8 @@ static const char *isolation_level(const char **p)
 
     for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         const char *q = *p;
-        if (client_word_is(&q, levels[i][0]) &&
-            (levels[i][1] == NULL || client_word_is(&q, levels[i][1]))) {
+        if (text_word_is(&q, levels[i][0]) &&
+            (levels[i][1] == NULL || text_word_is(&q, levels[i][1]))) {
             *p = q;
             return levels[i][2];
         }
@@ -191,11 +193,11 @@ static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t
     int rc;
 
     for (;;) {
-        if (client_word_is(&p, "ISOLATION") && client_word_is(&p, "LEVEL")) {
+        if (text_word_is(&p, "ISOLATION") && text_word_is(&p, "LEVEL")) {
             if ((level = isolation_level(&p)) == NULL)
                 return refused(err, "SET SESSION TRANSACTION: unknown isolation level");
-        } else if (client_word_is(&p, "READ")) {
-            read_only = client_word_is(&p, "ONLY") ? "1" : client_word_is(&p, "WRITE") ? "0" : NULL;
+        } else if (text_word_is(&p, "READ")) {
+            read_only = text_word_is(&p, "ONLY") ? "1" : text_word_is(&p, "WRITE") ? "0" : NULL;
             if (read_only == NULL)
                 return refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
         } else {
@@ -222,18 +224,18 @@ static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t
 static int set_transaction(proxy_client_t *c, const char *p)
 {
     dal_error_t err;
-    int session = client_word_is(&p, "SESSION") || client_word_is(&p, "LOCAL");
+    int session = text_word_is(&p, "SESSION") || text_word_is(&p, "LOCAL");
 
-    if (!client_word_is(&p, "TRANSACTION"))
+    if (!text_word_is(&p, "TRANSACTION"))
         return 0;
     if (!session)
         refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
                           "dal-proxy (its statements run on pooled connections): use SET "
                           "SESSION TRANSACTION ..., or START TRANSACTION READ ONLY");
     if (!session || set_txn_characteristics(c, p, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
-        client_ok(c, 0, 0, 0);
+        reply_ok(c, 0, 0, 0);
     return 1;
 }
 
@@ -251,8 +253,8 @@ static int read_item(proxy_client_t *c, const char *p, const char *end, set_item
     size_t n = 0;
     int rc;
 
-    if (!client_word_is(&p, "SESSION"))
-        (void)client_word_is(&p, "LOCAL");
+    if (!text_word_is(&p, "SESSION"))
+        (void)text_word_is(&p, "LOCAL");
     while (isspace((unsigned char)*p))
         p++;
     if (strncmp(p, "@@", 2) == 0) {
@@ -368,14 +370,14 @@ static int set_list(proxy_client_t *c, const char *list, dal_error_t *err)
  * applies them to every connection it takes; SET [SESSION] TRANSACTION
  * too (set_transaction).  0 if sql is not such a SET (user variables,
  * GLOBAL, PASSWORD go to the servers). */
-int client_session_set(proxy_client_t *c, const char *sql)
+int setvar_statement(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q;
     dal_error_t err;
     char cs[65], co[68];
     size_t n = 0;
 
-    if (client_word_is(&p, "USE")) {
+    if (text_word_is(&p, "USE")) {
         /* as COM_INIT_DB: on a server it would move one of dal's pooled
          * connections to another schema */
         proto_str_t db;
@@ -391,23 +393,23 @@ int client_session_set(proxy_client_t *c, const char *sql)
         }
         db.ptr = p;
         db.len = n;
-        client_init_db(c, &db);
+        setvar_use_db(c, &db);
         return 1;
     }
     p = sql;
-    if (!client_word_is(&p, "SET"))
+    if (!text_word_is(&p, "SET"))
         return 0;
     if (set_transaction(c, p))
         return 1;
     q = p;
-    if (client_word_is(&q, "GLOBAL") || client_word_is(&q, "PASSWORD") ||
-        client_word_is(&q, "STATEMENT") || client_word_is(&q, "ROLE") ||
-        client_word_is(&q, "DEFAULT"))
+    if (text_word_is(&q, "GLOBAL") || text_word_is(&q, "PASSWORD") ||
+        text_word_is(&q, "STATEMENT") || text_word_is(&q, "ROLE") ||
+        text_word_is(&q, "DEFAULT"))
         return 0;
     if (!sets_session(p))
         return 0;  /* user variables and @@global.name only, as SET GLOBAL */
     q = p;
-    if (client_word_is(&q, "NAMES")) {
+    if (text_word_is(&q, "NAMES")) {
         while (isspace((unsigned char)*q))
             q++;
         while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
@@ -422,7 +424,7 @@ int client_session_set(proxy_client_t *c, const char *sql)
          * (dal sets names first); without COLLATE the variable keeps what
          * SET NAMES made, so an earlier COLLATE does not outlive it */
         q += n;
-        if (client_word_is(&q, "COLLATE")) {
+        if (text_word_is(&q, "COLLATE")) {
             while (isspace((unsigned char)*q))
                 q++;
             for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
@@ -437,14 +439,26 @@ int client_session_set(proxy_client_t *c, const char *sql)
         }
         if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
             dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
-            client_dal_error(c, &err);
+            reply_dal_error(c, &err);
         else
-            client_ok(c, 0, 0, 0);
+            reply_ok(c, 0, 0, 0);
         return 1;
     }
     if (set_list(c, p, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
-        client_ok(c, 0, 0, 0);
+        reply_ok(c, 0, 0, 0);
     return 1;
+}
+bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
+{
+    return strlen(px->database) == n && strncmp(px->database, p, n) == 0;
+}
+
+void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
+{
+    if (setvar_db_is_ours(c->px, db->ptr, db->len))
+        reply_ok(c, 0, 0, 0);
+    else
+        reply_unknown_db(c, db->ptr, db->len);
 }

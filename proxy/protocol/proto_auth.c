@@ -6,7 +6,6 @@
  * depend on where the bytes differ, so a client cannot learn a hash byte
  * by byte from response times.
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,13 +117,14 @@ void proto_native_hash_text(const char *password, size_t len, char out[42])
 
 int proto_native_hash_parse(const char *text, uint8_t out[PROTO_SHA1_LEN])
 {
-    if (!text || text[0] != '*' || strlen(text) != 41)
+    /* every digit checked first: strtoul alone would take a sign or a
+     * space */
+    if (!text || text[0] != '*' || strlen(text) != 41 ||
+        strspn(text + 1, "0123456789abcdefABCDEF") != 2 * PROTO_SHA1_LEN)
         return PROTO_EINVAL;
     for (size_t i = 0; i < PROTO_SHA1_LEN; i++) {
-        char pair[3] = {text[1 + 2 * i], text[2 + 2 * i], '\0'};
-        if (!isxdigit((unsigned char)pair[0]) || !isxdigit((unsigned char)pair[1]))
-            return PROTO_EINVAL;
-        out[i] = (uint8_t)strtoul(pair, NULL, 16);
+        char two[3] = {text[1 + 2 * i], text[2 + 2 * i], '\0'};
+        out[i] = (uint8_t)strtoul(two, NULL, 16);
     }
     return 0;
 }

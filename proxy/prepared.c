@@ -1,5 +1,5 @@
 /*
- * stmt.c -- one client's prepared statements: COM_STMT_PREPARE, EXECUTE,
+ * prepared.c -- one client's prepared statements: COM_STMT_PREPARE, EXECUTE,
  * SEND_LONG_DATA, RESET and CLOSE over dal_prepared_t.  See proxy.h.
  */
 #include <math.h>
@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "proxy.h"
+#include "reply.h"
+#include "text.h"
 
 #define MAX_STMTS 16382            /* MariaDB's max_prepared_stmt_count default */
 #define LAST_PREPARED 0xFFFFFFFFu  /* MariaDB: "the statement prepared last" */
@@ -40,7 +42,7 @@ struct proxy_stmts {
     size_t long_total;             /* bytes of long data held by all of them */
 };
 
-static void stmt_free(proxy_stmt_t *s)
+static void ps_free(proxy_stmt_t *s)
 {
     size_t i;
 
@@ -56,14 +58,14 @@ static void stmt_free(proxy_stmt_t *s)
     free(s);
 }
 
-void stmt_free_all(proxy_client_t *c)
+void ps_free_all(proxy_client_t *c)
 {
     size_t i;
 
     if (c->stmts == NULL)
         return;
     for (i = 0; i < c->stmts->n; i++)
-        stmt_free(c->stmts->v[i]);
+        ps_free(c->stmts->v[i]);
     free(c->stmts->v);
     free(c->stmts);
     c->stmts = NULL;
@@ -91,12 +93,12 @@ static void unknown_stmt(proxy_client_t *c, uint32_t id, const char *where)
     char msg[128];
 
     snprintf(msg, sizeof msg, "Unknown prepared statement handler (%u) given to %s", id, where);
-    client_err(c, 1243, "HY000", msg); /* ER_UNKNOWN_STMT_HANDLER */
+    reply_err(c, 1243, "HY000", msg); /* ER_UNKNOWN_STMT_HANDLER */
 }
 
 static void no_memory(proxy_client_t *c)
 {
-    client_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
 }
 
 /* ------------------------------------------------------------- prepare */
@@ -131,7 +133,7 @@ static bool returns_rows(const char *sql)
 
     for (i = 0; i < sizeof words / sizeof words[0]; i++) {
         const char *q = p;
-        if (client_word_is(&q, words[i]))
+        if (text_word_is(&q, words[i]))
             return true;
     }
     return false;
@@ -200,7 +202,7 @@ static int reserve(proxy_client_t *c)
     return 0;
 }
 
-static proxy_stmt_t *stmt_new(dal_prepared_t *prep, uint16_t nparams)
+static proxy_stmt_t *ps_new(dal_prepared_t *prep, uint16_t nparams)
 {
     proxy_stmt_t *s = calloc(1, sizeof *s);
 
@@ -211,7 +213,7 @@ static proxy_stmt_t *stmt_new(dal_prepared_t *prep, uint16_t nparams)
     if (nparams > 0 && ((s->long_used = calloc(nparams, sizeof *s->long_used)) == NULL ||
                         (s->long_data = calloc(nparams, sizeof *s->long_data)) == NULL)) {
         s->prep = NULL;
-        stmt_free(s);
+        ps_free(s);
         return NULL;
     }
     return s;
@@ -234,17 +236,17 @@ static void prepare_ok(proxy_client_t *c, const proxy_stmt_t *s, dal_result_t *r
             params[i].flags = PROTO_BINARY_FLAG;
         }
         for (i = 0; i < s->ncolumns; i++)
-            client_column(r, i, &cols[i]);
+            reply_column(r, i, &cols[i]);
         proto_build_prepare_ok(&c->out, &c->seq, (uint32_t)c->caps, s->id, params, s->nparams,
-                               cols, s->ncolumns, 0, client_status(c));
+                               cols, s->ncolumns, 0, reply_status(c));
     }
     free(params);
     free(cols);
 }
 
-void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
+void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
 {
-    char *text = client_text_copy(sql, sql != NULL ? len : 0);
+    char *text = text_copy(sql, sql != NULL ? len : 0);
     dal_prepared_t *prep = NULL;
     dal_result_t *r = NULL;
     proxy_stmt_t *s = NULL;
@@ -257,44 +259,44 @@ void stmt_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     if (c->stmts->n >= MAX_STMTS) {
-        client_err(c, 1461, "42000", "Can't create more than max_prepared_stmt_count statements "
-                                     "(current value: 16382)");
+        reply_err(c, 1461, "42000", "Can't create more than max_prepared_stmt_count statements "
+                                    "(current value: 16382)");
         goto done;
     }
     if (sql == NULL)
         len = 0;
     if (proto_sql_stray_nul(text, &len) != SIZE_MAX) {
-        client_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "
-                                     "quotes");
+        reply_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "
+                                    "quotes");
         goto done;
     }
     if (text[strspn(text, " \t\r\n")] == '\0' && strlen(text) == len) {
-        client_err(c, 1065, "42000", "Query was empty");
+        reply_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
-    if (!(client_only_comments(text) && strlen(text) == len) &&
+    if (!(text_only_comments(text) && strlen(text) == len) &&
         dal_prepare_len(c->px->dal, text, len, &prep, &err) != 0) {
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
         goto done;
     }
     if ((np = prep != NULL ? dal_prepared_param_count(prep) : 0) > UINT16_MAX) {
-        client_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
+        reply_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
         goto done;
     }
     if (returns_rows(text)) {
         if (describe(c, text, len, (uint16_t)np, &r, &err) != 0) {
-            client_dal_error(c, &err);
+            reply_dal_error(c, &err);
             goto done;
         }
         ncols = dal_result_column_count(r);
     }
-    if (ncols > UINT16_MAX || (s = stmt_new(prep, (uint16_t)np)) == NULL) {
+    if (ncols > UINT16_MAX || (s = ps_new(prep, (uint16_t)np)) == NULL) {
         no_memory(c);
         goto done;
     }
     prep = NULL;
     w = first_word(text);
-    if (client_word_is(&w, "SET") || (np == 0 && client_word_is(&w, "USE"))) { /* as in COM_QUERY */
+    if (text_word_is(&w, "SET") || (np == 0 && text_word_is(&w, "USE"))) { /* as in COM_QUERY */
         s->set_sql = text;
         text = NULL;
     }
@@ -360,20 +362,20 @@ static void clear_long_data(proxy_client_t *c, proxy_stmt_t *s)
 /* A prepared SET of session variables (or SET NAMES, USE) is the
  * session's, as in COM_QUERY: its parameters written into the text as
  * literals (dal_explain's SQL of the one route, escaped by the library),
- * then kept by client_session_set.  False when it is not such a SET. */
-static bool session_set_with(proxy_client_t *c, const proxy_stmt_t *s, const dal_value_t *vals)
+ * then kept by setvar_statement.  False when it is not such a SET. */
+static bool set_with_params(proxy_client_t *c, const proxy_stmt_t *s, const dal_value_t *vals)
 {
     dal_plan_t *plan = NULL;
     dal_error_t err;
     bool done;
 
     if (s->nparams == 0)
-        return client_session_set(c, s->set_sql) != 0;
+        return setvar_statement(c, s->set_sql) != 0;
     if (dal_explain(c->px->dal, NULL, s->set_sql, vals, s->nparams, &plan, &err) != 0) {
         dal_plan_free(plan);
         return false; /* the statement's own execution gives the error */
     }
-    done = dal_plan_count(plan) == 1 && client_session_set(c, dal_plan_sql(plan, 0)) != 0;
+    done = dal_plan_count(plan) == 1 && setvar_statement(c, dal_plan_sql(plan, 0)) != 0;
     dal_plan_free(plan);
     return done;
 }
@@ -391,7 +393,7 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
     }
     for (i = 0; i < s->nparams; i++) {
         if (s->long_data[i].err == PROTO_ETOOBIG) {
-            client_err(c, 1105, "HY000", LONG_TOO_BIG);
+            reply_err(c, 1105, "HY000", LONG_TOO_BIG);
             free(vals);
             return;
         }
@@ -402,21 +404,21 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         }
         vals[i] = param_value(s, &e->params[i], i);
     }
-    if (s->set_sql != NULL && session_set_with(c, s, vals)) {
+    if (s->set_sql != NULL && set_with_params(c, s, vals)) {
         free(vals);
         return;
     }
     if (s->prep == NULL)
-        client_ok(c, 0, 0, 0);
+        reply_ok(c, 0, 0, 0);
     else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
-        client_dal_error(c, &err);
+        reply_dal_error(c, &err);
     else
-        client_result(c, r, true);
+        reply_result(c, r, true);
     dal_result_free(r);
     free(vals);
 }
 
-void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
+void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
 {
     proto_cmd_t cmd;
     proto_stmt_execute_t e;
@@ -424,7 +426,7 @@ void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
     int rc;
 
     if (proto_parse_command(payload, len, (uint32_t)c->caps, &cmd) != 0) {
-        client_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
+        reply_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
         return;
     }
     if ((s = find(c, cmd.u.execute.stmt_id, NULL)) == NULL) {
@@ -441,7 +443,7 @@ void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
     if (rc == PROTO_ENOMEM)
         no_memory(c);
     else if (rc != 0)
-        client_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
+        reply_err(c, 1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
     else
         run(c, s, &e);
     proto_stmt_execute_free(&e);
@@ -450,7 +452,7 @@ void stmt_execute(proxy_client_t *c, const uint8_t *payload, size_t len)
 
 /* ---------------------------------------------- long data, reset, close */
 
-void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data)
+void ps_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_str_t *data)
 {
     proxy_stmt_t *s = find(c, id, NULL);
 
@@ -478,7 +480,7 @@ void stmt_long_data(proxy_client_t *c, uint32_t id, uint16_t param, const proto_
         c->stmts->long_total += data->len;
 }
 
-void stmt_reset(proxy_client_t *c, uint32_t id)
+void ps_reset(proxy_client_t *c, uint32_t id)
 {
     proxy_stmt_t *s = find(c, id, NULL);
 
@@ -487,10 +489,10 @@ void stmt_reset(proxy_client_t *c, uint32_t id)
         return;
     }
     clear_long_data(c, s);
-    client_ok(c, 0, 0, 0);
+    reply_ok(c, 0, 0, 0);
 }
 
-void stmt_close(proxy_client_t *c, uint32_t id)
+void ps_close(proxy_client_t *c, uint32_t id)
 {
     size_t at;
     proxy_stmt_t *s = find(c, id, &at);
@@ -498,6 +500,6 @@ void stmt_close(proxy_client_t *c, uint32_t id)
     if (s == NULL)
         return;
     clear_long_data(c, s);
-    stmt_free(s);
+    ps_free(s);
     c->stmts->v[at] = c->stmts->v[--c->stmts->n];
 }

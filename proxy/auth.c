@@ -1,0 +1,314 @@
+/*
+ * auth.c -- a client's login: the handshake, its response (and TLS when
+ * the client asks for it), the mysql_native_password and
+ * caching_sha2_password checks against the [proxy user] accounts, the
+ * session opened once the password is checked, and COM_CHANGE_USER.
+ * client.c passes it the packets of the states before CLIENT_COMMAND.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "proxy.h"
+#include "reply.h"
+
+#define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
+
+/* What dal-proxy offers; a client gets the intersection with its own. */
+static const uint64_t server_caps =
+    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_LOCAL_FILES |
+    PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
+    PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
+    PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
+    PROTO_CLIENT_PS_MULTI_RESULTS |
+    PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
+    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
+
+static const char native_plugin[] = "mysql_native_password";
+static const char sha2_plugin[] = "caching_sha2_password";
+
+int auth_handshake(proxy_client_t *c)
+{
+    proto_handshake_t h;
+
+    if (proto_scramble_generate(c->scramble) != 0)
+        return -1;
+    memset(&h, 0, sizeof h);
+    h.server_version = SERVER_VERSION;
+    h.connection_id = c->id;
+    h.scramble = c->scramble;
+    h.capabilities = server_caps | (c->px->tls != NULL ? PROTO_CLIENT_SSL : 0);
+    h.charset = PROXY_CHARSET_UTF8MB4;
+    h.status = PROTO_SERVER_STATUS_AUTOCOMMIT;
+    h.auth_plugin = native_plugin;
+    proto_build_handshake(&c->out, &c->seq, &h);
+    c->state = CLIENT_HANDSHAKE;
+    return 0;
+}
+
+/* The account of user, or a fixed one that no password matches when
+ * there is no such user: the checks then run the same and fail, so
+ * neither the reply nor its timing tells which.  Like a user with a
+ * password, nobody has a SHA-256 stage 2 (the fast path answers). */
+static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
+{
+    static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
+    proxy_user_t u;
+
+    *known = users_find(px, user, &u);
+    return *known ? u : nobody;
+}
+
+/* The outcome of a password check, for the guard: the reply (OK or ERR)
+ * waits what the address earned by its failures before this one, and the
+ * client is held meanwhile (server.c), so no thread sleeps. */
+static void settle(proxy_client_t *c, bool ok)
+{
+    uint32_t ms = guard_delay_ms(c->px->guard, c->peer);
+
+    if (ms > 0)
+        c->hold_until = guard_now_ms() + ms;
+    if (ok)
+        guard_ok(c->px->guard, c->peer, c->user);
+    else
+        guard_failed(c->px->guard, c->peer, c->user);
+}
+
+static int deny(proxy_client_t *c, bool with_password)
+{
+    char msg[192];
+
+    settle(c, false);
+    snprintf(msg, sizeof msg, "Access denied for user '%s'@'%s' (using password: %s)", c->user,
+             c->peer, with_password ? "YES" : "NO");
+    reply_err(c, 1045, "28000", msg);
+    c->state = CLIENT_CLOSING;
+    proxy_count(c->px, "auth_failed", atomic_fetch_add(&c->px->auth_failed, 1) + 1);
+    return 0;
+}
+
+/* The character set of a handshake's collation id when it is not
+ * utf8mb4 (what dal's connections use unless their URL says otherwise),
+ * else NULL: the ids of the character sets a client commonly asks for. */
+static const char *handshake_charset(uint8_t id)
+{
+    static const struct { uint8_t id; const char *name; } sets[] = {
+        {1, "big5"}, {5, "latin1"}, {7, "koi8r"}, {8, "latin1"}, {9, "latin2"}, {11, "ascii"},
+        {13, "sjis"}, {15, "latin1"}, {19, "euckr"}, {24, "gb2312"}, {26, "cp1250"},
+        {28, "gbk"}, {31, "latin1"}, {33, "utf8mb3"}, {47, "latin1"}, {48, "latin1"},
+        {49, "latin1"}, {51, "cp1251"}, {57, "cp1256"}, {63, "binary"}, {65, "ascii"},
+        {83, "utf8mb3"}, {94, "latin1"}, {95, "cp932"},
+    };
+    size_t i;
+
+    if (id >= 192 && id <= 215)  /* utf8mb3's UCA collations */
+        return "utf8mb3";
+    for (i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i].id == id)
+            return sets[i].name;
+    return NULL;
+}
+
+/* The handshake's collation itself, when it is not utf8mb4's default (the
+ * servers take a collation's id for its name): `utf8mb4_unicode_ci` must
+ * compare as it does on a server.  An id the servers do not know (MySQL
+ * 8's 255) leaves the character set's default collation, as a server
+ * does. */
+static void keep_collation(proxy_client_t *c, dal_session_t *s)
+{
+    char id[8];
+    dal_error_t err;
+
+    if (c->charset == PROXY_CHARSET_UTF8MB4)
+        return;
+    snprintf(id, sizeof id, "%u", c->charset);
+    (void)dal_session_set_var(s, "collation_connection", id, &err);
+}
+
+/* The password checked: open the session in the handshake's character
+ * set (as SET NAMES) and collation, and say OK. */
+static int logged_in(proxy_client_t *c)
+{
+    dal_error_t err;
+    dal_session_t *s = NULL;
+
+    settle(c, true);
+    if (dal_session_open(c->px->dal, &s, &err) != 0 || local_infile_attach(c, s, &err) != 0 ||
+        (handshake_charset(c->charset) != NULL &&
+         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
+        dal_session_close(s);
+        reply_dal_error(c, &err);
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    keep_collation(c, s);
+    dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
+    kill_set_session(c, s);
+    c->state = CLIENT_COMMAND;
+    proto_reader_limit(&c->in, c->px->max_allowed_packet, "max_allowed_packet");
+    reply_ok(c, 0, 0, 0);
+    return 0;
+}
+
+/* Check the 20-byte mysql_native_password response. */
+int auth_native(proxy_client_t *c, const void *resp, size_t len)
+{
+    bool known;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    if (!proto_native_verify(c->scramble, resp, len, u.stage2) || !known)
+        return deny(c, len > 0);
+    return logged_in(c);
+}
+
+/*
+ * A caching_sha2_password scramble.  Fast path: a user whose password
+ * dal-proxy knows and whose scramble matches gets AuthMoreData "fast auth
+ * success" and OK.  Anything else -- a wrong password, a password_hash
+ * user (the hash cannot check a SHA-256 scramble), no such user -- goes
+ * the one same way, so the replies do not tell which: over TLS the client
+ * is asked for its password in clear ("perform full authentication"), as
+ * MySQL does after a failed fast path; without TLS it would have to be
+ * RSA-encrypted, which dal-proxy does not do, so the client is switched to
+ * mysql_native_password, as servers switch clients whose plugin they do
+ * not take.
+ */
+int auth_sha2_scramble(proxy_client_t *c, const proto_str_t *resp)
+{
+    static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
+    static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
+    bool known;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    if (u.has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u.sha2) && known) {
+        proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
+        return logged_in(c);
+    }
+    if (c->tls != NULL) {
+        proto_build_auth_more_data(&c->out, &c->seq, &full, 1);
+        c->state = CLIENT_SHA2_FULL;
+        return 0;
+    }
+    proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_AUTH_SWITCH;
+    return 0;
+}
+
+/* A login whose first response names caching_sha2_password although the
+ * handshake offered mysql_native_password.  Some clients (PyMySQL told to)
+ * computed it on the handshake's scramble: it is checked.  The MySQL and
+ * MariaDB client libraries do not show a plugin data prepared for another
+ * one and send none: over TLS they are asked again by an AuthSwitchRequest
+ * to the same plugin, without TLS switched to native at once -- a client
+ * is switched once at most, and every user the same way. */
+static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
+{
+    if (resp->len == PROTO_SHA256_LEN || c->tls == NULL)
+        return auth_sha2_scramble(c, resp);
+    proto_build_auth_switch(&c->out, &c->seq, sha2_plugin, c->scramble, PROTO_SCRAMBLE_LEN);
+    c->state = CLIENT_SHA2_SWITCH;
+    return 0;
+}
+
+/* The cleartext password of a full caching_sha2_password authentication
+ * (only ever asked for over TLS), checked against the native stage 2 and
+ * wiped from the reader's buffer. */
+int auth_sha2_password(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_str_t pw;
+    bool known, ok;
+    const proxy_user_t u = find_user(c->px, c->user, &known);
+
+    c->seq = pkt->next_seq;
+    ok = proto_parse_cleartext_password(pkt->payload, pkt->len, &pw) == 0 && pw.len > 0 &&
+         proto_native_verify_password(pw.ptr, pw.len, u.stage2) && known;
+    OPENSSL_cleanse((void *)pkt->payload, pkt->len);
+    return ok ? logged_in(c) : deny(c, pkt->len > 1);
+}
+
+/* Whether p (n bytes) names plugin. */
+static bool is_plugin(const proto_str_t *p, const char *plugin)
+{
+    return p->len == strlen(plugin) && memcmp(p->ptr, plugin, p->len) == 0;
+}
+
+/* A login as user (the handshake's or COM_CHANGE_USER's): the schema must
+ * be ours (and the connection TLS when require_tls is on); a response for
+ * caching_sha2_password is taken as such, a client that answered for
+ * another plugin is asked again for ours (plugin NULL: none named, so
+ * native); else the response is checked. */
+static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *db,
+                 const proto_str_t *plugin, const proto_str_t *resp)
+{
+    snprintf(c->user, sizeof c->user, "%.*s", (int)(user->len < 63 ? user->len : 63),
+             user->ptr ? user->ptr : "");
+    if (db->ptr != NULL && db->len > 0 && !setvar_db_is_ours(c->px, db->ptr, db->len)) {
+        reply_unknown_db(c, db->ptr, db->len);
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    if (c->px->require_tls && c->tls == NULL) {
+        reply_err(c, 3159, "HY000", /* ER_SECURE_TRANSPORT_REQUIRED */
+                  "Connections using insecure transport are prohibited: "
+                   "dal-proxy has require_tls = on");
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    if (plugin != NULL && plugin->ptr != NULL && is_plugin(plugin, sha2_plugin))
+        return sha2_login(c, resp);
+    if (plugin != NULL && plugin->ptr != NULL && !is_plugin(plugin, native_plugin)) {
+        proto_build_auth_switch(&c->out, &c->seq, native_plugin, c->scramble,
+                                PROTO_SCRAMBLE_LEN);
+        c->state = CLIENT_AUTH_SWITCH;
+        return 0;
+    }
+    return auth_native(c, resp->ptr, resp->len);
+}
+
+/* After an SSLRequest: what follows on the socket is TLS.  The bytes that
+ * came behind the request (the start of the client's TLS handshake) are
+ * the session's first; the real handshake response comes through it. */
+static int start_tls(proxy_client_t *c)
+{
+    size_t n;
+    const uint8_t *rest = proto_reader_unread(&c->in, &n);
+
+    if ((c->tls = tls_conn_new(c->px->tls)) == NULL || tls_conn_feed(c->tls, rest, n) != 0)
+        return -1;
+    proto_reader_discard(&c->in);
+    return 0;
+}
+
+int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    proto_handshake_response_t r;
+    int rc = proto_parse_handshake_response(pkt->payload, pkt->len, &r);
+
+    c->seq = pkt->next_seq;
+    if (rc == 0 && r.ssl_request && c->px->tls != NULL && c->tls == NULL)
+        return start_tls(c);
+    if (rc != 0 || r.ssl_request) {
+        reply_err(c, 1043, "08S01", r.ssl_request && c->tls == NULL
+                                         ? "TLS is not enabled on this dal-proxy"
+                                         : "Bad handshake");
+        c->state = CLIENT_CLOSING;
+        return 0;
+    }
+    c->caps = r.capabilities & server_caps;
+    c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
+    c->charset = r.charset;
+    return login(c, &r.user, &r.database,
+                 (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
+}
+
+/* COM_CHANGE_USER: the session and its statements end; the new user
+ * authenticates against the connection's scramble (a client that answered
+ * for another plugin is switched to ours), and a failure closes the
+ * connection, as on a server. */
+void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu)
+{
+    ps_free_all(c);
+    kill_set_session(c, NULL);
+    (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
+}

@@ -1,0 +1,61 @@
+/*
+ * reply.h -- the replies a client is sent: every ERR, OK and result set
+ * of a command is built here, into the client's output buffer (c->out,
+ * owned by the client; sent later by its I/O thread, or on the way by
+ * proxy_drain for a big result).  The handlers (client.c, auth.c,
+ * setvar.c, prepared.c, schema.c, diag.c, kill.c) call down into it; it
+ * never calls back up into them.  It tells diag.c of each error and of
+ * each statement's warnings, which SHOW WARNINGS answers from.
+ *
+ * Every function runs on the thread that owns c (its I/O thread or the
+ * worker running its command) and borrows all it is passed.
+ */
+#ifndef DAL_PROXY_REPLY_H
+#define DAL_PROXY_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dal/dal.h>
+
+#include "protocol.h"
+#include "proxy.h"
+
+/* An ERR (code 0 goes out as 1105, ER_UNKNOWN_ERROR); c->failed is set,
+ * and once c is logged in the error is the statement's diagnostics. */
+void reply_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg);
+void reply_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
+/* The same with a server's info line ("Rows matched: ..."; NULL: none). */
+void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
+                   unsigned int warnings, const char *info);
+/* A dal error as the MySQL error a client expects: a server's own number
+ * and SQLSTATE, else the closest MySQL error for what dal refused; never
+ * the backend's user, host or port (what is taken out is logged). */
+void reply_dal_error(proxy_client_t *c, const dal_error_t *err);
+/* 1049: the database name (n bytes, not terminated) is not the proxy's. */
+void reply_unknown_db(proxy_client_t *c, const char *name, size_t n);
+/* The session's transaction bits (the same numbers as the protocol's),
+ * with SERVER_MORE_RESULTS_EXISTS while c->more. */
+uint16_t reply_status(const proxy_client_t *c);
+/* Column i of r as a column definition: the type, charset, flags and
+ * lengths the servers gave (dal's numbers are the protocol's).  The
+ * strings borrow from r. */
+void reply_column(const dal_result_t *r, size_t i, proto_column_t *col);
+/* r as one result set (columns, rows as text or, for COM_STMT_EXECUTE,
+ * binary, then the end) or as an OK when it has no columns; the sets a
+ * CALL left after r follow it for a client that takes several.  r stays
+ * the caller's. */
+void reply_result(proxy_client_t *c, dal_result_t *r, bool binary);
+/* One set of r, with each non-NULL value of each row passed through map
+ * first, which may point *val at other bytes (owned by map's user, valid
+ * until the next call of map). */
+typedef void (*reply_map_fn)(void *user, size_t column, const char **val, size_t *len);
+void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map_fn map,
+                      void *user);
+/* A result set of one row and one column called name holding value: a
+ * string, or with number a BIGINT UNSIGNED NOT NULL (as CONNECTION_ID()
+ * is). */
+void reply_value(proxy_client_t *c, const char *name, const char *value, bool number);
+
+#endif /* DAL_PROXY_REPLY_H */

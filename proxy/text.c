@@ -1,0 +1,49 @@
+/*
+ * text.c -- what the proxy reads in a statement's text to find the
+ * statements it answers itself.  See text.h.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "text.h"
+
+bool text_word_is(const char **p, const char *w)
+{
+    size_t n = strlen(w);
+
+    while (isspace((unsigned char)**p))
+        (*p)++;
+    if (strncasecmp(*p, w, n) != 0 || isalnum((unsigned char)(*p)[n]) || (*p)[n] == '_')
+        return false;
+    *p += n;
+    return true;
+}
+
+bool text_only_comments(const char *sql)
+{
+    const char *p = sql;
+
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ';')
+            p++;
+        if (p[0] == '/' && p[1] == '*' && p[2] != '!' && p[2] != 'M' && strstr(p + 2, "*/"))
+            p = strstr(p + 2, "*/") + 2;
+        else if (*p == '#' || (p[0] == '-' && p[1] == '-' && isspace((unsigned char)p[2])))
+            p += strcspn(p, "\n");
+        else
+            return *p == '\0';
+    }
+}
+
+char *text_copy(const char *text, size_t len)
+{
+    char *p = malloc(len + 1);
+
+    if (p != NULL && len > 0)
+        memcpy(p, text, len);
+    if (p != NULL)
+        p[len] = '\0';
+    return p;
+}

@@ -1,0 +1,23 @@
+/*
+ * text.h -- what the proxy reads in a statement's text to find the
+ * statements it answers itself (SET, USE, KILL, SHOW WARNINGS, SHOW
+ * TABLES, ...).  No state; any thread.
+ */
+#ifndef DAL_PROXY_TEXT_H
+#define DAL_PROXY_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Skip spaces and the keyword w (any case, a whole word) at *p: true and
+ * *p past it, or false and *p past the spaces only. */
+bool text_word_is(const char **p, const char *w);
+/* sql is only spaces, `;` and comments (not executable comments, which
+ * start with ! or M!): a server answers it with OK, also as a prepared
+ * statement. */
+bool text_only_comments(const char *sql);
+/* A copy of text[0..len) (which may hold NUL bytes) with a NUL after it,
+ * owned by the caller; NULL when out of memory. */
+char *text_copy(const char *text, size_t len);
+
+#endif /* DAL_PROXY_TEXT_H */
