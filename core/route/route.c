@@ -272,7 +272,7 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
         if (rt->primary == NULL && rt->tables[i] && rt->tables[i]->sharded)
             rt->primary = rt->tables[i];
     }
-    rc = route_check_update_key(&r);
+    rc = sql->kind == DAL_SQL_UPDATE ? route_check_update_key(&r) : 0;
     if (rc == 0 && sql->opaque && !r.req.raw)
         rc = route_check_opaque(&r);
     if (rc == 0 && r.req.raw)

@@ -15,23 +15,6 @@
 #include "small.h"
 #include "sql_lex.h"
 
-int route_alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_error_t *err)
-{
-    size_t i;
-
-    rt->routes = small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
-    rt->pos = small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
-                          sizeof *rt->pos, 0);
-    if (rt->routes == NULL || rt->pos == NULL)
-        return err_set(err, DAL_ENOMEM, "out of memory");
-    for (i = 0; i < nroutes * ntrefs; i++)
-        rt->pos[i] = -1;
-    for (i = 0; i < nroutes; i++)
-        rt->routes[i].pos = rt->pos + i * ntrefs;
-    rt->nroutes = nroutes;
-    return 0;
-}
-
 static int add_cut(dal_routing_t *rt, uint32_t off, uint32_t end)
 {
     if (end <= off)

@@ -154,8 +154,6 @@ int route_check_update_key(router_t *r)
     const dal_sql_t *sql = r->sql;
     size_t i, j;
 
-    if (sql->kind != DAL_SQL_UPDATE)
-        return 0;
     for (i = 0; i < sql->ntrefs; i++) {
         const dal_table_t *t = r->rt->tables[i];
         if (t == NULL || !t->sharded)

@@ -15,7 +15,9 @@
 
 #include <stdint.h>
 
+#include "error.h"
 #include "route.h"
+#include "small.h"
 #include "value.h"
 
 /* The table positions a statement touches: every one, or a sorted list.
@@ -154,12 +156,30 @@ int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists
 int route_routes_from_positions(router_t *r, const posset_t *set);
 
 /* rt's routes made room for: nroutes routes over ntrefs table references,
- * every position -1. */
-int route_alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs, dal_error_t *err);
+ * every position -1.  Inline: every statement makes its routes here, and
+ * the loops fold into the callers' known sizes. */
+static inline int route_alloc_routes(dal_routing_t *rt, size_t nroutes, size_t ntrefs,
+                                     dal_error_t *err)
+{
+    size_t i;
 
-/* Refuse an UPDATE that sets a sharded table's shard key (the row would
- * have to move), and SQL text inside the statement (PREPARE, EXECUTE
- * IMMEDIATE, LOAD DATA) naming tables dal cannot route whole. */
+    rt->routes = small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
+    rt->pos = small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
+                          sizeof *rt->pos, 0);
+    if (rt->routes == NULL || rt->pos == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < nroutes * ntrefs; i++)
+        rt->pos[i] = -1;
+    for (i = 0; i < nroutes; i++)
+        rt->routes[i].pos = rt->pos + i * ntrefs;
+    rt->nroutes = nroutes;
+    return 0;
+}
+
+/* Refuse an UPDATE (r's statement is one) that sets a sharded table's
+ * shard key (the row would have to move), and SQL text inside the
+ * statement (PREPARE, EXECUTE IMMEDIATE, LOAD DATA) naming tables dal
+ * cannot route whole. */
 int route_check_update_key(router_t *r);
 int route_check_opaque(router_t *r);
 
