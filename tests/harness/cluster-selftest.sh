@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster-selftest.sh - check that tests/cluster.sh works on this machine.
+# cluster-selftest.sh - check that tests/harness/cluster.sh works on this machine.
 #
 # Starts a cluster of 2 masters with 1 replica each in a fresh temporary
 # directory and checks accounts, server settings, --db 'product_%d',
@@ -9,7 +9,7 @@
 # passed; each failed check is printed. The temporary directory is removed on
 # success and kept (with the server logs) on failure.
 #
-# Usage: tests/cluster-selftest.sh [-v]      (-v: show cluster.sh messages)
+# Usage: tests/harness/cluster-selftest.sh [-v]      (-v: show cluster.sh messages)
 
 # Functions called only through check/trap look unreachable to shellcheck.
 # shellcheck disable=SC2317

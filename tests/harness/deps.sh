@@ -10,7 +10,7 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       prometheus
       mariadb-test mariadb-test-data python3-mysqldb
       etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev)
-# Node and npm (tests/connectors_test.sh installs mysql2 with npm): Debian's
+# Node and npm (tests/suites/connectors_test.sh installs mysql2 with npm): Debian's
 # packages, unless a node with its own npm is already there (a nodejs
 # package from elsewhere bundles npm and conflicts with Debian's npm)
 command -v node >/dev/null || pkgs+=(nodejs)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # etcd.sh - start and stop a throwaway etcd cluster for the dal test suite,
-# as tests/cluster.sh does for MariaDB.
+# as tests/harness/cluster.sh does for MariaDB.
 #
 #   etcd.sh start DIR N [--tls]
 #                              start members e0 .. e(N-1) on free loopback ports,
@@ -16,13 +16,13 @@
 #   etcd.sh ctl DIR ARGS...    run etcdctl (API v3) against every endpoint
 #
 # Nothing outside DIR is written.  A missing etcd binary is an error, never a
-# skip: tests/deps.sh installs etcd-server and etcd-client.
+# skip: tests/harness/deps.sh installs etcd-server and etcd-client.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "etcd.sh: $*" >&2; exit 1; }
 
-need() { command -v "$1" >/dev/null || die "$1 not found (tests/deps.sh installs etcd-server etcd-client)"; }
+need() { command -v "$1" >/dev/null || die "$1 not found (tests/harness/deps.sh installs etcd-server etcd-client)"; }
 
 free_port() {
     local p

@@ -5,16 +5,17 @@
 # stopped.
 # shellcheck shell=bash
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-srcdir=${DAL_SRCDIR:-$(cd "$here/.." && pwd)}
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tests=$(cd "$harness/.." && pwd)
+srcdir=${DAL_SRCDIR:-$(cd "$tests/.." && pwd)}
+builddir=${DAL_BUILDDIR:-$(cd "$tests/.." && pwd)}
 proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
 export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$builddir/plugins/.libs}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalpx.XXXXXX")
 pids=()
 px_cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     [ -n "${DAL_KEEP:-}" ] || rm -rf "$work"
 }
 trap px_cleanup EXIT
@@ -24,7 +25,7 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # px_cluster N [cluster.sh start options]: start N servers in $work/c;
 # their ports in the array ports
 px_cluster() {
-    "$here/cluster.sh" start "$work/c" "$@" >/dev/null
+    "$harness/cluster.sh" start "$work/c" "$@" >/dev/null
     mapfile -t ports <"$work/c/ports"
 }
 
@@ -62,7 +63,7 @@ EOF
 # unsharded datasource (user root), served as DB to the proxy's user root
 # with PASSWORD
 px_passthrough() {
-    port=$("$here/cluster.sh" free-port)
+    port=$("$harness/cluster.sh" free-port)
     cat >"$work/px.ini" <<EOF
 [datasource ds0]
 master = mysql://root@127.0.0.1:${ports[0]}/$1
@@ -107,16 +108,16 @@ px_stop() {
         fail "sanitizer report in $2: $(grep -E -A20 'Sanitizer|runtime error' "$2" | head -40)"
 }
 
-# px_ps_judge NAME WHAT: tests/ps_client runs the script $work/NAME.txt
+# px_ps_judge NAME WHAT: tests/live/ps_client runs the script $work/NAME.txt
 # through the proxy on $port (user app, password $PX_TEST_PASSWORD, schema
 # shop) and on the first server's schema plain (user dal); the outputs,
 # $work/NAME_px.out and $work/NAME_plain.out, must be the same (WHAT
 # names the check in the failure)
 px_ps_judge() {
-    "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop \
+    "$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop \
         <"$work/$1.txt" >"$work/$1_px.out" 2>&1 ||
         fail "ps_client through the proxy: $(tail -3 "$work/$1_px.out")"
-    "$builddir/tests/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
+    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
         <"$work/$1.txt" >"$work/$1_plain.out" 2>&1 ||
         fail "ps_client on the plain server: $(tail -3 "$work/$1_plain.out")"
     diff -u "$work/$1_plain.out" "$work/$1_px.out" >"$work/$1.diff" ||

@@ -105,7 +105,7 @@ static unsigned try_port(unsigned port)
 }
 
 /* Below the kernel's ephemeral range when it leaves room, as
- * tests/cluster.sh picks its ports: a port the kernel hands out itself
+ * tests/harness/cluster.sh picks its ports: a port the kernel hands out itself
  * (bind to 0) can be taken by an outgoing connection before the test's
  * server listens on it. */
 unsigned tu_free_port(void)

@@ -26,11 +26,11 @@ const char *tu_env(const char *name);
 void tu_rmtree(const char *dir);
 /* Append to text[*len..cap) one [datasource PREFIX<i>] section per server
  * i < n: master mysql://dal:PASSWORD@127.0.0.1:ports[i]/product_<i> (the
- * databases tests/cluster.sh --db 'product_%d' makes).  *len advances. */
+ * databases tests/harness/cluster.sh --db 'product_%d' makes).  *len advances. */
 void tu_datasources(char *text, size_t cap, size_t *len, const char *prefix, const int *ports,
                     int n, const char *password);
 /* A loopback TCP port free right now, below the kernel's ephemeral range
- * when it leaves room (as tests/cluster.sh free-port).  Not thread-safe:
+ * when it leaves room (as tests/harness/cluster.sh free-port).  Not thread-safe:
  * call it from the test's main thread. */
 unsigned tu_free_port(void);
 /* Send request to 127.0.0.1:port and read the reply to its end.  Returns
@@ -45,7 +45,7 @@ double tu_metric(const char *text, const char *series);
 void tu_must(int rc, const dal_error_t *err, const char *what);
 
 /* ---------------------------------------------- the live cluster
- * tests/cluster.sh's servers: users dal (password dalpass) and root (no
+ * tests/harness/cluster.sh's servers: users dal (password dalpass) and root (no
  * password), their ports in DAL_TEST_PORTS.  The helpers for a program's
  * setup, before any test runs, end the program with a FATAL message; the
  * others fail the test. */

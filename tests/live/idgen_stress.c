@@ -1,6 +1,6 @@
 /*
  * idgen_stress.c -- the ID generators against a real MariaDB, one scenario
- * per mode; tests/idgen_test.sh starts the servers and runs the modes.  Each
+ * per mode; tests/suites/idgen_test.sh starts the servers and runs the modes.  Each
  * mode prints one line of what it saw and exits 0, or prints "FAIL: ..." on
  * stderr and exits 1.  Nothing is ever skipped.
  *
@@ -509,7 +509,7 @@ int main(int argc, char **argv)
             break;
     if (argc < 2 || m == sizeof modes / sizeof modes[0] || ac < modes[m].args + modes[m].files ||
         (!modes[m].files && ac != modes[m].args))
-        fail("usage: see the top of tests/idgen_stress.c");
+        fail("usage: see the top of tests/live/idgen_stress.c");
     switch (m) {
     case 0: return mode_draw(av);
     case 1: return mode_check(av, ac);

@@ -1,6 +1,6 @@
 /*
  * test_columns.c -- an INSERT without a column list after its table
- * changed, against real MariaDB servers (tests/integration.sh's cluster:
+ * changed, against real MariaDB servers (tests/suites/integration.sh's cluster:
  * product_0 and product_1 on the first two servers, `plain` on the first).
  *
  * dal learns a table's column order to find the shard key among the values

@@ -2,8 +2,8 @@
  * test_etcd.c -- the configuration in etcd, against a real three-member
  * etcd cluster and real MariaDB servers.
  *
- * Run by tests/etcd_test.sh with DAL_TEST_ETCD (the client endpoints),
- * DAL_TEST_ETCD_DIR (the cluster directory tests/etcd.sh manages, so
+ * Run by tests/suites/etcd_test.sh with DAL_TEST_ETCD (the client endpoints),
+ * DAL_TEST_ETCD_DIR (the cluster directory tests/harness/etcd.sh manages, so
  * members can be killed and restarted) and DAL_TEST_PORTS (four MariaDB
  * servers holding product_0..3).  The tests run in order in one process
  * and leave every member running when they end.
@@ -48,12 +48,12 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Run `tests/etcd.sh VERB DIR MEMBER`; must succeed. */
+/* Run `tests/harness/etcd.sh VERB DIR MEMBER`; must succeed. */
 static void etcd_sh(const char *verb, const char *member)
 {
     char cmd[2048];
 
-    snprintf(cmd, sizeof cmd, "bash %s/tests/etcd.sh %s %s %s >/dev/null", srcdir, verb,
+    snprintf(cmd, sizeof cmd, "bash %s/tests/harness/etcd.sh %s %s %s >/dev/null", srcdir, verb,
              etcd_dir, member);
     ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
 }
@@ -403,7 +403,7 @@ START_TEST(test_bad_document)
     snprintf(key, sizeof key, "%.*s/config", (int)strcspn(strstr(url + 7, "/") + 1, "?"),
              strstr(url + 7, "/") + 1);
     snprintf(cmd, sizeof cmd, "printf '[table et]\\ndatasource = nowhere\\n' | bash "
-             "%s/tests/etcd.sh ctl %s put %s >/dev/null", srcdir, etcd_dir, key);
+             "%s/tests/harness/etcd.sh ctl %s put %s >/dev/null", srcdir, etcd_dir, key);
     ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
     for (i = 0; i < 3; i++) {
         double t0 = now_ms();

@@ -8,7 +8,7 @@
  * refused; a pooled connection that served a reader serves the next
  * borrower without it.
  *
- * tests/infile_test.sh starts the cluster (product_0, product_1 on two
+ * tests/suites/infile_test.sh starts the cluster (product_0, product_1 on two
  * servers, `plain` on server 0, the default datasource) and exports
  * DAL_TEST_PORTS.  A file dal must not open is a FIFO with a writer thread
  * waiting on it (fifo_t): opening it for reading would let the writer in,

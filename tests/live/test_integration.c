@@ -1,7 +1,7 @@
 /*
  * test_integration.c -- dal against real MariaDB servers.
  *
- * tests/integration.sh starts a throwaway cluster of four mariadbd
+ * tests/suites/integration.sh starts a throwaway cluster of four mariadbd
  * (product_0 .. product_3, one per server, plus `plain` on server 0) and
  * exports their ports in DAL_TEST_PORTS.  Every check compares what dal did
  * with what the servers hold, read back with plain libmysqlclient.

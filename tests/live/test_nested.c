@@ -2,7 +2,7 @@
  * test_nested.c -- nested statements through dal, checked against MariaDB's
  * own answer on an unsharded copy.
  *
- * tests/integration.sh starts four mariadbd (product_0 .. product_3, plus
+ * tests/suites/integration.sh starts four mariadbd (product_0 .. product_3, plus
  * `plain` on every server) and exports their ports in DAL_TEST_PORTS.  The
  * test lays out, through dal:
  *

@@ -6,7 +6,7 @@
  * a lost connection and a reload, and what the pools see (no leak, and a
  * session that never pins behaves as before).
  *
- * tests/integration.sh starts the cluster (product_0 .. product_3 on four
+ * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
  * servers, `plain` on server 0, the default datasource) and exports
  * DAL_TEST_PORTS.  pin_food is sharded by k over the four nodes, two
  * physical tables each, so a scatter has two routes per node.  It runs

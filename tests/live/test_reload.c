@@ -1,7 +1,7 @@
 /*
  * test_reload.c -- dynamic configuration against real MariaDB servers.
  *
- * Run by tests/integration.sh with DAL_TEST_PORTS (four servers holding
+ * Run by tests/suites/integration.sh with DAL_TEST_PORTS (four servers holding
  * product_0..3 and plain).  Threads run statements the whole time the file
  * is rewritten; every statement must succeed, bad files must be refused
  * with the old configuration still serving, a master moved to another

@@ -4,7 +4,7 @@
  * MYSQL_FIELD the server itself sends for the same statement), warnings,
  * insert ids, status flags and session variables.
  *
- * tests/integration.sh starts the cluster (product_0 .. product_3 on four
+ * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
  * servers, `plain` on server 0) and exports DAL_TEST_PORTS.  A sharded
  * table meta_all (one physical table per node) has a twin of the same name
  * in plain, unsharded: what one server holding all the data reports.

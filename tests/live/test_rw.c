@@ -1,11 +1,11 @@
 /*
  * test_rw.c -- read-write splitting against real MariaDB replication.
  *
- * Run by tests/rw_test.sh, which starts two masters with two replicas each
+ * Run by tests/suites/rw_test.sh, which starts two masters with two replicas each
  * (GTID replication on loopback) holding rw_0 and rw_1, and exports
  * DAL_TEST_PORTS, DAL_TEST_REPLICA_PORTS and DAL_TEST_CLUSTER_DIR.  Which
  * server ran a statement is read from @@server_id: 1 + i for master i,
- * 10000 + 100 i + j for replica j of master i (tests/cluster.sh).
+ * 10000 + 100 i + j for replica j of master i (tests/harness/cluster.sh).
  *
  * Tests that stop, delay or kill a server put it back before they end, so
  * each starts from a healthy cluster.
@@ -128,14 +128,14 @@ static void set_delay(int j, int delay)
     admin_sql(rport[0][j], sql);
 }
 
-/* tests/cluster.sh CMD DIR NAME.  In a session of its own: Check kills the
+/* tests/harness/cluster.sh CMD DIR NAME.  In a session of its own: Check kills the
  * process group of a test when it ends, which would take a server started
  * by `restart` with it. */
 static void cluster(const char *cmd, const char *name)
 {
     char line[2048];
 
-    snprintf(line, sizeof line, "setsid -w '%s/tests/cluster.sh' %s '%s' %s >/dev/null",
+    snprintf(line, sizeof line, "setsid -w '%s/tests/harness/cluster.sh' %s '%s' %s >/dev/null",
              tu_env("DAL_SRCDIR"), cmd, tu_env("DAL_TEST_CLUSTER_DIR"), name);
     ck_assert_msg(system(line) == 0, "%s failed", line);
 }

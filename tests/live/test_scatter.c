@@ -2,7 +2,7 @@
  * test_scatter.c -- the merge of several data nodes' rows, checked against
  * MariaDB's own answer.
  *
- * tests/integration.sh starts four mariadbd (product_0 .. product_3, plus
+ * tests/suites/integration.sh starts four mariadbd (product_0 .. product_3, plus
  * `plain` on server 0) and exports their ports in DAL_TEST_PORTS.  The same
  * seeded random rows go into one ordinary table `mtab` in `plain` and into
  * the logical table `mtab` sharded over the four servers (8 physical

@@ -10,7 +10,7 @@
  * prepared (or fell back to text, counted) and not merely gave the same
  * answer as text because they ran as text.
  *
- * tests/integration.sh starts the cluster (product_0 .. product_3 on four
+ * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
  * servers, `plain` on server 0) and exports DAL_TEST_PORTS.
  */
 #include <check.h>

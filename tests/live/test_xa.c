@@ -2,7 +2,7 @@
  * test_xa.c -- transactions over several data nodes (transaction_mode
  * multi and xa: core/txn.c, core/xa.c) against real MariaDB servers.
  *
- * tests/xa_test.sh starts the cluster (product_0 .. product_2 on three
+ * tests/suites/xa_test.sh starts the cluster (product_0 .. product_2 on three
  * servers, `plain` on server 0: the default datasource and the XA decision
  * log) and exports DAL_TEST_PORTS, DAL_TEST_CLUSTER_DIR and
  * DAL_TEST_CLUSTER_SH (the script, to kill and restart a server).

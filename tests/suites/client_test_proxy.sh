@@ -5,16 +5,16 @@
 # unsharded datasource).  Its schema is client_test_db, the one every case
 # creates (IF NOT EXISTS) and USEs.
 #
-# tests/client_test.list names the cases that apply to a proxy (how they
+# tests/data/client_test.list names the cases that apply to a proxy (how they
 # were chosen, and why the others do not pass: docs/proxy.md, "Tests").
 # Each runs directly against the server, then through the proxy; both must
 # pass.  Starts its own MariaDB server; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 command -v mariadb-client-test >/dev/null ||
-    { echo "FAIL: mariadb-client-test is not installed (tests/deps.sh installs mariadb-test)" >&2; exit 1; }
+    { echo "FAIL: mariadb-client-test is not installed (tests/harness/deps.sh installs mariadb-test)" >&2; exit 1; }
 
 px_cluster 1 --db client_test_db
 pw=ct-pass
@@ -34,7 +34,7 @@ ct() {
 # proxy: later cases use tables that earlier ones leave, as when the
 # program runs them all at once.  The listed ones must pass.
 declare -A listed=()
-while read -r name; do [ -z "$name" ] || listed[$name]=1; done <"$here/client_test.list"
+while read -r name; do [ -z "$name" ] || listed[$name]=1; done <"$tests/data/client_test.list"
 total=0 direct=0 proxied=0
 for name in $(mariadb-client-test -T | tail -n +3); do
     ok=1

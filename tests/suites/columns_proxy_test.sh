@@ -8,12 +8,12 @@
 # statements longer than [dal] sql_cache_max_statement are not kept by the
 # analysis cache.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
-port=$("$here/cluster.sh" free-port)
-metrics=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
+metrics=$("$harness/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
 {
     printf '[monitor prometheus]\naddress = 127.0.0.1:%s\n' "$metrics"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # connectors_test.sh -- client libraries nobody here wrote, through
 # dal-proxy: Python's MySQLdb (python3-mysqldb) and Node's mysql2 (npm,
-# query() and execute()).  Each smoke program in tests/connectors/ runs
+# query() and execute()).  Each smoke program in tests/suites/connectors/ runs
 # against dal-proxy (tables sharded over 2 servers x 2 tables) and against
 # a plain server, and the outputs must be the same: every common column
 # type and NULL, column definitions, a transaction, errors.  Through the
@@ -9,11 +9,11 @@
 # dal generated as the insert id.  Starts its own MariaDB servers; never
 # skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
-port=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
 pw=conn-s3cret
 {
     px_ini_sharded
@@ -56,9 +56,9 @@ $(head -60 "$work/$name.diff")"
 
 # Python: Debian's python3, where python3-mysqldb installs MySQLdb
 if /usr/bin/python3 -c 'import MySQLdb' 2>/dev/null; then
-    judge mysqldb /usr/bin/python3 "$here/connectors/mysqldb_smoke.py"
+    judge mysqldb /usr/bin/python3 "$tests/suites/connectors/mysqldb_smoke.py"
 else
-    fail "MySQLdb is not installed (tests/deps.sh installs python3-mysqldb)"
+    fail "MySQLdb is not installed (tests/harness/deps.sh installs python3-mysqldb)"
 fi
 
 # Node: mysql2 from the npm registry, installed once into the build tree
@@ -69,9 +69,9 @@ if [ ! -d "$npmdir/node_modules/mysql2" ]; then
         fail "npm install mysql2: $(tail -5 "$work/npm.log")"
 fi
 if command -v node >/dev/null && [ -d "$npmdir/node_modules/mysql2" ]; then
-    MYSQL2_DIR=$npmdir judge mysql2 node "$here/connectors/mysql2_smoke.js"
+    MYSQL2_DIR=$npmdir judge mysql2 node "$tests/suites/connectors/mysql2_smoke.js"
 else
-    fail "node or mysql2 is missing (tests/deps.sh installs nodejs and npm)"
+    fail "node or mysql2 is missing (tests/harness/deps.sh installs nodejs and npm)"
 fi
 
 px_finish "connector tests"

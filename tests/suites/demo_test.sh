@@ -3,13 +3,13 @@
 # (its first command) and check what it shows, so that a change which
 # breaks the demo, or makes it show something wrong, fails CI.
 #
-#   bash tests/demo_test.sh
+#   bash tests/suites/demo_test.sh
 #
 # Needs what the demo needs (it installs missing packages itself) and the
 # build in _build/ (made by the demo if missing).
 set -euo pipefail
 
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp "${TMPDIR:-/tmp}/daldemo-out.XXXXXX")
 trap 'rm -f "$out"' EXIT
 fail() {

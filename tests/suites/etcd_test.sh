@@ -1,35 +1,36 @@
 #!/usr/bin/env bash
 # etcd_test.sh -- the configuration in etcd: start a three-member etcd
-# cluster (tests/etcd.sh) and a MariaDB cluster (tests/cluster.sh), run
-# tests/test_etcd against both, then the `dal config` commands.  etcd or
+# cluster (tests/harness/etcd.sh) and a MariaDB cluster (tests/harness/cluster.sh), run
+# tests/live/test_etcd against both, then the `dal config` commands.  etcd or
 # MariaDB missing is a failure, never a skip.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dal-etcd.XXXXXX")
 cleanup() {
-    "$here/etcd.sh" stop "$work/etcd" >/dev/null 2>&1 || true
-    "$here/etcd.sh" stop "$work/etcd-tls" >/dev/null 2>&1 || true
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/etcd.sh" stop "$work/etcd" >/dev/null 2>&1 || true
+    "$harness/etcd.sh" stop "$work/etcd-tls" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$here/etcd.sh" start "$work/etcd" 3 >/dev/null || fail "the etcd test cluster did not start"
-"$here/cluster.sh" start "$work/c" 4 --db 'product_%d' >/dev/null ||
+"$harness/etcd.sh" start "$work/etcd" 3 >/dev/null || fail "the etcd test cluster did not start"
+"$harness/cluster.sh" start "$work/c" 4 --db 'product_%d' >/dev/null ||
     fail "the MariaDB test cluster did not start"
 # shellcheck disable=SC1091
 source "$work/c/env"
 DAL_TEST_ETCD=$(cat "$work/etcd/endpoints")
 DAL_TEST_ETCD_DIR=$work/etcd
-DAL_SRCDIR=${DAL_SRCDIR:-$(cd "$here/.." && pwd)}
+DAL_SRCDIR=${DAL_SRCDIR:-$(cd "$here/../.." && pwd)}
 export DAL_TEST_PORTS DAL_TEST_ETCD DAL_TEST_ETCD_DIR DAL_SRCDIR
 echo "etcd up: $DAL_TEST_ETCD; MariaDB up: ports $DAL_TEST_PORTS"
 
-"$builddir/tests/test_etcd"
+"$builddir/tests/live/test_etcd"
 
 # ------------------------------------------------------------ dal config
 url="etcd://$DAL_TEST_ETCD/cli-test"
@@ -76,7 +77,7 @@ rev2=${out##* }
 wpid=$!
 for _ in $(seq 100); do grep -q "config@$rev2" "$work/watch.out" && break; sleep 0.1; done
 "$DAL_BIN" config push "$work/a.ini" "$url" >/dev/null
-printf 'junk\n' | "$here/etcd.sh" ctl "$work/etcd" put cli-test/config >/dev/null
+printf 'junk\n' | "$harness/etcd.sh" ctl "$work/etcd" put cli-test/config >/dev/null
 for _ in $(seq 100); do grep -q "rejected" "$work/watch.out" && break; sleep 0.1; done
 kill "$wpid"
 wait "$wpid" 2>/dev/null || true
@@ -89,7 +90,7 @@ echo "dal config: push/get/history/watch ok"
 # ------------------------------------------------------- dal-proxy -c URL
 # a proxy started from etcd serves what was pushed, and follows the next push
 proxy_bin=${DAL_PROXY_BIN:-$builddir/proxy/dal-proxy}
-pport=$("$here/cluster.sh" free-port)
+pport=$("$harness/cluster.sh" free-port)
 # shellcheck disable=SC2016
 pxini() { # PORT TABLE
     printf '[dal]\ndefault_datasource = db0\n[proxy]\nlisten = 127.0.0.1:%s\n[proxy user app]\npassword = ${DAL_TEST_PASSWORD}\n[datasource db0]\nmaster = mysql://dal:${DAL_TEST_PASSWORD}@127.0.0.1:%s/product_0\n[table %s]\ndatasource = db0\n' "$pport" "$1" "$2"
@@ -113,10 +114,10 @@ echo "dal-proxy -c URL ok"
 
 # ------------------------------------------------- etcd authentication
 # last, since it changes the cluster for every client
-"$here/etcd.sh" ctl "$work/etcd" user add root:rootpw-secret >/dev/null
-"$here/etcd.sh" ctl "$work/etcd" role add root >/dev/null 2>&1 || true   # 3.4 may have it
-"$here/etcd.sh" ctl "$work/etcd" user grant-role root root >/dev/null
-"$here/etcd.sh" ctl "$work/etcd" auth enable >/dev/null
+"$harness/etcd.sh" ctl "$work/etcd" user add root:rootpw-secret >/dev/null
+"$harness/etcd.sh" ctl "$work/etcd" role add root >/dev/null 2>&1 || true   # 3.4 may have it
+"$harness/etcd.sh" ctl "$work/etcd" user grant-role root root >/dev/null
+"$harness/etcd.sh" ctl "$work/etcd" auth enable >/dev/null
 if out=$("$DAL_BIN" config get "$url" 2>&1); then fail "read without credentials: $out"; fi
 export DAL_TEST_ETCD_PW=rootpw-secret
 authed="$url?user=root&password_env=DAL_TEST_ETCD_PW"
@@ -132,7 +133,7 @@ echo "$out" | grep -q "wrong-secret" && fail "the password is in a message: $out
 echo "etcd authentication ok"
 
 # ------------------------------------------------------ etcds:// (TLS)
-"$here/etcd.sh" start "$work/etcd-tls" 1 --tls >/dev/null || fail "the TLS etcd did not start"
+"$harness/etcd.sh" start "$work/etcd-tls" 1 --tls >/dev/null || fail "the TLS etcd did not start"
 t=$work/etcd-tls/tls
 tls_url="etcds://$(cat "$work/etcd-tls/endpoints")/tls-test"
 full="$tls_url?cacert=$t/ca.pem&cert=$t/client.pem&key=$t/client-key.pem"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # idgen_test.sh -- the ID generators against a real MariaDB that this script
-# starts itself (tests/cluster.sh): `dal idgen init/next`, 8 processes x 8
+# starts itself (tests/harness/cluster.sh): `dal idgen init/next`, 8 processes x 8
 # threads on one biz tag, kill -9 and restart, the step growing, snowflake
 # worker id leases across processes and the spread mod 100, and a database
 # outage.  Any problem is a failure (exit 1), never a skip.
@@ -10,8 +10,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
-stress=$builddir/tests/idgen_stress
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
+stress=$builddir/tests/live/idgen_stress
 dal=${DAL_BIN:-$builddir/tools/dal}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalidgen.XXXXXX")
 pids=()
@@ -19,7 +20,7 @@ pids=()
 cleanup() {
     local p
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,14 +33,14 @@ ok() { echo "ok - $*"; }
 
 # No scenario may hang: each run of the stress program gets a deadline.
 st() { timeout 600 "$stress" "$@"; }
-sql() { "$here/cluster.sh" client "$work/c" m0 -N -B leaf -e "$1"; }
+sql() { "$harness/cluster.sh" client "$work/c" m0 -N -B leaf -e "$1"; }
 
 [[ -x $stress ]] || fail "$stress is not built"
 [[ -x $dal ]] || fail "$dal is not built"
-if ! "$here/cluster.sh" start "$work/c" 1 --db leaf --db spare >/dev/null; then
+if ! "$harness/cluster.sh" start "$work/c" 1 --db leaf --db spare >/dev/null; then
     fail "the MariaDB test cluster did not start (see above)"
 fi
-port=$("$here/cluster.sh" port "$work/c" m0)
+port=$("$harness/cluster.sh" port "$work/c" m0)
 ini=$work/idgen.ini
 cat >"$ini" <<EOF
 [datasource leafdb]
@@ -99,7 +100,7 @@ ok "dal idgen init creates the tables and biz tags, and a second run changes not
 
 out=$("$dal" -c "$ini" idgen init --datasource spare) || fail "idgen init --datasource: $out"
 grep -q "^grow: leaf_alloc on spare: biz tag 'grow' created$" <<<"$out" || fail "init said: $out"
-[[ $("$here/cluster.sh" client "$work/c" m0 -N -B spare -e "SELECT COUNT(*) FROM leaf_alloc") \
+[[ $("$harness/cluster.sh" client "$work/c" m0 -N -B spare -e "SELECT COUNT(*) FROM leaf_alloc") \
     == 4 ]] || fail "init --datasource spare did not create the four biz tags there"
 if "$dal" -c "$ini" idgen init --datasource nosuch 2>"$work/err"; then
     fail "init on an unknown datasource succeeded"
@@ -162,6 +163,6 @@ st spread "$ini" sf 3000 || fail "snowflake spread"
 ok "snowflake: IDs made slowly spread over mod 100"
 
 # ------------------------------------------------------ the database goes away
-st outage "$ini" outage 5000 "'$here/cluster.sh' kill '$work/c' m0 >/dev/null" \
-    "'$here/cluster.sh' restart '$work/c' m0 >/dev/null" || fail "outage"
+st outage "$ini" outage 5000 "'$harness/cluster.sh' kill '$work/c' m0 >/dev/null" \
+    "'$harness/cluster.sh' restart '$work/c' m0 >/dev/null" || fail "outage"
 ok "outage: buffered IDs keep coming, then a clear error in bounded time, then IDs resume"

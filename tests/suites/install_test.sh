@@ -7,10 +7,10 @@
 #     throwaway MariaDB cluster.
 set -euo pipefail
 
-src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalinst.XXXXXX")
 cleanup() {
-    "$src/tests/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$src/tests/harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -68,7 +68,7 @@ echo "out-of-tree plugin: built with pkg-config, dropped in, selected, routes as
 # ---- the example application against a real cluster
 cc -O2 -Wall -Wextra $cflags -o "$work/wm_food" "$src/examples/app/wm_food.c" \
     $(pkg-config --libs dal) -Wl,-rpath,"$prefix/lib" || fail "example app does not build"
-"$src/tests/cluster.sh" start "$work/c" 2 --db 'product_%d' >/dev/null || fail "cluster did not start"
+"$src/tests/harness/cluster.sh" start "$work/c" 2 --db 'product_%d' >/dev/null || fail "cluster did not start"
 mapfile -t ports < "$work/c/ports"
 cat > "$work/app.ini" <<INI
 [datasource dbProductSku0]

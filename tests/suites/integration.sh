@@ -5,15 +5,16 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalit.XXXXXX")
 cleanup() {
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-if ! "$here/cluster.sh" start "$work/c" 4 --db 'product_%d' --db plain >"$work/ports"; then
+if ! "$harness/cluster.sh" start "$work/c" 4 --db 'product_%d' --db plain >"$work/ports"; then
     echo "FAIL: the MariaDB test cluster did not start (see above)" >&2
     exit 1
 fi
@@ -22,23 +23,23 @@ source "$work/c/env"
 export DAL_TEST_PORTS DAL_TEST_CLUSTER_DIR
 
 echo "cluster up: ports $DAL_TEST_PORTS"
-"$builddir/tests/test_integration"
+"$builddir/tests/live/test_integration"
 
 # what a wire-protocol front end needs: column metadata against the
 # server's own, warnings, insert ids, status flags, session variables
-"$builddir/tests/test_resultmeta"
+"$builddir/tests/live/test_resultmeta"
 
 # sessions pin the connections holding their server state, with the
 # built-in connection cache and with the pool plugin
-"$builddir/tests/test_pin"
-DAL_TEST_PIN_POOL=default "$builddir/tests/test_pin"
+"$builddir/tests/live/test_pin"
+DAL_TEST_PIN_POOL=default "$builddir/tests/live/test_pin"
 # server-side prepared statements against text: every column type,
 # staleness (DDL, a killed connection, the statement limit, a reload)
-"$builddir/tests/test_sprep"
+"$builddir/tests/live/test_sprep"
 
 # an INSERT without a column list after its table was created again with
 # its columns in another order, through dal and directly on the servers
-"$builddir/tests/test_columns"
+"$builddir/tests/live/test_columns"
 
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
@@ -46,11 +47,11 @@ export DAL_TEST_PASSWORD=dalpass
 "$here/cli_live_test.sh" "$work"
 
 # scatter-gather: dal's answers against MariaDB's own on an unsharded copy
-"$builddir/tests/test_scatter"
+"$builddir/tests/live/test_scatter"
 
 # nested statements (subqueries, derived tables, joins, UNION): the same
 # comparison with MariaDB on an unsharded copy
-"$builddir/tests/test_nested"
+"$builddir/tests/live/test_nested"
 
 # dynamic configuration under load
-"$builddir/tests/test_reload"
+"$builddir/tests/live/test_reload"

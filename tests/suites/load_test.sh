@@ -9,7 +9,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$builddir/plugins/.libs}
 for prog in "$DAL_BIN" python3 mariadb; do
@@ -18,12 +19,12 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalload.XXXXXX")
 cleanup() {
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-if ! "$here/cluster.sh" start "$work/c" 4 --db 'load_%d' >/dev/null; then
+if ! "$harness/cluster.sh" start "$work/c" 4 --db 'load_%d' >/dev/null; then
     echo "FAIL: the MariaDB test cluster did not start (see above)" >&2
     exit 1
 fi
@@ -208,10 +209,10 @@ expect_exit 2 "at most 10000000" "${layout[@]}" point-select --direct --busy-ns 
 expect_exit 1 "the dal run failed" "${layout[@]}" point-select --table nosuch --statements 10 --json
 check failed "$(cat "$work/out")" || fail "failed run json: $(cat "$work/out")"
 # a run that fails stops at the first error, even with a server gone
-"$here/cluster.sh" kill "$work/c" m3 >/dev/null
+"$harness/cluster.sh" kill "$work/c" m3 >/dev/null
 expect_exit 1 "dbLoad3" "${layout[@]}" point-select --direct --statements 1000
 expect_exit 1 "dbLoad3" "${layout[@]}" point-select --statements 1000
-"$here/cluster.sh" restart "$work/c" m3 >/dev/null
+"$harness/cluster.sh" restart "$work/c" m3 >/dev/null
 
 # --cleanup drops every physical table
 out=$(load --cleanup) || fail "cleanup: $out"

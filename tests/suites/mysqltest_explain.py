@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """mysqltest_explain.py DIR
 
-Reads the outputs that `DAL_MT_OUT=DIR tests/mysqltest_proxy.sh` kept of
+Reads the outputs that `DAL_MT_OUT=DIR tests/suites/mysqltest_proxy.sh` kept of
 the tests that failed through dal-proxy (DIR/NAME.text, DIR/NAME.ps) and
 prints one line per test for docs/proxy.md's list of exceptions:
 "- `NAME` (text|ps|both): reason".  The reason is read off mysqltest's

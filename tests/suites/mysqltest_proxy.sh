@@ -4,7 +4,7 @@
 # pass-through configuration: one unsharded datasource whose schema is
 # `test`, as mysqltest expects.
 #
-# tests/mysqltest.list names the main-suite tests that pass when mysqltest
+# tests/data/mysqltest.list names the main-suite tests that pass when mysqltest
 # runs them directly against a server started by cluster.sh (how the list
 # was chosen: docs/proxy.md, "Tests").  Each is run directly, then
 # through the proxy, then through the proxy with --ps-protocol; a test that
@@ -17,12 +17,12 @@
 #   mysqltest_proxy.sh --discover  run every main-suite test directly and
 #                                  print those that pass and their time
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 suite=${DAL_MYSQLTEST_DIR:-/usr/share/mysql/mysql-test}
 command -v mariadb-test >/dev/null && [ -d "$suite/main" ] ||
-    { echo "FAIL: mariadb-test or $suite/main missing (tests/deps.sh installs mariadb-test)" >&2; exit 1; }
+    { echo "FAIL: mariadb-test or $suite/main missing (tests/harness/deps.sh installs mariadb-test)" >&2; exit 1; }
 
 px_cluster 1 --db test
 root() { mariadb -h127.0.0.1 -P"${ports[0]}" -uroot "$@"; }
@@ -89,7 +89,7 @@ if [ "${1:-}" = --discover ]; then
         # a new server
         if ! root -e 'SELECT 1' >/dev/null 2>&1; then
             echo "# $name broke the server" >&2
-            "$here/cluster.sh" stop "$work/c" --clean >/dev/null
+            "$harness/cluster.sh" stop "$work/c" --clean >/dev/null
             px_cluster 1 --db test
             latin1
         fi
@@ -131,8 +131,8 @@ while read -r name; do
             fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
         fi
     done
-done < <(if [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$here/mysqltest.list"
-          else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$here/mysqltest.list"; fi)
+done < <(if [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
+          else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$tests/data/mysqltest.list"; fi)
 
 echo "mysqltest: $total listed, $direct pass directly, $text through the proxy, $ps with --ps-protocol," \
     "$skipped_listed failures listed in docs/proxy.md"

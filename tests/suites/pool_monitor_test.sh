@@ -8,15 +8,16 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalpm.XXXXXX")
 cleanup() {
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# promtool comes with Debian's prometheus package (tests/deps.sh installs it)
+# promtool comes with Debian's prometheus package (tests/harness/deps.sh installs it)
 if ! command -v promtool >/dev/null; then
     echo "pool_monitor_test: installing promtool (Debian package prometheus)"
     export DEBIAN_FRONTEND=noninteractive
@@ -27,7 +28,7 @@ if ! command -v promtool >/dev/null; then
 fi
 command -v promtool >/dev/null || { echo "FAIL: promtool is not available" >&2; exit 1; }
 
-if ! "$here/cluster.sh" start "$work/c" 2 --db 'product_%d' >"$work/ports"; then
+if ! "$harness/cluster.sh" start "$work/c" 2 --db 'product_%d' >"$work/ports"; then
     echo "FAIL: the MariaDB test cluster did not start (see above)" >&2
     exit 1
 fi
@@ -36,10 +37,10 @@ source "$work/c/env"
 export DAL_TEST_PORTS DAL_TEST_CLUSTER_DIR
 echo "cluster up: ports $DAL_TEST_PORTS"
 
-"$builddir/tests/test_pool" live
+"$builddir/tests/unit/test_pool" live
 
 mkdir "$work/out"
-"$builddir/tests/test_monitor" live "$work/out"
+"$builddir/tests/unit/test_monitor" live "$work/out"
 
 echo "promtool check metrics:"
 promtool check metrics <"$work/out/metrics.txt"

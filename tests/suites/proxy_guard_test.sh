@@ -7,13 +7,13 @@
 # host, port or schema, while the proxy's log has them.  Starts its own
 # MariaDB server; never skips.  Timings are checked as lower bounds only.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 1 --db 'shard_0'
-port=$("$here/cluster.sh" free-port)
-port2=$("$here/cluster.sh" free-port)
-closed=$("$here/cluster.sh" free-port)   # nothing listens there
+port=$("$harness/cluster.sh" free-port)
+port2=$("$harness/cluster.sh" free-port)
+closed=$("$harness/cluster.sh" free-port)   # nothing listens there
 export PX_TEST_PASSWORD='app-s3cret'
 py=/usr/bin/python3
 

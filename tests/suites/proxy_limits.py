@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """proxy_limits.py -- dal-proxy against hostile clients, with raw sockets
-(and PyMySQL for the logins): run by tests/proxy_limits_test.sh, which
+(and PyMySQL for the logins): run by tests/suites/proxy_limits_test.sh, which
 starts the servers and the proxy (max_allowed_packet = 96 MiB,
 max_connections = 30, connect_timeout = 2 s) and passes
 

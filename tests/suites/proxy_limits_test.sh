@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # proxy_limits_test.sh -- dal-proxy bounded in memory and time against
-# hostile clients (tests/proxy_limits.py, raw sockets): handshake packets
+# hostile clients (tests/suites/proxy_limits.py, raw sockets): handshake packets
 # over the limit before authentication, long data over
 # max_allowed_packet, pipelined replies never read, handshakes trickled
 # past connect_timeout, a second dal-proxy on the same address, and the
 # memory back near where it started after a 64 MB statement and 600 of
 # 1 MB.  Starts its own MariaDB server; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 1 --db shop
-port=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
 password='limits-s3cret'
 # the 64 MB statement must fit the server's packets too
 mariadb -h127.0.0.1 -P"${ports[0]}" -uroot -e 'SET GLOBAL max_allowed_packet = 268435456'
@@ -34,7 +34,7 @@ px_start "$work/px.ini" "$port"
 pid=${pids[-1]}
 py=/usr/bin/python3
 
-"$py" "$here/proxy_limits.py" "$port" "$pid" "$password" warm preauth longdata pipeline \
+"$py" "$tests/suites/proxy_limits.py" "$port" "$pid" "$password" warm preauth longdata pipeline \
     handshake end || fail "proxy_limits.py: the attacks (above)"
 
 # ---- a second dal-proxy on the same listen address ----------------------
@@ -62,7 +62,7 @@ for i in 1 2 3 4 5 6; do
 done
 
 # ---- memory back after big statements -----------------------------------
-"$py" "$here/proxy_limits.py" "$port" "$pid" "$password" warm big many end ||
+"$py" "$tests/suites/proxy_limits.py" "$port" "$pid" "$password" warm big many end ||
     fail "proxy_limits.py: the memory after big statements (above)"
 
 px_stop "$pid" "$work/px.log"

@@ -8,11 +8,11 @@
 # COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
 # servers; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
-port=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
 {
     px_ini_sharded

@@ -7,11 +7,11 @@
 # LOCAL reading the client's file and never the proxy host's.  Starts its
 # own MariaDB servers; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain --db restored
-port=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
 {
     px_ini_sharded

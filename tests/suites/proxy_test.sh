@@ -7,13 +7,13 @@
 # and a graceful stop on SIGTERM.  Starts its own MariaDB servers; never
 # skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
-port=$("$here/cluster.sh" free-port)
-small=$("$here/cluster.sh" free-port)
-metrics=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
+small=$("$harness/cluster.sh" free-port)
+metrics=$("$harness/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
 write_ini() { # FILE LISTEN_PORT MAX_CONNECTIONS [METRICS_PORT]
     {
@@ -124,9 +124,9 @@ SELECT COUNT(*), SUM(d) FROM pty_t;
 DROP TABLE pty_t;
 EOF
 sed 's/^USE shop$/USE plain/' "$work/pty.sql" >"$work/pty_plain.sql"
-"$py" "$here/pty_session.py" "$work/pty.sql" -- mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" \
+"$py" "$tests/suites/pty_session.py" "$work/pty.sql" -- mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" \
     --skip-auto-rehash shop >"$work/pty_px.out" 2>&1 || fail "interactive client through the proxy: $(tail -3 "$work/pty_px.out")"
-"$py" "$here/pty_session.py" "$work/pty_plain.sql" -- mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass \
+"$py" "$tests/suites/pty_session.py" "$work/pty_plain.sql" -- mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass \
     --skip-auto-rehash plain 2>&1 | sed 's/^> USE plain$/> USE shop/' >"$work/pty_plain.out"
 diff -u "$work/pty_plain.out" "$work/pty_px.out" >"$work/pty.diff" ||
     fail "interactive client: proxy and server differ: $(head -40 "$work/pty.diff")"
@@ -164,8 +164,8 @@ echo "$out" | grep -q '^ERROR 1193' || fail "unknown variable: $out"
 # not sent as they are: libmariadb would report a malformed packet (2027)
 out=$(px shop -e "SET NAMES no_such_charset" 2>&1) && fail "an unknown character set was accepted"
 echo "$out" | grep -q '^ERROR 1105 (HY000)' || fail "unknown character set: $out"
-nobody=$("$here/cluster.sh" free-port)
-gone=$("$here/cluster.sh" free-port)
+nobody=$("$harness/cluster.sh" free-port)
+gone=$("$harness/cluster.sh" free-port)
 cat >"$work/gone.ini" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:$nobody/shop
@@ -185,7 +185,7 @@ echo "$out" | grep -q "127\.0\.0\.1\|$nobody\|dal@" && fail "the error names the
 grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy's log"
 
 # ---- prepared statements (the binary protocol), through libmysqlclient ----
-# tests/ps_client prepares and executes each line (statement TAB params)
+# tests/live/ps_client prepares and executes each line (statement TAB params)
 # through the proxy and on the plain server; the outputs must match.
 T=$'\t'
 cat >"$work/ps.txt" <<EOF
@@ -227,12 +227,12 @@ grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no ro
 # closes the connection as a server does
 printf '%s\n' '!change_user reader password shop' 'SELECT COUNT(*) FROM orders WHERE user_id = 10' \
     '!change_user app wrong shop' >"$work/cu.txt"
-"$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/cu.txt" >"$work/cu.out" 2>&1
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/cu.txt" >"$work/cu.out" 2>&1
 grep -q '^change_user reader ok$' "$work/cu.out" && grep -qx '3' "$work/cu.out" &&
     grep -q '^change_user app error 1045 (28000)$' "$work/cu.out" || fail "COM_CHANGE_USER: $(cat "$work/cu.out")"
 [ "$(px shop -N -e 'SELECT CONNECTION_ID()')" -gt 0 ] || fail "CONNECTION_ID()"
 # dal-proxy checks a statement that returns no rows at its first execution
-printf 'SELEKT ?\t1\n' | "$builddir/tests/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
+printf 'SELEKT ?\t1\n' | "$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop |
     grep -q '^[a-z]* error 1064 (42000)$' || fail "a prepared syntax error"
 
 # ---- sysbench: its OLTP scripts through the proxy ------------------------
@@ -285,7 +285,7 @@ if command -v sysbench >/dev/null; then
             run >"$work/sb.out" 2>&1 || fail "sysbench oltp_read_only, 2 threads, $mode: $(grep -m3 FATAL "$work/sb.out")"
     done
 else
-    fail "sysbench is not installed (tests/deps.sh installs it)"
+    fail "sysbench is not installed (tests/harness/deps.sh installs it)"
 fi
 
 # ---- max_connections: the third of 2 gets 1040 ----------------------------
@@ -422,7 +422,7 @@ oc.execute("SELECT CONNECTION_ID()")
 assert kill("KILL %d" % oc.fetchone()[0]) == 1927    # itself: killed
 EOF
 else
-    fail "PyMySQL is not installed (tests/deps.sh installs python3-pymysql)"
+    fail "PyMySQL is not installed (tests/harness/deps.sh installs python3-pymysql)"
 fi
 
 # ---- SIGHUP: users change, connected clients stay ---------------------------

@@ -9,12 +9,12 @@
 # sysbench with --mysql-ssl, concurrent TLS clients, and `dal-proxy
 # --check` on bad TLS files.  Starts its own MariaDB server; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 # Debian's python3 (/usr/bin), where python3-pymysql installs it
 py=/usr/bin/python3
-"$py" -c 'import pymysql' || { echo "FAIL: PyMySQL is not installed (tests/deps.sh)" >&2; exit 1; }
+"$py" -c 'import pymysql' || { echo "FAIL: PyMySQL is not installed (tests/harness/deps.sh)" >&2; exit 1; }
 
 # ---- a certificate for 127.0.0.1, and a key that is not its key ----------
 mkcert() { # KEY CERT
@@ -27,7 +27,7 @@ mkcert "$work/other-key.pem" "$work/other-cert.pem"
 
 px_cluster 1 --db shop
 # a server that takes and returns packets over 16 MB; set before dal connects
-"$here/cluster.sh" client "$work/c" m0 -e 'SET GLOBAL max_allowed_packet = 67108864'
+"$harness/cluster.sh" client "$work/c" m0 -e 'SET GLOBAL max_allowed_packet = 67108864'
 
 export PX_TLS_PASSWORD='tls-s3cret' PX_HASH_PASSWORD='hash-pw-42'
 hash=$("$py" -c 'import hashlib,os; p=os.environ["PX_HASH_PASSWORD"].encode();
@@ -48,9 +48,9 @@ password = \${PX_TLS_PASSWORD}
 password_hash = $hash
 EOF
 }
-port=$("$here/cluster.sh" free-port)
-strict=$("$here/cluster.sh" free-port)
-notls=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
+strict=$("$harness/cluster.sh" free-port)
+notls=$("$harness/cluster.sh" free-port)
 write_ini "$work/px.ini" "$port" "tls_cert = $work/cert.pem
 tls_key = $work/key.pem"
 write_ini "$work/strict.ini" "$strict" "tls_cert = $work/cert.pem
@@ -155,7 +155,7 @@ if sysbench oltp_read_write "${sb[@]}" prepare >"$work/sb.out" 2>&1; then
 else
     fail "sysbench prepare over TLS: $(tail -3 "$work/sb.out")"
 fi
-cd "$here"
+cd "$tests"
 
 # ---- PyMySQL: TLS sockets, caching_sha2_password, garbage, 16 MB ----------
 PX_PORT=$port PX_NOTLS=$notls PX_CERT=$work/cert.pem "$py" - <<'EOF' || fail "PyMySQL"

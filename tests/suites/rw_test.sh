@@ -9,25 +9,26 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${DAL_BUILDDIR:-$(cd "$here/.." && pwd)}
+harness=$(cd "$here/../harness" && pwd)
+builddir=${DAL_BUILDDIR:-$(cd "$here/../.." && pwd)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalrw.XXXXXX")
 cleanup() {
-    "$here/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-if ! "$here/cluster.sh" start "$work/c" 2 --replicas 2 --db 'rw_%d' >"$work/ports"; then
+if ! "$harness/cluster.sh" start "$work/c" 2 --replicas 2 --db 'rw_%d' >"$work/ports"; then
     echo "FAIL: the MariaDB test cluster did not start (see above)" >&2
     exit 1
 fi
 # shellcheck disable=SC1091
 source "$work/c/env"
 export DAL_TEST_PORTS DAL_TEST_REPLICA_PORTS DAL_TEST_CLUSTER_DIR
-export DAL_SRCDIR=${DAL_SRCDIR:-$(cd "$here/.." && pwd)}
+export DAL_SRCDIR=${DAL_SRCDIR:-$(cd "$here/../.." && pwd)}
 echo "cluster up: masters $DAL_TEST_PORTS, replicas $DAL_TEST_REPLICA_PORTS"
 
-"$builddir/tests/test_rw"
+"$builddir/tests/live/test_rw"
 echo "again with the pool plugin (pool = default) on every server:"
-DAL_TEST_RW_POOL=1 "$builddir/tests/test_rw"
+DAL_TEST_RW_POOL=1 "$builddir/tests/live/test_rw"
 echo "rw_test: ok"

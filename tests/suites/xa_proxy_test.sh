@@ -6,10 +6,10 @@
 # transaction_mode), 0 errors, and the same rows as the same run on one
 # unsharded server.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
-command -v sysbench >/dev/null || { echo "FAIL: sysbench is not installed (tests/deps.sh installs it)" >&2; exit 1; }
+command -v sysbench >/dev/null || { echo "FAIL: sysbench is not installed (tests/harness/deps.sh installs it)" >&2; exit 1; }
 px_cluster 2 --db 'shard_%d' --db plain
 export PX_TEST_PASSWORD='app-s3cret'
 write_ini() { # FILE PORT MODE
@@ -30,7 +30,7 @@ INI
 }
 declare -A pport
 for mode in single multi xa; do
-    pport[$mode]=$("$here/cluster.sh" free-port)
+    pport[$mode]=$("$harness/cluster.sh" free-port)
     write_ini "$work/$mode.ini" "${pport[$mode]}" "$mode"
 done
 "$builddir/tools/dal" -c "$work/xa.ini" xa init >/dev/null || fail "dal xa init"

@@ -18,7 +18,7 @@
 # naming the branch.  "Within 10 s" is a deadline polled for, not a speed
 # threshold.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
-# shellcheck source=tests/proxy_lib.sh
+# shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/proxy_lib.sh"
 
 px_cluster 3 --db 'shard_%d' --db plain
@@ -43,13 +43,13 @@ INI
     } >"$file"
 }
 # the CLI's own file: it does not take the lease (xa_recover_interval = 0)
-write_ini "$work/cli.ini" "$("$here/cluster.sh" free-port)" "xa_recover_interval = 0"
+write_ini "$work/cli.ini" "$("$harness/cluster.sh" free-port)" "xa_recover_interval = 0"
 dal() { "$builddir/tools/dal" -c "$work/cli.ini" "$@"; }
 dal xa init >/dev/null || fail "dal xa init"
 
 declare -A port
 for p in a b c; do
-    port[$p]=$("$here/cluster.sh" free-port)
+    port[$p]=$("$harness/cluster.sh" free-port)
     write_ini "$work/$p.ini" "${port[$p]}"
 done
 declare -A ppid
@@ -206,9 +206,9 @@ all_done "survivor taking the lease over"
 # ---- 3. the log's server restarted during the run --------------------------------
 clients c
 sleep 2
-"$here/cluster.sh" kill "$work/c" m2 >/dev/null
+"$harness/cluster.sh" kill "$work/c" m2 >/dev/null
 sleep 1
-"$here/cluster.sh" restart "$work/c" m2 >/dev/null
+"$harness/cluster.sh" restart "$work/c" m2 >/dev/null
 sleep 2
 clients_stop
 lease_is "${ppid[c]}"
@@ -217,7 +217,7 @@ grep -q "recovery lease lost" "$work/c.log" || fail "proxy c did not see its lea
 
 # ---- a lock wait on a row a branch in doubt holds ------------------------------
 mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass -e "SET GLOBAL innodb_lock_wait_timeout = 1"
-port[d]=$("$here/cluster.sh" free-port)
+port[d]=$("$harness/cluster.sh" free-port)
 write_ini "$work/d.ini" "${port[d]}"
 start d # connections made now wait 1 s for a lock
 # an undecided branch (it changes the row: a branch that changes nothing

@@ -28,7 +28,7 @@
 
 #define BEGIN_MARK "<!-- keys "
 #define END_MARK "<!-- end keys -->"
-#define FIXME_HINT "run `make config-doc` (tests/config_doc --write docs/configuration.md) and commit the page"
+#define FIXME_HINT "run `make config-doc` (tests/unit/config_doc --write docs/configuration.md) and commit the page"
 
 #define MAX_SECTIONS 32
 

@@ -101,7 +101,7 @@ def path_in(deps, comp):
 
 
 def main():
-    core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "core")
+    core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "core")
     deps = graph(core)
     found = cycles(deps)
     long_files = []

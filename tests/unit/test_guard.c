@@ -4,7 +4,7 @@
  * IPv6 addresses by their /64, a table that stays bounded) and the errors
  * a client may see (proxy/redact.c: no backend user, host, port or
  * schema).  The whole of it against a real server and clients is
- * tests/proxy_guard_test.sh.
+ * tests/suites/proxy_guard_test.sh.
  */
 #include <check.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  *              loading, FILE:LINE errors, lookup, dal_next_ids.
  *
  * The database-backed behaviour against a real MariaDB (8 processes, kill -9,
- * outage) is tests/idgen_test.sh.
+ * outage) is tests/suites/idgen_test.sh.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -24,7 +24,7 @@
 #include "fake_host.h"
 #include "testutil.h"
 
-#include "../plugins/idgen_snowflake.c"
+#include "../../plugins/idgen_snowflake.c"
 
 #include "config.h"
 #include "idgen.h"

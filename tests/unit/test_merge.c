@@ -5,7 +5,7 @@
  * the merge engine of dal_result_t fed by fake row sources.
  *
  * The expected node SQL, number formats and orders were taken from
- * MariaDB 10.11; tests/test_scatter.c checks the same against real servers.
+ * MariaDB 10.11; tests/live/test_scatter.c checks the same against real servers.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

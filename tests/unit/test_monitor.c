@@ -6,7 +6,7 @@
  * their .so files against the fake host and fed events directly; the
  * Prometheus endpoint scraped over HTTP on loopback.
  *
- * `test_monitor live OUTDIR` (tests/pool_monitor_test.sh): dal_open with
+ * `test_monitor live OUTDIR` (tests/suites/pool_monitor_test.sh): dal_open with
  * both monitors and a pool over a real cluster, a known workload run
  * through server_acquire with its events emitted the way the core emits
  * them, then /metrics scraped and checked by value; the scrape and the slow

@@ -7,7 +7,7 @@
  * waiters, validation, ageing, reset, leak reports) is checked without a
  * server and without timing luck.
  *
- * `test_pool live` (tests/pool_monitor_test.sh, with a MariaDB cluster):
+ * `test_pool live` (tests/suites/pool_monitor_test.sh, with a MariaDB cluster):
  * the same policies through dal_open and server_acquire against real
  * servers: waiters and the exhausted error, a connection KILLed from
  * another session replaced on next use, session state reset between

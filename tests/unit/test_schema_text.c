@@ -3,7 +3,7 @@
  * a column's default from what information_schema.COLUMNS says (the
  * COLUMN_DEFAULT values as MariaDB 10.11 writes them), and LIKE of the
  * client's wildcard.  The whole exchange runs against real servers in
- * tests/proxy_test.sh; this pins each shape of the text, and the inputs
+ * tests/suites/proxy_test.sh; this pins each shape of the text, and the inputs
  * fuzz/fuzz_schema.c found too slow.
  */
 #include <check.h>

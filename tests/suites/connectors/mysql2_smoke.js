@@ -6,13 +6,13 @@
 // and read back with its column definitions, NULLs, a transaction rolled
 // back and one committed, errors (number and SQLSTATE).  With --gen: an
 // INSERT into `gen` without its id_column, whose insert id must be the id
-// stored.  Prints what it read: tests/connectors_test.sh compares a run
+// stored.  Prints what it read: tests/suites/connectors_test.sh compares a run
 // through dal-proxy with one on a plain server.  MYSQL2_DIR names the
 // directory whose node_modules holds mysql2.
 'use strict';
 const path = require('path');
 const mysql = require(path.join(process.env.MYSQL2_DIR || '.', 'node_modules', 'mysql2/promise'));
-const spec = require('./types.json');
+const spec = require('../../data/connectors/types.json');
 
 const [host, port, user, password, database] = process.argv.slice(2, 7);
 

@@ -6,7 +6,7 @@ dal-proxy: the table of types.json written with parameters and read back
 with its column descriptions, NULLs, autocommit off with a rollback and a
 commit, errors (number and SQLSTATE).  With --gen: an INSERT into `gen`
 without its id_column, whose insert id must be the id stored.  Prints what
-it read: tests/connectors_test.sh compares a run through dal-proxy with one
+it read: tests/suites/connectors_test.sh compares a run through dal-proxy with one
 on a plain server.  (MySQLdb has no server-side prepared statements: its
 parameters are escaped into the text.)
 """
@@ -17,7 +17,7 @@ import sys
 import MySQLdb
 
 host, port, user, password, db = sys.argv[1:6]
-spec = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "types.json")))
+spec = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "connectors", "types.json")))
 conn = MySQLdb.connect(host=host, port=int(port), user=user, password=password,
                        database=db, charset="utf8mb4")
 conn.autocommit(True)
