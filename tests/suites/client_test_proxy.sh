@@ -11,7 +11,7 @@
 # pass.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 command -v mariadb-client-test >/dev/null ||
     { echo "FAIL: mariadb-client-test is not installed (tests/harness/deps.sh installs mariadb-test)" >&2; exit 1; }

@@ -9,7 +9,7 @@
 # analysis cache.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
 port=$("$harness/cluster.sh" free-port)

@@ -18,7 +18,7 @@
 #                                  print those that pass and their time
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 suite=${DAL_MYSQLTEST_DIR:-/usr/share/mysql/mysql-test}
 command -v mariadb-test >/dev/null && [ -d "$suite/main" ] ||

@@ -8,7 +8,7 @@
 # MariaDB server; never skips.  Timings are checked as lower bounds only.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 px_cluster 1 --db 'shard_0'
 port=$("$harness/cluster.sh" free-port)

@@ -8,7 +8,7 @@
 # 1 MB.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 px_cluster 1 --db shop
 port=$("$harness/cluster.sh" free-port)

@@ -8,7 +8,7 @@
 # own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain --db restored
 port=$("$harness/cluster.sh" free-port)

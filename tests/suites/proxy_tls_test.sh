@@ -10,7 +10,7 @@
 # --check` on bad TLS files.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 # Debian's python3 (/usr/bin), where python3-pymysql installs it
 py=/usr/bin/python3

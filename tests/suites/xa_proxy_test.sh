@@ -7,7 +7,7 @@
 # unsharded server.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 command -v sysbench >/dev/null || { echo "FAIL: sysbench is not installed (tests/harness/deps.sh installs it)" >&2; exit 1; }
 px_cluster 2 --db 'shard_%d' --db plain

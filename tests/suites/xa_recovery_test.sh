@@ -19,7 +19,7 @@
 # threshold.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/../harness/proxy_lib.sh"
 
 px_cluster 3 --db 'shard_%d' --db plain
 export PX_TEST_PASSWORD='app-s3cret'
