@@ -39,11 +39,11 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalab.XXXXXX")
 cluster=""
-trap '[ -z "$cluster" ] || "$src/tests/cluster.sh" stop "$cluster" --clean >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap '[ -z "$cluster" ] || "$src/tests/harness/cluster.sh" stop "$cluster" --clean >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 if [ -z "$ini" ]; then
     export DAL_BENCH_PASSWORD=dalpass
     cluster="$work/c"
-    "$src/tests/cluster.sh" start "$cluster" 4 --db 'bench_%d' >/dev/null
+    "$src/tests/harness/cluster.sh" start "$cluster" 4 --db 'bench_%d' >/dev/null
     mapfile -t ports <"$cluster/ports"
     ini="$work/bench.ini"
     {

@@ -79,7 +79,7 @@ mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalbenchc.XXXXXX")
 cluster=""
 stop_cluster() {
-    [ -z "$cluster" ] || "$src/tests/cluster.sh" stop "$cluster" --clean >/dev/null 2>&1 || true
+    [ -z "$cluster" ] || "$src/tests/harness/cluster.sh" stop "$cluster" --clean >/dev/null 2>&1 || true
     cluster=""
 }
 trap 'stop_cluster; rm -rf "$work"' EXIT
@@ -89,7 +89,7 @@ export DAL_BENCH_PASSWORD=dalpass
 start_cluster() {
     stop_cluster
     cluster="$work/c$1"
-    "$src/tests/cluster.sh" start "$cluster" "$1" --db 'bench_%d' >/dev/null
+    "$src/tests/harness/cluster.sh" start "$cluster" "$1" --db 'bench_%d' >/dev/null
     mapfile -t ports <"$cluster/ports"
 }
 
@@ -162,7 +162,7 @@ measure_monitors() {
         return 0
     fi
     write_ini "$mini" 4 100 "$(printf '\n[monitor prometheus]\naddress = 127.0.0.1:%s\n\n[monitor slow]\nplugin = slowlog\npath = %s\nthreshold = 200ms\n' \
-        "$("$src/tests/cluster.sh" free-port)" "$work/slow.log")"
+        "$("$src/tests/harness/cluster.sh" free-port)" "$work/slow.log")"
     for t in $threads; do
         measure "point-select, monitors on" 4 "$mini" point-select --threads "$t"
     done

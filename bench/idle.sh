@@ -3,7 +3,7 @@
 #
 # Usage: bench/idle.sh [N]        (default 2000; needs a built tree)
 #
-# Starts one throwaway MariaDB server (tests/cluster.sh) and dal-proxy,
+# Starts one throwaway MariaDB server (tests/harness/cluster.sh) and dal-proxy,
 # opens N client connections that log in (PyMySQL) and then stay idle, and
 # reports the proxy's resident memory before and with them, and the
 # difference per connection.  Also checks that every connection still
@@ -18,13 +18,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dalidle.XXXXXX")
 pid=
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null
-    "$src/tests/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
+    "$src/tests/harness/cluster.sh" stop "$work/c" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 ulimit -n $((2 * n + 256))
-"$src/tests/cluster.sh" start "$work/c" 1 --db app >/dev/null
-port=$("$src/tests/cluster.sh" free-port)
+"$src/tests/harness/cluster.sh" start "$work/c" 1 --db app >/dev/null
+port=$("$src/tests/harness/cluster.sh" free-port)
 cat >"$work/px.ini" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:$(cat "$work/c/ports")/app

@@ -35,11 +35,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 command -v sysbench >/dev/null || { echo "proxy.sh: needs sysbench (apt-get install sysbench)" >&2; exit 1; }
-# shellcheck source=tests/proxy_lib.sh
-. "$src/tests/proxy_lib.sh"
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$src/tests/harness/proxy_lib.sh"
 
 px_cluster 2 --db 'shard_%d' --db plain
-port=$("$here/cluster.sh" free-port)
+port=$("$harness/cluster.sh" free-port)
 write_ini() { # FILE PORT
     {
         px_ini_sharded
@@ -57,7 +57,7 @@ write_ini "$work/px.ini" "$port"
 px_start "$work/px.ini" "$port"
 base_name=mariadb
 if [ -n "$baseline" ]; then
-    bport=$("$here/cluster.sh" free-port)
+    bport=$("$harness/cluster.sh" free-port)
     write_ini "$work/base.ini" "$bport"
     DAL_PLUGIN_DIR=$(cd "$(dirname "$baseline")" && pwd)/../plugins/.libs proxy_bin=$baseline \
         px_start "$work/base.ini" "$bport"

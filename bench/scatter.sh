@@ -7,7 +7,7 @@ build=${1:-$src/_build}
 export DAL_PLUGIN_DIR="$build/plugins/.libs"
 for n in 2 4 8 16; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/dalscatter.XXXXXX")
-    "$src/tests/cluster.sh" start "$work/c" "$n" --db 'p%d' >/dev/null
+    "$src/tests/harness/cluster.sh" start "$work/c" "$n" --db 'p%d' >/dev/null
     mapfile -t ports < "$work/c/ports"
     {
         printf '[dal]\nmax_parallel = 16\n'
@@ -17,6 +17,6 @@ for n in 2 4 8 16; do
         printf '[table sleepy]\ndatasource = n\ndb_shard_num = %d\ntable_shard_num = %d\nshard_key = k\nstrategy = mod\n' "$n" "$n"
     } > "$work/s.ini"
     SCATTER_NODES=$n "$build/bench/scatter_bench" "$work/s.ini" 9 || true
-    "$src/tests/cluster.sh" stop "$work/c" --clean >/dev/null 2>&1 || true
+    "$src/tests/harness/cluster.sh" stop "$work/c" --clean >/dev/null 2>&1 || true
     rm -rf "$work"
 done

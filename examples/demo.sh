@@ -10,7 +10,7 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
-bash tests/deps.sh
+bash tests/harness/deps.sh
 if [ ! -x _build/tools/dal ] || [ ! -f _build/plugins/.libs/shard_mod.so ]; then
     echo "building dal ..."
     autoreconf -fi >/dev/null
@@ -21,11 +21,11 @@ dal="$src/_build/tools/dal"
 export DAL_PLUGIN_DIR="$src/_build/plugins/.libs"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/daldemo.XXXXXX")
-trap 'tests/cluster.sh stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'tests/harness/cluster.sh stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 
 echo "starting 4 throwaway MariaDB servers ..."
-tests/cluster.sh start "$work/c" 4 --db 'product_%d' >/dev/null
+tests/harness/cluster.sh start "$work/c" 4 --db 'product_%d' >/dev/null
 mapfile -t ports < "$work/c/ports"
 
 {
@@ -85,7 +85,7 @@ for i in 0 1 2 3; do
     done
 done
 # the same table for any MySQL client: dal-proxy speaks the MySQL protocol
-pport=$(tests/cluster.sh free-port)
+pport=$(tests/harness/cluster.sh free-port)
 { cat "$ini"; printf '\n[proxy]\nlisten = 127.0.0.1:%s\ndatabase = shop\n[proxy user app]\npassword = ${DEMO_PASSWORD}\n' "$pport"; } > "$work/proxy.ini"
 say "dal-proxy -c proxy.ini &   # [proxy] listen = 127.0.0.1:$pport, database = shop, [proxy user app]"
 "$src/_build/proxy/dal-proxy" -c "$work/proxy.ini" > "$work/proxy.log" 2>&1 &
@@ -101,7 +101,7 @@ kill "$proxypid"
 wait "$proxypid" || true
 
 # a short workload with the Prometheus monitor on: watch it with curl
-mport=$(tests/cluster.sh free-port)
+mport=$(tests/harness/cluster.sh free-port)
 { cat "$ini"; printf '\n[monitor prom]\nplugin = prometheus\naddress = 127.0.0.1:%s\n' "$mport"; } > "$work/monitored.ini"
 say "dal -c monitored.ini load -- point-select --rows 2000 --threads 2 --duration 3   # with [monitor prom] on 127.0.0.1:$mport"
 "$dal" -c "$work/monitored.ini" load -- --cleanup >/dev/null 2>&1 || true   # the demo rows go

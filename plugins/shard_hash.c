@@ -7,7 +7,7 @@
  * The hash decides where rows live for as long as the table exists, so it is
  * defined on bytes and 64-bit unsigned arithmetic only, never on the
  * machine's word size, byte order or the compiler.  docs/plugins.md gives the
- * definition and test vectors; tests/test_shard.c pins them.  Changing any
+ * definition and test vectors; tests/unit/test_shard.c pins them.  Changing any
  * of it moves existing rows: do not.
  *
  *   canonical bytes: integers (INT, UINT) as their decimal text ("42",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh -- the whole test suite, as CI runs it, from a clean checkout:
-#   1. install missing Debian packages (tests/deps.sh)
+#   1. install missing Debian packages (tests/harness/deps.sh)
 #   2. build and `make check` (unit tests, CLI tests, integration tests
 #      against a throwaway MariaDB cluster)
 #   3. the same under AddressSanitizer + UBSan (separate build directory)
@@ -18,7 +18,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 step() { printf '\n=== %s ===\n' "$*"; }
 
 step "dependencies"
-bash tests/deps.sh
+bash tests/harness/deps.sh
 
 step "build"
 autoreconf -fi >/dev/null
@@ -34,16 +34,16 @@ step "make check under ASan/UBSan"
 mkdir -p _build-asan
 (cd _build-asan && ../configure -q --enable-sanitizers CFLAGS="-O1 -g" && make -s -j"$jobs")
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0
-export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:print_suppressions=0"
+export LSAN_OPTIONS="suppressions=$src/tests/harness/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd _build-asan && make -s check) || { cat _build-asan/test-suite.log 2>/dev/null || true; exit 1; }
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "install + out-of-tree plugin"
-bash tests/install_test.sh "$src"
+bash tests/suites/install_test.sh "$src"
 
 step "quick start demo"
-bash tests/demo_test.sh
+bash tests/suites/demo_test.sh
 
 step "fuzz"
 bash fuzz/run.sh "${DAL_FUZZ_SECONDS:-60}"

@@ -241,7 +241,7 @@ const char *config_quote(const char *text, char *buf);
  * section's struct, its default, the values allowed and a one-line
  * description.  config.c reads every key through these tables (find the
  * row, convert by type, range-check, store, keep the line), so `dal check`
- * and dal_open check exactly what the tables say, and tests/config_doc.c
+ * and dal_open check exactly what the tables say, and tests/unit/config_doc.c
  * prints the key tables of docs/configuration.md from them (make
  * config-doc), so the documentation cannot drift from the code either.
  * The tables and rules are static, read-only data.

@@ -11,7 +11,7 @@
  * fraction digits for temporal types, the server's shortest form for
  * FLOAT and DOUBLE, the bytes of BLOB, BIT and JSON, NULL as NULL), so a
  * prepared statement gives the caller exactly what its text form gives.
- * tests/test_sprep.c checks that for every column type.
+ * tests/live/test_sprep.c checks that for every column type.
  *
  * All rows are read before the call returns (mysql_stmt_store_result,
  * then converted): the statement handle stays with its connection, which

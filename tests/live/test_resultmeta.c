@@ -1,0 +1,560 @@
+/*
+ * test_resultmeta.c -- what a wire-protocol front end needs from a result,
+ * against real MariaDB servers: column metadata (compared with the
+ * MYSQL_FIELD the server itself sends for the same statement), warnings,
+ * insert ids, status flags and session variables.
+ *
+ * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
+ * servers, `plain` on server 0) and exports DAL_TEST_PORTS.  A sharded
+ * table meta_all (one physical table per node) has a twin of the same name
+ * in plain, unsharded: what one server holding all the data reports.
+ */
+#include <check.h>
+#include <mysql.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dal/dal.h>
+
+#include "testutil.h"
+
+#define NODES 4
+
+static int ports[NODES];
+static char *dir;
+static dal_t *dal;
+
+#define META_COLUMNS \
+    "id BIGINT NOT NULL PRIMARY KEY, wm_poi_id INT NOT NULL, " \
+    "c_tiny TINYINT, c_utiny TINYINT UNSIGNED, c_small SMALLINT, c_usmall SMALLINT UNSIGNED, " \
+    "c_medium MEDIUMINT, c_umedium MEDIUMINT UNSIGNED, c_int INT, c_uint INT UNSIGNED ZEROFILL, " \
+    "c_big BIGINT, c_ubig BIGINT UNSIGNED, c_dec DECIMAL(12,3), c_udec DECIMAL(8,0) UNSIGNED, " \
+    "c_float FLOAT, c_double DOUBLE, c_bit BIT(5), " \
+    "c_date DATE, c_time TIME(3), c_dt DATETIME(6), c_ts TIMESTAMP NULL DEFAULT NULL, " \
+    "c_year YEAR, c_char CHAR(10), c_varchar VARCHAR(100), c_binary BINARY(8), " \
+    "c_varbinary VARBINARY(50), c_tinytext TINYTEXT, c_text TEXT, c_mediumtext MEDIUMTEXT, " \
+    "c_longtext LONGTEXT, c_tinyblob TINYBLOB, c_blob BLOB, c_mediumblob MEDIUMBLOB, " \
+    "c_longblob LONGBLOB, c_enum ENUM('a','b','c'), c_set SET('x','y','z'), c_json JSON, " \
+    "c_latin VARCHAR(20) CHARACTER SET latin1, c_uniq VARCHAR(20) UNIQUE, KEY (wm_poi_id)"
+
+static void dexec(const char *sql)
+{
+    dal_error_t err;
+
+    tu_must(dal_exec(dal, NULL, sql, NULL, 0, NULL, &err), &err, sql);
+}
+
+static char *make_ini(void)
+{
+    char text[8192];
+    size_t len = 0;
+
+    tu_datasources(text, sizeof text, &len, "dbProductSku", ports, NODES, "dalpass");
+    snprintf(text + len, sizeof text - len,
+             "[datasource plain]\n"
+             "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
+             "[dal]\n"
+             "default_datasource = plain\n"
+             "[idgen metaids]\nplugin = leaf\ndatasource = plain\nstep = 10\n"
+             "[table meta_all]\n"
+             "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 4\n"
+             "shard_key = wm_poi_id\nstrategy = mod\n"
+             "[table ai_shard]\n"
+             "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 4\n"
+             "shard_key = k\nstrategy = mod\n"
+             "[table gen_meta]\n"
+             "datasource = dbProductSku\ndb_shard_num = 4\ntable_shard_num = 8\n"
+             "shard_key = id\nstrategy = mod\nid_column = id\nidgen = metaids\n",
+             ports[0]);
+    return tu_write(dir, "meta.ini", text);
+}
+
+/* The same rows in the sharded table (through dal) and in plain's twin. */
+static void fill_tables(void)
+{
+    static const char *rows[] = {
+        "(1, 0, -1, 1, -2, 2, -3, 3, 10, 4, -5, 5, 1.500, 7, 1.25, 2.5, b'101', '2024-01-02', "
+        "'10:11:12.123', '2024-01-02 03:04:05.123456', '2024-01-02 03:04:05', 2024, 'abc', "
+        "'v', 'bin', 'vb', 'tt', 't', 'mt', 'lt', 'tb', 'b', 'mb', 'lb', 'a', 'x,y', "
+        "'{\"a\":1}', 'l', 'u1')",
+        "(2, 1, 5, 6, 7, 8, 9, 10, 20, 11, 12, 13, 2.250, 9, 3.5, 4.75, b'1', '2023-05-06', "
+        "'01:02:03.000', '2023-05-06 07:08:09.000001', '2023-05-06 07:08:09', 1999, 'def', "
+        "'w', 'b2', 'vb2', 'tt2', 't2', 'mt2', 'lt2', 'tb2', 'b2', 'mb2', 'lb2', 'b', 'z', "
+        "'[1,2]', 'm', 'u2')",
+        "(3, 2, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0.001, 0, 0, 0, b'0', '2022-01-01', "
+        "'00:00:00.5', '2022-01-01 00:00:00', NULL, 2000, 'ghi', 'x', 'b3', 'vb3', '', '', "
+        "'', '', '', '', '', '', 'c', '', 'null', 'n', 'u3')",
+        "(4, 3, 1, 1, 1, 1, 1, 1, 40, 1, 1, 1, 9.999, 1, 1, 1, b'11111', '2021-12-31', "
+        "'23:59:59.999', '2021-12-31 23:59:59.999999', NULL, 2155, 'jkl', 'y', 'b4', 'vb4', "
+        "'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'a', 'x,y,z', '{}', 'o', 'u4')",
+    };
+    char sql[2048];
+    MYSQL *m = tu_direct(ports[0], "plain");
+    size_t i;
+
+    dexec("DROP TABLE IF EXISTS meta_all");
+    dexec("CREATE TABLE meta_all (" META_COLUMNS ")");
+    tu_exec(m, "DROP TABLE IF EXISTS meta_all");
+    tu_exec(m, "CREATE TABLE meta_all (" META_COLUMNS ")");
+    for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        snprintf(sql, sizeof sql, "INSERT INTO meta_all VALUES %s", rows[i]);
+        dexec(sql);
+        tu_exec(m, sql);
+    }
+    mysql_close(m);
+}
+
+static void global_setup(void)
+{
+    char *ini;
+
+    tu_ports(ports, NODES);
+    dir = tu_mkdtemp();
+    ini = make_ini();
+    dal = tu_open(ini);
+    free(ini);
+}
+
+static void global_teardown(void)
+{
+    dal_close(dal);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/*
+ * Run sql through dal and, as written, on plain's twin; compare every
+ * column's metadata.  The schema is the node's database (schema, or NULL
+ * not to check it).  Reads every row of both.
+ */
+static void compare_meta(const char *sql, const char *schema, size_t want_routes)
+{
+    MYSQL *m = tu_direct(ports[0], "plain");
+    MYSQL_RES *res;
+    MYSQL_FIELD *f;
+    dal_result_t *r = NULL;
+    dal_column_info_t ci;
+    dal_error_t err;
+    unsigned int i, n;
+    int rc;
+
+    tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    ck_assert_uint_eq(dal_result_route_count(r), want_routes);
+    tu_exec(m, sql);
+    res = mysql_store_result(m);
+    ck_assert_ptr_nonnull(res);
+    n = mysql_num_fields(res);
+    f = mysql_fetch_fields(res);
+    ck_assert_msg(dal_result_column_count(r) == n, "%s: %zu columns through dal, %u direct",
+                  sql, dal_result_column_count(r), n);
+    for (i = 0; i < n; i++) {
+        memset(&ci, 0, sizeof ci);
+        ci.struct_size = sizeof ci;
+        ck_assert_int_eq(dal_result_column_info(r, i, &ci), 0);
+#define SAME_STR(a, b) ck_assert_msg(strcmp((a), (b) ? (b) : "") == 0, \
+                                     "%s: column %u (%s): " #a " '%s', server '%s'", sql, i, \
+                                     f[i].name, (a), (b) ? (b) : "")
+#define SAME_NUM(a, b) ck_assert_msg((unsigned long)(a) == (unsigned long)(b), \
+                                     "%s: column %u (%s): " #a " %lu, server %lu", sql, i, \
+                                     f[i].name, (unsigned long)(a), (unsigned long)(b))
+        SAME_STR(ci.name, f[i].name);
+        SAME_STR(ci.org_name, f[i].org_name);
+        SAME_STR(ci.table, f[i].table);
+        SAME_STR(ci.org_table, f[i].org_table);
+        SAME_NUM(ci.type, f[i].type);
+        SAME_NUM(ci.charset, f[i].charsetnr);
+        SAME_NUM(ci.flags, f[i].flags);
+        SAME_NUM(ci.decimals, f[i].decimals);
+        SAME_NUM(ci.length, f[i].length);
+        if (schema != NULL && f[i].db != NULL && f[i].db[0] != '\0')
+            ck_assert_str_eq(ci.schema, schema);
+    }
+    ck_assert_int_eq(dal_result_column_info(r, n, &ci), DAL_EINVAL);
+    while ((rc = dal_result_next(r, &err)) > 0)
+        ;
+    tu_must(rc, &err, "read");
+    /* still there after the sources are closed */
+    if (n > 0) {
+        ci.struct_size = sizeof ci;
+        ck_assert_int_eq(dal_result_column_info(r, 0, &ci), 0);
+        ck_assert_str_eq(ci.name, f[0].name);
+    }
+    dal_result_free(r);
+    mysql_free_result(res);
+    mysql_close(m);
+}
+
+START_TEST(test_meta_one_node)
+{
+    /* wm_poi_id 1: table 1 on node 1 */
+    compare_meta("SELECT * FROM meta_all WHERE wm_poi_id = 1", "product_1", 1);
+    compare_meta("SELECT f.c_int AS x, f.c_varchar, c_dec + 1, NULL, 'lit' AS l "
+                 "FROM meta_all f WHERE wm_poi_id = 2", "product_2", 1);
+    compare_meta("SELECT COUNT(*), SUM(c_int), AVG(c_dec), MAX(c_dt) FROM meta_all "
+                 "WHERE wm_poi_id = 3", "product_3", 1);
+}
+END_TEST
+
+START_TEST(test_meta_scatter)
+{
+    compare_meta("SELECT * FROM meta_all", "product_0", 4);
+    compare_meta("SELECT * FROM meta_all ORDER BY id DESC LIMIT 3", "product_0", 4);
+    /* a sort key not selected: a hidden column on the nodes */
+    compare_meta("SELECT c_int, c_char FROM meta_all ORDER BY c_big, id", "product_0", 4);
+    compare_meta("SELECT DISTINCT c_char, c_tiny FROM meta_all", "product_0", 4);
+    compare_meta("SELECT c_tiny, COUNT(*) AS n, SUM(c_dec) FROM meta_all GROUP BY c_tiny",
+                 "product_0", 4);
+    /* aggregates dal merges; AVG runs as SUM on the nodes (plus a hidden
+     * COUNT), yet reports as AVG */
+    compare_meta("SELECT COUNT(*), COUNT(c_ts), SUM(c_int), SUM(c_ubig), SUM(c_dec), "
+                 "SUM(c_double), MIN(c_dt), MAX(c_varchar), MIN(c_time), MAX(c_year), "
+                 "AVG(c_int), AVG(c_dec), AVG(c_udec), AVG(c_ubig), AVG(c_tiny), AVG(c_double) "
+                 "FROM meta_all", "product_0", 4);
+    compare_meta("SELECT c_tiny, AVG(c_int) AS a FROM meta_all GROUP BY c_tiny ORDER BY a",
+                 "product_0", 4);
+}
+END_TEST
+
+START_TEST(test_meta_write)
+{
+    dal_result_t *r = NULL;
+    dal_column_info_t ci;
+    dal_error_t err;
+
+    tu_must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = c_int WHERE wm_poi_id = 1", NULL, 0,
+                      &r, &err), &err, "update");
+    ck_assert_uint_eq(dal_result_column_count(r), 0);
+    memset(&ci, 0, sizeof ci);
+    ci.struct_size = sizeof ci;
+    ck_assert_int_eq(dal_result_column_info(r, 0, &ci), DAL_EINVAL);
+    dal_result_free(r);
+    /* a caller built with a shorter struct gets what fits, nothing past it */
+    tu_must(dal_query(dal, NULL, "SELECT c_int FROM meta_all WHERE wm_poi_id = 1", NULL, 0, &r,
+                      &err), &err, "select");
+    memset(&ci, 0x5a, sizeof ci);
+    ci.struct_size = offsetof(dal_column_info_t, org_name);
+    ck_assert_int_eq(dal_result_column_info(r, 0, &ci), 0);
+    ck_assert_str_eq(ci.name, "c_int");
+    ck_assert_ptr_eq(ci.org_name, (const char *)0x5a5a5a5a5a5a5a5aULL);
+    ci.struct_size = 0;
+    ck_assert_int_eq(dal_result_column_info(r, 0, &ci), DAL_EINVAL);
+    dal_result_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ warnings */
+
+static unsigned int read_all_warnings(dal_t *d, const char *sql, size_t *rows)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    unsigned int w;
+    int rc;
+
+    tu_must(dal_query(d, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    *rows = 0;
+    while ((rc = dal_result_next(r, &err)) > 0)
+        (*rows)++;
+    tu_must(rc, &err, "read");
+    w = dal_result_warning_count(r);
+    dal_result_free(r);
+    return w;
+}
+
+START_TEST(test_warnings)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    size_t rows;
+
+    /* one node (the default datasource) */
+    ck_assert_uint_eq(read_all_warnings(dal, "SELECT CAST('x' AS INT)", &rows), 1);
+    ck_assert_uint_eq(read_all_warnings(dal, "SELECT 1", &rows), 0);
+    /* one warning per row, rows on four nodes (streamed): summed */
+    ck_assert_uint_eq(read_all_warnings(dal, "SELECT CAST(c_char AS INT) FROM meta_all", &rows),
+                      4);
+    ck_assert_uint_eq(rows, 4);
+    /* merged: the nodes' warnings, whatever the merge keeps (each node
+     * casts its row twice: to sort, then to send), also from rows the
+     * merge did not read */
+    ck_assert_uint_eq(read_all_warnings(dal, "SELECT CAST(c_char AS INT) AS v FROM meta_all "
+                                        "ORDER BY v LIMIT 1", &rows), 8);
+    ck_assert_uint_eq(rows, 1);
+    ck_assert_uint_eq(read_all_warnings(dal, "SELECT CAST(c_char AS INT) AS v FROM meta_all "
+                                        "ORDER BY id LIMIT 1", &rows), 4);
+    /* writes: a duplicate ignored on each of two nodes */
+    tu_must(dal_query(dal, NULL, "INSERT IGNORE INTO meta_all (id, wm_poi_id, c_uniq) VALUES "
+                      "(1, 0, 'd1'), (2, 1, 'd2')", NULL, 0, &r, &err), &err, "insert ignore");
+    ck_assert_uint_eq(dal_result_route_count(r), 2);
+    ck_assert_uint_eq(dal_result_affected_rows(r), 0);
+    ck_assert_uint_eq(dal_result_warning_count(r), 2);
+    dal_result_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ insert ids */
+
+START_TEST(test_insert_ids)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    dal_plan_t *plan = NULL;
+    const int64_t *ids;
+    char sql[256];
+    size_t n;
+    MYSQL *m;
+    int i;
+
+    /* AUTO_INCREMENT on one node: the first id of a multi-row INSERT */
+    dexec("DROP TABLE IF EXISTS ai_plain");
+    dexec("CREATE TABLE ai_plain (id INT AUTO_INCREMENT PRIMARY KEY, v INT)");
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (1), (2), (3)", NULL, 0, &r,
+                      &err), &err, "insert ai");
+    ck_assert_uint_eq(dal_result_insert_id(r), 1);
+    ck_assert_ptr_null(dal_result_generated_ids(r, &n));
+    dal_result_free(r);
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_plain (v) VALUES (4)", NULL, 0, &r, &err), &err,
+            "insert ai 2");
+    ck_assert_uint_eq(dal_result_insert_id(r), 4);
+    dal_result_free(r);
+
+    /* AUTO_INCREMENT on several nodes: the first route's */
+    dexec("DROP TABLE IF EXISTS ai_shard");
+    dexec("CREATE TABLE ai_shard (id INT AUTO_INCREMENT PRIMARY KEY, k INT)");
+    for (i = 0; i < NODES; i++) {
+        m = tu_direct(ports[i], NULL);
+        snprintf(sql, sizeof sql, "ALTER TABLE product_%d.ai_shard_%d AUTO_INCREMENT = %d", i,
+                 i, 100 * (i + 1));
+        tu_exec(m, sql);
+        mysql_close(m);
+    }
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (2)", NULL, 0, &r, &err), &err,
+            "insert k=2");
+    ck_assert_uint_eq(dal_result_insert_id(r), 300);
+    dal_result_free(r);
+    tu_must(dal_explain(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &plan,
+                        &err), &err, "explain");
+    ck_assert_uint_eq(dal_plan_count(plan), 2);
+    ck_assert_str_eq(dal_plan_table(plan, 0), "ai_shard_1");
+    dal_plan_free(plan);
+    tu_must(dal_query(dal, NULL, "INSERT INTO ai_shard (k) VALUES (3), (1)", NULL, 0, &r, &err),
+            &err, "insert k=3,1");
+    ck_assert_uint_eq(dal_result_route_count(r), 2);
+    ck_assert_uint_eq(dal_result_insert_id(r), 200);
+    dal_result_free(r);
+
+    /* IDs dal generated: the first one, as the server reports the first */
+    tu_must(dal_setup_idgens(dal, NULL, NULL, NULL, &err), &err, "setup idgens");
+    dexec("DROP TABLE IF EXISTS gen_meta");
+    dexec("CREATE TABLE gen_meta (id BIGINT PRIMARY KEY, note VARCHAR(20))");
+    tu_must(dal_query(dal, NULL, "INSERT INTO gen_meta (note) VALUES ('a'), ('b'), ('c')", NULL, 0,
+                      &r, &err), &err, "insert generated");
+    ids = dal_result_generated_ids(r, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(dal_result_insert_id(r), (uint64_t)ids[0]);
+    ck_assert_int_ne(ids[0], 0);
+    dal_result_free(r);
+    /* the ID given: nothing generated, and the server made none */
+    tu_must(dal_query(dal, NULL, "INSERT INTO gen_meta (id, note) VALUES (5, 'given')", NULL, 0,
+                      &r, &err), &err, "insert given");
+    ck_assert_ptr_null(dal_result_generated_ids(r, &n));
+    ck_assert_uint_eq(dal_result_insert_id(r), 0);
+    dal_result_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------ status and session */
+
+static unsigned int stmt_status(dal_session_t *s, const char *sql)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    unsigned int st;
+
+    if (s != NULL)
+        tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    else
+        tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    while (dal_result_next(r, &err) > 0)
+        ;
+    st = dal_result_server_status(r);
+    dal_result_free(r);
+    return st;
+}
+
+#define TX_BITS (DAL_SERVER_STATUS_IN_TRANS | DAL_SERVER_STATUS_AUTOCOMMIT | \
+                 DAL_SERVER_STATUS_IN_TRANS_READONLY)
+
+/* The status plain's server sends after sql, without the bit dal keeps. */
+static unsigned int direct_status(const char *sql)
+{
+    MYSQL *m = tu_direct(ports[0], "plain");
+    MYSQL_RES *res;
+    unsigned int st;
+
+    tu_exec(m, sql);
+    res = mysql_store_result(m);
+    st = m->server_status & ~DAL_SERVER_SESSION_STATE_CHANGED;
+    mysql_free_result(res);
+    mysql_close(m);
+    return st;
+}
+
+START_TEST(test_status_flags)
+{
+    dal_session_t *s = NULL;
+    dal_error_t err;
+
+    ck_assert_uint_eq(stmt_status(NULL, "SELECT 1") & TX_BITS, DAL_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(stmt_status(NULL, "SELECT * FROM meta_all") & TX_BITS,
+                      DAL_SERVER_STATUS_AUTOCOMMIT);
+    /* the server's own bits come through (a scan without an index) */
+    ck_assert_uint_eq(stmt_status(NULL, "SELECT * FROM ai_plain WHERE v > 0") & ~TX_BITS,
+                      direct_status("SELECT * FROM ai_plain WHERE v > 0") & ~TX_BITS);
+    ck_assert_uint_eq(stmt_status(NULL, "SELECT * FROM meta_all WHERE c_int > 0") & ~TX_BITS,
+                      direct_status("SELECT * FROM meta_all WHERE c_int > 0") & ~TX_BITS);
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(stmt_status(s, "SELECT 1") & TX_BITS, DAL_SERVER_STATUS_AUTOCOMMIT);
+    /* BEGIN sends nothing yet, but the transaction is open */
+    ck_assert_uint_eq(stmt_status(s, "BEGIN") & TX_BITS,
+                      DAL_SERVER_STATUS_IN_TRANS | DAL_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(stmt_status(s, "SELECT * FROM meta_all WHERE wm_poi_id = 1") & TX_BITS,
+                      DAL_SERVER_STATUS_IN_TRANS | DAL_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(stmt_status(s, "COMMIT") & TX_BITS, DAL_SERVER_STATUS_AUTOCOMMIT);
+    tu_must(dal_begin_read_only(s, &err), &err, "begin ro");
+    ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_IN_TRANS |
+                      DAL_SERVER_STATUS_IN_TRANS_READONLY | DAL_SERVER_STATUS_AUTOCOMMIT);
+    tu_must(dal_rollback(s, &err), &err, "rollback");
+
+    /* autocommit 0: every statement opens a transaction, until COMMIT */
+    tu_must(dal_session_set_var(s, "AUTOCOMMIT", "0", &err), &err, "autocommit 0");
+    ck_assert_uint_eq(dal_session_status(s), 0);
+    ck_assert_uint_eq(stmt_status(s, "INSERT INTO meta_all (id, wm_poi_id, c_uniq) "
+                                     "VALUES (50, 1, 'ac1')") & TX_BITS,
+                      DAL_SERVER_STATUS_IN_TRANS);
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 50"),
+                     0);
+    tu_must(dal_rollback(s, &err), &err, "rollback");
+    ck_assert_uint_eq(dal_session_status(s), 0);
+    ck_assert_uint_eq(stmt_status(s, "INSERT INTO meta_all (id, wm_poi_id, c_uniq) "
+                                     "VALUES (51, 1, 'ac2')") & TX_BITS,
+                      DAL_SERVER_STATUS_IN_TRANS);
+    ck_assert_uint_eq(stmt_status(s, "COMMIT") & TX_BITS, 0);
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
+                     1);
+    /* back to 1 inside a transaction commits it, as the server does */
+    stmt_status(s, "DELETE FROM meta_all WHERE wm_poi_id = 1 AND id = 51");
+    ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_IN_TRANS);
+    tu_must(dal_session_set_var(s, "autocommit", "ON", &err), &err, "autocommit on");
+    ck_assert_uint_eq(dal_session_status(s), DAL_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_int_eq(tu_direct_value(ports[1], NULL,
+                                     "SELECT COUNT(*) FROM product_1.meta_all_1 WHERE id = 51"),
+                     0);
+    ck_assert_int_eq(dal_session_set_var(s, "autocommit", "maybe", &err), DAL_EINVAL);
+    dal_session_close(s);
+}
+END_TEST
+
+/* The one text value of a statement run by the session (or dal_query). */
+static void text_is(dal_session_t *s, const char *sql, const char *want)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    int rows = 0;
+
+    if (s != NULL)
+        tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    else
+        tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    while (dal_result_next(r, &err) > 0) {
+        ck_assert_msg(strcmp(dal_result_text(r, 0, NULL), want) == 0, "%s: '%s', want '%s'",
+                      sql, dal_result_text(r, 0, NULL), want);
+        rows++;
+    }
+    ck_assert_int_gt(rows, 0);
+    dal_result_free(r);
+}
+
+START_TEST(test_session_vars)
+{
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_value_t p;
+    dal_error_t err;
+    int i;
+
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_set_var(s, "time_zone", "'+05:00'", &err), &err, "time_zone");
+    tu_must(dal_session_set_var(s, "tx_isolation", "'READ-COMMITTED'", &err), &err, "isolation");
+    for (i = 0; i < 3; i++) {
+        /* the session's, on every connection it takes; never anyone else's */
+        text_is(s, "SELECT @@time_zone", "+05:00");
+        text_is(s, "SELECT @@time_zone FROM meta_all", "+05:00");
+        text_is(NULL, "SELECT @@time_zone", "SYSTEM");
+        text_is(NULL, "SELECT @@time_zone FROM meta_all", "SYSTEM");
+    }
+    /* replaced; a value the server refuses changes nothing */
+    tu_must(dal_session_set_var(s, "time_zone", "'+01:00'", &err), &err, "time_zone again");
+    ck_assert_int_eq(dal_session_set_var(s, "time_zone", "'Nowhere/Else'", &err), DAL_ESERVER);
+    ck_assert_int_eq(dal_session_set_var(s, "no_such_variable_x", "1", &err), DAL_ESERVER);
+    ck_assert_int_eq(dal_session_set_var(s, "a;b", "1", &err), DAL_EINVAL);
+    text_is(s, "SELECT @@time_zone", "+01:00");
+    /* in a transaction, on its connection */
+    tu_must(dal_begin(s, &err), &err, "begin");
+    text_is(s, "SELECT @@tx_isolation FROM meta_all WHERE wm_poi_id = 2", "READ-COMMITTED");
+    tu_must(dal_session_set_var(s, "time_zone", "'-02:00'", &err), &err, "time_zone in txn");
+    text_is(s, "SELECT @@time_zone FROM meta_all WHERE wm_poi_id = 2", "-02:00");
+    tu_must(dal_commit(s, &err), &err, "commit");
+    text_is(NULL, "SELECT @@tx_isolation FROM meta_all WHERE wm_poi_id = 2", "REPEATABLE-READ");
+
+    /* sql_mode: dal's escaping of ? values follows NO_BACKSLASH_ESCAPES */
+    tu_must(dal_session_set_var(s, "sql_mode", "'NO_BACKSLASH_ESCAPES'", &err), &err, "sql_mode");
+    p = dal_str("back\\slash 'q'");
+    tu_must(dal_session_query(s, NULL, "SELECT ?", &p, 1, &r, &err), &err, "select ?");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_str_eq(dal_result_text(r, 0, NULL), "back\\slash 'q'");
+    ck_assert(dal_result_server_status(r) & DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES);
+    dal_result_free(r);
+    ck_assert(!(stmt_status(NULL, "SELECT 1") & DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES));
+
+    /* SET NAMES */
+    tu_must(dal_session_set_var(s, "names", "latin1", &err), &err, "names");
+    text_is(s, "SELECT @@character_set_client", "latin1");
+    text_is(s, "SELECT @@character_set_results FROM meta_all", "latin1");
+    text_is(NULL, "SELECT @@character_set_client", "utf8mb4");
+    text_is(NULL, "SELECT @@character_set_client FROM meta_all", "utf8mb4");
+    ck_assert_int_eq(dal_session_set_var(s, "names", "'no_such_charset'", &err), DAL_ESERVER);
+    dal_session_close(s);
+}
+END_TEST
+
+static Suite *meta_suite(void)
+{
+    Suite *s = suite_create("resultmeta");
+    TCase *tc = tcase_create("live");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, global_setup, global_teardown);
+    tcase_add_unchecked_fixture(tc, fill_tables, NULL);
+    tcase_add_test(tc, test_meta_one_node);
+    tcase_add_test(tc, test_meta_scatter);
+    tcase_add_test(tc, test_meta_write);
+    tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_insert_ids);
+    tcase_add_test(tc, test_status_flags);
+    tcase_add_test(tc, test_session_vars);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    /* one process: the tests share the cluster and the dal_t */
+    return tu_run(meta_suite(), CK_NOFORK);
+}

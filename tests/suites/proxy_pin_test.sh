@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# proxy_pin_test.sh -- session state through dal-proxy, judged by the
+# `mariadb` client against a plain MariaDB: user variables, temporary
+# tables, named locks, LOCK TABLES and SQL prepared statements over one
+# client connection must behave as on one server (each client connection
+# is a dal session, which pins the backend connections holding its state),
+# SET SESSION TRANSACTION must hold for every statement, and
+# COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
+# servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$(dirname "$0")/../harness/proxy_lib.sh"
+
+px_cluster 2 --db 'shard_%d' --db plain
+port=$("$harness/cluster.sh" free-port)
+export PX_TEST_PASSWORD='app-s3cret'
+{
+    px_ini_sharded
+    px_ini_table orders 8 user_id mod
+    cat <<EOF
+[proxy]
+listen = 127.0.0.1:$port
+database = shop
+[proxy user app]
+password = \${PX_TEST_PASSWORD}
+EOF
+} >"$work/px.ini"
+px_start "$work/px.ini" "$port"
+px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }
+plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
+px -e 'CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))'
+plain -e 'CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))'
+for c in px plain; do
+    "$c" -e 'CREATE TABLE notes (a INT)'
+    "$c" -e "INSERT INTO orders VALUES (1, 10, 'ten'), (2, 11, 'eleven'), (3, 14, 'fourteen')"
+done
+
+# ---- one client connection each: the proxy's answers against the server's
+# (the mariadb client sends the statements one at a time, in order)
+same() { # NAME SQL
+    local got want
+    got=$(px -N -B -e "$2" 2>&1) || fail "$1 through the proxy: $got"
+    want=$(plain -N -B -e "$2" 2>&1) || fail "$1 on the plain server: $want"
+    [ "$got" = "$want" ] || fail "$1: proxy gave '$got', the server '$want'"
+    [ -n "$got" ] || fail "$1 printed nothing"
+}
+same "user variables" 'SET @a = 1; SELECT @a; SELECT @a := @a + 1; SELECT @a * 10'
+same "SELECT INTO a variable" 'SELECT note INTO @n FROM orders WHERE id = 2 AND user_id = 11; SELECT @n'
+# (user 14: table 6 of 8, on ds1; the default datasource is ds0)
+same "a variable set on the shard it is read on" \
+    "SELECT @u := user_id FROM orders WHERE user_id = 14; SELECT note FROM orders WHERE user_id = 14 AND @u = 14; SELECT @u"
+same "a variable in a transaction" 'SET @t = 5; BEGIN; SELECT @t; INSERT INTO notes VALUES (@t); COMMIT; SELECT @t + COUNT(*) FROM notes'
+same "temporary table" \
+    'CREATE TEMPORARY TABLE tmp (a INT); INSERT INTO tmp VALUES (1), (2), (3); SELECT SUM(a) FROM tmp; UPDATE tmp SET a = a + 1; SELECT MAX(a) FROM tmp; DROP TEMPORARY TABLE tmp; SELECT 1'
+same "named lock" \
+    "SELECT GET_LOCK('pxlock', 0); SELECT IS_USED_LOCK('pxlock') IS NOT NULL; SELECT IS_FREE_LOCK('pxlock'); SELECT RELEASE_LOCK('pxlock'); SELECT IS_FREE_LOCK('pxlock')"
+same "LOCK TABLES" 'LOCK TABLES notes WRITE; INSERT INTO notes VALUES (9); SELECT COUNT(*) FROM notes WHERE a = 9; UNLOCK TABLES; DELETE FROM notes WHERE a = 9; SELECT COUNT(*) FROM notes'
+same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE s USING @b; DEALLOCATE PREPARE s; SELECT 1"
+# SET SESSION TRANSACTION: session variables of every backend connection
+same "SET SESSION TRANSACTION" \
+    'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
+# state ends with the client connection
+same "a new connection" "SELECT IFNULL(@a, 'none'), IS_FREE_LOCK('pxlock')"
+
+# ---- a named lock is held across statements, as seen from elsewhere -------
+px -N -e "SELECT GET_LOCK('held', 0); SELECT SLEEP(3)" >"$work/lock.out" 2>&1 &
+holder=$!
+for _ in $(seq 30); do
+    [ "$(plain -N -e "SELECT IS_FREE_LOCK('held')")" = 0 ] && break
+    sleep 0.1
+done
+[ "$(plain -N -e "SELECT IS_FREE_LOCK('held')")" = 0 ] || fail "GET_LOCK through the proxy is not held"
+[ "$(px -N -e "SELECT IS_FREE_LOCK('held')")" = 0 ] || fail "another proxy client sees the lock free"
+wait "$holder" || fail "the lock holder failed: $(cat "$work/lock.out")"
+[ "$(plain -N -e "SELECT IS_FREE_LOCK('held')")" = 1 ] || fail "the lock outlived its client connection"
+
+# ---- what cannot be kept is refused, not silently wrong --------------------
+out=$(px -e 'SET @k = 10; SELECT note FROM orders WHERE user_id = @k' 2>&1) && fail "a variable shard key was accepted"
+echo "$out" | grep -q 'user variables' || fail "variable shard key: $out"
+out=$(px -e 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' 2>&1) && fail "SET TRANSACTION (next transaction only) was accepted"
+echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSACTION: $out"
+out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
+echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
+out=$(px -e 'LOCK TABLES orders WRITE' 2>&1) && fail "LOCK TABLES of a sharded table was accepted"
+echo "$out" | grep -q 'orders' || fail "LOCK TABLES of a sharded table: $out"
+
+# ---- COM_RESET_CONNECTION drops the state (mysql_reset_connection) -------
+T=$'\t'
+cat >"$work/reset.txt" <<EOF
+SET @r = ?${T}7
+SELECT @r
+CREATE TEMPORARY TABLE rt (a INT)
+SELECT COUNT(*) FROM rt
+!reset_connection
+SELECT IFNULL(@r, 'none')
+SELECT COUNT(*) FROM rt
+EOF
+px_ps_judge reset COM_RESET_CONNECTION
+grep -qx 'none' "$work/reset_px.out" || fail "the variable survived the reset: $(cat "$work/reset_px.out")"
+
+px_finish proxy_pin_test
