@@ -42,6 +42,7 @@
 #include "route.h"
 #include "small.h"
 #include "stmt.h"
+#include "sysvar.h"
 #include "txn.h"
 
 /* What dal_session_set_var has set: name = value pairs (names lower-cased,
@@ -963,12 +964,18 @@ static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_resul
     return pins_run(&s->pins, snap, st, out, err);
 }
 
-/* Before a routed statement's servers are chosen: the pins' rules. */
+/* Before a routed statement's servers are chosen: the session's own
+ * @@autocommit (sysvar.h), then the pins' rules. */
 static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                         dal_stmt_t *st, dal_error_t *err)
 {
     dal_session_t *s = owner;
+    int rc;
 
+    /* with autocommit 0 every statement but SET and SHOW runs in a
+     * transaction, so comes here */
+    if (s->manual && st->sql->reads_autocommit && (rc = sysvar_autocommit_off(st, err)) != 0)
+        return rc;
     return pins_check(&s->pins, snap, opts, st, err);
 }
 

@@ -866,6 +866,58 @@ START_TEST(test_transaction_reads_across_nodes)
 }
 END_TEST
 
+/* Column col of r is described as a server describes @@autocommit:
+ * BIGINT, length 1, nullable, named name. */
+static void assert_autocommit_column(dal_result_t *r, size_t col, const char *name)
+{
+    dal_column_info_t ci = {.struct_size = sizeof ci};
+
+    ck_assert_int_eq(dal_result_column_info(r, col, &ci), 0);
+    ck_assert_str_eq(ci.name, name);
+    ck_assert_int_eq(ci.type, DAL_COLUMN_LONGLONG);
+    ck_assert_uint_eq(ci.length, 1);
+    ck_assert_uint_eq(ci.flags & DAL_COLUMN_FLAG_NOT_NULL, 0);
+}
+
+/* autocommit is the session's own: after autocommit 0, @@autocommit and
+ * @@session.autocommit read 0 (the servers' connections keep 1), with the
+ * names and types a server gives them; @@global.autocommit is the
+ * server's. */
+START_TEST(test_autocommit_read_back)
+{
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    const char *q = "SELECT @@autocommit, @@session.autocommit, @@SESSION.AutoCommit, "
+                    "@@local.autocommit AS ac, @@autocommit + 1, @@global.autocommit";
+
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    ck_assert_int_eq(session_value(s, "SELECT @@autocommit"), 1);
+    tu_must(dal_session_set_var(s, "autocommit", "0", &err), &err, "autocommit 0");
+    tu_must(dal_session_query(s, NULL, q, NULL, 0, &r, &err), &err, q);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    assert_autocommit_column(r, 0, "@@autocommit");
+    assert_autocommit_column(r, 1, "@@session.autocommit");
+    assert_autocommit_column(r, 2, "@@SESSION.AutoCommit");
+    assert_autocommit_column(r, 3, "ac");
+    ck_assert_str_eq(dal_result_column_name(r, 4), "@@autocommit + 1");
+    ck_assert_int_eq(dal_result_int(r, 0), 0);
+    ck_assert_int_eq(dal_result_int(r, 1), 0);
+    ck_assert_int_eq(dal_result_int(r, 2), 0);
+    ck_assert_int_eq(dal_result_int(r, 3), 0);
+    ck_assert_int_eq(dal_result_int(r, 4), 1);
+    ck_assert_int_eq(dal_result_int(r, 5), 1);
+    dal_result_free(r);
+    /* with a table, on every node, and in a WHERE */
+    ck_assert_int_eq(session_value(s, "SELECT @@autocommit FROM wm_food LIMIT 1"), 0);
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE @@autocommit = 1"), 0);
+    tu_must(dal_commit(s, &err), &err, "commit");
+    tu_must(dal_session_set_var(s, "autocommit", "ON", &err), &err, "autocommit 1");
+    ck_assert_int_eq(session_value(s, "SELECT @@session.autocommit"), 1);
+    dal_session_close(s);
+}
+END_TEST
+
 /* Statements through dal show up in the Prometheus metrics with the
  * right counts, and trace ids reach the server as a comment. */
 START_TEST(test_metrics_end_to_end)
@@ -1235,6 +1287,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_insert_without_columns);
     tcase_add_test(tc, test_transactions);
     tcase_add_test(tc, test_transaction_reads_across_nodes);
+    tcase_add_test(tc, test_autocommit_read_back);
     tcase_add_test(tc, test_metrics_end_to_end);
     tcase_add_test(tc, test_generated_ids);
     tcase_add_test(tc, test_prepared_differential);
