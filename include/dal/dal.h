@@ -635,7 +635,9 @@ DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */
 DAL_API int dal_in_transaction(const dal_session_t *s);
-/* The datasource node of the open transaction, or NULL (none yet).  Owned
+/* The datasource node of the open transaction, or NULL (none yet): in
+ * single mode the node it wrote on, else the node of its first statement;
+ * in multi and xa the node of its first branch.  Owned
  * by the session; valid until the transaction ends (dal_commit,
  * dal_rollback, or dal_session_close). */
 DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
