@@ -3,10 +3,13 @@
  *
  * A transaction keeps one snapshot reference and one connection from its
  * first statement to COMMIT/ROLLBACK, so a reload or another thread never
- * sees its connection and every statement of it runs on the same node: on
- * its master, or for a read-only transaction on the server its first
- * statement picked as a read.  A session also remembers what it wrote
- * (read-your-writes, replica.h), so its later reads see it.
+ * sees its connection and every statement of it on that node runs there:
+ * on its master, or for a read-only transaction on the server its first
+ * statement picked as a read.  In transaction_mode single it may read
+ * other nodes too, each in a transaction of its own there (txn.h's
+ * DAL_TXN_SINGLE, on the master), while its writes go to one node.  A
+ * session also remembers what it wrote (read-your-writes, replica.h), so
+ * its later reads see it.
  *
  * Session variables (dal_session_set_var) are applied by the pool to each
  * connection a statement of the session takes (pool_set_vars) and undone
@@ -39,6 +42,7 @@
 #include "route.h"
 #include "small.h"
 #include "stmt.h"
+#include "sysvar.h"
 #include "txn.h"
 
 /* What dal_session_set_var has set: name = value pairs (names lower-cased,
@@ -70,6 +74,9 @@ struct dal_session {
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
+    dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
+                               first statement there, or NULL */
+    dal_node_t *write_node; /* the node a single-mode transaction wrote on, or NULL */
     int no_backslash;       /* the session's sql_mode has NO_BACKSLASH_ESCAPES, as the
                                last connection that applied its variables or answered
                                one of its statements with an OK said: clients escape
@@ -420,6 +427,7 @@ static void end_txn(dal_session_t *s, int reusable)
     s->in_txn = 0;
     s->read_only = 0;
     s->wrote = 0;
+    s->write_node = NULL;
 }
 
 /* A committed transaction on a master: its writes are to be read back, by
@@ -436,15 +444,45 @@ static void note_commit(dal_session_t *s)
         ryw_note(&s->ryw, s->node, NULL);
 }
 
-/* Send COMMIT or ROLLBACK on the transaction's connection. */
+/* COMMIT (commit != 0) or ROLLBACK of a single-mode transaction's other
+ * nodes, if it has any. */
+static int end_reads(dal_session_t *s, int commit, dal_error_t *err)
+{
+    int rc = 0;
+
+    if (s->reads != NULL && commit)
+        rc = txn_commit(s->reads, err);
+    else if (s->reads != NULL)
+        txn_rollback(s->reads);
+    s->reads = NULL;
+    return rc;
+}
+
+/* Send COMMIT or ROLLBACK on the transaction's connection; *reusable
+ * cleared when it failed. */
+static int end_first(dal_session_t *s, const char *word, int *reusable, dal_error_t *err)
+{
+    int rc = 0;
+
+    if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
+        rc = conn_error(s->conn, DAL_ESERVER, err);
+        *reusable = 0;
+    } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
+        note_commit(s);
+    }
+    return rc;
+}
+
+/* End the transaction on every node.  In single mode the node written on
+ * commits first and decides; the nodes only read end after it. */
 static int finish(dal_session_t *s, const char *word, dal_error_t *err)
 {
-    int rc = 0, reusable = 1;
+    int rc = 0, reusable = 1, commit = strcmp(word, "COMMIT") == 0;
 
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
     if (s->txn != NULL) {
-        if (strcmp(word, "COMMIT") == 0)
+        if (commit)
             rc = txn_commit(s->txn, err);
         else
             txn_rollback(s->txn);
@@ -452,11 +490,12 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
         end_txn(s, 1);
         return rc;
     }
-    if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
-        rc = conn_error(s->conn, DAL_ESERVER, err);
-        reusable = 0;
-    } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
-        note_commit(s);
+    if (s->write_node != NULL && s->write_node != s->node) {
+        rc = end_reads(s, commit, err);
+        end_first(s, rc == 0 ? word : "ROLLBACK", &reusable, NULL);
+    } else {
+        rc = end_first(s, word, &reusable, err);
+        end_reads(s, commit && rc == 0, NULL);
     }
     end_txn(s, reusable);
     return rc;
@@ -541,6 +580,8 @@ const char *dal_transaction_datasource(const dal_session_t *s)
 {
     if (s != NULL && s->txn != NULL)
         return txn_first_datasource(s->txn);
+    if (s != NULL && s->write_node != NULL)
+        return s->write_node->cfg->name;
     return s != NULL && s->node != NULL ? s->node->cfg->name : NULL;
 }
 
@@ -737,33 +778,147 @@ static int run_in_multi(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, da
     return rc;
 }
 
-/* Check the routes fit the transaction, then run them on its connection. */
-static int run_in_txn(dal_session_t *s, const dal_routing_t *rt, const dal_value_t *params,
-                      size_t nparams, dal_result_t **out, dal_error_t *err)
+/* The distinct datasources of rt's routes (several tables of one
+ * datasource are one): their number, and their names ("ds0, ds1") into
+ * out. */
+static size_t route_datasources(const dal_routing_t *rt, char *out, size_t cap)
 {
-    dal_sql_kind_t k = rt->sql->kind;
+    size_t i, j, n = 0, len = 0;
+
+    out[0] = '\0';
+    for (i = 0; i < rt->nroutes; i++) {
+        for (j = 0; j < i && rt->routes[j].node != rt->routes[i].node; j++)
+            ;
+        if (j < i)
+            continue;
+        if (len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", n > 0 ? ", " : "",
+                                    rt->routes[i].node->cfg->name);
+        n++;
+    }
+    return n;
+}
+
+/* A statement that only reads (no write, no session state left): it may
+ * run on any node of a single-mode transaction. */
+static int reads_only(const dal_sql_t *sql)
+{
+    return (sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_SHOW) && !sql->pins;
+}
+
+/* A statement that may change rows (not a SELECT or SHOW). */
+static int writes(const dal_sql_t *sql)
+{
+    return sql->kind != DAL_SQL_SELECT && sql->kind != DAL_SQL_SHOW;
+}
+
+/* A single-mode transaction writes on one datasource: the statement's only
+ * one, and the one it wrote on before. */
+static int check_write(const dal_session_t *s, const dal_routing_t *rt, dal_error_t *err)
+{
+    char names[256];
+    size_t n = rt->nroutes == 1 ? 1 : route_datasources(rt, names, sizeof names);
+
+    if (n != 1)
+        return err_set(err, DAL_EROUTE,
+                       "a transaction writes on one datasource (transaction_mode single), but "
+                       "this statement goes to %zu datasources: %s%s%s (the transaction is "
+                       "still open)", n, names, s->write_node ? "; the transaction writes on " : "",
+                       s->write_node ? s->write_node->cfg->name : "");
+    if (s->write_node != NULL && rt->routes[0].node != s->write_node)
+        return err_set(err, DAL_EROUTE,
+                       "the transaction writes on datasource %s, but this statement writes on %s "
+                       "(transaction_mode single; the transaction is still open)",
+                       s->write_node->cfg->name, rt->routes[0].node->cfg->name);
+    return 0;
+}
+
+/* The connection of each route of rt into held: the transaction's own on
+ * its first node, else that node's transaction in s->reads (begun now on
+ * its first statement there). */
+static int single_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held,
+                       dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < rt->nroutes; i++) {
+        if (rt->routes[i].node == s->node) {
+            held[i] = s->conn;
+            continue;
+        }
+        if (s->reads == NULL)
+            rc = txn_open(s->snap, DAL_TXN_SINGLE, s->read_only, &s->pins, &s->ryw, &s->reads,
+                          err);
+        if (rc == 0)
+            rc = txn_conn(s->reads, rt->routes[i].node, &held[i], err);
+    }
+    return rc;
+}
+
+/* A statement of a single-mode transaction that goes beyond its first
+ * node: each route on its node's transaction, several merged as outside
+ * a transaction.  A connection that dies takes the transaction along. */
+static int run_across(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    const dal_routing_t *rt = &st->rt;
+    dal_conn_t *held_inl[TXN_ROUTES_INLINE], **held;
+    size_t i;
+    int rc, lost = 0;
+
+    if (rt->sql->pins)
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "user variables, temporary tables and locks in a transaction go to its "
+                       "first datasource, %s", s->node->cfg->name);
+    held = small_alloc(held_inl, TXN_ROUTES_INLINE, rt->nroutes, sizeof *held, 1);
+    if (held == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    rc = single_held(s, rt, held, err);
+    if (rc == 0)
+        rc = exec_routes_on(rt, held, st->params, st->nparams, &st->spec, out, err);
+    for (i = 0; rc < 0 && i < rt->nroutes; i++)
+        lost |= held[i] != NULL && exec_conn_lost(held[i]);
+    small_free(held, held_inl);
+    if (rc == 0 && writes(rt->sql)) {
+        s->write_node = rt->routes[0].node;
+        if (s->write_node == s->node)
+            s->wrote = 1;
+        else
+            txn_wrote(s->reads, s->write_node);
+    }
+    if (lost) {
+        /* that node's server rolled its part back: the others follow */
+        err_prefix(err, "transaction aborted (rolled back on every node)");
+        finish(s, "ROLLBACK", NULL);
+    }
+    return rc;
+}
+
+/* A statement of a single-mode transaction: a write on the one node it
+ * writes on, a read on any; on its first node's connection when it goes
+ * there alone. */
+static int run_in_txn(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    const dal_routing_t *rt = &st->rt;
     int broken = 0, rc;
 
-    if (rt->nroutes != 1)
-        return err_set(err, DAL_EROUTE,
-                       "a transaction stays on one data node, but this statement goes to %zu "
-                       "nodes%s%s (the transaction is still open)",
-                       rt->nroutes, s->node ? "; the transaction is on " : "",
-                       s->node ? s->node->cfg->name : "");
-    if (s->node != NULL && rt->routes[0].node != s->node)
-        return err_set(err, DAL_EROUTE,
-                       "the transaction is on datasource %s, but this statement routes to %s "
-                       "(the transaction is still open)",
-                       s->node->cfg->name, rt->routes[0].node->cfg->name);
+    if (!reads_only(rt->sql) && (rc = check_write(s, rt, err)) != 0)
+        return rc;
     if (s->node == NULL && (rc = start_first(s, route_server(&rt->routes[0]), err)) != 0)
         return rc;
+    if (rt->nroutes != 1 || rt->routes[0].node != s->node)
+        return run_across(s, st, out, err);
     if (rt->sql->pins && (rc = pin_txn_conn(s, rt->sql->pins, err)) != 0)
         return rc;
-    rc = exec_on_conn(rt, s->conn, params, nparams, out, &broken, err);
-    s->wrote |= rc == 0 && k != DAL_SQL_SELECT && k != DAL_SQL_SHOW;
+    rc = exec_on_conn(rt, s->conn, st->params, st->nparams, out, &broken, err);
+    if (rc == 0 && writes(rt->sql)) {
+        s->wrote = 1;
+        s->write_node = s->node;
+    }
     if (broken) {
         /* the server rolled the transaction back when the connection died */
         err_prefix(err, "transaction aborted (rolled back by the server)");
+        end_reads(s, 0, NULL);
         end_txn(s, 0);
     }
     return rc;
@@ -805,16 +960,22 @@ static int run_held(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_resul
     if (s->txn != NULL)
         return run_in_multi(s, st, out, err);
     if (s->in_txn)
-        return run_in_txn(s, &st->rt, st->params, st->nparams, out, err);
+        return run_in_txn(s, st, out, err);
     return pins_run(&s->pins, snap, st, out, err);
 }
 
-/* Before a routed statement's servers are chosen: the pins' rules. */
+/* Before a routed statement's servers are chosen: the session's own
+ * @@autocommit (sysvar.h), then the pins' rules. */
 static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                         dal_stmt_t *st, dal_error_t *err)
 {
     dal_session_t *s = owner;
+    int rc;
 
+    /* with autocommit 0 every statement but SET and SHOW runs in a
+     * transaction, so comes here */
+    if (s->manual && st->sql->reads_autocommit && (rc = sysvar_autocommit_off(st, err)) != 0)
+        return rc;
     return pins_check(&s->pins, snap, opts, st, err);
 }
 

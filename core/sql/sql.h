@@ -320,7 +320,19 @@ typedef struct dal_sql {
     unsigned int pins;               /* DAL_PIN_* bits: state it leaves in (or reads from)
                                         its server session, which a dal session keeps
                                         by pinning the connection (session.c) */
+    int reads_autocommit;            /* reads the session's @@autocommit (sql_autocommit_refs) */
 } dal_sql_t;
+
+/* A span of a statement's text. */
+typedef struct dal_sql_span {
+    uint32_t off, len;
+} dal_sql_span_t;
+
+/* The references to the session's autocommit in sql's text (`@@autocommit`,
+ * `@@session.autocommit`, `@@local.autocommit`, any case; not
+ * `@@global.autocommit`), in text order, into out (cap of them): their
+ * number, which may exceed cap. */
+size_t sql_autocommit_refs(const dal_sql_t *sql, dal_sql_span_t *out, size_t cap);
 
 /*
  * Server-session state a statement creates or reads, that a later statement

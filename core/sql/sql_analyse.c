@@ -577,6 +577,60 @@ static unsigned int opaque_pins(const an_t *a)
     return 0;
 }
 
+/* The tokens tk[0..n) start with a reference to the session's autocommit
+ * (`@@autocommit`, `@@session.autocommit`, `@@local.autocommit`, written
+ * without spaces): the number of its tokens, else 0. */
+static int autocommit_ref(const char *sql, const dal_token_t *tk, int n)
+{
+    int k = 2;
+
+    if (n < 3 || tk[0].type != DAL_TOK_PUNCT || sql[tk[0].off] != '@' || tk[0].len != 1 ||
+        tk[1].type != DAL_TOK_PUNCT || sql[tk[1].off] != '@' || tk[1].len != 1 ||
+        tk[1].off != tk[0].off + 1 || tk[2].off != tk[1].off + 1)
+        return 0;
+    if (n >= 5 && (tok_eq(sql, &tk[2], "SESSION") || tok_eq(sql, &tk[2], "LOCAL")) &&
+        tk[3].type == DAL_TOK_PUNCT && sql[tk[3].off] == '.' && tk[3].len == 1 &&
+        tk[3].off == tk[2].off + tk[2].len && tk[4].off == tk[3].off + 1)
+        k = 4;
+    return tok_eq(sql, &tk[k], "AUTOCOMMIT") ? k + 1 : 0;
+}
+
+size_t sql_autocommit_refs(const dal_sql_t *sql, dal_sql_span_t *out, size_t cap)
+{
+    dal_token_t tk[5], t;
+    dal_lexer_t lx;
+    size_t n = 0;
+    int nt = 0, k, end;
+
+    lex_init(&lx, sql->text, sql->len);
+    for (;;) {
+        t = lex_next(&lx);
+        end = t.type == DAL_TOK_EOF || t.type == DAL_TOK_ERROR;
+        if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
+            t.type == DAL_TOK_VC_CLOSE)
+            continue;
+        if (!end)
+            tk[nt++] = t;
+        /* a full window of tokens (all that is left at the end): is a
+         * reference at its start? */
+        while (nt == 5 || (end && nt > 0)) {
+            if ((k = autocommit_ref(sql->text, tk, nt)) > 0) {
+                if (n < cap) {
+                    out[n].off = tk[0].off;
+                    out[n].len = tk[k - 1].off + tk[k - 1].len - tk[0].off;
+                }
+                n++;
+            } else {
+                k = 1;
+            }
+            memmove(tk, tk + k, (size_t)(nt - k) * sizeof *tk);
+            nt -= k;
+        }
+        if (end)
+            return n;
+    }
+}
+
 /* One pass over the tokens for what a function call or a variable tells:
  * the pins of the statement (sql.h), and for a SELECT whether it needs
  * the master (calls_master_function). */
@@ -591,6 +645,8 @@ static void session_state(an_t *a)
         else if (a->tk[i].type == DAL_TOK_IDENT && tok_eq(a->sql, &a->tk[i], "GET_LOCK") &&
                  is_p(a, i + 1, a->nt, '('))
             a->r.pins |= DAL_PIN_NAMED_LOCK;
+        else if (is_p(a, i, a->nt, '@') && autocommit_ref(a->sql, &a->tk[i], a->nt - i) > 0)
+            a->r.reads_autocommit = 1;
     }
     if (a->r.kind == DAL_SQL_SELECT)
         a->r.needs_master = calls_master_function(a);

@@ -11,6 +11,10 @@
  * every branch back; after it the transaction is committed whatever
  * happens to the branches (recovery commits what is left).  One branch
  * needs no log: XA COMMIT ... ONE PHASE.
+ *
+ * single (the nodes a single-mode transaction reads besides its own): the
+ * one branch that wrote, if any, commits first and decides; the others
+ * only read, so their COMMIT can lose nothing.
  */
 #include <errmsg.h>
 #include <stdio.h>
@@ -32,6 +36,7 @@ typedef struct branch {
     dal_conn_t *conn;   /* the pin's (borrowed) or taken from the master's pool (owned) */
     dal_pin_t *pin;     /* borrowed: the session's pin on node, or NULL */
     branch_state_t state;
+    int wrote;          /* single: the branch ran a write */
 } branch_t;
 
 struct dal_txn {
@@ -96,7 +101,7 @@ static void txn_free(dal_txn_t *t, int rc)
 {
     size_t i;
 
-    if (t->nb > 0)
+    if (t->nb > 0 && t->mode != DAL_TXN_SINGLE)
         event_txn_emit(t->snap, t->mode == DAL_TXN_XA ? "xa" : "multi", t->outcome, t->nb, rc);
 
     for (i = 0; i < t->nb; i++)
@@ -177,6 +182,15 @@ int txn_conn(dal_txn_t *t, dal_node_t *node, dal_conn_t **out, dal_error_t *err)
     t->nb++;
     *out = b->conn;
     return 0;
+}
+
+void txn_wrote(dal_txn_t *t, const dal_node_t *node)
+{
+    size_t i;
+
+    for (i = 0; i < t->nb; i++)
+        if (t->b[i].node == node)
+            t->b[i].wrote = 1;
 }
 
 void txn_lost(dal_txn_t *t, const dal_node_t *node)
@@ -310,6 +324,32 @@ static int commit_multi(dal_txn_t *t, dal_error_t *err)
                    done, not_done, e.message);
 }
 
+/* ---------------------------------------------------------------- single */
+
+/* The written branch's COMMIT decides; the reading ones end after it
+ * (a failed COMMIT there leaves its connection to be closed). */
+static int commit_single(dal_txn_t *t, dal_error_t *err)
+{
+    size_t i, w;
+    int rc = 0;
+
+    for (w = 0; w < t->nb && !t->b[w].wrote; w++)
+        ;
+    if (w < t->nb && (rc = branch_sql(&t->b[w], "COMMIT", err)) != 0) {
+        for (i = 0; i < t->nb; i++)
+            branch_rollback(t, &t->b[i]);
+        err_prefix(err, "COMMIT failed on %s; the transaction is rolled back",
+                   t->b[w].node->cfg->name);
+        return rc;
+    }
+    if (w < t->nb)
+        branch_committed(t, &t->b[w]);
+    for (i = 0; i < t->nb; i++)
+        if (i != w && branch_sql(&t->b[i], "COMMIT", NULL) == 0)
+            t->b[i].state = B_DONE;
+    return 0;
+}
+
 /* -------------------------------------------------------------------- xa */
 
 /* A failure before the decision: every branch rolled back. */
@@ -400,7 +440,9 @@ int txn_commit(dal_txn_t *t, dal_error_t *err)
 
     t->outcome = "committed";
     if (t->nb > 0)
-        rc = t->mode == DAL_TXN_XA ? commit_xa(t, err) : commit_multi(t, err);
+        rc = t->mode == DAL_TXN_XA      ? commit_xa(t, err)
+             : t->mode == DAL_TXN_MULTI ? commit_multi(t, err)
+                                        : commit_single(t, err);
     txn_free(t, rc);
     return rc;
 }

@@ -1,7 +1,9 @@
 /*
  * txn.h -- a transaction over several data nodes: transaction_mode multi
  * (a plain transaction per node, committed in turn) or xa (an XA branch
- * per node, two-phase commit through the decision log of xa.h).
+ * per node, two-phase commit through the decision log of xa.h); or, in
+ * transaction_mode single, the nodes a transaction reads besides its own
+ * (a plain transaction per node, at most one of them written).
  *
  * The session (session.c) owns one while such a transaction is open and
  * asks it for the connection of each statement's node; a node's branch
@@ -20,7 +22,8 @@
 
 typedef struct dal_txn dal_txn_t;
 
-/* A new transaction of mode (DAL_TXN_MULTI or DAL_TXN_XA) on snap (which
+/* A new transaction of mode (DAL_TXN_MULTI or DAL_TXN_XA, or DAL_TXN_SINGLE
+ * for a single-mode transaction's other nodes) on snap (which
  * must outlive it: the session holds a reference); pins and ryw borrowed
  * from the session.  *out owned by the caller: it ends with txn_commit or
  * txn_rollback. */
@@ -36,8 +39,14 @@ int txn_conn(dal_txn_t *t, dal_node_t *node, dal_conn_t **out, dal_error_t *err)
  * caller then rolls back the transaction. */
 void txn_lost(dal_txn_t *t, const dal_node_t *node);
 
+/* DAL_TXN_SINGLE: node's branch ran a write (the session allows one such
+ * node), so its COMMIT is the one that decides. */
+void txn_wrote(dal_txn_t *t, const dal_node_t *node);
+
 /* COMMIT (see dal_begin_mode in dal.h for what each mode promises) and
- * ROLLBACK; both free t. */
+ * ROLLBACK; both free t.  DAL_TXN_SINGLE commits the written branch
+ * first (its failure rolls back the others and is the error), then the
+ * others, which only read: a failure there loses nothing and is no error. */
 int txn_commit(dal_txn_t *t, dal_error_t *err);
 void txn_rollback(dal_txn_t *t);
 

@@ -454,11 +454,12 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
 
 /*
  * A session runs statements for one thread at a time and carries
- * transactions.  A transaction lives on one data node: its first statement
- * decides the node (by the usual routing), the session keeps that node's
- * connection until COMMIT or ROLLBACK, and a later statement that routes to
- * another node (or to several) fails with DAL_EROUTE while the transaction
- * stays open and usable (for instance to roll it back).  Outside a
+ * transactions.  In transaction_mode single (dal_begin_mode) a transaction
+ * writes on one data node: the session keeps each node's connection from
+ * the transaction's first statement there until COMMIT or ROLLBACK, reads
+ * may go to any node (each in that node's own transaction), and a write
+ * that routes to a second node (or to several) fails with DAL_EROUTE while
+ * the transaction stays open and usable (for instance to roll it back).  Outside a
  * transaction a session behaves like dal_query, and its reads see what the
  * session wrote (read_your_writes).
  *
@@ -547,7 +548,10 @@ DAL_API int dal_begin_read_only(dal_session_t *s, dal_error_t *err);
  * How a transaction spans data nodes ([dal] transaction_mode, the default
  * for a session; `SET dal_transaction_mode = single|multi|xa` or
  * dal_session_set_var changes it for the session's next transactions):
- *  - DAL_TXN_SINGLE: one node; a statement for another node is refused.
+ *  - DAL_TXN_SINGLE: writes on one node (the first written); reads on any,
+ *    each node in a backend transaction of its own, opened by the
+ *    transaction's first statement there and ended with it; a write for a
+ *    second node (or for several) is refused.
  *  - DAL_TXN_MULTI: a backend transaction on each node the transaction
  *    touches (opened by its first statement there); COMMIT commits them one
  *    after another.  If one fails after others committed, dal_commit
@@ -559,8 +563,8 @@ DAL_API int dal_begin_read_only(dal_session_t *s, dal_error_t *err);
  *    error says so); after it the transaction is committed: a branch that
  *    could not commit now is committed by recovery (dal_xa_recover).  A
  *    transaction on one node commits in one phase and writes no decision.
- * In every mode each statement of a transaction goes to one node, and
- * isolation is each node's own: there is no snapshot across nodes.
+ * In every mode isolation is each node's own: there is no snapshot across
+ * nodes (docs/transactions.md).
  */
 typedef enum dal_txn_mode { DAL_TXN_SINGLE = 0, DAL_TXN_MULTI = 1, DAL_TXN_XA = 2 } dal_txn_mode_t;
 
@@ -631,7 +635,9 @@ DAL_API int dal_commit(dal_session_t *s, dal_error_t *err);
 DAL_API int dal_rollback(dal_session_t *s, dal_error_t *err);
 /* Non-zero while a transaction is open. */
 DAL_API int dal_in_transaction(const dal_session_t *s);
-/* The datasource node of the open transaction, or NULL (none yet).  Owned
+/* The datasource node of the open transaction, or NULL (none yet): in
+ * single mode the node it wrote on, else the node of its first statement;
+ * in multi and xa the node of its first branch.  Owned
  * by the session; valid until the transaction ends (dal_commit,
  * dal_rollback, or dal_session_close). */
 DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
@@ -684,9 +690,10 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
  * name again replaces its value.  Three names are dal's own business:
  *  - "autocommit" (0/1, ON/OFF, TRUE/FALSE): with 0 the session opens a
  *    transaction (dal_begin) before each statement run outside one, so
- *    statements stay uncommitted until COMMIT, on one data node as every
- *    dal transaction; setting it to 1 commits an open transaction, as the
- *    server does;
+ *    statements stay uncommitted until COMMIT, as in every dal
+ *    transaction; @@autocommit and @@session.autocommit read back its
+ *    value (the servers' connections keep 1); setting it to 1 commits an
+ *    open transaction, as the server does;
  *  - "names": SET NAMES with value_sql a charset name, quoted or not
  *    (`utf8mb4`, `'latin1'`; a COLLATE clause is not taken), applied
  *    through the client library so that dal's escaping of ? values follows

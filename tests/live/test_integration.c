@@ -773,8 +773,8 @@ START_TEST(test_transactions)
     ck_assert_msg(strstr(err.message, "dbProductSku0") && strstr(err.message, "dbProductSku1"),
                   "%s", err.message);
     ck_assert(dal_in_transaction(s));
-    ck_assert_int_eq(dal_session_exec(s, NULL, "SELECT * FROM wm_food", NULL, 0, &n, &err),
-                     DAL_EROUTE);
+    tu_must(dal_session_exec(s, NULL, "SELECT * FROM wm_food", NULL, 0, &n, &err), &err,
+            "a read of every node");
     tu_must(dal_rollback(s, &err), &err, "rollback");
     ck_assert_int_eq(count_poi(4005), 0);
     ck_assert_int_eq(count_poi(4105), 0);
@@ -791,6 +791,130 @@ START_TEST(test_transactions)
                              NULL, 0, &n, &err), &err, "insert");
     dal_session_close(s);
     ck_assert_int_eq(count_poi(4009), 0);
+}
+END_TEST
+
+/* The one number a statement of s returns. */
+static long long session_value(dal_session_t *s, const char *sql)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    long long v;
+
+    tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    v = dal_result_int(r, 0);
+    dal_result_free(r);
+    return v;
+}
+
+/* transaction_mode single with autocommit 0 (what Python's drivers do): a
+ * point read, a read of every node, then a write on another node, in one
+ * transaction; a write on a second node is refused, naming datasources
+ * (4 of them, holding 100 tables). */
+START_TEST(test_transaction_reads_across_nodes)
+{
+    dal_session_t *s = NULL, *other = NULL;
+    dal_error_t err;
+    uint64_t n;
+
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_open(dal, &other, &err), &err, "session 2");
+    tu_must(dal_session_exec(other, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
+                             "(410001, 4011)", NULL, 0, &n, &err), &err, "a row on node 0");
+    tu_must(dal_session_set_var(s, "autocommit", "0", &err), &err, "autocommit 0");
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id = 4011"), 1);
+    ck_assert(dal_in_transaction(s));
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE id BETWEEN 410000 AND 410999"), 1);
+    /* a write on node 1, which the transaction had only read */
+    tu_must(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
+                             "(410002, 4030)", NULL, 0, &n, &err), &err, "write on node 1");
+    ck_assert_str_eq(dal_transaction_datasource(s), "dbProductSku1");
+    /* read back on its node's transaction, and across the nodes */
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE id BETWEEN 410000 AND 410999"), 2);
+    ck_assert_int_eq(count_poi(4030), 0);
+    /* node 0's reads are its own snapshot: a row committed there since is
+     * not seen */
+    tu_must(dal_session_exec(other, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
+                             "(410003, 4111)", NULL, 0, &n, &err), &err, "another on node 0");
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id IN "
+                                      "(4011, 4111)"), 1);
+    /* a second node to write on: refused, the transaction intact */
+    ck_assert_int_eq(dal_session_exec(s, NULL, "INSERT INTO wm_food (id, wm_poi_id) VALUES "
+                                      "(410004, 4060)", NULL, 0, &n, &err), DAL_EROUTE);
+    ck_assert_msg(strstr(err.message, "dbProductSku1") && strstr(err.message, "dbProductSku2"),
+                  "%s", err.message);
+    ck_assert_int_eq(dal_session_exec(s, NULL, "UPDATE wm_food SET price = 1 WHERE id = 410002",
+                                      NULL, 0, &n, &err), DAL_EROUTE);
+    ck_assert_msg(strstr(err.message, "4 datasources: dbProductSku0, dbProductSku1, "
+                                      "dbProductSku2, dbProductSku3") != NULL, "%s", err.message);
+    ck_assert(dal_in_transaction(s));
+    tu_must(dal_commit(s, &err), &err, "commit");
+    ck_assert_int_eq(count_poi(4030), 1);
+    ck_assert_int_eq(count_poi(4060), 0);
+    /* ROLLBACK ends every node's part */
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE id BETWEEN 410000 AND 410999"), 3);
+    tu_must(dal_session_exec(s, NULL, "DELETE FROM wm_food WHERE wm_poi_id = 4030", NULL, 0,
+                             &n, &err), &err, "delete on node 1");
+    tu_must(dal_rollback(s, &err), &err, "rollback");
+    ck_assert_int_eq(count_poi(4030), 1);
+    tu_must(dal_session_set_var(s, "autocommit", "1", &err), &err, "autocommit 1");
+    tu_must(dal_session_exec(s, NULL, "DELETE FROM wm_food WHERE id BETWEEN 410000 AND 410999", NULL, 0, &n,
+                             &err), &err, "clean up");
+    dal_session_close(other);
+    dal_session_close(s);
+}
+END_TEST
+
+/* Column col of r is described as a server describes @@autocommit:
+ * BIGINT, length 1, nullable, named name. */
+static void assert_autocommit_column(dal_result_t *r, size_t col, const char *name)
+{
+    dal_column_info_t ci = {.struct_size = sizeof ci};
+
+    ck_assert_int_eq(dal_result_column_info(r, col, &ci), 0);
+    ck_assert_str_eq(ci.name, name);
+    ck_assert_int_eq(ci.type, DAL_COLUMN_LONGLONG);
+    ck_assert_uint_eq(ci.length, 1);
+    ck_assert_uint_eq(ci.flags & DAL_COLUMN_FLAG_NOT_NULL, 0);
+}
+
+/* autocommit is the session's own: after autocommit 0, @@autocommit and
+ * @@session.autocommit read 0 (the servers' connections keep 1), with the
+ * names and types a server gives them; @@global.autocommit is the
+ * server's. */
+START_TEST(test_autocommit_read_back)
+{
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    const char *q = "SELECT @@autocommit, @@session.autocommit, @@SESSION.AutoCommit, "
+                    "@@local.autocommit AS ac, @@autocommit + 1, @@global.autocommit";
+
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    ck_assert_int_eq(session_value(s, "SELECT @@autocommit"), 1);
+    tu_must(dal_session_set_var(s, "autocommit", "0", &err), &err, "autocommit 0");
+    tu_must(dal_session_query(s, NULL, q, NULL, 0, &r, &err), &err, q);
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    assert_autocommit_column(r, 0, "@@autocommit");
+    assert_autocommit_column(r, 1, "@@session.autocommit");
+    assert_autocommit_column(r, 2, "@@SESSION.AutoCommit");
+    assert_autocommit_column(r, 3, "ac");
+    ck_assert_str_eq(dal_result_column_name(r, 4), "@@autocommit + 1");
+    ck_assert_int_eq(dal_result_int(r, 0), 0);
+    ck_assert_int_eq(dal_result_int(r, 1), 0);
+    ck_assert_int_eq(dal_result_int(r, 2), 0);
+    ck_assert_int_eq(dal_result_int(r, 3), 0);
+    ck_assert_int_eq(dal_result_int(r, 4), 1);
+    ck_assert_int_eq(dal_result_int(r, 5), 1);
+    dal_result_free(r);
+    /* with a table, on every node, and in a WHERE */
+    ck_assert_int_eq(session_value(s, "SELECT @@autocommit FROM wm_food LIMIT 1"), 0);
+    ck_assert_int_eq(session_value(s, "SELECT COUNT(*) FROM wm_food WHERE @@autocommit = 1"), 0);
+    tu_must(dal_commit(s, &err), &err, "commit");
+    tu_must(dal_session_set_var(s, "autocommit", "ON", &err), &err, "autocommit 1");
+    ck_assert_int_eq(session_value(s, "SELECT @@session.autocommit"), 1);
+    dal_session_close(s);
 }
 END_TEST
 
@@ -1162,6 +1286,8 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_nul_bytes);
     tcase_add_test(tc, test_insert_without_columns);
     tcase_add_test(tc, test_transactions);
+    tcase_add_test(tc, test_transaction_reads_across_nodes);
+    tcase_add_test(tc, test_autocommit_read_back);
     tcase_add_test(tc, test_metrics_end_to_end);
     tcase_add_test(tc, test_generated_ids);
     tcase_add_test(tc, test_prepared_differential);

@@ -75,7 +75,7 @@ printf 'BEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (901, 5, \x27gone\x2
 # a statement for another node inside a transaction is refused
 out=$(printf 'BEGIN;\nINSERT INTO cli_food (id, poi, name) VALUES (903, 5, \x27a\x27);\nINSERT INTO cli_food (id, poi, name) VALUES (904, 6, \x27b\x27);\nROLLBACK;\n' \
     | "$DAL_BIN" -c "$ini" shell 2>&1) && fail "cross-node statement in a transaction succeeded"
-grep -q "transaction is on datasource dbProductSku2" <<<"$out" || fail "cross-node message: $out"
+grep -q "transaction writes on datasource dbProductSku2" <<<"$out" || fail "cross-node message: $out"
 
 # a server error names the node and exits 1
 if "$DAL_BIN" -c "$ini" exec --shard-value 1 "SELECT nope FROM cli_food" 2>"$work/err" >/dev/null; then

@@ -1729,6 +1729,32 @@ END_TEST
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+
+/* The session's @@autocommit: marked, and each reference's span found
+ * (not @@global's, not in a string or comment, not spaced apart). */
+START_TEST(test_autocommit_refs)
+{
+    const char *q = "SELECT @@autocommit, @@SESSION.AutoCommit AS a, @@global.autocommit, "
+                    "'@@autocommit', /* @@autocommit */ @@local.autocommit + 1, @ @autocommit "
+                    "FROM t WHERE @@autocommit";
+    dal_sql_t *s = analyse_ok(q);
+    dal_sql_span_t r[8];
+
+    ck_assert(s->reads_autocommit);
+    ck_assert_uint_eq(sql_autocommit_refs(s, r, 8), 4);
+    ck_assert_uint_eq(sql_autocommit_refs(s, r, 1), 4);
+    ck_assert(r[0].len == strlen("@@autocommit") && strncmp(q + r[0].off, "@@autocommit", r[0].len) == 0);
+    ck_assert(r[1].len == strlen("@@SESSION.AutoCommit") && strncmp(q + r[1].off, "@@SESSION.AutoCommit", r[1].len) == 0);
+    ck_assert(r[2].len == strlen("@@local.autocommit") && strncmp(q + r[2].off, "@@local.autocommit", r[2].len) == 0);
+    ck_assert_uint_eq(r[3].off, strlen(q) - strlen("@@autocommit"));
+    sql_free(s);
+    s = analyse_ok("SELECT @@global.autocommit, @@autocommit_x, '@@autocommit'");
+    ck_assert(!s->reads_autocommit);
+    ck_assert_uint_eq(sql_autocommit_refs(s, r, 8), 0);
+    sql_free(s);
+}
+END_TEST
+
 static Suite *sql_suite(void)
 {
     Suite *s = suite_create("sql");
@@ -1752,6 +1778,7 @@ static Suite *sql_suite(void)
     tcase_add_loop_test(err, test_error_table, 0, N(err_cases));
     tcase_add_loop_test(err, test_nul_errors, 0, N(nul_err_cases));
     tcase_add_test(an, test_nul_in_strings);
+    tcase_add_test(an, test_autocommit_refs);
     tcase_add_loop_test(lit, test_literal_table, 0, N(lit_cases));
     tcase_add_test(lit, test_literal_edges);
     tcase_add_test(cache, test_cache_hit);
