@@ -64,11 +64,6 @@ static bool local_answer(proxy_client_t *c, const char *sql)
 
     if (text_word_is(&p, "SELECT")) {
         const char *q = p;
-        if (text_word_is(&q, "@@version_comment")) {
-            reply_value(c, "@@version_comment", "dal-proxy", false);
-            return true;
-        }
-        q = p;
         if (text_word_is(&q, "CONNECTION_ID()")) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
