@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# proxy_ident_test.sh -- dal-proxy as clients know a server, judged against
+# the MariaDB servers behind it: the handshake names the backends' product
+# and version (and their capability flags and collation), as PyMySQL,
+# MySQLdb and the raw bytes see it; dal's own refusals arrive as the
+# server errors (number and SQLSTATE) they are; LOCK TABLES of a sharded
+# table lets a mariadb-dump file be restored into it.  Starts its own
+# MariaDB servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$(dirname "$0")/../harness/proxy_lib.sh"
+
+px_cluster 2 --db 'shard_%d' --db plain
+port=$("$harness/cluster.sh" free-port)
+export PX_TEST_PASSWORD='app-s3cret'
+{
+    px_ini_sharded
+    px_ini_table orders 4 user_id mod
+    cat <<EOF
+[proxy]
+listen = 127.0.0.1:$port
+database = shop
+[proxy user app]
+password = \${PX_TEST_PASSWORD}
+EOF
+} >"$work/px.ini"
+px_start "$work/px.ini" "$port"
+px() { mariadb --comments -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }
+plain() { mariadb --comments -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
+py=/usr/bin/python3
+export PX_PORT=$port PLAIN_PORT=${ports[0]}
+px -e 'CREATE TABLE orders (id INT PRIMARY KEY, user_id INT, note VARCHAR(20))'
+
+# ---- 1. the server's identity ----------------------------------------------
+# the handshake's bytes: version, capabilities, collation and status of the
+# proxy against the first backend's (neither offers TLS here); the proxy
+# leaves out COMPRESS (1 << 5) and SESSION_TRACK (1 << 23), which it does
+# not speak
+out=$("$py" - <<'PY' 2>&1
+import os, socket, struct
+def handshake(port):
+    s = socket.create_connection(("127.0.0.1", port))
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:3], "little"):
+        data += s.recv(4096)
+    s.close()
+    body = data[4:]
+    end = body.index(b"\0", 1)
+    version = body[1:end].decode()
+    rest = body[end + 1 + 4 + 8 + 1:]
+    lo, lang, status, hi = struct.unpack("<HBHH", rest[:7])
+    return version, lo | hi << 16, lang, status
+px = handshake(int(os.environ["PX_PORT"]))
+srv = handshake(int(os.environ["PLAIN_PORT"]))
+problems = []
+if px[0] != srv[0]:
+    problems.append("version %r, the server's %r" % (px[0], srv[0]))
+if "MariaDB" not in px[0] or not px[0].startswith("5.5.5-"):
+    problems.append("version %r does not say 5.5.5-...MariaDB" % px[0])
+want = srv[1] & ~((1 << 5) | (1 << 23))
+if px[1] != want:
+    problems.append("capabilities %#x, want %#x (the server's %#x)" % (px[1], want, srv[1]))
+if px[2] != srv[2]:
+    problems.append("collation %d, the server's %d" % (px[2], srv[2]))
+if px[3] != srv[3]:
+    problems.append("status %#x, the server's %#x" % (px[3], srv[3]))
+print("; ".join(problems) if problems else "ok")
+PY
+) || true
+[ "$out" = ok ] || fail "handshake: $out"
+
+# what the drivers report, through the proxy and directly
+out=$("$py" - <<'PY' 2>&1
+import os, pymysql, MySQLdb
+def info(port, user, pw, db):
+    p = pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db)
+    m = MySQLdb.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db)
+    cur = p.cursor()
+    rows = []
+    for q in ("SELECT @@version, VERSION(), @@version_comment", "SELECT @@version_comment LIMIT 1",
+              "SELECT @@global.version, @@global.version_comment"):
+        cur.execute(q)
+        rows.append(cur.fetchall())
+    return p.get_server_info(), m.get_server_info(), rows
+px = info(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop")
+srv = info(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain")
+problems = []
+for name, a, b in (("PyMySQL get_server_info()", px[0], srv[0]),
+                   ("MySQLdb get_server_info()", px[1], srv[1]),
+                   ("@@version, VERSION(), @@version_comment", px[2], srv[2])):
+    if a != b:
+        problems.append("%s: %r, the server's %r" % (name, a, b))
+if "MariaDB" not in px[0] or "MariaDB" not in px[1]:
+    problems.append("drivers do not see MariaDB: %r %r" % (px[0], px[1]))
+print("; ".join(problems) if problems else "ok")
+PY
+) || true
+[ "$out" = ok ] || fail "drivers' view of the server: $out"
+# the mariadb client's status lines
+got=$(px -e status | grep -E '^Server( version)?:') || fail "status through the proxy"
+want=$(plain -e status | grep -E '^Server( version)?:')
+[ "$got" = "$want" ] || fail "mariadb status: proxy '$got', server '$want'"
+
+# ---- 2. error classes ------------------------------------------------------
+# each of dal's refusals: its number through PyMySQL, and its number and
+# SQLSTATE as the mariadb client prints them from the ERR packet
+err_is() { # WHAT NUMBER SQLSTATE SQL
+    local got code
+    got=$(px -e "$4" 2>&1) && fail "$1 was accepted"
+    echo "$got" | grep -q "^ERROR $2 ($3)" || fail "$1: want ERROR $2 ($3), got: $got"
+    code=$(PX_SQL="$4" "$py" - <<'PY' 2>&1
+import os, pymysql
+c = pymysql.connect(host="127.0.0.1", port=int(os.environ["PX_PORT"]), user="app",
+                    password=os.environ["PX_TEST_PASSWORD"], database="shop", autocommit=True)
+try:
+    c.cursor().execute(os.environ["PX_SQL"])
+    print("accepted")
+except pymysql.MySQLError as e:
+    print(e.args[0])
+PY
+) || true
+    [ "$code" = "$2" ] || fail "$1 through PyMySQL: want $2, got $code"
+}
+err_is "a statement dal cannot route (DAL_EROUTE)" 1235 42000 '/*+ dal datasource=nosuch */ SELECT 1'
+err_is "a NULL shard value (DAL_ESHARD)" 1264 22003 "INSERT INTO orders VALUES (1, NULL, 'x')"
+err_is "a negative shard value (DAL_ESHARD)" 1264 22003 "INSERT INTO orders VALUES (1, -5, 'x')"
+err_is "a bad hint value (DAL_EINVAL)" 1210 HY000 '/*+ dal server=bogus */ SELECT 1'
+err_is "a feature dal does not have (DAL_EUNSUPPORTED)" 1235 42000 'SELECT * FROM orders a JOIN orders b ON a.id = b.id'
+err_is "text dal cannot analyse (DAL_ESQL)" 1064 42000 "SELECT 'abc"
+# a server's error keeps the server's number and SQLSTATE
+got=$(px -e 'SELECT * FROM nonesuch' 2>&1 | sed 's/ at line 1: .*//') || true
+want=$(plain -e 'SELECT * FROM nonesuch' 2>&1 | sed 's/ at line 1: .*//') || true
+[ "$got" = "$want" ] || fail "a server's error: proxy '$got', server '$want'"
+# DAL_ESTATE: the connection holding a session's state was killed; the
+# statement that meets the loss gets 1429, the next one the state error
+out=$("$py" - <<'PY' 2>&1
+import os, pymysql
+c = pymysql.connect(host="127.0.0.1", port=int(os.environ["PX_PORT"]), user="app",
+                    password=os.environ["PX_TEST_PASSWORD"], database="shop", autocommit=True)
+cur = c.cursor()
+cur.execute("SET @a = 1")
+cur.execute("SELECT 0 + CONNECTION_ID()")
+backend = cur.fetchone()[0]
+root = pymysql.connect(host="127.0.0.1", port=int(os.environ["PLAIN_PORT"]), user="root")
+root.cursor().execute("KILL %d" % backend)
+codes = []
+for _ in range(2):
+    try:
+        cur.execute("SELECT @a")
+        codes.append("ok")
+    except pymysql.MySQLError as e:
+        codes.append(str(e.args[0]))
+print(" ".join(codes))
+PY
+) || true
+[ "$out" = "1429 1192" ] || fail "a lost pinned connection (DAL_ESTATE): want 1429 then 1192, got $out"
+
+px_finish proxy_ident_test
