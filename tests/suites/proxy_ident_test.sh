@@ -155,4 +155,52 @@ PY
 ) || true
 [ "$out" = "1429 1192" ] || fail "a lost pinned connection (DAL_ESTATE): want 1429 then 1192, got $out"
 
+# ---- 4. LOCK TABLES of a sharded table ----------------------------------------
+# a mariadb-dump of an unsharded copy (DROP, CREATE, LOCK TABLES ... WRITE,
+# INSERT, UNLOCK TABLES) restored through the proxy with the mariadb client,
+# no --force: every row in the physical table the strategy names (mod 4:
+# orders_0 and orders_1 on shard_0, orders_2 and orders_3 on shard_1)
+plain -e "CREATE TABLE orders (id INT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))
+          ENGINE=InnoDB; INSERT INTO orders SELECT seq, seq * 7 % 23, CONCAT('n', seq) FROM seq_1_to_500"
+mariadb-dump -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain orders >"$work/orders.sql"
+grep -q '^LOCK TABLES `orders` WRITE;' "$work/orders.sql" || fail "the dump has no LOCK TABLES"
+out=$(mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop <"$work/orders.sql" 2>&1) || fail "restoring the dump through the proxy: $out"
+got=$(px -N -e 'SELECT COUNT(*), SUM(id), SUM(user_id) FROM orders')
+want=$(plain -N -e 'SELECT COUNT(*), SUM(id), SUM(user_id) FROM orders')
+[ "$got" = "$want" ] || fail "restored dump: proxy has '$got', the copy '$want'"
+total=0
+for t in 0 1 2 3; do
+    db=$((t / 2))
+    line=$(mariadb -N -h127.0.0.1 -P"${ports[$db]}" -udal -pdalpass "shard_$db" \
+        -e "SELECT COUNT(*), SUM(user_id % 4 <> $t) FROM orders_$t")
+    [ "$(echo "$line" | cut -f2)" = 0 ] || fail "orders_$t holds rows of another shard: $line"
+    total=$((total + $(echo "$line" | cut -f1)))
+done
+[ "$total" = 500 ] || fail "the physical tables hold $total rows, not 500"
+# the lock is held on every node: a direct write to a physical table of the
+# second node waits for it
+px -e 'LOCK TABLES orders WRITE; SELECT SLEEP(3); UNLOCK TABLES' >"$work/lock.out" 2>&1 &
+holder=$!
+sleep 1
+out=$(mariadb -h127.0.0.1 -P"${ports[1]}" -udal -pdalpass shard_1 \
+    -e "SET SESSION lock_wait_timeout = 1; INSERT INTO orders_3 VALUES (9999, 3, 'x')" 2>&1) &&
+    fail "a physical table was written while the proxy's client held LOCK TABLES WRITE"
+echo "$out" | grep -q '^ERROR 1205' || fail "write under the lock: $out"
+wait "$holder" || fail "the lock holder failed: $(cat "$work/lock.out")"
+# the lock ended with UNLOCK TABLES
+mariadb -h127.0.0.1 -P"${ports[1]}" -udal -pdalpass shard_1 \
+    -e "SET SESSION lock_wait_timeout = 1; DELETE FROM orders_3 WHERE id = 9999" ||
+    fail "the lock outlived UNLOCK TABLES"
+# READ locks, and a second LOCK TABLES replacing the first: as on the copy
+same() { # NAME SQL
+    local got want
+    got=$(px -N -B -e "$2" 2>&1 | sed 's/orders_[0-9]/orders/') || true
+    want=$(plain -N -B -e "$2" 2>&1) || true
+    [ "$got" = "$want" ] || fail "$1: proxy gave '$got', the server '$want'"
+}
+same "a write under LOCK TABLES READ" \
+    "LOCK TABLES orders READ; SELECT COUNT(*) FROM orders; INSERT INTO orders VALUES (1000, 3, 'y')"
+same "LOCK TABLES again, then UNLOCK" \
+    "LOCK TABLES orders READ; LOCK TABLES orders WRITE; INSERT INTO orders VALUES (1001, 5, 'z'); UNLOCK TABLES; SELECT COUNT(*) FROM orders; DELETE FROM orders WHERE id = 1001"
+
 px_finish proxy_ident_test
