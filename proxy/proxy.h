@@ -254,6 +254,13 @@ void users_free(proxy_t *px);
  * configuration was reloaded since. */
 bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
 
+/* ------------------------------------------------------------ infoschema.c */
+
+/* A statement reading information_schema.TABLES, COLUMNS or STATISTICS:
+ * run with the logical tables in place of the physical ones (infoschema.c)
+ * and answered (true); false for any other. */
+bool infoschema_query(proxy_client_t *c, const char *sql);
+
 /* ------------------------------------------------------------ ident.c */
 
 /* Read the backends' version (at start; on failure the handshake says

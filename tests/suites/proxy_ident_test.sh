@@ -4,8 +4,9 @@
 # and version (and their capability flags and collation), as PyMySQL,
 # MySQLdb and the raw bytes see it; dal's own refusals arrive as the
 # server errors (number and SQLSTATE) they are; LOCK TABLES of a sharded
-# table lets a mariadb-dump file be restored into it.  Starts its own
-# MariaDB servers; never skips.
+# table lets a mariadb-dump file be restored into it; information_schema
+# answers about the logical tables (SQLAlchemy's has_table and reflection).
+# Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -16,6 +17,7 @@ export PX_TEST_PASSWORD='app-s3cret'
 {
     px_ini_sharded
     px_ini_table orders 4 user_id mod
+    px_ini_table items 4 user_id mod
     cat <<EOF
 [proxy]
 listen = 127.0.0.1:$port
@@ -202,5 +204,53 @@ same "a write under LOCK TABLES READ" \
     "LOCK TABLES orders READ; SELECT COUNT(*) FROM orders; INSERT INTO orders VALUES (1000, 3, 'y')"
 same "LOCK TABLES again, then UNLOCK" \
     "LOCK TABLES orders READ; LOCK TABLES orders WRITE; INSERT INTO orders VALUES (1001, 5, 'z'); UNLOCK TABLES; SELECT COUNT(*) FROM orders; DELETE FROM orders WHERE id = 1001"
+
+# ---- 3. information_schema knows the logical tables --------------------------
+# SQLAlchemy (information_schema.tables for has_table): create_all twice and
+# the inspector, on a sharded table through the proxy and on the copy
+cat >"$work/sa.py" <<'PY'
+import sys
+from sqlalchemy import create_engine, MetaData, Table, Column, Integer, String, inspect
+eng = create_engine(sys.argv[1])
+md = MetaData()
+Table("items", md, Column("id", Integer, primary_key=True, autoincrement=False),
+      Column("user_id", Integer, nullable=False), Column("note", String(20), index=True))
+md.create_all(eng)
+md.create_all(eng)  # has_table must see the table: no second CREATE TABLE
+ins = inspect(eng)
+print(ins.has_table("items"), ins.has_table("items_1"), ins.has_table("nonesuch"))
+print([(c["name"], str(c["type"]), c["nullable"]) for c in ins.get_columns("items")])
+print(ins.get_pk_constraint("items")["constrained_columns"])
+print(sorted((i["name"], tuple(i["column_names"])) for i in ins.get_indexes("items")))
+PY
+got=$("$py" "$work/sa.py" "mysql+pymysql://app:$PX_TEST_PASSWORD@127.0.0.1:$port/shop" 2>&1) ||
+    fail "SQLAlchemy through the proxy: $(echo "$got" | tail -3)"
+want=$("$py" "$work/sa.py" "mysql+pymysql://dal:dalpass@127.0.0.1:${ports[0]}/plain" 2>&1) ||
+    fail "SQLAlchemy on the copy: $(echo "$want" | tail -3)"
+[ "$got" = "$want" ] || fail "SQLAlchemy: proxy '$got', the copy '$want'"
+echo "$got" | head -1 | grep -qx 'True False False' || fail "has_table: $got"
+for t in 0 1 2 3; do
+    db=$((t / 2))
+    mariadb -h127.0.0.1 -P"${ports[$db]}" -udal -pdalpass "shard_$db" -e "SELECT 1 FROM items_$t" ||
+        fail "SQLAlchemy's CREATE TABLE did not make items_$t"
+done
+# the views, through the proxy (schema shop) and on the copy (schema plain)
+is_same() { # NAME SQL with @S for the schema
+    local got want
+    got=$(px -N -B -e "${2//@S/shop}" 2>&1) || true
+    want=$(plain -N -B -e "${2//@S/plain}" 2>&1) || true
+    [ "$got" = "$want" ] || fail "$1: proxy gave '$got', the copy '$want'"
+    [ -n "$got" ] || fail "$1 printed nothing"
+}
+is_same "TABLES of the schema" \
+    "SELECT TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME IN ('items', 'orders') ORDER BY TABLE_NAME"
+is_same "no physical table in TABLES" \
+    "SELECT COUNT(*) FROM information_schema.tables t WHERE t.table_schema = '@S' AND (t.table_name LIKE 'items%' OR t.table_name LIKE 'orders%')"
+is_same "COLUMNS of a sharded table" \
+    "SELECT TABLE_SCHEMA = '@S', TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE table_schema = '@S' AND table_name = 'items' ORDER BY ORDINAL_POSITION"
+is_same "STATISTICS of a sharded table" \
+    "SELECT INDEX_SCHEMA = '@S', TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME = 'items' ORDER BY INDEX_NAME, SEQ_IN_INDEX"
+is_same "a join of two views" \
+    "SELECT t.TABLE_NAME, COUNT(*) FROM information_schema.TABLES AS t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = '@S' AND t.TABLE_NAME = 'items' GROUP BY t.TABLE_NAME"
 
 px_finish proxy_ident_test
