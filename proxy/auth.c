@@ -61,7 +61,6 @@ static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
     static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
     proxy_user_t u;
 
-    ident_refresh(px);  /* after a reload, the next handshakes name the new backends */
     *known = users_find(px, user, &u);
     return *known ? u : nobody;
 }

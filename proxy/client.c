@@ -216,6 +216,7 @@ static void run_command(proxy_client_t *c)
 
 void client_run(proxy_client_t *c)
 {
+    ident_refresh(c->px);  /* after a reload, the next handshakes name the new backends */
     atomic_store(&c->running, true);
     run_command(c);
     atomic_store(&c->running, false);

@@ -6,10 +6,11 @@
  * it (Connector/J, mysql2 and SQLAlchemy look for "MariaDB" in it) and
  * SELECT VERSION() and @@version, which the servers answer, say the same.
  *
- * Read at start, and again at the first login after the configuration
- * was reloaded (dal_reload_stats counts the reloads), as users.c reads
- * the accounts; a version that cannot be read (no server up) leaves
- * IDENT_UNKNOWN and is asked for again at the next login.
+ * Read at start, and again by the first command a worker runs after the
+ * configuration was reloaded (dal_reload_stats counts the reloads); a
+ * version that cannot be read (no server up) leaves IDENT_UNKNOWN, asked
+ * for again at most every 5 s.  The handshake (on an I/O thread) only
+ * copies what was read.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 
 /* What the handshake says while no backend has answered. */
 #define IDENT_UNKNOWN "10.11.99-MariaDB-dal-proxy"
+/* How often an unknown version is asked for again. */
+#define IDENT_RETRY_MS 5000
 
 /* VERSION() of the default datasource's master into buf: 0, or -1. */
 static int backend_version(dal_t *dal, char *buf, size_t n)
@@ -41,30 +44,39 @@ static int backend_version(dal_t *dal, char *buf, size_t n)
     return rc;
 }
 
-/* Under ident_mu: the version again when unknown or when the
- * configuration was reloaded since it was read. */
+/* The version again when unknown (at most every IDENT_RETRY_MS) or when
+ * the configuration was reloaded since it was read.  One worker at a time
+ * asks (the others go on), and ident_mu is held only to copy, so a
+ * handshake never waits for a server. */
 static void refresh(proxy_t *px)
 {
-    uint64_t reloads, failures;
+    uint64_t reloads, failures, now = guard_now_ms();
+    bool idle = false;
     char v[sizeof px->version];
 
     dal_reload_stats(px->dal, &reloads, &failures);
-    if (px->version_known && reloads == px->version_reloads)
+    if (atomic_load(&px->version_known) ? reloads == atomic_load(&px->version_reloads)
+                                        : now < atomic_load(&px->version_retry_ms))
         return;
-    if (backend_version(px->dal, v, sizeof v) != 0)
+    if (!atomic_compare_exchange_strong(&px->version_busy, &idle, true))
         return;
-    memcpy(px->version, v, sizeof v);
-    px->version_known = true;
-    px->version_reloads = reloads;
+    if (backend_version(px->dal, v, sizeof v) == 0) {
+        pthread_mutex_lock(&px->ident_mu);
+        memcpy(px->version, v, sizeof v);
+        pthread_mutex_unlock(&px->ident_mu);
+        atomic_store(&px->version_reloads, reloads);
+        atomic_store(&px->version_known, true);
+    } else {
+        atomic_store(&px->version_retry_ms, now + IDENT_RETRY_MS);
+    }
+    atomic_store(&px->version_busy, false);
 }
 
 void ident_load(proxy_t *px)
 {
     pthread_mutex_init(&px->ident_mu, NULL);
     snprintf(px->version, sizeof px->version, "%s", IDENT_UNKNOWN);
-    pthread_mutex_lock(&px->ident_mu);
     refresh(px);
-    pthread_mutex_unlock(&px->ident_mu);
 }
 
 void ident_free(proxy_t *px)
@@ -74,9 +86,7 @@ void ident_free(proxy_t *px)
 
 void ident_refresh(proxy_t *px)
 {
-    pthread_mutex_lock(&px->ident_mu);
     refresh(px);
-    pthread_mutex_unlock(&px->ident_mu);
 }
 
 void ident_handshake_version(proxy_t *px, char *buf, size_t n)

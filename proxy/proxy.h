@@ -57,8 +57,10 @@ typedef struct proxy {
     /* the backends' VERSION() the handshake names (ident.c) */
     pthread_mutex_t ident_mu;
     char version[128];                /* under ident_mu */
-    bool version_known;               /* a backend answered */
-    uint64_t version_reloads;         /* dal_reload_stats when it was read */
+    atomic_bool version_known;        /* a backend answered */
+    atomic_bool version_busy;         /* a worker is asking */
+    atomic_uint_fast64_t version_reloads; /* dal_reload_stats when it was read */
+    atomic_uint_fast64_t version_retry_ms; /* unknown: not asked again before */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     uint32_t connect_timeout_ms;      /* to finish authentication */
@@ -268,7 +270,7 @@ bool infoschema_query(proxy_client_t *c, const char *sql);
 void ident_load(proxy_t *px);
 void ident_free(proxy_t *px);
 /* Read it again if the configuration was reloaded since, or if it is not
- * known yet (at a login: this runs a statement). */
+ * known yet (on a worker: this may run a statement). */
 void ident_refresh(proxy_t *px);
 /* The handshake's version: "5.5.5-" and the backends' VERSION(). */
 void ident_handshake_version(proxy_t *px, char *buf, size_t n);
