@@ -924,13 +924,20 @@ static int lock_on(dal_session_t *s, const dal_node_t *node, const char *text, s
     return rc;
 }
 
-/* UNLOCK TABLES on every node where the session holds table locks; 1 when
- * it holds them on none (the statement then runs as any other). */
+/* UNLOCK TABLES on every node where the session holds table locks,
+ * committing an open transaction first, as a server does; 1 when it holds
+ * them on none (the statement then runs as any other). */
 static int unlock_nodes(dal_session_t *s, dal_result_t **out, dal_error_t *err)
 {
     size_t i;
     int rc = 1;
 
+    for (i = 0; i < s->pins.n && rc == 1; i++)
+        if (s->pins.v[i].conn != NULL && (s->pins.v[i].reasons & DAL_PIN_TABLE_LOCK))
+            rc = s->in_txn ? dal_commit(s, err) : 0;
+    if (rc != 0)
+        return rc;
+    rc = 1;
     for (i = 0; i < s->pins.n && rc >= 0; i++) {
         dal_pin_t *pin = &s->pins.v[i];
         if (pin->conn == NULL || !(pin->reasons & DAL_PIN_TABLE_LOCK))
@@ -944,8 +951,7 @@ static int unlock_nodes(dal_session_t *s, dal_result_t **out, dal_error_t *err)
 /* LOCK TABLES of a table on several nodes: on each node its physical
  * tables there (rewrite_lock_tables), on the session's pinned connections;
  * a node holding earlier locks and none of these is unlocked, as a new
- * LOCK TABLES releases the old locks on a server.  1 when an is no such
- * statement. */
+ * LOCK TABLES releases the old locks on a server. */
 static int lock_nodes(dal_session_t *s, dal_snapshot_t *snap, const dal_sql_t *an,
                       dal_result_t **out, dal_error_t *err)
 {
@@ -971,29 +977,32 @@ static int lock_nodes(dal_session_t *s, dal_snapshot_t *snap, const dal_sql_t *a
 
 /* LOCK TABLES and UNLOCK TABLES of tables spread over several nodes (a
  * statement of the session's own, without options or hints, starting with
- * LOCK or UNLOCK); 1 for any other statement.  As on a server, LOCK TABLES
- * commits an open transaction first. */
+ * LOCK or UNLOCK); 1 for any other statement.  As on a server, both
+ * commit an open transaction first, and neither opens one with
+ * autocommit 0. */
 static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                        size_t len, dal_result_t **out, dal_error_t *err)
 {
-    const char *p = sql;
+    const char *p = sql, *end = sql + len;
     const dal_sql_t *an;
     dal_snapshot_t *snap;
     dal_buf_t probe = {0};
-    int rc = 1;
+    int rc = 1, manual = s->manual;
 
-    while (p < sql + len && isspace((unsigned char)*p))
+    while (p < end && isspace((unsigned char)*p))
         p++;
     if ((opts != NULL && (opts->datasource || opts->shard_value)) ||
-        (strncasecmp(p, "LOCK", 4) != 0 && strncasecmp(p, "UNLOCK", 6) != 0) ||
+        !((end - p >= 4 && strncasecmp(p, "LOCK", 4) == 0) ||
+          (end - p >= 6 && strncasecmp(p, "UNLOCK", 6) == 0)) ||
         (an = stmt_analyse(s->dal->sql_cache, sql, len, NULL)) == NULL)
         return 1;
     *out = NULL;
+    s->manual = 0;
     if (an->nhints == 0 && rewrite_is_unlock_tables(an)) {
         rc = unlock_nodes(s, out, err);
     } else if (an->nhints == 0) {
         snap = snapshot_acquire(s->dal);
-        rc = rewrite_lock_tables(snap, an, snap->nodes[0], &probe, err);
+        rc = snap->nnodes > 0 ? rewrite_lock_tables(snap, an, snap->nodes[0], &probe, err) : 1;
         buf_free(&probe);
         if (rc == 0 && s->in_txn)
             rc = dal_commit(s, err);
@@ -1001,6 +1010,7 @@ static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const cha
             rc = lock_nodes(s, snap, an, out, err);
         snapshot_unref(snap);
     }
+    s->manual = manual;
     sql_unref(an);
     if (rc < 0) {
         dal_result_free(*out);

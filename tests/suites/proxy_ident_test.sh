@@ -204,6 +204,34 @@ same "a write under LOCK TABLES READ" \
     "LOCK TABLES orders READ; SELECT COUNT(*) FROM orders; INSERT INTO orders VALUES (1000, 3, 'y')"
 same "LOCK TABLES again, then UNLOCK" \
     "LOCK TABLES orders READ; LOCK TABLES orders WRITE; INSERT INTO orders VALUES (1001, 5, 'z'); UNLOCK TABLES; SELECT COUNT(*) FROM orders; DELETE FROM orders WHERE id = 1001"
+# with autocommit 0 (PyMySQL's default): LOCK TABLES opens no transaction,
+# UNLOCK TABLES commits the one the INSERT opened, as on the copy
+lock_py() { # PORT USER PASSWORD SCHEMA
+    "$py" - "$@" <<'PY' 2>&1
+import sys, pymysql
+port, user, pw, db = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+c = pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db)
+cur = c.cursor()
+out = []
+for q in ("LOCK TABLES orders WRITE", "INSERT INTO orders VALUES (5001, 6, 'p')",
+          "SELECT COUNT(*) FROM orders WHERE id = 5001 AND user_id = 6", "UNLOCK TABLES"):
+    try:
+        cur.execute(q)
+        out.append(repr(cur.fetchall()))
+    except pymysql.MySQLError as e:
+        out.append("error %d" % e.args[0])
+c.rollback()
+other = pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db,
+                        autocommit=True).cursor()
+other.execute("SELECT COUNT(*) FROM orders WHERE id = 5001 AND user_id = 6")
+out.append("seen by another connection: %r" % (other.fetchall(),))
+other.execute("DELETE FROM orders WHERE id = 5001 AND user_id = 6")
+print("; ".join(out))
+PY
+}
+got=$(lock_py "$port" app "$PX_TEST_PASSWORD" shop) || true
+want=$(lock_py "${ports[0]}" dal dalpass plain) || true
+[ "$got" = "$want" ] || fail "LOCK TABLES with autocommit 0: proxy '$got', the copy '$want'"
 
 # ---- 3. information_schema knows the logical tables --------------------------
 # SQLAlchemy (information_schema.tables for has_table): create_all twice and
