@@ -9,7 +9,7 @@
  * replaced by a derived table over the default datasource's view: its rows
  * of the connection's schema, the schema column(s) the proxy's database,
  * the first physical table of each sharded table renamed to the logical
- * name and the others left out.  The servers then evaluate whatever the
+ * name and the others left out; DATABASE() in it is the proxy's schema.  The servers then evaluate whatever the
  * statement asks of it (a WHERE, COUNT(*), a join of two views), so
  * SQLAlchemy's has_table() and reflection read the logical tables.  A
  * sharded table whose first physical table is not on the default
@@ -163,13 +163,17 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
     dal_table_names(c->px->dal, add_table, &m, err);
     for (i = 0; i < n && rc == 0; i++) {
         put_n(&b, sql + at, refs[i].off - at);
+        at = refs[i].off + refs[i].len;
+        if (refs[i].view == INFOSCHEMA_DATABASE) {
+            put_quoted(&b, c->px->database);
+            continue;
+        }
         rc = put_derived(c, &m, refs[i].view, &b, err);
         if (!refs[i].aliased) {
             put(&b, " AS `");
             put(&b, infoschema_view_name(refs[i].view));
             put(&b, "`");
         }
-        at = refs[i].off + refs[i].len;
     }
     put(&b, sql + at);
     free(m.arms.s);
@@ -191,13 +195,15 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
 bool infoschema_query(proxy_client_t *c, const char *sql)
 {
     infoschema_ref_t refs[MAX_REFS];
-    size_t n = infoschema_find(sql, refs, MAX_REFS);
+    size_t i, n = infoschema_find(sql, refs, MAX_REFS);
     dal_result_t *r = NULL;
     dal_error_t err;
     char *text = NULL;
 
-    if (n == 0)
-        return false;
+    for (i = 0; i < n && refs[i].view == INFOSCHEMA_DATABASE; i++)
+        ;
+    if (i == n)
+        return false;  /* no view read */
     memset(&err, 0, sizeof err);
     if (rewrite(c, sql, refs, n, &text, &err) != 0 ||
         dal_session_query(c->session, NULL, text, NULL, 0, &r, &err) != 0) {

@@ -126,6 +126,17 @@ size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max)
             n++;
             p = e;
         } else if ((e = ident_at(p, w, sizeof w)) != NULL) {
+            const char *a = skip_blank(e);
+            if (*p != '`' && (p == sql || p[-1] != '.') &&
+                (strcasecmp(w, "DATABASE") == 0 || strcasecmp(w, "SCHEMA") == 0) && *a == '(' &&
+                *(a = skip_blank(a + 1)) == ')') {
+                refs[n].off = (size_t)(p - sql);
+                refs[n].len = (size_t)(a + 1 - p);
+                refs[n].view = INFOSCHEMA_DATABASE;
+                refs[n].aliased = false;
+                n++;
+                e = a + 1;
+            }
             p = e;
         } else {
             p++;

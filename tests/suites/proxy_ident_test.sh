@@ -272,6 +272,8 @@ is_same() { # NAME SQL with @S for the schema
 }
 is_same "TABLES of the schema" \
     "SELECT TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME IN ('items', 'orders') ORDER BY TABLE_NAME"
+is_same "TABLES of DATABASE()" \
+    "SELECT TABLE_NAME, TABLE_SCHEMA = DATABASE() FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('items', 'orders') ORDER BY TABLE_NAME"
 is_same "no physical table in TABLES" \
     "SELECT COUNT(*) FROM information_schema.tables t WHERE t.table_schema = '@S' AND (t.table_name LIKE 'items%' OR t.table_name LIKE 'orders%')"
 is_same "COLUMNS of a sharded table" \

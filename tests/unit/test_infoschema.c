@@ -30,6 +30,9 @@ static const struct {
      2, "information_schema.TABLES", INFOSCHEMA_TABLES, true},
     {"SELECT * FROM information_schema /* the views */ . tables", 1,
      "information_schema /* the views */ . tables", INFOSCHEMA_TABLES, false},
+    {"SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )", 2,
+     "information_schema.TABLES", INFOSCHEMA_TABLES, false},
+    {"SELECT schema() FROM t", 1, "schema()", INFOSCHEMA_DATABASE, false},
     /* not references: strings, comments, other views, a column qualifier */
     {"SELECT 'information_schema.tables'", 0, NULL, 0, false},
     {"SELECT 1 -- information_schema.tables", 0, NULL, 0, false},
@@ -38,6 +41,7 @@ static const struct {
     {"SELECT * FROM information_schema_tables", 0, NULL, 0, false},
     {"SELECT \"it's\" FROM t WHERE a = 'x\\'information_schema.tables'", 0, NULL, 0, false},
     {"SELECT x.information_schema.tables FROM t", 0, NULL, 0, false},
+    {"SELECT `database`() FROM t, database", 0, NULL, 0, false},
 };
 
 START_TEST(test_find)
@@ -52,6 +56,18 @@ START_TEST(test_find)
     ck_assert(strncmp(cases[_i].sql + refs[0].off, cases[_i].first, refs[0].len) == 0);
     ck_assert_int_eq(refs[0].view, cases[_i].view);
     ck_assert_int_eq(refs[0].aliased, cases[_i].aliased);
+}
+END_TEST
+
+START_TEST(test_database_call)
+{
+    infoschema_ref_t refs[4];
+    const char *sql = "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )";
+
+    ck_assert_uint_eq(infoschema_find(sql, refs, 4), 2);
+    ck_assert_int_eq(refs[1].view, INFOSCHEMA_DATABASE);
+    ck_assert_str_eq(sql + refs[1].off, "DATABASE ( )");
+    ck_assert_uint_eq(refs[1].len, strlen("DATABASE ( )"));
 }
 END_TEST
 
@@ -71,6 +87,7 @@ int main(void)
     TCase *tc = tcase_create("infoschema");
 
     tcase_add_loop_test(tc, test_find, 0, (int)(sizeof cases / sizeof cases[0]));
+    tcase_add_test(tc, test_database_call);
     tcase_add_test(tc, test_max);
     suite_add_tcase(s, tc);
     return tu_run(s, CK_FORK_GETENV);
