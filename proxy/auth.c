@@ -13,17 +13,20 @@
 #include "proxy.h"
 #include "reply.h"
 
-#define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
-
-/* What dal-proxy offers; a client gets the intersection with its own. */
+/* What dal-proxy offers; a client gets the intersection with its own.
+ * These are a MariaDB 10.11 server's flags without COMPRESS and
+ * SESSION_TRACK, which the proxy does not speak: CLIENT_MYSQL (bit 0)
+ * clear says "MariaDB", as a MariaDB server does, with none of its
+ * extended capabilities offered. */
 static const uint64_t server_caps =
-    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_LOCAL_FILES |
-    PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
-    PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
+    PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_CONNECT_WITH_DB |
+    PROTO_CLIENT_NO_SCHEMA | PROTO_CLIENT_ODBC | PROTO_CLIENT_LOCAL_FILES |
+    PROTO_CLIENT_IGNORE_SPACE | PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE |
+    PROTO_CLIENT_IGNORE_SIGPIPE | PROTO_CLIENT_TRANSACTIONS | PROTO_CLIENT_RESERVED |
     PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
-    PROTO_CLIENT_PS_MULTI_RESULTS |
-    PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
-    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
+    PROTO_CLIENT_PS_MULTI_RESULTS | PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
+    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS |
+    PROTO_CLIENT_DEPRECATE_EOF | PROTO_CLIENT_REMEMBER_OPTIONS;
 
 static const char native_plugin[] = "mysql_native_password";
 static const char sha2_plugin[] = "caching_sha2_password";
@@ -31,11 +34,13 @@ static const char sha2_plugin[] = "caching_sha2_password";
 int auth_handshake(proxy_client_t *c)
 {
     proto_handshake_t h;
+    char version[160];
 
     if (proto_scramble_generate(c->scramble) != 0)
         return -1;
     memset(&h, 0, sizeof h);
-    h.server_version = SERVER_VERSION;
+    ident_handshake_version(c->px, version, sizeof version);
+    h.server_version = version;
     h.connection_id = c->id;
     h.scramble = c->scramble;
     h.capabilities = server_caps | (c->px->tls != NULL ? PROTO_CLIENT_SSL : 0);

@@ -64,11 +64,6 @@ static bool local_answer(proxy_client_t *c, const char *sql)
 
     if (text_word_is(&p, "SELECT")) {
         const char *q = p;
-        if (text_word_is(&q, "@@version_comment")) {
-            reply_value(c, "@@version_comment", "dal-proxy", false);
-            return true;
-        }
-        q = p;
         if (text_word_is(&q, "CONNECTION_ID()")) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
@@ -112,7 +107,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (local_answer(c, view) || setvar_statement(c, view))
+    if (local_answer(c, view) || setvar_statement(c, view) || infoschema_query(c, view))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         reply_dal_error(c, &err);
@@ -221,6 +216,7 @@ static void run_command(proxy_client_t *c)
 
 void client_run(proxy_client_t *c)
 {
+    ident_refresh(c->px);  /* after a reload, the next handshakes name the new backends */
     atomic_store(&c->running, true);
     run_command(c);
     atomic_store(&c->running, false);

@@ -193,6 +193,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dal-proxy: out of memory\n");
         return 1;
     }
+    ident_load(&px);
     if (load_tls(&px, info, o.config) != 0)
         return 1;
     if ((px.guard = guard_new(dal_proxy_info_auth_delay_after(info),
@@ -218,6 +219,7 @@ int main(int argc, char **argv)
     tls_context_free(px.tls);
     guard_free(px.guard);
     users_free(&px);
+    ident_free(&px);
     free(px.database);
     dal_close(px.dal);
     return rc == 0 ? 0 : 1;

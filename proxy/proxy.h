@@ -54,6 +54,13 @@ typedef struct proxy {
     proxy_user_t *users;              /* owned, under users_mu */
     size_t nusers;
     uint64_t users_reloads;           /* dal_reload_stats when they were read */
+    /* the backends' VERSION() the handshake names (ident.c) */
+    pthread_mutex_t ident_mu;
+    char version[128];                /* under ident_mu */
+    atomic_bool version_known;        /* a backend answered */
+    atomic_bool version_busy;         /* a worker is asking */
+    atomic_uint_fast64_t version_reloads; /* dal_reload_stats when it was read */
+    atomic_uint_fast64_t version_retry_ms; /* unknown: not asked again before */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     uint32_t connect_timeout_ms;      /* to finish authentication */
@@ -248,6 +255,25 @@ void users_free(proxy_t *px);
  * false when there is none.  Reads the accounts again first if the
  * configuration was reloaded since. */
 bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
+
+/* ------------------------------------------------------------ infoschema.c */
+
+/* A statement reading information_schema.TABLES, COLUMNS or STATISTICS:
+ * run with the logical tables in place of the physical ones (infoschema.c)
+ * and answered (true); false for any other. */
+bool infoschema_query(proxy_client_t *c, const char *sql);
+
+/* ------------------------------------------------------------ ident.c */
+
+/* Read the backends' version (at start; on failure the handshake says
+ * 10.11.99-MariaDB-dal-proxy until a backend answers). */
+void ident_load(proxy_t *px);
+void ident_free(proxy_t *px);
+/* Read it again if the configuration was reloaded since, or if it is not
+ * known yet (on a worker: this may run a statement). */
+void ident_refresh(proxy_t *px);
+/* The handshake's version: "5.5.5-" and the backends' VERSION(). */
+void ident_handshake_version(proxy_t *px, char *buf, size_t n);
 
 /* ------------------------------------------------------------ diag.c */
 

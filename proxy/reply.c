@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "proxy.h"
+#include "errmap.h"
 #include "reply.h"
 
 void reply_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const char *msg)
@@ -157,20 +158,13 @@ void reply_dal_error(proxy_client_t *c, const dal_error_t *err)
             return;
         }
         break;
-    case DAL_ESQL:
-        err_redacted(c, 1064, "42000", err->message);   /* ER_PARSE_ERROR */
-        return;
-    case DAL_EUNSUPPORTED:
-        err_redacted(c, 1235, "42000", err->message);   /* ER_NOT_SUPPORTED_YET */
-        return;
     case DAL_ECONNECT:
         break;
-    case DAL_ESTATE:
-        err_redacted(c, 1105, "25000", err->message);
+    default: {
+        const proxy_errno_t *m = errmap_of(err->code);
+        err_redacted(c, m->number, m->sqlstate, err->message);
         return;
-    default:
-        err_redacted(c, 1105, "HY000", err->message);   /* ER_UNKNOWN_ERROR */
-        return;
+    }
     }
     backend_error(c, err);
 }

@@ -37,6 +37,7 @@
 #include "pin.h"
 #include "pool.h"
 #include "replica.h"
+#include "rewrite.h"
 #include "route_servers.h"
 #include "result.h"
 #include "route.h"
@@ -1066,6 +1067,119 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     return rc;
 }
 
+/* ------------------------------------------- table locks over several nodes */
+
+/* text on node, through the session (its pins), the result into *out (any
+ * earlier one freed). */
+static int lock_on(dal_session_t *s, const dal_node_t *node, const char *text, size_t len,
+                   dal_result_t **out, dal_error_t *err)
+{
+    dal_query_opts_t o = {.datasource = node->cfg->name};
+    dal_result_t *r = NULL;
+    int rc = session_query(s, &o, (dal_stmt_text_t){text, NULL, len}, NULL, 0, &r, err);
+
+    if (rc == 0) {
+        dal_result_free(*out);
+        *out = r;
+    }
+    return rc;
+}
+
+/* UNLOCK TABLES on every node where the session holds table locks,
+ * committing an open transaction first, as a server does; 1 when it holds
+ * them on none (the statement then runs as any other). */
+static int unlock_nodes(dal_session_t *s, dal_result_t **out, dal_error_t *err)
+{
+    size_t i;
+    int rc = 1;
+
+    for (i = 0; i < s->pins.n && rc == 1; i++)
+        if (s->pins.v[i].conn != NULL && (s->pins.v[i].reasons & DAL_PIN_TABLE_LOCK))
+            rc = s->in_txn ? dal_commit(s, err) : 0;
+    if (rc != 0)
+        return rc;
+    rc = 1;
+    for (i = 0; i < s->pins.n && rc >= 0; i++) {
+        dal_pin_t *pin = &s->pins.v[i];
+        if (pin->conn == NULL || !(pin->reasons & DAL_PIN_TABLE_LOCK))
+            continue;
+        pin->reasons &= ~(unsigned int)DAL_PIN_TABLE_LOCK;
+        rc = lock_on(s, pin->node, "UNLOCK TABLES", 13, out, err);
+    }
+    return rc;
+}
+
+/* LOCK TABLES of a table on several nodes: on each node its physical
+ * tables there (rewrite_lock_tables), on the session's pinned connections;
+ * a node holding earlier locks and none of these is unlocked, as a new
+ * LOCK TABLES releases the old locks on a server. */
+static int lock_nodes(dal_session_t *s, dal_snapshot_t *snap, const dal_sql_t *an,
+                      dal_result_t **out, dal_error_t *err)
+{
+    dal_buf_t text = {0};
+    dal_pin_t *pin;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < snap->nnodes && rc == 0; i++) {
+        if ((rc = rewrite_lock_tables(snap, an, snap->nodes[i], &text, err)) != 0)
+            break;
+        pin = pins_find(&s->pins, snap->nodes[i]);
+        if (text.len > 0)
+            rc = lock_on(s, snap->nodes[i], text.data, text.len, out, err);
+        else if (pin != NULL && pin->conn != NULL && (pin->reasons & DAL_PIN_TABLE_LOCK)) {
+            pin->reasons &= ~(unsigned int)DAL_PIN_TABLE_LOCK;
+            rc = lock_on(s, snap->nodes[i], "UNLOCK TABLES", 13, out, err);
+        }
+    }
+    buf_free(&text);
+    return rc;
+}
+
+/* LOCK TABLES and UNLOCK TABLES of tables spread over several nodes (a
+ * statement of the session's own, without options or hints, starting with
+ * LOCK or UNLOCK); 1 for any other statement.  As on a server, both
+ * commit an open transaction first, and neither opens one with
+ * autocommit 0. */
+static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
+                       size_t len, dal_result_t **out, dal_error_t *err)
+{
+    const char *p = sql, *end = sql + len;
+    const dal_sql_t *an;
+    dal_snapshot_t *snap;
+    dal_buf_t probe = {0};
+    int rc = 1, manual = s->manual;
+
+    while (p < end && isspace((unsigned char)*p))
+        p++;
+    if ((opts != NULL && (opts->datasource || opts->shard_value)) ||
+        !((end - p >= 4 && strncasecmp(p, "LOCK", 4) == 0) ||
+          (end - p >= 6 && strncasecmp(p, "UNLOCK", 6) == 0)) ||
+        (an = stmt_analyse(s->dal->sql_cache, sql, len, NULL)) == NULL)
+        return 1;
+    *out = NULL;
+    s->manual = 0;
+    if (an->nhints == 0 && rewrite_is_unlock_tables(an)) {
+        rc = unlock_nodes(s, out, err);
+    } else if (an->nhints == 0) {
+        snap = snapshot_acquire(s->dal);
+        rc = snap->nnodes > 0 ? rewrite_lock_tables(snap, an, snap->nodes[0], &probe, err) : 1;
+        buf_free(&probe);
+        if (rc == 0 && s->in_txn)
+            rc = dal_commit(s, err);
+        if (rc == 0)
+            rc = lock_nodes(s, snap, an, out, err);
+        snapshot_unref(snap);
+    }
+    s->manual = manual;
+    sql_unref(an);
+    if (rc < 0) {
+        dal_result_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* dal_session_query and dal_session_query_len (named fn in an argument
  * error). */
 static inline int session_query_text(const char *fn, dal_session_t *s,
@@ -1075,7 +1189,11 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
 {
     int rc = stmt_args_check(fn, s, sql, params, nparams, out, err);
 
-    return rc != 0 ? rc
+    if (rc == 0 && nparams == 0)
+        rc = table_locks(s, opts, sql, len, out, err);
+    else if (rc == 0)
+        rc = 1;
+    return rc != 1 ? rc
                    : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
                                    out, err);
 }

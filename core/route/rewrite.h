@@ -74,4 +74,22 @@ typedef struct dal_template {
 int rewrite_route_template(const dal_routing_t *rt, size_t r, size_t nparams, dal_buf_t *out,
                            dal_template_t *tpl, dal_error_t *err);
 
+/* ------------------------------------------------- LOCK TABLES by node */
+
+/*
+ * sql is `LOCK TABLE[S] t [[AS] alias] lock_type, ...` naming a configured
+ * table that does not live wholly on the default datasource: out gets the
+ * LOCK TABLES statement for node, each listed table's physical tables on
+ * node with the item's alias and lock type as written (a table not
+ * configured goes to the default datasource as written), and stays empty
+ * when node holds none; returns 0 (rewrite_lock.c).  Returns 1, out empty,
+ * when sql is anything else or a list dal does not read (it then runs as
+ * written, route_check.c's rules); DAL_ENOMEM.
+ */
+int rewrite_lock_tables(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_node_t *node,
+                        dal_buf_t *out, dal_error_t *err);
+
+/* sql is `UNLOCK TABLE[S]`. */
+int rewrite_is_unlock_tables(const dal_sql_t *sql);
+
 #endif /* DAL_CORE_REWRITE_H */

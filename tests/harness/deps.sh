@@ -8,7 +8,7 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       mariadb-server mariadb-client clang libclang-rt-14-dev python3 python3-pymysql sysbench curl
       openssl
       prometheus
-      mariadb-test mariadb-test-data python3-mysqldb
+      mariadb-test mariadb-test-data python3-mysqldb python3-sqlalchemy
       etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev)
 # Node and npm (tests/suites/connectors_test.sh installs mysql2 with npm): Debian's
 # packages, unless a node with its own npm is already there (a nodejs

@@ -70,6 +70,18 @@ static const char *fails(dal_session_t *s, const char *sql, int code)
     return err.message;
 }
 
+/* sql fails in dal_query with code; the message is returned (static). */
+static const char *query_fails(const char *sql, int code)
+{
+    static dal_error_t err;
+    dal_result_t *r = NULL;
+    int rc = dal_query(dal, NULL, sql, NULL, 0, &r, &err);
+
+    dal_result_free(r);
+    ck_assert_msg(rc == code, "%s: %s instead of %s", sql, dal_strerror(rc), dal_strerror(code));
+    return err.message;
+}
+
 static dal_session_t *session(void)
 {
     dal_session_t *s = NULL;
@@ -251,6 +263,7 @@ START_TEST(test_lock_tables)
 {
     dal_session_t *s = session();
     MYSQL *m = tu_direct(ports[0], "plain");
+    MYSQL *last = tu_direct(ports[NODES - 1], "product_3"); /* pin_food_6 and _7 */
     const char *msg;
 
     run(s, "LOCK TABLES pin_plain WRITE");
@@ -264,11 +277,23 @@ START_TEST(test_lock_tables)
     run(s, "UNLOCK TABLES");
     ck_assert_int_eq(tu_value(m, "SELECT COUNT(*) FROM pin_plain WHERE a = 7"), 1);
     run(s, "DELETE FROM pin_plain");
-    /* a sharded table cannot be locked from one connection */
-    msg = fails(s, "LOCK TABLES pin_food WRITE", DAL_EUNSUPPORTED);
-    ck_assert_msg(strstr(msg, "pin_food") != NULL, "%s", msg);
+    /* a sharded table: its physical tables locked on every node, each on
+     * the session's pinned connection there, until UNLOCK TABLES */
+    run(s, "LOCK TABLES pin_food WRITE");
+    ck_assert_uint_eq(dal_session_pinned(s), NODES + 1);
+    run(s, "INSERT INTO pin_food (k, name) VALUES (1007, 'locked')");
+    ck_assert(mysql_query(last, "SET SESSION lock_wait_timeout = 1") == 0);
+    ck_assert(mysql_query(last, "SELECT * FROM pin_food_7") != 0);
+    ck_assert_uint_eq(mysql_errno(last), 1205);
+    run(s, "UNLOCK TABLES");
+    ck_assert_int_eq(tu_value(last, "SELECT COUNT(*) FROM pin_food_7 WHERE k = 1007"), 1);
+    run(s, "DELETE FROM pin_food WHERE k = 1007");
     dal_session_close(s);
+    /* without a session nothing could hold the locks: refused */
+    msg = query_fails("LOCK TABLES pin_food WRITE", DAL_EUNSUPPORTED);
+    ck_assert_msg(strstr(msg, "pin_food") != NULL, "%s", msg);
     mysql_close(m);
+    mysql_close(last);
 }
 END_TEST
 

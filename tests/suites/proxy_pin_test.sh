@@ -81,8 +81,6 @@ out=$(px -e 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' 2>&1) && fail "SET TR
 echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSACTION: $out"
 out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
 echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
-out=$(px -e 'LOCK TABLES orders WRITE' 2>&1) && fail "LOCK TABLES of a sharded table was accepted"
-echo "$out" | grep -q 'orders' || fail "LOCK TABLES of a sharded table: $out"
 
 # ---- COM_RESET_CONNECTION drops the state (mysql_reset_connection) -------
 T=$'\t'

@@ -1,7 +1,8 @@
 /*
  * test_rewrite.c -- the physical SQL that rewrite.c writes for a route,
  * through dal_explain (no database): NUL bytes inside strings, parameters
- * of every type as literals, the trace id comment.
+ * of every type as literals, the trace id comment; and the LOCK TABLES
+ * statement of each node (rewrite_lock.c).
  */
 #include <check.h>
 #include <stdio.h>
@@ -10,7 +11,10 @@
 
 #include <dal/dal.h>
 
+#include "handle.h"
 #include "offline.h"
+#include "rewrite.h"
+#include "sql.h"
 #include "testutil.h"
 
 #define L(s) s, sizeof s - 1
@@ -132,6 +136,74 @@ START_TEST(test_trace_id)
 }
 END_TEST
 
+
+/* rewrite_lock_tables of text for node name: its return, out in *text. */
+static int lock_text(dal_snapshot_t *snap, const char *text, const char *node, char *out,
+                     size_t cap)
+{
+    dal_sql_t *sql = NULL;
+    dal_buf_t b = {0};
+    dal_error_t err;
+    char msg[256];
+    int rc;
+
+    ck_assert_msg(sql_analyse(text, strlen(text), &sql, msg, sizeof msg) == 0, "%s", msg);
+    rc = rewrite_lock_tables(snap, sql, snapshot_node(snap, node), &b, &err);
+    snprintf(out, cap, "%.*s", (int)b.len, b.len ? b.data : "");
+    buf_free(&b);
+    sql_unref(sql);
+    return rc;
+}
+
+/* LOCK TABLES node by node (open_mod(4): wm_food in 100 tables, 25 a node
+ * on db0..db3; dict on db2; db3 the default datasource). */
+START_TEST(test_lock_tables)
+{
+    dal_t *dal = open_mod(4);
+    dal_snapshot_t *snap = snapshot_acquire(dal);
+    char out[4096];
+    dal_sql_t *sql = NULL;
+    char msg[64];
+
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food WRITE", "db0", out, sizeof out), 0);
+    ck_assert_msg(strncmp(out, "LOCK TABLES `wm_food_0` WRITE, `wm_food_1` WRITE, ", 50) == 0,
+                  "%s", out);
+    ck_assert_msg(strstr(out, ", `wm_food_24` WRITE") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "wm_food_25") == NULL, "%s", out);
+    /* aliases and lock types as written; a table not configured goes to
+     * the default datasource as written; a schema qualifier is dropped */
+    ck_assert_int_eq(lock_text(snap, "lock table `x`.wm_food AS f READ LOCAL, dict WRITE, "
+                               "other LOW_PRIORITY WRITE;", "db2", out, sizeof out), 0);
+    ck_assert_msg(strncmp(out, "LOCK TABLES `wm_food_50` AS f READ LOCAL, ", 42) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "`wm_food_74` AS f READ LOCAL, `dict` WRITE") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "other") == NULL, "%s", out);
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food f READ, other LOW_PRIORITY WRITE",
+                               "db3", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "`wm_food_99` f READ, other LOW_PRIORITY WRITE") != NULL, "%s", out);
+    /* a node holding none of them: nothing */
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES dict WRITE", "db0", out, sizeof out), 0);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES dict WRITE", "db2", out, sizeof out), 0);
+    ck_assert_str_eq(out, "LOCK TABLES `dict` WRITE");
+    /* as written: tables wholly on the default datasource, other
+     * statements, lists dal does not read */
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES other WRITE", "db3", out, sizeof out), 1);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(lock_text(snap, "SELECT * FROM wm_food", "db0", out, sizeof out), 1);
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food", "db0", out, sizeof out), 1);
+    ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food WRITE, (x) READ", "db0", out,
+                               sizeof out), 1);
+    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES"), &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(rewrite_is_unlock_tables(sql), 1);
+    sql_unref(sql);
+    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES wm_food"), &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(rewrite_is_unlock_tables(sql), 0);
+    sql_unref(sql);
+    snapshot_unref(snap);
+    dal_close(dal);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
     Suite *s = suite_create("rewrite");
@@ -141,6 +213,7 @@ static Suite *rewrite_suite(void)
     tcase_add_test(tc, test_nul_rewrite);
     tcase_add_test(tc, test_param_types);
     tcase_add_test(tc, test_trace_id);
+    tcase_add_test(tc, test_lock_tables);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,218 @@
+/*
+ * infoschema.c -- information_schema.TABLES, COLUMNS and STATISTICS as a
+ * server holding the logical tables answers them, as SHOW TABLES and SHOW
+ * COLUMNS do (schema.c): a sharded table is one table under its logical
+ * name, described by its first physical table, and its other physical
+ * tables are not tables of the schema; the schema is the proxy's.
+ *
+ * A statement reading these views runs on the servers with each reference
+ * replaced by a derived table over the default datasource's view: its rows
+ * of the connection's schema, the schema column(s) the proxy's database,
+ * the first physical table of each sharded table renamed to the logical
+ * name and the others left out; DATABASE() in it is the proxy's schema.  The servers then evaluate whatever the
+ * statement asks of it (a WHERE, COUNT(*), a join of two views), so
+ * SQLAlchemy's has_table() and reflection read the logical tables.  A
+ * sharded table whose first physical table is not on the default
+ * datasource is not seen.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "infoschema.h"
+#include "proxy.h"
+#include "reply.h"
+
+/* Growing text; on failure oom is set and appends do nothing. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} sbuf_t;
+
+static void put_n(sbuf_t *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = (b->len + n + 1) * 2;
+        char *v = realloc(b->s, cap);
+        if (v == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->s = v;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void put(sbuf_t *b, const char *s)
+{
+    put_n(b, s, strlen(s));
+}
+
+/* 'text', quotes and backslashes doubled (the same with or without
+ * NO_BACKSLASH_ESCAPES). */
+static void put_quoted(sbuf_t *b, const char *text)
+{
+    put(b, "'");
+    for (; *text != '\0'; text++) {
+        if (*text == '\'' || *text == '\\')
+            put_n(b, text, 1);
+        put_n(b, text, 1);
+    }
+    put(b, "'");
+}
+
+/* The sharded tables: the CASE arms renaming each first physical table,
+ * and the names left out (the other physical tables, and a table of the
+ * logical name itself, which the first physical table stands for). */
+typedef struct mapping {
+    proxy_client_t *c;
+    sbuf_t arms, hidden;
+} mapping_t;
+
+static void add_table(void *user, const char *name)
+{
+    mapping_t *m = user;
+    dal_table_info_t *t;
+    dal_error_t err;
+    char phys[256];
+    uint32_t pos, n;
+
+    if (dal_table_info(m->c->px->dal, name, &t, &err) != 0)
+        return;
+    if (dal_table_info_layout(t) == DAL_LAYOUT_SHARDED) {
+        n = dal_table_info_table_shard_num(t);
+        for (pos = 0; pos < n; pos++) {
+            if (dal_table_info_physical(t, pos, phys, sizeof phys) < 0)
+                continue;
+            if (pos == 0) {
+                put(&m->arms, " WHEN ");
+                put_quoted(&m->arms, phys);
+                put(&m->arms, " THEN ");
+                put_quoted(&m->arms, name);
+            }
+            put(&m->hidden, ", ");
+            put_quoted(&m->hidden, pos == 0 ? name : phys);
+        }
+    }
+    dal_table_info_free(t);
+}
+
+/* The derived table standing for view: its columns as the server's (read
+ * with LIMIT 0), the schema the proxy's, the table names mapped. */
+static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *b,
+                       dal_error_t *err)
+{
+    dal_result_t *r = NULL;
+    sbuf_t probe = {0};
+    size_t i, n;
+    int rc;
+
+    put(&probe, "SELECT * FROM information_schema.");
+    put(&probe, infoschema_view_name(view));
+    put(&probe, " LIMIT 0");
+    rc = probe.oom ? DAL_ENOMEM : dal_session_query(c->session, NULL, probe.s, NULL, 0, &r, err);
+    free(probe.s);
+    if (rc != 0)
+        return rc;
+    put(b, "(SELECT ");
+    n = dal_result_column_count(r);
+    for (i = 0; i < n; i++) {
+        const char *col = dal_result_column_name(r, i);
+        put(b, i > 0 ? ", " : "");
+        if (strcasecmp(col, "TABLE_SCHEMA") == 0 || strcasecmp(col, "INDEX_SCHEMA") == 0) {
+            put_quoted(b, c->px->database);
+            put(b, " AS ");
+        } else if (strcasecmp(col, "TABLE_NAME") == 0 && m->arms.len > 0) {
+            put(b, "CASE TABLE_NAME");
+            put(b, m->arms.s);
+            put(b, " ELSE TABLE_NAME END AS ");
+        }
+        put(b, "`");
+        put(b, col);
+        put(b, "`");
+    }
+    dal_result_free(r);
+    put(b, " FROM information_schema.");
+    put(b, infoschema_view_name(view));
+    put(b, " WHERE TABLE_SCHEMA = DATABASE()");
+    if (m->hidden.len > 0) {
+        put(b, " AND TABLE_NAME NOT IN (");
+        put(b, m->hidden.s + 2);
+        put(b, ")");
+    }
+    put(b, ")");
+    return 0;
+}
+
+/* sql with each reference replaced into *out (owned by the caller). */
+static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *refs, size_t n,
+                   char **out, dal_error_t *err)
+{
+    mapping_t m = {.c = c};
+    sbuf_t b = {0};
+    size_t i, at = 0;
+    int rc = 0;
+
+    dal_table_names(c->px->dal, add_table, &m, err);
+    for (i = 0; i < n && rc == 0; i++) {
+        put_n(&b, sql + at, refs[i].off - at);
+        at = refs[i].off + refs[i].len;
+        if (refs[i].view == INFOSCHEMA_DATABASE) {
+            put_quoted(&b, c->px->database);
+            continue;
+        }
+        rc = put_derived(c, &m, refs[i].view, &b, err);
+        if (!refs[i].aliased) {
+            put(&b, " AS `");
+            put(&b, infoschema_view_name(refs[i].view));
+            put(&b, "`");
+        }
+    }
+    put(&b, sql + at);
+    free(m.arms.s);
+    free(m.hidden.s);
+    if (rc == 0 && (b.oom || m.arms.oom || m.hidden.oom)) {
+        err->code = rc = DAL_ENOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+    }
+    if (rc != 0) {
+        free(b.s);
+        return rc;
+    }
+    *out = b.s;
+    return 0;
+}
+
+#define MAX_REFS 8
+
+bool infoschema_query(proxy_client_t *c, const char *sql)
+{
+    infoschema_ref_t refs[MAX_REFS];
+    size_t i, n = infoschema_find(sql, refs, MAX_REFS);
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    char *text = NULL;
+
+    for (i = 0; i < n && refs[i].view == INFOSCHEMA_DATABASE; i++)
+        ;
+    if (i == n)
+        return false;  /* no view read */
+    memset(&err, 0, sizeof err);
+    if (rewrite(c, sql, refs, n, &text, &err) != 0 ||
+        dal_session_query(c->session, NULL, text, NULL, 0, &r, &err) != 0) {
+        free(text);
+        reply_dal_error(c, &err);
+        return true;
+    }
+    free(text);
+    reply_result(c, r, false);
+    dal_result_free(r);
+    return true;
+}

@@ -1,0 +1,35 @@
+/*
+ * infoschema.h -- the references to information_schema.TABLES, COLUMNS and
+ * STATISTICS in a statement's text (infoschema_scan.c), which infoschema.c
+ * replaces by derived tables over the logical tables.
+ */
+#ifndef DAL_PROXY_INFOSCHEMA_H
+#define DAL_PROXY_INFOSCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One reference `information_schema.VIEW` (any case, bare or quoted, with
+ * blanks or comments around the dot), or a call DATABASE() or SCHEMA(),
+ * which the servers would answer with their own schema. */
+typedef struct infoschema_ref {
+    size_t off, len;  /* its span in the text */
+    int view;         /* INFOSCHEMA_* */
+    bool aliased;     /* an alias follows (`AS t`, or a word that starts no clause) */
+} infoschema_ref_t;
+
+enum {
+    INFOSCHEMA_TABLES, INFOSCHEMA_COLUMNS, INFOSCHEMA_STATISTICS,
+    INFOSCHEMA_DATABASE  /* a call DATABASE() or SCHEMA(): the proxy's schema */
+};
+
+/* The first max references of sql (NUL-terminated, as a server reads it:
+ * executable comments opened) outside strings and comments, in text order,
+ * into refs: their number.  A three-part name's `information_schema` (a
+ * column qualifier after a dot) is none. */
+size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max);
+
+/* "TABLES", "COLUMNS" or "STATISTICS" (static), for a view. */
+const char *infoschema_view_name(int view);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * infoschema_scan.c -- where a statement names information_schema.TABLES,
+ * COLUMNS or STATISTICS (infoschema.h): text only, no server.
+ */
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#include "infoschema.h"
+
+static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS"};
+
+static bool word_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_' || ch == '$' || (unsigned char)ch >= 0x80;
+}
+
+/* Past blanks and comments from p. */
+static const char *skip_blank(const char *p)
+{
+    for (;;) {
+        if (isspace((unsigned char)*p)) {
+            p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e != NULL ? e + 2 : p + strlen(p);
+        } else if (*p == '#' || (p[0] == '-' && p[1] == '-' &&
+                                 (p[2] == '\0' || isspace((unsigned char)p[2])))) {
+            p += strcspn(p, "\n");
+        } else {
+            return p;
+        }
+    }
+}
+
+/* A word or `quoted` identifier at p: its end, its text (quotes off,
+ * `` undoubled, cut to size) in buf; NULL when there is none. */
+static const char *ident_at(const char *p, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    if (*p == '`') {
+        for (p++; *p != '\0'; p++) {
+            if (*p == '`' && p[1] != '`')
+                break;
+            if (*p == '`')
+                p++;
+            if (n + 1 < size)
+                buf[n++] = *p;
+        }
+        if (*p != '`')
+            return NULL;
+        buf[n] = '\0';
+        return p + 1;
+    }
+    if (!word_char(*p))
+        return NULL;
+    for (; word_char(*p); p++)
+        if (n + 1 < size)
+            buf[n++] = *p;
+    buf[n] = '\0';
+    return p;
+}
+
+/* Words after a table reference that do not start an alias. */
+static bool clause_word(const char *w)
+{
+    static const char *const words[] = {
+        "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN", "ON",
+        "USING", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW",
+        "FOR", "LOCK", "INTO", "USE", "IGNORE", "FORCE", "PROCEDURE", "OFFSET", "FETCH",
+        "RETURNING", "PARTITION",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(w, words[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The reference at p, `information_schema . VIEW`: its end and view. */
+static const char *view_ref(const char *p, int *view)
+{
+    char w[32];
+    const char *q = ident_at(p, w, sizeof w);
+    size_t i;
+
+    if (q == NULL || strcasecmp(w, "information_schema") != 0)
+        return NULL;
+    q = skip_blank(q);
+    if (*q != '.')
+        return NULL;
+    q = ident_at(skip_blank(q + 1), w, sizeof w);
+    for (i = 0; q != NULL && i < sizeof views / sizeof views[0]; i++)
+        if (strcasecmp(w, views[i]) == 0) {
+            *view = (int)i;
+            return q;
+        }
+    return NULL;
+}
+
+size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max)
+{
+    const char *p = sql, *e;
+    char w[64];
+    size_t n = 0;
+    int view;
+
+    while (*p != '\0' && n < max) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            while (*p != '\0' && *p != q)
+                p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
+            p += *p != '\0';
+        } else if (p != skip_blank(p)) {
+            p = skip_blank(p);
+        } else if ((e = view_ref(p, &view)) != NULL && (p == sql || p[-1] != '.')) {
+            const char *a = skip_blank(e);
+            refs[n].off = (size_t)(p - sql);
+            refs[n].len = (size_t)(e - p);
+            refs[n].view = view;
+            refs[n].aliased = ident_at(a, w, sizeof w) != NULL &&
+                              (strcasecmp(w, "AS") == 0 || (*a == '`' || !clause_word(w)));
+            n++;
+            p = e;
+        } else if ((e = ident_at(p, w, sizeof w)) != NULL) {
+            const char *a = skip_blank(e);
+            if (*p != '`' && (p == sql || p[-1] != '.') &&
+                (strcasecmp(w, "DATABASE") == 0 || strcasecmp(w, "SCHEMA") == 0) && *a == '(' &&
+                *(a = skip_blank(a + 1)) == ')') {
+                refs[n].off = (size_t)(p - sql);
+                refs[n].len = (size_t)(a + 1 - p);
+                refs[n].view = INFOSCHEMA_DATABASE;
+                refs[n].aliased = false;
+                n++;
+                e = a + 1;
+            }
+            p = e;
+        } else {
+            p++;
+        }
+    }
+    return n;
+}
+
+const char *infoschema_view_name(int view)
+{
+    return views[view];
+}
+

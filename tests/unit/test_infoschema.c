@@ -1,0 +1,94 @@
+/*
+ * test_infoschema.c -- where a statement names information_schema.TABLES,
+ * COLUMNS or STATISTICS (proxy/infoschema_scan.c): the spans dal-proxy
+ * replaces by derived tables over the logical tables, and whether an alias
+ * follows.  The answers themselves are judged against MariaDB by
+ * tests/suites/proxy_ident_test.sh.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "infoschema.h"
+#include "check_run.h"
+
+static const struct {
+    const char *sql;
+    size_t n;
+    const char *first;  /* the text of the first reference */
+    int view;
+    bool aliased;
+} cases[] = {
+    {"SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'shop'", 1,
+     "information_schema.tables", INFOSCHEMA_TABLES, false},
+    {"SELECT * FROM INFORMATION_SCHEMA.COLUMNS c WHERE c.TABLE_NAME = 'x'", 1,
+     "INFORMATION_SCHEMA.COLUMNS", INFOSCHEMA_COLUMNS, true},
+    {"SELECT * FROM `information_schema` . `STATISTICS` AS s", 1,
+     "`information_schema` . `STATISTICS`", INFOSCHEMA_STATISTICS, true},
+    {"SELECT * FROM information_schema.TABLES ORDER BY 1", 1, "information_schema.TABLES",
+     INFOSCHEMA_TABLES, false},
+    {"SELECT * FROM information_schema.TABLES t JOIN information_schema.COLUMNS c USING (TABLE_NAME)",
+     2, "information_schema.TABLES", INFOSCHEMA_TABLES, true},
+    {"SELECT * FROM information_schema /* the views */ . tables", 1,
+     "information_schema /* the views */ . tables", INFOSCHEMA_TABLES, false},
+    {"SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )", 2,
+     "information_schema.TABLES", INFOSCHEMA_TABLES, false},
+    {"SELECT schema() FROM t", 1, "schema()", INFOSCHEMA_DATABASE, false},
+    /* not references: strings, comments, other views, a column qualifier */
+    {"SELECT 'information_schema.tables'", 0, NULL, 0, false},
+    {"SELECT 1 -- information_schema.tables", 0, NULL, 0, false},
+    {"SELECT 1 /* information_schema.columns */", 0, NULL, 0, false},
+    {"SELECT * FROM information_schema.PROCESSLIST", 0, NULL, 0, false},
+    {"SELECT * FROM information_schema_tables", 0, NULL, 0, false},
+    {"SELECT \"it's\" FROM t WHERE a = 'x\\'information_schema.tables'", 0, NULL, 0, false},
+    {"SELECT x.information_schema.tables FROM t", 0, NULL, 0, false},
+    {"SELECT `database`() FROM t, database", 0, NULL, 0, false},
+};
+
+START_TEST(test_find)
+{
+    infoschema_ref_t refs[4];
+    size_t n = infoschema_find(cases[_i].sql, refs, 4);
+
+    ck_assert_uint_eq(n, cases[_i].n);
+    if (n == 0)
+        return;
+    ck_assert_uint_eq(refs[0].len, strlen(cases[_i].first));
+    ck_assert(strncmp(cases[_i].sql + refs[0].off, cases[_i].first, refs[0].len) == 0);
+    ck_assert_int_eq(refs[0].view, cases[_i].view);
+    ck_assert_int_eq(refs[0].aliased, cases[_i].aliased);
+}
+END_TEST
+
+START_TEST(test_database_call)
+{
+    infoschema_ref_t refs[4];
+    const char *sql = "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )";
+
+    ck_assert_uint_eq(infoschema_find(sql, refs, 4), 2);
+    ck_assert_int_eq(refs[1].view, INFOSCHEMA_DATABASE);
+    ck_assert_str_eq(sql + refs[1].off, "DATABASE ( )");
+    ck_assert_uint_eq(refs[1].len, strlen("DATABASE ( )"));
+}
+END_TEST
+
+START_TEST(test_max)
+{
+    infoschema_ref_t refs[1];
+    const char *sql = "SELECT * FROM information_schema.TABLES, information_schema.COLUMNS";
+
+    ck_assert_uint_eq(infoschema_find(sql, refs, 1), 1);
+    ck_assert_str_eq(infoschema_view_name(INFOSCHEMA_STATISTICS), "STATISTICS");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("infoschema");
+    TCase *tc = tcase_create("infoschema");
+
+    tcase_add_loop_test(tc, test_find, 0, (int)(sizeof cases / sizeof cases[0]));
+    tcase_add_test(tc, test_database_call);
+    tcase_add_test(tc, test_max);
+    suite_add_tcase(s, tc);
+    return tu_run(s, CK_FORK_GETENV);
+}
