@@ -56,13 +56,25 @@ int auth_handshake(proxy_client_t *c)
  * there is no such user: the checks then run the same and fail, so
  * neither the reply nor its timing tells which.  Like a user with a
  * password, nobody has a SHA-256 stage 2 (the fast path answers). */
-static proxy_user_t find_user(proxy_t *px, const char *user, bool *known)
+static proxy_user_t find_user(const proxy_client_t *c, bool *known)
 {
-    static const proxy_user_t nobody = {NULL, {0x5a}, true, {0x5a}};
+    static const proxy_user_t nobody = {
+        .stage2 = {0x5a}, .has_sha2 = true, .sha2 = {0x5a}};
     proxy_user_t u;
 
-    *known = users_find(px, user, &u);
+    *known = users_find(c->px, c->user, c->peer, &u);
     return *known ? u : nobody;
+}
+
+/* Does the 20-byte native response match the account's password? */
+static bool native_ok(const proxy_client_t *c, const void *resp, size_t len)
+{
+    bool known;
+    const proxy_user_t u = find_user(c, &known);
+
+    if (u.no_password)
+        return known && len == 0;
+    return proto_native_verify(c->scramble, resp, len, u.stage2) && known;
 }
 
 /* The outcome of a password check, for the guard: the reply (OK or ERR)
@@ -159,10 +171,8 @@ static int logged_in(proxy_client_t *c)
 /* Check the 20-byte mysql_native_password response. */
 int auth_native(proxy_client_t *c, const void *resp, size_t len)
 {
-    bool known;
-    const proxy_user_t u = find_user(c->px, c->user, &known);
-
-    if (!proto_native_verify(c->scramble, resp, len, u.stage2) || !known)
+    /* a backend account created or changed since the last read: once more */
+    if (!native_ok(c, resp, len) && !(users_reread(c->px) && native_ok(c, resp, len)))
         return deny(c, len > 0);
     return logged_in(c);
 }
@@ -184,7 +194,7 @@ int auth_sha2_scramble(proxy_client_t *c, const proto_str_t *resp)
     static const uint8_t fast_ok = PROTO_SHA2_FAST_AUTH_SUCCESS;
     static const uint8_t full = PROTO_SHA2_PERFORM_FULL_AUTH;
     bool known;
-    const proxy_user_t u = find_user(c->px, c->user, &known);
+    const proxy_user_t u = find_user(c, &known);
 
     if (u.has_sha2 && proto_sha2_verify(c->scramble, resp->ptr, resp->len, u.sha2) && known) {
         proto_build_auth_more_data(&c->out, &c->seq, &fast_ok, 1);
@@ -216,18 +226,26 @@ static int sha2_login(proxy_client_t *c, const proto_str_t *resp)
     return 0;
 }
 
+/* Does the cleartext password match the account's? */
+static bool password_ok(const proxy_client_t *c, const proto_str_t *pw)
+{
+    bool known;
+    const proxy_user_t u = find_user(c, &known);
+
+    return !u.no_password && proto_native_verify_password(pw->ptr, pw->len, u.stage2) && known;
+}
+
 /* The cleartext password of a full caching_sha2_password authentication
  * (only ever asked for over TLS), checked against the native stage 2 and
  * wiped from the reader's buffer. */
 int auth_sha2_password(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_str_t pw;
-    bool known, ok;
-    const proxy_user_t u = find_user(c->px, c->user, &known);
+    bool ok;
 
     c->seq = pkt->next_seq;
     ok = proto_parse_cleartext_password(pkt->payload, pkt->len, &pw) == 0 && pw.len > 0 &&
-         proto_native_verify_password(pw.ptr, pw.len, u.stage2) && known;
+         (password_ok(c, &pw) || (users_reread(c->px) && password_ok(c, &pw)));
     OPENSSL_cleanse((void *)pkt->payload, pkt->len);
     return ok ? logged_in(c) : deny(c, pkt->len > 1);
 }

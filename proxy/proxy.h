@@ -35,11 +35,13 @@ typedef struct proxy_tls_conn proxy_tls_conn_t;
 typedef struct proxy_diag proxy_diag_t;
 typedef struct proxy_guard proxy_guard_t;
 
-/* One account of [proxy user NAME]: what authentication checks.  A
- * password_hash gives only the native stage 2; a password gives both, so
- * caching_sha2_password's fast path can check the user too. */
+/* One account (users.c): what authentication checks.  A password_hash or
+ * a backend account gives only the native stage 2; a password gives both,
+ * so caching_sha2_password's fast path can check the user too. */
 typedef struct proxy_user {
     char *name;                         /* owned */
+    char *host;                         /* owned; a backend account's Host; NULL: any client */
+    bool no_password;                   /* a backend account without one: an empty response */
     uint8_t stage2[PROTO_SHA1_LEN];     /* SHA1(SHA1(password)) */
     bool has_sha2;                      /* the password was given */
     uint8_t sha2[PROTO_SHA256_LEN];     /* SHA256(SHA256(password)) */
@@ -54,6 +56,8 @@ typedef struct proxy {
     proxy_user_t *users;              /* owned, under users_mu */
     size_t nusers;
     uint64_t users_reloads;           /* dal_reload_stats when they were read */
+    uint64_t users_read_ms;           /* guard_now_ms of the last read, under users_mu */
+    bool users_backend;               /* [proxy] users = backend, under users_mu */
     /* the backends' VERSION() the handshake names (ident.c) */
     pthread_mutex_t ident_mu;
     char version[128];                /* under ident_mu */
@@ -247,14 +251,20 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 /* ------------------------------------------------------------ users.c */
 
 /* Read the accounts of the configuration (at start): 0, or -1 when out
- * of memory. */
+ * of memory.  With users = backend, a datasource whose accounts cannot be
+ * read yet is logged and read again at a failed login. */
 int users_load(proxy_t *px);
 void users_free(proxy_t *px);
-/* Copy the account called name into *out (out->name is set to NULL: the
+/* Copy the first account called name whose host matches the client
+ * address peer into *out (out->name and out->host are set to NULL: the
  * table may change once the lock is dropped) and return true, or return
  * false when there is none.  Reads the accounts again first if the
  * configuration was reloaded since. */
-bool users_find(proxy_t *px, const char *name, proxy_user_t *out);
+bool users_find(proxy_t *px, const char *name, const char *peer, proxy_user_t *out);
+/* After a failed check: with users = backend, read the datasource's
+ * accounts again unless that was done less than a second ago, and return
+ * whether it was done (the caller then checks once more). */
+bool users_reread(proxy_t *px);
 
 /* ------------------------------------------------------------ infoschema.c */
 

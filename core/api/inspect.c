@@ -460,6 +460,19 @@ uint32_t dal_proxy_info_auth_delay_max_ms(const dal_proxy_info_t *p)
     return p->cfg->proxy.auth_delay_max_ms;
 }
 
+const char *dal_proxy_info_users_datasource(const dal_proxy_info_t *p)
+{
+    const dal_config_t *c = p->cfg;
+
+    if (!c->proxy.users)
+        return NULL;
+    if (c->proxy.users_datasource != NULL)
+        return c->proxy.users_datasource;
+    if (c->default_datasource != NULL)
+        return c->default_datasource;
+    return c->ndatasources > 0 ? c->datasources[0].name : NULL;
+}
+
 size_t dal_proxy_info_user_count(const dal_proxy_info_t *p)
 {
     return p->cfg->nproxy_users;

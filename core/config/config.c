@@ -987,6 +987,10 @@ static int check_refs(cfg_parser_t *ps)
     if (cfg->xa_log != NULL && !ds_defined(sorted, cfg->ndatasources, cfg->xa_log))
         cfg_fail(ps, cfg->xa_log_line, DAL_ECONFIG, "xa_log: no [datasource %s] is defined",
                  cfg->xa_log);
+    if (cfg->proxy.users_datasource != NULL &&
+        !ds_defined(sorted, cfg->ndatasources, cfg->proxy.users_datasource))
+        cfg_fail(ps, cfg->proxy.users_datasource_line, DAL_ECONFIG,
+                 "users_datasource: no [datasource %s] is defined", cfg->proxy.users_datasource);
     if (cfg->transaction_mode == 2 && cfg->xa_log == NULL)
         cfg_fail(ps, 0, DAL_ECONFIG, "transaction_mode = xa needs [dal] xa_log = DATASOURCE "
                                      "(where the commit decisions are kept)");
@@ -1184,6 +1188,7 @@ void config_free(dal_config_t *cfg)
     free(cfg->proxy.listen);
     free(cfg->proxy.database);
     free(cfg->proxy.tls_cert);
+    free(cfg->proxy.users_datasource);
     free(cfg->proxy.tls_key);
     free(cfg->path);
     free(cfg->plugin_dir);

@@ -145,6 +145,9 @@ typedef struct dal_cfg_proxy {
     int require_tls_line;
     uint32_t auth_delay_after; /* failed logins from an address before its replies wait; 0: never */
     uint32_t auth_delay_max_ms; /* the longest such wait */
+    int users;                /* 0: [proxy user] accounts only; 1: also a datasource's (backend) */
+    char *users_datasource;   /* owned; whose accounts with users = backend; NULL: the default */
+    int users_datasource_line;
 } dal_cfg_proxy_t;
 
 /* [proxy user NAME]: who may connect to dal-proxy, with exactly one of

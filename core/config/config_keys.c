@@ -615,6 +615,7 @@ static const char *const ryw_words[] = {"off", "session", NULL};
 static const char *const txn_words[] = {"single", "multi", "xa", NULL};
 /* local_infile: 0 off, 1 on. */
 static const char *const off_on_words[] = {"off", "on", NULL};
+static const char *const users_words[] = {"config", "backend", NULL};
 
 #define CFG(f) offsetof(dal_config_t, f)
 #define DS(f) offsetof(dal_cfg_datasource_t, f)
@@ -814,6 +815,18 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
     {.name = "auth_delay_max", .type = DAL_CFG_DURATION, .offset = PRX(auth_delay_max_ms),
      .def = "30s", .min = 0, .max = 3600000,
      .help = "the longest wait of `auth_delay_after`"},
+    {.name = "users", .type = DAL_CFG_ENUM, .offset = PRX(users), .words = users_words,
+     .def = "config",
+     .help = "the accounts clients log in with: `config`, the `[proxy user]` sections; `backend`, "
+             "those and the MariaDB accounts of `users_datasource` (`mysql.user`, "
+             "mysql_native_password), read again after a failed login (at most once a second) "
+             "and on reload, so `CREATE USER`, `ALTER USER` and `DROP USER` take effect; "
+             "statements still run as the datasources' own accounts (docs/proxy.md)"},
+    {.name = "users_datasource", .type = DAL_CFG_STRING, .offset = PRX(users_datasource),
+     .line = PRX(users_datasource_line), .rule = &dal_cfg_rule_ds,
+     .unset = "`[dal] default_datasource`, else the first datasource",
+     .help = "with `users = backend`: the `[datasource]` whose master's accounts clients log in "
+             "with"},
     {.name = NULL}
 };
 

@@ -1278,6 +1278,11 @@ DAL_API int dal_proxy_info_require_tls(const dal_proxy_info_t *p);
  * its logins wait (0: never), and the longest wait in milliseconds. */
 DAL_API uint32_t dal_proxy_info_auth_delay_after(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_auth_delay_max_ms(const dal_proxy_info_t *p);
+/* With [proxy] users = backend: the datasource whose accounts clients may
+ * log in with as well ([proxy] users_datasource, else [dal]
+ * default_datasource, else the first datasource); NULL with users = config
+ * (the [proxy user] accounts only).  Valid until dal_proxy_info_free. */
+DAL_API const char *dal_proxy_info_users_datasource(const dal_proxy_info_t *p);
 /* The [proxy user NAME] sections, in file order. */
 DAL_API size_t dal_proxy_info_user_count(const dal_proxy_info_t *p);
 /*
