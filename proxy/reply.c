@@ -231,8 +231,9 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
 
     diag_take(c, r);
     if (n == 0) {
-        reply_ok_info(c, dal_result_affected_rows(r), dal_result_insert_id(r),
-                      dal_result_warning_count(r), dal_result_info(r));
+        reply_ok_info(c, (c->caps & PROTO_CLIENT_FOUND_ROWS) ? dal_result_found_rows(r)
+                                                             : dal_result_affected_rows(r),
+                      dal_result_insert_id(r), dal_result_warning_count(r), dal_result_info(r));
         return;
     }
     cols = calloc(n, sizeof *cols);

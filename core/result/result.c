@@ -593,6 +593,13 @@ const char *dal_result_info(dal_result_t *r)
     return r->info;
 }
 
+uint64_t dal_result_found_rows(const dal_result_t *r)
+{
+    if (r == NULL)
+        return 0;
+    return r->info_kind == RESULT_INFO_MATCHED ? r->info_a : r->affected;
+}
+
 uint64_t dal_result_insert_id(const dal_result_t *r)
 {
     if (r == NULL)
