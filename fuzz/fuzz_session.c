@@ -293,7 +293,7 @@ static void prepare(session_t *s, proto_str_t text)
         params[i].type = PROTO_TYPE_VAR_STRING;
         params[i].charset = 63;
     }
-    proto_build_prepare_ok(&s->out, &s->seq, (uint32_t)s->caps, st->id, n ? params : NULL, n,
+    proto_build_prepare_ok(&s->out, &s->seq, s->caps, st->id, n ? params : NULL, n,
                            NULL, 0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT);
 }
 

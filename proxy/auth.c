@@ -15,15 +15,18 @@
 
 #define SERVER_VERSION "5.5.5-10.11.99-dal-proxy"
 
-/* What dal-proxy offers; a client gets the intersection with its own. */
+/* What dal-proxy offers; a client gets the intersection with its own.
+ * CLIENT_MYSQL is clear, as a MariaDB server leaves it, so that MariaDB's
+ * extended capabilities (EXTENDED_METADATA) are offered and read. */
 static const uint64_t server_caps =
-    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_LOCAL_FILES |
+    PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_LOCAL_FILES |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
     PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
     PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
     PROTO_CLIENT_PS_MULTI_RESULTS |
     PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
-    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF;
+    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF |
+    PROTO_MARIADB_CLIENT_EXTENDED_METADATA;
 
 static const char native_plugin[] = "mysql_native_password";
 static const char sha2_plugin[] = "caching_sha2_password";

@@ -200,6 +200,8 @@ void reply_column(const dal_result_t *r, size_t i, proto_column_t *col)
      * columns; servers do not send it */
     col->flags = (uint16_t)(ci.flags & ~32768u);
     col->decimals = (uint8_t)ci.decimals;
+    col->type_name = ci.type_name;
+    col->format = ci.format;
 }
 
 /* A CALL's results after the first (dal_result_next_set) follow it,
@@ -245,7 +247,7 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
     }
     for (i = 0; i < n; i++)
         reply_column(r, i, &cols[i]);
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, cols, n, reply_status(c));
     while ((rc = dal_result_next(r, &err)) == 1) {
         for (i = 0; i < n; i++) {
             vals[i] = dal_result_text(r, i, &lens[i]);
@@ -289,7 +291,7 @@ void reply_value(proxy_client_t *c, const char *name, const char *value, bool nu
         col.length = 256;
         col.type = PROTO_TYPE_VAR_STRING;
     }
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }

@@ -951,6 +951,12 @@ typedef struct dal_column_info {
                                 temporal type), as the server sends it: 31 or 39
                                 mean "not fixed" */
     uint64_t length;         /* display length in bytes of the connection charset */
+    /* MariaDB's extended type information (10.5 and later): the data type
+       behind the wire type ("point" for a GEOMETRY subtype, "uuid", "inet4",
+       "inet6") and the format of the value ("json" for a JSON column, sent
+       as BLOB); "" when the server sent none */
+    const char *type_name;
+    const char *format;
 } dal_column_info_t;
 
 /*

@@ -77,8 +77,28 @@ int proto_build_column_count(proto_buf_t *b, uint8_t *seq, uint64_t n)
     return proto_finish(b, start, seq);
 }
 
+/* The extended type information block (MariaDB's
+ * store_field_extended_metadata): a lenenc length, then per attribute
+ * present its id (0: data type name, 1: format name) and lenenc value. */
+static void put_extended_metadata(proto_buf_t *b, const proto_column_t *col)
+{
+    const char *attr[2] = {col->type_name, col->format};
+    uint64_t len = 0;
+    int i;
+
+    for (i = 0; i < 2; i++)
+        if (attr[i] != NULL && attr[i][0] != '\0')
+            len += 1 + proto_lenenc_size(strlen(attr[i])) + strlen(attr[i]);
+    proto_put_lenenc(b, len);
+    for (i = 0; i < 2; i++)
+        if (attr[i] != NULL && attr[i][0] != '\0') {
+            proto_put_u8(b, (uint8_t)i);
+            proto_put_lenenc_cstr(b, attr[i]);
+        }
+}
+
 /* ColumnDefinition41's fields, into a packet begun by the caller. */
-static void put_column(proto_buf_t *b, const proto_column_t *col)
+static void put_column(proto_buf_t *b, uint64_t caps, const proto_column_t *col)
 {
     proto_put_lenenc_str(b, "def", 3);
     proto_put_lenenc_cstr(b, col->schema);
@@ -86,6 +106,8 @@ static void put_column(proto_buf_t *b, const proto_column_t *col)
     proto_put_lenenc_cstr(b, col->org_table);
     proto_put_lenenc_cstr(b, col->name);
     proto_put_lenenc_cstr(b, col->org_name);
+    if (caps & PROTO_MARIADB_CLIENT_EXTENDED_METADATA)
+        put_extended_metadata(b, col);
     proto_put_lenenc(b, 0x0C);  /* length of the fixed fields that follow */
     proto_put_u16(b, col->charset);
     proto_put_u32(b, col->length);
@@ -95,22 +117,22 @@ static void put_column(proto_buf_t *b, const proto_column_t *col)
     proto_put_zeros(b, 2);
 }
 
-int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col)
+int proto_build_column(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *col)
 {
     size_t start;
     if (proto_begin(b, &start) != 0)
         return b->err;
-    put_column(b, col);
+    put_column(b, caps, col);
     return proto_finish(b, start, seq);
 }
 
-int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col,
-                                  const char *def, size_t n)
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, uint64_t caps,
+                                  const proto_column_t *col, const char *def, size_t n)
 {
     size_t start;
     if (proto_begin(b, &start) != 0)
         return b->err;
-    put_column(b, col);
+    put_column(b, caps, col);
     if (def != NULL)
         proto_put_lenenc_str(b, def, n);
     else
@@ -119,14 +141,14 @@ int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_colu
 }
 
 /* n definitions and the end of the list; all or nothing like a builder. */
-static int build_definitions(proto_buf_t *b, uint8_t *seq, uint32_t caps,
+static int build_definitions(proto_buf_t *b, uint8_t *seq, uint64_t caps,
                              const proto_column_t *cols, size_t n, uint16_t status)
 {
     size_t start = b->len;
     uint8_t seq0 = *seq;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = proto_build_column(b, seq, &cols[i]);
+        rc = proto_build_column(b, seq, caps, &cols[i]);
     if (rc == 0 && !(caps & PROTO_CLIENT_DEPRECATE_EOF))
         rc = proto_build_eof(b, seq, 0, status);
     if (rc != 0) {
@@ -136,7 +158,7 @@ static int build_definitions(proto_buf_t *b, uint8_t *seq, uint32_t caps,
     return rc;
 }
 
-int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_column_t *cols,
+int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *cols,
                         size_t n, uint16_t status)
 {
     size_t start = b->len;
@@ -166,7 +188,7 @@ int proto_build_text_row(proto_buf_t *b, uint8_t *seq, size_t n, const char *con
     return proto_finish(b, start, seq);
 }
 
-int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t stmt_id,
+int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t stmt_id,
                            const proto_column_t *params, uint16_t nparams,
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status)

@@ -555,18 +555,25 @@ typedef struct proto_column {
     uint8_t type;            /* PROTO_TYPE_* */
     uint16_t flags;          /* PROTO_*_FLAG; UNSIGNED matters for binary rows */
     uint8_t decimals;
+    /* MariaDB's extended type information, sent to a client with
+     * MARIADB_CLIENT_EXTENDED_METADATA: the data type name ("point",
+     * "uuid", "inet6") and the format name ("json"); NULL or "": none */
+    const char *type_name;
+    const char *format;
 } proto_column_t;
 
-/* ColumnDefinition41. */
-int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
+/* ColumnDefinition41; caps: the client's (64 bits: with
+ * MARIADB_CLIENT_EXTENDED_METADATA the definition carries the extended
+ * type information block after org_name, empty when the column has none). */
+int proto_build_column(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *col);
 /* The same as a reply to COM_FIELD_LIST: followed by the column's default
  * value (def, n bytes; def == NULL: NULL); the list ends with
  * proto_build_end. */
-int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col,
-                                  const char *def, size_t n);
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, uint64_t caps,
+                                  const proto_column_t *col, const char *def, size_t n);
 /* The head of a result set: the count, n definitions and (without
  * CLIENT_DEPRECATE_EOF) an EOF carrying status. */
-int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_column_t *cols,
+int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *cols,
                         size_t n, uint16_t status);
 
 /* A text-protocol row: values[i] (lengths[i] bytes, borrowed) as lenenc
@@ -696,7 +703,7 @@ void proto_stmt_execute_types(const proto_stmt_execute_t *e, uint8_t *types);
  * parameter definitions and the ncolumns column definitions (arrays
  * borrowed; NULL when the count is 0), each list followed by an EOF
  * carrying status unless CLIENT_DEPRECATE_EOF (and absent when empty). */
-int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t stmt_id,
+int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t stmt_id,
                            const proto_column_t *params, uint16_t nparams,
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status);

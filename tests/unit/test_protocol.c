@@ -1041,7 +1041,7 @@ START_TEST(test_columns)
 {
     proto_buf_t b = PROTO_BUF_INIT;
     uint8_t seq = 1;
-    ck_assert_int_eq(proto_build_column(&b, &seq, &COLS[1]), 0);
+    ck_assert_int_eq(proto_build_column(&b, &seq, 0, &COLS[1]), 0);
     const uint8_t want[] = "\x03" "def" "\x04" "shop" "\x01" "f" "\x0a" "wm_food_45"
                            "\x02" "id" "\x02" "id" "\x0c" "\x3f\x00" "\x14\x00\x00\x00"
                            "\x08" "\x23\x00" "\x00" "\x00\x00";
@@ -1069,6 +1069,69 @@ START_TEST(test_columns)
     const char *vals[] = {"rice", NULL, ""};
     ck_assert_int_eq(proto_build_text_row(&b, &seq, 3, vals, NULL), 0);
     expect_payload(&b, 4, "\x04rice\xfb\x00", 7);
+    proto_buf_free(&b);
+}
+END_TEST
+
+/* MariaDB's extended type information: a lenenc block after org_name (id
+ * 0 the data type name, 1 the format name, each a lenenc string), empty
+ * for a column without it, and absent without the capability. */
+START_TEST(test_columns_extended_metadata)
+{
+    proto_buf_t b = PROTO_BUF_INIT;
+    uint8_t seq = 1;
+    const uint64_t ext = PROTO_CLIENT_PROTOCOL_41 | PROTO_MARIADB_CLIENT_EXTENDED_METADATA;
+    proto_column_t json = {"", "", "", "j", "j", 45, 4294967295u, PROTO_TYPE_BLOB,
+                           PROTO_BLOB_FLAG, 0, NULL, "json"};
+    proto_column_t both = {"", "", "", "g", "g", 63, 0, PROTO_TYPE_GEOMETRY, 0, 0, "point", "x"};
+    const uint8_t want_json[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "j" "\x01" "j"
+                                "\x06" "\x01" "\x04" "json"
+                                "\x0c" "\x2d\x00" "\xff\xff\xff\xff" "\xfc" "\x10\x00" "\x00"
+                                "\x00\x00";
+    const uint8_t want_both[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "g" "\x01" "g"
+                                "\x0a" "\x00" "\x05" "point" "\x01" "\x01" "x"
+                                "\x0c" "\x3f\x00" "\x00\x00\x00\x00" "\xff" "\x00\x00" "\x00"
+                                "\x00\x00";
+    const uint8_t want_none[] = "\x03" "def" "\x04" "shop" "\x01" "f" "\x0a" "wm_food_45"
+                                "\x02" "id" "\x02" "id" "\x00" "\x0c" "\x3f\x00" "\x14\x00\x00\x00"
+                                "\x08" "\x23\x00" "\x00" "\x00\x00";
+    const uint8_t want_plain[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "j" "\x01" "j"
+                                 "\x0c" "\x2d\x00" "\xff\xff\xff\xff" "\xfc" "\x10\x00" "\x00"
+                                 "\x00\x00";
+
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &json), 0);
+    expect_payload(&b, 1, want_json, sizeof want_json - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &both), 0);
+    expect_payload(&b, 1, want_both, sizeof want_both - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &COLS[1]), 0);
+    expect_payload(&b, 1, want_none, sizeof want_none - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &json), 0);
+    expect_payload(&b, 1, want_plain, sizeof want_plain - 1);
+
+    /* the capability reaches every definition of a result set head and of
+     * PREPARE_OK (64-bit caps) */
+    proto_buf_reset(&b);
+    seq = 1;
+    frame_t f[8];
+    ck_assert_int_eq(proto_build_columns(&b, &seq, ext | PROTO_CLIENT_DEPRECATE_EOF, &json, 1, 2),
+                     0);
+    ck_assert_uint_eq(split_frames(&b, f, N(f)), 2);
+    ck_assert_uint_eq(f[1].len, sizeof want_json - 1);
+    ck_assert(memcmp(f[1].payload, want_json, f[1].len) == 0);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_prepare_ok(&b, &seq, ext | PROTO_CLIENT_DEPRECATE_EOF, 1, NULL, 0,
+                                            &json, 1, 0, 2),
+                     0);
+    ck_assert_uint_eq(split_frames(&b, f, N(f)), 2);
+    ck_assert_uint_eq(f[1].len, sizeof want_json - 1);
+    ck_assert(memcmp(f[1].payload, want_json, f[1].len) == 0);
     proto_buf_free(&b);
 }
 END_TEST
@@ -1674,6 +1737,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(auth, test_cleartext_password);
     tcase_add_test(resp, test_ok_err_eof);
     tcase_add_test(resp, test_columns);
+    tcase_add_test(resp, test_columns_extended_metadata);
     tcase_add_test(resp, test_prepare_ok);
     tcase_add_loop_test(resp, test_binary_value, 0, N(binary_cases));
     tcase_add_test(resp, test_binary_nulls);

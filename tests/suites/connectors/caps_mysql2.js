@@ -47,6 +47,17 @@ async function main() {
     console.log('json', how, fields[1].columnType, JSON.stringify(fields[1].extendedFormat),
                 JSON.stringify(rows.map((r) => r.j)));
   }
+  // the data type names of GEOMETRY subtypes, UUID and INET6
+  await c.query('DROP TABLE IF EXISTS caps_types');
+  await c.query('CREATE TABLE caps_types (k INT PRIMARY KEY, p POINT, u UUID, i6 INET6)');
+  await c.query("INSERT INTO caps_types VALUES (1, POINT(1, 2), " +
+                "'123e4567-e89b-12d3-a456-426655440000', '::1')");
+  for (const how of ['query', 'execute']) {
+    const [rows, fields] = await c[how]('SELECT k, p, u, i6 FROM caps_types');
+    console.log('types', how, JSON.stringify(fields.map((f) =>
+      [f.name, f.columnType, f.extendedTypeName || '', f.extendedFormat || ''])),
+                JSON.stringify([rows[0].u, rows[0].i6]));
+  }
   await c.end();
 }
 
