@@ -114,7 +114,7 @@ static void send_err(session_t *s, uint16_t code, const char *msg)
 
 static void send_ok(session_t *s)
 {
-    proto_ok_t ok = {0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT, 0, NULL, 0, false};
+    proto_ok_t ok = {0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT, 0, NULL, 0, false, NULL, 0};
 
     proto_build_ok(&s->out, &s->seq, (uint32_t)s->caps, &ok);
 }

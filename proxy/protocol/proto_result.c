@@ -10,19 +10,53 @@
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok)
 {
     size_t start;
+    bool tracked = (caps & PROTO_CLIENT_SESSION_TRACK) && ok->state != NULL && ok->state_len > 0;
+    uint16_t status = tracked ? ok->status | PROTO_SERVER_SESSION_STATE_CHANGED
+                              : ok->status & ~PROTO_SERVER_SESSION_STATE_CHANGED;
     if (proto_begin(b, &start) != 0)
         return b->err;
     proto_put_u8(b, ok->eof_header ? 0xFE : 0x00);
     proto_put_lenenc(b, ok->affected_rows);
     proto_put_lenenc(b, ok->last_insert_id);
-    proto_put_u16(b, ok->status);
+    proto_put_u16(b, status);
     proto_put_u16(b, ok->warnings);
     /* length-encoded either way: servers send it so, and clients (the
      * MariaDB and MySQL client libraries) read it so, whatever the
      * protocol's description of the no-session-track case says */
     if ((caps & PROTO_CLIENT_SESSION_TRACK) || (ok->info != NULL && ok->info_len > 0))
         proto_put_lenenc_str(b, ok->info, ok->info ? ok->info_len : 0);
+    if (tracked)
+        proto_put_lenenc_str(b, ok->state, ok->state_len);
     return proto_finish(b, start, seq);
+}
+
+/* One entry: type, then data of n bytes that put writes. */
+static void track_entry(proto_buf_t *b, uint8_t type, size_t n)
+{
+    proto_put_u8(b, type);
+    proto_put_lenenc(b, n);
+}
+
+void proto_track_variable(proto_buf_t *b, const char *name, const char *value)
+{
+    size_t nn = strlen(name), nv = value != NULL ? strlen(value) : 0;
+
+    track_entry(b, PROTO_SESSION_TRACK_SYSTEM_VARIABLES,
+                proto_lenenc_size(nn) + nn + proto_lenenc_size(nv) + nv);
+    proto_put_lenenc_str(b, name, nn);
+    proto_put_lenenc_str(b, value != NULL ? value : "", nv);
+}
+
+void proto_track_schema(proto_buf_t *b, const char *schema, size_t n)
+{
+    track_entry(b, PROTO_SESSION_TRACK_SCHEMA, proto_lenenc_size(n) + n);
+    proto_put_lenenc_str(b, schema, n);
+}
+
+void proto_track_state_change(proto_buf_t *b)
+{
+    track_entry(b, PROTO_SESSION_TRACK_STATE_CHANGE, 2);
+    proto_put_lenenc_str(b, "1", 1);
 }
 
 int proto_build_err(proto_buf_t *b, uint8_t *seq, uint16_t code, const char *sqlstate,

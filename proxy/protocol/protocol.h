@@ -521,13 +521,35 @@ typedef struct proto_ok {
     size_t info_len;
     bool eof_header;          /* 0xFE instead of 0x00: the OK that ends a
                                  result set under CLIENT_DEPRECATE_EOF */
+    const uint8_t *state;     /* borrowed, state_len bytes: the session state
+                                 changes (proto_track_*), or NULL */
+    size_t state_len;
 } proto_ok_t;
 
 /* OK packet.  The info is a lenenc string, as servers write it and client
  * libraries read it; without CLIENT_SESSION_TRACK in caps an empty info is
- * left out (no session state data is written: the caller must not set
- * SERVER_SESSION_STATE_CHANGED). */
+ * left out.  With CLIENT_SESSION_TRACK and session state changes, they
+ * follow the info as one lenenc block and the status says
+ * SERVER_SESSION_STATE_CHANGED; without the capability they are left out
+ * and the flag cleared. */
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok);
+/* The session state changes an OK packet carries to a client with
+ * CLIENT_SESSION_TRACK (MariaDB's and MySQL's session_track_* entries):
+ * each call appends one entry to b, a plain buffer (no packet) given to
+ * proto_ok_t.state.  An entry is its type, its data's lenenc length, then
+ * the data. */
+enum proto_session_track {
+    PROTO_SESSION_TRACK_SYSTEM_VARIABLES = 0, /* lenenc name, lenenc value */
+    PROTO_SESSION_TRACK_SCHEMA = 1,           /* lenenc schema */
+    PROTO_SESSION_TRACK_STATE_CHANGE = 2      /* lenenc "1" */
+};
+/* A system variable's new value as the server shows it (NULL: ""). */
+void proto_track_variable(proto_buf_t *b, const char *name, const char *value);
+/* The default schema after USE or COM_INIT_DB (n bytes). */
+void proto_track_schema(proto_buf_t *b, const char *schema, size_t n);
+/* The session state changed (session_track_state_change). */
+void proto_track_state_change(proto_buf_t *b);
+
 /* ERR packet: code, '#' + sqlstate (5 characters; NULL means "HY000"),
  * message (borrowed, NUL-terminated; NULL is ""). PROTO_EINVAL for a
  * sqlstate not 5 characters long. */

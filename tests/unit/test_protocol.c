@@ -1031,6 +1031,66 @@ START_TEST(test_ok_err_eof)
 }
 END_TEST
 
+/* Session state changes (CLIENT_SESSION_TRACK): the entries as MariaDB
+ * writes them, after a lenenc info (empty too), with
+ * SERVER_SESSION_STATE_CHANGED; left out, and the flag cleared, for a
+ * client without the capability. */
+START_TEST(test_ok_session_state)
+{
+    proto_buf_t b = PROTO_BUF_INIT, st = PROTO_BUF_INIT;
+    uint8_t seq = 1;
+    const uint8_t want_state[] = "\x00\x1b" "\x14" "character_set_client" "\x05" "koi8r"
+                                 "\x00\x0e" "\x0a" "autocommit" "\x02" "ON"
+                                 "\x01\x05" "\x04" "shop"
+                                 "\x02\x02" "\x01" "1";
+    const uint8_t want_ok[] = "\x00\x00\x00\x02\x40\x00\x00" "\x00" "\x38";
+    const uint64_t caps = PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_SESSION_TRACK;
+
+    proto_track_variable(&st, "character_set_client", "koi8r");
+    proto_track_variable(&st, "autocommit", "ON");
+    proto_track_schema(&st, "shop", 4);
+    proto_track_state_change(&st);
+    ck_assert_int_eq(st.err, 0);
+    ck_assert_uint_eq(st.len, sizeof want_state - 1);
+    ck_assert(memcmp(st.data, want_state, st.len) == 0);
+
+    proto_ok_t ok = {.status = PROTO_SERVER_STATUS_AUTOCOMMIT, .state = st.data,
+                     .state_len = st.len};
+    ck_assert_int_eq(proto_build_ok(&b, &seq, (uint32_t)caps, &ok), 0);
+    ck_assert_uint_eq(b.len, 4 + sizeof want_ok - 1 + st.len);
+    ck_assert(memcmp(b.data + 4, want_ok, sizeof want_ok - 1) == 0);
+    ck_assert(memcmp(b.data + 4 + sizeof want_ok - 1, st.data, st.len) == 0);
+
+    /* an info before the state: lenenc */
+    proto_buf_reset(&b);
+    ok.info = "x";
+    ok.info_len = 1;
+    ck_assert_int_eq(proto_build_ok(&b, &seq, (uint32_t)caps, &ok), 0);
+    ck_assert_uint_eq(b.data[4 + 7], 1);
+    ck_assert_uint_eq(b.data[4 + 8], 'x');
+    ck_assert_uint_eq(b.data[4 + 9], st.len);
+
+    /* a client without CLIENT_SESSION_TRACK: no state, no flag */
+    proto_buf_reset(&b);
+    ok.info = NULL;
+    ok.info_len = 0;
+    ok.status |= PROTO_SERVER_SESSION_STATE_CHANGED;
+    ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &ok), 0);
+    ck_assert_uint_eq(b.len, 4 + 7);
+    ck_assert_uint_eq(b.data[4 + 3], PROTO_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(b.data[4 + 4], 0);
+
+    /* a value of NULL is told as "" (character_set_results = NULL) */
+    proto_buf_reset(&st);
+    proto_track_variable(&st, "character_set_results", NULL);
+    ck_assert_uint_eq(st.len, 2 + 1 + 21 + 1);
+    ck_assert_uint_eq(st.data[1], 23);
+    ck_assert_uint_eq(st.data[st.len - 1], 0);
+    proto_buf_free(&st);
+    proto_buf_free(&b);
+}
+END_TEST
+
 static const proto_column_t COLS[] = {
     {"shop", "f", "wm_food_45", "name", "name", 45, 256, PROTO_TYPE_VAR_STRING, 0, 0},
     {"shop", "f", "wm_food_45", "id", "id", 63, 20, PROTO_TYPE_LONGLONG,
@@ -1736,6 +1796,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(auth, test_auth_packets);
     tcase_add_test(auth, test_cleartext_password);
     tcase_add_test(resp, test_ok_err_eof);
+    tcase_add_test(resp, test_ok_session_state);
     tcase_add_test(resp, test_columns);
     tcase_add_test(resp, test_columns_extended_metadata);
     tcase_add_test(resp, test_prepare_ok);

@@ -58,6 +58,24 @@ async function main() {
       [f.name, f.columnType, f.extendedTypeName || '', f.extendedFormat || ''])),
                 JSON.stringify([rows[0].u, rows[0].i6]));
   }
+
+  // CLIENT_SESSION_TRACK: the state a statement changed (keys sorted: a
+  // server lists them in its hash's order), and mysql2 following it
+  const changes = (r) => {
+    if (r.stateChanges === undefined) return 'none';
+    const v = r.stateChanges.systemVariables;
+    return JSON.stringify([Object.keys(v).sort().map((k) => [k, v[k]]), r.stateChanges.schema]);
+  };
+  for (const sql of ['SET NAMES koi8r', "SELECT HEX('ж') AS h", 'SET NAMES utf8mb4',
+                     "SET character_set_client = 'KOI8R'", "SELECT HEX('ж') AS h",
+                     'SET character_set_client = utf8mb4, character_set_results = NULL',
+                     "SET time_zone = '+1:00'", 'SET autocommit = 0', 'SET autocommit = ON',
+                     "SET sql_mode = 'ANSI_QUOTES'", 'SET @u = 1', `USE ${database}`,
+                     'SELECT 1 AS one', 'UPDATE caps SET v = v + 1 WHERE k = 1']) {
+    const [r] = await c.query(sql);
+    if (Array.isArray(r)) console.log('track', sql, JSON.stringify(r));
+    else console.log('track', sql, changes(r), JSON.stringify(r.info));
+  }
   await c.end();
 }
 
