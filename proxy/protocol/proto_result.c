@@ -1,7 +1,9 @@
 /*
- * proto_result.c -- what the server answers: OK, ERR and EOF packets, the
- * head of a result set (column count and ColumnDefinition41), text rows,
- * and COM_STMT_PREPARE's reply.  Binary rows are in proto_binary.c.
+ * proto_result.c -- what the server answers: OK, ERR and EOF packets (and
+ * the session state changes an OK carries), the head of a result set
+ * (column count and ColumnDefinition41 with MariaDB's extended type
+ * information), text rows, and COM_STMT_PREPARE's reply.  Binary rows are
+ * in proto_binary.c.
  */
 #include <string.h>
 
