@@ -35,8 +35,8 @@ size_t field_text_bytes(const MYSQL_FIELD *f)
            field_text_len(f->db, f->db_length) + 5;
 }
 
-/* Bytes of the attributes of fields[0..n) with their NULs; 0: none. */
-static size_t attr_bytes(const MYSQL_FIELD *fields, unsigned int n)
+/* Bytes of the attributes of attrs[0..n) with their NULs; 0: none. */
+static size_t attr_bytes(const MYSQL_FIELD *attrs, unsigned int n)
 {
     size_t bytes = 0, len;
     unsigned int i;
@@ -44,12 +44,12 @@ static size_t attr_bytes(const MYSQL_FIELD *fields, unsigned int n)
 
     for (i = 0; i < n; i++)
         for (w = 0; w < FIELD_ATTRS; w++)
-            if (field_attr(&fields[i], w, &len) != NULL)
+            if (field_attr(&attrs[i], w, &len) != NULL)
                 bytes += len + 1;
     return bytes;
 }
 
-colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
+colset_t *colset_new(const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs, unsigned int n)
 {
     size_t bytes = sizeof(colset_t) + (size_t)n * sizeof(MYSQL_FIELD), abytes, len;
     colset_t *c;
@@ -57,7 +57,9 @@ colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
     char *p;
     int w;
 
-    abytes = attr_bytes(fields, n);
+    if (attrs == NULL)
+        attrs = fields;
+    abytes = attr_bytes(attrs, n);
     if (abytes > 0)
         bytes += abytes + (size_t)n * sizeof *c->attrs;
     for (i = 0; i < n; i++)
@@ -73,7 +75,7 @@ colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
         p += (size_t)n * sizeof *c->attrs;
         for (i = 0; i < n; i++)
             for (w = 0; w < FIELD_ATTRS; w++) {
-                const char *a = field_attr(&fields[i], w, &len);
+                const char *a = field_attr(&attrs[i], w, &len);
                 c->attrs[i][w] = a != NULL ? field_text_put(&p, a, len) : NULL;
             }
     }
@@ -155,7 +157,8 @@ static int same_attrs(const colset_t *c, unsigned int i, const MYSQL_FIELD *b)
     return 1;
 }
 
-int colset_same(const colset_t *c, const MYSQL_FIELD *fields, unsigned int n)
+int colset_same(const colset_t *c, const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs,
+                unsigned int n)
 {
     unsigned int i;
 
@@ -174,7 +177,7 @@ int colset_same(const colset_t *c, const MYSQL_FIELD *fields, unsigned int n)
             !same_text(a->org_name, a->org_name_length, b->org_name, b->org_name_length) ||
             !same_text(a->table, a->table_length, b->table, b->table_length) ||
             !same_text(a->org_table, a->org_table_length, b->org_table, b->org_table_length) ||
-            !same_text(a->db, a->db_length, b->db, b->db_length) || !same_attrs(c, i, b))
+            !same_text(a->db, a->db_length, b->db, b->db_length) || !same_attrs(c, i, attrs != NULL ? &attrs[i] : b))
             return 0;
     }
     return 1;

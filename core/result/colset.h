@@ -70,9 +70,10 @@ static inline const char *field_attr(const MYSQL_FIELD *f, int which, size_t *le
 size_t field_text_bytes(const MYSQL_FIELD *f);
 
 /* A copy of fields[0..n) (names, tables, schemas, types, flags, lengths;
- * not the catalog or the default) with one reference, or NULL without
+ * not the catalog or the default) and of the attributes (FIELD_ATTR_*) of
+ * attrs[0..n) (NULL: fields'), with one reference, or NULL without
  * memory. */
-colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n);
+colset_t *colset_new(const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs, unsigned int n);
 
 /* One more reference to c (not NULL); returns c.  Any thread. */
 colset_t *colset_ref(colset_t *c);
@@ -90,8 +91,9 @@ unsigned int colset_count(const colset_t *c);
  * when the server sent none.  Valid while a reference is held. */
 const char *colset_attr(const colset_t *c, unsigned int i, int which);
 
-/* Whether fields[0..n) describe the columns as c does (what colset_new
- * copies compares equal). */
-int colset_same(const colset_t *c, const MYSQL_FIELD *fields, unsigned int n);
+/* Whether fields[0..n), with the attributes of attrs (NULL: fields'),
+ * describe the columns as c does (what colset_new copies compares equal). */
+int colset_same(const colset_t *c, const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs,
+                unsigned int n);
 
 #endif /* DAL_CORE_COLSET_H */
