@@ -41,12 +41,13 @@
 
 /* What the handshake offers (auth.c's server_caps, with TLS). */
 static const uint64_t server_caps =
-    PROTO_CLIENT_MYSQL | PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
+    PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG |
     PROTO_CLIENT_CONNECT_WITH_DB | PROTO_CLIENT_ODBC | PROTO_CLIENT_IGNORE_SPACE |
     PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_INTERACTIVE | PROTO_CLIENT_TRANSACTIONS |
     PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
     PROTO_CLIENT_PS_MULTI_RESULTS | PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
-    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_DEPRECATE_EOF | PROTO_CLIENT_SSL;
+    PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_SESSION_TRACK |
+    PROTO_CLIENT_DEPRECATE_EOF | PROTO_CLIENT_SSL | PROTO_MARIADB_CLIENT_EXTENDED_METADATA;
 
 typedef enum { S_HANDSHAKE, S_AUTH_SWITCH, S_SHA2_FULL, S_COMMAND, S_CLOSED } state_t;
 
@@ -114,7 +115,7 @@ static void send_err(session_t *s, uint16_t code, const char *msg)
 
 static void send_ok(session_t *s)
 {
-    proto_ok_t ok = {0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT, 0, NULL, 0, false};
+    proto_ok_t ok = {0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT, 0, NULL, 0, false, NULL, 0};
 
     proto_build_ok(&s->out, &s->seq, (uint32_t)s->caps, &ok);
 }
@@ -293,7 +294,7 @@ static void prepare(session_t *s, proto_str_t text)
         params[i].type = PROTO_TYPE_VAR_STRING;
         params[i].charset = 63;
     }
-    proto_build_prepare_ok(&s->out, &s->seq, (uint32_t)s->caps, st->id, n ? params : NULL, n,
+    proto_build_prepare_ok(&s->out, &s->seq, s->caps, st->id, n ? params : NULL, n,
                            NULL, 0, 0, PROTO_SERVER_STATUS_AUTOCOMMIT);
 }
 

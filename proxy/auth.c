@@ -14,10 +14,10 @@
 #include "reply.h"
 
 /* What dal-proxy offers; a client gets the intersection with its own.
- * These are a MariaDB 10.11 server's flags without COMPRESS and
- * SESSION_TRACK, which the proxy does not speak: CLIENT_MYSQL (bit 0)
- * clear says "MariaDB", as a MariaDB server does, with none of its
- * extended capabilities offered. */
+ * These are a MariaDB 10.11 server's flags without COMPRESS, which the
+ * proxy does not speak: CLIENT_MYSQL (bit 0) clear says "MariaDB", as a
+ * MariaDB server does, so that MariaDB's extended capabilities
+ * (EXTENDED_METADATA) are offered and read. */
 static const uint64_t server_caps =
     PROTO_CLIENT_FOUND_ROWS | PROTO_CLIENT_LONG_FLAG | PROTO_CLIENT_CONNECT_WITH_DB |
     PROTO_CLIENT_NO_SCHEMA | PROTO_CLIENT_ODBC | PROTO_CLIENT_LOCAL_FILES |
@@ -26,7 +26,8 @@ static const uint64_t server_caps =
     PROTO_CLIENT_SECURE_CONNECTION | PROTO_CLIENT_MULTI_STATEMENTS | PROTO_CLIENT_MULTI_RESULTS |
     PROTO_CLIENT_PS_MULTI_RESULTS | PROTO_CLIENT_PLUGIN_AUTH | PROTO_CLIENT_CONNECT_ATTRS |
     PROTO_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | PROTO_CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS |
-    PROTO_CLIENT_DEPRECATE_EOF | PROTO_CLIENT_REMEMBER_OPTIONS;
+    PROTO_CLIENT_SESSION_TRACK | PROTO_CLIENT_DEPRECATE_EOF | PROTO_CLIENT_REMEMBER_OPTIONS |
+    PROTO_MARIADB_CLIENT_EXTENDED_METADATA;
 
 static const char native_plugin[] = "mysql_native_password";
 static const char sha2_plugin[] = "caching_sha2_password";

@@ -117,7 +117,7 @@ static void send_rows(proxy_client_t *c, bool errors, uint64_t offset, uint64_t 
     column(&cols[0], "Level", false);
     column(&cols[1], "Code", true);
     column(&cols[2], "Message", false);
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, 3, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, cols, 3, reply_status(c));
     for (i = 0; i < n && sent < limit; i++) {
         const diag_row_t *r = &c->diag->v[i];
         char code[8];
@@ -146,7 +146,7 @@ static void send_count(proxy_client_t *c, bool errors)
     column(&col, errors ? "@@session.error_count" : "@@session.warning_count", true);
     col.type = PROTO_TYPE_LONGLONG;
     col.length = 21;
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }

@@ -237,7 +237,7 @@ static void prepare_ok(proxy_client_t *c, const proxy_stmt_t *s, dal_result_t *r
         }
         for (i = 0; i < s->ncolumns; i++)
             reply_column(r, i, &cols[i]);
-        proto_build_prepare_ok(&c->out, &c->seq, (uint32_t)c->caps, s->id, params, s->nparams,
+        proto_build_prepare_ok(&c->out, &c->seq, c->caps, s->id, params, s->nparams,
                                cols, s->ncolumns, 0, reply_status(c));
     }
     free(params);

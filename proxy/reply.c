@@ -36,7 +36,14 @@ void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
                    unsigned int warnings, const char *info)
 {
     proto_ok_t ok = {affected, insert_id, reply_status(c), (uint16_t)warnings, info,
-                     info != NULL ? strlen(info) : 0, false};
+                     info != NULL ? strlen(info) : 0, false, NULL, 0};
+
+    proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
+}
+
+void reply_ok_state(proxy_client_t *c, const uint8_t *state, size_t len)
+{
+    proto_ok_t ok = {0, 0, reply_status(c), 0, NULL, 0, false, state, len};
 
     proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
 }
@@ -194,6 +201,8 @@ void reply_column(const dal_result_t *r, size_t i, proto_column_t *col)
      * columns; servers do not send it */
     col->flags = (uint16_t)(ci.flags & ~32768u);
     col->decimals = (uint8_t)ci.decimals;
+    col->type_name = ci.type_name;
+    col->format = ci.format;
 }
 
 /* A CALL's results after the first (dal_result_next_set) follow it,
@@ -225,8 +234,9 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
 
     diag_take(c, r);
     if (n == 0) {
-        reply_ok_info(c, dal_result_affected_rows(r), dal_result_insert_id(r),
-                      dal_result_warning_count(r), dal_result_info(r));
+        reply_ok_info(c, (c->caps & PROTO_CLIENT_FOUND_ROWS) ? dal_result_found_rows(r)
+                                                             : dal_result_affected_rows(r),
+                      dal_result_insert_id(r), dal_result_warning_count(r), dal_result_info(r));
         return;
     }
     cols = calloc(n, sizeof *cols);
@@ -238,7 +248,7 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
     }
     for (i = 0; i < n; i++)
         reply_column(r, i, &cols[i]);
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, n, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, cols, n, reply_status(c));
     while ((rc = dal_result_next(r, &err)) == 1) {
         for (i = 0; i < n; i++) {
             vals[i] = dal_result_text(r, i, &lens[i]);
@@ -282,7 +292,7 @@ void reply_value(proxy_client_t *c, const char *name, const char *value, bool nu
         col.length = 256;
         col.type = PROTO_TYPE_VAR_STRING;
     }
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, &col, 1, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
     proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }

@@ -134,7 +134,7 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
 
     text_column(&cols[0], column);
     text_column(&cols[1], "Table_type");
-    proto_build_columns(&c->out, &c->seq, (uint32_t)c->caps, cols, ncols, reply_status(c));
+    proto_build_columns(&c->out, &c->seq, c->caps, cols, ncols, reply_status(c));
     for (i = 0; i < ns->n; i++) {
         const char *v[2] = {ns->v[i], ns->type[i]};
         if (i == 0 || strcmp(ns->v[i], ns->v[i - 1]) != 0)
@@ -585,7 +585,7 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
         text = !has ? NULL : def.data != NULL ? (const char *)def.data : "";
         if (wild == NULL || wild->ptr == NULL || wild->len == 0 ||
             schema_like(wild->ptr, wild->ptr + wild->len, col.name))
-            proto_build_field_list_column(&c->out, &c->seq, &col, text, def.len);
+            proto_build_field_list_column(&c->out, &c->seq, c->caps, &col, text, def.len);
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
     proto_buf_free(&def);

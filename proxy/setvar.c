@@ -20,6 +20,7 @@
 #include "proxy.h"
 #include "reply.h"
 #include "text.h"
+#include "track.h"
 
 /* The end of one `name = value` of a SET list: the next comma outside
  * quotes and parentheses, or the end. */
@@ -340,7 +341,7 @@ static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
  * reads the old @a), then the user variables are set on the server, then
  * the session's.
  */
-static int set_list(proxy_client_t *c, const char *list, dal_error_t *err)
+static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal_error_t *err)
 {
     set_item_t items[64];
     size_t n = 0, i;
@@ -359,8 +360,9 @@ static int set_list(proxy_client_t *c, const char *list, dal_error_t *err)
     if (rc == 0)
         rc = set_user_vars(c, list, err);
     for (i = 0; i < n; i++) {
-        if (rc == 0)
-            rc = dal_session_set_var(c->session, items[i].name, items[i].value, err);
+        if (rc == 0 && (rc = dal_session_set_var(c->session, items[i].name, items[i].value,
+                                                 err)) == 0)
+            *vars |= track_bit(items[i].name);
         free(items[i].value);
     }
     return rc;
@@ -376,6 +378,7 @@ int setvar_statement(proxy_client_t *c, const char *sql)
     dal_error_t err;
     char cs[65], co[68];
     size_t n = 0;
+    unsigned int vars = 0;
 
     if (text_word_is(&p, "USE")) {
         /* as COM_INIT_DB: on a server it would move one of dal's pooled
@@ -441,13 +444,13 @@ int setvar_statement(proxy_client_t *c, const char *sql)
             dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
             reply_dal_error(c, &err);
         else
-            reply_ok(c, 0, 0, 0);
+            track_reply_ok(c, TRACK_NAMES, NULL, 0);
         return 1;
     }
-    if (set_list(c, p, &err) != 0)
+    if (set_list(c, p, &vars, &err) != 0)
         reply_dal_error(c, &err);
     else
-        reply_ok(c, 0, 0, 0);
+        track_reply_ok(c, vars, NULL, 0);
     return 1;
 }
 bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
@@ -458,7 +461,7 @@ bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 {
     if (setvar_db_is_ours(c->px, db->ptr, db->len))
-        reply_ok(c, 0, 0, 0);
+        track_reply_ok(c, 0, db->ptr, db->len);
     else
         reply_unknown_db(c, db->ptr, db->len);
 }

@@ -108,6 +108,20 @@ static void append_string(dal_buf_t *b, const char *p, size_t n, int no_backslas
     buf_putc(b, '\'');
 }
 
+/* A finite double as a literal the server reads as DOUBLE: %.17g
+ * round-trips every double, and an exponent makes it an approximate
+ * literal ("1.25" alone is DECIMAL, "1.25e0" is DOUBLE), so a DOUBLE
+ * parameter gives the column type and comparisons a bound DOUBLE does. */
+static void append_double(dal_buf_t *b, double d)
+{
+    char s[40];
+    int n = snprintf(s, sizeof s, "%.17g", d);
+
+    if (strchr(s, 'e') == NULL && n > 0 && (size_t)n + 2 < sizeof s)
+        memcpy(s + n, "e0", 3);
+    buf_puts(b, s);
+}
+
 static void append_hex(dal_buf_t *b, const unsigned char *p, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -139,8 +153,7 @@ int value_append_sql(dal_buf_t *b, const dal_value_t *v, int no_backslash_escape
     case DAL_TYPE_DOUBLE:
         if (!isfinite(v->v.d))
             return err_set(err, DAL_EINVAL, "a double parameter is NaN or infinite; SQL has no such value");
-        /* %.17g round-trips every double; the server parses it as DOUBLE */
-        buf_printf(b, "%.17g", v->v.d);
+        append_double(b, v->v.d);
         return 0;
     case DAL_TYPE_STRING:
         append_string(b, v->v.s.ptr, v->v.s.len, no_backslash_escapes);

@@ -584,8 +584,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
 /* ------------------------------------------------------------- binding */
 
 /* What parameter v is bound as, the way its text form would be read: a
- * double written without an exponent is a DECIMAL literal to the server,
- * so it goes as DECIMAL text; with one, as DOUBLE.  A value in LIMIT or
+ * double as DOUBLE (value.c writes it with an exponent).  A value in LIMIT or
  * OFFSET goes as an integer.  The value goes into slot s when it fits,
  * else *buf is the caller's.  -1: text gives the caller the error this
  * value deserves. */
@@ -616,14 +615,8 @@ static int bind_value(const dal_sql_t *sql, uint32_t i, const dal_value_t *v, sl
     case DAL_TYPE_DOUBLE:
         if (!isfinite(v->v.d))
             return -1;
-        snprintf(s->v.text, sizeof s->v.text, "%.17g", v->v.d); /* value.c's text */
-        if (strpbrk(s->v.text, "eE") != NULL) {
-            *type = MYSQL_TYPE_DOUBLE;
-            s->v.d = v->v.d;
-            return 0;
-        }
-        *type = MYSQL_TYPE_NEWDECIMAL;
-        s->len = strlen(s->v.text);
+        *type = MYSQL_TYPE_DOUBLE; /* as value.c's text, an approximate literal */
+        s->v.d = v->v.d;
         return 0;
     case DAL_TYPE_STRING:
     case DAL_TYPE_BLOB:

@@ -10,7 +10,9 @@
 struct colset {
     atomic_uint refs;
     unsigned int n;
-    MYSQL_FIELD fields[];    /* n, then their strings */
+    const char *(*attrs)[FIELD_ATTRS]; /* n, in the block: each field's attributes, which
+                                          the copies in fields do not carry; NULL: none */
+    MYSQL_FIELD fields[];    /* n, then attrs, then their strings */
 };
 
 /* Text t (n: the library's count) copied to *p as a NUL-terminated
@@ -33,20 +35,50 @@ size_t field_text_bytes(const MYSQL_FIELD *f)
            field_text_len(f->db, f->db_length) + 5;
 }
 
-colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
+/* Bytes of the attributes of attrs[0..n) with their NULs; 0: none. */
+static size_t attr_bytes(const MYSQL_FIELD *attrs, unsigned int n)
 {
-    size_t bytes = sizeof(colset_t) + (size_t)n * sizeof(MYSQL_FIELD);
+    size_t bytes = 0, len;
+    unsigned int i;
+    int w;
+
+    for (i = 0; i < n; i++)
+        for (w = 0; w < FIELD_ATTRS; w++)
+            if (field_attr(&attrs[i], w, &len) != NULL)
+                bytes += len + 1;
+    return bytes;
+}
+
+colset_t *colset_new(const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs, unsigned int n)
+{
+    size_t bytes = sizeof(colset_t) + (size_t)n * sizeof(MYSQL_FIELD), abytes, len;
     colset_t *c;
     unsigned int i;
     char *p;
+    int w;
 
+    if (attrs == NULL)
+        attrs = fields;
+    abytes = attr_bytes(attrs, n);
+    if (abytes > 0)
+        bytes += abytes + (size_t)n * sizeof *c->attrs;
     for (i = 0; i < n; i++)
         bytes += field_text_bytes(&fields[i]);
     if ((c = malloc(bytes)) == NULL)
         return NULL;
     atomic_init(&c->refs, 1);
     c->n = n;
+    c->attrs = NULL;
     p = (char *)&c->fields[n];
+    if (abytes > 0) {
+        c->attrs = (const char *(*)[FIELD_ATTRS])(void *)p;
+        p += (size_t)n * sizeof *c->attrs;
+        for (i = 0; i < n; i++)
+            for (w = 0; w < FIELD_ATTRS; w++) {
+                const char *a = field_attr(&attrs[i], w, &len);
+                c->attrs[i][w] = a != NULL ? field_text_put(&p, a, len) : NULL;
+            }
+    }
     for (i = 0; i < n; i++) {
         const MYSQL_FIELD *f = &fields[i];
         MYSQL_FIELD *d = &c->fields[i];
@@ -65,6 +97,11 @@ colset_t *colset_new(const MYSQL_FIELD *fields, unsigned int n)
         d->max_length = f->max_length;
     }
     return c;
+}
+
+const char *colset_attr(const colset_t *c, unsigned int i, int which)
+{
+    return c->attrs != NULL && i < c->n ? c->attrs[i][which] : NULL;
 }
 
 colset_t *colset_ref(colset_t *c)
@@ -105,7 +142,23 @@ static int same_text(const char *a, unsigned int alen, const char *b, unsigned i
     return 1;
 }
 
-int colset_same(const colset_t *c, const MYSQL_FIELD *fields, unsigned int n)
+/* Whether column i of c has the attributes of field b. */
+static int same_attrs(const colset_t *c, unsigned int i, const MYSQL_FIELD *b)
+{
+    size_t len;
+    int w;
+
+    for (w = 0; w < FIELD_ATTRS; w++) {
+        const char *a = colset_attr(c, i, w), *t = field_attr(b, w, &len);
+        if ((a == NULL) != (t == NULL) || (a != NULL && !same_text(a, (unsigned int)strlen(a), t,
+                                                                   (unsigned int)len)))
+            return 0;
+    }
+    return 1;
+}
+
+int colset_same(const colset_t *c, const MYSQL_FIELD *fields, const MYSQL_FIELD *attrs,
+                unsigned int n)
 {
     unsigned int i;
 
@@ -124,7 +177,7 @@ int colset_same(const colset_t *c, const MYSQL_FIELD *fields, unsigned int n)
             !same_text(a->org_name, a->org_name_length, b->org_name, b->org_name_length) ||
             !same_text(a->table, a->table_length, b->table, b->table_length) ||
             !same_text(a->org_table, a->org_table_length, b->org_table, b->org_table_length) ||
-            !same_text(a->db, a->db_length, b->db, b->db_length))
+            !same_text(a->db, a->db_length, b->db, b->db_length) || !same_attrs(c, i, attrs != NULL ? &attrs[i] : b))
             return 0;
     }
     return 1;

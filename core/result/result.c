@@ -57,6 +57,21 @@ dal_result_t *result_new(void)
 /* names, cols, meta and the nodes' texts of the columns: one block.  The
  * first source's fields may be freed before the result (a stream closes at
  * its end), so everything the result shows of a column is copied. */
+/* Attribute which of column i of fields, which r's colset keeps when
+ * fields are its copies: *len bytes, or NULL. */
+static const char *column_attr(const dal_result_t *r, const MYSQL_FIELD *fields, unsigned int i,
+                               int which, size_t *len)
+{
+    const char *a;
+
+    if (r->colset != NULL && fields == colset_fields(r->colset)) {
+        a = colset_attr(r->colset, i, which);
+        *len = a != NULL ? strlen(a) : 0;
+        return a;
+    }
+    return field_attr(&fields[i], which, len);
+}
+
 static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int ncols,
                         dal_error_t *err)
 {
@@ -65,10 +80,14 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
     dal_result_col_t *c;
     unsigned int i;
     char *p;
+    size_t len;
+    int w;
 
     for (i = 0; i < ncols; i++) {
         f = &fields[i];
         bytes += field_text_bytes(f);
+        for (w = 0; w < FIELD_ATTRS; w++)
+            bytes += column_attr(r, fields, i, w, &len) != NULL ? len + 1 : 0;
     }
     /* pointers first: each part stays aligned for its type */
     r->names = malloc(bytes ? bytes : 1);
@@ -88,6 +107,10 @@ static int copy_columns(dal_result_t *r, const MYSQL_FIELD *fields, unsigned int
         c->org_table =
             field_text_put(&p, f->org_table, field_text_len(f->org_table, f->org_table_length));
         c->db = field_text_put(&p, f->db, field_text_len(f->db, f->db_length));
+        for (w = 0; w < FIELD_ATTRS; w++) {
+            const char *a = column_attr(r, fields, i, w, &len);
+            c->attr[w] = a != NULL ? field_text_put(&p, a, len) : "";
+        }
         c->type = (unsigned int)f->type;
         c->charset = f->charsetnr;
         c->flags = f->flags;
@@ -140,6 +163,20 @@ static int check_source(dal_result_t *r, unsigned int ncols, const char *datasou
     return 0;
 }
 
+/* Whether a field of fields[0..n) has an attribute (FIELD_ATTR_*): the
+ * library's are not NUL-terminated, so the result copies them. */
+static int any_attr(const MYSQL_FIELD *fields, unsigned int n)
+{
+    size_t len;
+    unsigned int i;
+
+    for (i = 0; i < n; i++)
+        if (field_attr(&fields[i], FIELD_ATTR_TYPE_NAME, &len) != NULL ||
+            field_attr(&fields[i], FIELD_ATTR_FORMAT, &len) != NULL)
+            return 1;
+    return 0;
+}
+
 /* s as r's next source.  The first source's columns are shown from fields
  * as they are when s is the embedded stored source or cols holds them (a
  * reference taken), else copied. */
@@ -152,7 +189,8 @@ static int add_source(dal_result_t *r, dal_rowsrc_t *s, const MYSQL_FIELD *field
     if (datasource == NULL)
         datasource = "?";
     rc = check_source(r, ncols, datasource, err);
-    if (rc == 0 && r->nsrcs == 0 && (cols != NULL || is_embedded(r, s))) {
+    if (rc == 0 && r->nsrcs == 0 &&
+        (cols != NULL || (is_embedded(r, s) && !any_attr(fields, ncols)))) {
         r->fields = fields;
         r->ncols = r->nvisible = ncols;
         if (cols != NULL)
@@ -593,6 +631,13 @@ const char *dal_result_info(dal_result_t *r)
     return r->info;
 }
 
+uint64_t dal_result_found_rows(const dal_result_t *r)
+{
+    if (r == NULL)
+        return 0;
+    return r->info_kind == RESULT_INFO_MATCHED ? r->info_a : r->affected;
+}
+
 uint64_t dal_result_insert_id(const dal_result_t *r)
 {
     if (r == NULL)
@@ -651,8 +696,19 @@ static const char *logical_table(const dal_result_t *r, const char *t)
     return t;
 }
 
-static void column_from_field(dal_result_col_t *c, const MYSQL_FIELD *f)
+/* Column col of r from the fields it borrows: a text result's, which
+ * have no attributes (add_source copies those that have), or the copies in
+ * r's colset, which keeps them. */
+static void column_from_field(const dal_result_t *r, size_t col, dal_result_col_t *c)
 {
+    const MYSQL_FIELD *f = &r->fields[col];
+    const char *a;
+    int w;
+
+    for (w = 0; w < FIELD_ATTRS; w++) {
+        a = r->colset != NULL ? colset_attr(r->colset, (unsigned int)col, w) : NULL;
+        c->attr[w] = a != NULL ? a : "";
+    }
     c->org_name = f->org_name ? f->org_name : "";
     c->table = f->table ? f->table : "";
     c->org_table = f->org_table ? f->org_table : "";
@@ -675,7 +731,7 @@ int dal_result_column_info(const dal_result_t *r, size_t col, dal_column_info_t 
     if (r->cols != NULL)
         c = r->cols[col];
     else
-        column_from_field(&c, &r->fields[col]);
+        column_from_field(r, col, &c);
     memset(&info, 0, sizeof info);
     info.struct_size = out->struct_size;
     info.name = dal_result_column_name(r, col);
@@ -688,6 +744,8 @@ int dal_result_column_info(const dal_result_t *r, size_t col, dal_column_info_t 
     info.flags = c.flags;
     info.decimals = c.decimals;
     info.length = c.length;
+    info.type_name = c.attr[FIELD_ATTR_TYPE_NAME];
+    info.format = c.attr[FIELD_ATTR_FORMAT];
     /* a caller built with a shorter struct gets the fields it knows */
     n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
     memcpy(out, &info, n);

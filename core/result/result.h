@@ -59,6 +59,7 @@ struct dal_rowsrc {
  * fields came from may be closed before the result is freed. */
 typedef struct dal_result_col {
     const char *org_name, *table, *org_table, *db; /* never NULL */
+    const char *attr[2];      /* FIELD_ATTR_* (colset.h); never NULL, "" for none */
     unsigned int type, charset, flags, decimals;
     unsigned long length;
 } dal_result_col_t;

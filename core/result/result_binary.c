@@ -416,7 +416,7 @@ static void strip_handle(binary_reader_t *rd)
 static int reader_ready(binary_reader_t *rd, unsigned int n)
 {
     MYSQL *m = rd->st->mysql;
-    const MYSQL_FIELD *fields = rd->st->fields;
+    const MYSQL_FIELD *fields = rd->st->fields, *attrs;
     int described = reply_described(rd->st, n), copy;
 
     if (m != NULL && m->fields != NULL && m->field_count == n)
@@ -434,9 +434,13 @@ static int reader_ready(binary_reader_t *rd, unsigned int n)
      * that may have been (-1) and differs */
     if (rd->cols == NULL && copy)
         return BINARY_STALE; /* the names are gone with the old columns */
-    if (rd->cols == NULL ||
-        (described != 0 && fields != rd->st->fields && !colset_same(rd->cols, fields, n))) {
-        colset_t *c = colset_new(fields, n);
+    /* the extended type information from the handle's description: the
+     * copy libmariadb makes on the connection when an execution sends one
+     * has the attributes' entries but not their values */
+    attrs = rd->st->fields != NULL && rd->st->field_count == n ? rd->st->fields : fields;
+    if (rd->cols == NULL || (described != 0 && fields != rd->st->fields &&
+                             !colset_same(rd->cols, fields, attrs, n))) {
+        colset_t *c = colset_new(fields, attrs, n);
         if (c == NULL)
             return DAL_ENOMEM;
         colset_unref(rd->cols);

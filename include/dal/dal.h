@@ -832,6 +832,14 @@ DAL_API double dal_result_double(const dal_result_t *r, size_t col);
 /* Total affected rows of a write over all data nodes. */
 DAL_API uint64_t dal_result_affected_rows(const dal_result_t *r);
 /*
+ * The affected rows as a connection with CLIENT_FOUND_ROWS counts them:
+ * for an UPDATE the rows it matched (the sum of the servers' "Rows
+ * matched"), also those it left as they were; for every other statement
+ * dal_result_affected_rows.  An INSERT ... ON DUPLICATE KEY UPDATE that
+ * leaves a duplicate as it was counts it 0, as without the flag.
+ */
+DAL_API uint64_t dal_result_found_rows(const dal_result_t *r);
+/*
  * The statement's insert id, as MySQL's OK packet reports it: for an INSERT
  * into a table with `id_column`/`idgen` where dal generated IDs, the first
  * generated one (dal_result_generated_ids()[0]: as the server reports the
@@ -950,6 +958,12 @@ typedef struct dal_column_info {
                                 temporal type), as the server sends it: 31 or 39
                                 mean "not fixed" */
     uint64_t length;         /* display length in bytes of the connection charset */
+    /* MariaDB's extended type information (10.5 and later): the data type
+       behind the wire type ("point" for a GEOMETRY subtype, "uuid", "inet4",
+       "inet6") and the format of the value ("json" for a JSON column, sent
+       as BLOB); "" when the server sent none */
+    const char *type_name;
+    const char *format;
 } dal_column_info_t;
 
 /*

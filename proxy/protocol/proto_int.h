@@ -28,6 +28,12 @@ static inline void proto_put_lenenc_cstr(proto_buf_t *b, const char *s)
     proto_put_lenenc_str(b, s, s ? strlen(s) : 0);
 }
 
+/* The bytes proto_put_lenenc writes for v. */
+static inline size_t proto_lenenc_size(uint64_t v)
+{
+    return v < 251 ? 1 : v < 0x10000 ? 3 : v < 0x1000000 ? 4 : 9;
+}
+
 /* A builder's start: refuse a buffer already failed (its error is the
  * caller's to see), else reserve the header. */
 static inline int proto_begin(proto_buf_t *b, size_t *start)

@@ -521,13 +521,35 @@ typedef struct proto_ok {
     size_t info_len;
     bool eof_header;          /* 0xFE instead of 0x00: the OK that ends a
                                  result set under CLIENT_DEPRECATE_EOF */
+    const uint8_t *state;     /* borrowed, state_len bytes: the session state
+                                 changes (proto_track_*), or NULL */
+    size_t state_len;
 } proto_ok_t;
 
 /* OK packet.  The info is a lenenc string, as servers write it and client
  * libraries read it; without CLIENT_SESSION_TRACK in caps an empty info is
- * left out (no session state data is written: the caller must not set
- * SERVER_SESSION_STATE_CHANGED). */
+ * left out.  With CLIENT_SESSION_TRACK and session state changes, they
+ * follow the info as one lenenc block and the status says
+ * SERVER_SESSION_STATE_CHANGED; without the capability they are left out
+ * and the flag cleared. */
 int proto_build_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_ok_t *ok);
+/* The session state changes an OK packet carries to a client with
+ * CLIENT_SESSION_TRACK (MariaDB's and MySQL's session_track_* entries):
+ * each call appends one entry to b, a plain buffer (no packet) given to
+ * proto_ok_t.state.  An entry is its type, its data's lenenc length, then
+ * the data. */
+enum proto_session_track {
+    PROTO_SESSION_TRACK_SYSTEM_VARIABLES = 0, /* lenenc name, lenenc value */
+    PROTO_SESSION_TRACK_SCHEMA = 1,           /* lenenc schema */
+    PROTO_SESSION_TRACK_STATE_CHANGE = 2      /* lenenc "1" */
+};
+/* A system variable's new value as the server shows it (NULL: ""). */
+void proto_track_variable(proto_buf_t *b, const char *name, const char *value);
+/* The default schema after USE or COM_INIT_DB (n bytes). */
+void proto_track_schema(proto_buf_t *b, const char *schema, size_t n);
+/* The session state changed (session_track_state_change). */
+void proto_track_state_change(proto_buf_t *b);
+
 /* ERR packet: code, '#' + sqlstate (5 characters; NULL means "HY000"),
  * message (borrowed, NUL-terminated; NULL is ""). PROTO_EINVAL for a
  * sqlstate not 5 characters long. */
@@ -555,18 +577,25 @@ typedef struct proto_column {
     uint8_t type;            /* PROTO_TYPE_* */
     uint16_t flags;          /* PROTO_*_FLAG; UNSIGNED matters for binary rows */
     uint8_t decimals;
+    /* MariaDB's extended type information, sent to a client with
+     * MARIADB_CLIENT_EXTENDED_METADATA: the data type name ("point",
+     * "uuid", "inet6") and the format name ("json"); NULL or "": none */
+    const char *type_name;
+    const char *format;
 } proto_column_t;
 
-/* ColumnDefinition41. */
-int proto_build_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col);
+/* ColumnDefinition41; caps: the client's (64 bits: with
+ * MARIADB_CLIENT_EXTENDED_METADATA the definition carries the extended
+ * type information block after org_name, empty when the column has none). */
+int proto_build_column(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *col);
 /* The same as a reply to COM_FIELD_LIST: followed by the column's default
  * value (def, n bytes; def == NULL: NULL); the list ends with
  * proto_build_end. */
-int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, const proto_column_t *col,
-                                  const char *def, size_t n);
+int proto_build_field_list_column(proto_buf_t *b, uint8_t *seq, uint64_t caps,
+                                  const proto_column_t *col, const char *def, size_t n);
 /* The head of a result set: the count, n definitions and (without
  * CLIENT_DEPRECATE_EOF) an EOF carrying status. */
-int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint32_t caps, const proto_column_t *cols,
+int proto_build_columns(proto_buf_t *b, uint8_t *seq, uint64_t caps, const proto_column_t *cols,
                         size_t n, uint16_t status);
 
 /* A text-protocol row: values[i] (lengths[i] bytes, borrowed) as lenenc
@@ -696,7 +725,7 @@ void proto_stmt_execute_types(const proto_stmt_execute_t *e, uint8_t *types);
  * parameter definitions and the ncolumns column definitions (arrays
  * borrowed; NULL when the count is 0), each list followed by an EOF
  * carrying status unless CLIENT_DEPRECATE_EOF (and absent when empty). */
-int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint32_t caps, uint32_t stmt_id,
+int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t stmt_id,
                            const proto_column_t *params, uint16_t nparams,
                            const proto_column_t *cols, uint16_t ncolumns, uint16_t warnings,
                            uint16_t status);

@@ -125,6 +125,19 @@ static void global_teardown(void)
 
 /* ------------------------------------------------------------ metadata */
 
+/* MariaDB's extended type attribute which of the server's field f, as a
+ * NUL-terminated string in buf ("" when it sent none). */
+static const char *server_attr(const MYSQL_FIELD *f, enum mariadb_field_attr_t which, char *buf,
+                               size_t cap)
+{
+    MARIADB_CONST_STRING a;
+
+    buf[0] = '\0';
+    if (mariadb_field_attr(&a, f, which) == 0 && a.str != NULL)
+        snprintf(buf, cap, "%.*s", (int)a.length, a.str);
+    return buf;
+}
+
 /*
  * Run sql through dal and, as written, on plain's twin; compare every
  * column's metadata.  The schema is the node's database (schema, or NULL
@@ -139,6 +152,7 @@ static void compare_meta(const char *sql, const char *schema, size_t want_routes
     dal_column_info_t ci;
     dal_error_t err;
     unsigned int i, n;
+    char attr[64];
     int rc;
 
     tu_must(dal_query(dal, NULL, sql, NULL, 0, &r, &err), &err, sql);
@@ -169,6 +183,9 @@ static void compare_meta(const char *sql, const char *schema, size_t want_routes
         SAME_NUM(ci.flags, f[i].flags);
         SAME_NUM(ci.decimals, f[i].decimals);
         SAME_NUM(ci.length, f[i].length);
+        SAME_STR(ci.type_name, server_attr(&f[i], MARIADB_FIELD_ATTR_DATA_TYPE_NAME, attr,
+                                           sizeof attr));
+        SAME_STR(ci.format, server_attr(&f[i], MARIADB_FIELD_ATTR_FORMAT_NAME, attr, sizeof attr));
         if (schema != NULL && f[i].db != NULL && f[i].db[0] != '\0')
             ck_assert_str_eq(ci.schema, schema);
     }
@@ -224,9 +241,14 @@ START_TEST(test_meta_write)
     dal_column_info_t ci;
     dal_error_t err;
 
+    dal_value_t key = dal_int(2);
+
     tu_must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = c_int WHERE wm_poi_id = 1", NULL, 0,
                       &r, &err), &err, "update");
     ck_assert_uint_eq(dal_result_column_count(r), 0);
+    /* the row matched but left as it was: 0 affected, 1 found */
+    ck_assert_uint_eq(dal_result_affected_rows(r), 0);
+    ck_assert_uint_eq(dal_result_found_rows(r), 1);
     memset(&ci, 0, sizeof ci);
     ci.struct_size = sizeof ci;
     ck_assert_int_eq(dal_result_column_info(r, 0, &ci), DAL_EINVAL);
@@ -242,6 +264,35 @@ START_TEST(test_meta_write)
     ci.struct_size = 0;
     ck_assert_int_eq(dal_result_column_info(r, 0, &ci), DAL_EINVAL);
     dal_result_free(r);
+    /* found rows summed over the nodes; a statement not an UPDATE counts
+     * its affected rows */
+    tu_must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = 30 WHERE wm_poi_id IN (0, 2)", NULL,
+                      0, &r, &err), &err, "update on two nodes");
+    ck_assert_uint_eq(dal_result_route_count(r), 2);
+    ck_assert_uint_eq(dal_result_affected_rows(r), 1);
+    ck_assert_uint_eq(dal_result_found_rows(r), 2);
+    dal_result_free(r);
+    tu_must(dal_query(dal, NULL, "UPDATE meta_all SET c_int = 10 WHERE wm_poi_id = 0", NULL, 0,
+                      &r, &err), &err, "update back");
+    dal_result_free(r);
+    tu_must(dal_query(dal, NULL, "DELETE FROM meta_all WHERE wm_poi_id = 99", NULL, 0, &r, &err),
+            &err, "delete");
+    ck_assert_uint_eq(dal_result_found_rows(r), 0);
+    dal_result_free(r);
+    /* a JSON column's format, also through a server-side prepared
+     * statement (whose description the result shares) */
+    for (int i = 0; i < 2; i++) {
+        tu_must(dal_query(dal, NULL, "SELECT c_json, c_text FROM meta_all WHERE wm_poi_id = ?",
+                          &key, 1, &r, &err), &err, "select json");
+        memset(&ci, 0, sizeof ci);
+        ci.struct_size = sizeof ci;
+        ck_assert_int_eq(dal_result_column_info(r, 0, &ci), 0);
+        ck_assert_str_eq(ci.format, "json");
+        ck_assert_str_eq(ci.type_name, "");
+        ck_assert_int_eq(dal_result_column_info(r, 1, &ci), 0);
+        ck_assert_str_eq(ci.format, "");
+        dal_result_free(r);
+    }
 }
 END_TEST
 

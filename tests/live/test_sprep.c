@@ -340,8 +340,8 @@ START_TEST(test_parameter_types)
     p[7] = dal_int(1);
     ck_assert_uint_eq(both("SELECT ? + 0, ? + 0, ? + 0, ? + 0, CONCAT(?), HEX(?), ? IS NULL, "
                            "id FROM sp_types WHERE id = ?", p, 8), 1);
-    /* a double written without exponent is a DECIMAL literal as text: the
-     * comparison with a DECIMAL column must come out the same */
+    /* a double is an approximate literal as text: the comparison with a
+     * DECIMAL column must come out the same */
     p[0] = dal_double(-123456789.123);
     ck_assert_uint_eq(both("SELECT id FROM sp_types WHERE c_dec = ?", p, 1), 1);
     p[0] = dal_str("-123456789.123");

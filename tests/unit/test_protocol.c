@@ -1031,6 +1031,66 @@ START_TEST(test_ok_err_eof)
 }
 END_TEST
 
+/* Session state changes (CLIENT_SESSION_TRACK): the entries as MariaDB
+ * writes them, after a lenenc info (empty too), with
+ * SERVER_SESSION_STATE_CHANGED; left out, and the flag cleared, for a
+ * client without the capability. */
+START_TEST(test_ok_session_state)
+{
+    proto_buf_t b = PROTO_BUF_INIT, st = PROTO_BUF_INIT;
+    uint8_t seq = 1;
+    const uint8_t want_state[] = "\x00\x1b" "\x14" "character_set_client" "\x05" "koi8r"
+                                 "\x00\x0e" "\x0a" "autocommit" "\x02" "ON"
+                                 "\x01\x05" "\x04" "shop"
+                                 "\x02\x02" "\x01" "1";
+    const uint8_t want_ok[] = "\x00\x00\x00\x02\x40\x00\x00" "\x00" "\x38";
+    const uint64_t caps = PROTO_CLIENT_PROTOCOL_41 | PROTO_CLIENT_SESSION_TRACK;
+
+    proto_track_variable(&st, "character_set_client", "koi8r");
+    proto_track_variable(&st, "autocommit", "ON");
+    proto_track_schema(&st, "shop", 4);
+    proto_track_state_change(&st);
+    ck_assert_int_eq(st.err, 0);
+    ck_assert_uint_eq(st.len, sizeof want_state - 1);
+    ck_assert(memcmp(st.data, want_state, st.len) == 0);
+
+    proto_ok_t ok = {.status = PROTO_SERVER_STATUS_AUTOCOMMIT, .state = st.data,
+                     .state_len = st.len};
+    ck_assert_int_eq(proto_build_ok(&b, &seq, (uint32_t)caps, &ok), 0);
+    ck_assert_uint_eq(b.len, 4 + sizeof want_ok - 1 + st.len);
+    ck_assert(memcmp(b.data + 4, want_ok, sizeof want_ok - 1) == 0);
+    ck_assert(memcmp(b.data + 4 + sizeof want_ok - 1, st.data, st.len) == 0);
+
+    /* an info before the state: lenenc */
+    proto_buf_reset(&b);
+    ok.info = "x";
+    ok.info_len = 1;
+    ck_assert_int_eq(proto_build_ok(&b, &seq, (uint32_t)caps, &ok), 0);
+    ck_assert_uint_eq(b.data[4 + 7], 1);
+    ck_assert_uint_eq(b.data[4 + 8], 'x');
+    ck_assert_uint_eq(b.data[4 + 9], st.len);
+
+    /* a client without CLIENT_SESSION_TRACK: no state, no flag */
+    proto_buf_reset(&b);
+    ok.info = NULL;
+    ok.info_len = 0;
+    ok.status |= PROTO_SERVER_SESSION_STATE_CHANGED;
+    ck_assert_int_eq(proto_build_ok(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &ok), 0);
+    ck_assert_uint_eq(b.len, 4 + 7);
+    ck_assert_uint_eq(b.data[4 + 3], PROTO_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_uint_eq(b.data[4 + 4], 0);
+
+    /* a value of NULL is told as "" (character_set_results = NULL) */
+    proto_buf_reset(&st);
+    proto_track_variable(&st, "character_set_results", NULL);
+    ck_assert_uint_eq(st.len, 2 + 1 + 21 + 1);
+    ck_assert_uint_eq(st.data[1], 23);
+    ck_assert_uint_eq(st.data[st.len - 1], 0);
+    proto_buf_free(&st);
+    proto_buf_free(&b);
+}
+END_TEST
+
 static const proto_column_t COLS[] = {
     {"shop", "f", "wm_food_45", "name", "name", 45, 256, PROTO_TYPE_VAR_STRING, 0, 0},
     {"shop", "f", "wm_food_45", "id", "id", 63, 20, PROTO_TYPE_LONGLONG,
@@ -1041,7 +1101,7 @@ START_TEST(test_columns)
 {
     proto_buf_t b = PROTO_BUF_INIT;
     uint8_t seq = 1;
-    ck_assert_int_eq(proto_build_column(&b, &seq, &COLS[1]), 0);
+    ck_assert_int_eq(proto_build_column(&b, &seq, 0, &COLS[1]), 0);
     const uint8_t want[] = "\x03" "def" "\x04" "shop" "\x01" "f" "\x0a" "wm_food_45"
                            "\x02" "id" "\x02" "id" "\x0c" "\x3f\x00" "\x14\x00\x00\x00"
                            "\x08" "\x23\x00" "\x00" "\x00\x00";
@@ -1069,6 +1129,69 @@ START_TEST(test_columns)
     const char *vals[] = {"rice", NULL, ""};
     ck_assert_int_eq(proto_build_text_row(&b, &seq, 3, vals, NULL), 0);
     expect_payload(&b, 4, "\x04rice\xfb\x00", 7);
+    proto_buf_free(&b);
+}
+END_TEST
+
+/* MariaDB's extended type information: a lenenc block after org_name (id
+ * 0 the data type name, 1 the format name, each a lenenc string), empty
+ * for a column without it, and absent without the capability. */
+START_TEST(test_columns_extended_metadata)
+{
+    proto_buf_t b = PROTO_BUF_INIT;
+    uint8_t seq = 1;
+    const uint64_t ext = PROTO_CLIENT_PROTOCOL_41 | PROTO_MARIADB_CLIENT_EXTENDED_METADATA;
+    proto_column_t json = {"", "", "", "j", "j", 45, 4294967295u, PROTO_TYPE_BLOB,
+                           PROTO_BLOB_FLAG, 0, NULL, "json"};
+    proto_column_t both = {"", "", "", "g", "g", 63, 0, PROTO_TYPE_GEOMETRY, 0, 0, "point", "x"};
+    const uint8_t want_json[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "j" "\x01" "j"
+                                "\x06" "\x01" "\x04" "json"
+                                "\x0c" "\x2d\x00" "\xff\xff\xff\xff" "\xfc" "\x10\x00" "\x00"
+                                "\x00\x00";
+    const uint8_t want_both[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "g" "\x01" "g"
+                                "\x0a" "\x00" "\x05" "point" "\x01" "\x01" "x"
+                                "\x0c" "\x3f\x00" "\x00\x00\x00\x00" "\xff" "\x00\x00" "\x00"
+                                "\x00\x00";
+    const uint8_t want_none[] = "\x03" "def" "\x04" "shop" "\x01" "f" "\x0a" "wm_food_45"
+                                "\x02" "id" "\x02" "id" "\x00" "\x0c" "\x3f\x00" "\x14\x00\x00\x00"
+                                "\x08" "\x23\x00" "\x00" "\x00\x00";
+    const uint8_t want_plain[] = "\x03" "def" "\x00" "\x00" "\x00" "\x01" "j" "\x01" "j"
+                                 "\x0c" "\x2d\x00" "\xff\xff\xff\xff" "\xfc" "\x10\x00" "\x00"
+                                 "\x00\x00";
+
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &json), 0);
+    expect_payload(&b, 1, want_json, sizeof want_json - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &both), 0);
+    expect_payload(&b, 1, want_both, sizeof want_both - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, ext, &COLS[1]), 0);
+    expect_payload(&b, 1, want_none, sizeof want_none - 1);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_column(&b, &seq, PROTO_CLIENT_PROTOCOL_41, &json), 0);
+    expect_payload(&b, 1, want_plain, sizeof want_plain - 1);
+
+    /* the capability reaches every definition of a result set head and of
+     * PREPARE_OK (64-bit caps) */
+    proto_buf_reset(&b);
+    seq = 1;
+    frame_t f[8];
+    ck_assert_int_eq(proto_build_columns(&b, &seq, ext | PROTO_CLIENT_DEPRECATE_EOF, &json, 1, 2),
+                     0);
+    ck_assert_uint_eq(split_frames(&b, f, N(f)), 2);
+    ck_assert_uint_eq(f[1].len, sizeof want_json - 1);
+    ck_assert(memcmp(f[1].payload, want_json, f[1].len) == 0);
+    proto_buf_reset(&b);
+    seq = 1;
+    ck_assert_int_eq(proto_build_prepare_ok(&b, &seq, ext | PROTO_CLIENT_DEPRECATE_EOF, 1, NULL, 0,
+                                            &json, 1, 0, 2),
+                     0);
+    ck_assert_uint_eq(split_frames(&b, f, N(f)), 2);
+    ck_assert_uint_eq(f[1].len, sizeof want_json - 1);
+    ck_assert(memcmp(f[1].payload, want_json, f[1].len) == 0);
     proto_buf_free(&b);
 }
 END_TEST
@@ -1673,7 +1796,9 @@ static Suite *protocol_suite(void)
     tcase_add_test(auth, test_auth_packets);
     tcase_add_test(auth, test_cleartext_password);
     tcase_add_test(resp, test_ok_err_eof);
+    tcase_add_test(resp, test_ok_session_state);
     tcase_add_test(resp, test_columns);
+    tcase_add_test(resp, test_columns_extended_metadata);
     tcase_add_test(resp, test_prepare_ok);
     tcase_add_loop_test(resp, test_binary_value, 0, N(binary_cases));
     tcase_add_test(resp, test_binary_nulls);

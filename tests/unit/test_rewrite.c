@@ -98,7 +98,7 @@ START_TEST(test_param_types)
                                  6, &plan, &err),
                      0);
     ck_assert_str_eq(dal_plan_sql(plan, 0),
-                     "INSERT INTO wm_food_1 VALUES (NULL, -5, 18446744073709551615, 0.25, "
+                     "INSERT INTO wm_food_1 VALUES (NULL, -5, 18446744073709551615, 0.25e0, "
                      "'a\\0b\\n\\Z\\\"', X'01FF')");
     dal_plan_free(plan);
     p[3] = dal_double(1.0 / 0.0);

@@ -25,8 +25,8 @@ async function main() {
   const c = await mysql.createConnection({
     host, port: Number(port), user, password, database, charset: 'UTF8MB4_GENERAL_CI',
     timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, dateStrings: false,
-    // JSON as text: MariaDB marks JSON columns in its extended type
-    // information, which dal-proxy does not send (docs/proxy.md)
+    // JSON as text, as types.json writes it (proxy_caps_test.sh checks
+    // JSON parsed through the extended type information)
     jsonStrings: true,
   });
   // show(TITLE, METHOD, SQL, ARGS): rows and field definitions
