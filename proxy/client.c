@@ -226,6 +226,8 @@ void client_run(proxy_client_t *c)
 {
     atomic_store(&c->running, true);
     processlist_begin(c);
+    if (c->interactive_pending)
+        setvar_interactive(c);
     run_command(c);
     processlist_end(c);
     atomic_store(&c->running, false);

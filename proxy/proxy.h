@@ -148,6 +148,8 @@ typedef struct proxy_client {
      * server's (interactive_timeout's for CLIENT_INTERACTIVE clients, until
      * SET wait_timeout); 0: never */
     uint32_t wait_timeout_s;
+    bool interactive_pending;         /* its session's wait_timeout is still to
+                                         be made interactive_timeout's */
 } proxy_client_t;
 
 /* The largest packet a client may send before it is authenticated: a
@@ -201,6 +203,11 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
  * of them. */
 int setvar_statement(proxy_client_t *c, const char *sql);
+/* A CLIENT_INTERACTIVE client's session starts with wait_timeout =
+ * interactive_timeout, as on a server (when the two differ): set before
+ * its first command, on the worker, since the check of the value asks a
+ * server. */
+void setvar_interactive(proxy_client_t *c);
 /* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
 /* name (n bytes, not terminated) is the proxy's database, the one schema

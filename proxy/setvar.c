@@ -504,6 +504,24 @@ int setvar_statement(proxy_client_t *c, const char *sql)
     dal_result_free(r);
     return 1;
 }
+void setvar_interactive(proxy_client_t *c)
+{
+    char v[16];
+    dal_error_t err;
+    int tries = 2;
+
+    c->interactive_pending = false;
+    snprintf(v, sizeof v, "%u", c->px->interactive_timeout_s);
+    /* a second time when the pooled connection the check took was lost
+     * (closed by its server while idle): the pool has dropped it */
+    while (dal_session_set_var(c->session, "wait_timeout", v, &err) != 0)
+        if (--tries == 0 || err.mysql_errno < 2000 || err.mysql_errno > 2999) {
+            fprintf(stderr, "dal-proxy: connection %u: wait_timeout = interactive_timeout not "
+                        "kept: %s\n", c->id, err.message);
+            break;
+        }
+}
+
 bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
 {
     return strlen(px->database) == n && strncmp(px->database, p, n) == 0;

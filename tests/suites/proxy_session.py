@@ -123,6 +123,9 @@ VARIABLES = [
     (["SET time_zone = '+03:00'"], "time_zone"),
     (["SET max_join_size = 123456"], "max_join_size"),
     (["SET max_join_size = 123456"], "sql_big_selects"),
+    # setting max_join_size again clears sql_big_selects set after it before
+    (["SET max_join_size = 1000", "SET sql_big_selects = 1", "SET max_join_size = 2000"],
+     "sql_big_selects"),
     (["SET @save = @@optimizer_switch", "SET optimizer_switch = 'index_merge=off'",
       "SET optimizer_switch = @save"], "optimizer_switch"),
     (["SET @tz = '-02:00'", "SET time_zone = @tz"], "time_zone"),
@@ -222,15 +225,19 @@ def session_timeout(make):
 
 
 def global_timeouts(make):
-    """wait_timeout 2 and interactive_timeout 6 on the servers: a plain
-    client is gone after 4 s; an interactive one then still answers (its
-    @@wait_timeout read too), and is gone 8 s later."""
+    """wait_timeout 2 and interactive_timeout 6 on the servers: an
+    interactive client's @@wait_timeout is 6; a plain client is gone after
+    4 s idle, the interactive one then still answers, and is gone 8 s
+    later."""
     plain_c = make()
     inter = make(client_flag=CLIENT.INTERACTIVE)
+    cur = inter.cursor()
+    cur.execute("SELECT @@wait_timeout, @@session.wait_timeout")
+    read = cur.fetchall()
     time.sleep(4)
     first = gone(plain_c), gone(inter)
     time.sleep(8)
-    return first, gone(inter)
+    return read, first, gone(inter)
 
 
 if part == "session":
