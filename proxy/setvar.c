@@ -334,6 +334,15 @@ static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
     return rc;
 }
 
+/* Whether name is one of the variables dal_session_set_var keeps to
+ * itself, never sent to a server (autocommit must never reach a pooled
+ * connection). */
+static bool dal_own(const char *name)
+{
+    return strcasecmp(name, "autocommit") == 0 || strcasecmp(name, "dal_transaction_mode") == 0 ||
+           strcasecmp(name, "names") == 0;
+}
+
 /* The idle timeout a SET wait_timeout's value gives (server.c closes
  * the client after it): a number as the server bounds it, DEFAULT the
  * global value. */
@@ -361,19 +370,22 @@ static uint32_t wait_timeout(const proxy_client_t *c, const char *value)
 static int replay(proxy_client_t *c, const set_item_t *items, size_t n, dal_result_t **out,
                   dal_error_t *err)
 {
-    size_t i, len = sizeof "SET SESSION ";
+    size_t i, k = 0, len = sizeof "SET SESSION ";
     char *sql, *o;
     int rc;
 
     for (i = 0; i < n; i++)
         len += strlen(items[i].name) + strlen(items[i].value) + sizeof ", = ";
-    if (n == 0)
-        return 0;
     if ((sql = malloc(len)) == NULL)
         return out_of_memory(err);
     o = sql + sprintf(sql, "SET SESSION ");
     for (i = 0; i < n; i++)
-        o += sprintf(o, "%s%s = %s", i ? ", " : "", items[i].name, items[i].value);
+        if (!dal_own(items[i].name))
+            o += sprintf(o, "%s%s = %s", k++ ? ", " : "", items[i].name, items[i].value);
+    if (k == 0) {
+        free(sql);
+        return 0;
+    }
     rc = dal_session_query(c->session, NULL, sql, NULL, 0, out, err);
     free(sql);
     return rc;
