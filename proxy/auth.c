@@ -163,6 +163,8 @@ static int logged_in(proxy_client_t *c)
     keep_collation(c, s);
     dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
     kill_set_session(c, s);
+    c->wait_timeout_s = proxy_idle_default(c);
+    c->interactive_pending = c->wait_timeout_s != c->px->wait_timeout_s;
     c->state = CLIENT_COMMAND;
     proto_reader_limit(&c->in, c->px->max_allowed_packet, "max_allowed_packet");
     reply_ok(c, 0, 0, 0);
@@ -272,6 +274,9 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
         c->state = CLIENT_CLOSING;
         return 0;
     }
+    pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
+    c->has_db = db->ptr != NULL && db->len > 0;
+    pthread_mutex_unlock(&c->info_mu);
     if (c->px->require_tls && c->tls == NULL) {
         reply_err(c, 3159, "HY000", /* ER_SECURE_TRANSPORT_REQUIRED */
                   "Connections using insecure transport are prohibited: "

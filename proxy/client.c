@@ -22,6 +22,8 @@ proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char 
         return NULL;
     }
     pthread_mutex_init(&c->session_mu, NULL);
+    pthread_mutex_init(&c->info_mu, NULL);
+    c->since_ms = guard_now_ms();
     c->px = px;
     c->io = io;
     c->fd = fd;
@@ -46,6 +48,7 @@ void client_free(proxy_client_t *c)
     diag_free(c);
     kill_set_session(c, NULL);
     pthread_mutex_destroy(&c->session_mu);
+    pthread_mutex_destroy(&c->info_mu);
     proto_reader_free(&c->in);
     proto_buf_free(&c->out);
     tls_conn_free(c->tls);
@@ -107,7 +110,8 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (local_answer(c, view) || setvar_statement(c, view) || infoschema_query(c, view))
+    if (local_answer(c, view) || processlist_statement(c, view) || setvar_statement(c, view) ||
+        infoschema_query(c, view))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         reply_dal_error(c, &err);
@@ -218,7 +222,11 @@ void client_run(proxy_client_t *c)
 {
     ident_refresh(c->px);  /* after a reload, the next handshakes name the new backends */
     atomic_store(&c->running, true);
+    processlist_begin(c);
+    if (c->interactive_pending)
+        setvar_interactive(c);
     run_command(c);
+    processlist_end(c);
     atomic_store(&c->running, false);
 }
 
@@ -230,6 +238,7 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
     c->seq = pkt->next_seq;
     if (pkt->len == 0)
         return -1;
+    processlist_end(c);  /* not idle: wait_timeout counts from now */
     switch (pkt->payload[0]) {
     case PROTO_COM_QUIT:
         return -1;

@@ -68,6 +68,9 @@ typedef struct proxy {
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     uint32_t connect_timeout_ms;      /* to finish authentication */
+    /* idle clients are closed after these (seconds; server.c): the
+     * backends' global wait_timeout and interactive_timeout, read once */
+    uint32_t wait_timeout_s, interactive_timeout_s;
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
     bool require_tls;                 /* refuse logins without TLS */
     atomic_uint nclients;             /* connected now */
@@ -143,6 +146,21 @@ typedef struct proxy_client {
     uint64_t deadline_ms;             /* CLOCK_MONOTONIC: closed if not in by then */
     struct proxy_client *hs_prev, *hs_next; /* borrowed */
     struct proxy_client *all_prev, *all_next; /* in px->clients */
+    /* what SHOW PROCESSLIST tells of it (processlist.c), under info_mu:
+     * set by the thread that owns c, read by any client's statement */
+    pthread_mutex_t info_mu;
+    uint16_t peer_port;               /* Host is peer:peer_port */
+    bool has_db;                      /* a schema was chosen (handshake, USE) */
+    uint8_t command;                  /* PROTO_COM_* running, or 0: Sleep */
+    const char *info;                 /* borrowed from c->cmd while it runs */
+    size_t info_len;
+    uint64_t since_ms;                /* guard_now_ms when Command changed */
+    /* idle timeout (server.c): the session's wait_timeout in seconds, as a
+     * server's (interactive_timeout's for CLIENT_INTERACTIVE clients, until
+     * SET wait_timeout); 0: never */
+    uint32_t wait_timeout_s;
+    bool interactive_pending;         /* its session's wait_timeout is still to
+                                         be made interactive_timeout's */
 } proxy_client_t;
 
 /* The largest packet a client may send before it is authenticated: a
@@ -196,6 +214,11 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
  * of them. */
 int setvar_statement(proxy_client_t *c, const char *sql);
+/* A CLIENT_INTERACTIVE client's session starts with wait_timeout =
+ * interactive_timeout, as on a server (when the two differ): set before
+ * its first command, on the worker, since the check of the value asks a
+ * server. */
+void setvar_interactive(proxy_client_t *c);
 /* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
 /* name (n bytes, not terminated) is the proxy's database, the one schema
@@ -247,6 +270,15 @@ bool schema_describe(proxy_client_t *c, const char *sql);
  * physical table's, named by the logical name) whose names match the LIKE
  * pattern wild (empty: all), each with its default value as NULL. */
 void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_str_t *wild);
+
+/* ------------------------------------------------------------ processlist.c */
+
+/* c's command starts (Command, Info, Time from now) / ends (Sleep). */
+void processlist_begin(proxy_client_t *c);
+void processlist_end(proxy_client_t *c);
+/* If sql is SHOW [FULL] PROCESSLIST or names information_schema.PROCESSLIST,
+ * answer it with the proxy's clients and return true; else false. */
+bool processlist_statement(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ users.c */
 
@@ -421,6 +453,9 @@ int proxy_drain(proxy_client_t *c);
  * SO_REUSEPORT, which would let a second dal-proxy share them too): 0, or
  * -1 with a message on stderr naming the address. */
 int proxy_listen_check(const char *listen);
+/* The wait_timeout a client that set none has: interactive_timeout's for
+ * a CLIENT_INTERACTIVE one, as on a server. */
+uint32_t proxy_idle_default(const proxy_client_t *c);
 /* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
  * "accepted", "refused", "auth_failed") and its value now. */
 void proxy_count(proxy_t *px, const char *figure, uint64_t value);

@@ -41,9 +41,9 @@ void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
     proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
 }
 
-void reply_ok_state(proxy_client_t *c, const uint8_t *state, size_t len)
+void reply_ok_state(proxy_client_t *c, const uint8_t *state, size_t len, unsigned int warnings)
 {
-    proto_ok_t ok = {0, 0, reply_status(c), 0, NULL, 0, false, state, len};
+    proto_ok_t ok = {0, 0, reply_status(c), (uint16_t)warnings, NULL, 0, false, state, len};
 
     proto_build_ok(&c->out, &c->seq, (uint32_t)c->caps, &ok);
 }

@@ -28,7 +28,7 @@ void reply_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const cha
 void reply_ok(proxy_client_t *c, uint64_t affected, uint64_t insert_id, unsigned int warnings);
 /* OK carrying the session state changes state[0..len) (proto_track_*),
  * for a client with CLIENT_SESSION_TRACK (the others get a plain OK). */
-void reply_ok_state(proxy_client_t *c, const uint8_t *state, size_t len);
+void reply_ok_state(proxy_client_t *c, const uint8_t *state, size_t len, unsigned int warnings);
 /* The same with a server's info line ("Rows matched: ..."; NULL: none). */
 void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
                    unsigned int warnings, const char *info);

@@ -60,6 +60,7 @@ typedef struct proxy_io {
     proxy_client_t *held;            /* clients whose login reply waits (guard.c) */
     uint64_t held_due;               /* the earliest hold_until of held */
     atomic_uint busy;                /* its clients a worker has now */
+    uint64_t idle_checked_ms;        /* close_idle's last walk (guard_now_ms) */
     /* its clients not yet authenticated, by deadline (all get the same
      * time, so the order they came in) */
     proxy_client_t *hs_head, *hs_tail;
@@ -496,6 +497,16 @@ static void readable(proxy_io_t *io, proxy_client_t *c)
         advance(io, c, EPOLL_CTL_MOD);
 }
 
+/* The client's port, for SHOW PROCESSLIST's Host. */
+static uint16_t peer_port(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    if (sa->ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    return 0;
+}
+
 static void accept_all(proxy_io_t *io, int lfd)
 {
     proxy_t *px = io->px;
@@ -525,7 +536,9 @@ static void accept_all(proxy_io_t *io, int lfd)
             len = sizeof sa;
             continue;
         }
-        if ((c = client_new(px, io, fd, peer)) == NULL) {
+        if ((c = client_new(px, io, fd, peer)) != NULL)
+            c->peer_port = peer_port(&sa);
+        if (c == NULL) {
             atomic_fetch_sub(&px->nclients, 1);
         } else if (flush(c) != 0) {
             client_free(c);
@@ -538,6 +551,85 @@ static void accept_all(proxy_io_t *io, int lfd)
         }
         len = sizeof sa;
     }
+}
+
+/* ------------------------------------------------------------ idle clients */
+
+/* The idle timeouts of the default datasource's server (its global
+ * wait_timeout and interactive_timeout), read once at start: clients get
+ * the same as they would connected to it.  28800 (the servers' default)
+ * when it cannot be asked. */
+static void idle_defaults(proxy_t *px)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    const char *v;
+
+    px->wait_timeout_s = px->interactive_timeout_s = 28800;
+    if (dal_query(px->dal, NULL, "SELECT @@global.wait_timeout, @@global.interactive_timeout",
+                  NULL, 0, &r, &err) != 0) {
+        fprintf(stderr, "dal-proxy: wait_timeout not read from the servers (%s): "
+                        "idle clients are closed after 28800 s\n", err.message);
+        return;
+    }
+    if (dal_result_next(r, &err) == 1) {
+        if ((v = dal_result_text(r, 0, NULL)) != NULL)
+            px->wait_timeout_s = (uint32_t)strtoul(v, NULL, 10);
+        if ((v = dal_result_text(r, 1, NULL)) != NULL)
+            px->interactive_timeout_s = (uint32_t)strtoul(v, NULL, 10);
+    }
+    dal_result_free(r);
+}
+
+uint32_t proxy_idle_default(const proxy_client_t *c)
+{
+    return (c->caps & PROTO_CLIENT_INTERACTIVE) ? c->px->interactive_timeout_s
+                                                : c->px->wait_timeout_s;
+}
+
+/* Whether c, an authenticated client of io waiting for its next command,
+ * has been idle for longer than its wait_timeout. */
+static bool idle_too_long(const proxy_io_t *io, proxy_client_t *c, uint64_t now)
+{
+    uint64_t since;
+
+    if (c->io != io || c->state != CLIENT_COMMAND || c->busy || c->wait_timeout_s == 0 ||
+        c->hold_until != 0)
+        return false;
+    pthread_mutex_lock(&c->info_mu);
+    since = c->since_ms;
+    pthread_mutex_unlock(&c->info_mu);
+    return now >= since + (uint64_t)c->wait_timeout_s * 1000;
+}
+
+/*
+ * Close io's clients idle past their wait_timeout, as a server does: with
+ * no message, the socket reset (SO_LINGER 0), so the client's next
+ * statement fails with 2006 "server has gone away" as it would there.  The
+ * open transaction is rolled back by the session's close.  At most once a
+ * second; a walk over the clients, no thread or timer per client.
+ */
+static void close_idle(proxy_io_t *io, uint64_t now)
+{
+    proxy_client_t *due[64], *c;
+    struct linger lg = {1, 0};
+    size_t n, i;
+
+    if (now - io->idle_checked_ms < 1000)
+        return;
+    io->idle_checked_ms = now;
+    do {
+        n = 0;
+        pthread_mutex_lock(&io->px->clients_mu);
+        for (c = io->px->clients; c != NULL && n < 64; c = c->all_next)
+            if (idle_too_long(io, c, now))
+                due[n++] = c;
+        pthread_mutex_unlock(&io->px->clients_mu);
+        for (i = 0; i < n; i++) {
+            setsockopt(due[i]->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+            drop(io, due[i]);
+        }
+    } while (n == 64);
 }
 
 /* Clients a worker finished: write their replies, read on. */
@@ -579,6 +671,7 @@ static void on_timer(proxy_io_t *io)
         }
         drop(io, c);
     }
+    close_idle(io, guard_now_ms());
     if (io->trim_due && now - io->trimmed_ms >= TRIM_EVERY_MS) {
         io->trim_due = false;
         io->trimmed_ms = now;
@@ -847,6 +940,7 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
 
     if (proxy_listen_check(listen) != 0)
         return -1;
+    idle_defaults(px);
     px->nios = threads > 0 ? threads : (size_t)(cores > 0 ? cores : 1);
     px->nworkers = 4 * px->nios;
     px->ios = calloc(px->nios, sizeof *px->ios);

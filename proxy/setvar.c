@@ -335,13 +335,71 @@ static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
     return rc;
 }
 
+/* Whether name is one of the variables dal_session_set_var keeps to
+ * itself, never sent to a server (autocommit must never reach a pooled
+ * connection). */
+static bool dal_own(const char *name)
+{
+    return strcasecmp(name, "autocommit") == 0 || strcasecmp(name, "dal_transaction_mode") == 0 ||
+           strcasecmp(name, "names") == 0;
+}
+
+/* The idle timeout a SET wait_timeout's value gives (server.c closes
+ * the client after it): a number as the server bounds it, DEFAULT the
+ * global value. */
+static uint32_t wait_timeout(const proxy_client_t *c, const char *value)
+{
+    char *end;
+    unsigned long v;
+
+    if (*value == '\'')
+        value++;
+    v = strtoul(value, &end, 10);
+    if (end == value)
+        return c->px->wait_timeout_s;
+    return v < 1 ? 1 : v > 31536000 ? 31536000 : (uint32_t)v;
+}
+
+/*
+ * The session variables just kept, set once more as one statement through
+ * the session, whose result (*out, the caller's) is the client's answer: a
+ * server's SET answers with the warnings of its values (1292 "Truncated
+ * incorrect tmp_table_size value"), which dal_session_set_var's check
+ * does not return.  The connection it runs on has the session's variables
+ * and is reset when it goes back to its pool, as for any statement.
+ */
+static int replay(proxy_client_t *c, const set_item_t *items, size_t n, dal_result_t **out,
+                  dal_error_t *err)
+{
+    size_t i, k = 0, len = sizeof "SET SESSION ";
+    char *sql, *o;
+    int rc;
+
+    for (i = 0; i < n; i++)
+        len += strlen(items[i].name) + strlen(items[i].value) + sizeof ", = ";
+    if ((sql = malloc(len)) == NULL)
+        return out_of_memory(err);
+    o = sql + sprintf(sql, "SET SESSION ");
+    for (i = 0; i < n; i++)
+        if (!dal_own(items[i].name))
+            o += sprintf(o, "%s%s = %s", k++ ? ", " : "", items[i].name, items[i].value);
+    if (k == 0) {
+        free(sql);
+        return 0;
+    }
+    rc = dal_session_query(c->session, NULL, sql, NULL, 0, out, err);
+    free(sql);
+    return rc;
+}
+
 /*
  * A SET list that assigns session variables, as a server runs it: every
  * value is read before any variable changes (so `SET @a = 1, x = @a`
  * reads the old @a), then the user variables are set on the server, then
- * the session's.
+ * the session's.  *out: the answer of the replay, or NULL.
  */
-static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal_error_t *err)
+static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal_result_t **out,
+                    dal_error_t *err)
 {
     set_item_t items[64];
     size_t n = 0, i;
@@ -359,12 +417,17 @@ static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal
     }
     if (rc == 0)
         rc = set_user_vars(c, list, err);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
         if (rc == 0 && (rc = dal_session_set_var(c->session, items[i].name, items[i].value,
                                                  err)) == 0)
             *vars |= track_bit(items[i].name);
+    if (rc == 0)
+        rc = replay(c, items, n, out, err);
+    for (i = 0; rc == 0 && i < n; i++)
+        if (strcasecmp(items[i].name, "wait_timeout") == 0)
+            c->wait_timeout_s = wait_timeout(c, items[i].value);
+    for (i = 0; i < n; i++)
         free(items[i].value);
-    }
     return rc;
 }
 
@@ -375,6 +438,7 @@ static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal
 int setvar_statement(proxy_client_t *c, const char *sql)
 {
     const char *p = sql, *q;
+    dal_result_t *r = NULL;
     dal_error_t err;
     char cs[65], co[68];
     size_t n = 0;
@@ -444,15 +508,37 @@ int setvar_statement(proxy_client_t *c, const char *sql)
             dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
             reply_dal_error(c, &err);
         else
-            track_reply_ok(c, TRACK_NAMES, NULL, 0);
+            track_reply_ok(c, TRACK_NAMES, NULL, 0, 0);
         return 1;
     }
-    if (set_list(c, p, &vars, &err) != 0)
+    if (set_list(c, p, &vars, &r, &err) != 0) {
         reply_dal_error(c, &err);
-    else
-        track_reply_ok(c, vars, NULL, 0);
+    } else {
+        if (r != NULL)
+            diag_take(c, r);  /* the replay's warnings, for SHOW WARNINGS */
+        track_reply_ok(c, vars, NULL, 0, r != NULL ? dal_result_warning_count(r) : 0);
+    }
+    dal_result_free(r);
     return 1;
 }
+void setvar_interactive(proxy_client_t *c)
+{
+    char v[16];
+    dal_error_t err;
+    int tries = 2;
+
+    c->interactive_pending = false;
+    snprintf(v, sizeof v, "%u", c->px->interactive_timeout_s);
+    /* a second time when the pooled connection the check took was lost
+     * (closed by its server while idle): the pool has dropped it */
+    while (dal_session_set_var(c->session, "wait_timeout", v, &err) != 0)
+        if (--tries == 0 || err.mysql_errno < 2000 || err.mysql_errno > 2999) {
+            fprintf(stderr, "dal-proxy: connection %u: wait_timeout = interactive_timeout not "
+                        "kept: %s\n", c->id, err.message);
+            break;
+        }
+}
+
 bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
 {
     return strlen(px->database) == n && strncmp(px->database, p, n) == 0;
@@ -460,8 +546,12 @@ bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
 
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 {
-    if (setvar_db_is_ours(c->px, db->ptr, db->len))
-        track_reply_ok(c, 0, db->ptr, db->len);
-    else
+    if (setvar_db_is_ours(c->px, db->ptr, db->len)) {
+        pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
+        c->has_db = true;
+        pthread_mutex_unlock(&c->info_mu);
+        track_reply_ok(c, 0, db->ptr, db->len, 0);
+    } else {
         reply_unknown_db(c, db->ptr, db->len);
+    }
 }

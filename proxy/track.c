@@ -53,12 +53,13 @@ static void track_server_values(proxy_client_t *c, unsigned int vars, proto_buf_
     dal_result_free(r);
 }
 
-void track_reply_ok(proxy_client_t *c, unsigned int vars, const char *schema, size_t n)
+void track_reply_ok(proxy_client_t *c, unsigned int vars, const char *schema, size_t n,
+                    unsigned int warnings)
 {
     proto_buf_t st = PROTO_BUF_INIT;
 
     if (!(c->caps & PROTO_CLIENT_SESSION_TRACK) || (vars == 0 && schema == NULL)) {
-        reply_ok(c, 0, 0, 0);
+        reply_ok(c, 0, 0, warnings);
         return;
     }
     track_server_values(c, vars, &st);
@@ -71,8 +72,8 @@ void track_reply_ok(proxy_client_t *c, unsigned int vars, const char *schema, si
     if (schema != NULL)
         proto_track_schema(&st, schema, n);
     if (st.err == 0)
-        reply_ok_state(c, st.data, st.len);
+        reply_ok_state(c, st.data, st.len, warnings);
     else
-        reply_ok(c, 0, 0, 0);
+        reply_ok(c, 0, 0, warnings);
     proto_buf_free(&st);
 }

@@ -30,10 +30,12 @@ enum {
  * when it is not tracked. */
 unsigned int track_bit(const char *name);
 
-/* The OK of a statement that changed the variables in vars (TRACK_*) and,
- * when schema is not NULL, the schema (n bytes): their new values for a
- * client with CLIENT_SESSION_TRACK, read through its session (a value that
- * cannot be read is left out), a plain OK for the others. */
-void track_reply_ok(proxy_client_t *c, unsigned int vars, const char *schema, size_t n);
+/* The OK (with warnings, the statement's warning count) of a statement
+ * that changed the variables in vars (TRACK_*) and, when schema is not
+ * NULL, the schema (n bytes): their new values for a client with
+ * CLIENT_SESSION_TRACK, read through its session (a value that cannot be
+ * read is left out), a plain OK for the others. */
+void track_reply_ok(proxy_client_t *c, unsigned int vars, const char *schema, size_t n,
+                    unsigned int warnings);
 
 #endif /* DAL_PROXY_TRACK_H */

@@ -124,7 +124,8 @@ static int vars_build(session_vars_t *v)
     return 0;
 }
 
-/* v with name set to value (both copied): replaced if present, else added. */
+/* v with name set to value (both copied), moved to the end if present,
+ * else added there. */
 static int vars_put(session_vars_t *v, const char *name, const char *value)
 {
     char *n = strdup(name), *val = strdup(value), **names, **values;
@@ -148,8 +149,12 @@ static int vars_put(session_vars_t *v, const char *name, const char *value)
     }
     free(v->names[i]);
     free(v->values[i]);
-    v->names[i] = n;
-    v->values[i] = val;
+    /* the last assigned goes last: a server applies side effects in that
+     * order (setting max_join_size clears sql_big_selects) */
+    memmove(&v->names[i], &v->names[i + 1], (v->n - i - 1) * sizeof *v->names);
+    memmove(&v->values[i], &v->values[i + 1], (v->n - i - 1) * sizeof *v->values);
+    v->names[v->n - 1] = n;
+    v->values[v->n - 1] = val;
     return 0;
 oom:
     free(n);

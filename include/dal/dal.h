@@ -687,7 +687,9 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
  * value_sql its value as SQL text (`'+00:00'`, `'STRICT_ALL_TABLES'`,
  * `DEFAULT`, `'READ-COMMITTED'`); both borrowed for the call.  Setting a
- * name again replaces its value.  Three names are dal's own business:
+ * name again replaces its value and makes it the last applied: a connection
+ * gets them in the order of their last assignment, as a server took them
+ * (SET max_join_size after SET sql_big_selects = 1 clears it again).  Three names are dal's own business:
  *  - "autocommit" (0/1, ON/OFF, TRUE/FALSE): with 0 the session opens a
  *    transaction (dal_begin) before each statement run outside one, so
  *    statements stay uncommitted until COMMIT, as in every dal

@@ -1,0 +1,356 @@
+/*
+ * processlist.c -- SHOW [FULL] PROCESSLIST and information_schema.PROCESSLIST
+ * with the proxy's clients.
+ *
+ * A server would list the backend connections of dal's pools, whose ids a
+ * client can neither KILL nor find in CONNECTION_ID().  The proxy lists
+ * its own clients instead: Id the proxy's connection id (the handshake's
+ * thread id, CONNECTION_ID(), what KILL takes), User and Host the client's,
+ * db the proxy's schema once chosen, Command Sleep or the command running,
+ * Time the seconds since Command changed, Info the running statement.
+ *
+ * The list is made into a derived table of literals, `(SELECT ... UNION
+ * ALL SELECT ...) AS PROCESSLIST`, which takes the place of
+ * information_schema.PROCESSLIST in the client's statement, or under the
+ * columns of SHOW PROCESSLIST; the statement then runs through the
+ * client's session like any other naming no table, so WHERE, ORDER BY,
+ * functions and column lists work as on a server.  Strings go as hex
+ * literals, which no sql_mode or character set reads differently.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy.h"
+#include "reply.h"
+#include "text.h"
+
+/* SHOW PROCESSLIST's Info without FULL: its first characters, as a server */
+#define SHORT_INFO 100
+
+void processlist_begin(proxy_client_t *c)
+{
+    pthread_mutex_lock(&c->info_mu);
+    c->command = c->cmd_len > 0 ? c->cmd[0] : 0;
+    c->info = NULL;
+    c->info_len = 0;
+    if (c->cmd_len > 1 && (c->command == PROTO_COM_QUERY || c->command == PROTO_COM_STMT_PREPARE)) {
+        c->info = (const char *)c->cmd + 1;
+        c->info_len = c->cmd_len - 1;
+    }
+    c->since_ms = guard_now_ms();
+    pthread_mutex_unlock(&c->info_mu);
+}
+
+void processlist_end(proxy_client_t *c)
+{
+    pthread_mutex_lock(&c->info_mu);
+    c->command = 0;
+    c->info = NULL;
+    c->info_len = 0;
+    c->since_ms = guard_now_ms();
+    pthread_mutex_unlock(&c->info_mu);
+}
+
+/* A server's name of a command (sql_command_name of MariaDB). */
+static const char *command_name(uint8_t cmd)
+{
+    switch (cmd) {
+    case 0: return "Sleep";
+    case PROTO_COM_QUERY: return "Query";
+    case PROTO_COM_FIELD_LIST: return "Field List";
+    case PROTO_COM_CHANGE_USER: return "Change user";
+    case PROTO_COM_STMT_PREPARE: return "Prepare";
+    case PROTO_COM_STMT_EXECUTE: return "Execute";
+    case PROTO_COM_RESET_CONNECTION: return "Reset connection";
+    default: return "Query";
+    }
+}
+
+/* The growing SQL text; on out of memory it stays NULL. */
+typedef struct sqlbuf {
+    char *p;
+    size_t len, cap;
+} sqlbuf_t;
+
+static void put(sqlbuf_t *b, const char *s, size_t n)
+{
+    if (b->p == NULL && b->cap != 0)
+        return;  /* failed before */
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        char *p;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if ((p = realloc(b->p, cap)) == NULL) {
+            free(b->p);
+            b->p = NULL;
+            b->cap = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void puts_(sqlbuf_t *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+/* s (n bytes; NULL: SQL NULL) as a utf8mb4 string literal. */
+static void put_text(sqlbuf_t *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char pair[2];
+    size_t i;
+
+    if (s == NULL) {
+        puts_(b, "NULL");
+        return;
+    }
+    puts_(b, "CONVERT(X'");
+    for (i = 0; i < n; i++) {
+        pair[0] = hex[(unsigned char)s[i] >> 4];
+        pair[1] = hex[(unsigned char)s[i] & 15];
+        put(b, pair, 2);
+    }
+    puts_(b, "' USING utf8mb4)");
+}
+
+/* One client's row.  self is the client asking, state its State. */
+static void put_row(sqlbuf_t *b, proxy_client_t *t, const proxy_client_t *self,
+                    const char *self_state, uint64_t now, bool first)
+{
+    char num[160], host[96];
+    uint64_t ms;
+
+    pthread_mutex_lock(&t->info_mu);
+    ms = now > t->since_ms ? now - t->since_ms : 0;
+    snprintf(num, sizeof num, "%sSELECT %u AS ID, ", first ? "" : " UNION ALL ", t->id);
+    puts_(b, num);
+    put_text(b, t->user, strlen(t->user));
+    puts_(b, " AS USER, ");
+    snprintf(host, sizeof host, "%s:%u", t->peer, t->peer_port);
+    put_text(b, host, strlen(host));
+    puts_(b, " AS HOST, ");
+    put_text(b, t->has_db ? t->px->database : NULL, strlen(t->px->database));
+    puts_(b, " AS DB, ");
+    put_text(b, command_name(t->command), strlen(command_name(t->command)));
+    snprintf(num, sizeof num, " AS COMMAND, %llu AS TIME, ", (unsigned long long)(ms / 1000));
+    puts_(b, num);
+    if (t->command == 0)
+        put_text(b, "", 0);
+    else if (t == self)
+        put_text(b, self_state, strlen(self_state));
+    else
+        put_text(b, "Sending data", 12);
+    puts_(b, " AS STATE, ");
+    put_text(b, t->info, t->info_len);
+    snprintf(num, sizeof num, " AS INFO, %llu AS TIME_MS", (unsigned long long)ms);
+    puts_(b, num);
+    pthread_mutex_unlock(&t->info_mu);
+}
+
+/* The derived table of every authenticated client, newest first as a
+ * server's information_schema lists them. */
+static void put_table(sqlbuf_t *b, proxy_client_t *self, const char *self_state)
+{
+    proxy_t *px = self->px;
+    proxy_client_t *t;
+    uint64_t now = guard_now_ms();
+    bool first = true;
+
+    puts_(b, "(SELECT ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO, CAST(TIME_MS AS "
+             "DECIMAL(22,3)) AS TIME_MS, 0 AS STAGE, 0 AS MAX_STAGE, CAST(0 AS DECIMAL(7,3)) "
+             "AS PROGRESS, 0 AS MEMORY_USED, 0 AS MAX_MEMORY_USED, 0 AS EXAMINED_ROWS, "
+             "0 AS QUERY_ID, CAST(INFO AS BINARY) AS INFO_BINARY, 0 AS TID FROM (");
+    pthread_mutex_lock(&px->clients_mu);
+    for (t = px->clients; t != NULL; t = t->all_next)
+        if (t->state == CLIENT_COMMAND) {
+            put_row(b, t, self, self_state, now, first);
+            first = false;
+        }
+    pthread_mutex_unlock(&px->clients_mu);
+    puts_(b, ") AS clients)");
+}
+
+/* `information_schema.PROCESSLIST` at p (each name bare or in backquotes,
+ * any case): its length, else 0. */
+static size_t names_table(const char *p)
+{
+    const char *q = p;
+    bool quoted;
+
+    quoted = *q == '`';
+    q += quoted;
+    if (strncasecmp(q, "information_schema", 18) != 0)
+        return 0;
+    q += 18;
+    if (quoted && *q++ != '`')
+        return 0;
+    if (*q++ != '.')
+        return 0;
+    quoted = *q == '`';
+    q += quoted;
+    if (strncasecmp(q, "PROCESSLIST", 11) != 0)
+        return 0;
+    q += 11;
+    if (quoted && *q++ != '`')
+        return 0;
+    if (isalnum((unsigned char)*q) || *q == '_' || *q == '$')
+        return 0;
+    return (size_t)(q - p);
+}
+
+/* Whether the text at p (after the table's name) starts with an alias. */
+static bool alias_follows(const char *p)
+{
+    static const char *const words[] = {
+        "WHERE", "ORDER", "GROUP", "LIMIT", "HAVING", "JOIN", "INNER", "LEFT", "RIGHT",
+        "CROSS", "NATURAL", "STRAIGHT_JOIN", "ON", "USING", "UNION", "EXCEPT", "INTERSECT",
+        "WINDOW", "FOR", "LOCK", "INTO", "PROCEDURE", "FULL", "OUTER",
+    };
+    size_t i;
+
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '`')
+        return true;
+    if (!isalpha((unsigned char)*p) && *p != '_')
+        return false;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (strncasecmp(p, words[i], n) == 0 && !isalnum((unsigned char)p[n]) && p[n] != '_')
+            return false;
+    }
+    return true;
+}
+
+/* `CONNECTION_ID()` at p (any case, spaces before the parentheses): its
+ * length, else 0. */
+static size_t names_id(const char *p)
+{
+    const char *q = p + 13;
+
+    if (strncasecmp(p, "CONNECTION_ID", 13) != 0)
+        return 0;
+    while (isspace((unsigned char)*q))
+        q++;
+    if (*q++ != '(')
+        return 0;
+    while (isspace((unsigned char)*q))
+        q++;
+    return *q == ')' ? (size_t)(q + 1 - p) : 0;
+}
+
+/* sql with each information_schema.PROCESSLIST outside quotes replaced by
+ * the clients' table, and each CONNECTION_ID() by the client's id (the
+ * server's would be a pooled connection's), into b; false when it names
+ * no PROCESSLIST. */
+static bool rewrite(proxy_client_t *c, const char *sql, sqlbuf_t *b)
+{
+    const char *p = sql, *from = sql;
+    bool found = false;
+    char q = 0;
+    size_t n;
+
+    for (; *p != '\0'; p++) {
+        if (q != 0) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            else if (*p == q)
+                q = 0;
+            continue;
+        }
+        if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
+            (n = names_table(p)) > 0) {
+            put(b, from, (size_t)(p - from));
+            put_table(b, c, "Filling schema table");
+            if (!alias_follows(p + n))
+                puts_(b, " AS PROCESSLIST");
+            from = p + n;
+            p += n - 1;
+            found = true;
+        } else if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
+                   (n = names_id(p)) > 0) {
+            char id[16];
+            put(b, from, (size_t)(p - from));
+            snprintf(id, sizeof id, "%u", c->id);
+            puts_(b, id);
+            from = p + n;
+            p += n - 1;
+        } else if (*p == '\'' || *p == '"') {
+            q = *p;
+        } else if (*p == '`') {
+            q = '`';
+        }
+    }
+    put(b, from, (size_t)(p - from));
+    return found;
+}
+
+/* Whether the word PROCESSLIST is in sql at all: the cheap test every
+ * statement takes. */
+static bool mentions(const char *sql)
+{
+    const char *p;
+
+    for (p = sql; (p = strpbrk(p, "pP")) != NULL; p++)
+        if (strncasecmp(p, "PROCESSLIST", 11) == 0)
+            return true;
+    return false;
+}
+
+/* SHOW [FULL] PROCESSLIST: *full; false for any other statement. */
+static bool is_show(const char *sql, bool *full)
+{
+    const char *p = sql;
+
+    if (!text_word_is(&p, "SHOW"))
+        return false;
+    *full = text_word_is(&p, "FULL");
+    if (!text_word_is(&p, "PROCESSLIST"))
+        return false;
+    while (isspace((unsigned char)*p) || *p == ';')
+        p++;
+    return *p == '\0';
+}
+
+bool processlist_statement(proxy_client_t *c, const char *sql)
+{
+    sqlbuf_t b = {NULL, 0, 0};
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    bool full;
+    char info[64];
+
+    if (is_show(sql, &full)) {
+        snprintf(info, sizeof info, full ? "INFO" : "LEFT(INFO, %d)", SHORT_INFO);
+        puts_(&b, "SELECT ID AS Id, USER AS User, HOST AS Host, DB AS db, COMMAND AS Command, "
+                  "TIME AS Time, STATE AS State, ");
+        puts_(&b, info);
+        puts_(&b, " AS Info, CAST(PROGRESS AS DOUBLE) AS Progress FROM ");
+        put_table(&b, c, "starting");
+        puts_(&b, " AS PROCESSLIST ORDER BY ID");
+    } else if (!mentions(sql) || !rewrite(c, sql, &b)) {
+        free(b.p);
+        return false;
+    }
+    if (b.p == NULL) {
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
+        return true;
+    }
+    if (dal_session_query(c->session, NULL, b.p, NULL, 0, &r, &err) != 0)
+        reply_dal_error(c, &err);
+    else
+        reply_result(c, r, false);
+    dal_result_free(r);
+    free(b.p);
+    return true;
+}
