@@ -1092,9 +1092,9 @@ START_TEST(test_ok_session_state)
 END_TEST
 
 static const proto_column_t COLS[] = {
-    {"shop", "f", "wm_food_45", "name", "name", 45, 256, PROTO_TYPE_VAR_STRING, 0, 0},
+    {"shop", "f", "wm_food_45", "name", "name", 45, 256, PROTO_TYPE_VAR_STRING, 0, 0, NULL, NULL},
     {"shop", "f", "wm_food_45", "id", "id", 63, 20, PROTO_TYPE_LONGLONG,
-     PROTO_NOT_NULL_FLAG | PROTO_PRI_KEY_FLAG | PROTO_UNSIGNED_FLAG, 0},
+     PROTO_NOT_NULL_FLAG | PROTO_PRI_KEY_FLAG | PROTO_UNSIGNED_FLAG, 0, NULL, NULL},
 };
 
 START_TEST(test_columns)
