@@ -2,7 +2,9 @@
  * fuzz_schema.c -- libFuzzer target for what dal-proxy reads from
  * information_schema.COLUMNS to answer COM_FIELD_LIST
  * (proxy/schema_text.h): a column's default, from the text a server sent,
- * and LIKE's matching of the wildcard a client sent.
+ * and LIKE's matching of the wildcard a client sent; and the whole input,
+ * as a client's statement, through infoschema_find (proxy/infoschema.h),
+ * whose references must lie inside the text, in order, without overlap.
  *
  * An input is lines, so the seeds stay readable:
  *
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infoschema.h"
 #include "schema_text.h"
 
 #define LINES 6
@@ -100,6 +103,30 @@ static void column(const char *text, proto_column_t *col)
     col->decimals = (uint8_t)strtoul(end, &end, 10);
 }
 
+/* The input as a client's statement: every reference infoschema_find
+ * reports lies inside the text, after the one before it. */
+static void find_views(const char *p, size_t size)
+{
+    infoschema_ref_t refs[8];
+    char *sql = malloc(size + 1);
+    size_t i, n, end = 0;
+
+    if (sql == NULL)
+        return;
+    memcpy(sql, p, size);
+    sql[size] = '\0';
+    n = infoschema_find(sql, refs, sizeof refs / sizeof refs[0]);
+    if (n > sizeof refs / sizeof refs[0])
+        abort();
+    for (i = 0; i < n; i++) {
+        if (refs[i].off < end || refs[i].len == 0 || refs[i].off + refs[i].len > strlen(sql) ||
+            refs[i].view < INFOSCHEMA_TABLES || refs[i].view > INFOSCHEMA_DATABASE)
+            abort();
+        end = refs[i].off + refs[i].len;
+    }
+    free(sql);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data;
@@ -131,5 +158,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     proto_buf_free(&b);
     for (i = 0; i < LINES; i++)
         free(line[i]);
+    find_views(p, size);
     return 0;
 }

@@ -31,7 +31,8 @@ clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_session"
     $(pkg-config --cflags --libs libcrypto)
 
 clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" \
-    "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/protocol/protocol.c"
+    "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/infoschema_scan.c" \
+    "$src/proxy/protocol/protocol.c"
 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
