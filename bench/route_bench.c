@@ -69,7 +69,7 @@ static int one(dal_t *dal, const bench_stmt_t *st, const dal_value_t *params,
     const dal_sql_t *s = sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
-    int rc = route_statement(snap, s, opts, params, st->nparams, &rt, &err);
+    int rc = route_statement(snap, NULL, s, opts, params, st->nparams, &rt, &err);
 
     if (rc == 0) {
         buf_reset(out);

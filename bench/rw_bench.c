@@ -88,7 +88,7 @@ static int one(dal_t *dal, const char *sql, const dal_value_t *param, dal_select
     const dal_sql_t *s = sql_cache_get(dal->sql_cache, sql, strlen(sql), NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
-    int rc = route_statement(snap, s, NULL, param, 1, &rt, &err);
+    int rc = route_statement(snap, NULL, s, NULL, param, 1, &rt, &err);
 
     if (rc == 0 && sel != NULL)
         rc = server_override(s, NULL, &sel->override, &err);

@@ -150,6 +150,25 @@ int dal_table_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err)
     return 0;
 }
 
+int dal_schema_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    size_t i;
+
+    if (dal == NULL || fn == NULL)
+        return err_set(err, DAL_EINVAL, "dal_schema_names: NULL argument");
+    snap = snapshot_acquire(dal);
+    for (i = 0; i < snap->cfg->nschemas; i++)
+        fn(user, snap->cfg->schemas[i].name);
+    snapshot_unref(snap);
+    return 0;
+}
+
+const char *dal_table_info_schema(const dal_table_info_t *t)
+{
+    return t ? t->t->schema : NULL;
+}
+
 void dal_table_info_free(dal_table_info_t *t)
 {
     if (t != NULL)

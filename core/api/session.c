@@ -84,6 +84,8 @@ struct dal_session {
                                their strings by it (dal_session_status) */
     dal_infile_t infile;    /* LOAD DATA LOCAL INFILE bytes (dal_session_set_infile), if has_infile */
     int has_infile;
+    char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
+                               "": the top level */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -611,6 +613,31 @@ void dal_session_close(dal_session_t *s)
     free(s);
 }
 
+int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    int known;
+
+    if (s == NULL)
+        return err_set(err, DAL_EINVAL, "dal_session_use_schema: NULL session");
+    if (name == NULL || name[0] == '\0') {
+        s->schema[0] = '\0';
+        return 0;
+    }
+    snap = snapshot_acquire(s->dal);
+    known = strlen(name) < sizeof s->schema && snapshot_schema_known(snap, name);
+    snapshot_unref(snap);
+    if (!known)
+        return err_set(err, DAL_EINVAL, "unknown schema '%.64s' (not a [schema] section)", name);
+    memcpy(s->schema, name, strlen(name) + 1);
+    return 0;
+}
+
+const char *dal_session_schema(const dal_session_t *s)
+{
+    return s != NULL && s->schema[0] ? s->schema : NULL;
+}
+
 void dal_session_keep_warnings(dal_session_t *s, int on)
 {
     if (s != NULL)
@@ -1048,6 +1075,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         return rc;
     ctx.sel = session_select(s);
     ctx.holds = s->in_txn || s->pins.n > 0;
+    ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
     if (s->in_txn)

@@ -49,8 +49,8 @@
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 #define SECTION_LIST \
-    "[dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy] or " \
-    "[proxy user NAME]"
+    "[dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy], " \
+    "[proxy user NAME] or [schema NAME]"
 
 typedef struct cfg_parser cfg_parser_t;
 
@@ -640,6 +640,31 @@ static int user_finish(cfg_parser_t *ps)
     return 0;
 }
 
+/* ------------------------------------------------------- [schema NAME] */
+
+static void *cur_schema(cfg_parser_t *ps)
+{
+    return &ps->cfg->schemas[ps->cfg->nschemas - 1];
+}
+
+static int schema_taken(const cfg_parser_t *ps, const char *name)
+{
+    const dal_cfg_schema_t *old = config_schema(ps->cfg, name);
+
+    return old != NULL ? old->line : 0;
+}
+
+static int schema_begin(cfg_parser_t *ps, const char *name)
+{
+    dal_config_t *cfg = ps->cfg;
+    dal_cfg_schema_t *sc = add_item(ps, (void **)&cfg->schemas, &cfg->nschemas, sizeof *sc);
+
+    if (sc == NULL || (sc->name = section_name(ps, name)) == NULL)
+        return ps->rc;
+    sc->line = ps->line;
+    return set_defaults(ps, dal_cfg_schema_keys, sc);
+}
+
 /* ------------------------------------------------------------ sections */
 
 static const section_kind_t sections[] = {
@@ -651,6 +676,8 @@ static const section_kind_t sections[] = {
     {"proxy", NULL, dal_cfg_proxy_keys, proxy_taken, proxy_begin, proxy_obj, proxy_finish},
     {"proxy user", &dal_cfg_rule_ds, dal_cfg_proxy_user_keys, user_taken, user_begin, cur_user,
      user_finish},
+    {"schema", &dal_cfg_rule_table, dal_cfg_schema_keys, schema_taken, schema_begin, cur_schema,
+     NULL},
 };
 
 static int finish_section(cfg_parser_t *ps)
@@ -967,6 +994,29 @@ static void check_table_refs(cfg_parser_t *ps, const char **sorted)
             cfg_fail(ps, t->idgen_line, DAL_ECONFIG, "idgen: no [idgen %s] is defined", t->idgen);
         if (t->binding != NULL)
             check_binding(ps, i);
+        if (t->schema != NULL && config_schema(cfg, t->schema) == NULL)
+            cfg_fail(ps, t->schema_line, DAL_ECONFIG, "schema: no [schema %s] is defined",
+                     t->schema);
+    }
+}
+
+/* Each [schema]: its datasource exists, and it is not the top level's name. */
+static void check_schemas(cfg_parser_t *ps, const char **sorted)
+{
+    const dal_config_t *cfg = ps->cfg;
+    size_t i;
+
+    for (i = 0; i < cfg->nschemas; i++) {
+        const dal_cfg_schema_t *sc = &cfg->schemas[i];
+        if (strcmp(sc->name, cfg->proxy.database) == 0)
+            cfg_fail(ps, sc->line, DAL_ECONFIG,
+                     "[schema %s] is the [proxy] database, whose tables are the [table] sections "
+                     "without schema = and whose datasource is [dal] default_datasource",
+                     sc->name);
+        if (sc->default_datasource != NULL &&
+            !ds_defined(sorted, cfg->ndatasources, sc->default_datasource))
+            cfg_fail(ps, sc->default_datasource_line, DAL_ECONFIG,
+                     "default_datasource: no [datasource %s] is defined", sc->default_datasource);
     }
 }
 
@@ -995,6 +1045,7 @@ static int check_refs(cfg_parser_t *ps)
         cfg_fail(ps, 0, DAL_ECONFIG, "transaction_mode = xa needs [dal] xa_log = DATASOURCE "
                                      "(where the commit decisions are kept)");
     check_table_refs(ps, sorted);
+    check_schemas(ps, sorted);
     free(sorted);
     for (i = 0; i < cfg->ndatasources; i++)
         ps->cfg->datasources[i].local_infile = cfg->local_infile;
@@ -1147,6 +1198,7 @@ static void free_table(dal_cfg_table_t *t)
     free(t->binding);
     free(t->id_column);
     free(t->idgen);
+    free(t->schema);
 }
 
 dal_config_t *config_ref(dal_config_t *cfg)
@@ -1173,6 +1225,11 @@ void config_free(dal_config_t *cfg)
         free_params(&cfg->idgens[i].params);
     }
     free(cfg->idgens);
+    for (i = 0; i < cfg->nschemas; i++) {
+        free(cfg->schemas[i].name);
+        free(cfg->schemas[i].default_datasource);
+    }
+    free(cfg->schemas);
     for (i = 0; i < cfg->nmonitors; i++) {
         free(cfg->monitors[i].name);
         free(cfg->monitors[i].plugin);
@@ -1206,6 +1263,16 @@ const dal_cfg_datasource_t *config_datasource(const dal_config_t *cfg, const cha
     for (i = 0; i < cfg->ndatasources; i++)
         if (strcmp(cfg->datasources[i].name, name) == 0)
             return &cfg->datasources[i];
+    return NULL;
+}
+
+const dal_cfg_schema_t *config_schema(const dal_config_t *cfg, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->nschemas; i++)
+        if (strcmp(cfg->schemas[i].name, name) == 0)
+            return &cfg->schemas[i];
     return NULL;
 }
 

@@ -105,7 +105,20 @@ typedef struct dal_cfg_table {
     char *id_column;         /* owned; id_column = id: filled on INSERT when missing; NULL */
     char *idgen;             /* owned; idgen = NAME of an [idgen NAME] section; NULL */
     int idgen_line;
+    char *schema;            /* owned; schema = NAME of a [schema NAME] section; NULL: the
+                                top level (what a libdal program and [proxy] database see) */
+    int schema_line;
 } dal_cfg_table_t;
+
+/* [schema NAME]: one more logical database dal-proxy serves.  Its tables
+ * are the [table] sections with schema = NAME; a table name no [table]
+ * of it declares goes to its default_datasource. */
+typedef struct dal_cfg_schema {
+    char *name;               /* owned */
+    int line;
+    char *default_datasource; /* owned; NULL: none (such statements are refused) */
+    int default_datasource_line;
+} dal_cfg_schema_t;
 
 /* [idgen NAME]: plugin = leaf; every other key is a parameter of the plugin */
 typedef struct dal_cfg_idgen {
@@ -195,6 +208,8 @@ typedef struct dal_config {
     size_t nidgens;
     dal_cfg_monitor_t *monitors;       /* owned array, in file order */
     size_t nmonitors;
+    dal_cfg_schema_t *schemas;         /* owned array, in file order */
+    size_t nschemas;
     dal_cfg_proxy_t proxy;
     dal_cfg_proxy_user_t *proxy_users; /* owned array, in file order */
     size_t nproxy_users;
@@ -222,6 +237,9 @@ void config_free(dal_config_t *cfg);
  * case-insensitively (tables, as MySQL users expect of logical names). */
 const dal_cfg_datasource_t *config_datasource(const dal_config_t *cfg, const char *name);
 const dal_cfg_table_t *config_table(const dal_config_t *cfg, const char *name);
+/* The [schema NAME] section (names compare exactly, as MySQL's database
+ * names on Linux); NULL if absent. */
+const dal_cfg_schema_t *config_schema(const dal_config_t *cfg, const char *name);
 
 /* Room for one value quoted by config_quote: 60 characters, "...", NUL. */
 #define DAL_CFG_QUOTE_SIZE 64
@@ -328,6 +346,7 @@ extern const dal_cfg_key_t dal_cfg_idgen_keys[];
 extern const dal_cfg_key_t dal_cfg_monitor_keys[];
 extern const dal_cfg_key_t dal_cfg_proxy_keys[];
 extern const dal_cfg_key_t dal_cfg_proxy_user_keys[];
+extern const dal_cfg_key_t dal_cfg_schema_keys[];
 
 /* Every section kind and its table, for the docs; ends with a NULL word. */
 typedef struct dal_cfg_section_keys {

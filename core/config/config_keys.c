@@ -624,10 +624,11 @@ static const char *const users_words[] = {"config", "backend", NULL};
 #define MON(f) offsetof(dal_cfg_monitor_t, f)
 #define PRX(f) offsetof(dal_cfg_proxy_t, f)
 #define PUS(f) offsetof(dal_cfg_proxy_user_t, f)
+#define SCH(f) offsetof(dal_cfg_schema_t, f)
 
 /* Offset 0 means "none" in a row: no key may be stored in these. */
 _Static_assert(CFG(refs) == 0 && DS(name) == 0 && TBL(name) == 0 && IDG(name) == 0 && MON(name) == 0 &&
-                   PRX(line) == 0 && PUS(name) == 0,
+                   PRX(line) == 0 && PUS(name) == 0 && SCH(name) == 0,
                "the first field of a section struct takes no key");
 
 const dal_cfg_key_t dal_cfg_dal_keys[] = {
@@ -756,6 +757,18 @@ const dal_cfg_key_t dal_cfg_table_keys[] = {
     {.name = "idgen", .type = DAL_CFG_STRING, .offset = TBL(idgen), .line = TBL(idgen_line),
      .rule = &dal_cfg_rule_ds, .unset = "none",
      .help = "name of the `[idgen NAME]` section that makes those ids"},
+    {.name = "schema", .type = DAL_CFG_STRING, .offset = TBL(schema), .line = TBL(schema_line),
+     .rule = &dal_cfg_rule_table, .unset = "the top level: `[proxy] database` (and libdal)",
+     .help = "name of the `[schema NAME]` (logical database of dal-proxy) the table belongs to"},
+    {.name = NULL}
+};
+
+const dal_cfg_key_t dal_cfg_schema_keys[] = {
+    {.name = "default_datasource", .type = DAL_CFG_STRING, .offset = SCH(default_datasource),
+     .line = SCH(default_datasource_line), .rule = &dal_cfg_rule_ds,
+     .unset = "none: a table the schema does not declare is refused",
+     .help = "name of the `[datasource]` that holds the tables of this schema no `[table]` "
+             "declares (as `[dal] default_datasource` for the top level)"},
     {.name = NULL}
 };
 
@@ -850,5 +863,6 @@ const dal_cfg_section_keys_t dal_cfg_sections[] = {
     {"monitor", "[monitor NAME]", dal_cfg_monitor_keys},
     {"proxy", "[proxy]", dal_cfg_proxy_keys},
     {"proxy user", "[proxy user NAME]", dal_cfg_proxy_user_keys},
+    {"schema", "[schema NAME]", dal_cfg_schema_keys},
     {NULL, NULL, NULL}
 };

@@ -111,15 +111,18 @@ static int route_unsharded(router_t *r)
             node = t->nodes[atomic_fetch_add(&broadcast_rr, 1) % t->cfg->db_shard_num];
     }
     if (node == NULL)
-        node = r->snap->default_node;
+        node = r->dflt;
     /* a statement that names no table at all (SELECT 1, a pool's validation
      * query, SELECT NOW()) means the same on every datasource: the first */
     if (node == NULL && r->sql->ntrefs == 0 && r->snap->nnodes > 0)
         node = r->snap->nodes[0];
     if (node == NULL)
         return err_set(r->err, DAL_EROUTE,
-                       "no datasource for this statement: it names no configured table and "
-                       "there is no [dal] default_datasource");
+                       r->schema == NULL
+                           ? "no datasource for this statement: it names no configured table "
+                             "and there is no [dal] default_datasource"
+                           : "no datasource for this statement: it names no table of [schema "
+                             "%s], which has no default_datasource", r->schema);
     rc = route_alloc_routes(rt, 1, r->sql->ntrefs, r->err);
     if (rc == 0)
         rt->routes[0].node = node;
@@ -236,8 +239,26 @@ static void routing_reset(dal_routing_t *rt)
     memset(rt, 0, sizeof *rt);
 }
 
-int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-                    const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
+/* The configured table tr names, in r's schema: NULL when no [table]
+ * declares it; -1 in *bad when a [table] of another schema does. */
+static const dal_table_t *schema_table(const router_t *r, const char *name, int *bad)
+{
+    const dal_table_t *t = snapshot_table(r->snap, name, strlen(name));
+
+    if (t == NULL || snapshot_table_schema(t, r->schema))
+        return t;
+    *bad = 1;
+    err_set(r->err, DAL_EROUTE,
+            "table %s is a table of %s%s%s, not of %s%s%s: dal declares a table name in one "
+            "schema", t->cfg->name, t->cfg->schema ? "[schema " : "the top level",
+            t->cfg->schema ? t->cfg->schema : "", t->cfg->schema ? "]" : "",
+            r->schema ? "[schema " : "the top level", r->schema ? r->schema : "",
+            r->schema ? "]" : "");
+    return NULL;
+}
+
+int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
+                    const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
     router_t r;
     size_t i;
@@ -253,11 +274,16 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
     r.nparams = nparams;
     r.rt = rt;
     r.err = err;
+    r.schema = schema;
+    if (schema != NULL && !snapshot_schema_known(snap, schema))
+        return err_set(err, DAL_EROUTE, "unknown schema '%s' (not a [schema] section of the "
+                                        "configuration now in use)", schema);
+    r.dflt = snapshot_schema_node(snap, schema);
     if (nparams != sql->nparams)
         return err_set(err, DAL_EINVAL,
                        "the statement has %zu ? placeholders but %zu parameters were given",
                        sql->nparams, nparams);
-    if (memo_route(&r, opts))
+    if (schema == NULL && memo_route(&r, opts))
         return 0;
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
@@ -268,7 +294,12 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
         return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *tr = &sql->trefs[i];
-        rt->tables[i] = snapshot_table(snap, tr->name, strlen(tr->name));
+        int bad = 0;
+        rt->tables[i] = schema_table(&r, tr->name, &bad);
+        if (bad) {
+            routing_clear(rt);
+            return DAL_EROUTE;
+        }
         if (rt->primary == NULL && rt->tables[i] && rt->tables[i]->sharded)
             rt->primary = rt->tables[i];
     }
@@ -279,7 +310,7 @@ int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_
         rc = route_raw(&r);
     else if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
-    if (rc == 0)
+    if (rc == 0 && schema == NULL)
         memo_save(&r, opts);
     small_free(r.in_group, r.in_group_inl);
     small_free(r.grp, r.grp_inl);

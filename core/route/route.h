@@ -87,11 +87,14 @@ typedef struct dal_routing {
     int32_t pos_inl[DAL_ROUTING_INLINE];
 } dal_routing_t;
 
-/* Compute the routes.  params are the statement's ? values (nparams must
+/* Compute the routes.  schema (borrowed; NULL: the top level) is the
+ * logical database unqualified table names belong to: a table of another
+ * schema is refused, a name no table declares goes to the schema's
+ * default_datasource.  params are the statement's ? values (nparams must
  * match).  On failure rt is left empty (routing_clear is still safe) and
  * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */
-int route_statement(const dal_snapshot_t *snap, const dal_sql_t *sql, const dal_query_opts_t *opts,
-                    const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
+int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
+                    const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
 void routing_clear(dal_routing_t *rt);
 
 /* Name ev's logical table: the first sharded table's configured name, or

@@ -64,11 +64,13 @@ static int is_load(const dal_sql_t *sql)
 /* Why table tb does not live wholly on the default datasource, or NULL. */
 static const char *not_whole(const router_t *r, const dal_table_t *tb)
 {
+    if (!snapshot_table_schema(tb, r->schema))
+        return "belongs to another schema";
     if (tb->sharded)
         return "is sharded";
     if (tb->cfg->kind == DAL_TABLE_BROADCAST)
         return "is a broadcast table";
-    return tb->nodes[0] != r->snap->default_node ? "is not on the default datasource" : NULL;
+    return tb->nodes[0] != r->dflt ? "is not on the default datasource" : NULL;
 }
 
 /*

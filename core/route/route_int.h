@@ -58,6 +58,8 @@ typedef struct router {
     const dal_value_t *params;
     size_t nparams;
     route_req_t req;
+    const char *schema;          /* borrowed: the session's [schema], NULL: the top level */
+    dal_node_t *dflt;            /* that schema's default datasource, or NULL */
     dal_routing_t *rt;
     dal_error_t *err;
     char *in_group;              /* owned (or in_group_inl), per tref: member of the

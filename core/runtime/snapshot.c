@@ -117,6 +117,29 @@ dal_node_t *snapshot_node(const dal_snapshot_t *s, const char *name)
     return NULL;
 }
 
+int snapshot_schema_known(const dal_snapshot_t *s, const char *schema)
+{
+    return schema == NULL || config_schema(s->cfg, schema) != NULL;
+}
+
+dal_node_t *snapshot_schema_node(const dal_snapshot_t *s, const char *schema)
+{
+    const dal_cfg_schema_t *sc;
+
+    if (schema == NULL)
+        return s->default_node;
+    sc = config_schema(s->cfg, schema);
+    return sc != NULL && sc->default_datasource != NULL
+               ? snapshot_node(s, sc->default_datasource) : NULL;
+}
+
+int snapshot_table_schema(const dal_table_t *t, const char *schema)
+{
+    const char *own = t->cfg->schema;
+
+    return own == NULL ? schema == NULL : schema != NULL && strcmp(own, schema) == 0;
+}
+
 void snapshot_ref(dal_snapshot_t *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);

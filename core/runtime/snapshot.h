@@ -154,6 +154,15 @@ void snapshot_unref(dal_snapshot_t *s);
 const dal_table_t *snapshot_table(const dal_snapshot_t *s, const char *name, size_t len);
 dal_node_t *snapshot_node(const dal_snapshot_t *s, const char *name);
 
+/* Logical databases ([schema NAME]; NULL names the top level, the only one
+ * a libdal program has).  snapshot_schema_known: the schema is NULL or a
+ * [schema] of s.  snapshot_schema_node: the node of its default_datasource
+ * (NULL if it has none or is unknown).  snapshot_table_schema: whether
+ * table t is one of schema's tables. */
+int snapshot_schema_known(const dal_snapshot_t *s, const char *schema);
+dal_node_t *snapshot_schema_node(const dal_snapshot_t *s, const char *schema);
+int snapshot_table_schema(const dal_table_t *t, const char *schema);
+
 /* The plugin search path: override, else $DAL_PLUGIN_DIR, else the file's
  * plugin_dir (relative to the file's directory), else the installed one.
  * Returned string owned by the caller. */

@@ -211,7 +211,8 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
     return 0;
 }
 
-int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schema,
+                 const dal_query_opts_t *opts,
                  dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                  dal_stmt_t *st, dal_error_t *err)
 {
@@ -252,7 +253,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_o
     }
     rc = prepare_monitoring(st, snap, opts, err);
     if (rc == 0)
-        rc = route_statement(snap, st->sql, opts, st->params, st->nparams, &st->rt, err);
+        rc = route_statement(snap, schema, st->sql, opts, st->params, st->nparams, &st->rt, err);
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
@@ -326,7 +327,7 @@ static int check_columns(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts
         if ((rc = columns_check(&st->rt, st->columns_into, attempt, err)) != 1)
             return rc;
         stmt_clear(st);
-        rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, st, err);
+        rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, st, err);
     }
     return rc;
 }
@@ -382,7 +383,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 {
     dal_select_t sel = ctx->sel;
     dal_stmt_t st;
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, sql, params, nparams, &st, err);
+    int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
@@ -409,7 +410,7 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
     dal_stmt_text_t text = {sql, NULL, len};
-    int rc = stmt_prepare(ctx->cache, ctx->snap, opts, text, params, nparams, &st, err);
+    int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, text, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, text, params, nparams, &st, err);

@@ -58,9 +58,11 @@ const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t le
                               dal_error_t *err);
 
 /* The first half of every statement: analysis (cached in cache, borrowed),
- * a column list for an INSERT without one, ID generation, routing and the
- * merge spec.  st must be released with stmt_clear, also on failure. */
-int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const dal_query_opts_t *opts,
+ * a column list for an INSERT without one, ID generation, routing (in schema,
+ * borrowed, NULL: the top level; see route_statement) and the merge spec.
+ * st must be released with stmt_clear, also on failure. */
+int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schema,
+                 const dal_query_opts_t *opts,
                  dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                  dal_stmt_t *st, dal_error_t *err);
 
@@ -147,6 +149,7 @@ typedef struct dal_stmt_ctx {
     int (*routed)(void *owner, dal_snapshot_t *snap, const dal_query_opts_t *opts,
                   dal_stmt_t *st, dal_error_t *err);
     void *owner;                /* borrowed: passed to the callbacks */
+    const char *schema;         /* borrowed: the session's [schema]; NULL: the top level */
 } dal_stmt_ctx_t;
 
 /* The whole path of one statement: prepare, choose servers, run (or hand

@@ -682,6 +682,22 @@ DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
 DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 
 /*
+ * The logical database of the session's statements (as USE): name (copied)
+ * is a [schema NAME] section of the configuration in force, or NULL or ""
+ * for the top level -- the [table] sections without schema = and [dal]
+ * default_datasource, where every session starts and where a program that
+ * never calls this stays.  In a [schema], an unqualified table name is one
+ * of its [table] sections (schema = NAME) or else a table of its
+ * default_datasource; a table of another schema is refused (DAL_EROUTE), as
+ * is every statement once a reload has removed the [schema].  0, or
+ * DAL_EINVAL for an unknown name (the session's schema is then unchanged).
+ * dal_session_schema: the current one, NULL for the top level (borrowed
+ * until the next call).
+ */
+DAL_API int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err);
+DAL_API const char *dal_session_schema(const dal_session_t *s);
+
+/*
  * Set a session variable for every statement the session runs from now on,
  * as `SET SESSION name = value_sql` would on one server: name is a
  * variable name ([A-Za-z_][A-Za-z0-9_]*, matched without case) and
@@ -1164,6 +1180,10 @@ DAL_API int dal_table_info(dal_t *dal, const char *table, dal_table_info_t **out
  * call).  0, or DAL_EINVAL for a NULL dal or fn.  Thread-safe. */
 typedef void (*dal_name_fn)(void *user, const char *name);
 DAL_API int dal_table_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err);
+/* The logical databases dal-proxy serves besides its [proxy] database: fn
+ * is called with the name of each [schema NAME] section, in file order.
+ * 0, or DAL_EINVAL for a NULL dal or fn.  Thread-safe. */
+DAL_API int dal_schema_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err);
 /* NULL is a no-op. */
 DAL_API void dal_table_info_free(dal_table_info_t *t);
 
@@ -1171,6 +1191,8 @@ DAL_API void dal_table_info_free(dal_table_info_t *t);
 
 /* The name as written in the section header. */
 DAL_API const char *dal_table_info_name(const dal_table_info_t *t);
+/* Its schema = NAME ([schema NAME]); NULL: the top level. */
+DAL_API const char *dal_table_info_schema(const dal_table_info_t *t);
 DAL_API dal_layout_t dal_table_info_layout(const dal_table_info_t *t);
 /* `datasource =`: the group prefix ("dbProductSku") of a sharded or
  * broadcast table, the datasource name of a single one. */

@@ -397,7 +397,7 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     ck_assert_uint_ne(ev.labels_gen, 0);
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     /* sharded: the configured name, vouched for */
-    ck_assert_msg(stmt_prepare(dal->sql_cache, snap, NULL,
+    ck_assert_msg(stmt_prepare(dal->sql_cache, snap, NULL, NULL,
                                (dal_stmt_text_t){q, NULL, sizeof q - 1}, &v, 1,
                                &st, &err) == 0, "%s", err.message);
     routing_label_table(&st.rt, &ev);
