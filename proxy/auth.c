@@ -154,7 +154,8 @@ static int logged_in(proxy_client_t *c)
     settle(c, true);
     if (dal_session_open(c->px->dal, &s, &err) != 0 || local_infile_attach(c, s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
-         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0)) {
+         dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0) ||
+        (c->schema[0] != '\0' && dal_session_use_schema(s, c->schema, &err) != 0)) {
         dal_session_close(s);
         reply_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
@@ -269,14 +270,15 @@ static int login(proxy_client_t *c, const proto_str_t *user, const proto_str_t *
 {
     snprintf(c->user, sizeof c->user, "%.*s", (int)(user->len < 63 ? user->len : 63),
              user->ptr ? user->ptr : "");
-    if (db->ptr != NULL && db->len > 0 && !setvar_db_is_ours(c->px, db->ptr, db->len)) {
+    pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
+    c->has_db = false;
+    c->schema[0] = '\0';
+    pthread_mutex_unlock(&c->info_mu);
+    if (db->ptr != NULL && db->len > 0 && !setvar_choose_db(c, db->ptr, db->len)) {
         reply_unknown_db(c, db->ptr, db->len);
         c->state = CLIENT_CLOSING;
         return 0;
     }
-    pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
-    c->has_db = db->ptr != NULL && db->len > 0;
-    pthread_mutex_unlock(&c->info_mu);
     if (c->px->require_tls && c->tls == NULL) {
         reply_err(c, 3159, "HY000", /* ER_SECURE_TRANSPORT_REQUIRED */
                   "Connections using insecure transport are prohibited: "

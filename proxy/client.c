@@ -75,7 +75,7 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         }
         q = p;
         if (text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) {
-            reply_value(c, "DATABASE()", c->px->database, false);
+            reply_value(c, "DATABASE()", setvar_db_name(c), false);
             return true;
         }
         return false;
@@ -83,10 +83,8 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     if (kill_statement(c, sql))
         return true;
     p = sql;
-    if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES")) {
-        reply_value(c, "Database", c->px->database, false);
-        return true;
-    }
+    if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES"))
+        return schema_show_databases(c, sql);
     return schema_show_tables(c, sql) || schema_describe(c, sql);
 }
 

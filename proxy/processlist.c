@@ -139,7 +139,7 @@ static void put_row(sqlbuf_t *b, proxy_client_t *t, const proxy_client_t *self,
     snprintf(host, sizeof host, "%s:%u", t->peer, t->peer_port);
     put_text(b, host, strlen(host));
     puts_(b, " AS HOST, ");
-    put_text(b, t->has_db ? t->px->database : NULL, strlen(t->px->database));
+    put_text(b, t->has_db ? setvar_db_name(t) : NULL, strlen(setvar_db_name(t)));
     puts_(b, " AS DB, ");
     put_text(b, command_name(t->command), strlen(command_name(t->command)));
     snprintf(num, sizeof num, " AS COMMAND, %llu AS TIME, ", (unsigned long long)(ms / 1000));

@@ -151,6 +151,8 @@ typedef struct proxy_client {
     pthread_mutex_t info_mu;
     uint16_t peer_port;               /* Host is peer:peer_port */
     bool has_db;                      /* a schema was chosen (handshake, USE) */
+    char schema[256];                 /* that schema when it is a [schema NAME];
+                                         "": the proxy's database */
     uint8_t command;                  /* PROTO_COM_* running, or 0: Sleep */
     const char *info;                 /* borrowed from c->cmd while it runs */
     size_t info_len;
@@ -219,11 +221,17 @@ int setvar_statement(proxy_client_t *c, const char *sql);
  * its first command, on the worker, since the check of the value asks a
  * server. */
 void setvar_interactive(proxy_client_t *c);
-/* COM_INIT_DB and USE: OK for the proxy's database, else 1049. */
+/* COM_INIT_DB and USE: OK for the proxy's database or a [schema NAME]
+ * (the session's statements then resolve table names there), else 1049. */
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
-/* name (n bytes, not terminated) is the proxy's database, the one schema
- * its clients see. */
-bool setvar_db_is_ours(const proxy_t *px, const char *name, size_t n);
+/* Make name (n bytes, not terminated) c's schema, on its session if it
+ * has one (the handshake's database comes before it: logged_in applies
+ * it); false, c unchanged, when name is neither the proxy's database nor
+ * a [schema NAME] of the configuration in force. */
+bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
+/* The name of c's schema: its [schema NAME], or the proxy's database
+ * (borrowed from c or its proxy; c's owner thread, or under info_mu). */
+const char *setvar_db_name(const proxy_client_t *c);
 
 /* ------------------------------------------------------------ prepared.c */
 
@@ -261,6 +269,9 @@ int local_infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
  * configuration and the default datasource's own tables, without the
  * physical tables of sharded ones, sorted) and return true; else false. */
 bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* Answer SHOW DATABASES (sql): the proxy's database and each [schema
+ * NAME], sorted; true. */
+bool schema_show_databases(proxy_client_t *c, const char *sql);
 /* If sql describes one configured table (SHOW [FULL] COLUMNS, SHOW INDEX,
  * SHOW CREATE TABLE, DESCRIBE), answer it from the table's first physical
  * table, under the logical name, and return true; else false (other

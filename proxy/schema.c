@@ -69,13 +69,26 @@ static void names_free(names_t *ns)
     free(ns->type);
 }
 
-/* The configured table called name (any case), or NULL. */
+/* The table is one of c's schema. */
+static bool in_our_schema(const proxy_client_t *c, const dal_table_info_t *t)
+{
+    const char *in = dal_table_info_schema(t);
+
+    return c->schema[0] ? in != NULL && strcmp(in, c->schema) == 0 : in == NULL;
+}
+
+/* The configured table of c's schema called name (any case), or NULL. */
 static dal_table_info_t *configured(proxy_client_t *c, const char *name)
 {
     dal_table_info_t *t;
     dal_error_t err;
 
-    return dal_table_info(c->px->dal, name, &t, &err) == 0 ? t : NULL;
+    if (dal_table_info(c->px->dal, name, &t, &err) != 0)
+        return NULL;
+    if (in_our_schema(c, t))
+        return t;
+    dal_table_info_free(t);
+    return NULL;
 }
 
 /* name is "<table>_<digits>" for a configured sharded table: one of its
@@ -222,7 +235,7 @@ static bool our_schema_clause(proxy_client_t *c, const char **p)
 
     if (!text_word_is(&q, "FROM") && !text_word_is(&q, "IN"))
         return true;
-    if (!ident(&q, db, sizeof db) || strcmp(db, c->px->database) != 0)
+    if (!ident(&q, db, sizeof db) || strcmp(db, setvar_db_name(c)) != 0)
         return false;
     *p = q;
     return true;
@@ -336,6 +349,41 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     proto_buf_free(&b);
 }
 
+/* dal_table_names into the names of the tables of c's schema. */
+typedef struct ours {
+    proxy_client_t *c;
+    names_t *names;
+} ours_t;
+
+static void names_add_ours(void *user, const char *name)
+{
+    ours_t *o = user;
+    dal_table_info_t *t = configured(o->c, name);
+
+    if (t != NULL)  /* else another schema's, or a reload took it away */
+        names_add(o->names, name);
+    dal_table_info_free(t);
+}
+
+bool schema_show_databases(proxy_client_t *c, const char *sql)
+{
+    names_t all = {0};
+    dal_error_t err;
+
+    (void)sql;
+    names_add(&all, c->px->database);
+    if (dal_schema_names(c->px->dal, names_add, &all, &err) != 0) {
+        reply_dal_error(c, &err);
+    } else if (all.failed) {
+        reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
+    } else {
+        names_sort(&all);
+        send_names(c, "Database", &all, false);
+    }
+    names_free(&all);
+    return true;
+}
+
 bool schema_show_tables(proxy_client_t *c, const char *sql)
 {
     names_t logical = {0}, all = {0};
@@ -351,7 +399,7 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
         return false;
     /* the default datasource's own tables (none without one), then the
      * logical ones */
-    if (dal_table_names(c->px->dal, names_add, &logical, &err) != 0 ||
+    if (dal_table_names(c->px->dal, names_add_ours, &(ours_t){c, &logical}, &err) != 0 ||
         ((rc = dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
          rc != DAL_EROUTE)) {
         reply_dal_error(c, &err);
@@ -373,7 +421,7 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
         goto done;
     }
     names_sort(&all);
-    snprintf(column, sizeof column, "Tables_in_%s", c->px->database);
+    snprintf(column, sizeof column, "Tables_in_%.80s", setvar_db_name(c));
     if (at_end(filter))
         send_names(c, column, &all, full);
     else
@@ -477,7 +525,7 @@ static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *
         return false;
     if (*p == '.') {
         p++;
-        if (strcmp(first, c->px->database) != 0 || !ident(&p, table, size))
+        if (strcmp(first, setvar_db_name(c)) != 0 || !ident(&p, table, size))
             return false;
     } else if (strlen(first) < size) {
         memcpy(table, first, strlen(first) + 1);
@@ -574,7 +622,7 @@ static void send_field_list(proxy_client_t *c, const char *name, const proto_str
 
     for (i = 0, n = dal_result_column_count(r); i < n; i++) {
         reply_column(r, i, &col);
-        col.schema = c->px->database;
+        col.schema = setvar_db_name(c);
         col.table = col.org_table = name;
         proto_buf_reset(&def);
         has = dal_result_next(defs, &err) == 1 && (cname = dal_result_text(defs, 0, NULL)) != NULL &&

@@ -539,19 +539,53 @@ void setvar_interactive(proxy_client_t *c)
         }
 }
 
-bool setvar_db_is_ours(const proxy_t *px, const char *p, size_t n)
+/* dal_schema_names: is the name one of them? */
+typedef struct schema_find {
+    const char *name;
+    bool found;
+} schema_find_t;
+
+static void schema_seen(void *user, const char *name)
 {
-    return strlen(px->database) == n && strncmp(px->database, p, n) == 0;
+    schema_find_t *f = user;
+
+    f->found |= strcmp(f->name, name) == 0;
+}
+
+bool setvar_choose_db(proxy_client_t *c, const char *p, size_t n)
+{
+    char name[sizeof c->schema];
+    schema_find_t f = {name, false};
+    dal_error_t err;
+    bool ours = strlen(c->px->database) == n && strncmp(c->px->database, p, n) == 0;
+
+    if (!ours) {
+        if (n == 0 || n >= sizeof name || memchr(p, '\0', n) != NULL)
+            return false;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        if (dal_schema_names(c->px->dal, schema_seen, &f, &err) != 0 || !f.found)
+            return false;
+    }
+    if (c->session != NULL &&
+        dal_session_use_schema(c->session, ours ? NULL : name, &err) != 0)
+        return false;  /* a reload took it away in between */
+    pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
+    c->has_db = true;
+    snprintf(c->schema, sizeof c->schema, "%s", ours ? "" : name);
+    pthread_mutex_unlock(&c->info_mu);
+    return true;
+}
+
+const char *setvar_db_name(const proxy_client_t *c)
+{
+    return c->schema[0] ? c->schema : c->px->database;
 }
 
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 {
-    if (setvar_db_is_ours(c->px, db->ptr, db->len)) {
-        pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
-        c->has_db = true;
-        pthread_mutex_unlock(&c->info_mu);
+    if (setvar_choose_db(c, db->ptr, db->len))
         track_reply_ok(c, 0, db->ptr, db->len, 0);
-    } else {
+    else
         reply_unknown_db(c, db->ptr, db->len);
-    }
 }
