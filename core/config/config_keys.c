@@ -798,7 +798,9 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
      .help = "where dal-proxy accepts clients: `HOST:PORT`, several separated by commas"},
     {.name = "database", .type = DAL_CFG_STRING, .offset = PRX(database), .def = "dal",
      .rule = &dal_cfg_rule_table,
-     .help = "the schema clients connect to and `USE`; another name gets error 1049"},
+     .help = "the schema clients connect to and `USE`: the top-level tables and "
+             "`[dal] default_datasource`; each `[schema NAME]` adds one; another name gets "
+             "error 1049"},
     {.name = "threads", .type = DAL_CFG_COUNT, .offset = PRX(threads), .def = "0", .min = 0,
      .max = 256, .help = "I/O threads; `0`: one per core"},
     {.name = "max_connections", .type = DAL_CFG_COUNT, .offset = PRX(max_connections),

@@ -257,6 +257,39 @@ static const dal_table_t *schema_table(const router_t *r, const char *name, int 
     return NULL;
 }
 
+/* Whether tr's qualifier (`db.` of `db.t`) names a logical database other
+ * than r's schema -- the [proxy] database or a [schema] -- which dal does
+ * not route to from here: refused (the qualifier of a database the
+ * configuration does not know goes to the servers as written). */
+static int other_schema(const router_t *r, const struct dal_sql_tref *tr)
+{
+    const dal_config_t *cfg = r->snap->cfg;
+    dal_lexer_t lx;
+    dal_token_t t;
+    char q[256];
+    int top;
+
+    if (tr->qual_len == 0)
+        return 0;
+    lex_init(&lx, r->sql->text, r->sql->len);
+    lx.pos = tr->qual_off;
+    t = lex_next(&lx);
+    if ((t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT) ||
+        ident_unquote(r->sql->text, &t, q, sizeof q) >= sizeof q)
+        return 0;
+    top = cfg->proxy.database != NULL && strcmp(q, cfg->proxy.database) == 0;
+    if (!top && config_schema(cfg, q) == NULL)
+        return 0;
+    if (top ? r->schema == NULL : r->schema != NULL && strcmp(q, r->schema) == 0)
+        return 0;
+    err_set(r->err, DAL_EUNSUPPORTED,
+            "%s.%s names another logical database than the session's (%s): dal routes a "
+            "statement within one; USE %s first", q, tr->name,
+            r->schema ? r->schema : cfg->proxy.database ? cfg->proxy.database : "the top level",
+            q);
+    return 1;
+}
+
 int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
                     const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
@@ -295,6 +328,10 @@ int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sq
     for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *tr = &sql->trefs[i];
         int bad = 0;
+        if (other_schema(&r, tr)) {
+            routing_clear(rt);
+            return DAL_EUNSUPPORTED;
+        }
         rt->tables[i] = schema_table(&r, tr->name, &bad);
         if (bad) {
             routing_clear(rt);
