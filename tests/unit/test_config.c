@@ -731,7 +731,15 @@ static const struct bad_config bad_configs[] = {
     {"[monitor m]\nplugin =\n", 2, "plugin: empty value"},
     {"[monitor m]\nport.x = 1\n", 2, "port.x: bad parameter name 'port.x'"},
     {"[monitor a/b]\n", 1, "bad monitor name 'a/b'"},
-    {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy] or [proxy user NAME])"},
+    {"[schema hr]\ndefault_datasource = nods\n", 2,
+     "default_datasource: no [datasource nods] is defined"},
+    {"[schema a/b]\n", 1, "bad schema name 'a/b'"},
+    {"[schema s]\n[schema s]\n", 2, "duplicate section [schema s] (first at line 1)"},
+    {"[schema s]\nschema = x\n", 2, "unknown key 'schema' in [schema s]"},
+    {"[datasource x]\nmaster = mysql://u@h/db\n[table t]\ndatasource = x\nschema = s\n", 5,
+     "schema: no [schema s] is defined"},
+    {"[schema dal]\n", 1, "[schema dal] is the [proxy] database"},
+    {"[monitors m]\n", 1, "unknown section [monitors m] (expected [dal], [datasource NAME], [table NAME], [idgen NAME], [monitor NAME], [proxy], [proxy user NAME] or [schema NAME])"},
     /* A URL, and so a password, under a key that takes none: the value is
      * quoted with the password masked, whatever the key (defect 8). */
     {DS_MAIN "[table t]\ndatasource = mysql://app:" SECRET "@h/db\n", 4,

@@ -214,6 +214,67 @@ START_TEST(test_routes)
 }
 END_TEST
 
+static void names_join(void *user, const char *name)
+{
+    strcat(user, name);
+    strcat(user, ";");
+}
+
+/* explain's datasource for sql, or the error's code and message. */
+static void explains(dal_t *dal, const char *sql, int code, const char *want)
+{
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    int rc = dal_explain(dal, NULL, sql, NULL, 0, &plan, &err);
+
+    ck_assert_msg(rc == code, "%s: rc %s: %s", sql, dal_strerror(rc), rc ? err.message : "");
+    if (rc == 0)
+        ck_assert_str_eq(dal_plan_datasource(plan, 0), want);
+    else
+        ck_assert_msg(strstr(err.message, want) != NULL, "%s: '%s' not in '%s'", sql, want,
+                      err.message);
+    dal_plan_free(plan);
+}
+
+/* [schema] sections leave a libdal program the top level it had: its
+ * tables, its default datasource; a schema's table is refused, never
+ * taken for a table of the default datasource.  A session's schema is
+ * one of the file. */
+START_TEST(test_route_schemas)
+{
+    char *ini = write_ini("datasource = db0\n[dal]\ndefault_datasource = db3\n"
+                          "[schema hr]\ndefault_datasource = db1\n"
+                          "[table staff]\nschema = hr\ndatasource = db2\n");
+    dal_open_opts_t opts;
+    dal_session_t *s = NULL;
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char names[64] = "";
+
+    memset(&opts, 0, sizeof opts);
+    ck_assert_msg(dal_open(ini, &opts, &dal, &err) == 0, "%s", err.message);
+    free(ini);
+    explains(dal, "SELECT * FROM t", 0, "db0");
+    explains(dal, "SELECT * FROM elsewhere", 0, "db3");
+    explains(dal, "SELECT * FROM dal.t", 0, "db0");
+    explains(dal, "SELECT * FROM staff", DAL_EROUTE,
+             "table staff is a table of [schema hr], not of the top level");
+    explains(dal, "SELECT * FROM hr.memo", DAL_EUNSUPPORTED, "USE hr first");
+    ck_assert_int_eq(dal_schema_names(dal, names_join, names, &err), 0);
+    ck_assert_str_eq(names, "hr;");
+    ck_assert_int_eq(dal_session_open(dal, &s, &err), 0);
+    ck_assert_ptr_null(dal_session_schema(s));
+    ck_assert_int_eq(dal_session_use_schema(s, "nosuch", &err), DAL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown schema 'nosuch'"));
+    ck_assert_int_eq(dal_session_use_schema(s, "hr", &err), 0);
+    ck_assert_str_eq(dal_session_schema(s), "hr");
+    ck_assert_int_eq(dal_session_use_schema(s, NULL, &err), 0);
+    ck_assert_ptr_null(dal_session_schema(s));
+    dal_session_close(s);
+    dal_close(dal);
+}
+END_TEST
+
 /* Without a default datasource, a statement that names no table runs on
  * the first datasource; one that names an unconfigured table is refused. */
 START_TEST(test_route_no_table)
@@ -555,6 +616,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_ddl_layout);
     tcase_add_test(tc, test_route_memo);
     tcase_add_test(tc, test_route_no_table);
+    tcase_add_test(tc, test_route_schemas);
     tcase_add_test(tc, test_route_memo_reload);
     tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
     tcase_add_test(tc, test_typed_values);
