@@ -1194,7 +1194,10 @@ static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const cha
     s->manual = 0;
     if (an->nhints == 0 && rewrite_is_unlock_tables(an)) {
         rc = unlock_nodes(s, out, err);
-    } else if (an->nhints == 0) {
+    } else if (an->nhints == 0 && s->schema[0] == '\0') {
+        /* (in a [schema], LOCK TABLES runs as written on its default
+         * datasource: route_check_opaque refuses one naming a table not
+         * wholly there) */
         snap = snapshot_acquire(s->dal);
         rc = snap->nnodes > 0 ? rewrite_lock_tables(snap, an, snap->nodes[0], &probe, err) : 1;
         buf_free(&probe);

@@ -133,6 +133,13 @@ check("hr: hr.staff", rows(hr, "SELECT * FROM hr.staff ORDER BY id"),
       rows(ref, "SELECT * FROM staff ORDER BY id"))
 check("sales: sales.orders", rows(sales, "SELECT * FROM sales.orders ORDER BY id"),
       rows(ref, "SELECT * FROM orders ORDER BY id"))
+rows(hr, "LOCK TABLES memo READ, staff READ")
+check("hr: under LOCK TABLES", rows(hr, "SELECT * FROM memo ORDER BY id"),
+      rows(ref, "SELECT * FROM memo ORDER BY id"))
+rows(hr, "UNLOCK TABLES")
+e = error_of(hr, "LOCK TABLES pay READ")
+check("hr: LOCK TABLES of the sharded pay refused", e is not None and "names table pay" in e[1],
+      True)
 check("USE mysql (not configured)", error_of(hr, "USE mysql")[0], 1049)
 check("USE nosuch", error_of(hr, "USE nosuch")[0], 1049)
 check("after a refused USE the schema stays", rows(hr, "SELECT DATABASE()"), [("hr",)])
