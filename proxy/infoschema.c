@@ -86,6 +86,10 @@ static void add_table(void *user, const char *name)
 
     if (dal_table_info(m->c->px->dal, name, &t, &err) != 0)
         return;
+    if (!setvar_table_ours(m->c, t)) {  /* another schema's */
+        dal_table_info_free(t);
+        return;
+    }
     if (dal_table_info_layout(t) == DAL_LAYOUT_SHARDED) {
         n = dal_table_info_table_shard_num(t);
         for (pos = 0; pos < n; pos++) {
@@ -127,7 +131,7 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *
         const char *col = dal_result_column_name(r, i);
         put(b, i > 0 ? ", " : "");
         if (strcasecmp(col, "TABLE_SCHEMA") == 0 || strcasecmp(col, "INDEX_SCHEMA") == 0) {
-            put_quoted(b, c->px->database);
+            put_quoted(b, setvar_db_name(c));
             put(b, " AS ");
         } else if (strcasecmp(col, "TABLE_NAME") == 0 && m->arms.len > 0) {
             put(b, "CASE TABLE_NAME");
@@ -165,7 +169,7 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
         put_n(&b, sql + at, refs[i].off - at);
         at = refs[i].off + refs[i].len;
         if (refs[i].view == INFOSCHEMA_DATABASE) {
-            put_quoted(&b, c->px->database);
+            put_quoted(&b, setvar_db_name(c));
             continue;
         }
         rc = put_derived(c, &m, refs[i].view, &b, err);

@@ -232,6 +232,8 @@ bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
 /* The name of c's schema: its [schema NAME], or the proxy's database
  * (borrowed from c or its proxy; c's owner thread, or under info_mu). */
 const char *setvar_db_name(const proxy_client_t *c);
+/* t (borrowed) is a [table] of c's schema. */
+bool setvar_table_ours(const proxy_client_t *c, const dal_table_info_t *t);
 
 /* ------------------------------------------------------------ prepared.c */
 

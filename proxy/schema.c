@@ -69,14 +69,6 @@ static void names_free(names_t *ns)
     free(ns->type);
 }
 
-/* The table is one of c's schema. */
-static bool in_our_schema(const proxy_client_t *c, const dal_table_info_t *t)
-{
-    const char *in = dal_table_info_schema(t);
-
-    return c->schema[0] ? in != NULL && strcmp(in, c->schema) == 0 : in == NULL;
-}
-
 /* The configured table of c's schema called name (any case), or NULL. */
 static dal_table_info_t *configured(proxy_client_t *c, const char *name)
 {
@@ -85,7 +77,7 @@ static dal_table_info_t *configured(proxy_client_t *c, const char *name)
 
     if (dal_table_info(c->px->dal, name, &t, &err) != 0)
         return NULL;
-    if (in_our_schema(c, t))
+    if (setvar_table_ours(c, t))
         return t;
     dal_table_info_free(t);
     return NULL;

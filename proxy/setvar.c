@@ -582,6 +582,13 @@ const char *setvar_db_name(const proxy_client_t *c)
     return c->schema[0] ? c->schema : c->px->database;
 }
 
+bool setvar_table_ours(const proxy_client_t *c, const dal_table_info_t *t)
+{
+    const char *in = dal_table_info_schema(t);
+
+    return c->schema[0] ? in != NULL && strcmp(in, c->schema) == 0 : in == NULL;
+}
+
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 {
     if (setvar_choose_db(c, db->ptr, db->len))

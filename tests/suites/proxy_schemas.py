@@ -140,6 +140,9 @@ rows(hr, "UNLOCK TABLES")
 e = error_of(hr, "LOCK TABLES pay READ")
 check("hr: LOCK TABLES of the sharded pay refused", e is not None and "names table pay" in e[1],
       True)
+check("hr: information_schema.TABLES", rows(hr, "SELECT TABLE_SCHEMA, TABLE_NAME FROM "
+      "information_schema.TABLES WHERE TABLE_NAME IN ('staff', 'memo') ORDER BY TABLE_NAME"),
+      [("hr", "memo"), ("hr", "staff")])
 check("USE mysql (not configured)", error_of(hr, "USE mysql")[0], 1049)
 check("USE nosuch", error_of(hr, "USE nosuch")[0], 1049)
 check("after a refused USE the schema stays", rows(hr, "SELECT DATABASE()"), [("hr",)])
