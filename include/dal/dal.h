@@ -691,6 +691,7 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
  * default_datasource; a table of another schema is refused (DAL_EROUTE), as
  * is every statement once a reload has removed the [schema].  0, or
  * DAL_EINVAL for an unknown name (the session's schema is then unchanged).
+ * dal_session_reset keeps it, as COM_RESET_CONNECTION keeps the database.
  * dal_session_schema: the current one, NULL for the top level (borrowed
  * until the next call).
  */
