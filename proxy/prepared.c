@@ -155,8 +155,25 @@ static bool in_session(const dal_session_t *s)
            ((dal_session_status(s) & DAL_SERVER_STATUS_AUTOCOMMIT) || dal_session_pinned(s) > 0);
 }
 
+/* Outside the session in a [schema]: in *tmp, a session of its own in that
+ * schema (closed by the caller once *out is freed), so that the names
+ * resolve as the session's statements do. */
+static int describe_apart(proxy_client_t *c, const char *text, size_t len,
+                          const dal_value_t *zeros, uint16_t nparams, dal_session_t **tmp,
+                          dal_result_t **out, dal_error_t *err)
+{
+    int rc;
+
+    if (c->schema[0] == '\0')
+        return dal_query_len(c->px->dal, NULL, text, len, zeros, nparams, out, err);
+    if ((rc = dal_session_open(c->px->dal, tmp, err)) != 0 ||
+        (rc = dal_session_use_schema(*tmp, c->schema, err)) != 0)
+        return rc;
+    return dal_session_query_len(*tmp, NULL, text, len, zeros, nparams, out, err);
+}
+
 static int describe(proxy_client_t *c, const char *sql, size_t n, uint16_t nparams,
-                    dal_result_t **out, dal_error_t *err)
+                    dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
 {
     static const char head[] = "SET STATEMENT sql_select_limit=0 FOR ";
     size_t len = sizeof head - 1 + n;
@@ -172,7 +189,7 @@ static int describe(proxy_client_t *c, const char *sql, size_t n, uint16_t npara
             zeros[i] = dal_int(0);
         rc = in_session(c->session)
                  ? dal_session_query_len(c->session, NULL, text, len, zeros, nparams, out, err)
-                 : dal_query_len(c->px->dal, NULL, text, len, zeros, nparams, out, err);
+                 : describe_apart(c, text, len, zeros, nparams, tmp, out, err);
     } else {
         err->code = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
@@ -249,6 +266,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     char *text = text_copy(sql, sql != NULL ? len : 0);
     dal_prepared_t *prep = NULL;
     dal_result_t *r = NULL;
+    dal_session_t *apart = NULL;  /* describe's own session, or NULL */
     proxy_stmt_t *s = NULL;
     dal_error_t err;
     size_t np, ncols = 0;
@@ -284,7 +302,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     if (returns_rows(text)) {
-        if (describe(c, text, len, (uint16_t)np, &r, &err) != 0) {
+        if (describe(c, text, len, (uint16_t)np, &apart, &r, &err) != 0) {
             reply_dal_error(c, &err);
             goto done;
         }
@@ -309,6 +327,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     prepare_ok(c, s, r);
 done:
     dal_result_free(r);
+    dal_session_close(apart);
     dal_prepared_free(prep);
     free(text);
 }

@@ -89,6 +89,27 @@ px_start "$work/px.ini" "$port"
     >"$work/py.out" 2>&1 || fail "proxy_schemas.py: $(grep -v '^ok' "$work/py.out" | head -30)"
 echo "proxy_schemas.py: $(grep -c '^ok' "$work/py.out") checks passed"
 
+# the binary protocol in hr inside a transaction (a statement is described
+# apart from it, in its schema), COM_RESET_CONNECTION keeping the schema,
+# COM_CHANGE_USER choosing another; judged against the same statements on
+# the plain copy (schema ref), the DATABASE() lines apart
+printf '%s\n' 'SET autocommit = 0' 'SELECT * FROM memo ORDER BY id' \
+    "$(printf 'SELECT amount FROM pay WHERE emp = ?\t5')" 'COMMIT' '!reset_connection' \
+    'SELECT DATABASE()' 'SELECT * FROM staff ORDER BY id' "!change_user app $pw sales" \
+    'SELECT DATABASE()' 'SELECT item FROM orders ORDER BY id' >"$work/ps.txt"
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$pw" hr <"$work/ps.txt" \
+    >"$work/ps_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/ps_px.out")"
+sed "s/^!change_user app $pw sales/!change_user dal dalpass ref/" "$work/ps.txt" |
+    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass ref \
+        >"$work/ps_ref.out" 2>&1 || fail "ps_client on the plain server: $(tail -3 "$work/ps_ref.out")"
+sed -e 's/\bhr\b/DB/; s/\bsales\b/DB/; s/\bref\b/DB/; s/^change_user [a-z]* ok/change_user ok/' "$work/ps_px.out" >"$work/ps_px.cmp"
+sed -e 's/\bhr\b/DB/; s/\bsales\b/DB/; s/\bref\b/DB/; s/^change_user [a-z]* ok/change_user ok/' "$work/ps_ref.out" >"$work/ps_ref.cmp"
+diff -u "$work/ps_ref.cmp" "$work/ps_px.cmp" >"$work/ps.diff" ||
+    fail "prepared statements in hr: proxy and server differ: $(head -40 "$work/ps.diff")"
+grep -q '^hr$\|[^a-z]hr[^a-z]' "$work/ps_px.out" && grep -q 'sales' "$work/ps_px.out" ||
+    fail "prepared statements: DATABASE() not hr then sales: $(cat "$work/ps_px.out")"
+echo "prepared statements in hr and sales: as on the plain server"
+
 # ------------------------------------- the same file for a libdal program
 
 # a libdal program sees the top level: its table, its default datasource
