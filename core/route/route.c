@@ -311,7 +311,7 @@ int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sq
     if (schema != NULL && !snapshot_schema_known(snap, schema))
         return err_set(err, DAL_EROUTE, "unknown schema '%s' (not a [schema] section of the "
                                         "configuration now in use)", schema);
-    r.dflt = snapshot_schema_node(snap, schema);
+    r.dflt = schema == NULL ? snap->default_node : snapshot_schema_node(snap, schema);
     if (nparams != sql->nparams)
         return err_set(err, DAL_EINVAL,
                        "the statement has %zu ? placeholders but %zu parameters were given",
@@ -328,7 +328,7 @@ int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sq
     for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *tr = &sql->trefs[i];
         int bad = 0;
-        if (other_schema(&r, tr)) {
+        if (tr->qual_len != 0 && other_schema(&r, tr)) {
             routing_clear(rt);
             return DAL_EUNSUPPORTED;
         }

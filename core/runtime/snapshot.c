@@ -133,13 +133,6 @@ dal_node_t *snapshot_schema_node(const dal_snapshot_t *s, const char *schema)
                ? snapshot_node(s, sc->default_datasource) : NULL;
 }
 
-int snapshot_table_schema(const dal_table_t *t, const char *schema)
-{
-    const char *own = t->cfg->schema;
-
-    return own == NULL ? schema == NULL : schema != NULL && strcmp(own, schema) == 0;
-}
-
 void snapshot_ref(dal_snapshot_t *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);

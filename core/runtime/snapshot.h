@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "config.h"
 #include "conn.h"
@@ -161,7 +162,14 @@ dal_node_t *snapshot_node(const dal_snapshot_t *s, const char *name);
  * table t is one of schema's tables. */
 int snapshot_schema_known(const dal_snapshot_t *s, const char *schema);
 dal_node_t *snapshot_schema_node(const dal_snapshot_t *s, const char *schema);
-int snapshot_table_schema(const dal_table_t *t, const char *schema);
+/* Inline: every table reference of every statement asks, almost always
+ * with both at the top level. */
+static inline int snapshot_table_schema(const dal_table_t *t, const char *schema)
+{
+    const char *own = t->cfg->schema;
+
+    return own == NULL ? schema == NULL : schema != NULL && strcmp(own, schema) == 0;
+}
 
 /* The plugin search path: override, else $DAL_PLUGIN_DIR, else the file's
  * plugin_dir (relative to the file's directory), else the installed one.
