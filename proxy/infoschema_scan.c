@@ -9,7 +9,7 @@
 
 #include "infoschema.h"
 
-static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS"};
+static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES"};
 
 static bool word_char(char ch)
 {
