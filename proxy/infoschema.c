@@ -30,6 +30,7 @@
 #include "infoschema.h"
 #include "proxy.h"
 #include "reply.h"
+#include "text.h"
 
 /* Growing text; on failure oom is set and appends do nothing. */
 typedef struct sbuf {
@@ -220,42 +221,33 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
 
 #define MAX_REFS 8
 
-/* p past blanks and the word w (any case), or NULL when w is not next. */
-static const char *word(const char *p, const char *w)
-{
-    size_t n = strlen(w);
-
-    while (isspace((unsigned char)*p))
-        p++;
-    if (strncasecmp(p, w, n) != 0 || isalnum((unsigned char)p[n]) || p[n] == '_')
-        return NULL;
-    return p + n;
-}
-
 /* `SHOW [SESSION | LOCAL] VARIABLES [LIKE p | WHERE e]` as a SELECT over
  * information_schema.SESSION_VARIABLES (malloc'd), else NULL. */
 static char *show_variables(const char *sql)
 {
-    const char *p = word(sql, "SHOW"), *q, *cond = "";
+    const char *p = sql, *cond = NULL;
     sbuf_t b = {0};
 
-    if (p == NULL)
+    if (!text_word_is(&p, "SHOW"))
         return NULL;
-    if ((q = word(p, "SESSION")) != NULL || (q = word(p, "LOCAL")) != NULL)
-        p = q;
-    if ((p = word(p, "VARIABLES")) == NULL)
+    if (!text_word_is(&p, "SESSION"))
+        (void)text_word_is(&p, "LOCAL");
+    if (!text_word_is(&p, "VARIABLES"))
         return NULL;
-    if ((q = word(p, "LIKE")) != NULL)
+    if (text_word_is(&p, "LIKE"))
         cond = " WHERE Variable_name LIKE ";
-    else if ((q = word(p, "WHERE")) != NULL)
+    else if (text_word_is(&p, "WHERE"))
         cond = " WHERE ";
-    else if (p[strspn(p, " \t\r\n")] != '\0')
+    else if (p[strspn(p, " \t\r\n;")] != '\0')
         return NULL;
     put(&b, "SELECT Variable_name, Value FROM (SELECT LOWER(VARIABLE_NAME) AS Variable_name,"
             " VARIABLE_VALUE AS Value FROM information_schema.SESSION_VARIABLES) AS v");
-    if (q != NULL) {
+    if (cond != NULL) {  /* the condition without the statement's closing ';' */
+        size_t n = strlen(p);
+        while (n > 0 && (p[n - 1] == ';' || isspace((unsigned char)p[n - 1])))
+            n--;
         put(&b, cond);
-        put(&b, q);
+        put_n(&b, p, n);
     }
     put(&b, " ORDER BY CAST(Variable_name AS BINARY)");  /* '_' before letters */
     if (b.oom) {

@@ -59,7 +59,7 @@ queries = [
     "SHOW VARIABLES LIKE 'autocommit'",
     "SHOW SESSION VARIABLES LIKE 'AUTOCOMMIT'",
     "show local variables where Variable_name = 'autocommit' or (Value = 'OFF' and Variable_name like 'in%')",
-    "SHOW VARIABLES LIKE 'auto%'",
+    "SHOW VARIABLES LIKE 'auto%' ;",
     "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.SESSION_VARIABLES"
     " WHERE VARIABLE_NAME IN ('AUTOCOMMIT', 'AUTO_INCREMENT_OFFSET') ORDER BY 1",
     "SELECT s.VARIABLE_VALUE FROM INFORMATION_SCHEMA.SESSION_VARIABLES s WHERE s.VARIABLE_NAME = 'autocommit'",
