@@ -60,10 +60,10 @@ EOF
 
 # px_passthrough DB [PASSWORD]: port (a free one) and $work/px.ini, a
 # pass-through configuration: the first server's schema DB as one
-# unsharded datasource (user root), served as DB to the server's own
-# accounts (`users = backend`: root with the server's empty password, as
-# tests that `connect ...,root,,` expect) and, with PASSWORD, to the
-# proxy's user root with PASSWORD instead
+# unsharded datasource (user root), served as DB to the proxy's user root
+# with PASSWORD, or without PASSWORD to the server's own accounts (`users =
+# backend`: root with the server's empty password, as tests that `connect
+# ...,root,,` expect)
 px_passthrough() {
     port=$("$harness/cluster.sh" free-port)
     cat >"$work/px.ini" <<EOF
@@ -74,9 +74,12 @@ default_datasource = ds0
 [proxy]
 listen = 127.0.0.1:$port
 database = $1
-users = backend
 EOF
-    [ -z "${2:-}" ] || printf '[proxy user root]\npassword = %s\n' "$2" >>"$work/px.ini"
+    if [ -n "${2:-}" ]; then
+        printf '[proxy user root]\npassword = %s\n' "$2" >>"$work/px.ini"
+    else
+        echo 'users = backend' >>"$work/px.ini"
+    fi
 }
 
 # px_start FILE.ini PORT: start dal-proxy on FILE.ini (listening on PORT),
