@@ -43,8 +43,8 @@ px_start "$work/px.ini" "$port"
 export PX_PORT=$orm_port PLAIN_PORT=${ports[0]}
 
 # ------------------------------------------------- autocommit read back
-# prog OUT: the statements' answers and column descriptions, through the
-# proxy (OUT px) or directly (OUT plain)
+# autocommit_prog px|plain: the statements' answers and column
+# descriptions, through the proxy or directly
 autocommit_prog() {
     "$py" - "$1" <<'EOF'
 import os, sys, pymysql
@@ -141,6 +141,18 @@ orm_prog plain >"$work/orm_plain.out" 2>&1 || fail "the ORM directly: $(tail -5 
 orm_prog px >"$work/orm_px.out" 2>&1 || fail "the ORM through the proxy: $(tail -5 "$work/orm_px.out")"
 diff -u "$work/orm_plain.out" "$work/orm_px.out" >"$work/orm.diff" ||
     fail "the ORM: proxy and server differ: $(head -60 "$work/orm.diff")"
+# the 10 rows left are on both datasources' physical tables
+total=0
+for p in "${ports[@]}"; do
+    n=0
+    for t in $(mariadb -h127.0.0.1 -P"$p" -uroot -N -e "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME)
+            FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE 'shard%' AND TABLE_NAME LIKE 'item%'"); do
+        n=$((n + $(mariadb -h127.0.0.1 -P"$p" -uroot -N -e "SELECT COUNT(*) FROM $t")))
+    done
+    [ "$n" -gt 0 ] || fail "the ORM's rows: none on the server of port $p"
+    total=$((total + n))
+done
+[ "$total" -eq 10 ] || fail "the ORM's rows: $total on the shards, 10 expected"
 
 # ------------------------------------------- mariadb-dump, views, routines
 root() { mariadb -h127.0.0.1 -P"${ports[0]}" -uroot "$@"; }
