@@ -14,7 +14,14 @@
  * SQLAlchemy's has_table() and reflection read the logical tables.  A
  * sharded table whose first physical table is not on the default
  * datasource is not seen.
+ *
+ * With autocommit 0, which dal's session keeps and the servers never see,
+ * information_schema.SESSION_VARIABLES becomes a derived table whose
+ * AUTOCOMMIT row reads OFF, and `SHOW [SESSION | LOCAL] VARIABLES [LIKE p |
+ * WHERE e]` a SELECT over it with SHOW's names (Variable_name, Value, the
+ * names in lower case, in order), as a server answers them.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +30,7 @@
 #include "infoschema.h"
 #include "proxy.h"
 #include "reply.h"
+#include "text.h"
 
 /* Growing text; on failure oom is set and appends do nothing. */
 typedef struct sbuf {
@@ -155,6 +163,19 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *
     return 0;
 }
 
+/* Is the session's autocommit 0? */
+static bool manual(const proxy_client_t *c)
+{
+    return (dal_session_status(c->session) & DAL_SERVER_STATUS_AUTOCOMMIT) == 0;
+}
+
+/* Does the reference need a derived table: a view of the logical tables,
+ * or the session variables while autocommit is the session's 0? */
+static bool replaced(const proxy_client_t *c, int view)
+{
+    return view != INFOSCHEMA_DATABASE && (view != INFOSCHEMA_SESSION_VARIABLES || manual(c));
+}
+
 /* sql with each reference replaced into *out (owned by the caller). */
 static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *refs, size_t n,
                    char **out, dal_error_t *err)
@@ -172,7 +193,15 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
             put_quoted(&b, setvar_db_name(c));
             continue;
         }
-        rc = put_derived(c, &m, refs[i].view, &b, err);
+        if (!replaced(c, refs[i].view)) {
+            put_n(&b, sql + refs[i].off, refs[i].len);
+            continue;
+        }
+        if (refs[i].view == INFOSCHEMA_SESSION_VARIABLES)
+            put(&b, "(SELECT VARIABLE_NAME, IF(VARIABLE_NAME = 'AUTOCOMMIT', 'OFF', VARIABLE_VALUE)"
+                    " AS VARIABLE_VALUE FROM information_schema.SESSION_VARIABLES)");
+        else
+            rc = put_derived(c, &m, refs[i].view, &b, err);
         if (!refs[i].aliased) {
             put(&b, " AS `");
             put(&b, infoschema_view_name(refs[i].view));
@@ -196,27 +225,71 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
 
 #define MAX_REFS 8
 
-bool infoschema_query(proxy_client_t *c, const char *sql)
+/* `SHOW [SESSION | LOCAL] VARIABLES [LIKE p | WHERE e]` as a SELECT over
+ * information_schema.SESSION_VARIABLES (malloc'd), else NULL. */
+static char *show_variables(const char *sql)
 {
-    infoschema_ref_t refs[MAX_REFS];
-    size_t i, n = infoschema_find(sql, refs, MAX_REFS);
+    const char *p = sql, *cond = NULL;
+    sbuf_t b = {0};
+
+    if (!text_word_is(&p, "SHOW"))
+        return NULL;
+    if (!text_word_is(&p, "SESSION"))
+        (void)text_word_is(&p, "LOCAL");
+    if (!text_word_is(&p, "VARIABLES"))
+        return NULL;
+    if (text_word_is(&p, "LIKE"))
+        cond = " WHERE Variable_name LIKE ";
+    else if (text_word_is(&p, "WHERE"))
+        cond = " WHERE ";
+    else if (p[strspn(p, " \t\r\n;")] != '\0')
+        return NULL;
+    put(&b, "SELECT Variable_name, Value FROM (SELECT LOWER(VARIABLE_NAME) AS Variable_name,"
+            " VARIABLE_VALUE AS Value FROM information_schema.SESSION_VARIABLES) AS v");
+    if (cond != NULL) {  /* the condition without the statement's closing ';' */
+        size_t n = strlen(p);
+        while (n > 0 && (p[n - 1] == ';' || isspace((unsigned char)p[n - 1])))
+            n--;
+        put(&b, cond);
+        put_n(&b, p, n);
+    }
+    put(&b, " ORDER BY CAST(Variable_name AS BINARY)");  /* '_' before letters */
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* sql, its n references refs replaced, run and answered. */
+static void answer(proxy_client_t *c, const char *sql, const infoschema_ref_t *refs, size_t n)
+{
     dal_result_t *r = NULL;
     dal_error_t err;
     char *text = NULL;
 
-    for (i = 0; i < n && refs[i].view == INFOSCHEMA_DATABASE; i++)
-        ;
-    if (i == n)
-        return false;  /* no view read */
     memset(&err, 0, sizeof err);
     if (rewrite(c, sql, refs, n, &text, &err) != 0 ||
         dal_session_query(c->session, NULL, text, NULL, 0, &r, &err) != 0) {
         free(text);
         reply_dal_error(c, &err);
-        return true;
+        return;
     }
     free(text);
     reply_result(c, r, false);
     dal_result_free(r);
-    return true;
+}
+
+bool infoschema_query(proxy_client_t *c, const char *sql)
+{
+    infoschema_ref_t refs[MAX_REFS];
+    char *show = manual(c) ? show_variables(sql) : NULL;
+    size_t i, n = infoschema_find(show != NULL ? show : sql, refs, MAX_REFS);
+
+    for (i = 0; i < n && !replaced(c, refs[i].view); i++)
+        ;
+    if (i < n)  /* a view read */
+        answer(c, show != NULL ? show : sql, refs, n);
+    free(show);
+    return i < n;
 }

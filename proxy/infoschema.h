@@ -1,7 +1,8 @@
 /*
- * infoschema.h -- the references to information_schema.TABLES, COLUMNS and
- * STATISTICS in a statement's text (infoschema_scan.c), which infoschema.c
- * replaces by derived tables over the logical tables.
+ * infoschema.h -- the references to information_schema.TABLES, COLUMNS,
+ * STATISTICS and SESSION_VARIABLES in a statement's text
+ * (infoschema_scan.c), which infoschema.c replaces by derived tables over
+ * the logical tables and the session's own autocommit.
  */
 #ifndef DAL_PROXY_INFOSCHEMA_H
 #define DAL_PROXY_INFOSCHEMA_H
@@ -19,7 +20,7 @@ typedef struct infoschema_ref {
 } infoschema_ref_t;
 
 enum {
-    INFOSCHEMA_TABLES, INFOSCHEMA_COLUMNS, INFOSCHEMA_STATISTICS,
+    INFOSCHEMA_TABLES, INFOSCHEMA_COLUMNS, INFOSCHEMA_STATISTICS, INFOSCHEMA_SESSION_VARIABLES,
     INFOSCHEMA_DATABASE  /* a call DATABASE() or SCHEMA(): the proxy's schema */
 };
 
@@ -29,7 +30,8 @@ enum {
  * column qualifier after a dot) is none. */
 size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max);
 
-/* "TABLES", "COLUMNS" or "STATISTICS" (static), for a view. */
+/* "TABLES", "COLUMNS", "STATISTICS" or "SESSION_VARIABLES" (static), for
+ * a view. */
 const char *infoschema_view_name(int view);
 
 #endif

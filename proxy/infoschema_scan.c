@@ -1,6 +1,7 @@
 /*
  * infoschema_scan.c -- where a statement names information_schema.TABLES,
- * COLUMNS or STATISTICS (infoschema.h): text only, no server.
+ * COLUMNS, STATISTICS or SESSION_VARIABLES (infoschema.h): text only, no
+ * server.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -9,7 +10,7 @@
 
 #include "infoschema.h"
 
-static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS"};
+static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES"};
 
 static bool word_char(char ch)
 {

@@ -107,11 +107,21 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
     return out;
 }
 
-/* `KILL [HARD|SOFT] [CONNECTION|QUERY] id`: *query_only and *id; false for
- * any other form (KILL USER, KILL QUERY ID, an expression). */
-static bool parse_kill(const char *sql, bool *query_only, uint32_t *id)
+/* p past blanks and the character ch, or NULL when ch is not next. */
+static const char *past(const char *p, char ch)
 {
-    const char *p = sql;
+    while (isspace((unsigned char)*p))
+        p++;
+    return *p == ch ? p + 1 : NULL;
+}
+
+/* `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, id a number or CONNECTION_ID()
+ * (self, the client's own, as a server evaluates it): *query_only and *id;
+ * false for any other form (KILL USER, KILL QUERY ID, another
+ * expression). */
+static bool parse_kill(const char *sql, uint32_t self, bool *query_only, uint32_t *id)
+{
+    const char *p = sql, *q;
     char *end;
     unsigned long v;
 
@@ -124,12 +134,19 @@ static bool parse_kill(const char *sql, bool *query_only, uint32_t *id)
         (void)text_word_is(&p, "CONNECTION");
     while (isspace((unsigned char)*p))
         p++;
-    if (!isdigit((unsigned char)*p))
-        return false;
-    errno = 0;
-    v = strtoul(p, &end, 10);
-    if (errno != 0 || v > UINT32_MAX)
-        return false;
+    if (text_word_is(&p, "CONNECTION_ID")) {
+        if ((q = past(p, '(')) == NULL || (q = past(q, ')')) == NULL)
+            return false;
+        end = (char *)q;
+        v = self;
+    } else {
+        if (!isdigit((unsigned char)*p))
+            return false;
+        errno = 0;
+        v = strtoul(p, &end, 10);
+        if (errno != 0 || v > UINT32_MAX)
+            return false;
+    }
     while (isspace((unsigned char)*end) || *end == ';')
         end++;
     *id = (uint32_t)v;
@@ -146,7 +163,7 @@ bool kill_statement(proxy_client_t *c, const char *sql)
 
     if (!text_word_is(&p, "KILL"))
         return false;
-    if (!parse_kill(sql, &query_only, &id)) {
+    if (!parse_kill(sql, c->id, &query_only, &id)) {
         reply_err(c, 1235, "42000",
                   "dal-proxy takes KILL [CONNECTION | QUERY] id, with an id of its own "
                    "connections");

@@ -313,9 +313,11 @@ bool users_reread(proxy_t *px);
 
 /* ------------------------------------------------------------ infoschema.c */
 
-/* A statement reading information_schema.TABLES, COLUMNS or STATISTICS:
- * run with the logical tables in place of the physical ones (infoschema.c)
- * and answered (true); false for any other. */
+/* A statement reading information_schema.TABLES, COLUMNS or STATISTICS,
+ * or with autocommit 0 SESSION_VARIABLES or `SHOW [SESSION] VARIABLES`:
+ * run with the logical tables in place of the physical ones and the
+ * session's autocommit (infoschema.c) and answered (true); false for any
+ * other. */
 bool infoschema_query(proxy_client_t *c, const char *sql);
 
 /* ------------------------------------------------------------ ident.c */

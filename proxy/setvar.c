@@ -412,8 +412,11 @@ static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal
             continue;
         if (n == sizeof items / sizeof items[0])
             rc = refused(err, "dal-proxy takes at most 64 session variables in one SET");
-        else if ((rc = read_item(c, p, end, &items[n], err)) == 0 || items[n].value != NULL)
-            n++;
+        else {
+            items[n].value = NULL;  /* read_item may fail before it reads one */
+            if ((rc = read_item(c, p, end, &items[n], err)) == 0 || items[n].value != NULL)
+                n++;
+        }
     }
     if (rc == 0)
         rc = set_user_vars(c, list, err);

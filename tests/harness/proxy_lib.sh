@@ -58,10 +58,12 @@ strategy = $4
 EOF
 }
 
-# px_passthrough DB PASSWORD: port (a free one) and $work/px.ini, a
+# px_passthrough DB [PASSWORD]: port (a free one) and $work/px.ini, a
 # pass-through configuration: the first server's schema DB as one
 # unsharded datasource (user root), served as DB to the proxy's user root
-# with PASSWORD
+# with PASSWORD, or without PASSWORD to the server's own accounts (`users =
+# backend`: root with the server's empty password, as tests that `connect
+# ...,root,,` expect)
 px_passthrough() {
     port=$("$harness/cluster.sh" free-port)
     cat >"$work/px.ini" <<EOF
@@ -72,9 +74,12 @@ default_datasource = ds0
 [proxy]
 listen = 127.0.0.1:$port
 database = $1
-[proxy user root]
-password = $2
 EOF
+    if [ -n "${2:-}" ]; then
+        printf '[proxy user root]\npassword = %s\n' "$2" >>"$work/px.ini"
+    else
+        echo 'users = backend' >>"$work/px.ini"
+    fi
 }
 
 # px_start FILE.ini PORT: start dal-proxy on FILE.ini (listening on PORT),

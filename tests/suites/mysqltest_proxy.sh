@@ -29,8 +29,8 @@ root() { mariadb -h127.0.0.1 -P"${ports[0]}" -uroot "$@"; }
 # as mysql-test-run's servers: latin1 by default
 latin1() { root -e 'SET GLOBAL character_set_server = latin1, collation_server = latin1_swedish_ci'; }
 latin1
-pw=mt-pass
-px_passthrough test "$pw"
+# root with the server's empty password, through the server's own accounts
+px_passthrough test
 mkdir -p "$work/var/tmp" "$work/var/log"
 
 # The server's global variables as the tests expect to find them: put back
@@ -69,7 +69,7 @@ px_mt() {
     local name=$1 rc=0 opt=()
     [ "$2" = ps ] && opt=(--ps-protocol)
     px_start "$work/px.ini" "$port"
-    mt "$name" "$port" -p"$pw" "${opt[@]}" || rc=$?
+    mt "$name" "$port" "${opt[@]}" || rc=$?
     px_stop "${pids[-1]}" "$work/px.log"
     unset 'pids[-1]'
     return "$rc"

@@ -33,6 +33,8 @@ static const struct {
     {"SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )", 2,
      "information_schema.TABLES", INFOSCHEMA_TABLES, false},
     {"SELECT schema() FROM t", 1, "schema()", INFOSCHEMA_DATABASE, false},
+    {"SELECT VARIABLE_VALUE FROM information_schema.session_variables s", 1,
+     "information_schema.session_variables", INFOSCHEMA_SESSION_VARIABLES, true},
     /* not references: strings, comments, other views, a column qualifier */
     {"SELECT 'information_schema.tables'", 0, NULL, 0, false},
     {"SELECT 1 -- information_schema.tables", 0, NULL, 0, false},
