@@ -331,16 +331,19 @@ static void forget_vars(dal_conn_t *c)
     c->vars_names = NULL;
 }
 
+int conn_has_vars(const dal_conn_t *c, const dal_conn_vars_t *v)
+{
+    return c->vars_set && same_text(c->vars_sql, v->set_sql) && same_text(c->vars_names, v->names);
+}
+
 int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err)
 {
-    int rc = 0, dirty;
+    int rc = 0, dirty = c->dirty;
 
-    if (c->vars_set && same_text(c->vars_sql, v->set_sql) && same_text(c->vars_names, v->names))
+    if (conn_has_vars(c, v))
         return 0;
-    rc = conn_unset_vars(c, err);
-    if (rc != 0)
-        return rc;
-    dirty = c->dirty;
+    free(c->vars_sql);
+    free(c->vars_names);
     /* marked first: a SET that failed half-way may have changed some */
     c->vars_set = 1;
     conn_drop_ext(c); /* prepared under the old charset and sql_mode */

@@ -77,13 +77,16 @@ typedef struct dal_conn_vars {
     const char *names;                 /* charset for SET NAMES, or NULL */
 } dal_conn_vars_t;
 
-/* Give c the variables v: nothing when c carries the same ones already
- * (a connection keeps a session's variables when it goes back to its
- * pool, so a session's next statement sends no SET and no reset);
- * otherwise those it carries are undone (conn_unset_vars), then the
- * charset is set through the client library (so escaping follows it), then
- * the SET.  c remembers v's text.  Errors name the datasource (DAL_ESERVER). */
+/* Apply v to c: the charset through the client library (so escaping
+ * follows it), then the SET, over what c carries (a transaction's or a
+ * pinned connection keeps its session state); nothing when c carries v
+ * already.  c remembers v's text, and keeps the variables when it goes
+ * back to its pool: server_acquire undoes them (conn_unset_vars) only for
+ * a borrower without the same ones, so a session's next statement sends
+ * no SET and no reset.  Errors name the datasource (DAL_ESERVER). */
 int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err);
+/* 1 when c carries exactly v (conn_apply_vars), else 0. */
+int conn_has_vars(const dal_conn_t *c, const dal_conn_vars_t *v);
 /* Undo conn_apply_vars (COM_RESET_CONNECTION, then the URL's charset
  * again): 0, or the error that makes c unusable.  Nothing when c carries
  * no session variables. */

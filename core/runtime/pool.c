@@ -206,8 +206,12 @@ int server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t
     if (rc != 0)
         return rc;
     /* a connection keeps the variables of its last borrower's session:
-     * the same session's next statement finds them set */
-    rc = cur_vars == NULL ? conn_unset_vars(*out, err) : conn_apply_vars(*out, cur_vars, err);
+     * the same session's next statement finds them set, any other
+     * borrower finds them undone */
+    if (cur_vars == NULL || !conn_has_vars(*out, cur_vars))
+        rc = conn_unset_vars(*out, err);
+    if (rc == 0 && cur_vars != NULL)
+        rc = conn_apply_vars(*out, cur_vars, err);
     if (rc != 0) {
         /* a refused SET leaves a usable connection; a lost one does not */
         e = mysql_errno(&(*out)->mysql);
