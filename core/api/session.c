@@ -12,8 +12,9 @@
  * its later reads see it.
  *
  * Session variables (dal_session_set_var) are applied by the pool to each
- * connection a statement of the session takes (pool_set_vars) and undone
- * when it goes back; autocommit is the session's own: with 0 it begins a
+ * connection a statement of the session takes (pool_set_vars), unless it
+ * carries them already, and undone before a statement without them takes
+ * it; autocommit is the session's own: with 0 it begins a
  * transaction before each statement that runs outside one.
  *
  * A statement that leaves state in its server session (user variables,
@@ -291,7 +292,8 @@ static int vars_pinned(dal_session_t *s, const session_vars_t *v, dal_error_t *e
 
 /* Try v where the session's statements would meet it: on the open
  * transaction's connection (where it now applies), else on one server,
- * whose connection is reset at once; then on the pinned connections. */
+ * whose connection keeps them for the session's next statement; then on
+ * the pinned connections. */
 static int vars_check(dal_session_t *s, const session_vars_t *v, int *no_backslash,
                       dal_error_t *err)
 {

@@ -166,6 +166,8 @@ static int session_dirty(dal_conn_t *c)
     return other || pending;
 }
 
+static void forget_vars(dal_conn_t *c);
+
 /* abort_load's KILL QUERY, on a thread of its own: the LOCAL INFILE
  * handler may run on the small stack of libmariadb's non-blocking calls,
  * too small to connect from. */
@@ -257,6 +259,7 @@ void conn_close(dal_conn_t *c)
         return;
     conn_drop_ext(c);
     mysql_close(&c->mysql);
+    forget_vars(c);
     free(c);
 }
 
@@ -282,16 +285,27 @@ int conn_drain(dal_conn_t *c)
     return 0;
 }
 
+static void read_escaping(dal_conn_t *c);
+
 int conn_reset(dal_conn_t *c, dal_error_t *err)
 {
+    int names;
+
     if (!session_dirty(c))
         return 0;
     conn_drop_ext(c); /* the reset drops the server's side of it */
     if (mysql_reset_connection(&c->mysql) != 0)
         return conn_error(c, DAL_ESERVER, err);
     c->dirty = 0;
+    names = c->names_set;
+    forget_vars(c);
     track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    /* the reset puts the server's charset back, not the client library's */
+    if (names && mysql_set_character_set(&c->mysql, c->url->charset ? c->url->charset : "utf8mb4") != 0)
+        return conn_error(c, DAL_ESERVER, err);
+    if (names)
+        read_escaping(c);
     return 0;
 }
 
@@ -301,14 +315,43 @@ static void read_escaping(dal_conn_t *c)
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
 }
 
+static int same_text(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/* Forget the variables c carries (the server's side is gone or going). */
+static void forget_vars(dal_conn_t *c)
+{
+    c->vars_set = 0;
+    c->names_set = 0;
+    free(c->vars_sql);
+    free(c->vars_names);
+    c->vars_sql = NULL;
+    c->vars_names = NULL;
+}
+
+int conn_has_vars(const dal_conn_t *c, const dal_conn_vars_t *v)
+{
+    return c->vars_set && same_text(c->vars_sql, v->set_sql) && same_text(c->vars_names, v->names);
+}
+
 int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err)
 {
-    int rc = 0;
+    int rc = 0, dirty = c->dirty;
 
+    if (conn_has_vars(c, v))
+        return 0;
+    free(c->vars_sql);
+    free(c->vars_names);
     /* marked first: a SET that failed half-way may have changed some */
     c->vars_set = 1;
     conn_drop_ext(c); /* prepared under the old charset and sql_mode */
     c->dirty = 1;
+    c->vars_sql = v->set_sql != NULL ? strdup(v->set_sql) : NULL;
+    c->vars_names = v->names != NULL ? strdup(v->names) : NULL;
+    if ((v->set_sql != NULL && c->vars_sql == NULL) || (v->names != NULL && c->vars_names == NULL))
+        return err_set(err, DAL_ENOMEM, "out of memory");
     if (v->names != NULL) {
         c->names_set = 1;
         if (mysql_set_character_set(&c->mysql, v->names) != 0)
@@ -322,27 +365,18 @@ int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err)
         return rc;
     }
     read_escaping(c);
+    /* the variables are c's own now, not a change a borrower left */
+    c->dirty = dirty;
+    c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
     return 0;
 }
 
 int conn_unset_vars(dal_conn_t *c, dal_error_t *err)
 {
-    int names = c->names_set;
-    int rc;
-
     if (!c->vars_set)
         return 0;
-    c->vars_set = 0;
-    c->names_set = 0;
     c->dirty = 1; /* the server's flags may not show a SET of several statements ago */
-    rc = conn_reset(c, err);
-    /* the reset puts the server's charset back, not the client library's */
-    if (rc == 0 && names &&
-        mysql_set_character_set(&c->mysql, c->url->charset ? c->url->charset : "utf8mb4") != 0)
-        rc = conn_error(c, DAL_ESERVER, err);
-    if (rc == 0)
-        read_escaping(c);
-    return rc;
+    return conn_reset(c, err);
 }
 
 int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)

@@ -53,8 +53,11 @@ struct dal_conn {
     int track_gtid;                    /* the server reports @@last_gtid (see conn_take_gtid) */
     const void *last_thread;           /* identity of the thread that released it last */
     int vars_set;                      /* a session's variables are set (conn_apply_vars):
-                                          undone before the next borrower */
+                                          kept for a next borrower with the same ones,
+                                          undone before any other */
     int names_set;                     /* ... among them the charset (SET NAMES) */
+    char *vars_sql;                    /* owned: the set_sql applied, or NULL */
+    char *vars_names;                  /* owned: the names applied, or NULL */
     struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
                                           now, which may cancel it (cancel.h), or NULL */
     dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
@@ -75,9 +78,15 @@ typedef struct dal_conn_vars {
 } dal_conn_vars_t;
 
 /* Apply v to c: the charset through the client library (so escaping
- * follows it), then the SET.  Marks c so that conn_unset_vars undoes them.
- * Errors name the datasource (DAL_ESERVER). */
+ * follows it), then the SET, over what c carries (a transaction's or a
+ * pinned connection keeps its session state); nothing when c carries v
+ * already.  c remembers v's text, and keeps the variables when it goes
+ * back to its pool: server_acquire undoes them (conn_unset_vars) only for
+ * a borrower without the same ones, so a session's next statement sends
+ * no SET and no reset.  Errors name the datasource (DAL_ESERVER). */
 int conn_apply_vars(dal_conn_t *c, const dal_conn_vars_t *v, dal_error_t *err);
+/* 1 when c carries exactly v (conn_apply_vars), else 0. */
+int conn_has_vars(const dal_conn_t *c, const dal_conn_vars_t *v);
 /* Undo conn_apply_vars (COM_RESET_CONNECTION, then the URL's charset
  * again): 0, or the error that makes c unusable.  Nothing when c carries
  * no session variables. */
@@ -124,7 +133,9 @@ int conn_drain(dal_conn_t *c);
 /* Undo the session state the last borrower left: a COM_RESET_CONNECTION
  * when the server flagged a change (or a transaction is open, or the
  * connection was marked dirty, or the server cannot track state); nothing
- * when the session is known to be clean. */
+ * when the session is known to be clean.  A session's variables
+ * (conn_apply_vars) are not such state: a reset undoes them too, and puts
+ * the URL's charset back. */
 int conn_reset(dal_conn_t *c, dal_error_t *err);
 /* The statement just run on c may have left state the server does not flag
  * (user variables set in a SELECT, GET_LOCK): the next reset must go to the

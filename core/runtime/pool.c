@@ -203,9 +203,15 @@ int server_acquire(dal_server_t *srv, dal_conn_t **out, int *reused, dal_error_t
 
     if (rc == 0 && counts_outstanding(srv))
         atomic_fetch_add_explicit(&srv->outstanding, 1, memory_order_relaxed);
-    if (rc != 0 || cur_vars == NULL)
+    if (rc != 0)
         return rc;
-    rc = conn_apply_vars(*out, cur_vars, err);
+    /* a connection keeps the variables of its last borrower's session:
+     * the same session's next statement finds them set, any other
+     * borrower finds them undone */
+    if (cur_vars == NULL || !conn_has_vars(*out, cur_vars))
+        rc = conn_unset_vars(*out, err);
+    if (rc == 0 && cur_vars != NULL)
+        rc = conn_apply_vars(*out, cur_vars, err);
     if (rc != 0) {
         /* a refused SET leaves a usable connection; a lost one does not */
         e = mysql_errno(&(*out)->mysql);
@@ -227,10 +233,6 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
      * the connection unusable: libmariadb's reset loops forever on them */
     if (reusable && mysql_more_results(&c->mysql))
         reusable = 0;
-    /* a session's variables are for its own statements only */
-    if (reusable && c->vars_set && conn_unset_vars(c, NULL) != 0)
-        reusable = 0;
-    c->vars_set = 0;
     if (counts_outstanding(srv))
         atomic_fetch_sub_explicit(&srv->outstanding, 1, memory_order_relaxed);
     if (p == NULL)

@@ -719,11 +719,13 @@ DAL_API const char *dal_session_schema(const dal_session_t *s);
  *    the charset;
  *  - any other name is sent to the servers as is.
  * The variables are applied on each connection the session takes (pooled
- * or a transaction's), one SET before its first statement, and undone
- * (COM_RESET_CONNECTION) when the connection goes back to its pool, so no
- * other statement sees them; a pinned connection (above) keeps them, and
- * gets a variable set later at once.  They cost one round trip each way per
- * connection taken; a session without variables pays nothing.  The value
+ * or a transaction's), one SET before its first statement; the connection
+ * keeps them in its pool for the session's next statement, and they are
+ * undone (COM_RESET_CONNECTION) before any statement without the same
+ * variables takes it, so no other statement sees them; a pinned connection
+ * (above) keeps them, and gets a variable set later at once.  They cost a
+ * round trip each way only when a connection goes from one set of
+ * variables to another; a session without variables pays nothing.  The value
  * is checked at once on one server of the default datasource (or the
  * first datasource): a name or value the server refuses is DAL_ESERVER
  * with its message, and the session keeps its previous value.
