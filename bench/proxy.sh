@@ -34,7 +34,9 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-command -v sysbench >/dev/null || { echo "proxy.sh: needs sysbench (apt-get install sysbench)" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_need proxy.sh sysbench sysbench
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$src/tests/harness/proxy_lib.sh"
 
@@ -73,14 +75,12 @@ sysbench oltp_read_only "${common[@]}" "${proxied[@]}" prepare >/dev/null
 
 run() { # sysbench target options -> "QPS P99_MS"
     sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" --db-ps-mode="$ps" \
-        --percentile=99 run |
-        awk '/queries:/ {gsub(/[(]/, "", $3); q = $3} /99th percentile:/ {p = $3} END {print q, p}'
+        --percentile=99 run | sb_figures
 }
-median_of() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 ratios=() added=()
 for r in $(seq "$rounds"); do
-    read -r a pa < <(run "${direct[@]}")
-    read -r b pb < <(run "${proxied[@]}")
+    read -r a pa _ < <(run "${direct[@]}")
+    read -r b pb _ < <(run "${proxied[@]}")
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
     plus=$(awk -v a="$pa" -v b="$pb" 'BEGIN {printf "%.0f", (b - a) * 1000}')
     ratios+=("$ratio")

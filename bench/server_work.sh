@@ -45,7 +45,9 @@ done
 case $config in passthrough | sharded | both) ;; *)
     echo "server_work.sh: --config is passthrough, sharded or both, not '$config'" >&2; exit 2 ;;
 esac
-command -v sysbench >/dev/null || { echo "server_work.sh: needs sysbench (apt-get install sysbench)" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_need server_work.sh sysbench sysbench
 export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$src/tests/harness/proxy_lib.sh"
@@ -54,17 +56,7 @@ px_cluster 2 --db 'shard_%d' --db sbtest
 
 # the pass-through proxy: server 0's schema sbtest, where the direct runs go
 pport=$("$harness/cluster.sh" free-port)
-cat >"$work/pass.ini" <<EOF
-[datasource ds0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/sbtest
-[dal]
-default_datasource = ds0
-[proxy]
-listen = 127.0.0.1:$pport
-database = sbtest
-[proxy user sb]
-password = sbpass
-EOF
+bench_passthrough_ini "$work/pass.ini" "$pport" "${ports[0]}" sbtest
 # the sharded proxy: sbtest1 over shard_0 and shard_1, 8 tables
 sport=$("$harness/cluster.sh" free-port)
 {
@@ -104,7 +96,6 @@ snap() {
         done
     done | awk '$2 ~ /^-?[0-9]+(\.[0-9]+)?$/ {s[$1] += $2} END {for (k in s) print k, s[k]}' | sort >"$out"
 }
-proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 server_pids() { # PORT...: the servers' process ids, comma-separated
     local p i out=()
     for p in "$@"; do
