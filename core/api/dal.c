@@ -107,6 +107,7 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         return err_set(err, DAL_ENOMEM, "out of memory");
     logger_init(&dal->log, opts);
     pthread_mutex_init(&dal->reload_mu, NULL);
+    pthread_mutex_init(&dal->slots_mu, NULL);
     dal->plugin_dir = opts && opts->plugin_dir ? strdup(opts->plugin_dir) : NULL;
     dal->sql_cache = sql_cache_new(SQL_CACHE_CAPACITY);
     if (dal->sql_cache == NULL || (opts && opts->plugin_dir && dal->plugin_dir == NULL)) {
@@ -142,6 +143,7 @@ void dal_close(dal_t *dal)
     source_close(dal->source);
     sql_cache_free(dal->sql_cache);
     pthread_mutex_destroy(&dal->reload_mu);
+    pthread_mutex_destroy(&dal->slots_mu);
     free(dal->plugin_dir);
     free(dal);
 }

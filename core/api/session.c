@@ -64,6 +64,7 @@ struct dal_session {
     int read_only;          /* the transaction is READ ONLY */
     int wrote;              /* the transaction ran a write (read-your-writes without GTIDs) */
     dal_snapshot_t *snap;   /* one reference while in_txn */
+    snap_slot_t slot;       /* the last statement's snapshot outside a transaction */
     dal_node_t *node;       /* the transaction's node, once its first statement ran */
     dal_server_t *server;   /* ... and its server (the master unless read-only) */
     dal_conn_t *conn;       /* held from the first statement to the end */
@@ -411,6 +412,7 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
     s->dal = dal;
     s->mode = -1;
     cancel_init(&s->cancel);
+    snap_slot_open(dal, &s->slot);
     return 0;
 }
 
@@ -611,6 +613,7 @@ void dal_session_close(dal_session_t *s)
     if (s == NULL)
         return;
     session_clear(s);
+    snap_slot_close(s->dal, &s->slot);
     cancel_destroy(&s->cancel);
     free(s);
 }
@@ -1071,16 +1074,19 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
 {
     dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement,
                           .run_held = run_held, .routed = check_routes, .owner = s};
-    int rc;
+    int rc, in_txn;
 
     if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
         return rc;
     ctx.sel = session_select(s);
     ctx.holds = s->in_txn || s->pins.n > 0;
     ctx.schema = s->schema[0] ? s->schema : NULL;
-    /* a transaction keeps the snapshot it began on */
-    ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
-    if (s->in_txn)
+    /* a transaction keeps the snapshot it began on (its statement may
+     * end the transaction: a reference of its own); other statements the
+     * session's slot's */
+    in_txn = s->in_txn;
+    ctx.snap = in_txn ? s->snap : snap_slot_take(s->dal, &s->slot);
+    if (in_txn)
         snapshot_ref(ctx.snap);
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
@@ -1091,7 +1097,10 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     infile_set_current(NULL);
     cancel_set_current(NULL);
     pool_set_vars(NULL);
-    snapshot_unref(ctx.snap);
+    if (in_txn)
+        snapshot_unref(ctx.snap);
+    else
+        snap_slot_give(s->dal, &s->slot, ctx.snap);
     /* an OK's status is the server's state after the statement (rows
      * carry theirs at their end, read later) */
     if (rc == 0 && *out != NULL && dal_result_column_count(*out) == 0)

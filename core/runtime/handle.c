@@ -1,6 +1,7 @@
 /*
  * handle.c -- both halves of the snapshot swap (handle.h): the statement
- * path's lock-free acquire and the reload's exchange-and-drain.
+ * path's lock-free acquire and the reload's exchange-and-drain; the
+ * sessions' slots.
  */
 #include <sched.h>
 
@@ -19,6 +20,19 @@ dal_snapshot_t *snapshot_acquire(dal_t *dal)
     return s;
 }
 
+/* Drop the references the sessions' slots cache: sessions idle since
+ * the swap would otherwise keep the old snapshot (its nodes and their
+ * connections) alive. */
+static void slots_empty(dal_t *dal)
+{
+    snap_slot_t *slot;
+
+    pthread_mutex_lock(&dal->slots_mu);
+    for (slot = dal->slots; slot != NULL; slot = slot->next)
+        snapshot_unref(atomic_exchange(&slot->snap, NULL));
+    pthread_mutex_unlock(&dal->slots_mu);
+}
+
 void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
 {
     dal_snapshot_t *old;
@@ -33,4 +47,55 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
     while (atomic_load(&dal->readers) != 0)
         sched_yield();
     snapshot_unref(old);
+    slots_empty(dal);
+}
+
+void snap_slot_open(dal_t *dal, snap_slot_t *slot)
+{
+    pthread_mutex_lock(&dal->slots_mu);
+    slot->prev = NULL;
+    slot->next = dal->slots;
+    if (dal->slots != NULL)
+        dal->slots->prev = slot;
+    dal->slots = slot;
+    pthread_mutex_unlock(&dal->slots_mu);
+}
+
+void snap_slot_close(dal_t *dal, snap_slot_t *slot)
+{
+    pthread_mutex_lock(&dal->slots_mu);
+    if (slot->prev != NULL)
+        slot->prev->next = slot->next;
+    else
+        dal->slots = slot->next;
+    if (slot->next != NULL)
+        slot->next->prev = slot->prev;
+    pthread_mutex_unlock(&dal->slots_mu);
+    snapshot_unref(atomic_exchange(&slot->snap, NULL));
+}
+
+dal_snapshot_t *snap_slot_take(dal_t *dal, snap_slot_t *slot)
+{
+    dal_snapshot_t *s = atomic_exchange(&slot->snap, NULL);
+
+    /* s is alive (ours), so no new snapshot can have its address */
+    if (s != NULL && s == atomic_load(&dal->snap))
+        return s;
+    snapshot_unref(s);
+    return snapshot_acquire(dal);
+}
+
+void snap_slot_give(dal_t *dal, snap_slot_t *slot, dal_snapshot_t *s)
+{
+    /* a nested statement of the same session may have given one back */
+    dal_snapshot_t *was = atomic_exchange(&slot->snap, s);
+
+    if (was != NULL)
+        snapshot_unref(was);
+    /* A swap that exchanged dal->snap after our store empties the slot
+     * itself; one that did so before it may have emptied the slot before
+     * our store, and then our load sees its exchange.  Both sides exchange
+     * the slot, so only one of them drops the reference. */
+    if (atomic_load(&dal->snap) != s && (was = atomic_exchange(&slot->snap, NULL)) != NULL)
+        snapshot_unref(was);
 }

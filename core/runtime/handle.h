@@ -7,6 +7,14 @@
  * reference.  The writer (a reload, one at a time under reload_mu) exchanges
  * the pointer, then waits for the announced readers to drain before it
  * drops the old snapshot's reference.  Both halves live in handle.c.
+ *
+ * That acquire writes two lines every thread writes (readers, the
+ * snapshot's refs), four atomic operations a statement.  A session keeps
+ * instead the reference of its last statement in a slot of its own
+ * (snap_slot_t) and reuses it while the snapshot is current, so its
+ * statements write only the slot's line.  The writer empties every slot
+ * after the exchange, so a replaced snapshot is not kept alive by idle
+ * sessions.
  */
 #ifndef DAL_CORE_HANDLE_H
 #define DAL_CORE_HANDLE_H
@@ -20,6 +28,14 @@
 
 struct dal_xa_daemon;
 
+/* A session's cached snapshot reference (see above), in dal's list of
+ * slots from snap_slot_open to snap_slot_close. */
+typedef struct snap_slot {
+    _Atomic(dal_snapshot_t *) snap; /* one reference, or NULL: none cached, or a
+                                       statement of the session has it */
+    struct snap_slot *prev, *next;  /* in dal->slots, under slots_mu */
+} snap_slot_t;
+
 struct dal {
     dal_logger_t log;
     dal_source_t *source;       /* owned: where the configuration comes from */
@@ -27,6 +43,8 @@ struct dal {
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
     atomic_uint readers;
+    pthread_mutex_t slots_mu;   /* guards slots; taken after reload_mu */
+    snap_slot_t *slots;         /* every open session's (not owned) */
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;
     atomic_ulong resyncs;       /* whole re-reads after the store forgot our revision */
@@ -42,7 +60,22 @@ dal_snapshot_t *snapshot_acquire(dal_t *dal);
 
 /* Put next (its reference passes to dal) in force, share dal's SQL cache
  * with it, and drop the old snapshot's reference once no reader can still
- * be taking it.  The caller holds reload_mu. */
+ * be taking it, and the references the slots cache.  The caller holds
+ * reload_mu. */
 void snapshot_swap(dal_t *dal, dal_snapshot_t *next);
+
+/* Put slot (zeroed, owned by the caller, which must keep it in place) in
+ * dal's list; snap_slot_close takes it out and drops its reference, before
+ * dal_close. */
+void snap_slot_open(dal_t *dal, snap_slot_t *slot);
+void snap_slot_close(dal_t *dal, snap_slot_t *slot);
+
+/* The current snapshot with one reference for the caller: the slot's,
+ * when it is current, else one from snapshot_acquire.  One thread at a
+ * time takes and gives a slot's reference (a session's). */
+dal_snapshot_t *snap_slot_take(dal_t *dal, snap_slot_t *slot);
+
+/* Give the caller's reference to s back to the slot, for the next take. */
+void snap_slot_give(dal_t *dal, snap_slot_t *slot, dal_snapshot_t *s);
 
 #endif /* DAL_CORE_HANDLE_H */

@@ -6,7 +6,8 @@
  * is rewritten; every statement must succeed, bad files must be refused
  * with the old configuration still serving, a master moved to another
  * server must take the writes with none lost or doubled, and no connection
- * may be left behind.
+ * may be left behind.  A session's cached snapshot reference (handle.h)
+ * follows the reloads and keeps no replaced snapshot alive.
  */
 #include <check.h>
 #include <mysql.h>
@@ -19,6 +20,7 @@
 
 #include <dal/dal.h>
 
+#include "handle.h"
 #include "testutil.h"
 
 #define NODES 4
@@ -143,9 +145,10 @@ static void note(worker_t *w, int rc, const dal_error_t *err)
     snprintf(w->last_error, sizeof w->last_error, "%s", err->message);
 }
 
-/* Reads, writes and a transaction on the sharded table, and a write to the
- * table whose master moves. */
-static void one_round(worker_t *w, long i)
+/* Reads, writes and a transaction on the sharded table, a read on the
+ * worker's own session outside a transaction (its cached snapshot meets
+ * the reloads), and a write to the table whose master moves. */
+static void one_round(worker_t *w, dal_session_t *own, long i)
 {
     long long k = (long long)w->id * 1000000 + i;
     dal_value_t p[3] = {dal_int(k), dal_int(k), dal_int((int64_t)i)};
@@ -162,6 +165,12 @@ static void one_round(worker_t *w, long i)
         snprintf(err.message, sizeof err.message, "read back a wrong value for k=%lld", k);
     }
     note(w, rc, &err);
+    dal_result_free(r);
+    r = NULL;
+    rc = dal_session_query(own, NULL, "SELECT v FROM rt WHERE k = ?", &p[1], 1, &r, &err);
+    while (rc == 0 && (rc = dal_result_next(r, &err)) == 1)
+        ;
+    note(w, rc < 0 ? rc : 0, &err);
     dal_result_free(r);
     rc = dal_session_open(w->dal, &s, &err);
     if (rc == 0)
@@ -180,10 +189,17 @@ static void one_round(worker_t *w, long i)
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
+    dal_session_t *own = NULL;
+    dal_error_t err;
     long i = 0;
 
+    if (dal_session_open(w->dal, &own, &err) != 0) {
+        note(w, DAL_ENOMEM, &err);
+        return NULL;
+    }
     while (!atomic_load(w->stop))
-        one_round(w, i++);
+        one_round(w, own, i++);
+    dal_session_close(own);
     return NULL;
 }
 
@@ -231,6 +247,70 @@ START_TEST(test_reload_under_load)
     dal_close(dal);
     tu_no_dal_connections(ports, NODES);
     fprintf(stderr, "reload under load: %d reloads, %ld statements, 0 failed\n", REWRITES, ok);
+}
+END_TEST
+
+static int refs(dal_snapshot_t *s)
+{
+    return atomic_load(&s->refs);
+}
+
+/* One point select on s, outside a transaction. */
+static void select_on(dal_session_t *s)
+{
+    dal_value_t k = dal_int(1);
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    int rc = dal_session_query(s, NULL, "SELECT v FROM rt WHERE k = ?", &k, 1, &r, &err);
+
+    while (rc == 0 && (rc = dal_result_next(r, &err)) == 1)
+        ;
+    ck_assert_msg(rc == 0, "SELECT v FROM rt: %s", err.message);
+    dal_result_free(r);
+}
+
+/*
+ * A session's statements outside a transaction reuse the snapshot
+ * reference of its last one (snap_slot_t, handle.h) instead of writing
+ * the snapshot's reference count, a line every thread writes, twice a
+ * statement.  A reload takes the idle sessions' references, so they keep
+ * no replaced snapshot (its nodes, their connections) alive; a
+ * transaction keeps its own.
+ */
+START_TEST(test_session_keeps_snapshot)
+{
+    variant_t v = {0, 5, 0, 0, 0, 0, 0, NULL, 0};
+    dal_session_t *a = NULL, *b = NULL;
+    dal_snapshot_t *old, *cur;
+    dal_error_t err;
+    dal_t *dal = open_dal();
+    int base;
+
+    ck_assert_int_eq(dal_session_open(dal, &a, &err), 0);
+    ck_assert_int_eq(dal_session_open(dal, &b, &err), 0);
+    old = atomic_load(&dal->snap);
+    base = refs(old);
+    select_on(a);
+    ck_assert_int_eq(refs(old), base + 1); /* a's slot */
+    select_on(a);
+    select_on(a);
+    ck_assert_int_eq(refs(old), base + 1);
+    ck_assert_int_eq(dal_begin(b, &err), 0); /* b's transaction keeps old */
+    ck_assert_int_eq(refs(old), base + 2);
+    write_ini(&v, 1);
+    ck_assert_msg(dal_reload(dal, &err) == 0, "%s", err.message);
+    cur = atomic_load(&dal->snap);
+    ck_assert_ptr_ne(cur, old);
+    /* dal's and a's gone: a is idle since the reload */
+    ck_assert_int_eq(refs(old), 1);
+    ck_assert_int_eq(dal_rollback(b, &err), 0); /* old goes */
+    base = refs(cur);
+    select_on(a);
+    ck_assert_int_eq(refs(cur), base + 1);
+    dal_session_close(a);
+    ck_assert_int_eq(refs(cur), base);
+    dal_session_close(b);
+    dal_close(dal);
 }
 END_TEST
 
@@ -382,6 +462,7 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_watch_rename);
     tcase_add_test(tc, test_master_moves);
     tcase_add_test(tc, test_reload_under_load);
+    tcase_add_test(tc, test_session_keeps_snapshot);
     suite_add_tcase(s, tc);
     return s;
 }
