@@ -84,6 +84,8 @@ typedef struct proxy {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     struct proxy_client *queue_head, *queue_tail;
+    atomic_uint queued;               /* the queue's length, changed under mu; read
+                                         without it by a worker deciding to linger */
     pthread_t *workers;               /* owned */
     size_t nworkers;
     bool workers_quit;                /* under mu: the I/O threads are gone */

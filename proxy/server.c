@@ -355,6 +355,7 @@ static void to_worker(proxy_client_t *c)
     else
         px->queue_head = c;
     px->queue_tail = c;
+    atomic_fetch_add_explicit(&px->queued, 1, memory_order_relaxed);
     pthread_cond_signal(&px->cond);
     pthread_mutex_unlock(&px->mu);
 }
@@ -856,9 +857,9 @@ static int finish_here(proxy_client_t *c)
     if (atomic_load(&px->stopping) || c->state != CLIENT_COMMAND ||
         proto_reader_pending(&c->in) > 0 || flush(c) != 0 || unsent(c) > 0)
         return -1;
-    pthread_mutex_lock(&px->mu);
-    queued = px->queue_head != NULL;
-    pthread_mutex_unlock(&px->mu);
+    /* a hint, read without mu: the lock would be a line every worker
+     * writes, once a statement */
+    queued = atomic_load_explicit(&px->queued, memory_order_relaxed) > 0;
     /* plaintext a TLS session holds already is input that neither poll
      * nor the I/O thread's epoll can see: take it now */
     decrypted = c->tls != NULL && tls_conn_pending(c->tls);
@@ -898,6 +899,8 @@ static void *worker_main(void *arg)
         c = px->queue_head;
         if (c != NULL && (px->queue_head = c->next) == NULL)
             px->queue_tail = NULL;
+        if (c != NULL)
+            atomic_fetch_sub_explicit(&px->queued, 1, memory_order_relaxed);
         pthread_mutex_unlock(&px->mu);
         if (c == NULL)
             return NULL;
