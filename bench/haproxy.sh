@@ -85,13 +85,13 @@ hz=$(getconf CLK_TCK)
 # run PS PROXY_PID TARGET_OPTIONS... -> "QPS PROXY_US SERVER_US": the
 # proxy's and the server's CPU per query over the run
 run() {
-    local ps=$1 ppid=$2 p0 s0 p1 s1 qps p99 q
+    local ps=$1 ppid=$2 p0 s0 p1 s1 qps q
     shift 2
     p0=$(proc_ticks "$ppid") s0=$(proc_ticks "$server_pid")
-    read -r qps p99 q < <(sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" \
+    read -r qps _ q < <(sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" \
         --db-ps-mode="$ps" --percentile=99 run | sb_figures)
     p1=$(proc_ticks "$ppid") s1=$(proc_ticks "$server_pid")
-    [ -n "$q" ] && [ "$q" -gt 0 ] || { echo "haproxy.sh: sysbench ran no queries" >&2; exit 1; }
+    if [ -z "$q" ] || [ "$q" -le 0 ]; then echo "haproxy.sh: sysbench ran no queries" >&2; exit 1; fi
     awk -v r="$qps" -v q="$q" -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v hz="$hz" \
         'BEGIN {printf "%s %.1f %.1f\n", r, p * 1e6 / hz / q, s * 1e6 / hz / q}'
 }

@@ -37,6 +37,7 @@ done
 # shellcheck source=bench/lib.sh
 . "$src/bench/lib.sh"
 bench_need proxy.sh sysbench sysbench
+export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$src/tests/harness/proxy_lib.sh"
 
