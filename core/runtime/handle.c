@@ -46,8 +46,10 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
      * taking its reference to old */
     while (atomic_load(&dal->readers) != 0)
         sched_yield();
-    snapshot_unref(old);
+    /* before our own reference goes: the old snapshot's teardown then
+     * runs here, not under slots_mu */
     slots_empty(dal);
+    snapshot_unref(old);
 }
 
 void snap_slot_open(dal_t *dal, snap_slot_t *slot)
