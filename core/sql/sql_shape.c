@@ -1,0 +1,177 @@
+/*
+ * sql_shape.c -- a text statement's shape (sql_shape.h): the literals
+ * compared with columns taken out by a pass of the lexer, and the check,
+ * once per shape, that its analysis may stand for the statements.
+ */
+#include <string.h>
+
+#include "sql_lex.h"
+#include "sql_shape.h"
+
+enum { MAX_PARENS = 64 };
+
+/* What the last significant token lets the next literal be. */
+typedef enum prev {
+    P_OTHER,       /* nothing: the literal stays */
+    P_CMP,         /* = < > <= >= */
+    P_IN,          /* the word IN: a '(' next opens a list of values */
+    P_LIST,        /* '(' or ',' of such a list */
+    P_BETWEEN,     /* the word BETWEEN */
+    P_BETWEEN_AND  /* the AND after BETWEEN and a literal taken out */
+} prev_t;
+
+static int punct_is(const char *sql, const dal_token_t *t, const char *op)
+{
+    size_t n = strlen(op);
+
+    return t->len == n && memcmp(sql + t->off, op, n) == 0;
+}
+
+static prev_t after_punct(const char *sql, const dal_token_t *t, const unsigned char *in_list,
+                          int depth)
+{
+    if (punct_is(sql, t, "=") || punct_is(sql, t, "<") || punct_is(sql, t, ">") ||
+        punct_is(sql, t, "<=") || punct_is(sql, t, ">="))
+        return P_CMP;
+    if (punct_is(sql, t, ",") && depth > 0 && in_list[depth - 1])
+        return P_LIST;
+    return P_OTHER;
+}
+
+size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t *outlen,
+                      sql_shape_lit_t *lits)
+{
+    unsigned char in_list[MAX_PARENS];
+    dal_lexer_t lx;
+    dal_token_t t;
+    prev_t prev = P_OTHER;
+    int depth = 0, between_lit = 0;
+    size_t n = 0, at = 0, o = 0, i;
+
+    if (len + 1 > cap || len > UINT32_MAX)
+        return 0;
+    lex_init(&lx, sql, len);
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
+        int took = 0;
+        switch (t.type) {
+        case DAL_TOK_COMMENT: case DAL_TOK_HINT: case DAL_TOK_VC_OPEN: case DAL_TOK_VC_CLOSE:
+            continue;
+        case DAL_TOK_ERROR: case DAL_TOK_PARAM:
+            return 0;
+        case DAL_TOK_NUMBER: case DAL_TOK_STRING:
+            if (prev == P_CMP || prev == P_LIST || prev == P_BETWEEN || prev == P_BETWEEN_AND) {
+                if (n == SQL_SHAPE_MAX_LITS)
+                    return 0;
+                lits[n].off = t.off;
+                lits[n].len = t.len;
+                lits[n++].type = t.type;
+                took = prev == P_BETWEEN;
+            }
+            prev = P_OTHER;
+            break;
+        case DAL_TOK_PUNCT:
+            if (punct_is(sql, &t, "(")) {
+                if (depth == MAX_PARENS)
+                    return 0;
+                in_list[depth++] = prev == P_IN;
+                prev = prev == P_IN ? P_LIST : P_OTHER;
+            } else if (punct_is(sql, &t, ")")) {
+                depth -= depth > 0;
+                prev = P_OTHER;
+            } else {
+                prev = after_punct(sql, &t, in_list, depth);
+            }
+            break;
+        case DAL_TOK_IDENT:
+            prev = tok_eq(sql, &t, "IN")        ? P_IN
+                   : tok_eq(sql, &t, "BETWEEN") ? P_BETWEEN
+                   : tok_eq(sql, &t, "AND") && between_lit ? P_BETWEEN_AND
+                                                           : P_OTHER;
+            break;
+        default:
+            prev = P_OTHER;
+            break;
+        }
+        between_lit = took;
+    }
+    if (n == 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        memcpy(out + o, sql + at, lits[i].off - at);
+        o += lits[i].off - at;
+        out[o++] = '?';
+        at = lits[i].off + lits[i].len;
+    }
+    memcpy(out + o, sql + at, len - at);
+    o += len - at;
+    out[o] = '\0';
+    *outlen = o;
+    return n;
+}
+
+/* ---------------------------------------------------------------- the check */
+
+enum { SHAPE_UNJUDGED, SHAPE_USABLE, SHAPE_UNUSABLE };
+
+static int inside(uint32_t off, uint32_t s, uint32_t n)
+{
+    return n > 0 && off >= s && off < s + n;
+}
+
+/* The ? at param_offs[i] is outside every part of the statement whose
+ * text dal copies or reads (select list, GROUP BY, ORDER BY, HAVING,
+ * LIMIT). */
+static int outside_read_parts(const dal_sql_t *s, uint32_t off)
+{
+    size_t k;
+
+    for (k = 0; k < s->nitems; k++)
+        if (inside(off, s->items[k].off, s->items[k].len))
+            return 0;
+    for (k = 0; k < s->norder_by; k++)
+        if (inside(off, s->order_by[k].off, s->order_by[k].len))
+            return 0;
+    for (k = 0; k < s->ngroup_by; k++)
+        if (inside(off, s->group_by[k].off, s->group_by[k].len))
+            return 0;
+    return !inside(off, s->having_off, s->having_len) &&
+           !inside(off, s->limit_off, s->limit_len);
+}
+
+/* ? number i is the value of a recorded condition. */
+static int condition_value(const dal_sql_t *s, size_t i)
+{
+    size_t c, v;
+
+    for (c = 0; c < s->nconds; c++)
+        for (v = 0; v < s->conds[c].nvals; v++)
+            if (s->conds[c].vals[v].kind == DAL_OPND_PARAM &&
+                s->conds[c].vals[v].param_index == (int)i)
+                return 1;
+    return 0;
+}
+
+static int judge(const dal_sql_t *s)
+{
+    size_t i;
+
+    if (!(s->kind == DAL_SQL_SELECT || s->kind == DAL_SQL_UPDATE || s->kind == DAL_SQL_DELETE) ||
+        s->nparams == 0 || s->nhints > 0 || s->opaque || s->pins != 0 || s->reads_autocommit ||
+        s->param_int != NULL)
+        return 0;
+    for (i = 0; i < s->nparams; i++)
+        if (!condition_value(s, i) || !outside_read_parts(s, s->param_offs[i]))
+            return 0;
+    return 1;
+}
+
+int sql_shape_usable(const dal_sql_t *s)
+{
+    int st = atomic_load_explicit(&((dal_sql_t *)s)->shape_state, memory_order_relaxed);
+
+    if (st == SHAPE_UNJUDGED) {
+        st = judge(s) ? SHAPE_USABLE : SHAPE_UNUSABLE;
+        atomic_store_explicit(&((dal_sql_t *)s)->shape_state, st, memory_order_relaxed);
+    }
+    return st == SHAPE_USABLE;
+}
