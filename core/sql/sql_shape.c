@@ -45,7 +45,7 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
     dal_lexer_t lx;
     dal_token_t t;
     prev_t prev = P_OTHER;
-    int depth = 0, between_lit = 0;
+    int depth = 0, between_lit = 0, not = 0, was_not;
     size_t n = 0, at = 0, o = 0, i;
 
     if (len + 1 > cap || len > UINT32_MAX)
@@ -53,8 +53,11 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
     lex_init(&lx, sql, len);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         int took = 0;
+        was_not = not;
+        not = 0;
         switch (t.type) {
         case DAL_TOK_COMMENT: case DAL_TOK_HINT: case DAL_TOK_VC_OPEN: case DAL_TOK_VC_CLOSE:
+            not = was_not;
             continue;
         case DAL_TOK_ERROR: case DAL_TOK_PARAM:
             return 0;
@@ -83,7 +86,10 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
             }
             break;
         case DAL_TOK_IDENT:
-            prev = tok_eq(sql, &t, "IN")        ? P_IN
+            /* NOT IN, NOT BETWEEN are no conditions dal routes by */
+            not = tok_eq(sql, &t, "NOT");
+            prev = was_not                      ? P_OTHER
+                   : tok_eq(sql, &t, "IN")      ? P_IN
                    : tok_eq(sql, &t, "BETWEEN") ? P_BETWEEN
                    : tok_eq(sql, &t, "AND") && between_lit ? P_BETWEEN_AND
                                                            : P_OTHER;
