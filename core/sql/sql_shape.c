@@ -20,21 +20,39 @@ typedef enum prev {
     P_BETWEEN_AND  /* the AND after BETWEEN and a literal taken out */
 } prev_t;
 
-static int punct_is(const char *sql, const dal_token_t *t, const char *op)
+static int punct_is(const char *sql, const dal_token_t *t, char c)
 {
-    size_t n = strlen(op);
-
-    return t->len == n && memcmp(sql + t->off, op, n) == 0;
+    return t->len == 1 && sql[t->off] == c;
 }
 
+/* What the operator t makes of the next literal: = < > <= >= compare it
+ * with a column; a ',' continues a list of IN. */
 static prev_t after_punct(const char *sql, const dal_token_t *t, const unsigned char *in_list,
                           int depth)
 {
-    if (punct_is(sql, t, "=") || punct_is(sql, t, "<") || punct_is(sql, t, ">") ||
-        punct_is(sql, t, "<=") || punct_is(sql, t, ">="))
+    char c = sql[t->off];
+
+    if (t->len == 1 && (c == '=' || c == '<' || c == '>'))
         return P_CMP;
-    if (punct_is(sql, t, ",") && depth > 0 && in_list[depth - 1])
+    if (t->len == 2 && (c == '<' || c == '>') && sql[t->off + 1] == '=')
+        return P_CMP;
+    if (t->len == 1 && c == ',' && depth > 0 && in_list[depth - 1])
         return P_LIST;
+    return P_OTHER;
+}
+
+/* What the word t makes of the next literal: only IN, BETWEEN and the
+ * AND of BETWEEN ask for one (the length first: most words are names).
+ * NOT IN, NOT BETWEEN are no conditions dal routes by: *not is set at NOT. */
+static prev_t word(const char *sql, const dal_token_t *t, int was_not, int between_lit, int *not)
+{
+    if (t->len == 2 && !was_not && tok_eq(sql, t, "IN"))
+        return P_IN;
+    if (t->len == 7 && !was_not && tok_eq(sql, t, "BETWEEN"))
+        return P_BETWEEN;
+    if (t->len == 3 && between_lit && tok_eq(sql, t, "AND"))
+        return P_BETWEEN_AND;
+    *not = t->len == 3 && tok_eq(sql, t, "NOT");
     return P_OTHER;
 }
 
@@ -73,12 +91,12 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
             prev = P_OTHER;
             break;
         case DAL_TOK_PUNCT:
-            if (punct_is(sql, &t, "(")) {
+            if (punct_is(sql, &t, '(')) {
                 if (depth == MAX_PARENS)
                     return 0;
                 in_list[depth++] = prev == P_IN;
                 prev = prev == P_IN ? P_LIST : P_OTHER;
-            } else if (punct_is(sql, &t, ")")) {
+            } else if (punct_is(sql, &t, ')')) {
                 depth -= depth > 0;
                 prev = P_OTHER;
             } else {
@@ -86,13 +104,7 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
             }
             break;
         case DAL_TOK_IDENT:
-            /* NOT IN, NOT BETWEEN are no conditions dal routes by */
-            not = tok_eq(sql, &t, "NOT");
-            prev = was_not                      ? P_OTHER
-                   : tok_eq(sql, &t, "IN")      ? P_IN
-                   : tok_eq(sql, &t, "BETWEEN") ? P_BETWEEN
-                   : tok_eq(sql, &t, "AND") && between_lit ? P_BETWEEN_AND
-                                                           : P_OTHER;
+            prev = word(sql, &t, was_not, between_lit, &not);
             break;
         default:
             prev = P_OTHER;
