@@ -56,64 +56,81 @@ static prev_t word(const char *sql, const dal_token_t *t, int was_not, int betwe
     return P_OTHER;
 }
 
-size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t *outlen,
-                      sql_shape_lit_t *lits)
+/* The statement's first token starts a kind a shape may stand for
+ * (sql_shape_usable): SELECT, UPDATE, DELETE, WITH or '(' -- so that an
+ * INSERT's ON DUPLICATE KEY UPDATE c = 5, say, is not analysed twice. */
+static int shaped_kind(const char *sql, const dal_token_t *t)
 {
-    unsigned char in_list[MAX_PARENS];
-    dal_lexer_t lx;
-    dal_token_t t;
-    prev_t prev = P_OTHER;
-    int depth = 0, between_lit = 0, not = 0, was_not;
-    size_t n = 0, at = 0, o = 0, i;
+    if (t->type == DAL_TOK_PUNCT)
+        return punct_is(sql, t, '(');
+    if (t->type != DAL_TOK_IDENT)
+        return 0;
+    if (t->len == 6)
+        return tok_eq(sql, t, "SELECT") || tok_eq(sql, t, "UPDATE") || tok_eq(sql, t, "DELETE");
+    return t->len == 4 && tok_eq(sql, t, "WITH");
+}
 
-    if (len + 1 > cap || len > UINT32_MAX)
-        return 0;
-    lex_init(&lx, sql, len);
-    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
-        int took = 0;
-        was_not = not;
-        not = 0;
-        switch (t.type) {
-        case DAL_TOK_COMMENT: case DAL_TOK_HINT: case DAL_TOK_VC_OPEN: case DAL_TOK_VC_CLOSE:
-            not = was_not;
-            continue;
-        case DAL_TOK_ERROR: case DAL_TOK_PARAM:
-            return 0;
-        case DAL_TOK_NUMBER: case DAL_TOK_STRING:
-            if (prev == P_CMP || prev == P_LIST || prev == P_BETWEEN || prev == P_BETWEEN_AND) {
-                if (n == SQL_SHAPE_MAX_LITS)
-                    return 0;
-                lits[n].off = t.off;
-                lits[n].len = t.len;
-                lits[n++].type = t.type;
-                took = prev == P_BETWEEN;
-            }
-            prev = P_OTHER;
-            break;
-        case DAL_TOK_PUNCT:
-            if (punct_is(sql, &t, '(')) {
-                if (depth == MAX_PARENS)
-                    return 0;
-                in_list[depth++] = prev == P_IN;
-                prev = prev == P_IN ? P_LIST : P_OTHER;
-            } else if (punct_is(sql, &t, ')')) {
-                depth -= depth > 0;
-                prev = P_OTHER;
-            } else {
-                prev = after_punct(sql, &t, in_list, depth);
-            }
-            break;
-        case DAL_TOK_IDENT:
-            prev = word(sql, &t, was_not, between_lit, &not);
-            break;
-        default:
-            prev = P_OTHER;
-            break;
+/* The scan of one statement. */
+typedef struct scan {
+    const char *sql;
+    sql_shape_lit_t *lits;   /* borrowed: SQL_SHAPE_MAX_LITS */
+    size_t n;                /* literals taken out so far */
+    prev_t prev;
+    int depth;               /* open parentheses */
+    int between_lit;         /* the last token is a literal taken out after BETWEEN */
+    int not;                 /* the last token is NOT */
+    unsigned char in_list[MAX_PARENS]; /* per open parenthesis: it opens IN's list */
+} scan_t;
+
+/* One significant token t; -1 when the statement gets no shape. */
+static inline int scan_token(scan_t *sc, const dal_token_t *t)
+{
+    int was_not = sc->not, took = 0;
+
+    sc->not = 0;
+    switch (t->type) {
+    case DAL_TOK_NUMBER: case DAL_TOK_STRING:
+        if (sc->prev == P_CMP || sc->prev == P_LIST || sc->prev == P_BETWEEN ||
+            sc->prev == P_BETWEEN_AND) {
+            if (sc->n == SQL_SHAPE_MAX_LITS)
+                return -1;
+            sc->lits[sc->n].off = t->off;
+            sc->lits[sc->n].len = t->len;
+            sc->lits[sc->n++].type = t->type;
+            took = sc->prev == P_BETWEEN;
         }
-        between_lit = took;
+        sc->prev = P_OTHER;
+        break;
+    case DAL_TOK_PUNCT:
+        if (punct_is(sc->sql, t, '(')) {
+            if (sc->depth == MAX_PARENS)
+                return -1;
+            sc->in_list[sc->depth++] = sc->prev == P_IN;
+            sc->prev = sc->prev == P_IN ? P_LIST : P_OTHER;
+        } else if (punct_is(sc->sql, t, ')')) {
+            sc->depth -= sc->depth > 0;
+            sc->prev = P_OTHER;
+        } else {
+            sc->prev = after_punct(sc->sql, t, sc->in_list, sc->depth);
+        }
+        break;
+    case DAL_TOK_IDENT:
+        sc->prev = word(sc->sql, t, was_not, sc->between_lit, &sc->not);
+        break;
+    default:
+        sc->prev = P_OTHER;
+        break;
     }
-    if (n == 0)
-        return 0;
+    sc->between_lit = took;
+    return 0;
+}
+
+/* sql[0..len) with the n literals lits as ? into out (room checked). */
+static size_t put_shape(const char *sql, size_t len, const sql_shape_lit_t *lits, size_t n,
+                        char *out)
+{
+    size_t at = 0, o = 0, i;
+
     for (i = 0; i < n; i++) {
         memcpy(out + o, sql + at, lits[i].off - at);
         o += lits[i].off - at;
@@ -123,8 +140,37 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
     memcpy(out + o, sql + at, len - at);
     o += len - at;
     out[o] = '\0';
-    *outlen = o;
-    return n;
+    return o;
+}
+
+size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t *outlen,
+                      sql_shape_lit_t *lits)
+{
+    scan_t sc;
+    dal_lexer_t lx;
+    dal_token_t t;
+    int first = 1;
+
+    if (len + 1 > cap || len > UINT32_MAX)
+        return 0;
+    sc.sql = sql;
+    sc.lits = lits;
+    sc.n = 0;
+    sc.prev = P_OTHER;
+    sc.depth = sc.between_lit = sc.not = 0;
+    lex_init(&lx, sql, len);
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
+        if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
+            t.type == DAL_TOK_VC_CLOSE)
+            continue;
+        if (t.type == DAL_TOK_ERROR || t.type == DAL_TOK_PARAM || (first && !shaped_kind(sql, &t)) ||
+            scan_token(&sc, &t) != 0)
+            return 0;
+        first = 0;
+    }
+    if (sc.n > 0)
+        *outlen = put_shape(sql, len, lits, sc.n, out);
+    return sc.n;
 }
 
 /* ---------------------------------------------------------------- the check */
