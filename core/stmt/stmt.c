@@ -12,6 +12,7 @@
  * comes in a dal_stmt_ctx_t.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,7 +280,9 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
 {
     int rc;
 
-    memset(st, 0, sizeof *st); /* not routed yet: stmt_clear leaves rt alone */
+    /* not routed yet: stmt_clear leaves rt alone; the literals' room
+     * (last) is written only when used */
+    memset(st, 0, offsetof(dal_stmt_t, lit_spans));
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;

@@ -42,7 +42,8 @@ typedef struct dal_stmt {
     const char *sql_norm;       /* borrowed from sql: literals replaced by ? */
     char trace[72];             /* the trace id in use, "" for none */
     /* a text statement run on the analysis of its shape (sql_shape.h): each
-     * literal taken out, as the ? it became (params then point at lit_vals) */
+     * literal taken out, as the ? it became (params then point at lit_vals);
+     * the arrays stay last: stmt_prepare clears what comes before them */
     size_t nlits;               /* 0: the statement runs on its own analysis */
     dal_sql_span_t lit_spans[SQL_SHAPE_MAX_LITS]; /* in the client's text */
     dal_value_t lit_vals[SQL_SHAPE_MAX_LITS];     /* as routing takes the literal */
