@@ -288,6 +288,31 @@ START_TEST(test_generated_shared)
 }
 END_TEST
 
+/* An IN list is cut route by route also where its first value is a ?:
+ * prepared, and a text run on its shape. */
+START_TEST(test_in_cut)
+{
+    dal_t *dal = open_shapes(1);
+    dal_value_t p[2] = {dal_int(30), dal_int(1)};
+    const char *texts[] = {"SELECT * FROM wm_food WHERE wm_poi_id IN (?, ?)",
+                           "SELECT * FROM wm_food WHERE wm_poi_id IN (30, 1)"};
+    dal_plan_t *plan;
+    dal_error_t err;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        ck_assert_msg(dal_explain(dal, NULL, texts[i], p, i == 0 ? 2 : 0, &plan, &err) == 0,
+                      "%s", err.message);
+        ck_assert_uint_eq(dal_plan_count(plan), 2);
+        ck_assert_str_eq(dal_plan_sql(plan, 0), "SELECT * FROM wm_food_1 WHERE wm_poi_id IN (1)");
+        ck_assert_str_eq(dal_plan_sql(plan, 1),
+                         "SELECT * FROM wm_food_30 WHERE wm_poi_id IN (30)");
+        dal_plan_free(plan);
+    }
+    dal_close(dal);
+}
+END_TEST
+
 static Suite *shape_suite(void)
 {
     Suite *s = suite_create("shape");
@@ -299,6 +324,7 @@ static Suite *shape_suite(void)
     tcase_add_test(tc, test_off);
     tcase_add_test(tc, test_generated);
     tcase_add_test(tc, test_generated_shared);
+    tcase_add_test(tc, test_in_cut);
     suite_add_tcase(s, tc);
     return s;
 }
