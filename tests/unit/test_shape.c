@@ -185,6 +185,12 @@ static const char *templates[] = {
     "UPDATE wm_food SET price = price + 1 WHERE wm_poi_id = %s AND name = %s",
     "UPDATE wm_food SET price = %s WHERE wm_poi_id = %s",
     "UPDATE wm_food SET wm_poi_id = %s WHERE wm_poi_id = %s",
+    "UPDATE wm_food SET price = %s, name = %s WHERE wm_poi_id = %s ORDER BY id LIMIT 1",
+    "UPDATE wm_food SET price = %s + 1, name = %s WHERE wm_poi_id = %s",
+    "UPDATE wm_food f JOIN wm_food_sku s ON f.wm_poi_id = s.wm_poi_id SET f.price = %s, "
+    "s.sku = %s WHERE f.wm_poi_id = %s",
+    "UPDATE wm_food SET note = IF(price > %s, %s, note) WHERE wm_poi_id = %s",
+    "UPDATE wm_food SET price = (SELECT MAX(p) FROM dict WHERE k = %s) WHERE wm_poi_id = %s",
     "DELETE FROM wm_food WHERE wm_poi_id = %s",
     "DELETE FROM wm_food WHERE wm_poi_id IN (%s, %s) LIMIT %s",
     "INSERT INTO wm_food (wm_poi_id, name) VALUES (%s, %s)",
