@@ -13,7 +13,9 @@
  * [dal] sql_shape_cache (text_point_select, one analysis of the shape)
  * and without it (text_point_select_exact, each text analysed);
  * stmt_point_select is the same statement prepared, with parameters, on
- * the same path.  --only runs one statement (for callgrind).
+ * the same path; text_update likewise, and text_or a statement whose
+ * shape cannot stand for it (a ? in an OR).  --only runs one statement
+ * (for callgrind).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,14 @@ static const bench_stmt_t stmts[] = {
      "SELECT id, name, price FROM wm_food WHERE wm_poi_id = %ld AND id = %ld", 0, PATH_TEXT, 1},
     {"text_point_select_exact",
      "SELECT id, name, price FROM wm_food WHERE wm_poi_id = %ld AND id = %ld", 0, PATH_TEXT, 0},
+    {"text_update", "UPDATE wm_food SET price = %ld WHERE wm_poi_id = %ld", 0, PATH_TEXT, 1},
+    {"text_update_exact", "UPDATE wm_food SET price = %ld WHERE wm_poi_id = %ld", 0, PATH_TEXT,
+     0},
+    /* a shape that cannot stand for its statements (a ? in an OR) */
+    {"text_or", "SELECT id FROM wm_food WHERE wm_poi_id = %2$ld AND (id = %1$ld OR id = 0)", 0,
+     PATH_TEXT, 1},
+    {"text_or_exact", "SELECT id FROM wm_food WHERE wm_poi_id = %2$ld AND (id = %1$ld OR id = 0)",
+     0, PATH_TEXT, 0},
 };
 
 /* The same through the statement path (stmt_prepare): a text, or a
@@ -156,8 +166,9 @@ static double measure(dal_t *dal, const bench_stmt_t *st, long iters)
     for (r = 0; r < 5; r++) {
         uint64_t t0 = now_ns();
         for (i = 0; i < iters; i++) {
-            params[0].v.i = 12345 + i;
-            params[1].v.i = 987654 + i;
+            /* new values in every round too: a text is never seen twice */
+            params[0].v.i = 12345 + i + r * iters;
+            params[1].v.i = 987654 + i + r * iters;
             if ((st->path == PATH_ROUTE ? one(dal, st, params, &opts, &out)
                                         : one_stmt(dal, st, prepared, params, &opts, &out)) != 0)
                 exit(1);
