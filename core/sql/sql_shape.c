@@ -202,86 +202,27 @@ static int outside_read_parts(const dal_sql_t *s, uint32_t off)
            !inside(off, s->limit_off, s->limit_len);
 }
 
-/* ? number i is the value of a recorded condition. */
-static int condition_value(const dal_sql_t *s, size_t i)
-{
-    size_t c, v;
-
-    for (c = 0; c < s->nconds; c++)
-        for (v = 0; v < s->conds[c].nvals; v++)
-            if (s->conds[c].vals[v].kind == DAL_OPND_PARAM &&
-                s->conds[c].vals[v].param_index == (int)i)
-                return 1;
-    return 0;
-}
-
-/* Whether t, at the top level of an UPDATE, ends its SET clause. */
-static int ends_set(const char *sql, const dal_token_t *t)
-{
-    return t->type == DAL_TOK_IDENT &&
-           (tok_eq(sql, t, "WHERE") || tok_eq(sql, t, "ORDER") || tok_eq(sql, t, "LIMIT"));
-}
-
-/* The index of the ? at off, or -1. */
-static long param_at(const dal_sql_t *s, uint32_t off)
-{
-    size_t i;
-
-    for (i = 0; i < s->nparams; i++)
-        if (s->param_offs[i] == off)
-            return (long)i;
-    return -1;
-}
-
-/* Mark in ok each ? of the UPDATE s that is a whole value of its SET
- * clause (`SET c = ?, d = ?`): routing never reads those (only the
- * columns set), and the rewrite writes each back as it was. */
-static void set_values(const dal_sql_t *s, unsigned char *ok)
-{
-    dal_lexer_t lx;
-    dal_token_t t;
-    int depth = 0, in_set = 0, after_eq = 0;
-    long pending = -1;
-
-    lex_init(&lx, s->text, s->len);
-    while ((t = lex_next(&lx)).type != DAL_TOK_ERROR) {
-        if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
-            t.type == DAL_TOK_VC_CLOSE)
-            continue;
-        if (pending >= 0 && depth == 0 &&
-            (t.type == DAL_TOK_EOF || punct_is(s->text, &t, ',') || ends_set(s->text, &t)))
-            ok[pending] = 1;
-        if (t.type == DAL_TOK_EOF)
-            return;
-        pending = t.type == DAL_TOK_PARAM && in_set && depth == 0 && after_eq
-                      ? param_at(s, t.off) : -1;
-        after_eq = t.type == DAL_TOK_PUNCT && punct_is(s->text, &t, '=');
-        if (punct_is(s->text, &t, '('))
-            depth++;
-        else if (punct_is(s->text, &t, ')'))
-            depth -= depth > 0;
-        else if (depth == 0 && t.type == DAL_TOK_IDENT && tok_eq(s->text, &t, "SET"))
-            in_set = 1;
-        else if (depth == 0 && ends_set(s->text, &t))
-            in_set = 0;
-    }
-}
-
+/*
+ * A ? of a shape stands for a literal the analysis then knows nothing of
+ * but its place: as the value of a condition, routing takes it from the
+ * parameters, bound as it takes a literal; anywhere else -- an OR, a
+ * function's argument, an UPDATE's SET, a derived table's select list --
+ * nothing of dal reads it, and the rewrite writes it back as written.
+ * What dal does read or copy the text of is kept out: the select list,
+ * GROUP BY, ORDER BY, HAVING and LIMIT (merges, column names, position
+ * and count rewrites), hints, session state, statements it does not
+ * analyse, and every kind but SELECT, UPDATE and DELETE.
+ */
 static int judge(const dal_sql_t *s)
 {
-    unsigned char ok[SQL_SHAPE_MAX_LITS] = {0};
     size_t i;
 
     if (!(s->kind == DAL_SQL_SELECT || s->kind == DAL_SQL_UPDATE || s->kind == DAL_SQL_DELETE) ||
         s->nparams == 0 || s->nhints > 0 || s->opaque || s->pins != 0 || s->reads_autocommit ||
         s->param_int != NULL)
         return 0;
-    if (s->nparams > SQL_SHAPE_MAX_LITS)
-        return 0;
-    if (s->kind == DAL_SQL_UPDATE)
-        set_values(s, ok);
     for (i = 0; i < s->nparams; i++)
-        if (!(ok[i] || condition_value(s, i)) || !outside_read_parts(s, s->param_offs[i]))
+        if (!outside_read_parts(s, s->param_offs[i]))
             return 0;
     return 1;
 }

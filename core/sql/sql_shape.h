@@ -8,13 +8,14 @@
  * any analysis: a string or number right after = < > <= >=, in the list
  * of IN ( ... ), or around the AND of BETWEEN.  Whether the shape may then
  * stand for the statement is decided once per shape, on its analysis
- * (sql_shape_usable): only when every ? is the value of a condition the
- * analyser recorded (or a whole value of an UPDATE's SET clause, which
- * routing never reads), and nothing else of the analysis reads its text.
- * Everything else -- LIMIT counts, ORDER BY positions, INTERVAL units,
- * negative numbers, NULL/TRUE/FALSE, literals in the select list -- stays
- * in the shape as written, so statements differing there have different
- * shapes.
+ * (sql_shape_usable): only when each ? is where dal either routes by it
+ * (a condition's value, bound as routing takes the literal) or reads
+ * nothing of it (the rest of WHERE, ON, an UPDATE's SET), never where dal
+ * reads or copies the text (select list, GROUP BY, ORDER BY, HAVING,
+ * LIMIT).  Everything else -- LIMIT counts, ORDER BY positions, INTERVAL
+ * units, negative numbers, NULL/TRUE/FALSE, literals in the select list
+ * -- stays in the shape as written, so statements differing there have
+ * different shapes.
  */
 #ifndef DAL_CORE_SQL_SHAPE_H
 #define DAL_CORE_SQL_SHAPE_H
@@ -43,11 +44,9 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
 
 /* Whether s, the analysis of a shape, may stand for the statements of
  * that shape: a SELECT, UPDATE or DELETE with no dal hint, no session
- * state (pins, @@autocommit) and nothing dal does not analyse, each of
- * whose ? is the value of a recorded condition (or, in an UPDATE, the
- * whole value of a SET assignment) and outside the select list, GROUP
- * BY, HAVING, ORDER BY and LIMIT.  Judged on first use and
- * kept with s.  s is borrowed. */
+ * state (pins, @@autocommit) and nothing dal does not analyse, none of
+ * whose ? is in the select list, GROUP BY, HAVING, ORDER BY or LIMIT.
+ * Judged on first use and kept with s.  s is borrowed. */
 int sql_shape_usable(const dal_sql_t *s);
 
 #endif /* DAL_CORE_SQL_SHAPE_H */

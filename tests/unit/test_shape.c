@@ -202,6 +202,24 @@ static const char *templates[] = {
     "SELECT * FROM rng WHERE k BETWEEN %s AND %s",
     "SELECT * FROM rng WHERE k > %s AND k <= %s",
     "SELECT * FROM dict WHERE k = %s",
+    "SELECT * FROM wm_food WHERE wm_poi_id = %s AND (id = %s OR id = %s)",
+    "SELECT * FROM wm_food WHERE wm_poi_id = %s AND CASE WHEN price > %s THEN 1 ELSE 0 END",
+    "SELECT * FROM wm_food WHERE wm_poi_id = %s AND COALESCE(price, 0) >= %s",
+    "SELECT * FROM wm_food WHERE wm_poi_id IN (%s, %s) OR name = %s",
+    "SELECT * FROM wm_food f LEFT JOIN wm_food_sku s ON s.wm_poi_id = f.wm_poi_id AND s.x = %s "
+    "WHERE f.wm_poi_id = %s",
+    "SELECT * FROM (SELECT wm_poi_id, price > %s AS dear FROM wm_food WHERE wm_poi_id = %s) d",
+    "SELECT * FROM wm_food WHERE wm_poi_id = %s WINDOW w AS (ORDER BY id ROWS BETWEEN %s "
+    "PRECEDING AND %s FOLLOWING)",
+    "SELECT COUNT(*) FROM wm_food WHERE wm_poi_id BETWEEN %s AND %s GROUP BY name = %s",
+    "SELECT name, price > %s FROM wm_food WHERE wm_poi_id = %s ORDER BY price = %s",
+    "SELECT * FROM wm_food WHERE EXISTS (SELECT 1 FROM wm_food_sku s WHERE s.wm_poi_id = %s "
+    "AND s.wm_poi_id = wm_food.wm_poi_id) AND wm_poi_id = %s",
+    "DELETE f FROM wm_food f JOIN wm_food_sku s ON f.wm_poi_id = s.wm_poi_id WHERE "
+    "f.wm_poi_id = %s AND s.sku < %s",
+    "WITH c AS (SELECT * FROM wm_food WHERE wm_poi_id = %s) SELECT * FROM c WHERE x = %s",
+    "(SELECT * FROM wm_food WHERE wm_poi_id = %s) UNION (SELECT * FROM wm_food WHERE "
+    "wm_poi_id = %s) ORDER BY 1 LIMIT %s",
     "SELECT * FROM wm_food WHERE wm_poi_id = %s; SELECT %s",
     "SELECT * FROM wm_food WHERE wm_poi_id = %s AND name = ?",
 };
