@@ -13,9 +13,10 @@
  * [dal] sql_shape_cache (text_point_select, one analysis of the shape)
  * and without it (text_point_select_exact, each text analysed);
  * stmt_point_select is the same statement prepared, with parameters, on
- * the same path; text_update likewise, and text_or a statement whose
- * shape cannot stand for it (a ? in an OR).  --only runs one statement
- * (for callgrind).
+ * the same path; text_update and text_or (a literal in an OR) likewise,
+ * and text_item a statement whose shape cannot stand for it (a literal
+ * compared in the select list).  --only runs one statement (for
+ * callgrind).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,10 +83,15 @@ static const bench_stmt_t stmts[] = {
     {"text_update", "UPDATE wm_food SET price = %ld WHERE wm_poi_id = %ld", 0, PATH_TEXT, 1},
     {"text_update_exact", "UPDATE wm_food SET price = %ld WHERE wm_poi_id = %ld", 0, PATH_TEXT,
      0},
-    /* a shape that cannot stand for its statements (a ? in an OR) */
+    /* a ? in an OR: routing reads nothing of it */
     {"text_or", "SELECT id FROM wm_food WHERE wm_poi_id = %2$ld AND (id = %1$ld OR id = 0)", 0,
      PATH_TEXT, 1},
     {"text_or_exact", "SELECT id FROM wm_food WHERE wm_poi_id = %2$ld AND (id = %1$ld OR id = 0)",
+     0, PATH_TEXT, 0},
+    /* a shape that cannot stand for its statements (a ? in the select list) */
+    {"text_item", "SELECT id, price > %1$ld AS dear FROM wm_food WHERE wm_poi_id = %2$ld", 0,
+     PATH_TEXT, 1},
+    {"text_item_exact", "SELECT id, price > %1$ld AS dear FROM wm_food WHERE wm_poi_id = %2$ld",
      0, PATH_TEXT, 0},
 };
 
