@@ -190,6 +190,7 @@ typedef struct dal_config {
     uint32_t server_prepare_cache; /* server_prepare_cache = 64: handles per connection */
     uint32_t sql_cache_bytes; /* sql_cache_bytes = 64M: bytes the analysis cache holds */
     uint32_t sql_cache_max_statement; /* sql_cache_max_statement = 64K: longest text kept */
+    int sql_shape_cache;      /* sql_shape_cache = true: texts differing in compared literals share an analysis */
     char *pool;               /* owned; pool = default (the pool plugin); NULL: built-in cache */
     int pool_line;
     dal_cfg_params_t pool_params;      /* pool.* keys */

@@ -665,6 +665,15 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "bytes (or with K, M, G) of the longest statement text the analysis cache "
              "keeps; a longer one (a dump's multi-row INSERT) is analysed each time it "
              "runs and let go after it"},
+    {.name = "sql_shape_cache", .type = DAL_CFG_BOOL, .offset = CFG(sql_shape_cache),
+     .def = "true",
+     .help = "text SELECT, UPDATE and DELETE statements that differ only in the literals "
+             "they compare (`id = 5`, `IN (1, 2)`, `BETWEEN 1 AND 9`, `SET c = 5`; not in the "
+             "select list, GROUP BY, ORDER BY, HAVING or LIMIT) share one analysis, made once "
+             "for their shape with each such literal as a `?` and the literal bound as its "
+             "value when one runs: routing takes each value as it takes the literal, and the "
+             "SQL sent keeps the literals as written.  `false`: each text is analysed on its "
+             "own"},
     {.name = "watch", .type = DAL_CFG_BOOL, .offset = CFG(watch), .def = "false",
      .help = "reload the file when it changes"},
     {.name = "validate_connect", .type = DAL_CFG_BOOL, .offset = CFG(validate_connect), .def = "false",

@@ -133,12 +133,15 @@ static edit_t *route_edits(const dal_routing_t *rt, const dal_route_t *route,
 
     if (v == NULL)
         return NULL;
-    memcpy(v, own->items, own->n * sizeof *v);
-    *n = own->n;
+    /* first, so that a cut starting at a ? (an IN list's first value)
+     * takes the ? with it rather than follow its value */
+    *n = 0;
     for (i = 0; i < route->ncuts; i++) {
         const dal_cut_t *c = &rt->cuts[route->cut_first + i];
         put_edit(v, n, c->off, c->len, EDIT_CUT, 0);
     }
+    memcpy(v + *n, own->items, own->n * sizeof *v);
+    *n += own->n;
     /* last, so that at an equal offset a merge insertion follows the ?
      * value or table name already there */
     for (i = 0; i < nmerge; i++)
@@ -246,6 +249,9 @@ static int route_sql(const dal_routing_t *rt, size_t r, const dal_value_t *param
             put_table(rt, pos, x->idx, sql->text + x->off, out);
         else if (x->type == EDIT_PARAM && tpl != NULL)
             rc = put_placeholder(tpl, x->idx, out, err);
+        else if (x->type == EDIT_PARAM && rt->lit_text != NULL)
+            buf_append(out, rt->lit_text + rt->lit_spans[x->idx].off,
+                       rt->lit_spans[x->idx].len);
         else if (x->type == EDIT_PARAM)
             rc = put_param(sql, params, x->idx, no_backslash_escapes, out, err);
         else if (x->type == EDIT_TEXT)

@@ -82,6 +82,10 @@ typedef struct dal_routing {
     uint32_t sprep_cache;         /* [dal] server_prepare_cache: handles per connection */
     uint32_t snap_gen;            /* the snapshot's gen: the table names the SQL is written
                                      with (sprep.c's route memo) */
+    const char *lit_text;         /* borrowed: a text statement run on its shape's analysis
+                                     (sql_shape.h): the client's text, or NULL */
+    const dal_sql_span_t *lit_spans; /* borrowed: with lit_text, the literal each ? stands
+                                     for, written back as the client wrote it */
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];
@@ -96,6 +100,14 @@ typedef struct dal_routing {
 int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
                     const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err);
 void routing_clear(dal_routing_t *rt);
+
+/* The value routing takes the literal operand o of the text sql (borrowed)
+ * for, into *v: NULL, TRUE/FALSE as 1/0, a number that fits an int64 as an
+ * int, anything else as its decoded text, held in buf[0..cap) or, when
+ * longer, in *heap (malloc'd, the caller frees it; NULL when not needed).
+ * 0, or DAL_ESQL (malformed) / DAL_ENOMEM with err set. */
+int route_literal_value(const char *sql, const dal_sql_opnd_t *o, dal_value_t *v, char *buf,
+                        size_t cap, char **heap, dal_error_t *err);
 
 /* Name ev's logical table: the first sharded table's configured name, or
  * else the statement's first table as written.  That text belongs to the

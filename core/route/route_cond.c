@@ -113,35 +113,42 @@ static void posset_intersect(posset_t *a, posset_t *b)
     posset_free(b);
 }
 
-static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t *out,
-                         dal_error_t *err)
+int route_literal_value(const char *sql, const dal_sql_opnd_t *o, dal_value_t *v, char *buf,
+                        size_t cap, char **heap, dal_error_t *err)
 {
     size_t len = 0;
-    char *text = out->buf;
+    char *text = buf;
     int64_t i;
 
-    if (sql_literal_text(sql->text, o, out->buf, sizeof out->buf, &len) != 0)
+    *heap = NULL;
+    if (sql_literal_text(sql, o, buf, cap, &len) != 0)
         return err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
-    if (len >= sizeof out->buf) {
-        out->heap = malloc(len + 1);
-        if (out->heap == NULL)
+    if (len >= cap) {
+        *heap = malloc(len + 1);
+        if (*heap == NULL)
             return err_set(err, DAL_ENOMEM, "out of memory");
-        sql_literal_text(sql->text, o, out->heap, len + 1, &len);
-        text = out->heap;
+        sql_literal_text(sql, o, *heap, len + 1, &len);
+        text = *heap;
     }
     if (o->lit_type == DAL_TOK_IDENT) {
         /* NULL, TRUE or FALSE */
-        out->v = strcasecmp(text, "NULL") == 0 ? dal_null()
-                                                : dal_int(strcasecmp(text, "TRUE") == 0);
+        *v = strcasecmp(text, "NULL") == 0 ? dal_null() : dal_int(strcasecmp(text, "TRUE") == 0);
         return 0;
     }
     /* numbers that fit an int64 travel as ints; others (1.5, huge ones)
      * as their text, for the strategy to accept or reject */
     if (o->lit_type == DAL_TOK_NUMBER && parse_int64(text, &i) == 0)
-        out->v = dal_int(i);
+        *v = dal_int(i);
     else
-        out->v = dal_strn(text, len);
+        *v = dal_strn(text, len);
     return 0;
+}
+
+static int literal_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, opval_t *out,
+                         dal_error_t *err)
+{
+    return route_literal_value(sql->text, o, &out->v, out->buf, sizeof out->buf, &out->heap,
+                               err);
 }
 
 static int opnd_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,

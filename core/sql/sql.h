@@ -248,6 +248,9 @@ typedef struct dal_sql {
                                edits in text order (rewrite.c); NULL until then */
     atomic_int sprep_state;     /* whether it may run as a server-side prepared
                                statement, judged on first use (sprep.c); 0 until then */
+    atomic_int shape_state;     /* whether, as a text statement's shape, it may stand for
+                               the statements of that shape, judged on first use
+                               (sql_shape.c); 0 until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
     size_t len;             /* bytes of text, NUL excluded */

@@ -793,6 +793,7 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     atomic_init(&s->fill, NULL);
     atomic_init(&s->edits, NULL);
     atomic_init(&s->sprep_state, 0);
+    atomic_init(&s->shape_state, 0);
     s->text = text;
     s->len = a->len;
     s->trefs = tr;       s->ntrefs = a->trefs.n;

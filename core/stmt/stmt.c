@@ -12,6 +12,7 @@
  * comes in a dal_stmt_ctx_t.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,15 +60,76 @@ const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t le
     return one_statement(sql_cache_get(cache, sql, len, msg, sizeof msg), 0, msg, err);
 }
 
-/* The analysis of the statement's text: lent by the thread's front cache
- * (st->sql_lent, returned by stmt_clear) or a reference of its own. */
-static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const char *text, size_t len,
+/* The values of the n literals lits of text as ? parameters: as routing
+ * takes each literal (route_literal_value), so the statement routes as
+ * its own analysis would route it.  -1 when one does not fit lit_buf. */
+static int bind_literals(const char *text, const sql_shape_lit_t *lits, size_t n, dal_stmt_t *st)
+{
+    size_t i, used = 0;
+    char *heap;
+
+    for (i = 0; i < n; i++) {
+        dal_sql_opnd_t o = {DAL_OPND_LITERAL, lits[i].off, lits[i].len, -1, lits[i].type, 0};
+        dal_value_t *v = &st->lit_vals[i];
+        if (route_literal_value(text, &o, v, st->lit_buf + used, sizeof st->lit_buf - used,
+                                &heap, NULL) != 0 || heap != NULL) {
+            free(heap);
+            return -1;
+        }
+        if (v->type == DAL_TYPE_STRING)
+            used += v->v.s.len + 1;
+        st->lit_spans[i].off = lits[i].off;
+        st->lit_spans[i].len = lits[i].len;
+    }
+    st->nlits = n;
+    st->params = st->lit_vals;
+    st->nparams = n;
+    return 0;
+}
+
+/* The analysis of text's shape (sql_shape.h), lent or a reference, with
+ * its literals bound in st; NULL when the statement runs on its own
+ * analysis (no shape, a shape that cannot stand for it, or no memory). */
+static const dal_sql_t *analyse_shape(dal_sql_cache_t *cache, const char *text, size_t len,
+                                      dal_stmt_t *st)
+{
+    char shape[2048], msg[64];
+    sql_shape_lit_t lits[SQL_SHAPE_MAX_LITS];
+    size_t n, slen;
+    int lent;
+    const dal_sql_t *s;
+
+    if ((n = sql_shape_text(text, len, shape, sizeof shape, &slen, lits)) == 0 ||
+        (s = sql_cache_borrow(cache, shape, slen, &lent, msg, sizeof msg)) == NULL)
+        return NULL;
+    if (sql_shape_usable(s) && s->nparams == n && bind_literals(text, lits, n, st) == 0) {
+        st->sql_lent = lent;
+        st->sql_borrowed = lent;
+        return s;
+    }
+    st->nlits = 0;
+    if (lent)
+        sql_cache_return();
+    else
+        sql_unref(s);
+    return NULL;
+}
+
+/* The analysis of the statement's text: its shape's when it has a usable
+ * one ([dal] sql_shape_cache; not with ? parameters of its own), else its
+ * own; lent by the thread's front cache (st->sql_lent, returned by
+ * stmt_clear) or a reference of its own. */
+static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const dal_config_t *cfg,
+                                     const char *text, size_t len, size_t nparams,
                                      dal_stmt_t *st, dal_error_t *err)
 {
     char msg[256];
     int lent;
-    const dal_sql_t *s = sql_cache_borrow(cache, text, len, &lent, msg, sizeof msg);
+    const dal_sql_t *s;
 
+    if (nparams == 0 && cfg->sql_shape_cache && (s = analyse_shape(cache, text, len, st)))
+        return s;
+    s = sql_cache_borrow(cache, text, len, &lent, msg, sizeof msg);
     if ((s = one_statement(s, lent, msg, err)) != NULL && lent) {
         st->sql_lent = 1;
         st->sql_borrowed = 1;
@@ -218,11 +280,14 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
 {
     int rc;
 
-    memset(st, 0, sizeof *st); /* not routed yet: stmt_clear leaves rt alone */
+    /* not routed yet: stmt_clear leaves rt alone; the literals' room
+     * (last) is written only when used */
+    memset(st, 0, offsetof(dal_stmt_t, lit_spans));
     st->params = params;
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
-    st->sql = sql.prepared ? sql.prepared : analyse_text(cache, sql.text, sql.len, st, err);
+    st->sql = sql.prepared ? sql.prepared
+                           : analyse_text(cache, snap->cfg, sql.text, sql.len, nparams, st, err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
@@ -257,7 +322,12 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
-    st->rt.sprep = st->rt.nroutes == 1 &&
+    if (st->nlits > 0) {
+        /* the literals go back into the SQL as the client wrote them */
+        st->rt.lit_text = sql.text;
+        st->rt.lit_spans = st->lit_spans;
+    }
+    st->rt.sprep = st->rt.nroutes == 1 && st->nlits == 0 &&
                    sprep_wanted(snap->cfg, st->sql, sql.prepared != NULL,
                                 opts != NULL && opts->trace_id != NULL);
     st->rt.sprep_cache = snap->cfg->server_prepare_cache;

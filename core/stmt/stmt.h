@@ -14,6 +14,7 @@
 #include "route.h"
 #include "snapshot.h"
 #include "sql_cache.h"
+#include "sql_shape.h"
 
 /* BEGIN, COMMIT or ROLLBACK. */
 int stmt_is_txn_control(dal_sql_kind_t k);
@@ -40,6 +41,13 @@ typedef struct dal_stmt {
     uint64_t t0;                /* start of the statement */
     const char *sql_norm;       /* borrowed from sql: literals replaced by ? */
     char trace[72];             /* the trace id in use, "" for none */
+    /* a text statement run on the analysis of its shape (sql_shape.h): each
+     * literal taken out, as the ? it became (params then point at lit_vals);
+     * the arrays stay last: stmt_prepare clears what comes before them */
+    size_t nlits;               /* 0: the statement runs on its own analysis */
+    dal_sql_span_t lit_spans[SQL_SHAPE_MAX_LITS]; /* in the client's text */
+    dal_value_t lit_vals[SQL_SHAPE_MAX_LITS];     /* as routing takes the literal */
+    char lit_buf[256];          /* the decoded strings lit_vals point into */
 } dal_stmt_t;
 
 /* A statement given to the API: its text text[0..len) (NUL bytes
