@@ -252,8 +252,12 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
         st->nparams = st->fill.nparams;
     }
     rc = prepare_monitoring(st, snap, opts, err);
+    if (rc == 0 && snap->cfg->nlookups > 0)
+        rc = lookup_prepare(cache, snap, schema, opts, st->sql, st->params, st->nparams,
+                            &st->lookup, err);
     if (rc == 0)
-        rc = route_statement(snap, schema, st->sql, opts, st->params, st->nparams, &st->rt, err);
+        rc = route_statement_keys(snap, schema, st->sql, opts, st->params, st->nparams,
+                                  st->lookup.rk.table ? &st->lookup.rk : NULL, &st->rt, err);
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
@@ -278,6 +282,8 @@ void stmt_clear(dal_stmt_t *st)
         routing_clear(&st->rt);
     if (!idfill_empty(&st->fill))
         idfill_clear(&st->fill);
+    if (st->lookup.sql != NULL || st->lookup.vals != NULL)
+        lookup_clear(&st->lookup);
     if (!st->sql_borrowed)
         sql_unref(st->sql);
     if (st->sql_lent)
@@ -418,6 +424,8 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
         rc = stmt_select(&st, opts, &sel, err);
     if (rc == 0)
         rc = explain_build(&st.rt, st.params, st.nparams, out, err);
+    if (rc == 0 && st.lookup.rk.table != NULL)
+        rc = lookup_explain(ctx->cache, ctx->snap, ctx->schema, &st.lookup, out, err);
     stmt_clear(&st);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "events.h"
 #include "idfill.h"
+#include "lookup.h"
 #include "merge.h"
 #include "monitor.h"
 #include "route_servers.h"
@@ -27,6 +28,7 @@ typedef struct dal_stmt {
                                    sql_cache_borrow): stmt_clear returns it */
     dal_routing_t rt;           /* empty for transaction control */
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
+    dal_lookup_t lookup;        /* the lookup read before routing (lookup.h) */
     const struct dal_columns *columns_into; /* borrowed from the table: the learned list
                                    written into an INSERT without one (columns.h), or NULL */
     int columns_check;          /* its routes rest on learned columns (columns_into, or the

@@ -1120,6 +1120,10 @@ DAL_API const char *dal_plan_role(const dal_plan_t *p, size_t i);
 DAL_API int dal_plan_server_prepared(const dal_plan_t *p, size_t i);
 /* Statement kind as a static word ("select", "insert", ...). */
 DAL_API const char *dal_plan_kind(const dal_plan_t *p);
+/* What route i is: "route" (a route of the statement), or "lookup" (a read
+ * of a lookup table that ran first to find the routes, docs/lookup.md;
+ * these come first).  Valid as long as the library is loaded. */
+DAL_API const char *dal_plan_step(const dal_plan_t *p, size_t i);
 DAL_API void dal_plan_free(dal_plan_t *p);
 
 /* ---------------------------------------------------------------- columns */

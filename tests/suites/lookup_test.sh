@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# lookup_test.sh -- lookup tables (docs/lookup.md) through dal-proxy and the
+# dal CLI: a statement by a looked-up column reads the lookup table, then
+# runs on the shards found only; `dal explain` shows the lookup step; the
+# answers are compared with the same SQL on an unsharded copy of the table
+# on one server.  Starts its own MariaDB servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$(dirname "$0")/../harness/proxy_lib.sh"
+
+px_cluster 2 --db 'shard_%d' --db plain
+port=$("$harness/cluster.sh" free-port)
+export PX_TEST_PASSWORD='app-s3cret'
+{
+    px_ini_sharded
+    px_ini_table orders 4 user_id mod
+    echo "lookup = order_no"
+    px_ini_table orders_lookup_order_no 2 order_no mod
+    cat <<EOF
+[proxy]
+listen = 127.0.0.1:$port
+database = shop
+[proxy user app]
+password = \${PX_TEST_PASSWORD}
+EOF
+} >"$work/px.ini"
+px_start "$work/px.ini" "$port"
+dal() { "$builddir/tools/dal" -c "$work/px.ini" "$@"; }
+
+px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -N "$@"; }
+plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain -N "$@"; }
+both() { px -e "$1" || fail "through the proxy: $1"; plain -e "$1" || fail "plain: $1"; }
+# same SQL: the proxy's answer is the plain server's
+same() {
+    local a b
+    a=$(px -e "$1" 2>&1) || fail "through the proxy: $1: $a"
+    b=$(plain -e "$1" 2>&1) || fail "plain: $1: $b"
+    [ "$a" = "$b" ] || fail "$1: the proxy says '$a', the server '$b'"
+}
+# physical POS SQL: SQL on the server of physical table orders_POS
+physical() {
+    local i=$(($1 / 2))
+    mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass "shard_$i" -N -e "$2"
+}
+
+both "CREATE TABLE orders (id BIGINT PRIMARY KEY, user_id BIGINT, order_no BIGINT, note VARCHAR(32))"
+px -e "CREATE TABLE orders_lookup_order_no (order_no BIGINT, user_id BIGINT, PRIMARY KEY (order_no, user_id))" ||
+    fail "CREATE TABLE orders_lookup_order_no"
+
+# 1. reads: rows put on the physical tables behind dal's back, their lookup
+# rows through the proxy (user_id u is in orders_(u % 4))
+for i in $(seq 1 12); do
+    u=$((i * 7 % 13)) o=$((1000 + i % 5))
+    physical $((u % 4)) "INSERT INTO orders_$((u % 4)) VALUES ($i, $u, $o, 'n$i')"
+    plain -e "INSERT INTO orders VALUES ($i, $u, $o, 'n$i')"
+    px -e "INSERT IGNORE INTO orders_lookup_order_no VALUES ($o, $u)" || fail "lookup row ($o, $u)"
+done
+for o in 1000 1001 1002 1003 1004 1005; do
+    same "SELECT id, user_id, order_no, note FROM orders WHERE order_no = $o ORDER BY id"
+done
+same "SELECT id, note FROM orders WHERE order_no IN (1001, 1003, 2000) ORDER BY id"
+same "SELECT COUNT(*) FROM orders WHERE order_no IN (1000, 1002)"
+same "SELECT id FROM orders o WHERE o.order_no = '1004' AND note <> 'x' ORDER BY id"
+
+# the statement runs on the shards the lookup names, no others: a row whose
+# lookup row is missing is not found by its order_no
+physical 1 "INSERT INTO orders_1 VALUES (99, 5, 4242, 'hidden')"
+[ -z "$(px -e 'SELECT id FROM orders WHERE order_no = 4242')" ] ||
+    fail "order_no 4242 has no lookup row, yet the proxy found its row (the statement scattered)"
+[ "$(px -e 'SELECT id FROM orders WHERE user_id = 5 AND order_no = 4242')" = 99 ] ||
+    fail "with the shard key given, the lookup is not read"
+physical 1 "DELETE FROM orders_1 WHERE id = 99"
+
+# explain: the lookup step, then one route per shard found
+plan=$(dal explain "SELECT id FROM orders WHERE order_no = 1002" 2>&1) || fail "dal explain: $plan"
+[ "$(grep -c '^lookup: ' <<<"$plan")" = 1 ] || fail "dal explain shows no lookup step: $plan"
+grep -q '^lookup: .*orders_lookup_order_no_0.*WHERE `order_no` = 1002' <<<"$plan" ||
+    fail "the lookup step is not a point select on orders_lookup_order_no_0: $plan"
+[ "$(grep -vc '^lookup: ' <<<"$plan")" = "$(px -e 'SELECT COUNT(DISTINCT user_id % 4) FROM orders_lookup_order_no WHERE order_no = 1002')" ] ||
+    fail "dal explain: not one route per shard found: $plan"
+json=$(dal explain --json "SELECT id FROM orders WHERE order_no IN (1000, 1001)") || fail "explain --json"
+grep -q '"step": *"lookup"' <<<"$json" || fail "dal explain --json has no lookup step: $json"
+plan=$(dal explain "SELECT id FROM orders WHERE order_no = 777777") || fail "dal explain 777777"
+[ "$(grep -vc '^lookup: ' <<<"$plan")" = 1 ] || fail "no lookup row: not one table: $plan"
+
+px_finish lookup_test
