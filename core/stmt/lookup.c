@@ -24,7 +24,7 @@
 
 /* ------------------------------------------------------- owned values */
 
-static void values_free(dal_value_t *v, size_t n)
+void lookup_values_free(dal_value_t *v, size_t n)
 {
     size_t i;
 
@@ -34,8 +34,7 @@ static void values_free(dal_value_t *v, size_t n)
     free(v);
 }
 
-/* *dst = src, with a copy of its string. */
-static int value_copy(dal_value_t *dst, const dal_value_t *src, dal_error_t *err)
+int lookup_value_copy(dal_value_t *dst, const dal_value_t *src, dal_error_t *err)
 {
     char *p;
 
@@ -50,9 +49,7 @@ static int value_copy(dal_value_t *dst, const dal_value_t *src, dal_error_t *err
     return 0;
 }
 
-/* text[0..len) as a value: an int when it is one (as the router reads a
- * literal), else a string; copied. */
-static int value_from_text(const char *text, size_t len, int number, dal_value_t *out,
+int lookup_value_text(const char *text, size_t len, int number, dal_value_t *out,
                            dal_error_t *err)
 {
     char small[32];
@@ -67,14 +64,12 @@ static int value_from_text(const char *text, size_t len, int number, dal_value_t
         }
     }
     *out = dal_strn(text, len);
-    return value_copy(out, out, err);
+    return lookup_value_copy(out, out, err);
 }
 
 /* ----------------------------------------------------- the condition */
 
-/* The value of operand o of sql, copied into *out; 1 if it is an
- * expression (no lookup then). */
-static int operand_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+int lookup_operand(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                          size_t nparams, dal_value_t *out, dal_error_t *err)
 {
     char *text;
@@ -83,7 +78,7 @@ static int operand_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const da
 
     if (o->kind == DAL_OPND_PARAM)
         return o->param_index >= 0 && (size_t)o->param_index < nparams
-                   ? value_copy(out, &params[o->param_index], err)
+                   ? lookup_value_copy(out, &params[o->param_index], err)
                    : 1;
     if (o->kind != DAL_OPND_LITERAL)
         return 1;
@@ -100,7 +95,7 @@ static int operand_value(const dal_sql_t *sql, const dal_sql_opnd_t *o, const da
         *out = dal_int(strcasecmp(text, "TRUE") == 0);
     rc = o->lit_type == DAL_TOK_IDENT
              ? 0
-             : value_from_text(text, len, o->lit_type == DAL_TOK_NUMBER, out, err);
+             : lookup_value_text(text, len, o->lit_type == DAL_TOK_NUMBER, out, err);
     free(text);
     return rc;
 }
@@ -211,7 +206,7 @@ static int add_key(dal_lookup_t *lk, const char *text, size_t len, dal_error_t *
         lk->keys = k;
         lk->keys_cap = cap;
     }
-    if (value_from_text(text, len, 1, &lk->keys[lk->nkeys], err) != 0)
+    if (lookup_value_text(text, len, 1, &lk->keys[lk->nkeys], err) != 0)
         return DAL_ENOMEM;
     lk->nkeys++;
     return 0;
@@ -288,7 +283,7 @@ int lookup_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *sch
     if ((lk->vals = calloc(c->nvals, sizeof *lk->vals)) == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < c->nvals; i++, lk->nvals++) {
-        rc = operand_value(sql, &c->vals[i], params, nparams, &lk->vals[i], err);
+        rc = lookup_operand(sql, &c->vals[i], params, nparams, &lk->vals[i], err);
         if (rc == 1) {
             lookup_clear(lk); /* an expression: every shard, as without the lookup */
             return 0;
@@ -329,8 +324,8 @@ int lookup_explain(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *sch
 
 void lookup_clear(dal_lookup_t *lk)
 {
-    values_free(lk->vals, lk->nvals);
-    values_free(lk->keys, lk->nkeys);
+    lookup_values_free(lk->vals, lk->nvals);
+    lookup_values_free(lk->keys, lk->nkeys);
     free(lk->sql);
     memset(lk, 0, sizeof *lk);
 }

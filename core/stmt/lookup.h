@@ -13,6 +13,7 @@
 #ifndef DAL_CORE_LOOKUP_H
 #define DAL_CORE_LOOKUP_H
 
+#include "result.h"
 #include "route.h"
 #include "snapshot.h"
 #include "sql_cache.h"
@@ -44,5 +45,61 @@ int lookup_explain(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *sch
                    const dal_lookup_t *lk, dal_plan_t **plan, dal_error_t *err);
 
 void lookup_clear(dal_lookup_t *lk);
+
+/* ------------------------------------------------- the module's insides */
+
+/* Values whose strings are owned (lookup_value_copy's): free them all. */
+void lookup_values_free(dal_value_t *v, size_t n);
+/* *dst = src, with a copy of its string. */
+int lookup_value_copy(dal_value_t *dst, const dal_value_t *src, dal_error_t *err);
+/* text[0..len) as a value, copied: an int when number and it is one (as
+ * the router reads a literal), else a string. */
+int lookup_value_text(const char *text, size_t len, int number, dal_value_t *out,
+                      dal_error_t *err);
+/* The value of operand o of sql (params: its ? values), copied into *out;
+ * 1 if it is an expression. */
+int lookup_operand(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
+                   size_t nparams, dal_value_t *out, dal_error_t *err);
+
+/* ---------------------------------------------------- writes (lookup_write.c) */
+
+/* Runs one statement for the upkeep of the lookups, the way the statement
+ * being kept runs (its session, its transaction): stmt.c's driver. */
+typedef int (*lookup_run_fn)(void *arg, const char *sql, size_t len, const dal_value_t *params,
+                             size_t nparams, dal_result_t **out, dal_error_t *err);
+
+typedef struct lookup_pair lookup_pair_t;
+
+/* What a write does to the lookups of its table, around it. */
+typedef struct dal_lookup_write {
+    lookup_run_fn run;
+    void *arg;
+    const dal_table_t *table;   /* borrowed: the table written, NULL: no upkeep */
+    lookup_pair_t *gone;        /* owned: (column, value, key) whose row may be gone after */
+    size_t ngone;
+    lookup_pair_t *added;       /* owned: lookup rows added before the write */
+    size_t nadded;
+} dal_lookup_write_t;
+
+/* Whether a statement of this kind on snap may need upkeep (cheap). */
+int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql);
+
+/* Before the write sql (params: the ? values it runs with) on snap: the
+ * lookup rows of its new values are added (an INSERT's rows, an UPDATE's
+ * new value), and the old values of an UPDATE or DELETE read.  A write dal
+ * cannot keep the lookups of (INSERT ... SELECT, a looked-up column set to
+ * an expression, several tables) is refused.  w must be released with
+ * lookup_write_clear, also on failure. */
+int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
+                        const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
+                        dal_lookup_write_t *w, dal_error_t *err);
+
+/* After the write (rc its result): the lookup rows of values no row has
+ * any more are removed; a failed write takes back the lookup rows added
+ * for it (a non-unique one only if no row has its value).  Returns rc, or
+ * the error of the upkeep. */
+int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err);
+
+void lookup_write_clear(dal_lookup_write_t *w);
 
 #endif /* DAL_CORE_LOOKUP_H */

@@ -383,17 +383,31 @@ static int run_owned(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, da
     return rc;
 }
 
+/* The upkeep of lookup tables runs its statements as the write it keeps
+ * runs: on ctx, so inside a transaction they are part of it (lookup.h). */
+static int run_for_lookup(void *arg, const char *sql, size_t len, const dal_value_t *params,
+                          size_t nparams, dal_result_t **out, dal_error_t *err)
+{
+    dal_stmt_text_t text = {sql, NULL, len};
+
+    return stmt_execute(arg, NULL, text, params, nparams, out, err);
+}
+
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                  dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                  dal_result_t **out, dal_error_t *err)
 {
     dal_select_t sel = ctx->sel;
+    dal_lookup_write_t lw = {0};
     dal_stmt_t st;
     int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
 
+    if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && lookup_write_wanted(ctx->snap, st.sql))
+        rc = lookup_write_before(run_for_lookup, (void *)ctx, ctx->snap, st.sql, st.params,
+                                 st.nparams, &lw, err);
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
@@ -404,6 +418,10 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = run_owned(ctx, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = stmt_run(&st, ctx->snap, out, err);
+    if (lw.run != NULL) {
+        rc = lookup_write_after(&lw, rc, err);
+        lookup_write_clear(&lw);
+    }
     columns_after(ctx->snap, st.sql, rc, err);
     stmt_clear(&st);
     return rc;

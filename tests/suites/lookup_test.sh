@@ -14,8 +14,9 @@ export PX_TEST_PASSWORD='app-s3cret'
 {
     px_ini_sharded
     px_ini_table orders 4 user_id mod
-    echo "lookup = order_no"
+    printf 'lookup = order_no\nlookup_unique = code\n'
     px_ini_table orders_lookup_order_no 2 order_no mod
+    printf '[table orders_lookup_code]\ndatasource = ds1\n'
     cat <<EOF
 [proxy]
 listen = 127.0.0.1:$port
@@ -43,16 +44,18 @@ physical() {
     mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass "shard_$i" -N -e "$2"
 }
 
-both "CREATE TABLE orders (id BIGINT PRIMARY KEY, user_id BIGINT, order_no BIGINT, note VARCHAR(32))"
+both "CREATE TABLE orders (id BIGINT PRIMARY KEY, user_id BIGINT, order_no BIGINT, note VARCHAR(32), code VARCHAR(16), UNIQUE KEY (code))"
 px -e "CREATE TABLE orders_lookup_order_no (order_no BIGINT, user_id BIGINT, PRIMARY KEY (order_no, user_id))" ||
     fail "CREATE TABLE orders_lookup_order_no"
+px -e "CREATE TABLE orders_lookup_code (code VARCHAR(16) PRIMARY KEY, user_id BIGINT)" ||
+    fail "CREATE TABLE orders_lookup_code"
 
 # 1. reads: rows put on the physical tables behind dal's back, their lookup
 # rows through the proxy (user_id u is in orders_(u % 4))
 for i in $(seq 1 12); do
     u=$((i * 7 % 13)) o=$((1000 + i % 5))
-    physical $((u % 4)) "INSERT INTO orders_$((u % 4)) VALUES ($i, $u, $o, 'n$i')"
-    plain -e "INSERT INTO orders VALUES ($i, $u, $o, 'n$i')"
+    physical $((u % 4)) "INSERT INTO orders_$((u % 4)) VALUES ($i, $u, $o, 'n$i', NULL)"
+    plain -e "INSERT INTO orders VALUES ($i, $u, $o, 'n$i', NULL)"
     px -e "INSERT IGNORE INTO orders_lookup_order_no VALUES ($o, $u)" || fail "lookup row ($o, $u)"
 done
 for o in 1000 1001 1002 1003 1004 1005; do
@@ -64,7 +67,7 @@ same "SELECT id FROM orders o WHERE o.order_no = '1004' AND note <> 'x' ORDER BY
 
 # the statement runs on the shards the lookup names, no others: a row whose
 # lookup row is missing is not found by its order_no
-physical 1 "INSERT INTO orders_1 VALUES (99, 5, 4242, 'hidden')"
+physical 1 "INSERT INTO orders_1 VALUES (99, 5, 4242, 'hidden', NULL)"
 [ -z "$(px -e 'SELECT id FROM orders WHERE order_no = 4242')" ] ||
     fail "order_no 4242 has no lookup row, yet the proxy found its row (the statement scattered)"
 [ "$(px -e 'SELECT id FROM orders WHERE user_id = 5 AND order_no = 4242')" = 99 ] ||
@@ -82,5 +85,27 @@ json=$(dal explain --json "SELECT id FROM orders WHERE order_no IN (1000, 1001)"
 grep -q '"step": *"lookup"' <<<"$json" || fail "dal explain --json has no lookup step: $json"
 plan=$(dal explain "SELECT id FROM orders WHERE order_no = 777777") || fail "dal explain 777777"
 [ "$(grep -vc '^lookup: ' <<<"$plan")" = 1 ] || fail "no lookup row: not one table: $plan"
+
+# 2. writes through the proxy keep the lookup tables: generated INSERT,
+# UPDATE, DELETE and SELECT by order_no and code, compared with the copy;
+# then every row is reachable through its lookup rows
+both "DELETE FROM orders"
+px -e "DELETE FROM orders_lookup_order_no" || fail "emptying orders_lookup_order_no"
+for seed in 1 2; do
+    /usr/bin/python3 "$tests/suites/lookup_diff.py" "$port" "${ports[0]}" "$seed" 300 >"$work/diff$seed.out" 2>&1 ||
+        fail "differential run $seed: $(grep -v '^note' "$work/diff$seed.out" | head -30)"
+done
+# a unique lookup refuses a duplicate with the server's error 1062, and the
+# row is not written
+both "INSERT INTO orders (id, user_id, order_no, code) VALUES (900001, 3, 5, 'dup-1')"
+out=$(px -e "INSERT INTO orders (id, user_id, order_no, code) VALUES (900002, 4, 5, 'dup-1')" 2>&1) &&
+    fail "a duplicate code was accepted"
+grep -q 'ERROR 1062' <<<"$out" || fail "duplicate code: not error 1062: $out"
+[ -z "$(px -e 'SELECT id FROM orders WHERE user_id = 4 AND id = 900002')" ] ||
+    fail "the row with the duplicate code was written"
+# a write dal cannot keep the lookups of is refused, naming the lookups
+out=$(px -e "UPDATE orders SET order_no = order_no + 1 WHERE id = 900001" 2>&1) &&
+    fail "SET order_no = an expression was accepted"
+grep -q 'has lookups' <<<"$out" || fail "SET order_no = expression: $out"
 
 px_finish lookup_test
