@@ -155,6 +155,21 @@ static const cli_command_t cli_commands[] = {
       "                    without one once older than [dal] xa_grace, prune the log\n"
       "  list              show the prepared branches on every node and their decision\n"
       "  --json            recover: {\"committed\":N,...}; list: {\"branches\":[{...}]}\n" },
+    { "lookup", cmd_lookup, OPT_JSON | OPT_OWN, 1, SIZE_MAX, 1,
+      "lookup verify [TABLE [COLUMN]] [--fix] [--json] | lookup backfill TABLE COLUMN "
+      "[--chunk N] [--after KEY]",
+      "check and fill the lookup tables (docs/lookup.md)",
+      "  verify            compare each lookup table with its table: a value of a row\n"
+      "                    with no lookup row (missing: the row is unreachable by it)\n"
+      "                    and a lookup row without a row (orphan: harmless); one line\n"
+      "                    each, a count per lookup; exit 1 if any\n"
+      "  --fix             add the missing lookup rows, remove the orphans\n"
+      "  --json            {\"lookups\":[{...,\"missing\":[...],\"orphan\":[...]}],\n"
+      "                    \"disagreements\":N,\"fixed\":N}\n"
+      "  backfill          add the lookup rows of TABLE's existing rows for COLUMN, in\n"
+      "                    chunks in shard key order (safe to repeat)\n"
+      "  --chunk N         rows per chunk (default 1000)\n"
+      "  --after KEY       resume after shard key KEY (printed after each chunk)\n" },
     { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,

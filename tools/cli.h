@@ -171,5 +171,6 @@ int cli_shown(const char *location);
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 int cmd_xa(cli_t *cli);        /* cmd_xa.c */
+int cmd_lookup(cli_t *cli);    /* cmd_lookup.c */
 
 #endif /* DAL_TOOLS_CLI_H */

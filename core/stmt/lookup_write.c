@@ -11,6 +11,7 @@
  * it).  Every statement of the upkeep runs the way the write does (run:
  * stmt.c's driver), so inside a transaction it is part of it.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +449,20 @@ static int update_rows(dal_lookup_write_t *w, const dal_sql_t *sql, const dal_va
 
 /* -------------------------------------------------------------- public */
 
+/* Test hook (tests/suites/lookup_test.sh), not a setting: with
+ * DAL_TEST_LOOKUP_KILL in the environment, a write that added lookup rows
+ * kills its own process (SIGKILL) before the row is written, as a crash
+ * between the two would. */
+static int test_kill(int rc, const dal_lookup_write_t *w)
+{
+    if (rc == 0 && w->nadded > 0 && getenv("DAL_TEST_LOOKUP_KILL") != NULL)
+        raise(SIGKILL);
+    return rc;
+}
+
+static int write_before(const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
+                        dal_lookup_write_t *w, dal_error_t *err);
+
 int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
                         const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err)
@@ -458,6 +473,12 @@ int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap
     w->run = run;
     w->arg = arg;
     w->table = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
+    return test_kill(write_before(sql, params, nparams, w, err), w);
+}
+
+static int write_before(const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
+                        dal_lookup_write_t *w, dal_error_t *err)
+{
     if (sql->ntrefs > 1 && sql->kind != DAL_SQL_INSERT && sql->kind != DAL_SQL_REPLACE)
         return refuse(err, w->table, "a write naming several tables is not supported");
     if (sql->kind == DAL_SQL_INSERT || sql->kind == DAL_SQL_REPLACE)

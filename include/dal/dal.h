@@ -1224,6 +1224,12 @@ DAL_API const char *dal_table_info_id_column(const dal_table_info_t *t);
 DAL_API const char *dal_table_info_idgen(const dal_table_info_t *t);
 /* allow_scatter (default 1). */
 DAL_API int dal_table_info_allow_scatter(const dal_table_info_t *t);
+/* The columns of `lookup =` and `lookup_unique =` (docs/lookup.md), in
+ * order: column i (NULL when i is out of range), *unique (may be NULL) set
+ * for a lookup_unique one.  Its lookup table is the table named
+ * TABLE_lookup_COLUMN. */
+DAL_API size_t dal_table_info_lookup_count(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_lookup(const dal_table_info_t *t, size_t i, int *unique);
 /* The datasource node of data node db (0 .. db_shard_num-1): group prefix
  * and db ("dbProductSku1") for a sharded or broadcast table, the datasource
  * of a single one.  NULL when db is out of range. */

@@ -108,4 +108,53 @@ out=$(px -e "UPDATE orders SET order_no = order_no + 1 WHERE id = 900001" 2>&1) 
     fail "SET order_no = an expression was accepted"
 grep -q 'has lookups' <<<"$out" || fail "SET order_no = expression: $out"
 
+# 3. dal lookup verify: nothing after the runs; then a lookup row without
+# a row and a row without its lookup row, planted by hand, are reported
+# (text and --json), and --fix mends both
+out=$(dal lookup verify) || fail "dal lookup verify after the runs: $out"
+grep -q '^0 disagreement(s)$' <<<"$out" || fail "verify after the runs: $out"
+px -e "INSERT INTO orders_lookup_order_no VALUES (31337, 6)" || fail "planting an orphan"
+px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900100, 9, 4711)" || fail "row 900100"
+px -e "DELETE FROM orders_lookup_order_no WHERE order_no = 4711" || fail "removing a lookup row"
+out=$(dal lookup verify orders order_no) && fail "verify found nothing: $out"
+grep -q '^orphan orders.order_no: order_no = 31337, user_id = 6$' <<<"$out" ||
+    fail "verify: the planted orphan not reported: $out"
+grep -q '^missing orders.order_no: order_no = 4711, user_id = 9$' <<<"$out" ||
+    fail "verify: the row without a lookup row not reported: $out"
+grep -q '^2 disagreement(s)$' <<<"$out" || fail "verify: not 2 disagreements: $out"
+json=$(dal lookup verify --json) && fail "verify --json found nothing"
+/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["disagreements"] == 2, d; l=[x for x in d["lookups"] if x["column"] == "order_no"][0]; assert l["orphan"] == [{"order_no": "31337", "user_id": "6"}], l; assert l["missing"] == [{"order_no": "4711", "user_id": "9"}], l' <<<"$json" ||
+    fail "verify --json: $json"
+dal lookup verify --fix >/dev/null || fail "verify --fix"
+out=$(dal lookup verify) || fail "verify after --fix: $out"
+[ "$(px -e 'SELECT id FROM orders WHERE order_no = 4711')" = 900100 ] || fail "row 900100 not found after --fix"
+
+# 4. dal lookup backfill fills an emptied lookup table again, in chunks,
+# and resumes after a shard key
+px -e "DELETE FROM orders_lookup_order_no" || fail "emptying orders_lookup_order_no"
+out=$(dal lookup backfill orders order_no --chunk 7 --after 30) || fail "backfill --after 30: $out"
+[ "$(px -e 'SELECT COUNT(*) FROM orders_lookup_order_no WHERE user_id <= 30')" = 0 ] ||
+    fail "backfill --after 30 wrote keys up to 30"
+out=$(dal lookup backfill orders order_no --chunk 7) || fail "backfill: $out"
+grep -q 'resume: --after' <<<"$out" || fail "backfill printed no progress: $out"
+out=$(dal lookup verify) || fail "verify after backfill: $out"
+
+# 5. a writer killed between its lookup rows and its row (the test hook
+# DAL_TEST_LOOKUP_KILL) leaves no row unreachable by its looked-up column
+px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900200, 11, 5150)" || fail "row 900200"
+DAL_TEST_LOOKUP_KILL=1 "$builddir/tools/dal" -c "$work/px.ini" exec \
+    "UPDATE orders SET order_no = 5151 WHERE id = 900200" >/dev/null 2>&1 && fail "the hook did not kill dal"
+DAL_TEST_LOOKUP_KILL=1 "$builddir/tools/dal" -c "$work/px.ini" exec \
+    "INSERT INTO orders (id, user_id, order_no, code) VALUES (900201, 12, 5152, 'k-1')" >/dev/null 2>&1 &&
+    fail "the hook did not kill dal"
+[ "$(px -e 'SELECT id FROM orders WHERE order_no = 5150')" = 900200 ] ||
+    fail "row 900200 unreachable by its order_no after the kill"
+[ -z "$(px -e 'SELECT id FROM orders WHERE order_no = 5152')" ] || fail "row 900201 was written"
+out=$(dal lookup verify --json) && fail "verify after the kills found no orphan"
+/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert all(not x["missing"] for x in d["lookups"]), d; assert d["disagreements"] == 3, d' <<<"$out" ||
+    fail "after the kills: rows unreachable, or not 3 orphans: $out"
+dal lookup verify --fix >/dev/null || fail "verify --fix after the kills"
+both "INSERT INTO orders (id, user_id, order_no, code) VALUES (900201, 12, 5152, 'k-1')"
+same "SELECT id FROM orders WHERE code = 'k-1'"
+
 px_finish lookup_test
