@@ -63,10 +63,22 @@ int lookup_operand(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_valu
 
 /* ---------------------------------------------------- writes (lookup_write.c) */
 
-/* Runs one statement for the upkeep of the lookups, the way the statement
- * being kept runs (its session, its transaction): stmt.c's driver. */
-typedef int (*lookup_run_fn)(void *arg, const char *sql, size_t len, const dal_value_t *params,
-                             size_t nparams, dal_result_t **out, dal_error_t *err);
+/* Runs one statement for the lookups, the way the statement they serve
+ * runs (its session, its transaction), or with alone set outside any
+ * transaction, committed at once: stmt.c's driver. */
+typedef int (*lookup_run_fn)(void *arg, int alone, const char *sql, size_t len,
+                             const dal_value_t *params, size_t nparams, dal_result_t **out,
+                             dal_error_t *err);
+
+/* The calling thread's lookup reads run through run (arg its argument)
+ * from now on, NULL: on the masters through the pools.  Returns the one
+ * set before, to put back.  stmt.c sets it while a session holds
+ * connections, so a transaction's reads see the lookup rows it wrote. */
+typedef struct lookup_reader {
+    lookup_run_fn run;
+    void *arg;
+} lookup_reader_t;
+lookup_reader_t lookup_reader_set(lookup_reader_t r);
 
 typedef struct lookup_pair lookup_pair_t;
 
@@ -74,6 +86,8 @@ typedef struct lookup_pair lookup_pair_t;
 typedef struct dal_lookup_write {
     lookup_run_fn run;
     void *arg;
+    int single_txn;             /* inside a single-mode transaction: lookup rows are added
+                                   alone, before it, and none removed (docs/lookup.md) */
     const dal_table_t *table;   /* borrowed: the table written, NULL: no upkeep */
     lookup_pair_t *gone;        /* owned: (column, value, key) whose row may be gone after */
     size_t ngone;
@@ -90,7 +104,7 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql);
  * cannot keep the lookups of (INSERT ... SELECT, a looked-up column set to
  * an expression, several tables) is refused.  w must be released with
  * lookup_write_clear, also on failure. */
-int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
+int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_snapshot_t *snap,
                         const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err);
 

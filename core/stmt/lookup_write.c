@@ -93,18 +93,25 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
     return t != NULL && t->cfg->nlookups > 0;
 }
 
-/* Run sql and read its rows' first column (NULL: run only). */
-static int run_sql(dal_lookup_write_t *w, const dal_buf_t *sql, const dal_value_t *params,
-                   size_t n, dal_result_t **out, dal_error_t *err)
+/* Run sql, its result into *out (NULL: dropped); alone: outside the
+ * write's transaction. */
+static int run_sql_as(dal_lookup_write_t *w, int alone, const dal_buf_t *sql,
+                      const dal_value_t *params, size_t n, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *r = NULL;
-    int rc = w->run(w->arg, sql->data, sql->len, params, n, &r, err);
+    int rc = w->run(w->arg, alone, sql->data, sql->len, params, n, &r, err);
 
     if (out != NULL && rc == 0)
         *out = r;
     else
         dal_result_free(r);
     return rc;
+}
+
+static int run_sql(dal_lookup_write_t *w, const dal_buf_t *sql, const dal_value_t *params,
+                   size_t n, dal_result_t **out, dal_error_t *err)
+{
+    return run_sql_as(w, 0, sql, params, n, out, err);
 }
 
 /* ------------------------------------------------------------- adding */
@@ -133,7 +140,7 @@ static int insert_lookup_rows(dal_lookup_write_t *w, const dal_cfg_lookup_t *l,
         v[k++] = pairs[i].key;
     }
     if (k > 0)
-        rc = run_sql(w, &b, v, k, NULL, err);
+        rc = run_sql_as(w, w->single_txn, &b, v, k, NULL, err);
     for (i = 0; rc == 0 && i < n; i++)
         if (pairs[i].l == l)
             rc = add_pair(&w->added, &w->nadded, l, &pairs[i].col, &pairs[i].key, err);
@@ -463,7 +470,7 @@ static int test_kill(int rc, const dal_lookup_write_t *w)
 static int write_before(const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err);
 
-int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
+int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_snapshot_t *snap,
                         const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err)
 {
@@ -472,6 +479,7 @@ int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap
     memset(w, 0, sizeof *w);
     w->run = run;
     w->arg = arg;
+    w->single_txn = single_txn;
     w->table = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
     return test_kill(write_before(sql, params, nparams, w, err), w);
 }
@@ -516,7 +524,7 @@ static int delete_lookup_row(dal_lookup_write_t *w, const lookup_pair_t *p, dal_
     lookup_name(w->table, p->l, name, sizeof name);
     buf_printf(&b, "DELETE FROM `%s` WHERE `%s` = ? AND `%s` = ?", name, p->l->column,
                w->table->cfg->shard_key);
-    rc = run_sql(w, &b, v, 2, NULL, err);
+    rc = run_sql_as(w, w->single_txn, &b, v, 2, NULL, err);
     buf_free(&b);
     return rc;
 }
@@ -536,7 +544,9 @@ int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err)
     size_t i, j;
     int r2 = 0;
 
-    if (w->table == NULL)
+    /* a single-mode transaction may still roll back: the lookup rows of
+     * its old values stay (harmless; verify --fix removes them) */
+    if (w->table == NULL || (rc == 0 && w->single_txn))
         return rc;
     if (rc != 0) {
         /* the write failed: the unique values it claimed are free again, and

@@ -385,12 +385,16 @@ static int run_owned(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, da
 
 /* The upkeep of lookup tables runs its statements as the write it keeps
  * runs: on ctx, so inside a transaction they are part of it (lookup.h). */
-static int run_for_lookup(void *arg, const char *sql, size_t len, const dal_value_t *params,
-                          size_t nparams, dal_result_t **out, dal_error_t *err)
+static int run_for_lookup(void *arg, int alone, const char *sql, size_t len,
+                          const dal_value_t *params, size_t nparams, dal_result_t **out,
+                          dal_error_t *err)
 {
+    const dal_stmt_ctx_t *ctx = arg;
+    dal_stmt_ctx_t pools = {.cache = ctx->cache, .snap = ctx->snap, .schema = ctx->schema,
+                            .sel = {.flags = DAL_SELECT_MASTER}};
     dal_stmt_text_t text = {sql, NULL, len};
 
-    return stmt_execute(arg, NULL, text, params, nparams, out, err);
+    return stmt_execute(alone ? &pools : ctx, NULL, text, params, nparams, out, err);
 }
 
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
@@ -400,14 +404,16 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
     dal_select_t sel = ctx->sel;
     dal_lookup_write_t lw = {0};
     dal_stmt_t st;
+    lookup_reader_t was = lookup_reader_set((lookup_reader_t){ctx->holds ? run_for_lookup : NULL,
+                                                              (void *)ctx});
     int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
-
+    lookup_reader_set(was);
     if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && lookup_write_wanted(ctx->snap, st.sql))
-        rc = lookup_write_before(run_for_lookup, (void *)ctx, ctx->snap, st.sql, st.params,
-                                 st.nparams, &lw, err);
+        rc = lookup_write_before(run_for_lookup, (void *)ctx, ctx->txn_single, ctx->snap, st.sql,
+                                 st.params, st.nparams, &lw, err);
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)

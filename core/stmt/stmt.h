@@ -140,6 +140,7 @@ typedef struct dal_stmt_ctx {
      * transaction, a session's pins) or when the statement leaves session
      * state (dal_sql_t.pins).  Every other statement costs them nothing. */
     int holds;
+    int txn_single;             /* a single-mode transaction is open (lookup.h) */
     /* run on connections the owner holds; returns 1 when it holds none
      * for st, which then runs through the pools; NULL: always the pools */
     int (*run_held)(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,

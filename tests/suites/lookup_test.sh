@@ -157,4 +157,19 @@ dal lookup verify --fix >/dev/null || fail "verify --fix after the kills"
 both "INSERT INTO orders (id, user_id, order_no, code) VALUES (900201, 12, 5152, 'k-1')"
 same "SELECT id FROM orders WHERE code = 'k-1'"
 
+# 6. transactions: a transaction reads the lookup rows it wrote; in a
+# single-mode transaction they are written before it, alone (a rollback
+# leaves them, harmless), in a multi-mode one they roll back with it
+[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900300, 3, 6001); SELECT id FROM orders WHERE order_no = 6001; COMMIT")" = 900300 ] ||
+    fail "single: the transaction does not find its own row by order_no"
+[ "$(px -e "SELECT id FROM orders WHERE order_no = 6001")" = 900300 ] || fail "single: row 900300 after COMMIT"
+[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900301, 3, 6002); ROLLBACK; SELECT COUNT(*) FROM orders WHERE order_no = 6002")" = 0 ] ||
+    fail "single: row 900301 after ROLLBACK"
+[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900302, 3, 6003); SELECT id FROM orders WHERE order_no = 6003; ROLLBACK")" = 900302 ] ||
+    fail "multi: the transaction does not find its own row by order_no"
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6003")" = 0 ] ||
+    fail "multi: the lookup row of a rolled back INSERT stayed"
+[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; DELETE FROM orders WHERE order_no = 6001; COMMIT; SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6001")" = 0 ] ||
+    fail "multi: the lookup row of a deleted row stayed"
+
 px_finish lookup_test
