@@ -40,6 +40,7 @@ typedef struct cli {
     const char *datasource;  /* --datasource NAME; NULL: routed */
     int json;                /* --json */
     int online;              /* check --online */
+    int create_lookups;      /* check --online --create-lookups */
     int verbose;             /* -v: pass info and debug messages too */
     int help;                /* --help */
     int version;             /* --version */

@@ -45,10 +45,18 @@ physical() {
 }
 
 both "CREATE TABLE orders (id BIGINT PRIMARY KEY, user_id BIGINT, order_no BIGINT, note VARCHAR(32), code VARCHAR(16), UNIQUE KEY (code))"
-px -e "CREATE TABLE orders_lookup_order_no (order_no BIGINT, user_id BIGINT, PRIMARY KEY (order_no, user_id))" ||
-    fail "CREATE TABLE orders_lookup_order_no"
-px -e "CREATE TABLE orders_lookup_code (code VARCHAR(16) PRIMARY KEY, user_id BIGINT)" ||
-    fail "CREATE TABLE orders_lookup_code"
+# the lookup tables, made by dal check (twice: the second finds them there)
+for _ in 1 2; do
+    out=$(dal check --online --create-lookups 2>&1) || fail "dal check --online --create-lookups: $out"
+    grep -q '^orders_lookup_order_no: ready$' <<<"$out" && grep -q '^orders_lookup_code: ready$' <<<"$out" ||
+        fail "dal check --create-lookups: $out"
+done
+pk() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass "shard_$1" -N -e \
+    "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'shard_$1' AND TABLE_NAME = '$2' AND INDEX_NAME = 'PRIMARY'"; }
+[ "$(pk 0 orders_lookup_order_no_0)" = order_no,user_id ] || fail "orders_lookup_order_no_0: primary key $(pk 0 orders_lookup_order_no_0)"
+[ "$(pk 1 orders_lookup_code)" = code ] || fail "orders_lookup_code (unique): primary key $(pk 1 orders_lookup_code)"
+json=$(dal check --online --create-lookups --json) || fail "check --create-lookups --json: $json"
+grep -q '"lookups":\["orders_lookup_order_no","orders_lookup_code"\]' <<<"$json" || fail "check --create-lookups --json: $json"
 
 # 1. reads: rows put on the physical tables behind dal's back, their lookup
 # rows through the proxy (user_id u is in orders_(u % 4))
