@@ -212,6 +212,7 @@ typedef struct dal_config {
     int xa_log_line;
     uint32_t xa_grace_ms;     /* xa_grace = 60s */
     uint32_t xa_recover_interval_ms; /* xa_recover_interval = 30s; 0: no background recovery */
+    uint32_t lookup_cache_ms;          /* lookup_cache = 0: how long a lookup read is kept */
 
     dal_cfg_datasource_t *datasources; /* owned array, in file order */
     size_t ndatasources;

@@ -738,6 +738,11 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "with `xa_log`: how often the holder of the recovery lease (one of the dal instances "
              "sharing the log) runs XA recovery, besides a pass when it takes the lease and when an "
              "instance dies; `0`: this instance never takes the lease"},
+    {.name = "lookup_cache", .type = DAL_CFG_DURATION, .offset = CFG(lookup_cache_ms),
+     .def = "0", .min = 0, .max = 60000,
+     .help = "how long the answer of a lookup read (docs/lookup.md) is kept per value, in this "
+             "process, for statements outside a transaction; this process's own writes of the "
+             "value forget it at once, another instance's are seen once it expires; `0`: not kept"},
     {.name = NULL}
 };
 

@@ -180,25 +180,24 @@ static const struct dal_sql_cond *find_cond(const dal_snapshot_t *snap, const da
 
 /* ----------------------------------------------------------- the read */
 
-static int make_sql(dal_lookup_t *lk, const char *col, dal_error_t *err)
+/* SELECT col, key FROM the lookup table WHERE col IN (n ?). */
+static char *read_sql(const dal_lookup_t *lk, size_t n, size_t *len)
 {
     dal_buf_t b = DAL_BUF_INIT;
     size_t i;
 
-    buf_printf(&b, "SELECT `%s` FROM `%s` WHERE `%s` ", lk->rk.table->cfg->shard_key,
-               lk->ltable->cfg->name, col);
-    buf_puts(&b, lk->nvals == 1 ? "= ?" : "IN (?");
-    for (i = 1; i < lk->nvals; i++)
+    buf_printf(&b, "SELECT `%s`, `%s` FROM `%s` WHERE `%s` ", lk->column,
+               lk->rk.table->cfg->shard_key, lk->ltable->cfg->name, lk->column);
+    buf_puts(&b, n == 1 ? "= ?" : "IN (?");
+    for (i = 1; i < n; i++)
         buf_puts(&b, ", ?");
-    if (lk->nvals > 1)
+    if (n > 1)
         buf_puts(&b, ")");
-    lk->sql_len = b.len;
-    if ((lk->sql = buf_steal(&b)) == NULL)
-        return err_set(err, DAL_ENOMEM, "out of memory");
-    return 0;
+    *len = b.len;
+    return buf_steal(&b);
 }
 
-static int add_key(dal_lookup_t *lk, const char *text, size_t len, dal_error_t *err)
+int lookup_add_key(dal_lookup_t *lk, const char *text, size_t len, dal_error_t *err)
 {
     if (lk->nkeys == lk->keys_cap) {
         size_t cap = lk->keys_cap ? lk->keys_cap * 2 : 4;
@@ -214,21 +213,22 @@ static int add_key(dal_lookup_t *lk, const char *text, size_t len, dal_error_t *
     return 0;
 }
 
-/* The lookup read routed (rt cleared by the caller), with its servers:
- * always the masters. */
+/* A lookup read (text, n values) routed (rt cleared by the caller), with
+ * its servers: always the masters. */
 static int route_read(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schema,
-                      const dal_lookup_t *lk, unsigned int flags, const dal_sql_t **sql,
-                      dal_routing_t *rt, dal_error_t *err)
+                      const dal_lookup_t *lk, const char *text, size_t len,
+                      const dal_value_t *vals, size_t n, unsigned int flags,
+                      const dal_sql_t **sql, dal_routing_t *rt, dal_error_t *err)
 {
     dal_select_t sel = {.override = DAL_SERVER_MASTER, .flags = flags};
     char msg[256];
     int rc;
 
     memset(rt, 0, sizeof *rt);
-    if ((*sql = sql_cache_get(cache, lk->sql, lk->sql_len, msg, sizeof msg)) == NULL)
+    if ((*sql = sql_cache_get(cache, text, len, msg, sizeof msg)) == NULL)
         return err_set(err, DAL_ESQL, "lookup table %s: cannot analyse %s: %s",
-                       lk->ltable->cfg->name, lk->sql, msg);
-    rc = route_statement(snap, schema, *sql, NULL, lk->vals, lk->nvals, rt, err);
+                       lk->ltable->cfg->name, text, msg);
+    rc = route_statement(snap, schema, *sql, NULL, vals, n, rt, err);
     if (rc == 0)
         rc = select_servers(rt, &sel, err);
     return rc;
@@ -244,33 +244,152 @@ lookup_reader_t lookup_reader_set(lookup_reader_t r)
     return old;
 }
 
+/* Whether a row's column text is value v exactly (the cache keeps only
+ * answers it can tie to their values). */
+static int same_text(const dal_value_t *v, const char *t, size_t n)
+{
+    char num[32];
+    int k;
+
+    if (v->type == DAL_TYPE_INT || v->type == DAL_TYPE_UINT) {
+        k = v->type == DAL_TYPE_INT ? snprintf(num, sizeof num, "%lld", (long long)v->v.i)
+                                    : snprintf(num, sizeof num, "%llu", (unsigned long long)v->v.u);
+        return (size_t)k == n && memcmp(num, t, n) == 0;
+    }
+    return v->type == DAL_TYPE_STRING && v->v.s.len == n && memcmp(v->v.s.ptr, t, n) == 0;
+}
+
+/* What one read found, for the cache: row r's key (texts borrowed from
+ * the keys found) belongs to value owner[r]. */
+typedef struct found {
+    size_t *owner;
+    size_t n, cap;
+    int exact;  /* every row tied to one value */
+} found_t;
+
+static void found_row(found_t *f, const dal_value_t *todo, size_t ntodo, const char *ct,
+                      size_t cl)
+{
+    size_t j;
+
+    for (j = 0; j < ntodo && !same_text(&todo[j], ct, cl); j++)
+        ;
+    if (j == ntodo || (f->n == f->cap && f->cap >= 64)) {
+        f->exact = 0;
+        return;
+    }
+    if (f->n == f->cap) {
+        size_t *o = realloc(f->owner, (f->cap = f->cap ? f->cap * 2 : 8) * sizeof *o);
+        if (o == NULL) {
+            f->exact = 0;
+            return;
+        }
+        f->owner = o;
+    }
+    f->owner[f->n++] = j;
+}
+
+/* Store what the read of todo found (its keys from lk->keys[first..]). */
+static void cache_store(dal_snapshot_t *snap, const dal_lookup_t *lk, const dal_value_t *todo,
+                        const uint32_t *ver, size_t ntodo, const found_t *f, size_t first)
+{
+    const char *texts[4];
+    size_t lens[4], j, r, n;
+    char bufs[4][32];
+
+    for (j = 0; f->exact && j < ntodo; j++) {
+        for (r = 0, n = 0; r < f->n && n <= 4; r++) {
+            const dal_value_t *k = &lk->keys[first + r];
+            if (f->owner[r] != j)
+                continue;
+            if (n == 4)
+                n++;
+            else if (k->type == DAL_TYPE_INT) {
+                lens[n] = (size_t)snprintf(bufs[n], sizeof bufs[n], "%lld", (long long)k->v.i);
+                texts[n] = bufs[n];
+                n++;
+            } else if (k->type == DAL_TYPE_STRING && k->v.s.len < sizeof bufs[n]) {
+                texts[n] = k->v.s.ptr;
+                lens[n++] = k->v.s.len;
+            } else {
+                n = 5;
+            }
+        }
+        if (n <= 4)
+            lookup_cache_put(snap->gen, lk->ltable, &todo[j], ver[j], texts, lens, n,
+                             snap->cfg->lookup_cache_ms);
+    }
+}
+
+/* The values not answered by the cache into todo (with the slot versions
+ * seen); their number. */
+static int from_cache(dal_snapshot_t *snap, dal_lookup_t *lk, dal_value_t *todo, uint32_t *ver,
+                      size_t *ntodo, dal_error_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    *ntodo = 0;
+    for (i = 0; rc >= 0 && i < lk->nvals; i++) {
+        rc = lookup_cache_get(snap->gen, lk->ltable, &lk->vals[i], lk, &ver[*ntodo], err);
+        if (rc == 0)
+            todo[(*ntodo)++] = lk->vals[i];
+    }
+    return rc < 0 ? rc : 0;
+}
+
 static int read_keys(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schema,
                      dal_lookup_t *lk, dal_error_t *err)
 {
+    int cached = snap->cfg->lookup_cache_ms > 0 && reader.run == NULL;
     const dal_sql_t *sql = NULL;
     dal_routing_t rt = {0};
     dal_result_t *res = NULL;
-    const char *text;
-    size_t len;
-    int rc = reader.run != NULL
-                 ? reader.run(reader.arg, 0, lk->sql, lk->sql_len, lk->vals, lk->nvals, &res, err)
-                 : route_read(cache, snap, schema, lk, 0, &sql, &rt, err);
+    dal_value_t *todo = lk->vals;
+    uint32_t *ver = NULL;
+    size_t ntodo = lk->nvals, first = lk->nkeys, len, slen = 0;
+    found_t f = {NULL, 0, 0, 1};
+    char *text = NULL;
+    int rc = 0;
 
-    if (rc == 0 && res == NULL)
-        rc = exec_routes(&rt, lk->vals, lk->nvals, NULL, &res, err);
-    while (rc == 0 && (rc = dal_result_next(res, err)) == 1) {
-        rc = 0;
-        if ((text = dal_result_text(res, 0, &len)) != NULL)
-            rc = add_key(lk, text, len, err);
+    if (cached) {
+        todo = malloc(lk->nvals * sizeof *todo);
+        ver = malloc(lk->nvals * sizeof *ver);
+        rc = todo == NULL || ver == NULL ? err_set(err, DAL_ENOMEM, "out of memory")
+                                         : from_cache(snap, lk, todo, ver, &ntodo, err);
+        first = lk->nkeys;
     }
-    if (rc < 0)
-        rc = err != NULL && err->code != 0 ? err->code : DAL_ESERVER;
+    if (rc == 0 && ntodo > 0 && (text = read_sql(lk, ntodo, &slen)) == NULL)
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0 && ntodo > 0)
+        rc = reader.run != NULL
+                 ? reader.run(reader.arg, 0, text, slen, todo, ntodo, &res, err)
+                 : route_read(cache, snap, schema, lk, text, slen, todo, ntodo, 0, &sql, &rt, err);
+    if (rc == 0 && ntodo > 0 && res == NULL)
+        rc = exec_routes(&rt, todo, ntodo, NULL, &res, err);
+    while (rc == 0 && res != NULL && (rc = dal_result_next(res, err)) == 1) {
+        size_t cl;
+        const char *ct = dal_result_text(res, 0, &cl), *kt = dal_result_text(res, 1, &len);
+        rc = 0;
+        if (ct == NULL || kt == NULL)
+            continue;
+        if (cached)
+            found_row(&f, todo, ntodo, ct, cl);
+        rc = lookup_add_key(lk, kt, len, err);
+    }
+    if (rc == 0 && cached && ntodo > 0)
+        cache_store(snap, lk, todo, ver, ntodo, &f, first);
     if (rc != 0)
         err_prefix(err, "lookup table %s", lk->ltable->cfg->name);
     dal_result_free(res);
     routing_clear(&rt);
     if (sql != NULL)
         sql_unref(sql);
+    free(text);
+    free(f.owner);
+    if (todo != lk->vals)
+        free(todo);
+    free(ver);
     return rc;
 }
 
@@ -306,8 +425,9 @@ int lookup_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *sch
             return rc;
     }
     lk->rk.table = t;
-    if ((rc = make_sql(lk, l->column, err)) != 0)
-        return rc;
+    lk->column = l->column;
+    if ((lk->sql = read_sql(lk, lk->nvals, &lk->sql_len)) == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
     rc = read_keys(cache, snap, schema, lk, err);
     lk->rk.keys = lk->keys;
     lk->rk.nkeys = lk->nkeys;
@@ -320,7 +440,8 @@ int lookup_explain(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *sch
     const dal_sql_t *sql = NULL;
     dal_plan_t *first = NULL;
     dal_routing_t rt;
-    int rc = route_read(cache, snap, schema, lk, DAL_SELECT_EXPLAIN, &sql, &rt, err);
+    int rc = route_read(cache, snap, schema, lk, lk->sql, lk->sql_len, lk->vals, lk->nvals,
+                        DAL_SELECT_EXPLAIN, &sql, &rt, err);
 
     if (rc == 0)
         rc = explain_build(&rt, lk->vals, lk->nvals, &first, err);

@@ -22,6 +22,7 @@
 typedef struct dal_lookup {
     dal_route_keys_t rk;        /* rk.table NULL: the statement has no lookup */
     const dal_table_t *ltable;  /* borrowed: the lookup table */
+    const char *column;         /* borrowed from the config: the looked-up column */
     char *sql;                  /* owned: the lookup read, with ? for the values */
     size_t sql_len;
     dal_value_t *vals;          /* owned (and their strings): the looked-up values */
@@ -61,6 +62,26 @@ int lookup_value_text(const char *text, size_t len, int number, dal_value_t *out
 int lookup_operand(const dal_sql_t *sql, const dal_sql_opnd_t *o, const dal_value_t *params,
                    size_t nparams, dal_value_t *out, dal_error_t *err);
 
+/* Append the shard key text[0..len) to lk's keys. */
+int lookup_add_key(dal_lookup_t *lk, const char *text, size_t len, dal_error_t *err);
+
+/* ---------------------------------------------- the cache (lookup_cache.c) */
+
+/* The keys value v of lookup table lt (of snapshot generation gen) maps
+ * to, if kept and fresh: appended to lk, returns 1.  0 if not (*version:
+ * what to store the read's answer with), negative on failure. */
+int lookup_cache_get(uint32_t gen, const dal_table_t *lt, const dal_value_t *v,
+                     dal_lookup_t *lk, uint32_t *version, dal_error_t *err);
+/* Keep the nkeys keys (texts) read for v for ttl_ms, unless the value was
+ * forgotten since version was taken. */
+void lookup_cache_put(uint32_t gen, const dal_table_t *lt, const dal_value_t *v,
+                      uint32_t version, const char *const *keys, const size_t *klen,
+                      size_t nkeys, uint32_t ttl_ms);
+/* This process wrote v's lookup rows of lt: what is kept of it goes. */
+void lookup_cache_forget(const dal_table_t *lt, const dal_value_t *v);
+/* A lookup table was written as a table: everything kept goes. */
+void lookup_cache_forget_all(void);
+
 /* ---------------------------------------------------- writes (lookup_write.c) */
 
 /* Runs one statement for the lookups, the way the statement they serve
@@ -86,6 +107,7 @@ typedef struct lookup_pair lookup_pair_t;
 typedef struct dal_lookup_write {
     lookup_run_fn run;
     void *arg;
+    const dal_snapshot_t *snap; /* borrowed: the write's */
     int single_txn;             /* inside a single-mode transaction: lookup rows are added
                                    alone, before it, and none removed (docs/lookup.md) */
     const dal_table_t *table;   /* borrowed: the table written, NULL: no upkeep */

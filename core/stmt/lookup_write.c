@@ -90,6 +90,10 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
         (k = written_tref(sql)) < 0)
         return 0;
     t = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
+    /* a lookup table written as a table (backfill, verify --fix, by hand) */
+    if (t != NULL && t->cfg->nlookups == 0 && snap->cfg->lookup_cache_ms > 0 &&
+        strstr(t->cfg->name, "_lookup_") != NULL)
+        lookup_cache_forget_all();
     return t != NULL && t->cfg->nlookups > 0;
 }
 
@@ -116,6 +120,25 @@ static int run_sql(dal_lookup_write_t *w, const dal_buf_t *sql, const dal_value_
 
 /* ------------------------------------------------------------- adding */
 
+/* What the cache keeps of the values of pairs with lookup l goes (after
+ * their lookup rows were written: a read before would keep the old). */
+static void forget(dal_lookup_write_t *w, const dal_cfg_lookup_t *l, const lookup_pair_t *pairs,
+                   size_t n)
+{
+    char name[2 * DAL_CFG_NAME_MAX + 16];
+    const dal_table_t *lt;
+    size_t i;
+
+    if (w->snap->cfg->lookup_cache_ms == 0)
+        return;
+    lookup_name(w->table, l, name, sizeof name);
+    if ((lt = snapshot_table(w->snap, name, strlen(name))) == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        if (pairs[i].l == l)
+            lookup_cache_forget(lt, &pairs[i].col);
+}
+
 /* INSERT the rows (col, key) of pairs with lookup l; they are kept in
  * w->added, to take back if the write fails. */
 static int insert_lookup_rows(dal_lookup_write_t *w, const dal_cfg_lookup_t *l,
@@ -141,6 +164,7 @@ static int insert_lookup_rows(dal_lookup_write_t *w, const dal_cfg_lookup_t *l,
     }
     if (k > 0)
         rc = run_sql_as(w, w->single_txn, &b, v, k, NULL, err);
+    forget(w, l, pairs, n);
     for (i = 0; rc == 0 && i < n; i++)
         if (pairs[i].l == l)
             rc = add_pair(&w->added, &w->nadded, l, &pairs[i].col, &pairs[i].key, err);
@@ -480,6 +504,7 @@ int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_
     w->run = run;
     w->arg = arg;
     w->single_txn = single_txn;
+    w->snap = snap;
     w->table = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
     return test_kill(write_before(sql, params, nparams, w, err), w);
 }
@@ -525,6 +550,7 @@ static int delete_lookup_row(dal_lookup_write_t *w, const lookup_pair_t *p, dal_
     buf_printf(&b, "DELETE FROM `%s` WHERE `%s` = ? AND `%s` = ?", name, p->l->column,
                w->table->cfg->shard_key);
     rc = run_sql_as(w, w->single_txn, &b, v, 2, NULL, err);
+    forget(w, p->l, p, 1);
     buf_free(&b);
     return rc;
 }

@@ -184,4 +184,31 @@ same "SELECT id FROM orders WHERE code = 'k-1'"
 [ "$(px -e "SET dal_transaction_mode = multi; BEGIN; DELETE FROM orders WHERE order_no = 6001; COMMIT; SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6001")" = 0 ] ||
     fail "multi: the lookup row of a deleted row stayed"
 
+# 7. [dal] lookup_cache: a second dal-proxy keeps lookup answers for 30 s;
+# its own writes forget them at once, another's are not seen meanwhile
+port2=$("$harness/cluster.sh" free-port)
+sed -e "s/^listen = .*/listen = 127.0.0.1:$port2/" -e 's/^\[dal\]$/[dal]\nlookup_cache = 30s/' \
+    "$work/px.ini" >"$work/px2.ini"
+grep -q '^lookup_cache = 30s$' "$work/px2.ini" || fail "px2.ini has no lookup_cache"
+px_start "$work/px2.ini" "$port2"
+px2() { mariadb -h127.0.0.1 -P"$port2" -uapp -p"$PX_TEST_PASSWORD" shop -N "$@"; }
+[ -z "$(px2 -e 'SELECT id FROM orders WHERE order_no = 7777')" ] || fail "cache: 7777 found"
+px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900400, 21, 7777)" || fail "row 900400"
+[ -z "$(px2 -e 'SELECT id FROM orders WHERE order_no = 7777')" ] ||
+    fail "cache: the second proxy read the lookup table again (nothing kept)"
+[ "$(px -e 'SELECT id FROM orders WHERE order_no = 7777')" = 900400 ] || fail "cache: the first proxy keeps"
+[ -z "$(px2 -e 'SELECT id FROM orders WHERE order_no = 7778')" ] || fail "cache: 7778 found"
+[ "$(px2 -e "INSERT INTO orders (id, user_id, order_no) VALUES (900401, 22, 7778); SELECT id FROM orders WHERE order_no = 7778")" = 900401 ] ||
+    fail "cache: its own INSERT did not forget 7778"
+[ "$(px2 -e "UPDATE orders SET order_no = 7779 WHERE id = 900401; SELECT COUNT(*) FROM orders WHERE order_no = 7778; SELECT id FROM orders WHERE order_no = 7779")" = $'0\n900401' ] ||
+    fail "cache: its own UPDATE did not forget 7778 and 7779"
+[ "$(px2 -e "DELETE FROM orders WHERE order_no = 7779; SELECT COUNT(*) FROM orders WHERE order_no = 7779")" = 0 ] ||
+    fail "cache: its own DELETE"
+# the rows of sections 3 to 6 are not in the copy: both emptied, through px2
+px2 -e "DELETE FROM orders; DELETE FROM orders_lookup_order_no; DELETE FROM orders_lookup_code" ||
+    fail "emptying through the second proxy"
+plain -e "DELETE FROM orders"
+/usr/bin/python3 "$tests/suites/lookup_diff.py" "$port2" "${ports[0]}" 4 300 >"$work/diff4.out" 2>&1 ||
+    fail "differential run through the caching proxy: $(grep -v '^note' "$work/diff4.out" | head -30)"
+
 px_finish lookup_test
