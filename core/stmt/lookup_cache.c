@@ -86,7 +86,12 @@ static uint32_t hash(const dal_table_t *lt, int type, const char *t, size_t n)
 
     for (i = 0; i < n; i++)
         h = (h ^ (unsigned char)t[i]) * 0x100000001b3ULL;
-    return (uint32_t)(h >> 20) % SLOTS;
+    /* FNV moves a last character's bits little: mixed before a slot is
+     * taken of them (values often differ in their last digits only) */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return (uint32_t)(h % SLOTS);
 }
 
 int lookup_cache_get(uint32_t gen, const dal_table_t *lt, const dal_value_t *v,
