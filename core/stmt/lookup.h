@@ -132,7 +132,7 @@ int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_
 
 /* After the write (rc its result): the lookup rows of values no row has
  * any more are removed; a failed write takes back the lookup rows added
- * for it (a non-unique one only if no row has its value).  Returns rc, or
+ * for it (each only if no row of its key has its value).  Returns rc, or
  * the error of the upkeep. */
 int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err);
 

@@ -165,9 +165,12 @@ static int insert_lookup_rows(dal_lookup_write_t *w, const dal_cfg_lookup_t *l,
     if (k > 0)
         rc = run_sql_as(w, w->single_txn, &b, v, k, NULL, err);
     forget(w, l, pairs, n);
-    for (i = 0; rc == 0 && i < n; i++)
-        if (pairs[i].l == l)
-            rc = add_pair(&w->added, &w->nadded, l, &pairs[i].col, &pairs[i].key, err);
+    /* also when it failed: on a sharded lookup table the rows of the other
+     * shards may have been added */
+    for (i = 0; i < n; i++)
+        if (pairs[i].l == l && add_pair(&w->added, &w->nadded, l, &pairs[i].col, &pairs[i].key,
+                                        rc != 0 ? NULL : err) != 0 && rc == 0)
+            rc = DAL_ENOMEM;
     if (rc != 0 && rc != DAL_ENOMEM)
         err_prefix(err, "lookup table %s", name);
     buf_free(&b);
@@ -575,10 +578,10 @@ int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err)
     if (w->table == NULL || (rc == 0 && w->single_txn))
         return rc;
     if (rc != 0) {
-        /* the write failed: the unique values it claimed are free again, and
-         * the other lookup rows it added go unless a row has their value */
+        /* the write failed: the lookup rows it added go unless a row has
+         * their value on their key */
         for (i = 0; i < w->nadded; i++)
-            if (w->added[i].l->unique || still_there(w, &w->added[i], &e2) == 0)
+            if (still_there(w, &w->added[i], &e2) == 0)
                 delete_lookup_row(w, &w->added[i], &e2);
         return rc;
     }
