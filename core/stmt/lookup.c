@@ -135,13 +135,15 @@ static const dal_cfg_lookup_t *table_lookup(const dal_table_t *t, const char *co
     return NULL;
 }
 
-/* Whether sql has a condition of scope sc on the shard key of t. */
+/* Whether sql has a condition of scope sc that names values of the
+ * shard key of t (= or IN: a range may cover many). */
 static int keyed(const dal_sql_t *sql, int sc, const dal_table_t *t)
 {
     size_t c;
 
     for (c = 0; c < sql->nconds; c++)
-        if (sql->conds[c].scope == sc && sql->conds[c].op != DAL_COND_COLEQ &&
+        if (sql->conds[c].scope == sc &&
+            (sql->conds[c].op == DAL_COND_EQ || sql->conds[c].op == DAL_COND_IN) &&
             strcasecmp(sql->conds[c].column, t->cfg->shard_key) == 0)
             return 1;
     return 0;
@@ -154,8 +156,13 @@ static const struct dal_sql_cond *find_cond(const dal_snapshot_t *snap, const da
 {
     size_t c;
 
+    /* hints that choose the shard or node themselves; others (master,
+     * replica, ...) leave the routing to the statement */
     if (!(sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_UPDATE ||
-          sql->kind == DAL_SQL_DELETE) || sql->nhints > 0)
+          sql->kind == DAL_SQL_DELETE) ||
+        (sql->nhints > 0 && (sql_hint_value(sql, "shard_value") != NULL ||
+                             sql_hint_value(sql, "datasource") != NULL ||
+                             sql_hint_value(sql, "raw") != NULL)))
         return NULL;
     for (c = 0; c < sql->nconds; c++) {
         const struct dal_sql_cond *cd = &sql->conds[c];

@@ -5,7 +5,7 @@
  * [table T_lookup_COL] (columns COL and T's shard key, sharded by COL or on
  * one datasource) says on which shard key values a row with COL = v lives.
  * A SELECT, UPDATE or DELETE whose top WHERE has `COL = v` or `COL IN
- * (...)` on such a table, and no condition on its shard key, reads the
+ * (...)` on such a table, and no = or IN on its shard key, reads the
  * lookup table first -- an ordinary statement through dal, a point select
  * on one node -- and its routes are narrowed to the shard key values found
  * (route_statement_keys).  No value found: one table answers, with nothing.

@@ -92,6 +92,14 @@ grep -q '^lookup: .*orders_lookup_order_no_0.*WHERE `order_no` = 1002' <<<"$plan
 json=$(dal explain --json "SELECT id FROM orders WHERE order_no IN (1000, 1001)") || fail "explain --json"
 grep -q '"step": *"lookup"' <<<"$json" || fail "dal explain --json has no lookup step: $json"
 plan=$(dal explain "SELECT id FROM orders WHERE order_no = 777777") || fail "dal explain 777777"
+plan=$(dal explain "/*+ dal master */ SELECT id FROM orders WHERE order_no = ?" int:1002) || fail "explain, hint, ?"
+[ "$(grep -c '^lookup: ' <<<"$plan")" = 1 ] || fail "a master hint or a ? lost the lookup: $plan"
+plan=$(dal explain "/*+ dal shard_value=3 */ SELECT id FROM orders WHERE order_no = 1002") || fail "explain shard_value"
+[ "$(grep -c '^lookup: ' <<<"$plan")" = 0 ] || fail "a shard_value hint is not obeyed alone: $plan"
+# parameters (libdal's ? values) in the read and in IN lists
+out=$(dal exec --json "SELECT id FROM orders WHERE order_no IN (?, ?) ORDER BY id" int:1001 str:1003) || fail "exec ?: $out"
+[ "$out" = "$(dal exec --json "SELECT id FROM orders WHERE order_no IN (1001, 1003) ORDER BY id")" ] ||
+    fail "IN (?, ?) through the lookup: $out"
 [ "$(grep -vc '^lookup: ' <<<"$plan")" = 1 ] || fail "no lookup row: not one table: $plan"
 
 # 2. writes through the proxy keep the lookup tables: generated INSERT,
