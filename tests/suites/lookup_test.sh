@@ -12,7 +12,7 @@ px_cluster 2 --db 'shard_%d' --db plain
 port=$("$harness/cluster.sh" free-port)
 export PX_TEST_PASSWORD='app-s3cret'
 {
-    px_ini_sharded
+    px_ini_sharded "xa_log = ds0"
     px_ini_table orders 4 user_id mod
     printf 'lookup = order_no\nlookup_unique = code\n'
     px_ini_table orders_lookup_order_no 2 order_no mod
@@ -26,6 +26,7 @@ password = \${PX_TEST_PASSWORD}
 EOF
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"
+"$builddir/tools/dal" -c "$work/px.ini" xa init >/dev/null || fail "dal xa init"
 dal() { "$builddir/tools/dal" -c "$work/px.ini" "$@"; }
 
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -N "$@"; }
@@ -180,17 +181,27 @@ same "SELECT id FROM orders WHERE code = 'k-1'"
 # 6. transactions: a transaction reads the lookup rows it wrote; in a
 # single-mode transaction they are written before it, alone (a rollback
 # leaves them, harmless), in a multi-mode one they roll back with it
-[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900300, 3, 6001); SELECT id FROM orders WHERE order_no = 6001; COMMIT")" = 900300 ] ||
+[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900300, 3, 6010); SELECT id FROM orders WHERE order_no = 6010; COMMIT")" = 900300 ] ||
     fail "single: the transaction does not find its own row by order_no"
-[ "$(px -e "SELECT id FROM orders WHERE order_no = 6001")" = 900300 ] || fail "single: row 900300 after COMMIT"
+[ "$(px -e "SELECT id FROM orders WHERE order_no = 6010")" = 900300 ] || fail "single: row 900300 after COMMIT"
 [ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900301, 3, 6002); ROLLBACK; SELECT COUNT(*) FROM orders WHERE order_no = 6002")" = 0 ] ||
     fail "single: row 900301 after ROLLBACK"
-[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900302, 3, 6003); SELECT id FROM orders WHERE order_no = 6003; ROLLBACK")" = 900302 ] ||
+[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900302, 3, 6006); SELECT id FROM orders WHERE order_no = 6006; ROLLBACK")" = 900302 ] ||
     fail "multi: the transaction does not find its own row by order_no"
-[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6003")" = 0 ] ||
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6006")" = 0 ] ||
     fail "multi: the lookup row of a rolled back INSERT stayed"
-[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; DELETE FROM orders WHERE order_no = 6001; COMMIT; SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6001")" = 0 ] ||
+[ "$(px -e "SET dal_transaction_mode = multi; BEGIN; DELETE FROM orders WHERE order_no = 6010; COMMIT; SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6010")" = 0 ] ||
     fail "multi: the lookup row of a deleted row stayed"
+
+# in an XA transaction the lookup rows commit and roll back with the row,
+# atomically (row 900303 on ds1, its lookup row of 6004 on ds0)
+[ "$(px -e "SET dal_transaction_mode = xa; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900303, 3, 6004); SELECT id FROM orders WHERE order_no = 6004; COMMIT")" = 900303 ] ||
+    fail "xa: the transaction does not find its own row by order_no"
+[ "$(px -e "SELECT id FROM orders WHERE order_no = 6004")" = 900303 ] || fail "xa: row 900303 after COMMIT"
+px -e "SET dal_transaction_mode = xa; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900304, 3, 6008); ROLLBACK" ||
+    fail "xa: ROLLBACK"
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6008")" = 0 ] ||
+    fail "xa: the lookup row of a rolled back INSERT stayed"
 
 # 7. [dal] lookup_cache: a second dal-proxy keeps lookup answers for 30 s;
 # its own writes forget them at once, another's are not seen meanwhile
