@@ -129,6 +129,18 @@ out=$(px -e "UPDATE orders SET order_no = order_no + 1 WHERE id = 900001" 2>&1) 
     fail "SET order_no = an expression was accepted"
 grep -q 'has lookups' <<<"$out" || fail "SET order_no = expression: $out"
 
+# writes with ? values (libdal's parameters): SET and WHERE both hold some
+dal exec "INSERT INTO orders (id, user_id, order_no) VALUES (?, ?, ?)" int:900500 int:23 int:8801 >/dev/null ||
+    fail "INSERT with ?"
+dal exec "UPDATE orders SET note = ?, order_no = ? WHERE id = ? AND note IS NULL" str:x int:8802 int:900500 >/dev/null ||
+    fail "UPDATE with ?"
+[ "$(px -e 'SELECT id, note FROM orders WHERE order_no = 8802')" = $'900500\tx' ] || fail "row 900500 by its new order_no"
+[ "$(px -e 'SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no IN (8801, 8802)')" = 1 ] ||
+    fail "UPDATE with ?: the lookup rows of 8801 and 8802"
+dal exec "DELETE FROM orders WHERE order_no = ?" int:8802 >/dev/null || fail "DELETE with ?"
+[ "$(px -e 'SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 8802')" = 0 ] ||
+    fail "DELETE with ?: the lookup row of 8802 stayed"
+
 # 3. dal lookup verify: nothing after the runs; then a lookup row without
 # a row and a row without its lookup row, planted by hand, are reported
 # (text and --json), and --fix mends both
