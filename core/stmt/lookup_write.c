@@ -79,6 +79,10 @@ static long written_tref(const dal_sql_t *sql)
     return -1;
 }
 
+/* The upkeep's own statements run: their writes of lookup tables forget
+ * only the values they write, not everything (lookup_write_wanted). */
+static _Thread_local int in_upkeep;
+
 int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
 {
     const dal_table_t *t;
@@ -91,7 +95,7 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
         return 0;
     t = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
     /* a lookup table written as a table (backfill, verify --fix, by hand) */
-    if (t != NULL && t->cfg->nlookups == 0 && snap->cfg->lookup_cache_ms > 0 &&
+    if (t != NULL && t->cfg->nlookups == 0 && snap->cfg->lookup_cache_ms > 0 && !in_upkeep &&
         strstr(t->cfg->name, "_lookup_") != NULL)
         lookup_cache_forget_all();
     return t != NULL && t->cfg->nlookups > 0;
@@ -103,7 +107,11 @@ static int run_sql_as(dal_lookup_write_t *w, int alone, const dal_buf_t *sql,
                       const dal_value_t *params, size_t n, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *r = NULL;
-    int rc = w->run(w->arg, alone, sql->data, sql->len, params, n, &r, err);
+    int rc;
+
+    in_upkeep++;
+    rc = w->run(w->arg, alone, sql->data, sql->len, params, n, &r, err);
+    in_upkeep--;
 
     if (out != NULL && rc == 0)
         *out = r;

@@ -25,8 +25,8 @@ database = shop
 password = \${PX_TEST_PASSWORD}
 EOF
 } >"$work/px.ini"
-px_start "$work/px.ini" "$port"
 "$builddir/tools/dal" -c "$work/px.ini" xa init >/dev/null || fail "dal xa init"
+px_start "$work/px.ini" "$port"
 dal() { "$builddir/tools/dal" -c "$work/px.ini" "$@"; }
 
 px() { mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -N "$@"; }
@@ -231,6 +231,8 @@ px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900400, 21, 7777)" || 
 [ -z "$(px2 -e 'SELECT id FROM orders WHERE order_no = 7778')" ] || fail "cache: 7778 found"
 [ "$(px2 -e "INSERT INTO orders (id, user_id, order_no) VALUES (900401, 22, 7778); SELECT id FROM orders WHERE order_no = 7778")" = 900401 ] ||
     fail "cache: its own INSERT did not forget 7778"
+[ -z "$(px2 -e 'SELECT id FROM orders WHERE order_no = 7777')" ] ||
+    fail "cache: its own write of 7778 forgot what it kept of 7777 too"
 [ "$(px2 -e "UPDATE orders SET order_no = 7779 WHERE id = 900401; SELECT COUNT(*) FROM orders WHERE order_no = 7778; SELECT id FROM orders WHERE order_no = 7779")" = $'0\n900401' ] ||
     fail "cache: its own UPDATE did not forget 7778 and 7779"
 [ "$(px2 -e "DELETE FROM orders WHERE order_no = 7779; SELECT COUNT(*) FROM orders WHERE order_no = 7779")" = 0 ] ||
