@@ -32,6 +32,7 @@ enum {
     OPT_DATASOURCE = 1u << 7,
     OPT_DIR = 1u << 8,
     OPT_ONLINE = 1u << 10,
+    OPT_CREATE_LOOKUPS = 1u << 11,
     OPT_OWN = 1u << 9      /* the command parses the options dal does not know */
 };
 
@@ -57,6 +58,7 @@ static const cli_option_t cli_options[] = {
     { OPT_DATASOURCE, 0, "datasource", 1 },
     { OPT_DIR, 0, "dir", 1 },
     { OPT_ONLINE, 0, "online", 0 },
+    { OPT_CREATE_LOOKUPS, 0, "create-lookups", 0 },
 };
 
 #define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
@@ -87,8 +89,8 @@ typedef struct cli_command {
     "Anything else is text ('100'); a malformed typed value exits 2.\n"
 
 static const cli_command_t cli_commands[] = {
-    { "check", cmd_check, OPT_JSON | OPT_ONLINE, 0, 0, 1,
-      "check [--json] [--online]",
+    { "check", cmd_check, OPT_JSON | OPT_ONLINE | OPT_CREATE_LOOKUPS, 0, 0, 1,
+      "check [--json] [--online [--create-lookups]]",
       "validate a configuration file",
       "Parses the file, loads the plugins it names and checks every setting,\n"
       "without connecting to any server.  Prints \"FILE: ok\", or the first\n"
@@ -96,8 +98,12 @@ static const cli_command_t cli_commands[] = {
       "  --online          also ask the servers for the columns of each sharded table\n"
       "                    (and each with an id_column), in the order dal uses for an\n"
       "                    INSERT without a column list: one line TABLE: COL, COL...\n"
+      "  --create-lookups  with --online: create each missing lookup table through\n"
+      "                    dal (docs/lookup.md), with the types of its table's columns:\n"
+      "                    one line TABLE_lookup_COL: ready\n"
       "  --json            print {\"ok\":true} or {\"ok\":false,\"error\":{...}};\n"
-      "                    with --online also \"columns\":{\"TABLE\":[...]}\n" },
+      "                    with --online also \"columns\":{\"TABLE\":[...]}, and with\n"
+      "                    --create-lookups \"lookups\":[\"TABLE_lookup_COL\",...]\n" },
     { "diff", cmd_diff, OPT_JSON, 1, 1, 1,
       "diff [--json] OTHER",
       "check OTHER and show what reloading it would change",
@@ -155,6 +161,21 @@ static const cli_command_t cli_commands[] = {
       "                    without one once older than [dal] xa_grace, prune the log\n"
       "  list              show the prepared branches on every node and their decision\n"
       "  --json            recover: {\"committed\":N,...}; list: {\"branches\":[{...}]}\n" },
+    { "lookup", cmd_lookup, OPT_JSON | OPT_OWN, 1, SIZE_MAX, 1,
+      "lookup verify [TABLE [COLUMN]] [--fix] [--json] | lookup backfill TABLE COLUMN "
+      "[--chunk N] [--after KEY]",
+      "check and fill the lookup tables (docs/lookup.md)",
+      "  verify            compare each lookup table with its table: a value of a row\n"
+      "                    with no lookup row (missing: the row is unreachable by it)\n"
+      "                    and a lookup row without a row (orphan: harmless); one line\n"
+      "                    each, a count per lookup; exit 1 if any\n"
+      "  --fix             add the missing lookup rows, remove the orphans\n"
+      "  --json            {\"lookups\":[{...,\"missing\":[...],\"orphan\":[...]}],\n"
+      "                    \"disagreements\":N,\"fixed\":N}\n"
+      "  backfill          add the lookup rows of TABLE's existing rows for COLUMN, in\n"
+      "                    chunks in shard key order (safe to repeat)\n"
+      "  --chunk N         rows per chunk (default 1000)\n"
+      "  --after KEY       resume after shard key KEY (printed after each chunk)\n" },
     { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
@@ -567,6 +588,7 @@ static void cli_set_option(cli_t *cli, unsigned bit, const char *value)
     case OPT_PLUGIN_DIR:  cli->plugin_dir = value; break;
     case OPT_DIR:         cli->plugin_dir = value; break;
     case OPT_ONLINE:      cli->online = 1; break;
+    case OPT_CREATE_LOOKUPS: cli->create_lookups = 1; break;
     case OPT_VERBOSE:     cli->verbose = 1; break;
     case OPT_HELP:        cli->help = 1; break;
     case OPT_VERSION:     cli->version = 1; break;

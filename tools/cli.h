@@ -40,6 +40,7 @@ typedef struct cli {
     const char *datasource;  /* --datasource NAME; NULL: routed */
     int json;                /* --json */
     int online;              /* check --online */
+    int create_lookups;      /* check --online --create-lookups */
     int verbose;             /* -v: pass info and debug messages too */
     int help;                /* --help */
     int version;             /* --version */
@@ -171,5 +172,6 @@ int cli_shown(const char *location);
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 int cmd_xa(cli_t *cli);        /* cmd_xa.c */
+int cmd_lookup(cli_t *cli);    /* cmd_lookup.c */
 
 #endif /* DAL_TOOLS_CLI_H */

@@ -5,6 +5,8 @@
  * but contacts no server, so this works against a configuration whose
  * servers are down or not yet built.
  */
+#include <string.h>
+
 #include "cli.h"
 
 /*
@@ -20,6 +22,8 @@ static void print_plan_text(const dal_plan_t *p)
 
     for (i = 0; i < n; i++) {
         table = dal_plan_table(p, i);
+        if (strcmp(dal_plan_step(p, i), "route") != 0)
+            printf("%s: ", dal_plan_step(p, i)); /* a read that ran to find the routes */
         printf("%s (%s %s%s)%s%s: %s\n", dal_plan_datasource(p, i), dal_plan_server(p, i),
                dal_plan_role(p, i), dal_plan_server_prepared(p, i) ? ", server-prepared" : "",
                table ? " " : "", table ? table : "", dal_plan_sql(p, i));
@@ -39,6 +43,8 @@ static void print_plan_json(const dal_plan_t *p)
     json_array_begin(&j);
     for (i = 0; i < n; i++) {
         json_object_begin(&j);
+        json_key(&j, "step");
+        json_string(&j, dal_plan_step(p, i));
         json_key(&j, "datasource");
         json_string(&j, dal_plan_datasource(p, i));
         json_key(&j, "server");

@@ -44,6 +44,9 @@ const char cmd_load_details[] =
     "  read-write        a transaction on one shard key: SELECT a row, SELECT\n"
     "                    SUM(), UPDATE, DELETE and INSERT the row again\n"
     "  scatter           SELECT by id without the shard key: every physical table\n"
+    "  lookup            the same SELECT by id, where the table declares lookup = id:\n"
+    "                    a point select on its lookup table, then one table\n"
+    "                    (docs/lookup.md; --prepare makes the lookup table)\n"
     "Run:\n"
     "  --threads N       client threads (default 1)\n"
     "  --duration T      measure for T (10s; 500ms, 2m; bare number: seconds)\n"
@@ -334,10 +337,16 @@ static int ctx_init(load_ctx_t *ctx, const cli_t *cli, const load_opts_t *o)
     ctx->progress = isatty(STDERR_FILENO) && !o->compare;
     if (o->workload != NULL && (ctx->wl = load_find_workload(o->workload)) == NULL)
         return cli_usage(cli, "unknown workload '%s' (point-select, insert, update, "
-                              "read-write, scatter)", o->workload);
+                              "read-write, scatter, lookup)", o->workload);
     rc = cli_open(cli, &ctx->dal);
     if (rc != CLI_OK)
         return rc;
+    if (ctx->wl != NULL && strcmp(ctx->wl->name, "lookup") == 0 && !load_has_id_lookup(ctx)) {
+        cli_errorf("the lookup workload reads %s by id through its lookup: add lookup = id to "
+                   "[table %s] and declare [table %s_lookup_id] (docs/lookup.md)", o->table,
+                   o->table, o->table);
+        return CLI_FAIL;
+    }
     for (i = 0; i < ST_COUNT; i++) {
         ctx->dal_sql[i] = load_expand_sql(load_stmt_defs[i].sql, o->table, o->shard_key);
         if (ctx->dal_sql[i] == NULL) {

@@ -73,7 +73,7 @@ typedef struct load_opts {
 
 /* The statements of the workloads (load_stmt_defs). */
 enum {
-    ST_POINT, ST_SUM, ST_INSERT, ST_INSERT_ID, ST_UPDATE, ST_DELETE, ST_SCATTER,
+    ST_POINT, ST_SUM, ST_INSERT, ST_INSERT_ID, ST_UPDATE, ST_DELETE, ST_SCATTER, ST_LOOKUP,
     ST_COUNT
 };
 
@@ -132,6 +132,10 @@ typedef struct load_ctx {
 } load_ctx_t;
 
 /* ----------------------------------------------------------------- schema */
+
+/* Whether the table declares `lookup = id` (its lookup table is then made
+ * and dropped with it, and the lookup workload may run). */
+int load_has_id_lookup(const load_ctx_t *ctx);
 
 /* --prepare: create the table through dal and insert --rows rows. */
 int load_create_table(const load_ctx_t *ctx, dal_error_t *err);

@@ -27,6 +27,10 @@ const load_stmt_def_t load_stmt_defs[ST_COUNT] = {
     [ST_UPDATE] = { "UPDATE {T} SET stock = stock + 1 WHERE {K} = ? AND id = ?", "ki", 0 },
     [ST_DELETE] = { "DELETE FROM {T} WHERE {K} = ? AND id = ?", "ki", 0 },
     [ST_SCATTER] = { "SELECT id, name, price, stock FROM {T} WHERE id = ?", "i", 1 },
+    /* the same read, where the table has `lookup = id` (docs/lookup.md):
+     * through dal a point select on the lookup table, then one table; the
+     * direct side, which has no lookup, asks every table */
+    [ST_LOOKUP] = { "SELECT id, name, price, stock FROM {T} WHERE id = ?", "i", 1 },
 };
 
 static const char create_sql[] =
@@ -34,6 +38,11 @@ static const char create_sql[] =
     "name VARCHAR(64) NOT NULL, price DECIMAL(10,2) NOT NULL, stock INT NOT NULL, "
     "PRIMARY KEY (id), KEY ({K})) AUTO_INCREMENT = " AUTO_ID_BASE;
 static const char drop_sql[] = "DROP TABLE IF EXISTS {T}";
+/* The lookup table of id, where the table declares `lookup = id`. */
+static const char create_lookup_sql[] =
+    "CREATE TABLE {T}_lookup_id (id BIGINT UNSIGNED NOT NULL, {K} BIGINT NOT NULL, "
+    "PRIMARY KEY (id))";
+static const char drop_lookup_sql[] = "DROP TABLE IF EXISTS {T}_lookup_id";
 const char load_probe_sql[] = "SELECT id FROM {T} WHERE {K} = ?";
 
 static const load_workload_t workloads[] = {
@@ -43,6 +52,7 @@ static const load_workload_t workloads[] = {
     /* DELETE then INSERT of the same row keeps the table as it was */
     { "read-write", 1, 5, { ST_POINT, ST_SUM, ST_UPDATE, ST_DELETE, ST_INSERT_ID } },
     { "scatter", 0, 1, { ST_SCATTER } },
+    { "lookup", 0, 1, { ST_LOOKUP } },
 };
 
 const load_workload_t *load_find_workload(const char *name)
@@ -256,14 +266,36 @@ static int exec_ddl(const load_ctx_t *ctx, const char *tmpl, dal_error_t *err)
     return rc;
 }
 
+int load_has_id_lookup(const load_ctx_t *ctx)
+{
+    dal_table_info_t *ti = NULL;
+    dal_error_t err = { 0 };
+    size_t i;
+    int found = 0;
+
+    if (dal_table_info(ctx->dal, ctx->o->table, &ti, &err) != 0)
+        return 0;
+    for (i = 0; i < dal_table_info_lookup_count(ti); i++)
+        found |= strcmp(dal_table_info_lookup(ti, i, NULL), "id") == 0;
+    dal_table_info_free(ti);
+    return found;
+}
+
 int load_create_table(const load_ctx_t *ctx, dal_error_t *err)
 {
     int rc = exec_ddl(ctx, create_sql, err);
 
+    /* before the rows: dal writes their lookup rows with them */
+    if (rc >= 0 && load_has_id_lookup(ctx))
+        rc = exec_ddl(ctx, create_lookup_sql, err);
     return rc < 0 ? rc : fill_rows(ctx, err);
 }
 
 int load_drop_table(const load_ctx_t *ctx, dal_error_t *err)
 {
-    return exec_ddl(ctx, drop_sql, err);
+    int rc = exec_ddl(ctx, drop_sql, err);
+
+    if (rc >= 0 && load_has_id_lookup(ctx))
+        rc = exec_ddl(ctx, drop_lookup_sql, err);
+    return rc;
 }

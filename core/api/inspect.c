@@ -250,6 +250,20 @@ const char *dal_table_info_idgen(const dal_table_info_t *t)
     return t ? t->t->idgen : NULL;
 }
 
+size_t dal_table_info_lookup_count(const dal_table_info_t *t)
+{
+    return t ? t->t->nlookups : 0;
+}
+
+const char *dal_table_info_lookup(const dal_table_info_t *t, size_t i, int *unique)
+{
+    if (t == NULL || i >= t->t->nlookups)
+        return NULL;
+    if (unique != NULL)
+        *unique = t->t->lookups[i].unique;
+    return t->t->lookups[i].column;
+}
+
 int dal_table_info_allow_scatter(const dal_table_info_t *t)
 {
     return t ? t->t->allow_scatter : 0;

@@ -1080,6 +1080,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         return rc;
     ctx.sel = session_select(s);
     ctx.holds = s->in_txn || s->pins.n > 0;
+    ctx.txn_single = s->in_txn && s->txn == NULL;
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a transaction keeps the snapshot it began on (its statement may
      * end the transaction: a reference of its own); other statements the

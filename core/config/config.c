@@ -981,6 +981,44 @@ static void check_binding(cfg_parser_t *ps, size_t i)
                  t->name, t->binding, first->name, first->line, diff);
 }
 
+/* Each lookup of t: t is sharded, the column is not its shard key, and
+ * [table T_lookup_COL] is declared in t's schema, keyed by the column. */
+static void check_lookups(cfg_parser_t *ps, const dal_cfg_table_t *t)
+{
+    char name[2 * DAL_CFG_NAME_MAX + 16];
+    const dal_cfg_table_t *lt;
+    size_t i;
+
+    if (t->nlookups > 0 && t->kind != DAL_TABLE_SHARDED)
+        cfg_fail(ps, t->lookup_line, DAL_ECONFIG,
+                 "lookup: [table %s] is not sharded, so it has nothing to look up", t->name);
+    for (i = 0; i < t->nlookups && t->kind == DAL_TABLE_SHARDED; i++) {
+        const char *col = t->lookups[i].column;
+        snprintf(name, sizeof name, "%s_lookup_%s", t->name, col);
+        lt = config_table(ps->cfg, name);
+        if (strcasecmp(col, t->shard_key) == 0)
+            cfg_fail(ps, t->lookup_line, DAL_ECONFIG,
+                     "lookup: %s is the shard key of [table %s]; it needs no lookup", col,
+                     t->name);
+        else if (lt == NULL)
+            cfg_fail(ps, t->lookup_line, DAL_ECONFIG,
+                     "lookup: no [table %s] is defined (the lookup table of %s.%s: columns "
+                     "%s and %s, sharded by %s or on one datasource)", name, t->name, col, col,
+                     t->shard_key, col);
+        else if (lt->kind == DAL_TABLE_SHARDED && strcasecmp(lt->shard_key, col) != 0)
+            cfg_fail(ps, t->lookup_line, DAL_ECONFIG,
+                     "lookup: [table %s] (line %d) must have shard_key = %s, not %s", name,
+                     lt->line, col, lt->shard_key);
+        else if (lt->kind == DAL_TABLE_BROADCAST || lt->nlookups > 0 ||
+                 (lt->schema == NULL) != (t->schema == NULL) ||
+                 (lt->schema != NULL && strcmp(lt->schema, t->schema) != 0))
+            cfg_fail(ps, t->lookup_line, DAL_ECONFIG,
+                     "lookup: [table %s] (line %d) must be a plain table of the same schema as "
+                     "[table %s]: not broadcast, without lookups of its own", name, lt->line,
+                     t->name);
+    }
+}
+
 static void check_table_refs(cfg_parser_t *ps, const char **sorted)
 {
     const dal_config_t *cfg = ps->cfg;
@@ -994,6 +1032,8 @@ static void check_table_refs(cfg_parser_t *ps, const char **sorted)
             cfg_fail(ps, t->idgen_line, DAL_ECONFIG, "idgen: no [idgen %s] is defined", t->idgen);
         if (t->binding != NULL)
             check_binding(ps, i);
+        check_lookups(ps, t);
+        ps->cfg->nlookups += t->nlookups;
         if (t->schema != NULL && config_schema(cfg, t->schema) == NULL)
             cfg_fail(ps, t->schema_line, DAL_ECONFIG, "schema: no [schema %s] is defined",
                      t->schema);
@@ -1199,6 +1239,11 @@ static void free_table(dal_cfg_table_t *t)
     free(t->id_column);
     free(t->idgen);
     free(t->schema);
+    free(t->lookup);
+    free(t->lookup_unique);
+    for (size_t i = 0; i < t->nlookups; i++)
+        free(t->lookups[i].column);
+    free(t->lookups);
 }
 
 dal_config_t *config_ref(dal_config_t *cfg)

@@ -83,6 +83,14 @@ typedef enum dal_table_kind {
     DAL_TABLE_BROADCAST    /* broadcast = true: a full copy on every node of the group */
 } dal_table_kind_t;
 
+/* One lookup of a [table]: the column read through it, and whether its
+ * lookup table -- the [table] named TABLE_lookup_COLUMN, sharded by the
+ * column -- holds one row per value (docs/lookup.md). */
+typedef struct dal_cfg_lookup {
+    char *column;            /* owned */
+    int unique;              /* listed in lookup_unique */
+} dal_cfg_lookup_t;
+
 /* [table NAME] */
 typedef struct dal_cfg_table {
     char *name;              /* owned; logical table name */
@@ -108,6 +116,11 @@ typedef struct dal_cfg_table {
     char *schema;            /* owned; schema = NAME of a [schema NAME] section; NULL: the
                                 top level (what a libdal program and [proxy] database see) */
     int schema_line;
+    char *lookup;            /* owned; lookup = COL, COL as written; NULL */
+    char *lookup_unique;     /* owned; lookup_unique = COL, COL as written; NULL */
+    int lookup_line;         /* the line of the later of the two keys */
+    dal_cfg_lookup_t *lookups; /* owned: both keys' columns, in order; nlookups of them */
+    size_t nlookups;
 } dal_cfg_table_t;
 
 /* [schema NAME]: one more logical database dal-proxy serves.  Its tables
@@ -200,11 +213,13 @@ typedef struct dal_config {
     int xa_log_line;
     uint32_t xa_grace_ms;     /* xa_grace = 60s */
     uint32_t xa_recover_interval_ms; /* xa_recover_interval = 30s; 0: no background recovery */
+    uint32_t lookup_cache_ms;          /* lookup_cache = 0: how long a lookup read is kept */
 
     dal_cfg_datasource_t *datasources; /* owned array, in file order */
     size_t ndatasources;
     dal_cfg_table_t *tables;           /* owned array, in file order */
     size_t ntables;
+    size_t nlookups;                   /* lookups of all the tables (lookup.h) */
     dal_cfg_idgen_t *idgens;           /* owned array, in file order */
     size_t nidgens;
     dal_cfg_monitor_t *monitors;       /* owned array, in file order */

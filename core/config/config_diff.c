@@ -151,7 +151,9 @@ static void diff_tables(differ_t *d, const dal_config_t *a, const dal_config_t *
             report(d, "table", y->name, change);
             d->reshard |= !b->allow_reshard;
         } else if (x->allow_scatter != y->allow_scatter || str_differs(x->binding, y->binding) ||
-                   str_differs(x->id_column, y->id_column) || str_differs(x->idgen, y->idgen)) {
+                   str_differs(x->id_column, y->id_column) || str_differs(x->idgen, y->idgen) ||
+                   str_differs(x->lookup, y->lookup) ||
+                   str_differs(x->lookup_unique, y->lookup_unique)) {
             report(d, "table", y->name, "settings changed");
         }
     }

@@ -600,6 +600,43 @@ static int set_broadcast(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
     return 0;
 }
 
+/* lookup = COL, COL and lookup_unique = COL: the text is kept as written
+ * (for messages and the docs) and each column becomes a dal_cfg_lookup_t. */
+static int set_lookup(const dal_cfg_key_t *k, void *obj, dal_cfg_value_t *v)
+{
+    dal_cfg_table_t *t = obj;
+    char **slot = FIELD(obj, k->offset, char *);
+    char *p, *c, *next;
+    size_t i;
+
+    if (need_value(v) != 0)
+        return v->err->code;
+    free(*slot);
+    if ((*slot = strdup(v->text)) == NULL)
+        return oom(v);
+    t->lookup_line = v->line;
+    for (c = v->text; c != NULL; c = next) {
+        dal_cfg_lookup_t *l;
+        if ((next = strchr(c, ',')) != NULL)
+            *next++ = '\0';
+        c = (char *)parse_skip_blanks(c);
+        for (p = c + strlen(c); p > c && (p[-1] == ' ' || p[-1] == '\t'); p--)
+            p[-1] = '\0';
+        if (!cfg_name_ok(c, &dal_cfg_rule_column))
+            return bad(v, "%s: '%s' is not a column name (%s)", v->key, c,
+                       dal_cfg_rule_column.text);
+        for (i = 0; i < t->nlookups; i++)
+            if (strcasecmp(t->lookups[i].column, c) == 0)
+                return bad(v, "%s: column %s is listed twice (lookup and lookup_unique name "
+                           "each column once)", v->key, c);
+        if ((l = cfg_add_item((void **)&t->lookups, &t->nlookups, sizeof *l)) == NULL ||
+            (l->column = strdup(c)) == NULL)
+            return oom(v);
+        l->unique = strcmp(k->name, "lookup_unique") == 0;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------------- tables */
 
 /* Enums stored through an int. */
@@ -710,6 +747,11 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
      .help = "with `xa_log`: how often the holder of the recovery lease (one of the dal instances "
              "sharing the log) runs XA recovery, besides a pass when it takes the lease and when an "
              "instance dies; `0`: this instance never takes the lease"},
+    {.name = "lookup_cache", .type = DAL_CFG_DURATION, .offset = CFG(lookup_cache_ms),
+     .def = "0", .min = 0, .max = 60000,
+     .help = "how long the answer of a lookup read (docs/lookup.md) is kept per value, in this "
+             "process, for statements outside a transaction; this process's own writes of the "
+             "value forget it at once, another instance's are seen once it expires; `0`: not kept"},
     {.name = NULL}
 };
 
@@ -769,6 +811,14 @@ const dal_cfg_key_t dal_cfg_table_keys[] = {
     {.name = "schema", .type = DAL_CFG_STRING, .offset = TBL(schema), .line = TBL(schema_line),
      .rule = &dal_cfg_rule_table, .unset = "the top level: `[proxy] database` (and libdal)",
      .help = "name of the `[schema NAME]` (logical database of dal-proxy) the table belongs to"},
+    {.name = "lookup", .type = DAL_CFG_STRING, .offset = TBL(lookup), .set = set_lookup,
+     .unset = "none",
+     .help = "comma-separated columns read through a lookup table: `WHERE COL = v` or `COL IN "
+             "(...)` goes to the shards the `[table NAME_lookup_COL]` names (docs/lookup.md)"},
+    {.name = "lookup_unique", .type = DAL_CFG_STRING, .offset = TBL(lookup_unique),
+     .set = set_lookup, .unset = "none",
+     .help = "the same, for columns whose value is unique: the lookup table has a primary key on "
+             "the column, so a duplicate is refused with the server's error 1062"},
     {.name = NULL}
 };
 

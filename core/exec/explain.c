@@ -20,6 +20,7 @@ typedef struct plan_route {
     char *sql;              /* owned, NUL-terminated */
     size_t sql_len;         /* bytes of sql: it may hold NUL bytes of its own */
     int prepared;           /* would run as a server-side prepared statement */
+    const char *step;       /* static: "route", or a step before the routes ("lookup") */
 } plan_route_t;
 
 struct dal_plan {
@@ -49,6 +50,7 @@ static int fill_route(const dal_routing_t *rt, size_t r, const dal_value_t *para
     pr->server = strdup(srv->address);
     pr->role = server_role(srv);
     pr->prepared = sprep_route_eligible(rt, r);
+    pr->step = "route";
     for (i = 0; i < rt->sql->ntrefs && pr->table == NULL; i++)
         if (route->pos[i] >= 0)
             pr->table = strdup(physical_name(rt->tables[i], route->pos[i], name, sizeof name));
@@ -90,6 +92,40 @@ int explain_build(const dal_routing_t *rt, const dal_value_t *params, size_t npa
 fail:
     dal_plan_free(p);
     return rc;
+}
+
+int explain_prepend(dal_plan_t *p, dal_plan_t *first, const char *step, dal_error_t *err)
+{
+    size_t n = first->n + p->n, i;
+    plan_route_t *routes = calloc(n ? n : 1, sizeof *routes);
+    char **names = calloc(n ? n : 1, sizeof *names);
+
+    if (routes == NULL || names == NULL) {
+        free(routes);
+        free(names);
+        dal_plan_free(first);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < first->n; i++) {
+        routes[i] = first->routes[i];
+        routes[i].step = step;
+        names[i] = first->names[i];
+    }
+    memcpy(routes + first->n, p->routes, p->n * sizeof *routes);
+    memcpy(names + first->n, p->names, p->n * sizeof *names);
+    free(p->routes);
+    free(p->names);
+    p->routes = routes;
+    p->names = names;
+    p->n = n;
+    first->n = 0;
+    dal_plan_free(first);
+    return 0;
+}
+
+const char *dal_plan_step(const dal_plan_t *p, size_t i)
+{
+    return p && i < p->n ? p->routes[i].step : NULL;
 }
 
 size_t dal_plan_count(const dal_plan_t *p)

@@ -293,12 +293,20 @@ static int other_schema(const router_t *r, const struct dal_sql_tref *tr)
 int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
                     const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams, dal_routing_t *rt, dal_error_t *err)
 {
+    return route_statement_keys(snap, schema, sql, opts, params, nparams, NULL, rt, err);
+}
+
+int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
+                         const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams,
+                         const dal_route_keys_t *keys, dal_routing_t *rt, dal_error_t *err)
+{
     router_t r;
     size_t i;
     int rc;
 
     routing_reset(rt);
     memset(&r, 0, sizeof r);
+    r.keys = keys;
     rt->sql = sql;
     rt->max_parallel = snap->cfg->max_parallel;
     r.snap = snap;
@@ -316,7 +324,7 @@ int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sq
         return err_set(err, DAL_EINVAL,
                        "the statement has %zu ? placeholders but %zu parameters were given",
                        sql->nparams, nparams);
-    if (schema == NULL && memo_route(&r, opts))
+    if (schema == NULL && keys == NULL && memo_route(&r, opts))
         return 0;
     rc = read_request(snap, sql, opts, &r.req, err);
     if (rc != 0)
@@ -347,7 +355,7 @@ int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sq
         rc = route_raw(&r);
     else if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
-    if (rc == 0 && schema == NULL)
+    if (rc == 0 && schema == NULL && keys == NULL)
         memo_save(&r, opts);
     small_free(r.in_group, r.in_group_inl);
     small_free(r.grp, r.grp_inl);

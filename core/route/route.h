@@ -109,6 +109,22 @@ void routing_clear(dal_routing_t *rt);
 int route_literal_value(const char *sql, const dal_sql_opnd_t *o, dal_value_t *v, char *buf,
                         size_t cap, char **heap, dal_error_t *err);
 
+/* Shard-key values a lookup read found for a statement (stmt/lookup.c):
+ * the positions of table are narrowed to theirs.  None (nkeys 0): no row
+ * can match, so one table answers, with nothing. */
+typedef struct dal_route_keys {
+    const dal_table_t *table; /* borrowed: the table whose shard key they are */
+    int scope;                /* the scope of its table reference (sql.h) */
+    const dal_value_t *keys;  /* borrowed, nkeys of them */
+    size_t nkeys;
+} dal_route_keys_t;
+
+/* route_statement with the positions of keys->table (its reference in
+ * scope keys->scope) narrowed to those of keys. */
+int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
+                         const dal_query_opts_t *opts, const dal_value_t *params, size_t nparams,
+                         const dal_route_keys_t *keys, dal_routing_t *rt, dal_error_t *err);
+
 /* Name ev's logical table: the first sharded table's configured name, or
  * else the statement's first table as written.  That text belongs to the
  * cached analysis, not to the snapshot, so labels_gen is then cleared

@@ -425,6 +425,38 @@ static int acc_posset(router_t *r, const range_acc_t *a, posset_t *out)
                         a->has_hi ? &hi : NULL, a->hi_inc, out);
 }
 
+/* The positions of a lookup's shard-key values (r->keys), when its table
+ * is a table of the group in the lookup's scope; else every position. */
+static int keys_posset(router_t *r, posset_t *out)
+{
+    const dal_route_keys_t *k = r->keys;
+    size_t i;
+    uint32_t p;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->all = 1;
+    if (k == NULL)
+        return 0;
+    for (i = 0; i < r->sql->ntrefs; i++)
+        if (r->in_group[i] && r->rt->tables[i] == k->table &&
+            r->sql->trefs[i].scope == k->scope)
+            break;
+    if (i == r->sql->ntrefs)
+        return 0;
+    if (posset_alloc(out, k->nkeys ? k->nkeys : 1) != 0)
+        return err_set(r->err, DAL_ENOMEM, "out of memory");
+    for (i = 0; i < k->nkeys; i++) {
+        if (k->keys[i].type == DAL_TYPE_NULL)
+            continue;
+        if ((rc = route_locate(k->table, &k->keys[i], &p, r->err)) != 0)
+            return rc;
+        out->v[out->n++] = p;
+    }
+    posset_normalize(out);
+    return 0;
+}
+
 /* The positions the WHERE clause allows for the group whose tables are
  * marked in r->in_group. */
 int route_where_posset(router_t *r, posset_t *set)
@@ -452,6 +484,11 @@ int route_where_posset(router_t *r, posset_t *set)
         }
         posset_intersect(set, &one);
     }
+    if ((rc = keys_posset(r, &one)) != 0) {
+        posset_free(&one);
+        return rc;
+    }
+    posset_intersect(set, &one);
     if (!acc.used)
         return 0;
     rc = acc_posset(r, &acc, &one);

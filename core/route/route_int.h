@@ -62,6 +62,7 @@ typedef struct router {
     dal_node_t *dflt;            /* that schema's default datasource, or NULL */
     dal_routing_t *rt;
     dal_error_t *err;
+    const dal_route_keys_t *keys; /* borrowed: a lookup's shard-key values, or NULL */
     char *in_group;              /* owned (or in_group_inl), per tref: member of the
                                     group being routed */
     int32_t *grp;                /* owned (or grp_inl), per tref: the root tref of its

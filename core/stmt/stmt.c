@@ -317,8 +317,12 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
         st->nparams = st->fill.nparams;
     }
     rc = prepare_monitoring(st, snap, opts, err);
+    if (rc == 0 && snap->cfg->nlookups > 0)
+        rc = lookup_prepare(cache, snap, schema, opts, st->sql, st->params, st->nparams,
+                            &st->lookup, err);
     if (rc == 0)
-        rc = route_statement(snap, schema, st->sql, opts, st->params, st->nparams, &st->rt, err);
+        rc = route_statement_keys(snap, schema, st->sql, opts, st->params, st->nparams,
+                                  st->lookup.rk.table ? &st->lookup.rk : NULL, &st->rt, err);
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
@@ -348,6 +352,8 @@ void stmt_clear(dal_stmt_t *st)
         routing_clear(&st->rt);
     if (!idfill_empty(&st->fill))
         idfill_clear(&st->fill);
+    if (st->lookup.sql != NULL || st->lookup.vals != NULL)
+        lookup_clear(&st->lookup);
     if (!st->sql_borrowed)
         sql_unref(st->sql);
     if (st->sql_lent)
@@ -447,17 +453,37 @@ static int run_owned(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, da
     return rc;
 }
 
+/* The upkeep of lookup tables runs its statements as the write it keeps
+ * runs: on ctx, so inside a transaction they are part of it (lookup.h). */
+static int run_for_lookup(void *arg, int alone, const char *sql, size_t len,
+                          const dal_value_t *params, size_t nparams, dal_result_t **out,
+                          dal_error_t *err)
+{
+    const dal_stmt_ctx_t *ctx = arg;
+    dal_stmt_ctx_t pools = {.cache = ctx->cache, .snap = ctx->snap, .schema = ctx->schema,
+                            .sel = {.flags = DAL_SELECT_MASTER}};
+    dal_stmt_text_t text = {sql, NULL, len};
+
+    return stmt_execute(alone ? &pools : ctx, NULL, text, params, nparams, out, err);
+}
+
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                  dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                  dal_result_t **out, dal_error_t *err)
 {
     dal_select_t sel = ctx->sel;
+    dal_lookup_write_t lw = {0};
     dal_stmt_t st;
+    lookup_reader_t was = lookup_reader_set((lookup_reader_t){ctx->holds ? run_for_lookup : NULL,
+                                                              (void *)ctx});
     int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
-
+    lookup_reader_set(was);
+    if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && lookup_write_wanted(ctx->snap, st.sql))
+        rc = lookup_write_before(run_for_lookup, (void *)ctx, ctx->txn_single, ctx->snap, st.sql,
+                                 st.params, st.nparams, &lw, err);
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
@@ -468,6 +494,10 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = run_owned(ctx, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = stmt_run(&st, ctx->snap, out, err);
+    if (lw.run != NULL) {
+        rc = lookup_write_after(&lw, rc, err);
+        lookup_write_clear(&lw);
+    }
     columns_after(ctx->snap, st.sql, rc, err);
     stmt_clear(&st);
     return rc;
@@ -488,6 +518,8 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
         rc = stmt_select(&st, opts, &sel, err);
     if (rc == 0)
         rc = explain_build(&st.rt, st.params, st.nparams, out, err);
+    if (rc == 0 && st.lookup.rk.table != NULL)
+        rc = lookup_explain(ctx->cache, ctx->snap, ctx->schema, &st.lookup, out, err);
     stmt_clear(&st);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "events.h"
 #include "idfill.h"
+#include "lookup.h"
 #include "merge.h"
 #include "monitor.h"
 #include "route_servers.h"
@@ -28,6 +29,7 @@ typedef struct dal_stmt {
                                    sql_cache_borrow): stmt_clear returns it */
     dal_routing_t rt;           /* empty for transaction control */
     dal_idfill_t fill;          /* generated IDs (fill.sql is then the text that runs) */
+    dal_lookup_t lookup;        /* the lookup read before routing (lookup.h) */
     const struct dal_columns *columns_into; /* borrowed from the table: the learned list
                                    written into an INSERT without one (columns.h), or NULL */
     int columns_check;          /* its routes rest on learned columns (columns_into, or the
@@ -146,6 +148,7 @@ typedef struct dal_stmt_ctx {
      * transaction, a session's pins) or when the statement leaves session
      * state (dal_sql_t.pins).  Every other statement costs them nothing. */
     int holds;
+    int txn_single;             /* a single-mode transaction is open (lookup.h) */
     /* run on connections the owner holds; returns 1 when it holds none
      * for st, which then runs through the pools; NULL: always the pools */
     int (*run_held)(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,

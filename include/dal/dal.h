@@ -1120,6 +1120,10 @@ DAL_API const char *dal_plan_role(const dal_plan_t *p, size_t i);
 DAL_API int dal_plan_server_prepared(const dal_plan_t *p, size_t i);
 /* Statement kind as a static word ("select", "insert", ...). */
 DAL_API const char *dal_plan_kind(const dal_plan_t *p);
+/* What route i is: "route" (a route of the statement), or "lookup" (a read
+ * of a lookup table that ran first to find the routes, docs/lookup.md;
+ * these come first).  Valid as long as the library is loaded. */
+DAL_API const char *dal_plan_step(const dal_plan_t *p, size_t i);
 DAL_API void dal_plan_free(dal_plan_t *p);
 
 /* ---------------------------------------------------------------- columns */
@@ -1220,6 +1224,12 @@ DAL_API const char *dal_table_info_id_column(const dal_table_info_t *t);
 DAL_API const char *dal_table_info_idgen(const dal_table_info_t *t);
 /* allow_scatter (default 1). */
 DAL_API int dal_table_info_allow_scatter(const dal_table_info_t *t);
+/* The columns of `lookup =` and `lookup_unique =` (docs/lookup.md), in
+ * order: column i (NULL when i is out of range), *unique (may be NULL) set
+ * for a lookup_unique one.  Its lookup table is the table named
+ * TABLE_lookup_COLUMN. */
+DAL_API size_t dal_table_info_lookup_count(const dal_table_info_t *t);
+DAL_API const char *dal_table_info_lookup(const dal_table_info_t *t, size_t i, int *unique);
 /* The datasource node of data node db (0 .. db_shard_num-1): group prefix
  * and db ("dbProductSku1") for a sharded or broadcast table, the datasource
  * of a single one.  NULL when db is out of range. */

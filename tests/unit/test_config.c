@@ -439,6 +439,38 @@ START_TEST(test_local_infile)
 }
 END_TEST
 
+/* lookup and lookup_unique: each column once, in order, the unique ones
+ * marked; the lookup tables are [table T_lookup_COL]. */
+START_TEST(test_lookups)
+{
+    dal_config_t *cfg = NULL;
+    dal_error_t err = {0};
+    char *path = write_temp("[datasource g0]\nmaster = mysql://u@h/db\n"
+                            "[table o]\ndatasource = g\ndb_shard_num = 1\ntable_shard_num = 2\n"
+                            "shard_key = uid\nstrategy = mod\n"
+                            "lookup = ono , code\nlookup_unique = id\n"
+                            "[table o_lookup_ono]\ndatasource = g\ndb_shard_num = 1\n"
+                            "table_shard_num = 2\nshard_key = ono\nstrategy = mod\n"
+                            "[table o_lookup_code]\ndatasource = g0\n"
+                            "[table o_lookup_id]\ndatasource = g\ndb_shard_num = 1\n"
+                            "table_shard_num = 1\nshard_key = id\nstrategy = mod\n");
+    const dal_cfg_table_t *t;
+
+    ck_assert_msg(config_load(path, &cfg, &err) == 0, "load failed: %s", err.message);
+    t = config_table(cfg, "o");
+    ck_assert_uint_eq(t->nlookups, 3);
+    ck_assert_str_eq(t->lookups[0].column, "ono");
+    ck_assert_str_eq(t->lookups[1].column, "code");
+    ck_assert_str_eq(t->lookups[2].column, "id");
+    ck_assert_int_eq(t->lookups[0].unique + t->lookups[1].unique, 0);
+    ck_assert_int_eq(t->lookups[2].unique, 1);
+    ck_assert_uint_eq(cfg->nlookups, 3);
+    config_free(cfg);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
 START_TEST(test_empty_and_missing_files)
 {
     dal_config_t *cfg = NULL;
@@ -716,6 +748,23 @@ static const struct bad_config bad_configs[] = {
      BOUND_T("b", "h", "1", "2", ""), 18, "its datasource is h, not g"},
     {DS_G(0) BOUND_T("a", "g", "1", "2", "") BOUND_T("b", "g", "1", "2", "") "[table c]\ndatasource = g\n"
      "db_shard_num = 1\ntable_shard_num = 2\nshard_key = id\nstrategy = range\nbinding = bg\n", 23, "its strategy is range, not mod"},
+    /* lookups: each column once, a lookup table keyed by it */
+#define LOOKUP_T "[table o]\ndatasource = g\ndb_shard_num = 1\ntable_shard_num = 2\n" \
+                 "shard_key = uid\nstrategy = mod\n"
+    {DS_G(0) LOOKUP_T "lookup = ono\n", 9,
+     "lookup: no [table o_lookup_ono] is defined (the lookup table of o.ono"},
+    {DS_G(0) LOOKUP_T "lookup = uid\n", 9, "lookup: uid is the shard key of [table o]"},
+    {DS_G(0) LOOKUP_T "lookup = a, b, a\n", 9, "lookup: column a is listed twice"},
+    {DS_G(0) LOOKUP_T "lookup = a\nlookup_unique = a\n", 10, "lookup_unique: column a is listed twice"},
+    {DS_G(0) LOOKUP_T "lookup = a b\n", 9, "lookup: 'a b' is not a column name"},
+    {DS_G(0) LOOKUP_T "lookup = a,\n", 9, "lookup: '' is not a column name"},
+    {DS_G(0) LOOKUP_T "lookup = ono\n[table o_lookup_ono]\ndatasource = g\ndb_shard_num = 1\n"
+     "table_shard_num = 2\nshard_key = uid\nstrategy = mod\n", 9,
+     "lookup: [table o_lookup_ono] (line 10) must have shard_key = ono, not uid"},
+    {DS_G(0) LOOKUP_T "lookup = ono\n[table o_lookup_ono]\ndatasource = g\nbroadcast = true\n", 9,
+     "must be a plain table of the same schema as [table o]"},
+    {DS_MAIN "[table t]\ndatasource = main\nlookup = x\n", 5,
+     "lookup: [table t] is not sharded, so it has nothing to look up"},
     /* [idgen NAME] */
     {"[idgen]\n", 1, "section [idgen] needs a name: [idgen NAME]"},
     {"[idgen a b]\n", 1, "bad idgen name 'a b'"},
@@ -1060,6 +1109,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_local_infile);
     tcase_add_test(tc, test_empty_and_missing_files);
     tcase_add_test(tc, test_byte_sizes);
+    tcase_add_test(tc, test_lookups);
     tcase_add_test(tc, test_unreadable_content);
     tcase_add_loop_test(tc, test_bad_config, 0, (int)NELEM(bad_configs));
     suite_add_tcase(s, tc);
