@@ -171,5 +171,7 @@ int cli_shown(const char *location);
 extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for dal.c's table */
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 int cmd_xa(cli_t *cli);        /* cmd_xa.c */
+int cmd_reshard(cli_t *cli);   /* cmd_reshard.c */
+extern const char cmd_reshard_synopsis[], cmd_reshard_details[];
 
 #endif /* DAL_TOOLS_CLI_H */

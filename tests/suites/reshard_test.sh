@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# reshard_test.sh -- `dal reshard` moves a table from 2 x 4 to 4 x 8 on four
+# MariaDB servers: plan (its checks and exact row counts), copy (killed
+# with SIGKILL half-way and resumed, rows where the new configuration's
+# router puts them, every column equal), status (terminal and --json),
+# verify (equal layouts pass; a changed, a deleted and an added row in
+# the new layout are each found), abort and cleanup's refusal before a
+# switch.  RESHARD_ROWS sets the table's size (default 20000).  Starts its
+# own MariaDB servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$(dirname "$0")/../harness/proxy_lib.sh"
+
+ROWS=${RESHARD_ROWS:-20000}
+px_cluster 4 --db 'old_%d' --db 'new_%d'
+dal_bin=${DAL_BIN:-$builddir/tools/dal}
+json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+sqlq() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass -N -e "$2"; }
+
+{
+    for i in 0 1; do
+        printf '[datasource old%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/old_%d\n' "$i" "${ports[$i]}" "$i"
+    done
+    printf '[table food]\ndatasource = old\ndb_shard_num = 2\ntable_shard_num = 4\nshard_key = poi\nstrategy = mod\n'
+} >"$work/old.ini"
+{
+    for i in 0 1 2 3; do
+        printf '[datasource new%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/new_%d\n' "$i" "${ports[$i]}" "$i"
+    done
+    printf '[table food]\ndatasource = new\ndb_shard_num = 4\ntable_shard_num = 8\nshard_key = poi\nstrategy = mod\n'
+} >"$work/new.ini"
+dal() { "$dal_bin" -c "$work/old.ini" "$@"; }
+
+# ------------------------------------------------------------------ data
+dal exec "CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60),
+          price DECIMAL(10,2) NULL, note TEXT NULL, KEY (poi))" >/dev/null || fail "create"
+python3 - "$ROWS" >"$work/rows.sql" <<'PY'
+import sys
+n = int(sys.argv[1])
+for start in range(1, n + 1, 1000):
+    vals = []
+    for i in range(start, min(start + 1000, n + 1)):
+        poi = (i * 7919) % 1000
+        name = "dish %d it's \u00e9\\" % i if i % 3 else "plain %d" % i
+        name = name.replace("\\", "\\\\").replace("'", "\\'")
+        price = "NULL" if i % 5 == 0 else "%d.%02d" % (i % 100, i % 97)
+        note = "NULL" if i % 7 == 0 else ("''" if i % 11 == 0 else "'n%d'" % (i * 3))
+        vals.append("(%d, %d, '%s', %s, %s)" % (i, poi, name, price, note))
+    print("INSERT INTO food (id, poi, name, price, note) VALUES %s;" % ", ".join(vals))
+PY
+dal shell <"$work/rows.sql" >/dev/null || fail "loading $ROWS rows"
+n=$(dal exec --json "SELECT COUNT(*) FROM food" | json_get 'd["rows"][0][0]')
+[ "$n" = "$ROWS" ] || fail "loaded $n rows, want $ROWS"
+
+# ------------------------------------------------------------------ plan
+out=$(dal reshard plan --to "$work/new.ini" food) || fail "plan: $out"
+[ "$(grep -c '^create new[0-3]\.food_[0-7] ' <<<"$out")" = 8 ] || fail "plan creates: $out"
+grep -qx "rows to copy: $ROWS" <<<"$out" || fail "plan rows: $out"
+out=$(dal reshard plan --json --to "$work/new.ini" food) || fail "plan --json"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+assert d["rows"] == int(sys.argv[1]), d["rows"]
+assert d["from"]["table_shard_num"] == 4 and d["to"]["table_shard_num"] == 8
+assert [c["table"] for c in d["create"]] == ["food_%d" % i for i in range(8)]
+assert [c["datasource"] for c in d["create"]] == ["new%d" % (i // 2) for i in range(8)]
+for s in d["sources"]:
+    i = int(s["table"].split("_")[1])
+    # mod 4 -> mod 8: old table i's rows go to new tables i and i + 4
+    assert sorted(t["table"] for t in s["to"]) == ["food_%d" % i, "food_%d" % (i + 4)], s
+    assert sum(t["rows"] for t in s["to"]) == s["rows"]
+PY
+)" "$ROWS" <<<"$out" || fail "plan --json: $out"
+# a layout on the old tables themselves, and another shard key, are refused
+sed 's/^shard_key = poi/shard_key = id/' "$work/new.ini" >"$work/bad_key.ini"
+out=$(dal reshard plan --to "$work/bad_key.ini" food 2>&1) && fail "plan with another shard key passed"
+grep -q "keeps the shard key" <<<"$out" || fail "shard key message: $out"
+out=$(dal reshard plan --to "$work/old.ini" food 2>&1) && fail "plan onto the old tables passed"
+grep -q "is also a table of the old layout" <<<"$out" || fail "same tables message: $out"
+
+out=$(dal reshard status food) || fail "status before copy: $out"
+grep -q "^food: phase none" <<<"$out" || fail "status before copy: $out"
+
+# ------------------------------------------------ copy, killed and resumed
+rate=$((ROWS / 8))
+# the program itself in the background (not the function's subshell), so the kill reaches it
+"$dal_bin" -c "$work/old.ini" reshard copy --to "$work/new.ini" --chunk-size 250 \
+    --max-rows-per-second "$rate" food >"$work/copy1.out" 2>&1 &
+cpid=$!
+copied=0
+for _ in $(seq 1 200); do
+    copied=$(dal reshard status --json food 2>/dev/null | json_get 'd["rows_copied"]' 2>/dev/null || echo 0)
+    [ "$copied" -ge $((ROWS / 4)) ] && break
+    sleep 0.1
+done
+out=$(dal reshard copy --to "$work/new.ini" food 2>&1) && fail "a second copy ran beside the first"
+grep -q "another \`dal reshard\` is working on food" <<<"$out" || fail "second copy: $out"
+kill -KILL "$cpid" 2>/dev/null || fail "copy finished before the kill"
+wait "$cpid" 2>/dev/null || true
+out=$(dal reshard status --json food) || fail "status after kill"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+n = int(sys.argv[1])
+assert d["phase"] == "copying", d["phase"]
+assert 0 < d["rows_copied"] < n, d["rows_copied"]
+assert d["rows_estimated"] == n
+assert len(d["sources"]) >= 1 and all(s["gtid"] for s in d["sources"]), d["sources"]
+PY
+)" "$ROWS" <<<"$out" || fail "status after kill: $out"
+echo "killed the copy at $(echo "$out" | json_get 'd["rows_copied"]') of $ROWS rows"
+out=$(dal reshard status food) || fail "status text"
+grep -q '^  \[#*\.*\] [0-9]* / '"$ROWS"' rows' <<<"$out" || fail "status bar: $out"
+
+out=$(dal reshard copy --to "$work/new.ini" --chunk-size 250 food 2>&1) || fail "resumed copy: $out"
+out=$(dal reshard status --json food) || fail "status after copy"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+n = int(sys.argv[1])
+assert d["phase"] == "copied", d["phase"]
+assert d["rows_copied"] == n, d["rows_copied"]
+assert len(d["sources"]) == 4 and all(s["phase"] == "copied" for s in d["sources"])
+PY
+)" "$ROWS" <<<"$out" || fail "status after copy: $out"
+
+# every row, through each configuration, equal; each where the router says
+dump() { "$dal_bin" -c "$1" exec --json "SELECT id, poi, name, price, note FROM food ORDER BY id"; }
+dump "$work/old.ini" >"$work/old.json" || fail "dump old"
+dump "$work/new.ini" >"$work/new.json" || fail "dump new"
+cmp -s "$work/old.json" "$work/new.json" || fail "the new layout's rows differ from the old one's"
+for i in 0 1 2 3; do
+    for t in $((2 * i)) $((2 * i + 1)); do
+        bad=$(sqlq "$i" "SELECT COUNT(*) FROM new_$i.food_$t WHERE poi % 8 <> $t")
+        [ "$bad" = 0 ] || fail "new_$i.food_$t holds $bad rows of other tables"
+    done
+done
+
+# ---------------------------------------------------------------- verify
+out=$(dal reshard verify --to "$work/new.ini" --chunk-size 700 food) || fail "verify: $out"
+grep -q "$ROWS rows old, $ROWS rows new, .* 0 differences" <<<"$out" || fail "verify: $out"
+sqlq 1 "UPDATE new_1.food_3 SET name = 'planted' WHERE id = (SELECT MIN(id) FROM new_1.food_3)"
+gone=$(sqlq 3 "SELECT MAX(id) FROM new_3.food_6")
+sqlq 3 "DELETE FROM new_3.food_6 WHERE id = $gone"
+sqlq 2 "INSERT INTO new_2.food_5 (id, poi, name) VALUES ($((ROWS + 5)), 5, 'extra')"
+changed=$(sqlq 1 "SELECT id FROM new_1.food_3 WHERE name = 'planted'")
+out=$(dal reshard verify --json --to "$work/new.ini" --chunk-size 700 food) && fail "verify passed a planted difference"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+got = sorted((x["kind"], x["key"], x["table"]) for x in d["differences"])
+want = sorted([("differs", sys.argv[1], "food_3"), ("missing", sys.argv[2], None),
+               ("extra", sys.argv[3], "food_5")])
+assert got == want, got
+assert d["ok"] is False
+PY
+)" "$changed" "$gone" "$((ROWS + 5))" <<<"$out" || fail "verify --json: $out"
+
+# ------------------------------------------------------- cleanup, abort
+out=$(dal reshard cleanup --to "$work/new.ini" food 2>&1) && fail "cleanup before a switch passed"
+grep -q "only after the switch" <<<"$out" || fail "cleanup message: $out"
+[ "$(sqlq 0 "SELECT COUNT(*) FROM old_0.food_0")" -gt 0 ] || fail "cleanup dropped an old table"
+dal reshard abort --to "$work/new.ini" food || fail "abort"
+[ "$(sqlq 2 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'new_2'")" = 0 ] ||
+    fail "abort left new tables"
+grep -q "^food: phase none" <<<"$(dal reshard status food)" || fail "abort left the state"
+n=$(dal exec --json "SELECT COUNT(*) FROM food" | json_get 'd["rows"][0][0]')
+[ "$n" = "$ROWS" ] || fail "after abort the old layout has $n rows"
+
+[ "$fails" = 0 ] || { echo "reshard_test: $fails failure(s)" >&2; exit 1; }
+echo "reshard_test: ok ($ROWS rows)"
