@@ -10,7 +10,7 @@
 #include <string.h>
 
 const char cmd_reshard_synopsis[] =
-    "reshard plan|copy|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    "reshard plan|copy|catchup|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
     " | reshard status [--json] TABLE";
 
 const char cmd_reshard_details[] =
@@ -23,6 +23,9 @@ const char cmd_reshard_details[] =
     "  copy              create the new tables and copy the rows in primary-key\n"
     "                    chunks, recording each source's GTID position first;\n"
     "                    run again after a failure or kill to resume\n"
+    "  catchup           apply the changes made since the copy began, read from\n"
+    "                    each old node's binary log (mariadb-binlog), in rounds\n"
+    "                    until one takes under a second; --follow: until stopped\n"
     "  status            phase, rows copied per source table, rate and ETA\n"
     "  verify            compare the layouts chunk by chunk (checksums, then\n"
     "                    rows); exits 1 when a row is missing, extra or differs\n"
@@ -31,6 +34,7 @@ const char cmd_reshard_details[] =
     "  --to NEW.ini      the configuration of the new layout\n"
     "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
     "  --chunk-size N    rows per chunk (default 1000)\n"
+    "  --follow          catchup: keep following the logs until SIGTERM/SIGINT\n"
     "  --state-datasource NAME  where the state table is (default: the datasource\n"
     "                    of the old layout's first table)\n"
     "  --json            plan, copy, status and verify print one JSON object\n";
@@ -73,6 +77,8 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
             i++;
         } else if (strcmp(arg, "--max-rows-per-second") == 0)
             rc = parse_count(cli, arg, val, &rs->max_rps, 1), i++;
+        else if (strcmp(arg, "--follow") == 0 && strcmp(a->sub, "catchup") == 0)
+            rs->follow = 1;
         else if (strcmp(arg, "--chunk-size") == 0)
             rc = parse_count(cli, arg, val, &rs->chunk, 0), i++;
         else if (strcmp(arg, "--state-datasource") == 0) {
@@ -103,7 +109,7 @@ int cmd_reshard(cli_t *cli)
         const char *name;
         int (*run)(rs_t *rs);
     } subs[] = {
-        {"plan", rs_plan}, {"copy", rs_copy}, {"status", rs_status},
+        {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup}, {"status", rs_status},
         {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
     };
     reshard_args_t a;

@@ -7,6 +7,8 @@
  *   reshard_state.c    the workflow's state table (status, resume)
  *   reshard_copy.c     copy: new tables, rows in primary-key chunks
  *   reshard_verify.c   verify: chunk checksums, then rows
+ *   reshard_catchup.c  catch-up: changed keys from the binary logs
+ *   reshard_apply.c    catch-up: the keys re-read and placed in the new layout
  *   reshard_sql.c      direct connections to the nodes and SQL helpers
  *
  * Routing is the library's: every row goes where dal_explain on the new
@@ -55,6 +57,7 @@ typedef struct rs {
     int key_int;          /* shard key values are passed to the router as integers */
     uint64_t max_rps;     /* --max-rows-per-second (0: no limit) */
     uint64_t chunk;       /* --chunk-size: rows per chunk */
+    int follow;           /* catchup --follow: keep following the logs */
 } rs_t;
 
 /* --------------------------------------------------------- reshard_sql.c */
@@ -103,6 +106,7 @@ typedef struct rs_state {
     char *gtid;           /* owned: the source's GTID position at the start of the copy */
     double started, updated;
     char target[512];     /* workflow: the new configuration's path */
+    int64_t lag_ms;       /* catch-up ("binlog:NODE"): the last round's lag; -1: none */
 } rs_state_t;
 
 int rs_state_init(rs_t *rs);
@@ -126,5 +130,13 @@ int rs_status(rs_t *rs);   /* reshard_state.c */
 int rs_verify(rs_t *rs);   /* reshard_verify.c */
 int rs_cleanup(rs_t *rs);  /* reshard_copy.c */
 int rs_abort(rs_t *rs);    /* reshard_copy.c */
+int rs_catchup(rs_t *rs);  /* reshard_catchup.c */
+
+/* Make the new layout's rows of keys[0..n) (primary key values as text,
+ * owned: freed here) what the old layout holds now: each is read from
+ * every old table, written where the router puts it, deleted from the
+ * other new tables.  The number of distinct keys, or -1 after reporting.
+ * reshard_apply.c */
+int rs_apply_keys(rs_t *rs, char **keys, size_t n);
 
 #endif /* DAL_TOOLS_RESHARD_H */

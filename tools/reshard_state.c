@@ -30,6 +30,7 @@ int rs_state_init(rs_t *rs)
                    " gtid TEXT NULL,"
                    " started DOUBLE NOT NULL DEFAULT 0,"
                    " updated DOUBLE NOT NULL DEFAULT 0,"
+                   " lag_ms BIGINT NULL,"
                    " PRIMARY KEY (tbl, src)) ENGINE=InnoDB") == 0 ? CLI_OK : CLI_FAIL;
 }
 
@@ -62,6 +63,7 @@ static void from_row(MYSQL_ROW row, rs_state_t *st)
     st->gtid = dup_or_null(row[6]);
     st->started = row[7] ? strtod(row[7], NULL) : 0;
     st->updated = row[8] ? strtod(row[8], NULL) : 0;
+    st->lag_ms = row[9] ? strtoll(row[9], NULL, 10) : -1;
 }
 
 static int query_rows(rs_t *rs, const char *src, void (*fn)(void *, const rs_state_t *),
@@ -73,7 +75,7 @@ static int query_rows(rs_t *rs, const char *src, void (*fn)(void *, const rs_sta
     int rc = 0;
 
     if (rs_puts(&q, "SELECT src, phase, target, last_key, rows_copied, rows_total, gtid,"
-                    " started, updated FROM " STATE_TABLE " WHERE tbl = ") ||
+                    " started, updated, lag_ms FROM " STATE_TABLE " WHERE tbl = ") ||
         rs_put_value(&q, rs->state, rs->table, strlen(rs->table), 0) ||
         (src != NULL && (rs_puts(&q, " AND src = ") ||
                          rs_put_value(&q, rs->state, src, strlen(src), 0))) ||
@@ -110,6 +112,7 @@ int rs_state_get(rs_t *rs, const char *src, rs_state_t *st)
     int n;
 
     memset(st, 0, sizeof *st);
+    st->lag_ms = -1;
     n = query_rows(rs, src, keep_one, st);
     return n < 0 ? -1 : n > 0;
 }
@@ -129,7 +132,7 @@ int rs_state_put(rs_t *rs, const rs_state_t *st)
     snprintf(num, sizeof num, ", %llu, %llu, ", (unsigned long long)st->rows_copied,
              (unsigned long long)st->rows_total);
     rc = rs_puts(&q, "REPLACE INTO " STATE_TABLE " (tbl, src, phase, target, last_key,"
-                     " rows_copied, rows_total, gtid, started, updated) VALUES (") ||
+                     " rows_copied, rows_total, gtid, started, updated, lag_ms) VALUES (") ||
          rs_put_value(&q, m, rs->table, strlen(rs->table), 0) || rs_puts(&q, ", ") ||
          rs_put_value(&q, m, st->src, strlen(st->src), 0) || rs_puts(&q, ", ") ||
          rs_put_value(&q, m, st->phase, strlen(st->phase), 0) || rs_puts(&q, ", ") ||
@@ -138,7 +141,11 @@ int rs_state_put(rs_t *rs, const rs_state_t *st)
          rs_put_value(&q, m, st->last_key, st->last_key ? strlen(st->last_key) : 0, 0) ||
          rs_puts(&q, num) ||
          rs_put_value(&q, m, st->gtid, st->gtid ? strlen(st->gtid) : 0, 0);
-    snprintf(num, sizeof num, ", %.3f, %.3f)", st->started, st->updated);
+    if (st->lag_ms >= 0)
+        snprintf(num, sizeof num, ", %.3f, %.3f, %lld)", st->started, st->updated,
+                 (long long)st->lag_ms);
+    else
+        snprintf(num, sizeof num, ", %.3f, %.3f, NULL)", st->started, st->updated);
     rc = rc || rs_puts(&q, num) || rs_exec(m, "saving the state", q.s);
     rs_buf_free(&q);
     return rc ? -1 : 0;
@@ -165,8 +172,36 @@ typedef struct status_out {
     int have_flow;
     uint64_t copied, total;
     double first, last;
+    int64_t lag_ms;     /* the largest catch-up lag; -1: no catch-up yet */
     size_t n;
 } status_out_t;
+
+/* A catch-up row ("binlog:NODE"): its keys applied and lag. */
+static void show_binlog(status_out_t *o, const rs_state_t *st)
+{
+    if (st->lag_ms > o->lag_ms)
+        o->lag_ms = st->lag_ms;
+    if (o->json) {
+        json_object_begin(&o->j);
+        json_key(&o->j, "source");
+        json_string(&o->j, st->src);
+        json_key(&o->j, "phase");
+        json_string(&o->j, st->phase);
+        json_key(&o->j, "keys_applied");
+        json_uint(&o->j, st->rows_copied);
+        json_key(&o->j, "lag_ms");
+        if (st->lag_ms >= 0)
+            json_int(&o->j, st->lag_ms);
+        else
+            json_null(&o->j);
+        json_key(&o->j, "gtid");
+        json_string(&o->j, st->gtid);
+        json_object_end(&o->j);
+    } else
+        printf("  %-40s %-8s %10llu keys applied, lag %lld ms, gtid %s\n", st->src, st->phase,
+               (unsigned long long)st->rows_copied, (long long)st->lag_ms,
+               st->gtid ? st->gtid : "-");
+}
 
 static void show_source(void *user, const rs_state_t *st)
 {
@@ -176,6 +211,10 @@ static void show_source(void *user, const rs_state_t *st)
 
     if (st->src[0] == '\0')
         return;   /* the workflow's row: read before (rs_status) */
+    if (strncmp(st->src, "binlog:", 7) == 0) {
+        show_binlog(o, st);
+        return;
+    }
     o->copied += st->rows_copied;
     o->total += st->rows_total;
     if (st->started > 0 && (o->first == 0 || st->started < o->first))
@@ -222,7 +261,6 @@ static void show_totals(status_out_t *o)
     double eta = rate > 0 && o->total > o->copied ? (double)(o->total - o->copied) / rate : 0;
     const char *phase = o->have_flow ? o->flow.phase : "none";
 
-
     if (o->json) {
         json_array_end(&o->j);
         json_key(&o->j, "phase");
@@ -237,16 +275,23 @@ static void show_totals(status_out_t *o)
         json_int(&o->j, (int64_t)rate);
         json_key(&o->j, "eta_seconds");
         json_int(&o->j, (int64_t)eta);
-        json_key(&o->j, "lag_seconds");
-        json_null(&o->j);   /* no catch-up from the binary logs yet */
+        json_key(&o->j, "lag_ms");
+        if (o->lag_ms >= 0)
+            json_int(&o->j, o->lag_ms);
+        else
+            json_null(&o->j);   /* no catch-up round yet */
         json_object_end(&o->j);
         printf("\n");
         return;
     }
     printf("  ");
     bar(o->copied, o->total);
-    printf(" %llu / %llu rows, %.0f rows/s, ETA %.0f s, lag -\n",
+    printf(" %llu / %llu rows, %.0f rows/s, ETA %.0f s, lag ",
            (unsigned long long)o->copied, (unsigned long long)o->total, rate, eta);
+    if (o->lag_ms >= 0)
+        printf("%.3f s\n", (double)o->lag_ms / 1000.0);
+    else
+        printf("-\n");
 }
 
 int rs_status(rs_t *rs)
@@ -256,6 +301,7 @@ int rs_status(rs_t *rs)
 
     memset(&o, 0, sizeof o);
     o.json = rs->cli->json;
+    o.lag_ms = -1;
     if (rs_state_init(rs) != CLI_OK)
         return CLI_FAIL;
     if (o.json) {

@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/proxy_lib.sh"
 
 ROWS=${RESHARD_ROWS:-20000}
-px_cluster 4 --db 'old_%d' --db 'new_%d'
+px_cluster 4 --db 'old_%d' --db 'new_%d' --db ref
 dal_bin=${DAL_BIN:-$builddir/tools/dal}
 json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 sqlq() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass -N -e "$2"; }
@@ -29,11 +29,16 @@ sqlq() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass -N -e "$2"; }
     done
     printf '[table food]\ndatasource = new\ndb_shard_num = 4\ntable_shard_num = 8\nshard_key = poi\nstrategy = mod\n'
 } >"$work/new.ini"
+# the reference: one unsharded table that receives the same statements
+printf '[datasource ref]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/ref\n[dal]\ndefault_datasource = ref\n' \
+    "${ports[3]}" >"$work/ref.ini"
 dal() { "$dal_bin" -c "$work/old.ini" "$@"; }
 
 # ------------------------------------------------------------------ data
-dal exec "CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60),
-          price DECIMAL(10,2) NULL, note TEXT NULL, KEY (poi))" >/dev/null || fail "create"
+ddl="CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60),
+     price DECIMAL(10,2) NULL, note TEXT NULL, KEY (poi))"
+dal exec "$ddl" >/dev/null || fail "create"
+"$dal_bin" -c "$work/ref.ini" exec "$ddl" >/dev/null || fail "create the reference"
 python3 - "$ROWS" >"$work/rows.sql" <<'PY'
 import sys
 n = int(sys.argv[1])
@@ -49,6 +54,7 @@ for start in range(1, n + 1, 1000):
     print("INSERT INTO food (id, poi, name, price, note) VALUES %s;" % ", ".join(vals))
 PY
 dal shell <"$work/rows.sql" >/dev/null || fail "loading $ROWS rows"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/rows.sql" >/dev/null || fail "loading the reference"
 n=$(dal exec --json "SELECT COUNT(*) FROM food" | json_get 'd["rows"][0][0]')
 [ "$n" = "$ROWS" ] || fail "loaded $n rows, want $ROWS"
 
@@ -166,6 +172,88 @@ dal reshard abort --to "$work/new.ini" food || fail "abort"
 grep -q "^food: phase none" <<<"$(dal reshard status food)" || fail "abort left the state"
 n=$(dal exec --json "SELECT COUNT(*) FROM food" | json_get 'd["rows"][0][0]')
 [ "$n" = "$ROWS" ] || fail "after abort the old layout has $n rows"
+
+
+# ------------------------------------- with writes: copy, catch-up, killed
+# A writer sends inserts, updates and deletes through dal (the old layout)
+# during the copy and the catch-up; the same statements, in the same
+# order, go afterwards to the unsharded reference table.
+OPS=${RESHARD_OPS:-3000}
+python3 - "$ROWS" "$OPS" "$work/ops.sql" <<'PY' | dal shell >/dev/null 2>"$work/writer.err" &
+import random, sys, time
+rows, ops, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = random.Random(36)
+next_id = rows + 1000
+with open(path, "w") as keep:
+    for i in range(ops):
+        r = rng.random()
+        if r < 0.4:
+            sql = "INSERT INTO food (id, poi, name, price) VALUES (%d, %d, 'w%d', %d.5);" % (
+                next_id, rng.randrange(1000), i, i % 100)
+            next_id += 1
+        elif r < 0.8:
+            sql = "UPDATE food SET name = 'u%d', price = NULL WHERE id = %d;" % (i, rng.randrange(1, next_id))
+        else:
+            sql = "DELETE FROM food WHERE id = %d;" % rng.randrange(1, next_id)
+        print(sql, flush=True)
+        keep.write(sql + "\n")
+        time.sleep(0.002)
+PY
+writer=$!
+"$dal_bin" -c "$work/old.ini" reshard copy --to "$work/new.ini" --chunk-size 250 \
+    --max-rows-per-second "$rate" food >"$work/copy2.out" 2>&1 &
+cpid=$!
+for _ in $(seq 1 200); do
+    copied=$(dal reshard status --json food 2>/dev/null | json_get 'd["rows_copied"]' 2>/dev/null || echo 0)
+    [ "$copied" -ge $((ROWS / 3)) ] && break
+    sleep 0.1
+done
+kill -KILL "$cpid" 2>/dev/null || fail "copy under writes finished before the kill"
+wait "$cpid" 2>/dev/null || true
+out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) && fail "catch-up before the copy ended ran"
+grep -q "follows a finished copy" <<<"$out" || fail "early catch-up: $out"
+dal reshard copy --to "$work/new.ini" --chunk-size 250 food >/dev/null || fail "resumed copy under writes"
+"$dal_bin" -c "$work/old.ini" reshard catchup --follow --to "$work/new.ini" food \
+    >"$work/follow.out" 2>&1 &
+fpid=$!
+lag=""
+for _ in $(seq 1 100); do
+    lag=$(dal reshard status --json food 2>/dev/null | json_get 'd["lag_ms"]' 2>/dev/null || true)
+    [ -n "$lag" ] && [ "$lag" != None ] && break
+    sleep 0.1
+done
+[ -n "$lag" ] && [ "$lag" != None ] || fail "no catch-up round recorded: $(cat "$work/follow.out")"
+kill -0 "$writer" 2>/dev/null || echo "note: the writer ended before the catch-up was killed"
+kill -KILL "$fpid" 2>/dev/null || fail "catch-up --follow ended by itself: $(cat "$work/follow.out")"
+wait "$fpid" 2>/dev/null || true
+wait "$writer" || fail "a write through dal failed: $(head -3 "$work/writer.err")"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/ops.sql" >/dev/null || fail "the reference's statements"
+out=$(dal reshard catchup --to "$work/new.ini" food) || fail "catch-up: $out"
+grep -q "^caught up food: lag [0-9]* ms" <<<"$out" || fail "catch-up output: $out"
+out=$(dal reshard status --json food) || fail "status after catch-up"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+assert d["phase"] == "caught-up", d["phase"]
+assert d["lag_ms"] is not None and d["lag_ms"] < 1000, d["lag_ms"]
+b = [s for s in d["sources"] if s["source"].startswith("binlog:")]
+assert sorted(s["source"] for s in b) == ["binlog:old0", "binlog:old1"], b
+assert sum(s["keys_applied"] for s in b) > 0, b
+PY
+)" <<<"$out" || fail "status after catch-up: $out"
+dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
+dump "$work/new.ini" >"$work/new.json" || fail "dump new"
+dump "$work/old.ini" >"$work/old.json" || fail "dump old"
+cmp -s "$work/old.json" "$work/ref.json" || fail "the old layout differs from the reference"
+cmp -s "$work/new.json" "$work/ref.json" || fail "after the catch-up the new layout differs from the reference"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('reference rows:', len(d['rows']))" "$work/ref.json"
+out=$(dal reshard verify --to "$work/new.ini" food) || fail "verify after catch-up: $out"
+
+# a change of the table's definition stops the catch-up
+sqlq 1 "ALTER TABLE old_1.food_2 ADD COLUMN extra INT NULL"
+out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) && fail "catch-up passed over an ALTER TABLE"
+grep -q "catch-up stops: the definition of a table of food on datasource old1 changed" <<<"$out" ||
+    fail "DDL message: $out"
 
 [ "$fails" = 0 ] || { echo "reshard_test: $fails failure(s)" >&2; exit 1; }
 echo "reshard_test: ok ($ROWS rows)"
