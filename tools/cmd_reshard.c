@@ -10,7 +10,7 @@
 #include <string.h>
 
 const char cmd_reshard_synopsis[] =
-    "reshard plan|copy|catchup|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    "reshard plan|copy|catchup|switch|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
     " | reshard status [--json] TABLE";
 
 const char cmd_reshard_details[] =
@@ -26,6 +26,9 @@ const char cmd_reshard_details[] =
     "  catchup           apply the changes made since the copy began, read from\n"
     "                    each old node's binary log (mariadb-binlog), in rounds\n"
     "                    until one takes under a second; --follow: until stopped\n"
+    "  switch            hold the table's writes in every dal instance following\n"
+    "                    --source (a write fence in the file), catch up, and put\n"
+    "                    NEW.ini (which must set allow_reshard = true) in its place\n"
     "  status            phase, rows copied per source table, rate and ETA\n"
     "  verify            compare the layouts chunk by chunk (checksums, then\n"
     "                    rows); exits 1 when a row is missing, extra or differs\n"
@@ -34,6 +37,10 @@ const char cmd_reshard_details[] =
     "  --to NEW.ini      the configuration of the new layout\n"
     "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
     "  --chunk-size N    rows per chunk (default 1000)\n"
+    "  --source FILE     switch: the file the dal instances follow (default: -c)\n"
+    "  --max-write-pause MS  switch: the longest writes are held (default 1000);\n"
+    "                    a switch that cannot finish in time is abandoned\n"
+    "  --fence-settle MS switch: time for every instance to reload (default 300)\n"
     "  --follow          catchup: keep following the logs until SIGTERM/SIGINT\n"
     "  --state-datasource NAME  where the state table is (default: the datasource\n"
     "                    of the old layout's first table)\n"
@@ -79,6 +86,14 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
             rc = parse_count(cli, arg, val, &rs->max_rps, 1), i++;
         else if (strcmp(arg, "--follow") == 0 && strcmp(a->sub, "catchup") == 0)
             rs->follow = 1;
+        else if (strcmp(arg, "--source") == 0 && strcmp(a->sub, "switch") == 0) {
+            if ((rs->source = val) == NULL)
+                rc = cli_usage(cli, "--source needs a file");
+            i++;
+        } else if (strcmp(arg, "--max-write-pause") == 0 && strcmp(a->sub, "switch") == 0)
+            rc = parse_count(cli, arg, val, &rs->max_pause_ms, 0), i++;
+        else if (strcmp(arg, "--fence-settle") == 0 && strcmp(a->sub, "switch") == 0)
+            rc = parse_count(cli, arg, val, &rs->settle_ms, 0), i++;
         else if (strcmp(arg, "--chunk-size") == 0)
             rc = parse_count(cli, arg, val, &rs->chunk, 0), i++;
         else if (strcmp(arg, "--state-datasource") == 0) {
@@ -109,7 +124,8 @@ int cmd_reshard(cli_t *cli)
         const char *name;
         int (*run)(rs_t *rs);
     } subs[] = {
-        {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup}, {"status", rs_status},
+        {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup},
+        {"switch", rs_switch}, {"status", rs_status},
         {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
     };
     reshard_args_t a;
@@ -120,6 +136,8 @@ int cmd_reshard(cli_t *cli)
     memset(&rs, 0, sizeof rs);
     memset(&a, 0, sizeof a);
     rs.chunk = 1000;
+    rs.max_pause_ms = 1000;
+    rs.settle_ms = 300;
     for (i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (strcmp(cli->args[0], subs[i].name) == 0)
             break;

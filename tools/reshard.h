@@ -9,6 +9,7 @@
  *   reshard_verify.c   verify: chunk checksums, then rows
  *   reshard_catchup.c  catch-up: changed keys from the binary logs
  *   reshard_apply.c    catch-up: the keys re-read and placed in the new layout
+ *   reshard_switch.c   switch: write fence, last catch-up, new configuration
  *   reshard_sql.c      direct connections to the nodes and SQL helpers
  *
  * Routing is the library's: every row goes where dal_explain on the new
@@ -58,6 +59,11 @@ typedef struct rs {
     uint64_t max_rps;     /* --max-rows-per-second (0: no limit) */
     uint64_t chunk;       /* --chunk-size: rows per chunk */
     int follow;           /* catchup --follow: keep following the logs */
+    int count_only;       /* a catch-up round counts the changed keys, applies nothing */
+    uint64_t counted;     /* ... and adds them here */
+    const char *source;   /* switch --source: the file the instances follow (default -c) */
+    uint64_t max_pause_ms; /* switch --max-write-pause (default 1000) */
+    uint64_t settle_ms;   /* switch --fence-settle: time for the instances to reload (300) */
 } rs_t;
 
 /* --------------------------------------------------------- reshard_sql.c */
@@ -131,6 +137,13 @@ int rs_verify(rs_t *rs);   /* reshard_verify.c */
 int rs_cleanup(rs_t *rs);  /* reshard_copy.c */
 int rs_abort(rs_t *rs);    /* reshard_copy.c */
 int rs_catchup(rs_t *rs);  /* reshard_catchup.c */
+int rs_switch(rs_t *rs);   /* reshard_switch.c */
+/* One catch-up round on every old node: *lag the longest, in ms.
+ * reshard_catchup.c */
+int rs_catchup_round(rs_t *rs, long long *lag);
+/* The lock that keeps two `dal reshard` runs on one table apart (held
+ * until exit).  reshard_copy.c */
+int rs_lock(rs_t *rs);
 
 /* Make the new layout's rows of keys[0..n) (primary key values as text,
  * owned: freed here) what the old layout holds now: each is read from

@@ -336,14 +336,16 @@ static long long node_round(rs_t *rs, size_t first, const dal_server_settings_t 
                    rs->old.phys[first].node, r.ddl_text);
         rc = -1;
     }
-    if (rc == 0 && (n = rs_apply_keys(rs, r.keys, r.nkeys)) < 0)
+    if (rc == 0 && rs->count_only)
+        rs->counted += r.nkeys;
+    else if (rc == 0 && (n = rs_apply_keys(rs, r.keys, r.nkeys)) < 0)
         rc = -1;
     else
         r.nkeys = 0;
     while (r.nkeys > 0)
         free(r.keys[--r.nkeys]);
     free(r.keys);
-    if (rc == 0) {
+    if (rc == 0 && !rs->count_only) {
         free(st.gtid);
         st.gtid = end;
         end = NULL;
@@ -358,7 +360,7 @@ static long long node_round(rs_t *rs, size_t first, const dal_server_settings_t 
     return rc == 0 ? (long long)((rs_now() - t0) * 1000) : -1;
 }
 
-static int all_nodes_round(rs_t *rs, long long *lag)
+int rs_catchup_round(rs_t *rs, long long *lag)
 {
     size_t i, j;
 
@@ -398,7 +400,7 @@ int rs_catchup(rs_t *rs)
     int found, rc = CLI_OK;
     struct timespec pause = {0, 200 * 1000 * 1000};
 
-    if (rs_check(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
+    if (rs_check(rs) != CLI_OK || rs_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
         (found = rs_state_get(rs, "", &flow)) < 0)
         return CLI_FAIL;
     if (!found || (strcmp(flow.phase, "copied") != 0 && strcmp(flow.phase, "caught-up") != 0)) {
@@ -410,7 +412,7 @@ int rs_catchup(rs_t *rs)
     signal(SIGTERM, on_stop);
     signal(SIGINT, on_stop);
     do {
-        rc = all_nodes_round(rs, &lag);
+        rc = rs_catchup_round(rs, &lag);
         if (rc == CLI_OK && rs->follow && lag < 1000)
             nanosleep(&pause, NULL);
     } while (rc == CLI_OK && (rs->follow ? !stop_following : lag >= 1000));

@@ -282,7 +282,7 @@ static int set_phase(rs_t *rs, const char *phase)
 
 /* One copy per table at a time: a lock on the state's server, held by
  * this process's connection (released by the server when it dies). */
-static int take_lock(rs_t *rs)
+int rs_lock(rs_t *rs)
 {
     rs_buf_t q = {0};
     char name[200], *got = NULL;
@@ -307,7 +307,7 @@ int rs_copy(rs_t *rs)
     size_t i;
     int rc;
 
-    if (rs_check(rs) != CLI_OK || take_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
+    if (rs_check(rs) != CLI_OK || rs_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
         set_phase(rs, "copying") != CLI_OK || create_tables(rs) != CLI_OK)
         return CLI_FAIL;
     memset(&c, 0, sizeof c);

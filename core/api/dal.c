@@ -12,6 +12,7 @@
 #include "columns.h"
 #include "handle.h"
 #include "stmt.h"
+#include "fence.h"
 #include "xa_daemon.h"
 #include "reload.h"
 #include "library.h"
@@ -230,6 +231,7 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
     dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
     int rc;
 
+    fence_wait(dal, dal->sql_cache, sql);   /* a reshard's switch holds writes */
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     snapshot_unref(ctx.snap);

@@ -36,6 +36,7 @@
 #include "error.h"
 #include "exec.h"
 #include "pin.h"
+#include "fence.h"
 #include "pool.h"
 #include "replica.h"
 #include "rewrite.h"
@@ -1078,6 +1079,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.sel = session_select(s);
     ctx.holds = s->in_txn || s->pins.n > 0;
     ctx.schema = s->schema[0] ? s->schema : NULL;
+    fence_wait(s->dal, s->dal->sql_cache, sql);   /* a reshard's switch holds writes */
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);
     if (s->in_txn)

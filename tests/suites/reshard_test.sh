@@ -14,6 +14,7 @@ set -euo pipefail
 ROWS=${RESHARD_ROWS:-20000}
 px_cluster 4 --db 'old_%d' --db 'new_%d' --db ref
 dal_bin=${DAL_BIN:-$builddir/tools/dal}
+pport=$("$harness/cluster.sh" free-port)
 json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 sqlq() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass -N -e "$2"; }
 
@@ -22,12 +23,18 @@ sqlq() { mariadb -h127.0.0.1 -P"${ports[$1]}" -udal -pdalpass -N -e "$2"; }
         printf '[datasource old%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/old_%d\n' "$i" "${ports[$i]}" "$i"
     done
     printf '[table food]\ndatasource = old\ndb_shard_num = 2\ntable_shard_num = 4\nshard_key = poi\nstrategy = mod\n'
+    printf '[table drink]\ndatasource = old\ndb_shard_num = 2\ntable_shard_num = 2\nshard_key = id\nstrategy = mod\n'
+    printf '[dal]\nwatch = true\n'
+    printf '[proxy]\nlisten = 127.0.0.1:%s\ndatabase = shop\n[proxy user app]\npassword = apppass\n' "$pport"
 } >"$work/old.ini"
 {
     for i in 0 1 2 3; do
         printf '[datasource new%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/new_%d\n' "$i" "${ports[$i]}" "$i"
     done
     printf '[table food]\ndatasource = new\ndb_shard_num = 4\ntable_shard_num = 8\nshard_key = poi\nstrategy = mod\n'
+    printf '[table drink]\ndatasource = new\ndb_shard_num = 4\ntable_shard_num = 4\nshard_key = id\nstrategy = mod\n'
+    printf '[dal]\nwatch = true\nallow_reshard = true\n'
+    printf '[proxy]\nlisten = 127.0.0.1:%s\ndatabase = shop\n[proxy user app]\npassword = apppass\n' "$pport"
 } >"$work/new.ini"
 # the reference: one unsharded table that receives the same statements
 printf '[datasource ref]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/ref\n[dal]\ndefault_datasource = ref\n' \
@@ -249,11 +256,92 @@ cmp -s "$work/new.json" "$work/ref.json" || fail "after the catch-up the new lay
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('reference rows:', len(d['rows']))" "$work/ref.json"
 out=$(dal reshard verify --to "$work/new.ini" food) || fail "verify after catch-up: $out"
 
-# a change of the table's definition stops the catch-up
-sqlq 1 "ALTER TABLE old_1.food_2 ADD COLUMN extra INT NULL"
-out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) && fail "catch-up passed over an ALTER TABLE"
-grep -q "catch-up stops: the definition of a table of food on datasource old1 changed" <<<"$out" ||
+# a change of the table's definition stops the catch-up (on another table,
+# drink, so that food goes on to the switch)
+dal exec "CREATE TABLE drink (id BIGINT PRIMARY KEY, name VARCHAR(20))" >/dev/null || fail "create drink"
+dal exec "INSERT INTO drink (id, name) VALUES (1, 'tea'), (2, 'milk'), (3, 'juice')" >/dev/null || fail "fill drink"
+dal reshard copy --to "$work/new.ini" drink >/dev/null || fail "copy drink"
+dal exec "UPDATE drink SET name = 'coffee' WHERE id = 1" >/dev/null || fail "update drink"
+dal reshard catchup --to "$work/new.ini" drink >/dev/null || fail "catch-up drink"
+[ "$(sqlq 1 "SELECT name FROM new_1.drink_1 WHERE id = 1")" = coffee ] || fail "drink's update not caught up"
+sqlq 1 "ALTER TABLE old_1.drink_1 ADD COLUMN extra INT NULL"
+out=$(dal reshard catchup --to "$work/new.ini" drink 2>&1) && fail "catch-up passed over an ALTER TABLE"
+grep -q "catch-up stops: the definition of a table of drink on datasource old1 changed" <<<"$out" ||
     fail "DDL message: $out"
+
+# ------------------------------------------------------------------ switch
+# The instances follow live.ini: dal-proxy, and `dal shell` (libdal).  Two
+# writers, one through each, on even and odd ids (so the outcome does not
+# depend on how they interleave), write before, during and after the
+# switch; the reference gets their statements afterwards.
+cp "$work/old.ini" "$work/live.ini"
+px_start "$work/live.ini" "$pport"
+cat >"$work/writer.py" <<'PY'
+import random, sys, time
+who, parity, rows, seconds, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+rng = random.Random(parity + 7)
+ids = [i for i in range(1, rows + 1) if i % 2 == parity]
+next_id = 10_000_000 + parity
+stmts = []
+end = time.time() + seconds
+i = 0
+while time.time() < end:
+    r = rng.random()
+    if r < 0.4:
+        sql = "INSERT INTO food (id, poi, name) VALUES (%d, %d, '%s%d')" % (next_id, rng.randrange(1000), who, i)
+        ids.append(next_id)
+        next_id += 2
+    elif r < 0.8:
+        sql = "UPDATE food SET name = '%s-u%d', price = %d.25 WHERE id = %d" % (who, i, i % 50, rng.choice(ids))
+    else:
+        sql = "DELETE FROM food WHERE id = %d" % rng.choice(ids)
+    stmts.append(sql)
+    i += 1
+    if who == "libdal":
+        print(sql + ";", flush=True)
+    else:
+        t0 = time.time()
+        cur.execute(sql)
+        worst[0] = max(worst[0], time.time() - t0)
+    time.sleep(0.003)
+with open(path, "w") as f:
+    f.write("".join(s + ";\n" for s in stmts))
+PY
+cat >"$work/proxy_writer.py" <<'PY'
+import sys, pymysql
+port = int(sys.argv.pop(1))
+conn = pymysql.connect(host="127.0.0.1", port=port, user="app", password="apppass",
+                       database="shop", autocommit=True)
+cur = conn.cursor()
+worst = [0.0]
+exec(open(sys.argv.pop(1)).read())
+print("proxy writer: %d statements, longest %.0f ms" % (len(stmts), worst[0] * 1000), file=sys.stderr)
+PY
+python3 "$work/writer.py" libdal 0 "$ROWS" 4 "$work/ops_libdal.sql" |
+    "$dal_bin" -c "$work/live.ini" shell >/dev/null 2>"$work/libdal_writer.err" &
+wl=$!
+/usr/bin/python3 "$work/proxy_writer.py" "$pport" "$work/writer.py" proxy 1 "$ROWS" 4 "$work/ops_proxy.sql" \
+    2>"$work/proxy_writer.err" &
+wp=$!
+sleep 1
+out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) || fail "catch-up before the switch: $out"
+out=$(dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) || fail "switch: $out"
+echo "$out"
+grep -q "^switched food to .*: writes held [0-9]* ms" <<<"$out" || fail "switch output: $out"
+cmp -s "$work/live.ini" "$work/new.ini" || fail "live.ini is not the new configuration after the switch"
+wait "$wl" || fail "a write through libdal failed: $(head -3 "$work/libdal_writer.err")"
+wait "$wp" || fail "a write through dal-proxy failed: $(tail -3 "$work/proxy_writer.err")"
+cat "$work/proxy_writer.err"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/ops_libdal.sql" >/dev/null || fail "the reference's libdal statements"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/ops_proxy.sql" >/dev/null || fail "the reference's proxy statements"
+dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
+dump "$work/new.ini" >"$work/new.json" || fail "dump new"
+cmp -s "$work/new.json" "$work/ref.json" || fail "after the switch the new layout differs from the reference"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('reference rows after the switch:', len(d['rows']))" "$work/ref.json"
+grep -q "^food: phase switched" <<<"$(dal reshard status food)" || fail "status after the switch"
+dal reshard cleanup --to "$work/new.ini" food || fail "cleanup"
+[ "$(sqlq 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'old_0' AND TABLE_NAME LIKE 'food%'")" = 0 ] ||
+    fail "cleanup left old tables"
 
 [ "$fails" = 0 ] || { echo "reshard_test: $fails failure(s)" >&2; exit 1; }
 echo "reshard_test: ok ($ROWS rows)"

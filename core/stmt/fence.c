@@ -1,0 +1,82 @@
+/*
+ * fence.c -- holding writes to a table while its write fence is up (see
+ * fence.h).
+ */
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include "clock.h"
+#include "config.h"
+#include "fence.h"
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The deadline of the fence on the table called name in cfg, or 0. */
+static uint64_t fence_of(const dal_config_t *cfg, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->ntables; i++)
+        if (cfg->tables[i].write_fence != NULL && strcasecmp(cfg->tables[i].name, name) == 0)
+            return strtoull(cfg->tables[i].write_fence, NULL, 10);
+    return 0;
+}
+
+static int any_fence(const dal_config_t *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->ntables; i++)
+        if (cfg->tables[i].write_fence != NULL)
+            return 1;
+    return 0;
+}
+
+static int is_write(dal_sql_kind_t k)
+{
+    return k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_UPDATE ||
+           k == DAL_SQL_DELETE;
+}
+
+/* The latest deadline among the fences in force on the tables sql names
+ * (0: none holds it), for a write. */
+static uint64_t holding(dal_t *dal, const dal_sql_t *sql)
+{
+    dal_snapshot_t *s = snapshot_acquire(dal);
+    uint64_t until = 0, d;
+    size_t i;
+
+    for (i = 0; any_fence(s->cfg) && i < sql->ntrefs; i++)
+        if ((d = fence_of(s->cfg, sql->trefs[i].name)) > until)
+            until = d;
+    snapshot_unref(s);
+    return until;
+}
+
+uint64_t fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql)
+{
+    const dal_sql_t *a = sql.prepared;
+    const struct timespec tick = {0, 1000000};
+    dal_snapshot_t *s = snapshot_acquire(dal);
+    uint64_t start, until;
+    int fenced = any_fence(s->cfg);
+
+    snapshot_unref(s);
+    if (!fenced)
+        return 0;
+    if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
+        return 0;   /* the statement's own run reports what is wrong with it */
+    start = now_ms();
+    while (is_write(a->kind) && (until = holding(dal, a)) > now_ms())
+        nanosleep(&tick, NULL);
+    if (sql.prepared == NULL)
+        sql_unref(a);
+    return now_ms() - start;
+}

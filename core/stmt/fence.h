@@ -1,0 +1,25 @@
+/*
+ * fence.h -- the write fence of `dal reshard switch`.
+ *
+ * A [table] section with write_fence = DEADLINE (Unix time in
+ * milliseconds) in the configuration in force holds every statement that
+ * writes (INSERT, REPLACE, UPDATE, DELETE) and names that table, until a
+ * configuration without the fence is in force or the deadline passes;
+ * then the statement runs on the configuration in force at that moment.
+ * Reads are never held.  So while the reshard tool swaps the configuration
+ * to the new layout, no write reaches the old one, and a write waits at
+ * most until the deadline the tool chose (its --max-write-pause).
+ */
+#ifndef DAL_CORE_FENCE_H
+#define DAL_CORE_FENCE_H
+
+#include "handle.h"
+#include "stmt.h"
+
+/* Wait while a fence in force holds sql (text or prepared analysis, from
+ * cache).  Returns at once when no table of the configuration in force is
+ * fenced, without analysing the statement.  The milliseconds waited (0
+ * almost always). */
+uint64_t fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql);
+
+#endif /* DAL_CORE_FENCE_H */
