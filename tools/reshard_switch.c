@@ -5,7 +5,8 @@
  *
  * The instances follow one configuration file (--source, default the -c
  * file; `[dal] watch = true`).  The switch:
- *   1. catches up until a round's lag is small;
+ *   1. catches up until a round takes less than the pause leaves
+ *      (--max-write-pause minus twice --fence-settle);
  *   2. replaces the file by its own text with `write_fence = DEADLINE` in
  *      the table's section (DEADLINE: now + --max-write-pause, Unix ms):
  *      each instance, once it has reloaded it, holds the table's writes
@@ -201,7 +202,7 @@ int rs_switch(rs_t *rs)
     size_t olen = 0, nlen = 0;
     char *orig = NULL, *next = NULL;
     rs_state_t flow;
-    uint64_t held = 0;
+    uint64_t held = 0, want;
     long long lag = 0;
     int found, rc = CLI_FAIL, i;
 
@@ -228,13 +229,19 @@ int rs_switch(rs_t *rs)
                    "layout change otherwise", rs->new_.path);
         goto out;
     }
-    /* 1: close enough that the last round fits in the pause */
-    for (i = 0; i < 20; i++)
-        if (rs_catchup_round(rs, &lag) != CLI_OK || lag < 200)
+    /* 1: close enough that the last round fits in the pause, beside the
+     * two settle times */
+    want = rs->max_pause_ms > 2 * rs->settle_ms + 50 ? rs->max_pause_ms - 2 * rs->settle_ms : 50;
+    for (i = 0; i < 20; i++) {
+        if (rs_catchup_round(rs, &lag) != CLI_OK)
+            goto out;
+        if ((uint64_t)lag < want)
             break;
-    if (lag >= 200 && i == 20) {
-        cli_errorf("reshard: the catch-up does not get under 200 ms (%lld ms); switch later",
-                   lag);
+    }
+    if ((uint64_t)lag >= want) {
+        cli_errorf("reshard: switch abandoned before the fence: a catch-up round takes %lld ms, "
+                   "more than the %llu ms the pause leaves; switch later", lag,
+                   (unsigned long long)want);
         goto out;
     }
     found = fence_and_swap(rs, orig, olen, next, nlen, &held);
