@@ -18,13 +18,13 @@
 #            as many through libdal (`dal shell`), all following one file:
 #            no statement fails, the new layout equals the reference, the
 #            longest proxy write is reported; then cleanup.
-# RESHARD_ROWS sets the table's size (default 20000).  Starts its own
+# RESHARD_ROWS sets the table's size (default 100000).  Starts its own
 # MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
 
-ROWS=${RESHARD_ROWS:-20000}
+ROWS=${RESHARD_ROWS:-100000}
 px_cluster 4 --db 'old_%d' --db 'new_%d' --db ref
 dal_bin=${DAL_BIN:-$builddir/tools/dal}
 pport=$("$harness/cluster.sh" free-port)
@@ -295,15 +295,15 @@ cp "$work/old.ini" "$work/live.ini"
 px_start "$work/live.ini" "$pport"
 cat >"$work/writer.py" <<'PY'
 import random, sys, time
-who, cls, ncls, rows, seconds, path = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
-                                       int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+import os
+who, cls, ncls, rows, stop, path = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
+                                    int(sys.argv[4]), sys.argv[5], sys.argv[6])
 rng = random.Random(cls + 7)
 ids = [i for i in range(1, rows + 1) if i % ncls == cls]
 next_id = 10_000_000 + cls
 stmts = []
-end = time.time() + seconds
 i = 0
-while time.time() < end:
+while not os.path.exists(stop):
     r = rng.random()
     if r < 0.4:
         sql = "INSERT INTO food (id, poi, name) VALUES (%d, %d, '%s%d')" % (next_id, rng.randrange(1000), who, i)
@@ -338,11 +338,11 @@ PY
 wpids=()
 for w in $(seq 0 $((2 * NW - 1))); do
     if [ "$w" -lt "$NW" ]; then
-        python3 "$work/writer.py" libdal "$w" $((2 * NW)) "$ROWS" 5 "$work/ops_$w.sql" |
+        python3 "$work/writer.py" libdal "$w" $((2 * NW)) "$ROWS" "$work/stop_c" "$work/ops_$w.sql" |
             "$dal_bin" -c "$work/live.ini" shell >/dev/null 2>"$work/writer_$w.err" &
     else
         /usr/bin/python3 "$work/proxy_writer.py" "$pport" "$work/writer.py" proxy "$w" $((2 * NW)) \
-            "$ROWS" 5 "$work/ops_$w.sql" 2>"$work/writer_$w.err" &
+            "$ROWS" "$work/stop_c" "$work/ops_$w.sql" 2>"$work/writer_$w.err" &
     fi
     wpids+=($!)
 done
@@ -357,6 +357,8 @@ done
 echo "$out"
 grep -q "^switched food to .*: writes held [0-9]* ms" <<<"$out" || fail "switch output: $out"
 cmp -s "$work/live.ini" "$work/new.ini" || fail "live.ini is not the new configuration after the switch"
+sleep 1
+touch "$work/stop_c"
 for w in $(seq 0 $((2 * NW - 1))); do
     wait "${wpids[$w]}" || fail "writer $w: a write failed: $(tail -3 "$work/writer_$w.err")"
     [ "$w" -lt "$NW" ] || cat "$work/writer_$w.err"
@@ -366,6 +368,17 @@ dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
 dump "$work/new.ini" >"$work/new.json" || fail "dump new"
 cmp -s "$work/new.json" "$work/ref.json" || fail "after the switch the new layout differs from the reference"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('reference rows after the switch:', len(d['rows']))" "$work/ref.json"
+# the writers wrote on both sides of the switch: rows they inserted are in
+# the old layout (before) and, only in the new one, rows of after
+dump "$work/old.ini" >"$work/old.json" || fail "dump old"
+python3 -c "$(cat <<'PY'
+import json, sys
+old = {r[0] for r in json.load(open(sys.argv[1]))["rows"] if int(r[0]) >= 10000000}
+new = {r[0] for r in json.load(open(sys.argv[2]))["rows"] if int(r[0]) >= 10000000}
+print("writers' rows: %d in the old layout, %d only in the new" % (len(old), len(new - old)))
+assert old and new - old
+PY
+)" "$work/old.json" "$work/new.json" || fail "the writers did not write on both sides of the switch"
 grep -q "^food: phase switched" <<<"$(dal reshard status food)" || fail "status after the switch"
 dal reshard cleanup --to "$work/new.ini" food || fail "cleanup"
 [ "$(sqlq 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'old_0' AND TABLE_NAME LIKE 'food%'")" = 0 ] ||
