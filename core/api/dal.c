@@ -75,6 +75,7 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         return rc;
     atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
+    atomic_store(&dal->fenced, snap->fenced);
     sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
                     snap->cfg->sql_cache_max_statement);
     atomic_store(&dal->from_cache, from_cache);
@@ -231,7 +232,8 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
     dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
     int rc;
 
-    fence_wait(dal, dal->sql_cache, sql);   /* a reshard's switch holds writes */
+    if (fence_up(dal))   /* a reshard's switch holds writes */
+        fence_wait(dal, dal->sql_cache, sql);
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     snapshot_unref(ctx.snap);

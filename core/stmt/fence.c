@@ -29,16 +29,6 @@ static uint64_t fence_of(const dal_config_t *cfg, const char *name)
     return 0;
 }
 
-static int any_fence(const dal_config_t *cfg)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->ntables; i++)
-        if (cfg->tables[i].write_fence != NULL)
-            return 1;
-    return 0;
-}
-
 static int is_write(dal_sql_kind_t k)
 {
     return k == DAL_SQL_INSERT || k == DAL_SQL_REPLACE || k == DAL_SQL_UPDATE ||
@@ -53,30 +43,26 @@ static uint64_t holding(dal_t *dal, const dal_sql_t *sql)
     uint64_t until = 0, d;
     size_t i;
 
-    for (i = 0; any_fence(s->cfg) && i < sql->ntrefs; i++)
+    for (i = 0; s->fenced && i < sql->ntrefs; i++)
         if ((d = fence_of(s->cfg, sql->trefs[i].name)) > until)
             until = d;
     snapshot_unref(s);
     return until;
 }
 
-uint64_t fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql)
+int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql)
 {
     const dal_sql_t *a = sql.prepared;
     const struct timespec tick = {0, 1000000};
-    dal_snapshot_t *s = snapshot_acquire(dal);
-    uint64_t start, until;
-    int fenced = any_fence(s->cfg);
+    int waited = 0;
 
-    snapshot_unref(s);
-    if (!fenced)
-        return 0;
     if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
         return 0;   /* the statement's own run reports what is wrong with it */
-    start = now_ms();
-    while (is_write(a->kind) && (until = holding(dal, a)) > now_ms())
+    while (is_write(a->kind) && holding(dal, a) > now_ms()) {
         nanosleep(&tick, NULL);
+        waited = 1;
+    }
     if (sql.prepared == NULL)
         sql_unref(a);
-    return now_ms() - start;
+    return waited;
 }

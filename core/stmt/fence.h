@@ -16,10 +16,18 @@
 #include "handle.h"
 #include "stmt.h"
 
+/* Does the configuration in force fence any table?  One relaxed load: the
+ * statement paths ask it before anything else, and only then call
+ * fence_wait. */
+static inline int fence_up(dal_t *dal)
+{
+    return atomic_load_explicit(&dal->fenced, memory_order_relaxed);
+}
+
 /* Wait while a fence in force holds sql (text or prepared analysis, from
- * cache).  Returns at once when no table of the configuration in force is
- * fenced, without analysing the statement.  The milliseconds waited (0
- * almost always). */
-uint64_t fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql);
+ * cache): a write naming a fenced table waits until a configuration
+ * without that fence is in force or the fence's deadline passes.  1 if it
+ * waited, 0 if the statement was not held. */
+int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql);
 
 #endif /* DAL_CORE_FENCE_H */
