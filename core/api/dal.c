@@ -76,6 +76,7 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
     atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
     atomic_store(&dal->fenced, snap->fenced);
+    atomic_store(&dal->gen, snap->gen);
     sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
                     snap->cfg->sql_cache_max_statement);
     atomic_store(&dal->from_cache, from_cache);

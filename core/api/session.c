@@ -1065,20 +1065,6 @@ static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
     return begin(s, 0, -1, err);
 }
 
-/* After a write fence held a transaction's statement: the configuration
- * in force may no longer be the one the transaction began on. */
-static int session_fence_check(dal_session_t *s, dal_error_t *err)
-{
-    dal_snapshot_t *now = snapshot_acquire(s->dal);
-    int moved = now != s->snap;
-
-    snapshot_unref(now);
-    return moved ? err_set(err, DAL_ESTATE, "the configuration changed (a reshard's switch) "
-                                            "while this transaction was open: roll it back "
-                                            "and run it again")
-                 : 0;
-}
-
 /* dal_session_query and dal_session_query_prepared. */
 static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
@@ -1094,9 +1080,10 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.holds = s->in_txn || s->pins.n > 0;
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
-     * layout it replaced cannot go on */
-    if (fence_up(s->dal) && fence_wait(s->dal, s->dal->sql_cache, sql) && s->in_txn &&
-        (rc = session_fence_check(s, err)) != 0)
+     * layout it replaced cannot write on */
+    if (fence_up(s->dal))
+        fence_wait(s->dal, s->dal->sql_cache, sql);
+    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0)
         return rc;
     /* a transaction keeps the snapshot it began on */
     ctx.snap = s->in_txn ? s->snap : snapshot_acquire(s->dal);

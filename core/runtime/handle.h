@@ -27,6 +27,7 @@ struct dal {
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
     atomic_int fenced;          /* snap->fenced, readable without a reference (fence.h) */
+    atomic_uint gen;            /* snap->gen, likewise */
     atomic_uint readers;
     pthread_mutex_t reload_mu;  /* one reload at a time */
     atomic_ulong reloads, reload_failures;

@@ -8,6 +8,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "config_diff.h"
+#include "error.h"
 #include "fence.h"
 
 static uint64_t now_ms(void)
@@ -65,4 +67,43 @@ int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql)
     if (sql.prepared == NULL)
         sql_unref(a);
     return waited;
+}
+
+/* Does a write of sql go to a table whose layout differs between a and b? */
+static const char *moved_table(const dal_sql_t *sql, const dal_config_t *a, const dal_config_t *b)
+{
+    size_t i;
+
+    if (!is_write(sql->kind))
+        return NULL;
+    for (i = 0; i < sql->ntrefs; i++) {
+        const dal_cfg_table_t *x = config_table(a, sql->trefs[i].name);
+        const dal_cfg_table_t *y = config_table(b, sql->trefs[i].name);
+        if (x != NULL && y != NULL && config_layout_changed(x, y))
+            return x->name;
+    }
+    return NULL;
+}
+
+int fence_txn_check(dal_t *dal, const dal_snapshot_t *txn_snap, dal_sql_cache_t *cache,
+                    dal_stmt_text_t sql, dal_error_t *err)
+{
+    const dal_sql_t *a = sql.prepared;
+    dal_snapshot_t *now;
+    const char *moved;
+    int rc = 0;
+
+    if (atomic_load_explicit(&dal->gen, memory_order_relaxed) == txn_snap->gen)
+        return 0;
+    if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
+        return 0;
+    now = snapshot_acquire(dal);
+    moved = now != txn_snap ? moved_table(a, txn_snap->cfg, now->cfg) : NULL;
+    if (moved != NULL)
+        rc = err_set(err, DAL_ESTATE, "table %s was moved to a new layout (a reshard's switch) "
+                     "while this transaction was open: roll it back and run it again", moved);
+    snapshot_unref(now);
+    if (sql.prepared == NULL)
+        sql_unref(a);
+    return rc;
 }

@@ -30,4 +30,12 @@ static inline int fence_up(dal_t *dal)
  * waited, 0 if the statement was not held. */
 int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql);
 
+/* A transaction keeps the snapshot it began on (txn_snap).  If a newer
+ * configuration is in force that keeps a table sql writes elsewhere (a
+ * reshard's switch), the write would go to the old layout: DAL_ESTATE
+ * then, so the transaction is rolled back and run again.  One relaxed
+ * load unless a reload happened during the transaction. */
+int fence_txn_check(dal_t *dal, const dal_snapshot_t *txn_snap, dal_sql_cache_t *cache,
+                    dal_stmt_text_t sql, dal_error_t *err);
+
 #endif /* DAL_CORE_FENCE_H */

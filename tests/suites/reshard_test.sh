@@ -346,6 +346,13 @@ for w in $(seq 0 $((2 * NW - 1))); do
     fi
     wpids+=($!)
 done
+# a transaction open across the switch may not write on to the old layout
+{
+    printf "BEGIN;\nINSERT INTO food (id, poi, name) VALUES (20000001, 1, 'txn');\n"
+    while [ ! -e "$work/stop_c" ]; do sleep 0.1; done
+    printf "INSERT INTO food (id, poi, name) VALUES (20000002, 2, 'txn');\nROLLBACK;\n"
+} | "$dal_bin" -c "$work/live.ini" shell >"$work/txn.out" 2>&1 &
+txnpid=$!
 sleep 1
 out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) || fail "catch-up before the switch: $out"
 # an abandoned switch leaves the old layout serving: the test tries again
@@ -364,6 +371,9 @@ for w in $(seq 0 $((2 * NW - 1))); do
     [ "$w" -lt "$NW" ] || cat "$work/writer_$w.err"
     "$dal_bin" -c "$work/ref.ini" shell <"$work/ops_$w.sql" >/dev/null || fail "the reference's statements of writer $w"
 done
+wait "$txnpid" && fail "a transaction wrote on across the switch"
+grep -q "table food was moved to a new layout (a reshard's switch) while this transaction was open" \
+    "$work/txn.out" || fail "transaction across the switch: $(cat "$work/txn.out")"
 dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
 dump "$work/new.ini" >"$work/new.json" || fail "dump new"
 cmp -s "$work/new.json" "$work/ref.json" || fail "after the switch the new layout differs from the reference"
