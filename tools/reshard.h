@@ -30,6 +30,8 @@ typedef struct rs_phys {
     char node[128];      /* datasource name */
     char table[128];     /* physical table name */
     char where[256];     /* "host:port/database", to tell two layouts' tables apart */
+    dal_datasource_info_t *ds; /* owned: the node's settings as at the start (they do not
+                                  follow a reload of the file, which the switch rewrites) */
 } rs_phys_t;
 
 /* One layout: a configuration opened with dal_open and the table in it. */

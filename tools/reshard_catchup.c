@@ -366,17 +366,12 @@ int rs_catchup_round(rs_t *rs, long long *lag)
 
     *lag = 0;
     for (i = 0; i < rs->old.nphys; i++) {
-        dal_datasource_info_t *ds = NULL;
-        dal_error_t err = {0};
         long long l;
         for (j = 0; j < i && !same_node(rs, i, j); j++)
             ;
         if (j < i)
             continue;   /* this node had its round */
-        if (dal_datasource_info(rs->old.dal, rs->old.phys[i].node, &ds, &err) != 0)
-            return cli_fail(&err);
-        l = node_round(rs, i, dal_datasource_info_server(ds, 0));
-        dal_datasource_info_free(ds);
+        l = node_round(rs, i, dal_datasource_info_server(rs->old.phys[i].ds, 0));
         if (l < 0)
             return CLI_FAIL;
         if (l > *lag)

@@ -165,7 +165,8 @@ MYSQL *rs_conn(rs_t *rs, rs_layout_t *l, size_t i)
     for (j = 0; j < l->nphys; j++)
         if (l->conns[j] != NULL && strcmp(l->phys[j].node, l->phys[i].node) == 0)
             return l->conns[i] = l->conns[j];
-    return l->conns[i] = connect_node(l->dal, l->phys[i].node);
+    return l->conns[i] = connect_server(dal_datasource_info_server(l->phys[i].ds, 0),
+                                        l->phys[i].node);
 }
 
 int rs_exec(MYSQL *m, const char *what, const char *sql)
@@ -203,17 +204,15 @@ int rs_scalar(MYSQL *m, const char *what, const char *sql, char **out)
 
 /* ---------------------------------------------------------------- layouts */
 
-static int server_where(dal_t *dal, const char *node, char *buf, size_t size)
+static int server_where(dal_t *dal, rs_phys_t *p)
 {
-    dal_datasource_info_t *ds = NULL;
     const dal_server_settings_t *s;
     dal_error_t err = {0};
 
-    if (dal_datasource_info(dal, node, &ds, &err) != 0)
+    if (dal_datasource_info(dal, p->node, &p->ds, &err) != 0)
         return cli_fail(&err);
-    s = dal_datasource_info_server(ds, 0);
-    snprintf(buf, size, "%s/%s", s->address, s->database ? s->database : "");
-    dal_datasource_info_free(ds);
+    s = dal_datasource_info_server(p->ds, 0);
+    snprintf(p->where, sizeof p->where, "%s/%s", s->address, s->database ? s->database : "");
     return CLI_OK;
 }
 
@@ -251,7 +250,7 @@ static int open_layout(rs_layout_t *l, const cli_t *cli, const char *path, const
             return CLI_FAIL;
         }
         snprintf(p->node, sizeof p->node, "%s", dal_table_info_node(l->info, (uint32_t)node));
-        if (server_where(l->dal, p->node, p->where, sizeof p->where) != CLI_OK)
+        if (server_where(l->dal, p) != CLI_OK)
             return CLI_FAIL;
     }
     return CLI_OK;
@@ -270,6 +269,8 @@ static void close_layout(rs_layout_t *l)
         mysql_close(l->conns[i]);
     }
     free(l->conns);
+    for (i = 0; l->phys != NULL && i < l->nphys; i++)
+        dal_datasource_info_free(l->phys[i].ds);
     free(l->phys);
     dal_table_info_free(l->info);
     if (l->dal != NULL)
