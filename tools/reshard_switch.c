@@ -3,11 +3,12 @@
  * old layout to the new one, with the table's writes held for less than
  * --max-write-pause.
  *
- * The instances follow one configuration file (--source, default the -c
- * file; `[dal] watch = true`).  The switch:
+ * The instances follow one configuration source (--source: a file with
+ * `[dal] watch = true`, default the -c file, or a store such as
+ * etcd://HOST:PORT/PREFIX, written with compare-and-set).  The switch:
  *   1. catches up until a round takes less than the pause leaves
  *      (--max-write-pause minus twice --fence-settle);
- *   2. replaces the file by its own text with `write_fence = DEADLINE` in
+ *   2. replaces the document by its own text with `write_fence = DEADLINE` in
  *      the table's section (DEADLINE: now + --max-write-pause, Unix ms):
  *      each instance, once it has reloaded it, holds the table's writes
  *      (core/stmt/fence.h) -- reads go on;
@@ -15,7 +16,7 @@
  *      to the old nodes' positions of that moment: nothing more reaches
  *      the old tables;
  *   4. if there is still --fence-settle left before DEADLINE, replaces the
- *      file by NEW.ini's text: the instances reload it and their held
+ *      document by NEW.ini's text: the instances reload it and their held
  *      writes go to the new layout; otherwise writes the original text back
  *      (the switch is abandoned; writes go on against the old layout, and
  *      the instances would release them at DEADLINE anyway);
@@ -71,6 +72,78 @@ static int replace_file(const char *path, const char *text, size_t len)
     if (!ok || rename(tmp, path) != 0) {
         cli_errorf("reshard: cannot replace %s", path);
         unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where the instances' configuration lives: a file, or a store
+ * (etcd://...) read and written through the library's source API, each
+ * write a compare-and-set on the revision last read or written. */
+typedef struct doc_src {
+    const char *location;  /* borrowed */
+    dal_source_t *src;     /* owned; NULL: a file */
+    int64_t rev;           /* the store's revision of the last read or write */
+} doc_src_t;
+
+static int is_store(const char *location)
+{
+    return strstr(location, "://") != NULL;
+}
+
+static int doc_open(rs_t *rs, doc_src_t *d)
+{
+    dal_open_opts_t opts;
+    dal_error_t err = {0};
+
+    memset(d, 0, sizeof *d);
+    d->location = rs->source;
+    if (!is_store(d->location))
+        return 0;
+    cli_open_opts(rs->cli, &opts);
+    if (dal_source_open(d->location, &opts, &d->src, &err) != 0) {
+        cli_fail(&err);
+        return -1;
+    }
+    return 0;
+}
+
+static void doc_close(doc_src_t *d)
+{
+    if (d->src != NULL)
+        dal_source_close(d->src);
+    d->src = NULL;
+}
+
+/* The current document (owned), or NULL after reporting. */
+static char *doc_read(doc_src_t *d, size_t *len)
+{
+    dal_error_t err = {0};
+    char *text = NULL;
+
+    if (d->src == NULL) {
+        text = slurp(d->location, len);
+        if (text == NULL)
+            cli_errorf("reshard: cannot read %s", d->location);
+        return text;
+    }
+    if (dal_source_get(d->src, 0, &text, len, NULL, &d->rev, &err) != 0) {
+        cli_fail(&err);
+        return NULL;
+    }
+    return text;
+}
+
+/* Put text in place of the document; 0 or -1 after reporting (a store
+ * changed by someone else since our last read or write refuses). */
+static int doc_write(doc_src_t *d, const char *text, size_t len)
+{
+    dal_error_t err = {0};
+
+    if (d->src == NULL)
+        return replace_file(d->location, text, len);
+    if (dal_source_put(d->src, text, len, d->rev, &d->rev, &err) != 0) {
+        cli_fail(&err);
         return -1;
     }
     return 0;
@@ -167,8 +240,8 @@ static int set_flow(rs_t *rs, const char *phase)
 
 /* Steps 2-4; 1 switched, 0 abandoned, -1 failed (the original text is
  * back in place unless the switch was made). */
-static int fence_and_swap(rs_t *rs, const char *orig, size_t olen, const char *next,
-                          size_t nlen, uint64_t *held_ms)
+static int fence_and_swap(rs_t *rs, doc_src_t *d, const char *orig, size_t olen,
+                          const char *next, size_t nlen, uint64_t *held_ms)
 {
     uint64_t t0 = now_ms(), until = t0 + rs->max_pause_ms;
     size_t flen = 0;
@@ -176,7 +249,7 @@ static int fence_and_swap(rs_t *rs, const char *orig, size_t olen, const char *n
     long long lag;
     int rc;
 
-    if (ftext == NULL || replace_file(rs->source, ftext, flen) != 0) {
+    if (ftext == NULL || doc_write(d, ftext, flen) != 0) {
         free(ftext);
         return -1;
     }
@@ -184,13 +257,13 @@ static int fence_and_swap(rs_t *rs, const char *orig, size_t olen, const char *n
     sleep_ms(rs->settle_ms);
     rc = rs_catchup_round(rs, &lag) == CLI_OK ? 0 : -1;
     if (rc == 0 && now_ms() + rs->settle_ms < until) {
-        rc = replace_file(rs->source, next, nlen) == 0 ? 1 : -1;
+        rc = doc_write(d, next, nlen) == 0 ? 1 : -1;
         *held_ms = now_ms() - t0;
         if (rc == 1)
             return 1;
     }
     *held_ms = now_ms() - t0;
-    if (replace_file(rs->source, orig, olen) != 0)
+    if (doc_write(d, orig, olen) != 0)
         cli_errorf("reshard: %s still holds the write fence of %s: writes wait until %llu "
                    "(Unix ms); remove the write_fence line", rs->source, rs->table,
                    (unsigned long long)until);
@@ -205,6 +278,7 @@ int rs_switch(rs_t *rs)
     uint64_t held = 0, want;
     long long lag = 0;
     int found, rc = CLI_FAIL, i;
+    doc_src_t d = {0};
 
     if (rs->source == NULL)
         rs->source = rs->cli->config;
@@ -218,10 +292,13 @@ int rs_switch(rs_t *rs)
         return CLI_FAIL;
     }
     rs_state_free(&flow);
-    orig = slurp(rs->source, &olen);
+    if (doc_open(rs, &d) != 0)
+        return CLI_FAIL;
+    orig = doc_read(&d, &olen);
     next = slurp(rs->new_.path, &nlen);
     if (orig == NULL || next == NULL) {
-        cli_errorf("reshard: cannot read %s", orig == NULL ? rs->source : rs->new_.path);
+        if (next == NULL)
+            cli_errorf("reshard: cannot read %s", rs->new_.path);
         goto out;
     }
     if (!allows_reshard(next)) {
@@ -244,7 +321,7 @@ int rs_switch(rs_t *rs)
                    (unsigned long long)want);
         goto out;
     }
-    found = fence_and_swap(rs, orig, olen, next, nlen, &held);
+    found = fence_and_swap(rs, &d, orig, olen, next, nlen, &held);
     if (found < 0)
         goto out;
     if (found == 0) {
@@ -271,6 +348,7 @@ int rs_switch(rs_t *rs)
         printf("switched %s to %s: writes held %llu ms\n", rs->table, rs->new_.path,
                (unsigned long long)held);
 out:
+    doc_close(&d);
     free(orig);
     free(next);
     return rc;

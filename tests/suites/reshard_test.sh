@@ -17,7 +17,11 @@
 #   switch   with RESHARD_WRITERS (default 4) writers through dal-proxy and
 #            as many through libdal (`dal shell`), all following one file:
 #            no statement fails, the new layout equals the reference, the
-#            longest proxy write is reported; then cleanup.
+#            longest proxy write is reported; a transaction open across
+#            the switch is refused its next write; then cleanup;
+#   back     the table moves back to 2 x 4 with dal-proxy following the
+#            configuration in etcd, switched through the store, a writer
+#            going on, compared with the reference again.
 # RESHARD_ROWS sets the table's size (default 100000).  Starts its own
 # MariaDB servers; never skips.
 set -euo pipefail
@@ -300,7 +304,7 @@ who, cls, ncls, rows, stop, path = (sys.argv[1], int(sys.argv[2]), int(sys.argv[
                                     int(sys.argv[4]), sys.argv[5], sys.argv[6])
 rng = random.Random(cls + 7)
 ids = [i for i in range(1, rows + 1) if i % ncls == cls]
-next_id = 10_000_000 + cls
+next_id = (int(sys.argv[7]) if len(sys.argv) > 7 else 10_000_000) + cls
 stmts = []
 i = 0
 while not os.path.exists(stop):
@@ -393,6 +397,46 @@ grep -q "^food: phase switched" <<<"$(dal reshard status food)" || fail "status 
 dal reshard cleanup --to "$work/new.ini" food || fail "cleanup"
 [ "$(sqlq 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'old_0' AND TABLE_NAME LIKE 'food%'")" = 0 ] ||
     fail "cleanup left old tables"
+
+
+# ------------------------------------------- back again, following etcd
+# The table moves back to the 2 x 4 layout, with dal-proxy following the
+# configuration in etcd: the switch writes the fence and the new document
+# there, each a compare-and-set.
+"$harness/etcd.sh" start "$work/etcd" 1 >/dev/null || fail "etcd did not start"
+trap '"$harness/etcd.sh" stop "$work/etcd" >/dev/null 2>&1 || true; px_cleanup' EXIT
+url="etcd://$(cat "$work/etcd/endpoints")/reshard"
+pport2=$("$harness/cluster.sh" free-port)
+sed "s/^listen = .*/listen = 127.0.0.1:$pport2/" "$work/new.ini" >"$work/new2.ini"
+sed -e "s/^listen = .*/listen = 127.0.0.1:$pport2/" -e 's/^watch = true$/watch = true\nallow_reshard = true/' \
+    "$work/old.ini" >"$work/old2.ini"
+"$dal_bin" config push --expect-revision 0 "$work/new2.ini" "$url" >/dev/null || fail "push to etcd"
+"$proxy_bin" -c "$url" >"$work/px2.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport2") 2>/dev/null && break; sleep 0.1; done
+back() { "$dal_bin" -c "$work/new2.ini" "$@"; }
+back reshard copy --to "$work/old2.ini" food >/dev/null || fail "copy back"
+back reshard catchup --to "$work/old2.ini" food >/dev/null || fail "catch-up back"
+/usr/bin/python3 "$work/proxy_writer.py" "$pport2" "$work/writer.py" proxy 0 1 "$ROWS" "$work/stop_d" \
+    "$work/ops_d.sql" 30000000 2>"$work/writer_d.err" &
+wd=$!
+sleep 1
+for attempt in 1 2 3; do
+    out=$(back reshard switch --source "$url" --to "$work/old2.ini" food 2>&1) && break
+    echo "switch attempt $attempt: $out"
+    grep -q "abandoned" <<<"$out" || break
+done
+echo "$out"
+grep -q "^switched food to .*: writes held [0-9]* ms" <<<"$out" || fail "switch through etcd: $out"
+[ "$("$dal_bin" config get "$url")" = "$(cat "$work/old2.ini")" ] || fail "etcd does not hold the new document"
+sleep 1
+touch "$work/stop_d"
+wait "$wd" || fail "the etcd-following proxy's writer failed: $(tail -3 "$work/writer_d.err")"
+cat "$work/writer_d.err"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/ops_d.sql" >/dev/null || fail "the reference's statements of the etcd phase"
+dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
+dump "$work/old2.ini" >"$work/back.json" || fail "dump back"
+cmp -s "$work/back.json" "$work/ref.json" || fail "after the switch back the layout differs from the reference"
 
 [ "$fails" = 0 ] || { echo "reshard_test: $fails failure(s)" >&2; exit 1; }
 echo "reshard_test: ok ($ROWS rows)"
