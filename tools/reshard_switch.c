@@ -91,13 +91,13 @@ static int is_store(const char *location)
     return strstr(location, "://") != NULL;
 }
 
-static int doc_open(rs_t *rs, doc_src_t *d)
+static int doc_open(rs_t *rs, doc_src_t *d, const char *location)
 {
     dal_open_opts_t opts;
     dal_error_t err = {0};
 
     memset(d, 0, sizeof *d);
-    d->location = rs->source;
+    d->location = location;
     if (!is_store(d->location))
         return 0;
     cli_open_opts(rs->cli, &opts);
@@ -278,7 +278,7 @@ int rs_switch(rs_t *rs)
     uint64_t held = 0, want;
     long long lag = 0;
     int found, rc = CLI_FAIL, i;
-    doc_src_t d = {0};
+    doc_src_t d = {0}, to;
 
     if (rs->source == NULL)
         rs->source = rs->cli->config;
@@ -292,15 +292,15 @@ int rs_switch(rs_t *rs)
         return CLI_FAIL;
     }
     rs_state_free(&flow);
-    if (doc_open(rs, &d) != 0)
+    if (doc_open(rs, &to, rs->new_.path) != 0)
         return CLI_FAIL;
-    orig = doc_read(&d, &olen);
-    next = slurp(rs->new_.path, &nlen);
-    if (orig == NULL || next == NULL) {
-        if (next == NULL)
-            cli_errorf("reshard: cannot read %s", rs->new_.path);
+    next = doc_read(&to, &nlen);   /* NEW.ini may be a store's document too */
+    doc_close(&to);
+    if (next == NULL || doc_open(rs, &d, rs->source) != 0)
         goto out;
-    }
+    orig = doc_read(&d, &olen);
+    if (orig == NULL)
+        goto out;
     if (!allows_reshard(next)) {
         cli_errorf("reshard: %s must set [dal] allow_reshard = true: the instances refuse a "
                    "layout change otherwise", rs->new_.path);
