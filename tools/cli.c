@@ -178,6 +178,8 @@ static const cli_command_t cli_commands[] = {
       "  --after KEY       resume after shard key KEY (printed after each chunk)\n" },
     { "load", cmd_load, OPT_JSON | OPT_OWN, 0, SIZE_MAX, 1, cmd_load_synopsis,
       "run a workload, measure throughput and latency", cmd_load_details },
+    { "reshard", cmd_reshard, OPT_JSON | OPT_OWN, 1, SIZE_MAX, 1, cmd_reshard_synopsis,
+      "move a live table to a new shard layout (plan, copy, catch up, switch)", cmd_reshard_details },
     { "plugins", cmd_plugins, OPT_JSON | OPT_DIR, 0, 0, 0,
       "plugins [--json] [--dir DIR]",
       "list the plugins in the plugin directory",

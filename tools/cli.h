@@ -173,5 +173,7 @@ extern const char cmd_load_synopsis[], cmd_load_details[];   /* its help, for da
 int cmd_idgen(cli_t *cli);     /* cmd_idgen.c */
 int cmd_xa(cli_t *cli);        /* cmd_xa.c */
 int cmd_lookup(cli_t *cli);    /* cmd_lookup.c */
+int cmd_reshard(cli_t *cli);   /* cmd_reshard.c */
+extern const char cmd_reshard_synopsis[], cmd_reshard_details[];
 
 #endif /* DAL_TOOLS_CLI_H */

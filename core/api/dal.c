@@ -12,6 +12,7 @@
 #include "columns.h"
 #include "handle.h"
 #include "stmt.h"
+#include "fence.h"
 #include "xa_daemon.h"
 #include "reload.h"
 #include "library.h"
@@ -74,6 +75,8 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         return rc;
     atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
+    atomic_store(&dal->fenced, snap->fenced);
+    atomic_store(&dal->gen, snap->gen);
     sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
                     snap->cfg->sql_cache_max_statement);
     atomic_store(&dal->from_cache, from_cache);
@@ -232,6 +235,8 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
     dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
     int rc;
 
+    if (fence_up(dal))   /* a reshard's switch holds writes */
+        fence_wait(dal, dal->sql_cache, sql);
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     snapshot_unref(ctx.snap);

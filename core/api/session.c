@@ -36,6 +36,7 @@
 #include "error.h"
 #include "exec.h"
 #include "pin.h"
+#include "fence.h"
 #include "pool.h"
 #include "replica.h"
 #include "rewrite.h"
@@ -1082,6 +1083,12 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.holds = s->in_txn || s->pins.n > 0;
     ctx.txn_single = s->in_txn && s->txn == NULL;
     ctx.schema = s->schema[0] ? s->schema : NULL;
+    /* a reshard's switch holds writes; a transaction that began on the
+     * layout it replaced cannot write on */
+    if (fence_up(s->dal))
+        fence_wait(s->dal, s->dal->sql_cache, sql);
+    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0)
+        return rc;
     /* a transaction keeps the snapshot it began on (its statement may
      * end the transaction: a reference of its own); other statements the
      * session's slot's */

@@ -237,8 +237,10 @@ static int build(dal_snapshot_t *s, const char *override, const dal_snapshot_t *
     if (rc != 0)
         return rc;
     s->ntables = cfg->ntables;
-    for (i = 0; i < cfg->ntables; i++)
+    for (i = 0; i < cfg->ntables; i++) {
         s->tables[i].cfg = &cfg->tables[i];
+        s->fenced |= cfg->tables[i].write_fence != NULL;
+    }
     if (snapshot_index(s) != 0)
         return err_set(err, DAL_ENOMEM, "out of memory");
     for (i = 0; i < cfg->ntables; i++) {

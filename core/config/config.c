@@ -1237,6 +1237,7 @@ static void free_table(dal_cfg_table_t *t)
     free_params(&t->strategy_params);
     free(t->binding);
     free(t->id_column);
+    free(t->write_fence);
     free(t->idgen);
     free(t->schema);
     free(t->lookup);

@@ -111,6 +111,8 @@ typedef struct dal_cfg_table {
                                 layout and are routed together by one shard value; NULL */
     int binding_line;
     char *id_column;         /* owned; id_column = id: filled on INSERT when missing; NULL */
+    char *write_fence;       /* owned; write_fence = DEADLINE (Unix ms): writes to the table
+                                wait until it is gone or past (fence.h); NULL: none */
     char *idgen;             /* owned; idgen = NAME of an [idgen NAME] section; NULL */
     int idgen_line;
     char *schema;            /* owned; schema = NAME of a [schema NAME] section; NULL: the

@@ -78,6 +78,13 @@ static int layout_change(const dal_cfg_table_t *a, const dal_cfg_table_t *b, cha
     return 1;
 }
 
+int config_layout_changed(const dal_cfg_table_t *a, const dal_cfg_table_t *b)
+{
+    char why[160];
+
+    return layout_change(a, b, why, sizeof why);
+}
+
 int config_reshard_check(const dal_config_t *old, const dal_config_t *next, dal_error_t *err)
 {
     char why[256];

@@ -15,6 +15,10 @@ int config_diff(const dal_config_t *a, const dal_config_t *b, dal_diff_fn fn, vo
  * table's rows live without [dal] allow_reshard. */
 int config_reshard_check(const dal_config_t *old, const dal_config_t *next, dal_error_t *err);
 
+/* Non-zero if b keeps the rows of the table elsewhere than a does (kind,
+ * datasource, shard counts, key, strategy or its parameters differ). */
+int config_layout_changed(const dal_cfg_table_t *a, const dal_cfg_table_t *b);
+
 /* Non-zero if the two parameter lists hold the same names and values, in
  * any order. */
 int config_params_same(const dal_cfg_params_t *a, const dal_cfg_params_t *b);

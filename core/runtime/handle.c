@@ -39,6 +39,8 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
 
     atomic_store(&next->sql_cache, dal->sql_cache);
     old = atomic_exchange(&dal->snap, next);
+    atomic_store(&dal->fenced, next->fenced);
+    atomic_store(&dal->gen, next->gen);
     sql_cache_limit(dal->sql_cache, next->cfg->sql_cache_bytes,
                     next->cfg->sql_cache_max_statement);
 

@@ -42,6 +42,8 @@ struct dal {
     char *plugin_dir;           /* owned: dal_open_opts_t.plugin_dir, or NULL */
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
+    atomic_int fenced;          /* snap->fenced, readable without a reference (fence.h) */
+    atomic_uint gen;            /* snap->gen, likewise */
     atomic_uint readers;
     pthread_mutex_t slots_mu;   /* guards slots; taken after reload_mu */
     snap_slot_t *slots;         /* every open session's (not owned) */

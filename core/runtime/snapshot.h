@@ -122,6 +122,7 @@ typedef struct dal_snapshot {
     size_t nnodes;
     dal_table_t *tables;             /* owned, cfg->ntables long */
     size_t ntables;
+    int fenced;                      /* a table has write_fence: writes may wait (fence.h) */
     dal_node_t *default_node;        /* borrowed; NULL if none */
     struct dal_idgen_set *idgens;    /* owned (idgen_set_free) */
     struct dal_monitor_set *monitors;/* owned (monitor_set_free) */

@@ -1,0 +1,154 @@
+/*
+ * cmd_reshard.c -- `dal reshard`: move a table to the layout of another
+ * configuration (see reshard.h for the parts and docs/resharding.md for
+ * the workflow).
+ */
+#include "reshard.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_reshard_synopsis[] =
+    "reshard plan|copy|catchup|switch|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    " | reshard status [--json] TABLE";
+
+const char cmd_reshard_details[] =
+    "Moves the logical TABLE from its layout in the -c configuration to its\n"
+    "layout in NEW.ini (same shard key; other physical tables).  The workflow's\n"
+    "state is kept in the table dal_reshard_state on a datasource, so any\n"
+    "machine with the configuration sees it and a killed copy resumes.\n"
+    "  plan              check NEW.ini against the table, list the tables to\n"
+    "                    create and where each old table's rows go (exact counts)\n"
+    "  copy              create the new tables and copy the rows in primary-key\n"
+    "                    chunks, recording each source's GTID position first;\n"
+    "                    run again after a failure or kill to resume\n"
+    "  catchup           apply the changes made since the copy began, read from\n"
+    "                    each old node's binary log (mariadb-binlog), in rounds\n"
+    "                    until one takes under a second; --follow: until stopped\n"
+    "  switch            hold the table's writes in every dal instance following\n"
+    "                    --source (a write fence in the file), catch up, and put\n"
+    "                    NEW.ini (which must set allow_reshard = true) in its place\n"
+    "  status            phase, rows copied per source table, rate and ETA\n"
+    "  verify            compare the layouts chunk by chunk (checksums, then\n"
+    "                    rows); exits 1 when a row is missing, extra or differs\n"
+    "  abort             drop the new layout's tables and forget the workflow\n"
+    "  cleanup           after the switch: drop the old layout's tables\n"
+    "  --to NEW.ini      the configuration of the new layout\n"
+    "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
+    "  --chunk-size N    rows per chunk (default 1000)\n"
+    "  --source FILE     switch: the file the dal instances follow (default: -c)\n"
+    "  --max-write-pause MS  switch: the longest writes are held (default 1000);\n"
+    "                    a switch that cannot finish in time is abandoned\n"
+    "  --fence-settle MS switch: time for every instance to reload (default 300)\n"
+    "  --follow          catchup: keep following the logs until SIGTERM/SIGINT\n"
+    "  --state-datasource NAME  where the state table is (default: the datasource\n"
+    "                    of the old layout's first table)\n"
+    "  --json            plan, copy, status and verify print one JSON object\n";
+
+typedef struct reshard_args {
+    const char *sub;
+    const char *to;
+    const char *table;
+} reshard_args_t;
+
+static int parse_count(const cli_t *cli, const char *opt, const char *text, uint64_t *out,
+                       int zero_ok)
+{
+    char *end;
+    unsigned long long v;
+
+    if (text == NULL)
+        return cli_usage(cli, "%s needs a number", opt);
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || end == text || text[0] == '-' || (!zero_ok && v == 0))
+        return cli_usage(cli, "%s: '%s' is not a %s number", opt, text,
+                         zero_ok ? "whole" : "positive");
+    *out = v;
+    return CLI_OK;
+}
+
+static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
+{
+    size_t i;
+    int rc = CLI_OK;
+
+    a->sub = cli->args[0];
+    for (i = 1; i < cli->nargs && rc == CLI_OK; i++) {
+        const char *arg = cli->args[i];
+        const char *val = i + 1 < cli->nargs ? cli->args[i + 1] : NULL;
+        if (strcmp(arg, "--to") == 0) {
+            if ((a->to = val) == NULL)
+                rc = cli_usage(cli, "--to needs a configuration file");
+            i++;
+        } else if (strcmp(arg, "--max-rows-per-second") == 0)
+            rc = parse_count(cli, arg, val, &rs->max_rps, 1), i++;
+        else if (strcmp(arg, "--follow") == 0 && strcmp(a->sub, "catchup") == 0)
+            rs->follow = 1;
+        else if (strcmp(arg, "--source") == 0 && strcmp(a->sub, "switch") == 0) {
+            if ((rs->source = val) == NULL)
+                rc = cli_usage(cli, "--source needs a file");
+            i++;
+        } else if (strcmp(arg, "--max-write-pause") == 0 && strcmp(a->sub, "switch") == 0)
+            rc = parse_count(cli, arg, val, &rs->max_pause_ms, 0), i++;
+        else if (strcmp(arg, "--fence-settle") == 0 && strcmp(a->sub, "switch") == 0)
+            rc = parse_count(cli, arg, val, &rs->settle_ms, 0), i++;
+        else if (strcmp(arg, "--chunk-size") == 0)
+            rc = parse_count(cli, arg, val, &rs->chunk, 0), i++;
+        else if (strcmp(arg, "--state-datasource") == 0) {
+            if (val == NULL)
+                rc = cli_usage(cli, "--state-datasource needs a datasource name");
+            else
+                snprintf(rs->state_ds, sizeof rs->state_ds, "%s", val);
+            i++;
+        } else if (arg[0] == '-' && arg[1] != '\0')
+            rc = cli_usage(cli, "reshard %s: unknown option '%s'", a->sub, arg);
+        else if (a->table != NULL)
+            rc = cli_usage(cli, "reshard %s: unexpected argument '%s'", a->sub, arg);
+        else
+            a->table = arg;
+    }
+    if (rc != CLI_OK)
+        return rc;
+    if (a->table == NULL)
+        return cli_usage(cli, "reshard %s needs a TABLE", a->sub);
+    if (a->to == NULL && strcmp(a->sub, "status") != 0)
+        return cli_usage(cli, "reshard %s needs --to NEW.ini", a->sub);
+    return CLI_OK;
+}
+
+int cmd_reshard(cli_t *cli)
+{
+    static const struct {
+        const char *name;
+        int (*run)(rs_t *rs);
+    } subs[] = {
+        {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup},
+        {"switch", rs_switch}, {"status", rs_status},
+        {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
+    };
+    reshard_args_t a;
+    rs_t rs;
+    size_t i;
+    int rc;
+
+    memset(&rs, 0, sizeof rs);
+    memset(&a, 0, sizeof a);
+    rs.chunk = 1000;
+    rs.max_pause_ms = 1000;
+    rs.settle_ms = 300;
+    for (i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (strcmp(cli->args[0], subs[i].name) == 0)
+            break;
+    if (i == sizeof subs / sizeof subs[0])
+        return cli_usage(cli, "reshard: unknown subcommand '%s'", cli->args[0]);
+    rc = parse_args(cli, &rs, &a);
+    if (rc != CLI_OK)
+        return rc;
+    rc = rs_open(&rs, cli, a.to, a.table);
+    if (rc == CLI_OK)
+        rc = subs[i].run(&rs);
+    rs_close(&rs);
+    return rc;
+}
