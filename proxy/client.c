@@ -108,8 +108,8 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (local_answer(c, view) || processlist_statement(c, view) || setvar_statement(c, view) ||
-        infoschema_query(c, view))
+    if (local_answer(c, view) || processlist_statement(c, view, len) ||
+        setvar_statement(c, view, len) || infoschema_query(c, view, len))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         reply_dal_error(c, &err);

@@ -389,12 +389,13 @@ static bool set_with_params(proxy_client_t *c, const proxy_stmt_t *s, const dal_
     bool done;
 
     if (s->nparams == 0)
-        return setvar_statement(c, s->set_sql) != 0;
+        return setvar_statement(c, s->set_sql, strlen(s->set_sql)) != 0;
     if (dal_explain(c->px->dal, NULL, s->set_sql, vals, s->nparams, &plan, &err) != 0) {
         dal_plan_free(plan);
         return false; /* the statement's own execution gives the error */
     }
-    done = dal_plan_count(plan) == 1 && setvar_statement(c, dal_plan_sql(plan, 0)) != 0;
+    done = dal_plan_count(plan) == 1 &&
+           setvar_statement(c, dal_plan_sql(plan, 0), strlen(dal_plan_sql(plan, 0))) != 0;
     dal_plan_free(plan);
     return done;
 }

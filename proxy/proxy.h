@@ -214,8 +214,9 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
 
 /* USE, a SET of session variables or SET NAMES (also when prepared):
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
- * of them. */
-int setvar_statement(proxy_client_t *c, const char *sql);
+ * of them.  sql: len bytes, a NUL after them, NUL bytes only inside
+ * strings and comments. */
+int setvar_statement(proxy_client_t *c, const char *sql, size_t len);
 /* A CLIENT_INTERACTIVE client's session starts with wait_timeout =
  * interactive_timeout, as on a server (when the two differ): set before
  * its first command, on the worker, since the check of the value asks a
@@ -289,9 +290,11 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 /* c's command starts (Command, Info, Time from now) / ends (Sleep). */
 void processlist_begin(proxy_client_t *c);
 void processlist_end(proxy_client_t *c);
-/* If sql is SHOW [FULL] PROCESSLIST or names information_schema.PROCESSLIST,
- * answer it with the proxy's clients and return true; else false. */
-bool processlist_statement(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them; NUL bytes only inside strings and
+ * comments) is SHOW [FULL] PROCESSLIST or names
+ * information_schema.PROCESSLIST, answer it with the proxy's clients and
+ * return true; else false. */
+bool processlist_statement(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ users.c */
 
@@ -317,8 +320,9 @@ bool users_reread(proxy_t *px);
  * or with autocommit 0 SESSION_VARIABLES or `SHOW [SESSION] VARIABLES`:
  * run with the logical tables in place of the physical ones and the
  * session's autocommit (infoschema.c) and answered (true); false for any
- * other. */
-bool infoschema_query(proxy_client_t *c, const char *sql);
+ * other.  sql: len bytes, a NUL after them, NUL bytes only inside strings
+ * and comments. */
+bool infoschema_query(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ ident.c */
 

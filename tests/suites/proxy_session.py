@@ -199,6 +199,34 @@ def processlist(make):
     return out
 
 
+# ------------------------------------------------ a NUL inside a string
+def nul_in_strings(make):
+    """Statements the proxy rewrites (information_schema views, the
+    process list, SHOW VARIABLES with autocommit 0, SET) with a NUL byte
+    inside a quoted string: the whole text is run, the NUL kept."""
+    c = make()
+    cur = c.cursor()
+    out = []
+    for sql in [
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'a\0b'",
+        "SELECT TABLE_NAME, 'x\0y' FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+        "SELECT 'p\0q', COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+        "SET time_zone = '+01:00', @n = 'a\0b'",
+        "SELECT @n, LENGTH(@n), @@time_zone",
+        "SET autocommit = 0",
+        "SHOW VARIABLES LIKE 'auto\0commit'",
+        "SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Value = 'a\0b'",
+    ]:
+        try:
+            cur.execute(sql)
+            out.append(cur.fetchall())
+        except pymysql.err.MySQLError as e:
+            out.append(("error", e.args[0]))
+    c.close()
+    return out
+
+
 # --------------------------------------------------------------- wait_timeout
 def gone(c):
     """Whether c's server closed it: the error code of a statement, or 0."""
@@ -249,6 +277,7 @@ if part == "session":
     for sets, var in VARIABLES:
         same(f"{var} read back after {sets}", lambda make: read_back(make, sets, var))
     same("the process list", processlist)
+    same("a NUL inside a quoted string", nul_in_strings)
     same("SET wait_timeout = 1", session_timeout)
 elif part == "idle":
     same("global wait_timeout and interactive_timeout", global_timeouts)
