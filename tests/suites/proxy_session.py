@@ -199,6 +199,25 @@ def processlist(make):
     return out
 
 
+def long_info(make):
+    """The Info of a statement longer than 64 KiB: its first 65535 bytes in
+    information_schema.PROCESSLIST, as a server cuts it."""
+    a = make()
+    b = make()
+    text = "SELECT SLEEP(1.5), '" + "x" * 70000 + "'"
+    t = threading.Thread(target=lambda: a.cursor().execute(text))
+    t.start()
+    time.sleep(0.6)
+    cur = b.cursor()
+    cur.execute("SELECT LENGTH(INFO), LEFT(INFO, 20) FROM information_schema.PROCESSLIST "
+                "WHERE ID = %s", (a.thread_id(),))
+    out = cur.fetchall()
+    t.join()
+    a.close()
+    b.close()
+    return out
+
+
 # ------------------------------------------------ a NUL inside a string
 def nul_in_strings(make):
     """Statements the proxy rewrites (information_schema views, the
@@ -278,6 +297,7 @@ if part == "session":
         same(f"{var} read back after {sets}", lambda make: read_back(make, sets, var))
     same("the process list", processlist)
     same("a NUL inside a quoted string", nul_in_strings)
+    same("a long statement's Info", long_info)
     same("SET wait_timeout = 1", session_timeout)
 elif part == "idle":
     same("global wait_timeout and interactive_timeout", global_timeouts)
