@@ -230,6 +230,9 @@ void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
  * it); false, c unchanged, when name is neither the proxy's database nor
  * a [schema NAME] of the configuration in force. */
 bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
+/* Make c's schema what it was: schema (c->schema's former text, "" for
+ * the proxy's database) and has_db, saved before a setvar_choose_db. */
+void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db);
 /* The name of c's schema: its [schema NAME], or the proxy's database
  * (borrowed from c or its proxy; c's owner thread, or under info_mu). */
 const char *setvar_db_name(const proxy_client_t *c);

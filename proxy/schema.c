@@ -235,17 +235,26 @@ static bool our_schema_clause(proxy_client_t *c, const char **p)
 
 /* ---------------------------------------------------------- SHOW TABLES */
 
-/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, and *filter at what follows
- * (LIKE ..., WHERE ..., or the end). */
-static bool is_show_tables(proxy_client_t *c, const char *sql, bool *full, const char **filter)
+/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, db (size bytes; "" without
+ * the clause), and *filter at what follows (LIKE ..., WHERE ..., or the
+ * end). */
+static bool is_show_tables(const char *sql, bool *full, char *db, size_t size,
+                           const char **filter)
 {
     const char *p = sql, *q;
 
     if (!text_word_is(&p, "SHOW"))
         return false;
     *full = text_word_is(&p, "FULL");
-    if (!text_word_is(&p, "TABLES") || !our_schema_clause(c, &p))
+    if (!text_word_is(&p, "TABLES"))
         return false;
+    db[0] = '\0';
+    q = p;
+    if (text_word_is(&q, "FROM") || text_word_is(&q, "IN")) {
+        if (!ident(&q, db, size))
+            return false;
+        p = q;
+    }
     q = p;
     if (!at_end(p) && !text_word_is(&q, "LIKE") && !text_word_is(&q, "WHERE"))
         return false;
@@ -376,19 +385,16 @@ bool schema_show_databases(proxy_client_t *c, const char *sql)
     return true;
 }
 
-bool schema_show_tables(proxy_client_t *c, const char *sql)
+/* SHOW TABLES in the client's schema. */
+static void show_tables(proxy_client_t *c, bool full, const char *filter)
 {
     names_t logical = {0}, all = {0};
     dal_result_t *r = NULL;
     dal_error_t err;
     char column[96];
-    const char *filter;
-    bool full;
     size_t i;
     int rc;
 
-    if (!is_show_tables(c, sql, &full, &filter))
-        return false;
     /* the default datasource's own tables (none without one), then the
      * logical ones */
     if (dal_table_names(c->px->dal, names_add_ours, &(ours_t){c, &logical}, &err) != 0 ||
@@ -422,6 +428,31 @@ done:
     dal_result_free(r);
     names_free(&logical);
     names_free(&all);
+}
+
+/*
+ * SHOW TABLES [FROM db]: db another logical database is listed as in it,
+ * the client's schema chosen for the time of the statement; a database
+ * the configuration does not know is the servers' (false).
+ */
+bool schema_show_tables(proxy_client_t *c, const char *sql)
+{
+    char db[129], was[sizeof c->schema];
+    const char *filter;
+    bool full, had;
+
+    if (!is_show_tables(sql, &full, db, sizeof db, &filter))
+        return false;
+    if (db[0] == '\0' || strcmp(db, setvar_db_name(c)) == 0) {
+        show_tables(c, full, filter);
+        return true;
+    }
+    memcpy(was, c->schema, sizeof was);
+    had = c->has_db;
+    if (!setvar_choose_db(c, db, strlen(db)))
+        return false;
+    show_tables(c, full, filter);
+    setvar_restore_db(c, was, had);
     return true;
 }
 

@@ -591,6 +591,18 @@ bool setvar_choose_db(proxy_client_t *c, const char *p, size_t n)
     return true;
 }
 
+void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db)
+{
+    dal_error_t err;
+
+    if (c->session != NULL)
+        (void)dal_session_use_schema(c->session, schema[0] ? schema : NULL, &err);
+    pthread_mutex_lock(&c->info_mu);
+    c->has_db = has_db;
+    snprintf(c->schema, sizeof c->schema, "%s", schema);
+    pthread_mutex_unlock(&c->info_mu);
+}
+
 const char *setvar_db_name(const proxy_client_t *c)
 {
     return c->schema[0] ? c->schema : c->px->database;
