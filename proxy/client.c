@@ -4,9 +4,11 @@
  * (the client's dal session, or the proxy itself), which replies through
  * reply.c.  See proxy.h for who runs what.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "proxy.h"
@@ -59,6 +61,36 @@ void client_free(proxy_client_t *c)
     free(c);
 }
 
+/* Only blanks and `;` from p on. */
+static bool at_end(const char *p)
+{
+    return p[strspn(p, " \t\r\n\f\v;")] == '\0';
+}
+
+/* `SELECT @@[session.|local.]in_transaction` alone, the text after SELECT
+ * at p: the session's transaction (the servers' connections are not in it
+ * until a statement needs one), named as written. */
+static bool in_transaction(proxy_client_t *c, const char *p)
+{
+    const char *name;
+    char col[64];
+
+    while (isspace((unsigned char)*p))
+        p++;
+    name = p;
+    if (strncmp(p, "@@", 2) != 0)
+        return false;
+    p += 2;
+    if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
+        p = strchr(p, '.') + 1;
+    if (strncasecmp(p, "in_transaction", 14) != 0 || isalnum((unsigned char)p[14]) ||
+        p[14] == '_' || !at_end(p + 14))
+        return false;
+    snprintf(col, sizeof col, "%.*s", (int)(p + 14 - name), name);
+    reply_value(c, col, (reply_status(c) & PROTO_SERVER_STATUS_IN_TRANS) ? "1" : "0", true);
+    return true;
+}
+
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
 static bool local_answer(proxy_client_t *c, const char *sql)
@@ -75,10 +107,11 @@ static bool local_answer(proxy_client_t *c, const char *sql)
         }
         q = p;
         if (text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) {
-            reply_value(c, "DATABASE()", setvar_db_name(c), false);
+            /* NULL until the client chooses one, as on a server */
+            reply_value(c, "DATABASE()", c->has_db ? setvar_db_name(c) : NULL, false);
             return true;
         }
-        return false;
+        return in_transaction(c, p);
     }
     if (kill_statement(c, sql))
         return true;

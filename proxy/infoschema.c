@@ -171,7 +171,10 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
         put_n(&b, sql + at, refs[i].off - at);
         at = refs[i].off + refs[i].len;
         if (refs[i].view == INFOSCHEMA_DATABASE) {
-            put_quoted(&b, setvar_db_name(c));
+            if (c->has_db)
+                put_quoted(&b, setvar_db_name(c));
+            else
+                put(&b, "NULL");  /* none chosen yet, as on a server */
             continue;
         }
         if (!replaced(c, refs[i].view)) {
