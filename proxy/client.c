@@ -121,6 +121,12 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     return schema_show_tables(c, sql) || schema_describe(c, sql);
 }
 
+bool client_answer(proxy_client_t *c, const char *sql, size_t len)
+{
+    return diag_statement(c, sql) || local_answer(c, sql) ||
+           processlist_statement(c, sql, len) || infoschema_query(c, sql, len);
+}
+
 /* sql (len bytes, NUL-terminated, with no NUL outside quotes) is what
  * the servers get; view is the same statement as a server reads it
  * (executable comments opened), in which the proxy finds the statements it
@@ -130,8 +136,6 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     dal_result_t *r = NULL;
     dal_error_t err;
 
-    if (diag_statement(c, view))
-        return;
     /* as a server: nothing is an error, comments alone are done */
     if (sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
         reply_err(c, 1065, "42000", "Query was empty");
@@ -141,8 +145,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (local_answer(c, view) || processlist_statement(c, view, len) ||
-        setvar_statement(c, view, len) || infoschema_query(c, view, len))
+    if (client_answer(c, view, len) || setvar_statement(c, view, len))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         reply_dal_error(c, &err);

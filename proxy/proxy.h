@@ -134,6 +134,9 @@ typedef struct proxy_client {
     bool multi;                       /* COM_QUERY may hold several statements */
     bool more;                        /* results of the same COM_QUERY follow */
     bool failed;                      /* the last reply built was an ERR */
+    bool binary;                      /* the command's rows go in the binary
+                                         protocol: COM_STMT_EXECUTE of a
+                                         statement the proxy answers itself */
     uint64_t hold_until;              /* a login's reply waits until then
                                          (guard_now_ms); 0: nothing held */
     struct proxy_client *held_next;   /* in its I/O thread's held list */
@@ -252,6 +255,13 @@ bool setvar_table_ours(const proxy_client_t *c, const dal_table_info_t *t);
  */
 /* COM_STMT_PREPARE (on a worker). */
 void ps_prepare(proxy_client_t *c, const char *sql, size_t len);
+/* The statements the proxy answers itself rather than the servers (SHOW
+ * WARNINGS, SELECT CONNECTION_ID(), the process list, information_schema
+ * views, SHOW VARIABLES, SHOW TABLES, ...; client.c): sql (len bytes, a
+ * NUL after them, as a server reads it) answered, true; false for any
+ * other.  Also for a prepared one without parameters, with c->binary
+ * set. */
+bool client_answer(proxy_client_t *c, const char *sql, size_t len);
 /* COM_STMT_EXECUTE, the whole payload (on a worker). */
 void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
 /* COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE (no reply) and COM_STMT_RESET

@@ -143,7 +143,7 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
     for (i = 0; i < ns->n; i++) {
         const char *v[2] = {ns->v[i], ns->type[i]};
         if (i == 0 || strcmp(ns->v[i], ns->v[i - 1]) != 0)
-            proto_build_text_row(&c->out, &c->seq, ncols, v, NULL);
+            reply_row(c, cols, ncols, v, NULL);
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
