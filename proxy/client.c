@@ -98,17 +98,23 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     const char *p = sql;
 
     if (text_word_is(&p, "SELECT")) {
-        const char *q = p;
+        const char *q;
+        char col[16];  /* the column is named as the client wrote the call */
+        while (isspace((unsigned char)*p))
+            p++;
+        q = p;
         if (text_word_is(&q, "CONNECTION_ID()")) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
-            reply_value(c, "CONNECTION_ID()", id, true);
+            snprintf(col, sizeof col, "%.*s", (int)(q - p), p);
+            reply_value(c, col, id, true);
             return true;
         }
         q = p;
         if (text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) {
             /* NULL until the client chooses one, as on a server */
-            reply_value(c, "DATABASE()", c->has_db ? setvar_db_name(c) : NULL, false);
+            snprintf(col, sizeof col, "%.*s", (int)(q - p), p);
+            reply_value(c, col, c->has_db ? setvar_db_name(c) : NULL, false);
             return true;
         }
         return in_transaction(c, p);
