@@ -93,7 +93,7 @@ static bool in_transaction(proxy_client_t *c, const char *p)
 
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
-static bool local_answer(proxy_client_t *c, const char *sql)
+static bool local_answer(proxy_client_t *c, const char *sql, size_t len)
 {
     const char *p = sql;
 
@@ -124,12 +124,12 @@ static bool local_answer(proxy_client_t *c, const char *sql)
     p = sql;
     if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES"))
         return schema_show_databases(c, sql);
-    return schema_show_tables(c, sql) || schema_describe(c, sql);
+    return schema_show_tables(c, sql, len) || schema_describe(c, sql);
 }
 
 bool client_answer(proxy_client_t *c, const char *sql, size_t len)
 {
-    return diag_statement(c, sql) || local_answer(c, sql) ||
+    return diag_statement(c, sql) || local_answer(c, sql, len) ||
            processlist_statement(c, sql, len) || infoschema_query(c, sql, len);
 }
 

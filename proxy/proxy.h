@@ -280,11 +280,12 @@ int local_infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
 
 /* ------------------------------------------------------------ schema.c */
 
-/* If sql is `SHOW [FULL] TABLES [FROM|IN the proxy's database] [LIKE
- * 'pattern' | WHERE condition]`, answer it (the logical tables of the
- * configuration and the default datasource's own tables, without the
- * physical tables of sharded ones, sorted) and return true; else false. */
-bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them) is `SHOW [FULL] TABLES [FROM|IN
+ * db] [LIKE 'pattern' | WHERE condition]` of the current or another
+ * logical database, answer it (its logical tables and its default
+ * datasource's own tables, without the physical tables of sharded ones,
+ * sorted) and return true; else false. */
+bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len);
 /* Answer SHOW DATABASES (sql): the proxy's database and each [schema
  * NAME], sorted; true. */
 bool schema_show_databases(proxy_client_t *c, const char *sql);

@@ -264,7 +264,7 @@ def in_transaction(make):
 # ------------------------------------------------ a NUL inside a string
 def nul_in_strings(make):
     """Statements the proxy rewrites (information_schema views, the
-    process list, SHOW VARIABLES with autocommit 0, SET) with a NUL byte
+    process list, SHOW VARIABLES with autocommit 0, SET, SHOW TABLES) with a NUL byte
     inside a quoted string: the whole text is run, the NUL kept."""
     c = make()
     cur = c.cursor()
@@ -279,6 +279,7 @@ def nul_in_strings(make):
         "SET autocommit = 0",
         "SHOW VARIABLES LIKE 'auto\0commit'",
         "SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Value = 'a\0b'",
+        "SHOW TABLES LIKE 'orde\0rs'",
     ]:
         try:
             cur.execute(sql)
