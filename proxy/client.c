@@ -67,13 +67,43 @@ static bool at_end(const char *p)
     return p[strspn(p, " \t\r\n\f\v;")] == '\0';
 }
 
+/* What follows a call at p -- nothing, or `[AS] alias` (bare or in
+ * backquotes) -- up to the statement's end: true and the column's name in
+ * col (the alias, else the call as written, call..p); false when anything
+ * else follows. */
+static bool call_alone(const char *call, const char *p, char *col, size_t size)
+{
+    const char *q = p;
+    size_t n;
+
+    snprintf(col, size, "%.*s", (int)(p - call), call);
+    if (at_end(p))
+        return true;
+    (void)text_word_is(&q, "AS");
+    while (isspace((unsigned char)*q))
+        q++;
+    if (*q == '`') {
+        n = strcspn(q + 1, "`");
+        if (q[1 + n] != '`' || n == 0)
+            return false;
+        snprintf(col, size, "%.*s", (int)n, q + 1);
+        return at_end(q + n + 2);
+    }
+    for (n = 0; isalnum((unsigned char)q[n]) || q[n] == '_' || q[n] == '$'; n++)
+        ;
+    if (n == 0)
+        return false;
+    snprintf(col, size, "%.*s", (int)n, q);
+    return at_end(q + n);
+}
+
 /* `SELECT @@[session.|local.]in_transaction` alone, the text after SELECT
  * at p: the session's transaction (the servers' connections are not in it
  * until a statement needs one), named as written. */
 static bool in_transaction(proxy_client_t *c, const char *p)
 {
     const char *name;
-    char col[64];
+    char col[72];
 
     while (isspace((unsigned char)*p))
         p++;
@@ -84,9 +114,8 @@ static bool in_transaction(proxy_client_t *c, const char *p)
     if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
         p = strchr(p, '.') + 1;
     if (strncasecmp(p, "in_transaction", 14) != 0 || isalnum((unsigned char)p[14]) ||
-        p[14] == '_' || !at_end(p + 14))
+        p[14] == '_' || !call_alone(name, p + 14, col, sizeof col))
         return false;
-    snprintf(col, sizeof col, "%.*s", (int)(p + 14 - name), name);
     reply_value(c, col, (reply_status(c) & PROTO_SERVER_STATUS_IN_TRANS) ? "1" : "0", true);
     return true;
 }
@@ -99,21 +128,20 @@ static bool local_answer(proxy_client_t *c, const char *sql, size_t len)
 
     if (text_word_is(&p, "SELECT")) {
         const char *q;
-        char col[16];  /* the column is named as the client wrote the call */
+        char col[72];  /* the column is named as the client wrote it */
         while (isspace((unsigned char)*p))
             p++;
         q = p;
-        if (text_word_is(&q, "CONNECTION_ID()")) {
+        if (text_word_is(&q, "CONNECTION_ID()") && call_alone(p, q, col, sizeof col)) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
-            snprintf(col, sizeof col, "%.*s", (int)(q - p), p);
             reply_value(c, col, id, true);
             return true;
         }
         q = p;
-        if (text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) {
+        if ((text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) &&
+            call_alone(p, q, col, sizeof col)) {
             /* NULL until the client chooses one, as on a server */
-            snprintf(col, sizeof col, "%.*s", (int)(q - p), p);
             reply_value(c, col, c->has_db ? setvar_db_name(c) : NULL, false);
             return true;
         }

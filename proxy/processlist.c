@@ -20,8 +20,9 @@
  * The text stays bounded whatever the number of clients: each row's Info
  * is cut to its first INFO_WIDTH bytes (as a server's
  * information_schema.PROCESSLIST cuts it), and further, to an even share
- * of half of max_allowed_packet, when the clients are so many that their
- * statements would not fit in one packet to the servers.
+ * of half of the packet a server takes (the smaller of max_allowed_packet
+ * and a server's default 16 MiB), when the clients are so many that their
+ * statements would not fit in it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@
 #define INFO_WIDTH 65535
 /* the bytes of one row besides its strings' hex */
 #define ROW_BYTES 400
+/* a server's default max_allowed_packet (MariaDB 10.11) */
+#define SERVER_PACKET (16u << 20)
 
 void processlist_begin(proxy_client_t *c)
 {
@@ -147,7 +150,9 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
     proxy_client_t *t;
     uint64_t now = guard_now_ms();
     bool first = true;
-    size_t n = 0, budget = px->max_allowed_packet / 2, info_max = INFO_WIDTH;
+    size_t n = 0, info_max = INFO_WIDTH;
+    size_t budget = (px->max_allowed_packet < SERVER_PACKET ? px->max_allowed_packet
+                                                              : SERVER_PACKET) / 2;
 
     puts_(b, "(SELECT ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO, CAST(TIME_MS AS "
              "DECIMAL(22,3)) AS TIME_MS, 0 AS STAGE, 0 AS MAX_STAGE, CAST(0 AS DECIMAL(7,3)) "
