@@ -115,11 +115,11 @@ static void find_views(const char *p, size_t size)
         return;
     memcpy(sql, p, size);
     sql[size] = '\0';
-    n = infoschema_find(sql, refs, sizeof refs / sizeof refs[0]);
+    n = infoschema_find(sql, size, refs, sizeof refs / sizeof refs[0]);
     if (n > sizeof refs / sizeof refs[0])
         abort();
     for (i = 0; i < n; i++) {
-        if (refs[i].off < end || refs[i].len == 0 || refs[i].off + refs[i].len > strlen(sql) ||
+        if (refs[i].off < end || refs[i].len == 0 || refs[i].off + refs[i].len > size ||
             refs[i].view < INFOSCHEMA_TABLES || refs[i].view > INFOSCHEMA_DATABASE)
             abort();
         end = refs[i].off + refs[i].len;

@@ -4,9 +4,11 @@
  * (the client's dal session, or the proxy itself), which replies through
  * reply.c.  See proxy.h for who runs what.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "proxy.h"
@@ -59,33 +61,104 @@ void client_free(proxy_client_t *c)
     free(c);
 }
 
+/* Only blanks and `;` from p on. */
+static bool at_end(const char *p)
+{
+    return p[strspn(p, " \t\r\n\f\v;")] == '\0';
+}
+
+/* What follows a call at p -- nothing, or `[AS] alias` (bare or in
+ * backquotes) -- up to the statement's end: true and the column's name in
+ * col (the alias, else the call as written, call..p); false when anything
+ * else follows. */
+static bool call_alone(const char *call, const char *p, char *col, size_t size)
+{
+    const char *q = p;
+    size_t n;
+
+    snprintf(col, size, "%.*s", (int)(p - call), call);
+    if (at_end(p))
+        return true;
+    (void)text_word_is(&q, "AS");
+    while (isspace((unsigned char)*q))
+        q++;
+    if (*q == '`') {
+        n = strcspn(q + 1, "`");
+        if (q[1 + n] != '`' || n == 0)
+            return false;
+        snprintf(col, size, "%.*s", (int)n, q + 1);
+        return at_end(q + n + 2);
+    }
+    for (n = 0; isalnum((unsigned char)q[n]) || q[n] == '_' || q[n] == '$'; n++)
+        ;
+    if (n == 0)
+        return false;
+    snprintf(col, size, "%.*s", (int)n, q);
+    return at_end(q + n);
+}
+
+/* `SELECT @@[session.|local.]in_transaction` alone, the text after SELECT
+ * at p: the session's transaction (the servers' connections are not in it
+ * until a statement needs one), named as written. */
+static bool in_transaction(proxy_client_t *c, const char *p)
+{
+    const char *name;
+    char col[72];
+
+    while (isspace((unsigned char)*p))
+        p++;
+    name = p;
+    if (strncmp(p, "@@", 2) != 0)
+        return false;
+    p += 2;
+    if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
+        p = strchr(p, '.') + 1;
+    if (strncasecmp(p, "in_transaction", 14) != 0 || isalnum((unsigned char)p[14]) ||
+        p[14] == '_' || !call_alone(name, p + 14, col, sizeof col))
+        return false;
+    reply_value(c, col, (reply_status(c) & PROTO_SERVER_STATUS_IN_TRANS) ? "1" : "0", true);
+    return true;
+}
+
 /* Statements the proxy answers itself: what clients send at connect and
  * what names the proxy's own schema. */
-static bool local_answer(proxy_client_t *c, const char *sql)
+static bool local_answer(proxy_client_t *c, const char *sql, size_t len)
 {
     const char *p = sql;
 
     if (text_word_is(&p, "SELECT")) {
-        const char *q = p;
-        if (text_word_is(&q, "CONNECTION_ID()")) {
+        const char *q;
+        char col[72];  /* the column is named as the client wrote it */
+        while (isspace((unsigned char)*p))
+            p++;
+        q = p;
+        if (text_word_is(&q, "CONNECTION_ID()") && call_alone(p, q, col, sizeof col)) {
             char id[16];
             snprintf(id, sizeof id, "%u", c->id);
-            reply_value(c, "CONNECTION_ID()", id, true);
+            reply_value(c, col, id, true);
             return true;
         }
         q = p;
-        if (text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) {
-            reply_value(c, "DATABASE()", setvar_db_name(c), false);
+        if ((text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) &&
+            call_alone(p, q, col, sizeof col)) {
+            /* NULL until the client chooses one, as on a server */
+            reply_value(c, col, c->has_db ? setvar_db_name(c) : NULL, false);
             return true;
         }
-        return false;
+        return in_transaction(c, p);
     }
     if (kill_statement(c, sql))
         return true;
     p = sql;
     if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES"))
         return schema_show_databases(c, sql);
-    return schema_show_tables(c, sql) || schema_describe(c, sql);
+    return schema_show_tables(c, sql, len) || schema_describe(c, sql);
+}
+
+bool client_answer(proxy_client_t *c, const char *sql, size_t len)
+{
+    return diag_statement(c, sql) || local_answer(c, sql, len) ||
+           processlist_statement(c, sql, len) || infoschema_query(c, sql, len);
 }
 
 /* sql (len bytes, NUL-terminated, with no NUL outside quotes) is what
@@ -97,8 +170,6 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     dal_result_t *r = NULL;
     dal_error_t err;
 
-    if (diag_statement(c, view))
-        return;
     /* as a server: nothing is an error, comments alone are done */
     if (sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
         reply_err(c, 1065, "42000", "Query was empty");
@@ -108,8 +179,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (local_answer(c, view) || processlist_statement(c, view) || setvar_statement(c, view) ||
-        infoschema_query(c, view))
+    if (client_answer(c, view, len) || setvar_statement(c, view, len))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
         reply_dal_error(c, &err);

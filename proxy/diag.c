@@ -127,7 +127,7 @@ static void send_rows(proxy_client_t *c, bool errors, uint64_t offset, uint64_t 
         if (k++ < offset)
             continue;
         snprintf(code, sizeof code, "%u", r->code);
-        proto_build_text_row(&c->out, &c->seq, 3, vals, NULL);
+        reply_row(c, cols, 3, vals, NULL);
         sent++;
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
@@ -147,7 +147,7 @@ static void send_count(proxy_client_t *c, bool errors)
     col.type = PROTO_TYPE_LONGLONG;
     col.length = 21;
     proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
-    proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
+    reply_row(c, &col, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 

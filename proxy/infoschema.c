@@ -32,40 +32,19 @@
 #include "reply.h"
 #include "text.h"
 
-/* Growing text; on failure oom is set and appends do nothing. */
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} sbuf_t;
-
-static void put_n(sbuf_t *b, const char *s, size_t n)
+static void put_n(proto_buf_t *b, const char *s, size_t n)
 {
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *v = realloc(b->s, cap);
-        if (v == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->s = v;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
+    proto_put_bytes(b, s, n);
 }
 
-static void put(sbuf_t *b, const char *s)
+static void put(proto_buf_t *b, const char *s)
 {
-    put_n(b, s, strlen(s));
+    proto_put_bytes(b, s, strlen(s));
 }
 
 /* 'text', quotes and backslashes doubled (the same with or without
  * NO_BACKSLASH_ESCAPES). */
-static void put_quoted(sbuf_t *b, const char *text)
+static void put_quoted(proto_buf_t *b, const char *text)
 {
     put(b, "'");
     for (; *text != '\0'; text++) {
@@ -81,7 +60,7 @@ static void put_quoted(sbuf_t *b, const char *text)
  * logical name itself, which the first physical table stands for). */
 typedef struct mapping {
     proxy_client_t *c;
-    sbuf_t arms, hidden;
+    proto_buf_t arms, hidden;
 } mapping_t;
 
 static void add_table(void *user, const char *name)
@@ -118,19 +97,21 @@ static void add_table(void *user, const char *name)
 
 /* The derived table standing for view: its columns as the server's (read
  * with LIMIT 0), the schema the proxy's, the table names mapped. */
-static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *b,
+static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_buf_t *b,
                        dal_error_t *err)
 {
     dal_result_t *r = NULL;
-    sbuf_t probe = {0};
+    proto_buf_t probe = PROTO_BUF_INIT;
     size_t i, n;
     int rc;
 
     put(&probe, "SELECT * FROM information_schema.");
     put(&probe, infoschema_view_name(view));
     put(&probe, " LIMIT 0");
-    rc = probe.oom ? DAL_ENOMEM : dal_session_query(c->session, NULL, probe.s, NULL, 0, &r, err);
-    free(probe.s);
+    rc = probe.err != 0 ? DAL_ENOMEM
+                        : dal_session_query_len(c->session, NULL, (const char *)probe.data,
+                                                probe.len, NULL, 0, &r, err);
+    proto_buf_free(&probe);
     if (rc != 0)
         return rc;
     put(b, "(SELECT ");
@@ -143,7 +124,7 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *
             put(b, " AS ");
         } else if (strcasecmp(col, "TABLE_NAME") == 0 && m->arms.len > 0) {
             put(b, "CASE TABLE_NAME");
-            put(b, m->arms.s);
+            put_n(b, (const char *)m->arms.data, m->arms.len);
             put(b, " ELSE TABLE_NAME END AS ");
         }
         put(b, "`");
@@ -156,7 +137,7 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, sbuf_t *
     put(b, " WHERE TABLE_SCHEMA = DATABASE()");
     if (m->hidden.len > 0) {
         put(b, " AND TABLE_NAME NOT IN (");
-        put(b, m->hidden.s + 2);
+        put_n(b, (const char *)m->hidden.data + 2, m->hidden.len - 2);
         put(b, ")");
     }
     put(b, ")");
@@ -176,12 +157,12 @@ static bool replaced(const proxy_client_t *c, int view)
     return view != INFOSCHEMA_DATABASE && (view != INFOSCHEMA_SESSION_VARIABLES || manual(c));
 }
 
-/* sql with each reference replaced into *out (owned by the caller). */
-static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *refs, size_t n,
-                   char **out, dal_error_t *err)
+/* sql (len bytes) with each reference replaced into *out (the caller's). */
+static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infoschema_ref_t *refs,
+                   size_t n, proto_buf_t *out, dal_error_t *err)
 {
     mapping_t m = {.c = c};
-    sbuf_t b = {0};
+    proto_buf_t b = PROTO_BUF_INIT;
     size_t i, at = 0;
     int rc = 0;
 
@@ -190,7 +171,10 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
         put_n(&b, sql + at, refs[i].off - at);
         at = refs[i].off + refs[i].len;
         if (refs[i].view == INFOSCHEMA_DATABASE) {
-            put_quoted(&b, setvar_db_name(c));
+            if (c->has_db)
+                put_quoted(&b, setvar_db_name(c));
+            else
+                put(&b, "NULL");  /* none chosen yet, as on a server */
             continue;
         }
         if (!replaced(c, refs[i].view)) {
@@ -208,88 +192,93 @@ static int rewrite(proxy_client_t *c, const char *sql, const infoschema_ref_t *r
             put(&b, "`");
         }
     }
-    put(&b, sql + at);
-    free(m.arms.s);
-    free(m.hidden.s);
-    if (rc == 0 && (b.oom || m.arms.oom || m.hidden.oom)) {
+    put_n(&b, sql + at, len - at);
+    if (rc == 0 && (b.err != 0 || m.arms.err != 0 || m.hidden.err != 0)) {
         err->code = rc = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
     }
+    proto_buf_free(&m.arms);
+    proto_buf_free(&m.hidden);
     if (rc != 0) {
-        free(b.s);
+        proto_buf_free(&b);
         return rc;
     }
-    *out = b.s;
+    *out = b;
     return 0;
 }
 
 #define MAX_REFS 8
 
-/* `SHOW [SESSION | LOCAL] VARIABLES [LIKE p | WHERE e]` as a SELECT over
- * information_schema.SESSION_VARIABLES (malloc'd), else NULL. */
-static char *show_variables(const char *sql)
+/* `SHOW [SESSION | LOCAL] VARIABLES [LIKE p | WHERE e]` (sql, len bytes)
+ * as a SELECT over information_schema.SESSION_VARIABLES into *b: true,
+ * else false. */
+static bool show_variables(const char *sql, size_t len, proto_buf_t *b)
 {
     const char *p = sql, *cond = NULL;
-    sbuf_t b = {0};
 
     if (!text_word_is(&p, "SHOW"))
-        return NULL;
+        return false;
     if (!text_word_is(&p, "SESSION"))
         (void)text_word_is(&p, "LOCAL");
     if (!text_word_is(&p, "VARIABLES"))
-        return NULL;
+        return false;
     if (text_word_is(&p, "LIKE"))
         cond = " WHERE Variable_name LIKE ";
     else if (text_word_is(&p, "WHERE"))
         cond = " WHERE ";
     else if (p[strspn(p, " \t\r\n;")] != '\0')
-        return NULL;
-    put(&b, "SELECT Variable_name, Value FROM (SELECT LOWER(VARIABLE_NAME) AS Variable_name,"
+        return false;
+    put(b, "SELECT Variable_name, Value FROM (SELECT LOWER(VARIABLE_NAME) AS Variable_name,"
             " VARIABLE_VALUE AS Value FROM information_schema.SESSION_VARIABLES) AS v");
     if (cond != NULL) {  /* the condition without the statement's closing ';' */
-        size_t n = strlen(p);
+        size_t n = len - (size_t)(p - sql);
         while (n > 0 && (p[n - 1] == ';' || isspace((unsigned char)p[n - 1])))
             n--;
-        put(&b, cond);
-        put_n(&b, p, n);
+        put(b, cond);
+        put_n(b, p, n);
     }
-    put(&b, " ORDER BY CAST(Variable_name AS BINARY)");  /* '_' before letters */
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    put(b, " ORDER BY CAST(Variable_name AS BINARY)");  /* '_' before letters */
+    put_n(b, "", 1);  /* the NUL infoschema_find reads up to */
+    b->len -= b->err == 0;
+    return true;
 }
 
-/* sql, its n references refs replaced, run and answered. */
-static void answer(proxy_client_t *c, const char *sql, const infoschema_ref_t *refs, size_t n)
+/* sql (len bytes), its n references refs replaced, run and answered. */
+static void answer(proxy_client_t *c, const char *sql, size_t len, const infoschema_ref_t *refs,
+                   size_t n)
 {
     dal_result_t *r = NULL;
     dal_error_t err;
-    char *text = NULL;
+    proto_buf_t text = PROTO_BUF_INIT;
 
     memset(&err, 0, sizeof err);
-    if (rewrite(c, sql, refs, n, &text, &err) != 0 ||
-        dal_session_query(c->session, NULL, text, NULL, 0, &r, &err) != 0) {
-        free(text);
+    if (rewrite(c, sql, len, refs, n, &text, &err) != 0 ||
+        dal_session_query_len(c->session, NULL, (const char *)text.data, text.len, NULL, 0, &r,
+                              &err) != 0) {
+        proto_buf_free(&text);
         reply_dal_error(c, &err);
         return;
     }
-    free(text);
+    proto_buf_free(&text);
     reply_result(c, r, false);
     dal_result_free(r);
 }
 
-bool infoschema_query(proxy_client_t *c, const char *sql)
+bool infoschema_query(proxy_client_t *c, const char *sql, size_t len)
 {
     infoschema_ref_t refs[MAX_REFS];
-    char *show = manual(c) ? show_variables(sql) : NULL;
-    size_t i, n = infoschema_find(show != NULL ? show : sql, refs, MAX_REFS);
+    proto_buf_t show = PROTO_BUF_INIT;
+    size_t i, n;
 
+    if (manual(c) && show_variables(sql, len, &show) && show.err == 0) {
+        sql = (const char *)show.data;
+        len = show.len;
+    }
+    n = infoschema_find(sql, len, refs, MAX_REFS);
     for (i = 0; i < n && !replaced(c, refs[i].view); i++)
         ;
     if (i < n)  /* a view read */
-        answer(c, show != NULL ? show : sql, refs, n);
-    free(show);
+        answer(c, sql, len, refs, n);
+    proto_buf_free(&show);
     return i < n;
 }

@@ -24,11 +24,12 @@ enum {
     INFOSCHEMA_DATABASE  /* a call DATABASE() or SCHEMA(): the proxy's schema */
 };
 
-/* The first max references of sql (NUL-terminated, as a server reads it:
- * executable comments opened) outside strings and comments, in text order,
- * into refs: their number.  A three-part name's `information_schema` (a
- * column qualifier after a dot) is none. */
-size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max);
+/* The first max references of sql (len bytes, as a server reads it:
+ * executable comments opened; NUL bytes only inside strings and comments,
+ * a NUL after the text) outside strings and comments, in text order, into
+ * refs: their number.  A three-part name's `information_schema` (a column
+ * qualifier after a dot) is none. */
+size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size_t max);
 
 /* "TABLES", "COLUMNS", "STATISTICS" or "SESSION_VARIABLES" (static), for
  * a view. */

@@ -17,22 +17,27 @@ static bool word_char(char ch)
     return isalnum((unsigned char)ch) || ch == '_' || ch == '$' || (unsigned char)ch >= 0x80;
 }
 
-/* Past blanks and comments from p. */
-static const char *skip_blank(const char *p)
+/* Past blanks and comments from p, up to end (comments may hold NUL
+ * bytes; *end is a NUL). */
+static const char *skip_blank(const char *p, const char *end)
 {
-    for (;;) {
+    const char *e;
+
+    while (p < end) {
         if (isspace((unsigned char)*p)) {
             p++;
         } else if (p[0] == '/' && p[1] == '*') {
-            const char *e = strstr(p + 2, "*/");
-            p = e != NULL ? e + 2 : p + strlen(p);
+            e = p + 2 < end ? memmem(p + 2, (size_t)(end - p - 2), "*/", 2) : NULL;
+            p = e != NULL ? e + 2 : end;
         } else if (*p == '#' || (p[0] == '-' && p[1] == '-' &&
-                                 (p[2] == '\0' || isspace((unsigned char)p[2])))) {
-            p += strcspn(p, "\n");
+                                 (p + 2 == end || isspace((unsigned char)p[2])))) {
+            e = memchr(p, '\n', (size_t)(end - p));
+            p = e != NULL ? e : end;
         } else {
-            return p;
+            break;
         }
     }
+    return p;
 }
 
 /* A word or `quoted` identifier at p: its end, its text (quotes off,
@@ -82,7 +87,7 @@ static bool clause_word(const char *w)
 }
 
 /* The reference at p, `information_schema . VIEW`: its end and view. */
-static const char *view_ref(const char *p, int *view)
+static const char *view_ref(const char *p, const char *end, int *view)
 {
     char w[32];
     const char *q = ident_at(p, w, sizeof w);
@@ -90,10 +95,10 @@ static const char *view_ref(const char *p, int *view)
 
     if (q == NULL || strcasecmp(w, "information_schema") != 0)
         return NULL;
-    q = skip_blank(q);
+    q = skip_blank(q, end);
     if (*q != '.')
         return NULL;
-    q = ident_at(skip_blank(q + 1), w, sizeof w);
+    q = ident_at(skip_blank(q + 1, end), w, sizeof w);
     for (i = 0; q != NULL && i < sizeof views / sizeof views[0]; i++)
         if (strcasecmp(w, views[i]) == 0) {
             *view = (int)i;
@@ -102,23 +107,23 @@ static const char *view_ref(const char *p, int *view)
     return NULL;
 }
 
-size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max)
+size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size_t max)
 {
-    const char *p = sql, *e;
+    const char *p = sql, *e, *end = sql + len;
     char w[64];
     size_t n = 0;
     int view;
 
-    while (*p != '\0' && n < max) {
+    while (p < end && n < max) {
         if (*p == '\'' || *p == '"') {
             char q = *p++;
-            while (*p != '\0' && *p != q)
-                p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
-            p += *p != '\0';
-        } else if (p != skip_blank(p)) {
-            p = skip_blank(p);
-        } else if ((e = view_ref(p, &view)) != NULL && (p == sql || p[-1] != '.')) {
-            const char *a = skip_blank(e);
+            while (p < end && *p != q)
+                p += (*p == '\\' && p + 1 < end) ? 2 : 1;
+            p += p < end;
+        } else if (p != skip_blank(p, end)) {
+            p = skip_blank(p, end);
+        } else if ((e = view_ref(p, end, &view)) != NULL && (p == sql || p[-1] != '.')) {
+            const char *a = skip_blank(e, end);
             refs[n].off = (size_t)(p - sql);
             refs[n].len = (size_t)(e - p);
             refs[n].view = view;
@@ -127,10 +132,10 @@ size_t infoschema_find(const char *sql, infoschema_ref_t *refs, size_t max)
             n++;
             p = e;
         } else if ((e = ident_at(p, w, sizeof w)) != NULL) {
-            const char *a = skip_blank(e);
+            const char *a = skip_blank(e, end);
             if (*p != '`' && (p == sql || p[-1] != '.') &&
                 (strcasecmp(w, "DATABASE") == 0 || strcasecmp(w, "SCHEMA") == 0) && *a == '(' &&
-                *(a = skip_blank(a + 1)) == ')') {
+                *(a = skip_blank(a + 1, end)) == ')') {
                 refs[n].off = (size_t)(p - sql);
                 refs[n].len = (size_t)(a + 1 - p);
                 refs[n].view = INFOSCHEMA_DATABASE;

@@ -32,6 +32,10 @@ typedef struct proxy_stmt {
                                       over max_allowed_packet, dropped */
     char *set_sql;                 /* owned: a SET (or USE without parameters),
                                       which the session keeps as in COM_QUERY */
+    char *local_sql;               /* owned: a statement without parameters the
+                                      proxy may answer itself (client_answer),
+                                      local_len bytes and a NUL */
+    size_t local_len;
 } proxy_stmt_t;
 
 struct proxy_stmts {
@@ -55,6 +59,7 @@ static void ps_free(proxy_stmt_t *s)
     free(s->long_used);
     free(s->types);
     free(s->set_sql);
+    free(s->local_sql);
     free(s);
 }
 
@@ -148,6 +153,36 @@ static bool returns_rows(const char *sql)
  * state the statement may read; else outside the session, so that its
  * transaction neither takes a node nor a lock.
  */
+/* Whether the proxy may answer sql itself (client_answer): a SHOW,
+ * DESCRIBE or KILL, or a SELECT naming what the proxy answers for the
+ * servers.  The cheap test at prepare; the execution tells. */
+static bool maybe_local(const char *sql)
+{
+    static const char *const names[] = {"CONNECTION_ID", "DATABASE", "SCHEMA", "IN_TRANSACTION",
+                                        "PROCESSLIST", "INFORMATION_SCHEMA"};
+    const char *w = first_word(sql);
+    size_t i;
+
+    if (text_word_is(&w, "SHOW") || text_word_is(&w, "DESCRIBE") || text_word_is(&w, "DESC") ||
+        text_word_is(&w, "KILL"))
+        return true;
+    if (!text_word_is(&w, "SELECT"))
+        return false;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasestr(sql, names[i]) != NULL)
+            return true;
+    return false;
+}
+
+/* `SHOW WARNINGS` or `SHOW ERRORS` (not COUNT(*)): a server's PREPARE_OK
+ * describes no columns for them, their execution sends the columns. */
+static bool shows_diagnostics(const char *sql)
+{
+    const char *w = first_word(sql);
+
+    return text_word_is(&w, "SHOW") && (text_word_is(&w, "WARNINGS") || text_word_is(&w, "ERRORS"));
+}
+
 /* Whether describe runs sql in the session s (above). */
 static bool in_session(const dal_session_t *s)
 {
@@ -301,7 +336,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
         reply_err(c, 1390, "HY000", "Prepared statement contains too many placeholders");
         goto done;
     }
-    if (returns_rows(text)) {
+    if (returns_rows(text) && !shows_diagnostics(text)) {
         if (describe(c, text, len, (uint16_t)np, &apart, &r, &err) != 0) {
             reply_dal_error(c, &err);
             goto done;
@@ -316,6 +351,10 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     w = first_word(text);
     if (text_word_is(&w, "SET") || (np == 0 && text_word_is(&w, "USE"))) { /* as in COM_QUERY */
         s->set_sql = text;
+        text = NULL;
+    } else if (np == 0 && maybe_local(text)) {
+        s->local_sql = text;
+        s->local_len = len;
         text = NULL;
     }
     s->ncolumns = (uint16_t)ncols;
@@ -389,12 +428,13 @@ static bool set_with_params(proxy_client_t *c, const proxy_stmt_t *s, const dal_
     bool done;
 
     if (s->nparams == 0)
-        return setvar_statement(c, s->set_sql) != 0;
+        return setvar_statement(c, s->set_sql, strlen(s->set_sql)) != 0;
     if (dal_explain(c->px->dal, NULL, s->set_sql, vals, s->nparams, &plan, &err) != 0) {
         dal_plan_free(plan);
         return false; /* the statement's own execution gives the error */
     }
-    done = dal_plan_count(plan) == 1 && setvar_statement(c, dal_plan_sql(plan, 0)) != 0;
+    done = dal_plan_count(plan) == 1 &&
+           setvar_statement(c, dal_plan_sql(plan, 0), strlen(dal_plan_sql(plan, 0))) != 0;
     dal_plan_free(plan);
     return done;
 }
@@ -426,6 +466,16 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
     if (s->set_sql != NULL && set_with_params(c, s, vals)) {
         free(vals);
         return;
+    }
+    if (s->local_sql != NULL) {  /* as in COM_QUERY, its rows binary */
+        bool done;
+        c->binary = true;
+        done = client_answer(c, s->local_sql, s->local_len);
+        c->binary = false;
+        if (done) {
+            free(vals);
+            return;
+        }
     }
     if (s->prep == NULL)
         reply_ok(c, 0, 0, 0);

@@ -16,6 +16,13 @@
  * client's session like any other naming no table, so WHERE, ORDER BY,
  * functions and column lists work as on a server.  Strings go as hex
  * literals, which no sql_mode or character set reads differently.
+ *
+ * The text stays bounded whatever the number of clients: each row's Info
+ * is cut to its first INFO_WIDTH bytes (as a server's
+ * information_schema.PROCESSLIST cuts it), and further, to an even share
+ * of half of the packet a server takes (the smaller of max_allowed_packet
+ * and a server's default 16 MiB), when the clients are so many that their
+ * statements would not fit in it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -29,6 +36,13 @@
 
 /* SHOW PROCESSLIST's Info without FULL: its first characters, as a server */
 #define SHORT_INFO 100
+/* Info's width in a server's information_schema.PROCESSLIST
+ * (PROCESS_LIST_INFO_WIDTH of MariaDB) */
+#define INFO_WIDTH 65535
+/* the bytes of one row besides its strings' hex */
+#define ROW_BYTES 400
+/* a server's default max_allowed_packet (MariaDB 10.11) */
+#define SERVER_PACKET (16u << 20)
 
 void processlist_begin(proxy_client_t *c)
 {
@@ -69,42 +83,13 @@ static const char *command_name(uint8_t cmd)
     }
 }
 
-/* The growing SQL text; on out of memory it stays NULL. */
-typedef struct sqlbuf {
-    char *p;
-    size_t len, cap;
-} sqlbuf_t;
-
-static void put(sqlbuf_t *b, const char *s, size_t n)
+static void puts_(proto_buf_t *b, const char *s)
 {
-    if (b->p == NULL && b->cap != 0)
-        return;  /* failed before */
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        char *p;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        if ((p = realloc(b->p, cap)) == NULL) {
-            free(b->p);
-            b->p = NULL;
-            b->cap = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void puts_(sqlbuf_t *b, const char *s)
-{
-    put(b, s, strlen(s));
+    proto_put_bytes(b, s, strlen(s));
 }
 
 /* s (n bytes; NULL: SQL NULL) as a utf8mb4 string literal. */
-static void put_text(sqlbuf_t *b, const char *s, size_t n)
+static void put_text(proto_buf_t *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
     char pair[2];
@@ -118,14 +103,14 @@ static void put_text(sqlbuf_t *b, const char *s, size_t n)
     for (i = 0; i < n; i++) {
         pair[0] = hex[(unsigned char)s[i] >> 4];
         pair[1] = hex[(unsigned char)s[i] & 15];
-        put(b, pair, 2);
+        proto_put_bytes(b, pair, 2);
     }
     puts_(b, "' USING utf8mb4)");
 }
 
 /* One client's row.  self is the client asking, state its State. */
-static void put_row(sqlbuf_t *b, proxy_client_t *t, const proxy_client_t *self,
-                    const char *self_state, uint64_t now, bool first)
+static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *self,
+                    const char *self_state, uint64_t now, bool first, size_t info_max)
 {
     char num[160], host[96];
     uint64_t ms;
@@ -151,7 +136,7 @@ static void put_row(sqlbuf_t *b, proxy_client_t *t, const proxy_client_t *self,
     else
         put_text(b, "Sending data", 12);
     puts_(b, " AS STATE, ");
-    put_text(b, t->info, t->info_len);
+    put_text(b, t->info, t->info_len < info_max ? t->info_len : info_max);
     snprintf(num, sizeof num, " AS INFO, %llu AS TIME_MS", (unsigned long long)ms);
     puts_(b, num);
     pthread_mutex_unlock(&t->info_mu);
@@ -159,12 +144,15 @@ static void put_row(sqlbuf_t *b, proxy_client_t *t, const proxy_client_t *self,
 
 /* The derived table of every authenticated client, newest first as a
  * server's information_schema lists them. */
-static void put_table(sqlbuf_t *b, proxy_client_t *self, const char *self_state)
+static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_state)
 {
     proxy_t *px = self->px;
     proxy_client_t *t;
     uint64_t now = guard_now_ms();
     bool first = true;
+    size_t n = 0, info_max = INFO_WIDTH;
+    size_t budget = (px->max_allowed_packet < SERVER_PACKET ? px->max_allowed_packet
+                                                              : SERVER_PACKET) / 2;
 
     puts_(b, "(SELECT ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO, CAST(TIME_MS AS "
              "DECIMAL(22,3)) AS TIME_MS, 0 AS STAGE, 0 AS MAX_STAGE, CAST(0 AS DECIMAL(7,3)) "
@@ -172,8 +160,13 @@ static void put_table(sqlbuf_t *b, proxy_client_t *self, const char *self_state)
              "0 AS QUERY_ID, CAST(INFO AS BINARY) AS INFO_BINARY, 0 AS TID FROM (");
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
+        n += t->state == CLIENT_COMMAND;
+    /* each byte of Info is two of hex */
+    if (n > 0 && budget / n < ROW_BYTES + 2 * info_max)
+        info_max = budget / n > ROW_BYTES ? (budget / n - ROW_BYTES) / 2 : 0;
+    for (t = px->clients; t != NULL; t = t->all_next)
         if (t->state == CLIENT_COMMAND) {
-            put_row(b, t, self, self_state, now, first);
+            put_row(b, t, self, self_state, now, first, info_max);
             first = false;
         }
     pthread_mutex_unlock(&px->clients_mu);
@@ -249,20 +242,21 @@ static size_t names_id(const char *p)
     return *q == ')' ? (size_t)(q + 1 - p) : 0;
 }
 
-/* sql with each information_schema.PROCESSLIST outside quotes replaced by
+/* sql (len bytes, NUL bytes only inside quotes and comments, a NUL after
+ * them) with each information_schema.PROCESSLIST outside quotes replaced by
  * the clients' table, and each CONNECTION_ID() by the client's id (the
  * server's would be a pooled connection's), into b; false when it names
  * no PROCESSLIST. */
-static bool rewrite(proxy_client_t *c, const char *sql, sqlbuf_t *b)
+static bool rewrite(proxy_client_t *c, const char *sql, size_t len, proto_buf_t *b)
 {
-    const char *p = sql, *from = sql;
+    const char *p = sql, *from = sql, *end = sql + len;
     bool found = false;
     char q = 0;
     size_t n;
 
-    for (; *p != '\0'; p++) {
+    for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && p[1] != '\0')
+            if (*p == '\\' && p + 1 < end)
                 p++;
             else if (*p == q)
                 q = 0;
@@ -270,7 +264,7 @@ static bool rewrite(proxy_client_t *c, const char *sql, sqlbuf_t *b)
         }
         if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
             (n = names_table(p)) > 0) {
-            put(b, from, (size_t)(p - from));
+            proto_put_bytes(b, from, (size_t)(p - from));
             put_table(b, c, "Filling schema table");
             if (!alias_follows(p + n))
                 puts_(b, " AS PROCESSLIST");
@@ -280,7 +274,7 @@ static bool rewrite(proxy_client_t *c, const char *sql, sqlbuf_t *b)
         } else if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
                    (n = names_id(p)) > 0) {
             char id[16];
-            put(b, from, (size_t)(p - from));
+            proto_put_bytes(b, from, (size_t)(p - from));
             snprintf(id, sizeof id, "%u", c->id);
             puts_(b, id);
             from = p + n;
@@ -291,18 +285,18 @@ static bool rewrite(proxy_client_t *c, const char *sql, sqlbuf_t *b)
             q = '`';
         }
     }
-    put(b, from, (size_t)(p - from));
+    proto_put_bytes(b, from, (size_t)(p - from));
     return found;
 }
 
 /* Whether the word PROCESSLIST is in sql at all: the cheap test every
  * statement takes. */
-static bool mentions(const char *sql)
+static bool mentions(const char *sql, size_t len)
 {
-    const char *p;
+    size_t i;
 
-    for (p = sql; (p = strpbrk(p, "pP")) != NULL; p++)
-        if (strncasecmp(p, "PROCESSLIST", 11) == 0)
+    for (i = 0; i + 11 <= len; i++)
+        if ((sql[i] == 'p' || sql[i] == 'P') && strncasecmp(sql + i, "PROCESSLIST", 11) == 0)
             return true;
     return false;
 }
@@ -322,9 +316,9 @@ static bool is_show(const char *sql, bool *full)
     return *p == '\0';
 }
 
-bool processlist_statement(proxy_client_t *c, const char *sql)
+bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
 {
-    sqlbuf_t b = {NULL, 0, 0};
+    proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
     dal_error_t err;
     bool full;
@@ -338,19 +332,19 @@ bool processlist_statement(proxy_client_t *c, const char *sql)
         puts_(&b, " AS Info, CAST(PROGRESS AS DOUBLE) AS Progress FROM ");
         put_table(&b, c, "starting");
         puts_(&b, " AS PROCESSLIST ORDER BY ID");
-    } else if (!mentions(sql) || !rewrite(c, sql, &b)) {
-        free(b.p);
+    } else if (!mentions(sql, len) || !rewrite(c, sql, len, &b)) {
+        proto_buf_free(&b);
         return false;
     }
-    if (b.p == NULL) {
+    if (b.err != 0) {
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
-        return true;
-    }
-    if (dal_session_query(c->session, NULL, b.p, NULL, 0, &r, &err) != 0)
+    } else if (dal_session_query_len(c->session, NULL, (const char *)b.data, b.len, NULL, 0, &r,
+                                     &err) != 0) {
         reply_dal_error(c, &err);
-    else
+    } else {
         reply_result(c, r, false);
+    }
     dal_result_free(r);
-    free(b.p);
+    proto_buf_free(&b);
     return true;
 }

@@ -136,6 +136,9 @@ typedef struct proxy_client {
     bool multi;                       /* COM_QUERY may hold several statements */
     bool more;                        /* results of the same COM_QUERY follow */
     bool failed;                      /* the last reply built was an ERR */
+    bool binary;                      /* the command's rows go in the binary
+                                         protocol: COM_STMT_EXECUTE of a
+                                         statement the proxy answers itself */
     uint64_t hold_until;              /* a login's reply waits until then
                                          (guard_now_ms); 0: nothing held */
     struct proxy_client *held_next;   /* in its I/O thread's held list */
@@ -216,8 +219,9 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
 
 /* USE, a SET of session variables or SET NAMES (also when prepared):
  * answered by the proxy, the SET kept by the session (1); 0 if sql is none
- * of them. */
-int setvar_statement(proxy_client_t *c, const char *sql);
+ * of them.  sql: len bytes, a NUL after them, NUL bytes only inside
+ * strings and comments. */
+int setvar_statement(proxy_client_t *c, const char *sql, size_t len);
 /* A CLIENT_INTERACTIVE client's session starts with wait_timeout =
  * interactive_timeout, as on a server (when the two differ): set before
  * its first command, on the worker, since the check of the value asks a
@@ -231,6 +235,9 @@ void setvar_use_db(proxy_client_t *c, const proto_str_t *db);
  * it); false, c unchanged, when name is neither the proxy's database nor
  * a [schema NAME] of the configuration in force. */
 bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
+/* Make c's schema what it was: schema (c->schema's former text, "" for
+ * the proxy's database) and has_db, saved before a setvar_choose_db. */
+void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db);
 /* The name of c's schema: its [schema NAME], or the proxy's database
  * (borrowed from c or its proxy; c's owner thread, or under info_mu). */
 const char *setvar_db_name(const proxy_client_t *c);
@@ -250,6 +257,13 @@ bool setvar_table_ours(const proxy_client_t *c, const dal_table_info_t *t);
  */
 /* COM_STMT_PREPARE (on a worker). */
 void ps_prepare(proxy_client_t *c, const char *sql, size_t len);
+/* The statements the proxy answers itself rather than the servers (SHOW
+ * WARNINGS, SELECT CONNECTION_ID(), the process list, information_schema
+ * views, SHOW VARIABLES, SHOW TABLES, ...; client.c): sql (len bytes, a
+ * NUL after them, as a server reads it) answered, true; false for any
+ * other.  Also for a prepared one without parameters, with c->binary
+ * set. */
+bool client_answer(proxy_client_t *c, const char *sql, size_t len);
 /* COM_STMT_EXECUTE, the whole payload (on a worker). */
 void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
 /* COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE (no reply) and COM_STMT_RESET
@@ -268,11 +282,12 @@ int local_infile_attach(proxy_client_t *c, dal_session_t *s, dal_error_t *err);
 
 /* ------------------------------------------------------------ schema.c */
 
-/* If sql is `SHOW [FULL] TABLES [FROM|IN the proxy's database] [LIKE
- * 'pattern' | WHERE condition]`, answer it (the logical tables of the
- * configuration and the default datasource's own tables, without the
- * physical tables of sharded ones, sorted) and return true; else false. */
-bool schema_show_tables(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them) is `SHOW [FULL] TABLES [FROM|IN
+ * db] [LIKE 'pattern' | WHERE condition]` of the current or another
+ * logical database, answer it (its logical tables and its default
+ * datasource's own tables, without the physical tables of sharded ones,
+ * sorted) and return true; else false. */
+bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len);
 /* Answer SHOW DATABASES (sql): the proxy's database and each [schema
  * NAME], sorted; true. */
 bool schema_show_databases(proxy_client_t *c, const char *sql);
@@ -291,9 +306,11 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 /* c's command starts (Command, Info, Time from now) / ends (Sleep). */
 void processlist_begin(proxy_client_t *c);
 void processlist_end(proxy_client_t *c);
-/* If sql is SHOW [FULL] PROCESSLIST or names information_schema.PROCESSLIST,
- * answer it with the proxy's clients and return true; else false. */
-bool processlist_statement(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them; NUL bytes only inside strings and
+ * comments) is SHOW [FULL] PROCESSLIST or names
+ * information_schema.PROCESSLIST, answer it with the proxy's clients and
+ * return true; else false. */
+bool processlist_statement(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ users.c */
 
@@ -319,8 +336,9 @@ bool users_reread(proxy_t *px);
  * or with autocommit 0 SESSION_VARIABLES or `SHOW [SESSION] VARIABLES`:
  * run with the logical tables in place of the physical ones and the
  * session's autocommit (infoschema.c) and answered (true); false for any
- * other. */
-bool infoschema_query(proxy_client_t *c, const char *sql);
+ * other.  sql: len bytes, a NUL after them, NUL bytes only inside strings
+ * and comments. */
+bool infoschema_query(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ ident.c */
 

@@ -232,6 +232,7 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
     dal_error_t err;
     int rc;
 
+    binary |= c->binary;
     diag_take(c, r);
     if (n == 0) {
         reply_ok_info(c, (c->caps & PROTO_CLIENT_FOUND_ROWS) ? dal_result_found_rows(r)
@@ -293,6 +294,15 @@ void reply_value(proxy_client_t *c, const char *name, const char *value, bool nu
         col.type = PROTO_TYPE_VAR_STRING;
     }
     proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
-    proto_build_text_row(&c->out, &c->seq, 1, vals, NULL);
+    reply_row(c, &col, 1, vals, NULL);
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
+}
+
+void reply_row(proxy_client_t *c, const proto_column_t *cols, size_t n, const char *const *vals,
+               const size_t *lens)
+{
+    if (c->binary)
+        proto_build_binary_row(&c->out, &c->seq, cols, n, vals, lens);
+    else
+        proto_build_text_row(&c->out, &c->seq, n, vals, lens);
 }

@@ -60,5 +60,9 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
  * string, or with number a BIGINT UNSIGNED NOT NULL (as CONNECTION_ID()
  * is). */
 void reply_value(proxy_client_t *c, const char *name, const char *value, bool number);
+/* One row of a result set the proxy makes, under the columns cols[0..n):
+ * text, or binary while c->binary.  lens NULL: the values are strings. */
+void reply_row(proxy_client_t *c, const proto_column_t *cols, size_t n, const char *const *vals,
+               const size_t *lens);
 
 #endif /* DAL_PROXY_REPLY_H */

@@ -143,7 +143,7 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
     for (i = 0; i < ns->n; i++) {
         const char *v[2] = {ns->v[i], ns->type[i]};
         if (i == 0 || strcmp(ns->v[i], ns->v[i - 1]) != 0)
-            proto_build_text_row(&c->out, &c->seq, ncols, v, NULL);
+            reply_row(c, cols, ncols, v, NULL);
     }
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
@@ -153,20 +153,22 @@ static void send_names(proxy_client_t *c, const char *column, const names_t *ns,
  * default datasource, or, without one, the first node of the first
  * configured table (raw: as written).  DAL_EROUTE is "no such place".
  */
-static int run_tableless(proxy_client_t *c, const char *sql, const names_t *logical,
-                         dal_result_t **r, dal_error_t *err)
+static int run_tableless(proxy_client_t *c, const char *sql, size_t len,
+                         const names_t *logical, dal_result_t **r, dal_error_t *err)
 {
     dal_table_info_t *t;
     const char *node;
     char *hinted;
-    int rc = dal_session_query(c->session, NULL, sql, NULL, 0, r, err);
+    int rc = dal_session_query_len(c->session, NULL, sql, len, NULL, 0, r, err);
+    size_t n;
 
     if (rc != DAL_EROUTE || logical->n == 0 || (t = configured(c, logical->v[0])) == NULL)
         return rc;
     node = dal_table_info_node(t, 0);
-    if (node != NULL && (hinted = malloc(strlen(node) + strlen(sql) + 40)) != NULL) {
-        sprintf(hinted, "/*+ dal datasource=%s raw */ %s", node, sql);
-        rc = dal_session_query(c->session, NULL, hinted, NULL, 0, r, err);
+    if (node != NULL && (hinted = malloc(strlen(node) + len + 40)) != NULL) {
+        n = (size_t)sprintf(hinted, "/*+ dal datasource=%s raw */ ", node);
+        memcpy(hinted + n, sql, len);
+        rc = dal_session_query_len(c->session, NULL, hinted, n + len, NULL, 0, r, err);
         free(hinted);
     }
     dal_table_info_free(t);
@@ -235,17 +237,26 @@ static bool our_schema_clause(proxy_client_t *c, const char **p)
 
 /* ---------------------------------------------------------- SHOW TABLES */
 
-/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, and *filter at what follows
- * (LIKE ..., WHERE ..., or the end). */
-static bool is_show_tables(proxy_client_t *c, const char *sql, bool *full, const char **filter)
+/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, db (size bytes; "" without
+ * the clause), and *filter at what follows (LIKE ..., WHERE ..., or the
+ * end). */
+static bool is_show_tables(const char *sql, bool *full, char *db, size_t size,
+                           const char **filter)
 {
     const char *p = sql, *q;
 
     if (!text_word_is(&p, "SHOW"))
         return false;
     *full = text_word_is(&p, "FULL");
-    if (!text_word_is(&p, "TABLES") || !our_schema_clause(c, &p))
+    if (!text_word_is(&p, "TABLES"))
         return false;
+    db[0] = '\0';
+    q = p;
+    if (text_word_is(&q, "FROM") || text_word_is(&q, "IN")) {
+        if (!ident(&q, db, size))
+            return false;
+        p = q;
+    }
     q = p;
     if (!at_end(p) && !text_word_is(&q, "LIKE") && !text_word_is(&q, "WHERE"))
         return false;
@@ -278,7 +289,7 @@ static void put_quoted(proto_buf_t *b, char q, const char *text)
  * a server takes in SHOW TABLES works the same.
  */
 static void send_filtered(proxy_client_t *c, const char *column, const names_t *ns, bool full,
-                          const char *filter, const names_t *logical)
+                          const char *filter, const char *end, const names_t *logical)
 {
     proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
@@ -326,14 +337,13 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     } else {
         (void)text_word_is(&p, "WHERE");
     }
-    put_str(&b, p);
+    proto_put_bytes(&b, p, (size_t)(end - p));  /* NUL bytes in its strings kept */
     while (b.len > 0 && (isspace(b.data[b.len - 1]) || b.data[b.len - 1] == ';'))
         b.len--;
     put_str(&b, ")");
-    proto_put_u8(&b, 0);
     if (b.err != 0)
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
-    else if (run_tableless(c, (const char *)b.data, logical, &r, &err) != 0)
+    else if (run_tableless(c, (const char *)b.data, b.len, logical, &r, &err) != 0)
         reply_dal_error(c, &err);
     else
         reply_result(c, r, false);
@@ -376,19 +386,16 @@ bool schema_show_databases(proxy_client_t *c, const char *sql)
     return true;
 }
 
-bool schema_show_tables(proxy_client_t *c, const char *sql)
+/* SHOW TABLES in the client's schema, filter..end its LIKE or WHERE. */
+static void show_tables(proxy_client_t *c, bool full, const char *filter, const char *end)
 {
     names_t logical = {0}, all = {0};
     dal_result_t *r = NULL;
     dal_error_t err;
     char column[96];
-    const char *filter;
-    bool full;
     size_t i;
     int rc;
 
-    if (!is_show_tables(c, sql, &full, &filter))
-        return false;
     /* the default datasource's own tables (none without one), then the
      * logical ones */
     if (dal_table_names(c->px->dal, names_add_ours, &(ours_t){c, &logical}, &err) != 0 ||
@@ -417,11 +424,36 @@ bool schema_show_tables(proxy_client_t *c, const char *sql)
     if (at_end(filter))
         send_names(c, column, &all, full);
     else
-        send_filtered(c, column, &all, full, filter, &logical);
+        send_filtered(c, column, &all, full, filter, end, &logical);
 done:
     dal_result_free(r);
     names_free(&logical);
     names_free(&all);
+}
+
+/*
+ * SHOW TABLES [FROM db]: db another logical database is listed as in it,
+ * the client's schema chosen for the time of the statement; a database
+ * the configuration does not know is the servers' (false).
+ */
+bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len)
+{
+    char db[129], was[sizeof c->schema];
+    const char *filter;
+    bool full, had;
+
+    if (!is_show_tables(sql, &full, db, sizeof db, &filter))
+        return false;
+    if (db[0] == '\0' || strcmp(db, setvar_db_name(c)) == 0) {
+        show_tables(c, full, filter, sql + len);
+        return true;
+    }
+    memcpy(was, c->schema, sizeof was);
+    had = c->has_db;
+    if (!setvar_choose_db(c, db, strlen(db)))
+        return false;
+    show_tables(c, full, filter, sql + len);
+    setvar_restore_db(c, was, had);
     return true;
 }
 

@@ -22,16 +22,17 @@
 #include "text.h"
 #include "track.h"
 
-/* The end of one `name = value` of a SET list: the next comma outside
- * quotes and parentheses, or the end. */
-static const char *set_item_end(const char *p)
+/* The end of one `name = value` of a SET list (p..end, which may hold NUL
+ * bytes inside quotes): the next comma outside quotes and parentheses, or
+ * end. */
+static const char *set_item_end(const char *p, const char *end)
 {
     char q = 0;
     int depth = 0;
 
-    for (; *p != '\0'; p++) {
+    for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && p[1] != '\0')
+            if (*p == '\\' && p + 1 < end)
                 p++;
             else if (*p == q)
                 q = 0;
@@ -293,25 +294,34 @@ static bool is_user_var(const char *p)
     return (*p == '@' && p[1] != '@') || strncasecmp(p, "@@global.", 9) == 0;
 }
 
-/* Whether the SET list at p assigns any session variable. */
-static bool sets_session(const char *p)
+/* The SET list p..end holds only blanks and `;` from p. */
+static bool list_done(const char *p, const char *end)
+{
+    while (p < end && (isspace((unsigned char)*p) || *p == ';'))
+        p++;
+    return p == end;
+}
+
+/* Whether the SET list p..last assigns any session variable. */
+static bool sets_session(const char *p, const char *last)
 {
     const char *end;
 
-    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
-        end = set_item_end(p);
-        if (!is_user_var(p) && p[strspn(p, " \t\r\n;")] != '\0' && p != end)
+    for (; p < last; p = end < last ? end + 1 : end) {
+        end = set_item_end(p, last);
+        if (!is_user_var(p) && !list_done(p, end) && p != end)
             return true;
     }
     return false;
 }
 
-/* The assignments of user (and global) variables of the SET list at
- * sql, run as one SET on the server through the session; 0 when there is
- * none. */
-static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
+/* The assignments of user (and global) variables of the SET list
+ * p..last, run as one SET on the server through the session; 0 when there
+ * is none. */
+static int set_user_vars(proxy_client_t *c, const char *p, const char *last, dal_error_t *err)
 {
-    char *sql = malloc(strlen(p) + sizeof "SET "), *o;
+    dal_result_t *r = NULL;
+    char *sql = malloc((size_t)(last - p) + sizeof "SET "), *o;
     const char *end;
     int rc = 0;
 
@@ -319,8 +329,8 @@ static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
         return out_of_memory(err);
     o = sql + 4;
     memcpy(sql, "SET ", 4);
-    for (; *p != '\0'; p = *end == ',' ? end + 1 : end) {
-        end = set_item_end(p);
+    for (; p < last; p = end < last ? end + 1 : end) {
+        end = set_item_end(p, last);
         if (!is_user_var(p))
             continue;
         if (o != sql + 4)
@@ -330,7 +340,8 @@ static int set_user_vars(proxy_client_t *c, const char *p, dal_error_t *err)
     }
     *o = '\0';
     if (o != sql + 4)
-        rc = dal_session_exec(c->session, NULL, sql, NULL, 0, NULL, err);
+        rc = dal_session_query_len(c->session, NULL, sql, (size_t)(o - sql), NULL, 0, &r, err);
+    dal_result_free(r);
     free(sql);
     return rc;
 }
@@ -398,17 +409,17 @@ static int replay(proxy_client_t *c, const set_item_t *items, size_t n, dal_resu
  * reads the old @a), then the user variables are set on the server, then
  * the session's.  *out: the answer of the replay, or NULL.
  */
-static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal_result_t **out,
-                    dal_error_t *err)
+static int set_list(proxy_client_t *c, const char *list, const char *last, unsigned int *vars,
+                    dal_result_t **out, dal_error_t *err)
 {
     set_item_t items[64];
     size_t n = 0, i;
     const char *p, *end;
     int rc = 0;
 
-    for (p = list; rc == 0 && *p != '\0'; p = *end == ',' ? end + 1 : end) {
-        end = set_item_end(p);
-        if (is_user_var(p) || p[strspn(p, " \t\r\n;")] == '\0' || p == end)
+    for (p = list; rc == 0 && p < last; p = end < last ? end + 1 : end) {
+        end = set_item_end(p, last);
+        if (is_user_var(p) || list_done(p, end) || p == end)
             continue;
         if (n == sizeof items / sizeof items[0])
             rc = refused(err, "dal-proxy takes at most 64 session variables in one SET");
@@ -419,7 +430,7 @@ static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal
         }
     }
     if (rc == 0)
-        rc = set_user_vars(c, list, err);
+        rc = set_user_vars(c, list, last, err);
     for (i = 0; i < n; i++)
         if (rc == 0 && (rc = dal_session_set_var(c->session, items[i].name, items[i].value,
                                                  err)) == 0)
@@ -438,7 +449,7 @@ static int set_list(proxy_client_t *c, const char *list, unsigned int *vars, dal
  * applies them to every connection it takes; SET [SESSION] TRANSACTION
  * too (set_transaction).  0 if sql is not such a SET (user variables,
  * GLOBAL, PASSWORD go to the servers). */
-int setvar_statement(proxy_client_t *c, const char *sql)
+int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
 {
     const char *p = sql, *q;
     dal_result_t *r = NULL;
@@ -454,7 +465,7 @@ int setvar_statement(proxy_client_t *c, const char *sql)
 
         while (isspace((unsigned char)*p))
             p++;
-        n = strlen(p);
+        n = len - (size_t)(p - sql);
         while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
             n--;
         if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
@@ -476,7 +487,7 @@ int setvar_statement(proxy_client_t *c, const char *sql)
         text_word_is(&q, "STATEMENT") || text_word_is(&q, "ROLE") ||
         text_word_is(&q, "DEFAULT"))
         return 0;
-    if (!sets_session(p))
+    if (!sets_session(p, sql + len))
         return 0;  /* user variables and @@global.name only, as SET GLOBAL */
     q = p;
     if (text_word_is(&q, "NAMES")) {
@@ -514,7 +525,7 @@ int setvar_statement(proxy_client_t *c, const char *sql)
             track_reply_ok(c, TRACK_NAMES, NULL, 0, 0);
         return 1;
     }
-    if (set_list(c, p, &vars, &r, &err) != 0) {
+    if (set_list(c, p, sql + len, &vars, &r, &err) != 0) {
         reply_dal_error(c, &err);
     } else {
         if (r != NULL)
@@ -578,6 +589,18 @@ bool setvar_choose_db(proxy_client_t *c, const char *p, size_t n)
     snprintf(c->schema, sizeof c->schema, "%s", ours ? "" : name);
     pthread_mutex_unlock(&c->info_mu);
     return true;
+}
+
+void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db)
+{
+    dal_error_t err;
+
+    if (c->session != NULL)
+        (void)dal_session_use_schema(c->session, schema[0] ? schema : NULL, &err);
+    pthread_mutex_lock(&c->info_mu);
+    c->has_db = has_db;
+    snprintf(c->schema, sizeof c->schema, "%s", schema);
+    pthread_mutex_unlock(&c->info_mu);
 }
 
 const char *setvar_db_name(const proxy_client_t *c)

@@ -49,7 +49,18 @@ step "fuzz"
 bash fuzz/run.sh "${DAL_FUZZ_SECONDS:-60}"
 
 step "make distcheck"
-(cd _build && make -s distcheck >/dev/null) || { echo "distcheck failed" >&2; (cd _build && make distcheck 2>&1 | tail -80); exit 1; }
+# on a failure of its `make check`, the dist tree stays (dal-*/_build/sub):
+# its logs say which test failed and why
+(cd _build && make -s distcheck >/dev/null) || {
+    echo "distcheck failed" >&2
+    logs=$(find _build -path '_build/dal-*' -name test-suite.log 2>/dev/null)
+    if [ -n "$logs" ]; then
+        xargs cat <<<"$logs"
+    else
+        echo "no test-suite.log in the dist tree: distcheck failed before its make check" >&2
+    fi
+    exit 1
+}
 
 echo
 echo "all tests passed"

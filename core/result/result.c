@@ -368,9 +368,13 @@ static void rename_tail(dal_result_t *r, char *const *names, size_t n)
 
 int result_name_columns(dal_result_t *r, const dal_sql_t *sql, dal_error_t *err)
 {
-    const dal_sql_names_t *names = merge_cached_names(sql);
+    const dal_sql_names_t *names;
 
-    if (names == NULL)
+    /* EXPLAIN SELECT ...: the items are the statement's it explains, not
+     * the result's columns */
+    if (sql->kind == DAL_SQL_OTHER)
+        return 0;
+    if ((names = merge_cached_names(sql)) == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
     if (names->nset == 0)
         return 0;

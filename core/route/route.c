@@ -257,17 +257,18 @@ static const dal_table_t *schema_table(const router_t *r, const char *name, int 
     return NULL;
 }
 
-/* Whether tr's qualifier (`db.` of `db.t`) names a logical database other
- * than r's schema -- the [proxy] database or a [schema] -- which dal does
- * not route to from here: refused (the qualifier of a database the
- * configuration does not know goes to the servers as written). */
-static int other_schema(const router_t *r, const struct dal_sql_tref *tr)
+/* The logical database tr's qualifier (`db.` of `db.t`) names -- the
+ * [proxy] database or a [schema] -- into *schema (NULL: the top level;
+ * borrowed from the configuration): 1; 0 when tr has no qualifier or it
+ * names a database the configuration does not know (which goes to the
+ * servers as written). */
+static int qual_schema(const router_t *r, const struct dal_sql_tref *tr, const char **schema)
 {
     const dal_config_t *cfg = r->snap->cfg;
+    const dal_cfg_schema_t *sc;
     dal_lexer_t lx;
     dal_token_t t;
     char q[256];
-    int top;
 
     if (tr->qual_len == 0)
         return 0;
@@ -277,17 +278,50 @@ static int other_schema(const router_t *r, const struct dal_sql_tref *tr)
     if ((t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT) ||
         ident_unquote(r->sql->text, &t, q, sizeof q) >= sizeof q)
         return 0;
-    top = cfg->proxy.database != NULL && strcmp(q, cfg->proxy.database) == 0;
-    if (!top && config_schema(cfg, q) == NULL)
+    if (cfg->proxy.database != NULL && strcmp(q, cfg->proxy.database) == 0) {
+        *schema = NULL;
+        return 1;
+    }
+    if ((sc = config_schema(cfg, q)) == NULL)
         return 0;
-    if (top ? r->schema == NULL : r->schema != NULL && strcmp(q, r->schema) == 0)
-        return 0;
-    err_set(r->err, DAL_EUNSUPPORTED,
-            "%s.%s names another logical database than the session's (%s): dal routes a "
-            "statement within one; USE %s first", q, tr->name,
-            r->schema ? r->schema : cfg->proxy.database ? cfg->proxy.database : "the top level",
-            q);
+    *schema = sc->name;
     return 1;
+}
+
+static const char *schema_label(const dal_config_t *cfg, const char *schema)
+{
+    return schema ? schema : cfg->proxy.database ? cfg->proxy.database : "the top level";
+}
+
+/* The logical database the statement's tables are in, into r->schema and
+ * r->dflt: the one their qualifiers name (`hr.staff` from another
+ * schema's session), else the session's.  A statement is routed within
+ * one: tables of two are refused (DAL_EUNSUPPORTED). */
+static int statement_schema(router_t *r)
+{
+    const char *sessions = r->schema, *found = NULL, *s;
+    size_t i, at = 0;
+    int any = 0;
+
+    for (i = 0; i < r->sql->ntrefs; i++) {
+        const struct dal_sql_tref *tr = &r->sql->trefs[i];
+        s = qual_schema(r, tr, &s) ? s : sessions;
+        if (any && !(s == found || (s && found && strcmp(s, found) == 0)))
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "%s names a table of %s and %s one of %s: dal routes a statement "
+                           "within one logical database",
+                           r->sql->trefs[at].name, schema_label(r->snap->cfg, found), tr->name,
+                           schema_label(r->snap->cfg, s));
+        if (!any)
+            at = i;
+        any = 1;
+        found = s;
+    }
+    if (!any || found == sessions || (found && sessions && strcmp(found, sessions) == 0))
+        return 0;
+    r->schema = found;
+    r->dflt = found == NULL ? r->snap->default_node : snapshot_schema_node(r->snap, found);
+    return 0;
 }
 
 int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,
@@ -333,13 +367,13 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
                              sizeof *rt->tables, 1);
     if (rt->tables == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
+    if ((rc = statement_schema(&r)) != 0) {
+        routing_clear(rt);
+        return rc;
+    }
     for (i = 0; i < sql->ntrefs; i++) {
         const struct dal_sql_tref *tr = &sql->trefs[i];
         int bad = 0;
-        if (tr->qual_len != 0 && other_schema(&r, tr)) {
-            routing_clear(rt);
-            return DAL_EUNSUPPORTED;
-        }
         rt->tables[i] = schema_table(&r, tr->name, &bad);
         if (bad) {
             routing_clear(rt);
@@ -355,7 +389,7 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
         rc = route_raw(&r);
     else if (rc == 0)
         rc = rt->primary ? route_sharded(&r) : route_unsharded(&r);
-    if (rc == 0 && schema == NULL && keys == NULL)
+    if (rc == 0 && schema == NULL && keys == NULL && r.schema == NULL)
         memo_save(&r, opts);
     small_free(r.in_group, r.in_group_inl);
     small_free(r.grp, r.grp_inl);

@@ -58,6 +58,33 @@ strategy = $4
 EOF
 }
 
+# px_ini_proxy PORT [DB [PASSWORD [LINE...]]]: the [proxy] section
+# listening on PORT serving DB (default shop), with the LINEs, and the
+# client account app with PASSWORD (default ${PX_TEST_PASSWORD}, which the
+# INI file takes from the environment)
+px_ini_proxy() {
+    # shellcheck disable=SC2016
+    local pw='${PX_TEST_PASSWORD}'
+    printf '[proxy]\nlisten = 127.0.0.1:%s\ndatabase = %s\n' "$1" "${2:-shop}"
+    [ $# -le 3 ] || printf '%s\n' "${@:4}"
+    printf '[proxy user app]\npassword = %s\n' "${3:-$pw}"
+}
+
+# px_mysql2: Node's mysql2 from the npm registry, installed once into the
+# build tree at npmdir (set here): true when node and mysql2 are there,
+# else a failure and false
+px_mysql2() {
+    npmdir=$builddir/tests/npm
+    if [ ! -d "$npmdir/node_modules/mysql2" ]; then
+        mkdir -p "$npmdir"
+        npm install --prefix "$npmdir" --no-audit --no-fund --silent mysql2@3 >"$work/npm.log" 2>&1 ||
+            fail "npm install mysql2: $(tail -5 "$work/npm.log")"
+    fi
+    command -v node >/dev/null && [ -d "$npmdir/node_modules/mysql2" ] && return 0
+    fail "node or mysql2 is missing (tests/harness/deps.sh installs nodejs and npm)"
+    return 1
+}
+
 # px_passthrough DB [PASSWORD]: port (a free one) and $work/px.ini, a
 # pass-through configuration: the first server's schema DB as one
 # unsharded datasource (user root), served as DB to the proxy's user root

@@ -61,17 +61,8 @@ else
     fail "MySQLdb is not installed (tests/harness/deps.sh installs python3-mysqldb)"
 fi
 
-# Node: mysql2 from the npm registry, installed once into the build tree
-npmdir=$builddir/tests/npm
-if [ ! -d "$npmdir/node_modules/mysql2" ]; then
-    mkdir -p "$npmdir"
-    npm install --prefix "$npmdir" --no-audit --no-fund --silent mysql2@3 >"$work/npm.log" 2>&1 ||
-        fail "npm install mysql2: $(tail -5 "$work/npm.log")"
-fi
-if command -v node >/dev/null && [ -d "$npmdir/node_modules/mysql2" ]; then
+if px_mysql2; then
     MYSQL2_DIR=$npmdir judge mysql2 node "$tests/suites/connectors/mysql2_smoke.js"
-else
-    fail "node or mysql2 is missing (tests/harness/deps.sh installs nodejs and npm)"
 fi
 
 px_finish "connector tests"

@@ -16,13 +16,7 @@ pw=caps-s3cret
 {
     px_ini_sharded
     px_ini_table caps 2 k mod
-    cat <<EOF
-[proxy]
-listen = 127.0.0.1:$port
-database = plain
-[proxy user app]
-password = $pw
-EOF
+    px_ini_proxy "$port" plain "$pw"
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"
 
@@ -45,17 +39,8 @@ $(head -60 "$work/$name.diff")"
     fail "PyMySQL is not installed (tests/harness/deps.sh installs python3-pymysql)"
 judge pymysql /usr/bin/python3 "$tests/suites/connectors/caps_pymysql.py"
 
-# Node: mysql2 from the npm registry, installed once into the build tree
-npmdir=$builddir/tests/npm
-if [ ! -d "$npmdir/node_modules/mysql2" ]; then
-    mkdir -p "$npmdir"
-    npm install --prefix "$npmdir" --no-audit --no-fund --silent mysql2@3 >"$work/npm.log" 2>&1 ||
-        fail "npm install mysql2: $(tail -5 "$work/npm.log")"
-fi
-if command -v node >/dev/null && [ -d "$npmdir/node_modules/mysql2" ]; then
+if px_mysql2; then
     MYSQL2_DIR=$npmdir judge mysql2 node "$tests/suites/connectors/caps_mysql2.js"
-else
-    fail "node or mysql2 is missing (tests/harness/deps.sh installs nodejs and npm)"
 fi
 
 px_finish "capability tests"

@@ -18,13 +18,7 @@ export PX_TEST_PASSWORD='app-s3cret'
     px_ini_sharded
     px_ini_table orders 4 user_id mod
     px_ini_table items 4 user_id mod
-    cat <<EOF
-[proxy]
-listen = 127.0.0.1:$port
-database = shop
-[proxy user app]
-password = \${PX_TEST_PASSWORD}
-EOF
+    px_ini_proxy "$port"
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"
 px() { mariadb --comments -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop "$@"; }

@@ -29,13 +29,7 @@ orm_port=$("$harness/cluster.sh" free-port)
     # a commit of the session writes rows of both datasources
     px_ini_sharded 'transaction_mode = multi'
     px_ini_table item 4 id mod
-    cat <<INI
-[proxy]
-listen = 127.0.0.1:$orm_port
-database = shop
-[proxy user app]
-password = \${PX_TEST_PASSWORD}
-INI
+    px_ini_proxy "$orm_port"
 } >"$work/orm.ini"
 px_start "$work/orm.ini" "$orm_port"
 px_passthrough restore_px

@@ -125,10 +125,30 @@ e = error_of(sales, "SELECT * FROM staff")
 check("sales refuses hr's table staff", e is not None and "[schema hr]" in e[1], True)
 e = error_of(hr, "SELECT * FROM orders")
 check("hr refuses the top level's table orders", e is not None and "top level" in e[1], True)
-e = error_of(hr, "SELECT * FROM sales.orders")
-check("hr refuses sales.orders", e is not None and "USE sales first" in e[1], True)
-e = error_of(sales, "SELECT * FROM hr.memo")
-check("sales refuses hr.memo", e is not None and "USE hr first" in e[1], True)
+# another logical database's tables by qualified name, as a server reads
+# db.table from any schema
+for conn, sql, plain in (
+        (hr, "SELECT * FROM sales.orders ORDER BY id", "SELECT * FROM orders ORDER BY id"),
+        (hr, "SELECT * FROM sales.notes ORDER BY id", "SELECT * FROM notes ORDER BY id"),
+        (sales, "SELECT * FROM hr.memo ORDER BY id", "SELECT * FROM memo ORDER BY id"),
+        (sales, "SELECT * FROM hr.staff ORDER BY id", "SELECT * FROM staff ORDER BY id"),
+        (sales, "SELECT emp, amount FROM hr.pay WHERE emp IN (2, 5) ORDER BY emp",
+         "SELECT emp, amount FROM pay WHERE emp IN (2, 5) ORDER BY emp"),
+        (sales, "SELECT COUNT(*), SUM(amount) FROM `hr`.pay", "SELECT COUNT(*), SUM(amount) FROM pay")):
+    check("%s: %s" % ("hr" if conn is hr else "sales", sql), rows(conn, sql), rows(ref, plain))
+check("DATABASE() after hr.memo", rows(sales, "SELECT DATABASE()"), [("sales",)])
+e = error_of(sales, "SELECT * FROM hr.staff s JOIN orders o ON o.id = s.id")
+check("sales refuses hr.staff joined with orders", e is not None and
+      "dal routes a statement within one logical database" in e[1], True)
+check("SHOW TABLES FROM hr in sales", rows(sales, "SHOW TABLES FROM hr"),
+      [("memo",), ("pay",), ("staff",)])
+check("SHOW TABLES IN sales in hr", rows(hr, "SHOW TABLES IN sales LIKE 'o%'"), [("orders",)])
+cur = sales.cursor()
+cur.execute("SHOW TABLES FROM hr")
+check("SHOW TABLES FROM hr column", [d[0] for d in cur.description], ["Tables_in_hr"])
+check("DATABASE() after SHOW TABLES FROM hr", rows(sales, "SELECT DATABASE()"), [("sales",)])
+check("sales' tables after SHOW TABLES FROM hr", rows(sales, "SELECT * FROM orders ORDER BY id"),
+      rows(ref, "SELECT * FROM orders ORDER BY id"))
 check("hr: hr.staff", rows(hr, "SELECT * FROM hr.staff ORDER BY id"),
       rows(ref, "SELECT * FROM staff ORDER BY id"))
 check("sales: sales.orders", rows(sales, "SELECT * FROM sales.orders ORDER BY id"),

@@ -75,12 +75,8 @@ db_shard_num = 2
 table_shard_num = 4
 shard_key = emp
 strategy = mod
-[proxy]
-listen = 127.0.0.1:$port
-database = sales
-[proxy user app]
-password = $pw
 EOF
+px_ini_proxy "$port" sales "$pw" >>"$work/px.ini"
 px_start "$work/px.ini" "$port"
 
 /usr/bin/python3 -c 'import pymysql' 2>/dev/null ||

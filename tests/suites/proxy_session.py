@@ -184,10 +184,15 @@ def processlist(make):
                 (a.thread_id(),))
     out["running"] = [("a",) + tuple(r[1:]) for r in cur.fetchall()]
     t.join()
-    # KILL takes the listed id
-    cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
-                "AND COMMAND = 'Sleep' AND ID = %s", (a.thread_id(),))
-    victim = cur.fetchone()
+    # KILL takes the listed id (a server marks a Sleep just after its
+    # client has the result: asked again for a while)
+    for _ in range(20):
+        cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
+                    "AND COMMAND = 'Sleep' AND ID = %s", (a.thread_id(),))
+        victim = cur.fetchone()
+        if victim:
+            break
+        time.sleep(0.05)
     cur.execute(f"KILL {victim[0] if victim else 0}")
     time.sleep(0.3)
     try:
@@ -196,6 +201,92 @@ def processlist(make):
     except pymysql.err.MySQLError:
         out["killed"] = True
     b.close()
+    return out
+
+
+def long_info(make):
+    """The Info of a statement longer than 64 KiB: its first 65535 bytes in
+    information_schema.PROCESSLIST, as a server cuts it."""
+    a = make()
+    b = make()
+    text = "SELECT SLEEP(1.5), '" + "x" * 70000 + "'"
+    t = threading.Thread(target=lambda: a.cursor().execute(text))
+    t.start()
+    time.sleep(0.6)
+    cur = b.cursor()
+    cur.execute("SELECT LENGTH(INFO), LEFT(INFO, 20) FROM information_schema.PROCESSLIST "
+                "WHERE ID = %s", (a.thread_id(),))
+    out = cur.fetchall()
+    t.join()
+    a.close()
+    b.close()
+    return out
+
+
+# ------------------------------------- DATABASE() and @@in_transaction
+def no_database(make):
+    """DATABASE() of a client that chose no schema: NULL, also in a
+    statement reading information_schema."""
+    c = make(db=False)
+    cur = c.cursor()
+    out = []
+    for sql in ["SELECT DATABASE()",
+                "SELECT COUNT(*), DATABASE() FROM information_schema.TABLES "
+                "WHERE TABLE_SCHEMA = DATABASE()"]:
+        cur.execute(sql)
+        out.append(cur.fetchall())
+    c.close()
+    return out
+
+
+def in_transaction(make):
+    """@@in_transaction through BEGIN, a read, COMMIT, autocommit 0 and
+    ROLLBACK: the client's transaction, whatever connection the servers
+    use; with the column's type and name."""
+    c = make()
+    cur = c.cursor()
+    out = []
+    for sql in ["SELECT @@in_transaction", "BEGIN", "SELECT @@in_transaction",
+                "SELECT @@session.in_transaction", "SELECT COUNT(*) FROM orders WHERE user_id = 1",
+                "SELECT @@in_transaction", "COMMIT", "SELECT @@in_transaction",
+                "START TRANSACTION", "SELECT COUNT(*) FROM orders", "SELECT @@in_transaction",
+                "ROLLBACK", "SELECT @@in_transaction", "SET autocommit = 0",
+                "SELECT @@in_transaction",
+                "SELECT COUNT(*) FROM orders WHERE user_id = 2", "SELECT @@in_transaction",
+                "INSERT INTO orders VALUES (99, 3)", "SELECT @@in_transaction", "ROLLBACK",
+                "SELECT @@in_transaction", "SET autocommit = 1", "SELECT @@in_transaction"]:
+        cur.execute(sql)
+        out.append((sql, cur.fetchall(), [(d[0], d[1]) for d in cur.description or []]))
+    c.close()
+    return out
+
+
+# ------------------------------------------------ a NUL inside a string
+def nul_in_strings(make):
+    """Statements the proxy rewrites (information_schema views, the
+    process list, SHOW VARIABLES with autocommit 0, SET, SHOW TABLES) with a NUL byte
+    inside a quoted string: the whole text is run, the NUL kept."""
+    c = make()
+    cur = c.cursor()
+    out = []
+    for sql in [
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'a\0b'",
+        "SELECT TABLE_NAME, 'x\0y' FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+        "SELECT 'p\0q', COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+        "SET time_zone = '+01:00', @n = 'a\0b'",
+        "SELECT @n, LENGTH(@n), @@time_zone",
+        "SET autocommit = 0",
+        "SHOW VARIABLES LIKE 'auto\0commit'",
+        "SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Value = 'a\0b'",
+        "SHOW TABLES LIKE 'orde\0rs'",
+    ]:
+        try:
+            cur.execute(sql)
+            out.append(cur.fetchall())
+        except pymysql.err.MySQLError as e:
+            out.append(("error", e.args[0]))
+    c.close()
     return out
 
 
@@ -249,6 +340,10 @@ if part == "session":
     for sets, var in VARIABLES:
         same(f"{var} read back after {sets}", lambda make: read_back(make, sets, var))
     same("the process list", processlist)
+    same("a NUL inside a quoted string", nul_in_strings)
+    same("DATABASE() without a schema", no_database)
+    same("@@in_transaction", in_transaction)
+    same("a long statement's Info", long_info)
     same("SET wait_timeout = 1", session_timeout)
 elif part == "idle":
     same("global wait_timeout and interactive_timeout", global_timeouts)

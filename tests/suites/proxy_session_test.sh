@@ -20,13 +20,7 @@ export PX_TEST_PASSWORD='app-s3cret'
 write_ini() { # PORT
     px_ini_sharded
     px_ini_table orders 4 user_id mod
-    cat <<INI
-[proxy]
-listen = 127.0.0.1:$1
-database = shop
-[proxy user app]
-password = \${PX_TEST_PASSWORD}
-INI
+    px_ini_proxy "$1"
 }
 port=$("$harness/cluster.sh" free-port)
 write_ini "$port" >"$work/px.ini"

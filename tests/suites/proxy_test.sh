@@ -219,8 +219,28 @@ CREATE TABLE emptydef (v VARCHAR(5) NOT NULL, w VARCHAR(5) DEFAULT '', x VARCHAR
 DROP TABLE IF EXISTS blobdef
 CREATE TABLE blobdef (b BLOB, bn BLOB NOT NULL, bd BLOB DEFAULT NULL, bs BLOB DEFAULT 'abc', bns BLOB NOT NULL DEFAULT 'abc', bx BLOB DEFAULT X'41', bb BLOB DEFAULT b'1000010', be BLOB DEFAULT '', b5 BLOB DEFAULT 5, bu BLOB DEFAULT (uuid()), bnu BLOB NOT NULL DEFAULT (uuid()), tb TINYBLOB NOT NULL DEFAULT b'1', mb MEDIUMBLOB DEFAULT 'm', lb LONGBLOB NOT NULL DEFAULT 0x42, tt TINYTEXT DEFAULT 'it''s', t TEXT NOT NULL, mt MEDIUMTEXT DEFAULT X'41', lt LONGTEXT, j JSON, jn JSON NOT NULL, js JSON DEFAULT '{}', jns JSON NOT NULL DEFAULT '[1]', g GEOMETRY, pn POINT NOT NULL, pnx POINT NOT NULL DEFAULT (POINT(1, 1)))
 !list_fields blobdef
+SET @@tmp_table_size = 1024
+SHOW WARNINGS
+SHOW COUNT(*) WARNINGS
+SET autocommit = 0
+SELECT @@in_transaction
+SHOW VARIABLES LIKE 'autocommit'
+SELECT COUNT(*) FROM orders WHERE user_id = ?${T}10
+SELECT @@in_transaction
+COMMIT
+SET autocommit = 1
+SHOW VARIABLES LIKE 'autocommit'
 EOF
 px_ps_judge ps "prepared statements"
+# prepared SELECT CONNECTION_ID() is the proxy's id, the one its process
+# list shows for the client executing
+printf '%s\n' 'SELECT CONNECTION_ID()' \
+    "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Execute'" |
+    "$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop >"$work/ps_id.out" 2>&1 ||
+    fail "ps_client CONNECTION_ID(): $(tail -3 "$work/ps_id.out")"
+ids=$(grep -A1 '^rows 1$' "$work/ps_id.out" | grep -v '^rows\|^--' | sort -u)
+[ "$(wc -l <<<"$ids")" = 1 ] && [ -n "$ids" ] ||
+    fail "prepared CONNECTION_ID() and the process list's id differ: $(cat "$work/ps_id.out")"
 grep -q '^rows 2$' "$work/ps_px.out" || fail "prepared statements returned no rows"
 # COM_CHANGE_USER (mysql_change_user): another user of the proxy (whose
 # password is "password", given by its hash), then a wrong password, which

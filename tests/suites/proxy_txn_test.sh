@@ -19,13 +19,7 @@ port=$("$harness/cluster.sh" free-port)
 {
     px_ini_sharded
     px_ini_table acct 4 id mod
-    cat <<INI
-[proxy]
-listen = 127.0.0.1:$port
-database = shop
-[proxy user app]
-password = \${PX_TEST_PASSWORD}
-INI
+    px_ini_proxy "$port"
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"
 

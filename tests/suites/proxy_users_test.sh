@@ -25,14 +25,8 @@ write_ini() { # FILE PORT [LINE...]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
 [dal]
 default_datasource = ds0
-[proxy]
-listen = 127.0.0.1:$p
-database = shop
-threads = 1
-auth_delay_after = 0
 EOF
-    printf '%s\n' "$@" >>"$f"
-    printf '[proxy user app]\npassword = apppass\n' >>"$f"
+    px_ini_proxy "$p" shop apppass 'threads = 1' 'auth_delay_after = 0' "$@" >>"$f"
 }
 write_ini "$work/backend.ini" "$port" "users = backend"
 write_ini "$work/config.ini" "$port2"

@@ -238,8 +238,8 @@ static void explains(dal_t *dal, const char *sql, int code, const char *want)
 
 /* [schema] sections leave a libdal program the top level it had: its
  * tables, its default datasource; a schema's table is refused, never
- * taken for a table of the default datasource.  A session's schema is
- * one of the file. */
+ * taken for a table of the default datasource, unless qualified with its
+ * schema.  A session's schema is one of the file. */
 START_TEST(test_route_schemas)
 {
     char *ini = write_ini("datasource = db0\n[dal]\ndefault_datasource = db3\n"
@@ -259,7 +259,13 @@ START_TEST(test_route_schemas)
     explains(dal, "SELECT * FROM dal.t", 0, "db0");
     explains(dal, "SELECT * FROM staff", DAL_EROUTE,
              "table staff is a table of [schema hr], not of the top level");
-    explains(dal, "SELECT * FROM hr.memo", DAL_EUNSUPPORTED, "USE hr first");
+    /* another logical database's tables by qualified name: that schema's
+     * table, or its default datasource; tables of two in one statement
+     * refused */
+    explains(dal, "SELECT * FROM hr.memo", 0, "db1");
+    explains(dal, "SELECT * FROM hr.staff", 0, "db2");
+    explains(dal, "SELECT * FROM hr.staff s JOIN t", DAL_EUNSUPPORTED,
+             "staff names a table of hr and t one of dal");
     ck_assert_int_eq(dal_schema_names(dal, names_join, names, &err), 0);
     ck_assert_str_eq(names, "hr;");
     ck_assert_int_eq(dal_session_open(dal, &s, &err), 0);
