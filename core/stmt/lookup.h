@@ -84,10 +84,18 @@ void lookup_cache_forget_all(void);
 
 /* ---------------------------------------------------- writes (lookup_write.c) */
 
-/* Runs one statement for the lookups, the way the statement they serve
- * runs (its session, its transaction), or with alone set outside any
- * transaction, committed at once: stmt.c's driver. */
-typedef int (*lookup_run_fn)(void *arg, int alone, const char *sql, size_t len,
+/* Runs one statement for the lookups (stmt.c's driver); how says what it
+ * is to the write: */
+enum {
+    LOOKUP_RUN_WITH,   /* a read of the rows: the way the write runs */
+    LOOKUP_RUN_ADD,    /* adds lookup rows, before the write */
+    LOOKUP_RUN_REMOVE  /* removes a lookup row after the write, or checks first */
+};
+/* What a run returns for a LOOKUP_RUN_REMOVE it does not run now: the
+ * lookup row is on another node than the write's, which is still in a
+ * transaction (docs/lookup.md, "Writes"). */
+#define LOOKUP_ELSEWHERE 2
+typedef int (*lookup_run_fn)(void *arg, int how, const char *sql, size_t len,
                              const dal_value_t *params, size_t nparams, dal_result_t **out,
                              dal_error_t *err);
 
@@ -108,13 +116,12 @@ typedef struct dal_lookup_write {
     lookup_run_fn run;
     void *arg;
     const dal_snapshot_t *snap; /* borrowed: the write's */
-    int single_txn;             /* inside a single-mode transaction: lookup rows are added
-                                   alone, before it, and none removed (docs/lookup.md) */
     const dal_table_t *table;   /* borrowed: the table written, NULL: no upkeep */
     lookup_pair_t *gone;        /* owned: (column, value, key) whose row may be gone after */
     size_t ngone;
     lookup_pair_t *added;       /* owned: lookup rows added before the write */
     size_t nadded;
+    size_t elsewhere;           /* removals the run left (LOOKUP_ELSEWHERE) */
 } dal_lookup_write_t;
 
 /* Whether a statement of this kind on snap may need upkeep (cheap). */
@@ -126,14 +133,15 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql);
  * cannot keep the lookups of (INSERT ... SELECT, a looked-up column set to
  * an expression, several tables) is refused.  w must be released with
  * lookup_write_clear, also on failure. */
-int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_snapshot_t *snap,
+int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
                         const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err);
 
 /* After the write (rc its result): the lookup rows of values no row has
- * any more are removed; a failed write takes back the lookup rows added
- * for it (each only if no row of its key has its value).  Returns rc, or
- * the error of the upkeep. */
+ * any more are removed (those the run leaves, LOOKUP_ELSEWHERE, are
+ * counted in w->elsewhere; calling it again does them all again); a
+ * failed write takes back the lookup rows added for it (each only if no
+ * row of its key has its value).  Returns rc, or the error of the upkeep. */
 int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err);
 
 void lookup_write_clear(dal_lookup_write_t *w);

@@ -101,16 +101,16 @@ int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
     return t != NULL && t->cfg->nlookups > 0;
 }
 
-/* Run sql, its result into *out (NULL: dropped); alone: outside the
- * write's transaction. */
-static int run_sql_as(dal_lookup_write_t *w, int alone, const dal_buf_t *sql,
+/* Run sql, its result into *out (NULL: dropped); how: LOOKUP_RUN_*.
+ * LOOKUP_ELSEWHERE when the driver leaves it for later. */
+static int run_sql_as(dal_lookup_write_t *w, int how, const dal_buf_t *sql,
                       const dal_value_t *params, size_t n, dal_result_t **out, dal_error_t *err)
 {
     dal_result_t *r = NULL;
     int rc;
 
     in_upkeep++;
-    rc = w->run(w->arg, alone, sql->data, sql->len, params, n, &r, err);
+    rc = w->run(w->arg, how, sql->data, sql->len, params, n, &r, err);
     in_upkeep--;
 
     if (out != NULL && rc == 0)
@@ -123,7 +123,7 @@ static int run_sql_as(dal_lookup_write_t *w, int alone, const dal_buf_t *sql,
 static int run_sql(dal_lookup_write_t *w, const dal_buf_t *sql, const dal_value_t *params,
                    size_t n, dal_result_t **out, dal_error_t *err)
 {
-    return run_sql_as(w, 0, sql, params, n, out, err);
+    return run_sql_as(w, LOOKUP_RUN_WITH, sql, params, n, out, err);
 }
 
 /* ------------------------------------------------------------- adding */
@@ -171,7 +171,7 @@ static int insert_lookup_rows(dal_lookup_write_t *w, const dal_cfg_lookup_t *l,
         v[k++] = pairs[i].key;
     }
     if (k > 0)
-        rc = run_sql_as(w, w->single_txn, &b, v, k, NULL, err);
+        rc = run_sql_as(w, LOOKUP_RUN_ADD, &b, v, k, NULL, err);
     forget(w, l, pairs, n);
     /* also when it failed: on a sharded lookup table the rows of the other
      * shards may have been added */
@@ -505,7 +505,7 @@ static int test_kill(int rc, const dal_lookup_write_t *w)
 static int write_before(const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err);
 
-int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_snapshot_t *snap,
+int lookup_write_before(lookup_run_fn run, void *arg, const dal_snapshot_t *snap,
                         const dal_sql_t *sql, const dal_value_t *params, size_t nparams,
                         dal_lookup_write_t *w, dal_error_t *err)
 {
@@ -514,7 +514,6 @@ int lookup_write_before(lookup_run_fn run, void *arg, int single_txn, const dal_
     memset(w, 0, sizeof *w);
     w->run = run;
     w->arg = arg;
-    w->single_txn = single_txn;
     w->snap = snap;
     w->table = snapshot_table(snap, sql->trefs[k].name, strlen(sql->trefs[k].name));
     return test_kill(write_before(sql, params, nparams, w, err), w);
@@ -532,7 +531,8 @@ static int write_before(const dal_sql_t *sql, const dal_value_t *params, size_t 
     return read_old(w, sql, params, NULL, 0, NULL, NULL, err);
 }
 
-/* Whether a row of the table still has p's value on p's shard key. */
+/* Whether a row of the table still has p's value on p's shard key (1),
+ * or not (0); LOOKUP_ELSEWHERE: not asked now. */
 static int still_there(dal_lookup_write_t *w, const lookup_pair_t *p, dal_error_t *err)
 {
     dal_buf_t b = DAL_BUF_INIT;
@@ -542,7 +542,7 @@ static int still_there(dal_lookup_write_t *w, const lookup_pair_t *p, dal_error_
 
     buf_printf(&b, "SELECT 1 FROM `%s` WHERE `%s` = ? AND `%s` = ? LIMIT 1",
                w->table->cfg->name, w->table->cfg->shard_key, p->l->column);
-    rc = run_sql(w, &b, v, 2, &res, err);
+    rc = run_sql_as(w, LOOKUP_RUN_REMOVE, &b, v, 2, &res, err);
     if (rc == 0)
         rc = dal_result_next(res, err); /* 1: a row */
     dal_result_free(res);
@@ -560,7 +560,7 @@ static int delete_lookup_row(dal_lookup_write_t *w, const lookup_pair_t *p, dal_
     lookup_name(w->table, p->l, name, sizeof name);
     buf_printf(&b, "DELETE FROM `%s` WHERE `%s` = ? AND `%s` = ?", name, p->l->column,
                w->table->cfg->shard_key);
-    rc = run_sql_as(w, w->single_txn, &b, v, 2, NULL, err);
+    rc = run_sql_as(w, LOOKUP_RUN_REMOVE, &b, v, 2, NULL, err);
     forget(w, p->l, p, 1);
     buf_free(&b);
     return rc;
@@ -581,9 +581,7 @@ int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err)
     size_t i, j;
     int r2 = 0;
 
-    /* a single-mode transaction may still roll back: the lookup rows of
-     * its old values stay (harmless; verify --fix removes them) */
-    if (w->table == NULL || (rc == 0 && w->single_txn))
+    if (w->table == NULL)
         return rc;
     if (rc != 0) {
         /* the write failed: the lookup rows it added go unless a row has
@@ -600,10 +598,13 @@ int lookup_write_after(dal_lookup_write_t *w, int rc, dal_error_t *err)
                 break;
         if (j < i)
             continue;
+        /* LOOKUP_ELSEWHERE: left for later, or for good (lookup.h) */
         r2 = still_there(w, &w->gone[i], err);
         if (r2 == 0)
             r2 = delete_lookup_row(w, &w->gone[i], err);
-        else if (r2 == 1)
+        if (r2 == LOOKUP_ELSEWHERE)
+            w->elsewhere++;
+        if (r2 == 1 || r2 == LOOKUP_ELSEWHERE)
             r2 = 0;
     }
     if (r2 != 0)

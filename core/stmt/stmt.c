@@ -23,6 +23,7 @@
 #include "events.h"
 #include "exec.h"
 #include "explain.h"
+#include "conn.h"
 #include "pool.h"
 #include "result.h"
 #include "sprep.h"
@@ -453,18 +454,177 @@ static int run_owned(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, da
     return rc;
 }
 
-/* The upkeep of lookup tables runs its statements as the write it keeps
- * runs: on ctx, so inside a transaction they are part of it (lookup.h). */
-static int run_for_lookup(void *arg, int alone, const char *sql, size_t len,
+/* ------------------------------------------------ the upkeep of lookups */
+
+/* Lookup reads inside a session that holds connections run on them
+ * (lookup_reader_set): arg is the statement's ctx. */
+static int read_for_lookup(void *arg, int how, const char *sql, size_t len,
+                           const dal_value_t *params, size_t nparams, dal_result_t **out,
+                           dal_error_t *err)
+{
+    dal_stmt_text_t text = {sql, NULL, len};
+
+    (void)how;
+    return stmt_execute(arg, NULL, text, params, nparams, out, err);
+}
+
+/* One connection of the write's node, in a transaction that holds the
+ * write and the upkeep of its lookup rows on that node, outside a
+ * session's transaction (docs/lookup.md, "Writes"). */
+typedef struct shared {
+    dal_node_t *node;   /* borrowed from the statement's snapshot */
+    dal_conn_t *conn;   /* taken from node's master pool; NULL: none */
+    int broken;         /* conn can no longer be used */
+} shared_t;
+
+/* The upkeep's statements of one write: where each runs. */
+typedef struct upkeep {
+    const dal_stmt_ctx_t *ctx;   /* borrowed: the write's (the shared one, when it has it) */
+    const dal_stmt_ctx_t *plain; /* borrowed: the caller's */
+    dal_node_t *node;            /* the write's one node, NULL: it has none (or runs as
+                                    every other statement) */
+    int single;                  /* a single-mode transaction is open */
+    int failed;                  /* the write failed: its take-back runs */
+} upkeep_t;
+
+static int shared_sql(shared_t *sh, const char *sql, dal_error_t *err)
+{
+    if (sh->broken)
+        return err_set(err, DAL_ECONNECT, "%s: the connection was lost", sh->node->cfg->name);
+    if (mysql_real_query(&sh->conn->mysql, sql, strlen(sql)) == 0)
+        return 0;
+    sh->broken = mysql_errno(&sh->conn->mysql) >= 2000 && mysql_errno(&sh->conn->mysql) < 3000;
+    return conn_error(sh->conn, DAL_ESERVER, err);
+}
+
+static int shared_begin(shared_t *sh, dal_node_t *node, dal_error_t *err)
+{
+    int reused, rc = server_acquire(&node->master, &sh->conn, &reused, err);
+
+    sh->node = node;
+    if (rc == 0 && (rc = shared_sql(sh, "START TRANSACTION", err)) != 0) {
+        server_release(&node->master, sh->conn, 0);
+        sh->conn = NULL;
+    }
+    return rc;
+}
+
+/* COMMIT (or ROLLBACK) and the connection back to its pool. */
+static int shared_end(shared_t *sh, int commit, dal_error_t *err)
+{
+    int rc = shared_sql(sh, commit ? "COMMIT" : "ROLLBACK", err);
+
+    server_release(&sh->node->master, sh->conn, rc == 0);
+    sh->conn = NULL;
+    return rc;
+}
+
+/* ctx.run_held of the shared transaction: a statement on its node alone
+ * runs on its connection; any other through the pools (1). */
+static int shared_run(void *owner, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
+                      dal_error_t *err)
+{
+    shared_t *sh = owner;
+
+    (void)snap;
+    if (st->rt.nroutes != 1 || st->rt.routes[0].node != sh->node)
+        return 1;
+    if (sh->broken)
+        return err_set(err, DAL_ECONNECT, "%s: the connection was lost", sh->node->cfg->name);
+    return exec_on_conn(&st->rt, sh->conn, st->params, st->nparams, out, &sh->broken, err);
+}
+
+/* Whether sql routes to node alone. */
+static int routes_to(const dal_stmt_ctx_t *ctx, dal_stmt_text_t sql, const dal_value_t *params,
+                     size_t nparams, const dal_node_t *node)
+{
+    dal_stmt_t st;
+    int here = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, NULL, sql, params, nparams, &st,
+                            NULL) == 0 &&
+               st.rt.nroutes == 1 && st.rt.routes[0].node == node;
+
+    stmt_clear(&st);
+    return here;
+}
+
+/* The upkeep runs its statements as the write it keeps runs (lookup.h):
+ * reads of the rows with it; lookup rows on the write's node in its
+ * transaction; others outside it -- added at once, before it; removed
+ * after it commits (LOOKUP_ELSEWHERE), or in a single-mode transaction
+ * never (it may roll back). */
+static int run_for_lookup(void *arg, int how, const char *sql, size_t len,
                           const dal_value_t *params, size_t nparams, dal_result_t **out,
                           dal_error_t *err)
 {
-    const dal_stmt_ctx_t *ctx = arg;
-    dal_stmt_ctx_t pools = {.cache = ctx->cache, .snap = ctx->snap, .schema = ctx->schema,
+    const upkeep_t *u = arg;
+    const dal_stmt_ctx_t *on = u->ctx;
+    dal_stmt_ctx_t pools = {.cache = on->cache, .snap = on->snap, .schema = on->schema,
                             .sel = {.flags = DAL_SELECT_MASTER}};
     dal_stmt_text_t text = {sql, NULL, len};
 
-    return stmt_execute(alone ? &pools : ctx, NULL, text, params, nparams, out, err);
+    if (how != LOOKUP_RUN_WITH && (u->single || u->node != NULL) &&
+        (u->node == NULL || !routes_to(on, text, params, nparams, u->node))) {
+        if (how == LOOKUP_RUN_REMOVE && !u->failed)
+            return LOOKUP_ELSEWHERE;
+        on = &pools;
+    }
+    return stmt_execute(on, NULL, text, params, nparams, out, err);
+}
+
+/* A write's lookup upkeep before it (lw, u: the caller's, zeroed), with
+ * the shared transaction when the write goes to one node outside any
+ * transaction: *run becomes the context the write runs on. */
+static int upkeep_before(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, upkeep_t *u, shared_t *sh,
+                         dal_stmt_ctx_t *shared_ctx, const dal_stmt_ctx_t **run,
+                         dal_lookup_write_t *lw, dal_error_t *err)
+{
+    int rc = 0;
+
+    *u = (upkeep_t){ctx, ctx, st->rt.nroutes == 1 ? st->rt.routes[0].node : NULL,
+                    ctx->txn_single, 0};
+    if (u->node != NULL && !ctx->holds && !st->sql->pins) {
+        if ((rc = shared_begin(sh, u->node, err)) != 0)
+            return rc;
+        *shared_ctx = *ctx;
+        shared_ctx->holds = 1;
+        shared_ctx->run_held = shared_run;
+        shared_ctx->routed = NULL;
+        shared_ctx->txn_control = NULL;
+        shared_ctx->owner = sh;
+        shared_ctx->sel.flags |= DAL_SELECT_MASTER;
+        *run = u->ctx = shared_ctx;
+    } else if (!u->single) {
+        u->node = NULL; /* a multi or xa transaction, a session's pins: all in it */
+    }
+    return lookup_write_before(run_for_lookup, u, ctx->snap, st->sql, st->params, st->nparams,
+                               lw, err);
+}
+
+/* After the write (rc): the removals; with the shared transaction, those
+ * on its node in it, then COMMIT (ROLLBACK when the write failed), then
+ * the others. */
+static int upkeep_after(upkeep_t *u, shared_t *sh, dal_lookup_write_t *lw, int rc,
+                        dal_error_t *err)
+{
+    dal_error_t e2 = {0};
+    int r2 = 0;
+
+    u->failed = rc != 0;
+    if (sh->conn == NULL)
+        return lookup_write_after(lw, rc, err);
+    if (rc == 0)
+        r2 = lookup_write_after(lw, 0, err);
+    if (rc == 0)
+        rc = shared_end(sh, 1, r2 != 0 ? &e2 : err);
+    else
+        shared_end(sh, 0, &e2);
+    /* the transaction is over: what is left runs as outside one */
+    *u = (upkeep_t){u->plain, u->plain, NULL, 0, rc != 0};
+    if (rc != 0)
+        return lookup_write_after(lw, rc, &e2) == 0 ? 0 : rc;
+    if (r2 == 0 && lw->elsewhere > 0)
+        r2 = lookup_write_after(lw, 0, err);
+    return r2;
 }
 
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
@@ -473,8 +633,12 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
 {
     dal_select_t sel = ctx->sel;
     dal_lookup_write_t lw = {0};
+    upkeep_t u;
+    shared_t sh = {0};
+    dal_stmt_ctx_t shared_ctx;
+    const dal_stmt_ctx_t *run = ctx;
     dal_stmt_t st;
-    lookup_reader_t was = lookup_reader_set((lookup_reader_t){ctx->holds ? run_for_lookup : NULL,
+    lookup_reader_t was = lookup_reader_set((lookup_reader_t){ctx->holds ? read_for_lookup : NULL,
                                                               (void *)ctx});
     int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, sql, params, nparams, &st, err);
 
@@ -482,20 +646,19 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
     lookup_reader_set(was);
     if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && lookup_write_wanted(ctx->snap, st.sql))
-        rc = lookup_write_before(run_for_lookup, (void *)ctx, ctx->txn_single, ctx->snap, st.sql,
-                                 st.params, st.nparams, &lw, err);
+        rc = upkeep_before(ctx, &st, &u, &sh, &shared_ctx, &run, &lw, err);
     if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
                  : err_set(err, DAL_ESTATE,
                            "%s outside a session: transactions need dal_session_open, so "
                            "the connection stays with them", sql_kind_name(st.sql->kind));
-    else if (rc == 0 && owner_concerned(ctx, &st))
-        rc = run_owned(ctx, opts, &st, &sel, out, err);
+    else if (rc == 0 && owner_concerned(run, &st))
+        rc = run_owned(run, opts, &st, &sel, out, err);
     else if (rc == 0 && (rc = stmt_select(&st, opts, &sel, err)) == 0)
         rc = stmt_run(&st, ctx->snap, out, err);
-    if (lw.run != NULL) {
-        rc = lookup_write_after(&lw, rc, err);
+    if (lw.run != NULL || sh.conn != NULL) {
+        rc = upkeep_after(&u, &sh, &lw, rc, err);
         lookup_write_clear(&lw);
     }
     columns_after(ctx->snap, st.sql, rc, err);

@@ -173,31 +173,59 @@ grep -q 'resume: --after' <<<"$out" || fail "backfill printed no progress: $out"
 out=$(dal lookup verify) || fail "verify after backfill: $out"
 
 # 5. a writer killed between its lookup rows and its row (the test hook
-# DAL_TEST_LOOKUP_KILL) leaves no row unreachable by its looked-up column
+# DAL_TEST_LOOKUP_KILL) leaves no row unreachable by its looked-up column.
+# user_id u is on ds((u % 4) / 2), order_no o's lookup row on ds(o % 2),
+# every code's on ds1.  A write on one node whose lookup row is on that
+# node too writes both in one transaction there: the kill leaves no orphan
+# (5152, 5153); a lookup row on another node (code k-1), or a write on
+# several nodes (5151: no shard key), is committed before the row, and
+# stays as an orphan.
 px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900200, 11, 5150)" || fail "row 900200"
 DAL_TEST_LOOKUP_KILL=1 "$builddir/tools/dal" -c "$work/px.ini" exec \
     "UPDATE orders SET order_no = 5151 WHERE id = 900200" >/dev/null 2>&1 && fail "the hook did not kill dal"
 DAL_TEST_LOOKUP_KILL=1 "$builddir/tools/dal" -c "$work/px.ini" exec \
     "INSERT INTO orders (id, user_id, order_no, code) VALUES (900201, 12, 5152, 'k-1')" >/dev/null 2>&1 &&
     fail "the hook did not kill dal"
+DAL_TEST_LOOKUP_KILL=1 "$builddir/tools/dal" -c "$work/px.ini" exec \
+    "UPDATE orders SET order_no = 5153 WHERE user_id = 11 AND id = 900200" >/dev/null 2>&1 &&
+    fail "the hook did not kill dal"
 [ "$(px -e 'SELECT id FROM orders WHERE order_no = 5150')" = 900200 ] ||
     fail "row 900200 unreachable by its order_no after the kill"
 [ -z "$(px -e 'SELECT id FROM orders WHERE order_no = 5152')" ] || fail "row 900201 was written"
 out=$(dal lookup verify --json) && fail "verify after the kills found no orphan"
-/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert all(not x["missing"] for x in d["lookups"]), d; assert d["disagreements"] == 3, d' <<<"$out" ||
-    fail "after the kills: rows unreachable, or not 3 orphans: $out"
+/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert all(not x["missing"] for x in d["lookups"]), d; o=sorted(str(r) for x in d["lookups"] for r in x["orphan"]); assert o == sorted([str({"order_no": "5151", "user_id": "11"}), str({"code": "k-1", "user_id": "12"})]), o' <<<"$out" ||
+    fail "after the kills: rows unreachable, or not the orphans of 5151 and k-1 alone (5152 and 5153 are on their row's node): $out"
 dal lookup verify --fix >/dev/null || fail "verify --fix after the kills"
 both "INSERT INTO orders (id, user_id, order_no, code) VALUES (900201, 12, 5152, 'k-1')"
 same "SELECT id FROM orders WHERE code = 'k-1'"
 
 # 6. transactions: a transaction reads the lookup rows it wrote; in a
-# single-mode transaction they are written before it, alone (a rollback
-# leaves them, harmless), in a multi-mode one they roll back with it
+# single-mode transaction a lookup row on its row's node is written and
+# removed in it (rolled back with it), one on another node is written
+# before it, alone (a rollback leaves it, harmless) and not removed; in a
+# multi-mode one they roll back with it
 [ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900300, 3, 6010); SELECT id FROM orders WHERE order_no = 6010; COMMIT")" = 900300 ] ||
     fail "single: the transaction does not find its own row by order_no"
 [ "$(px -e "SELECT id FROM orders WHERE order_no = 6010")" = 900300 ] || fail "single: row 900300 after COMMIT"
 [ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900301, 3, 6002); ROLLBACK; SELECT COUNT(*) FROM orders WHERE order_no = 6002")" = 0 ] ||
     fail "single: row 900301 after ROLLBACK"
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6002")" = 1 ] ||
+    fail "single: the lookup row of 6002 (ds0; the row on ds1) is not written alone before the transaction"
+# same node (user 1 on ds0, order_no 6012 on ds0): rolled back with it
+[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900305, 1, 6012); SELECT id FROM orders WHERE order_no = 6012; ROLLBACK; SELECT COUNT(*) FROM orders WHERE order_no = 6012")" = $'900305\n0' ] ||
+    fail "single, one node: row 900305 in and after the transaction"
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6012")" = 0 ] ||
+    fail "single, one node: the lookup row of a rolled back INSERT stayed (an orphan)"
+# ... and removed in it: a DELETE committed leaves no lookup row
+[ "$(px -e "BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900306, 1, 6014); COMMIT; BEGIN; DELETE FROM orders WHERE user_id = 1 AND order_no = 6014; COMMIT; SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6014")" = 0 ] ||
+    fail "single, one node: the lookup row of a deleted row stayed"
+# outside a transaction, a row write that fails (a duplicate primary key:
+# row 900305's id on orders_1) leaves no lookup row on its node
+px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900307, 1, 6016)" || fail "row 900307"
+px -e "INSERT INTO orders (id, user_id, order_no) VALUES (900307, 1, 6018)" 2>/dev/null &&
+    fail "a duplicate primary key was accepted"
+[ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no IN (6016, 6018)")" = 1 ] ||
+    fail "a failed INSERT left the lookup row of 6018"
 [ "$(px -e "SET dal_transaction_mode = multi; BEGIN; INSERT INTO orders (id, user_id, order_no) VALUES (900302, 3, 6006); SELECT id FROM orders WHERE order_no = 6006; ROLLBACK")" = 900302 ] ||
     fail "multi: the transaction does not find its own row by order_no"
 [ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6006")" = 0 ] ||
