@@ -627,6 +627,29 @@ static int upkeep_after(upkeep_t *u, shared_t *sh, dal_lookup_write_t *lw, int r
     return r2;
 }
 
+/* An UPDATE or DELETE by a looked-up column whose lookup found no row
+ * matches nothing: the answer is a server's for that (0 rows; an UPDATE's
+ * info line), and no table is asked.  A SELECT still asks one table, for
+ * its columns (docs/lookup.md, "Reads"). */
+static int nothing_found(const dal_stmt_t *st)
+{
+    return st->lookup.rk.table != NULL && st->lookup.nkeys == 0 &&
+           (st->sql->kind == DAL_SQL_UPDATE || st->sql->kind == DAL_SQL_DELETE);
+}
+
+static int answer_nothing(const dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
+{
+    dal_result_t *r = result_new();
+
+    if (r == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    r->named_tables = 1;
+    if (st->sql->kind == DAL_SQL_UPDATE)
+        result_note_info(r, "Rows matched: 0  Changed: 0  Warnings: 0");
+    *out = r;
+    return 0;
+}
+
 int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
                  dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
                  dal_result_t **out, dal_error_t *err)
@@ -645,9 +668,12 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
     lookup_reader_set(was);
-    if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && lookup_write_wanted(ctx->snap, st.sql))
+    if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && !nothing_found(&st) &&
+        lookup_write_wanted(ctx->snap, st.sql))
         rc = upkeep_before(ctx, &st, &u, &sh, &shared_ctx, &run, &lw, err);
-    if (rc == 0 && stmt_is_txn_control(st.sql->kind))
+    if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && nothing_found(&st))
+        rc = answer_nothing(&st, out, err);
+    else if (rc == 0 && stmt_is_txn_control(st.sql->kind))
         rc = ctx->txn_control != NULL
                  ? ctx->txn_control(ctx->owner, st.sql, out, err)
                  : err_set(err, DAL_ESTATE,

@@ -243,6 +243,38 @@ px -e "SET dal_transaction_mode = xa; BEGIN; INSERT INTO orders (id, user_id, or
 [ "$(px -e "SELECT COUNT(*) FROM orders_lookup_order_no WHERE order_no = 6008")" = 0 ] ||
     fail "xa: the lookup row of a rolled back INSERT stayed"
 
+# 6b. an UPDATE or DELETE by a value without a lookup row matches
+# nothing: the answer is the server's (0 rows, an UPDATE's info line) and
+# no node is sent an UPDATE or DELETE (the servers' Com_update and
+# Com_delete); a SELECT's empty answer keeps its columns and is the copy's
+writes_sent() {
+    local i n=0 v
+    for i in 0 1; do
+        v=$(mariadb -h127.0.0.1 -P"${ports[$i]}" -udal -pdalpass -N -e \
+            "SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('COM_UPDATE', 'COM_DELETE')") ||
+            fail "status of node $i"
+        n=$((n + v))
+    done
+    echo "$n"
+}
+verbose() { sed -E 's/ \([0-9.]+ sec\)//'; }
+absent=("UPDATE orders SET note = 'gone' WHERE order_no = 987654"
+        "UPDATE orders SET note = 'gone', order_no = 987656 WHERE order_no IN (987654, 987655)"
+        "DELETE FROM orders WHERE order_no = 987654"
+        "DELETE FROM orders WHERE code = 'no-such-code'")
+for q in "${absent[@]}"; do
+    before=$(writes_sent)
+    a=$(px -vvv -e "$q" 2>&1 | verbose) || fail "through the proxy: $q: $a"
+    after=$(writes_sent)
+    [ "$after" = "$before" ] || fail "$q: $((after - before)) UPDATE/DELETE reached the nodes (none should)"
+    b=$(plain -vvv -e "$q" 2>&1 | verbose) || fail "plain: $q: $b"
+    [ "$a" = "$b" ] || fail "$q: the proxy says '$a', the server '$b'"
+done
+same "SELECT id, note FROM orders WHERE order_no = 987654"
+[ "$(px --column-names -e "SELECT id, note FROM orders WHERE order_no = 987654")" = "$(plain --column-names -e "SELECT id, note FROM orders WHERE order_no = 987654")" ] ||
+    fail "an empty SELECT by an absent order_no: not the copy's columns"
+same "SELECT COUNT(*) FROM orders WHERE order_no = 987654"
+
 # 7. [dal] lookup_cache: a second dal-proxy keeps lookup answers for 30 s;
 # its own writes forget them at once, another's are not seen meanwhile
 port2=$("$harness/cluster.sh" free-port)
