@@ -8,7 +8,8 @@
  * (...)` on such a table, and no = or IN on its shard key, reads the
  * lookup table first -- an ordinary statement through dal, a point select
  * on one node -- and its routes are narrowed to the shard key values found
- * (route_statement_keys).  No value found: one table answers, with nothing.
+ * (route_statement_keys).  No value found: a SELECT runs on one table, where
+ * it matches nothing; an UPDATE or DELETE is not sent (stmt.c answers it).
  */
 #ifndef DAL_CORE_LOOKUP_H
 #define DAL_CORE_LOOKUP_H

@@ -8,8 +8,10 @@
  * when no row of the table has that value on that shard key any more.  A
  * lookup row whose row is missing is harmless: a read by its value asks
  * the shard it names and finds nothing there (`dal lookup verify` reports
- * it).  Every statement of the upkeep runs the way the write does (run:
- * stmt.c's driver), so inside a transaction it is part of it.
+ * it).  Every statement of the upkeep goes through run (stmt.c's driver),
+ * told what it is to the write (LOOKUP_RUN_*): the driver runs it with the
+ * write -- in its transaction, or in one it opens on the write's node --
+ * or outside, and may leave a removal for after (LOOKUP_ELSEWHERE).
  */
 #include <signal.h>
 #include <stdio.h>
