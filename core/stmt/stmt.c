@@ -485,6 +485,7 @@ typedef struct upkeep {
                                     every other statement) */
     int single;                  /* a single-mode transaction is open */
     int failed;                  /* the write failed: its take-back runs */
+    int added_outside;           /* lookup rows were added outside the write's transaction */
 } upkeep_t;
 
 static int shared_sql(shared_t *sh, const char *sql, dal_error_t *err)
@@ -556,7 +557,7 @@ static int run_for_lookup(void *arg, int how, const char *sql, size_t len,
                           const dal_value_t *params, size_t nparams, dal_result_t **out,
                           dal_error_t *err)
 {
-    const upkeep_t *u = arg;
+    upkeep_t *u = arg;
     const dal_stmt_ctx_t *on = u->ctx;
     dal_stmt_ctx_t pools = {.cache = on->cache, .snap = on->snap, .schema = on->schema,
                             .sel = {.flags = DAL_SELECT_MASTER}};
@@ -568,6 +569,8 @@ static int run_for_lookup(void *arg, int how, const char *sql, size_t len,
             return LOOKUP_ELSEWHERE;
         on = &pools;
     }
+    if (how == LOOKUP_RUN_ADD && on != u->ctx)
+        u->added_outside = 1;
     return stmt_execute(on, NULL, text, params, nparams, out, err);
 }
 
@@ -581,7 +584,7 @@ static int upkeep_before(const dal_stmt_ctx_t *ctx, dal_stmt_t *st, upkeep_t *u,
     int rc = 0;
 
     *u = (upkeep_t){ctx, ctx, st->rt.nroutes == 1 ? st->rt.routes[0].node : NULL,
-                    ctx->txn_single, 0};
+                    ctx->txn_single, 0, 0};
     if (u->node != NULL && !ctx->holds && !st->sql->pins) {
         if ((rc = shared_begin(sh, u->node, err)) != 0)
             return rc;
@@ -618,10 +621,13 @@ static int upkeep_after(upkeep_t *u, shared_t *sh, dal_lookup_write_t *lw, int r
         rc = shared_end(sh, 1, r2 != 0 ? &e2 : err);
     else
         shared_end(sh, 0, &e2);
-    /* the transaction is over: what is left runs as outside one */
-    *u = (upkeep_t){u->plain, u->plain, NULL, 0, rc != 0};
+    /* the transaction is over: what is left runs as outside one; after a
+     * ROLLBACK, only lookup rows added outside it are left to take back */
+    *u = (upkeep_t){u->plain, u->plain, NULL, 0, rc != 0, u->added_outside};
+    if (rc != 0 && u->added_outside)
+        lookup_write_after(lw, rc, &e2);
     if (rc != 0)
-        return lookup_write_after(lw, rc, &e2) == 0 ? 0 : rc;
+        return rc;
     if (r2 == 0 && lw->elsewhere > 0)
         r2 = lookup_write_after(lw, 0, err);
     return r2;
