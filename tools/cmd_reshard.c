@@ -5,6 +5,7 @@
  */
 #include "reshard.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,10 @@ const char cmd_reshard_details[] =
     "  --to NEW.ini      the configuration of the new layout\n"
     "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
     "  --chunk-size N    rows per chunk (default 1000)\n"
+    "  --max-lag SECONDS copy and catchup wait while a replica of a node of\n"
+    "                    either layout is further behind (default: no limit)\n"
+    "  --max-load VAR=N  copy and catchup wait while a master's global status\n"
+    "                    VAR is above N, as Threads_running=25 (default: none)\n"
     "  --source FILE     switch: the file the dal instances follow (default: -c)\n"
     "  --max-write-pause MS  switch: the longest writes are held (default 1000);\n"
     "                    a switch that cannot finish in time is abandoned\n"
@@ -69,6 +74,22 @@ static int parse_count(const cli_t *cli, const char *opt, const char *text, uint
     return CLI_OK;
 }
 
+/* --max-load VAR=N: a global status variable's name and its limit. */
+static int parse_load(const cli_t *cli, rs_t *rs, const char *text)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    size_t i, n = eq ? (size_t)(eq - text) : 0;
+
+    if (n == 0 || n >= sizeof rs->load_var)
+        return cli_usage(cli, "--max-load needs VARIABLE=N (as Threads_running=25)");
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)text[i]) && text[i] != '_')
+            return cli_usage(cli, "--max-load: '%.*s' is not a status variable", (int)n, text);
+    memcpy(rs->load_var, text, n);
+    rs->load_var[n] = '\0';
+    return parse_count(cli, "--max-load", eq + 1, &rs->max_load, 1);
+}
+
 static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
 {
     size_t i;
@@ -94,6 +115,10 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
             rc = parse_count(cli, arg, val, &rs->max_pause_ms, 0), i++;
         else if (strcmp(arg, "--fence-settle") == 0 && strcmp(a->sub, "switch") == 0)
             rc = parse_count(cli, arg, val, &rs->settle_ms, 0), i++;
+        else if (strcmp(arg, "--max-lag") == 0)
+            rc = parse_count(cli, arg, val, &rs->max_lag, 0), i++;
+        else if (strcmp(arg, "--max-load") == 0)
+            rc = parse_load(cli, rs, val), i++;
         else if (strcmp(arg, "--chunk-size") == 0)
             rc = parse_count(cli, arg, val, &rs->chunk, 0), i++;
         else if (strcmp(arg, "--state-datasource") == 0) {

@@ -407,7 +407,7 @@ int rs_catchup(rs_t *rs)
     signal(SIGTERM, on_stop);
     signal(SIGINT, on_stop);
     do {
-        rc = rs_catchup_round(rs, &lag);
+        rc = rs_pause_if_busy(rs) == 0 ? rs_catchup_round(rs, &lag) : CLI_FAIL;
         if (rc == CLI_OK && rs->follow && lag < 1000)
             nanosleep(&pause, NULL);
     } while (rc == CLI_OK && (rs->follow ? !stop_following : lag >= 1000));
