@@ -11,7 +11,7 @@
 #include <string.h>
 
 const char cmd_reshard_synopsis[] =
-    "reshard plan|copy|catchup|switch|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    "reshard plan|copy|catchup|switch|reverse|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
     " | reshard status [--json] TABLE";
 
 const char cmd_reshard_details[] =
@@ -30,6 +30,11 @@ const char cmd_reshard_details[] =
     "  switch            hold the table's writes in every dal instance following\n"
     "                    --source (a write fence in the file), catch up, and put\n"
     "                    NEW.ini (which must set allow_reshard = true) in its place\n"
+    "  reverse           after the switch: keep the old layout up to date from\n"
+    "                    the new nodes' binary logs (from the switch on), in\n"
+    "                    rounds as catchup (--follow: until stopped); --switch:\n"
+    "                    then switch the instances back to the -c file's layout\n"
+    "                    (it must set allow_reshard = true), as switch does\n"
     "  status            phase, rows copied per source table, rate and ETA\n"
     "  verify            compare the layouts chunk by chunk (checksums, then\n"
     "                    rows); exits 1 when a row is missing, extra or differs\n"
@@ -93,9 +98,10 @@ static int parse_load(const cli_t *cli, rs_t *rs, const char *text)
 static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
 {
     size_t i;
-    int rc = CLI_OK;
+    int rc = CLI_OK, switching;
 
     a->sub = cli->args[0];
+    switching = strcmp(a->sub, "switch") == 0 || strcmp(a->sub, "reverse") == 0;
     for (i = 1; i < cli->nargs && rc == CLI_OK; i++) {
         const char *arg = cli->args[i];
         const char *val = i + 1 < cli->nargs ? cli->args[i + 1] : NULL;
@@ -105,15 +111,18 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
             i++;
         } else if (strcmp(arg, "--max-rows-per-second") == 0)
             rc = parse_count(cli, arg, val, &rs->max_rps, 1), i++;
-        else if (strcmp(arg, "--follow") == 0 && strcmp(a->sub, "catchup") == 0)
+        else if (strcmp(arg, "--follow") == 0 &&
+                 (strcmp(a->sub, "catchup") == 0 || strcmp(a->sub, "reverse") == 0))
             rs->follow = 1;
-        else if (strcmp(arg, "--source") == 0 && strcmp(a->sub, "switch") == 0) {
+        else if (strcmp(arg, "--switch") == 0 && strcmp(a->sub, "reverse") == 0)
+            rs->switch_back = 1;
+        else if (strcmp(arg, "--source") == 0 && switching) {
             if ((rs->source = val) == NULL)
                 rc = cli_usage(cli, "--source needs a file");
             i++;
-        } else if (strcmp(arg, "--max-write-pause") == 0 && strcmp(a->sub, "switch") == 0)
+        } else if (strcmp(arg, "--max-write-pause") == 0 && switching)
             rc = parse_count(cli, arg, val, &rs->max_pause_ms, 0), i++;
-        else if (strcmp(arg, "--fence-settle") == 0 && strcmp(a->sub, "switch") == 0)
+        else if (strcmp(arg, "--fence-settle") == 0 && switching)
             rc = parse_count(cli, arg, val, &rs->settle_ms, 0), i++;
         else if (strcmp(arg, "--max-lag") == 0)
             rc = parse_count(cli, arg, val, &rs->max_lag, 0), i++;
@@ -152,6 +161,7 @@ int cmd_reshard(cli_t *cli)
         {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup},
         {"switch", rs_switch}, {"status", rs_status},
         {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
+        {"reverse", rs_reverse},
     };
     reshard_args_t a;
     rs_t rs;

@@ -11,6 +11,7 @@
  *   reshard_apply.c    catch-up: the keys re-read and placed in the new layout
  *   reshard_switch.c   switch: write fence, last catch-up, new configuration
  *   reshard_pause.c    copy and catch-up wait on replica lag and load
+ *   reshard_reverse.c  reverse: the old layout kept up to date after the switch
  *   reshard_sql.c      direct connections to the nodes and SQL helpers
  *
  * Routing is the library's: every row goes where dal_explain on the new
@@ -71,6 +72,9 @@ typedef struct rs {
     char load_var[64];    /* --max-load VAR=N: a master's global status VAR above N pauses */
     uint64_t max_load;    /* ... N ("" in load_var: no limit) */
     double checked;       /* when rs_pause_if_busy last looked at the nodes */
+    int reverse;          /* reverse: old and new_ swapped (the new layout is read, the
+                             old one written); its catch-up rows are "reverse:NODE" */
+    int switch_back;      /* reverse --switch: then switch the instances back */
 } rs_t;
 
 /* --------------------------------------------------------- reshard_sql.c */
@@ -150,6 +154,14 @@ int rs_cleanup(rs_t *rs);  /* reshard_copy.c */
 int rs_abort(rs_t *rs);    /* reshard_copy.c */
 int rs_catchup(rs_t *rs);  /* reshard_catchup.c */
 int rs_switch(rs_t *rs);   /* reshard_switch.c */
+int rs_reverse(rs_t *rs);  /* reshard_reverse.c */
+/* Catch-up rounds until one takes under a second (or, with rs->follow,
+ * until SIGTERM/SIGINT), giving way to the servers before each; *lag the
+ * last round's.  reshard_catchup.c */
+int rs_catchup_rounds(rs_t *rs, long long *lag);
+/* At the switch, with writes held: each new node's @@gtid_binlog_pos as
+ * the start of its reverse catch-up ("reverse:NODE").  reshard_reverse.c */
+int rs_reverse_mark(rs_t *rs);
 /* One catch-up round on every old node: *lag the longest, in ms.
  * reshard_catchup.c */
 int rs_catchup_round(rs_t *rs, long long *lag);

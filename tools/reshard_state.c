@@ -233,7 +233,7 @@ static void show_source(void *user, const rs_state_t *st)
 
     if (st->src[0] == '\0')
         return;   /* the workflow's row: read before (rs_status) */
-    if (strncmp(st->src, "binlog:", 7) == 0) {
+    if (strncmp(st->src, "binlog:", 7) == 0 || strncmp(st->src, "reverse:", 8) == 0) {
         show_binlog(o, st);
         return;
     }
