@@ -7,7 +7,12 @@
 #                once they end it goes on by itself and copies every row;
 #   --max-lag    with replication stopped on the replica of a new node, the
 #                copy reports the replica and copies nothing; after START
-#                SLAVE it finishes by itself.
+#                SLAVE it finishes by itself;
+#   Prometheus   dal-proxy's [monitor prometheus] with reshard_state = old0
+#                exports the state table's figures: scraped while the copy
+#                is paused (phase copying, paused 1, 0 rows copied) and
+#                after it (phase copied, every row, ETA 0, the catch-up's
+#                lag), checked by value and by promtool.
 # Two masters with a replica each.  Starts its own MariaDB servers; never
 # skips.
 set -euo pipefail
@@ -39,6 +44,17 @@ sqlq() { mariadb -h127.0.0.1 -P"$1" -udal -pdalpass -N -e "$2"; }
     printf '[table food]\ndatasource = new\ndb_shard_num = 2\ntable_shard_num = 4\nshard_key = poi\nstrategy = mod\n'
 } >"$work/new.ini"
 dal() { "$dal_bin" -c "$work/old.ini" "$@"; }
+mport=$("$harness/cluster.sh" free-port)
+pport=$("$harness/cluster.sh" free-port)
+{
+    cat "$work/old.ini"
+    px_ini_proxy "$pport" shop apppass
+    printf '[monitor prometheus]\naddress = 127.0.0.1:%s\nreshard_state = old0\n' "$mport"
+} >"$work/proxy.ini"
+px_start "$work/proxy.ini" "$pport"
+scrape() { curl -sf "http://127.0.0.1:$mport/metrics"; }
+# the value of one series of the scrape on stdin: metric{labels}
+metric() { grep -F "$1 " | awk '{print $2}'; }
 
 dal exec "CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60))" \
     >/dev/null || fail "create"
@@ -68,6 +84,11 @@ paused_then_done() {
     [[ "$p" == "0|$want"* ]] || fail "status while paused: $p (want 0|$want...)"
     out=$(dal reshard status food) || fail "status text"
     grep -q "^food: phase copying ($want" <<<"$out" || fail "status text while paused: $out"
+    out=$(scrape) || fail "scrape while paused"
+    [ "$(metric 'dal_reshard_phase{table="food",phase="copying"}' <<<"$out")" = 1 ] &&
+        [ "$(metric 'dal_reshard_paused{table="food"}' <<<"$out")" = 1 ] &&
+        [ "$(metric 'dal_reshard_rows_copied{table="food",source="old0.food_0"}' <<<"$out")" = 0 ] ||
+        fail "metrics while paused: $(grep dal_reshard <<<"$out")"
     sleep 2
     p=$(progress)
     [[ "$p" == "0|$want"* ]] || fail "copy went on while paused: $p"
@@ -100,6 +121,31 @@ done
 cpid=$!
 paused_then_done "paused: old1 Threads_running " "wait ${pids[*]: -3}"
 echo "--max-load: paused while old1 was loaded, then copied $ROWS rows"
+dal reshard catchup --to "$work/new.ini" food >/dev/null || fail "catch-up"
+out=$(scrape) || fail "scrape after the copy"
+echo "$out" >"$work/metrics.txt"
+python3 - "$ROWS" "$work/metrics.txt" <<'PY' || fail "metrics after the copy: $(grep dal_reshard "$work/metrics.txt")"
+import re, sys
+rows, text = int(sys.argv[1]), open(sys.argv[2]).read()
+m = {}
+for line in text.splitlines():
+    if line.startswith("dal_reshard_"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+assert m['dal_reshard_phase{table="food",phase="caught-up"}'] == 1, m
+assert m['dal_reshard_paused{table="food"}'] == 0
+copied = {k: v for k, v in m.items() if k.startswith("dal_reshard_rows_copied{")}
+assert len(copied) == 2 and sum(copied.values()) == rows, copied
+est = sum(v for k, v in m.items() if k.startswith("dal_reshard_rows_estimated{"))
+assert est == rows, est
+assert m['dal_reshard_eta_seconds{table="food"}'] == 0
+assert m['dal_reshard_rows_per_second{table="food"}'] > 0
+lags = [k for k in m if k.startswith("dal_reshard_lag_seconds{")]
+assert sorted(lags) == ['dal_reshard_lag_seconds{table="food",source="binlog:old%d"}' % i
+                        for i in (0, 1)], lags
+PY
+promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
+echo "Prometheus: the copy's figures scraped from dal-proxy while paused and after"
 
 # -------------------------------------------------------------- --max-lag
 dal reshard abort --to "$work/new.ini" food >/dev/null || fail "abort"
