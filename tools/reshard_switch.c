@@ -15,8 +15,9 @@
  *   3. waits --fence-settle for every instance to reload, and catches up
  *      to the old nodes' positions of that moment: nothing more reaches
  *      the old tables;
- *   4. if there is still --fence-settle left before DEADLINE, replaces the
- *      document by NEW.ini's text: the instances reload it and their held
+ *   4. if there is still --fence-settle left before DEADLINE, records the
+ *      new nodes' positions for `reverse` and replaces the document by
+ *      NEW.ini's text: the instances reload it and their held
  *      writes go to the new layout; otherwise writes the original text back
  *      (the switch is abandoned; writes go on against the old layout, and
  *      the instances would release them at DEADLINE anyway);

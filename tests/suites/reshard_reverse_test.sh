@@ -90,6 +90,16 @@ out=$(dal reshard reverse --to "$work/new.ini" food 2>&1) || fail "reverse: $out
 grep -q "^reversed food: .*old.ini caught up from .*new.ini, lag [0-9]* ms" <<<"$out" || fail "reverse: $out"
 out=$(dal reshard status food) || fail "status"
 grep -q "^  reverse:new0 " <<<"$out" || fail "status has no reverse catch-up: $out"
+# reverse alone (before any switch back) brought the writer's rows of after
+# the switch into the old layout
+dump "$work/old.ini" >"$work/old2.json"
+python3 -c "$(cat <<'PY'
+import json, sys
+n = lambda p: sum(1 for r in json.load(open(p))["rows"] if int(r[0]) >= 10000000)
+print("writer's rows in the old layout: %d at the switch, %d after reverse" % (n(sys.argv[1]), n(sys.argv[2])))
+assert n(sys.argv[2]) > n(sys.argv[1])
+PY
+)" "$work/old1.json" "$work/old2.json" || fail "reverse did not bring the new layout's writes to the old one"
 sleep 0.5
 for attempt in 1 2 3; do
     out=$(dal reshard reverse --switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) && break
