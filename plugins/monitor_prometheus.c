@@ -715,6 +715,12 @@ typedef struct exporter {
     int wake[2];              /* a pipe: writing to it ends the thread */
     pthread_t thread;
     registry_t reg;
+    /* the reshard figures: read from dal_reshard_state on rs_ds when
+     * scraped, through the newest instance that names it (reshard_state) */
+    pthread_mutex_t rs_mu;
+    const dal_host_api_t *api;
+    dal_host_t *rs_host;      /* borrowed; NULL: no reshard figures */
+    char rs_ds[LABEL_MAX];
     struct exporter *next;
 } exporter_t;
 
@@ -771,11 +777,190 @@ static void respond(int fd, const char *status, const char *extra_headers, const
         send_all(fd, body, len);
 }
 
+/* ------------------------------------------------- reshard figures */
+
+/* One row of dal_reshard_state (docs/resharding.md). */
+typedef struct rs_row {
+    char tbl[LABEL_MAX], src[LABEL_MAX], phase[LABEL_MAX];
+    int paused;
+    uint64_t copied, total;
+    double started, updated;
+    int64_t lag_ms;           /* -1: NULL */
+} rs_row_t;
+
+static void cut_copy(char *dst, const char *v, size_t len)
+{
+    if (v == NULL)
+        len = 0;
+    if (len > LABEL_MAX - 1)
+        len = LABEL_MAX - 1;
+    memcpy(dst, v ? v : "", len);
+    dst[len] = '\0';
+}
+
+static int is_catchup_row(const rs_row_t *r)
+{
+    return strncmp(r->src, "binlog:", 7) == 0 || strncmp(r->src, "reverse:", 8) == 0;
+}
+
+/* The state table's rows, read through x's host; owned, NULL when there
+ * is none (no reshard yet: no table) or on error. */
+static rs_row_t *reshard_rows(exporter_t *x, size_t *n)
+{
+    static const char sql[] = "SELECT tbl, src, phase, rows_copied, rows_total, started, updated,"
+                              " lag_ms, detail FROM dal_reshard_state ORDER BY tbl, src";
+    dal_result_t *res = NULL;
+    dal_error_t err;
+    rs_row_t *rows = NULL, *nr;
+    size_t cap = 0, len;
+    const char *v;
+
+    *n = 0;
+    memset(&err, 0, sizeof err);
+    if (x->rs_host == NULL || x->api->query(x->rs_host, x->rs_ds, sql, NULL, 0, &res, &err) != 0)
+        return NULL;
+    while (x->api->result_next(res, &err) == 1) {
+        rs_row_t *r;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            if ((nr = realloc(rows, cap * sizeof *rows)) == NULL)
+                break;
+            rows = nr;
+        }
+        r = &rows[(*n)++];
+        v = x->api->result_text(res, 0, &len);
+        cut_copy(r->tbl, v, len);
+        v = x->api->result_text(res, 1, &len);
+        cut_copy(r->src, v, len);
+        v = x->api->result_text(res, 2, &len);
+        cut_copy(r->phase, v, len);
+        r->copied = (uint64_t)x->api->result_int(res, 3);
+        r->total = (uint64_t)x->api->result_int(res, 4);
+        v = x->api->result_text(res, 5, &len);
+        r->started = v ? strtod(v, NULL) : 0;
+        v = x->api->result_text(res, 6, &len);
+        r->updated = v ? strtod(v, NULL) : 0;
+        v = x->api->result_text(res, 7, &len);
+        r->lag_ms = v ? x->api->result_int(res, 7) : -1;
+        v = x->api->result_text(res, 8, &len);
+        r->paused = v != NULL && len > 0;
+    }
+    x->api->result_free(res);
+    return rows;
+}
+
+static void put_rs_labels(text_t *t, const char *tbl, const char *src)
+{
+    text_printf(t, "{table=\"");
+    put_escaped(t, tbl);
+    if (src != NULL) {
+        text_printf(t, "\",source=\"");
+        put_escaped(t, src);
+    }
+    text_printf(t, "\"}");
+}
+
+/* The totals of table rows[i]'s copy: rate and ETA, as `reshard status`. */
+static void rs_totals(const rs_row_t *rows, size_t n, size_t i, double *rate, double *eta)
+{
+    uint64_t copied = 0, total = 0;
+    double first = 0, last = 0, secs;
+    size_t j;
+
+    for (j = 0; j < n; j++) {
+        const rs_row_t *r = &rows[j];
+        if (strcmp(r->tbl, rows[i].tbl) != 0 || r->src[0] == '\0' || is_catchup_row(r))
+            continue;
+        copied += r->copied;
+        total += r->total;
+        if (r->started > 0 && (first == 0 || r->started < first))
+            first = r->started;
+        if (r->updated > last)
+            last = r->updated;
+    }
+    secs = last - first;
+    *rate = secs > 0 ? (double)copied / secs : 0;
+    *eta = *rate > 0 && total > copied ? (double)(total - copied) / *rate : 0;
+}
+
+/* Which rows a family shows: the workflow's, the source tables', the
+ * catch-ups'. */
+enum { RS_FLOW, RS_SOURCE, RS_CATCHUP };
+
+static int rs_kind(const rs_row_t *r)
+{
+    return r->src[0] == '\0' ? RS_FLOW : is_catchup_row(r) ? RS_CATCHUP : RS_SOURCE;
+}
+
+static void render_reshard(exporter_t *x, text_t *t)
+{
+    static const struct {
+        const char *name, *help;
+        int kind;
+    } fams[] = {
+        {"dal_reshard_phase", "A resharded table's phase (1 for the phase it is in).", RS_FLOW},
+        {"dal_reshard_paused", "1 while the copy or catch-up waits for a lagging or loaded node.",
+         RS_FLOW},
+        {"dal_reshard_rows_per_second", "Rows copied per second since the copy began.", RS_FLOW},
+        {"dal_reshard_eta_seconds", "Seconds the copy still needs at that rate.", RS_FLOW},
+        {"dal_reshard_rows_copied", "Rows copied from each old physical table.", RS_SOURCE},
+        {"dal_reshard_rows_estimated", "Rows each old physical table had when the copy began.",
+         RS_SOURCE},
+        {"dal_reshard_lag_seconds", "The last catch-up round's lag, per node's binary log.",
+         RS_CATCHUP},
+        {"dal_reshard_keys_applied", "Changed keys the catch-up applied, per node's binary log.",
+         RS_CATCHUP},
+    };
+    rs_row_t *rows;
+    size_t n, f, i;
+
+    pthread_mutex_lock(&x->rs_mu);
+    rows = reshard_rows(x, &n);
+    pthread_mutex_unlock(&x->rs_mu);
+    if (rows == NULL)
+        return;
+    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+        text_printf(t, "# HELP %s %s\n# TYPE %s gauge\n", fams[f].name, fams[f].help,
+                    fams[f].name);
+        for (i = 0; i < n; i++) {
+            const rs_row_t *r = &rows[i];
+            double rate, eta;
+            if (rs_kind(r) != fams[f].kind || (f == 6 && r->lag_ms < 0))
+                continue;
+            text_printf(t, "%s", fams[f].name);
+            if (f == 0) {
+                text_printf(t, "{table=\"");
+                put_escaped(t, r->tbl);
+                text_printf(t, "\",phase=\"");
+                put_escaped(t, r->phase);
+                text_printf(t, "\"} 1\n");
+                continue;
+            }
+            put_rs_labels(t, r->tbl, fams[f].kind == RS_FLOW ? NULL : r->src);
+            rs_totals(rows, n, i, &rate, &eta);
+            if (f == 1)
+                text_printf(t, " %d\n", r->paused);
+            else if (f == 2)
+                text_printf(t, " %.0f\n", rate);
+            else if (f == 3)
+                text_printf(t, " %.0f\n", eta);
+            else if (f == 4 || f == 7)
+                text_printf(t, " %" PRIu64 "\n", r->copied);
+            else if (f == 5)
+                text_printf(t, " %" PRIu64 "\n", r->total);
+            else
+                text_printf(t, " %.3f\n", (double)r->lag_ms / 1000.0);
+        }
+    }
+    free(rows);
+}
+
 static void serve_metrics(exporter_t *x, int fd, int head_only)
 {
     text_t t = {NULL, 0, 0, 0};
 
     render(&x->reg, &t);
+    render_reshard(x, &t);
     if (t.oom)
         respond(fd, "500 Internal Server Error", "", "out of memory\n", 14, head_only);
     else
@@ -898,6 +1083,7 @@ static void exporter_free(exporter_t *x)
     }
     registry_free(&x->reg);
     free(x->address);
+    pthread_mutex_destroy(&x->rs_mu);
     free(x);
 }
 
@@ -912,6 +1098,8 @@ static int exporter_start(const dal_host_api_t *api, const char *addr, exporter_
         return api->set_error(err, DAL_ENOMEM, "out of memory");
     x->listen_fd = x->wake[0] = x->wake[1] = -1;
     x->reg.id = registry_id(api);
+    x->api = api;
+    pthread_mutex_init(&x->rs_mu, NULL);
     /* label-less series exist from the start: a rate() needs the first 0 */
     if ((x->address = strdup(addr)) == NULL ||
         (x->reg.meta = series_get(&x->reg, G_META, NULL, NULL, NULL)) == NULL ||
@@ -989,37 +1177,68 @@ static void exporter_put(exporter_t *x)
 
 /* ------------------------------------------------------------ instance */
 
+/* An instance: the shared exporter, and the host that made it (whose
+ * datasources the reshard figures are read through). */
+typedef struct prom_instance {
+    exporter_t *x;
+    dal_host_t *host;
+} prom_instance_t;
+
 static int prom_create(const dal_host_api_t *api, dal_host_t *host,
                        const dal_plugin_params_t *params, void **instance, dal_error_t *err)
 {
     const char *addr = api->param_string(params, "address");
-    exporter_t *x;
+    prom_instance_t *in = calloc(1, sizeof *in);
     int rc;
 
     *instance = NULL;
-    if ((rc = exporter_get(api, addr, &x, err)) != 0)
+    if (in == NULL)
+        return api->set_error(err, DAL_ENOMEM, "out of memory");
+    if ((rc = exporter_get(api, addr, &in->x, err)) != 0) {
+        free(in);
         return rc;
+    }
+    in->host = host;
+    if (api->param_is_set(params, "reshard_state")) {
+        pthread_mutex_lock(&in->x->rs_mu);
+        in->x->api = api;
+        in->x->rs_host = host;
+        snprintf(in->x->rs_ds, sizeof in->x->rs_ds, "%s",
+                 api->param_string(params, "reshard_state"));
+        pthread_mutex_unlock(&in->x->rs_mu);
+    }
     api->log(host, DAL_LOG_INFO, "serving metrics on http://%s/metrics", addr);
-    *instance = x;
+    *instance = in;
     return 0;
 }
 
 static void prom_destroy(void *instance)
 {
-    if (instance != NULL)
-        exporter_put(instance);
+    prom_instance_t *in = instance;
+
+    if (in == NULL)
+        return;
+    /* a scrape reading through this host finishes first */
+    pthread_mutex_lock(&in->x->rs_mu);
+    if (in->x->rs_host == in->host)
+        in->x->rs_host = NULL;
+    pthread_mutex_unlock(&in->x->rs_mu);
+    exporter_put(in->x);
+    free(in);
 }
 
 static void prom_on_event(void *instance, const dal_event_t *ev)
 {
-    exporter_t *x = instance;
+    prom_instance_t *in = instance;
 
-    registry_event(&x->reg, ev);
+    registry_event(&in->x->reg, ev);
 }
 
 static const dal_param_spec_t prom_params[] = {
     {"address", DAL_PARAM_STRING, 0, "127.0.0.1:9464",
      "HOST:PORT to serve GET /metrics on (loopback by default; 0.0.0.0:PORT for all)"},
+    {"reshard_state", DAL_PARAM_STRING, 0, NULL,
+     "datasource holding dal_reshard_state (`dal reshard`): its figures are read when scraped"},
     {NULL, 0, 0, NULL, NULL}
 };
 
@@ -1037,7 +1256,7 @@ static const dal_plugin_t prom_plugin = {
     "prometheus",
     DAL_VERSION_STRING,
     "Prometheus metrics on GET /metrics: statements, executions, latency, errors, routes, "
-    "pools, ID segments, reloads",
+    "pools, ID segments, reloads, reshards",
     prom_params,
     &prom_ops
 };

@@ -5,12 +5,13 @@
  */
 #include "reshard.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char cmd_reshard_synopsis[] =
-    "reshard plan|copy|catchup|switch|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    "reshard plan|copy|catchup|switch|reverse|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
     " | reshard status [--json] TABLE";
 
 const char cmd_reshard_details[] =
@@ -29,6 +30,11 @@ const char cmd_reshard_details[] =
     "  switch            hold the table's writes in every dal instance following\n"
     "                    --source (a write fence in the file), catch up, and put\n"
     "                    NEW.ini (which must set allow_reshard = true) in its place\n"
+    "  reverse           after the switch: keep the old layout up to date from\n"
+    "                    the new nodes' binary logs (from the switch on), in\n"
+    "                    rounds as catchup (--follow: until stopped); --switch:\n"
+    "                    then switch the instances back to the -c file's layout\n"
+    "                    (it must set allow_reshard = true), as switch does\n"
     "  status            phase, rows copied per source table, rate and ETA\n"
     "  verify            compare the layouts chunk by chunk (checksums, then\n"
     "                    rows); exits 1 when a row is missing, extra or differs\n"
@@ -37,11 +43,18 @@ const char cmd_reshard_details[] =
     "  --to NEW.ini      the configuration of the new layout\n"
     "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
     "  --chunk-size N    rows per chunk (default 1000)\n"
-    "  --source FILE     switch: the file the dal instances follow (default: -c)\n"
+    "  --max-lag SECONDS copy and catchup wait while a replica of a node of\n"
+    "                    either layout is further behind (default: no limit)\n"
+    "  --max-load VAR=N  copy and catchup wait while a master's global status\n"
+    "                    VAR is above N, as Threads_running=25 (default: none)\n"
+    "  --source FILE     switch, reverse --switch: the file (or store) the dal\n"
+    "                    instances follow (default: -c)\n"
     "  --max-write-pause MS  switch: the longest writes are held (default 1000);\n"
     "                    a switch that cannot finish in time is abandoned\n"
     "  --fence-settle MS switch: time for every instance to reload (default 300)\n"
-    "  --follow          catchup: keep following the logs until SIGTERM/SIGINT\n"
+    "  --follow          catchup, reverse: keep following the logs until\n"
+    "                    SIGTERM/SIGINT\n"
+    "  --switch          reverse: then switch the instances back\n"
     "  --state-datasource NAME  where the state table is (default: the datasource\n"
     "                    of the old layout's first table)\n"
     "  --json            plan, copy, status and verify print one JSON object\n";
@@ -69,12 +82,29 @@ static int parse_count(const cli_t *cli, const char *opt, const char *text, uint
     return CLI_OK;
 }
 
+/* --max-load VAR=N: a global status variable's name and its limit. */
+static int parse_load(const cli_t *cli, rs_t *rs, const char *text)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    size_t i, n = eq ? (size_t)(eq - text) : 0;
+
+    if (n == 0 || n >= sizeof rs->load_var)
+        return cli_usage(cli, "--max-load needs VARIABLE=N (as Threads_running=25)");
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)text[i]) && text[i] != '_')
+            return cli_usage(cli, "--max-load: '%.*s' is not a status variable", (int)n, text);
+    memcpy(rs->load_var, text, n);
+    rs->load_var[n] = '\0';
+    return parse_count(cli, "--max-load", eq + 1, &rs->max_load, 1);
+}
+
 static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
 {
     size_t i;
-    int rc = CLI_OK;
+    int rc = CLI_OK, switching;
 
     a->sub = cli->args[0];
+    switching = strcmp(a->sub, "switch") == 0 || strcmp(a->sub, "reverse") == 0;
     for (i = 1; i < cli->nargs && rc == CLI_OK; i++) {
         const char *arg = cli->args[i];
         const char *val = i + 1 < cli->nargs ? cli->args[i + 1] : NULL;
@@ -84,16 +114,23 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
             i++;
         } else if (strcmp(arg, "--max-rows-per-second") == 0)
             rc = parse_count(cli, arg, val, &rs->max_rps, 1), i++;
-        else if (strcmp(arg, "--follow") == 0 && strcmp(a->sub, "catchup") == 0)
+        else if (strcmp(arg, "--follow") == 0 &&
+                 (strcmp(a->sub, "catchup") == 0 || strcmp(a->sub, "reverse") == 0))
             rs->follow = 1;
-        else if (strcmp(arg, "--source") == 0 && strcmp(a->sub, "switch") == 0) {
+        else if (strcmp(arg, "--switch") == 0 && strcmp(a->sub, "reverse") == 0)
+            rs->switch_back = 1;
+        else if (strcmp(arg, "--source") == 0 && switching) {
             if ((rs->source = val) == NULL)
                 rc = cli_usage(cli, "--source needs a file");
             i++;
-        } else if (strcmp(arg, "--max-write-pause") == 0 && strcmp(a->sub, "switch") == 0)
+        } else if (strcmp(arg, "--max-write-pause") == 0 && switching)
             rc = parse_count(cli, arg, val, &rs->max_pause_ms, 0), i++;
-        else if (strcmp(arg, "--fence-settle") == 0 && strcmp(a->sub, "switch") == 0)
+        else if (strcmp(arg, "--fence-settle") == 0 && switching)
             rc = parse_count(cli, arg, val, &rs->settle_ms, 0), i++;
+        else if (strcmp(arg, "--max-lag") == 0)
+            rc = parse_count(cli, arg, val, &rs->max_lag, 0), i++;
+        else if (strcmp(arg, "--max-load") == 0)
+            rc = parse_load(cli, rs, val), i++;
         else if (strcmp(arg, "--chunk-size") == 0)
             rc = parse_count(cli, arg, val, &rs->chunk, 0), i++;
         else if (strcmp(arg, "--state-datasource") == 0) {
@@ -127,6 +164,7 @@ int cmd_reshard(cli_t *cli)
         {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup},
         {"switch", rs_switch}, {"status", rs_status},
         {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
+        {"reverse", rs_reverse},
     };
     reshard_args_t a;
     rs_t rs;

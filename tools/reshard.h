@@ -10,6 +10,8 @@
  *   reshard_catchup.c  catch-up: changed keys from the binary logs
  *   reshard_apply.c    catch-up: the keys re-read and placed in the new layout
  *   reshard_switch.c   switch: write fence, last catch-up, new configuration
+ *   reshard_pause.c    copy and catch-up wait on replica lag and load
+ *   reshard_reverse.c  reverse: the old layout kept up to date after the switch
  *   reshard_sql.c      direct connections to the nodes and SQL helpers
  *
  * Routing is the library's: every row goes where dal_explain on the new
@@ -66,6 +68,13 @@ typedef struct rs {
     const char *source;   /* switch --source: the file the instances follow (default -c) */
     uint64_t max_pause_ms; /* switch --max-write-pause (default 1000) */
     uint64_t settle_ms;   /* switch --fence-settle: time for the instances to reload (300) */
+    uint64_t max_lag;     /* --max-lag SECONDS: a replica further behind pauses (0: none) */
+    char load_var[64];    /* --max-load VAR=N: a master's global status VAR above N pauses */
+    uint64_t max_load;    /* ... N ("" in load_var: no limit) */
+    double checked;       /* when rs_pause_if_busy last looked at the nodes */
+    int reverse;          /* reverse: old and new_ swapped (the new layout is read, the
+                             old one written); its catch-up rows are "reverse:NODE" */
+    int switch_back;      /* reverse --switch: then switch the instances back */
 } rs_t;
 
 /* --------------------------------------------------------- reshard_sql.c */
@@ -78,6 +87,8 @@ void rs_close(rs_t *rs);
 /* The connection to the master of layout l's entry i (shared per node);
  * NULL after reporting. */
 MYSQL *rs_conn(rs_t *rs, rs_layout_t *l, size_t i);
+/* A connection to server s of datasource node; NULL after reporting. */
+MYSQL *rs_connect_server(const dal_server_settings_t *s, const char *node);
 /* Run sql; 0, or -1 after reporting (what names the statement's place). */
 int rs_exec(MYSQL *m, const char *what, const char *sql);
 /* Run a query whose first row's first column is returned (owned, NULL for
@@ -115,6 +126,7 @@ typedef struct rs_state {
     double started, updated;
     char target[512];     /* workflow: the new configuration's path */
     int64_t lag_ms;       /* catch-up ("binlog:NODE"): the last round's lag; -1: none */
+    char detail[512];     /* workflow: why it waits ("paused: ..."), or "" */
 } rs_state_t;
 
 int rs_state_init(rs_t *rs);
@@ -125,6 +137,8 @@ void rs_state_free(rs_state_t *st);
 /* The state table's rows of rs->table, in source order: fn for each. */
 int rs_state_each(rs_t *rs, void (*fn)(void *user, const rs_state_t *st), void *user);
 int rs_state_clear(rs_t *rs);
+/* Set the workflow row's detail (NULL: none); a put of that row clears it. */
+int rs_state_detail(rs_t *rs, const char *detail);
 
 /* -------------------------------------------------------- subcommands */
 
@@ -140,9 +154,22 @@ int rs_cleanup(rs_t *rs);  /* reshard_copy.c */
 int rs_abort(rs_t *rs);    /* reshard_copy.c */
 int rs_catchup(rs_t *rs);  /* reshard_catchup.c */
 int rs_switch(rs_t *rs);   /* reshard_switch.c */
+int rs_reverse(rs_t *rs);  /* reshard_reverse.c */
+/* Catch-up rounds until one takes under a second (or, with rs->follow,
+ * until SIGTERM/SIGINT), giving way to the servers before each; *lag the
+ * last round's.  reshard_catchup.c */
+int rs_catchup_rounds(rs_t *rs, long long *lag);
+/* At the switch, with writes held: each new node's @@gtid_binlog_pos as
+ * the start of its reverse catch-up ("reverse:NODE").  reshard_reverse.c */
+int rs_reverse_mark(rs_t *rs);
 /* One catch-up round on every old node: *lag the longest, in ms.
  * reshard_catchup.c */
 int rs_catchup_round(rs_t *rs, long long *lag);
+/* --max-lag / --max-load: wait while a replica of a node of either layout
+ * is further behind, or a master busier, than allowed, with the reason in
+ * the workflow's detail; looks at most once a second.  0, or -1 after
+ * reporting (a node that cannot be asked).  reshard_pause.c */
+int rs_pause_if_busy(rs_t *rs);
 /* The lock that keeps two `dal reshard` runs on one table apart (held
  * until exit).  reshard_copy.c */
 int rs_lock(rs_t *rs);

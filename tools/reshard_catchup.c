@@ -289,9 +289,15 @@ static int node_state(rs_t *rs, size_t first, rs_state_t *st)
     rs_state_t copy;
     int found;
 
-    snprintf(src, sizeof src, "binlog:%s", rs->old.phys[first].node);
+    snprintf(src, sizeof src, "%s:%s", rs->reverse ? "reverse" : "binlog",
+             rs->old.phys[first].node);
     if ((found = rs_state_get(rs, src, st)) != 0)
         return found < 0 ? -1 : 0;
+    if (rs->reverse) {
+        cli_errorf("reshard: %s has no position of the switch; `reshard reverse` follows a "
+                   "switch made by this version", src);
+        return -1;
+    }
     snprintf(src, sizeof src, "%s.%s", rs->old.phys[first].node, rs->old.phys[first].table);
     if ((found = rs_state_get(rs, src, &copy)) <= 0 || copy.gtid == NULL) {
         if (found == 0)
@@ -388,12 +394,26 @@ static void on_stop(int sig)
     stop_following = 1;
 }
 
+int rs_catchup_rounds(rs_t *rs, long long *lag)
+{
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    int rc;
+
+    signal(SIGTERM, on_stop);
+    signal(SIGINT, on_stop);
+    do {
+        rc = rs_pause_if_busy(rs) == 0 ? rs_catchup_round(rs, lag) : CLI_FAIL;
+        if (rc == CLI_OK && rs->follow && *lag < 1000)
+            nanosleep(&pause, NULL);
+    } while (rc == CLI_OK && (rs->follow ? !stop_following : *lag >= 1000));
+    return rc;
+}
+
 int rs_catchup(rs_t *rs)
 {
     rs_state_t flow;
     long long lag = 0;
     int found, rc = CLI_OK;
-    struct timespec pause = {0, 200 * 1000 * 1000};
 
     if (rs_check(rs) != CLI_OK || rs_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
         (found = rs_state_get(rs, "", &flow)) < 0)
@@ -404,13 +424,7 @@ int rs_catchup(rs_t *rs)
         rs_state_free(&flow);
         return CLI_FAIL;
     }
-    signal(SIGTERM, on_stop);
-    signal(SIGINT, on_stop);
-    do {
-        rc = rs_catchup_round(rs, &lag);
-        if (rc == CLI_OK && rs->follow && lag < 1000)
-            nanosleep(&pause, NULL);
-    } while (rc == CLI_OK && (rs->follow ? !stop_following : lag >= 1000));
+    rc = rs_catchup_rounds(rs, &lag);
     if (rc == CLI_OK) {
         snprintf(flow.phase, sizeof flow.phase, "caught-up");
         flow.updated = rs_now();

@@ -173,12 +173,12 @@ static MYSQL_RES *read_chunk(copier_t *c, size_t i, const rs_state_t *st)
 /* One chunk: 1 copied, 0 the table is done, -1 failed. */
 static int copy_chunk(copier_t *c, size_t i, rs_state_t *st)
 {
-    MYSQL_RES *r = read_chunk(c, i, st);
+    MYSQL_RES *r;
     MYSQL_ROW row;
     uint64_t n = 0;
     char *last = NULL;
 
-    if (r == NULL)
+    if (rs_pause_if_busy(c->rs) != 0 || (r = read_chunk(c, i, st)) == NULL)
         return -1;
     while ((row = mysql_fetch_row(r)) != NULL) {
         unsigned long *len = mysql_fetch_lengths(r);

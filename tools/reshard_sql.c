@@ -111,7 +111,7 @@ int rs_put_crc(rs_buf_t *b, const rs_t *rs)
 
 /* ------------------------------------------------------------ connections */
 
-static MYSQL *connect_server(const dal_server_settings_t *s, const char *node)
+MYSQL *rs_connect_server(const dal_server_settings_t *s, const char *node)
 {
     unsigned int timeout = s->connect_timeout_ms ? (s->connect_timeout_ms + 999) / 1000 : 5;
     my_bool on = 1;
@@ -150,7 +150,7 @@ static MYSQL *connect_node(dal_t *dal, const char *node)
         cli_fail(&err);
         return NULL;
     }
-    m = connect_server(dal_datasource_info_server(ds, 0), node);
+    m = rs_connect_server(dal_datasource_info_server(ds, 0), node);
     dal_datasource_info_free(ds);
     return m;
 }
@@ -165,7 +165,7 @@ MYSQL *rs_conn(rs_t *rs, rs_layout_t *l, size_t i)
     for (j = 0; j < l->nphys; j++)
         if (l->conns[j] != NULL && strcmp(l->phys[j].node, l->phys[i].node) == 0)
             return l->conns[i] = l->conns[j];
-    return l->conns[i] = connect_server(dal_datasource_info_server(l->phys[i].ds, 0),
+    return l->conns[i] = rs_connect_server(dal_datasource_info_server(l->phys[i].ds, 0),
                                         l->phys[i].node);
 }
 

@@ -31,7 +31,14 @@ int rs_state_init(rs_t *rs)
                    " started DOUBLE NOT NULL DEFAULT 0,"
                    " updated DOUBLE NOT NULL DEFAULT 0,"
                    " lag_ms BIGINT NULL,"
-                   " PRIMARY KEY (tbl, src)) ENGINE=InnoDB") == 0 ? CLI_OK : CLI_FAIL;
+                   " detail VARCHAR(512) NULL,"
+                   " PRIMARY KEY (tbl, src)) ENGINE=InnoDB") == 0 &&
+                   /* a state table made before the column was */
+                   rs_exec(rs->state, "state table on datasource",
+                           "ALTER TABLE " STATE_TABLE
+                           " ADD COLUMN IF NOT EXISTS detail VARCHAR(512) NULL") == 0
+               ? CLI_OK
+               : CLI_FAIL;
 }
 
 void rs_state_free(rs_state_t *st)
@@ -64,6 +71,7 @@ static void from_row(MYSQL_ROW row, rs_state_t *st)
     st->started = row[7] ? strtod(row[7], NULL) : 0;
     st->updated = row[8] ? strtod(row[8], NULL) : 0;
     st->lag_ms = row[9] ? strtoll(row[9], NULL, 10) : -1;
+    copy_str(st->detail, sizeof st->detail, row[10]);
 }
 
 static int query_rows(rs_t *rs, const char *src, void (*fn)(void *, const rs_state_t *),
@@ -75,7 +83,7 @@ static int query_rows(rs_t *rs, const char *src, void (*fn)(void *, const rs_sta
     int rc = 0;
 
     if (rs_puts(&q, "SELECT src, phase, target, last_key, rows_copied, rows_total, gtid,"
-                    " started, updated, lag_ms FROM " STATE_TABLE " WHERE tbl = ") ||
+                    " started, updated, lag_ms, detail FROM " STATE_TABLE " WHERE tbl = ") ||
         rs_put_value(&q, rs->state, rs->table, strlen(rs->table), 0) ||
         (src != NULL && (rs_puts(&q, " AND src = ") ||
                          rs_put_value(&q, rs->state, src, strlen(src), 0))) ||
@@ -151,6 +159,20 @@ int rs_state_put(rs_t *rs, const rs_state_t *st)
     return rc ? -1 : 0;
 }
 
+int rs_state_detail(rs_t *rs, const char *detail)
+{
+    rs_buf_t q = {0};
+    int rc;
+
+    rc = rs_puts(&q, "UPDATE " STATE_TABLE " SET detail = ") ||
+         rs_put_value(&q, rs->state, detail, detail ? strlen(detail) : 0, 0) ||
+         rs_puts(&q, " WHERE src = '' AND tbl = ") ||
+         rs_put_value(&q, rs->state, rs->table, strlen(rs->table), 0) ||
+         rs_exec(rs->state, "saving the state", q.s);
+    rs_buf_free(&q);
+    return rc ? -1 : 0;
+}
+
 int rs_state_clear(rs_t *rs)
 {
     rs_buf_t q = {0};
@@ -211,7 +233,7 @@ static void show_source(void *user, const rs_state_t *st)
 
     if (st->src[0] == '\0')
         return;   /* the workflow's row: read before (rs_status) */
-    if (strncmp(st->src, "binlog:", 7) == 0) {
+    if (strncmp(st->src, "binlog:", 7) == 0 || strncmp(st->src, "reverse:", 8) == 0) {
         show_binlog(o, st);
         return;
     }
@@ -265,6 +287,8 @@ static void show_totals(status_out_t *o)
         json_array_end(&o->j);
         json_key(&o->j, "phase");
         json_string(&o->j, phase);
+        json_key(&o->j, "detail");
+        json_string(&o->j, o->have_flow && o->flow.detail[0] ? o->flow.detail : NULL);
         json_key(&o->j, "target");
         json_string(&o->j, o->have_flow && o->flow.target[0] ? o->flow.target : NULL);
         json_key(&o->j, "rows_copied");
@@ -318,6 +342,8 @@ int rs_status(rs_t *rs)
     o.have_flow = rc;
     if (!o.json) {
         printf("%s: phase %s", rs->table, o.have_flow ? o.flow.phase : "none");
+        if (o.have_flow && o.flow.detail[0])
+            printf(" (%s)", o.flow.detail);
         if (o.have_flow && o.flow.target[0])
             printf(", to %s", o.flow.target);
         printf("\n");

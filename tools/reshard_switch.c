@@ -15,8 +15,9 @@
  *   3. waits --fence-settle for every instance to reload, and catches up
  *      to the old nodes' positions of that moment: nothing more reaches
  *      the old tables;
- *   4. if there is still --fence-settle left before DEADLINE, replaces the
- *      document by NEW.ini's text: the instances reload it and their held
+ *   4. if there is still --fence-settle left before DEADLINE, records the
+ *      new nodes' positions for `reverse` and replaces the document by
+ *      NEW.ini's text: the instances reload it and their held
  *      writes go to the new layout; otherwise writes the original text back
  *      (the switch is abandoned; writes go on against the old layout, and
  *      the instances would release them at DEADLINE anyway);
@@ -256,6 +257,8 @@ static int fence_and_swap(rs_t *rs, doc_src_t *d, const char *orig, size_t olen,
     free(ftext);
     sleep_ms(rs->settle_ms);
     rc = rs_catchup_round(rs, &lag) == CLI_OK ? 0 : -1;
+    if (rc == 0 && now_ms() + rs->settle_ms < until && !rs->reverse && rs_reverse_mark(rs) != 0)
+        rc = -1;
     if (rc == 0 && now_ms() + rs->settle_ms < until) {
         rc = doc_write(d, next, nlen) == 0 ? 1 : -1;
         *held_ms = now_ms() - t0;
@@ -285,9 +288,10 @@ int rs_switch(rs_t *rs)
     if (rs_check(rs) != CLI_OK || rs_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
         (found = rs_state_get(rs, "", &flow)) < 0)
         return CLI_FAIL;
-    if (!found || strcmp(flow.phase, "caught-up") != 0) {
-        cli_errorf("reshard: %s is in phase %s; switch follows `reshard catchup`", rs->table,
-                   found ? flow.phase : "none");
+    if (!found || strcmp(flow.phase, rs->reverse ? "switched" : "caught-up") != 0) {
+        cli_errorf("reshard: %s is in phase %s; %s", rs->table, found ? flow.phase : "none",
+                   rs->reverse ? "the switch back follows a switch"
+                               : "switch follows `reshard catchup`");
         rs_state_free(&flow);
         return CLI_FAIL;
     }
@@ -330,7 +334,7 @@ int rs_switch(rs_t *rs)
                    (unsigned long long)rs->max_pause_ms);
         goto out;
     }
-    if (set_flow(rs, "switched") != 0)
+    if (set_flow(rs, rs->reverse ? "reversed" : "switched") != 0)
         goto out;
     /* 5: a write an instance sent to the old layout after the last round:
      * it missed the fence.  Counted, not applied: the new layout may have
@@ -343,10 +347,11 @@ int rs_switch(rs_t *rs)
                    "the fence (an instance that does not follow %s?); compare with `reshard "
                    "verify`", (unsigned long long)rs->counted, rs->table, rs->source);
     if (rc == CLI_OK && rs->cli->json)
-        printf("{\"phase\":\"switched\",\"writes_held_ms\":%llu}\n", (unsigned long long)held);
+        printf("{\"phase\":\"%s\",\"writes_held_ms\":%llu}\n",
+               rs->reverse ? "reversed" : "switched", (unsigned long long)held);
     else if (rc == CLI_OK)
-        printf("switched %s to %s: writes held %llu ms\n", rs->table, rs->new_.path,
-               (unsigned long long)held);
+        printf("switched %s %sto %s: writes held %llu ms\n", rs->table,
+               rs->reverse ? "back " : "", rs->new_.path, (unsigned long long)held);
 out:
     doc_close(&d);
     free(orig);
