@@ -167,7 +167,8 @@ int rs_apply_keys(rs_t *rs, char **keys, size_t n)
     int rc = 0;
 
     /* each key once */
-    qsort(keys, n, sizeof *keys, key_sort);
+    if (n > 1) /* qsort's array may not be NULL, as keys is when n is 0 */
+        qsort(keys, n, sizeof *keys, key_sort);
     for (i = 0; i < n; i++)
         if (m == 0 || strcmp(keys[m - 1], keys[i]) != 0)
             keys[m++] = keys[i];

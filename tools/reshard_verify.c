@@ -208,8 +208,10 @@ static void compare_rows(verifier_t *v, vrow_t *o, size_t no, vrow_t *n, size_t 
     size_t i = 0, k = 0;
 
     sort_rs = rs;
-    qsort(o, no, sizeof *o, vrow_cmp);
-    qsort(n, nn, sizeof *n, vrow_cmp);
+    if (no > 1) /* either array is NULL when empty, which qsort may not take */
+        qsort(o, no, sizeof *o, vrow_cmp);
+    if (nn > 1)
+        qsort(n, nn, sizeof *n, vrow_cmp);
     while (i < no || k < nn) {
         int c = i == no ? 1 : k == nn ? -1 : key_cmp(rs, o[i].key, n[k].key);
         if (c < 0)
