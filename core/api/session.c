@@ -89,6 +89,11 @@ struct dal_session {
     int has_infile;
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
+    /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
+     * its connection (a server's 1196 for a non-transactional table rolled
+     * back), for that statement's result (txn_statement) */
+    unsigned int end_warnings;
+    dal_warnings_t *end_warns; /* owned: their SHOW WARNINGS rows (warnings.h), or NULL */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -480,8 +485,13 @@ static int end_first(dal_session_t *s, const char *word, int *reusable, dal_erro
     if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
         rc = conn_error(s->conn, DAL_ESERVER, err);
         *reusable = 0;
-    } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
+        return rc;
+    }
+    if (s->conn != NULL && strcmp(word, "COMMIT") == 0)
         note_commit(s);
+    if (s->conn != NULL && mysql_warning_count(&s->conn->mysql) > 0) {
+        s->end_warnings += mysql_warning_count(&s->conn->mysql);
+        warnings_read(&s->end_warns, &s->conn->mysql, mysql_warning_count(&s->conn->mysql));
     }
     return rc;
 }
@@ -492,6 +502,9 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
 {
     int rc = 0, reusable = 1, commit = strcmp(word, "COMMIT") == 0;
 
+    warnings_free(s->end_warns);
+    s->end_warns = NULL;
+    s->end_warnings = 0;
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
     if (s->txn != NULL) {
@@ -616,6 +629,7 @@ void dal_session_close(dal_session_t *s)
     session_clear(s);
     snap_slot_close(s->dal, &s->slot);
     cancel_destroy(&s->cancel);
+    warnings_free(s->end_warns);
     free(s);
 }
 
@@ -986,6 +1000,11 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 
     if (rc == 0 && (*out = result_new()) == NULL)
         rc = err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0 && s->end_warnings > 0) {
+        (*out)->warnings += s->end_warnings;
+        warnings_move(&(*out)->warns, s->end_warns);
+        s->end_warns = NULL;
+    }
     return rc;
 }
 
