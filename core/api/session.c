@@ -89,6 +89,11 @@ struct dal_session {
     int has_infile;
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
+    /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
+     * its connection (a server's 1196 for a non-transactional table rolled
+     * back), for that statement's result (txn_statement) */
+    unsigned int end_warnings;
+    dal_warnings_t *end_warns; /* owned: their SHOW WARNINGS rows (warnings.h), or NULL */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -480,8 +485,13 @@ static int end_first(dal_session_t *s, const char *word, int *reusable, dal_erro
     if (s->conn != NULL && mysql_real_query(&s->conn->mysql, word, strlen(word)) != 0) {
         rc = conn_error(s->conn, DAL_ESERVER, err);
         *reusable = 0;
-    } else if (s->conn != NULL && strcmp(word, "COMMIT") == 0) {
+        return rc;
+    }
+    if (s->conn != NULL && strcmp(word, "COMMIT") == 0)
         note_commit(s);
+    if (s->conn != NULL && mysql_warning_count(&s->conn->mysql) > 0) {
+        s->end_warnings += mysql_warning_count(&s->conn->mysql);
+        warnings_read(&s->end_warns, &s->conn->mysql, mysql_warning_count(&s->conn->mysql));
     }
     return rc;
 }
@@ -492,6 +502,9 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
 {
     int rc = 0, reusable = 1, commit = strcmp(word, "COMMIT") == 0;
 
+    warnings_free(s->end_warns);
+    s->end_warns = NULL;
+    s->end_warnings = 0;
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
     if (s->txn != NULL) {
@@ -616,6 +629,7 @@ void dal_session_close(dal_session_t *s)
     session_clear(s);
     snap_slot_close(s->dal, &s->slot);
     cancel_destroy(&s->cancel);
+    warnings_free(s->end_warns);
     free(s);
 }
 
@@ -986,6 +1000,11 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
 
     if (rc == 0 && (*out = result_new()) == NULL)
         rc = err_set(err, DAL_ENOMEM, "out of memory");
+    if (rc == 0 && s->end_warnings > 0) {
+        (*out)->warnings += s->end_warnings;
+        warnings_move(&(*out)->warns, s->end_warns);
+        s->end_warns = NULL;
+    }
     return rc;
 }
 
@@ -1011,8 +1030,8 @@ static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_
     dal_session_t *s = owner;
     int rc;
 
-    /* with autocommit 0 every statement but SET and SHOW runs in a
-     * transaction, so comes here */
+    /* with autocommit 0 every statement that reads @@autocommit runs in
+     * a transaction (implicit_txn), so comes here */
     if (s->manual && st->sql->reads_autocommit && (rc = sysvar_autocommit_off(st, err)) != 0)
         return rc;
     return pins_check(&s->pins, snap, opts, st, err);
@@ -1033,10 +1052,42 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-/* The analysis of sql (a cache lookup): its kind and whether it makes a
- * temporary table.  0 or the analysis error. */
+/* A tref qualified information_schema. (quoted or not, any case): a view
+ * the server reads without opening a transaction. */
+static int infoschema_tref(const dal_sql_t *an, const struct dal_sql_tref *t)
+{
+    static const char word[] = "information_schema";
+    const char *q = an->text + t->qual_off;
+    size_t n = t->qual_len > 0 ? t->qual_len - 1 : 0; /* without the dot */
+
+    if (n >= 2 && q[0] == '`' && q[n - 1] == '`') {
+        q++;
+        n -= 2;
+    }
+    return n == sizeof word - 1 && strncasecmp(q, word, n) == 0;
+}
+
+/* sql is a SELECT that opens no transaction on a server: it names no
+ * table but information_schema's, is analysed, needs no master's state,
+ * and does not read @@autocommit (which only a transaction's statement
+ * gets as the session set it: check_routes). */
+static int reads_no_table(const dal_sql_t *an)
+{
+    size_t i;
+
+    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master || an->reads_autocommit)
+        return 0;
+    for (i = 0; i < an->ntrefs; i++)
+        if (!infoschema_tref(an, &an->trefs[i]))
+            return 0;
+    return 1;
+}
+
+/* The analysis of sql (a cache lookup): its kind, whether it makes a
+ * temporary table and whether it reads no table (reads_no_table).  0 or
+ * the analysis error. */
 static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
-                   dal_error_t *err)
+                   int *no_table, dal_error_t *err)
 {
     const dal_sql_t *an = sql.prepared;
 
@@ -1044,6 +1095,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
         return err ? err->code : DAL_ESQL;
     *k = an->kind;
     *temporary = an->temporary;
+    *no_table = reads_no_table(an);
     if (sql.prepared == NULL)
         sql_unref(an);
     return 0;
@@ -1051,19 +1103,25 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
 
 /* With autocommit 0, a statement outside a transaction opens one first, as
  * the server would: any but transaction control (which means what it
- * says), DDL (which the server commits anyway) and SET/SHOW.  In a
+ * says), DDL (which the server commits anyway), SET/SHOW and a SELECT
+ * that reads no table, or only information_schema's (a server opens its
+ * transaction at a table's read or write: SELECT 1 leaves
+ * @@in_transaction 0; the proxy's SHOW VARIABLES reads
+ * information_schema).  A SELECT of a stored
+ * function that reads a table names none and so opens none either.  In a
  * transaction, DDL (but of a temporary table) commits it first, as on a
  * server. */
 static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
 {
     dal_sql_kind_t k = DAL_SQL_OTHER;
-    int temporary = 0, rc = kind_of(s, sql, &k, &temporary, err);
+    int temporary = 0, no_table = 0, rc = kind_of(s, sql, &k, &temporary, &no_table, err);
 
     if (rc != 0)
         return rc;
     if (s->in_txn)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
-    if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW)
+    if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW ||
+        no_table)
         return 0;
     return begin(s, 0, -1, err);
 }

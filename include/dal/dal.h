@@ -708,7 +708,9 @@ DAL_API const char *dal_session_schema(const dal_session_t *s);
  * gets them in the order of their last assignment, as a server took them
  * (SET max_join_size after SET sql_big_selects = 1 clears it again).  Three names are dal's own business:
  *  - "autocommit" (0/1, ON/OFF, TRUE/FALSE): with 0 the session opens a
- *    transaction (dal_begin) before each statement run outside one, so
+ *    transaction (dal_begin) before each statement run outside one (but
+ *    transaction control, DDL, SET, SHOW and a SELECT naming no table or
+ *    only information_schema's, which a server opens none for), so
  *    statements stay uncommitted until COMMIT, as in every dal
  *    transaction; @@autocommit and @@session.autocommit read back its
  *    value (the servers' connections keep 1); setting it to 1 commits an

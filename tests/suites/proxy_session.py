@@ -261,6 +261,44 @@ def in_transaction(make):
     return out
 
 
+def no_table_in_transaction(make):
+    """With autocommit 0, a statement naming no table opens no transaction
+    (a server opens one at a table's read or write): @@in_transaction
+    after each."""
+    c = make()
+    cur = c.cursor()
+    out = []
+    for sql in ["SET autocommit = 0", "SELECT 1", "SELECT @@in_transaction",
+                "SELECT NOW() IS NOT NULL, @@version IS NOT NULL", "SELECT @@in_transaction",
+                "SHOW VARIABLES LIKE 'autocommit'", "SELECT @@in_transaction",
+                "SELECT 1 FROM DUAL WHERE 1 = 0", "SELECT @@in_transaction",
+                "SELECT COUNT(*) > 0 FROM information_schema.`COLLATIONS`",
+                "SELECT @@in_transaction", "SELECT COUNT(*) FROM orders", "SELECT @@in_transaction", "SELECT 2",
+                "SELECT @@in_transaction", "ROLLBACK", "SELECT @@in_transaction",
+                "SET autocommit = 1"]:
+        cur.execute(sql)
+        out.append((sql, cur.fetchall()))
+    c.close()
+    return out
+
+
+def rollback_warnings(make):
+    """ROLLBACK of a transaction that changed a MyISAM table: the server's
+    warning 1196, in the OK's warning count and SHOW WARNINGS."""
+    c = make()
+    cur = c.cursor()
+    out = []
+    for sql in ["DROP TABLE IF EXISTS rb_myisam", "CREATE TABLE rb_myisam (a INT) ENGINE=MyISAM",
+                "BEGIN", "INSERT INTO rb_myisam VALUES (1)", "ROLLBACK", "SHOW WARNINGS",
+                "SET autocommit = 0", "INSERT INTO rb_myisam VALUES (2)", "COMMIT",
+                "SHOW WARNINGS", "SELECT COUNT(*) FROM rb_myisam", "SET autocommit = 1",
+                "DROP TABLE rb_myisam"]:
+        cur.execute(sql)
+        out.append((sql, c._result.warning_count, cur.fetchall()))
+    c.close()
+    return out
+
+
 # ------------------------------------------------ a NUL inside a string
 def nul_in_strings(make):
     """Statements the proxy rewrites (information_schema views, the
@@ -343,6 +381,8 @@ if part == "session":
     same("a NUL inside a quoted string", nul_in_strings)
     same("DATABASE() without a schema", no_database)
     same("@@in_transaction", in_transaction)
+    same("ROLLBACK's warnings", rollback_warnings)
+    same("@@in_transaction after a statement naming no table", no_table_in_transaction)
     same("a long statement's Info", long_info)
     same("SET wait_timeout = 1", session_timeout)
 elif part == "idle":

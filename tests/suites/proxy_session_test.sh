@@ -2,7 +2,9 @@
 # proxy_session_test.sh -- a client's server session through dal-proxy,
 # judged against a plain MariaDB by PyMySQL and MySQLdb
 # (tests/suites/proxy_session.py): the warnings of a SET reach the OK
-# packet and SHOW WARNINGS; session variables read back as set (@@x,
+# packet and SHOW WARNINGS, and so do ROLLBACK's (1196 for a MyISAM
+# table); with autocommit 0 a SELECT naming no table opens no
+# transaction (@@in_transaction); session variables read back as set (@@x,
 # SHOW SESSION VARIABLES, information_schema.SESSION_VARIABLES) whatever
 # shard the statement before used; SHOW [FULL] PROCESSLIST and
 # information_schema.PROCESSLIST list the proxy's clients by the ids
