@@ -10,15 +10,16 @@
 #   verify   equal layouts pass; a changed, a deleted and an added row in
 #            the new layout are each found;
 #   abort, and cleanup's refusal before a switch;
-#   catch-up with a writer going through dal during the copy (killed and
-#            resumed) and the catch-up (--follow, killed with SIGKILL), then
-#            compared with an unsharded reference that got the same
-#            statements; DDL on a table being resharded stops it;
-#   switch   with RESHARD_WRITERS (default 4) writers through dal-proxy and
-#            as many through libdal (`dal shell`), all following one file:
-#            no statement fails, the new layout equals the reference, the
-#            longest proxy write is reported; a transaction open across
-#            the switch is refused its next write; then cleanup;
+#   DDL      on a table being resharded (drink) stops its catch-up;
+#   writes   RESHARD_WRITERS (default 4) writers through dal-proxy and as
+#            many through libdal (`dal shell`), all following one file,
+#            run from before a copy (killed with SIGKILL and resumed),
+#            through a catch-up --follow (killed with SIGKILL, resumed,
+#            stopped), through the switch and after it: no statement
+#            fails, the new layout equals an unsharded reference that got
+#            the same statements, the longest proxy write is reported; a
+#            transaction open across the switch is refused its next
+#            write; then cleanup;
 #   back     the table moves back to 2 x 4 with dal-proxy following the
 #            configuration in etcd, switched through the store, a writer
 #            going on, compared with the reference again.
@@ -198,83 +199,6 @@ n=$(dal exec --json "SELECT COUNT(*) FROM food" | json_get 'd["rows"][0][0]')
 [ "$n" = "$ROWS" ] || fail "after abort the old layout has $n rows"
 
 
-# ------------------------------------- with writes: copy, catch-up, killed
-# A writer sends inserts, updates and deletes through dal (the old layout)
-# during the copy and the catch-up; the same statements, in the same
-# order, go afterwards to the unsharded reference table.
-# It runs until the catch-up has been killed ($work/stop).
-python3 - "$ROWS" "$work/stop" "$work/ops.sql" <<'PY' | dal shell >/dev/null 2>"$work/writer.err" &
-import itertools, os, random, sys, time
-rows, stop, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = random.Random(36)
-next_id = rows + 1000
-with open(path, "w") as keep:
-    for i in itertools.count():
-        if os.path.exists(stop):
-            break
-        r = rng.random()
-        if r < 0.4:
-            sql = "INSERT INTO food (id, poi, name, price) VALUES (%d, %d, 'w%d', %d.5);" % (
-                next_id, rng.randrange(1000), i, i % 100)
-            next_id += 1
-        elif r < 0.8:
-            sql = "UPDATE food SET name = 'u%d', price = NULL WHERE id = %d;" % (i, rng.randrange(1, next_id))
-        else:
-            sql = "DELETE FROM food WHERE id = %d;" % rng.randrange(1, next_id)
-        print(sql, flush=True)
-        keep.write(sql + "\n")
-        time.sleep(0.004)
-PY
-writer=$!
-"$dal_bin" -c "$work/old.ini" reshard copy --to "$work/new.ini" --chunk-size 250 \
-    --max-rows-per-second "$rate" food >"$work/copy2.out" 2>&1 &
-cpid=$!
-for _ in $(seq 1 200); do
-    copied=$(dal reshard status --json food 2>/dev/null | json_get 'd["rows_copied"]' 2>/dev/null || echo 0)
-    [ "$copied" -ge $((ROWS / 3)) ] && break
-    sleep 0.1
-done
-kill -KILL "$cpid" 2>/dev/null || fail "copy under writes finished before the kill"
-wait "$cpid" 2>/dev/null || true
-out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) && fail "catch-up before the copy ended ran"
-grep -q "follows a finished copy" <<<"$out" || fail "early catch-up: $out"
-dal reshard copy --to "$work/new.ini" --chunk-size 250 food >/dev/null || fail "resumed copy under writes"
-"$dal_bin" -c "$work/old.ini" reshard catchup --follow --to "$work/new.ini" food \
-    >"$work/follow.out" 2>&1 &
-fpid=$!
-lag=""
-for _ in $(seq 1 100); do
-    lag=$(dal reshard status --json food 2>/dev/null | json_get 'd["lag_ms"]' 2>/dev/null || true)
-    [ -n "$lag" ] && [ "$lag" != None ] && break
-    sleep 0.1
-done
-[ -n "$lag" ] && [ "$lag" != None ] || fail "no catch-up round recorded: $(cat "$work/follow.out")"
-kill -KILL "$fpid" 2>/dev/null || fail "catch-up --follow ended by itself: $(cat "$work/follow.out")"
-wait "$fpid" 2>/dev/null || true
-touch "$work/stop"
-wait "$writer" || fail "a write through dal failed: $(head -3 "$work/writer.err")"
-"$dal_bin" -c "$work/ref.ini" shell <"$work/ops.sql" >/dev/null || fail "the reference's statements"
-out=$(dal reshard catchup --to "$work/new.ini" food) || fail "catch-up: $out"
-grep -q "^caught up food: lag [0-9]* ms" <<<"$out" || fail "catch-up output: $out"
-out=$(dal reshard status --json food) || fail "status after catch-up"
-python3 -c "$(cat <<'PY'
-import json, sys
-d = json.load(sys.stdin)
-assert d["phase"] == "caught-up", d["phase"]
-assert d["lag_ms"] is not None and d["lag_ms"] < 1000, d["lag_ms"]
-b = [s for s in d["sources"] if s["source"].startswith("binlog:")]
-assert sorted(s["source"] for s in b) == ["binlog:old0", "binlog:old1"], b
-assert sum(s["keys_applied"] for s in b) > 0, b
-PY
-)" <<<"$out" || fail "status after catch-up: $out"
-dump "$work/ref.ini" >"$work/ref.json" || fail "dump reference"
-dump "$work/new.ini" >"$work/new.json" || fail "dump new"
-dump "$work/old.ini" >"$work/old.json" || fail "dump old"
-cmp -s "$work/old.json" "$work/ref.json" || fail "the old layout differs from the reference"
-cmp -s "$work/new.json" "$work/ref.json" || fail "after the catch-up the new layout differs from the reference"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('reference rows:', len(d['rows']))" "$work/ref.json"
-out=$(dal reshard verify --to "$work/new.ini" food) || fail "verify after catch-up: $out"
-
 # a change of the table's definition stops the catch-up (on another table,
 # drink, so that food goes on to the switch)
 dal exec "CREATE TABLE drink (id BIGINT PRIMARY KEY, name VARCHAR(20))" >/dev/null || fail "create drink"
@@ -288,12 +212,15 @@ out=$(dal reshard catchup --to "$work/new.ini" drink 2>&1) && fail "catch-up pas
 grep -q "catch-up stops: the definition of a table of drink on datasource old1 changed" <<<"$out" ||
     fail "DDL message: $out"
 
-# ------------------------------------------------------------------ switch
+
+# ------------------------------ writes: copy, catch-up, switch, cleanup
 # The instances follow live.ini: dal-proxy, and `dal shell` (libdal).
-# WRITERS writers through each (default 4), each on its own class of ids
-# modulo 2*WRITERS (so the outcome does not depend on how they
-# interleave), write before, during and after the switch; the reference
-# gets each one's statements afterwards.
+# RESHARD_WRITERS writers through each (default 4), each on its own class
+# of ids modulo 2*RESHARD_WRITERS (so the outcome does not depend on how
+# they interleave), send inserts, updates and deletes from before the
+# copy (killed with SIGKILL and resumed), through the catch-up (--follow,
+# killed with SIGKILL and resumed), through the switch and after it; the
+# unsharded reference gets each one's statements afterwards.
 NW=${RESHARD_WRITERS:-4}
 cp "$work/old.ini" "$work/live.ini"
 px_start "$work/live.ini" "$pport"
@@ -325,7 +252,7 @@ while not os.path.exists(stop):
         t0 = time.time()
         cur.execute(sql)
         worst[0] = max(worst[0], time.time() - t0)
-    time.sleep(0.005)
+    time.sleep(0.02)
 with open(path, "w") as f:
     f.write("".join(s + ";\n" for s in stmts))
 PY
@@ -350,6 +277,56 @@ for w in $(seq 0 $((2 * NW - 1))); do
     fi
     wpids+=($!)
 done
+kill_at=$((ROWS / 3))
+sleep 1
+"$dal_bin" -c "$work/old.ini" reshard copy --to "$work/new.ini" --chunk-size 250 \
+    --max-rows-per-second "$rate" food >"$work/copy2.out" 2>&1 &
+cpid=$!
+for _ in $(seq 1 300); do
+    copied=$(dal reshard status --json food 2>/dev/null | json_get 'd["rows_copied"]' 2>/dev/null || echo 0)
+    [ "$copied" -ge "$kill_at" ] && break
+    sleep 0.1
+done
+kill -KILL "$cpid" 2>/dev/null || fail "copy under writes finished before the kill"
+wait "$cpid" 2>/dev/null || true
+echo "killed the copy under writes at $(dal reshard status --json food | json_get 'd["rows_copied"]') of $ROWS rows"
+out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) && fail "catch-up before the copy ended ran"
+grep -q "follows a finished copy" <<<"$out" || fail "early catch-up: $out"
+dal reshard copy --to "$work/new.ini" --chunk-size 250 food >/dev/null || fail "resumed copy under writes"
+# catch-up --follow, killed with SIGKILL after a round, then resumed and
+# stopped with SIGTERM (which ends it as caught up)
+follow() {
+    "$dal_bin" -c "$work/old.ini" reshard catchup --follow --to "$work/new.ini" food >"$work/follow$1.out" 2>&1 &
+    fpid=$!
+    lag=""
+    for _ in $(seq 1 150); do
+        lag=$(dal reshard status --json food 2>/dev/null | json_get 'd["lag_ms"]' 2>/dev/null || true)
+        [ -n "$lag" ] && [ "$lag" != None ] && break
+        sleep 0.1
+    done
+    [ -n "$lag" ] && [ "$lag" != None ] || fail "no catch-up round recorded: $(cat "$work/follow$1.out")"
+}
+follow 1
+sleep 1
+kill -KILL "$fpid" 2>/dev/null || fail "catch-up --follow ended by itself: $(cat "$work/follow1.out")"
+wait "$fpid" 2>/dev/null || true
+follow 2
+sleep 2
+kill -TERM "$fpid" 2>/dev/null || fail "resumed catch-up --follow ended by itself: $(cat "$work/follow2.out")"
+wait "$fpid" || fail "resumed catch-up --follow: $(cat "$work/follow2.out")"
+grep -q "^caught up food: lag [0-9]* ms" "$work/follow2.out" || fail "catch-up output: $(cat "$work/follow2.out")"
+out=$(dal reshard status --json food) || fail "status after catch-up"
+python3 -c "$(cat <<'PY'
+import json, sys
+d = json.load(sys.stdin)
+assert d["phase"] == "caught-up", d["phase"]
+assert d["lag_ms"] is not None, d["lag_ms"]
+b = [s for s in d["sources"] if s["source"].startswith("binlog:")]
+assert sorted(s["source"] for s in b) == ["binlog:old0", "binlog:old1"], b
+assert sum(s["keys_applied"] for s in b) > 0, b
+PY
+)" <<<"$out" || fail "status after catch-up: $out"
+echo "catch-up lag before the switch: $(json_get 'd["lag_ms"]' <<<"$out") ms"
 # a transaction open across the switch may not write on to the old layout
 {
     printf "BEGIN;\nINSERT INTO food (id, poi, name) VALUES (20000001, 1, 'txn');\n"
@@ -358,7 +335,6 @@ done
 } | "$dal_bin" -c "$work/live.ini" shell >"$work/txn.out" 2>&1 &
 txnpid=$!
 sleep 1
-out=$(dal reshard catchup --to "$work/new.ini" food 2>&1) || fail "catch-up before the switch: $out"
 # an abandoned switch leaves the old layout serving: the test tries again
 for attempt in 1 2 3; do
     out=$(dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) && break
@@ -375,6 +351,10 @@ for w in $(seq 0 $((2 * NW - 1))); do
     [ "$w" -lt "$NW" ] || cat "$work/writer_$w.err"
     "$dal_bin" -c "$work/ref.ini" shell <"$work/ops_$w.sql" >/dev/null || fail "the reference's statements of writer $w"
 done
+# reported, not asserted: a loaded machine stretches any one write
+cat "$work"/ops_[0-9]*.sql | wc -l | sed 's/^ */statements of the writers: /'
+sed -n 's/.*longest \([0-9]*\) ms$/\1/p' "$work"/writer_[0-9]*.err | sort -n | tail -1 |
+    sed 's/^/longest write through dal-proxy: /; s/$/ ms/'
 wait "$txnpid" && fail "a transaction wrote on across the switch"
 grep -q "table food was moved to a new layout (a reshard's switch) while this transaction was open" \
     "$work/txn.out" || fail "transaction across the switch: $(cat "$work/txn.out")"
