@@ -336,8 +336,11 @@ echo "catch-up lag before the switch: $(json_get 'd["lag_ms"]' <<<"$out") ms"
 txnpid=$!
 sleep 1
 # an abandoned switch leaves the old layout serving: the test tries again
+# (twice the default --fence-settle: on a loaded test machine an instance can take
+# over the default 300 ms to reload, and one that has not reloaded before the
+# last catch-up writes to the old layout -- docs/resharding.md)
 for attempt in 1 2 3; do
-    out=$(dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) && break
+    out=$(dal reshard switch --source "$work/live.ini" --fence-settle 600 --max-write-pause 3000 --to "$work/new.ini" food 2>&1) && break
     echo "switch attempt $attempt: $out"
     grep -q "abandoned" <<<"$out" || break
 done
@@ -402,7 +405,7 @@ back reshard catchup --to "$work/old2.ini" food >/dev/null || fail "catch-up bac
 wd=$!
 sleep 1
 for attempt in 1 2 3; do
-    out=$(back reshard switch --source "$url" --to "$work/old2.ini" food 2>&1) && break
+    out=$(back reshard switch --source "$url" --fence-settle 600 --max-write-pause 3000 --to "$work/old2.ini" food 2>&1) && break
     echo "switch attempt $attempt: $out"
     grep -q "abandoned" <<<"$out" || break
 done
