@@ -127,7 +127,11 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         (source_is_url(path) || atomic_load(&dal->snap)->cfg->watch) &&
         (rc = watch_start(dal, err)) != 0)
         goto fail;
-    if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0)
+    /* under reload_mu: a reload the watcher makes may start it too */
+    pthread_mutex_lock(&dal->reload_mu);
+    rc = xa_daemon_start(dal, &dal->xa, err);
+    pthread_mutex_unlock(&dal->reload_mu);
+    if (rc != 0)
         goto fail;
     *out = dal;
     return 0;

@@ -66,6 +66,8 @@ struct dal_session {
     int wrote;              /* the transaction ran a write (read-your-writes without GTIDs) */
     dal_snapshot_t *snap;   /* one reference while in_txn */
     snap_slot_t slot;       /* the last statement's snapshot outside a transaction */
+    int snap_lent;          /* snap's reference is lent to the running statement */
+    int lend_ended;         /* ... whose transaction ended: it gives the reference back */
     dal_node_t *node;       /* the transaction's node, once its first statement ran */
     dal_server_t *server;   /* ... and its server (the master unless read-only) */
     dal_conn_t *conn;       /* held from the first statement to the end */
@@ -437,7 +439,11 @@ static void end_txn(dal_session_t *s, int reusable)
         server_release(s->server, s->conn, reusable);
     }
     s->conn_pinned = 0;
-    snapshot_unref(s->snap);
+    if (s->snap_lent)
+        s->lend_ended = 1;
+    else
+        snap_slot_give(s->dal, &s->slot, s->snap);
+    s->snap_lent = 0;
     s->conn = NULL;
     s->node = NULL;
     s->server = NULL;
@@ -557,13 +563,13 @@ static int begin(dal_session_t *s, int read_only, int mode, dal_error_t *err)
     if (mode > DAL_TXN_XA || (mode >= 0 && (rc = mode_check(s, mode, err)) != 0))
         return mode > DAL_TXN_XA ? err_set(err, DAL_EINVAL, "unknown transaction mode %d", mode)
                                  : rc;
-    s->snap = snapshot_acquire(s->dal);
+    s->snap = snap_slot_take(s->dal, &s->slot);
     if (mode < 0)
         mode = s->snap->cfg->transaction_mode;
     if (mode != DAL_TXN_SINGLE &&
         (rc = txn_open(s->snap, (dal_txn_mode_t)mode, read_only, &s->pins, &s->ryw, &s->txn,
                        err)) != 0) {
-        snapshot_unref(s->snap);
+        snap_slot_give(s->dal, &s->slot, s->snap);
         s->snap = NULL;
         return rc;
     }
@@ -1126,6 +1132,44 @@ static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
     return begin(s, 0, -1, err);
 }
 
+/* How a statement holds its snapshot: none of them writes a line that
+ * every thread's statements write (the snapshot's reference count). */
+typedef enum {
+    HOLD_SLOT, /* outside a transaction: the session's slot's reference */
+    HOLD_LENT, /* the transaction's reference, lent (its statement may end it) */
+    HOLD_REF   /* a nested statement while the reference is lent: its own */
+} snap_hold_t;
+
+static dal_snapshot_t *stmt_snapshot(dal_session_t *s, snap_hold_t *hold)
+{
+    if (!s->in_txn) {
+        *hold = HOLD_SLOT;
+        return snap_slot_take(s->dal, &s->slot);
+    }
+    if (s->snap_lent || s->lend_ended) {
+        *hold = HOLD_REF;
+        snapshot_ref(s->snap);
+        return s->snap;
+    }
+    *hold = HOLD_LENT;
+    s->snap_lent = 1;
+    return s->snap;
+}
+
+static void stmt_snapshot_done(dal_session_t *s, dal_snapshot_t *snap, snap_hold_t hold)
+{
+    if (hold == HOLD_REF) {
+        snapshot_unref(snap);
+        return;
+    }
+    if (hold == HOLD_LENT && !s->lend_ended) {
+        s->snap_lent = 0; /* the transaction goes on and keeps it */
+        return;
+    }
+    s->lend_ended = 0;
+    snap_slot_give(s->dal, &s->slot, snap);
+}
+
 /* dal_session_query and dal_session_query_prepared. */
 static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                                     dal_stmt_text_t sql, const dal_value_t *params, size_t nparams,
@@ -1133,7 +1177,8 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
 {
     dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement,
                           .run_held = run_held, .routed = check_routes, .owner = s};
-    int rc, in_txn;
+    snap_hold_t hold;
+    int rc;
 
     if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
         return rc;
@@ -1147,13 +1192,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         fence_wait(s->dal, s->dal->sql_cache, sql);
     if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0)
         return rc;
-    /* a transaction keeps the snapshot it began on (its statement may
-     * end the transaction: a reference of its own); other statements the
-     * session's slot's */
-    in_txn = s->in_txn;
-    ctx.snap = in_txn ? s->snap : snap_slot_take(s->dal, &s->slot);
-    if (in_txn)
-        snapshot_ref(ctx.snap);
+    ctx.snap = stmt_snapshot(s, &hold);
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
     infile_set_current(s->has_infile ? &s->infile : NULL);
@@ -1163,10 +1202,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     infile_set_current(NULL);
     cancel_set_current(NULL);
     pool_set_vars(NULL);
-    if (in_txn)
-        snapshot_unref(ctx.snap);
-    else
-        snap_slot_give(s->dal, &s->slot, ctx.snap);
+    stmt_snapshot_done(s, ctx.snap, hold);
     /* an OK's status is the server's state after the statement (rows
      * carry theirs at their end, read later) */
     if (rc == 0 && *out != NULL && dal_result_column_count(*out) == 0)
