@@ -17,13 +17,7 @@ export PX_TEST_PASSWORD='app-s3cret'
     printf 'lookup = order_no\nlookup_unique = code\n'
     px_ini_table orders_lookup_order_no 2 order_no mod
     printf '[table orders_lookup_code]\ndatasource = ds1\n'
-    cat <<EOF
-[proxy]
-listen = 127.0.0.1:$port
-database = shop
-[proxy user app]
-password = \${PX_TEST_PASSWORD}
-EOF
+    px_ini_proxy "$port"
 } >"$work/px.ini"
 "$builddir/tools/dal" -c "$work/px.ini" xa init >/dev/null || fail "dal xa init"
 px_start "$work/px.ini" "$port"
