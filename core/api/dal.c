@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "stmt.h"
 #include "fence.h"
+#include "fence_ack.h"
 #include "xa_daemon.h"
 #include "reload.h"
 #include "library.h"
@@ -127,7 +128,8 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         (source_is_url(path) || atomic_load(&dal->snap)->cfg->watch) &&
         (rc = watch_start(dal, err)) != 0)
         goto fail;
-    if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0)
+    if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0 ||
+        (rc = fence_ack_start(dal, &dal->acker, err)) != 0)
         goto fail;
     *out = dal;
     return 0;
@@ -141,6 +143,7 @@ void dal_close(dal_t *dal)
     if (dal == NULL)
         return;
     watch_stop(dal); /* first: a reload it makes may start the XA thread */
+    fence_ack_stop(dal->acker);
     xa_daemon_stop(dal->xa);
     snapshot_unref(atomic_load(&dal->snap));
     source_close(dal->source);
@@ -233,12 +236,15 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
 {
     /* outside a session, the thread is the writer whose writes reads see */
     dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
+    unsigned ticket;
     int rc;
 
-    if (fence_up(dal))   /* a reshard's switch holds writes */
-        fence_wait(dal, dal->sql_cache, sql);
+    /* a reshard's switch holds writes */
+    if ((rc = fence_enter(dal, dal->sql_cache, sql, &ticket, err)) != 0)
+        return rc;
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    fence_leave(dal, ticket);
     snapshot_unref(ctx.snap);
     return rc;
 }

@@ -1133,6 +1133,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
 {
     dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement,
                           .run_held = run_held, .routed = check_routes, .owner = s};
+    unsigned ticket;
     int rc, in_txn;
 
     if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
@@ -1143,10 +1144,12 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
-    if (fence_up(s->dal))
-        fence_wait(s->dal, s->dal->sql_cache, sql);
-    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0)
+    if ((rc = fence_enter(s->dal, s->dal->sql_cache, sql, &ticket, err)) != 0)
         return rc;
+    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0) {
+        fence_leave(s->dal, ticket);
+        return rc;
+    }
     /* a transaction keeps the snapshot it began on (its statement may
      * end the transaction: a reference of its own); other statements the
      * session's slot's */
@@ -1159,6 +1162,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    fence_leave(s->dal, ticket);
     warnings_want(0);
     infile_set_current(NULL);
     cancel_set_current(NULL);

@@ -44,6 +44,9 @@ struct dal {
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
     atomic_int fenced;          /* snap->fenced, readable without a reference (fence.h) */
     atomic_uint gen;            /* snap->gen, likewise */
+    atomic_uint fence_epoch;    /* the write gate (fence.h): its low bit picks the counter */
+    atomic_long fence_active[2]; /* statements that may write, in flight, per counter */
+    struct dal_fence_acker *acker; /* owned: acknowledges fences (fence_ack.h), or NULL */
     atomic_uint readers;
     pthread_mutex_t slots_mu;   /* guards slots; taken after reload_mu */
     snap_slot_t *slots;         /* every open session's (not owned) */

@@ -1,6 +1,6 @@
 /*
- * fence.c -- holding writes to a table while its write fence is up (see
- * fence.h).
+ * fence.c -- holding writes to a table while its write fence is up, and
+ * the gate that tells when none is in flight (see fence.h).
  */
 #include <stdlib.h>
 #include <strings.h>
@@ -11,23 +11,30 @@
 #include "config_diff.h"
 #include "error.h"
 #include "fence.h"
+#include "sql_lex.h"
 
-static uint64_t now_ms(void)
+/* A write's wait when the fence gives no bound. */
+#define FENCE_BOUND_DEFAULT_MS 6000
+
+uint64_t fence_parse(const char *value, uint64_t *bound_ms)
 {
-    struct timespec ts;
+    char *end;
+    uint64_t gen = strtoull(value, &end, 10), bound = 0;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (*end == '_')
+        bound = strtoull(end + 1, NULL, 10);
+    if (bound_ms != NULL)
+        *bound_ms = bound != 0 ? bound : FENCE_BOUND_DEFAULT_MS;
+    return gen;
 }
 
-/* The deadline of the fence on the table called name in cfg, or 0. */
-static uint64_t fence_of(const dal_config_t *cfg, const char *name)
+uint64_t fence_of(const dal_config_t *cfg, const char *name, uint64_t *bound_ms)
 {
     size_t i;
 
     for (i = 0; i < cfg->ntables; i++)
         if (cfg->tables[i].write_fence != NULL && strcasecmp(cfg->tables[i].name, name) == 0)
-            return strtoull(cfg->tables[i].write_fence, NULL, 10);
+            return fence_parse(cfg->tables[i].write_fence, bound_ms);
     return 0;
 }
 
@@ -37,36 +44,153 @@ static int is_write(dal_sql_kind_t k)
            k == DAL_SQL_DELETE;
 }
 
-/* The latest deadline among the fences in force on the tables sql names
- * (0: none holds it), for a write. */
-static uint64_t holding(dal_t *dal, const dal_sql_t *sql)
+static dal_token_t next_word(dal_lexer_t *lx)
 {
-    dal_snapshot_t *s = snapshot_acquire(dal);
-    uint64_t until = 0, d;
-    size_t i;
+    dal_token_t t;
 
-    for (i = 0; s->fenced && i < sql->ntrefs; i++)
-        if ((d = fence_of(s->cfg, sql->trefs[i].name)) > until)
-            until = d;
-    snapshot_unref(s);
-    return until;
+    do
+        t = lex_next(lx);
+    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
+    return t;
 }
 
-int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql)
+/* Might the statement text write?  By its first word, so that a read
+ * costs no analysis: INSERT, REPLACE, UPDATE, DELETE, LOAD, WITH (a WITH
+ * ... UPDATE), SET STATEMENT ... FOR. */
+static int may_write_text(const char *text, size_t len)
+{
+    static const char *const words[] = {"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "WITH"};
+    dal_lexer_t lx;
+    dal_token_t t;
+    size_t i;
+
+    lex_init(&lx, text, len);
+    t = next_word(&lx);
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (tok_eq(text, &t, words[i]))
+            return 1;
+    if (!tok_eq(text, &t, "SET"))
+        return 0;
+    t = next_word(&lx);
+    return tok_eq(text, &t, "STATEMENT");
+}
+
+static int may_write(dal_stmt_text_t sql)
+{
+    if (sql.prepared != NULL)
+        return is_write(sql.prepared->kind) || sql.prepared->opaque;
+    return may_write_text(sql.text, sql.len);
+}
+
+/* The generation and bound of a fence in s on a table that the words of
+ * an opaque statement (LOAD DATA ... INTO TABLE t) name, or 0. */
+static uint64_t opaque_holding(const dal_snapshot_t *s, const dal_sql_t *sql, uint64_t *bound)
+{
+    dal_lexer_t lx;
+    dal_token_t t;
+    char name[256];
+    size_t n;
+    uint64_t g;
+
+    lex_init(&lx, sql->text, sql->len);
+    t = next_word(&lx);
+    if (!tok_eq(sql->text, &t, "LOAD"))
+        return 0;
+    while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
+        if (t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT)
+            continue;
+        n = ident_unquote(sql->text, &t, name, sizeof name);
+        if (n < sizeof name && (g = fence_of(s->cfg, name, bound)) != 0)
+            return g;
+    }
+    return 0;
+}
+
+/* The generation of a fence in force that holds sql (0: none), and its
+ * bound. */
+static uint64_t holding(dal_t *dal, const dal_sql_t *sql, uint64_t *bound)
+{
+    dal_snapshot_t *s = snapshot_acquire(dal);
+    uint64_t g = 0;
+    size_t i;
+
+    if (s->fenced && sql->opaque)
+        g = opaque_holding(s, sql, bound);
+    for (i = 0; s->fenced && is_write(sql->kind) && g == 0 && i < sql->ntrefs; i++)
+        g = fence_of(s->cfg, sql->trefs[i].name, bound);
+    snapshot_unref(s);
+    return g;
+}
+
+/* Wait while the fence gen holds sql; 0 once it does not, DAL_ESTATE past
+ * bound_ms. */
+static int wait_out(dal_t *dal, const dal_sql_t *sql, uint64_t gen, uint64_t bound_ms,
+                    dal_error_t *err)
+{
+    const struct timespec tick = {0, 1000000};
+    uint64_t until = clock_now_ns() + bound_ms * 1000000u, b;
+
+    while (holding(dal, sql, &b) != 0) {
+        if (clock_now_ns() >= until) {
+            const char *t = sql->ntrefs > 0 ? sql->trefs[0].name : "named by the LOAD";
+            return err_set(err, DAL_ESTATE,
+                           "write held over %llu ms by the write fence (generation %llu) of a "
+                           "reshard's switch on table %s, and not run: the switch has not "
+                           "finished.  If no `dal reshard switch` is running, remove the "
+                           "fence with `dal reshard abort-switch`",
+                           (unsigned long long)bound_ms, (unsigned long long)gen, t);
+        }
+        nanosleep(&tick, NULL);
+    }
+    return 0;
+}
+
+int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigned *ticket,
+                dal_error_t *err)
 {
     const dal_sql_t *a = sql.prepared;
-    const struct timespec tick = {0, 1000000};
-    int waited = 0;
+    uint64_t gen, bound;
+    unsigned e;
+    int rc = 0;
 
-    if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
-        return 0;   /* the statement's own run reports what is wrong with it */
-    while (is_write(a->kind) && holding(dal, a) > now_ms()) {
-        nanosleep(&tick, NULL);
-        waited = 1;
+    *ticket = 0;
+    if (!may_write(sql))
+        return 0;
+    for (;;) {
+        /* sequentially consistent: the drain's "fence in force, flip, see
+         * the counter empty" must not pass our "count, look at the fence" */
+        e = atomic_load(&dal->fence_epoch) & 1u;
+        atomic_fetch_add(&dal->fence_active[e], 1);
+        if (!atomic_load(&dal->fenced))
+            break;
+        if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
+            break;   /* the statement's own run reports what is wrong with it */
+        if ((gen = holding(dal, a, &bound)) == 0)
+            break;
+        atomic_fetch_sub(&dal->fence_active[e], 1);
+        if ((rc = wait_out(dal, a, gen, bound, err)) != 0)
+            break;
     }
-    if (sql.prepared == NULL)
+    if (rc == 0)
+        *ticket = e + 1;
+    if (a != NULL && sql.prepared == NULL)
         sql_unref(a);
-    return waited;
+    return rc;
+}
+
+void fence_leave(dal_t *dal, unsigned ticket)
+{
+    if (ticket != 0)
+        atomic_fetch_sub(&dal->fence_active[ticket - 1], 1);
+}
+
+void fence_drain(dal_t *dal)
+{
+    const struct timespec tick = {0, 200000};
+    unsigned old = atomic_fetch_add(&dal->fence_epoch, 1) & 1u;
+
+    while (atomic_load(&dal->fence_active[old]) != 0)
+        nanosleep(&tick, NULL);
 }
 
 /* Does a write of sql go to a table whose layout differs between a and b? */

@@ -1,0 +1,36 @@
+/*
+ * fence_ack.h -- each dal instance's registration with, and
+ * acknowledgement of, a reshard's write fence (docs/resharding.md,
+ * "switch").
+ *
+ * With [dal] allow_reshard = true, a thread of the instance writes, for
+ * every table of the configuration in force, a row of the table
+ * dal_reshard_fence_ack on the datasource of the table's first physical
+ * table: (table_name, instance, generation, seen).  `instance` is
+ * "HOST:PID:START_MS"; `seen` the server's NOW(6), refreshed every
+ * FENCE_ACK_BEAT_MS (the instance is live while it is recent); and
+ * `generation` the write fence this instance has applied to the table (0:
+ * none).  A fence is applied once the configuration carrying it is in
+ * force and fence_drain has returned: every write of the table this
+ * instance sends from then on is held.  Nothing is written while
+ * dal_reshard_fence_ack does not exist (`dal reshard copy` and `switch`
+ * create it).
+ */
+#ifndef DAL_CORE_FENCE_ACK_H
+#define DAL_CORE_FENCE_ACK_H
+
+#include "dal/dal.h"
+
+#define FENCE_ACK_BEAT_MS 1000
+
+struct dal_fence_acker;
+
+/* Start dal's thread; *out owned (fence_ack_stop; NULL is fine). */
+int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err);
+void fence_ack_stop(struct dal_fence_acker *a);
+
+/* After a reload: look at the configuration in force now, not at the
+ * next tick. */
+void fence_ack_poke(struct dal_fence_acker *a);
+
+#endif /* DAL_CORE_FENCE_ACK_H */
