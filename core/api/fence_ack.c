@@ -121,7 +121,7 @@ static void tick(struct dal_fence_acker *a)
     uint64_t now = clock_now_ns();
     size_t i, j;
 
-    if (s->cfg->allow_reshard &&
+    if (s->cfg->allow_reshard && atomic_load(&a->dal->fence_reg) != 0 &&
         (apply_fences(a, s) || now - a->last_beat_ns >= FENCE_ACK_BEAT_MS * 1000000ull)) {
         a->last_beat_ns = now;
         for (i = 0; i < s->ntables; i++) {
@@ -132,6 +132,7 @@ static void tick(struct dal_fence_acker *a)
             if (node != NULL)
                 write_rows(a, s, node);
         }
+        atomic_store(&a->dal->fence_reg, 2);
     }
     snapshot_unref(s);
 }

@@ -3,7 +3,8 @@
  * acknowledgement of, a reshard's write fence (docs/resharding.md,
  * "switch").
  *
- * With [dal] allow_reshard = true, a thread of the instance writes, for
+ * With [dal] allow_reshard = true, from the instance's first write on
+ * (that write waits for it: fence.c), a thread of the instance writes, for
  * every table of the configuration in force, a row of the table
  * dal_reshard_fence_ack on the datasource of the table's first physical
  * table: (table_name, instance, generation, seen).  `instance` is

@@ -46,6 +46,8 @@ struct dal {
     atomic_uint gen;            /* snap->gen, likewise */
     atomic_uint fence_epoch;    /* the write gate (fence.h): its low bit picks the counter */
     atomic_long fence_active[2]; /* statements that may write, in flight, per counter */
+    atomic_int fence_reg;       /* 0: no write yet; 1: a write wants this instance registered
+                                   for fences; 2: done (fence_ack.h) */
     struct dal_fence_acker *acker; /* owned: acknowledges fences (fence_ack.h), or NULL */
     atomic_uint readers;
     pthread_mutex_t slots_mu;   /* guards slots; taken after reload_mu */

@@ -13,6 +13,9 @@
 #include "fence.h"
 #include "sql_lex.h"
 
+/* The longest a first write waits for the instance's registration. */
+#define FENCE_REGISTER_MS 2000
+
 /* A write's wait when the fence gives no bound. */
 #define FENCE_BOUND_DEFAULT_MS 6000
 
@@ -145,6 +148,23 @@ static int wait_out(dal_t *dal, const dal_sql_t *sql, uint64_t gen, uint64_t bou
     return 0;
 }
 
+/* The first write of an instance with allow_reshard waits (bounded) until
+ * the acknowledging thread has registered the instance: a switch that
+ * started meanwhile then waits for it too. */
+static void register_first(dal_t *dal)
+{
+    const struct timespec tick = {0, 1000000};
+    dal_snapshot_t *s;
+    int zero = 0, allow, i;
+
+    atomic_compare_exchange_strong(&dal->fence_reg, &zero, 1);
+    s = snapshot_acquire(dal);
+    allow = s->cfg->allow_reshard;
+    snapshot_unref(s);
+    for (i = 0; allow && i < FENCE_REGISTER_MS && atomic_load(&dal->fence_reg) != 2; i++)
+        nanosleep(&tick, NULL);
+}
+
 int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigned *ticket,
                 dal_error_t *err)
 {
@@ -156,6 +176,8 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
     *ticket = 0;
     if (!may_write(sql))
         return 0;
+    if (atomic_load_explicit(&dal->fence_reg, memory_order_relaxed) != 2)
+        register_first(dal);
     for (;;) {
         /* sequentially consistent: the drain's "fence in force, flip, see
          * the counter empty" must not pass our "count, look at the fence" */

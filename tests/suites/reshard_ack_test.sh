@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# reshard_ack_test.sh -- `dal reshard switch` waits for every live dal
+# instance to acknowledge its write fence, whatever the time each takes:
+#   stopped  one writer (`dal shell`, libdal, following live.ini) is stopped
+#            with SIGSTOP just before the switch: registered and live, it
+#            cannot acknowledge, so the switch is abandoned, names it, and
+#            puts live.ini back as it was (no fence left); after SIGCONT its
+#            writes go on;
+#   slow     another writer applies every new version of live.ini 700 ms
+#            late (the test hook DAL_TEST_RELOAD_DELAY_MS, core/api/
+#            reload.c): the switch waits for its acknowledgement, and none
+#            of its writes reaches the old layout after the last catch-up.
+# Then no statement failed, and the new layout equals an unsharded
+# reference that got the writers' statements (each writer keeps to rows of
+# its own).  ACK_PARTS ("stopped slow", the default) picks the parts.
+# Starts its own MariaDB servers; never skips.
+set -euo pipefail
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$(dirname "$0")/../harness/proxy_lib.sh"
+
+ROWS=2000
+parts=${ACK_PARTS:-stopped slow}
+px_cluster 2 --db 'old_%d' --db 'new_%d' --db ref
+dal_bin=${DAL_BIN:-$builddir/tools/dal}
+
+layout() { # layout NAME TABLES: the INI of one layout
+    for i in 0 1; do
+        printf '[datasource %s%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/%s_%d\n' "$1" "$i" "${ports[$i]}" "$1" "$i"
+    done
+    printf '[table food]\ndatasource = %s\ndb_shard_num = 2\ntable_shard_num = %d\nshard_key = poi\nstrategy = mod\n' "$1" "$2"
+    printf '[dal]\nwatch = true\nallow_reshard = true\n'
+}
+layout old 2 >"$work/old.ini"
+layout new 4 >"$work/new.ini"
+printf '[datasource ref]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/ref\n[dal]\ndefault_datasource = ref\n' \
+    "${ports[1]}" >"$work/ref.ini"
+dal() { "$dal_bin" -c "$work/old.ini" "$@"; }
+dump() { "$dal_bin" -c "$1" exec --json "SELECT id, poi, name FROM food ORDER BY id"; }
+
+ddl="CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60))"
+dal exec "$ddl" >/dev/null || fail "create"
+"$dal_bin" -c "$work/ref.ini" exec "$ddl" >/dev/null || fail "create the reference"
+python3 - "$ROWS" >"$work/rows.sql" <<'PY'
+import sys
+n = int(sys.argv[1])
+for s in range(1, n + 1, 500):
+    print("INSERT INTO food VALUES %s;" % ", ".join(
+        "(%d, %d, 'dish %d')" % (i, i * 7 % 100, i) for i in range(s, min(s + 500, n + 1))))
+PY
+dal shell <"$work/rows.sql" >/dev/null || fail "loading rows"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/rows.sql" >/dev/null || fail "loading the reference"
+
+# writer NAME FIRST LAST NEXT_ID: inserts, updates and deletes on rows
+# FIRST..LAST and its own from NEXT_ID on, through `dal shell` following
+# live.ini; its statements go to $work/ops_NAME.sql when $work/stop appears
+cp "$work/old.ini" "$work/live.ini"
+writer() {
+    python3 - "$2" "$3" "$4" "$work/stop" "$work/ops_$1.sql" <<'PY' | "$dal_bin" -c "$work/live.ini" shell >/dev/null 2>"$work/writer_$1.err" &
+import os, random, sys, time
+first, last, next_id, stop, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+rng = random.Random(next_id)
+ids, stmts, i = list(range(first, last + 1)), [], 0
+while not os.path.exists(stop):
+    r = rng.random()
+    if r < 0.4:
+        sql = "INSERT INTO food (id, poi, name) VALUES (%d, %d, 'w%d')" % (next_id, rng.randrange(100), i)
+        ids.append(next_id)
+        next_id += 1
+    elif r < 0.8:
+        sql = "UPDATE food SET name = 'u%d' WHERE id = %d" % (i, rng.choice(ids))
+    else:
+        sql = "DELETE FROM food WHERE id = %d" % rng.choice(ids)
+    stmts.append(sql)
+    i += 1
+    print(sql + ";", flush=True)
+    time.sleep(0.004)
+with open(path, "w") as f:
+    f.write("".join(s + ";\n" for s in stmts))
+PY
+}
+writer stopped 1 1000 10000000
+spid=$!
+DAL_TEST_RELOAD_DELAY_MS=700 writer slow 1001 2000 20000000
+lpid=$!
+
+dal reshard copy --to "$work/new.ini" food >/dev/null || fail "copy"
+dal reshard catchup --to "$work/new.ini" food >/dev/null || fail "catch-up"
+sleep 1.5   # both writers have registered (a beat a second)
+
+# --------------------------------------------- a live instance that is stopped
+if [[ " $parts " == *" stopped "* ]]; then
+    kill -STOP "$spid"
+    out=$(dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) &&
+        fail "the switch went on with a stopped instance: $out"
+    kill -CONT "$spid"
+    echo "$out" | sed 's/^/stopped instance: /'
+    grep -q "did not acknowledge the write fence of food" <<<"$out" || fail "no instance named: $out"
+    grep -q "switch abandoned" <<<"$out" || fail "not abandoned: $out"
+    grep -q ":$spid:" <<<"$out" || fail "the stopped instance (pid $spid) is not named: $out"
+    cmp -s "$work/live.ini" "$work/old.ini" || fail "live.ini is not old.ini after the abandoned switch"
+    grep -q "^food: phase caught-up" <<<"$(dal reshard status food)" || fail "phase after the abandoned switch"
+    sleep 1
+fi
+
+# ------------------------------------------------- an instance that reloads late
+if [[ " $parts " == *" slow "* ]]; then
+    out=$(dal reshard switch --source "$work/live.ini" --max-write-pause 3000 --to "$work/new.ini" food 2>&1) ||
+        fail "switch with a late instance: $out"
+    echo "$out" | sed 's/^/late instance: /'
+    grep -q "^switched food to " <<<"$out" || fail "switch: $out"
+    held=$(sed -n 's/.*writes held \([0-9]*\) ms.*/\1/p' <<<"$out")
+    [ "${held:-0}" -ge 700 ] || fail "the switch did not wait for the late instance (writes held ${held:-?} ms)"
+    grep -q "written to the old layout after the fence" <<<"$out" && fail "writes reached the old layout: $out"
+    cmp -s "$work/live.ini" "$work/new.ini" || fail "live.ini is not new.ini after the switch"
+    sleep 2   # the late instance has reloaded new.ini and written on it
+fi
+
+touch "$work/stop"
+wait "$spid" || fail "the stopped writer: a statement failed: $(tail -3 "$work/writer_stopped.err")"
+wait "$lpid" || fail "the late writer: a statement failed: $(tail -3 "$work/writer_slow.err")"
+for w in stopped slow; do
+    "$dal_bin" -c "$work/ref.ini" shell <"$work/ops_$w.sql" >/dev/null || fail "the reference's statements ($w)"
+done
+dump "$work/ref.ini" >"$work/ref.json"
+if [[ " $parts " == *" slow "* ]]; then
+    dump "$work/new.ini" >"$work/new.json"
+    python3 - "$work/ref.json" "$work/new.json" <<'PY' || fail "the new layout differs from the reference"
+import json, sys
+ref = {tuple(r) for r in json.load(open(sys.argv[1]))["rows"]}
+new = {tuple(r) for r in json.load(open(sys.argv[2]))["rows"]}
+print("rows: reference %d, new layout %d; missing %d, extra %d" % (len(ref), len(new), len(ref - new), len(new - ref)))
+sys.exit(0 if ref == new else 1)
+PY
+fi
+[ "$fails" = 0 ] || { echo "reshard_ack_test: $fails failure(s)" >&2; exit 1; }
+echo "reshard_ack_test: ok"
