@@ -165,13 +165,12 @@ int rs_reverse(rs_t *rs);  /* reshard_reverse.c */
  * last round's.  reshard_catchup.c */
 int rs_catchup_rounds(rs_t *rs, long long *lag);
 /* The table dal_reshard_fence_ack on the first node of rs->old (the
- * layout in force), created if missing (*created then set: the instances
- * have not registered in it yet).  CLI_OK or CLI_FAIL (reported).
- * reshard_ack.c */
-int rs_ack_init(rs_t *rs, int *created);
-/* How long after rs_ack_init created the table every live instance has
- * registered in it (seconds: over one of their beats). */
-#define RS_ACK_REGISTER_S 2.5
+ * layout in force), created if missing; *wait_s: how long until every
+ * live instance has registered in it (an instance that found no such
+ * table looks again RS_ACK_ABSENT_S later: core/api/fence_ack.h).  CLI_OK
+ * or CLI_FAIL (reported).  reshard_ack.c */
+int rs_ack_init(rs_t *rs, double *wait_s);
+#define RS_ACK_ABSENT_S 5
 /* Wait until every live instance has applied fence gen: 1; 0 when
  * rs_now() reaches until first (*missing, owned: the instances that had
  * not, "a, b"); -1 after reporting. */

@@ -28,25 +28,26 @@ static MYSQL *ack_conn(rs_t *rs)
     return rs_conn(rs, &rs->old, 0);
 }
 
-int rs_ack_init(rs_t *rs, int *created)
+int rs_ack_init(rs_t *rs, double *wait_s)
 {
     MYSQL *m = ack_conn(rs);
-    char *had = NULL;
+    char *age = NULL;
 
-    *created = 0;
-    if (m == NULL || rs_scalar(m, "looking for dal_reshard_fence_ack",
-                               "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
-                               "TABLE_SCHEMA = DATABASE() AND "
-                               "TABLE_NAME = 'dal_reshard_fence_ack'", &had) != 0)
-        return CLI_FAIL;
-    *created = had == NULL || strcmp(had, "0") == 0;
-    free(had);
-    if (rs_exec(m, "creating dal_reshard_fence_ack",
+    *wait_s = 0;
+    if (m == NULL || rs_exec(m, "creating dal_reshard_fence_ack",
                 "CREATE TABLE IF NOT EXISTS dal_reshard_fence_ack ("
                 " table_name VARCHAR(128) NOT NULL, instance VARCHAR(200) NOT NULL,"
                 " generation BIGINT UNSIGNED NOT NULL DEFAULT 0,"
-                " seen DATETIME(6) NOT NULL, PRIMARY KEY (table_name, instance))") != 0)
+                " seen DATETIME(6) NOT NULL, PRIMARY KEY (table_name, instance))") != 0 ||
+        rs_scalar(m, "reading the age of dal_reshard_fence_ack",
+                  "SELECT TIMESTAMPDIFF(SECOND, CREATE_TIME, NOW()) FROM "
+                  "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+                  "TABLE_NAME = 'dal_reshard_fence_ack'", &age) != 0)
         return CLI_FAIL;
+    /* an instance looks for the table at least every ABSENT seconds */
+    if (age != NULL && atof(age) < RS_ACK_ABSENT_S + 1.5)
+        *wait_s = RS_ACK_ABSENT_S + 1.5 - atof(age);
+    free(age);
     return CLI_OK;
 }
 

@@ -7,8 +7,8 @@
  * `[dal] watch = true`, default the -c file, or a store such as
  * etcd://HOST:PORT/PREFIX, written with compare-and-set).  The switch:
  *   1. catches up until a round takes less than half of --max-write-pause;
- *   2. makes sure dal_reshard_fence_ack exists (reshard_ack.c; when it has
- *      just been created, waits for the instances to register in it);
+ *   2. makes sure dal_reshard_fence_ack exists (reshard_ack.c), and has
+ *      long enough for every live instance to have registered in it;
  *   3. replaces the document by its own text with `write_fence = G_B` in
  *      the table's section (G: the generation, now in Unix ms; B: how long
  *      an instance holds a write before failing it, --max-write-pause +
@@ -372,6 +372,7 @@ int rs_switch(rs_t *rs)
     char *orig = NULL, *next = NULL;
     rs_state_t flow;
     uint64_t held = 0, want;
+    double wait_s;
     long long lag = 0;
     int found, rc = CLI_FAIL, i;
     doc_src_t d = {0}, to;
@@ -419,10 +420,10 @@ int rs_switch(rs_t *rs)
         goto out;
     }
     /* 2 */
-    if (rs_ack_init(rs, &found) != CLI_OK)
+    if (rs_ack_init(rs, &wait_s) != CLI_OK)
         goto out;
-    if (found)
-        sleep_ms((uint64_t)(RS_ACK_REGISTER_S * 1000));
+    if (wait_s > 0)
+        sleep_ms((uint64_t)(wait_s * 1000));
     found = fence_and_swap(rs, &d, orig, olen, next, nlen, &held);
     if (found < 0)
         goto out;

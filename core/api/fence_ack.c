@@ -34,6 +34,7 @@ struct dal_fence_acker {
     acked_t acked[MAX_TABLES];   /* the thread's own */
     size_t nacked;
     uint64_t last_beat_ns;
+    uint64_t absent_until;       /* no node had dal_reshard_fence_ack: no beat before */
     int quiet;                   /* a failure was logged */
 };
 
@@ -52,17 +53,19 @@ static acked_t *acked_of(struct dal_fence_acker *a, const char *name)
 }
 
 /* The rows of every table whose first datasource is node's, in one
- * statement on node's master. */
-static void write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_node_t *node)
+ * statement on node's master; 1 when the table dal_reshard_fence_ack is
+ * not there. */
+static int write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_node_t *node)
 {
     char *sql = malloc(256 + s->ntables * 600), *p;
     char esc_id[sizeof a->id * 2 + 1], esc_name[300];
     dal_error_t err = {0};
     dal_conn_t *c = NULL;
     size_t i, n = 0;
+    int absent = 0;
 
     if (sql == NULL)
-        return;
+        return 0;
     if (conn_open(node->cfg, &c, &err) != 0)
         goto out;
     mysql_real_escape_string(&c->mysql, esc_id, a->id, strlen(a->id));
@@ -79,7 +82,8 @@ static void write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_n
                      (unsigned long long)k->gen);
     }
     sprintf(p, " ON DUPLICATE KEY UPDATE generation = VALUES(generation), seen = NOW(6)");
-    if (n > 0 && mysql_query(&c->mysql, sql) != 0 && mysql_errno(&c->mysql) != 1146)
+    if (n > 0 && mysql_query(&c->mysql, sql) != 0 &&
+        !(absent = mysql_errno(&c->mysql) == 1146))
         err_set(&err, DAL_ESERVER, "%s", mysql_error(&c->mysql));
 out:
     if (err.code != 0 && !a->quiet)
@@ -90,6 +94,7 @@ out:
     if (c != NULL)
         conn_close(c);
     free(sql);
+    return absent;
 }
 
 /* Apply the fences of s not yet applied (and forget those lifted); 1 if
@@ -119,19 +124,25 @@ static void tick(struct dal_fence_acker *a)
 {
     dal_snapshot_t *s = snapshot_acquire(a->dal);
     uint64_t now = clock_now_ns();
-    size_t i, j;
+    size_t i, j, nodes = 0, absent = 0;
 
-    if (s->cfg->allow_reshard && atomic_load(&a->dal->fence_reg) != 0 &&
-        (apply_fences(a, s) || now - a->last_beat_ns >= FENCE_ACK_BEAT_MS * 1000000ull)) {
+    if (a->dal->sink.document != NULL && atomic_load(&a->dal->fence_reg) != 0 &&
+        (apply_fences(a, s) ||
+         (now - a->last_beat_ns >= FENCE_ACK_BEAT_MS * 1000000ull && now >= a->absent_until))) {
         a->last_beat_ns = now;
         for (i = 0; i < s->ntables; i++) {
             const dal_node_t *node = s->tables[i].nodes ? s->tables[i].nodes[0] : NULL;
             for (j = 0; node != NULL && j < i; j++)
                 if (s->tables[j].nodes && s->tables[j].nodes[0] == node)
                     node = NULL;   /* done with an earlier table */
-            if (node != NULL)
-                write_rows(a, s, node);
+            if (node != NULL) {
+                nodes++;
+                absent += (size_t)write_rows(a, s, node);
+            }
         }
+        /* no reshard anywhere: look again less often */
+        a->absent_until = nodes > 0 && absent == nodes ? now + FENCE_ACK_ABSENT_MS * 1000000ull
+                                                       : 0;
         atomic_store(&a->dal->fence_reg, 2);
     }
     snapshot_unref(s);

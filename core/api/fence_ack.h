@@ -3,8 +3,9 @@
  * acknowledgement of, a reshard's write fence (docs/resharding.md,
  * "switch").
  *
- * With [dal] allow_reshard = true, from the instance's first write on
- * (that write waits for it: fence.c), a thread of the instance writes, for
+ * An instance that follows its configuration source (a watched file, a
+ * store), from its first write on (that write waits for it: fence.c), has
+ * a thread that writes, for
  * every table of the configuration in force, a row of the table
  * dal_reshard_fence_ack on the datasource of the table's first physical
  * table: (table_name, instance, generation, seen).  `instance` is
@@ -13,9 +14,11 @@
  * `generation` the write fence this instance has applied to the table (0:
  * none).  A fence is applied once the configuration carrying it is in
  * force and fence_drain has returned: every write of the table this
- * instance sends from then on is held.  Nothing is written while
- * dal_reshard_fence_ack does not exist (`dal reshard copy` and `switch`
- * create it).
+ * instance sends from then on is held.  Where dal_reshard_fence_ack does
+ * not exist (`dal reshard copy` and `switch` create it) nothing is
+ * written, and while no node has it the beat comes every
+ * FENCE_ACK_ABSENT_MS instead (the switch waits that long after creating
+ * it).
  */
 #ifndef DAL_CORE_FENCE_ACK_H
 #define DAL_CORE_FENCE_ACK_H
@@ -23,6 +26,7 @@
 #include "dal/dal.h"
 
 #define FENCE_ACK_BEAT_MS 1000
+#define FENCE_ACK_ABSENT_MS 5000
 
 struct dal_fence_acker;
 

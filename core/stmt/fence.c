@@ -148,20 +148,18 @@ static int wait_out(dal_t *dal, const dal_sql_t *sql, uint64_t gen, uint64_t bou
     return 0;
 }
 
-/* The first write of an instance with allow_reshard waits (bounded) until
- * the acknowledging thread has registered the instance: a switch that
- * started meanwhile then waits for it too. */
+/* The first write of an instance that follows its source (a reshard's
+ * switch can move it) waits (bounded) until the acknowledging thread has
+ * registered the instance (fence_ack.h): a switch that started meanwhile
+ * then waits for it too. */
 static void register_first(dal_t *dal)
 {
     const struct timespec tick = {0, 1000000};
-    dal_snapshot_t *s;
-    int zero = 0, allow, i;
+    int zero = 0, i;
 
     atomic_compare_exchange_strong(&dal->fence_reg, &zero, 1);
-    s = snapshot_acquire(dal);
-    allow = s->cfg->allow_reshard;
-    snapshot_unref(s);
-    for (i = 0; allow && i < FENCE_REGISTER_MS && atomic_load(&dal->fence_reg) != 2; i++)
+    for (i = 0; dal->sink.document != NULL && i < FENCE_REGISTER_MS &&
+                atomic_load(&dal->fence_reg) != 2; i++)
         nanosleep(&tick, NULL);
 }
 
