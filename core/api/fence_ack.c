@@ -14,6 +14,7 @@
 #include "fence.h"
 #include "fence_ack.h"
 #include "handle.h"
+#include "reload.h"
 #include "thread.h"
 
 #define TICK_MS 50
@@ -53,8 +54,8 @@ static acked_t *acked_of(struct dal_fence_acker *a, const char *name)
 }
 
 /* The rows of every table whose first datasource is node's, in one
- * statement on node's master; 1 when the table dal_reshard_fence_ack is
- * not there. */
+ * statement on node's master: 0 written, 1 when the table
+ * dal_reshard_fence_ack is not there, -1 on an error (logged). */
 static int write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_node_t *node)
 {
     char *sql = malloc(256 + s->ntables * 600), *p;
@@ -94,7 +95,7 @@ out:
     if (c != NULL)
         conn_close(c);
     free(sql);
-    return absent;
+    return err.code != 0 ? -1 : absent;
 }
 
 /* Apply the fences of s not yet applied (and forget those lifted); 1 if
@@ -123,8 +124,20 @@ static int apply_fences(struct dal_fence_acker *a, dal_snapshot_t *s)
 static void tick(struct dal_fence_acker *a)
 {
     dal_snapshot_t *s = snapshot_acquire(a->dal);
-    uint64_t now = clock_now_ns();
-    size_t i, j, nodes = 0, absent = 0;
+    uint64_t now = clock_now_ns(), lease = atomic_load(&a->dal->fence_lease_ns);
+    size_t i, j, nodes = 0, absent = 0, failed = 0;
+    dal_error_t err;
+    int r;
+
+    /* the lease ran out (the process was stopped, or could not beat): a
+     * switch may have taken this instance for dead and gone on, so read
+     * the configuration again before renewing it */
+    if (lease != 0 && now > lease && a->dal->sink.document != NULL) {
+        snapshot_unref(s);
+        dal_reload(a->dal, &err);
+        s = snapshot_acquire(a->dal);
+        a->last_beat_ns = 0;
+    }
 
     if (a->dal->sink.document != NULL && atomic_load(&a->dal->fence_reg) != 0 &&
         (apply_fences(a, s) ||
@@ -137,12 +150,18 @@ static void tick(struct dal_fence_acker *a)
                     node = NULL;   /* done with an earlier table */
             if (node != NULL) {
                 nodes++;
-                absent += (size_t)write_rows(a, s, node);
+                r = write_rows(a, s, node);
+                absent += r == 1;
+                failed += r < 0;
             }
         }
-        /* no reshard anywhere: look again less often */
+        /* no reshard anywhere: no lease needed, and look again less often */
         a->absent_until = nodes > 0 && absent == nodes ? now + FENCE_ACK_ABSENT_MS * 1000000ull
                                                        : 0;
+        if (a->absent_until != 0)
+            atomic_store(&a->dal->fence_lease_ns, 0);
+        else if (failed == 0)
+            atomic_store(&a->dal->fence_lease_ns, now + FENCE_ACK_LEASE_MS * 1000000ull);
         atomic_store(&a->dal->fence_reg, 2);
     }
     snapshot_unref(s);

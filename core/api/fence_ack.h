@@ -27,6 +27,13 @@
 
 #define FENCE_ACK_BEAT_MS 1000
 #define FENCE_ACK_ABSENT_MS 5000
+/* A beat that wrote every row lets the instance write for this long from
+ * the moment it began (fence.c waits past it): less than the time after
+ * which the switch takes an instance for dead (3 s of the server's clock,
+ * tools/reshard_ack.c), so an instance stopped or cut off long enough to
+ * be passed over has stopped writing first, and reads the configuration
+ * again before it writes on. */
+#define FENCE_ACK_LEASE_MS 2500
 
 struct dal_fence_acker;
 

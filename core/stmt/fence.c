@@ -16,6 +16,9 @@
 /* The longest a first write waits for the instance's registration. */
 #define FENCE_REGISTER_MS 2000
 
+/* The longest a write waits for the renewal of the instance's lease. */
+#define FENCE_LEASE_WAIT_MS 5000
+
 /* A write's wait when the fence gives no bound. */
 #define FENCE_BOUND_DEFAULT_MS 6000
 
@@ -163,6 +166,28 @@ static void register_first(dal_t *dal)
         nanosleep(&tick, NULL);
 }
 
+/* While a reshard is in progress the instance writes only within its
+ * lease (fence_ack.h); past it, a write waits for the renewal, and fails
+ * past FENCE_LEASE_WAIT_MS. */
+static int within_lease(dal_t *dal, dal_error_t *err)
+{
+    const struct timespec tick = {0, 1000000};
+    uint64_t lease = atomic_load(&dal->fence_lease_ns), now, until = 0;
+
+    while (lease != 0 && (now = clock_now_ns()) > lease) {
+        if (until == 0)
+            until = now + FENCE_LEASE_WAIT_MS * 1000000ull;
+        if (now > until)
+            return err_set(err, DAL_ESTATE,
+                           "write not run: a reshard is in progress and this instance could "
+                           "not renew its registration in dal_reshard_fence_ack for over %d ms "
+                           "(a switch may have taken it for dead)", FENCE_LEASE_WAIT_MS);
+        nanosleep(&tick, NULL);
+        lease = atomic_load(&dal->fence_lease_ns);
+    }
+    return 0;
+}
+
 int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigned *ticket,
                 dal_error_t *err)
 {
@@ -176,6 +201,8 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
         return 0;
     if (atomic_load_explicit(&dal->fence_reg, memory_order_relaxed) != 2)
         register_first(dal);
+    if ((rc = within_lease(dal, err)) != 0)
+        return rc;
     for (;;) {
         /* sequentially consistent: the drain's "fence in force, flip, see
          * the counter empty" must not pass our "count, look at the fence" */

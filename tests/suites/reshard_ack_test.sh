@@ -2,14 +2,18 @@
 # reshard_ack_test.sh -- `dal reshard switch` waits for every live dal
 # instance to acknowledge its write fence, whatever the time each takes:
 #   stopped  one writer (`dal shell`, libdal, following live.ini) is stopped
-#            with SIGSTOP just before the switch: registered and live, it
-#            cannot acknowledge, so the switch is abandoned, names it, and
-#            puts live.ini back as it was (no fence left); after SIGCONT its
-#            writes go on;
+#            with SIGSTOP as soon as the fence is in live.ini: registered and
+#            live, it cannot acknowledge, so the switch is abandoned, names
+#            it, and puts live.ini back as it was (no fence left); after
+#            SIGCONT its writes go on;
 #   slow     another writer applies every new version of live.ini 700 ms
 #            late (the test hook DAL_TEST_RELOAD_DELAY_MS, core/api/
 #            reload.c): the switch waits for its acknowledgement, and none
-#            of its writes reaches the old layout after the last catch-up.
+#            of its writes reaches the old layout after the last catch-up;
+#            the first writer is stopped 3.5 s before the switch and
+#            continued 2 s into it: taken for dead, it is passed over, and
+#            once continued its writes wait for its lease (it reads live.ini
+#            again) and do not reach the old layout.
 # Then no statement failed, and the new layout equals an unsharded
 # reference that got the writers' statements (each writer keeps to rows of
 # its own).  ACK_PARTS ("stopped slow", the default) picks the parts.
@@ -89,9 +93,13 @@ sleep 1.5   # both writers have registered (a beat a second)
 
 # --------------------------------------------- a live instance that is stopped
 if [[ " $parts " == *" stopped "* ]]; then
+    dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food >"$work/sw1.out" 2>&1 &
+    swpid=$!
+    # stopped before it reloads (a file's change reaches it 150 ms later)
+    while kill -0 "$swpid" 2>/dev/null && ! grep -q '^write_fence' "$work/live.ini"; do sleep 0.005; done
     kill -STOP "$spid"
-    out=$(dal reshard switch --source "$work/live.ini" --to "$work/new.ini" food 2>&1) &&
-        fail "the switch went on with a stopped instance: $out"
+    wait "$swpid" && fail "the switch went on with a stopped instance: $(cat "$work/sw1.out")"
+    out=$(cat "$work/sw1.out")
     kill -CONT "$spid"
     echo "$out" | sed 's/^/stopped instance: /'
     grep -q "did not acknowledge the write fence of food" <<<"$out" || fail "no instance named: $out"
@@ -104,6 +112,9 @@ fi
 
 # ------------------------------------------------- an instance that reloads late
 if [[ " $parts " == *" slow "* ]]; then
+    kill -STOP "$spid"
+    sleep 3.5
+    (sleep 2; kill -CONT "$spid") &
     out=$(dal reshard switch --source "$work/live.ini" --max-write-pause 3000 --to "$work/new.ini" food 2>&1) ||
         fail "switch with a late instance: $out"
     echo "$out" | sed 's/^/late instance: /'
