@@ -14,7 +14,6 @@
 #include "fence.h"
 #include "fence_ack.h"
 #include "handle.h"
-#include "reload.h"
 #include "thread.h"
 
 #define TICK_MS 50
@@ -30,7 +29,7 @@ struct dal_fence_acker {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* on CLOCK_MONOTONIC */
-    int stop, poked;             /* under mu */
+    int stop;                    /* under mu */
     char id[200];                /* "HOST:PID:START_MS" */
     acked_t acked[MAX_TABLES];   /* the thread's own */
     size_t nacked;
@@ -178,10 +177,8 @@ static void *run(void *arg)
         tick(a);
         pthread_mutex_lock(&a->mu);
         clock_deadline_after_ms(&until, TICK_MS);
-        while (!a->stop && !a->poked &&
-               pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
+        while (!a->stop && pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
             ;
-        a->poked = 0;
     }
     pthread_mutex_unlock(&a->mu);
     return NULL;
@@ -213,16 +210,6 @@ int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err)
     }
     *out = a;
     return 0;
-}
-
-void fence_ack_poke(struct dal_fence_acker *a)
-{
-    if (a == NULL)
-        return;
-    pthread_mutex_lock(&a->mu);
-    a->poked = 1;
-    pthread_cond_signal(&a->cv);
-    pthread_mutex_unlock(&a->mu);
 }
 
 void fence_ack_stop(struct dal_fence_acker *a)

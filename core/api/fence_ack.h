@@ -41,8 +41,4 @@ struct dal_fence_acker;
 int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err);
 void fence_ack_stop(struct dal_fence_acker *a);
 
-/* After a reload: look at the configuration in force now, not at the
- * next tick. */
-void fence_ack_poke(struct dal_fence_acker *a);
-
 #endif /* DAL_CORE_FENCE_ACK_H */

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 
-#include "fence_ack.h"
 #include "handle.h"
 #include "reload.h"
 #include "xa_daemon.h"
@@ -99,7 +98,6 @@ static int reload_locked(dal_t *dal, const dal_source_doc_t *doc, dal_error_t *e
                     "reloaded %s: %zu datasources (%zu kept their connections), %zu tables",
                     doc->name, next->nnodes, next->nreused, next->ntables);
         snapshot_swap(dal, next);
-        fence_ack_poke(dal->acker);
         xa_daemon_follow(dal);
         atomic_fetch_add(&dal->reloads, 1);
         atomic_store(&dal->revision, doc->revision);
