@@ -5,8 +5,8 @@
  *
  * An instance that follows its configuration source (a watched file, a
  * store), from its first write on (that write waits for it: fence.c), has
- * a thread that writes, for
- * every table of the configuration in force, a row of the table
+ * a thread that looks at the configuration in force every 50 ms and
+ * writes, for every table of it, a row of the table
  * dal_reshard_fence_ack on the datasource of the table's first physical
  * table: (table_name, instance, generation, seen).  `instance` is
  * "HOST:PID:START_MS"; `seen` the server's NOW(6), refreshed every
