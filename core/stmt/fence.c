@@ -2,6 +2,7 @@
  * fence.c -- holding writes to a table while its write fence is up, and
  * the gate that tells when none is in flight (see fence.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <time.h>
@@ -88,13 +89,29 @@ static int may_write(dal_stmt_text_t sql)
     return may_write_text(sql.text, sql.len);
 }
 
+/* The fence on the table called name, or on the logical table whose
+ * physical table it is (NAME_<position>: a raw LOAD DATA into one). */
+static uint64_t fence_of_word(const dal_config_t *cfg, char *name, size_t n, uint64_t *bound)
+{
+    uint64_t g = fence_of(cfg, name, bound);
+    size_t i = n;
+
+    while (g == 0 && i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    if (g == 0 && i > 1 && i < n && name[i - 1] == '_') {
+        name[i - 1] = '\0';
+        g = fence_of(cfg, name, bound);
+    }
+    return g;
+}
+
 /* The generation and bound of a fence in s on a table that the words of
  * an opaque statement (LOAD DATA ... INTO TABLE t) name, or 0. */
-static uint64_t opaque_holding(const dal_snapshot_t *s, const dal_sql_t *sql, uint64_t *bound)
+static uint64_t opaque_holding(const dal_snapshot_t *s, const dal_sql_t *sql, uint64_t *bound,
+                               char *name, size_t cap)
 {
     dal_lexer_t lx;
     dal_token_t t;
-    char name[256];
     size_t n;
     uint64_t g;
 
@@ -105,25 +122,27 @@ static uint64_t opaque_holding(const dal_snapshot_t *s, const dal_sql_t *sql, ui
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         if (t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT)
             continue;
-        n = ident_unquote(sql->text, &t, name, sizeof name);
-        if (n < sizeof name && (g = fence_of(s->cfg, name, bound)) != 0)
+        n = ident_unquote(sql->text, &t, name, cap);
+        if (n < cap && (g = fence_of_word(s->cfg, name, n, bound)) != 0)
             return g;
     }
     return 0;
 }
 
-/* The generation of a fence in force that holds sql (0: none), and its
- * bound. */
-static uint64_t holding(dal_t *dal, const dal_sql_t *sql, uint64_t *bound)
+/* The generation of a fence in force that holds sql (0: none), its bound,
+ * and the fenced table's name (in name[cap]). */
+static uint64_t holding(dal_t *dal, const dal_sql_t *sql, uint64_t *bound, char *name,
+                        size_t cap)
 {
     dal_snapshot_t *s = snapshot_acquire(dal);
     uint64_t g = 0;
     size_t i;
 
     if (s->fenced && sql->opaque)
-        g = opaque_holding(s, sql, bound);
+        g = opaque_holding(s, sql, bound, name, cap);
     for (i = 0; s->fenced && is_write(sql->kind) && g == 0 && i < sql->ntrefs; i++)
-        g = fence_of(s->cfg, sql->trefs[i].name, bound);
+        if ((g = fence_of(s->cfg, sql->trefs[i].name, bound)) != 0)
+            snprintf(name, cap, "%s", sql->trefs[i].name);
     snapshot_unref(s);
     return g;
 }
@@ -135,17 +154,16 @@ static int wait_out(dal_t *dal, const dal_sql_t *sql, uint64_t gen, uint64_t bou
 {
     const struct timespec tick = {0, 1000000};
     uint64_t until = clock_now_ns() + bound_ms * 1000000u, b;
+    char t[256];
 
-    while (holding(dal, sql, &b) != 0) {
-        if (clock_now_ns() >= until) {
-            const char *t = sql->ntrefs > 0 ? sql->trefs[0].name : "named by the LOAD";
+    while (holding(dal, sql, &b, t, sizeof t) != 0) {
+        if (clock_now_ns() >= until)
             return err_set(err, DAL_ESTATE,
                            "write held over %llu ms by the write fence (generation %llu) of a "
                            "reshard's switch on table %s, and not run: the switch has not "
                            "finished.  If no `dal reshard switch` is running, remove the "
                            "fence with `dal reshard abort-switch`",
                            (unsigned long long)bound_ms, (unsigned long long)gen, t);
-        }
         nanosleep(&tick, NULL);
     }
     return 0;
@@ -193,6 +211,7 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
 {
     const dal_sql_t *a = sql.prepared;
     uint64_t gen, bound;
+    char name[256];
     unsigned e;
     int rc = 0;
 
@@ -212,7 +231,7 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
             break;
         if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
             break;   /* the statement's own run reports what is wrong with it */
-        if ((gen = holding(dal, a, &bound)) == 0)
+        if ((gen = holding(dal, a, &bound, name, sizeof name)) == 0)
             break;
         atomic_fetch_sub(&dal->fence_active[e], 1);
         if ((rc = wait_out(dal, a, gen, bound, err)) != 0)

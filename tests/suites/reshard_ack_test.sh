@@ -14,6 +14,12 @@
 #            continued 2 s into it: taken for dead, it is passed over, and
 #            once continued its writes wait for its lease (it reads live.ini
 #            again) and do not reach the old layout.
+#   static   dal-proxy on a configuration whose food carries a fence
+#            (write_fence = 1_400: generation 1, held writes fail after
+#            400 ms): an INSERT and a raw LOAD DATA into a physical table of
+#            food are held and then fail with the fence's error (never run
+#            on the layout, however old the generation), a SELECT runs;
+#            the proxy then stops.
 # Then no statement failed, and the new layout equals an unsharded
 # reference that got the writers' statements (each writer keeps to rows of
 # its own).  ACK_PARTS ("stopped slow", the default) picks the parts.
@@ -25,8 +31,28 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/reshard_lib.sh"
 
 ROWS=2000
-parts=${ACK_PARTS:-stopped slow}
+parts=${ACK_PARTS:-static stopped slow}
 reshard_two_layouts "$ROWS"
+
+# ------------------------------------------------------ a fence in the file
+if [[ " $parts " == *" static "* ]]; then
+    sport=$("$harness/cluster.sh" free-port)
+    { sed 's/^\[table food\]$/&\nwrite_fence = 1_400/' "$work/old.ini"; px_ini_proxy "$sport" shop apppass; } >"$work/fenced.ini"
+    px_start "$work/fenced.ini" "$sport"
+    pq() { mariadb -h127.0.0.1 -P"$sport" -uapp -papppass --comments --local-infile=1 -N shop -e "$1" 2>&1; }
+    printf '900001\t5\tloaded\n' >"$work/load.tsv"
+    held="write held over 400 ms by the write fence (generation 1) of a reshard's switch"
+    out=$(pq "INSERT INTO food (id, poi, name) VALUES (900000, 1, 'fenced')") && fail "an INSERT ran through the fence: $out"
+    grep -qF "$held on table food" <<<"$out" || fail "INSERT under the fence: $out"
+    out=$(pq "/*+ dal datasource=old1 raw */ LOAD DATA LOCAL INFILE '$work/load.tsv' INTO TABLE food_1") &&
+        fail "a LOAD DATA ran through the fence: $out"
+    grep -qF "$held on table food" <<<"$out" || fail "LOAD DATA under the fence: $out"
+    [ "$(pq "SELECT COUNT(*) FROM food")" = "$ROWS" ] || fail "a read under the fence, or a fenced write ran"
+    echo "static fence: $out"
+    # it has tried to write the table and follows another file than the
+    # writers: live, it would never acknowledge the switch's fence
+    kill "${pids[-1]}"
+fi
 
 cp "$work/old.ini" "$work/live.ini"
 reshard_writer stopped 1 1000 10000000
