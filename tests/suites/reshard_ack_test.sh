@@ -20,6 +20,8 @@
 #            food are held and then fail with the fence's error (never run
 #            on the layout, however old the generation), a SELECT runs;
 #            the proxy then stops.
+# Between the last two, a fence left in a document by a switch that died
+# makes `switch` refuse, and `abort-switch` removes it.
 # Then no statement failed, and the new layout equals an unsharded
 # reference that got the writers' statements (each writer keeps to rows of
 # its own).  ACK_PARTS ("stopped slow", the default) picks the parts.
@@ -82,6 +84,16 @@ if [[ " $parts " == *" stopped "* ]]; then
     grep -q "^food: phase caught-up" <<<"$(dal reshard status food)" || fail "phase after the abandoned switch"
     sleep 1
 fi
+
+# ------------------------------------------- the fence of a switch that died
+# left in the document: a new switch refuses, abort-switch removes it
+{ sed 's/^\[table food\]$/&\nwrite_fence = 1_400/' "$work/old.ini"; } >"$work/dead.ini"
+out=$(dal reshard switch --source "$work/dead.ini" --to "$work/new.ini" food 2>&1) &&
+    fail "a switch went on over a fence left in the document: $out"
+grep -q "already holds a write fence on food .*abort-switch" <<<"$out" || fail "switch over a left fence: $out"
+out=$(dal reshard abort-switch --source "$work/dead.ini" --to "$work/new.ini" food 2>&1) || fail "abort-switch: $out"
+grep -q "^removed the write fence on food from " <<<"$out" || fail "abort-switch: $out"
+cmp -s "$work/dead.ini" "$work/old.ini" || fail "abort-switch left $(diff "$work/dead.ini" "$work/old.ini")"
 
 # ------------------------------------------------- an instance that reloads late
 if [[ " $parts " == *" slow "* ]]; then
