@@ -128,8 +128,10 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
         (source_is_url(path) || atomic_load(&dal->snap)->cfg->watch) &&
         (rc = watch_start(dal, err)) != 0)
         goto fail;
+    /* an instance that follows its source can be moved by a reshard's
+     * switch: it registers for, and acknowledges, its fences */
     if ((rc = xa_daemon_start(dal, &dal->xa, err)) != 0 ||
-        (rc = fence_ack_start(dal, &dal->acker, err)) != 0)
+        (dal->sink.document != NULL && (rc = fence_ack_start(dal, &dal->acker, err)) != 0))
         goto fail;
     *out = dal;
     return 0;

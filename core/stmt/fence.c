@@ -178,9 +178,12 @@ static void register_first(dal_t *dal)
     const struct timespec tick = {0, 1000000};
     int zero = 0, i;
 
+    if (dal->sink.document == NULL) {   /* follows nothing: nothing to register for */
+        atomic_store(&dal->fence_reg, 2);
+        return;
+    }
     atomic_compare_exchange_strong(&dal->fence_reg, &zero, 1);
-    for (i = 0; dal->sink.document != NULL && i < FENCE_REGISTER_MS &&
-                atomic_load(&dal->fence_reg) != 2; i++)
+    for (i = 0; i < FENCE_REGISTER_MS && atomic_load(&dal->fence_reg) != 2; i++)
         nanosleep(&tick, NULL);
 }
 
