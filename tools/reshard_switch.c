@@ -282,25 +282,27 @@ static int fence_and_swap(rs_t *rs, doc_src_t *d, const char *orig, size_t olen,
     size_t flen = 0;
     char *ftext = fenced(orig, rs->table, t0, rs->max_pause_ms + 5000, &flen), *missing = NULL;
     long long lag;
-    int rc;
+    int rc, acked;
 
     if (ftext == NULL || doc_write(d, ftext, flen) != 0) {
         free(ftext);
         return -1;
     }
     free(ftext);
-    rc = rs_ack_wait(rs, t0, (double)until / 1000.0, &missing);
-    if (rc == 0)
+    acked = rs_ack_wait(rs, t0, (double)until / 1000.0, &missing);
+    if (acked == 0)
         cli_errorf("reshard: these dal instances did not acknowledge the write fence of %s "
                    "within --max-write-pause (%llu ms): %s (stopped, overloaded, or unable to "
                    "reach %s?)", rs->table, (unsigned long long)rs->max_pause_ms, missing,
                    rs->source);
     free(missing);
-    if (rc == 1)
-        rc = rs_catchup_round(rs, &lag) == CLI_OK ? 0 : -1;
-    if (rc == 0 && now_ms() < until && !rs->reverse && rs_reverse_mark(rs) != 0)
+    /* abandoned (0) unless every live instance acknowledged */
+    rc = acked < 0 ? -1 : 0;
+    if (acked == 1 && rs_catchup_round(rs, &lag) != CLI_OK)
         rc = -1;
-    if (rc == 0 && now_ms() < until) {
+    if (acked == 1 && rc == 0 && now_ms() < until && !rs->reverse && rs_reverse_mark(rs) != 0)
+        rc = -1;
+    if (acked == 1 && rc == 0 && now_ms() < until) {
         rc = doc_write(d, next, nlen) == 0 ? 1 : -1;
         *held_ms = now_ms() - t0;
         if (rc == 1)
