@@ -271,6 +271,24 @@ void cli_open_opts(const cli_t *cli, dal_open_opts_t *opts)
     opts->plugin_dir = cli->plugin_dir;
 }
 
+char *cli_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    *len = 0;
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        *len = fread(buf, 1, (size_t)n, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
 int cli_open(const cli_t *cli, dal_t **out)
 {
     dal_open_opts_t opts;

@@ -66,6 +66,9 @@ int cli_set_error(dal_error_t *err, int code, const char *message);
 void cli_open_opts(const cli_t *cli, dal_open_opts_t *opts);
 /* dal_open(cli->config); prints the error itself.  CLI_OK or CLI_FAIL. */
 int cli_open(const cli_t *cli, dal_t **out);
+/* The whole file at path, NUL-terminated (owned), its length in *len; NULL
+ * when it cannot be read (nothing printed). */
+char *cli_read_file(const char *path, size_t *len);
 
 /*
  * A value given as command-line text: a PARAM of exec and explain, the

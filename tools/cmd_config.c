@@ -95,23 +95,6 @@ static int parse_args(const cli_t *cli, config_args_t *a)
     return CLI_OK;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 /* ------------------------------------------------------------------ push */
 
 static int do_push(const cli_t *cli, const config_args_t *a, const dal_open_opts_t *opts,
@@ -126,7 +109,7 @@ static int do_push(const cli_t *cli, const config_args_t *a, const dal_open_opts
     /* the same verdict as `dal check FILE`: nothing unusable reaches the store */
     if (dal_check_config(a->file, opts, &err) != 0)
         return cli_fail(&err);
-    text = read_file(a->file, &len);
+    text = cli_read_file(a->file, &len);
     if (text == NULL) {
         cli_errorf("%s: cannot read: %s", a->file, strerror(errno));
         return CLI_FAIL;

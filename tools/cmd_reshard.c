@@ -11,7 +11,8 @@
 #include <string.h>
 
 const char cmd_reshard_synopsis[] =
-    "reshard plan|copy|catchup|switch|reverse|verify|abort|cleanup --to NEW.ini [OPTIONS] TABLE"
+    "reshard plan|copy|catchup|switch|reverse|verify|abort|abort-switch|cleanup --to NEW.ini "
+    "[OPTIONS] TABLE"
     " | reshard status [--json] TABLE";
 
 const char cmd_reshard_details[] =
@@ -28,7 +29,8 @@ const char cmd_reshard_details[] =
     "                    each old node's binary log (mariadb-binlog), in rounds\n"
     "                    until one takes under a second; --follow: until stopped\n"
     "  switch            hold the table's writes in every dal instance following\n"
-    "                    --source (a write fence in the file), catch up, and put\n"
+    "                    --source (a write fence in the file), wait until every\n"
+    "                    live instance acknowledges it, catch up, and put\n"
     "                    NEW.ini (which must set allow_reshard = true) in its place\n"
     "  reverse           after the switch: keep the old layout up to date from\n"
     "                    the new nodes' binary logs (from the switch on), in\n"
@@ -39,6 +41,8 @@ const char cmd_reshard_details[] =
     "  verify            compare the layouts chunk by chunk (checksums, then\n"
     "                    rows); exits 1 when a row is missing, extra or differs\n"
     "  abort             drop the new layout's tables and forget the workflow\n"
+    "  abort-switch      remove the write fence a switch that died left in\n"
+    "                    --source (writes go on against the old layout)\n"
     "  cleanup           after the switch: drop the old layout's tables\n"
     "  --to NEW.ini      the configuration of the new layout\n"
     "  --max-rows-per-second N  copy no faster than this (default: no limit)\n"
@@ -50,8 +54,10 @@ const char cmd_reshard_details[] =
     "  --source FILE     switch, reverse --switch: the file (or store) the dal\n"
     "                    instances follow (default: -c)\n"
     "  --max-write-pause MS  switch: the longest writes are held (default 1000);\n"
-    "                    a switch that cannot finish in time is abandoned\n"
-    "  --fence-settle MS switch: time for every instance to reload (default 300)\n"
+    "                    a switch that cannot finish in time (an instance that\n"
+    "                    does not acknowledge the fence) is abandoned\n"
+    "  --fence-settle MS switch: how long after it the old nodes' logs are read\n"
+    "                    for writes that missed the fence (default 300)\n"
     "  --follow          catchup, reverse: keep following the logs until\n"
     "                    SIGTERM/SIGINT\n"
     "  --switch          reverse: then switch the instances back\n"
@@ -104,7 +110,8 @@ static int parse_args(const cli_t *cli, rs_t *rs, reshard_args_t *a)
     int rc = CLI_OK, switching;
 
     a->sub = cli->args[0];
-    switching = strcmp(a->sub, "switch") == 0 || strcmp(a->sub, "reverse") == 0;
+    switching = strcmp(a->sub, "switch") == 0 || strcmp(a->sub, "reverse") == 0 ||
+                strcmp(a->sub, "abort-switch") == 0;
     for (i = 1; i < cli->nargs && rc == CLI_OK; i++) {
         const char *arg = cli->args[i];
         const char *val = i + 1 < cli->nargs ? cli->args[i + 1] : NULL;
@@ -164,7 +171,7 @@ int cmd_reshard(cli_t *cli)
         {"plan", rs_plan}, {"copy", rs_copy}, {"catchup", rs_catchup},
         {"switch", rs_switch}, {"status", rs_status},
         {"verify", rs_verify}, {"abort", rs_abort}, {"cleanup", rs_cleanup},
-        {"reverse", rs_reverse},
+        {"reverse", rs_reverse}, {"abort-switch", rs_abort_switch},
     };
     reshard_args_t a;
     rs_t rs;

@@ -10,6 +10,7 @@
  *   reshard_catchup.c  catch-up: changed keys from the binary logs
  *   reshard_apply.c    catch-up: the keys re-read and placed in the new layout
  *   reshard_switch.c   switch: write fence, last catch-up, new configuration
+ *   reshard_ack.c      switch: the instances' acknowledgements of the fence
  *   reshard_pause.c    copy and catch-up wait on replica lag and load
  *   reshard_reverse.c  reverse: the old layout kept up to date after the switch
  *   reshard_sql.c      direct connections to the nodes and SQL helpers
@@ -67,7 +68,8 @@ typedef struct rs {
     uint64_t counted;     /* ... and adds them here */
     const char *source;   /* switch --source: the file the instances follow (default -c) */
     uint64_t max_pause_ms; /* switch --max-write-pause (default 1000) */
-    uint64_t settle_ms;   /* switch --fence-settle: time for the instances to reload (300) */
+    uint64_t settle_ms;   /* switch --fence-settle: how long after the switch the old
+                             nodes' logs are read for late writes (300) */
     uint64_t max_lag;     /* --max-lag SECONDS: a replica further behind pauses (0: none) */
     char load_var[64];    /* --max-load VAR=N: a master's global status VAR above N pauses */
     uint64_t max_load;    /* ... N ("" in load_var: no limit) */
@@ -154,11 +156,25 @@ int rs_cleanup(rs_t *rs);  /* reshard_copy.c */
 int rs_abort(rs_t *rs);    /* reshard_copy.c */
 int rs_catchup(rs_t *rs);  /* reshard_catchup.c */
 int rs_switch(rs_t *rs);   /* reshard_switch.c */
+/* Remove the write fence a switch that died left in --source (refused
+ * while a switch of the table runs).  reshard_switch.c */
+int rs_abort_switch(rs_t *rs);
 int rs_reverse(rs_t *rs);  /* reshard_reverse.c */
 /* Catch-up rounds until one takes under a second (or, with rs->follow,
  * until SIGTERM/SIGINT), giving way to the servers before each; *lag the
  * last round's.  reshard_catchup.c */
 int rs_catchup_rounds(rs_t *rs, long long *lag);
+/* The table dal_reshard_fence_ack on the first node of rs->old (the
+ * layout in force), created if missing; *wait_s: how long until every
+ * live instance has registered in it (an instance that found no such
+ * table looks again RS_ACK_ABSENT_S later: core/api/fence_ack.h).  CLI_OK
+ * or CLI_FAIL (reported).  reshard_ack.c */
+int rs_ack_init(rs_t *rs, double *wait_s);
+#define RS_ACK_ABSENT_S 5
+/* Wait until every live instance has applied fence gen: 1; 0 when
+ * rs_now() reaches until first (*missing, owned: the instances that had
+ * not, "a, b"); -1 after reporting. */
+int rs_ack_wait(rs_t *rs, uint64_t gen, double until, char **missing);
 /* At the switch, with writes held: each new node's @@gtid_binlog_pos as
  * the start of its reverse catch-up ("reverse:NODE").  reshard_reverse.c */
 int rs_reverse_mark(rs_t *rs);

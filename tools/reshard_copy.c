@@ -305,10 +305,14 @@ int rs_copy(rs_t *rs)
 {
     copier_t c;
     size_t i;
+    double unused;
     int rc;
 
+    /* the acknowledgement table from the start: the instances have long
+     * registered in it when the switch comes */
     if (rs_check(rs) != CLI_OK || rs_lock(rs) != CLI_OK || rs_state_init(rs) != CLI_OK ||
-        set_phase(rs, "copying") != CLI_OK || create_tables(rs) != CLI_OK)
+        rs_ack_init(rs, &unused) != CLI_OK || set_phase(rs, "copying") != CLI_OK ||
+        create_tables(rs) != CLI_OK)
         return CLI_FAIL;
     memset(&c, 0, sizeof c);
     c.rs = rs;

@@ -198,17 +198,31 @@ typedef struct status_out {
     size_t n;
 } status_out_t;
 
+/* A source's JSON object: its name and phase, then (json_source_end) its
+ * GTID position. */
+static void json_source_begin(status_out_t *o, const rs_state_t *st)
+{
+    json_object_begin(&o->j);
+    json_key(&o->j, "source");
+    json_string(&o->j, st->src);
+    json_key(&o->j, "phase");
+    json_string(&o->j, st->phase);
+}
+
+static void json_source_end(status_out_t *o, const rs_state_t *st)
+{
+    json_key(&o->j, "gtid");
+    json_string(&o->j, st->gtid);
+    json_object_end(&o->j);
+}
+
 /* A catch-up row ("binlog:NODE"): its keys applied and lag. */
 static void show_binlog(status_out_t *o, const rs_state_t *st)
 {
     if (st->lag_ms > o->lag_ms)
         o->lag_ms = st->lag_ms;
     if (o->json) {
-        json_object_begin(&o->j);
-        json_key(&o->j, "source");
-        json_string(&o->j, st->src);
-        json_key(&o->j, "phase");
-        json_string(&o->j, st->phase);
+        json_source_begin(o, st);
         json_key(&o->j, "keys_applied");
         json_uint(&o->j, st->rows_copied);
         json_key(&o->j, "lag_ms");
@@ -216,9 +230,7 @@ static void show_binlog(status_out_t *o, const rs_state_t *st)
             json_int(&o->j, st->lag_ms);
         else
             json_null(&o->j);
-        json_key(&o->j, "gtid");
-        json_string(&o->j, st->gtid);
-        json_object_end(&o->j);
+        json_source_end(o, st);
     } else
         printf("  %-40s %-8s %10llu keys applied, lag %lld ms, gtid %s\n", st->src, st->phase,
                (unsigned long long)st->rows_copied, (long long)st->lag_ms,
@@ -244,20 +256,14 @@ static void show_source(void *user, const rs_state_t *st)
     if (st->updated > o->last)
         o->last = st->updated;
     if (o->json) {
-        json_object_begin(&o->j);
-        json_key(&o->j, "source");
-        json_string(&o->j, st->src);
-        json_key(&o->j, "phase");
-        json_string(&o->j, st->phase);
+        json_source_begin(o, st);
         json_key(&o->j, "rows_copied");
         json_uint(&o->j, st->rows_copied);
         json_key(&o->j, "rows_estimated");
         json_uint(&o->j, st->rows_total);
         json_key(&o->j, "rows_per_second");
         json_int(&o->j, (int64_t)rate);
-        json_key(&o->j, "gtid");
-        json_string(&o->j, st->gtid);
-        json_object_end(&o->j);
+        json_source_end(o, st);
     } else
         printf("  %-40s %-8s %10llu / %-10llu %8.0f rows/s  gtid %s\n", st->src, st->phase,
                (unsigned long long)st->rows_copied, (unsigned long long)st->rows_total,

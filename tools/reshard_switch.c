@@ -6,24 +6,31 @@
  * The instances follow one configuration source (--source: a file with
  * `[dal] watch = true`, default the -c file, or a store such as
  * etcd://HOST:PORT/PREFIX, written with compare-and-set).  The switch:
- *   1. catches up until a round takes less than the pause leaves
- *      (--max-write-pause minus twice --fence-settle);
- *   2. replaces the document by its own text with `write_fence = DEADLINE` in
- *      the table's section (DEADLINE: now + --max-write-pause, Unix ms):
- *      each instance, once it has reloaded it, holds the table's writes
- *      (core/stmt/fence.h) -- reads go on;
- *   3. waits --fence-settle for every instance to reload, and catches up
- *      to the old nodes' positions of that moment: nothing more reaches
- *      the old tables;
- *   4. if there is still --fence-settle left before DEADLINE, records the
- *      new nodes' positions for `reverse` and replaces the document by
- *      NEW.ini's text: the instances reload it and their held
- *      writes go to the new layout; otherwise writes the original text back
- *      (the switch is abandoned; writes go on against the old layout, and
- *      the instances would release them at DEADLINE anyway);
- *   5. reads the old nodes' logs once more after the settle time, and
- *      reports (does not apply) any key a late instance wrote to the old
- *      layout.
+ *   1. catches up until a round takes less than half of --max-write-pause;
+ *   2. makes sure dal_reshard_fence_ack exists (reshard_ack.c), and has
+ *      long enough for every live instance to have registered in it;
+ *   3. replaces the document by its own text with `write_fence = G_B` in
+ *      the table's section (G: the generation, now in Unix ms; B: how long
+ *      an instance holds a write before failing it, --max-write-pause +
+ *      5000 ms): each instance, once it has reloaded it, holds the table's
+ *      writes (core/stmt/fence.h) -- reads go on -- and, once none of its
+ *      writes is in flight on the old layout, acknowledges G;
+ *   4. waits until every live instance has acknowledged G, then catches up
+ *      to the old nodes' positions of that moment: nothing more reaches the
+ *      old tables;
+ *   5. if that all took less than --max-write-pause, records the new nodes'
+ *      positions for `reverse` and replaces the document by NEW.ini's text:
+ *      the instances reload it and their held writes go to the new layout;
+ *      otherwise (an instance did not acknowledge in time: it is named)
+ *      writes the original text back: the switch is abandoned and the
+ *      writes go on against the old layout;
+ *   6. reads the old nodes' logs once more after --fence-settle, and
+ *      reports (does not apply) any key written to the old layout since
+ *      (by an instance that does not register: no allow_reshard, or
+ *      another source).
+ * An instance never releases a held write into the old layout by itself:
+ * only a document without the fence does (this switch, or `reshard
+ * abort-switch` after a switch died).
  * NEW.ini must say `[dal] allow_reshard = true` (a reload refuses a layout
  * change otherwise) and `watch = true`, and should hold whatever else the
  * instances need ([proxy] ...): it becomes their configuration.
@@ -36,24 +43,6 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    *len = 0;
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
 
 /* Replace path by text: a new file renamed over it, as an editor saves. */
 static int replace_file(const char *path, const char *text, size_t len)
@@ -123,7 +112,7 @@ static char *doc_read(doc_src_t *d, size_t *len)
     char *text = NULL;
 
     if (d->src == NULL) {
-        text = slurp(d->location, len);
+        text = cli_read_file(d->location, len);
         if (text == NULL)
             cli_errorf("reshard: cannot read %s", d->location);
         return text;
@@ -165,14 +154,16 @@ static int table_header(const char *line, const char *name)
     return strncasecmp(line, name, n) == 0 && line[n] == ']';
 }
 
-/* text with "write_fence = until" after the table's header; owned. */
-static char *fenced(const char *text, const char *table, uint64_t until, size_t *len)
+/* text with "write_fence = GEN_BOUND" after the table's header; owned. */
+static char *fenced(const char *text, const char *table, uint64_t gen, uint64_t bound,
+                    size_t *len)
 {
     const char *p = text, *eol;
     rs_buf_t b = {0};
     char line[80];
 
-    snprintf(line, sizeof line, "write_fence = %llu\n", (unsigned long long)until);
+    snprintf(line, sizeof line, "write_fence = %llu_%llu\n", (unsigned long long)gen,
+             (unsigned long long)bound);
     for (; *p; p = eol) {
         eol = strchr(p, '\n');
         eol = eol ? eol + 1 : p + strlen(p);
@@ -239,27 +230,79 @@ static int set_flow(rs_t *rs, const char *phase)
     return rc;
 }
 
-/* Steps 2-4; 1 switched, 0 abandoned, -1 failed (the original text is
+/* Is line (up to its end) "write_fence = ..."? */
+static int fence_line(const char *line)
+{
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (strncmp(line, "write_fence", 11) != 0)
+        return 0;
+    line += 11;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    return *line == '=';
+}
+
+/* text without the write_fence lines of the table's section (owned);
+ * *found: how many there were. */
+static char *unfenced(const char *text, const char *table, size_t *len, int *found)
+{
+    const char *p = text, *eol;
+    rs_buf_t b = {0};
+    int in = 0;
+
+    *found = 0;
+    for (; *p; p = eol) {
+        const char *q = p;
+        eol = strchr(p, '\n');
+        eol = eol ? eol + 1 : p + strlen(p);
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q == '[')
+            in = table_header(p, table);
+        if (in && fence_line(p)) {
+            (*found)++;
+            continue;
+        }
+        if (rs_put(&b, p, (size_t)(eol - p)))
+            return NULL;
+    }
+    if (b.s == NULL && rs_puts(&b, ""))
+        return NULL;
+    *len = b.len;
+    return b.s;
+}
+
+/* Steps 3-5; 1 switched, 0 abandoned, -1 failed (the original text is
  * back in place unless the switch was made). */
 static int fence_and_swap(rs_t *rs, doc_src_t *d, const char *orig, size_t olen,
                           const char *next, size_t nlen, uint64_t *held_ms)
 {
     uint64_t t0 = now_ms(), until = t0 + rs->max_pause_ms;
     size_t flen = 0;
-    char *ftext = fenced(orig, rs->table, until, &flen);
+    char *ftext = fenced(orig, rs->table, t0, rs->max_pause_ms + 5000, &flen), *missing = NULL;
     long long lag;
-    int rc;
+    int rc, acked;
 
     if (ftext == NULL || doc_write(d, ftext, flen) != 0) {
         free(ftext);
         return -1;
     }
     free(ftext);
-    sleep_ms(rs->settle_ms);
-    rc = rs_catchup_round(rs, &lag) == CLI_OK ? 0 : -1;
-    if (rc == 0 && now_ms() + rs->settle_ms < until && !rs->reverse && rs_reverse_mark(rs) != 0)
+    acked = rs_ack_wait(rs, t0, (double)until / 1000.0, &missing);
+    if (acked == 0)
+        cli_errorf("reshard: these dal instances did not acknowledge the write fence of %s "
+                   "within --max-write-pause (%llu ms): %s (stopped, overloaded, or unable to "
+                   "reach %s?)", rs->table, (unsigned long long)rs->max_pause_ms, missing,
+                   rs->source);
+    free(missing);
+    /* abandoned (0) unless every live instance acknowledged */
+    rc = acked < 0 ? -1 : 0;
+    if (acked == 1 && rs_catchup_round(rs, &lag) != CLI_OK)
         rc = -1;
-    if (rc == 0 && now_ms() + rs->settle_ms < until) {
+    if (acked == 1 && rc == 0 && now_ms() < until && !rs->reverse && rs_reverse_mark(rs) != 0)
+        rc = -1;
+    if (acked == 1 && rc == 0 && now_ms() < until) {
         rc = doc_write(d, next, nlen) == 0 ? 1 : -1;
         *held_ms = now_ms() - t0;
         if (rc == 1)
@@ -267,9 +310,61 @@ static int fence_and_swap(rs_t *rs, doc_src_t *d, const char *orig, size_t olen,
     }
     *held_ms = now_ms() - t0;
     if (doc_write(d, orig, olen) != 0)
-        cli_errorf("reshard: %s still holds the write fence of %s: writes wait until %llu "
-                   "(Unix ms); remove the write_fence line", rs->source, rs->table,
-                   (unsigned long long)until);
+        cli_errorf("reshard: %s still holds the write fence of %s: writes to it wait and then "
+                   "fail; run `dal reshard abort-switch`", rs->source, rs->table);
+    return rc;
+}
+
+/* Read the source's document; refuse one that still carries a fence on
+ * the table (a switch that died: abort-switch removes it).  Owned, or NULL
+ * after reporting. */
+static char *read_unfenced(rs_t *rs, doc_src_t *d, size_t *len)
+{
+    char *text = doc_read(d, len), *plain;
+    size_t plen;
+    int found = 0;
+
+    if (text == NULL || (plain = unfenced(text, rs->table, &plen, &found)) == NULL) {
+        free(text);
+        return NULL;
+    }
+    free(plain);
+    if (found) {
+        cli_errorf("reshard: %s already holds a write fence on %s (a switch that did not "
+                   "finish?): run `dal reshard abort-switch` first", rs->source, rs->table);
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+int rs_abort_switch(rs_t *rs)
+{
+    doc_src_t d;
+    size_t len = 0, plen = 0;
+    char *text = NULL, *plain = NULL;
+    int found = 0, rc = CLI_FAIL;
+
+    if (rs->source == NULL)
+        rs->source = rs->cli->config;
+    /* the lock: no switch of the table is running (a dead one's went with
+     * its connection), so no one will put NEW.ini in place after us */
+    if (rs_lock(rs) != CLI_OK || doc_open(rs, &d, rs->source) != 0)
+        return CLI_FAIL;
+    if ((text = doc_read(&d, &len)) != NULL &&
+        (plain = unfenced(text, rs->table, &plen, &found)) != NULL) {
+        if (!found) {
+            printf("%s holds no write fence on %s\n", rs->source, rs->table);
+            rc = CLI_OK;
+        } else if (doc_write(&d, plain, plen) == 0) {
+            printf("removed the write fence on %s from %s: writes go on against the layout "
+                   "it names\n", rs->table, rs->source);
+            rc = CLI_OK;
+        }
+    }
+    doc_close(&d);
+    free(text);
+    free(plain);
     return rc;
 }
 
@@ -279,6 +374,7 @@ int rs_switch(rs_t *rs)
     char *orig = NULL, *next = NULL;
     rs_state_t flow;
     uint64_t held = 0, want;
+    double wait_s;
     long long lag = 0;
     int found, rc = CLI_FAIL, i;
     doc_src_t d = {0}, to;
@@ -302,7 +398,7 @@ int rs_switch(rs_t *rs)
     doc_close(&to);
     if (next == NULL || doc_open(rs, &d, rs->source) != 0)
         goto out;
-    orig = doc_read(&d, &olen);
+    orig = read_unfenced(rs, &d, &olen);
     if (orig == NULL)
         goto out;
     if (!allows_reshard(next)) {
@@ -311,8 +407,8 @@ int rs_switch(rs_t *rs)
         goto out;
     }
     /* 1: close enough that the last round fits in the pause, beside the
-     * two settle times */
-    want = rs->max_pause_ms > 2 * rs->settle_ms + 50 ? rs->max_pause_ms - 2 * rs->settle_ms : 50;
+     * instances' acknowledgements */
+    want = rs->max_pause_ms / 2;
     for (i = 0; i < 20; i++) {
         if (rs_catchup_round(rs, &lag) != CLI_OK)
             goto out;
@@ -325,18 +421,24 @@ int rs_switch(rs_t *rs)
                    (unsigned long long)want);
         goto out;
     }
+    /* 2 */
+    if (rs_ack_init(rs, &wait_s) != CLI_OK)
+        goto out;
+    if (wait_s > 0)
+        sleep_ms((uint64_t)(wait_s * 1000));
     found = fence_and_swap(rs, &d, orig, olen, next, nlen, &held);
     if (found < 0)
         goto out;
     if (found == 0) {
-        cli_errorf("reshard: switch abandoned: the catch-up did not finish within "
-                   "--max-write-pause (%llu ms); writes went on against the old layout",
+        cli_errorf("reshard: switch abandoned: the instances' acknowledgements and the last "
+                   "catch-up did not finish within --max-write-pause (%llu ms); writes went on "
+                   "against the old layout",
                    (unsigned long long)rs->max_pause_ms);
         goto out;
     }
     if (set_flow(rs, rs->reverse ? "reversed" : "switched") != 0)
         goto out;
-    /* 5: a write an instance sent to the old layout after the last round:
+    /* 6: a write an instance sent to the old layout after the last round:
      * it missed the fence.  Counted, not applied: the new layout may have
      * newer writes of the same keys by now. */
     sleep_ms(rs->settle_ms);

@@ -60,6 +60,19 @@ static int key_cmp(const rs_t *rs, const char *a, const char *b)
     return strcmp(a, b);
 }
 
+/* Run q (built unless failed is set; freed here) on m, the node of l's
+ * table i: its result (owned), or NULL after reporting. */
+static MYSQL_RES *run_on(const rs_layout_t *l, size_t i, MYSQL *m, rs_buf_t *q, int failed)
+{
+    MYSQL_RES *r = NULL;
+
+    if (!failed && (mysql_query(m, q->s) != 0 || (r = mysql_store_result(m)) == NULL))
+        cli_errorf("reshard: verify %s on %s: %s", l->phys[i].table, l->phys[i].node,
+                   mysql_error(m));
+    rs_buf_free(q);
+    return r;
+}
+
 /* The end of the chunk after lo: owned, or NULL for "to the end"; *failed on error. */
 static char *chunk_end(verifier_t *v, const char *lo, int *failed)
 {
@@ -101,20 +114,14 @@ static int add_sums(rs_t *rs, rs_layout_t *l, const char *lo, const char *hi, su
     for (i = 0; i < l->nphys; i++) {
         rs_buf_t q = {0};
         MYSQL *m = rs_conn(rs, l, i);
-        MYSQL_RES *r = NULL;
+        MYSQL_RES *r;
         MYSQL_ROW row;
         int rc = m == NULL || rs_puts(&q, "SELECT COUNT(*), COALESCE(BIT_XOR(c), 0),"
                                           " COALESCE(SUM(c), 0) FROM (SELECT ") ||
                  rs_put_crc(&q, rs) || rs_puts(&q, " AS c FROM `") ||
                  rs_puts(&q, l->phys[i].table) || rs_puts(&q, "`") ||
                  put_range(&q, rs, m, lo, hi) || rs_puts(&q, ") AS t");
-        if (!rc && (mysql_query(m, q.s) != 0 || (r = mysql_store_result(m)) == NULL)) {
-            cli_errorf("reshard: verify %s on %s: %s", l->phys[i].table, l->phys[i].node,
-                       mysql_error(m));
-            rc = 1;
-        }
-        rs_buf_free(&q);
-        if (rc)
+        if ((r = run_on(l, i, m, &q, rc)) == NULL)
             return -1;
         row = mysql_fetch_row(r);
         s->count += strtoull(row[0], NULL, 10);
@@ -137,19 +144,13 @@ static int read_rows(rs_t *rs, rs_layout_t *l, const char *lo, const char *hi,
     for (i = 0; i < l->nphys; i++) {
         rs_buf_t q = {0};
         MYSQL *m = rs_conn(rs, l, i);
-        MYSQL_RES *r = NULL;
+        MYSQL_RES *r;
         MYSQL_ROW row;
         int rc = m == NULL || rs_puts(&q, "SELECT `") || rs_puts(&q, rs->pk) ||
                  rs_puts(&q, "`, ") || rs_put_crc(&q, rs) || rs_puts(&q, " FROM `") ||
                  rs_puts(&q, l->phys[i].table) || rs_puts(&q, "`") ||
                  put_range(&q, rs, m, lo, hi);
-        if (!rc && (mysql_query(m, q.s) != 0 || (r = mysql_store_result(m)) == NULL)) {
-            cli_errorf("reshard: verify %s on %s: %s", l->phys[i].table, l->phys[i].node,
-                       mysql_error(m));
-            rc = 1;
-        }
-        rs_buf_free(&q);
-        if (rc)
+        if ((r = run_on(l, i, m, &q, rc)) == NULL)
             return -1;
         *rows = realloc(*rows, (*n + mysql_num_rows(r) + 1) * sizeof **rows);
         while (*rows != NULL && (row = mysql_fetch_row(r)) != NULL) {

@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "stmt.h"
 #include "fence.h"
+#include "fence_ack.h"
 #include "xa_daemon.h"
 #include "reload.h"
 #include "library.h"
@@ -131,7 +132,10 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
     pthread_mutex_lock(&dal->reload_mu);
     rc = xa_daemon_start(dal, &dal->xa, err);
     pthread_mutex_unlock(&dal->reload_mu);
-    if (rc != 0)
+    /* an instance that follows its source can be moved by a reshard's
+     * switch: it registers for, and acknowledges, its fences */
+    if (rc != 0 ||
+        (dal->sink.document != NULL && (rc = fence_ack_start(dal, &dal->acker, err)) != 0))
         goto fail;
     *out = dal;
     return 0;
@@ -145,6 +149,7 @@ void dal_close(dal_t *dal)
     if (dal == NULL)
         return;
     watch_stop(dal); /* first: a reload it makes may start the XA thread */
+    fence_ack_stop(dal->acker);
     xa_daemon_stop(dal->xa);
     snapshot_unref(atomic_load(&dal->snap));
     source_close(dal->source);
@@ -237,12 +242,15 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
 {
     /* outside a session, the thread is the writer whose writes reads see */
     dal_stmt_ctx_t ctx = {.cache = dal->sql_cache, .sel = {.ryw = ryw_thread()}};
+    unsigned ticket;
     int rc;
 
-    if (fence_up(dal))   /* a reshard's switch holds writes */
-        fence_wait(dal, dal->sql_cache, sql);
+    /* a reshard's switch holds writes */
+    if ((rc = fence_enter(dal, dal->sql_cache, sql, &ticket, err)) != 0)
+        return rc;
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    fence_leave(dal, ticket);
     snapshot_unref(ctx.snap);
     return rc;
 }

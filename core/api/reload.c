@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
 
 #include "handle.h"
 #include "reload.h"
@@ -146,8 +148,13 @@ static int on_document(void *user, const dal_source_doc_t *doc)
 {
     dal_t *dal = user;
     dal_error_t err;
+    const char *delay = getenv("DAL_TEST_RELOAD_DELAY_MS");
     int rc;
 
+    /* a test hook (tests/suites/reshard_ack_test.sh): this instance
+     * applies each new version of the document that much later */
+    if (delay != NULL && atoi(delay) > 0)
+        usleep((useconds_t)atoi(delay) * 1000u);
     pthread_mutex_lock(&dal->reload_mu);
     rc = reload_locked(dal, doc, &err); /* logs its own outcome */
     pthread_mutex_unlock(&dal->reload_mu);

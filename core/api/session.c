@@ -1178,6 +1178,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     dal_stmt_ctx_t ctx = {.cache = s->dal->sql_cache, .txn_control = txn_statement,
                           .run_held = run_held, .routed = check_routes, .owner = s};
     snap_hold_t hold;
+    unsigned ticket;
     int rc;
 
     if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
@@ -1188,16 +1189,19 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
-    if (fence_up(s->dal))
-        fence_wait(s->dal, s->dal->sql_cache, sql);
-    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0)
+    if ((rc = fence_enter(s->dal, s->dal->sql_cache, sql, &ticket, err)) != 0)
         return rc;
+    if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0) {
+        fence_leave(s->dal, ticket);
+        return rc;
+    }
     ctx.snap = stmt_snapshot(s, &hold);
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
     infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    fence_leave(s->dal, ticket);
     warnings_want(0);
     infile_set_current(NULL);
     cancel_set_current(NULL);

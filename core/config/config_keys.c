@@ -805,8 +805,8 @@ const dal_cfg_key_t dal_cfg_table_keys[] = {
      .help = "name of a binding group (letters, digits, `_`); sharded tables only"},
     {.name = "write_fence", .type = DAL_CFG_STRING, .offset = TBL(write_fence),
      .rule = &dal_cfg_rule_word, .unset = "none",
-     .help = "Unix time in milliseconds: until then, or until a configuration without it is in "
-             "force, writes to the table wait (set and removed by `dal reshard switch`)"},
+     .help = "GENERATION_BOUND, set and removed by `dal reshard switch`: writes to the table "
+             "wait until a configuration without it is in force, and fail after BOUND ms"},
     {.name = "id_column", .type = DAL_CFG_STRING, .offset = TBL(id_column), .rule = &dal_cfg_rule_column,
      .unset = "none", .help = "column that gets a generated id on INSERT when the statement gives none"},
     {.name = "idgen", .type = DAL_CFG_STRING, .offset = TBL(idgen), .line = TBL(idgen_line),

@@ -44,6 +44,14 @@ struct dal {
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
     atomic_int fenced;          /* snap->fenced, readable without a reference (fence.h) */
     atomic_uint gen;            /* snap->gen, likewise */
+    atomic_uint fence_epoch;    /* the write gate (fence.h): its low bit picks the counter */
+    atomic_long fence_active[2]; /* statements that may write, in flight, per counter */
+    atomic_int fence_reg;       /* 0: no write yet; 1: a write wants this instance registered
+                                   for fences; 2: done (fence_ack.h) */
+    _Atomic uint64_t fence_lease_ns; /* while a reshard is in progress: this instance may
+                                   write until then (CLOCK_MONOTONIC ns; 0: no lease
+                                   needed), renewed by each beat (fence_ack.h) */
+    struct dal_fence_acker *acker; /* owned: acknowledges fences (fence_ack.h), or NULL */
     atomic_uint readers;
     pthread_mutex_t slots_mu;   /* guards slots; taken after reload_mu */
     snap_slot_t *slots;         /* every open session's (not owned) */

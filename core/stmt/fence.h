@@ -1,14 +1,24 @@
 /*
  * fence.h -- the write fence of `dal reshard switch`.
  *
- * A [table] section with write_fence = DEADLINE (Unix time in
- * milliseconds) in the configuration in force holds every statement that
- * writes (INSERT, REPLACE, UPDATE, DELETE) and names that table, until a
- * configuration without the fence is in force or the deadline passes;
- * then the statement runs on the configuration in force at that moment.
- * Reads are never held.  So while the reshard tool swaps the configuration
- * to the new layout, no write reaches the old one, and a write waits at
- * most until the deadline the tool chose (its --max-write-pause).
+ * A [table] section with write_fence = GENERATION_BOUND in the configuration
+ * in force holds every statement that writes the table (INSERT, REPLACE,
+ * UPDATE, DELETE naming it; LOAD DATA whose words name it) until a
+ * configuration without that fence is in force; then the statement runs on
+ * the configuration in force at that moment.  Reads are never held.  A
+ * statement is never released into the layout of the fenced configuration
+ * by time alone: one held longer than BOUND milliseconds fails with an
+ * error that names the fence (the switch that set it died, or cannot reach
+ * the source).
+ *
+ * The gate: every statement that may write (its first word, or its
+ * analysis) counts itself in one of two counters from before it looks at
+ * the fence until it has run (fence_enter, fence_leave), and a held one
+ * leaves its counter while it waits.  fence_drain flips the counter new
+ * statements use and waits for the other to empty: once a fenced
+ * configuration is in force and fence_drain has returned, no write of this
+ * instance to a fenced table is in flight on the old layout and every new
+ * one is held -- what the instance then acknowledges (fence_ack.h).
  */
 #ifndef DAL_CORE_FENCE_H
 #define DAL_CORE_FENCE_H
@@ -16,19 +26,24 @@
 #include "handle.h"
 #include "stmt.h"
 
-/* Does the configuration in force fence any table?  One relaxed load: the
- * statement paths ask it before anything else, and only then call
- * fence_wait. */
-static inline int fence_up(dal_t *dal)
-{
-    return atomic_load_explicit(&dal->fenced, memory_order_relaxed);
-}
+/* The fence of a write_fence value: its generation (0: not a fence) and
+ * the longest a write waits for it, in ms. */
+uint64_t fence_parse(const char *value, uint64_t *bound_ms);
 
-/* Wait while a fence in force holds sql (text or prepared analysis, from
- * cache): a write naming a fenced table waits until a configuration
- * without that fence is in force or the fence's deadline passes.  1 if it
- * waited, 0 if the statement was not held. */
-int fence_wait(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql);
+/* The generation of the fence on the table called name in cfg, or 0. */
+uint64_t fence_of(const dal_config_t *cfg, const char *name, uint64_t *bound_ms);
+
+/* Before a statement runs: 0 with *ticket set (pass it to fence_leave once
+ * the statement has run), after waiting while a fence in force holds it;
+ * DAL_ESTATE (err set, *ticket 0) when it was held longer than the fence's
+ * bound. */
+int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigned *ticket,
+                dal_error_t *err);
+void fence_leave(dal_t *dal, unsigned ticket);
+
+/* Wait until every statement that entered the gate before this call has
+ * left it.  One caller at a time (the acknowledging thread). */
+void fence_drain(dal_t *dal);
 
 /* A transaction keeps the snapshot it began on (txn_snap).  If a newer
  * configuration is in force that keeps a table sql writes elsewhere (a

@@ -18,6 +18,8 @@
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
+# shellcheck source=tests/harness/reshard_lib.sh
+. "$(dirname "$0")/../harness/reshard_lib.sh"
 # a paused copy left running would wait forever: the first failure ends the test
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -58,13 +60,7 @@ metric() { grep -F "$1 " | awk '{print $2}'; }
 
 dal exec "CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60))" \
     >/dev/null || fail "create"
-python3 - "$ROWS" >"$work/rows.sql" <<'PY'
-import sys
-n = int(sys.argv[1])
-for s in range(1, n + 1, 500):
-    print("INSERT INTO food VALUES %s;" % ", ".join(
-        "(%d, %d, 'dish %d')" % (i, i * 7 % 100, i) for i in range(s, min(s + 500, n + 1))))
-PY
+reshard_rows "$ROWS" >"$work/rows.sql"
 dal shell <"$work/rows.sql" >/dev/null || fail "loading rows"
 
 # rows_copied and detail of the status, as "N|DETAIL"

@@ -11,63 +11,16 @@
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
+# shellcheck source=tests/harness/reshard_lib.sh
+. "$(dirname "$0")/../harness/reshard_lib.sh"
 
 ROWS=3000
-px_cluster 2 --db 'old_%d' --db 'new_%d' --db ref
-dal_bin=${DAL_BIN:-$builddir/tools/dal}
-
-layout() { # layout NAME TABLES: the INI of one layout
-    for i in 0 1; do
-        printf '[datasource %s%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/%s_%d\n' "$1" "$i" "${ports[$i]}" "$1" "$i"
-    done
-    printf '[table food]\ndatasource = %s\ndb_shard_num = 2\ntable_shard_num = %d\nshard_key = poi\nstrategy = mod\n' "$1" "$2"
-    printf '[dal]\nwatch = true\nallow_reshard = true\n'
-}
-layout old 2 >"$work/old.ini"
-layout new 4 >"$work/new.ini"
-printf '[datasource ref]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/ref\n[dal]\ndefault_datasource = ref\n' \
-    "${ports[1]}" >"$work/ref.ini"
-dal() { "$dal_bin" -c "$work/old.ini" "$@"; }
-dump() { "$dal_bin" -c "$1" exec --json "SELECT id, poi, name FROM food ORDER BY id"; }
-
-ddl="CREATE TABLE food (id BIGINT PRIMARY KEY, poi BIGINT NOT NULL, name VARCHAR(60))"
-dal exec "$ddl" >/dev/null || fail "create"
-"$dal_bin" -c "$work/ref.ini" exec "$ddl" >/dev/null || fail "create the reference"
-python3 - "$ROWS" >"$work/rows.sql" <<'PY'
-import sys
-n = int(sys.argv[1])
-for s in range(1, n + 1, 500):
-    print("INSERT INTO food VALUES %s;" % ", ".join(
-        "(%d, %d, 'dish %d')" % (i, i * 7 % 100, i) for i in range(s, min(s + 500, n + 1))))
-PY
-dal shell <"$work/rows.sql" >/dev/null || fail "loading rows"
-"$dal_bin" -c "$work/ref.ini" shell <"$work/rows.sql" >/dev/null || fail "loading the reference"
+reshard_two_layouts "$ROWS"
 
 # one writer through libdal, following live.ini; its statements are kept
 # for the reference
 cp "$work/old.ini" "$work/live.ini"
-python3 - "$ROWS" "$work/stop" "$work/ops.sql" <<'PY' | "$dal_bin" -c "$work/live.ini" shell >/dev/null 2>"$work/writer.err" &
-import os, random, sys, time
-rows, stop, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = random.Random(5)
-ids, next_id, stmts, i = list(range(1, rows + 1)), 10_000_000, [], 0
-while not os.path.exists(stop):
-    r = rng.random()
-    if r < 0.4:
-        sql = "INSERT INTO food (id, poi, name) VALUES (%d, %d, 'w%d')" % (next_id, rng.randrange(100), i)
-        ids.append(next_id)
-        next_id += 1
-    elif r < 0.8:
-        sql = "UPDATE food SET name = 'u%d' WHERE id = %d" % (i, rng.choice(ids))
-    else:
-        sql = "DELETE FROM food WHERE id = %d" % rng.choice(ids)
-    stmts.append(sql)
-    i += 1
-    print(sql + ";", flush=True)
-    time.sleep(0.005)
-with open(path, "w") as f:
-    f.write("".join(s + ";\n" for s in stmts))
-PY
+reshard_writer w 1 "$ROWS" 10000000
 wpid=$!
 
 dal reshard copy --to "$work/new.ini" food >/dev/null || fail "copy"
@@ -110,8 +63,8 @@ cmp -s "$work/live.ini" "$work/old.ini" || fail "live.ini is not old.ini after t
 grep -q "^food: phase reversed" <<<"$(dal reshard status food)" || fail "status after the switch back"
 sleep 1
 touch "$work/stop"
-wait "$wpid" || fail "the writer: a statement failed: $(tail -3 "$work/writer.err")"
-"$dal_bin" -c "$work/ref.ini" shell <"$work/ops.sql" >/dev/null || fail "the reference's statements"
+wait "$wpid" || fail "the writer: a statement failed: $(tail -3 "$work/writer_w.err")"
+"$dal_bin" -c "$work/ref.ini" shell <"$work/ops_w.sql" >/dev/null || fail "the reference's statements"
 dump "$work/ref.ini" >"$work/ref.json"
 dump "$work/old.ini" >"$work/old.json"
 cmp -s "$work/old.json" "$work/ref.json" || fail "after the switch back the old layout differs from the reference"

@@ -1,0 +1,227 @@
+/*
+ * fence_ack.c -- registering with and acknowledging reshard write fences
+ * (fence_ack.h).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "conn.h"
+#include "error.h"
+#include "fence.h"
+#include "fence_ack.h"
+#include "handle.h"
+#include "thread.h"
+
+#define TICK_MS 50
+#define MAX_TABLES 256
+
+typedef struct acked {
+    char name[128];
+    uint64_t gen;                /* the fence applied (0: none) */
+} acked_t;
+
+struct dal_fence_acker {
+    dal_t *dal;                  /* borrowed: it outlives the thread */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* on CLOCK_MONOTONIC */
+    int stop;                    /* under mu */
+    char id[200];                /* "HOST:PID:START_MS" */
+    acked_t acked[MAX_TABLES];   /* the thread's own */
+    size_t nacked;
+    uint64_t last_beat_ns;
+    uint64_t absent_until;       /* no node had dal_reshard_fence_ack: no beat before */
+    int quiet;                   /* a failure was logged */
+};
+
+static acked_t *acked_of(struct dal_fence_acker *a, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < a->nacked; i++)
+        if (strcmp(a->acked[i].name, name) == 0)
+            return &a->acked[i];
+    if (a->nacked == MAX_TABLES)
+        return NULL;
+    snprintf(a->acked[a->nacked].name, sizeof a->acked[0].name, "%s", name);
+    a->acked[a->nacked].gen = 0;
+    return &a->acked[a->nacked++];
+}
+
+/* The rows of every table whose first datasource is node's, in one
+ * statement on node's master: 0 written, 1 when the table
+ * dal_reshard_fence_ack is not there, -1 on an error (logged). */
+static int write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_node_t *node)
+{
+    char *sql = malloc(256 + s->ntables * 600), *p;
+    char esc_id[sizeof a->id * 2 + 1], esc_name[300];
+    dal_error_t err = {0};
+    dal_conn_t *c = NULL;
+    size_t i, n = 0;
+    int absent = 0;
+
+    if (sql == NULL)
+        return 0;
+    if (conn_open(node->cfg, &c, &err) != 0)
+        goto out;
+    mysql_real_escape_string(&c->mysql, esc_id, a->id, strlen(a->id));
+    p = sql + sprintf(sql, "INSERT INTO dal_reshard_fence_ack (table_name, instance, generation, "
+                           "seen) VALUES ");
+    for (i = 0; i < s->ntables; i++) {
+        const dal_table_t *t = &s->tables[i];
+        acked_t *k;
+        if (t->nodes == NULL || t->nodes[0] != node || strlen(t->cfg->name) >= 128 ||
+            (k = acked_of(a, t->cfg->name)) == NULL)
+            continue;
+        mysql_real_escape_string(&c->mysql, esc_name, t->cfg->name, strlen(t->cfg->name));
+        p += sprintf(p, "%s('%s', '%s', %llu, NOW(6))", n++ ? ", " : "", esc_name, esc_id,
+                     (unsigned long long)k->gen);
+    }
+    sprintf(p, " ON DUPLICATE KEY UPDATE generation = VALUES(generation), seen = NOW(6)");
+    if (n > 0 && mysql_query(&c->mysql, sql) != 0 &&
+        !(absent = mysql_errno(&c->mysql) == 1146))
+        err_set(&err, DAL_ESERVER, "%s", mysql_error(&c->mysql));
+out:
+    if (err.code != 0 && !a->quiet)
+        log_message(&a->dal->log, DAL_LOG_WARN, "reshard",
+                    "cannot record this instance in dal_reshard_fence_ack on %s: %s",
+                    node->cfg->name, err.message);
+    a->quiet = err.code != 0;
+    if (c != NULL)
+        conn_close(c);
+    free(sql);
+    return err.code != 0 ? -1 : absent;
+}
+
+/* Apply the fences of s not yet applied (and forget those lifted); 1 if
+ * a table's generation changed. */
+static int apply_fences(struct dal_fence_acker *a, dal_snapshot_t *s)
+{
+    int drained = 0, changed = 0;
+    uint64_t gen;
+    acked_t *k;
+    size_t i;
+
+    for (i = 0; i < s->ntables; i++) {
+        gen = fence_of(s->cfg, s->tables[i].cfg->name, NULL);
+        if ((k = acked_of(a, s->tables[i].cfg->name)) == NULL || k->gen == gen)
+            continue;
+        if (gen != 0 && !drained) {
+            fence_drain(a->dal);   /* s is in force: writes that missed it finish */
+            drained = 1;
+        }
+        k->gen = gen;
+        changed = 1;
+    }
+    return changed;
+}
+
+static void tick(struct dal_fence_acker *a)
+{
+    dal_snapshot_t *s = snapshot_acquire(a->dal);
+    uint64_t now = clock_now_ns(), lease = atomic_load(&a->dal->fence_lease_ns);
+    size_t i, j, nodes = 0, absent = 0, failed = 0;
+    dal_error_t err;
+    int r;
+
+    /* the lease ran out (the process was stopped, or could not beat): a
+     * switch may have taken this instance for dead and gone on, so read
+     * the configuration again before renewing it */
+    if (lease != 0 && now > lease && a->dal->sink.document != NULL) {
+        snapshot_unref(s);
+        dal_reload(a->dal, &err);
+        s = snapshot_acquire(a->dal);
+        a->last_beat_ns = 0;
+    }
+
+    if (a->dal->sink.document != NULL && atomic_load(&a->dal->fence_reg) != 0 &&
+        (apply_fences(a, s) ||
+         (now - a->last_beat_ns >= FENCE_ACK_BEAT_MS * 1000000ull && now >= a->absent_until))) {
+        a->last_beat_ns = now;
+        for (i = 0; i < s->ntables; i++) {
+            const dal_node_t *node = s->tables[i].nodes ? s->tables[i].nodes[0] : NULL;
+            for (j = 0; node != NULL && j < i; j++)
+                if (s->tables[j].nodes && s->tables[j].nodes[0] == node)
+                    node = NULL;   /* done with an earlier table */
+            if (node != NULL) {
+                nodes++;
+                r = write_rows(a, s, node);
+                absent += r == 1;
+                failed += r < 0;
+            }
+        }
+        /* no reshard anywhere: no lease needed, and look again less often */
+        a->absent_until = nodes > 0 && absent == nodes ? now + FENCE_ACK_ABSENT_MS * 1000000ull
+                                                       : 0;
+        if (a->absent_until != 0)
+            atomic_store(&a->dal->fence_lease_ns, 0);
+        else if (failed == 0)
+            atomic_store(&a->dal->fence_lease_ns, now + FENCE_ACK_LEASE_MS * 1000000ull);
+        atomic_store(&a->dal->fence_reg, 2);
+    }
+    snapshot_unref(s);
+}
+
+static void *run(void *arg)
+{
+    struct dal_fence_acker *a = arg;
+    struct timespec until;
+
+    pthread_mutex_lock(&a->mu);
+    while (!a->stop) {
+        pthread_mutex_unlock(&a->mu);
+        tick(a);
+        pthread_mutex_lock(&a->mu);
+        clock_deadline_after_ms(&until, TICK_MS);
+        while (!a->stop && pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err)
+{
+    struct dal_fence_acker *a = calloc(1, sizeof *a);
+    pthread_condattr_t ca;
+    char host[128] = "";
+
+    *out = NULL;
+    if (a == NULL)
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    a->dal = dal;
+    gethostname(host, sizeof host - 1);
+    snprintf(a->id, sizeof a->id, "%s:%ld:%llu", host, (long)getpid(),
+             (unsigned long long)(clock_now_ns() / 1000000u));
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (thread_start(&a->thread, run, a) != 0) {
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return err_set(err, DAL_EIO, "cannot start the reshard fence thread");
+    }
+    *out = a;
+    return 0;
+}
+
+void fence_ack_stop(struct dal_fence_acker *a)
+{
+    if (a == NULL)
+        return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
