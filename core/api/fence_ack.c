@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <errmsg.h>
+
 #include "clock.h"
 #include "conn.h"
 #include "error.h"
@@ -18,6 +20,14 @@
 
 #define TICK_MS 50
 #define MAX_TABLES 256
+#define MAX_CONNS 64
+
+/* A connection kept from beat to beat: a beat a second (or a look every
+ * few seconds while no reshard runs) must not open one each time. */
+typedef struct held {
+    char key[400];               /* "NAME\nuser@host:port/db": a reload may move NAME */
+    dal_conn_t *conn;            /* owned */
+} held_t;
 
 typedef struct acked {
     char name[128];
@@ -36,7 +46,45 @@ struct dal_fence_acker {
     uint64_t last_beat_ns;
     uint64_t absent_until;       /* no node had dal_reshard_fence_ack: no beat before */
     int quiet;                   /* a failure was logged */
+    held_t held[MAX_CONNS];      /* the thread's own */
+    size_t nheld;
 };
+
+/* The kept connection to node, opened when there is none. */
+static dal_conn_t *conn_for(struct dal_fence_acker *a, const dal_node_t *node, dal_error_t *err)
+{
+    char key[sizeof a->held[0].key];
+    dal_conn_t *c = NULL;
+    size_t i;
+
+    snprintf(key, sizeof key, "%s\n%s", node->cfg->name, node->cfg->master.display);
+    for (i = 0; i < a->nheld; i++)
+        if (strcmp(a->held[i].key, key) == 0)
+            return a->held[i].conn;
+    if (conn_open(node->cfg, &c, err) != 0)
+        return NULL;
+    if (a->nheld == MAX_CONNS) {   /* more first datasources than kept: the oldest goes */
+        conn_close(a->held[0].conn);
+        memmove(&a->held[0], &a->held[1], (MAX_CONNS - 1) * sizeof a->held[0]);
+        a->nheld--;
+    }
+    snprintf(a->held[a->nheld].key, sizeof key, "%s", key);
+    a->held[a->nheld++].conn = c;
+    return c;
+}
+
+/* Close c after a failure on it: the next beat opens a new one. */
+static void conn_forget(struct dal_fence_acker *a, dal_conn_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < a->nheld; i++)
+        if (a->held[i].conn == c) {
+            conn_close(c);
+            a->held[i] = a->held[--a->nheld];
+            return;
+        }
+}
 
 static acked_t *acked_of(struct dal_fence_acker *a, const char *name)
 {
@@ -50,6 +98,12 @@ static acked_t *acked_of(struct dal_fence_acker *a, const char *name)
     snprintf(a->acked[a->nacked].name, sizeof a->acked[0].name, "%s", name);
     a->acked[a->nacked].gen = 0;
     return &a->acked[a->nacked++];
+}
+
+/* The server or the network ended the connection (wait_timeout, a restart). */
+static int is_gone(unsigned e)
+{
+    return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST;
 }
 
 /* The rows of every table whose first datasource is node's, in one
@@ -66,7 +120,7 @@ static int write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_no
 
     if (sql == NULL)
         return 0;
-    if (conn_open(node->cfg, &c, &err) != 0)
+    if ((c = conn_for(a, node, &err)) == NULL)
         goto out;
     mysql_real_escape_string(&c->mysql, esc_id, a->id, strlen(a->id));
     p = sql + sprintf(sql, "INSERT INTO dal_reshard_fence_ack (table_name, instance, generation, "
@@ -82,17 +136,23 @@ static int write_rows(struct dal_fence_acker *a, dal_snapshot_t *s, const dal_no
                      (unsigned long long)k->gen);
     }
     sprintf(p, " ON DUPLICATE KEY UPDATE generation = VALUES(generation), seen = NOW(6)");
-    if (n > 0 && mysql_query(&c->mysql, sql) != 0 &&
-        !(absent = mysql_errno(&c->mysql) == 1146))
+    if (n > 0 && mysql_query(&c->mysql, sql) != 0 && is_gone(mysql_errno(&c->mysql))) {
+        conn_forget(a, c);   /* the server closed a kept connection: once more on a new one */
+        c = conn_for(a, node, &err);
+        if (c == NULL)
+            goto out;
+        mysql_query(&c->mysql, sql);
+    }
+    if (n > 0 && mysql_errno(&c->mysql) != 0 && !(absent = mysql_errno(&c->mysql) == 1146)) {
         err_set(&err, DAL_ESERVER, "%s", mysql_error(&c->mysql));
+        conn_forget(a, c);
+    }
 out:
     if (err.code != 0 && !a->quiet)
         log_message(&a->dal->log, DAL_LOG_WARN, "reshard",
                     "cannot record this instance in dal_reshard_fence_ack on %s: %s",
                     node->cfg->name, err.message);
     a->quiet = err.code != 0;
-    if (c != NULL)
-        conn_close(c);
     free(sql);
     return err.code != 0 ? -1 : absent;
 }
@@ -221,6 +281,8 @@ void fence_ack_stop(struct dal_fence_acker *a)
     pthread_cond_signal(&a->cv);
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
+    while (a->nheld > 0)
+        conn_close(a->held[--a->nheld].conn);
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
     free(a);
