@@ -158,9 +158,10 @@ static int find_present(proxy_client_t *c, mapping_t *m, dal_error_t *err)
             put_n(&m->present, name, len);
             put_n(&m->present, "", 1);
         }
+        rc = 0;
     }
     dal_result_free(r);
-    return rc < 0 ? rc : 0;
+    return rc;
 }
 
 /* Both passes of the mapping for c (m->c set). */
