@@ -374,7 +374,8 @@ typedef struct dal_query_opts {
      * result has the prepared statement's columns and no rows (no columns
      * for a statement that returns none).  With autocommit 0 it opens no
      * transaction; in a session's transaction or on its pinned
-     * connections it is prepared there.  A statement the server cannot
+     * connections it is prepared there (a transaction without a
+     * connection on that node begins there first, as for a run).  A statement the server cannot
      * prepare fails with the server's error (1295 ER_UNSUPPORTED_PS).
      * dal-proxy describes its clients' COM_STMT_PREPARE so. */
     int describe;
