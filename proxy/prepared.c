@@ -181,9 +181,11 @@ static bool shows_diagnostics(const char *sql)
  * variables: SET NAMES decides the columns' lengths; its pinned
  * connections: a temporary table) outside a transaction; in one, outside
  * the session, so that the transaction takes no node it would not take.
- * A statement a server will not prepare (ER_UNSUPPORTED_PS: HELP, some
- * SHOW and administration statements) is run once instead, with
- * sql_select_limit=0, which is the only case with a server-side effect.
+ * A statement a server will not prepare (ER_UNSUPPORTED_PS; MariaDB
+ * 10.11 prepares every SELECT, SHOW, HELP, VALUES, EXPLAIN and DESCRIBE
+ * form tried), or cannot now (its max_prepared_stmt_count reached), is run
+ * once instead, with sql_select_limit=0: the only case with a server-side
+ * effect.
  */
 static bool in_session(const dal_session_t *s)
 {
@@ -255,7 +257,8 @@ static int describe(proxy_client_t *c, const char *sql, size_t n, uint16_t npara
     for (i = 0; i < nparams; i++)
         zeros[i] = dal_int(0);
     rc = describe_with(c, &o, sql, n, zeros, nparams, tmp, out, err);
-    if (rc == DAL_ESERVER && err->mysql_errno == 1295) /* ER_UNSUPPORTED_PS */
+    /* ER_UNSUPPORTED_PS, or the server's max_prepared_stmt_count reached */
+    if (rc == DAL_ESERVER && (err->mysql_errno == 1295 || err->mysql_errno == 1461))
         rc = describe_by_running(c, sql, n, zeros, nparams, tmp, out, err);
     free(zeros);
     return rc;
