@@ -147,17 +147,17 @@ static bool local_answer(proxy_client_t *c, const char *sql, size_t len)
         }
         return in_transaction(c, p);
     }
-    if (kill_statement(c, sql))
+    if (kill_statement(c, sql, len))
         return true;
     p = sql;
     if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES"))
         return schema_show_databases(c, sql);
-    return schema_show_tables(c, sql, len) || schema_describe(c, sql);
+    return schema_show_tables(c, sql, len) || schema_describe(c, sql, len);
 }
 
 bool client_answer(proxy_client_t *c, const char *sql, size_t len)
 {
-    return diag_statement(c, sql) || local_answer(c, sql, len) ||
+    return diag_statement(c, sql, len) || local_answer(c, sql, len) ||
            processlist_statement(c, sql, len) || infoschema_query(c, sql, len);
 }
 

@@ -151,9 +151,10 @@ static void send_count(proxy_client_t *c, bool errors)
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 
-/* `LIMIT [offset,] n` or `LIMIT n OFFSET m` at p, or nothing: false for
- * anything else. */
-static bool parse_limit(const char *p, uint64_t *offset, uint64_t *limit)
+/* `LIMIT [offset,] n` or `LIMIT n OFFSET m` at p, or nothing, up to end:
+ * false for anything else. */
+static bool parse_limit(const char *p, const char *end_of_text, uint64_t *offset,
+                        uint64_t *limit)
 {
     char *end;
     uint64_t a, b;
@@ -180,14 +181,14 @@ static bool parse_limit(const char *p, uint64_t *offset, uint64_t *limit)
         *limit = a;
     }
 tail:
-    while (isspace((unsigned char)*p) || *p == ';')
+    while (p < end_of_text && (isspace((unsigned char)*p) || *p == ';'))
         p++;
-    return *p == '\0';
+    return p == end_of_text;
 }
 
-bool diag_statement(proxy_client_t *c, const char *sql)
+bool diag_statement(proxy_client_t *c, const char *sql, size_t len)
 {
-    const char *p = sql, *q;
+    const char *p = sql, *q, *end = sql + len;
     uint64_t offset, limit;
     bool errors;
 
@@ -203,7 +204,7 @@ bool diag_statement(proxy_client_t *c, const char *sql)
         errors = text_word_is(&q, "ERRORS");
         if (!errors && !text_word_is(&q, "WARNINGS"))
             return false;
-        if (!parse_limit(q, &offset, &limit) || limit != UINT64_MAX)
+        if (!parse_limit(q, end, &offset, &limit) || limit != UINT64_MAX)
             return false;
         send_count(c, errors);
         return true;
@@ -211,7 +212,7 @@ bool diag_statement(proxy_client_t *c, const char *sql)
     errors = text_word_is(&p, "ERRORS");
     if (!errors && !text_word_is(&p, "WARNINGS"))
         return false;
-    if (!parse_limit(p, &offset, &limit))
+    if (!parse_limit(p, end, &offset, &limit))
         return false;
     send_rows(c, errors, offset, limit);
     return true;

@@ -8,12 +8,14 @@
  * A statement reading these views runs on the servers with each reference
  * replaced by a derived table over the default datasource's view: its rows
  * of the connection's schema, the schema column(s) the proxy's database,
- * the first physical table of each sharded table renamed to the logical
- * name and the others left out; DATABASE() in it is the proxy's schema.  The servers then evaluate whatever the
+ * one physical table of each sharded table renamed to the logical name and
+ * the others left out; DATABASE() in it is the proxy's schema.  The servers then evaluate whatever the
  * statement asks of it (a WHERE, COUNT(*), a join of two views), so
  * SQLAlchemy's has_table() and reflection read the logical tables.  A
- * sharded table whose first physical table is not on the default
- * datasource is not seen.
+ * sharded table stands as its first physical table on the server the
+ * views are read on (the default datasource), found by one read of that
+ * server's table names first; a sharded table with no physical table
+ * there is not seen.
  *
  * With autocommit 0, which dal's session keeps and the servers never see,
  * information_schema.SESSION_VARIABLES becomes a derived table whose
@@ -55,13 +57,41 @@ static void put_quoted(proto_buf_t *b, const char *text)
     put(b, "'");
 }
 
-/* The sharded tables: the CASE arms renaming each first physical table,
- * and the names left out (the other physical tables, and a table of the
- * logical name itself, which the first physical table stands for). */
+/* The sharded tables: the CASE arms renaming the physical table that
+ * stands for each, and the names left out (the other physical tables, and
+ * a table of the logical name itself).  The one standing for a table is
+ * its first physical table on the server the views are read on (present:
+ * the names found there), which need not be its first one overall. */
 typedef struct mapping {
     proxy_client_t *c;
     proto_buf_t arms, hidden;
+    proto_buf_t all;      /* pass 1: every physical name, quoted, ", " before each */
+    proto_buf_t present;  /* pass 2: the names found, each followed by a NUL */
+    bool listing;         /* pass 1 */
 } mapping_t;
+
+static bool is_present(const mapping_t *m, const char *phys)
+{
+    const char *p = (const char *)m->present.data, *end = p + m->present.len;
+
+    for (; p != NULL && p < end; p += strlen(p) + 1)
+        if (strcmp(p, phys) == 0)
+            return true;
+    return false;
+}
+
+/* The position of t's physical table standing for it: its first one
+ * present, else 0 (the table is then not seen). */
+static uint32_t standing(const mapping_t *m, const dal_table_info_t *t, uint32_t n)
+{
+    char phys[256];
+    uint32_t pos;
+
+    for (pos = 0; pos < n; pos++)
+        if (dal_table_info_physical(t, pos, phys, sizeof phys) >= 0 && is_present(m, phys))
+            return pos;
+    return 0;
+}
 
 static void add_table(void *user, const char *name)
 {
@@ -69,7 +99,7 @@ static void add_table(void *user, const char *name)
     dal_table_info_t *t;
     dal_error_t err;
     char phys[256];
-    uint32_t pos, n;
+    uint32_t pos, n, stand;
 
     if (dal_table_info(m->c->px->dal, name, &t, &err) != 0)
         return;
@@ -79,20 +109,73 @@ static void add_table(void *user, const char *name)
     }
     if (dal_table_info_layout(t) == DAL_LAYOUT_SHARDED) {
         n = dal_table_info_table_shard_num(t);
+        stand = m->listing ? 0 : standing(m, t, n);
         for (pos = 0; pos < n; pos++) {
             if (dal_table_info_physical(t, pos, phys, sizeof phys) < 0)
                 continue;
-            if (pos == 0) {
+            if (m->listing) {
+                put(&m->all, ", ");
+                put_quoted(&m->all, phys);
+                continue;
+            }
+            if (pos == stand) {
                 put(&m->arms, " WHEN ");
                 put_quoted(&m->arms, phys);
                 put(&m->arms, " THEN ");
                 put_quoted(&m->arms, name);
             }
             put(&m->hidden, ", ");
-            put_quoted(&m->hidden, pos == 0 ? name : phys);
+            put_quoted(&m->hidden, pos == stand ? name : phys);
         }
     }
     dal_table_info_free(t);
+}
+
+/* Which of the physical names in m->all the server reading the views for
+ * c's session has in its schema: into m->present. */
+static int find_present(proxy_client_t *c, mapping_t *m, dal_error_t *err)
+{
+    dal_result_t *r = NULL;
+    proto_buf_t q = PROTO_BUF_INIT;
+    const char *name;
+    size_t len;
+    int rc;
+
+    put(&q, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+            " AND TABLE_NAME IN (");
+    put_n(&q, (const char *)m->all.data + 2, m->all.len - 2);
+    put(&q, ")");
+    if (q.err != 0 || m->all.err != 0) {
+        proto_buf_free(&q);
+        err->code = DAL_ENOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return DAL_ENOMEM;
+    }
+    rc = dal_session_query_len(c->session, NULL, (const char *)q.data, q.len, NULL, 0, &r, err);
+    proto_buf_free(&q);
+    while (rc == 0 && (rc = dal_result_next(r, err)) > 0) {
+        if ((name = dal_result_text(r, 0, &len)) != NULL) {
+            put_n(&m->present, name, len);
+            put_n(&m->present, "", 1);
+        }
+        rc = 0;
+    }
+    dal_result_free(r);
+    return rc;
+}
+
+/* Both passes of the mapping for c (m->c set). */
+static int map_tables(proxy_client_t *c, mapping_t *m, dal_error_t *err)
+{
+    int rc = 0;
+
+    m->listing = true;
+    dal_table_names(c->px->dal, add_table, m, err);
+    m->listing = false;
+    if (m->all.len > 0 && (rc = find_present(c, m, err)) != 0)
+        return rc;
+    dal_table_names(c->px->dal, add_table, m, err);
+    return 0;
 }
 
 /* The derived table standing for view: its columns as the server's (read
@@ -166,7 +249,11 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
     size_t i, at = 0;
     int rc = 0;
 
-    dal_table_names(c->px->dal, add_table, &m, err);
+    for (i = 0; i < n && !(replaced(c, refs[i].view) &&
+                           refs[i].view != INFOSCHEMA_SESSION_VARIABLES); i++)
+        ;
+    if (i < n)  /* a view of the tables is read */
+        rc = map_tables(c, &m, err);
     for (i = 0; i < n && rc == 0; i++) {
         put_n(&b, sql + at, refs[i].off - at);
         at = refs[i].off + refs[i].len;
@@ -199,6 +286,8 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
     }
     proto_buf_free(&m.arms);
     proto_buf_free(&m.hidden);
+    proto_buf_free(&m.all);
+    proto_buf_free(&m.present);
     if (rc != 0) {
         proto_buf_free(&b);
         return rc;

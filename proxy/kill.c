@@ -119,7 +119,8 @@ static const char *past(const char *p, char ch)
  * (self, the client's own, as a server evaluates it): *query_only and *id;
  * false for any other form (KILL USER, KILL QUERY ID, another
  * expression). */
-static bool parse_kill(const char *sql, uint32_t self, bool *query_only, uint32_t *id)
+static bool parse_kill(const char *sql, size_t len, uint32_t self, bool *query_only,
+                       uint32_t *id)
 {
     const char *p = sql, *q;
     char *end;
@@ -147,13 +148,13 @@ static bool parse_kill(const char *sql, uint32_t self, bool *query_only, uint32_
         if (errno != 0 || v > UINT32_MAX)
             return false;
     }
-    while (isspace((unsigned char)*end) || *end == ';')
+    while (end < sql + len && (isspace((unsigned char)*end) || *end == ';'))
         end++;
     *id = (uint32_t)v;
-    return *end == '\0';
+    return end == sql + len;
 }
 
-bool kill_statement(proxy_client_t *c, const char *sql)
+bool kill_statement(proxy_client_t *c, const char *sql, size_t len)
 {
     const char *p = sql;
     bool query_only;
@@ -163,7 +164,7 @@ bool kill_statement(proxy_client_t *c, const char *sql)
 
     if (!text_word_is(&p, "KILL"))
         return false;
-    if (!parse_kill(sql, c->id, &query_only, &id)) {
+    if (!parse_kill(sql, len, c->id, &query_only, &id)) {
         reply_err(c, 1235, "42000",
                   "dal-proxy takes KILL [CONNECTION | QUERY] id, with an id of its own "
                    "connections");

@@ -144,15 +144,6 @@ static bool returns_rows(const char *sql)
     return false;
 }
 
-/*
- * Run sql once for its columns: every parameter 0 (LIMIT ? becomes
- * LIMIT 0, a shard key picks one node) and sql_select_limit=0.  In the
- * client's session (its variables: SET NAMES decides the columns' lengths;
- * its pinned connections: a temporary table, a user variable) outside a
- * transaction when autocommit is on, or when it pinned connections whose
- * state the statement may read; else outside the session, so that its
- * transaction neither takes a node nor a lock.
- */
 /* Whether the proxy may answer sql itself (client_answer): a SHOW,
  * DESCRIBE or KILL, or a SELECT naming what the proxy answers for the
  * servers.  The cheap test at prepare; the execution tells. */
@@ -183,53 +174,92 @@ static bool shows_diagnostics(const char *sql)
     return text_word_is(&w, "SHOW") && (text_word_is(&w, "WARNINGS") || text_word_is(&w, "ERRORS"));
 }
 
-/* Whether describe runs sql in the session s (above). */
+/*
+ * sql's columns, described without running it (dal_query_opts_t.describe:
+ * a server prepares its first route's SQL), every parameter 0 for the
+ * routing (a shard key picks one node).  In the client's session (its
+ * variables: SET NAMES decides the columns' lengths; its pinned
+ * connections: a temporary table) outside a transaction; in one, outside
+ * the session, so that the transaction takes no node it would not take.
+ * A statement a server will not prepare (ER_UNSUPPORTED_PS; MariaDB
+ * 10.11 prepares every SELECT, SHOW, HELP, VALUES, EXPLAIN and DESCRIBE
+ * form tried), or cannot now (its max_prepared_stmt_count reached), is run
+ * once instead, with sql_select_limit=0: the only case with a server-side
+ * effect.
+ */
 static bool in_session(const dal_session_t *s)
 {
-    return !dal_in_transaction(s) &&
-           ((dal_session_status(s) & DAL_SERVER_STATUS_AUTOCOMMIT) || dal_session_pinned(s) > 0);
+    return !dal_in_transaction(s);
 }
 
 /* Outside the session in a [schema]: in *tmp, a session of its own in that
  * schema (closed by the caller once *out is freed), so that the names
  * resolve as the session's statements do. */
-static int describe_apart(proxy_client_t *c, const char *text, size_t len,
-                          const dal_value_t *zeros, uint16_t nparams, dal_session_t **tmp,
-                          dal_result_t **out, dal_error_t *err)
+static int describe_apart(proxy_client_t *c, const dal_query_opts_t *o, const char *text,
+                          size_t len, const dal_value_t *zeros, uint16_t nparams,
+                          dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
 {
     int rc;
 
     if (c->schema[0] == '\0')
-        return dal_query_len(c->px->dal, NULL, text, len, zeros, nparams, out, err);
-    if ((rc = dal_session_open(c->px->dal, tmp, err)) != 0 ||
-        (rc = dal_session_use_schema(*tmp, c->schema, err)) != 0)
+        return dal_query_len(c->px->dal, o, text, len, zeros, nparams, out, err);
+    if (*tmp == NULL && ((rc = dal_session_open(c->px->dal, tmp, err)) != 0 ||
+                         (rc = dal_session_use_schema(*tmp, c->schema, err)) != 0))
         return rc;
-    return dal_session_query_len(*tmp, NULL, text, len, zeros, nparams, out, err);
+    return dal_session_query_len(*tmp, o, text, len, zeros, nparams, out, err);
+}
+
+static int describe_with(proxy_client_t *c, const dal_query_opts_t *o, const char *text,
+                         size_t len, const dal_value_t *zeros, uint16_t nparams,
+                         dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
+{
+    if (in_session(c->session))
+        return dal_session_query_len(c->session, o, text, len, zeros, nparams, out, err);
+    return describe_apart(c, o, text, len, zeros, nparams, tmp, out, err);
+}
+
+/* The statement run with sql_select_limit=0: for what a server cannot
+ * prepare (above). */
+static int describe_by_running(proxy_client_t *c, const char *sql, size_t n,
+                               const dal_value_t *zeros, uint16_t nparams, dal_session_t **tmp,
+                               dal_result_t **out, dal_error_t *err)
+{
+    static const char head[] = "SET STATEMENT sql_select_limit=0 FOR ";
+    size_t len = sizeof head - 1 + n;
+    char *text = malloc(len + 1);
+    int rc;
+
+    if (text == NULL) {
+        err->code = DAL_ENOMEM;
+        snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
+        return DAL_ENOMEM;
+    }
+    memcpy(text, head, sizeof head - 1);
+    memcpy(text + sizeof head - 1, sql, n + 1);
+    rc = describe_with(c, NULL, text, len, zeros, nparams, tmp, out, err);
+    free(text);
+    return rc;
 }
 
 static int describe(proxy_client_t *c, const char *sql, size_t n, uint16_t nparams,
                     dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
 {
-    static const char head[] = "SET STATEMENT sql_select_limit=0 FOR ";
-    size_t len = sizeof head - 1 + n;
-    char *text = malloc(len + 1);
+    dal_query_opts_t o = {.describe = 1};
     dal_value_t *zeros = calloc(nparams ? nparams : 1, sizeof *zeros);
     uint16_t i;
-    int rc = DAL_ENOMEM;
+    int rc;
 
-    if (text != NULL && zeros != NULL) {
-        memcpy(text, head, sizeof head - 1);
-        memcpy(text + sizeof head - 1, sql, n + 1);
-        for (i = 0; i < nparams; i++)
-            zeros[i] = dal_int(0);
-        rc = in_session(c->session)
-                 ? dal_session_query_len(c->session, NULL, text, len, zeros, nparams, out, err)
-                 : describe_apart(c, text, len, zeros, nparams, tmp, out, err);
-    } else {
+    if (zeros == NULL) {
         err->code = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "dal-proxy: out of memory");
+        return DAL_ENOMEM;
     }
-    free(text);
+    for (i = 0; i < nparams; i++)
+        zeros[i] = dal_int(0);
+    rc = describe_with(c, &o, sql, n, zeros, nparams, tmp, out, err);
+    /* ER_UNSUPPORTED_PS, or the server's max_prepared_stmt_count reached */
+    if (rc == DAL_ESERVER && (err->mysql_errno == 1295 || err->mysql_errno == 1461))
+        rc = describe_by_running(c, sql, n, zeros, nparams, tmp, out, err);
     free(zeros);
     return rc;
 }

@@ -291,11 +291,13 @@ bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len);
 /* Answer SHOW DATABASES (sql): the proxy's database and each [schema
  * NAME], sorted; true. */
 bool schema_show_databases(proxy_client_t *c, const char *sql);
-/* If sql describes one configured table (SHOW [FULL] COLUMNS, SHOW INDEX,
- * SHOW CREATE TABLE, DESCRIBE), answer it from the table's first physical
- * table, under the logical name, and return true; else false (other
- * tables are the servers' business). */
-bool schema_describe(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them) describes one configured table
+ * (SHOW [FULL] COLUMNS, SHOW INDEX, SHOW CREATE TABLE, DESCRIBE), answer
+ * it from the table's first physical table, under the logical name, with
+ * the whole text after the table's name (a NUL inside a quoted LIKE
+ * pattern kept), and return true; else false (other tables are the
+ * servers' business). */
+bool schema_describe(proxy_client_t *c, const char *sql, size_t len);
 /* COM_FIELD_LIST: the columns of table (of a configured one, its first
  * physical table's, named by the logical name) whose names match the LIKE
  * pattern wild (empty: all), each with its default value as NULL. */
@@ -361,9 +363,10 @@ void diag_free(proxy_client_t *c);
 void diag_take(proxy_client_t *c, const dal_result_t *r);
 /* The error the client is sent is the list. */
 void diag_error(proxy_client_t *c, uint16_t code, const char *message);
-/* If sql is SHOW WARNINGS|ERRORS [LIMIT ...] or SHOW COUNT(*)
- * WARNINGS|ERRORS, answer it from the list and return true. */
-bool diag_statement(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them) is SHOW WARNINGS|ERRORS [LIMIT
+ * ...] or SHOW COUNT(*) WARNINGS|ERRORS, to its last byte, answer it from
+ * the list and return true. */
+bool diag_statement(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ kill.c */
 
@@ -375,9 +378,10 @@ void kill_unregister(proxy_client_t *c);
  * place, under c->session_mu: a KILL QUERY of another client may be
  * using the old one. */
 void kill_set_session(proxy_client_t *c, dal_session_t *s);
-/* If sql is `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, answer it and return
- * true; else false.  The id is one of the proxy's connection ids. */
-bool kill_statement(proxy_client_t *c, const char *sql);
+/* If sql (len bytes, a NUL after them) is `KILL [HARD|SOFT]
+ * [CONNECTION|QUERY] id`, answer it and return true; else false.  The id
+ * is one of the proxy's connection ids. */
+bool kill_statement(proxy_client_t *c, const char *sql, size_t len);
 
 /* ------------------------------------------------------------ tls.c */
 

@@ -562,7 +562,7 @@ static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *
     return true;
 }
 
-bool schema_describe(proxy_client_t *c, const char *sql)
+bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
 {
     describe_kind_t kind;
     char table[129], physical[160];
@@ -585,7 +585,7 @@ bool schema_describe(proxy_client_t *c, const char *sql)
     put_str(&b, " raw */ ");
     proto_put_bytes(&b, sql, (size_t)(head_end - sql));
     put_quoted(&b, '`', physical);
-    put_str(&b, tail);
+    proto_put_bytes(&b, tail, (size_t)(sql + len - tail));
     proto_put_u8(&b, 0);
     dal_table_info_free(t);
     if (kind == DESCRIBE_INDEX)
@@ -596,7 +596,8 @@ bool schema_describe(proxy_client_t *c, const char *sql)
     }
     if (node == NULL || b.err != 0)
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
-    else if (dal_session_query(c->session, NULL, (const char *)b.data, NULL, 0, &r, &err) != 0)
+    else if (dal_session_query_len(c->session, NULL, (const char *)b.data, b.len - 1, NULL, 0,
+                                   &r, &err) != 0)
         reply_dal_error(c, &err);
     else
         reply_result_map(c, r, false, rename_value, &rn);

@@ -514,6 +514,7 @@ static int finish(dal_session_t *s, const char *word, dal_error_t *err)
     if (!s->in_txn)
         return 0; /* as in MySQL: nothing to end is not an error */
     if (s->txn != NULL) {
+        txn_keep_warnings(s->txn, &s->end_warnings, &s->end_warns);
         if (commit)
             rc = txn_commit(s->txn, err);
         else
@@ -1036,8 +1037,8 @@ static int check_routes(void *owner, dal_snapshot_t *snap, const dal_query_opts_
     dal_session_t *s = owner;
     int rc;
 
-    /* with autocommit 0 every statement that reads @@autocommit runs in
-     * a transaction (implicit_txn), so comes here */
+    /* with autocommit 0 every statement comes here (session_query's
+     * holds), one reading @@autocommit outside a transaction too */
     if (s->manual && st->sql->reads_autocommit && (rc = sysvar_autocommit_off(st, err)) != 0)
         return rc;
     return pins_check(&s->pins, snap, opts, st, err);
@@ -1074,14 +1075,14 @@ static int infoschema_tref(const dal_sql_t *an, const struct dal_sql_tref *t)
 }
 
 /* sql is a SELECT that opens no transaction on a server: it names no
- * table but information_schema's, is analysed, needs no master's state,
- * and does not read @@autocommit (which only a transaction's statement
- * gets as the session set it: check_routes). */
+ * table but information_schema's, is analysed and needs no master's state.
+ * (One reading @@autocommit gets the session's value from check_routes,
+ * in a transaction or not.) */
 static int reads_no_table(const dal_sql_t *an)
 {
     size_t i;
 
-    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master || an->reads_autocommit)
+    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master)
         return 0;
     for (i = 0; i < an->ntrefs; i++)
         if (!infoschema_tref(an, &an->trefs[i]))
@@ -1181,10 +1182,13 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     unsigned ticket;
     int rc;
 
-    if ((s->in_txn || s->manual) && (rc = implicit_txn(s, sql, err)) != 0)
+    /* a description runs nothing, so opens nothing */
+    if ((s->in_txn || s->manual) && !(opts != NULL && opts->describe) &&
+        (rc = implicit_txn(s, sql, err)) != 0)
         return rc;
     ctx.sel = session_select(s);
-    ctx.holds = s->in_txn || s->pins.n > 0;
+    /* with autocommit 0 check_routes sees each statement (@@autocommit) */
+    ctx.holds = s->in_txn || s->pins.n > 0 || s->manual;
     ctx.txn_single = s->in_txn && s->txn == NULL;
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
@@ -1342,7 +1346,7 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
 {
     int rc = stmt_args_check(fn, s, sql, params, nparams, out, err);
 
-    if (rc == 0 && nparams == 0)
+    if (rc == 0 && nparams == 0 && !(opts != NULL && opts->describe))
         rc = table_locks(s, opts, sql, len, out, err);
     else if (rc == 0)
         rc = 1;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "describe.h"
 #include "error.h"
 #include "monitor.h"
 #include "pool.h"
@@ -823,6 +824,8 @@ int sprep_send(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value
     memo_t key, *m = NULL;
     int rc;
 
+    if (rt->describe)
+        return describe_on(rt, r, c, params, nparams, sql, res, err);
     if (!rt->sprep) {
         if (c->ext != NULL && changes_parsing(rt->sql->kind))
             conn_drop_ext(c);

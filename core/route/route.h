@@ -80,6 +80,8 @@ typedef struct dal_routing {
     int sprep;                    /* run as server-side prepared statements where
                                      possible (sprep.h) */
     uint32_t sprep_cache;         /* [dal] server_prepare_cache: handles per connection */
+    int describe;                 /* prepare route 0 on its server for its columns and run
+                                     nothing (dal_query_opts_t.describe; describe.h) */
     uint32_t snap_gen;            /* the snapshot's gen: the table names the SQL is written
                                      with (sprep.c's route memo) */
     const char *lit_text;         /* borrowed: a text statement run on its shape's analysis

@@ -339,6 +339,14 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
     st->rt.snap_gen = snap->gen;
     st->rt.trace_id = st->trace[0] ? st->trace : NULL;
     st->rt.sql_norm = st->sql_norm;
+    if (opts != NULL && opts->describe) {
+        /* one physical table's statement describes them all, without a
+         * merge's edits (describe.h) */
+        st->rt.describe = 1;
+        st->rt.sprep = 0;
+        st->rt.nroutes = st->rt.nroutes > 0 ? 1 : 0;
+        return 0;
+    }
     return merge_setup(st, err);
 }
 
@@ -675,7 +683,7 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
     lookup_reader_set(was);
     if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && !nothing_found(&st) &&
-        lookup_write_wanted(ctx->snap, st.sql))
+        !st.rt.describe && lookup_write_wanted(ctx->snap, st.sql))
         rc = upkeep_before(ctx, &st, &u, &sh, &shared_ctx, &run, &lw, err);
     if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && nothing_found(&st))
         rc = answer_nothing(&st, out, err);

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "pool.h"
 #include "txn.h"
+#include "warnings.h"
 #include "xa.h"
 
 typedef enum { B_ACTIVE, B_ENDED, B_PREPARED, B_DONE, B_LOST } branch_state_t;
@@ -50,7 +51,28 @@ struct dal_txn {
     const char *outcome;  /* static: what COMMIT did, for DAL_EVENT_TXN */
     char gtrid[XA_ID_MAX + 1]; /* xa: set by the first branch */
     uint64_t started_ns;       /* xa: when the first branch began */
+    unsigned int *warn_count;  /* borrowed (txn_keep_warnings), or NULL */
+    dal_warnings_t **warns;    /* borrowed, with warn_count */
 };
+
+/* The warnings of a statement that ended b's part (COMMIT, ROLLBACK, the
+ * XA statements), for the session's COMMIT or ROLLBACK to answer with. */
+static void end_warnings(dal_txn_t *t, const branch_t *b)
+{
+    unsigned int n;
+
+    if (t->warn_count == NULL || b->conn == NULL ||
+        (n = mysql_warning_count(&b->conn->mysql)) == 0)
+        return;
+    *t->warn_count += n;
+    warnings_read(t->warns, &b->conn->mysql, n);
+}
+
+void txn_keep_warnings(dal_txn_t *t, unsigned int *count, dal_warnings_t **warns)
+{
+    t->warn_count = count;
+    t->warns = warns;
+}
 
 static int is_client_error(unsigned e)
 {
@@ -75,8 +97,12 @@ static int branch_xa(dal_txn_t *t, branch_t *b, const char *verb, const char *ta
 {
     char sql[200];
 
+    int rc;
+
     xa_stmt(sql, sizeof sql, verb, t->gtrid, b->node->cfg->name, tail);
-    return branch_sql(b, sql, err);
+    if ((rc = branch_sql(b, sql, err)) == 0 && strcmp(verb, "START") != 0)
+        end_warnings(t, b);
+    return rc;
 }
 
 /* Give b's connection back: to the pin (lost with a dead connection), or
@@ -230,8 +256,8 @@ static void branch_rollback(dal_txn_t *t, branch_t *b)
 
     if (b->state == B_LOST || b->state == B_DONE)
         return;
-    if (t->mode != DAL_TXN_XA)
-        rc = branch_sql(b, "ROLLBACK", NULL);
+    if (t->mode != DAL_TXN_XA && (rc = branch_sql(b, "ROLLBACK", NULL)) == 0)
+        end_warnings(t, b);
     else if (b->state == B_ACTIVE && (rc = branch_xa(t, b, "END", "", NULL)) == 0)
         b->state = B_ENDED;
     if (t->mode == DAL_TXN_XA && rc == 0)
@@ -297,8 +323,10 @@ static int commit_multi(dal_txn_t *t, dal_error_t *err)
     int rc = 0;
 
     for (i = 0; i < t->nb && rc == 0; i++)
-        if ((rc = branch_sql(&t->b[i], "COMMIT", &e)) == 0)
+        if ((rc = branch_sql(&t->b[i], "COMMIT", &e)) == 0) {
+            end_warnings(t, &t->b[i]);
             branch_committed(t, &t->b[i]);
+        }
     if (rc == 0)
         return 0;
     i--; /* the branch that failed */
@@ -342,11 +370,15 @@ static int commit_single(dal_txn_t *t, dal_error_t *err)
                    t->b[w].node->cfg->name);
         return rc;
     }
-    if (w < t->nb)
+    if (w < t->nb) {
+        end_warnings(t, &t->b[w]);
         branch_committed(t, &t->b[w]);
+    }
     for (i = 0; i < t->nb; i++)
-        if (i != w && branch_sql(&t->b[i], "COMMIT", NULL) == 0)
+        if (i != w && branch_sql(&t->b[i], "COMMIT", NULL) == 0) {
+            end_warnings(t, &t->b[i]);
             t->b[i].state = B_DONE;
+        }
     return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "pin.h"
 #include "replica.h"
 #include "snapshot.h"
+#include "warnings.h"
 
 typedef struct dal_txn dal_txn_t;
 
@@ -48,6 +49,12 @@ void txn_wrote(dal_txn_t *t, const dal_node_t *node);
  * first (its failure rolls back the others and is the error), then the
  * others, which only read: a failure there loses nothing and is no error. */
 int txn_commit(dal_txn_t *t, dal_error_t *err);
+/* From now on t adds the warnings of the statements that end its
+ * branches (COMMIT, ROLLBACK, XA END/PREPARE/COMMIT/ROLLBACK) to *count and
+ * *warns (both borrowed; they must outlive t's end), as a server's COMMIT
+ * or ROLLBACK answers with them (1196 for a non-transactional table's
+ * change rolled back). */
+void txn_keep_warnings(dal_txn_t *t, unsigned int *count, dal_warnings_t **warns);
 void txn_rollback(dal_txn_t *t);
 
 /* The datasource of the transaction's first branch, or NULL: owned by t. */

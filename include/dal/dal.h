@@ -366,6 +366,19 @@ typedef struct dal_query_opts {
     /* DAL_SERVER_*: 0 (AUTO) unless set; overrides the hints
      * `/\*+ dal master *\/`, `/\*+ dal replica *\/` and `/\*+ dal server=... *\/`. */
     int server;
+    /* Nonzero: run nothing, describe.  The statement is analysed and routed
+     * as for a run, then its first route's SQL (with each ? kept) is
+     * prepared on a connection of that route's server (COM_STMT_PREPARE,
+     * the handle closed at once), so the server neither reads nor writes
+     * and no session counter moves as an execution would move it.  The
+     * result has the prepared statement's columns and no rows (no columns
+     * for a statement that returns none).  With autocommit 0 it opens no
+     * transaction; in a session's transaction or on its pinned
+     * connections it is prepared there (a transaction without a
+     * connection on that node begins there first, as for a run).  A statement the server cannot
+     * prepare fails with the server's error (1295 ER_UNSUPPORTED_PS).
+     * dal-proxy describes its clients' COM_STMT_PREPARE so. */
+    int describe;
 } dal_query_opts_t;
 
 /*

@@ -10,7 +10,9 @@
  * `L:text` (sent with mysql_stmt_send_long_data in two pieces), anything
  * else a string.  A line `!change_user USER PASSWORD DATABASE` calls
  * mysql_change_user instead, `!reset_connection` mysql_reset_connection,
- * and `!list_fields TABLE [WILDCARD]` mysql_list_fields (COM_FIELD_LIST),
+ * `!list_fields TABLE [WILDCARD]` mysql_list_fields (COM_FIELD_LIST),
+ * and `!prepare STATEMENT` only prepares it (its parameter and column
+ * counts and the columns prepare described, then the handle is closed),
  * printing each column's name, table, type, flags and default.  Each statement is prepared and executed; one that
  * returns rows is executed a second time without rebinding, which
  * exercises the execute that reuses the previous parameter types.  Results
@@ -153,6 +155,21 @@ static void execute(MYSQL_STMT *st, const param_t *p, unsigned np, unsigned nc, 
     mysql_stmt_free_result(st);
 }
 
+/* Prepare only: what COM_STMT_PREPARE's answer says, nothing executed. */
+static void prepare_only(MYSQL *db, const char *sql)
+{
+    MYSQL_STMT *st = mysql_stmt_init(db);
+
+    printf("> prepare %s\n", sql);
+    if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
+        print_error("prepare", st);
+    } else {
+        printf("params %lu columns %u\n", mysql_stmt_param_count(st), mysql_stmt_field_count(st));
+        print_columns(st);
+    }
+    mysql_stmt_close(st);
+}
+
 static void run_line(MYSQL *db, char *line)
 {
     static MYSQL_BIND b[MAXP];
@@ -221,6 +238,8 @@ int main(int argc, char **argv)
         line[strcspn(line, "\n")] = '\0';
         if (strcmp(line, "!reset_connection") == 0) {
             printf("reset_connection %s\n", mysql_reset_connection(db) == 0 ? "ok" : "error");
+        } else if (strncmp(line, "!prepare ", 9) == 0) {
+            prepare_only(db, line + 9);
         } else if ((n = sscanf(line, "!list_fields %63s %63s", user, pass)) >= 1) {
             list_fields(db, user, n == 2 ? pass : NULL);
         } else if (sscanf(line, "!change_user %63s %63s %63s", user, pass, dbname) == 3) {

@@ -5,7 +5,8 @@
 # MySQLdb and the raw bytes see it; dal's own refusals arrive as the
 # server errors (number and SQLSTATE) they are; LOCK TABLES of a sharded
 # table lets a mariadb-dump file be restored into it; information_schema
-# answers about the logical tables (SQLAlchemy's has_table and reflection).
+# answers about the logical tables (SQLAlchemy's has_table and reflection),
+# also one whose first physical table is not on the default datasource.
 # Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
@@ -18,6 +19,20 @@ export PX_TEST_PASSWORD='app-s3cret'
     px_ini_sharded
     px_ini_table orders 4 user_id mod
     px_ini_table items 4 user_id mod
+    # late: its first physical tables (late_0, late_1) on the second
+    # server, late_2 and late_3 on the default datasource's schema
+    cat <<INI
+[datasource late0]
+master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
+[datasource late1]
+master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
+[table late]
+datasource = late
+db_shard_num = 2
+table_shard_num = 4
+shard_key = user_id
+strategy = mod
+INI
     px_ini_proxy "$port"
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"
@@ -273,6 +288,14 @@ is_same "COLUMNS of a sharded table" \
     "SELECT TABLE_SCHEMA = '@S', TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE table_schema = '@S' AND table_name = 'items' ORDER BY ORDINAL_POSITION"
 is_same "STATISTICS of a sharded table" \
     "SELECT INDEX_SCHEMA = '@S', TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME = 'items' ORDER BY INDEX_NAME, SEQ_IN_INDEX"
+# a sharded table whose first physical table is on another server than
+# the default datasource: one of its tables there stands for it
+px -e 'CREATE TABLE late (id INT PRIMARY KEY, user_id INT, v VARCHAR(5))'
+plain -e 'CREATE TABLE late (id INT PRIMARY KEY, user_id INT, v VARCHAR(5))'
+is_same "TABLES of a table first on another server" \
+    "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'late%' ORDER BY TABLE_NAME"
+is_same "COLUMNS of a table first on another server" \
+    "SELECT TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'late%' ORDER BY ORDINAL_POSITION"
 is_same "a join of two views" \
     "SELECT t.TABLE_NAME, COUNT(*) FROM information_schema.TABLES AS t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = '@S' AND t.TABLE_NAME = 'items' GROUP BY t.TABLE_NAME"
 

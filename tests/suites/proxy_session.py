@@ -273,7 +273,8 @@ def no_table_in_transaction(make):
                 "SHOW VARIABLES LIKE 'autocommit'", "SELECT @@in_transaction",
                 "SELECT 1 FROM DUAL WHERE 1 = 0", "SELECT @@in_transaction",
                 "SELECT COUNT(*) > 0 FROM information_schema.`COLLATIONS`",
-                "SELECT @@in_transaction", "SELECT COUNT(*) FROM orders", "SELECT @@in_transaction", "SELECT 2",
+                "SELECT @@in_transaction", "SELECT @@autocommit", "SELECT @@in_transaction",
+                "SELECT @@session.autocommit, @@version IS NOT NULL", "SELECT @@in_transaction", "SELECT COUNT(*) FROM orders", "SELECT @@in_transaction", "SELECT 2",
                 "SELECT @@in_transaction", "ROLLBACK", "SELECT @@in_transaction",
                 "SET autocommit = 1"]:
         cur.execute(sql)
@@ -282,12 +283,18 @@ def no_table_in_transaction(make):
     return out
 
 
-def rollback_warnings(make):
+def rollback_warnings(make, mode="single"):
     """ROLLBACK of a transaction that changed a MyISAM table: the server's
-    warning 1196, in the OK's warning count and SHOW WARNINGS."""
+    warning 1196, in the OK's warning count and SHOW WARNINGS; through the
+    proxy in transaction mode `mode` (dal_transaction_mode, which the
+    server does not know)."""
     c = make()
     cur = c.cursor()
     out = []
+    try:
+        cur.execute(f"SET dal_transaction_mode = '{mode}'")
+    except pymysql.err.MySQLError:
+        pass  # the server's 1193 Unknown system variable
     for sql in ["DROP TABLE IF EXISTS rb_myisam", "CREATE TABLE rb_myisam (a INT) ENGINE=MyISAM",
                 "BEGIN", "INSERT INTO rb_myisam VALUES (1)", "ROLLBACK", "SHOW WARNINGS",
                 "SET autocommit = 0", "INSERT INTO rb_myisam VALUES (2)", "COMMIT",
@@ -302,7 +309,8 @@ def rollback_warnings(make):
 # ------------------------------------------------ a NUL inside a string
 def nul_in_strings(make):
     """Statements the proxy rewrites (information_schema views, the
-    process list, SHOW VARIABLES with autocommit 0, SET, SHOW TABLES) with a NUL byte
+    process list, SHOW VARIABLES with autocommit 0, SET, SHOW TABLES, SHOW
+    COLUMNS / INDEX of a configured table) with a NUL byte
     inside a quoted string: the whole text is run, the NUL kept."""
     c = make()
     cur = c.cursor()
@@ -318,6 +326,9 @@ def nul_in_strings(make):
         "SHOW VARIABLES LIKE 'auto\0commit'",
         "SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Value = 'a\0b'",
         "SHOW TABLES LIKE 'orde\0rs'",
+        "SHOW COLUMNS FROM orders LIKE 'i\0d'",
+        "SHOW FULL COLUMNS FROM orders WHERE Field = 'a\0b' OR Field = 'id'",
+        "SHOW INDEX FROM orders WHERE Key_name = 'PRI\0MARY'",
     ]:
         try:
             cur.execute(sql)
@@ -381,7 +392,8 @@ if part == "session":
     same("a NUL inside a quoted string", nul_in_strings)
     same("DATABASE() without a schema", no_database)
     same("@@in_transaction", in_transaction)
-    same("ROLLBACK's warnings", rollback_warnings)
+    for mode in ["single", "multi", "xa"]:
+        same(f"ROLLBACK's warnings ({mode})", lambda make: rollback_warnings(make, mode))
     same("@@in_transaction after a statement naming no table", no_table_in_transaction)
     same("a long statement's Info", long_info)
     same("SET wait_timeout = 1", session_timeout)

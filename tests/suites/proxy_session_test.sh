@@ -2,8 +2,8 @@
 # proxy_session_test.sh -- a client's server session through dal-proxy,
 # judged against a plain MariaDB by PyMySQL and MySQLdb
 # (tests/suites/proxy_session.py): the warnings of a SET reach the OK
-# packet and SHOW WARNINGS, and so do ROLLBACK's (1196 for a MyISAM
-# table); with autocommit 0 a SELECT naming no table opens no
+# packet and SHOW WARNINGS, and so do ROLLBACK's and COMMIT's (1196 for a
+# MyISAM table) in single, multi and xa transactions; with autocommit 0 a SELECT naming no table opens no
 # transaction (@@in_transaction); session variables read back as set (@@x,
 # SHOW SESSION VARIABLES, information_schema.SESSION_VARIABLES) whatever
 # shard the statement before used; SHOW [FULL] PROCESSLIST and
@@ -20,12 +20,15 @@ py=/usr/bin/python3
 px_cluster 2 --db 'shard_%d' --db plain
 export PX_TEST_PASSWORD='app-s3cret'
 write_ini() { # PORT
-    px_ini_sharded
+    # (the XA decision log beside ds1, away from the plain server's schema)
+    px_ini_sharded "xa_log = xalog"
+    printf '[datasource xalog]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/shard_1\n' "${ports[1]}"
     px_ini_table orders 4 user_id mod
     px_ini_proxy "$1"
 }
 port=$("$harness/cluster.sh" free-port)
 write_ini "$port" >"$work/px.ini"
+"$builddir/tools/dal" -c "$work/px.ini" xa init >/dev/null || fail "dal xa init"
 px_start "$work/px.ini" "$port"
 plain() { mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass plain "$@"; }
 mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop \

@@ -232,6 +232,32 @@ SET autocommit = 1
 SHOW VARIABLES LIKE 'autocommit'
 EOF
 px_ps_judge ps "prepared statements"
+# COM_STMT_PREPARE runs nothing: a prepare alone leaves the servers'
+# Empty_queries (which an execution of these empty reads adds to) as it
+# was, through the proxy as on the server; the descriptions are the same
+cat >"$work/ps_only.txt" <<EOF
+!prepare SELECT * FROM orders WHERE user_id = ? AND id < 0
+!prepare SELECT id, note FROM orders WHERE id < 0
+!prepare SELECT user_id, COUNT(*) FROM orders WHERE id < ? GROUP BY user_id ORDER BY user_id LIMIT ?
+!prepare SELECT 1 FROM DUAL WHERE 1 = 0
+EOF
+empty_queries() {
+    local p n=0 v
+    for p in "${ports[@]}"; do
+        v=$(mariadb -h127.0.0.1 -P"$p" -uroot -N -e "SHOW GLOBAL STATUS LIKE 'Empty_queries'" | cut -f2)
+        n=$((n + v))
+    done
+    echo "$n"
+}
+e0=$(empty_queries)
+"$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/ps_only.txt" >"$work/ps_only_plain.out" 2>&1
+e1=$(empty_queries)
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/ps_only.txt" >"$work/ps_only_px.out" 2>&1
+e2=$(empty_queries)
+[ $((e1 - e0)) = 0 ] && [ $((e2 - e1)) = 0 ] ||
+    fail "a prepare alone ran its statement: Empty_queries +$((e1 - e0)) on the server, +$((e2 - e1)) through the proxy"
+diff -u "$work/ps_only_plain.out" "$work/ps_only_px.out" >"$work/ps_only.diff" ||
+    fail "prepare alone: proxy and server differ: $(cat "$work/ps_only.diff")"
 # prepared SELECT CONNECTION_ID() is the proxy's id, the one its process
 # list shows for the client executing
 printf '%s\n' 'SELECT CONNECTION_ID()' \
