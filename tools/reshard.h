@@ -139,6 +139,9 @@ void rs_state_free(rs_state_t *st);
 /* The state table's rows of rs->table, in source order: fn for each. */
 int rs_state_each(rs_t *rs, void (*fn)(void *user, const rs_state_t *st), void *user);
 int rs_state_clear(rs_t *rs);
+/* 1 when the state records a workflow of another table, 0 if not, -1
+ * after reporting. */
+int rs_state_others(rs_t *rs);
 /* Set the workflow row's detail (NULL: none); a put of that row clears it. */
 int rs_state_detail(rs_t *rs, const char *detail);
 
@@ -175,6 +178,11 @@ int rs_ack_init(rs_t *rs, double *wait_s);
  * rs_now() reaches until first (*missing, owned: the instances that had
  * not, "a, b"); -1 after reporting. */
 int rs_ack_wait(rs_t *rs, uint64_t gen, double until, char **missing);
+/* After cleanup or abort: drop dal_reshard_fence_ack (every instance that
+ * writes a table of its node refreshes a row there each second while it
+ * exists) unless the state records another table's workflow.  CLI_OK or
+ * CLI_FAIL (reported). */
+int rs_ack_forget(rs_t *rs);
 /* At the switch, with writes held: each new node's @@gtid_binlog_pos as
  * the start of its reverse catch-up ("reverse:NODE").  reshard_reverse.c */
 int rs_reverse_mark(rs_t *rs);

@@ -108,3 +108,21 @@ int rs_ack_wait(rs_t *rs, uint64_t gen, double until, char **missing)
         nanosleep(&tick, NULL);
     }
 }
+
+int rs_ack_forget(rs_t *rs)
+{
+    rs_layout_t *l[2] = {&rs->old, &rs->new_};
+    int others = rs_state_others(rs);
+    MYSQL *m;
+    size_t i;
+
+    if (others != 0)
+        return others < 0 ? CLI_FAIL : CLI_OK;
+    /* the switch made it on the first node of the layout then in force */
+    for (i = 0; i < 2; i++)
+        if (l[i]->nphys > 0 &&
+            ((m = rs_conn(rs, l[i], 0)) == NULL ||
+             rs_exec(m, l[i]->phys[0].node, "DROP TABLE IF EXISTS dal_reshard_fence_ack") != 0))
+            return CLI_FAIL;
+    return CLI_OK;
+}

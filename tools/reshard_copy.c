@@ -369,7 +369,7 @@ int rs_cleanup(rs_t *rs)
         if (m == NULL || rs_exec(m, l->phys[i].node, sql) != 0)
             return CLI_FAIL;
     }
-    return rs_state_clear(rs) == 0 ? CLI_OK : CLI_FAIL;
+    return rs_state_clear(rs) == 0 ? rs_ack_forget(rs) : CLI_FAIL;
 }
 
 /* Drop the new layout's tables and forget the workflow: the old layout was
@@ -398,5 +398,5 @@ int rs_abort(rs_t *rs)
         if (m == NULL || rs_exec(m, rs->new_.phys[i].node, sql) != 0)
             return CLI_FAIL;
     }
-    return rs_state_clear(rs) == 0 ? CLI_OK : CLI_FAIL;
+    return rs_state_clear(rs) == 0 ? rs_ack_forget(rs) : CLI_FAIL;
 }

@@ -185,6 +185,21 @@ int rs_state_clear(rs_t *rs)
     return rc ? -1 : 0;
 }
 
+int rs_state_others(rs_t *rs)
+{
+    rs_buf_t q = {0};
+    char *n = NULL;
+    int rc;
+
+    rc = rs_puts(&q, "SELECT COUNT(*) FROM " STATE_TABLE " WHERE tbl <> ") ||
+         rs_put_value(&q, rs->state, rs->table, strlen(rs->table), 0) ||
+         rs_scalar(rs->state, "reading the state", q.s, &n);
+    rs_buf_free(&q);
+    rc = rc ? -1 : n != NULL && atoi(n) > 0;
+    free(n);
+    return rc;
+}
+
 /* ----------------------------------------------------------------- status */
 
 typedef struct status_out {

@@ -381,6 +381,8 @@ grep -q "^food: phase switched" <<<"$(dal reshard status food)" || fail "status 
 dal reshard cleanup --to "$work/new.ini" food || fail "cleanup"
 [ "$(sqlq 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'old_0' AND TABLE_NAME LIKE 'food%'")" = 0 ] ||
     fail "cleanup left old tables"
+[ "$(sqlq 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'dal_reshard_fence_ack'")" = 0 ] ||
+    fail "cleanup left dal_reshard_fence_ack, which every instance refreshes a row of each second"
 
 
 # ------------------------------------------- back again, following etcd
