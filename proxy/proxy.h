@@ -73,6 +73,7 @@ typedef struct proxy {
     uint32_t wait_timeout_s, interactive_timeout_s;
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
     bool require_tls;                 /* refuse logins without TLS */
+    bool inline_io;                   /* [proxy] inline_io: commands run on the I/O threads */
     atomic_uint nclients;             /* connected now */
     atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     proxy_guard_t *guard;             /* owned: failed logins per address (guard.c) */
@@ -461,6 +462,10 @@ bool redact_message(const char *msg, const char *user, const char *peer, char *o
  * I/O threads (0: one per core) and as many workers, serve until
  * proxy_stop, then close everything.  0, or -1 with a message on stderr. */
 int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
+/* on: the calling thread's command takes a lock another command of the
+ * same I/O thread could need, so its waits must block rather than switch
+ * to that command (nestable; off undoes one on). */
+void proxy_pin_thread(bool on);
 /* From a signal handler: stop accepting, finish the running commands,
  * close. */
 void proxy_stop(proxy_t *px);
