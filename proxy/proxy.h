@@ -6,11 +6,13 @@
  * own listening sockets (SO_REUSEPORT, so the kernel spreads new
  * connections) and its clients' sockets; an idle client holds no thread.
  * Reading packets, the handshake and authentication happen on the I/O
- * thread.  A command that runs SQL goes to a bounded pool of workers, which
- * make the blocking libdal calls and leave the whole reply in the client's
- * output buffer; the client then returns to its I/O thread, which writes
- * it.  A client is owned by one thread at a time: its I/O thread, or the
- * worker running its command.
+ * thread.  A command that runs SQL runs there too, as a coroutine whose
+ * backend waits go through libdal's wait hook into the thread's epoll
+ * ([proxy] inline_io, server.c), or, past the coroutines a thread has or
+ * with inline_io off, goes to a bounded pool of workers, which make the
+ * blocking libdal calls.  Either leaves the reply in the client's output
+ * buffer, which the I/O thread writes.  A client is owned by one thread at
+ * a time: its I/O thread, or the worker running its command.
  */
 #ifndef DAL_PROXY_PROXY_H
 #define DAL_PROXY_PROXY_H
@@ -113,7 +115,8 @@ typedef struct proxy_client {
     int fd;
     uint32_t id;                      /* connection id */
     client_state_t state;
-    bool busy;                        /* a worker has it */
+    bool busy;                        /* a worker has it, or its command runs
+                                         inline (its I/O thread's coroutine) */
     atomic_bool running;              /* ... and runs its command (KILL QUERY) */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
