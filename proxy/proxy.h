@@ -115,6 +115,8 @@ typedef struct proxy_client {
     int fd;
     uint32_t id;                      /* connection id */
     client_state_t state;
+    uint32_t watching;                /* the events its epoll entry has (server.c) */
+    bool watch_known;                 /* ... when its thread last set them */
     bool busy;                        /* a worker has it, or its command runs
                                          inline (its I/O thread's coroutine) */
     atomic_bool running;              /* ... and runs its command (KILL QUERY) */

@@ -252,7 +252,12 @@ static void watch(proxy_io_t *io, proxy_client_t *c, int op)
     ev.events = c->hold_until != 0 ? 0
                                    : (out ? EPOLLOUT : 0) | (may_read(c) || !out ? EPOLLIN : 0);
     ev.data.ptr = c;
+    /* a client served inline mostly watches what it watched: no call */
+    if (op == EPOLL_CTL_MOD && c->watch_known && c->watching == ev.events)
+        return;
     epoll_ctl(io->ep, op, c->fd, &ev);
+    c->watching = ev.events;
+    c->watch_known = true;
 }
 
 void proxy_count(proxy_t *px, const char *figure, uint64_t value)
@@ -369,6 +374,7 @@ static void to_worker(proxy_client_t *c)
     proxy_t *px = c->px;
 
     c->busy = true;
+    c->watch_known = false;
     atomic_fetch_add(&c->io->busy, 1);
     epoll_ctl(c->io->ep, EPOLL_CTL_DEL, c->fd, NULL); /* a worker owns it now */
     pthread_mutex_lock(&px->mu);
@@ -449,6 +455,7 @@ static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
         ev.events = 0;
         ev.data.ptr = r->c;
         epoll_ctl(io->ep, EPOLL_CTL_MOD, fd, &ev);
+        r->c->watching = 0;
     } else if (!r->ready) {
         epoll_ctl(io->ep, EPOLL_CTL_DEL, fd, NULL);
     }
@@ -518,6 +525,8 @@ static bool start_inline(proxy_io_t *io, proxy_client_t *c, int op)
         ev.data.ptr = c;
         if (epoll_ctl(io->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0)
             return false;
+        c->watching = 0;
+        c->watch_known = true;
     }
     io->free_runs = r->next_free;
     r->c = c;
@@ -538,6 +547,7 @@ static void mute(proxy_io_t *io, proxy_client_t *c)
     ev.events = 0;
     ev.data.ptr = c;
     epoll_ctl(io->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->watching = 0;
 }
 
 /* The milliseconds until the first waiting run's deadline (at most max). */
