@@ -97,13 +97,18 @@ int iowait_fd(int fd, short events, int timeout_ms)
 
 int iowait_poll(struct pollfd *pfd, nfds_t n, int timeout_ms)
 {
+    nfds_t i;
     int rc;
 
     if (hook == NULL || blocked > 0 || n == 0)
         return poll(pfd, n, timeout_ms);
     if ((rc = poll(pfd, n, 0)) != 0)
         return rc;
-    if ((rc = hooked(pfd[0].fd, pfd[0].events, timeout_ms)) <= 0)
+    /* the first socket with something to wait for (a job may wait for
+     * its timeout alone) */
+    for (i = 0; i + 1 < n && pfd[i].events == 0; i++)
+        ;
+    if ((rc = hooked(pfd[i].fd, pfd[i].events, timeout_ms)) <= 0)
         return rc;
     return poll(pfd, n, 0);
 }

@@ -28,7 +28,9 @@
  * (-1: no limit): >0 ready, 0 timed out (errno ETIMEDOUT), <0 error. */
 int iowait_fd(int fd, short events, int timeout_ms);
 /* poll() over n sockets, through the hook when there is one: it waits for
- * the first of them, then the others are polled without waiting. */
+ * the first of them that waits for an event, then all are polled without
+ * waiting (a scatter needs every answer: waiting for any one at a time
+ * ends when the slowest has answered). */
 int iowait_poll(struct pollfd *pfd, nfds_t n, int timeout_ms);
 /* Install the client library's waits on m as iowait_fd's. */
 void iowait_install(MYSQL *m);
