@@ -10,7 +10,7 @@
 # median CPU per query (µs) of each process in each configuration.
 #
 #   bench/haproxy.sh [--rounds N] [--time S] [--threads T] [--test NAME]
-#                    [--ps-mode auto|disable|both] [--json]
+#                    [--ps-mode auto|disable|both] [--inline-io true|false] [--json]
 #
 # Defaults: 5 rounds of 3 s a protocol, 4 client threads,
 # oltp_point_select, both protocols, 10,000 rows.  Starts its own server,
@@ -21,7 +21,7 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0
+rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0 inline_io=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
 while [ $# -gt 0 ]; do
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
     --time) secs=$2; shift ;;
     --threads) threads=$2; shift ;;
     --test) test=$2; shift ;;
+    --inline-io) inline_io=$2; shift ;;
     --ps-mode) modes=$2; [ "$modes" != both ] || modes="auto disable"; shift ;;
     --json) json=1 ;;
     -h | --help) usage 0 ;;
@@ -50,6 +51,7 @@ server_pid=$(cat "$work/c/m0/pid")
 
 dport=$("$harness/cluster.sh" free-port)
 bench_passthrough_ini "$work/pass.ini" "$dport" "${ports[0]}" sbtest
+[ -z "$inline_io" ] || sed -i "s/^\[proxy\]\$/[proxy]\ninline_io = $inline_io/" "$work/pass.ini"
 px_start "$work/pass.ini" "$dport"
 dal_pid=${pids[-1]}
 
@@ -82,18 +84,25 @@ via_dal=(--mysql-host=127.0.0.1 --mysql-port="$dport" --mysql-user=sb --mysql-pa
 sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
 hz=$(getconf CLK_TCK)
 
-# run PS PROXY_PID TARGET_OPTIONS... -> "QPS PROXY_US SERVER_US": the
-# proxy's and the server's CPU per query over the run
+# switches PID: context switches (voluntary + not) of all the process's threads
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
+
+# run PS PROXY_PID TARGET_OPTIONS... -> "QPS PROXY_US SERVER_US PROXY_CS
+# SERVER_CS": the proxy's and the server's CPU per query over the run, and
+# their context switches per query
 run() {
-    local ps=$1 ppid=$2 p0 s0 p1 s1 qps q
+    local ps=$1 ppid=$2 p0 s0 p1 s1 qps q c0 d0 c1 d1
     shift 2
+    c0=$(switches "$ppid") d0=$(switches "$server_pid")
     p0=$(proc_ticks "$ppid") s0=$(proc_ticks "$server_pid")
     read -r qps _ q < <(sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" \
         --db-ps-mode="$ps" --percentile=99 run | sb_figures)
     p1=$(proc_ticks "$ppid") s1=$(proc_ticks "$server_pid")
+    c1=$(switches "$ppid") d1=$(switches "$server_pid")
     if [ -z "$q" ] || [ "$q" -le 0 ]; then echo "haproxy.sh: sysbench ran no queries" >&2; exit 1; fi
     awk -v r="$qps" -v q="$q" -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v hz="$hz" \
-        'BEGIN {printf "%s %.1f %.1f\n", r, p * 1e6 / hz / q, s * 1e6 / hz / q}'
+        -v pc=$((c1 - c0)) -v sc=$((d1 - d0)) \
+        'BEGIN {printf "%s %.1f %.1f %.2f %.2f\n", r, p * 1e6 / hz / q, s * 1e6 / hz / q, pc / q, sc / q}'
 }
 
 json_parts=()
@@ -101,29 +110,32 @@ for ps in $modes; do
     # one run each to open the connections and fill the caches
     run "$ps" "$ha_pid" "${via_ha[@]}" >/dev/null
     run "$ps" "$dal_pid" "${via_dal[@]}" >/dev/null
-    ratios=() ha_cpu=() ha_srv=() dal_cpu=() dal_srv=()
+    ratios=() ha_cpu=() ha_srv=() dal_cpu=() dal_srv=() ha_cs=() ha_scs=() dal_cs=() dal_scs=()
     for r in $(seq "$rounds"); do
         if [ $((r % 2)) = 1 ]; then
-            read -r hq hc hs < <(run "$ps" "$ha_pid" "${via_ha[@]}")
-            read -r dq dc ds < <(run "$ps" "$dal_pid" "${via_dal[@]}")
+            read -r hq hc hs hx hy < <(run "$ps" "$ha_pid" "${via_ha[@]}")
+            read -r dq dc ds dx dy < <(run "$ps" "$dal_pid" "${via_dal[@]}")
         else
-            read -r dq dc ds < <(run "$ps" "$dal_pid" "${via_dal[@]}")
-            read -r hq hc hs < <(run "$ps" "$ha_pid" "${via_ha[@]}")
+            read -r dq dc ds dx dy < <(run "$ps" "$dal_pid" "${via_dal[@]}")
+            read -r hq hc hs hx hy < <(run "$ps" "$ha_pid" "${via_ha[@]}")
         fi
         ratio=$(awk -v a="$hq" -v b="$dq" 'BEGIN {printf "%.3f", b / a}')
         ratios+=("$ratio") ha_cpu+=("$hc") ha_srv+=("$hs") dal_cpu+=("$dc") dal_srv+=("$ds")
-        [ "$json" = 1 ] || printf 'ps-mode %-7s round %d: haproxy %s/s (haproxy %s us, mariadbd %s us a query)  dal-proxy %s/s (dal-proxy %s us, mariadbd %s us)  ratio %s\n' \
-            "$ps" "$r" "$hq" "$hc" "$hs" "$dq" "$dc" "$ds" "$ratio"
+        ha_cs+=("$hx") ha_scs+=("$hy") dal_cs+=("$dx") dal_scs+=("$dy")
+        [ "$json" = 1 ] || printf 'ps-mode %-7s round %d: haproxy %s/s (haproxy %s us %s cs, mariadbd %s us %s cs a query)  dal-proxy %s/s (dal-proxy %s us %s cs, mariadbd %s us %s cs)  ratio %s\n' \
+            "$ps" "$r" "$hq" "$hc" "$hx" "$hs" "$hy" "$dq" "$dc" "$dx" "$ds" "$dy" "$ratio"
     done
     m_ratio=$(printf '%s\n' "${ratios[@]}" | median_of)
     m_hc=$(printf '%s\n' "${ha_cpu[@]}" | median_of) m_hs=$(printf '%s\n' "${ha_srv[@]}" | median_of)
     m_dc=$(printf '%s\n' "${dal_cpu[@]}" | median_of) m_ds=$(printf '%s\n' "${dal_srv[@]}" | median_of)
+    m_hx=$(printf '%s\n' "${ha_cs[@]}" | median_of) m_hy=$(printf '%s\n' "${ha_scs[@]}" | median_of)
+    m_dx=$(printf '%s\n' "${dal_cs[@]}" | median_of) m_dy=$(printf '%s\n' "${dal_scs[@]}" | median_of)
     if [ "$json" = 1 ]; then
-        json_parts+=("$(printf '"%s":{"ratios":[%s],"median_ratio":%s,"cpu_us_per_query":{"haproxy":{"haproxy":%s,"mariadbd":%s},"dal_proxy":{"dal_proxy":%s,"mariadbd":%s}}}' \
-            "$ps" "$(IFS=,; echo "${ratios[*]}")" "$m_ratio" "$m_hc" "$m_hs" "$m_dc" "$m_ds")")
+        json_parts+=("$(printf '"%s":{"ratios":[%s],"median_ratio":%s,"cpu_us_per_query":{"haproxy":{"haproxy":%s,"mariadbd":%s},"dal_proxy":{"dal_proxy":%s,"mariadbd":%s}},"switches_per_query":{"haproxy":{"haproxy":%s,"mariadbd":%s},"dal_proxy":{"dal_proxy":%s,"mariadbd":%s}}}' \
+            "$ps" "$(IFS=,; echo "${ratios[*]}")" "$m_ratio" "$m_hc" "$m_hs" "$m_dc" "$m_ds" "$m_hx" "$m_hy" "$m_dx" "$m_dy")")
     else
-        printf 'ps-mode %s: median dal-proxy/haproxy %s; CPU a query: haproxy %s us + mariadbd %s us behind it, dal-proxy %s us + mariadbd %s us behind it\n' \
-            "$ps" "$m_ratio" "$m_hc" "$m_hs" "$m_dc" "$m_ds"
+        printf 'ps-mode %s: median dal-proxy/haproxy %s; CPU a query: haproxy %s us + mariadbd %s us behind it, dal-proxy %s us + mariadbd %s us behind it; context switches a query: haproxy %s + mariadbd %s, dal-proxy %s + mariadbd %s\n' \
+            "$ps" "$m_ratio" "$m_hc" "$m_hs" "$m_dc" "$m_ds" "$m_hx" "$m_hy" "$m_dx" "$m_dy"
     fi
 done
 if [ "$json" = 1 ]; then

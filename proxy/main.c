@@ -187,6 +187,7 @@ int main(int argc, char **argv)
         return 1;
     }
     px.max_connections = dal_proxy_info_max_connections(info);
+    px.inline_io = dal_proxy_info_inline_io(info) != 0;
     px.max_allowed_packet = dal_proxy_info_max_allowed_packet(info);
     px.connect_timeout_ms = dal_proxy_info_connect_timeout(info);
     if ((px.database = strdup(dal_proxy_info_database(info))) == NULL || users_load(&px) != 0) {

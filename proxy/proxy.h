@@ -6,11 +6,13 @@
  * own listening sockets (SO_REUSEPORT, so the kernel spreads new
  * connections) and its clients' sockets; an idle client holds no thread.
  * Reading packets, the handshake and authentication happen on the I/O
- * thread.  A command that runs SQL goes to a bounded pool of workers, which
- * make the blocking libdal calls and leave the whole reply in the client's
- * output buffer; the client then returns to its I/O thread, which writes
- * it.  A client is owned by one thread at a time: its I/O thread, or the
- * worker running its command.
+ * thread.  A command that runs SQL runs there too, as a coroutine whose
+ * backend waits go through libdal's wait hook into the thread's epoll
+ * ([proxy] inline_io, server.c), or, past the coroutines a thread has or
+ * with inline_io off, goes to a bounded pool of workers, which make the
+ * blocking libdal calls.  Either leaves the reply in the client's output
+ * buffer, which the I/O thread writes.  A client is owned by one thread at
+ * a time: its I/O thread, or the worker running its command.
  */
 #ifndef DAL_PROXY_PROXY_H
 #define DAL_PROXY_PROXY_H
@@ -73,6 +75,7 @@ typedef struct proxy {
     uint32_t wait_timeout_s, interactive_timeout_s;
     proxy_tls_t *tls;                 /* owned; NULL: no tls_cert, no TLS */
     bool require_tls;                 /* refuse logins without TLS */
+    bool inline_io;                   /* [proxy] inline_io: commands run on the I/O threads */
     atomic_uint nclients;             /* connected now */
     atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
     proxy_guard_t *guard;             /* owned: failed logins per address (guard.c) */
@@ -112,7 +115,10 @@ typedef struct proxy_client {
     int fd;
     uint32_t id;                      /* connection id */
     client_state_t state;
-    bool busy;                        /* a worker has it */
+    uint32_t watching;                /* the events its epoll entry has (server.c) */
+    bool watch_known;                 /* ... when its thread last set them */
+    bool busy;                        /* a worker has it, or its command runs
+                                         inline (its I/O thread's coroutine) */
     atomic_bool running;              /* ... and runs its command (KILL QUERY) */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
@@ -465,6 +471,10 @@ bool redact_message(const char *msg, const char *user, const char *peer, char *o
  * I/O threads (0: one per core) and as many workers, serve until
  * proxy_stop, then close everything.  0, or -1 with a message on stderr. */
 int proxy_serve(proxy_t *px, const char *listen, unsigned threads);
+/* on: the calling thread's command takes a lock another command of the
+ * same I/O thread could need, so its waits must block rather than switch
+ * to that command (nestable; off undoes one on). */
+void proxy_pin_thread(bool on);
 /* From a signal handler: stop accepting, finish the running commands,
  * close. */
 void proxy_stop(proxy_t *px);

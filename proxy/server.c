@@ -21,6 +21,7 @@
 
 #include <dal/plugin.h>
 
+#include "coro.h"
 #include "proxy.h"
 #include "reply.h"
 
@@ -47,6 +48,24 @@
 /* At most one malloc_trim a second, after clients with big buffers left. */
 #define TRIM_EVERY_MS 1000
 
+/* Statements an I/O thread runs itself at once (inline_io); the next
+ * go to the workers.  Each has a coroutine, made when first needed and
+ * kept while the thread runs. */
+#define INLINE_MAX 64
+/* A statement's stack there: virtual memory, touched as it is used. */
+#define INLINE_STACK (1024 * 1024)
+
+/* One statement an I/O thread runs as a coroutine, and what it waits for. */
+typedef struct inline_run {
+    struct proxy_io *io;
+    coro_t *co;                      /* owned */
+    proxy_client_t *c;               /* whose command; NULL: the slot is free */
+    int fd;                          /* what it waits for (-1: nothing) */
+    uint64_t deadline;               /* now_ms() when the wait ends; 0: never */
+    bool ready;                      /* the loop saw fd ready */
+    struct inline_run *next_free;
+} inline_run_t;
+
 /* One I/O thread: its epoll, listeners, and clients handed back by workers. */
 typedef struct proxy_io {
     proxy_t *px;
@@ -66,6 +85,10 @@ typedef struct proxy_io {
     proxy_client_t *hs_head, *hs_tail;
     bool trim_due;                   /* a client with big buffers left */
     uint64_t trimmed_ms;             /* the last malloc_trim */
+    inline_run_t runs[INLINE_MAX];   /* the statements it runs itself */
+    inline_run_t *free_runs;         /* slots not running, by next_free */
+    unsigned int nwaiting_timed;     /* runs waiting with a deadline */
+    proxy_client_t *ready_head;      /* clients whose inline command ended, by next */
 } proxy_io_t;
 
 /* epoll data: a listener or the wake fd are tagged by these addresses. */
@@ -229,7 +252,12 @@ static void watch(proxy_io_t *io, proxy_client_t *c, int op)
     ev.events = c->hold_until != 0 ? 0
                                    : (out ? EPOLLOUT : 0) | (may_read(c) || !out ? EPOLLIN : 0);
     ev.data.ptr = c;
+    /* a client served inline mostly watches what it watched: no call */
+    if (op == EPOLL_CTL_MOD && c->watch_known && c->watching == ev.events)
+        return;
     epoll_ctl(io->ep, op, c->fd, &ev);
+    c->watching = ev.events;
+    c->watch_known = true;
 }
 
 void proxy_count(proxy_t *px, const char *figure, uint64_t value)
@@ -346,6 +374,7 @@ static void to_worker(proxy_client_t *c)
     proxy_t *px = c->px;
 
     c->busy = true;
+    c->watch_known = false;
     atomic_fetch_add(&c->io->busy, 1);
     epoll_ctl(c->io->ep, EPOLL_CTL_DEL, c->fd, NULL); /* a worker owns it now */
     pthread_mutex_lock(&px->mu);
@@ -358,6 +387,242 @@ static void to_worker(proxy_client_t *c)
     atomic_fetch_add_explicit(&px->queued, 1, memory_order_relaxed);
     pthread_cond_signal(&px->cond);
     pthread_mutex_unlock(&px->mu);
+}
+
+/* ------------------------------------------------------------ inline statements */
+
+/* The run the calling thread's coroutine is, while it runs. */
+static _Thread_local inline_run_t *cur_run;
+/* Above 0 while the thread's statement holds a lock another statement of
+ * the thread could need: its waits block instead of switching. */
+static _Thread_local unsigned int pinned;
+
+void proxy_pin_thread(bool on)
+{
+    if (on)
+        pinned++;
+    else
+        pinned--;
+}
+
+static int poll_one(int fd, short events, int timeout_ms)
+{
+    struct pollfd pfd = {fd, events, 0};
+    int n;
+
+    while ((n = poll(&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (n == 0)
+        errno = ETIMEDOUT;
+    return n;
+}
+
+static bool is_run(const proxy_io_t *io, const void *p)
+{
+    return p >= (const void *)io->runs && p < (const void *)(io->runs + INLINE_MAX);
+}
+
+/*
+ * r waits for fd: it is armed in r's thread's epoll (once: EPOLLONESHOT,
+ * so a socket r no longer waits for raises nothing more), and r's
+ * coroutine switches back to the loop, which resumes it when fd is ready
+ * or the deadline passes.  A backend connection stays in the epoll, its
+ * events off, when the statement gives it back: the next wait re-arms it
+ * with one call.  The client's own socket is the client's entry again
+ * after (watching nothing: advance sets what it watches).
+ */
+static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
+{
+    proxy_io_t *io = r->io;
+    struct epoll_event ev;
+
+    ev.events = ((events & POLLIN) ? EPOLLIN : 0) | ((events & POLLOUT) ? EPOLLOUT : 0) |
+                EPOLLONESHOT;
+    ev.data.ptr = r;
+    if (epoll_ctl(io->ep, EPOLL_CTL_MOD, fd, &ev) != 0 &&
+        (errno != ENOENT || epoll_ctl(io->ep, EPOLL_CTL_ADD, fd, &ev) != 0))
+        return poll_one(fd, events, timeout_ms);
+    r->fd = fd;
+    r->ready = false;
+    r->deadline = timeout_ms >= 0 ? now_ms() + (uint64_t)timeout_ms : 0;
+    if (r->deadline != 0)
+        io->nwaiting_timed++;
+    coro_yield();
+    if (r->deadline != 0)
+        io->nwaiting_timed--;
+    r->fd = -1;
+    if (fd == r->c->fd) {
+        ev.events = 0;
+        ev.data.ptr = r->c;
+        epoll_ctl(io->ep, EPOLL_CTL_MOD, fd, &ev);
+        r->c->watching = 0;
+    } else if (!r->ready) {
+        epoll_ctl(io->ep, EPOLL_CTL_DEL, fd, NULL);
+    }
+    if (!r->ready) {
+        errno = ETIMEDOUT;
+        return 0;
+    }
+    return 1;
+}
+
+/* Wait for fd: switching to the loop in an inline statement, else poll(). */
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+    inline_run_t *r = cur_run;
+
+    if (r != NULL && pinned == 0)
+        return run_wait(r, fd, events, timeout_ms);
+    return poll_one(fd, events, timeout_ms);
+}
+
+/* libdal's waits on backend sockets (dal_set_io_wait). */
+static int backend_wait(void *arg, int fd, short events, int timeout_ms)
+{
+    (void)arg;
+    return wait_fd(fd, events, timeout_ms);
+}
+
+static void run_main(void *arg)
+{
+    inline_run_t *r = arg;
+
+    client_run(r->c);
+}
+
+/* Run r until it waits or ends; an ended run's client goes on io's ready
+ * list (the loop takes it on: no recursion through advance). */
+static void resume(proxy_io_t *io, inline_run_t *r)
+{
+    inline_run_t *was = cur_run;
+    int more;
+
+    cur_run = r;
+    more = coro_resume(r->co);
+    cur_run = was;
+    if (more)
+        return;
+    r->c->next = io->ready_head;
+    io->ready_head = r->c;
+    r->c = NULL;
+    r->next_free = io->free_runs;
+    io->free_runs = r;
+}
+
+/* Run c's command on io itself, if a slot is free: false, the workers'.
+ * op as advance's (EPOLL_CTL_ADD: c is not in the epoll). */
+static bool start_inline(proxy_io_t *io, proxy_client_t *c, int op)
+{
+    inline_run_t *r = io->free_runs;
+    struct epoll_event ev;
+
+    if (!io->px->inline_io || r == NULL)
+        return false;
+    if (r->co == NULL && (r->co = coro_new(INLINE_STACK)) == NULL)
+        return false;
+    if (op == EPOLL_CTL_ADD) {
+        ev.events = 0;
+        ev.data.ptr = c;
+        if (epoll_ctl(io->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+            return false;
+        c->watching = 0;
+        c->watch_known = true;
+    }
+    io->free_runs = r->next_free;
+    r->c = c;
+    r->fd = -1;
+    c->busy = true;
+    atomic_fetch_add(&io->busy, 1);
+    coro_start(r->co, run_main, r);
+    resume(io, r);
+    return true;
+}
+
+/* An event of a client whose command runs inline: nothing is read or
+ * written meanwhile, so it watches nothing until advance. */
+static void mute(proxy_io_t *io, proxy_client_t *c)
+{
+    struct epoll_event ev;
+
+    ev.events = 0;
+    ev.data.ptr = c;
+    epoll_ctl(io->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->watching = 0;
+}
+
+/* The milliseconds until the first waiting run's deadline (at most max). */
+static int runs_due(proxy_io_t *io, int max)
+{
+    uint64_t now, first = 0;
+    size_t i;
+
+    if (io->nwaiting_timed == 0)
+        return max;
+    for (i = 0; i < INLINE_MAX; i++) {
+        inline_run_t *r = &io->runs[i];
+        if (r->c != NULL && r->fd >= 0 && r->deadline != 0 && (first == 0 || r->deadline < first))
+            first = r->deadline;
+    }
+    now = now_ms();
+    if (first == 0)
+        return max;
+    if (first <= now)
+        return 0;
+    return first - now < (uint64_t)max || max < 0 ? (int)(first - now) : max;
+}
+
+/* Resume the runs whose wait has timed out. */
+static void runs_expire(proxy_io_t *io)
+{
+    uint64_t now;
+    size_t i;
+
+    if (io->nwaiting_timed == 0)
+        return;
+    now = now_ms();
+    for (i = 0; i < INLINE_MAX; i++) {
+        inline_run_t *r = &io->runs[i];
+        if (r->c != NULL && r->fd >= 0 && r->deadline != 0 && r->deadline <= now)
+            resume(io, r);
+    }
+}
+
+static void advance(proxy_io_t *io, proxy_client_t *c, int op);
+
+/* The clients whose inline command ended: write, read on. */
+static void runs_finished(proxy_io_t *io)
+{
+    proxy_client_t *c;
+
+    while ((c = io->ready_head) != NULL) {
+        io->ready_head = c->next;
+        c->busy = false;
+        atomic_fetch_sub(&io->busy, 1);
+        advance(io, c, EPOLL_CTL_MOD);
+    }
+}
+
+static void runs_init(proxy_io_t *io)
+{
+    size_t i;
+
+    io->free_runs = NULL;
+    for (i = INLINE_MAX; i-- > 0;) {
+        io->runs[i].io = io;
+        io->runs[i].fd = -1;
+        io->runs[i].next_free = io->free_runs;
+        io->free_runs = &io->runs[i];
+    }
+}
+
+static void runs_free(proxy_io_t *io)
+{
+    size_t i;
+
+    for (i = 0; i < INLINE_MAX; i++) {
+        coro_free(io->runs[i].co);
+        io->runs[i].co = NULL;
+    }
 }
 
 /* An idle client's big buffers go back: the packet reader's after a big
@@ -399,7 +664,8 @@ static void advance(proxy_io_t *io, proxy_client_t *c, int op)
     if (c->state == CLIENT_COMMAND)
         handshake_remove(io, c);      /* in: connect_timeout no longer applies */
     if (rc == 1 && flush(c) == 0) {
-        to_worker(c);
+        if (!start_inline(io, c, op))
+            to_worker(c);
         return;
     }
     if (rc != 0 || flush(c) != 0 || (c->state == CLIENT_CLOSING && unsent(c) == 0)) {
@@ -734,16 +1000,27 @@ static void *io_main(void *arg)
 
     /* stopping: the running commands finish, their replies are written,
      * then the thread ends (and the process closes the idle clients) */
+    runs_init(io);
+    if (io->px->inline_io)
+        dal_set_io_wait(backend_wait, io);
     while (!atomic_load(&io->px->stopping) || atomic_load(&io->busy) > 0) {
-        n = epoll_wait(io->ep, evs, 64, release_held(io, 200));
+        n = epoll_wait(io->ep, evs, 64, runs_due(io, release_held(io, 200)));
         for (i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
             proxy_client_t *c = p;
-            if (p == &tag_wake) {
+            if (is_run(io, p)) {
+                inline_run_t *r = p;
+                if (r->c != NULL && r->fd >= 0) {
+                    r->ready = true;
+                    resume(io, r);
+                }
+            } else if (p == &tag_wake) {
                 woken(io);
             } else if (is_listener(io, p, &lfd)) {
                 if (!atomic_load(&io->px->stopping))
                     accept_all(io, lfd);
+            } else if (c->busy) {
+                mute(io, c);          /* its command runs inline */
             } else if (evs[i].events & (EPOLLERR | EPOLLHUP)) {
                 drop(io, c);
             } else if (evs[i].events & EPOLLIN) {
@@ -752,6 +1029,8 @@ static void *io_main(void *arg)
                 advance(io, c, EPOLL_CTL_MOD);
             }
         }
+        runs_expire(io);
+        runs_finished(io);
         on_timer(io);
         if (atomic_load(&io->px->stopping)) {
             size_t k;
@@ -763,6 +1042,8 @@ static void *io_main(void *arg)
                 }
         }
     }
+    dal_set_io_wait(NULL, NULL);
+    runs_free(io);
     return NULL;
 }
 
@@ -786,15 +1067,10 @@ void proxy_done(proxy_client_t *c)
  * read nothing for that long. */
 static int write_until(proxy_client_t *c, size_t target, int timeout_ms)
 {
-    struct pollfd pfd = {c->fd, POLLOUT, 0};
-    int n;
-
     while (flush(c) == 0) {
         if (unsent(c) <= target)
             return 0;
-        while ((n = poll(&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
-            ;
-        if (n <= 0)
+        if (wait_fd(c->fd, POLLOUT, timeout_ms) <= 0)
             break;
     }
     return -1;
@@ -807,14 +1083,13 @@ int proxy_flush_wait(proxy_client_t *c, int timeout_ms)
 
 int proxy_packet_wait(proxy_client_t *c, proto_packet_t *pkt, int timeout_ms)
 {
-    struct pollfd pfd = {c->fd, POLLIN, 0};
     int rc;
 
     for (;;) {
         if ((rc = proto_reader_next(&c->in, pkt)) != 0)
             return rc == 1 ? 1 : -1;
         /* plaintext a TLS session holds already: poll cannot see it */
-        if (!(c->tls != NULL && tls_conn_pending(c->tls)) && poll(&pfd, 1, timeout_ms) != 1)
+        if (!(c->tls != NULL && tls_conn_pending(c->tls)) && wait_fd(c->fd, POLLIN, timeout_ms) != 1)
             return -1;
         if (receive(c) != 0)
             return -1;

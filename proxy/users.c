@@ -274,6 +274,7 @@ bool users_find(proxy_t *px, const char *name, const char *peer, proxy_user_t *o
     size_t i;
     bool found = false;
 
+    proxy_pin_thread(true);  /* the accounts may be read under the lock */
     pthread_mutex_lock(&px->users_mu);
     refresh(px, backend_due(px));
     for (i = 0; i < px->nusers && !found; i++)
@@ -284,6 +285,7 @@ bool users_find(proxy_t *px, const char *name, const char *peer, proxy_user_t *o
             found = true;
         }
     pthread_mutex_unlock(&px->users_mu);
+    proxy_pin_thread(false);
     return found;
 }
 
@@ -291,11 +293,13 @@ bool users_reread(proxy_t *px)
 {
     bool done = false;
 
+    proxy_pin_thread(true);
     pthread_mutex_lock(&px->users_mu);
     if (backend_due(px)) {
         refresh(px, true);
         done = true;
     }
     pthread_mutex_unlock(&px->users_mu);
+    proxy_pin_thread(false);
     return done;
 }

@@ -453,6 +453,11 @@ uint32_t dal_proxy_info_threads(const dal_proxy_info_t *p)
     return p->cfg->proxy.threads;
 }
 
+int dal_proxy_info_inline_io(const dal_proxy_info_t *p)
+{
+    return p->cfg->proxy.inline_io;
+}
+
 uint32_t dal_proxy_info_max_connections(const dal_proxy_info_t *p)
 {
     return p->cfg->proxy.max_connections;

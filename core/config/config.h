@@ -162,6 +162,7 @@ typedef struct dal_cfg_proxy {
     int listen_line;
     char *database;           /* owned; the schema clients connect to and USE (default dal) */
     uint32_t threads;         /* I/O threads; 0: one per core (default) */
+    int inline_io;            /* statements' backend I/O on the I/O threads (default 1) */
     uint32_t max_connections; /* default 4096 */
     uint32_t max_allowed_packet; /* bytes a client's packet may hold (default 64 MiB) */
     uint32_t connect_timeout_ms; /* to authenticate, from connecting (default 10 s) */

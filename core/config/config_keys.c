@@ -866,6 +866,10 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
              "error 1049"},
     {.name = "threads", .type = DAL_CFG_COUNT, .offset = PRX(threads), .def = "0", .min = 0,
      .max = 256, .help = "I/O threads; `0`: one per core"},
+    {.name = "inline_io", .type = DAL_CFG_BOOL, .offset = PRX(inline_io), .def = "true",
+     .help = "`true`: a statement runs on its client's I/O thread, its backend waits in that "
+             "thread's event loop (a coroutine per running statement, at most 64 a thread; "
+             "more wait for the workers); `false`: every statement runs on a worker thread"},
     {.name = "max_connections", .type = DAL_CFG_COUNT, .offset = PRX(max_connections),
      .def = "4096", .min = 1, .max = 1000000,
      .help = "client connections at once; one more gets error 1040"},

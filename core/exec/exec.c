@@ -15,6 +15,7 @@
 #include "exec.h"
 #include "cancel.h"
 #include "infile.h"
+#include "iowait.h"
 #include "warnings.h"
 #include "clock.h"
 #include "monitor.h"
@@ -530,7 +531,7 @@ static int poll_round(batch_t *b, struct pollfd *pfd, size_t *idx)
         }
         idx[n++] = i;
     }
-    rc = poll(pfd, n, timeout);
+    rc = iowait_poll(pfd, n, timeout);
     if (rc < 0 && errno != EINTR)
         return -1;
     for (i = 0; i < n; i++) {

@@ -8,8 +8,29 @@
 #include "cancel.h"
 #include "conn.h"
 #include "error.h"
+#include "iowait.h"
 
 static _Thread_local dal_cancel_t *current;
+
+/* The running statement's: kept aside while an event loop runs others on
+ * the thread (iowait.h). */
+static void current_aside(void *to)
+{
+    memcpy(to, &current, sizeof current);
+    current = NULL;
+}
+
+static void current_back(const void *from)
+{
+    memcpy(&current, from, sizeof current);
+}
+
+static const iowait_state_t current_state = {current_aside, current_back};
+
+__attribute__((constructor)) static void keep_current(void)
+{
+    iowait_keep(&current_state);
+}
 
 void cancel_init(dal_cancel_t *w)
 {
@@ -97,6 +118,10 @@ int cancel_run(dal_cancel_t *w, dal_error_t *err)
     size_t i;
     int rc = 0, one;
 
+    /* the statements in w may run on this thread (an event loop's
+     * coroutines): they take w->mu to leave, so the kills must not switch
+     * to them while it is held */
+    iowait_block();
     pthread_mutex_lock(&w->mu);
     for (i = 0; i < w->n; i++)
         if ((one = kill_query(w->running[i], &e)) != 0 && rc == 0) {
@@ -105,5 +130,6 @@ int cancel_run(dal_cancel_t *w, dal_error_t *err)
                 *err = e;
         }
     pthread_mutex_unlock(&w->mu);
+    iowait_unblock();
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "error.h"
 #include "clock.h"
+#include "iowait.h"
 
 static uint64_t mono_ns(void)
 {
@@ -52,6 +53,8 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
     mysql_options(m, MYSQL_OPT_RECONNECT, &off);
     /* lets exec.c drive several nodes' statements from one thread */
     mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
+    /* its waits go through the calling thread's hook, if any */
+    iowait_install(m);
     /* never libmariadb's own LOCAL INFILE handler, which reads whatever
      * file the server names; conn_open_server answers for its connections */
     infile_install(m, NULL, 0, NULL);

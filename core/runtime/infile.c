@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "infile.h"
+#include "iowait.h"
 
 /* The server's own words when it refuses (ER_LOAD_INFILE_CAPABILITY_DISABLED),
  * with dal's reason. */
@@ -29,6 +30,26 @@
                     "has disabled the local infile capability ([dal] local_infile = off)"
 
 static _Thread_local const dal_infile_t *current;
+
+/* The running statement's: kept aside while an event loop runs others on
+ * the thread (iowait.h). */
+static void current_aside(void *to)
+{
+    memcpy(to, &current, sizeof current);
+    current = NULL;
+}
+
+static void current_back(const void *from)
+{
+    memcpy(&current, from, sizeof current);
+}
+
+static const iowait_state_t current_state = {current_aside, current_back};
+
+__attribute__((constructor)) static void keep_current(void)
+{
+    iowait_keep(&current_state);
+}
 
 void infile_set_current(const dal_infile_t *r)
 {

@@ -17,6 +17,7 @@
 #include "plugin_load.h"
 #include "clock.h"
 #include "cancel.h"
+#include "iowait.h"
 #include "pool.h"
 
 struct dal_pool {
@@ -267,6 +268,40 @@ void pool_set_statement(const char *sql, const char *trace_id)
 {
     cur_sql = sql;
     cur_trace = trace_id;
+}
+
+/* The running statement's variables and text: kept aside while an event
+ * loop runs others on the thread (iowait.h). */
+typedef struct pool_current {
+    const dal_conn_vars_t *vars;
+    const char *sql, *trace;
+} pool_current_t;
+
+static void current_aside(void *to)
+{
+    pool_current_t p = {cur_vars, cur_sql, cur_trace};
+
+    memcpy(to, &p, sizeof p);
+    cur_vars = NULL;
+    cur_sql = cur_trace = NULL;
+}
+
+static void current_back(const void *from)
+{
+    pool_current_t p;
+
+    memcpy(&p, from, sizeof p);
+    cur_vars = p.vars;
+    cur_sql = p.sql;
+    cur_trace = p.trace;
+}
+
+static const iowait_state_t current_state = {current_aside, current_back};
+
+__attribute__((constructor)) static void keep_current(void)
+{
+    _Static_assert(sizeof(pool_current_t) <= IOWAIT_KEPT_BYTES, "kept state too large");
+    iowait_keep(&current_state);
 }
 
 size_t pool_current_statement(char *buf, size_t cap)

@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "iowait.h"
 #include "lookup.h"
 #include "sql_lex.h"
 
@@ -84,6 +85,26 @@ static long written_tref(const dal_sql_t *sql)
 /* The upkeep's own statements run: their writes of lookup tables forget
  * only the values they write, not everything (lookup_write_wanted). */
 static _Thread_local int in_upkeep;
+
+/* The upkeep's own statement's, kept aside while an event loop runs
+ * others on the thread (iowait.h). */
+static void upkeep_aside(void *to)
+{
+    memcpy(to, &in_upkeep, sizeof in_upkeep);
+    in_upkeep = 0;
+}
+
+static void upkeep_back(const void *from)
+{
+    memcpy(&in_upkeep, from, sizeof in_upkeep);
+}
+
+static const iowait_state_t upkeep_state = {upkeep_aside, upkeep_back};
+
+__attribute__((constructor)) static void keep_upkeep(void)
+{
+    iowait_keep(&upkeep_state);
+}
 
 int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
 {

@@ -1331,6 +1331,8 @@ DAL_API const char *dal_proxy_info_database(const dal_proxy_info_t *p);
 /* I/O threads (0: one per core), client connections at once, bytes of one
  * client packet. */
 DAL_API uint32_t dal_proxy_info_threads(const dal_proxy_info_t *p);
+/* [proxy] inline_io: 1, statements run on the I/O threads (dal_set_io_wait). */
+DAL_API int dal_proxy_info_inline_io(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_max_connections(const dal_proxy_info_t *p);
 DAL_API uint32_t dal_proxy_info_max_allowed_packet(const dal_proxy_info_t *p);
 /* Milliseconds a client has from connecting to being authenticated. */
@@ -1389,6 +1391,28 @@ DAL_API int dal_plugins_scan(const char *dir, dal_plugin_scan_fn fn, void *user,
 
 /* The plugin directory compiled into the library (static storage). */
 DAL_API const char *dal_default_plugin_dir(void);
+
+/*
+ * The calling thread's wait on a backend socket.  While fn is set on a
+ * thread (dal_set_io_wait), every wait of dal on a server's socket in that
+ * thread -- a statement's query and its result, a server-prepared
+ * execute, a scatter's rounds, connecting and logging in a new pooled
+ * connection -- calls fn(arg, fd, events, timeout_ms) instead of blocking
+ * in poll(): events is POLLIN or POLLOUT, timeout_ms -1 for no limit.  fn
+ * returns > 0 once fd is ready, 0 when timeout_ms passed, < 0 on an error
+ * (errno set).  fn may run other statements of other sessions on the same
+ * thread before it returns (an event loop resuming coroutines): dal puts
+ * the thread's per-statement state aside meanwhile.  It must not run
+ * another statement of the same session.  Waits that hold a lock another
+ * statement could need (dal_session_cancel's KILL QUERY) and the health
+ * checks' own thread still poll.  A pool plugin that makes a statement
+ * wait for a free connection waits in the plugin, not in fn.
+ */
+typedef int (*dal_io_wait_fn)(void *arg, int fd, short events, int timeout_ms);
+
+/* Set (fn) or clear (NULL) the calling thread's wait hook; arg is
+ * borrowed, passed to fn.  Without one, dal's waits are today's poll(). */
+DAL_API void dal_set_io_wait(dal_io_wait_fn fn, void *arg);
 
 #ifdef __cplusplus
 }
