@@ -211,6 +211,7 @@ sqlq 1 "ALTER TABLE old_1.drink_1 ADD COLUMN extra INT NULL"
 out=$(dal reshard catchup --to "$work/new.ini" drink 2>&1) && fail "catch-up passed over an ALTER TABLE"
 grep -q "catch-up stops: the definition of a table of drink on datasource old1 changed" <<<"$out" ||
     fail "DDL message: $out"
+dal reshard abort --to "$work/new.ini" drink >/dev/null || fail "abort drink"
 
 
 # ------------------------------ writes: copy, catch-up, switch, cleanup
