@@ -33,23 +33,7 @@ static _Thread_local const dal_infile_t *current;
 
 /* The running statement's: kept aside while an event loop runs others on
  * the thread (iowait.h). */
-static void current_aside(void *to)
-{
-    memcpy(to, &current, sizeof current);
-    current = NULL;
-}
-
-static void current_back(const void *from)
-{
-    memcpy(&current, from, sizeof current);
-}
-
-static const iowait_state_t current_state = {current_aside, current_back};
-
-__attribute__((constructor)) static void keep_current(void)
-{
-    iowait_keep(&current_state);
-}
+IOWAIT_KEEP_VAR(current)
 
 void infile_set_current(const dal_infile_t *r)
 {

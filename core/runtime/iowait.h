@@ -21,6 +21,7 @@
 
 #include <mysql.h>
 #include <poll.h>
+#include <string.h>
 
 #include "dal/dal.h"
 
@@ -51,5 +52,24 @@ typedef struct iowait_state {
 #define IOWAIT_MAX_KEPT 8
 #define IOWAIT_KEPT_BYTES 32
 void iowait_keep(const iowait_state_t *st);
+
+/* Define and register, at load, the iowait_state_t of one _Thread_local
+ * variable of the including file: put aside, the thread's is zeroed. */
+#define IOWAIT_KEEP_VAR(var)                                                     \
+    static void var##_aside(void *to)                                            \
+    {                                                                            \
+        memcpy(to, &(var), sizeof(var));                                         \
+        memset(&(var), 0, sizeof(var));                                          \
+    }                                                                            \
+    static void var##_back(const void *from)                                     \
+    {                                                                            \
+        memcpy(&(var), from, sizeof(var));                                       \
+    }                                                                            \
+    static const iowait_state_t var##_state = {var##_aside, var##_back};         \
+    __attribute__((constructor)) static void var##_keep(void)                    \
+    {                                                                            \
+        _Static_assert(sizeof(var) <= IOWAIT_KEPT_BYTES, "kept state too large"); \
+        iowait_keep(&var##_state);                                               \
+    }
 
 #endif

@@ -21,23 +21,7 @@ static _Thread_local int wanted;
 
 /* The running statement's wish: kept aside while an event loop runs
  * others on the thread (iowait.h). */
-static void wanted_aside(void *to)
-{
-    memcpy(to, &wanted, sizeof wanted);
-    wanted = 0;
-}
-
-static void wanted_back(const void *from)
-{
-    memcpy(&wanted, from, sizeof wanted);
-}
-
-static const iowait_state_t wanted_state = {wanted_aside, wanted_back};
-
-__attribute__((constructor)) static void keep_wanted(void)
-{
-    iowait_keep(&wanted_state);
-}
+IOWAIT_KEEP_VAR(wanted)
 
 void warnings_want(int on)
 {

@@ -246,24 +246,7 @@ static _Thread_local lookup_reader_t reader;
 
 /* The reader is the running statement's: kept aside while an event loop
  * runs others on the thread (iowait.h). */
-static void reader_aside(void *to)
-{
-    memcpy(to, &reader, sizeof reader);
-    memset(&reader, 0, sizeof reader);
-}
-
-static void reader_back(const void *from)
-{
-    memcpy(&reader, from, sizeof reader);
-}
-
-static const iowait_state_t reader_state = {reader_aside, reader_back};
-
-__attribute__((constructor)) static void keep_reader(void)
-{
-    _Static_assert(sizeof(lookup_reader_t) <= IOWAIT_KEPT_BYTES, "kept state too large");
-    iowait_keep(&reader_state);
-}
+IOWAIT_KEEP_VAR(reader)
 
 lookup_reader_t lookup_reader_set(lookup_reader_t r)
 {

@@ -88,23 +88,7 @@ static _Thread_local int in_upkeep;
 
 /* The upkeep's own statement's, kept aside while an event loop runs
  * others on the thread (iowait.h). */
-static void upkeep_aside(void *to)
-{
-    memcpy(to, &in_upkeep, sizeof in_upkeep);
-    in_upkeep = 0;
-}
-
-static void upkeep_back(const void *from)
-{
-    memcpy(&in_upkeep, from, sizeof in_upkeep);
-}
-
-static const iowait_state_t upkeep_state = {upkeep_aside, upkeep_back};
-
-__attribute__((constructor)) static void keep_upkeep(void)
-{
-    iowait_keep(&upkeep_state);
-}
+IOWAIT_KEEP_VAR(in_upkeep)
 
 int lookup_write_wanted(const dal_snapshot_t *snap, const dal_sql_t *sql)
 {
