@@ -222,13 +222,16 @@ void reply_result(proxy_client_t *c, dal_result_t *r, bool binary)
     c->failed = c->failed || failed;
 }
 
+/* Columns of a result whose definitions and row values live on the stack. */
+enum { REPLY_STACK_COLUMNS = 16 };
+
 void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map_fn map,
                       void *user)
 {
     size_t n = dal_result_column_count(r), i;
-    proto_column_t *cols;
-    const char **vals;
-    size_t *lens;
+    proto_column_t *cols, cols_s[REPLY_STACK_COLUMNS];
+    const char **vals, *vals_s[REPLY_STACK_COLUMNS];
+    size_t *lens, lens_s[REPLY_STACK_COLUMNS];
     dal_error_t err;
     int rc;
 
@@ -240,9 +243,16 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
                       dal_result_insert_id(r), dal_result_warning_count(r), dal_result_info(r));
         return;
     }
-    cols = calloc(n, sizeof *cols);
-    vals = calloc(n, sizeof *vals);
-    lens = calloc(n, sizeof *lens);
+    if (n <= REPLY_STACK_COLUMNS) {
+        /* most results are this narrow: no allocation per statement */
+        cols = memset(cols_s, 0, n * sizeof *cols);
+        vals = memset(vals_s, 0, n * sizeof *vals);
+        lens = memset(lens_s, 0, n * sizeof *lens);
+    } else {
+        cols = calloc(n, sizeof *cols);
+        vals = calloc(n, sizeof *vals);
+        lens = calloc(n, sizeof *lens);
+    }
     if (cols == NULL || vals == NULL || lens == NULL) {
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
         goto done;
@@ -271,9 +281,11 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
         proto_build_end(&c->out, &c->seq, (uint32_t)c->caps,
                         (uint16_t)dal_result_warning_count(r), reply_status(c));
 done:
-    free(cols);
-    free(vals);
-    free(lens);
+    if (cols != cols_s) {
+        free(cols);
+        free(vals);
+        free(lens);
+    }
 }
 
 void reply_value(proxy_client_t *c, const char *name, const char *value, bool number)

@@ -20,7 +20,15 @@ size_t proto_skip_quoted(const char *text, size_t len, size_t i);
 /* Past the comment starting at text[i] (--, # or C-style, executable ones
  * included; a -- or # comment ends at a NUL), or i when none starts
  * there. */
-size_t proto_skip_comment(const char *text, size_t len, size_t i);
+size_t proto_skip_comment_at(const char *text, size_t len, size_t i);
+/* proto_skip_comment_at, with the test of the one byte that can open a
+ * comment inline: the scanners call it at every byte of a statement. */
+static inline size_t proto_skip_comment(const char *text, size_t len, size_t i)
+{
+    char ch = text[i];
+
+    return ch == '#' || ch == '-' || ch == '/' ? proto_skip_comment_at(text, len, i) : i;
+}
 
 /* Put s, NUL-terminated or NULL (""), as a lenenc string. */
 static inline void proto_put_lenenc_cstr(proto_buf_t *b, const char *s)

@@ -36,7 +36,7 @@ size_t proto_skip_quoted(const char *text, size_t len, size_t i)
     return len;
 }
 
-size_t proto_skip_comment(const char *text, size_t len, size_t i)
+size_t proto_skip_comment_at(const char *text, size_t len, size_t i)
 {
     /* -- needs a blank or a control character after it, as in the server */
     if (text[i] == '#' ||

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# proxy_instr.sh -- dal-proxy's instructions per sysbench event, counted by
+# callgrind: dal-proxy (pass-through, as haproxy.sh builds it) runs under
+# valgrind --tool=callgrind; sysbench runs WARM events unmeasured, the
+# counters are zeroed (callgrind_control -z), N events run, the profile is
+# dumped (callgrind_control -d).  Prints the total per event and the top
+# functions by exclusive cost per event; keeps the profile in OUT.
+#
+#   bash bench/proxy_instr.sh [--ps-mode disable|auto] [--events N] [--out FILE]
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+ps=disable events=2000 warm=500 out=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ps-mode) ps=$2; shift ;;
+    --events) events=$2; shift ;;
+    --out) out=$2; shift ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+    shift
+done
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_need proxy_instr.sh sysbench sysbench
+bench_need proxy_instr.sh valgrind valgrind
+export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
+# shellcheck source=tests/harness/proxy_lib.sh
+. "$src/tests/harness/proxy_lib.sh"
+[ -n "$out" ] || out=$work/cg.out
+rm -f "$out" "$out".*
+
+px_cluster 1 --db sbtest
+dport=$("$harness/cluster.sh" free-port)
+bench_passthrough_ini "$work/pass.ini" "$dport" "${ports[0]}" sbtest
+LD_LIBRARY_PATH=$DAL_BUILDDIR/.libs valgrind --tool=callgrind --callgrind-out-file="$out" \
+    "$DAL_BUILDDIR/proxy/.libs/dal-proxy" -c "$work/pass.ini" >"$work/proxy.log" 2>&1 &
+vpid=$!
+pids+=("$vpid")
+for _ in $(seq 300); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$dport") 2>/dev/null && break
+    sleep 0.1
+done
+common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on --threads=1 --time=0)
+direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
+via_dal=(--mysql-host=127.0.0.1 --mysql-port="$dport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
+sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
+sysbench oltp_point_select "${common[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$warm" run >/dev/null
+callgrind_control -z "$vpid" >/dev/null
+sysbench oltp_point_select "${common[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$events" run >/dev/null
+callgrind_control -d "$vpid" >/dev/null
+kill "$vpid"; wait "$vpid" 2>/dev/null || true
+prof=$out.1
+total=$(callgrind_annotate "$prof" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); if (!t++) print $1 }')
+echo "$((total / events)) instructions per event (oltp_point_select, --db-ps-mode=$ps, $events events); profile $prof"
+callgrind_annotate "$prof" 2>/dev/null | awk -v n="$events" '/^-+$/ {s++; next} s >= 4 && NF >= 2 && $1 ~ /^[0-9,]+$/ { c=$1; gsub(",", "", c); if (k++ < 25) printf "%8d  %s\n", c / n, $0 }' | sed 's/ ([^)]*)$//'
