@@ -54,7 +54,7 @@ void proto_buf_shrink(proto_buf_t *b, size_t keep)
         proto_buf_free(b);
 }
 
-int proto_buf_reserve(proto_buf_t *b, size_t n)
+int proto_buf_grow(proto_buf_t *b, size_t n)
 {
     if (b->err)
         return b->err;
@@ -96,10 +96,11 @@ void proto_put_zeros(proto_buf_t *b, size_t n)
 /* The low n bytes of v, least significant first. */
 static void put_le(proto_buf_t *b, uint64_t v, size_t n)
 {
-    uint8_t tmp[8];
+    if (n == 0 || proto_buf_reserve(b, n) != 0)
+        return;
     for (size_t i = 0; i < n; i++)
-        tmp[i] = (uint8_t)(v >> (8 * i));
-    proto_put_bytes(b, tmp, n);
+        b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+    b->len += n;
 }
 
 void proto_put_u8(proto_buf_t *b, uint8_t v) { put_le(b, v, 1); }

@@ -251,8 +251,17 @@ void proto_buf_reset(proto_buf_t *b);  /* len = 0 and err = 0; keeps memory */
 void proto_buf_consume(proto_buf_t *b, size_t n);
 /* Free b's memory if it is empty and holds more than keep bytes of room. */
 void proto_buf_shrink(proto_buf_t *b, size_t keep);
-/* Room for n more bytes; 0 or PROTO_ENOMEM (also sets err). */
-int proto_buf_reserve(proto_buf_t *b, size_t n);
+/* proto_buf_reserve's growing of data, when it has less than n bytes of
+ * room; 0 or PROTO_ENOMEM (also sets err). */
+int proto_buf_grow(proto_buf_t *b, size_t n);
+/* Room for n more bytes; 0 or PROTO_ENOMEM (also sets err).  Inline: every
+ * append calls it, and it nearly always finds the room there. */
+static inline int proto_buf_reserve(proto_buf_t *b, size_t n)
+{
+    if (b->err)
+        return b->err;
+    return n <= b->cap - b->len ? 0 : proto_buf_grow(b, n);
+}
 
 void proto_put_bytes(proto_buf_t *b, const void *p, size_t n);
 void proto_put_zeros(proto_buf_t *b, size_t n);
