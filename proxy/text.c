@@ -15,6 +15,9 @@ bool text_word_is(const char **p, const char *w)
 
     while (isspace((unsigned char)**p))
         (*p)++;
+    /* the first letter alone turns most statements away, without a call */
+    if (n > 0 && tolower((unsigned char)**p) != tolower((unsigned char)*w))
+        return false;
     if (strncasecmp(*p, w, n) != 0 || isalnum((unsigned char)(*p)[n]) || (*p)[n] == '_')
         return false;
     *p += n;

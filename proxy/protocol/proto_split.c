@@ -128,6 +128,10 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
     size_t i = 0, j;
     int depth = 0;
 
+    if (memchr(text, ';', len) == NULL) {
+        *next = len;  /* what the scan below finds when no ';' can end it */
+        return len;
+    }
     if (is_compound(text, len)) {
         *next = len;
         return len;

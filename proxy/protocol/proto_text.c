@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "proto_int.h"
 
@@ -85,6 +86,8 @@ size_t proto_sql_stray_nul(const char *text, size_t *len)
 {
     size_t i = 0, j, n = *len;
 
+    if (memchr(text, '\0', n) == NULL)
+        return SIZE_MAX;  /* what the scan below finds when there is no NUL */
     while (i < n) {
         char ch = text[i];
         if (ch == '\0') {
