@@ -15,7 +15,8 @@
  * sharded table stands as its first physical table on the server the
  * views are read on (the default datasource), found by one read of that
  * server's table names first; a sharded table with no physical table
- * there is not seen.
+ * there stands as its first physical table's rows, read on that table's
+ * datasource and added to the derived table as literal rows (UNION ALL).
  *
  * With autocommit 0, which dal's session keeps and the servers never see,
  * information_schema.SESSION_VARIABLES becomes a derived table whose
@@ -44,17 +45,22 @@ static void put(proto_buf_t *b, const char *s)
     proto_put_bytes(b, s, strlen(s));
 }
 
-/* 'text', quotes and backslashes doubled (the same with or without
- * NO_BACKSLASH_ESCAPES). */
-static void put_quoted(proto_buf_t *b, const char *text)
+/* 'text' (n bytes), quotes and backslashes doubled (the same with or
+ * without NO_BACKSLASH_ESCAPES). */
+static void put_quoted_n(proto_buf_t *b, const char *text, size_t n)
 {
     put(b, "'");
-    for (; *text != '\0'; text++) {
+    for (; n > 0; text++, n--) {
         if (*text == '\'' || *text == '\\')
             put_n(b, text, 1);
         put_n(b, text, 1);
     }
     put(b, "'");
+}
+
+static void put_quoted(proto_buf_t *b, const char *text)
+{
+    put_quoted_n(b, text, strlen(text));
 }
 
 /* The sharded tables: the CASE arms renaming the physical table that
@@ -67,6 +73,10 @@ typedef struct mapping {
     proto_buf_t arms, hidden;
     proto_buf_t all;      /* pass 1: every physical name, quoted, ", " before each */
     proto_buf_t present;  /* pass 2: the names found, each followed by a NUL */
+    /* pass 2: each sharded table with no physical table present: its
+     * logical name, its first physical table and that table's datasource,
+     * each followed by a NUL */
+    proto_buf_t remote;
     bool listing;         /* pass 1 */
 } mapping_t;
 
@@ -81,7 +91,7 @@ static bool is_present(const mapping_t *m, const char *phys)
 }
 
 /* The position of t's physical table standing for it: its first one
- * present, else 0 (the table is then not seen). */
+ * present, else n (none: its rows are read on another datasource). */
 static uint32_t standing(const mapping_t *m, const dal_table_info_t *t, uint32_t n)
 {
     char phys[256];
@@ -90,7 +100,25 @@ static uint32_t standing(const mapping_t *m, const dal_table_info_t *t, uint32_t
     for (pos = 0; pos < n; pos++)
         if (dal_table_info_physical(t, pos, phys, sizeof phys) >= 0 && is_present(m, phys))
             return pos;
-    return 0;
+    return n;
+}
+
+/* t (named name, n physical tables), present on no server the views are
+ * read on: its first physical table and datasource into m->remote, the
+ * logical name hidden (a table of that name here is not it). */
+static void add_remote(mapping_t *m, const char *name, const dal_table_info_t *t, uint32_t n)
+{
+    char phys[256];
+    const char *node;
+    int pos = n > 0 ? dal_table_info_physical(t, 0, phys, sizeof phys) : -1;
+
+    put(&m->hidden, ", ");
+    put_quoted(&m->hidden, name);
+    if (pos < 0 || (node = dal_table_info_node(t, (uint32_t)pos)) == NULL)
+        return;
+    put_n(&m->remote, name, strlen(name) + 1);
+    put_n(&m->remote, phys, strlen(phys) + 1);
+    put_n(&m->remote, node, strlen(node) + 1);
 }
 
 static void add_table(void *user, const char *name)
@@ -110,6 +138,8 @@ static void add_table(void *user, const char *name)
     if (dal_table_info_layout(t) == DAL_LAYOUT_SHARDED) {
         n = dal_table_info_table_shard_num(t);
         stand = m->listing ? 0 : standing(m, t, n);
+        if (!m->listing && stand == n)
+            add_remote(m, name, t, n);
         for (pos = 0; pos < n; pos++) {
             if (dal_table_info_physical(t, pos, phys, sizeof phys) < 0)
                 continue;
@@ -178,13 +208,88 @@ static int map_tables(proxy_client_t *c, mapping_t *m, dal_error_t *err)
     return 0;
 }
 
+/* The value of column col of r's current row (described by ci) as a
+ * literal of its type, so that a UNION with the server's view keeps the
+ * view's column types. */
+static void put_literal(proto_buf_t *b, const dal_result_t *r, size_t col,
+                        const dal_column_info_t *ci)
+{
+    size_t len = 0;
+    const char *v = dal_result_text(r, col, &len);
+
+    if (v == NULL) {
+        put(b, "NULL");
+        return;
+    }
+    switch (ci->type) {
+    case DAL_COLUMN_TINY: case DAL_COLUMN_SHORT: case DAL_COLUMN_LONG: case DAL_COLUMN_INT24:
+    case DAL_COLUMN_LONGLONG: case DAL_COLUMN_FLOAT: case DAL_COLUMN_DOUBLE:
+    case DAL_COLUMN_DECIMAL: case DAL_COLUMN_NEWDECIMAL: case DAL_COLUMN_YEAR:
+        put(b, (ci->flags & DAL_COLUMN_FLAG_UNSIGNED) != 0 ? "CAST(" : "");
+        put_n(b, v, len);
+        put(b, (ci->flags & DAL_COLUMN_FLAG_UNSIGNED) != 0 ? " AS UNSIGNED)" : "");
+        return;
+    case DAL_COLUMN_DATETIME: case DAL_COLUMN_TIMESTAMP:
+        put(b, "TIMESTAMP");
+        break;
+    default:
+        break;
+    }
+    put_quoted_n(b, v, len);
+}
+
+/* The rows of view for the sharded table name, read on datasource node
+ * from its physical table phys, as UNION ALL branches of literals under
+ * the logical name and the proxy's schema. */
+static int put_remote(proxy_client_t *c, int view, const char *name, const char *phys,
+                      const char *node, proto_buf_t *b, dal_error_t *err)
+{
+    dal_query_opts_t opts = {.datasource = node};
+    dal_column_info_t ci;
+    dal_result_t *r = NULL;
+    proto_buf_t q = PROTO_BUF_INIT;
+    size_t i, n;
+    int rc;
+
+    put(&q, "SELECT * FROM information_schema.");
+    put(&q, infoschema_view_name(view));
+    put(&q, " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ");
+    put_quoted(&q, phys);
+    rc = q.err != 0 ? DAL_ENOMEM
+                    : dal_session_query_len(c->session, &opts, (const char *)q.data, q.len, NULL,
+                                            0, &r, err);
+    proto_buf_free(&q);
+    n = rc == 0 ? dal_result_column_count(r) : 0;
+    while (rc == 0 && (rc = dal_result_next(r, err)) > 0) {
+        put(b, " UNION ALL SELECT ");
+        for (i = 0; i < n; i++) {
+            const char *col = dal_result_column_name(r, i);
+            memset(&ci, 0, sizeof ci);
+            ci.struct_size = sizeof ci;
+            (void)dal_result_column_info(r, i, &ci);
+            put(b, i > 0 ? ", " : "");
+            if (strcasecmp(col, "TABLE_SCHEMA") == 0 || strcasecmp(col, "INDEX_SCHEMA") == 0)
+                put_quoted(b, setvar_db_name(c));
+            else if (strcasecmp(col, "TABLE_NAME") == 0)
+                put_quoted(b, name);
+            else
+                put_literal(b, r, i, &ci);
+        }
+        rc = 0;
+    }
+    dal_result_free(r);
+    return rc;
+}
+
 /* The derived table standing for view: its columns as the server's (read
- * with LIMIT 0), the schema the proxy's, the table names mapped. */
+ * with LIMIT 0), the schema the proxy's, the table names mapped, and the
+ * rows of the sharded tables read elsewhere. */
 static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_buf_t *b,
                        dal_error_t *err)
 {
     dal_result_t *r = NULL;
     proto_buf_t probe = PROTO_BUF_INIT;
+    const char *p, *end, *phys, *node;
     size_t i, n;
     int rc;
 
@@ -223,8 +328,14 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_bu
         put_n(b, (const char *)m->hidden.data + 2, m->hidden.len - 2);
         put(b, ")");
     }
+    for (p = (const char *)m->remote.data, end = p + m->remote.len; rc == 0 && p != NULL && p < end;
+         p = node + strlen(node) + 1) {
+        phys = p + strlen(p) + 1;
+        node = phys + strlen(phys) + 1;
+        rc = put_remote(c, view, p, phys, node, b, err);
+    }
     put(b, ")");
-    return 0;
+    return rc;
 }
 
 /* Is the session's autocommit 0? */
@@ -280,7 +391,7 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
         }
     }
     put_n(&b, sql + at, len - at);
-    if (rc == 0 && (b.err != 0 || m.arms.err != 0 || m.hidden.err != 0)) {
+    if (rc == 0 && (b.err != 0 || m.arms.err != 0 || m.hidden.err != 0 || m.remote.err != 0)) {
         err->code = rc = DAL_ENOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
     }
@@ -288,6 +399,7 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
     proto_buf_free(&m.hidden);
     proto_buf_free(&m.all);
     proto_buf_free(&m.present);
+    proto_buf_free(&m.remote);
     if (rc != 0) {
         proto_buf_free(&b);
         return rc;

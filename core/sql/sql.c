@@ -185,7 +185,8 @@ int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t
 const char *sql_pin_word(unsigned int pins)
 {
     static const char *const words[] = {"user_variable", "temporary_table", "table_lock",
-                                        "named_lock", "prepare", "handler"};
+                                        "named_lock", "prepare", "handler",
+                                        "session_status"};
     size_t i;
 
     for (i = 0; i < sizeof words / sizeof words[0]; i++)

@@ -349,7 +349,9 @@ enum {
     DAL_PIN_TABLE_LOCK = 4, /* LOCK TABLE(S) */
     DAL_PIN_NAMED_LOCK = 8, /* GET_LOCK() (RELEASE_LOCK and IS_USED_LOCK only read it) */
     DAL_PIN_PREPARE = 16,   /* PREPARE name FROM ... (a prepared statement in SQL) */
-    DAL_PIN_HANDLER = 32    /* HANDLER t OPEN */
+    DAL_PIN_HANDLER = 32,   /* HANDLER t OPEN */
+    DAL_PIN_SESSION_STATUS = 64 /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS:
+                                   the counters of the connection it runs on */
 };
 
 /* The first of pins' DAL_PIN_* bits as a word ("user_variable",

@@ -574,6 +574,11 @@ static unsigned int opaque_pins(const an_t *a)
         for (i = 1; i < a->nt; i++)
             if (tok_eq(a->sql, &a->tk[i], "OPEN"))
                 return DAL_PIN_HANDLER;
+    if (a->nt > 1 && tok_eq(a->sql, &a->tk[0], "SHOW")) {
+        i = tok_eq(a->sql, &a->tk[1], "SESSION") || tok_eq(a->sql, &a->tk[1], "LOCAL") ? 2 : 1;
+        if (i < a->nt && tok_eq(a->sql, &a->tk[i], "STATUS"))
+            return DAL_PIN_SESSION_STATUS;
+    }
     return 0;
 }
 
@@ -645,6 +650,9 @@ static void session_state(an_t *a)
         else if (a->tk[i].type == DAL_TOK_IDENT && tok_eq(a->sql, &a->tk[i], "GET_LOCK") &&
                  is_p(a, i + 1, a->nt, '('))
             a->r.pins |= DAL_PIN_NAMED_LOCK;
+        else if (i > 0 && is_p(a, i - 1, a->nt, '.') &&
+                 tok_eq(a->sql, &a->tk[i], "SESSION_STATUS"))
+            a->r.pins |= DAL_PIN_SESSION_STATUS;
         else if (is_p(a, i, a->nt, '@') && autocommit_ref(a->sql, &a->tk[i], a->nt - i) > 0)
             a->r.reads_autocommit = 1;
     }

@@ -505,7 +505,9 @@ DAL_API void dal_session_close(dal_session_t *s);
  *  - GET_LOCK();
  *  - PREPARE name FROM ... (EXECUTE and DEALLOCATE PREPARE then run on the
  *    pinned connection);
- *  - HANDLER t OPEN.
+ *  - HANDLER t OPEN;
+ *  - SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS (the
+ *    session status counters are the connection's).
  * From then on every statement of the session that runs on a pinned node
  * runs on its pinned connection (reads too: it is the master's), its
  * transactions on that node too (COMMIT and ROLLBACK keep the pin), and

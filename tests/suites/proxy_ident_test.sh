@@ -6,7 +6,8 @@
 # server errors (number and SQLSTATE) they are; LOCK TABLES of a sharded
 # table lets a mariadb-dump file be restored into it; information_schema
 # answers about the logical tables (SQLAlchemy's has_table and reflection),
-# also one whose first physical table is not on the default datasource.
+# also one whose first physical table is not on the default datasource
+# and one with no physical table there.
 # Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
@@ -30,6 +31,16 @@ master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
 datasource = late
 db_shard_num = 2
 table_shard_num = 4
+shard_key = user_id
+strategy = mod
+# away: both physical tables on the second server, none on the
+# default datasource
+[datasource away0]
+master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
+[table away]
+datasource = away
+db_shard_num = 1
+table_shard_num = 2
 shard_key = user_id
 strategy = mod
 INI
@@ -296,6 +307,19 @@ is_same "TABLES of a table first on another server" \
     "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'late%' ORDER BY TABLE_NAME"
 is_same "COLUMNS of a table first on another server" \
     "SELECT TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'late%' ORDER BY ORDINAL_POSITION"
+# a sharded table with no physical table on the default datasource: its
+# first physical table's rows, read on its own server, stand for it
+ddl="CREATE TABLE away (id INT PRIMARY KEY, user_id INT NOT NULL, v VARCHAR(5) DEFAULT 'a''b', KEY by_user (user_id, v)) COMMENT 'far \\\\ off'"
+px -e "$ddl"
+plain -e "$ddl"
+is_same "TABLES of a table on no default datasource" \
+    "SELECT TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, TABLE_COLLATION, TABLE_COMMENT, CREATE_TIME IS NOT NULL, TABLE_ROWS + 0 >= 0 FROM information_schema.TABLES WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'away%' ORDER BY TABLE_NAME"
+is_same "COLUMNS of a table on no default datasource" \
+    "SELECT TABLE_SCHEMA = '@S', TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE, COLUMN_KEY, ORDINAL_POSITION * 2 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'away%' ORDER BY ORDINAL_POSITION"
+is_same "STATISTICS of a table on no default datasource" \
+    "SELECT INDEX_SCHEMA = '@S', TABLE_NAME, NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NULLABLE FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '@S' AND TABLE_NAME LIKE 'away%' ORDER BY INDEX_NAME, SEQ_IN_INDEX"
+is_same "views joined over a table on no default datasource" \
+    "SELECT t.TABLE_NAME, COUNT(*), MAX(c.ORDINAL_POSITION) FROM information_schema.TABLES AS t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = '@S' AND t.TABLE_NAME IN ('away', 'items') GROUP BY t.TABLE_NAME ORDER BY 1"
 is_same "a join of two views" \
     "SELECT t.TABLE_NAME, COUNT(*) FROM information_schema.TABLES AS t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = '@S' AND t.TABLE_NAME = 'items' GROUP BY t.TABLE_NAME"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # proxy_pin_test.sh -- session state through dal-proxy, judged by the
 # `mariadb` client against a plain MariaDB: user variables, temporary
-# tables, named locks, LOCK TABLES and SQL prepared statements over one
+# tables, named locks, LOCK TABLES, SQL prepared statements and session
+# status counters over one
 # client connection must behave as on one server (each client connection
 # is a dal session, which pins the backend connections holding its state),
 # SET SESSION TRANSACTION must hold for every statement, and
@@ -81,6 +82,22 @@ out=$(px -e 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' 2>&1) && fail "SET TR
 echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSACTION: $out"
 out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
 echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
+
+# ---- session status: the first read pins the backend connection, so later
+# reads count on it, also past SET STATEMENT ... FOR (which reports a change
+# of session state but must not get the pinned connection reset): how much
+# each counter moved between reads, through the proxy and on the server
+status_moves() { # CLIENT
+    "$1" -N -B -e "SHOW SESSION STATUS WHERE Variable_name IN ('Com_select', 'Com_show_status');
+        SET STATEMENT sort_buffer_size = 100000 FOR SELECT 'x'; SELECT 1;
+        SHOW STATUS WHERE Variable_name IN ('Com_select', 'Com_show_status'); SELECT 2;
+        SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.SESSION_STATUS
+            WHERE VARIABLE_NAME IN ('COM_SELECT', 'COM_SHOW_STATUS') ORDER BY 1" 2>&1 |
+        awk -F'\t' 'NF == 2 { n = toupper($1); if (n in last) print n, $2 - last[n]; last[n] = $2; next } { print }'
+}
+got=$(status_moves px) want=$(status_moves plain)
+[ "$got" = "$want" ] || fail "session status: proxy moved '$got', the server '$want'"
+echo "$want" | grep -qx 'COM_SELECT 2' || fail "session status on the server: '$want'"
 
 # ---- COM_RESET_CONNECTION drops the state (mysql_reset_connection) -------
 T=$'\t'

@@ -132,7 +132,7 @@ static int colref_char(char c)
 static void render_pins(buf_t *b, unsigned int pins)
 {
     static const char *const names[] = {"user_var", "temp_table", "table_lock", "named_lock",
-                                        "prepare", "handler"};
+                                        "prepare", "handler", "session_status"};
     const char *sep = "pins ";
     size_t i;
 
@@ -784,6 +784,13 @@ static const struct an_case {
     {"EXECUTE s USING @a", {"pins user_var"}},
     {"HANDLER t OPEN", {"pins handler"}},
     {"HANDLER t READ FIRST", {"!pins"}},
+    {"SHOW STATUS LIKE 'Com_select'", {"pins session_status"}},
+    {"SHOW SESSION STATUS", {"pins session_status"}},
+    {"show local status where Variable_name = 'x'", {"pins session_status"}},
+    {"SHOW GLOBAL STATUS", {"!pins"}},
+    {"SHOW VARIABLES", {"!pins"}},
+    {"SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS", {"pins session_status"}},
+    {"SELECT session_status FROM t", {"!pins"}},
 };
 
 START_TEST(test_analysis_table)
