@@ -37,13 +37,33 @@ clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" 
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
 
-for t in sql config proto session schema etcd; do
-    corpus="$out/corpus_$t"
+# One target: its corpus, then secs of fuzzing; its log kept for a failure.
+fuzz_one() {
+    local t=$1 corpus="$out/corpus_$1"
     mkdir -p "$corpus"
     cp -n "$src/fuzz/corpus_$t"/* "$corpus"/ 2>/dev/null || true
-    echo "fuzz_$t: ${secs}s"
-    "$out/fuzz_$t" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
-        "$corpus" 2>"$out/fuzz_$t.log" || { tail -60 "$out/fuzz_$t.log" >&2; echo "FAIL: fuzz_$t" >&2; exit 1; }
-    grep -E "^stat::number_of_executed_units|^Done" "$out/fuzz_$t.log" || true
+    if "$out/fuzz_$t" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
+        "$corpus" 2>"$out/fuzz_$t.log"; then
+        echo "fuzz_$t: ${secs}s, $(grep -E '^stat::number_of_executed_units' "$out/fuzz_$t.log" | tr -dc 0-9) runs"
+    else
+        tail -60 "$out/fuzz_$t.log" >&2
+        echo "FAIL: fuzz_$t" >&2
+        return 1
+    fi
+}
+
+# The targets run side by side, as many at a time as there are cores.
+par=${DAL_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+failed=0
+pids=()
+for t in sql config proto session schema etcd; do
+    fuzz_one "$t" &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$par" ]; then
+        wait "${pids[0]}" || failed=1
+        pids=("${pids[@]:1}")
+    fi
 done
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+[ "$failed" = 0 ] || exit 1
 echo "fuzzing: no crash, no sanitizer report"

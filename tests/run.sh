@@ -15,7 +15,9 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 jobs=$(nproc 2>/dev/null || echo 2)
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each step's title, and the seconds since the start, so a slow step shows.
+t0=$(date +%s)
+step() { printf '\n=== %s (at %ds) ===\n' "$*" $(( $(date +%s) - t0 )); }
 
 step "dependencies"
 bash tests/harness/deps.sh
@@ -36,7 +38,7 @@ mkdir -p _build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0
 export LSAN_OPTIONS="suppressions=$src/tests/harness/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd _build-asan && make -s check) || { cat _build-asan/test-suite.log 2>/dev/null || true; exit 1; }
+(cd _build-asan && make -s -j"$jobs" check) || { cat _build-asan/test-suite.log 2>/dev/null || true; exit 1; }
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "install + out-of-tree plugin"
@@ -63,4 +65,4 @@ step "make distcheck"
 }
 
 echo
-echo "all tests passed"
+echo "all tests passed in $(( $(date +%s) - t0 ))s"
