@@ -947,9 +947,17 @@ cmd_restart() {
 		return 0
 	fi
 	port=$(inst_port "$name")
-	if (: <"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-		die "restart: port $port of $name is now used by another process"
-	fi
+	# A port another process listens on may be only passing through (a
+	# client's connect probe, a server of another suite still closing):
+	# wait for it a while, then name who holds it.
+	local tries=0
+	while (: <"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+		if ((++tries > 40)); then
+			ss -ltnp "sport = :$port" >&2 2>/dev/null || true
+			die "restart: port $port of $name is now used by another process"
+		fi
+		sleep 0.25
+	done
 	TIMEOUT=${DAL_CLUSTER_TIMEOUT:-60}
 	is_uint "$TIMEOUT" || TIMEOUT=60
 	DEADLINE=$(($(now_ms) + TIMEOUT * 1000))
