@@ -38,8 +38,18 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
     dal_snapshot_t *old;
 
     atomic_store(&next->sql_cache, dal->sql_cache);
+    /* A fence is announced before the snapshot carrying it can be seen: a
+     * write that then counts itself in the gate after fence_drain's flip
+     * (which follows the exchange) sees the bit and finds the fence; one
+     * that does not see it passed the watch or counted itself before, and
+     * the drain waits for it (fence.h).  It is taken away after the
+     * exchange, so no statement sees the bit clear while a fenced snapshot
+     * is in force. */
+    if (next->fenced)
+        atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_FENCED);
     old = atomic_exchange(&dal->snap, next);
-    atomic_store(&dal->fenced, next->fenced);
+    if (!next->fenced)
+        atomic_fetch_and(&dal->fence_watch, ~(unsigned)FENCE_WATCH_FENCED);
     atomic_store(&dal->gen, next->gen);
     sql_cache_limit(dal->sql_cache, next->cfg->sql_cache_bytes,
                     next->cfg->sql_cache_max_statement);
