@@ -9,15 +9,24 @@
 
 #include "text.h"
 
+/* The C locale's isspace, without the table lookup's call. */
+static inline bool is_space(unsigned char ch)
+{
+    return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
 bool text_word_is(const char **p, const char *w)
 {
-    size_t n = strlen(w);
+    size_t n;
 
-    while (isspace((unsigned char)**p))
+    while (is_space((unsigned char)**p))
         (*p)++;
-    /* the first letter alone turns most statements away, without a call */
-    if (n > 0 && tolower((unsigned char)**p) != tolower((unsigned char)*w))
+    /* the first letter alone turns most statements away: ASCII letters
+     * differ only in 0x20, and other bytes equal under the fold are told
+     * apart by strncasecmp */
+    if (*w != '\0' && ((unsigned char)**p | 0x20) != ((unsigned char)*w | 0x20))
         return false;
+    n = strlen(w);
     if (strncasecmp(*p, w, n) != 0 || isalnum((unsigned char)(*p)[n]) || (*p)[n] == '_')
         return false;
     *p += n;

@@ -77,64 +77,12 @@ int proto_buf_grow(proto_buf_t *b, size_t n)
     return 0;
 }
 
-void proto_put_bytes(proto_buf_t *b, const void *p, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
 void proto_put_zeros(proto_buf_t *b, size_t n)
 {
     if (n == 0 || proto_buf_reserve(b, n) != 0)
         return;
     memset(b->data + b->len, 0, n);
     b->len += n;
-}
-
-/* The low n bytes of v, least significant first. */
-static void put_le(proto_buf_t *b, uint64_t v, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        b->data[b->len + i] = (uint8_t)(v >> (8 * i));
-    b->len += n;
-}
-
-void proto_put_u8(proto_buf_t *b, uint8_t v) { put_le(b, v, 1); }
-void proto_put_u16(proto_buf_t *b, uint16_t v) { put_le(b, v, 2); }
-void proto_put_u24(proto_buf_t *b, uint32_t v) { put_le(b, v, 3); }
-void proto_put_u32(proto_buf_t *b, uint32_t v) { put_le(b, v, 4); }
-void proto_put_u48(proto_buf_t *b, uint64_t v) { put_le(b, v, 6); }
-void proto_put_u64(proto_buf_t *b, uint64_t v) { put_le(b, v, 8); }
-
-void proto_put_lenenc(proto_buf_t *b, uint64_t v)
-{
-    if (v < 0xFB) {
-        put_le(b, v, 1);
-    } else if (v <= 0xFFFF) {
-        put_le(b, 0xFC, 1);
-        put_le(b, v, 2);
-    } else if (v <= 0xFFFFFF) {
-        put_le(b, 0xFD, 1);
-        put_le(b, v, 3);
-    } else {
-        put_le(b, 0xFE, 1);
-        put_le(b, v, 8);
-    }
-}
-
-void proto_put_lenenc_null(proto_buf_t *b)
-{
-    put_le(b, 0xFB, 1);
-}
-
-void proto_put_lenenc_str(proto_buf_t *b, const void *p, size_t n)
-{
-    proto_put_lenenc(b, n);
-    proto_put_bytes(b, p, n);
 }
 
 void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n)
@@ -145,7 +93,7 @@ void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n)
         return;
     }
     proto_put_bytes(b, s, n);
-    put_le(b, 0, 1);
+    proto_put_u8(b, 0);
 }
 
 /* ================================================================ framing */
