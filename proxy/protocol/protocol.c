@@ -392,13 +392,31 @@ static bool cur_has(proto_cur_t *c, size_t n)
     return true;
 }
 
-static int get_le(proto_cur_t *c, size_t n, uint64_t *v)
+/* n is at most 8.  Inline, so that each fixed width below gets its own
+ * copy. */
+static inline int get_le(proto_cur_t *c, size_t n, uint64_t *v)
 {
+    const uint8_t *q;
+    uint64_t x = 0;
+
     *v = 0;
     if (!cur_has(c, n))
         return c->err;
-    for (size_t i = 0; i < n; i++)
-        *v |= (uint64_t)c->p[c->pos + i] << (8 * i);
+    /* into a local (a store through v could alias the bytes read), and
+     * without a loop: each width's copy is then straight code */
+    q = c->p + c->pos;
+    switch (n) {
+    case 8: x |= (uint64_t)q[7] << 56; /* fall through */
+    case 7: x |= (uint64_t)q[6] << 48; /* fall through */
+    case 6: x |= (uint64_t)q[5] << 40; /* fall through */
+    case 5: x |= (uint64_t)q[4] << 32; /* fall through */
+    case 4: x |= (uint64_t)q[3] << 24; /* fall through */
+    case 3: x |= (uint64_t)q[2] << 16; /* fall through */
+    case 2: x |= (uint64_t)q[1] << 8;  /* fall through */
+    case 1: x |= q[0];                 /* fall through */
+    default: break;
+    }
+    *v = x;
     c->pos += n;
     return 0;
 }
