@@ -77,14 +77,6 @@ int proto_buf_grow(proto_buf_t *b, size_t n)
     return 0;
 }
 
-void proto_put_zeros(proto_buf_t *b, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    memset(b->data + b->len, 0, n);
-    b->len += n;
-}
-
 void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n)
 {
     if (n && memchr(s, '\0', n)) {

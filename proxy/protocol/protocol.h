@@ -284,7 +284,14 @@ static inline void proto_put_le(proto_buf_t *b, uint64_t v, size_t n)
     b->len += n;
 }
 
-void proto_put_zeros(proto_buf_t *b, size_t n);
+static inline void proto_put_zeros(proto_buf_t *b, size_t n)
+{
+    if (n == 0 || proto_buf_reserve(b, n) != 0)
+        return;
+    memset(b->data + b->len, 0, n);
+    b->len += n;
+}
+
 static inline void proto_put_u8(proto_buf_t *b, uint8_t v) { proto_put_le(b, v, 1); }
 /* little-endian, as all */
 static inline void proto_put_u16(proto_buf_t *b, uint16_t v) { proto_put_le(b, v, 2); }
