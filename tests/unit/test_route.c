@@ -322,6 +322,14 @@ static const char *const memo_sqls[] = {
     /* the key of another table: not this statement's shape */
     "SELECT * FROM wm_food f JOIN wm_food_sku s ON f.id = s.food_id WHERE f.wm_poi_id = ?",
     "/*+ dal datasource=db2 */ SELECT name FROM wm_food WHERE wm_poi_id = ?",
+    /* one table not sharded, one the configuration does not name, none */
+    "SELECT * FROM dict WHERE id = ?",
+    "UPDATE dict SET v = ? WHERE id = 1",
+    "SELECT * FROM elsewhere WHERE id = ?",
+    "DELETE FROM elsewhere WHERE id = ?",
+    "SELECT ?",
+    "SELECT * FROM dict d JOIN elsewhere e ON d.id = e.id WHERE d.id = ?",
+    "/*+ dal datasource=db1 */ SELECT * FROM dict WHERE id = ?",
 };
 
 static dal_value_t memo_value(int i)
