@@ -38,13 +38,14 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
     dal_snapshot_t *old;
 
     atomic_store(&next->sql_cache, dal->sql_cache);
-    /* A fence is announced before the snapshot carrying it can be seen: a
-     * write that then counts itself in the gate after fence_drain's flip
-     * (which follows the exchange) sees the bit and finds the fence; one
-     * that does not see it passed the watch or counted itself before, and
-     * the drain waits for it (fence.h).  It is taken away after the
-     * exchange, so no statement sees the bit clear while a fenced snapshot
-     * is in force. */
+    /* A fence is announced before the snapshot carrying it can be seen.
+     * fence_drain's flip follows the acknowledging thread's sight of that
+     * snapshot, so follows the exchange: a write that counts itself in the
+     * gate after the flip then reads the bit and looks for the fence (set
+     * after the exchange, the bit could still read clear to it, and the
+     * write pass unheld into the fenced snapshot).  It is cleared only
+     * after the exchange, so no statement reads it clear while a fenced
+     * snapshot is in force (fence.h). */
     if (next->fenced)
         atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_FENCED);
     old = atomic_exchange(&dal->snap, next);
