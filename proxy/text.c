@@ -5,20 +5,34 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "text.h"
 
+/* The C locale's isspace and tolower, without the table lookup's call. */
+static inline bool is_space(unsigned char ch)
+{
+    return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+static inline unsigned char fold(unsigned char ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch | 0x20) : ch;
+}
+
 bool text_word_is(const char **p, const char *w)
 {
-    size_t n = strlen(w);
+    const char *s;
+    size_t n;
 
-    while (isspace((unsigned char)**p))
+    while (is_space((unsigned char)**p))
         (*p)++;
-    /* the first letter alone turns most statements away, without a call */
-    if (n > 0 && tolower((unsigned char)**p) != tolower((unsigned char)*w))
-        return false;
-    if (strncasecmp(*p, w, n) != 0 || isalnum((unsigned char)(*p)[n]) || (*p)[n] == '_')
+    /* strncasecmp's comparison in place: most statements differ from w
+     * in the first letter or two */
+    s = *p;
+    for (n = 0; w[n] != '\0'; n++)
+        if (fold((unsigned char)s[n]) != fold((unsigned char)w[n]))
+            return false;
+    if (isalnum((unsigned char)s[n]) || s[n] == '_')
         return false;
     *p += n;
     return true;

@@ -76,7 +76,8 @@ static int open_snapshot(dal_t *dal, dal_error_t *err)
         return rc;
     atomic_store(&snap->sql_cache, dal->sql_cache);
     atomic_store(&dal->snap, snap);
-    atomic_store(&dal->fenced, snap->fenced);
+    if (snap->fenced)
+        atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_FENCED);
     atomic_store(&dal->gen, snap->gen);
     sql_cache_limit(dal->sql_cache, snap->cfg->sql_cache_bytes,
                     snap->cfg->sql_cache_max_statement);
@@ -134,6 +135,8 @@ int dal_open(const char *path, const dal_open_opts_t *opts, dal_t **out, dal_err
     pthread_mutex_unlock(&dal->reload_mu);
     /* an instance that follows its source can be moved by a reshard's
      * switch: it registers for, and acknowledges, its fences */
+    if (rc == 0 && dal->sink.document != NULL)
+        atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_REG);
     if (rc != 0 ||
         (dal->sink.document != NULL && (rc = fence_ack_start(dal, &dal->acker, err)) != 0))
         goto fail;
@@ -246,11 +249,11 @@ static inline int query(dal_t *dal, const dal_query_opts_t *opts, dal_stmt_text_
     int rc;
 
     /* a reshard's switch holds writes */
-    if ((rc = fence_enter(dal, dal->sql_cache, sql, &ticket, err)) != 0)
+    if ((rc = fence_enter(dal, &dal->fence_ungated, dal->sql_cache, sql, &ticket, err)) != 0)
         return rc;
     ctx.snap = snapshot_acquire(dal);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
-    fence_leave(dal, ticket);
+    fence_leave(dal, &dal->fence_ungated, ticket);
     snapshot_unref(ctx.snap);
     return rc;
 }

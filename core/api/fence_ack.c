@@ -2,7 +2,6 @@
  * fence_ack.c -- registering with and acknowledging reshard write fences
  * (fence_ack.h).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +35,7 @@ typedef struct acked {
 
 struct dal_fence_acker {
     dal_t *dal;                  /* borrowed: it outlives the thread */
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;           /* on CLOCK_MONOTONIC */
-    int stop;                    /* under mu */
+    ticker_t ticker;             /* calls tick every TICK_MS */
     char id[200];                /* "HOST:PID:START_MS" */
     acked_t acked[MAX_TABLES];   /* the thread's own */
     size_t nacked;
@@ -180,8 +176,9 @@ static int apply_fences(struct dal_fence_acker *a, dal_snapshot_t *s)
     return changed;
 }
 
-static void tick(struct dal_fence_acker *a)
+static uint32_t tick(void *arg)
 {
+    struct dal_fence_acker *a = arg;
     dal_snapshot_t *s = snapshot_acquire(a->dal);
     uint64_t now = clock_now_ns(), lease = atomic_load(&a->dal->fence_lease_ns);
     size_t i, j, nodes = 0, absent = 0, failed = 0;
@@ -217,37 +214,24 @@ static void tick(struct dal_fence_acker *a)
         /* no reshard anywhere: no lease needed, and look again less often */
         a->absent_until = nodes > 0 && absent == nodes ? now + FENCE_ACK_ABSENT_MS * 1000000ull
                                                        : 0;
-        if (a->absent_until != 0)
+        /* the lease before the bit that has writes look at it */
+        if (a->absent_until != 0) {
             atomic_store(&a->dal->fence_lease_ns, 0);
-        else if (failed == 0)
+            atomic_fetch_and(&a->dal->fence_watch, ~(unsigned)FENCE_WATCH_LEASE);
+        } else if (failed == 0) {
             atomic_store(&a->dal->fence_lease_ns, now + FENCE_ACK_LEASE_MS * 1000000ull);
+            atomic_fetch_or(&a->dal->fence_watch, FENCE_WATCH_LEASE);
+        }
         atomic_store(&a->dal->fence_reg, 2);
+        atomic_fetch_and(&a->dal->fence_watch, ~(unsigned)FENCE_WATCH_REG);
     }
     snapshot_unref(s);
-}
-
-static void *run(void *arg)
-{
-    struct dal_fence_acker *a = arg;
-    struct timespec until;
-
-    pthread_mutex_lock(&a->mu);
-    while (!a->stop) {
-        pthread_mutex_unlock(&a->mu);
-        tick(a);
-        pthread_mutex_lock(&a->mu);
-        clock_deadline_after_ms(&until, TICK_MS);
-        while (!a->stop && pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
-            ;
-    }
-    pthread_mutex_unlock(&a->mu);
-    return NULL;
+    return TICK_MS;
 }
 
 int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err)
 {
     struct dal_fence_acker *a = calloc(1, sizeof *a);
-    pthread_condattr_t ca;
     char host[128] = "";
 
     *out = NULL;
@@ -257,14 +241,7 @@ int fence_ack_start(dal_t *dal, struct dal_fence_acker **out, dal_error_t *err)
     gethostname(host, sizeof host - 1);
     snprintf(a->id, sizeof a->id, "%s:%ld:%llu", host, (long)getpid(),
              (unsigned long long)(clock_now_ns() / 1000000u));
-    pthread_mutex_init(&a->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (thread_start(&a->thread, run, a) != 0) {
-        pthread_cond_destroy(&a->cv);
-        pthread_mutex_destroy(&a->mu);
+    if (ticker_start(&a->ticker, tick, a) != 0) {
         free(a);
         return err_set(err, DAL_EIO, "cannot start the reshard fence thread");
     }
@@ -276,14 +253,8 @@ void fence_ack_stop(struct dal_fence_acker *a)
 {
     if (a == NULL)
         return;
-    pthread_mutex_lock(&a->mu);
-    a->stop = 1;
-    pthread_cond_signal(&a->cv);
-    pthread_mutex_unlock(&a->mu);
-    pthread_join(a->thread, NULL);
+    ticker_stop(&a->ticker);
     while (a->nheld > 0)
         conn_close(a->held[--a->nheld].conn);
-    pthread_cond_destroy(&a->cv);
-    pthread_mutex_destroy(&a->mu);
     free(a);
 }

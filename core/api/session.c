@@ -1193,10 +1193,10 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     ctx.schema = s->schema[0] ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
-    if ((rc = fence_enter(s->dal, s->dal->sql_cache, sql, &ticket, err)) != 0)
+    if ((rc = fence_enter(s->dal, &s->slot.ungated, s->dal->sql_cache, sql, &ticket, err)) != 0)
         return rc;
     if (s->in_txn && (rc = fence_txn_check(s->dal, s->snap, s->dal->sql_cache, sql, err)) != 0) {
-        fence_leave(s->dal, ticket);
+        fence_leave(s->dal, &s->slot.ungated, ticket);
         return rc;
     }
     ctx.snap = stmt_snapshot(s, &hold);
@@ -1205,7 +1205,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
-    fence_leave(s->dal, ticket);
+    fence_leave(s->dal, &s->slot.ungated, ticket);
     warnings_want(0);
     infile_set_current(NULL);
     cancel_set_current(NULL);

@@ -169,7 +169,15 @@ static int route_raw(router_t *r)
  * generation (32 bits), table index, condition index -- so it needs no
  * lock and can never point into a snapshot that is gone: another
  * snapshot's generation simply does not match.
+ *
+ * A statement of one table that is not sharded (nor broadcast: its reads
+ * take turns among the copies), or of none, goes to one datasource that
+ * the snapshot alone decides: the table's, else the default one.  Its
+ * memo has MEMO_UNSHARDED for a condition and the table's index + 1 (0:
+ * a table the configuration does not name, or none).
  */
+#define MEMO_UNSHARDED 0xffffu
+
 static uint64_t memo_pack(uint32_t gen, size_t table, size_t cond)
 {
     return (uint64_t)gen << 32 | (uint64_t)table << 16 | (uint64_t)cond;
@@ -181,6 +189,21 @@ static int memo_request_free(const dal_sql_t *sql, const dal_query_opts_t *opts)
                                                  opts->datasource == NULL));
 }
 
+/* memo_save of a statement that names no sharded table. */
+static void memo_save_unsharded(router_t *r)
+{
+    const dal_sql_t *sql = r->sql;
+    const dal_routing_t *rt = r->rt;
+    const dal_table_t *t = sql->ntrefs == 1 ? rt->tables[0] : NULL;
+    size_t table = t != NULL ? (size_t)(t - r->snap->tables) + 1 : 0;
+
+    if (sql->ntrefs > 1 || (t != NULL && t->cfg->kind == DAL_TABLE_BROADCAST) ||
+        table >= 0xffff)
+        return;
+    atomic_store_explicit(&((dal_sql_t *)sql)->route_memo,
+                          memo_pack(r->snap->gen, table, MEMO_UNSHARDED), memory_order_relaxed);
+}
+
 /* After a full routing that succeeded: remember it if one condition
  * decided it alone. */
 static void memo_save(router_t *r, const dal_query_opts_t *opts)
@@ -189,10 +212,15 @@ static void memo_save(router_t *r, const dal_query_opts_t *opts)
     const dal_routing_t *rt = r->rt;
     size_t c, cond = SIZE_MAX, table;
 
-    if (!memo_request_free(sql, opts) || sql->ntrefs != 1 || rt->nroutes != 1 ||
-        rt->ncuts != 0 || rt->primary == NULL || rt->primary != rt->tables[0] ||
+    if (!memo_request_free(sql, opts) || rt->nroutes != 1 || rt->ncuts != 0 ||
         !(sql->kind == DAL_SQL_SELECT || sql->kind == DAL_SQL_UPDATE ||
           sql->kind == DAL_SQL_DELETE))
+        return;
+    if (rt->primary == NULL) {
+        memo_save_unsharded(r);
+        return;
+    }
+    if (sql->ntrefs != 1 || rt->primary != rt->tables[0])
         return;
     for (c = 0; c < sql->nconds; c++) {
         if (!route_cond_on_tref(r, &sql->conds[c], 0))
@@ -202,10 +230,32 @@ static void memo_save(router_t *r, const dal_query_opts_t *opts)
         cond = c;
     }
     table = (size_t)(rt->primary - r->snap->tables);
-    if (cond == SIZE_MAX || cond > 0xffff || table > 0xffff)
+    if (cond == SIZE_MAX || cond >= MEMO_UNSHARDED || table > 0xffff)
         return;
     atomic_store_explicit(&((dal_sql_t *)sql)->route_memo,
                           memo_pack(r->snap->gen, table, cond), memory_order_relaxed);
+}
+
+/* The route route_unsharded found when it saved this memo (table: the
+ * index + 1 of the statement's one table, 0: none configured): 1, or 0
+ * for the full routing. */
+static int memo_route_unsharded(router_t *r, size_t table)
+{
+    dal_routing_t *rt = r->rt;
+    const dal_table_t *t = table > 0 ? &r->snap->tables[table - 1] : NULL;
+    dal_node_t *node = t != NULL ? t->nodes[0] : r->dflt;
+
+    if (node == NULL && r->sql->ntrefs == 0 && r->snap->nnodes > 0)
+        node = r->snap->nodes[0];
+    if (node == NULL)
+        return 0;
+    rt->tables = rt->tables_inl;
+    if (r->sql->ntrefs == 1)
+        rt->tables[0] = t;
+    if (route_alloc_routes(rt, 1, r->sql->ntrefs, r->err) != 0)
+        return 0;
+    rt->routes[0].node = node;
+    return 1;
 }
 
 /* Route by the memo: 1 if done, 0 if the full routing must run (no memo
@@ -221,6 +271,8 @@ static int memo_route(router_t *r, const dal_query_opts_t *opts)
 
     if (m == 0 || (uint32_t)(m >> 32) != r->snap->gen || !memo_request_free(sql, opts))
         return 0;
+    if ((m & 0xffff) == MEMO_UNSHARDED)
+        return memo_route_unsharded(r, (m >> 16) & 0xffff);
     t = &r->snap->tables[(m >> 16) & 0xffff];
     if (route_locate_opnd(r, t, &sql->conds[m & 0xffff].vals[0], &pos) != 0 || pos < 0)
         return 0;

@@ -116,11 +116,25 @@ static void posset_intersect(posset_t *a, posset_t *b)
 int route_literal_value(const char *sql, const dal_sql_opnd_t *o, dal_value_t *v, char *buf,
                         size_t cap, char **heap, dal_error_t *err)
 {
-    size_t len = 0;
+    const char *t = sql + o->off;
+    size_t len = 0, k;
     char *text = buf;
-    int64_t i;
+    int64_t i = 0;
 
     *heap = NULL;
+    /* plain digits (the usual key), fewer than 19 so the int64 cannot
+     * overflow: what the copy and parse_int64 below give, without them */
+    if (o->kind == DAL_OPND_LITERAL && o->lit_type == DAL_TOK_NUMBER && o->len > 0 &&
+        o->len <= 18 && o->len < cap) {
+        for (k = 0; k < o->len && t[k] >= '0' && t[k] <= '9'; k++)
+            i = i * 10 + (t[k] - '0');
+        if (k == o->len) {
+            memcpy(buf, t, k);
+            buf[k] = '\0';
+            *v = dal_int(i);
+            return 0;
+        }
+    }
     if (sql_literal_text(sql, o, buf, cap, &len) != 0)
         return err_set(err, DAL_ESQL, "malformed literal at offset %u", o->off);
     if (len >= cap) {

@@ -38,8 +38,19 @@ void snapshot_swap(dal_t *dal, dal_snapshot_t *next)
     dal_snapshot_t *old;
 
     atomic_store(&next->sql_cache, dal->sql_cache);
+    /* A fence is announced before the snapshot carrying it can be seen.
+     * fence_drain's flip follows the acknowledging thread's sight of that
+     * snapshot, so follows the exchange: a write that counts itself in the
+     * gate after the flip then reads the bit and looks for the fence (set
+     * after the exchange, the bit could still read clear to it, and the
+     * write pass unheld into the fenced snapshot).  It is cleared only
+     * after the exchange, so no statement reads it clear while a fenced
+     * snapshot is in force (fence.h). */
+    if (next->fenced)
+        atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_FENCED);
     old = atomic_exchange(&dal->snap, next);
-    atomic_store(&dal->fenced, next->fenced);
+    if (!next->fenced)
+        atomic_fetch_and(&dal->fence_watch, ~(unsigned)FENCE_WATCH_FENCED);
     atomic_store(&dal->gen, next->gen);
     sql_cache_limit(dal->sql_cache, next->cfg->sql_cache_bytes,
                     next->cfg->sql_cache_max_statement);

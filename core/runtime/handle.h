@@ -33,8 +33,21 @@ struct dal_xa_daemon;
 typedef struct snap_slot {
     _Atomic(dal_snapshot_t *) snap; /* one reference, or NULL: none cached, or a
                                        statement of the session has it */
+    atomic_uint ungated;            /* the session's statements in flight that passed
+                                       the write gate while it was quiet (fence.h) */
+    unsigned drained;               /* fence_drain's mark: ungated seen at 0 (under
+                                       slots_mu) */
     struct snap_slot *prev, *next;  /* in dal->slots, under slots_mu */
 } snap_slot_t;
+
+/* dal->fence_watch: why statements must take the write gate (fence.h).
+ * While none is set they pass it without reading their text. */
+enum {
+    FENCE_WATCH_REG = 1,    /* the instance follows its source and has not registered */
+    FENCE_WATCH_LEASE = 2,  /* a reshard is in progress: writes need the lease */
+    FENCE_WATCH_FENCED = 4, /* the snapshot in force (or the one going in) has a fence */
+    FENCE_WATCH_DRAIN = 8   /* fence_drain runs */
+};
 
 struct dal {
     dal_logger_t log;
@@ -42,8 +55,10 @@ struct dal {
     char *plugin_dir;           /* owned: dal_open_opts_t.plugin_dir, or NULL */
     dal_sql_cache_t *sql_cache; /* owned; shared by every snapshot */
     _Atomic(dal_snapshot_t *) snap; /* one reference owned; see above */
-    atomic_int fenced;          /* snap->fenced, readable without a reference (fence.h) */
-    atomic_uint gen;            /* snap->gen, likewise */
+    atomic_uint gen;            /* snap->gen, readable without a reference */
+    atomic_uint fence_watch;    /* FENCE_WATCH_* bits; 0: the write gate is quiet */
+    atomic_uint fence_ungated;  /* the sessionless statements' ungated (snap_slot_t) */
+    unsigned fence_drains;      /* fence_drain's last mark (its one caller's) */
     atomic_uint fence_epoch;    /* the write gate (fence.h): its low bit picks the counter */
     atomic_long fence_active[2]; /* statements that may write, in flight, per counter */
     atomic_int fence_reg;       /* 0: no write yet; 1: a write wants this instance registered

@@ -2,16 +2,12 @@
  * monitor.c -- the monitor plugin instances of a snapshot, emitting events
  * to them, the pool sampler, and SQL normalisation for events.
  */
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "error.h"
 #include "plugin_load.h"
-#include "clock.h"
 #include "monitor.h"
 #include "pool.h"
 #include "sql_cache.h"
@@ -34,11 +30,8 @@ struct dal_monitor_set {
     monitor_t *mon;                 /* owned array */
     size_t n;
     struct dal_snapshot *snap;      /* borrowed: the snapshot owns the set */
-    pthread_mutex_t mu;             /* guards stop */
-    pthread_cond_t cond;            /* wakes the sampler to stop */
-    int stop;
     int sampling;                   /* the sampler thread was started */
-    pthread_t sampler;
+    ticker_t sampler;               /* calls sample every POOL_SAMPLE_MS */
 };
 
 /* ------------------------------------------------------------- instances */
@@ -168,42 +161,22 @@ static void sample_sql_cache(const dal_monitor_set_t *set)
     }
 }
 
-static void *sampler_main(void *arg)
+static uint32_t sample(void *arg)
 {
     dal_monitor_set_t *set = arg;
-    struct timespec until;
 
-    pthread_mutex_lock(&set->mu);
-    while (!set->stop) {
-        pthread_mutex_unlock(&set->mu);
-        sample_pools(set);
-        sample_sql_cache(set);
-        clock_deadline_after_ms(&until, POOL_SAMPLE_MS);
-        pthread_mutex_lock(&set->mu);
-        while (!set->stop && pthread_cond_timedwait(&set->cond, &set->mu, &until) != ETIMEDOUT)
-            ;
-    }
-    pthread_mutex_unlock(&set->mu);
-    return NULL;
+    sample_pools(set);
+    sample_sql_cache(set);
+    return POOL_SAMPLE_MS;
 }
 
 static int start_sampler(dal_monitor_set_t *set, dal_error_t *err)
 {
-    pthread_condattr_t ca;
-    int rc;
+    int rc = ticker_start(&set->sampler, sample, set);
 
-    pthread_mutex_init(&set->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&set->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    rc = thread_start(&set->sampler, sampler_main, set);
-    if (rc != 0) {
-        pthread_cond_destroy(&set->cond);
-        pthread_mutex_destroy(&set->mu);
+    if (rc != 0)
         return err_set(err, DAL_ENOMEM, "cannot start the pool sampler thread: %s",
                        strerror(rc));
-    }
     set->sampling = 1;
     return 0;
 }
@@ -212,13 +185,7 @@ static void stop_sampler(dal_monitor_set_t *set)
 {
     if (!set->sampling)
         return;
-    pthread_mutex_lock(&set->mu);
-    set->stop = 1;
-    pthread_cond_signal(&set->cond);
-    pthread_mutex_unlock(&set->mu);
-    pthread_join(set->sampler, NULL);
-    pthread_cond_destroy(&set->cond);
-    pthread_mutex_destroy(&set->mu);
+    ticker_stop(&set->sampler);
     set->sampling = 0;
 }
 

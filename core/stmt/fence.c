@@ -2,6 +2,7 @@
  * fence.c -- holding writes to a table while its write fence is up, and
  * the gate that tells when none is in flight (see fence.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -209,8 +210,12 @@ static int within_lease(dal_t *dal, dal_error_t *err)
     return 0;
 }
 
-int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigned *ticket,
-                dal_error_t *err)
+/* fence_enter's ticket of a statement that passed the quiet watch; the
+ * gate's are its counter's index + 1. */
+#define TICKET_UNGATED 3u
+
+int fence_enter(dal_t *dal, atomic_uint *ungated, dal_sql_cache_t *cache, dal_stmt_text_t sql,
+                unsigned *ticket, dal_error_t *err)
 {
     const dal_sql_t *a = sql.prepared;
     uint64_t gen, bound;
@@ -218,6 +223,14 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
     unsigned e;
     int rc = 0;
 
+    /* count, then look (sequentially consistent both: fence.h, "the
+     * watch") */
+    atomic_fetch_add(ungated, 1);
+    if (atomic_load(&dal->fence_watch) == 0) {
+        *ticket = TICKET_UNGATED;
+        return 0;
+    }
+    atomic_fetch_sub(ungated, 1);
     *ticket = 0;
     if (!may_write(sql))
         return 0;
@@ -230,7 +243,7 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
          * the counter empty" must not pass our "count, look at the fence" */
         e = atomic_load(&dal->fence_epoch) & 1u;
         atomic_fetch_add(&dal->fence_active[e], 1);
-        if (!atomic_load(&dal->fenced))
+        if (!(atomic_load(&dal->fence_watch) & FENCE_WATCH_FENCED))
             break;
         if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
             break;   /* the statement's own run reports what is wrong with it */
@@ -247,19 +260,55 @@ int fence_enter(dal_t *dal, dal_sql_cache_t *cache, dal_stmt_text_t sql, unsigne
     return rc;
 }
 
-void fence_leave(dal_t *dal, unsigned ticket)
+void fence_leave(dal_t *dal, atomic_uint *ungated, unsigned ticket)
 {
-    if (ticket != 0)
+    if (ticket == TICKET_UNGATED)
+        atomic_fetch_sub(ungated, 1);
+    else if (ticket != 0)
         atomic_fetch_sub(&dal->fence_active[ticket - 1], 1);
+}
+
+/* Has every session's ungated counter been seen at 0 since this drain set
+ * its bit?  A slot seen at 0 keeps the drain's mark, so sessions that keep
+ * running statements (each counting itself for an instant before it sees
+ * the bit) are each caught at 0 once; slots_mu is held only for a look. */
+static int slots_drained(dal_t *dal, unsigned mark)
+{
+    snap_slot_t *slot;
+    int all = 1;
+
+    pthread_mutex_lock(&dal->slots_mu);
+    for (slot = dal->slots; slot != NULL; slot = slot->next)
+        if (slot->drained != mark) {
+            if (atomic_load(&slot->ungated) == 0)
+                slot->drained = mark;
+            else
+                all = 0;
+        }
+    pthread_mutex_unlock(&dal->slots_mu);
+    return all;
 }
 
 void fence_drain(dal_t *dal)
 {
     const struct timespec tick = {0, 200000};
-    unsigned old = atomic_fetch_add(&dal->fence_epoch, 1) & 1u;
+    unsigned mark, old;
+    int sessionless = 0;
 
+    if (++dal->fence_drains == 0)   /* 0 is a new slot's */
+        dal->fence_drains = 1;
+    mark = dal->fence_drains;
+    atomic_fetch_or(&dal->fence_watch, FENCE_WATCH_DRAIN);
+    for (;;) {
+        sessionless = sessionless || atomic_load(&dal->fence_ungated) == 0;
+        if (slots_drained(dal, mark) && sessionless)
+            break;
+        nanosleep(&tick, NULL);
+    }
+    old = atomic_fetch_add(&dal->fence_epoch, 1) & 1u;
     while (atomic_load(&dal->fence_active[old]) != 0)
         nanosleep(&tick, NULL);
+    atomic_fetch_and(&dal->fence_watch, ~(unsigned)FENCE_WATCH_DRAIN);
 }
 
 /* Does a write of sql go to a table whose layout differs between a and b? */

@@ -22,7 +22,6 @@
  * running snapshot at each tick, so a reload changes them.
  */
 #include <errmsg.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +42,8 @@
 
 struct dal_xa_daemon {
     dal_t *dal;             /* borrowed: it outlives the thread */
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;      /* on CLOCK_MONOTONIC */
-    int stop;               /* under mu */
-    /* the rest: the thread's own */
+    ticker_t ticker;        /* calls daemon_tick */
+    /* the rest: the thread's own until ticker_stop */
     char name[XA_ID_MAX + 1]; /* this instance: "HOST:PID" */
     dal_conn_t *lc;         /* owned: the connection holding the locks, or NULL */
     dal_config_t *lc_cfg;   /* one reference: the configuration lc->ds points into */
@@ -119,8 +115,9 @@ static int locks_conn(struct dal_xa_daemon *d, dal_config_t *cfg, const dal_cfg_
 }
 
 /* Hold the locks, and run a pass when one is due; how long to wait. */
-static uint32_t daemon_tick(struct dal_xa_daemon *d)
+static uint32_t daemon_tick(void *arg)
 {
+    struct dal_xa_daemon *d = arg;
     dal_snapshot_t *snap = snapshot_acquire(d->dal);
     uint32_t interval = snap->cfg->xa_recover_interval_ms, due;
     uint32_t tick = interval > 0 && interval < TICK_MS ? interval : TICK_MS;
@@ -184,32 +181,11 @@ static uint32_t daemon_tick(struct dal_xa_daemon *d)
     return tick;
 }
 
-static void *daemon_run(void *arg)
-{
-    struct dal_xa_daemon *d = arg;
-    struct timespec until;
-    uint32_t wait_ms;
-
-    pthread_mutex_lock(&d->mu);
-    while (!d->stop) {
-        pthread_mutex_unlock(&d->mu);
-        wait_ms = daemon_tick(d);
-        pthread_mutex_lock(&d->mu);
-        clock_deadline_after_ms(&until, (long)wait_ms);
-        while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0)
-            ;
-    }
-    pthread_mutex_unlock(&d->mu);
-    locks_drop(d, 1);
-    return NULL;
-}
-
 int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err)
 {
     dal_snapshot_t *snap = snapshot_acquire(dal);
     int wanted = snap->cfg->xa_log != NULL;
     struct dal_xa_daemon *d;
-    pthread_condattr_t ca;
 
     snapshot_unref(snap);
     *out = NULL;
@@ -220,14 +196,7 @@ int xa_daemon_start(dal_t *dal, struct dal_xa_daemon **out, dal_error_t *err)
         return err_set(err, DAL_ENOMEM, "out of memory");
     d->dal = dal;
     xa_instance_name(d->name);
-    pthread_mutex_init(&d->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&d->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (thread_start(&d->thread, daemon_run, d) != 0) {
-        pthread_cond_destroy(&d->cv);
-        pthread_mutex_destroy(&d->mu);
+    if (ticker_start(&d->ticker, daemon_tick, d) != 0) {
         free(d);
         return err_set(err, DAL_EIO, "cannot start the XA recovery thread");
     }
@@ -239,13 +208,8 @@ void xa_daemon_stop(struct dal_xa_daemon *d)
 {
     if (d == NULL)
         return;
-    pthread_mutex_lock(&d->mu);
-    d->stop = 1;
-    pthread_cond_signal(&d->cv);
-    pthread_mutex_unlock(&d->mu);
-    pthread_join(d->thread, NULL);
-    pthread_cond_destroy(&d->cv);
-    pthread_mutex_destroy(&d->mu);
+    ticker_stop(&d->ticker);
+    locks_drop(d, 1);   /* the thread's connection, now the caller's */
     free(d);
 }
 

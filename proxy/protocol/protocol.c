@@ -77,66 +77,6 @@ int proto_buf_grow(proto_buf_t *b, size_t n)
     return 0;
 }
 
-void proto_put_bytes(proto_buf_t *b, const void *p, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
-void proto_put_zeros(proto_buf_t *b, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    memset(b->data + b->len, 0, n);
-    b->len += n;
-}
-
-/* The low n bytes of v, least significant first. */
-static void put_le(proto_buf_t *b, uint64_t v, size_t n)
-{
-    if (n == 0 || proto_buf_reserve(b, n) != 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        b->data[b->len + i] = (uint8_t)(v >> (8 * i));
-    b->len += n;
-}
-
-void proto_put_u8(proto_buf_t *b, uint8_t v) { put_le(b, v, 1); }
-void proto_put_u16(proto_buf_t *b, uint16_t v) { put_le(b, v, 2); }
-void proto_put_u24(proto_buf_t *b, uint32_t v) { put_le(b, v, 3); }
-void proto_put_u32(proto_buf_t *b, uint32_t v) { put_le(b, v, 4); }
-void proto_put_u48(proto_buf_t *b, uint64_t v) { put_le(b, v, 6); }
-void proto_put_u64(proto_buf_t *b, uint64_t v) { put_le(b, v, 8); }
-
-void proto_put_lenenc(proto_buf_t *b, uint64_t v)
-{
-    if (v < 0xFB) {
-        put_le(b, v, 1);
-    } else if (v <= 0xFFFF) {
-        put_le(b, 0xFC, 1);
-        put_le(b, v, 2);
-    } else if (v <= 0xFFFFFF) {
-        put_le(b, 0xFD, 1);
-        put_le(b, v, 3);
-    } else {
-        put_le(b, 0xFE, 1);
-        put_le(b, v, 8);
-    }
-}
-
-void proto_put_lenenc_null(proto_buf_t *b)
-{
-    put_le(b, 0xFB, 1);
-}
-
-void proto_put_lenenc_str(proto_buf_t *b, const void *p, size_t n)
-{
-    proto_put_lenenc(b, n);
-    proto_put_bytes(b, p, n);
-}
-
 void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n)
 {
     if (n && memchr(s, '\0', n)) {
@@ -145,7 +85,7 @@ void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n)
         return;
     }
     proto_put_bytes(b, s, n);
-    put_le(b, 0, 1);
+    proto_put_u8(b, 0);
 }
 
 /* ================================================================ framing */
@@ -444,13 +384,31 @@ static bool cur_has(proto_cur_t *c, size_t n)
     return true;
 }
 
-static int get_le(proto_cur_t *c, size_t n, uint64_t *v)
+/* n is at most 8.  Inline, so that each fixed width below gets its own
+ * copy. */
+static inline int get_le(proto_cur_t *c, size_t n, uint64_t *v)
 {
+    const uint8_t *q;
+    uint64_t x = 0;
+
     *v = 0;
     if (!cur_has(c, n))
         return c->err;
-    for (size_t i = 0; i < n; i++)
-        *v |= (uint64_t)c->p[c->pos + i] << (8 * i);
+    /* into a local (a store through v could alias the bytes read), and
+     * without a loop: each width's copy is then straight code */
+    q = c->p + c->pos;
+    switch (n) {
+    case 8: x |= (uint64_t)q[7] << 56; /* fall through */
+    case 7: x |= (uint64_t)q[6] << 48; /* fall through */
+    case 6: x |= (uint64_t)q[5] << 40; /* fall through */
+    case 5: x |= (uint64_t)q[4] << 32; /* fall through */
+    case 4: x |= (uint64_t)q[3] << 24; /* fall through */
+    case 3: x |= (uint64_t)q[2] << 16; /* fall through */
+    case 2: x |= (uint64_t)q[1] << 8;  /* fall through */
+    case 1: x |= q[0];                 /* fall through */
+    default: break;
+    }
+    *v = x;
     c->pos += n;
     return 0;
 }

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ================================================================ errors */
 
@@ -263,21 +264,70 @@ static inline int proto_buf_reserve(proto_buf_t *b, size_t n)
     return n <= b->cap - b->len ? 0 : proto_buf_grow(b, n);
 }
 
-void proto_put_bytes(proto_buf_t *b, const void *p, size_t n);
-void proto_put_zeros(proto_buf_t *b, size_t n);
-void proto_put_u8(proto_buf_t *b, uint8_t v);
-void proto_put_u16(proto_buf_t *b, uint16_t v);   /* little-endian, as all */
-void proto_put_u24(proto_buf_t *b, uint32_t v);   /* low 24 bits */
-void proto_put_u32(proto_buf_t *b, uint32_t v);
-void proto_put_u48(proto_buf_t *b, uint64_t v);   /* low 48 bits */
-void proto_put_u64(proto_buf_t *b, uint64_t v);
+/* The appends a reply makes for each field are inline: a call each cost
+ * more than the append. */
+static inline void proto_put_bytes(proto_buf_t *b, const void *p, size_t n)
+{
+    if (n == 0 || proto_buf_reserve(b, n) != 0)
+        return;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+/* The low n bytes of v, least significant first. */
+static inline void proto_put_le(proto_buf_t *b, uint64_t v, size_t n)
+{
+    if (proto_buf_reserve(b, n) != 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+    b->len += n;
+}
+
+static inline void proto_put_zeros(proto_buf_t *b, size_t n)
+{
+    if (n == 0 || proto_buf_reserve(b, n) != 0)
+        return;
+    memset(b->data + b->len, 0, n);
+    b->len += n;
+}
+
+static inline void proto_put_u8(proto_buf_t *b, uint8_t v) { proto_put_le(b, v, 1); }
+/* little-endian, as all */
+static inline void proto_put_u16(proto_buf_t *b, uint16_t v) { proto_put_le(b, v, 2); }
+/* low 24 bits */
+static inline void proto_put_u24(proto_buf_t *b, uint32_t v) { proto_put_le(b, v, 3); }
+static inline void proto_put_u32(proto_buf_t *b, uint32_t v) { proto_put_le(b, v, 4); }
+/* low 48 bits */
+static inline void proto_put_u48(proto_buf_t *b, uint64_t v) { proto_put_le(b, v, 6); }
+static inline void proto_put_u64(proto_buf_t *b, uint64_t v) { proto_put_le(b, v, 8); }
+
 /* Length-encoded integer: 1, 3, 4 or 9 bytes. */
-void proto_put_lenenc(proto_buf_t *b, uint64_t v);
+static inline void proto_put_lenenc(proto_buf_t *b, uint64_t v)
+{
+    if (v < 0xFB) {
+        proto_put_le(b, v, 1);
+    } else if (v <= 0xFFFF) {
+        proto_put_le(b, 0xFC | v << 8, 3);
+    } else if (v <= 0xFFFFFF) {
+        proto_put_le(b, 0xFD | v << 8, 4);
+    } else {
+        proto_put_le(b, 0xFE, 1);
+        proto_put_le(b, v, 8);
+    }
+}
+
 /* The length-encoded NULL (0xFB) of text rows. */
-void proto_put_lenenc_null(proto_buf_t *b);
+static inline void proto_put_lenenc_null(proto_buf_t *b) { proto_put_le(b, 0xFB, 1); }
+
 /* Length-encoded string: its length as lenenc, then its n bytes (p may be
  * NULL when n is 0). */
-void proto_put_lenenc_str(proto_buf_t *b, const void *p, size_t n);
+static inline void proto_put_lenenc_str(proto_buf_t *b, const void *p, size_t n)
+{
+    proto_put_lenenc(b, n);
+    proto_put_bytes(b, p, n);
+}
+
 /* s (n bytes) followed by a NUL.  A NUL inside s cannot be encoded: sets
  * err to PROTO_EINVAL. */
 void proto_put_nul_str(proto_buf_t *b, const char *s, size_t n);

@@ -322,6 +322,14 @@ static const char *const memo_sqls[] = {
     /* the key of another table: not this statement's shape */
     "SELECT * FROM wm_food f JOIN wm_food_sku s ON f.id = s.food_id WHERE f.wm_poi_id = ?",
     "/*+ dal datasource=db2 */ SELECT name FROM wm_food WHERE wm_poi_id = ?",
+    /* one table not sharded, one the configuration does not name, none */
+    "SELECT * FROM dict WHERE id = ?",
+    "UPDATE dict SET v = ? WHERE id = 1",
+    "SELECT * FROM elsewhere WHERE id = ?",
+    "DELETE FROM elsewhere WHERE id = ?",
+    "SELECT ?",
+    "SELECT * FROM dict d JOIN elsewhere e ON d.id = e.id WHERE d.id = ?",
+    "/*+ dal datasource=db1 */ SELECT * FROM dict WHERE id = ?",
 };
 
 static dal_value_t memo_value(int i)
@@ -360,6 +368,58 @@ static void memo_explain(dal_t *dal, const char *sql, int v, int opt, int *rc, c
         snprintf(out, cap, "%s", err.message);
     dal_plan_free(plan);
 }
+
+/* The datasources of sql's plan (one a line), or the error's message. */
+static int plan_datasources(dal_t *dal, const char *sql, const dal_value_t *params, size_t n,
+                            char *out, size_t cap)
+{
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    size_t i, m = 0;
+    int rc = dal_explain(dal, NULL, sql, params, n, &plan, &err);
+
+    out[0] = '\0';
+    for (i = 0; rc == 0 && i < dal_plan_count(plan) && m < cap; i++)
+        m += (size_t)snprintf(out + m, cap - m, "%s\n", dal_plan_datasource(plan, i));
+    if (rc != 0)
+        snprintf(out, cap, "%s", err.message);
+    dal_plan_free(plan);
+    return rc;
+}
+
+/* A literal key routes as the same value given as a parameter: plain
+ * digits (read in place), with leading zeros, 18 and 19 digits, signs,
+ * blanks, a decimal point and one past int64 (read as before). */
+START_TEST(test_route_literal_keys)
+{
+    static const struct {
+        const char *lit;
+        int is_int;
+        long long v;
+    } keys[] = {{"7", 1, 7}, {"0000123", 1, 123}, {"123456789012345678", 1, 123456789012345678LL},
+                {"1234567890123456789", 1, 1234567890123456789LL}, {"-42", 1, -42},
+                {"+ 17", 1, 17}, {"- 5", 1, -5}, {"12.0", 0, 0},
+                {"9223372036854775807", 1, 9223372036854775807LL},
+                {"9223372036854775808", 0, 0}};
+    dal_t *dal = open_mod(4);
+    char sql[160], got[4096], want[4096];
+    size_t i;
+
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        dal_value_t v = keys[i].is_int ? dal_int(keys[i].v) : dal_str(keys[i].lit);
+        int rc_got, rc_want;
+
+        snprintf(sql, sizeof sql, "SELECT name FROM wm_food WHERE wm_poi_id = %s", keys[i].lit);
+        rc_got = plan_datasources(dal, sql, NULL, 0, got, sizeof got);
+        rc_want = plan_datasources(dal, "SELECT name FROM wm_food WHERE wm_poi_id = ?", &v, 1,
+                                   want, sizeof want);
+        ck_assert_msg(rc_got == rc_want && strcmp(got, want) == 0,
+                      "%s: literal %s %s, parameter %s %s", keys[i].lit, dal_strerror(rc_got),
+                      got, dal_strerror(rc_want), want);
+    }
+    dal_close(dal);
+}
+END_TEST
 
 START_TEST(test_route_memo)
 {
@@ -621,6 +681,7 @@ static Suite *route_suite(void)
     tcase_add_loop_test(tc, test_routes, 0, sizeof route_cases / sizeof route_cases[0]);
     tcase_add_test(tc, test_ddl_layout);
     tcase_add_test(tc, test_route_memo);
+    tcase_add_test(tc, test_route_literal_keys);
     tcase_add_test(tc, test_route_no_table);
     tcase_add_test(tc, test_route_schemas);
     tcase_add_test(tc, test_route_memo_reload);

@@ -1,7 +1,7 @@
 /*
  * test_thread.c -- the signal mask of threads: the host's thread_create
  * (thread.c), and every thread dal and its plugins start, on an INI whose
- * servers are never reachable.
+ * servers are never reachable; the ticker thread.
  */
 #include <check.h>
 #include <stdio.h>
@@ -12,9 +12,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <stdatomic.h>
+
 #include <dal/dal.h>
 
+#include "clock.h"
 #include "host.h"
+#include "thread.h"
 #include "offline.h"
 #include "testutil.h"
 
@@ -127,6 +131,33 @@ START_TEST(test_threads_block_signals)
 }
 END_TEST
 
+static uint32_t count_tick(void *arg)
+{
+    /* three quick ticks, then a wait ticker_stop must cut short */
+    return atomic_fetch_add((atomic_int *)arg, 1) < 2 ? 1 : 600000;
+}
+
+/* ticker_start ticks at once and again after what tick returns; its
+ * thread blocks every signal; ticker_stop ends a long wait at once. */
+START_TEST(test_ticker)
+{
+    atomic_int n = 0;
+    ticker_t t;
+    uint64_t t0;
+    int i;
+
+    ck_assert_int_eq(ticker_start(&t, count_tick, &n), 0);
+    for (i = 0; i < 500 && atomic_load(&n) < 3; i++)
+        usleep(10000);
+    ck_assert_int_eq(atomic_load(&n), 3);
+    ck_assert_int_ge(check_other_threads(), 1);
+    t0 = clock_now_ns();
+    ticker_stop(&t);
+    ck_assert_uint_lt(clock_now_ns() - t0, 5000000000ull);
+    ck_assert_int_eq(atomic_load(&n), 3);
+}
+END_TEST
+
 static Suite *thread_suite(void)
 {
     Suite *s = suite_create("thread");
@@ -135,6 +166,7 @@ static Suite *thread_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_thread_create);
     tcase_add_test(tc, test_threads_block_signals);
+    tcase_add_test(tc, test_ticker);
     suite_add_tcase(s, tc);
     return s;
 }
