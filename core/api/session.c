@@ -1094,7 +1094,7 @@ static int reads_no_table(const dal_sql_t *an)
  * temporary table and whether it reads no table (reads_no_table).  0 or
  * the analysis error. */
 static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
-                   int *no_table, dal_error_t *err)
+                   int *no_table, int *xa, dal_error_t *err)
 {
     const dal_sql_t *an = sql.prepared;
 
@@ -1103,6 +1103,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
     *k = an->kind;
     *temporary = an->temporary;
     *no_table = reads_no_table(an);
+    *xa = an->xa;
     if (sql.prepared == NULL)
         sql_unref(an);
     return 0;
@@ -1121,14 +1122,17 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
 static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
 {
     dal_sql_kind_t k = DAL_SQL_OTHER;
-    int temporary = 0, no_table = 0, rc = kind_of(s, sql, &k, &temporary, &no_table, err);
+    int temporary = 0, no_table = 0, xa = 0;
+    int rc = kind_of(s, sql, &k, &temporary, &no_table, &xa, err);
 
     if (rc != 0)
         return rc;
     if (s->in_txn)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
+    /* an XA statement is transaction control, and the statements of an
+     * open XA transaction run in it (pin.h) */
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW ||
-        no_table)
+        no_table || xa || pins_xa(&s->pins) != NULL)
         return 0;
     return begin(s, 0, -1, err);
 }

@@ -60,6 +60,19 @@ same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE 
 # SET SESSION TRANSACTION: session variables of every backend connection
 same "SET SESSION TRANSACTION" \
     'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
+# XA statements: the server's XA transaction stays on the connection that
+# ran XA START until XA COMMIT or XA ROLLBACK, with autocommit 0 too
+same "XA transaction" \
+    "XA START 'x1'; INSERT INTO notes VALUES (21); XA END 'x1'; XA PREPARE 'x1'; XA COMMIT 'x1'; SELECT COUNT(*) FROM notes WHERE a = 21"
+same "XA rollback" \
+    "XA START 'x2'; INSERT INTO notes VALUES (22); XA END 'x2'; XA ROLLBACK 'x2'; SELECT COUNT(*) FROM notes WHERE a = 22"
+same "XA with autocommit 0" \
+    "SET autocommit = 0; XA BEGIN 'x3'; INSERT INTO notes VALUES (23); XA END 'x3'; XA COMMIT 'x3' ONE PHASE; SELECT COUNT(*) FROM notes WHERE a = 23; COMMIT"
+# (errors too: --force goes on after them)
+got=$(px --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA START 'x5'; XA END 'x4'; XA ROLLBACK 'x4'; SELECT COUNT(*) FROM notes WHERE a = 24; XA END 'x4'" 2>&1) || true
+want=$(plain --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA START 'x5'; XA END 'x4'; XA ROLLBACK 'x4'; SELECT COUNT(*) FROM notes WHERE a = 24; XA END 'x4'" 2>&1) || true
+[ "$got" = "$want" ] || fail "XA after a failed XA START: proxy gave '$got', the server '$want'"
+echo "$want" | grep -q 1399 || fail "XA after a failed XA START on the server: '$want'"
 # state ends with the client connection
 same "a new connection" "SELECT IFNULL(@a, 'none'), IS_FREE_LOCK('pxlock')"
 
@@ -82,6 +95,16 @@ out=$(px -e 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' 2>&1) && fail "SET TR
 echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSACTION: $out"
 out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
 echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
+
+# ---- an XA transaction is one server's: a statement for another datasource
+# is refused while it is open, and runs once it has ended
+out=$(px -e "XA START 'x6'; SELECT note FROM orders WHERE user_id = 10; SELECT note FROM orders WHERE user_id = 14" 2>&1) &&
+    fail "a statement outside the XA transaction's datasource was accepted"
+echo "$out" | grep -q "XA transaction is on datasource ds0, but this statement runs on ds1" || fail "XA on another datasource: $out"
+echo "$out" | grep -qx ten || fail "XA: a statement on its own datasource: $out"
+out=$(px -N -e "XA START 'x7'; XA END 'x7'; XA ROLLBACK 'x7'; SELECT note FROM orders WHERE user_id = 14" 2>&1) ||
+    fail "after XA ROLLBACK, a statement on another datasource: $out"
+[ "$out" = fourteen ] || fail "after XA ROLLBACK: '$out'"
 
 # ---- session status: the first read pins the backend connection, so later
 # reads count on it, also past SET STATEMENT ... FOR (which reports a change
