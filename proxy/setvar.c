@@ -454,7 +454,7 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
     const char *p = sql, *q;
     dal_result_t *r = NULL;
     dal_error_t err;
-    char cs[65], co[68];
+    char cs[65], co[sizeof cs + sizeof " COLLATE " + 66];
     size_t n = 0;
     unsigned int vars = 0;
 
@@ -501,25 +501,19 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
          * announced */
         if (strcasecmp(cs, "DEFAULT") == 0)
             strcpy(cs, "utf8mb4");
-        /* SET NAMES cs COLLATE co: the collation after the character set
-         * (dal sets names first); without COLLATE the variable keeps what
-         * SET NAMES made, so an earlier COLLATE does not outlive it */
+        /* SET NAMES cs COLLATE co: one value, which the session takes or
+         * refuses whole (a bad collation leaves the charset as it was) */
         q += n;
         if (text_word_is(&q, "COLLATE")) {
             while (isspace((unsigned char)*q))
                 q++;
             for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
                 ;
-            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
-                q++;
-                n -= 2;
-            }
-            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
+            snprintf(co, sizeof co, "%s COLLATE %.*s", cs, (int)(n < 66 ? n : 66), q);
         } else {
-            strcpy(co, "@@session.collation_connection");
+            snprintf(co, sizeof co, "%s", cs);
         }
-        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
-            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
+        if (dal_session_set_var(c->session, "names", co, &err) != 0)
             reply_dal_error(c, &err);
         else
             track_reply_ok(c, TRACK_NAMES, NULL, 0, 0);
