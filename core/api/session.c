@@ -788,7 +788,13 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
-    session_clear(s);
+    /* a connection whose status counters the client reads is reset in
+     * place and stays: they restart at 0 there, as a server's do */
+    finish(s, "ROLLBACK", NULL);
+    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS);
+    vars_free(&s->vars);
+    s->manual = 0;
+    s->no_backslash = 0;
     return 0;
 }
 

@@ -128,6 +128,26 @@ void pins_release(dal_pins_t *p)
     memset(p, 0, sizeof *p);
 }
 
+void pins_reset(dal_pins_t *p, unsigned int keep)
+{
+    size_t i = 0;
+
+    while (i < p->n) {
+        dal_pin_t *pin = &p->v[i];
+        if (pin->conn != NULL && (pin->reasons & keep)) {
+            conn_mark_dirty(pin->conn);
+            if (conn_reset(pin->conn, NULL) == 0) {
+                pin->reasons &= keep;
+                conn_mark_dirty(pin->conn); /* pinned: reset when it goes back */
+                i++;
+                continue;
+            }
+            pins_lost(pin);
+        }
+        pins_drop(p, pin);
+    }
+}
+
 size_t pins_count(const dal_pins_t *p)
 {
     size_t i, n = 0;

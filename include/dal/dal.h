@@ -527,8 +527,12 @@ DAL_API void dal_session_close(dal_session_t *s);
  */
 /* COM_RESET_CONNECTION for a session (what dal-proxy does for it): rolls back an open transaction,
  * gives the pinned connections back to their pools (which reset them:
- * user variables, temporary tables and locks go), forgets the session
- * variables and sets autocommit back to 1.  0, or DAL_EINVAL for NULL. */
+ * user variables, temporary tables, locks and an XA transaction go),
+ * forgets the session variables and sets autocommit back to 1.  A
+ * connection pinned for session status reads (SHOW STATUS) is reset in
+ * place (COM_RESET_CONNECTION) and stays pinned, so its counters restart
+ * at 0 and go on counting the session's statements, as a server's do.
+ * 0, or DAL_EINVAL for NULL. */
 DAL_API int dal_session_reset(dal_session_t *s, dal_error_t *err);
 /* The number of connections pinned to s (0 for NULL); a lost one does
  * not count. */
@@ -730,10 +734,13 @@ DAL_API const char *dal_session_schema(const dal_session_t *s);
  *    transaction; @@autocommit and @@session.autocommit read back its
  *    value (the servers' connections keep 1); setting it to 1 commits an
  *    open transaction, as the server does;
- *  - "names": SET NAMES with value_sql a charset name, quoted or not
- *    (`utf8mb4`, `'latin1'`; a COLLATE clause is not taken), applied
- *    through the client library so that dal's escaping of ? values follows
- *    the charset;
+ *  - "names": SET NAMES with value_sql a charset name, quoted or not,
+ *    and perhaps a collation (`utf8mb4`, `'latin1' COLLATE latin1_bin`),
+ *    applied through the client library so that dal's escaping of ?
+ *    values follows the charset, then as `SET NAMES cs COLLATE co`; it
+ *    replaces the character_set_client, _connection, _results and
+ *    collation_connection set before it, and a collation the server
+ *    refuses leaves the previous charset in place;
  *  - any other name is sent to the servers as is.
  * The variables are applied on each connection the session takes (pooled
  * or a transaction's), one SET before its first statement; the connection

@@ -136,4 +136,22 @@ EOF
 px_ps_judge reset COM_RESET_CONNECTION
 grep -qx 'none' "$work/reset_px.out" || fail "the variable survived the reset: $(cat "$work/reset_px.out")"
 
+# ---- COM_RESET_CONNECTION restarts the session status counters where the
+# session reads them, as on a server: FLUSH STATUS and the first read pin
+# the connection, which the reset keeps and resets in place; the
+# handshake's character set (latin1) stays
+cat >"$work/status_reset.txt" <<EOF
+SET NAMES koi8r
+FLUSH STATUS
+SELECT 1
+SHOW SESSION STATUS LIKE 'Com_select'
+SELECT COUNT(*) FROM orders
+!reset_connection
+SELECT @@character_set_client, @@character_set_results, @@collation_connection
+SHOW SESSION STATUS LIKE 'Com_select'
+SELECT 2
+SHOW SESSION STATUS LIKE 'Com_select'
+EOF
+PS_CLIENT_CHARSET=latin1 px_ps_judge status_reset "session status over COM_RESET_CONNECTION"
+
 px_finish proxy_pin_test
