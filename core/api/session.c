@@ -40,6 +40,7 @@
 #include "pool.h"
 #include "replica.h"
 #include "rewrite.h"
+#include "session_vars.h"
 #include "route_servers.h"
 #include "result.h"
 #include "route.h"
@@ -47,19 +48,6 @@
 #include "stmt.h"
 #include "sysvar.h"
 #include "txn.h"
-
-/* What dal_session_set_var has set: name = value pairs (names lower-cased,
- * values as SQL) and the charset of SET NAMES; conn is what the pool
- * applies, pointing into the rest. */
-typedef struct session_vars {
-    char **names, **values;  /* owned, n each */
-    size_t n;
-    char *set_sql;           /* owned: "SET SESSION a = v, ...", or NULL when n == 0 and
-                                collation is NULL */
-    char *charset;           /* owned, or NULL */
-    char *collation;         /* owned: SET NAMES charset COLLATE collation, or NULL */
-    dal_conn_vars_t conn;
-} session_vars_t;
 
 struct dal_session {
     dal_t *dal;             /* borrowed */
@@ -102,122 +90,11 @@ struct dal_session {
 
 /* ---------------------------------------------------------- variables */
 
-
-static void vars_free(session_vars_t *v)
-{
-    size_t i;
-
-    for (i = 0; i < v->n; i++) {
-        free(v->names[i]);
-        free(v->values[i]);
-    }
-    free(v->names);
-    free(v->values);
-    free(v->set_sql);
-    free(v->charset);
-    free(v->collation);
-    memset(v, 0, sizeof *v);
-}
-
-/* The SET statement of v's pairs, and conn pointing at it.  A COLLATE of
- * SET NAMES goes first, as `SET NAMES cs COLLATE co`, which the server
- * checks as it checks the client's (1253 for a collation of another
- * charset); the pairs, assigned after it, come after it. */
-static int vars_build(session_vars_t *v)
-{
-    size_t i, len = sizeof "SET SESSION " + sizeof "NAMES '' COLLATE '', ";
-    char *p;
-
-    free(v->set_sql);
-    v->set_sql = NULL;
-    for (i = 0; i < v->n; i++)
-        len += strlen(v->names[i]) + strlen(v->values[i]) + sizeof " = , ";
-    if (v->collation != NULL)
-        len += strlen(v->charset) + strlen(v->collation);
-    if ((v->n > 0 || v->collation != NULL) && (v->set_sql = malloc(len)) == NULL)
-        return DAL_ENOMEM;
-    p = v->set_sql;
-    if (v->collation != NULL)
-        p += sprintf(p, "SET NAMES '%s' COLLATE '%s'%s", v->charset, v->collation,
-                     v->n > 0 ? ", SESSION " : "");
-    for (i = 0; i < v->n; i++)
-        p += sprintf(p, "%s%s = %s", i > 0 ? ", " : v->collation ? "" : "SET SESSION ",
-                     v->names[i], v->values[i]);
-    v->conn.set_sql = v->set_sql;
-    v->conn.names = v->charset;
-    return 0;
-}
-
-/* v with name set to value (both copied), moved to the end if present,
- * else added there. */
-static int vars_put(session_vars_t *v, const char *name, const char *value)
-{
-    char *n = strdup(name), *val = strdup(value), **names, **values;
-    size_t i;
-
-    if (n == NULL || val == NULL)
-        goto oom;
-    for (i = 0; i < v->n && strcmp(v->names[i], n) != 0; i++)
-        ;
-    if (i == v->n) {
-        names = realloc(v->names, (v->n + 1) * sizeof *names);
-        if (names != NULL)
-            v->names = names;
-        values = names ? realloc(v->values, (v->n + 1) * sizeof *values) : NULL;
-        if (values == NULL)
-            goto oom;
-        v->values = values;
-        v->names[v->n] = NULL;
-        v->values[v->n] = NULL;
-        v->n++;
-    }
-    free(v->names[i]);
-    free(v->values[i]);
-    /* the last assigned goes last: a server applies side effects in that
-     * order (setting max_join_size clears sql_big_selects) */
-    memmove(&v->names[i], &v->names[i + 1], (v->n - i - 1) * sizeof *v->names);
-    memmove(&v->values[i], &v->values[i + 1], (v->n - i - 1) * sizeof *v->values);
-    v->names[v->n - 1] = n;
-    v->values[v->n - 1] = val;
-    return 0;
-oom:
-    free(n);
-    free(val);
-    return DAL_ENOMEM;
-}
-
-static int vars_copy(const session_vars_t *from, session_vars_t *to)
-{
-    size_t i;
-
-    memset(to, 0, sizeof *to);
-    for (i = 0; i < from->n; i++)
-        if (vars_put(to, from->names[i], from->values[i]) != 0)
-            return DAL_ENOMEM;
-    if (from->charset != NULL && (to->charset = strdup(from->charset)) == NULL)
-        return DAL_ENOMEM;
-    if (from->collation != NULL && (to->collation = strdup(from->collation)) == NULL)
-        return DAL_ENOMEM;
-    return 0;
-}
-
 /* What the pool applies for the session: NULL when it set nothing, so a
  * session without variables costs nothing. */
 static const dal_conn_vars_t *session_conn_vars(const dal_session_t *s)
 {
     return s->vars.set_sql != NULL || s->vars.charset != NULL ? &s->vars.conn : NULL;
-}
-
-static int name_ok(const char *name)
-{
-    size_t i;
-
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
-        return 0;
-    for (i = 1; name[i]; i++)
-        if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
-            return 0;
-    return i <= 64;
 }
 
 /* value without one pair of surrounding quotes, into buf (cap bytes). */
@@ -347,76 +224,25 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, int *no_backsla
     return rc != 0 ? rc : vars_pinned(s, v, err);
 }
 
-/* v without name, if it has it. */
-static void vars_drop(session_vars_t *v, const char *name)
+/* next (transferred) checked (vars_check) and made the session's. */
+static int vars_commit(dal_session_t *s, session_vars_t *next, dal_error_t *err)
 {
-    size_t i;
+    int nb = s->no_backslash, rc = vars_build(next);
 
-    for (i = 0; i < v->n; i++)
-        if (strcmp(v->names[i], name) == 0) {
-            free(v->names[i]);
-            free(v->values[i]);
-            memmove(&v->names[i], &v->names[i + 1], (v->n - i - 1) * sizeof *v->names);
-            memmove(&v->values[i], &v->values[i + 1], (v->n - i - 1) * sizeof *v->values);
-            v->n--;
-            return;
-        }
-}
-
-/* The word at *p (quoted or not) into out (cap bytes), *p past it and the
- * blanks after it; 0 when there is none or it is too long. */
-static int names_word(const char **p, char *out, size_t cap)
-{
-    const char *s = *p;
-    size_t n = 0;
-    char q = (*s == '\'' || *s == '"' || *s == '`') ? *s++ : 0;
-
-    while (s[n] != '\0' && (q ? s[n] != q : !isspace((unsigned char)s[n])))
-        n++;
-    if (n == 0 || n >= cap || (q && s[n] != q))
-        return 0;
-    memcpy(out, s, n);
-    out[n] = '\0';
-    s += n + (q != 0);
-    while (isspace((unsigned char)*s))
-        s++;
-    *p = s;
-    return 1;
-}
-
-/* SET NAMES's value, `charset [COLLATE collation]` (each quoted or not),
- * into v: SET NAMES sets the client's, the connection's and the results'
- * charsets and the connection's collation, so an earlier assignment of
- * any of them goes (it would be applied after the charset). */
-static int names_put(session_vars_t *v, const char *value, dal_error_t *err)
-{
-    static const char *const set_by_names[] = {"character_set_client", "character_set_connection",
-                                               "character_set_results", "collation_connection"};
-    char cs[65], co[65] = "";
-    const char *p = value;
-    size_t i;
-
-    if (!names_word(&p, cs, sizeof cs) || !name_ok(cs))
-        return err_set(err, DAL_EINVAL, "SET NAMES: '%s' is not a charset name", value);
-    if (*p != '\0' && (strncasecmp(p, "COLLATE", 7) != 0 || !isspace((unsigned char)p[7])))
-        return err_set(err, DAL_EINVAL, "SET NAMES: '%s': COLLATE or nothing after the "
-                                        "charset", value);
-    if (*p != '\0') {
-        p += 7;
-        while (isspace((unsigned char)*p))
-            p++;
-        if (!names_word(&p, co, sizeof co) || !name_ok(co) || *p != '\0')
-            return err_set(err, DAL_EINVAL, "SET NAMES: '%s': not a collation name after "
-                                            "COLLATE", value);
-    }
-    for (i = 0; i < sizeof set_by_names / sizeof set_by_names[0]; i++)
-        vars_drop(v, set_by_names[i]);
-    free(v->charset);
-    free(v->collation);
-    v->collation = NULL;
-    if ((v->charset = strdup(cs)) == NULL ||
-        (co[0] != '\0' && strcasecmp(co, "DEFAULT") != 0 && (v->collation = strdup(co)) == NULL))
+    if (rc != 0) {
+        vars_free(next);
         return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if ((rc = vars_check(s, next, &nb, err)) != 0) {
+        vars_free(next);
+        return rc;
+    }
+    s->no_backslash = nb;
+    vars_free(&s->vars);
+    s->vars = *next;
+    /* conn pointed into next's strings, which the session now owns */
+    s->vars.conn.set_sql = s->vars.set_sql;
+    s->vars.conn.names = s->vars.charset;
     return 0;
 }
 
@@ -426,11 +252,11 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
     char lower[65];
     session_vars_t next;
     size_t i;
-    int rc, nb;
+    int rc;
 
     if (s == NULL || name == NULL || value_sql == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_set_var: NULL argument");
-    if (!name_ok(name))
+    if (!vars_name_ok(name))
         return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name", name);
     for (i = 0; name[i]; i++)
         lower[i] = (char)tolower((unsigned char)name[i]);
@@ -446,7 +272,7 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
         return err_set(err, DAL_ENOMEM, "out of memory");
     }
     if (strcmp(lower, "names") == 0) {
-        rc = names_put(&next, value_sql, err);
+        rc = vars_names(&next, value_sql, err);
         if (rc != 0) {
             vars_free(&next);
             return rc;
@@ -454,25 +280,11 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
     } else {
         rc = vars_put(&next, lower, value_sql);
     }
-    if (rc == 0)
-        rc = vars_build(&next);
     if (rc != 0) {
         vars_free(&next);
         return err_set(err, DAL_ENOMEM, "out of memory");
     }
-    nb = s->no_backslash;
-    rc = vars_check(s, &next, &nb, err);
-    if (rc != 0) {
-        vars_free(&next);
-        return rc;
-    }
-    s->no_backslash = nb;
-    vars_free(&s->vars);
-    s->vars = next;
-    /* conn pointed into next's strings, which the session now owns */
-    s->vars.conn.set_sql = s->vars.set_sql;
-    s->vars.conn.names = s->vars.charset;
-    return 0;
+    return vars_commit(s, &next, err);
 }
 
 unsigned int dal_session_status(const dal_session_t *s)
@@ -1482,4 +1294,153 @@ int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char 
     int rc = dal_session_query(s, opts, sql, params, nparams, &r, err);
 
     return result_drop(rc, r, affected_rows);
+}
+
+/* ------------------------------------------- SET evaluated by a server */
+
+/* The literal of r's column col in its current row: NULL, a number as the
+ * server wrote it, a string quoted ('...', or X'...' when it holds a quote,
+ * a backslash or a byte outside printable ASCII, which reads the same in
+ * any sql_mode and charset).  Owned by the caller; NULL when out of memory. */
+static char *literal_of(dal_result_t *r, size_t col)
+{
+    dal_column_info_t ci = {.struct_size = sizeof ci};
+    size_t len = 0, i;
+    const char *v = dal_result_text(r, col, &len);
+    int plain = 1;
+    char *out, *o;
+
+    if (v == NULL)
+        return strdup("NULL");
+    if (dal_result_column_info(r, col, &ci) == 0 && len > 0 &&
+        (ci.type <= DAL_COLUMN_DOUBLE || ci.type == DAL_COLUMN_LONGLONG ||
+         ci.type == DAL_COLUMN_INT24 || ci.type == DAL_COLUMN_NEWDECIMAL))
+        return strndup(v, len);
+    for (i = 0; i < len && plain; i++)
+        plain = v[i] >= ' ' && v[i] <= '~' && v[i] != '\'' && v[i] != '\\';
+    if ((out = o = malloc(2 * len + 4)) == NULL)
+        return NULL;
+    if (plain) {
+        *o++ = '\'';
+        memcpy(o, v, len);
+        o += len;
+    } else {
+        *o++ = 'X';
+        *o++ = '\'';
+        for (i = 0; i < len; i++)
+            o += sprintf(o, "%02X", (unsigned char)v[i]);
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+/* Read back names[0..n) where opts sends a statement naming no table, as
+ * literals into next. */
+static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char *const *names,
+                     size_t n, session_vars_t *next, char **values, dal_error_t *err)
+{
+    dal_buf_t sql = {0};
+    dal_result_t *r = NULL;
+    char *lit;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n; i++)
+        buf_printf(&sql, "%s@@session.%s", i ? ", " : "SELECT ", names[i]);
+    if (!sql.oom && sql.len > 0)
+        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r,
+                           err);
+    else
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
+    buf_free(&sql);
+    if (rc == 0 && (rc = dal_result_next(r, err)) == 1)
+        rc = 0;
+    else if (rc == 0)
+        rc = err_set(err, DAL_ESERVER, "reading back the session variables: no row");
+    for (i = 0; i < n && rc == 0; i++) {
+        if ((lit = literal_of(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
+        if (values != NULL && rc == 0)
+            values[i] = lit;
+        else
+            free(lit);
+    }
+    dal_result_free(r);
+    return rc;
+}
+
+/* Outside a transaction: the datasource where the session's SET and its
+ * read-back both run, pinned (a pin taken now, for the call, sets *taken):
+ * the one holding the user variables, else the one a statement naming no
+ * table goes to.  Its name into ds. */
+static int hold_node(dal_session_t *s, char *ds, size_t cap, int *taken, dal_error_t *err)
+{
+    dal_snapshot_t *snap = snapshot_acquire(s->dal);
+    dal_pin_t *pin = pins_user_vars(&s->pins);
+    dal_node_t *node = pin != NULL ? snapshot_node(snap, pin->node->cfg->name) : NULL;
+    int rc = 0;
+
+    if (node == NULL && pin == NULL)
+        node = s->schema[0] ? snapshot_schema_node(snap, s->schema) : snap->default_node;
+    if (node == NULL && pin == NULL && snap->nnodes > 0)
+        node = snap->nodes[0];
+    if (node == NULL)
+        rc = err_set(err, DAL_EROUTE, "no datasource to evaluate SET on");
+    if (rc == 0 && pins_find(&s->pins, node) == NULL) {
+        pool_set_vars(session_conn_vars(s));
+        rc = pins_take(&s->pins, snap, node, 0, &pin, err);
+        pool_set_vars(NULL);
+        *taken = rc == 0;
+    }
+    if (rc == 0)
+        snprintf(ds, cap, "%s", node->cfg->name);
+    snapshot_unref(snap);
+    return rc;
+}
+
+int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
+                         const char *const *names, size_t n, char **values,
+                         dal_result_t **out, dal_error_t *err)
+{
+    char ds[256] = "";
+    dal_query_opts_t o = {.datasource = ds};
+    session_vars_t next;
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+    dal_pin_t *pin;
+    size_t i;
+    int taken = 0, rc;
+
+    if (s == NULL || sql == NULL || out == NULL || (n > 0 && names == NULL))
+        return err_set(err, DAL_EINVAL, "dal_session_set_eval: NULL argument");
+    *out = NULL;
+    for (i = 0; i < n; i++)
+        if (!vars_name_ok(names[i]))
+            return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name",
+                           names[i]);
+    if (!s->in_txn && (rc = hold_node(s, ds, sizeof ds, &taken, err)) != 0)
+        return rc;
+    if (vars_copy(&s->vars, &next) != 0)
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
+    else
+        rc = session_query(s, s->in_txn ? NULL : &o, (dal_stmt_text_t){sql, NULL, len}, NULL,
+                           0, out, err);
+    if (rc == 0)
+        rc = read_back(s, s->in_txn ? NULL : &o, names, n, &next, values, err);
+    if (taken) {
+        /* given back unless the SET pinned it (it set a user variable) */
+        snap = snapshot_acquire(s->dal);
+        node = snapshot_node(snap, ds);
+        if (node != NULL && (pin = pins_find(&s->pins, node)) != NULL && pin->reasons == 0)
+            pins_drop(&s->pins, pin);
+        snapshot_unref(snap);
+    }
+    if (rc != 0) {
+        vars_free(&next);
+        dal_result_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    return vars_commit(s, &next, err);
 }

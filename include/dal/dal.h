@@ -758,6 +758,27 @@ DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *
                                 dal_error_t *err);
 
 /*
+ * A SET statement (sql, len bytes, borrowed) assigning the session
+ * variables names[0..n) -- perhaps user variables too -- from values the
+ * server must evaluate: `SET sql_mode = CONCAT(@@sql_mode, ',X')`, `SET x
+ * = @saved`, `SET optimizer_switch = 'flag=off'` (a flag set's literal
+ * changes only the flags it names).  It runs as a statement of s on one
+ * connection: in a transaction the transaction's; else the connection
+ * holding the session's user variables, or one of the datasource a
+ * statement naming no table goes to, held for the call (pinned, and given
+ * back after it unless the SET set a user variable).  The values it gave
+ * are then read back there (`SELECT @@session.name, ...`) and kept as
+ * dal_session_set_var keeps literals, for every connection the session
+ * takes.  values (NULL, or n pointers) gets each literal, malloc'ed, the
+ * caller's.  *out is the SET's result (its warnings), the caller's.  names
+ * must not be dal's own (autocommit, dal_transaction_mode, names).  On
+ * failure the session keeps its variables (the server's error: DAL_ESERVER).
+ */
+DAL_API int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
+                                 const char *const *names, size_t n, char **values,
+                                 dal_result_t **out, dal_error_t *err);
+
+/*
  * LOAD DATA LOCAL INFILE.  The server answers such a statement by asking
  * the client for the file's bytes.  dal answers for the program, on every
  * backend connection, in this order:
