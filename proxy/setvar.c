@@ -5,11 +5,13 @@
  * A server keeps them for the connection; dal-proxy runs each statement on
  * whichever pooled connection its route gives, so the client's dal session
  * keeps them instead (dal_session_set_var) and applies them to every
- * connection it takes.  A value that reads state (`@saved`, `@@sql_mode`,
- * a function) is evaluated once through the session, as the server would
- * evaluate it once, and kept as the literal it gave.  Assignments of user
- * variables run on the server (the session pins the connection that holds
- * them), in their place in the list.
+ * connection it takes.  A list with a value that reads state (`@saved`,
+ * `@@sql_mode`, a function) or a flag set's literal runs on a server as
+ * written, where the session's user variables are, and the values it gave
+ * are read back there and kept as literals (dal_session_set_eval).  In
+ * other lists, assignments of user variables run on the server (the
+ * session pins the connection that holds them) and the session variables'
+ * literals are kept.
  */
 #include <ctype.h>
 #include <stdio.h>
