@@ -506,8 +506,12 @@ DAL_API void dal_session_close(dal_session_t *s);
  *  - PREPARE name FROM ... (EXECUTE and DEALLOCATE PREPARE then run on the
  *    pinned connection);
  *  - HANDLER t OPEN;
- *  - SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS (the
- *    session status counters are the connection's).
+ *  - SHOW [SESSION | LOCAL] STATUS, FLUSH STATUS,
+ *    information_schema.SESSION_STATUS (the session status counters are
+ *    the connection's);
+ *  - XA START (until XA COMMIT or XA ROLLBACK succeeds there; meanwhile a
+ *    statement naming no table runs on its node, and one on another node
+ *    fails with DAL_EUNSUPPORTED, as it would run outside the XA).
  * From then on every statement of the session that runs on a pinned node
  * runs on its pinned connection (reads too: it is the master's), its
  * transactions on that node too (COMMIT and ROLLBACK keep the pin), and
