@@ -862,6 +862,7 @@ static int run_across(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_
 static int run_in_txn(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
 {
     const dal_routing_t *rt = &st->rt;
+    unsigned int pins;
     int broken = 0, rc;
 
     if (!reads_only(rt->sql) && (rc = check_write(s, rt, err)) != 0)
@@ -870,7 +871,9 @@ static int run_in_txn(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_
         return rc;
     if (rt->nroutes != 1 || rt->routes[0].node != s->node)
         return run_across(s, st, out, err);
-    if (rt->sql->pins && (rc = pin_txn_conn(s, rt->sql->pins, err)) != 0)
+    /* (XA START in a started transaction: the server refuses it, 1400) */
+    pins = rt->sql->pins & ~(unsigned int)DAL_PIN_XA;
+    if (pins && (rc = pin_txn_conn(s, pins, err)) != 0)
         return rc;
     rc = exec_on_conn(rt, s->conn, st->params, st->nparams, out, &broken, err);
     if (rc == 0 && writes(rt->sql)) {
