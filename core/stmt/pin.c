@@ -75,7 +75,8 @@ int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *
     v->reasons = reasons;
     /* what it holds is not all flagged by the server: the pool must reset it */
     conn_mark_dirty(c);
-    event_pin(snap, node, reasons);
+    if (reasons != 0) /* (0: held for one call, dal_session_set_eval) */
+        event_pin(snap, node, reasons);
     *out = v;
     return 0;
 }

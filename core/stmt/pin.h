@@ -45,8 +45,9 @@ dal_pin_t *pins_user_vars(dal_pins_t *p);
 
 /* Take a connection of node's master (snap's, borrowed: the pin takes a
  * reference) and pin it for the state of reasons (DAL_PIN_*), which
- * snap's monitors hear of (DAL_EVENT_PIN).  *out is the new pin, borrowed
- * from p. */
+ * snap's monitors hear of (DAL_EVENT_PIN); reasons 0 holds it for a call
+ * that gives it back (pins_drop), heard of by none.  *out is the new pin,
+ * borrowed from p. */
 int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, unsigned int reasons,
               dal_pin_t **out, dal_error_t *err);
 

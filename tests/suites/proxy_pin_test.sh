@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # proxy_pin_test.sh -- session state through dal-proxy, judged by the
 # `mariadb` client against a plain MariaDB: user variables, temporary
-# tables, named locks, LOCK TABLES, SQL prepared statements and session
-# status counters over one
+# tables, named locks, LOCK TABLES, SQL prepared statements, XA
+# transactions and session status counters over one
 # client connection must behave as on one server (each client connection
 # is a dal session, which pins the backend connections holding its state),
 # SET SESSION TRANSACTION must hold for every statement, and
-# COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
-# servers; never skips.
+# COM_RESET_CONNECTION must drop that state, keep the handshake's charset
+# and restart the status counters.  Starts its own MariaDB servers; never
+# skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
