@@ -122,6 +122,18 @@ status_moves() { # CLIENT
 got=$(status_moves px) want=$(status_moves plain)
 [ "$got" = "$want" ] || fail "session status: proxy moved '$got', the server '$want'"
 echo "$want" | grep -qx 'COM_SELECT 2' || fail "session status on the server: '$want'"
+# the same with the view's name backquoted (a new client: its first read pins)
+quoted_moves() { # CLIENT
+    "$1" -N -B -e "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.\`SESSION_STATUS\`
+            WHERE VARIABLE_NAME = 'COM_SELECT';
+        SET STATEMENT sort_buffer_size = 100000 FOR SELECT 'x'; SELECT 1;
+        SELECT VARIABLE_NAME, VARIABLE_VALUE FROM \`information_schema\`.\`SESSION_STATUS\`
+            WHERE VARIABLE_NAME = 'COM_SELECT'" 2>&1 |
+        awk -F'\t' 'NF == 2 { n = toupper($1); if (n in last) print n, $2 - last[n]; last[n] = $2; next } { print }'
+}
+got=$(quoted_moves px) want=$(quoted_moves plain)
+[ "$got" = "$want" ] || fail "session status, backquoted: proxy moved '$got', the server '$want'"
+echo "$want" | grep -qx 'COM_SELECT 3' || fail "session status, backquoted, on the server: '$want'"
 
 # ---- COM_RESET_CONNECTION drops the state (mysql_reset_connection) -------
 T=$'\t'
