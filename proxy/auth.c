@@ -146,6 +146,15 @@ static void keep_collation(proxy_client_t *c, dal_session_t *s)
     (void)dal_session_set_var(s, "collation_connection", id, &err);
 }
 
+int auth_session_charset(proxy_client_t *c, dal_error_t *err)
+{
+    if (handshake_charset(c->charset) != NULL &&
+        dal_session_set_var(c->session, "names", handshake_charset(c->charset), err) != 0)
+        return err->code;
+    keep_collation(c, c->session);
+    return 0;
+}
+
 /* The password checked: open the session in the handshake's character
  * set (as SET NAMES) and collation, and say OK. */
 static int logged_in(proxy_client_t *c)

@@ -285,13 +285,18 @@ static void run_command(proxy_client_t *c)
         auth_change_user(c, &cmd.u.change_user);
         return;
     case PROTO_COM_RESET_CONNECTION: {
-        /* the session's transaction, variables and pinned connections go */
+        /* the session's transaction, variables and pinned connections go;
+         * the handshake's character set and the idle timeout stay, as on a
+         * server */
         dal_error_t err;
         ps_free_all(c);
-        if (dal_session_reset(c->session, &err) != 0)
+        if (dal_session_reset(c->session, &err) != 0 || auth_session_charset(c, &err) != 0) {
             reply_dal_error(c, &err);
-        else
+        } else {
+            c->wait_timeout_s = proxy_idle_default(c);
+            c->interactive_pending = c->wait_timeout_s != c->px->wait_timeout_s;
             reply_ok(c, 0, 0, 0);
+        }
         return;
     }
     default:

@@ -220,6 +220,9 @@ int auth_sha2_password(proxy_client_t *c, const proto_packet_t *pkt);
 /* COM_CHANGE_USER: c's session and statements end and cu's user logs in
  * as at the handshake. */
 void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu);
+/* The handshake's character set (as SET NAMES) and collation for c's
+ * session, as at login; a server's COM_RESET_CONNECTION keeps them too. */
+int auth_session_charset(proxy_client_t *c, dal_error_t *err);
 
 /* ------------------------------------------------------------ setvar.c */
 

@@ -5,11 +5,13 @@
  * A server keeps them for the connection; dal-proxy runs each statement on
  * whichever pooled connection its route gives, so the client's dal session
  * keeps them instead (dal_session_set_var) and applies them to every
- * connection it takes.  A value that reads state (`@saved`, `@@sql_mode`,
- * a function) is evaluated once through the session, as the server would
- * evaluate it once, and kept as the literal it gave.  Assignments of user
- * variables run on the server (the session pins the connection that holds
- * them), in their place in the list.
+ * connection it takes.  A list with a value that reads state (`@saved`,
+ * `@@sql_mode`, a function) or a flag set's literal runs on a server as
+ * written, where the session's user variables are, and the values it gave
+ * are read back there and kept as literals (dal_session_set_eval).  In
+ * other lists, assignments of user variables run on the server (the
+ * session pins the connection that holds them) and the session variables'
+ * literals are kept.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -244,16 +246,26 @@ static int set_transaction(proxy_client_t *c, const char *p)
 /* One session variable's assignment of a SET list, its value read. */
 typedef struct set_item {
     char name[65];
-    char *value;  /* owned: SQL, a literal when the text read state */
+    char *value;  /* owned: SQL as written, or the literal it gave */
+    const char *text, *end;  /* the item in the statement */
 } set_item_t;
 
+/* Whether the server must evaluate an item's value where the session's
+ * state is: it reads state, or it is a flag set's literal, which changes
+ * only the flags it names (`optimizer_switch = 'mrr=on'`). */
+static bool server_evaluates(const set_item_t *it)
+{
+    return reads_state(it->value) ||
+           ((strcasecmp(it->name, "optimizer_switch") == 0 ||
+             strcasecmp(it->name, "optimizer_trace") == 0) &&
+            strcasecmp(it->value, "DEFAULT") != 0);
+}
+
 /* The item `[SESSION] [@@[session.]]name = value` at p..end into *it, its
- * value evaluated now if it reads state. */
-static int read_item(proxy_client_t *c, const char *p, const char *end, set_item_t *it,
-                     dal_error_t *err)
+ * value as written. */
+static int read_item(const char *p, const char *end, set_item_t *it, dal_error_t *err)
 {
     size_t n = 0;
-    int rc;
 
     if (!text_word_is(&p, "SESSION"))
         (void)text_word_is(&p, "LOCAL");
@@ -281,8 +293,7 @@ static int read_item(proxy_client_t *c, const char *p, const char *end, set_item
     for (n = strlen(it->value);
          n > 0 && (isspace((unsigned char)it->value[n - 1]) || it->value[n - 1] == ';'); n--)
         it->value[n - 1] = '\0';
-    rc = reads_state(it->value) ? evaluate(c, &it->value, err) : 0;
-    return rc;
+    return 0;
 }
 
 /* Whether the item at p assigns a user variable (`@name`) or, as `SET
@@ -404,10 +415,63 @@ static int replay(proxy_client_t *c, const set_item_t *items, size_t n, dal_resu
 }
 
 /*
+ * A SET list whose values the server must evaluate (server_evaluates): the
+ * list but dal's own variables runs on the server as written, through the
+ * session, which reads back the values it gave the session variables and
+ * keeps them (dal_session_set_eval); *out is its answer.  Values of dal's
+ * own variables that read state are read first, as the server reads every
+ * value before it sets any.
+ */
+static int set_evaluated(proxy_client_t *c, set_item_t *items, size_t n, const char *list,
+                         const char *last, dal_result_t **out, dal_error_t *err)
+{
+    const char *names[64];
+    char *values[64] = {0}, *sql = malloc((size_t)(last - list) + sizeof "SET "), *o;
+    const char *p, *end;
+    size_t i, k = 0, own;
+    int rc = 0;
+
+    if (sql == NULL)
+        return out_of_memory(err);
+    o = sql + sprintf(sql, "SET ");
+    for (p = list; p < last; p = end < last ? end + 1 : end) {
+        end = set_item_end(p, last);
+        for (own = 0; own < n && !(items[own].text == p && dal_own(items[own].name)); own++)
+            ;
+        if (own < n || list_done(p, end) || p == end)
+            continue;
+        o += sprintf(o, "%s%.*s", o == sql + 4 ? "" : ",", (int)(end - p), p);
+    }
+    for (i = 0; i < n; i++)
+        if (!dal_own(items[i].name))
+            names[k++] = items[i].name;
+    for (i = 0; rc == 0 && i < n; i++)
+        if (dal_own(items[i].name) && reads_state(items[i].value))
+            rc = evaluate(c, &items[i].value, err);
+    if (rc == 0)
+        rc = dal_session_set_eval(c->session, sql, (size_t)(o - sql), names, k, values, out, err);
+    for (i = 0, k = 0; i < n; i++) {
+        if (dal_own(items[i].name))
+            continue;
+        if (values[k] != NULL) {  /* the value kept: wait_timeout's */
+            free(items[i].value);
+            items[i].value = values[k];
+        }
+        k++;
+    }
+    for (i = 0; rc == 0 && i < n; i++)
+        if (dal_own(items[i].name))
+            rc = dal_session_set_var(c->session, items[i].name, items[i].value, err);
+    free(sql);
+    return rc;
+}
+
+/*
  * A SET list that assigns session variables, as a server runs it: every
  * value is read before any variable changes (so `SET @a = 1, x = @a`
  * reads the old @a), then the user variables are set on the server, then
- * the session's.  *out: the answer of the replay, or NULL.
+ * the session's.  A list with a value the server must evaluate runs there
+ * (set_evaluated).  *out: the answer of the replay, or NULL.
  */
 static int set_list(proxy_client_t *c, const char *list, const char *last, unsigned int *vars,
                     dal_result_t **out, dal_error_t *err)
@@ -415,6 +479,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
     set_item_t items[64];
     size_t n = 0, i;
     const char *p, *end;
+    bool server = false;
     int rc = 0;
 
     for (p = list; rc == 0 && p < last; p = end < last ? end + 1 : end) {
@@ -425,10 +490,23 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
             rc = refused(err, "dal-proxy takes at most 64 session variables in one SET");
         else {
             items[n].value = NULL;  /* read_item may fail before it reads one */
-            if ((rc = read_item(c, p, end, &items[n], err)) == 0 || items[n].value != NULL)
+            items[n].text = p;
+            items[n].end = end;
+            if ((rc = read_item(p, end, &items[n], err)) == 0 || items[n].value != NULL)
                 n++;
         }
     }
+    for (i = 0; rc == 0 && i < n; i++)
+        server |= !dal_own(items[i].name) && server_evaluates(&items[i]);
+    if (rc == 0 && server) {
+        rc = set_evaluated(c, items, n, list, last, out, err);
+        for (i = 0; rc == 0 && i < n; i++)
+            *vars |= track_bit(items[i].name);
+        goto timeouts;
+    }
+    for (i = 0; rc == 0 && i < n; i++)
+        if (reads_state(items[i].value))
+            rc = evaluate(c, &items[i].value, err);
     if (rc == 0)
         rc = set_user_vars(c, list, last, err);
     for (i = 0; i < n; i++)
@@ -437,6 +515,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
             *vars |= track_bit(items[i].name);
     if (rc == 0)
         rc = replay(c, items, n, out, err);
+timeouts:
     for (i = 0; rc == 0 && i < n; i++)
         if (strcasecmp(items[i].name, "wait_timeout") == 0)
             c->wait_timeout_s = wait_timeout(c, items[i].value);
@@ -454,7 +533,7 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
     const char *p = sql, *q;
     dal_result_t *r = NULL;
     dal_error_t err;
-    char cs[65], co[68];
+    char cs[65], co[sizeof cs + sizeof " COLLATE " + 66];
     size_t n = 0;
     unsigned int vars = 0;
 
@@ -501,25 +580,19 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
          * announced */
         if (strcasecmp(cs, "DEFAULT") == 0)
             strcpy(cs, "utf8mb4");
-        /* SET NAMES cs COLLATE co: the collation after the character set
-         * (dal sets names first); without COLLATE the variable keeps what
-         * SET NAMES made, so an earlier COLLATE does not outlive it */
+        /* SET NAMES cs COLLATE co: one value, which the session takes or
+         * refuses whole (a bad collation leaves the charset as it was) */
         q += n;
         if (text_word_is(&q, "COLLATE")) {
             while (isspace((unsigned char)*q))
                 q++;
             for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
                 ;
-            if (n >= 2 && strchr("'\"`", *q) != NULL && q[n - 1] == *q) {
-                q++;
-                n -= 2;
-            }
-            snprintf(co, sizeof co, "'%.*s'", (int)(n < sizeof co - 3 ? n : sizeof co - 3), q);
+            snprintf(co, sizeof co, "%s COLLATE %.*s", cs, (int)(n < 66 ? n : 66), q);
         } else {
-            strcpy(co, "@@session.collation_connection");
+            snprintf(co, sizeof co, "%s", cs);
         }
-        if (dal_session_set_var(c->session, "names", cs, &err) != 0 ||
-            dal_session_set_var(c->session, "collation_connection", co, &err) != 0)
+        if (dal_session_set_var(c->session, "names", co, &err) != 0)
             reply_dal_error(c, &err);
         else
             track_reply_ok(c, TRACK_NAMES, NULL, 0, 0);

@@ -40,6 +40,7 @@
 #include "pool.h"
 #include "replica.h"
 #include "rewrite.h"
+#include "session_vars.h"
 #include "route_servers.h"
 #include "result.h"
 #include "route.h"
@@ -47,17 +48,6 @@
 #include "stmt.h"
 #include "sysvar.h"
 #include "txn.h"
-
-/* What dal_session_set_var has set: name = value pairs (names lower-cased,
- * values as SQL) and the charset of SET NAMES; conn is what the pool
- * applies, pointing into the rest. */
-typedef struct session_vars {
-    char **names, **values;  /* owned, n each */
-    size_t n;
-    char *set_sql;           /* owned: "SET SESSION a = v, ...", or NULL when n == 0 */
-    char *charset;           /* owned, or NULL */
-    dal_conn_vars_t conn;
-} session_vars_t;
 
 struct dal_session {
     dal_t *dal;             /* borrowed */
@@ -100,110 +90,11 @@ struct dal_session {
 
 /* ---------------------------------------------------------- variables */
 
-
-static void vars_free(session_vars_t *v)
-{
-    size_t i;
-
-    for (i = 0; i < v->n; i++) {
-        free(v->names[i]);
-        free(v->values[i]);
-    }
-    free(v->names);
-    free(v->values);
-    free(v->set_sql);
-    free(v->charset);
-    memset(v, 0, sizeof *v);
-}
-
-/* The SET statement of v's pairs, and conn pointing at it. */
-static int vars_build(session_vars_t *v)
-{
-    size_t i, len = sizeof "SET SESSION ";
-    char *p;
-
-    free(v->set_sql);
-    v->set_sql = NULL;
-    for (i = 0; i < v->n; i++)
-        len += strlen(v->names[i]) + strlen(v->values[i]) + sizeof " = , ";
-    if (v->n > 0 && (v->set_sql = malloc(len)) == NULL)
-        return DAL_ENOMEM;
-    p = v->set_sql;
-    for (i = 0; i < v->n; i++)
-        p += sprintf(p, "%s%s = %s", i == 0 ? "SET SESSION " : ", ", v->names[i], v->values[i]);
-    v->conn.set_sql = v->set_sql;
-    v->conn.names = v->charset;
-    return 0;
-}
-
-/* v with name set to value (both copied), moved to the end if present,
- * else added there. */
-static int vars_put(session_vars_t *v, const char *name, const char *value)
-{
-    char *n = strdup(name), *val = strdup(value), **names, **values;
-    size_t i;
-
-    if (n == NULL || val == NULL)
-        goto oom;
-    for (i = 0; i < v->n && strcmp(v->names[i], n) != 0; i++)
-        ;
-    if (i == v->n) {
-        names = realloc(v->names, (v->n + 1) * sizeof *names);
-        if (names != NULL)
-            v->names = names;
-        values = names ? realloc(v->values, (v->n + 1) * sizeof *values) : NULL;
-        if (values == NULL)
-            goto oom;
-        v->values = values;
-        v->names[v->n] = NULL;
-        v->values[v->n] = NULL;
-        v->n++;
-    }
-    free(v->names[i]);
-    free(v->values[i]);
-    /* the last assigned goes last: a server applies side effects in that
-     * order (setting max_join_size clears sql_big_selects) */
-    memmove(&v->names[i], &v->names[i + 1], (v->n - i - 1) * sizeof *v->names);
-    memmove(&v->values[i], &v->values[i + 1], (v->n - i - 1) * sizeof *v->values);
-    v->names[v->n - 1] = n;
-    v->values[v->n - 1] = val;
-    return 0;
-oom:
-    free(n);
-    free(val);
-    return DAL_ENOMEM;
-}
-
-static int vars_copy(const session_vars_t *from, session_vars_t *to)
-{
-    size_t i;
-
-    memset(to, 0, sizeof *to);
-    for (i = 0; i < from->n; i++)
-        if (vars_put(to, from->names[i], from->values[i]) != 0)
-            return DAL_ENOMEM;
-    if (from->charset != NULL && (to->charset = strdup(from->charset)) == NULL)
-        return DAL_ENOMEM;
-    return 0;
-}
-
 /* What the pool applies for the session: NULL when it set nothing, so a
  * session without variables costs nothing. */
 static const dal_conn_vars_t *session_conn_vars(const dal_session_t *s)
 {
     return s->vars.set_sql != NULL || s->vars.charset != NULL ? &s->vars.conn : NULL;
-}
-
-static int name_ok(const char *name)
-{
-    size_t i;
-
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
-        return 0;
-    for (i = 1; name[i]; i++)
-        if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
-            return 0;
-    return i <= 64;
 }
 
 /* value without one pair of surrounding quotes, into buf (cap bytes). */
@@ -333,18 +224,39 @@ static int vars_check(dal_session_t *s, const session_vars_t *v, int *no_backsla
     return rc != 0 ? rc : vars_pinned(s, v, err);
 }
 
+/* next (transferred) checked (vars_check) and made the session's. */
+static int vars_commit(dal_session_t *s, session_vars_t *next, dal_error_t *err)
+{
+    int nb = s->no_backslash, rc = vars_build(next);
+
+    if (rc != 0) {
+        vars_free(next);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if ((rc = vars_check(s, next, &nb, err)) != 0) {
+        vars_free(next);
+        return rc;
+    }
+    s->no_backslash = nb;
+    vars_free(&s->vars);
+    s->vars = *next;
+    /* conn pointed into next's strings, which the session now owns */
+    s->vars.conn.set_sql = s->vars.set_sql;
+    s->vars.conn.names = s->vars.charset;
+    return 0;
+}
+
 int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
                         dal_error_t *err)
 {
-    char lower[65], buf[65];
-    const char *cs;
+    char lower[65];
     session_vars_t next;
     size_t i;
-    int rc, nb;
+    int rc;
 
     if (s == NULL || name == NULL || value_sql == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_set_var: NULL argument");
-    if (!name_ok(name))
+    if (!vars_name_ok(name))
         return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name", name);
     for (i = 0; name[i]; i++)
         lower[i] = (char)tolower((unsigned char)name[i]);
@@ -360,35 +272,19 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
         return err_set(err, DAL_ENOMEM, "out of memory");
     }
     if (strcmp(lower, "names") == 0) {
-        cs = unquote(value_sql, buf, sizeof buf);
-        if (!name_ok(cs)) {
+        rc = vars_names(&next, value_sql, err);
+        if (rc != 0) {
             vars_free(&next);
-            return err_set(err, DAL_EINVAL, "SET NAMES: '%s' is not a charset name", value_sql);
+            return rc;
         }
-        free(next.charset);
-        rc = (next.charset = strdup(cs)) == NULL ? DAL_ENOMEM : 0;
     } else {
         rc = vars_put(&next, lower, value_sql);
     }
-    if (rc == 0)
-        rc = vars_build(&next);
     if (rc != 0) {
         vars_free(&next);
         return err_set(err, DAL_ENOMEM, "out of memory");
     }
-    nb = s->no_backslash;
-    rc = vars_check(s, &next, &nb, err);
-    if (rc != 0) {
-        vars_free(&next);
-        return rc;
-    }
-    s->no_backslash = nb;
-    vars_free(&s->vars);
-    s->vars = next;
-    /* conn pointed into next's strings, which the session now owns */
-    s->vars.conn.set_sql = s->vars.set_sql;
-    s->vars.conn.names = s->vars.charset;
-    return 0;
+    return vars_commit(s, &next, err);
 }
 
 unsigned int dal_session_status(const dal_session_t *s)
@@ -704,7 +600,13 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
-    session_clear(s);
+    /* a connection whose status counters the client reads is reset in
+     * place and stays: they restart at 0 there, as a server's do */
+    finish(s, "ROLLBACK", NULL);
+    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS);
+    vars_free(&s->vars);
+    s->manual = 0;
+    s->no_backslash = 0;
     return 0;
 }
 
@@ -960,6 +862,7 @@ static int run_across(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_
 static int run_in_txn(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_error_t *err)
 {
     const dal_routing_t *rt = &st->rt;
+    unsigned int pins;
     int broken = 0, rc;
 
     if (!reads_only(rt->sql) && (rc = check_write(s, rt, err)) != 0)
@@ -968,7 +871,9 @@ static int run_in_txn(dal_session_t *s, dal_stmt_t *st, dal_result_t **out, dal_
         return rc;
     if (rt->nroutes != 1 || rt->routes[0].node != s->node)
         return run_across(s, st, out, err);
-    if (rt->sql->pins && (rc = pin_txn_conn(s, rt->sql->pins, err)) != 0)
+    /* (XA START in a started transaction: the server refuses it, 1400) */
+    pins = rt->sql->pins & ~(unsigned int)DAL_PIN_XA;
+    if (pins && (rc = pin_txn_conn(s, pins, err)) != 0)
         return rc;
     rc = exec_on_conn(rt, s->conn, st->params, st->nparams, out, &broken, err);
     if (rc == 0 && writes(rt->sql)) {
@@ -1094,7 +999,7 @@ static int reads_no_table(const dal_sql_t *an)
  * temporary table and whether it reads no table (reads_no_table).  0 or
  * the analysis error. */
 static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
-                   int *no_table, dal_error_t *err)
+                   int *no_table, int *xa, dal_error_t *err)
 {
     const dal_sql_t *an = sql.prepared;
 
@@ -1103,6 +1008,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
     *k = an->kind;
     *temporary = an->temporary;
     *no_table = reads_no_table(an);
+    *xa = an->xa;
     if (sql.prepared == NULL)
         sql_unref(an);
     return 0;
@@ -1121,14 +1027,17 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
 static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
 {
     dal_sql_kind_t k = DAL_SQL_OTHER;
-    int temporary = 0, no_table = 0, rc = kind_of(s, sql, &k, &temporary, &no_table, err);
+    int temporary = 0, no_table = 0, xa = 0;
+    int rc = kind_of(s, sql, &k, &temporary, &no_table, &xa, err);
 
     if (rc != 0)
         return rc;
     if (s->in_txn)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
+    /* an XA statement is transaction control, and the statements of an
+     * open XA transaction run in it (pin.h) */
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW ||
-        no_table)
+        no_table || xa || pins_xa(&s->pins) != NULL)
         return 0;
     return begin(s, 0, -1, err);
 }
@@ -1388,4 +1297,153 @@ int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char 
     int rc = dal_session_query(s, opts, sql, params, nparams, &r, err);
 
     return result_drop(rc, r, affected_rows);
+}
+
+/* ------------------------------------------- SET evaluated by a server */
+
+/* The literal of r's column col in its current row: NULL, a number as the
+ * server wrote it, a string quoted ('...', or X'...' when it holds a quote,
+ * a backslash or a byte outside printable ASCII, which reads the same in
+ * any sql_mode and charset).  Owned by the caller; NULL when out of memory. */
+static char *literal_of(dal_result_t *r, size_t col)
+{
+    dal_column_info_t ci = {.struct_size = sizeof ci};
+    size_t len = 0, i;
+    const char *v = dal_result_text(r, col, &len);
+    int plain = 1;
+    char *out, *o;
+
+    if (v == NULL)
+        return strdup("NULL");
+    if (dal_result_column_info(r, col, &ci) == 0 && len > 0 &&
+        (ci.type <= DAL_COLUMN_DOUBLE || ci.type == DAL_COLUMN_LONGLONG ||
+         ci.type == DAL_COLUMN_INT24 || ci.type == DAL_COLUMN_NEWDECIMAL))
+        return strndup(v, len);
+    for (i = 0; i < len && plain; i++)
+        plain = v[i] >= ' ' && v[i] <= '~' && v[i] != '\'' && v[i] != '\\';
+    if ((out = o = malloc(2 * len + 4)) == NULL)
+        return NULL;
+    if (plain) {
+        *o++ = '\'';
+        memcpy(o, v, len);
+        o += len;
+    } else {
+        *o++ = 'X';
+        *o++ = '\'';
+        for (i = 0; i < len; i++)
+            o += sprintf(o, "%02X", (unsigned char)v[i]);
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+/* Read back names[0..n) where opts sends a statement naming no table, as
+ * literals into next. */
+static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char *const *names,
+                     size_t n, session_vars_t *next, char **values, dal_error_t *err)
+{
+    dal_buf_t sql = {0};
+    dal_result_t *r = NULL;
+    char *lit;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n; i++)
+        buf_printf(&sql, "%s@@session.%s", i ? ", " : "SELECT ", names[i]);
+    if (!sql.oom && sql.len > 0)
+        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r,
+                           err);
+    else
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
+    buf_free(&sql);
+    if (rc == 0 && (rc = dal_result_next(r, err)) == 1)
+        rc = 0;
+    else if (rc == 0)
+        rc = err_set(err, DAL_ESERVER, "reading back the session variables: no row");
+    for (i = 0; i < n && rc == 0; i++) {
+        if ((lit = literal_of(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
+            rc = err_set(err, DAL_ENOMEM, "out of memory");
+        if (values != NULL && rc == 0)
+            values[i] = lit;
+        else
+            free(lit);
+    }
+    dal_result_free(r);
+    return rc;
+}
+
+/* Outside a transaction: the datasource where the session's SET and its
+ * read-back both run, pinned (a pin taken now, for the call, sets *taken):
+ * the one holding the user variables, else the one a statement naming no
+ * table goes to.  Its name into ds. */
+static int hold_node(dal_session_t *s, char *ds, size_t cap, int *taken, dal_error_t *err)
+{
+    dal_snapshot_t *snap = snapshot_acquire(s->dal);
+    dal_pin_t *pin = pins_user_vars(&s->pins);
+    dal_node_t *node = pin != NULL ? snapshot_node(snap, pin->node->cfg->name) : NULL;
+    int rc = 0;
+
+    if (node == NULL && pin == NULL)
+        node = s->schema[0] ? snapshot_schema_node(snap, s->schema) : snap->default_node;
+    if (node == NULL && pin == NULL && snap->nnodes > 0)
+        node = snap->nodes[0];
+    if (node == NULL)
+        rc = err_set(err, DAL_EROUTE, "no datasource to evaluate SET on");
+    if (rc == 0 && pins_find(&s->pins, node) == NULL) {
+        pool_set_vars(session_conn_vars(s));
+        rc = pins_take(&s->pins, snap, node, 0, &pin, err);
+        pool_set_vars(NULL);
+        *taken = rc == 0;
+    }
+    if (rc == 0)
+        snprintf(ds, cap, "%s", node->cfg->name);
+    snapshot_unref(snap);
+    return rc;
+}
+
+int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
+                         const char *const *names, size_t n, char **values,
+                         dal_result_t **out, dal_error_t *err)
+{
+    char ds[256] = "";
+    dal_query_opts_t o = {.datasource = ds};
+    session_vars_t next;
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+    dal_pin_t *pin;
+    size_t i;
+    int taken = 0, rc;
+
+    if (s == NULL || sql == NULL || out == NULL || (n > 0 && names == NULL))
+        return err_set(err, DAL_EINVAL, "dal_session_set_eval: NULL argument");
+    *out = NULL;
+    for (i = 0; i < n; i++)
+        if (!vars_name_ok(names[i]))
+            return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name",
+                           names[i]);
+    if (!s->in_txn && (rc = hold_node(s, ds, sizeof ds, &taken, err)) != 0)
+        return rc;
+    if (vars_copy(&s->vars, &next) != 0)
+        rc = err_set(err, DAL_ENOMEM, "out of memory");
+    else
+        rc = session_query(s, s->in_txn ? NULL : &o, (dal_stmt_text_t){sql, NULL, len}, NULL,
+                           0, out, err);
+    if (rc == 0)
+        rc = read_back(s, s->in_txn ? NULL : &o, names, n, &next, values, err);
+    if (taken) {
+        /* given back unless the SET pinned it (it set a user variable) */
+        snap = snapshot_acquire(s->dal);
+        node = snapshot_node(snap, ds);
+        if (node != NULL && (pin = pins_find(&s->pins, node)) != NULL && pin->reasons == 0)
+            pins_drop(&s->pins, pin);
+        snapshot_unref(snap);
+    }
+    if (rc != 0) {
+        vars_free(&next);
+        dal_result_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    return vars_commit(s, &next, err);
 }

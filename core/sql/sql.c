@@ -186,7 +186,7 @@ const char *sql_pin_word(unsigned int pins)
 {
     static const char *const words[] = {"user_variable", "temporary_table", "table_lock",
                                         "named_lock", "prepare", "handler",
-                                        "session_status"};
+                                        "session_status", "xa"};
     size_t i;
 
     for (i = 0; i < sizeof words / sizeof words[0]; i++)

@@ -324,7 +324,16 @@ typedef struct dal_sql {
                                         its server session, which a dal session keeps
                                         by pinning the connection (session.c) */
     int reads_autocommit;            /* reads the session's @@autocommit (sql_autocommit_refs) */
+    int xa;                          /* an XA statement: a DAL_SQL_XA_* (0: none) */
 } dal_sql_t;
+
+/* The XA statements (dal_sql_t.xa): a server's own XA transaction, which
+ * lives on the connection that ran XA START (pinned: DAL_PIN_XA). */
+enum {
+    DAL_SQL_XA_START = 1, /* XA START | BEGIN xid */
+    DAL_SQL_XA_STEP,      /* XA END, XA PREPARE, XA RECOVER */
+    DAL_SQL_XA_FINISH     /* XA COMMIT, XA ROLLBACK: the XA transaction ends */
+};
 
 /* A span of a statement's text. */
 typedef struct dal_sql_span {
@@ -350,12 +359,14 @@ enum {
     DAL_PIN_NAMED_LOCK = 8, /* GET_LOCK() (RELEASE_LOCK and IS_USED_LOCK only read it) */
     DAL_PIN_PREPARE = 16,   /* PREPARE name FROM ... (a prepared statement in SQL) */
     DAL_PIN_HANDLER = 32,   /* HANDLER t OPEN */
-    DAL_PIN_SESSION_STATUS = 64 /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS:
-                                   the counters of the connection it runs on */
+    DAL_PIN_SESSION_STATUS = 64, /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS,
+                                    FLUSH STATUS: the counters of the connection it runs on */
+    DAL_PIN_XA = 128             /* XA START: held until XA COMMIT or XA ROLLBACK succeeds */
 };
 
 /* The first of pins' DAL_PIN_* bits as a word ("user_variable",
- * "temporary_table", "table_lock", "named_lock", "prepare", "handler"), for
+ * "temporary_table", "table_lock", "named_lock", "prepare", "handler",
+ * "session_status", "xa"), for
  * monitor events; "none" for 0.  Static. */
 const char *sql_pin_word(unsigned int pins);
 

@@ -579,7 +579,46 @@ static unsigned int opaque_pins(const an_t *a)
         if (i < a->nt && tok_eq(a->sql, &a->tk[i], "STATUS"))
             return DAL_PIN_SESSION_STATUS;
     }
+    /* FLUSH [LOCAL | NO_WRITE_TO_BINLOG] STATUS zeroes the counters of its
+     * connection, which the session's later status reads must find */
+    if (a->nt > 1 && tok_eq(a->sql, &a->tk[0], "FLUSH")) {
+        i = tok_eq(a->sql, &a->tk[1], "LOCAL") || tok_eq(a->sql, &a->tk[1], "NO_WRITE_TO_BINLOG")
+                ? 2 : 1;
+        if (i + 1 == a->nt && tok_eq(a->sql, &a->tk[i], "STATUS"))
+            return DAL_PIN_SESSION_STATUS;
+    }
     return 0;
+}
+
+/* XA START | BEGIN, END, PREPARE, RECOVER, COMMIT, ROLLBACK (sql.h's
+ * DAL_SQL_XA_*), or 0. */
+static int xa_statement(const an_t *a)
+{
+    static const char *const step[] = {"END", "PREPARE", "RECOVER", NULL};
+    const char *const *w;
+
+    if (a->nt < 2 || !tok_eq(a->sql, &a->tk[0], "XA"))
+        return 0;
+    if (tok_eq(a->sql, &a->tk[1], "START") || tok_eq(a->sql, &a->tk[1], "BEGIN"))
+        return DAL_SQL_XA_START;
+    if (tok_eq(a->sql, &a->tk[1], "COMMIT") || tok_eq(a->sql, &a->tk[1], "ROLLBACK"))
+        return DAL_SQL_XA_FINISH;
+    for (w = step; *w != NULL; w++)
+        if (tok_eq(a->sql, &a->tk[1], *w))
+            return DAL_SQL_XA_STEP;
+    return 0;
+}
+
+/* Token i names SESSION_STATUS, backquoted or not. */
+static int session_status_name(const an_t *a, int i)
+{
+    char name[sizeof "SESSION_STATUS" + 1];
+
+    if (a->tk[i].type == DAL_TOK_IDENT)
+        return tok_eq(a->sql, &a->tk[i], "SESSION_STATUS");
+    return a->tk[i].type == DAL_TOK_QIDENT &&
+           ident_unquote(a->sql, &a->tk[i], name, sizeof name) == sizeof "SESSION_STATUS" - 1 &&
+           strcasecmp(name, "SESSION_STATUS") == 0;
 }
 
 /* The tokens tk[0..n) start with a reference to the session's autocommit
@@ -644,14 +683,15 @@ static void session_state(an_t *a)
     int i;
 
     a->r.pins |= opaque_pins(a);
+    if ((a->r.xa = xa_statement(a)) == DAL_SQL_XA_START)
+        a->r.pins |= DAL_PIN_XA;
     for (i = 0; i < a->nt; i++) {
         if (user_var_at(a, i))
             a->r.pins |= DAL_PIN_USER_VAR;
         else if (a->tk[i].type == DAL_TOK_IDENT && tok_eq(a->sql, &a->tk[i], "GET_LOCK") &&
                  is_p(a, i + 1, a->nt, '('))
             a->r.pins |= DAL_PIN_NAMED_LOCK;
-        else if (i > 0 && is_p(a, i - 1, a->nt, '.') &&
-                 tok_eq(a->sql, &a->tk[i], "SESSION_STATUS"))
+        else if (i > 0 && is_p(a, i - 1, a->nt, '.') && session_status_name(a, i))
             a->r.pins |= DAL_PIN_SESSION_STATUS;
         else if (is_p(a, i, a->nt, '@') && autocommit_ref(a->sql, &a->tk[i], a->nt - i) > 0)
             a->r.reads_autocommit = 1;

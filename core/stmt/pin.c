@@ -45,6 +45,16 @@ dal_pin_t *pins_user_vars(dal_pins_t *p)
     return NULL;
 }
 
+dal_pin_t *pins_xa(dal_pins_t *p)
+{
+    size_t i;
+
+    for (i = 0; i < p->n; i++)
+        if (p->v[i].reasons & DAL_PIN_XA)
+            return &p->v[i];
+    return NULL;
+}
+
 int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *c,
              unsigned int reasons, dal_pin_t **out, dal_error_t *err)
 {
@@ -65,7 +75,8 @@ int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *
     v->reasons = reasons;
     /* what it holds is not all flagged by the server: the pool must reset it */
     conn_mark_dirty(c);
-    event_pin(snap, node, reasons);
+    if (reasons != 0) /* (0: held for one call, dal_session_set_eval) */
+        event_pin(snap, node, reasons);
     *out = v;
     return 0;
 }
@@ -94,6 +105,17 @@ void pins_lost(dal_pin_t *pin)
     pin->conn = NULL;
 }
 
+void pins_drop(dal_pins_t *p, dal_pin_t *pin)
+{
+    size_t i = (size_t)(pin - p->v);
+
+    if (pin->conn != NULL)
+        server_release(&pin->node->master, pin->conn, 1);
+    snapshot_unref(pin->snap);
+    memmove(&p->v[i], &p->v[i + 1], (p->n - i - 1) * sizeof *p->v);
+    p->n--;
+}
+
 void pins_release(dal_pins_t *p)
 {
     size_t i;
@@ -105,6 +127,26 @@ void pins_release(dal_pins_t *p)
     }
     free(p->v);
     memset(p, 0, sizeof *p);
+}
+
+void pins_reset(dal_pins_t *p, unsigned int keep)
+{
+    size_t i = 0;
+
+    while (i < p->n) {
+        dal_pin_t *pin = &p->v[i];
+        if (pin->conn != NULL && (pin->reasons & keep)) {
+            conn_mark_dirty(pin->conn);
+            if (conn_reset(pin->conn, NULL) == 0) {
+                pin->reasons &= keep;
+                conn_mark_dirty(pin->conn); /* pinned: reset when it goes back */
+                i++;
+                continue;
+            }
+            pins_lost(pin);
+        }
+        pins_drop(p, pin);
+    }
 }
 
 size_t pins_count(const dal_pins_t *p)
@@ -179,6 +221,31 @@ static int lost_error(const dal_pin_t *pin, dal_error_t *err)
                    pin->node->cfg->name);
 }
 
+/* What pin.h says of a statement while the session's XA transaction is
+ * open: it runs on the XA's node. */
+static int check_xa(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t *opts,
+                    dal_routing_t *rt, dal_error_t *err)
+{
+    dal_pin_t *xa = pins_xa(p);
+    dal_node_t *there;
+    size_t i;
+
+    if (xa == NULL || rt->nroutes == 0)
+        return 0;
+    if (rt->nroutes == 1 && rt->sql->ntrefs == 0 && !chosen_node(rt->sql, opts) &&
+        pins_find(p, rt->routes[0].node) != xa &&
+        (there = snapshot_node(snap, xa->node->cfg->name)) != NULL)
+        rt->routes[0].node = there;
+    for (i = 0; i < rt->nroutes; i++)
+        if (pins_find(p, rt->routes[i].node) != xa)
+            return err_set(err, DAL_EUNSUPPORTED,
+                           "this session's XA transaction is on datasource %s, but this "
+                           "statement runs on %s, outside it; end the XA transaction (XA "
+                           "COMMIT or XA ROLLBACK) first", xa->node->cfg->name,
+                           rt->routes[i].node->cfg->name);
+    return 0;
+}
+
 int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t *opts,
                dal_stmt_t *st, dal_error_t *err)
 {
@@ -188,6 +255,8 @@ int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t
     int rc = 0;
 
     if ((st->sql->pins & DAL_PIN_USER_VAR) && (rc = check_user_vars(p, snap, opts, rt, err)) != 0)
+        return rc;
+    if ((rc = check_xa(p, snap, opts, rt, err)) != 0)
         return rc;
     for (i = 0; i < rt->nroutes && p->n > 0; i++) {
         pin = pins_find(p, rt->routes[i].node);
@@ -229,22 +298,38 @@ static int route_pins(dal_pins_t *p, dal_snapshot_t *snap, const dal_stmt_t *st,
     return 0;
 }
 
+/* After an XA statement ran (rc its outcome) on pin: no XA transaction is
+ * left when an XA COMMIT or ROLLBACK succeeded, or an XA START failed
+ * (the session had none before it); the pin then goes unless it holds
+ * something else. */
+static void xa_ended(dal_pins_t *p, dal_pin_t *pin, int xa, int rc)
+{
+    if (!((xa == DAL_SQL_XA_FINISH && rc == 0) || (xa == DAL_SQL_XA_START && rc != 0)))
+        return;
+    pin->reasons &= ~(unsigned int)DAL_PIN_XA;
+    if (pin->reasons == 0)
+        pins_drop(p, pin);
+}
+
 int pins_run(dal_pins_t *p, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t **out,
              dal_error_t *err)
 {
     dal_routing_t *rt = &st->rt;
     size_t idx_inl[PIN_ROUTES_INLINE], *idx, i;
     dal_conn_t *held_inl[PIN_ROUTES_INLINE], **held;
-    int any = 0, broken = 0, rc;
+    int any = 0, broken = 0, ran = 0, rc, had_xa;
 
     if (p->n == 0 && st->sql->pins == 0)
         return 1; /* the common case: nothing pinned, nothing to pin */
+    /* an XA START that fails beside an open XA transaction leaves it open */
+    had_xa = st->sql->xa == DAL_SQL_XA_START && pins_xa(p) != NULL;
     idx = small_alloc(idx_inl, PIN_ROUTES_INLINE, rt->nroutes, sizeof *idx, 0);
     held = small_alloc(held_inl, PIN_ROUTES_INLINE, rt->nroutes, sizeof *held, 1);
     rc = idx && held ? route_pins(p, snap, st, idx, held, &any, err)
                      : err_set(err, DAL_ENOMEM, "out of memory");
     if (rc == 0 && !any)
         rc = 1;
+    ran = rc == 0;
     if (rc == 0 && rt->nroutes == 1)
         rc = exec_on_conn(rt, held[0], st->params, st->nparams, out, &broken, err);
     else if (rc == 0)
@@ -252,6 +337,8 @@ int pins_run(dal_pins_t *p, dal_snapshot_t *snap, dal_stmt_t *st, dal_result_t *
     for (i = 0; rc < 0 && i < rt->nroutes; i++)
         if (held[i] != NULL && exec_conn_lost(held[i]))
             pins_lost(&p->v[idx[i]]);
+    if (ran && st->sql->xa && rt->nroutes == 1 && idx[0] != NO_PIN && !had_xa)
+        xa_ended(p, &p->v[idx[0]], st->sql->xa, rc);
     small_free(idx, idx_inl);
     small_free(held, held_inl);
     return rc;

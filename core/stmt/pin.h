@@ -45,8 +45,9 @@ dal_pin_t *pins_user_vars(dal_pins_t *p);
 
 /* Take a connection of node's master (snap's, borrowed: the pin takes a
  * reference) and pin it for the state of reasons (DAL_PIN_*), which
- * snap's monitors hear of (DAL_EVENT_PIN).  *out is the new pin, borrowed
- * from p. */
+ * snap's monitors hear of (DAL_EVENT_PIN); reasons 0 holds it for a call
+ * that gives it back (pins_drop), heard of by none.  *out is the new pin,
+ * borrowed from p. */
 int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, unsigned int reasons,
               dal_pin_t **out, dal_error_t *err);
 
@@ -55,13 +56,27 @@ int pins_take(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, unsigned in
 int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *c,
              unsigned int reasons, dal_pin_t **out, dal_error_t *err);
 
+/* The pin holding the session's XA transaction (reasons has DAL_PIN_XA),
+ * or NULL. */
+dal_pin_t *pins_xa(dal_pins_t *p);
+
 /* The pin's connection died: closed; the pin stays, without it, so that
  * statements on its node fail until the session resets. */
 void pins_lost(dal_pin_t *pin);
 
+/* Give pin (one of p's) back: its connection to its pool, which resets
+ * it; the other pins stay (their addresses may move). */
+void pins_drop(dal_pins_t *p, dal_pin_t *pin);
+
 /* Give every connection back to its pool (which resets it: the state goes)
  * and forget the pins. */
 void pins_release(dal_pins_t *p);
+
+/* pins_release but for the pins holding keep (DAL_PIN_*): those are reset
+ * in place (COM_RESET_CONNECTION: their server state goes as a pooled
+ * connection's would, the session status counters restart at 0) and stay,
+ * pinned for keep alone; one whose reset fails goes too. */
+void pins_reset(dal_pins_t *p, unsigned int keep);
 
 /* Connections pinned and alive. */
 size_t pins_count(const dal_pins_t *p);
@@ -76,7 +91,11 @@ struct dal_stmt;
  * statement using user variables must run on one node, the one holding
  * the variables once there is one -- a statement naming no table is moved
  * there (unless opts or its hints chose the datasource), any other fails
- * (DAL_EUNSUPPORTED).  snap is the statement's (borrowed).
+ * (DAL_EUNSUPPORTED).  While the session's XA transaction is open, every
+ * statement runs on its node in the same way: a statement naming no table
+ * is moved there, one that goes elsewhere fails (DAL_EUNSUPPORTED), as it
+ * would run outside the XA transaction.  snap is the statement's
+ * (borrowed).
  */
 int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t *opts,
                struct dal_stmt *st, dal_error_t *err);
@@ -85,9 +104,12 @@ int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t
  * Run st (outside a transaction) on the pinned connections of its nodes,
  * pinning a connection first on each node where st leaves state (its pins)
  * and has none (snap: the statement's, borrowed), and on the pools for the
- * others.  Returns 1, having done nothing, when no route has or needs a
- * pin: the caller runs it through the pools.  Writes are noted in the
- * routing's ryw (replica.h).  On success *out is owned by the caller.
+ * others.  An XA COMMIT or XA ROLLBACK that succeeded, or an XA START that
+ * failed, leaves no XA transaction: the pin keeps its other reasons, and
+ * goes back to its pool when it has none.  Returns 1, having done nothing,
+ * when no route has or needs a pin: the caller runs it through the pools.
+ * Writes are noted in the routing's ryw (replica.h).  On success *out is
+ * owned by the caller.
  */
 int pins_run(dal_pins_t *p, dal_snapshot_t *snap, struct dal_stmt *st, dal_result_t **out,
              dal_error_t *err);

@@ -506,8 +506,12 @@ DAL_API void dal_session_close(dal_session_t *s);
  *  - PREPARE name FROM ... (EXECUTE and DEALLOCATE PREPARE then run on the
  *    pinned connection);
  *  - HANDLER t OPEN;
- *  - SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS (the
- *    session status counters are the connection's).
+ *  - SHOW [SESSION | LOCAL] STATUS, FLUSH STATUS,
+ *    information_schema.SESSION_STATUS (the session status counters are
+ *    the connection's);
+ *  - XA START (until XA COMMIT or XA ROLLBACK succeeds there; meanwhile a
+ *    statement naming no table runs on its node, and one on another node
+ *    fails with DAL_EUNSUPPORTED, as it would run outside the XA).
  * From then on every statement of the session that runs on a pinned node
  * runs on its pinned connection (reads too: it is the master's), its
  * transactions on that node too (COMMIT and ROLLBACK keep the pin), and
@@ -527,8 +531,12 @@ DAL_API void dal_session_close(dal_session_t *s);
  */
 /* COM_RESET_CONNECTION for a session (what dal-proxy does for it): rolls back an open transaction,
  * gives the pinned connections back to their pools (which reset them:
- * user variables, temporary tables and locks go), forgets the session
- * variables and sets autocommit back to 1.  0, or DAL_EINVAL for NULL. */
+ * user variables, temporary tables, locks and an XA transaction go),
+ * forgets the session variables and sets autocommit back to 1.  A
+ * connection pinned for session status reads (SHOW STATUS) is reset in
+ * place (COM_RESET_CONNECTION) and stays pinned, so its counters restart
+ * at 0 and go on counting the session's statements, as a server's do.
+ * 0, or DAL_EINVAL for NULL. */
 DAL_API int dal_session_reset(dal_session_t *s, dal_error_t *err);
 /* The number of connections pinned to s (0 for NULL); a lost one does
  * not count. */
@@ -730,10 +738,13 @@ DAL_API const char *dal_session_schema(const dal_session_t *s);
  *    transaction; @@autocommit and @@session.autocommit read back its
  *    value (the servers' connections keep 1); setting it to 1 commits an
  *    open transaction, as the server does;
- *  - "names": SET NAMES with value_sql a charset name, quoted or not
- *    (`utf8mb4`, `'latin1'`; a COLLATE clause is not taken), applied
- *    through the client library so that dal's escaping of ? values follows
- *    the charset;
+ *  - "names": SET NAMES with value_sql a charset name, quoted or not,
+ *    and perhaps a collation (`utf8mb4`, `'latin1' COLLATE latin1_bin`),
+ *    applied through the client library so that dal's escaping of ?
+ *    values follows the charset, then as `SET NAMES cs COLLATE co`; it
+ *    replaces the character_set_client, _connection, _results and
+ *    collation_connection set before it, and a collation the server
+ *    refuses leaves the previous charset in place;
  *  - any other name is sent to the servers as is.
  * The variables are applied on each connection the session takes (pooled
  * or a transaction's), one SET before its first statement; the connection
@@ -749,6 +760,27 @@ DAL_API const char *dal_session_schema(const dal_session_t *s);
  */
 DAL_API int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
                                 dal_error_t *err);
+
+/*
+ * A SET statement (sql, len bytes, borrowed) assigning the session
+ * variables names[0..n) -- perhaps user variables too -- from values the
+ * server must evaluate: `SET sql_mode = CONCAT(@@sql_mode, ',X')`, `SET x
+ * = @saved`, `SET optimizer_switch = 'flag=off'` (a flag set's literal
+ * changes only the flags it names).  It runs as a statement of s on one
+ * connection: in a transaction the transaction's; else the connection
+ * holding the session's user variables, or one of the datasource a
+ * statement naming no table goes to, held for the call (pinned, and given
+ * back after it unless the SET set a user variable).  The values it gave
+ * are then read back there (`SELECT @@session.name, ...`) and kept as
+ * dal_session_set_var keeps literals, for every connection the session
+ * takes.  values (NULL, or n pointers) gets each literal, malloc'ed, the
+ * caller's.  *out is the SET's result (its warnings), the caller's.  names
+ * must not be dal's own (autocommit, dal_transaction_mode, names).  On
+ * failure the session keeps its variables (the server's error: DAL_ESERVER).
+ */
+DAL_API int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
+                                 const char *const *names, size_t n, char **values,
+                                 dal_result_t **out, dal_error_t *err);
 
 /*
  * LOAD DATA LOCAL INFILE.  The server answers such a statement by asking

@@ -18,7 +18,8 @@
  * exercises the execute that reuses the previous parameter types.  Results
  * are fetched into string buffers, so the client library decodes the
  * binary rows.  Exits non-zero only when the connection fails: statement
- * errors are printed, as the server's answer to compare.
+ * errors are printed, as the server's answer to compare.  PS_CLIENT_CHARSET
+ * in the environment names the character set the handshake asks for.
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -227,6 +228,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: ps_client HOST PORT USER PASSWORD DATABASE < script\n");
         return 2;
     }
+    if (getenv("PS_CLIENT_CHARSET") != NULL)
+        mysql_options(db, MYSQL_SET_CHARSET_NAME, getenv("PS_CLIENT_CHARSET"));
     if (mysql_real_connect(db, argv[1], argv[3], argv[4], argv[5], (unsigned)atoi(argv[2]), NULL,
                            0) == NULL) {
         fprintf(stderr, "ps_client: %s\n", mysql_error(db));

@@ -505,6 +505,57 @@ START_TEST(test_lost_connection)
 }
 END_TEST
 
+/* XA START pins its connection until XA COMMIT or XA ROLLBACK succeeds;
+ * a statement on another node is refused while the XA is open. */
+START_TEST(test_xa)
+{
+    dal_session_t *s = session();
+    const char *msg;
+
+    run(s, "XA START 'pin1'");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    run(s, "INSERT INTO pin_plain VALUES (41)");
+    msg = fails(s, "SELECT name FROM pin_food WHERE k = 2", DAL_EUNSUPPORTED);
+    ck_assert_msg(strstr(msg, "XA transaction is on datasource plain") != NULL, "%s", msg);
+    fails(s, "XA START 'pin2'", DAL_ESERVER); /* the open one stays */
+    run(s, "XA END 'pin1'");
+    run(s, "XA PREPARE 'pin1'");
+    fails(s, "XA ROLLBACK 'other'", DAL_ESERVER);
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    run(s, "XA ROLLBACK 'pin1'");
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
+    ck_assert_str_eq(value(s, "SELECT COUNT(*) FROM pin_plain WHERE a = 41"), "0");
+    ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 2"), "n2");
+    /* a pin held for something else stays */
+    run(s, "SET @x = 1");
+    run(s, "XA START 'pin3'");
+    run(s, "XA END 'pin3'");
+    run(s, "XA COMMIT 'pin3' ONE PHASE");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_str_eq(value(s, "SELECT @x"), "1");
+    dal_session_close(s);
+}
+END_TEST
+
+/* A reset keeps the connection pinned for session status, reset in place:
+ * its counters restart at 0. */
+START_TEST(test_reset_status)
+{
+    dal_session_t *s = session();
+    dal_error_t err;
+
+    run(s, "SET @a = 1");
+    ck_assert_str_eq(value(s, "SELECT 1 FROM information_schema.`SESSION_STATUS` LIMIT 1"), "1");
+    run(s, "SELECT 1");
+    tu_must(dal_session_reset(s, &err), &err, "reset");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_str_eq(value(s, "SELECT IFNULL(@a, 'none')"), "none");
+    ck_assert_str_eq(value(s, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
+                              "WHERE VARIABLE_NAME = 'COM_SELECT'"), "2");
+    dal_session_close(s);
+}
+END_TEST
+
 START_TEST(test_reset)
 {
     dal_session_t *s = session();
@@ -641,6 +692,8 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_unpinned_unchanged);
     tcase_add_test(tc, test_lost_connection);
     tcase_add_test(tc, test_reset);
+    tcase_add_test(tc, test_xa);
+    tcase_add_test(tc, test_reset_status);
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_reload_removes);
     tcase_add_test(tc, test_metrics);

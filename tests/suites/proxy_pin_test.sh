@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # proxy_pin_test.sh -- session state through dal-proxy, judged by the
 # `mariadb` client against a plain MariaDB: user variables, temporary
-# tables, named locks, LOCK TABLES, SQL prepared statements and session
-# status counters over one
+# tables, named locks, LOCK TABLES, SQL prepared statements, XA
+# transactions and session status counters over one
 # client connection must behave as on one server (each client connection
 # is a dal session, which pins the backend connections holding its state),
 # SET SESSION TRANSACTION must hold for every statement, and
-# COM_RESET_CONNECTION must drop that state.  Starts its own MariaDB
-# servers; never skips.
+# COM_RESET_CONNECTION must drop that state, keep the handshake's charset
+# and restart the status counters.  Starts its own MariaDB servers; never
+# skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -60,6 +61,19 @@ same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE 
 # SET SESSION TRANSACTION: session variables of every backend connection
 same "SET SESSION TRANSACTION" \
     'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
+# XA statements: the server's XA transaction stays on the connection that
+# ran XA START until XA COMMIT or XA ROLLBACK, with autocommit 0 too
+same "XA transaction" \
+    "XA START 'x1'; INSERT INTO notes VALUES (21); XA END 'x1'; XA PREPARE 'x1'; XA COMMIT 'x1'; SELECT COUNT(*) FROM notes WHERE a = 21"
+same "XA rollback" \
+    "XA START 'x2'; INSERT INTO notes VALUES (22); XA END 'x2'; XA ROLLBACK 'x2'; SELECT COUNT(*) FROM notes WHERE a = 22"
+same "XA with autocommit 0" \
+    "SET autocommit = 0; XA BEGIN 'x3'; INSERT INTO notes VALUES (23); XA END 'x3'; XA COMMIT 'x3' ONE PHASE; SELECT COUNT(*) FROM notes WHERE a = 23; COMMIT"
+# (errors too: --force goes on after them)
+got=$(px --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA START 'x5'; XA END 'x4'; XA ROLLBACK 'x4'; SELECT COUNT(*) FROM notes WHERE a = 24; XA END 'x4'" 2>&1) || true
+want=$(plain --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA START 'x5'; XA END 'x4'; XA ROLLBACK 'x4'; SELECT COUNT(*) FROM notes WHERE a = 24; XA END 'x4'" 2>&1) || true
+[ "$got" = "$want" ] || fail "XA after a failed XA START: proxy gave '$got', the server '$want'"
+echo "$want" | grep -q 1399 || fail "XA after a failed XA START on the server: '$want'"
 # state ends with the client connection
 same "a new connection" "SELECT IFNULL(@a, 'none'), IS_FREE_LOCK('pxlock')"
 
@@ -83,6 +97,16 @@ echo "$out" | grep -q '^ERROR 1235.*SET SESSION TRANSACTION' || fail "SET TRANSA
 out=$(px -e 'SET SESSION TRANSACTION ISOLATION LEVEL SOMETIMES' 2>&1) && fail "an unknown isolation level was accepted"
 echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
 
+# ---- an XA transaction is one server's: a statement for another datasource
+# is refused while it is open, and runs once it has ended
+out=$(px -e "XA START 'x6'; SELECT note FROM orders WHERE user_id = 10; SELECT note FROM orders WHERE user_id = 14" 2>&1) &&
+    fail "a statement outside the XA transaction's datasource was accepted"
+echo "$out" | grep -q "XA transaction is on datasource ds0, but this statement runs on ds1" || fail "XA on another datasource: $out"
+echo "$out" | grep -qx ten || fail "XA: a statement on its own datasource: $out"
+out=$(px -N -e "XA START 'x7'; XA END 'x7'; XA ROLLBACK 'x7'; SELECT note FROM orders WHERE user_id = 14" 2>&1) ||
+    fail "after XA ROLLBACK, a statement on another datasource: $out"
+[ "$out" = fourteen ] || fail "after XA ROLLBACK: '$out'"
+
 # ---- session status: the first read pins the backend connection, so later
 # reads count on it, also past SET STATEMENT ... FOR (which reports a change
 # of session state but must not get the pinned connection reset): how much
@@ -98,6 +122,18 @@ status_moves() { # CLIENT
 got=$(status_moves px) want=$(status_moves plain)
 [ "$got" = "$want" ] || fail "session status: proxy moved '$got', the server '$want'"
 echo "$want" | grep -qx 'COM_SELECT 2' || fail "session status on the server: '$want'"
+# the same with the view's name backquoted (a new client: its first read pins)
+quoted_moves() { # CLIENT
+    "$1" -N -B -e "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.\`SESSION_STATUS\`
+            WHERE VARIABLE_NAME = 'COM_SELECT';
+        SET STATEMENT sort_buffer_size = 100000 FOR SELECT 'x'; SELECT 1;
+        SELECT VARIABLE_NAME, VARIABLE_VALUE FROM \`information_schema\`.\`SESSION_STATUS\`
+            WHERE VARIABLE_NAME = 'COM_SELECT'" 2>&1 |
+        awk -F'\t' 'NF == 2 { n = toupper($1); if (n in last) print n, $2 - last[n]; last[n] = $2; next } { print }'
+}
+got=$(quoted_moves px) want=$(quoted_moves plain)
+[ "$got" = "$want" ] || fail "session status, backquoted: proxy moved '$got', the server '$want'"
+echo "$want" | grep -qx 'COM_SELECT 3' || fail "session status, backquoted, on the server: '$want'"
 
 # ---- COM_RESET_CONNECTION drops the state (mysql_reset_connection) -------
 T=$'\t'
@@ -112,5 +148,23 @@ SELECT COUNT(*) FROM rt
 EOF
 px_ps_judge reset COM_RESET_CONNECTION
 grep -qx 'none' "$work/reset_px.out" || fail "the variable survived the reset: $(cat "$work/reset_px.out")"
+
+# ---- COM_RESET_CONNECTION restarts the session status counters where the
+# session reads them, as on a server: FLUSH STATUS and the first read pin
+# the connection, which the reset keeps and resets in place; the
+# handshake's character set (latin1) stays
+cat >"$work/status_reset.txt" <<EOF
+SET NAMES koi8r
+FLUSH STATUS
+SELECT 1
+SHOW SESSION STATUS LIKE 'Com_select'
+SELECT COUNT(*) FROM orders
+!reset_connection
+SELECT @@character_set_client, @@character_set_results, @@collation_connection
+SHOW SESSION STATUS LIKE 'Com_select'
+SELECT 2
+SHOW SESSION STATUS LIKE 'Com_select'
+EOF
+PS_CLIENT_CHARSET=latin1 px_ps_judge status_reset "session status over COM_RESET_CONNECTION"
 
 px_finish proxy_pin_test

@@ -131,7 +131,40 @@ VARIABLES = [
     (["SET @tz = '-02:00'", "SET time_zone = @tz"], "time_zone"),
     (["SET div_precision_increment = @@max_sort_length DIV 100"], "div_precision_increment"),
     (["SET lc_time_names = LOWER('DE_de')"], "lc_time_names"),
+    # a flag set's literal changes the flags it names in the value it finds
+    (["SET optimizer_switch = 'index_merge=off'", "SET optimizer_switch = 'index_merge_union=off'"],
+     "optimizer_switch"),
+    (["SET @x = 1000", "SET tmp_table_size = @x"], "tmp_table_size"),
+    (["SET sql_mode = 'ANSI'", "SET sql_mode = CONCAT(@@sql_mode, ',NO_ZERO_DATE')"], "sql_mode"),
+    # SET NAMES sets the charsets assigned before it
+    (["SET character_set_connection = cp932", "SET NAMES latin1"], "character_set_connection"),
+    (["SET character_set_client = koi8r", "SET NAMES latin1 COLLATE latin1_bin"],
+     "character_set_client"),
+    (["SET NAMES latin1 COLLATE latin1_bin", "SET character_set_results = NULL"],
+     "character_set_results"),
 ]
+
+
+def names_refused(make):
+    """SET NAMES with a collation the server refuses: its error, and the
+    charset and collation still the ones before it."""
+    c = make()
+    cur = c.cursor()
+    cur.execute("SET NAMES koi8r")
+    out = []
+    for bad in ["SET NAMES latin1 COLLATE bad", "SET NAMES utf8 COLLATE latin1_bin"]:
+        try:
+            cur.execute(bad)
+            out.append("accepted")
+        except pymysql.MySQLError as e:
+            out.append(e.args)
+        cur.execute("SELECT COUNT(*) FROM orders WHERE user_id = 1")
+        cur.fetchall()
+        cur.execute("SELECT @@character_set_client, @@character_set_connection, "
+                    "@@collation_connection")
+        out.append(cur.fetchall())
+    c.close()
+    return out
 
 
 # ------------------------------------------------------------- process list
@@ -388,6 +421,7 @@ if part == "session":
     check("SET's warnings are there", want[0] > 0, repr(want))
     for sets, var in VARIABLES:
         same(f"{var} read back after {sets}", lambda make: read_back(make, sets, var))
+    same("SET NAMES with a collation the server refuses", names_refused)
     same("the process list", processlist)
     same("a NUL inside a quoted string", nul_in_strings)
     same("DATABASE() without a schema", no_database)

@@ -4,7 +4,9 @@
 # (tests/suites/proxy_session.py): the warnings of a SET reach the OK
 # packet and SHOW WARNINGS, and so do ROLLBACK's and COMMIT's (1196 for a
 # MyISAM table) in single, multi and xa transactions; with autocommit 0 a SELECT naming no table opens no
-# transaction (@@in_transaction); session variables read back as set (@@x,
+# transaction (@@in_transaction); SET NAMES with a collation the server
+# refuses keeps the charset before it; session variables read back as set
+# (a value from an expression or a flag set's literal as the server made it: @@x,
 # SHOW SESSION VARIABLES, information_schema.SESSION_VARIABLES) whatever
 # shard the statement before used; SHOW [FULL] PROCESSLIST and
 # information_schema.PROCESSLIST list the proxy's clients by the ids

@@ -132,7 +132,7 @@ static int colref_char(char c)
 static void render_pins(buf_t *b, unsigned int pins)
 {
     static const char *const names[] = {"user_var", "temp_table", "table_lock", "named_lock",
-                                        "prepare", "handler", "session_status"};
+                                        "prepare", "handler", "session_status", "xa"};
     const char *sep = "pins ";
     size_t i;
 
@@ -279,6 +279,9 @@ static char *render(const dal_sql_t *s)
     render_names(&b, "set_columns", s->set_columns, s->nset_columns);
     render_select(&b, s);
     render_pins(&b, s->pins);
+    if (s->xa)
+        bprintf(&b, "xa=%s\n", s->xa == DAL_SQL_XA_START ? "start" : s->xa == DAL_SQL_XA_STEP ? "step"
+                                                                   : "finish");
     for (i = 0; i < s->nhints; i++)
         bprintf(&b, "hint %s=%s\n", s->hints[i].key, s->hints[i].value);
     return b.p;
@@ -791,6 +794,21 @@ static const struct an_case {
     {"SHOW VARIABLES", {"!pins"}},
     {"SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS", {"pins session_status"}},
     {"SELECT session_status FROM t", {"!pins"}},
+    {"SELECT * FROM information_schema.`SESSION_STATUS`", {"pins session_status"}},
+    {"SELECT * FROM `information_schema`.`session_status` WHERE 1", {"pins session_status"}},
+    {"SELECT `session_status` FROM t", {"!pins"}},
+    {"FLUSH STATUS", {"pins session_status"}},
+    {"flush local status", {"pins session_status"}},
+    {"FLUSH TABLES", {"!pins"}},
+    {"FLUSH STATUS, TABLES", {"!pins"}},
+    {"XA START 'x'", {"pins xa", "xa=start"}},
+    {"xa begin 'x', 'b', 1", {"pins xa", "xa=start"}},
+    {"XA END 'x'", {"!pins", "xa=step"}},
+    {"XA PREPARE 'x'", {"xa=step"}},
+    {"XA RECOVER", {"xa=step"}},
+    {"XA COMMIT 'x' ONE PHASE", {"!pins", "xa=finish"}},
+    {"xa rollback 'x'", {"xa=finish"}},
+    {"SELECT xa FROM t", {"!pins", "!xa="}},
 };
 
 START_TEST(test_analysis_table)
