@@ -350,8 +350,10 @@ enum {
     DAL_PIN_NAMED_LOCK = 8, /* GET_LOCK() (RELEASE_LOCK and IS_USED_LOCK only read it) */
     DAL_PIN_PREPARE = 16,   /* PREPARE name FROM ... (a prepared statement in SQL) */
     DAL_PIN_HANDLER = 32,   /* HANDLER t OPEN */
-    DAL_PIN_SESSION_STATUS = 64 /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS:
+    DAL_PIN_SESSION_STATUS = 64, /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS:
                                    the counters of the connection it runs on */
+    DAL_PIN_SCHEMA = 4096   /* no statement's: the session chose a database of [dal]
+                               server_schemas (dal_session_use_schema), selected on it */
 };
 
 /* The first of pins' DAL_PIN_* bits as a word ("user_variable",

@@ -107,6 +107,17 @@ void pins_release(dal_pins_t *p)
     memset(p, 0, sizeof *p);
 }
 
+void pins_drop(dal_pins_t *p, dal_pin_t *pin)
+{
+    size_t i = (size_t)(pin - p->v);
+
+    if (pin->conn != NULL)
+        server_release(&pin->node->master, pin->conn, 1);
+    snapshot_unref(pin->snap);
+    memmove(&p->v[i], &p->v[i + 1], (p->n - i - 1) * sizeof *p->v);
+    p->n--;
+}
+
 size_t pins_count(const dal_pins_t *p)
 {
     size_t i, n = 0;

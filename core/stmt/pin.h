@@ -63,6 +63,10 @@ void pins_lost(dal_pin_t *pin);
  * and forget the pins. */
 void pins_release(dal_pins_t *p);
 
+/* Give pin's connection back to its pool (which resets it) and forget
+ * pin (borrowed from p; the others stay, moved in p). */
+void pins_drop(dal_pins_t *p, dal_pin_t *pin);
+
 /* Connections pinned and alive. */
 size_t pins_count(const dal_pins_t *p);
 
