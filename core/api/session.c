@@ -43,8 +43,8 @@
 #include "route_servers.h"
 #include "result.h"
 #include "route.h"
+#include "server_db.h"
 #include "small.h"
-#include "sql_lex.h"
 #include "stmt.h"
 #include "sysvar.h"
 #include "txn.h"
@@ -645,113 +645,40 @@ void dal_session_close(dal_session_t *s)
 
 static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err);
 
-/* The session leaves its server database: each connection it selected
- * that database on goes back to the URL's (or, held for nothing else, to
- * its pool, whose reset does it). */
-static void server_db_leave(dal_session_t *s)
+/* Select name, a database of snap's server_node, on the session's pin
+ * there; an open transaction's connection there becomes that pin. */
+static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name,
+                         dal_error_t *err)
 {
-    size_t i = s->pins.n;
+    int rc;
 
-    while (i-- > 0) {
-        dal_pin_t *pin = &s->pins.v[i];
-        if (!(pin->reasons & DAL_PIN_SCHEMA))
-            continue;
-        pin->reasons &= ~(unsigned int)DAL_PIN_SCHEMA;
-        if (pin->reasons == 0 && !(s->conn_pinned && s->conn == pin->conn))
-            pins_drop(&s->pins, pin);
-        else if (pin->conn != NULL && conn_use_db(pin->conn, NULL, NULL) != 0)
-            pins_lost(pin);  /* its state is gone with it: its statements fail */
-    }
-    s->server_db = 0;
-}
-
-/*
- * Select name, a database of snap's server_node, on the session's pinned
- * connection there: the pin it has (or its transaction's connection
- * there, which becomes one), else one taken now.  The server's error
- * (1049: no such database) leaves the session as it was.
- */
-static int server_db_select(dal_session_t *s, dal_snapshot_t *snap, const char *name,
-                            dal_error_t *err)
-{
-    dal_node_t *node = snap->server_node;
-    dal_pin_t *pin = pins_find(&s->pins, node);
-    int rc = 0, had = pin != NULL ? (pin->reasons & DAL_PIN_SCHEMA) != 0 : 0;
-
-    if (pin == NULL && s->in_txn && s->conn != NULL && s->node != NULL &&
-        strcmp(s->node->cfg->name, node->cfg->name) == 0 && s->server->replica < 0) {
-        if ((rc = pin_txn_conn(s, DAL_PIN_SCHEMA, err)) != 0)
-            return rc;
-        pin = pins_find(&s->pins, s->node);
-    } else if (pin == NULL && (rc = pins_take(&s->pins, snap, node, DAL_PIN_SCHEMA, &pin,
-                                              err)) != 0) {
+    if (s->in_txn && s->conn != NULL && !s->conn_pinned && s->server->replica < 0 &&
+        strcmp(s->node->cfg->name, snap->server_node->cfg->name) == 0 &&
+        (rc = pin_txn_conn(s, DAL_PIN_SCHEMA, err)) != 0)
         return rc;
-    }
-    if (pin->conn == NULL)
-        return err_set(err, DAL_ESTATE, "the session's connection to datasource %s was lost "
-                       "with its state; reset the session", node->cfg->name);
-    pin->reasons |= DAL_PIN_SCHEMA;
-    if ((rc = conn_use_db(pin->conn, name, err)) != 0 && !had) {
-        pin->reasons &= ~(unsigned int)DAL_PIN_SCHEMA;
-        if (pin->reasons == 0 && !(s->conn_pinned && s->conn == pin->conn))
-            pins_drop(&s->pins, pin);
-    }
-    return rc;
+    return server_db_select(&s->pins, snap, name, err);
 }
 
-/* Before a statement: the session's server database is selected on its
- * pin (a reset or a reload gave the pin back). */
+/* Before a statement in a server database: it is selected on the
+ * session's pin (a reset or a lost connection gave the pin back). */
 static int server_db_hold(dal_session_t *s, dal_error_t *err)
 {
-    dal_snapshot_t *snap;
-    dal_pin_t *pin;
+    dal_snapshot_t *snap = snapshot_acquire(s->dal);
     int rc = 0;
 
-    if (!s->server_db)
-        return 0;
-    snap = snapshot_acquire(s->dal);
     /* without server_schemas now, routing refuses the statement */
-    if (snap->server_node != NULL &&
-        ((pin = pins_find(&s->pins, snap->server_node)) == NULL ||
-         !(pin->reasons & DAL_PIN_SCHEMA)))
-        rc = server_db_select(s, snap, s->schema, err);
+    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL)
+        rc = server_db_use(s, snap, s->schema, err);
     snapshot_unref(snap);
     return rc;
 }
 
-/* The next token of lx that is not a comment. */
-static dal_token_t word_after(dal_lexer_t *lx)
+/* The session leaves its server database for schema ("": the top level). */
+static void server_db_out(dal_session_t *s, const char *schema)
 {
-    dal_token_t t;
-
-    do
-        t = lex_next(lx);
-    while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
-    return t;
-}
-
-/* sql[0..len) is DROP {DATABASE | SCHEMA} [IF EXISTS] of the session's
- * server database, which leaves it, as a server's session, in none. */
-static int drops_server_db(const dal_session_t *s, const char *sql, size_t len)
-{
-    dal_lexer_t lx;
-    dal_token_t t;
-    char name[sizeof s->schema];
-
-    lex_init(&lx, sql, len);
-    t = word_after(&lx);
-    if (!tok_eq(sql, &t, "DROP"))
-        return 0;
-    t = word_after(&lx);
-    if (!tok_eq(sql, &t, "DATABASE") && !tok_eq(sql, &t, "SCHEMA"))
-        return 0;
-    t = word_after(&lx);
-    if (tok_eq(sql, &t, "IF")) {
-        t = word_after(&lx);
-        t = word_after(&lx);
-    }
-    return (t.type == DAL_TOK_IDENT || t.type == DAL_TOK_QIDENT) &&
-           ident_unquote(sql, &t, name, sizeof name) < sizeof name && strcmp(name, s->schema) == 0;
+    server_db_leave(&s->pins, s->conn_pinned ? s->conn : NULL);
+    s->server_db = 0;
+    memcpy(s->schema, schema, strlen(schema) + 1);
 }
 
 int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
@@ -762,8 +689,7 @@ int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_use_schema: NULL session");
     if (name == NULL || name[0] == '\0') {
-        server_db_leave(s);
-        s->schema[0] = '\0';
+        server_db_out(s, "");
         return 0;
     }
     if (strlen(name) >= sizeof s->schema)
@@ -774,12 +700,12 @@ int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
         rc = err_set(err, DAL_EINVAL, "unknown schema '%.64s' (not a [schema] section, and "
                      "[dal] server_schemas is none)", name);
     else if (!known)
-        rc = server_db_select(s, snap, name, err);
-    else
-        server_db_leave(s);
+        rc = server_db_use(s, snap, name, err);
     snapshot_unref(snap);
     if (rc != 0)
         return rc;
+    if (known)
+        server_db_out(s, name);
     s->server_db = !known;
     memcpy(s->schema, name, strlen(name) + 1);
     return 0;
@@ -1346,10 +1272,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                            SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
-    if (rc == 0 && s->server_db && sql.text != NULL && drops_server_db(s, sql.text, sql.len)) {
-        server_db_leave(s);
-        s->schema[0] = '\0';
-    }
+    if (rc == 0 && s->server_db && sql.text != NULL &&
+        server_db_drops(sql.text, sql.len, s->schema))
+        server_db_out(s, "");
     return rc;
 }
 
