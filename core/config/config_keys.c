@@ -869,8 +869,8 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
     {.name = "database", .type = DAL_CFG_STRING, .offset = PRX(database), .def = "dal",
      .rule = &dal_cfg_rule_table,
      .help = "the schema clients connect to and `USE`: the top-level tables and "
-             "`[dal] default_datasource`; each `[schema NAME]` adds one; another name gets "
-             "error 1049"},
+             "`[dal] default_datasource`; each `[schema NAME]` adds one; another name is a "
+             "database of `[dal] server_schemas`' datasource, or error 1049 without one"},
     {.name = "threads", .type = DAL_CFG_COUNT, .offset = PRX(threads), .def = "0", .min = 0,
      .max = 256, .help = "I/O threads; `0`: one per core"},
     {.name = "inline_io", .type = DAL_CFG_BOOL, .offset = PRX(inline_io), .def = "true",
