@@ -2,7 +2,8 @@
 # proxy_server_db_test.sh -- databases the configuration does not declare,
 # served as the servers' own on [dal] server_schemas' datasource: `USE
 # mysql`, COM_INIT_DB, the handshake's database, CREATE DATABASE x; USE x;
-# tables there; DROP DATABASE of the current one; SHOW DATABASES.  The
+# tables there; DROP DATABASE of the current one; SHOW DATABASES;
+# COM_CHANGE_USER (tests/live/ps_client).  The
 # same PyMySQL script runs directly against the first server and through
 # dal-proxy, and the outputs must be the same.  Then: a pooled connection
 # never carries such a database to another client (after USE back, a
@@ -60,6 +61,12 @@ run(cur, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
 run(cur, "SELECT * FROM t ORDER BY id")
 run(cur, "SELECT id FROM sx.t WHERE v = 'b'")
 run(cur, "SHOW TABLES")
+run(cur, "SHOW FULL TABLES LIKE 't%'")
+run(cur, "DESCRIBE t")
+run(cur, "SHOW CREATE TABLE t")
+run(cur, "SHOW INDEX FROM t")
+run(cur, "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()")
+run(cur, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'sx' ORDER BY ORDINAL_POSITION")
 run(cur, "SET @k = 2")
 run(cur, "SELECT v FROM t WHERE id = @k")
 run(cur, "BEGIN")
@@ -100,6 +107,19 @@ PY
 "$py" "$work/schemas.py" proxy >"$work/proxy.out" 2>&1 || fail "the script through the proxy: $(tail -5 "$work/proxy.out")"
 diff -u "$work/direct.out" "$work/proxy.out" >"$work/schemas.diff" ||
     fail "databases the configuration does not declare: proxy and server differ: $(cat "$work/schemas.diff")"
+
+# COM_CHANGE_USER to a database of the server's (tests/live/ps_client)
+printf '%s\n' "!change_user app $PX_TEST_PASSWORD mysql" 'SELECT DATABASE()' \
+    'SELECT COUNT(*) > 0 FROM user' 'USE shop' >"$work/cu.txt"
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/cu.txt" \
+    >"$work/cu_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/cu_px.out")"
+sed 's/^!change_user app .* mysql$/!change_user dal dalpass mysql/; s/^USE shop$/USE plain/' "$work/cu.txt" |
+    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
+        >"$work/cu_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/cu_plain.out")"
+sed -i 's/^change_user [a-z]* ok/change_user ok/; s/\bplain\b/DB/; s/\bshop\b/DB/' "$work/cu_px.out" "$work/cu_plain.out"
+diff -u "$work/cu_plain.out" "$work/cu_px.out" >"$work/cu.diff" ||
+    fail "COM_CHANGE_USER to mysql: proxy and server differ: $(cat "$work/cu.diff")"
+grep -q "mysql" "$work/cu_px.out" || fail "COM_CHANGE_USER to mysql: $(cat "$work/cu_px.out")"
 
 # SHOW DATABASES: the logical ones and the server's own
 out=$(mariadb -N -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -e 'SHOW DATABASES' 2>&1)
