@@ -711,7 +711,6 @@ int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
     return 0;
 }
 
-
 const char *dal_session_schema(const dal_session_t *s)
 {
     return s != NULL && s->schema[0] ? s->schema : NULL;
