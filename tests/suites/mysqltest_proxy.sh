@@ -132,7 +132,7 @@ while read -r name; do
             fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
         fi
     done
-done < <(if [ -n "${DAL_MYSQLTEST_FILES:-}" ]; then printf '%s\n' $DAL_MYSQLTEST_FILES
+done < <(if [ -n "${DAL_MYSQLTEST_FILES:-}" ]; then tr -s ' ' '\n' <<<"$DAL_MYSQLTEST_FILES"
           elif [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
           else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$tests/data/mysqltest.list"; fi)
 
