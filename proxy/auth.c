@@ -161,14 +161,18 @@ static int logged_in(proxy_client_t *c)
 {
     dal_error_t err;
     dal_session_t *s = NULL;
+    bool db = false;
 
     settle(c, true);
     if (dal_session_open(c->px->dal, &s, &err) != 0 || local_infile_attach(c, s, &err) != 0 ||
         (handshake_charset(c->charset) != NULL &&
          dal_session_set_var(s, "names", handshake_charset(c->charset), &err) != 0) ||
-        (c->schema[0] != '\0' && dal_session_use_schema(s, c->schema, &err) != 0)) {
+        (c->schema[0] != '\0' && (db = true) && dal_session_use_schema(s, c->schema, &err) != 0)) {
         dal_session_close(s);
-        reply_dal_error(c, &err);
+        if (db && (err.mysql_errno == 0 || err.mysql_errno == 1049))
+            reply_unknown_db(c, c->schema, strlen(c->schema));  /* as a server words it */
+        else
+            reply_dal_error(c, &err);
         c->state = CLIENT_CLOSING;
         return 0;
     }

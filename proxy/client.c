@@ -185,6 +185,9 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_dal_error(c, &err);
         return;
     }
+    /* DROP DATABASE of its server database left the session in none */
+    if (c->schema[0] != '\0' && dal_session_schema(c->session) == NULL)
+        setvar_restore_db(c, "", false);
     reply_result(c, r, false);
     dal_result_free(r);
 }

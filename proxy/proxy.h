@@ -247,6 +247,9 @@ bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
 /* Make c's schema what it was: schema (c->schema's former text, "" for
  * the proxy's database) and has_db, saved before a setvar_choose_db. */
 void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db);
+/* setvar_choose_db, with the session's error in err when it fails
+ * (mysql_errno 0: dal's, the name unknown). */
+bool setvar_choose_db_err(proxy_client_t *c, const char *p, size_t n, dal_error_t *err);
 /* The name of c's schema: its [schema NAME], or the proxy's database
  * (borrowed from c or its proxy; c's owner thread, or under info_mu). */
 const char *setvar_db_name(const proxy_client_t *c);

@@ -367,20 +367,88 @@ static void names_add_ours(void *user, const char *name)
     dal_table_info_free(t);
 }
 
+/* A dal_name_fn: the name, copied into user's char[128]. */
+static void name_copy(void *user, const char *name)
+{
+    snprintf(user, 128, "%s", name);
+}
+
+/*
+ * The databases of [dal] server_schemas' datasource (none without one)
+ * into ns: a client may USE each, so they are listed as a server lists
+ * its own.  False with err set when that datasource does not answer.
+ */
+static bool server_databases(proxy_client_t *c, names_t *ns, dal_error_t *err)
+{
+    char ds[128] = "", sql[192];
+    dal_result_t *r = NULL;
+    const char *name;
+    int rc;
+
+    if (dal_server_schemas(c->px->dal, name_copy, ds, err) != 0)
+        return false;
+    if (ds[0] == '\0')
+        return true;
+    snprintf(sql, sizeof sql, "/*+ dal datasource=%s raw */ SHOW DATABASES", ds);
+    if (dal_session_query(c->session, NULL, sql, NULL, 0, &r, err) != 0)
+        return false;
+    while ((rc = dal_result_next(r, err)) == 1)
+        if ((name = dal_result_text(r, 0, NULL)) != NULL)
+            names_add(ns, name);
+    dal_result_free(r);
+    return rc == 0;
+}
+
+/* Keep the names of ns that match the LIKE pattern p..end. */
+static void names_like(names_t *ns, const char *p, const char *end)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < ns->n; i++) {
+        if (schema_like(p, end, ns->v[i])) {
+            ns->v[k] = ns->v[i];
+            ns->type[k++] = ns->type[i];
+        } else {
+            free(ns->v[i]);
+            free(ns->type[i]);
+        }
+    }
+    ns->n = k;
+}
+
 bool schema_show_databases(proxy_client_t *c, const char *sql)
 {
     names_t all = {0};
     dal_error_t err;
+    const char *p = sql, *pat = NULL;
+    char column[160] = "Database";
+    size_t n = 0;
 
-    (void)sql;
+    /* SHOW DATABASES [LIKE 'pattern']; a WHERE goes to the servers */
+    (void)text_word_is(&p, "SHOW");
+    (void)text_word_is(&p, "DATABASES");
+    if (text_word_is(&p, "LIKE")) {
+        while (isspace((unsigned char)*p))
+            p++;
+        n = *p == '\'' ? strcspn(p + 1, "'\\") : 0;
+        if (*p != '\'' || p[1 + n] != '\'' || !at_end(p + 2 + n) || n > 120)
+            return false;
+        pat = p + 1;
+        snprintf(column, sizeof column, "Database (%.*s)", (int)n, pat);
+    } else if (!at_end(p)) {
+        return false;
+    }
     names_add(&all, c->px->database);
-    if (dal_schema_names(c->px->dal, names_add, &all, &err) != 0) {
+    if (dal_schema_names(c->px->dal, names_add, &all, &err) != 0 ||
+        !server_databases(c, &all, &err)) {
         reply_dal_error(c, &err);
     } else if (all.failed) {
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
     } else {
         names_sort(&all);
-        send_names(c, "Database", &all, false);
+        if (pat != NULL)
+            names_like(&all, pat, pat + n);
+        send_names(c, column, &all, false);
     }
     names_free(&all);
     return true;

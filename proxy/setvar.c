@@ -626,37 +626,31 @@ void setvar_interactive(proxy_client_t *c)
         }
 }
 
-/* dal_schema_names: is the name one of them? */
-typedef struct schema_find {
-    const char *name;
-    bool found;
-} schema_find_t;
-
-static void schema_seen(void *user, const char *name)
-{
-    schema_find_t *f = user;
-
-    f->found |= strcmp(f->name, name) == 0;
-}
-
 bool setvar_choose_db(proxy_client_t *c, const char *p, size_t n)
 {
-    char name[sizeof c->schema];
-    schema_find_t f = {name, false};
     dal_error_t err;
+
+    return setvar_choose_db_err(c, p, n, &err);
+}
+
+bool setvar_choose_db_err(proxy_client_t *c, const char *p, size_t n, dal_error_t *err)
+{
+    char name[sizeof c->schema];
     bool ours = strlen(c->px->database) == n && strncmp(c->px->database, p, n) == 0;
 
+    err->mysql_errno = 0;
     if (!ours) {
         if (n == 0 || n >= sizeof name || memchr(p, '\0', n) != NULL)
             return false;
         memcpy(name, p, n);
         name[n] = '\0';
-        if (dal_schema_names(c->px->dal, schema_seen, &f, &err) != 0 || !f.found)
-            return false;
     }
+    /* a name the configuration does not declare is a database of [dal]
+     * server_schemas' datasource, which the session checks there (before
+     * the session, at the handshake, logged_in does) */
     if (c->session != NULL &&
-        dal_session_use_schema(c->session, ours ? NULL : name, &err) != 0)
-        return false;  /* a reload took it away in between */
+        dal_session_use_schema(c->session, ours ? NULL : name, err) != 0)
+        return false;
     pthread_mutex_lock(&c->info_mu);  /* SHOW PROCESSLIST's db */
     c->has_db = true;
     snprintf(c->schema, sizeof c->schema, "%s", ours ? "" : name);
@@ -690,8 +684,12 @@ bool setvar_table_ours(const proxy_client_t *c, const dal_table_info_t *t)
 
 void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 {
-    if (setvar_choose_db(c, db->ptr, db->len))
+    dal_error_t err;
+
+    if (setvar_choose_db_err(c, db->ptr, db->len, &err))
         track_reply_ok(c, 0, db->ptr, db->len, 0);
+    else if (err.mysql_errno != 0 && err.mysql_errno != 1049)
+        reply_dal_error(c, &err);  /* the datasource's error: lost, access denied */
     else
         reply_unknown_db(c, db->ptr, db->len);
 }

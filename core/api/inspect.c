@@ -164,6 +164,19 @@ int dal_schema_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err)
     return 0;
 }
 
+int dal_server_schemas(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+
+    if (dal == NULL || fn == NULL)
+        return err_set(err, DAL_EINVAL, "dal_server_schemas: NULL argument");
+    snap = snapshot_acquire(dal);
+    if (snap->server_node != NULL)
+        fn(user, snap->server_node->cfg->name);
+    snapshot_unref(snap);
+    return 0;
+}
+
 const char *dal_table_info_schema(const dal_table_info_t *t)
 {
     return t ? t->t->schema : NULL;

@@ -44,6 +44,7 @@
 #include "route_servers.h"
 #include "result.h"
 #include "route.h"
+#include "server_db.h"
 #include "small.h"
 #include "stmt.h"
 #include "sysvar.h"
@@ -81,6 +82,8 @@ struct dal_session {
     int has_infile;
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
+    int server_db;          /* schema is a database of [dal] server_schemas' datasource,
+                               selected on the session's pin there (DAL_PIN_SCHEMA) */
     /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
      * its connection (a server's 1196 for a non-transactional table rolled
      * back), for that statement's result (txn_statement) */
@@ -536,22 +539,70 @@ void dal_session_close(dal_session_t *s)
     free(s);
 }
 
+static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err);
+
+/* Select name, a database of snap's server_node, on the session's pin
+ * there; an open transaction's connection there becomes that pin. */
+static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name,
+                         dal_error_t *err)
+{
+    int rc;
+
+    if (s->in_txn && s->conn != NULL && !s->conn_pinned && s->server->replica < 0 &&
+        strcmp(s->node->cfg->name, snap->server_node->cfg->name) == 0 &&
+        (rc = pin_txn_conn(s, DAL_PIN_SCHEMA, err)) != 0)
+        return rc;
+    return server_db_select(&s->pins, snap, name, err);
+}
+
+/* Before a statement in a server database: it is selected on the
+ * session's pin (a reset or a lost connection gave the pin back). */
+static int server_db_hold(dal_session_t *s, dal_error_t *err)
+{
+    dal_snapshot_t *snap = snapshot_acquire(s->dal);
+    int rc = 0;
+
+    /* without server_schemas now, routing refuses the statement */
+    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL)
+        rc = server_db_use(s, snap, s->schema, err);
+    snapshot_unref(snap);
+    return rc;
+}
+
+/* The session leaves its server database for schema ("": the top level). */
+static void server_db_out(dal_session_t *s, const char *schema)
+{
+    server_db_leave(&s->pins, s->conn_pinned ? s->conn : NULL);
+    s->server_db = 0;
+    memcpy(s->schema, schema, strlen(schema) + 1);
+}
+
 int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
 {
     dal_snapshot_t *snap;
-    int known;
+    int known, rc = 0;
 
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_use_schema: NULL session");
     if (name == NULL || name[0] == '\0') {
-        s->schema[0] = '\0';
+        server_db_out(s, "");
         return 0;
     }
+    if (strlen(name) >= sizeof s->schema)
+        return err_set(err, DAL_EINVAL, "schema name '%.64s...' is too long", name);
     snap = snapshot_acquire(s->dal);
-    known = strlen(name) < sizeof s->schema && snapshot_schema_known(snap, name);
+    known = snapshot_schema_known(snap, name);
+    if (!known && snap->server_node == NULL)
+        rc = err_set(err, DAL_EINVAL, "unknown schema '%.64s' (not a [schema] section, and "
+                     "[dal] server_schemas is none)", name);
+    else if (!known)
+        rc = server_db_use(s, snap, name, err);
     snapshot_unref(snap);
-    if (!known)
-        return err_set(err, DAL_EINVAL, "unknown schema '%.64s' (not a [schema] section)", name);
+    if (rc != 0)
+        return rc;
+    if (known)
+        server_db_out(s, name);
+    s->server_db = !known;
     memcpy(s->schema, name, strlen(name) + 1);
     return 0;
 }
@@ -1091,6 +1142,8 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     unsigned ticket;
     int rc;
 
+    if (s->server_db && (rc = server_db_hold(s, err)) != 0)
+        return rc;
     /* a description runs nothing, so opens nothing */
     if ((s->in_txn || s->manual) && !(opts != NULL && opts->describe) &&
         (rc = implicit_txn(s, sql, err)) != 0)
@@ -1127,6 +1180,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                            SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
+    if (rc == 0 && s->server_db && sql.text != NULL &&
+        server_db_drops(sql.text, sql.len, s->schema))
+        server_db_out(s, "");
     return rc;
 }
 

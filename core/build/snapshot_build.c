@@ -250,6 +250,9 @@ static int build(dal_snapshot_t *s, const char *override, const dal_snapshot_t *
     }
     if (cfg->default_datasource != NULL)
         s->default_node = snapshot_node(s, cfg->default_datasource);
+    s->server_node = cfg->server_schemas == NULL ? s->default_node
+                     : strcmp(cfg->server_schemas, "none") == 0 ? NULL
+                     : snapshot_node(s, cfg->server_schemas);
     rc = monitor_set_build(s, &s->monitors, err);
     if (rc != 0)
         return rc;

@@ -1074,6 +1074,10 @@ static int check_refs(cfg_parser_t *ps)
     if (cfg->default_datasource != NULL && !ds_defined(sorted, cfg->ndatasources, cfg->default_datasource))
         cfg_fail(ps, cfg->default_datasource_line, DAL_ECONFIG,
                  "default_datasource: no [datasource %s] is defined", cfg->default_datasource);
+    if (cfg->server_schemas != NULL && strcmp(cfg->server_schemas, "none") != 0 &&
+        !ds_defined(sorted, cfg->ndatasources, cfg->server_schemas))
+        cfg_fail(ps, cfg->server_schemas_line, DAL_ECONFIG,
+                 "server_schemas: no [datasource %s] is defined", cfg->server_schemas);
     if (cfg->xa_log != NULL && !ds_defined(sorted, cfg->ndatasources, cfg->xa_log))
         cfg_fail(ps, cfg->xa_log_line, DAL_ECONFIG, "xa_log: no [datasource %s] is defined",
                  cfg->xa_log);
@@ -1296,6 +1300,7 @@ void config_free(dal_config_t *cfg)
     free(cfg->path);
     free(cfg->plugin_dir);
     free(cfg->default_datasource);
+    free(cfg->server_schemas);
     free(cfg->xa_log);
     free(cfg->pool);
     free_params(&cfg->pool_params);

@@ -197,6 +197,9 @@ typedef struct dal_config {
     int plugin_dir_line;
     char *default_datasource; /* owned; NULL: none */
     int default_datasource_line;
+    char *server_schemas;     /* owned; the datasource of the databases no [schema] or [proxy]
+                                 database declares; "none": refused; NULL: default_datasource's */
+    int server_schemas_line;
     uint32_t max_parallel;    /* max_parallel = 8: data nodes one statement uses at once */
     int watch;                /* watch = true: reload the file when it changes */
     int validate_connect;     /* validate_connect = true: a reload connects to every datasource first */

@@ -675,6 +675,13 @@ const dal_cfg_key_t dal_cfg_dal_keys[] = {
     {.name = "default_datasource", .type = DAL_CFG_STRING, .offset = CFG(default_datasource),
      .line = CFG(default_datasource_line), .rule = &dal_cfg_rule_ds, .unset = "none",
      .help = "name of a `[datasource]`"},
+    {.name = "server_schemas", .type = DAL_CFG_STRING, .offset = CFG(server_schemas),
+     .line = CFG(server_schemas_line), .rule = &dal_cfg_rule_ds,
+     .unset = "`default_datasource` when it is set, else `none`",
+     .help = "name of the `[datasource]` whose own databases a session may `USE` (and "
+             "`dal_session_use_schema`) when no `[schema]` or `[proxy] database` has that name: "
+             "its statements then run there as written, in that database, on a connection the "
+             "session holds (docs/routing.md); `none`: such a name is refused (1049)"},
     {.name = "max_parallel", .type = DAL_CFG_COUNT, .offset = CFG(max_parallel), .def = "8",
      .min = 1, .max = CFG_PARALLEL_MAX, .help = "how many data nodes one statement uses at once"},
     {.name = "server_prepare", .type = DAL_CFG_ENUM, .offset = CFG(server_prepare),
@@ -862,8 +869,8 @@ const dal_cfg_key_t dal_cfg_proxy_keys[] = {
     {.name = "database", .type = DAL_CFG_STRING, .offset = PRX(database), .def = "dal",
      .rule = &dal_cfg_rule_table,
      .help = "the schema clients connect to and `USE`: the top-level tables and "
-             "`[dal] default_datasource`; each `[schema NAME]` adds one; another name gets "
-             "error 1049"},
+             "`[dal] default_datasource`; each `[schema NAME]` adds one; another name is a "
+             "database of `[dal] server_schemas`' datasource, or error 1049 without one"},
     {.name = "threads", .type = DAL_CFG_COUNT, .offset = PRX(threads), .def = "0", .min = 0,
      .max = 256, .help = "I/O threads; `0`: one per core"},
     {.name = "inline_io", .type = DAL_CFG_BOOL, .offset = PRX(inline_io), .def = "true",

@@ -295,8 +295,11 @@ static void routing_reset(dal_routing_t *rt)
  * declares it; -1 in *bad when a [table] of another schema does. */
 static const dal_table_t *schema_table(const router_t *r, const char *name, int *bad)
 {
-    const dal_table_t *t = snapshot_table(r->snap, name, strlen(name));
+    const dal_table_t *t;
 
+    if (r->server_db)
+        return NULL;
+    t = snapshot_table(r->snap, name, strlen(name));
     if (t == NULL || snapshot_table_schema(t, r->schema))
         return t;
     *bad = 1;
@@ -372,6 +375,7 @@ static int statement_schema(router_t *r)
     if (!any || found == sessions || (found && sessions && strcmp(found, sessions) == 0))
         return 0;
     r->schema = found;
+    r->server_db = 0;
     r->dflt = found == NULL ? r->snap->default_node : snapshot_schema_node(r->snap, found);
     return 0;
 }
@@ -402,10 +406,13 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
     r.rt = rt;
     r.err = err;
     r.schema = schema;
-    if (schema != NULL && !snapshot_schema_known(snap, schema))
+    r.server_db = schema != NULL && !snapshot_schema_known(snap, schema);
+    if (r.server_db && snap->server_node == NULL)
         return err_set(err, DAL_EROUTE, "unknown schema '%s' (not a [schema] section of the "
-                                        "configuration now in use)", schema);
-    r.dflt = schema == NULL ? snap->default_node : snapshot_schema_node(snap, schema);
+                                        "configuration now in use, which has no [dal] "
+                                        "server_schemas)", schema);
+    r.dflt = r.server_db ? snap->server_node : schema == NULL ? snap->default_node
+                                                              : snapshot_schema_node(snap, schema);
     if (nparams != sql->nparams)
         return err_set(err, DAL_EINVAL,
                        "the statement has %zu ? placeholders but %zu parameters were given",
@@ -435,7 +442,7 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
             rt->primary = rt->tables[i];
     }
     rc = sql->kind == DAL_SQL_UPDATE ? route_check_update_key(&r) : 0;
-    if (rc == 0 && sql->opaque && !r.req.raw)
+    if (rc == 0 && sql->opaque && !r.req.raw && !r.server_db)
         rc = route_check_opaque(&r);
     if (rc == 0 && r.req.raw)
         rc = route_raw(&r);

@@ -96,7 +96,10 @@ typedef struct dal_routing {
 /* Compute the routes.  schema (borrowed; NULL: the top level) is the
  * logical database unqualified table names belong to: a table of another
  * schema is refused, a name no table declares goes to the schema's
- * default_datasource.  params are the statement's ? values (nparams must
+ * default_datasource.  A schema no [schema] declares is a database of
+ * [dal] server_schemas' datasource: its names are none of dal's, and the
+ * statement runs there as written (DAL_EROUTE without server_schemas).
+ * params are the statement's ? values (nparams must
  * match).  On failure rt is left empty (routing_clear is still safe) and
  * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */
 int route_statement(const dal_snapshot_t *snap, const char *schema, const dal_sql_t *sql,

@@ -60,6 +60,9 @@ typedef struct router {
     route_req_t req;
     const char *schema;          /* borrowed: the session's [schema], NULL: the top level */
     dal_node_t *dflt;            /* that schema's default datasource, or NULL */
+    int server_db;               /* schema is none of the configuration's: a database of
+                                    [dal] server_schemas' datasource (dflt), whose table
+                                    names are its own, none of dal's */
     dal_routing_t *rt;
     dal_error_t *err;
     const dal_route_keys_t *keys; /* borrowed: a lookup's shard-key values, or NULL */

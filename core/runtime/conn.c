@@ -161,7 +161,8 @@ static int session_dirty(dal_conn_t *c)
 {
     int other = 0, pending = 0;
 
-    if (!c->tracked || c->dirty || (c->mysql.server_status & SERVER_STATUS_IN_TRANS))
+    if (!c->tracked || c->dirty || c->db_moved ||
+        (c->mysql.server_status & SERVER_STATUS_IN_TRANS))
         return 1;
     if (!(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED))
         return 0;
@@ -309,6 +310,24 @@ int conn_reset(dal_conn_t *c, dal_error_t *err)
         return conn_error(c, DAL_ESERVER, err);
     if (names)
         read_escaping(c);
+    /* COM_RESET_CONNECTION keeps the current database */
+    if (c->db_moved)
+        return conn_use_db(c, NULL, err);
+    return 0;
+}
+
+int conn_use_db(dal_conn_t *c, const char *db, dal_error_t *err)
+{
+    if (db == NULL && c->url->database == NULL) {
+        c->db_moved = 1;
+        return err_set(err, DAL_ESTATE, "datasource %s: its URL names no database to go back to",
+                       c->ds->name);
+    }
+    if (mysql_select_db(&c->mysql, db != NULL ? db : c->url->database) != 0) {
+        /* the server's 1049 leaves the current database as it was */
+        return conn_error(c, DAL_ESERVER, err);
+    }
+    c->db_moved = db != NULL;
     return 0;
 }
 

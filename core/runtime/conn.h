@@ -62,6 +62,8 @@ struct dal_conn {
                                           now, which may cancel it (cancel.h), or NULL */
     dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
     dal_infile_conn_t infile;          /* its LOCAL INFILE handler's (infile.h) */
+    int db_moved;                      /* conn_use_db chose another database than the
+                                          URL's: the reset must choose the URL's again */
 };
 
 /* Drop c's extension (dal_conn_ext_t), if any. */
@@ -137,6 +139,11 @@ int conn_drain(dal_conn_t *c);
  * (conn_apply_vars) are not such state: a reset undoes them too, and puts
  * the URL's charset back. */
 int conn_reset(dal_conn_t *c, dal_error_t *err);
+/* Make db (NULL: the URL's database) c's current database (COM_INIT_DB);
+ * another than the URL's until conn_reset, which chooses the URL's again
+ * (a URL without a database cannot go back: that reset fails, and the
+ * pool closes c).  The server's error (1049) on c and in err. */
+int conn_use_db(dal_conn_t *c, const char *db, dal_error_t *err);
 /* The statement just run on c may have left state the server does not flag
  * (user variables set in a SELECT, GET_LOCK): the next reset must go to the
  * server. */

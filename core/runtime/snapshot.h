@@ -124,6 +124,7 @@ typedef struct dal_snapshot {
     size_t ntables;
     int fenced;                      /* a table has write_fence: writes may wait (fence.h) */
     dal_node_t *default_node;        /* borrowed; NULL if none */
+    dal_node_t *server_node;         /* borrowed: [dal] server_schemas' node; NULL if none */
     struct dal_idgen_set *idgens;    /* owned (idgen_set_free) */
     struct dal_monitor_set *monitors;/* owned (monitor_set_free) */
     _Atomic(struct dal_sql_cache *) sql_cache; /* borrowed from the dal_t, which frees it after

@@ -192,7 +192,7 @@ const char *sql_pin_word(unsigned int pins)
     for (i = 0; i < sizeof words / sizeof words[0]; i++)
         if (pins & (1u << i))
             return words[i];
-    return "none";
+    return pins & DAL_PIN_SCHEMA ? "schema" : "none";
 }
 
 /* The statement kind as a lower-case word: dal_plan_kind and monitor events. */

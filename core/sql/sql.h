@@ -361,7 +361,9 @@ enum {
     DAL_PIN_HANDLER = 32,   /* HANDLER t OPEN */
     DAL_PIN_SESSION_STATUS = 64, /* SHOW [SESSION | LOCAL] STATUS, information_schema.SESSION_STATUS,
                                     FLUSH STATUS: the counters of the connection it runs on */
-    DAL_PIN_XA = 128             /* XA START: held until XA COMMIT or XA ROLLBACK succeeds */
+    DAL_PIN_XA = 128,            /* XA START: held until XA COMMIT or XA ROLLBACK succeeds */
+    DAL_PIN_SCHEMA = 4096   /* no statement's: the session chose a database of [dal]
+                               server_schemas (dal_session_use_schema), selected on it */
 };
 
 /* The first of pins' DAL_PIN_* bits as a word ("user_variable",

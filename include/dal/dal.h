@@ -714,6 +714,14 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
  * default_datasource; a table of another schema is refused (DAL_EROUTE), as
  * is every statement once a reload has removed the [schema].  0, or
  * DAL_EINVAL for an unknown name (the session's schema is then unchanged).
+ * A name no [schema] declares is, when [dal] server_schemas names a
+ * datasource, that datasource's own database: the session pins a
+ * connection of its master and selects the database there (the server's
+ * error, 1049, when it has none so named: the schema is then unchanged);
+ * its statements then run there as written, naming that database's
+ * tables, until it chooses another schema (the connection goes back to
+ * its pool in its own database) or DROP DATABASE of it leaves it at the
+ * top level.
  * dal_session_reset keeps it, as COM_RESET_CONNECTION keeps the database.
  * dal_session_schema: the current one, NULL for the top level (borrowed
  * until the next call).
@@ -1240,6 +1248,11 @@ DAL_API int dal_table_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t 
  * is called with the name of each [schema NAME] section, in file order.
  * 0, or DAL_EINVAL for a NULL dal or fn.  Thread-safe. */
 DAL_API int dal_schema_names(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err);
+/* The datasource whose own databases serve a name no [schema] declares
+ * ([dal] server_schemas, docs/routing.md): fn is called with its name
+ * once, or not at all when there is none.  0, or DAL_EINVAL for a NULL
+ * dal or fn.  Thread-safe. */
+DAL_API int dal_server_schemas(dal_t *dal, dal_name_fn fn, void *user, dal_error_t *err);
 /* NULL is a no-op. */
 DAL_API void dal_table_info_free(dal_table_info_t *t);
 

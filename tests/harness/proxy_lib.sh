@@ -58,6 +58,23 @@ strategy = $4
 EOF
 }
 
+# px_ini_datasources NAME TABLES SERVER/SCHEMA...: a [datasource NAMEi]
+# for each SERVER/SCHEMA (an index into ports and a schema there, user dal)
+# and [table NAME], sharded by user_id (mod) over them in TABLES physical
+# tables: NAME_0 ... on the first, and so on
+px_ini_datasources() {
+    local name=$1 tables=$2 i=0 at
+    shift 2
+    for at in "$@"; do
+        printf '[datasource %s%d]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/%s\n' \
+            "$name" "$i" "${ports[${at%%/*}]}" "${at#*/}"
+        i=$((i + 1))
+    done
+    printf '[table %s]\ndatasource = %s\ndb_shard_num = %d\ntable_shard_num = %d\n' \
+        "$name" "$name" "$#" "$tables"
+    printf 'shard_key = user_id\nstrategy = mod\n'
+}
+
 # px_ini_proxy PORT [DB [PASSWORD [LINE...]]]: the [proxy] section
 # listening on PORT serving DB (default shop), with the LINEs, and the
 # client account app with PASSWORD (default ${PX_TEST_PASSWORD}, which the

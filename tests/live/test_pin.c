@@ -3,7 +3,8 @@
  * (core/stmt/pin.c), against real MariaDB servers: user variables, temporary
  * tables, named locks, LOCK TABLES, SQL prepared statements, inside and
  * outside transactions, over several nodes, with session variables, after
- * a lost connection and a reload, and what the pools see (no leak, and a
+ * a lost connection and a reload, a database of the servers chosen (and
+ * left), and what the pools see (no leak, and a
  * session that never pins behaves as before).
  *
  * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
@@ -553,6 +554,56 @@ START_TEST(test_reset_status)
     ck_assert_str_eq(value(s, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
                               "WHERE VARIABLE_NAME = 'COM_SELECT'"), "2");
     dal_session_close(s);
+
+/* A database no [schema] declares is the default datasource's own
+ * ([dal] server_schemas' default): checked there, selected on a pinned
+ * connection, put back when the session leaves it, kept by a reset; no
+ * other statement ever finds it on a pooled connection. */
+START_TEST(test_server_database)
+{
+    dal_session_t *s = session();
+    dal_error_t err;
+    int i;
+
+    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql");
+    ck_assert_str_eq(dal_session_schema(s), "mysql");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
+    ck_assert_str_eq(value(s, "SELECT COUNT(*) > 0 FROM user"), "1");
+    ck_assert_int_eq(dal_session_use_schema(s, "pin_nosuch_db", &err), DAL_ESERVER);
+    ck_assert_uint_eq(err.mysql_errno, 1049);
+    ck_assert_str_eq(dal_session_schema(s), "mysql");
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    /* leaving gives the connection back, in its own database */
+    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level");
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "plain");
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    /* pinned for a user variable too: the pin stays, back in plain */
+    run(s, "SET @a = 1");
+    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql again");
+    ck_assert_str_eq(value(s, "SELECT CONCAT(DATABASE(), @a)"), "mysql1");
+    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level again");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_str_eq(value(s, "SELECT CONCAT(DATABASE(), @a)"), "plain1");
+    /* a reset keeps the database, as COM_RESET_CONNECTION does */
+    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql for the reset");
+    tu_must(dal_session_reset(s, &err), &err, "reset");
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
+    /* DROP DATABASE of the current one leaves the session at the top level */
+    run(s, "CREATE DATABASE pin_gone");
+    tu_must(dal_session_use_schema(s, "pin_gone", &err), &err, "use pin_gone");
+    run(s, "DROP DATABASE pin_gone");
+    ck_assert_ptr_null(dal_session_schema(s));
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "plain");
+    dal_session_close(s);
+    ck_assert_uint_eq(pool("plain").in_use, 0);
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
 }
 END_TEST
 
@@ -694,6 +745,7 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_xa);
     tcase_add_test(tc, test_reset_status);
+    tcase_add_test(tc, test_server_database);
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_reload_removes);
     tcase_add_test(tc, test_metrics);

@@ -22,28 +22,10 @@ export PX_TEST_PASSWORD='app-s3cret'
     px_ini_table items 4 user_id mod
     # late: its first physical tables (late_0, late_1) on the second
     # server, late_2 and late_3 on the default datasource's schema
-    cat <<INI
-[datasource late0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
-[datasource late1]
-master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/shard_0
-[table late]
-datasource = late
-db_shard_num = 2
-table_shard_num = 4
-shard_key = user_id
-strategy = mod
-# away: both physical tables on the second server, none on the
-# default datasource
-[datasource away0]
-master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/shard_1
-[table away]
-datasource = away
-db_shard_num = 1
-table_shard_num = 2
-shard_key = user_id
-strategy = mod
-INI
+    px_ini_datasources late 4 1/shard_1 0/shard_0
+    # away: both physical tables on the second server, none on the
+    # default datasource
+    px_ini_datasources away 2 1/shard_1
     px_ini_proxy "$port"
 } >"$work/px.ini"
 px_start "$work/px.ini" "$port"

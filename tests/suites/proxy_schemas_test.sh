@@ -61,6 +61,7 @@ master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/pay_0
 master = mysql://dal:dalpass@127.0.0.1:${ports[1]}/pay_1
 [dal]
 default_datasource = sales
+server_schemas = none
 [table orders]
 datasource = sales
 [schema hr]

@@ -239,11 +239,12 @@ static void explains(dal_t *dal, const char *sql, int code, const char *want)
 /* [schema] sections leave a libdal program the top level it had: its
  * tables, its default datasource; a schema's table is refused, never
  * taken for a table of the default datasource, unless qualified with its
- * schema.  A session's schema is one of the file. */
+ * schema.  A session's schema is one of the file (server_schemas = none:
+ * no database of a server's). */
 START_TEST(test_route_schemas)
 {
     char *ini = write_ini("datasource = db0\n[dal]\ndefault_datasource = db3\n"
-                          "[schema hr]\ndefault_datasource = db1\n"
+                          "server_schemas = none\n[schema hr]\ndefault_datasource = db1\n"
                           "[table staff]\nschema = hr\ndatasource = db2\n");
     dal_open_opts_t opts;
     dal_session_t *s = NULL;
