@@ -1357,43 +1357,6 @@ int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char 
 
 /* ------------------------------------------- SET evaluated by a server */
 
-/* The literal of r's column col in its current row: NULL, a number as the
- * server wrote it, a string quoted ('...', or X'...' when it holds a quote,
- * a backslash or a byte outside printable ASCII, which reads the same in
- * any sql_mode and charset).  Owned by the caller; NULL when out of memory. */
-static char *literal_of(dal_result_t *r, size_t col)
-{
-    dal_column_info_t ci = {.struct_size = sizeof ci};
-    size_t len = 0, i;
-    const char *v = dal_result_text(r, col, &len);
-    int plain = 1;
-    char *out, *o;
-
-    if (v == NULL)
-        return strdup("NULL");
-    if (dal_result_column_info(r, col, &ci) == 0 && len > 0 &&
-        (ci.type <= DAL_COLUMN_DOUBLE || ci.type == DAL_COLUMN_LONGLONG ||
-         ci.type == DAL_COLUMN_INT24 || ci.type == DAL_COLUMN_NEWDECIMAL))
-        return strndup(v, len);
-    for (i = 0; i < len && plain; i++)
-        plain = v[i] >= ' ' && v[i] <= '~' && v[i] != '\'' && v[i] != '\\';
-    if ((out = o = malloc(2 * len + 4)) == NULL)
-        return NULL;
-    if (plain) {
-        *o++ = '\'';
-        memcpy(o, v, len);
-        o += len;
-    } else {
-        *o++ = 'X';
-        *o++ = '\'';
-        for (i = 0; i < len; i++)
-            o += sprintf(o, "%02X", (unsigned char)v[i]);
-    }
-    *o++ = '\'';
-    *o = '\0';
-    return out;
-}
-
 /* Read back names[0..n) where opts sends a statement naming no table, as
  * literals into next. */
 static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char *const *names,
@@ -1418,7 +1381,7 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     else if (rc == 0)
         rc = err_set(err, DAL_ESERVER, "reading back the session variables: no row");
     for (i = 0; i < n && rc == 0; i++) {
-        if ((lit = literal_of(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
+        if ((lit = vars_literal(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
             rc = err_set(err, DAL_ENOMEM, "out of memory");
         if (values != NULL && rc == 0)
             values[i] = lit;

@@ -194,3 +194,35 @@ int vars_names(session_vars_t *v, const char *value, dal_error_t *err)
     return 0;
 }
 
+char *vars_literal(dal_result_t *r, size_t col)
+{
+    dal_column_info_t ci = {.struct_size = sizeof ci};
+    size_t len = 0, i;
+    const char *v = dal_result_text(r, col, &len);
+    int plain = 1;
+    char *out, *o;
+
+    if (v == NULL)
+        return strdup("NULL");
+    if (dal_result_column_info(r, col, &ci) == 0 && len > 0 &&
+        (ci.type <= DAL_COLUMN_DOUBLE || ci.type == DAL_COLUMN_LONGLONG ||
+         ci.type == DAL_COLUMN_INT24 || ci.type == DAL_COLUMN_NEWDECIMAL))
+        return strndup(v, len);
+    for (i = 0; i < len && plain; i++)
+        plain = v[i] >= ' ' && v[i] <= '~' && v[i] != '\'' && v[i] != '\\';
+    if ((out = o = malloc(2 * len + 4)) == NULL)
+        return NULL;
+    if (plain) {
+        *o++ = '\'';
+        memcpy(o, v, len);
+        o += len;
+    } else {
+        *o++ = 'X';
+        *o++ = '\'';
+        for (i = 0; i < len; i++)
+            o += sprintf(o, "%02X", (unsigned char)v[i]);
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}

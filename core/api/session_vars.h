@@ -51,4 +51,11 @@ void vars_drop(session_vars_t *v, const char *name);
  * into v, replacing the charset variables it sets. */
 int vars_names(session_vars_t *v, const char *value, dal_error_t *err);
 
+/* The literal a variable read back from a server keeps: r's column col in
+ * its current row as NULL, a number as the server wrote it, or a string
+ * quoted ('...', or X'...' when it holds a quote, a backslash or a byte
+ * outside printable ASCII, which reads the same in any sql_mode and
+ * charset).  Owned by the caller; NULL when out of memory. */
+char *vars_literal(dal_result_t *r, size_t col);
+
 #endif /* DAL_CORE_SESSION_VARS_H */
