@@ -554,6 +554,8 @@ START_TEST(test_reset_status)
     ck_assert_str_eq(value(s, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
                               "WHERE VARIABLE_NAME = 'COM_SELECT'"), "2");
     dal_session_close(s);
+}
+END_TEST
 
 /* A database no [schema] declares is the default datasource's own
  * ([dal] server_schemas' default): checked there, selected on a pinned
