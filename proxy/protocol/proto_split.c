@@ -87,18 +87,41 @@ static bool word_is(const char *text, size_t n, const char *w)
     return strlen(w) == n && strncasecmp(text, w, n) == 0;
 }
 
+/* A compound statement outside a stored program at text[i] (n letters):
+ * [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, IF or CASE (no other
+ * statement begins with these words). */
+static bool is_block(const char *text, size_t len, size_t i, size_t n)
+{
+    static const char *const loops[] = {"FOR", "WHILE", "LOOP", "REPEAT"};
+    size_t j, k;
+
+    if (word_is(text + i, n, "IF") || word_is(text + i, n, "CASE"))
+        return true;
+    j = skip_blank(text, len, i + n);
+    if (n > 0 && j < len && text[j] == ':') { /* a label */
+        i = skip_blank(text, len, j + 1);
+        n = word_len(text, len, i);
+    }
+    if (word_is(text + i, n, "BEGIN")) {
+        i = skip_blank(text, len, i + n);
+        return word_is(text + i, word_len(text, len, i), "NOT");
+    }
+    for (k = 0; k < sizeof loops / sizeof *loops; k++)
+        if (word_is(text + i, n, loops[k]))
+            return true;
+    return false;
+}
+
 /* A statement whose body has `;` of its own: CREATE ... PROCEDURE (or
- * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words, or BEGIN
- * NOT ATOMIC. */
+ * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words, or a
+ * compound statement (is_block). */
 static bool is_compound(const char *text, size_t len)
 {
     static const char *const kinds[] = {"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"};
     size_t i = skip_blank(text, len, 0), n = word_len(text, len, i), w, k;
 
-    if (word_is(text + i, n, "BEGIN")) {
-        i = skip_blank(text, len, i + n);
-        return word_is(text + i, word_len(text, len, i), "NOT");
-    }
+    if (is_block(text, len, i, n))
+        return true;
     if (!word_is(text + i, n, "CREATE"))
         return false;
     /* CREATE [OR REPLACE] [DEFINER = 'u'@'h'] [AGGREGATE] [IF NOT EXISTS] KIND */

@@ -1616,6 +1616,10 @@ START_TEST(test_split_statements)
     static const char *const proc[] = {
         "CREATE DEFINER=`u`@`%` PROCEDURE p() BEGIN SELECT 1; SELECT 2; END"};
     static const char *const block[] = {"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END"};
+    static const char *const loop[] = {"FOR i IN 0..2 DO INSERT INTO t VALUES (i); END FOR"};
+    static const char *const labelled[] = {"w: WHILE @i < 3 DO SET @i = @i + 1; END WHILE w"};
+    static const char *const cond[] = {"IF (@a > 0) THEN SELECT 1; ELSE SELECT 2; END IF"};
+    static const char *const notblock[] = {"SELECT IF(1, 2, 3)", " SELECT 2"};
     static const char *const txn[] = {"BEGIN", " SELECT 1", " COMMIT"};
     static const char *const paren[] = {"SELECT (SELECT 1)", "SELECT 2"};
 
@@ -1625,6 +1629,10 @@ START_TEST(test_split_statements)
     check_pieces("SELECT 3--1; SELECT 4", dashes, 2);
     check_pieces(proc[0], proc, 1);
     check_pieces(block[0], block, 1);
+    check_pieces(loop[0], loop, 1);
+    check_pieces(labelled[0], labelled, 1);
+    check_pieces(cond[0], cond, 1);
+    check_pieces("SELECT IF(1, 2, 3); SELECT 2", notblock, 2);
     check_pieces("BEGIN; SELECT 1; COMMIT", txn, 3);
     check_pieces("SELECT (SELECT 1);SELECT 2", paren, 2);
     ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18));
