@@ -45,6 +45,7 @@
 #include "route.h"
 #include "small.h"
 #include "stmt.h"
+#include "syntax.h"
 #include "sysvar.h"
 #include "txn.h"
 
@@ -1219,6 +1220,28 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
     return rc;
+}
+
+DAL_API int dal_session_syntax_error(dal_session_t *s, const char *sql, size_t len,
+                                     dal_error_t *err)
+{
+    snap_hold_t hold;
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+
+    if (s == NULL || sql == NULL || err == NULL ||
+        (err->code != DAL_ESQL && err->code != DAL_EUNSUPPORTED))
+        return err != NULL ? err->code : DAL_EINVAL;
+    snap = stmt_snapshot(s, &hold);
+    node = s->schema[0] ? snapshot_schema_node(snap, s->schema) : snap->default_node;
+    if (node == NULL && snap->nnodes > 0)
+        node = snap->nodes[0];
+    /* the session's variables (sql_mode) as its statements have them */
+    pool_set_vars(session_conn_vars(s));
+    exec_syntax_error(node, sql, len, err);
+    pool_set_vars(NULL);
+    stmt_snapshot_done(s, snap, hold);
+    return err->code;
 }
 
 /* ------------------------------------------- table locks over several nodes */

@@ -542,6 +542,19 @@ DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
 DAL_API int dal_session_query_len(dal_session_t *s, const dal_query_opts_t *opts,
                                   const char *sql, size_t len, const dal_value_t *params,
                                   size_t nparams, dal_result_t **out, dal_error_t *err);
+/*
+ * The server's words for a text dal refused as unreadable: when err holds
+ * DAL_ESQL (dal could not analyse sql) or DAL_EUNSUPPORTED, sql[0..len) is
+ * prepared (COM_STMT_PREPARE, the handle closed at once: nothing runs) on
+ * the master of the session's default datasource (any datasource when
+ * there is none), with the session's variables.  When the server's parser
+ * refuses it (1064 ER_PARSE_ERROR, 1149), err becomes that error
+ * (DAL_ESERVER, mysql_errno, sqlstate, the server's message); otherwise
+ * err stays as it was.  Returns err->code.  What dal-proxy answers for a
+ * text dal cannot read, as a server would.
+ */
+DAL_API int dal_session_syntax_error(dal_session_t *s, const char *sql, size_t len,
+                                     dal_error_t *err);
 DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                              const dal_value_t *params, size_t nparams,
                              uint64_t *affected_rows, dal_error_t *err);

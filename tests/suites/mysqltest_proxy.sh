@@ -13,7 +13,8 @@
 #
 #   mysqltest_proxy.sh             run the first 100 tests of the list
 #                                  (make check; DAL_MYSQLTEST_COUNT=N or
-#                                  all for more)
+#                                  all for more; DAL_MYSQLTEST_TESTS='a b'
+#                                  runs the tests a and b only)
 #   mysqltest_proxy.sh --discover  run every main-suite test directly and
 #                                  print those that pass and their time
 set -euo pipefail
@@ -131,7 +132,8 @@ while read -r name; do
             fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
         fi
     done
-done < <(if [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
+done < <(if [ -n "${DAL_MYSQLTEST_TESTS:-}" ]; then printf '%s\n' $DAL_MYSQLTEST_TESTS
+          elif [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
           else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$tests/data/mysqltest.list"; fi)
 
 echo "mysqltest: $total listed, $direct pass directly, $text through the proxy, $ps with --ps-protocol," \
