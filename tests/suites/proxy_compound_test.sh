@@ -71,9 +71,12 @@ BEGIN NOT ATOMIC DECLARE x INT DEFAULT 7; SET @y = x * 3; SELECT a, b FROM t1 WH
 DELIMITER ;
 SELECT @y;
 SQL
-# several statements and a compound one in one COM_QUERY (multi-statements)
-same "a compound statement after others in one text" <<'SQL'
-SET @m = 1; FOR j IN 1..3 DO SET @m = @m * 2; END FOR; 
+# a statement and a compound one in one COM_QUERY (multi-statements): the
+# compound statement's own ';' stay inside it
+same "a compound statement after another in one text" <<'SQL'
+DELIMITER $$
+SET @m = 1; FOR j IN 1..3 DO SET @m = @m * 2; END FOR $$
+DELIMITER ;
 SELECT @m;
 SQL
 
