@@ -79,6 +79,7 @@ struct dal_session {
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
+    int keep_sets;          /* a CALL's sets before its error (dal_session_keep_sets) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
     dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
@@ -672,6 +673,12 @@ void dal_session_keep_warnings(dal_session_t *s, int on)
         s->keep_warnings = on != 0;
 }
 
+void dal_session_keep_sets(dal_session_t *s, int on)
+{
+    if (s != NULL)
+        s->keep_sets = on != 0;
+}
+
 int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
                            dal_error_t *err)
 {
@@ -1205,7 +1212,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     cancel_set_current(&s->cancel);
     infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
+    exec_keep_sets(s->keep_sets);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    exec_keep_sets(0);
     fence_leave(s->dal, ticket);
     warnings_want(0);
     infile_set_current(NULL);

@@ -710,6 +710,17 @@ DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
 DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 
 /*
+ * A CALL whose procedure raises an error after returning some result sets
+ * (SIGNAL after a SELECT): with on = 1, the statement of s succeeds and
+ * its result chain (dal_result_next_set) holds the sets before the error
+ * and, last, a set that is the error (dal_result_set_error), as a server
+ * sends them to its client; with 0 (the default) the statement fails with
+ * the error and its sets are dropped.  Either way every set was read and
+ * the procedure has finished when the call returns.  dal-proxy sets it.
+ */
+DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
+
+/*
  * The logical database of the session's statements (as USE): name (copied)
  * is a [schema NAME] section of the configuration in force, or NULL or ""
  * for the top level -- the [table] sections without schema = and [dal]
@@ -914,6 +925,10 @@ DAL_API size_t dal_result_route_count(const dal_result_t *r);
  * as the first.
  */
 DAL_API dal_result_t *dal_result_next_set(const dal_result_t *r);
+/* For a set of the chain that is the error a CALL's procedure raised after
+ * the sets before it (dal_session_keep_sets): copies it into err (may be
+ * NULL) and returns its code (DAL_ESERVER); 0 for every other result. */
+DAL_API int dal_result_set_error(const dal_result_t *r, dal_error_t *err);
 /* Frees r and the results chained to it (dal_result_next_set). */
 DAL_API void dal_result_free(dal_result_t *r);
 

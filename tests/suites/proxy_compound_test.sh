@@ -80,6 +80,25 @@ DELIMITER ;
 SELECT @m;
 SQL
 
+# ---- CALL: the result sets a procedure returned before its error, then
+# the error, as a server sends them
+same "CALL with result sets, then SIGNAL" <<'SQL'
+DELIMITER $$
+CREATE PROCEDURE p_sig() BEGIN SELECT 1 AS one; SELECT a FROM t1 WHERE a < 3 ORDER BY a; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'raised after two sets'; END $$
+CREATE PROCEDURE p_ok() BEGIN SELECT 5 AS five; END $$
+DELIMITER ;
+CALL p_sig();
+CALL p_ok();
+SELECT 'after';
+SQL
+# ... and in a multi-statement text the error ends it
+same "CALL's error ends a multi-statement text" <<'SQL'
+DELIMITER $$
+SELECT 'first'; CALL p_sig(); SELECT 'never' $$
+DELIMITER ;
+SELECT 'next';
+SQL
+
 # ---- a compound statement naming a sharded table: refused, nothing run
 out=$(px --delimiter='$$' -e "BEGIN NOT ATOMIC INSERT INTO t1 VALUES (99, 'no'); INSERT INTO orders VALUES (1, 1); END" 2>&1) &&
     fail "a compound statement writing a sharded table ran: $out"
