@@ -405,7 +405,8 @@ typedef struct dal_query_opts {
  * A CALL's result is its procedure's first result set (or its status when
  * it returns none); the others follow it (dal_result_next_set).  They are
  * all read before dal_query returns, so the procedure has finished by
- * then; an error it raises after its first rows is dal_query's error.
+ * then; an error it raises after its first rows is dal_query's error (a
+ * session may keep the sets before it instead: dal_session_keep_sets).
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
