@@ -134,13 +134,6 @@ static int store_current(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_r
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
-/* send_on's reading of what route r's SQL returned on c.  A CALL's
- * results after its first are each a result chained to res
- * (dal_result_next_set): its procedure's further result sets, then its
- * final status.  All are read before the statement returns, so the
- * procedure has finished (a next statement on another connection sees
- * what it wrote), and an error it raised after rows is the statement's
- * error, not lost. */
 static _Thread_local int keep_sets;
 
 void exec_keep_sets(int on)
@@ -162,6 +155,13 @@ static int chain_error(dal_conn_t *c, dal_result_t **tail, dal_error_t *err)
     return 0;
 }
 
+/* send_on's reading of what route r's SQL returned on c.  A CALL's
+ * results after its first are each a result chained to res
+ * (dal_result_next_set): its procedure's further result sets, then its
+ * final status.  All are read before the statement returns, so the
+ * procedure has finished (a next statement on another connection sees
+ * what it wrote), and an error it raised after rows is the statement's
+ * error, not lost (or, with exec_keep_sets, its last set). */
 static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
                     dal_error_t *err)
 {

@@ -540,7 +540,7 @@ int an_statement(an_t *a, int i, int e)
         return an_fail(a, a->tk[i].off, "statement nested too deeply");
     }
     a->r.kind = DAL_SQL_OTHER;
-    if (a->depth == 1 && an_block_start(a, i, e)) {
+    if (an_block_start(a, i, e)) {
         block_stmt(a);
     } else if (kw(a, i, e, K_SELECT) || is_p(a, i, e, '(')) {
         a->r.kind = DAL_SQL_SELECT;
