@@ -751,8 +751,9 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t
  * none).  A compound statement, whose body has `;` of its own (CREATE
  * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and at top
  * level [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, IF, CASE), is
- * not split: the whole text is one statement, as the
- * server's parser would read it.
+ * not split: a top-level one ends at the `;` after the END that closes it
+ * (the rest of the text when its blocks do not close); a CREATE takes the
+ * whole text.
  */
 size_t proto_split_statement(const char *text, size_t len, size_t *next);
 /* True when text[0..len) holds nothing but spaces, `;` and comments --

@@ -30,8 +30,9 @@ for c in px plain; do
     "$c" -e 'CREATE TABLE t1 (a INT, b VARCHAR(10))'
 done
 
-# same NAME: the script on stdin through the proxy and on the plain
-# server, one client connection each, outputs (errors included) the same
+# same NAME [error]: the script on stdin through the proxy and on the
+# plain server, one client connection each, outputs (errors included) the
+# same; without `error`, the server must have run every statement
 same() {
     local got want script
     script=$(cat)
@@ -39,6 +40,7 @@ same() {
     want=$(plain -N -B --force <<<"$script" 2>&1) || true
     [ "$got" = "$want" ] || fail "$1: proxy gave '$got', the server '$want'"
     [ -n "$want" ] || fail "$1 printed nothing"
+    [ -n "${2:-}" ] || ! grep -q '^ERROR' <<<"$want" || fail "$1: the server refused it: $want"
 }
 
 # ---- compound statements on unsharded tables run whole, as on a server
@@ -51,14 +53,14 @@ SQL
 same "WHILE with user variables, read back after" <<'SQL'
 SET @n = 0, @s = '';
 DELIMITER $$
-w: WHILE @n < 4 DO SET @n = @n + 1; SET @s = CONCAT(@s, @n); END WHILE w $$
+WHILE @n < 4 DO SET @n = @n + 1; SET @s = CONCAT(@s, @n); END WHILE $$
 DELIMITER ;
 SELECT @n, @s;
 SQL
 same "LOOP, REPEAT, IF, CASE" <<'SQL'
 SET @k = 0;
 DELIMITER $$
-l1: LOOP SET @k = @k + 2; IF @k >= 6 THEN LEAVE l1; END IF; END LOOP l1 $$
+BEGIN NOT ATOMIC l1: LOOP SET @k = @k + 2; IF @k >= 6 THEN LEAVE l1; END IF; END LOOP l1; END $$
 REPEAT SET @k = @k - 1; UNTIL @k <= 3 END REPEAT $$
 IF @k = 3 THEN UPDATE t1 SET b = 'three' WHERE a = 3; ELSEIF @k = 4 THEN SET @k = 40; ELSE SET @k = -1; END IF $$
 CASE @k WHEN 3 THEN SET @c = 'c3'; ELSE SET @c = 'other'; END CASE $$
@@ -71,18 +73,19 @@ BEGIN NOT ATOMIC DECLARE x INT DEFAULT 7; SET @y = x * 3; SELECT a, b FROM t1 WH
 DELIMITER ;
 SELECT @y;
 SQL
-# a statement and a compound one in one COM_QUERY (multi-statements): the
-# compound statement's own ';' stay inside it
+# statements and compound ones in one COM_QUERY (multi-statements): a
+# compound statement's own ';' stay inside it, and it ends after its END
 same "a compound statement after another in one text" <<'SQL'
 DELIMITER $$
 SET @m = 1; FOR j IN 1..3 DO SET @m = @m * 2; END FOR $$
+SET @w = 0; WHILE @w < 2 DO SET @w = @w + 1; END WHILE; SELECT @m, @w; BEGIN NOT ATOMIC IF @w = 2 THEN SELECT CASE WHEN @m > 1 THEN 'big' ELSE 'small' END AS m; END IF; END; SELECT 'last' $$
 DELIMITER ;
 SELECT @m;
 SQL
 
 # ---- CALL: the result sets a procedure returned before its error, then
 # the error, as a server sends them
-same "CALL with result sets, then SIGNAL" <<'SQL'
+same "CALL with result sets, then SIGNAL" error <<'SQL'
 DELIMITER $$
 CREATE PROCEDURE p_sig() BEGIN SELECT 1 AS one; SELECT a FROM t1 WHERE a < 3 ORDER BY a; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'raised after two sets'; END $$
 CREATE PROCEDURE p_ok() BEGIN SELECT 5 AS five; END $$
@@ -92,7 +95,7 @@ CALL p_ok();
 SELECT 'after';
 SQL
 # ... and in a multi-statement text the error ends it
-same "CALL's error ends a multi-statement text" <<'SQL'
+same "CALL's error ends a multi-statement text" error <<'SQL'
 DELIMITER $$
 SELECT 'first'; CALL p_sig(); SELECT 'never' $$
 DELIMITER ;
@@ -112,7 +115,7 @@ echo "$out" | grep -q 'ERROR 1235.*orders' || fail "FOR reading a sharded table:
 [ "$(px -N -e 'SELECT COUNT(*) FROM orders')" = 0 ] || fail "a refused compound statement wrote orders"
 
 # ---- the server's syntax errors for texts dal cannot read
-same "unbalanced parenthesis in a compound statement" <<'SQL'
+same "unbalanced parenthesis in a compound statement" error <<'SQL'
 DELIMITER $$
 BEGIN NOT ATOMIC
   DECLARE cur CURSOR (a INT) FOR SELECT a+1;
@@ -123,15 +126,15 @@ $$
 DELIMITER ;
 SELECT 'after';
 SQL
-same "unbalanced parenthesis" <<'SQL'
+same "unbalanced parenthesis" error <<'SQL'
 SELECT (1 + 2;
 SELECT a FROM t1 WHERE (a = 1;
 SQL
-same "a SET the proxy does not take" <<'SQL'
+same "a SET the proxy does not take" error <<'SQL'
 set option option=1;
 SET @@session. = 1;
 SQL
-same "unterminated string" <<'SQL'
+same "unterminated string" error <<'SQL'
 SELECT 'abc
 SQL
 
