@@ -123,9 +123,9 @@ static bool word_in(const char *w, size_t n, const char *const *list)
 /*
  * Where the compound statement at the start of text ends: the `;` after
  * the END that closes its first word's block, or len when it is not
- * found (the rest of the text is then the statement, as before it was
- * understood).  Blocks open with BEGIN, CASE (the expression's END closes
- * it too) and, where a statement starts, IF, LOOP, WHILE, REPEAT and FOR;
+ * found (the rest of the text is then the statement).  Blocks open with
+ * BEGIN, CASE (the expression's END closes it too) and, where a statement
+ * starts, IF, LOOP, WHILE, REPEAT and FOR (not IF( or REPEAT(, functions);
  * END closes one, with the word after it (END IF) and a label.  A word
  * that opens nothing where the count thinks it does leaves a block open:
  * the text stays whole.  One that closes too early ends the statement at
