@@ -178,6 +178,7 @@ static int logged_in(proxy_client_t *c)
     }
     keep_collation(c, s);
     dal_session_keep_warnings(s, 1);  /* for SHOW WARNINGS (diag.c) */
+    dal_session_keep_sets(s, 1);      /* a CALL's sets, then its error (reply_result) */
     kill_set_session(c, s);
     c->wait_timeout_s = proxy_idle_default(c);
     c->interactive_pending = c->wait_timeout_s != c->px->wait_timeout_s;

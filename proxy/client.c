@@ -182,6 +182,9 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     if (client_answer(c, view, len) || setvar_statement(c, view, len))
         return;
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
+        /* a text dal cannot read: the server's syntax error, if it is one */
+        if (err.code == DAL_ESQL)
+            dal_session_syntax_error(c->session, sql, len, &err);
         reply_dal_error(c, &err);
         return;
     }

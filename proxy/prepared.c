@@ -359,6 +359,8 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     if (!(text_only_comments(text) && strlen(text) == len) &&
         dal_prepare_len(c->px->dal, text, len, &prep, &err) != 0) {
+        if (err.code == DAL_ESQL)
+            dal_session_syntax_error(c->session, text, len, &err);
         reply_dal_error(c, &err);
         goto done;
     }

@@ -213,8 +213,23 @@ void reply_result(proxy_client_t *c, dal_result_t *r, bool binary)
     uint64_t multi = binary ? PROTO_CLIENT_PS_MULTI_RESULTS : PROTO_CLIENT_MULTI_RESULTS;
     bool several = (c->caps & multi) != 0, more = c->more, failed = c->failed;
 
+    dal_error_t err;
+    const dal_result_t *s;
+
     c->failed = false;
+    /* a client that takes one result gets the error a CALL ended with */
+    for (s = r; !several && s != NULL; s = dal_result_next_set(s))
+        if (dal_result_set_error(s, &err) != 0) {
+            reply_dal_error(c, &err);
+            c->more = more;
+            return;
+        }
     for (; r != NULL && !c->failed; r = several ? dal_result_next_set(r) : NULL) {
+        if (dal_result_set_error(r, &err) != 0) {
+            c->more = more;
+            reply_dal_error(c, &err);
+            break;
+        }
         c->more = more || (several && dal_result_next_set(r) != NULL);
         reply_result_map(c, r, binary, NULL, NULL);
     }

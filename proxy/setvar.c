@@ -599,6 +599,7 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
         return 1;
     }
     if (set_list(c, p, sql + len, &vars, &r, &err) != 0) {
+        dal_session_syntax_error(c->session, sql, len, &err); /* the server's, for bad syntax */
         reply_dal_error(c, &err);
     } else {
         if (r != NULL)

@@ -47,6 +47,7 @@
 #include "server_db.h"
 #include "small.h"
 #include "stmt.h"
+#include "syntax.h"
 #include "sysvar.h"
 #include "txn.h"
 
@@ -69,6 +70,7 @@ struct dal_session {
     int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
+    int keep_sets;          /* a CALL's sets before its error (dal_session_keep_sets) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
     dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
@@ -616,6 +618,12 @@ void dal_session_keep_warnings(dal_session_t *s, int on)
 {
     if (s != NULL)
         s->keep_warnings = on != 0;
+}
+
+void dal_session_keep_sets(dal_session_t *s, int on)
+{
+    if (s != NULL)
+        s->keep_sets = on != 0;
 }
 
 int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
@@ -1166,7 +1174,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     cancel_set_current(&s->cancel);
     infile_set_current(s->has_infile ? &s->infile : NULL);
     warnings_want(s->keep_warnings);
+    exec_keep_sets(s->keep_sets);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
+    exec_keep_sets(0);
     fence_leave(s->dal, &s->slot.ungated, ticket);
     warnings_want(0);
     infile_set_current(NULL);
@@ -1184,6 +1194,28 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
         server_db_drops(sql.text, sql.len, s->schema))
         server_db_out(s, "");
     return rc;
+}
+
+DAL_API int dal_session_syntax_error(dal_session_t *s, const char *sql, size_t len,
+                                     dal_error_t *err)
+{
+    snap_hold_t hold;
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+
+    if (s == NULL || sql == NULL || err == NULL ||
+        (err->code != DAL_ESQL && err->code != DAL_EUNSUPPORTED))
+        return err != NULL ? err->code : DAL_EINVAL;
+    snap = stmt_snapshot(s, &hold);
+    node = s->schema[0] ? snapshot_schema_node(snap, s->schema) : snap->default_node;
+    if (node == NULL && snap->nnodes > 0)
+        node = snap->nodes[0];
+    /* the session's variables (sql_mode) as its statements have them */
+    pool_set_vars(session_conn_vars(s));
+    exec_syntax_error(node, sql, len, err);
+    pool_set_vars(NULL);
+    stmt_snapshot_done(s, snap, hold);
+    return err->code;
 }
 
 /* ------------------------------------------- table locks over several nodes */

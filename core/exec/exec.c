@@ -134,13 +134,34 @@ static int store_current(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_r
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
+static _Thread_local int keep_sets;
+
+void exec_keep_sets(int on)
+{
+    keep_sets = on;
+}
+
+/* With exec_keep_sets: the error a procedure raised after its first
+ * result, read into err, chained at *tail as the last set.  The server
+ * ends the results there, so every set before it has been read. */
+static int chain_error(dal_conn_t *c, dal_result_t **tail, dal_error_t *err)
+{
+    int rc = conn_error(c, DAL_ESERVER, err);
+
+    if (!keep_sets || conn_is_broken(mysql_errno(&c->mysql)))
+        return rc;
+    if ((*tail = result_new_error_set(err)) == NULL)
+        return rc;
+    return 0;
+}
+
 /* send_on's reading of what route r's SQL returned on c.  A CALL's
  * results after its first are each a result chained to res
  * (dal_result_next_set): its procedure's further result sets, then its
  * final status.  All are read before the statement returns, so the
  * procedure has finished (a next statement on another connection sees
  * what it wrote), and an error it raised after rows is the statement's
- * error, not lost. */
+ * error, not lost (or, with exec_keep_sets, its last set). */
 static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result_t *res,
                     dal_error_t *err)
 {
@@ -149,7 +170,8 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
 
     while (rc == 0 && mysql_more_results(&c->mysql)) {
         if ((q = mysql_next_result(&c->mysql)) != 0) {
-            rc = q > 0 ? conn_error(c, DAL_ESERVER, err) : 0;
+            if (q > 0 && (rc = chain_error(c, tail, err)) == 0)
+                return 0; /* no SHOW WARNINGS: the error is the last word */
             break;
         }
         if ((*tail = result_new()) == NULL) {

@@ -47,6 +47,13 @@ static inline int exec_routes(const dal_routing_t *rt, const dal_value_t *params
  * rows are locked (xa.c names dal's XA branches in doubt there).  A hook,
  * so that exec stays below the transaction layer; set at start (NULL:
  * nothing is added). */
+/* A CALL whose procedure raises an error after its first result: on 1,
+ * the calling thread's statements return 0 with the error chained as the
+ * last set (result_new_error_set, dal_result_set_error); on 0 (the
+ * default) they fail with it.  Set by a session around its statement
+ * (dal_session_keep_sets). */
+void exec_keep_sets(int on);
+
 typedef void (*exec_lock_wait_fn)(dal_node_t *node, dal_error_t *err);
 void exec_on_lock_wait(exec_lock_wait_fn fn);
 

@@ -808,6 +808,33 @@ dal_result_t *dal_result_next_set(const dal_result_t *r)
     return r != NULL ? r->next_set : NULL;
 }
 
+dal_result_t *result_new_error_set(const dal_error_t *err)
+{
+    dal_result_t *r = result_new();
+
+    if (r == NULL)
+        return NULL;
+    if ((r->fail = malloc(sizeof *r->fail)) == NULL) {
+        dal_result_free(r);
+        return NULL;
+    }
+    *r->fail = *err;
+    r->failed = err->code;
+    r->done = 1;
+    r->nroutes = 1;
+    r->is_error_set = 1;
+    return r;
+}
+
+int dal_result_set_error(const dal_result_t *r, dal_error_t *err)
+{
+    if (r == NULL || !r->is_error_set)
+        return 0;
+    if (err != NULL)
+        *err = *r->fail;
+    return r->fail->code;
+}
+
 void dal_result_free(dal_result_t *r)
 {
     if (r == NULL)

@@ -134,6 +134,8 @@ struct dal_result {
     void *cleanup_ctx;
 
     struct dal_result *next_set; /* owned: a CALL's next result (dal_result_next_set) */
+    int is_error_set;         /* the last of a CALL's sets is the error its procedure
+                                 raised after the others (fail holds it) */
 
     size_t tabmap_len;
 
@@ -143,6 +145,10 @@ struct dal_result {
 };
 
 dal_result_t *result_new(void);
+
+/* A result that stands for err, raised by a CALL's procedure after the
+ * sets before it (dal_result_set_error); NULL when memory is short. */
+dal_result_t *result_new_error_set(const dal_error_t *err);
 
 /* What a route's server sent at the end of its statement, once it has all
  * arrived (an OK packet, or the end of stored rows): added to res in route

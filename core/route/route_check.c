@@ -117,6 +117,13 @@ static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
                            "one.  Insert the rows with INSERT, or load each physical table with "
                            "/*+ dal datasource=NAME raw */",
                            tb->cfg->name, why);
+        if (r->sql->compound)
+            return err_set(r->err, DAL_EUNSUPPORTED,
+                           "a compound statement names table %s, which %s: dal runs a compound "
+                           "statement whole on the default datasource, never a part of it "
+                           "elsewhere.  Send its statements one at a time, or run it on each "
+                           "datasource with /*+ dal datasource=NAME raw */",
+                           tb->cfg->name, why);
         return err_set(r->err, DAL_EUNSUPPORTED,
                        "dal does not analyse this kind of statement, and it names table %s, "
                        "which is not wholly on the default datasource: it would run "

@@ -318,6 +318,9 @@ typedef struct dal_sql {
     int opaque;                      /* a statement dal does not analyse (LOAD DATA,
                                         HANDLER, LOCK TABLES, CALL, DO, ...): the
                                         tables it names are not in trefs */
+    int compound;                    /* a compound statement at top level (BEGIN NOT
+                                        ATOMIC, FOR, WHILE, LOOP, REPEAT, IF, CASE):
+                                        opaque, run whole on one server */
     int temporary;                   /* CREATE / DROP TEMPORARY: DDL the server does not
                                         commit a transaction for */
     unsigned int pins;               /* DAL_PIN_* bits: state it leaves in (or reads from)

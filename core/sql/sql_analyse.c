@@ -345,7 +345,7 @@ static int compound(const an_t *a)
     };
     int i;
 
-    if (kw(a, 0, a->nt, K_BEGIN) && kw(a, 1, a->nt, K_NOT))
+    if (an_block_start(a, 0, a->nt))
         return 1;
     if (!kw(a, 0, a->nt, K_CREATE))
         return 0;

@@ -271,6 +271,11 @@ int an_tail_clauses(an_t *a, int i, int e, int fill);
 
 int an_statement(an_t *a, int i, int e);
 
+/* 1 when the tokens from i start a compound statement outside a stored
+ * program: [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, or IF or
+ * CASE as statements.  Its body has ';' of its own. */
+int an_block_start(const an_t *a, int i, int e);
+
 /* ------------------------------------------------------- hints (sql_hint.c) */
 
 /* The dal hint in comment token t, if its first word is `dal`: its pairs

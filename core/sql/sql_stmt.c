@@ -490,6 +490,43 @@ static int with_stmt(an_t *a, int i, int e)
     return an_query(a, j, e, FILL_ALL, DAL_SCOPE_TOP);
 }
 
+int an_block_start(const an_t *a, int i, int e)
+{
+    static const char *const blocks[] = {"FOR", "WHILE", "LOOP", "REPEAT", NULL};
+    size_t k;
+
+    /* no other statement begins with IF or CASE */
+    if (i < e && a->tk[i].type == DAL_TOK_IDENT &&
+        (tok_eq(a->sql, &a->tk[i], "IF") || tok_eq(a->sql, &a->tk[i], "CASE")))
+        return 1;
+    /* a label: `name:` before BEGIN NOT ATOMIC and the loops */
+    if (is_name(a, i, e) && is_p(a, i + 1, e, ':'))
+        i += 2;
+    if (kw(a, i, e, K_BEGIN) && kw(a, i + 1, e, K_NOT))
+        return 1;
+    if (i >= e || a->tk[i].type != DAL_TOK_IDENT)
+        return 0;
+    for (k = 0; blocks[k]; k++)
+        if (tok_eq(a->sql, &a->tk[i], blocks[k]))
+            return 1;
+    return 0;
+}
+
+/*
+ * A compound statement at top level runs whole on one server, as written:
+ * opaque, so routing checks every word of it against the configured tables
+ * (route_check_opaque), and taken for a reader and writer of user
+ * variables (its SET @x and SELECT ... INTO @x), so it runs on the
+ * session's pinned connection.  Nothing of it is run apart.
+ */
+static void block_stmt(an_t *a)
+{
+    a->r.kind = DAL_SQL_OTHER;
+    a->r.opaque = 1;
+    a->r.compound = 1;
+    a->r.pins |= DAL_PIN_USER_VAR;
+}
+
 /* The statement [i,e): its kind, then the analysis that kind needs. */
 int an_statement(an_t *a, int i, int e)
 {
@@ -503,7 +540,9 @@ int an_statement(an_t *a, int i, int e)
         return an_fail(a, a->tk[i].off, "statement nested too deeply");
     }
     a->r.kind = DAL_SQL_OTHER;
-    if (kw(a, i, e, K_SELECT) || is_p(a, i, e, '(')) {
+    if (an_block_start(a, i, e)) {
+        block_stmt(a);
+    } else if (kw(a, i, e, K_SELECT) || is_p(a, i, e, '(')) {
         a->r.kind = DAL_SQL_SELECT;
         rc = an_query(a, i, e, FILL_ALL, DAL_SCOPE_TOP);
     } else if (kw(a, i, e, K_WITH)) {
@@ -530,8 +569,7 @@ int an_statement(an_t *a, int i, int e)
         else /* TRUNCATE [TABLE] t */
             rc = an_table_name(a, i + 1 + kw(a, i + 1, e, K_TABLE), e, DAL_TREF_DDL) < 0 ? -1 : 0;
     } else if (kw(a, i, e, K_BEGIN)) {
-        if (!kw(a, i + 1, e, K_NOT)) /* BEGIN NOT ATOMIC is a compound statement */
-            a->r.kind = DAL_SQL_BEGIN;
+        a->r.kind = DAL_SQL_BEGIN;
     } else if (kw(a, i, e, K_START) && kw(a, i + 1, e, K_TRANSACTION)) {
         a->r.kind = DAL_SQL_BEGIN;
         a->r.txn_read_only = read_only_txn(a, i + 2, e);

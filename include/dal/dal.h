@@ -405,7 +405,8 @@ typedef struct dal_query_opts {
  * A CALL's result is its procedure's first result set (or its status when
  * it returns none); the others follow it (dal_result_next_set).  They are
  * all read before dal_query returns, so the procedure has finished by
- * then; an error it raises after its first rows is dal_query's error.
+ * then; an error it raises after its first rows is dal_query's error (a
+ * session may keep the sets before it instead: dal_session_keep_sets).
  */
 DAL_API int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
                       const dal_value_t *params, size_t nparams,
@@ -550,6 +551,19 @@ DAL_API int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, co
 DAL_API int dal_session_query_len(dal_session_t *s, const dal_query_opts_t *opts,
                                   const char *sql, size_t len, const dal_value_t *params,
                                   size_t nparams, dal_result_t **out, dal_error_t *err);
+/*
+ * The server's words for a text dal refused as unreadable: when err holds
+ * DAL_ESQL (dal could not analyse sql) or DAL_EUNSUPPORTED, sql[0..len) is
+ * prepared (COM_STMT_PREPARE, the handle closed at once: nothing runs) on
+ * the master of the session's default datasource (any datasource when
+ * there is none), with the session's variables.  When the server's parser
+ * refuses it (1064 ER_PARSE_ERROR, 1149), err becomes that error
+ * (DAL_ESERVER, mysql_errno, sqlstate, the server's message); otherwise
+ * err stays as it was.  Returns err->code.  What dal-proxy answers for a
+ * text dal cannot read, as a server would.
+ */
+DAL_API int dal_session_syntax_error(dal_session_t *s, const char *sql, size_t len,
+                                     dal_error_t *err);
 DAL_API int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
                              const dal_value_t *params, size_t nparams,
                              uint64_t *affected_rows, dal_error_t *err);
@@ -703,6 +717,17 @@ DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
  * trip for each node that reported warnings (none otherwise).
  */
 DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
+
+/*
+ * A CALL whose procedure raises an error after returning some result sets
+ * (SIGNAL after a SELECT): with on = 1, the statement of s succeeds and
+ * its result chain (dal_result_next_set) holds the sets before the error
+ * and, last, a set that is the error (dal_result_set_error), as a server
+ * sends them to its client; with 0 (the default) the statement fails with
+ * the error and its sets are dropped.  Either way every set was read and
+ * the procedure has finished when the call returns.  dal-proxy sets it.
+ */
+DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
 
 /*
  * The logical database of the session's statements (as USE): name (copied)
@@ -941,6 +966,10 @@ DAL_API size_t dal_result_route_count(const dal_result_t *r);
  * as the first.
  */
 DAL_API dal_result_t *dal_result_next_set(const dal_result_t *r);
+/* For a set of the chain that is the error a CALL's procedure raised after
+ * the sets before it (dal_session_keep_sets): copies it into err (may be
+ * NULL) and returns its code (DAL_ESERVER); 0 for every other result. */
+DAL_API int dal_result_set_error(const dal_result_t *r, dal_error_t *err);
 /* Frees r and the results chained to it (dal_result_next_set). */
 DAL_API void dal_result_free(dal_result_t *r);
 

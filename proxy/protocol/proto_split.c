@@ -87,18 +87,123 @@ static bool word_is(const char *text, size_t n, const char *w)
     return strlen(w) == n && strncasecmp(text, w, n) == 0;
 }
 
+/* A compound statement outside a stored program at text[i] (n letters):
+ * [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, IF or CASE (no other
+ * statement begins with these words). */
+static bool is_block(const char *text, size_t len, size_t i, size_t n)
+{
+    static const char *const loops[] = {"FOR", "WHILE", "LOOP", "REPEAT"};
+    size_t j, k;
+
+    if (word_is(text + i, n, "IF") || word_is(text + i, n, "CASE"))
+        return true;
+    j = skip_blank(text, len, i + n);
+    if (n > 0 && j < len && text[j] == ':') { /* a label */
+        i = skip_blank(text, len, j + 1);
+        n = word_len(text, len, i);
+    }
+    if (word_is(text + i, n, "BEGIN")) {
+        i = skip_blank(text, len, i + n);
+        return word_is(text + i, word_len(text, len, i), "NOT");
+    }
+    for (k = 0; k < sizeof loops / sizeof *loops; k++)
+        if (word_is(text + i, n, loops[k]))
+            return true;
+    return false;
+}
+
+static bool word_in(const char *w, size_t n, const char *const *list)
+{
+    for (; *list != NULL; list++)
+        if (word_is(w, n, *list))
+            return true;
+    return false;
+}
+
+/*
+ * Where the compound statement at the start of text ends: the `;` after
+ * the END that closes its first word's block, or len when it is not
+ * found (the rest of the text is then the statement).  Blocks open with
+ * BEGIN, CASE (the expression's END closes it too) and, where a statement
+ * starts, IF, LOOP, WHILE, REPEAT and FOR (not IF( or REPEAT(, functions);
+ * END closes one, with the word after it (END IF) and a label.  A word
+ * that opens nothing where the count thinks it does leaves a block open:
+ * the text stays whole.  One that closes too early ends the statement at
+ * a `;` inside it, and such a piece, lacking its END, is a syntax error
+ * for the server: it never runs a part.
+ */
+static size_t block_end(const char *text, size_t len)
+{
+    static const char *const at_start[] = {"IF", "LOOP", "WHILE", "REPEAT", "FOR", NULL};
+    static const char *const body[] = {"THEN", "ELSE", "DO", "LOOP", "REPEAT", NULL};
+    static const char *const ends[] = {"IF", "CASE", "LOOP", "WHILE", "REPEAT", "FOR", NULL};
+    size_t i = 0, j, n;
+    int depth = 0, parens = 0;
+    bool start = true;
+
+    while ((i = skip_blank(text, len, i)) < len) {
+        char ch = text[i];
+        if (ch == '\'' || ch == '"' || ch == '`') {
+            i = proto_skip_quoted(text, len, i);
+            start = false;
+            continue;
+        }
+        if (ch == '\0')
+            return len;
+        if ((n = word_len(text, len, i)) == 0) {
+            parens += ch == '(' ? 1 : ch == ')' && parens > 0 ? -1 : 0;
+            if (ch == ';' && parens == 0 && depth == 0)
+                return i;
+            start = ch == ';' && parens == 0;
+            i++;
+            continue;
+        }
+        j = skip_blank(text, len, i + n);
+        if (start && parens == 0 && j < len && text[j] == ':' &&
+            !(j + 1 < len && text[j + 1] == '=')) {
+            i = j + 1; /* a label: a statement still starts after it */
+            continue;
+        }
+        if (word_is(text + i, n, "END") && parens == 0) {
+            if (--depth < 0)
+                return len;
+            /* END IF, END LOOP label, END label */
+            if (word_in(text + j, word_len(text, len, j), ends))
+                j = skip_blank(text, len, j + word_len(text, len, j));
+            if (word_len(text, len, j) > 0 && !word_is(text + j, word_len(text, len, j), "AS"))
+                j += word_len(text, len, j);
+            i = j;
+            start = false;
+            continue;
+        }
+        if (word_is(text + i, n, "BEGIN")) { /* [NOT ATOMIC], then statements */
+            depth++;
+            if (word_is(text + j, word_len(text, len, j), "NOT")) {
+                j = skip_blank(text, len, j + 3);
+                j += word_len(text, len, j);
+            }
+            i = j;
+            start = parens == 0;
+            continue;
+        }
+        /* IF( and REPEAT( are functions */
+        if (word_is(text + i, n, "CASE") ||
+            (start && parens == 0 && word_in(text + i, n, at_start) &&
+             (i + n == len || text[i + n] != '(')))
+            depth++;
+        start = parens == 0 && word_in(text + i, n, body);
+        i += n;
+    }
+    return len;
+}
+
 /* A statement whose body has `;` of its own: CREATE ... PROCEDURE (or
- * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words, or BEGIN
- * NOT ATOMIC. */
+ * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words. */
 static bool is_compound(const char *text, size_t len)
 {
     static const char *const kinds[] = {"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"};
     size_t i = skip_blank(text, len, 0), n = word_len(text, len, i), w, k;
 
-    if (word_is(text + i, n, "BEGIN")) {
-        i = skip_blank(text, len, i + n);
-        return word_is(text + i, word_len(text, len, i), "NOT");
-    }
     if (!word_is(text + i, n, "CREATE"))
         return false;
     /* CREATE [OR REPLACE] [DEFINER = 'u'@'h'] [AGGREGATE] [IF NOT EXISTS] KIND */
@@ -132,6 +237,13 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
         *next = len;  /* what the scan below finds when no ';' can end it */
         return len;
     }
+    i = skip_blank(text, len, 0);
+    if (is_block(text, len, i, word_len(text, len, i))) {
+        i = block_end(text, len);
+        *next = i < len ? i + 1 : len;
+        return i;
+    }
+    i = 0;
     if (is_compound(text, len)) {
         *next = len;
         return len;

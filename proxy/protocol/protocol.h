@@ -799,9 +799,11 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t
  * parentheses.  It returns that statement's length (the `;` excluded) and
  * sets *next to where the rest begins (past the `;`; len when there is
  * none).  A compound statement, whose body has `;` of its own (CREATE
- * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and BEGIN
- * NOT ATOMIC), is not split: the whole text is one statement, as the
- * server's parser would read it.
+ * [DEFINER = ...] PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE, and at top
+ * level [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, IF, CASE), is
+ * not split: a top-level one ends at the `;` after the END that closes it
+ * (the rest of the text when its blocks do not close); a CREATE takes the
+ * whole text.
  */
 size_t proto_split_statement(const char *text, size_t len, size_t *next);
 /* True when text[0..len) holds nothing but spaces, `;` and comments --

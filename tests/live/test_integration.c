@@ -340,6 +340,20 @@ START_TEST(test_call_results)
         rc = dal_session_query(s, NULL, "CALL call_fails()", NULL, 0, &r, &err);
         ck_assert_int_eq(rc, DAL_ESERVER);
         ck_assert_uint_eq(err.mysql_errno, 1644);
+        /* kept: the set before the error, then the error as the last set */
+        dal_session_keep_sets(s, 1);
+        tu_must(dal_session_query(s, NULL, "CALL call_fails()", NULL, 0, &r, &err), &err,
+                "the sets before the error kept");
+        ck_assert_int_eq(dal_result_set_error(r, NULL), 0);
+        ck_assert_int_eq(dal_result_next(r, &err), 1);
+        ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");
+        ck_assert_int_eq(dal_result_set_error(dal_result_next_set(r), &err), DAL_ESERVER);
+        ck_assert_uint_eq(err.mysql_errno, 1644);
+        ck_assert_msg(strstr(err.message, "raised after rows") != NULL, "%s", err.message);
+        ck_assert_ptr_null(dal_result_next_set(dal_result_next_set(r)));
+        dal_result_free(r);
+        r = NULL;
+        dal_session_keep_sets(s, 0);
         tu_must(dal_session_query(s, NULL, "SELECT COUNT(*) FROM call_log", NULL, 0, &r, &err),
                 &err, "count in the transaction");
         ck_assert_int_eq(dal_result_next(r, &err), 1);

@@ -1616,6 +1616,25 @@ START_TEST(test_split_statements)
     static const char *const proc[] = {
         "CREATE DEFINER=`u`@`%` PROCEDURE p() BEGIN SELECT 1; SELECT 2; END"};
     static const char *const block[] = {"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END"};
+    static const char *const loop[] = {"FOR i IN 0..2 DO INSERT INTO t VALUES (i); END FOR"};
+    static const char *const labelled[] = {"w: WHILE @i < 3 DO SET @i = @i + 1; END WHILE w"};
+    static const char *const cond[] = {"IF (@a > 0) THEN SELECT 1; ELSE SELECT 2; END IF"};
+    static const char *const notblock[] = {"SELECT IF(1, 2, 3)", " SELECT 2"};
+    static const char *const then_select[] = {"FOR i IN 0..2 DO INSERT INTO t VALUES (i); END FOR",
+                                              " SELECT 1"};
+    static const char nested_text[] =
+        "BEGIN NOT ATOMIC DECLARE c CURSOR FOR SELECT 1; DECLARE CONTINUE HANDLER FOR NOT FOUND "
+        "BEGIN END; IF @a THEN SELECT CASE WHEN 1 THEN 2 ELSE 3 END AS x; END IF; l: LOOP LEAVE "
+        "l; END LOOP l; REPEAT SET @b := @b + 1; UNTIL @b > 2 END REPEAT; END;\nSELECT 2";
+    static const char *const nested[] = {
+        "BEGIN NOT ATOMIC DECLARE c CURSOR FOR SELECT 1; DECLARE CONTINUE HANDLER FOR NOT FOUND "
+        "BEGIN END; IF @a THEN SELECT CASE WHEN 1 THEN 2 ELSE 3 END AS x; END IF; l: LOOP LEAVE "
+        "l; END LOOP l; REPEAT SET @b := @b + 1; UNTIL @b > 2 END REPEAT; END",
+        "\nSELECT 2"};
+    static const char funcs_text[] =
+        "IF (@a > 0) THEN SELECT IF(1, 2, 3); ELSE SELECT REPEAT('x;', 2); END IF;SELECT 2";
+    static const char *const funcs[] = {
+        "IF (@a > 0) THEN SELECT IF(1, 2, 3); ELSE SELECT REPEAT('x;', 2); END IF", "SELECT 2"};
     static const char *const txn[] = {"BEGIN", " SELECT 1", " COMMIT"};
     static const char *const paren[] = {"SELECT (SELECT 1)", "SELECT 2"};
 
@@ -1625,6 +1644,14 @@ START_TEST(test_split_statements)
     check_pieces("SELECT 3--1; SELECT 4", dashes, 2);
     check_pieces(proc[0], proc, 1);
     check_pieces(block[0], block, 1);
+    check_pieces(loop[0], loop, 1);
+    check_pieces(labelled[0], labelled, 1);
+    check_pieces(cond[0], cond, 1);
+    check_pieces("SELECT IF(1, 2, 3); SELECT 2", notblock, 2);
+    /* a compound statement ends at the ';' after its END */
+    check_pieces("FOR i IN 0..2 DO INSERT INTO t VALUES (i); END FOR; SELECT 1", then_select, 2);
+    check_pieces(nested_text, nested, 2);
+    check_pieces(funcs_text, funcs, 2);
     check_pieces("BEGIN; SELECT 1; COMMIT", txn, 3);
     check_pieces("SELECT (SELECT 1);SELECT 2", paren, 2);
     ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18));

@@ -160,6 +160,13 @@ static const route_case_t route_cases[] = {
     {4, "DO (SELECT COUNT(*) FROM wm_food)", NULL, NULL, NULL, DAL_EUNSUPPORTED, 0, NULL, NULL,
      "names table wm_food"},
     {4, "CALL refresh(1)", NULL, NULL, NULL, 0, 1, "db3", "CALL refresh(1)", NULL},
+    /* a compound statement at top level runs whole there, or not at all */
+    {4, "FOR i IN 1..3 DO INSERT INTO local_t VALUES (i); END FOR", NULL, NULL, NULL, 0, 1, "db3",
+     "FOR i IN 1..3 DO INSERT INTO local_t VALUES (i); END FOR", NULL},
+    {4, "BEGIN NOT ATOMIC INSERT INTO local_t VALUES (1); DELETE FROM wm_food; END", NULL, NULL,
+     NULL, DAL_EUNSUPPORTED, 0, NULL, NULL, "a compound statement names table wm_food, which is sharded"},
+    {4, "w: WHILE @i < 3 DO SELECT * FROM dict; END WHILE w", NULL, NULL, NULL, DAL_EUNSUPPORTED,
+     0, NULL, NULL, "names table dict"},
     /* ... nor in the statement text they run */
     {4, "PREPARE s FROM 'SELECT * FROM wm_food WHERE wm_poi_id = ?'", NULL, NULL, NULL,
      DAL_EUNSUPPORTED, 0, NULL, NULL, "names table wm_food"},

@@ -282,6 +282,10 @@ static char *render(const dal_sql_t *s)
     if (s->xa)
         bprintf(&b, "xa=%s\n", s->xa == DAL_SQL_XA_START ? "start" : s->xa == DAL_SQL_XA_STEP ? "step"
                                                                    : "finish");
+    if (s->opaque)
+        bprintf(&b, "opaque\n");
+    if (s->compound)
+        bprintf(&b, "compound\n");
     for (i = 0; i < s->nhints; i++)
         bprintf(&b, "hint %s=%s\n", s->hints[i].key, s->hints[i].value);
     return b.p;
@@ -463,6 +467,12 @@ static const struct kind_case {
     {"START TRANSACTION", DAL_SQL_BEGIN},
     {"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", DAL_SQL_BEGIN},
     {"BEGIN NOT ATOMIC SELECT 1; END", DAL_SQL_OTHER},
+    {"FOR i IN 0..50 DO INSERT INTO t1 VALUES (i, REPEAT('a', 3)); END FOR", DAL_SQL_OTHER},
+    {"lbl: WHILE @i < 3 DO SET @i = @i + 1; END WHILE lbl", DAL_SQL_OTHER},
+    {"IF @a > 0 THEN SELECT 1; ELSE SELECT 2; END IF", DAL_SQL_OTHER},
+    {"l1: LOOP LEAVE l1; END LOOP", DAL_SQL_OTHER},
+    {"REPEAT SET @i = @i + 1; UNTIL @i > 3 END REPEAT", DAL_SQL_OTHER},
+    {"CASE WHEN @a THEN SELECT 1; ELSE BEGIN END; END CASE", DAL_SQL_OTHER},
     {"COMMIT", DAL_SQL_COMMIT},
     {"COMMIT WORK AND NO CHAIN", DAL_SQL_COMMIT},
     {"ROLLBACK", DAL_SQL_ROLLBACK},
@@ -756,6 +766,13 @@ static const struct an_case {
     {"START TRANSACTION WITH CONSISTENT SNAPSHOT, read only", {"kind=BEGIN", "txn_read_only"}},
     {"START TRANSACTION READ WRITE", {"kind=BEGIN", "!txn_read_only"}},
     {"BEGIN", {"kind=BEGIN", "!txn_read_only"}},
+    /* --- compound statements at top level: whole, opaque, on the pinned connection --- */
+    {"FOR i IN 0..2 DO INSERT INTO t VALUES (i); END FOR",
+     {"kind=OTHER", "opaque", "compound", "pins user_var", "ntrefs=0"}},
+    {"BEGIN NOT ATOMIC DECLARE x INT; SELECT a INTO x FROM t; END", {"opaque", "compound"}},
+    {"w: WHILE 1 DO LEAVE w; END WHILE w", {"opaque", "compound"}},
+    {"CREATE PROCEDURE p() BEGIN SELECT 1; END", {"kind=DDL", "!compound"}},
+    {"BEGIN WORK", {"kind=BEGIN", "!compound", "!opaque"}},
     /* --- session state a dal session pins a connection for --- */
     {"SET @a = 1", {"kind=SET", "pins user_var"}},
     {"SET @`a b` = 1, @'c' = 2", {"pins user_var"}},

@@ -1,0 +1,1 @@
+FOR i IN 0..50 DO INSERT INTO t1 VALUES (i, REPEAT('a', i)); END FOR
