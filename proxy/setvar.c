@@ -689,8 +689,9 @@ void setvar_use_db(proxy_client_t *c, const proto_str_t *db)
 
     if (setvar_choose_db_err(c, db->ptr, db->len, &err))
         track_reply_ok(c, 0, db->ptr, db->len, 0);
-    else if (err.mysql_errno != 0 && err.mysql_errno != 1049)
-        reply_dal_error(c, &err);  /* the datasource's error: lost, access denied */
+    else if (err.mysql_errno != 0)
+        reply_dal_error(c, &err);  /* the datasource's: lost, access denied, its 1049 in its
+                                      lc_messages */
     else
         reply_unknown_db(c, db->ptr, db->len);
 }

@@ -554,7 +554,12 @@ static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *nam
         strcmp(s->node->cfg->name, snap->server_node->cfg->name) == 0 &&
         (rc = pin_txn_conn(s, DAL_PIN_SCHEMA, err)) != 0)
         return rc;
-    return server_db_select(&s->pins, snap, name, err);
+    /* the session's variables on the connection it pins: the server's 1049
+     * in the session's lc_messages */
+    pool_set_vars(session_conn_vars(s));
+    rc = server_db_select(&s->pins, snap, name, err);
+    pool_set_vars(NULL);
+    return rc;
 }
 
 /* Before a statement in a server database: it is selected on the

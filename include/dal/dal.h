@@ -71,7 +71,9 @@ enum {
                               nodes and not on others: the message names both lists */
 };
 
-#define DAL_ERROR_MSG_MAX 512
+/* A server's own message is up to 511 bytes (MYSQL_ERRMSG_SIZE); dal puts
+ * the datasource and error number in front of it, and both must fit. */
+#define DAL_ERROR_MSG_MAX 1024
 
 /* Filled by a failing call.  Plain struct: put one on the stack. */
 typedef struct dal_error {
