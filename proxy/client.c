@@ -186,6 +186,8 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         if (err.code == DAL_ESQL)
             dal_session_syntax_error(c->session, sql, len, &err);
         reply_dal_error(c, &err);
+        if (err.code == DAL_ESERVER)
+            diag_failed(c);
         return;
     }
     /* DROP DATABASE of its server database left the session in none */

@@ -96,6 +96,22 @@ void diag_error(proxy_client_t *c, uint16_t code, const char *message)
     diag_add(c, "Error", code, message);
 }
 
+void diag_failed(proxy_client_t *c)
+{
+    const char *level, *message;
+    char shown[1024];
+    unsigned int code;
+    size_t i;
+
+    if (dal_session_error_row(c->session, 0, &level, &code, &message) != 0)
+        return;
+    diag_clear(c);
+    for (i = 0; dal_session_error_row(c->session, i, &level, &code, &message) == 0; i++) {
+        redact_message(message, c->user, c->peer, shown, sizeof shown);
+        diag_add(c, level, code, shown);
+    }
+}
+
 /* ------------------------------------------------------------ answers */
 
 static void column(proto_column_t *col, const char *name, bool number)

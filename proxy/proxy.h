@@ -375,6 +375,10 @@ void diag_free(proxy_client_t *c);
 void diag_take(proxy_client_t *c, const dal_result_t *r);
 /* The error the client is sent is the list. */
 void diag_error(proxy_client_t *c, uint16_t code, const char *message);
+/* The session's statement failed with a server's error, which the client
+ * was sent: the server's diagnostics area of it (dal_session_error_row),
+ * when the session read one, is the list. */
+void diag_failed(proxy_client_t *c);
 /* If sql (len bytes, a NUL after them) is SHOW WARNINGS|ERRORS [LIMIT
  * ...] or SHOW COUNT(*) WARNINGS|ERRORS, to its last byte, answer it from
  * the list and return true. */

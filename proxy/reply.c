@@ -221,6 +221,7 @@ void reply_result(proxy_client_t *c, dal_result_t *r, bool binary)
     for (s = r; !several && s != NULL; s = dal_result_next_set(s))
         if (dal_result_set_error(s, &err) != 0) {
             reply_dal_error(c, &err);
+            diag_take(c, s);  /* the server's diagnostics area of the error */
             c->more = more;
             return;
         }
@@ -228,6 +229,7 @@ void reply_result(proxy_client_t *c, dal_result_t *r, bool binary)
         if (dal_result_set_error(r, &err) != 0) {
             c->more = more;
             reply_dal_error(c, &err);
+            diag_take(c, r);
             break;
         }
         c->more = more || (several && dal_result_next_set(r) != NULL);

@@ -91,6 +91,7 @@ struct dal_session {
      * back), for that statement's result (txn_statement) */
     unsigned int end_warnings;
     dal_warnings_t *end_warns; /* owned: their SHOW WARNINGS rows (warnings.h), or NULL */
+    dal_warnings_t *failed;    /* owned: the last statement's server error's diagnostics */
 };
 
 /* ---------------------------------------------------------- variables */
@@ -102,39 +103,12 @@ static const dal_conn_vars_t *session_conn_vars(const dal_session_t *s)
     return s->vars.set_sql != NULL || s->vars.charset != NULL ? &s->vars.conn : NULL;
 }
 
-/* value without one pair of surrounding quotes, into buf (cap bytes). */
-static const char *unquote(const char *value, char *buf, size_t cap)
-{
-    size_t len = strlen(value);
-
-    if (len >= 2 && (value[0] == '\'' || value[0] == '"' || value[0] == '`') &&
-        value[len - 1] == value[0] && len - 2 < cap) {
-        memcpy(buf, value + 1, len - 2);
-        buf[len - 2] = '\0';
-        return buf;
-    }
-    return value;
-}
-
-/* autocommit's values, as the server takes them: 1 or 0, -1 for neither. */
-static int autocommit_value(const char *value)
-{
-    char buf[16];
-    const char *v = unquote(value, buf, sizeof buf);
-
-    if (strcmp(v, "1") == 0 || strcasecmp(v, "ON") == 0 || strcasecmp(v, "TRUE") == 0)
-        return 1;
-    if (strcmp(v, "0") == 0 || strcasecmp(v, "OFF") == 0 || strcasecmp(v, "FALSE") == 0)
-        return 0;
-    return -1;
-}
-
 /* autocommit: dal's, not the servers' (a pooled connection must never
  * keep a statement uncommitted).  Turning it on commits, as the server
  * does. */
 static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
 {
-    int on = autocommit_value(value);
+    int on = vars_autocommit(value);
     int rc = 0;
 
     if (on < 0)
@@ -154,7 +128,7 @@ static int mode_word(const char *value)
 {
     static const char *const words[] = {"single", "multi", "xa"};
     char buf[16];
-    const char *v = unquote(value, buf, sizeof buf);
+    const char *v = vars_unquote(value, buf, sizeof buf);
     int i;
 
     for (i = 0; i < 3; i++)
@@ -538,6 +512,7 @@ void dal_session_close(dal_session_t *s)
     snap_slot_close(s->dal, &s->slot);
     cancel_destroy(&s->cancel);
     warnings_free(s->end_warns);
+    warnings_free(s->failed);
     free(s);
 }
 
@@ -554,9 +529,7 @@ static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *nam
         strcmp(s->node->cfg->name, snap->server_node->cfg->name) == 0 &&
         (rc = pin_txn_conn(s, DAL_PIN_SCHEMA, err)) != 0)
         return rc;
-    /* the session's variables on the connection it pins: the server's 1049
-     * in the session's lc_messages */
-    pool_set_vars(session_conn_vars(s));
+    pool_set_vars(session_conn_vars(s)); /* its 1049 in the session's lc_messages */
     rc = server_db_select(&s->pins, snap, name, err);
     pool_set_vars(NULL);
     return rc;
@@ -629,6 +602,12 @@ void dal_session_keep_sets(dal_session_t *s, int on)
 {
     if (s != NULL)
         s->keep_sets = on != 0;
+}
+
+int dal_session_error_row(const dal_session_t *s, size_t i, const char **level,
+                          unsigned int *code, const char **message)
+{
+    return warnings_get(s ? s->failed : NULL, i, level, code, message) == 0 ? 0 : DAL_EINVAL;
 }
 
 int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
@@ -1178,12 +1157,12 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     pool_set_vars(session_conn_vars(s));
     cancel_set_current(&s->cancel);
     infile_set_current(s->has_infile ? &s->infile : NULL);
-    warnings_want(s->keep_warnings);
+    warnings_want(s->keep_warnings, &s->failed);
     exec_keep_sets(s->keep_sets);
     rc = stmt_execute(&ctx, opts, sql, params, nparams, out, err);
     exec_keep_sets(0);
     fence_leave(s->dal, &s->slot.ungated, ticket);
-    warnings_want(0);
+    warnings_want(0, NULL);
     infile_set_current(NULL);
     cancel_set_current(NULL);
     pool_set_vars(NULL);

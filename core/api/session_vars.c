@@ -226,3 +226,30 @@ char *vars_literal(dal_result_t *r, size_t col)
     *o = '\0';
     return out;
 }
+
+/* value without one pair of surrounding quotes, into buf (cap bytes). */
+const char *vars_unquote(const char *value, char *buf, size_t cap)
+{
+    size_t len = strlen(value);
+
+    if (len >= 2 && (value[0] == '\'' || value[0] == '"' || value[0] == '`') &&
+        value[len - 1] == value[0] && len - 2 < cap) {
+        memcpy(buf, value + 1, len - 2);
+        buf[len - 2] = '\0';
+        return buf;
+    }
+    return value;
+}
+
+/* autocommit's values, as the server takes them: 1 or 0, -1 for neither. */
+int vars_autocommit(const char *value)
+{
+    char buf[16];
+    const char *v = vars_unquote(value, buf, sizeof buf);
+
+    if (strcmp(v, "1") == 0 || strcasecmp(v, "ON") == 0 || strcasecmp(v, "TRUE") == 0)
+        return 1;
+    if (strcmp(v, "0") == 0 || strcasecmp(v, "OFF") == 0 || strcasecmp(v, "FALSE") == 0)
+        return 0;
+    return -1;
+}

@@ -58,4 +58,11 @@ int vars_names(session_vars_t *v, const char *value, dal_error_t *err);
  * charset).  Owned by the caller; NULL when out of memory. */
 char *vars_literal(dal_result_t *r, size_t col);
 
+/* value without one pair of surrounding quotes, into buf (cap bytes):
+ * buf, or value itself when it has none. */
+const char *vars_unquote(const char *value, char *buf, size_t cap);
+
+/* autocommit's values, as the server takes them: 1 or 0, -1 for neither. */
+int vars_autocommit(const char *value);
+
 #endif /* DAL_CORE_SESSION_VARS_H */

@@ -152,6 +152,7 @@ static int chain_error(dal_conn_t *c, dal_result_t **tail, dal_error_t *err)
         return rc;
     if ((*tail = result_new_error_set(err)) == NULL)
         return rc;
+    warnings_read(&(*tail)->warns, &c->mysql, 1);  /* its diagnostics area, with the error */
     return 0;
 }
 
@@ -240,6 +241,8 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
         note_write(rt, srv, c);
     else if (conn_is_broken(*e = mysql_errno(&c->mysql)))
         server_lost(srv, mysql_error(&c->mysql));
+    else if (*e != 0 && rc == DAL_ESERVER)
+        warnings_read_failed(&c->mysql);  /* the server's diagnostics area of the error */
     server_release(srv, c, rc == 0 || !conn_is_broken(*e));
     return rc;
 }
@@ -315,6 +318,8 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         map_tables(rt, res);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
+        if (!*broken && rc == DAL_ESERVER)
+            warnings_read_failed(&c->mysql);
         dal_result_free(res);
         explain_wait(rt, rc, err);
         return rc;

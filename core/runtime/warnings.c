@@ -17,15 +17,25 @@ struct dal_warnings {
     size_t n, cap;
 };
 
-static _Thread_local int wanted;
+/* The calling thread's statement: whether it reads its warnings, and
+ * where the diagnostics of its server error go (NULL: nowhere). */
+static _Thread_local struct {
+    int on;
+    dal_warnings_t **failed;
+} wanted;
 
 /* The running statement's wish: kept aside while an event loop runs
  * others on the thread (iowait.h). */
 IOWAIT_KEEP_VAR(wanted)
 
-void warnings_want(int on)
+void warnings_want(int on, dal_warnings_t **failed)
 {
-    wanted = on;
+    wanted.on = on;
+    wanted.failed = failed;
+    if (failed != NULL) {
+        warnings_free(*failed);
+        *failed = NULL;
+    }
 }
 
 static int add(dal_warnings_t **w, const char *level, unsigned int code, const char *message)
@@ -60,7 +70,7 @@ void warnings_read(dal_warnings_t **w, MYSQL *m, unsigned int count)
     MYSQL_RES *res;
     MYSQL_ROW row;
 
-    if (!wanted || count == 0 ||
+    if (!wanted.on || count == 0 ||
         mysql_real_query(m, sql, sizeof sql - 1) != 0 || (res = mysql_store_result(m)) == NULL)
         return;
     while ((row = mysql_fetch_row(res)) != NULL && mysql_num_fields(res) >= 3)
@@ -68,6 +78,15 @@ void warnings_read(dal_warnings_t **w, MYSQL *m, unsigned int count)
                 row[2]) != 0)
             break;
     mysql_free_result(res);
+}
+
+void warnings_read_failed(MYSQL *m)
+{
+    if (wanted.failed == NULL)
+        return;
+    warnings_free(*wanted.failed);
+    *wanted.failed = NULL;
+    warnings_read(wanted.failed, m, 1);
 }
 
 void warnings_move(dal_warnings_t **to, dal_warnings_t *from)

@@ -19,13 +19,20 @@
 typedef struct dal_warnings dal_warnings_t;
 
 /* Whether the statements the calling thread runs from now on read their
- * warnings (0: no, the default). */
-void warnings_want(int on);
+ * warnings (0: no, the default), and where the diagnostics area of one
+ * that fails with a server error goes (warnings_read_failed): *failed is
+ * emptied now (freed, NULL); failed NULL: nowhere. */
+void warnings_want(int on, dal_warnings_t **failed);
 /* If m's last statement left warnings (count: their number, as the
  * statement's reply gave it) and the thread wants them, append SHOW
  * WARNINGS' rows to *w (created on first use).  Never fails the statement:
  * rows that cannot be read or stored are left out. */
 void warnings_read(dal_warnings_t **w, MYSQL *m, unsigned int count);
+/* After a server error on m (m still usable), when the thread wants them:
+ * SHOW WARNINGS' rows, the server's diagnostics area of the failed
+ * statement (the conditions it raised before the error, and the error),
+ * into the place warnings_want named, replacing what it held. */
+void warnings_read_failed(MYSQL *m);
 /* Move from's rows to the end of *to (from is freed; *to made if NULL). */
 void warnings_move(dal_warnings_t **to, dal_warnings_t *from);
 size_t warnings_count(const dal_warnings_t *w);

@@ -732,6 +732,17 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
 
 /*
+ * When the session's last statement failed with a server's error and the
+ * session keeps warnings (dal_session_keep_warnings): row i of that
+ * server's SHOW WARNINGS after it, its diagnostics area (the conditions
+ * the statement raised before the error, then the error), as
+ * dal_result_warning_row; strings borrowed until the session's next
+ * statement.  DAL_EINVAL for i out of range (none after a success).
+ */
+DAL_API int dal_session_error_row(const dal_session_t *s, size_t i, const char **level,
+                                  unsigned int *code, const char **message);
+
+/*
  * The logical database of the session's statements (as USE): name (copied)
  * is a [schema NAME] section of the configuration in force, or NULL or ""
  * for the top level -- the [table] sections without schema = and [dal]
