@@ -511,9 +511,11 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
     }
     if (s->prep == NULL)
         reply_ok(c, 0, 0, 0);
-    else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0)
+    else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0) {
         reply_dal_error(c, &err);
-    else
+        if (err.code == DAL_ESERVER)
+            diag_failed(c);
+    } else
         reply_result(c, r, true);
     dal_result_free(r);
     free(vals);

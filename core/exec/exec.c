@@ -241,7 +241,7 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
         note_write(rt, srv, c);
     else if (conn_is_broken(*e = mysql_errno(&c->mysql)))
         server_lost(srv, mysql_error(&c->mysql));
-    else if (*e != 0 && rc == DAL_ESERVER)
+    else if (rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno))
         warnings_read_failed(&c->mysql);  /* the server's diagnostics area of the error */
     server_release(srv, c, rc == 0 || !conn_is_broken(*e));
     return rc;
@@ -318,7 +318,7 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         map_tables(rt, res);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
-        if (!*broken && rc == DAL_ESERVER)
+        if (!*broken && rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno))
             warnings_read_failed(&c->mysql);
         dal_result_free(res);
         explain_wait(rt, rc, err);
