@@ -14,9 +14,9 @@ import pymysql
 fails = 0
 
 
-def conn(port):
+def conn(port, charset="utf8mb4"):
     return pymysql.connect(host="127.0.0.1", port=int(port), user="root", password="",
-                           database="test", autocommit=True, charset="utf8mb4")
+                           database="test", autocommit=True, charset=charset)
 
 
 def run(c, sql):
@@ -62,6 +62,13 @@ def main():
         "USE nonexistant",
         "SELECT DATABASE()",
         "SET lc_messages = en_US"])
+    # in latin1 the Cyrillic letters are \\XXXX escapes: the message grows
+    # to the most a server sends
+    same("a server's words in ru_RU, sent as latin1", conn(sys.argv[1], "latin1"),
+         conn(sys.argv[2], "latin1"), [
+             "SET lc_messages = ru_RU",
+             "SELECT '01234567890123456789012345678901234\\'",
+             "SELECT * FROM no_such_table_with_a_long_name_0123456789012345678901234567890"])
     same("SHOW WARNINGS after a failed CALL", direct, proxy, [
         "CALL p1()", "SHOW WARNINGS", "SHOW COUNT(*) WARNINGS", "SHOW ERRORS",
         "SET max_error_count = 2", "CALL p1()", "SHOW WARNINGS", "SET max_error_count = DEFAULT",
