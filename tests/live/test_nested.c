@@ -1347,7 +1347,7 @@ static void run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 {
     tally_t *all = &sh->all, *kind = &sh->per[q->kind];
     dt_rows_t d, p;
-    char why[700], msg[DAL_ERROR_MSG_MAX + 32];
+    char why[DAL_ERROR_MSG_MAX + 192], msg[DAL_ERROR_MSG_MAX + 32];
     int rc, bad;
 
     if (dt_plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {

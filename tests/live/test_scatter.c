@@ -659,7 +659,7 @@ static void report(int n, const query_t *q, const char *why)
 static int run_one(dal_t *dal, MYSQL *plain, int n, query_t *q)
 {
     dt_rows_t d, p;
-    char why[600], msg[DAL_ERROR_MSG_MAX + 32];
+    char why[DAL_ERROR_MSG_MAX + 96], msg[DAL_ERROR_MSG_MAX + 32];
     int bad;
 
     if (dt_plain_rows(plain, q->plain.p, &p, msg, sizeof msg) != 0) {
