@@ -16,6 +16,7 @@
 #                                  all for more)
 #   mysqltest_proxy.sh --discover  run every main-suite test directly and
 #                                  print those that pass and their time
+#   mysqltest_proxy.sh NAME...     run the named tests of the list
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -131,7 +132,8 @@ while read -r name; do
             fail "$name through the proxy ($mode): $(tail -3 "$work/out" | cut -c1-400)"
         fi
     done
-done < <(if [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
+done < <(if [ $# -gt 0 ]; then printf '%s\n' "$@"
+          elif [ "${DAL_MYSQLTEST_COUNT:-100}" = all ]; then cat "$tests/data/mysqltest.list"
           else head -n "${DAL_MYSQLTEST_COUNT:-100}" "$tests/data/mysqltest.list"; fi)
 
 echo "mysqltest: $total listed, $direct pass directly, $text through the proxy, $ps with --ps-protocol," \
