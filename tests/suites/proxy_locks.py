@@ -1,0 +1,120 @@
+"""proxy_locks.py -- read locks and the process list, through dal-proxy and
+directly on its server, compared (run by proxy_locks_test.sh).
+
+    proxy_locks.py PROXY_PORT SERVER_PORT
+
+Each case runs the same statements on both (user root, schema test) and
+prints what it saw; the two must be the same:
+  ftwrl       FLUSH TABLES WITH READ LOCK, FLUSH TABLES t WITH READ LOCK and
+              FLUSH TABLES t FOR EXPORT hold until UNLOCK TABLES: another
+              client's write waits (1205 with lock_wait_timeout 1), the
+              holder's own write is refused (1223 / 1099), its reads go on
+  state       information_schema.PROCESSLIST shows a client waiting for a
+              named lock as `User lock` and one waiting for a table lock as
+              `Waiting for table metadata lock`, with its statement as Info
+"""
+import sys
+import threading
+import time
+
+import pymysql
+
+HOST = "127.0.0.1"
+
+
+def connect(port):
+    return pymysql.connect(host=HOST, port=port, user="root", password="", database="test",
+                           autocommit=True)
+
+
+def run(conn, sql):
+    """The rows, or the error number."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+    except pymysql.MySQLError as e:
+        return "error %d" % e.args[0]
+
+
+def ftwrl(port):
+    seen = []
+    a, b = connect(port), connect(port)
+    run(a, "DROP TABLE IF EXISTS lk1")
+    run(a, "CREATE TABLE lk1 (v INT) ENGINE=InnoDB")
+    run(b, "SET lock_wait_timeout = 1")
+    for lock in ("FLUSH TABLES WITH READ LOCK", "FLUSH TABLES lk1 WITH READ LOCK",
+                 "FLUSH TABLES lk1 FOR EXPORT"):
+        seen.append((lock, run(a, lock)))
+        seen.append(("other client writes", run(b, "INSERT INTO lk1 VALUES (1)")))
+        seen.append(("holder writes", run(a, "INSERT INTO lk1 VALUES (2)")))
+        seen.append(("holder reads", run(a, "SELECT COUNT(*) FROM lk1")))
+        seen.append(("unlock", run(a, "UNLOCK TABLES")))
+        seen.append(("other client writes after", run(b, "INSERT INTO lk1 VALUES (3)")))
+    seen.append(("rows", run(a, "SELECT v, COUNT(*) FROM lk1 GROUP BY v ORDER BY v")))
+    run(a, "DROP TABLE lk1")
+    a.close()
+    b.close()
+    return seen
+
+
+def wait_state(conn, state, info):
+    """1 once PROCESSLIST shows a client in state running info (5 s at most)."""
+    sql = ("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = '%s' AND "
+           "INFO = \"%s\"" % (state, info))
+    for _ in range(50):
+        got = run(conn, sql)
+        if got == [(1,)]:
+            return 1
+        time.sleep(0.1)
+    return got
+
+
+def blocked(port, holder_sql, waiter_sql, state, release_sql):
+    a, b, c = connect(port), connect(port), connect(port)
+    seen = [("hold", run(a, holder_sql))]
+    out = []
+    t = threading.Thread(target=lambda: out.append(run(b, waiter_sql)))
+    t.start()
+    seen.append((state, wait_state(c, state, waiter_sql)))
+    seen.append(("release", run(a, release_sql)))
+    t.join()
+    seen.append(("waiter got", out))
+    for x in (a, b, c):
+        x.close()
+    return seen
+
+
+def state(port):
+    seen = blocked(port, "SELECT GET_LOCK('pl_lock', 0)", "SELECT GET_LOCK('pl_lock', 20)",
+                   "User lock", "SELECT RELEASE_LOCK('pl_lock')")
+    a = connect(port)
+    run(a, "DROP TABLE IF EXISTS lk2")
+    run(a, "CREATE TABLE lk2 (v INT)")
+    a.close()
+    seen += blocked(port, "LOCK TABLES lk2 WRITE", "SELECT COUNT(*) FROM lk2",
+                    "Waiting for table metadata lock", "UNLOCK TABLES")
+    a = connect(port)
+    run(a, "DROP TABLE lk2")
+    a.close()
+    return seen
+
+
+def main():
+    proxy, server = int(sys.argv[1]), int(sys.argv[2])
+    bad = 0
+    for case in (ftwrl, state):
+        want, got = case(server), case(proxy)
+        for w, g in zip(want, got):
+            mark = "ok  " if w == g else "DIFF"
+            bad += w != g
+            print("%s %s: %s: server %r, proxy %r" % (mark, case.__name__, w[0], w[1], g[1]))
+        if len(want) != len(got):
+            bad += 1
+            print("DIFF %s: %d steps on the server, %d through the proxy"
+                  % (case.__name__, len(want), len(got)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
