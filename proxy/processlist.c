@@ -1,6 +1,7 @@
 /*
  * processlist.c -- SHOW [FULL] PROCESSLIST and information_schema.PROCESSLIST
- * with the proxy's clients.
+ * with the proxy's clients; SHOW STATUS with Threads_connected the
+ * number of those clients.
  *
  * A server would list the backend connections of dal's pools, whose ids a
  * client can neither KILL nor find in CONNECTION_ID().  The proxy lists
@@ -401,6 +402,62 @@ static bool is_show(const char *sql, bool *full)
     return *p == '\0';
 }
 
+/* SHOW [GLOBAL | SESSION | LOCAL] STATUS ...: true. */
+static bool is_show_status(const char *sql)
+{
+    const char *p = sql;
+
+    if (!text_word_is(&p, "SHOW"))
+        return false;
+    if (!text_word_is(&p, "GLOBAL") && !text_word_is(&p, "SESSION"))
+        (void)text_word_is(&p, "LOCAL");
+    return text_word_is(&p, "STATUS");
+}
+
+/* SHOW STATUS's rows as they go out: Threads_connected's value the
+ * proxy's count. */
+typedef struct status_map {
+    char count[24];
+    bool hit;            /* this row is Threads_connected's */
+} status_map_t;
+
+static void status_value(void *user, size_t column, const char **val, size_t *len)
+{
+    status_map_t *m = user;
+
+    if (column == 0)
+        m->hit = *len == 17 && strncasecmp(*val, "Threads_connected", 17) == 0;
+    else if (column == 1 && m->hit) {
+        *val = m->count;
+        *len = strlen(m->count);
+    }
+}
+
+/* SHOW STATUS run on the servers as it is, with Threads_connected the
+ * number of the proxy's clients, as a server counts its own connections
+ * (the servers' would count dal's pooled connections, which stay when
+ * clients go: mysqltest's wait_until_count_sessions.inc waits on it). */
+static void show_status(proxy_client_t *c, const char *sql, size_t len)
+{
+    proxy_t *px = c->px;
+    proxy_client_t *t;
+    status_map_t m = {.hit = false};
+    size_t n = 0;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    pthread_mutex_lock(&px->clients_mu);
+    for (t = px->clients; t != NULL; t = t->all_next)
+        n += t->state == CLIENT_COMMAND;
+    pthread_mutex_unlock(&px->clients_mu);
+    snprintf(m.count, sizeof m.count, "%zu", n);
+    if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0)
+        reply_dal_error(c, &err);
+    else
+        reply_result_map(c, r, false, status_value, &m);
+    dal_result_free(r);
+}
+
 bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
 {
     proto_buf_t b = PROTO_BUF_INIT;
@@ -409,6 +466,10 @@ bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
     bool full;
     char info[64];
 
+    if (is_show_status(sql)) {
+        show_status(c, sql, len);
+        return true;
+    }
     if (is_show(sql, &full)) {
         snprintf(info, sizeof info, full ? "INFO" : "LEFT(INFO, %d)", SHORT_INFO);
         puts_(&b, "SELECT ID AS Id, USER AS User, HOST AS Host, DB AS db, COMMAND AS Command, "
