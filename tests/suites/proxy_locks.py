@@ -9,6 +9,9 @@ prints what it saw; the two must be the same:
               FLUSH TABLES t FOR EXPORT hold until UNLOCK TABLES: another
               client's write waits (1205 with lock_wait_timeout 1), the
               holder's own write is refused (1223 / 1099), its reads go on
+  sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
+              while 3 more are connected, back to the first count once they
+              close (as mysqltest's wait_until_count_sessions.inc waits)
   state       information_schema.PROCESSLIST shows a client waiting for a
               named lock as `User lock` and one waiting for a table lock as
               `Waiting for table metadata lock`, with its statement as Info
@@ -100,10 +103,32 @@ def state(port):
     return seen
 
 
+def threads_connected(conn):
+    return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
+
+
+def sessions(port):
+    c = connect(port)
+    n0 = threads_connected(c)
+    more = [connect(port) for _ in range(3)]
+    seen = [("3 more connected", threads_connected(c) - n0)]
+    for x in more:
+        x.close()
+    for _ in range(50):
+        back = threads_connected(c) <= n0
+        if back:
+            break
+        time.sleep(0.1)
+    seen.append(("back to the first count", back))
+    seen.append(("SHOW GLOBAL STATUS too", int(run(c, "SHOW GLOBAL STATUS LIKE 'threads_connected'")[0][1]) - n0))
+    c.close()
+    return seen
+
+
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
     bad = 0
-    for case in (ftwrl, state):
+    for case in (ftwrl, sessions, state):
         want, got = case(server), case(proxy)
         for w, g in zip(want, got):
             mark = "ok  " if w == g else "DIFF"

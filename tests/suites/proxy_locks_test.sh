@@ -2,7 +2,8 @@
 # proxy_locks_test.sh -- read locks and the process list through dal-proxy,
 # judged by PyMySQL against the proxy's own server (tests/suites/proxy_locks.py):
 # FLUSH TABLES ... WITH READ LOCK and FOR EXPORT hold until UNLOCK TABLES,
-# for the client's later statements too; information_schema.PROCESSLIST
+# for the client's later statements too; SHOW STATUS counts the proxy's clients as
+# Threads_connected; information_schema.PROCESSLIST
 # shows the server's State of a client waiting for a lock.  A pass-through
 # configuration (one datasource, the server's own accounts).  Starts its own
 # MariaDB server; never skips.
