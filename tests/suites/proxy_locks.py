@@ -12,6 +12,10 @@ prints what it saw; the two must be the same:
   sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
               while 3 more are connected, back to the first count once they
               close (as mysqltest's wait_until_count_sessions.inc waits)
+  idle        idle_transaction_timeout, idle_readonly_transaction_timeout and
+              idle_write_transaction_timeout close the client's connection
+              as a server does (its next statement gets 2006 or 2013), and
+              idle_write_transaction_timeout spares a transaction that read
   state       information_schema.PROCESSLIST shows a client waiting for a
               named lock as `User lock` and one waiting for a table lock as
               `Waiting for table metadata lock`, with its statement as Info
@@ -103,6 +107,45 @@ def state(port):
     return seen
 
 
+def gone(conn, sql):
+    """run, with the errors of a connection the server closed as 'gone'."""
+    got = run(conn, sql)
+    return "gone" if got in ("error 2006", "error 2013", "error 2026") else got
+
+
+def idle(port):
+    seen = []
+    c = connect(port)
+    run(c, "DROP TABLE IF EXISTS lk3")
+    run(c, "CREATE TABLE lk3 (v INT) ENGINE=InnoDB")
+    c.close()
+    for var in ("idle_transaction_timeout", "idle_readonly_transaction_timeout"):
+        c = connect(port)
+        run(c, "SET autocommit = 0")
+        run(c, "SET %s = 1" % var)
+        run(c, "BEGIN")
+        run(c, "SELECT * FROM lk3")
+        time.sleep(2.2)
+        seen.append((var, gone(c, "SELECT * FROM lk3")))
+        c.close()
+    c = connect(port)
+    run(c, "SET autocommit = 0")
+    run(c, "SET idle_write_transaction_timeout = 1")
+    run(c, "BEGIN")
+    run(c, "SELECT * FROM lk3")
+    time.sleep(2.2)
+    seen.append(("idle_write_transaction_timeout, a reading transaction", gone(c, "SELECT * FROM lk3")))
+    run(c, "INSERT INTO lk3 VALUES (1)")
+    time.sleep(2.2)
+    seen.append(("idle_write_transaction_timeout, a writing one", gone(c, "SELECT * FROM lk3")))
+    c.close()
+    c = connect(port)
+    seen.append(("rolled back", run(c, "SELECT COUNT(*) FROM lk3")))
+    run(c, "DROP TABLE lk3")
+    c.close()
+    return seen
+
+
 def threads_connected(conn):
     return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
 
@@ -128,7 +171,7 @@ def sessions(port):
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
     bad = 0
-    for case in (ftwrl, sessions, state):
+    for case in (ftwrl, sessions, idle, state):
         want, got = case(server), case(proxy)
         for w, g in zip(want, got):
             mark = "ok  " if w == g else "DIFF"
