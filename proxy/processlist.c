@@ -129,7 +129,8 @@ typedef struct backends {
 
 /* Read the State of the backend threads of every client but self running
  * a statement now: a client's threads under its session_mu (its session
- * stays open), then one query per server with no lock held. */
+ * stays open), then one query per server with no lock held (clients_mu
+ * is not held across a server's answer). */
 static void backends_read(proxy_client_t *self, backends_t *bk)
 {
     proxy_t *px = self->px;
@@ -144,9 +145,11 @@ static void backends_read(proxy_client_t *self, backends_t *bk)
     bk->v = cap > 0 ? calloc(cap, sizeof *bk->v) : NULL;
     bk->owner = cap > 0 ? calloc(cap, sizeof *bk->owner) : NULL;
     for (t = px->clients; t != NULL && bk->v != NULL && bk->owner != NULL; t = t->all_next) {
-        if (t == self || !atomic_load(&t->running) || bk->n + THREADS_PER_CLIENT > cap)
+        /* (a session_mu held is a KILL QUERY at work on t: its State is
+         * left as it is rather than the list waiting for the kill) */
+        if (t == self || !atomic_load(&t->running) || bk->n + THREADS_PER_CLIENT > cap ||
+            pthread_mutex_trylock(&t->session_mu) != 0)
             continue;
-        pthread_mutex_lock(&t->session_mu);
         got = t->session != NULL
                   ? dal_session_backend_threads(t->session, bk->v + bk->n, THREADS_PER_CLIENT)
                   : 0;
