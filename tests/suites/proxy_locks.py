@@ -9,6 +9,10 @@ prints what it saw; the two must be the same:
               FLUSH TABLES t FOR EXPORT hold until UNLOCK TABLES: another
               client's write waits (1205 with lock_wait_timeout 1), the
               holder's own write is refused (1223 / 1099), its reads go on
+  packet      a statement over the server's max_allowed_packet (1153, after
+              which the server closes that connection) leaves later clients
+              working (run first, on the proxy's fresh pool: its one idle
+              connection pinned, the long statement gets a new one)
   sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
               while 3 more are connected, back to the first count once they
               close (as mysqltest's wait_until_count_sessions.inc waits)
@@ -29,9 +33,9 @@ import pymysql
 HOST = "127.0.0.1"
 
 
-def connect(port):
+def connect(port, charset="utf8mb4"):
     return pymysql.connect(host=HOST, port=port, user="root", password="", database="test",
-                           autocommit=True)
+                           autocommit=True, charset=charset)
 
 
 def run(conn, sql):
@@ -146,6 +150,28 @@ def idle(port):
     return seen
 
 
+def packet(port):
+    a = connect(port)
+    seen = [("pin", run(a, "SET @keep = 1"))]
+    run(a, "SET @old = @@global.max_allowed_packet, @old_net = @@global.net_buffer_length")
+    run(a, "SET GLOBAL max_allowed_packet = 1024, GLOBAL net_buffer_length = 1024")
+    b = connect(port)
+    got = run(b, "SELECT LENGTH('%s')" % ("a" * 1500))
+    seen.append(("too long", "refused" if got in ("error 1153", "error 2006", "error 2013")
+                 else got))
+    run(a, "SET GLOBAL max_allowed_packet = @old, GLOBAL net_buffer_length = @old_net")
+    try:  # (in latin1, as mysqltest: the session's character set is set at login)
+        c = connect(port, "latin1")
+    except pymysql.MySQLError as e:
+        seen.append(("a later client", "cannot connect: %d" % e.args[0]))
+        a.close()
+        return seen
+    seen.append(("a later client", run(c, "SELECT 1")))
+    for x in (a, c):
+        x.close()
+    return seen
+
+
 def threads_connected(conn):
     return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
 
@@ -171,7 +197,7 @@ def sessions(port):
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
     bad = 0
-    for case in (ftwrl, sessions, idle, state):
+    for case in (packet, ftwrl, sessions, idle, state):
         want, got = case(server), case(proxy)
         for w, g in zip(want, got):
             mark = "ok  " if w == g else "DIFF"
