@@ -194,7 +194,6 @@ static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *sel
                     size_t info_max)
 {
     const char *state;
-
     char num[160], host[96];
     uint64_t ms;
 
