@@ -321,6 +321,7 @@ void client_run(proxy_client_t *c)
     if (c->interactive_pending)
         setvar_interactive(c);
     run_command(c);
+    proxy_idle_note(c);
     processlist_end(c);
     atomic_store(&c->running, false);
 }

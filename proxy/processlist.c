@@ -1,6 +1,7 @@
 /*
  * processlist.c -- SHOW [FULL] PROCESSLIST and information_schema.PROCESSLIST
- * with the proxy's clients.
+ * with the proxy's clients; SHOW STATUS with Threads_connected the
+ * number of those clients.
  *
  * A server would list the backend connections of dal's pools, whose ids a
  * client can neither KILL nor find in CONNECTION_ID().  The proxy lists
@@ -16,6 +17,13 @@
  * client's session like any other naming no table, so WHERE, ORDER BY,
  * functions and column lists work as on a server.  Strings go as hex
  * literals, which no sql_mode or character set reads differently.
+ *
+ * State is the server's for a client whose statement runs on backend
+ * connections now: what that connection's server lists for it (`User
+ * lock`, `Waiting for table metadata lock`, ...), read with one query per
+ * server for all such clients together (dal_backend_states), so a client
+ * waiting for a lock shows as waiting, as on a server; a client whose
+ * statement is on no backend connection shows `Sending data`.
  *
  * The text stays bounded whatever the number of clients: each row's Info
  * is cut to its first INFO_WIDTH bytes (as a server's
@@ -108,10 +116,84 @@ static void put_text(proto_buf_t *b, const char *s, size_t n)
     puts_(b, "' USING utf8mb4)");
 }
 
-/* One client's row.  self is the client asking, state its State. */
-static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *self,
-                    const char *self_state, uint64_t now, bool first, size_t info_max)
+/* backend threads read per client running a statement */
+#define THREADS_PER_CLIENT 4
+
+/* The backend threads of the running clients, each with the client's id
+ * (theirs in owner[]), and their State. */
+typedef struct backends {
+    dal_backend_thread_t *v;  /* owned, n of them */
+    uint32_t *owner;          /* owned, n of them */
+    size_t n;
+} backends_t;
+
+/* Read the State of the backend threads of every client but self running
+ * a statement now: a client's threads under its session_mu (its session
+ * stays open), then one query per server with no lock held (clients_mu
+ * is not held across a server's answer). */
+static void backends_read(proxy_client_t *self, backends_t *bk)
 {
+    proxy_t *px = self->px;
+    proxy_client_t *t;
+    size_t cap = 0, k, got;
+    dal_error_t err;
+
+    memset(bk, 0, sizeof *bk);
+    pthread_mutex_lock(&px->clients_mu);
+    for (t = px->clients; t != NULL; t = t->all_next)
+        cap += THREADS_PER_CLIENT * (t != self && atomic_load(&t->running));
+    bk->v = cap > 0 ? calloc(cap, sizeof *bk->v) : NULL;
+    bk->owner = cap > 0 ? calloc(cap, sizeof *bk->owner) : NULL;
+    for (t = px->clients; t != NULL && bk->v != NULL && bk->owner != NULL; t = t->all_next) {
+        /* (a session_mu held is a KILL QUERY at work on t: its State is
+         * left as it is rather than the list waiting for the kill) */
+        if (t == self || !atomic_load(&t->running) || bk->n + THREADS_PER_CLIENT > cap ||
+            pthread_mutex_trylock(&t->session_mu) != 0)
+            continue;
+        got = t->session != NULL
+                  ? dal_session_backend_threads(t->session, bk->v + bk->n, THREADS_PER_CLIENT)
+                  : 0;
+        pthread_mutex_unlock(&t->session_mu);
+        for (k = 0; k < got && k < THREADS_PER_CLIENT; k++)
+            bk->owner[bk->n++] = t->id;
+    }
+    pthread_mutex_unlock(&px->clients_mu);
+    if (bk->n > 0)
+        (void)dal_backend_states(px->dal, bk->v, bk->n, &err); /* what was read is kept */
+}
+
+static void backends_free(backends_t *bk)
+{
+    free(bk->v);
+    free(bk->owner);
+}
+
+/* The State a server gives client id's backend threads: a lock wait first
+ * (the thread that holds the statement up), else the first non-empty;
+ * NULL when none is known. */
+static const char *backend_state(const backends_t *bk, uint32_t id)
+{
+    const char *found = NULL;
+    size_t i;
+
+    for (i = 0; i < bk->n; i++) {
+        if (bk->owner[i] != id || bk->v[i].state[0] == '\0')
+            continue;
+        if (strncmp(bk->v[i].state, "Waiting", 7) == 0 || strstr(bk->v[i].state, "lock") != NULL)
+            return bk->v[i].state;
+        if (found == NULL)
+            found = bk->v[i].state;
+    }
+    return found;
+}
+
+/* One client's row.  self is the client asking, state its State; bk the
+ * backend threads' States. */
+static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *self,
+                    const char *self_state, const backends_t *bk, uint64_t now, bool first,
+                    size_t info_max)
+{
+    const char *state;
     char num[160], host[96];
     uint64_t ms;
 
@@ -133,6 +215,8 @@ static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *sel
         put_text(b, "", 0);
     else if (t == self)
         put_text(b, self_state, strlen(self_state));
+    else if ((state = backend_state(bk, t->id)) != NULL)
+        put_text(b, state, strlen(state));
     else
         put_text(b, "Sending data", 12);
     puts_(b, " AS STATE, ");
@@ -153,6 +237,9 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
     size_t n = 0, info_max = INFO_WIDTH;
     size_t budget = (px->max_allowed_packet < SERVER_PACKET ? px->max_allowed_packet
                                                               : SERVER_PACKET) / 2;
+    backends_t bk;
+
+    backends_read(self, &bk);
 
     puts_(b, "(SELECT ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO, CAST(TIME_MS AS "
              "DECIMAL(22,3)) AS TIME_MS, 0 AS STAGE, 0 AS MAX_STAGE, CAST(0 AS DECIMAL(7,3)) "
@@ -166,10 +253,11 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
         info_max = budget / n > ROW_BYTES ? (budget / n - ROW_BYTES) / 2 : 0;
     for (t = px->clients; t != NULL; t = t->all_next)
         if (t->state == CLIENT_COMMAND) {
-            put_row(b, t, self, self_state, now, first, info_max);
+            put_row(b, t, self, self_state, &bk, now, first, info_max);
             first = false;
         }
     pthread_mutex_unlock(&px->clients_mu);
+    backends_free(&bk);
     puts_(b, ") AS clients)");
 }
 
@@ -321,6 +409,62 @@ static bool is_show(const char *sql, bool *full)
     return *p == '\0';
 }
 
+/* SHOW [GLOBAL | SESSION | LOCAL] STATUS ...: true. */
+static bool is_show_status(const char *sql)
+{
+    const char *p = sql;
+
+    if (!text_word_is(&p, "SHOW"))
+        return false;
+    if (!text_word_is(&p, "GLOBAL") && !text_word_is(&p, "SESSION"))
+        (void)text_word_is(&p, "LOCAL");
+    return text_word_is(&p, "STATUS");
+}
+
+/* SHOW STATUS's rows as they go out: Threads_connected's value the
+ * proxy's count. */
+typedef struct status_map {
+    char count[24];
+    bool hit;            /* this row is Threads_connected's */
+} status_map_t;
+
+static void status_value(void *user, size_t column, const char **val, size_t *len)
+{
+    status_map_t *m = user;
+
+    if (column == 0)
+        m->hit = *len == 17 && strncasecmp(*val, "Threads_connected", 17) == 0;
+    else if (column == 1 && m->hit) {
+        *val = m->count;
+        *len = strlen(m->count);
+    }
+}
+
+/* SHOW STATUS run on the servers as it is, with Threads_connected the
+ * number of the proxy's clients, as a server counts its own connections
+ * (the servers' would count dal's pooled connections, which stay when
+ * clients go: mysqltest's wait_until_count_sessions.inc waits on it). */
+static void show_status(proxy_client_t *c, const char *sql, size_t len)
+{
+    proxy_t *px = c->px;
+    proxy_client_t *t;
+    status_map_t m = {.hit = false};
+    size_t n = 0;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    pthread_mutex_lock(&px->clients_mu);
+    for (t = px->clients; t != NULL; t = t->all_next)
+        n += t->state == CLIENT_COMMAND;
+    pthread_mutex_unlock(&px->clients_mu);
+    snprintf(m.count, sizeof m.count, "%zu", n);
+    if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0)
+        reply_dal_error(c, &err);
+    else
+        reply_result_map(c, r, false, status_value, &m);
+    dal_result_free(r);
+}
+
 bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
 {
     proto_buf_t b = PROTO_BUF_INIT;
@@ -329,6 +473,10 @@ bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
     bool full;
     char info[64];
 
+    if (is_show_status(sql)) {
+        show_status(c, sql, len);
+        return true;
+    }
     if (is_show(sql, &full)) {
         snprintf(info, sizeof info, full ? "INFO" : "LEFT(INFO, %d)", SHORT_INFO);
         puts_(&b, "SELECT ID AS Id, USER AS User, HOST AS Host, DB AS db, COMMAND AS Command, "

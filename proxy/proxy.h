@@ -174,7 +174,15 @@ typedef struct proxy_client {
     uint32_t wait_timeout_s;
     bool interactive_pending;         /* its session's wait_timeout is still to
                                          be made interactive_timeout's */
+    /* the session's idle_transaction_timeout, idle_readonly_transaction_timeout
+     * and idle_write_transaction_timeout in seconds (PROXY_IDLE_TRX_*);
+     * 0: not set */
+    uint32_t idle_trx_s[3];
+    bool in_trx;                      /* a transaction was open after its last command */
+    bool trx_wrote;                   /* ... and one of its statements wrote */
 } proxy_client_t;
+
+enum { PROXY_IDLE_TRX_ANY, PROXY_IDLE_TRX_READONLY, PROXY_IDLE_TRX_WRITE };
 
 /* The largest packet a client may send before it is authenticated: a
  * handshake response with its connect attributes, an SSLRequest, an auth
@@ -515,6 +523,12 @@ int proxy_listen_check(const char *listen);
 /* The wait_timeout a client that set none has: interactive_timeout's for
  * a CLIENT_INTERACTIVE one, as on a server. */
 uint32_t proxy_idle_default(const proxy_client_t *c);
+/* SET name = value of c's session: an idle_*transaction_timeout kept for
+ * the idle timer; any other name is none of its business. */
+void proxy_idle_trx_set(proxy_client_t *c, const char *name, const char *value);
+/* After each of c's commands: whether a transaction is open, and whether
+ * it wrote, for the idle timer. */
+void proxy_idle_note(proxy_client_t *c);
 /* Tell the monitors a client figure (DAL_EVENT_CLIENT: "connected",
  * "accepted", "refused", "auth_failed") and its value now. */
 void proxy_count(proxy_t *px, const char *figure, uint64_t value);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -854,19 +855,80 @@ uint32_t proxy_idle_default(const proxy_client_t *c)
                                                 : c->px->wait_timeout_s;
 }
 
+void proxy_idle_trx_set(proxy_client_t *c, const char *name, const char *value)
+{
+    static const char *const names[] = {"idle_transaction_timeout",
+                                        "idle_readonly_transaction_timeout",
+                                        "idle_write_transaction_timeout"};
+    unsigned long v;
+    size_t i;
+
+    for (i = 0; i < 3 && strcasecmp(name, names[i]) != 0; i++)
+        ;
+    if (i == 3)
+        return;
+    if (*value == '\'')
+        value++;
+    v = strtoul(value, NULL, 10);  /* DEFAULT: 0, the servers' default */
+    c->idle_trx_s[i] = v > 31536000 ? 31536000 : (uint32_t)v;
+}
+
+/* The first word of c's statement makes its transaction a writing one. */
+static bool command_writes(const proxy_client_t *c)
+{
+    static const char *const words[] = {"INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD"};
+    const char *p = (const char *)c->cmd + 1, *end = (const char *)c->cmd + c->cmd_len;
+    size_t i, n;
+
+    if (c->cmd_len < 2 || c->cmd[0] != PROTO_COM_QUERY)
+        return false;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '('))
+        p++;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        n = strlen(words[i]);
+        if ((size_t)(end - p) >= n && strncasecmp(p, words[i], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+void proxy_idle_note(proxy_client_t *c)
+{
+    c->in_trx = c->session != NULL &&
+                (dal_session_status(c->session) & DAL_SERVER_STATUS_IN_TRANS) != 0;
+    c->trx_wrote = c->in_trx && (c->trx_wrote || command_writes(c));
+}
+
+/* c's idle timeout in seconds (0: none), as a server's: in a transaction
+ * the idle_*transaction_timeout that applies (a read-only or writing
+ * one's first, then any transaction's), else wait_timeout. */
+static uint32_t idle_timeout(const proxy_client_t *c)
+{
+    uint32_t kind = c->trx_wrote ? c->idle_trx_s[PROXY_IDLE_TRX_WRITE]
+                                 : c->idle_trx_s[PROXY_IDLE_TRX_READONLY];
+
+    if (!c->in_trx)
+        return c->wait_timeout_s;
+    if (kind > 0)
+        return kind;
+    return c->idle_trx_s[PROXY_IDLE_TRX_ANY] > 0 ? c->idle_trx_s[PROXY_IDLE_TRX_ANY]
+                                                 : c->wait_timeout_s;
+}
+
 /* Whether c, an authenticated client of io waiting for its next command,
- * has been idle for longer than its wait_timeout. */
+ * has been idle for longer than its timeout (idle_timeout). */
 static bool idle_too_long(const proxy_io_t *io, proxy_client_t *c, uint64_t now)
 {
     uint64_t since;
+    uint32_t timeout = idle_timeout(c);
 
-    if (c->io != io || c->state != CLIENT_COMMAND || c->busy || c->wait_timeout_s == 0 ||
+    if (c->io != io || c->state != CLIENT_COMMAND || c->busy || timeout == 0 ||
         c->hold_until != 0)
         return false;
     pthread_mutex_lock(&c->info_mu);
     since = c->since_ms;
     pthread_mutex_unlock(&c->info_mu);
-    return now >= since + (uint64_t)c->wait_timeout_s * 1000;
+    return now >= since + (uint64_t)timeout * 1000;
 }
 
 /*

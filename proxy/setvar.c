@@ -519,6 +519,8 @@ timeouts:
     for (i = 0; rc == 0 && i < n; i++)
         if (strcasecmp(items[i].name, "wait_timeout") == 0)
             c->wait_timeout_s = wait_timeout(c, items[i].value);
+        else
+            proxy_idle_trx_set(c, items[i].name, items[i].value);
     for (i = 0; i < n; i++)
         free(items[i].value);
     return rc;

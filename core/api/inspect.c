@@ -2,8 +2,9 @@
  * inspect.c -- dal_table_names, dal_table_info and dal_datasource_info:
  * the tables, the layout of a table and the connection settings of a
  * datasource, read from the configuration in force (see dal.h,
- * "inspection"); and dal_monitor_emit, which hands a front end's event to
- * the monitors in force.
+ * "inspection"); dal_monitor_emit, which hands a front end's event to
+ * the monitors in force; and dal_backend_states, the process-list State
+ * of the server threads running sessions' statements.
  *
  * A handle keeps one reference on the parsed configuration (dal_config_t)
  * it was read from and points into it, so its strings live as long as the
@@ -22,6 +23,7 @@
 #include "stmt.h"
 #include "error.h"
 #include "monitor.h"
+#include "pool.h"
 #include "snapshot.h"
 
 /* ============================================================ the outline */
@@ -554,4 +556,95 @@ void dal_monitor_emit(dal_t *dal, const dal_event_t *ev)
         monitor_emit(snap->monitors, ev);
         snapshot_unref(snap);
     }
+}
+
+/* ------------------------------------------------- backend threads' State */
+
+/* v[i] and v[k] name the same server. */
+static int same_server(const dal_backend_thread_t *a, const dal_backend_thread_t *b)
+{
+    return a->replica == b->replica && strcmp(a->datasource, b->datasource) == 0;
+}
+
+/* The server v names in snap, or NULL when a reload removed it. */
+static dal_server_t *thread_server(const dal_snapshot_t *snap, const dal_backend_thread_t *v)
+{
+    dal_node_t *node = snapshot_node(snap, v->datasource);
+
+    if (node == NULL)
+        return NULL;
+    if (v->replica < 0)
+        return &node->master;
+    return (size_t)v->replica < node->nreplicas ? &node->replicas[v->replica] : NULL;
+}
+
+/* The State of every thread of v[first..n) on v[first]'s server: one read
+ * of its process list, `WHERE ID IN (...)` of those threads. */
+static int server_states(dal_server_t *srv, dal_backend_thread_t *v, size_t first, size_t n,
+                         dal_error_t *err)
+{
+    dal_buf_t sql = {0};
+    dal_conn_t *c = NULL;
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    size_t i;
+    int reused, rc;
+
+    buf_puts(&sql, "SELECT ID, STATE FROM information_schema.PROCESSLIST WHERE ID IN (");
+    for (i = first; i < n; i++)
+        if (same_server(&v[i], &v[first]))
+            buf_printf(&sql, "%s%lu", i == first ? "" : ",", v[i].id);
+    buf_puts(&sql, ")");
+    if (sql.oom) {
+        buf_free(&sql);
+        return err_set(err, DAL_ENOMEM, "out of memory");
+    }
+    if ((rc = server_acquire(srv, &c, &reused, err)) != 0) {
+        buf_free(&sql);
+        return rc;
+    }
+    if (mysql_real_query(&c->mysql, sql.data, (unsigned long)sql.len) != 0 ||
+        (res = mysql_store_result(&c->mysql)) == NULL) {
+        rc = conn_error(c, DAL_ESERVER, err);
+        server_release(srv, c, 0);
+        buf_free(&sql);
+        return rc;
+    }
+    while ((row = mysql_fetch_row(res)) != NULL)
+        for (i = first; i < n && row[0] != NULL; i++)
+            if (same_server(&v[i], &v[first]) && v[i].id == strtoul(row[0], NULL, 10))
+                snprintf(v[i].state, sizeof v[i].state, "%s", row[1] != NULL ? row[1] : "");
+    mysql_free_result(res);
+    server_release(srv, c, 1);
+    buf_free(&sql);
+    return 0;
+}
+
+int dal_backend_states(dal_t *dal, dal_backend_thread_t *v, size_t n, dal_error_t *err)
+{
+    dal_snapshot_t *snap;
+    dal_server_t *srv;
+    dal_error_t e;
+    size_t i, k;
+    int rc = 0, one;
+
+    if (dal == NULL || (v == NULL && n > 0))
+        return err_set(err, DAL_EINVAL, "dal_backend_states: NULL %s", dal == NULL ? "handle" : "v");
+    for (i = 0; i < n; i++)
+        v[i].state[0] = '\0';
+    if (n == 0 || (snap = snapshot_acquire(dal)) == NULL)
+        return 0;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < i && !same_server(&v[k], &v[i]); k++)
+            ;
+        if (k < i || (srv = thread_server(snap, &v[i])) == NULL)
+            continue;  /* read with its server's first thread, or gone */
+        if ((one = server_states(srv, v, i, n, &e)) != 0 && rc == 0) {
+            rc = one;
+            if (err != NULL)
+                *err = e;
+        }
+    }
+    snapshot_unref(snap);
+    return rc;
 }

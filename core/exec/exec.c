@@ -37,6 +37,14 @@ static int conn_is_broken(unsigned int e)
     return e >= CR_MIN_ERROR && e <= CR_MAX_ERROR;
 }
 
+/* The server's network errors (ER_NET_PACKET_TOO_LARGE 1153 to
+ * ER_NET_WRITE_INTERRUPTED 1161): it closes the connection after sending
+ * one, so the connection goes, though its server is fine. */
+static int server_closes(unsigned int e)
+{
+    return e >= 1153 && e <= 1161;
+}
+
 /* A pooled connection the server closed while idle fails with "gone
  * away"/"lost".  Only then, and only for reads, is running the statement
  * again on a fresh connection safe. */
@@ -243,7 +251,7 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
         server_lost(srv, mysql_error(&c->mysql));
     else if (rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno))
         warnings_read_failed(&c->mysql);  /* the server's diagnostics area of the error */
-    server_release(srv, c, rc == 0 || !conn_is_broken(*e));
+    server_release(srv, c, rc == 0 || !(conn_is_broken(*e) || server_closes(*e)));
     return rc;
 }
 
@@ -428,7 +436,7 @@ static void job_conn_failed(batch_t *b, job_t *j, int trusted)
 
     if (conn_is_broken(e))
         server_lost(j->srv, mysql_error(&j->c->mysql));
-    job_release(j, trusted && !conn_is_broken(e));
+    job_release(j, trusted && !conn_is_broken(e) && !server_closes(e));
     job_failed(b, j, rc, e);
 }
 

@@ -117,3 +117,20 @@ int cancel_run(dal_cancel_t *w, dal_error_t *err)
     iowait_unblock();
     return rc;
 }
+
+size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap)
+{
+    size_t i, n;
+
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->n && i < cap; i++) {
+        const dal_conn_t *c = w->running[i];
+        snprintf(out[i].datasource, sizeof out[i].datasource, "%s", c->ds->name);
+        out[i].replica = c->replica;
+        out[i].id = mysql_thread_id((MYSQL *)&c->mysql);
+        out[i].state[0] = '\0';
+    }
+    n = w->n;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}

@@ -44,5 +44,8 @@ void cancel_leave(struct dal_conn *c);
 /* KILL QUERY on every connection running SQL for w now.  0, or the first
  * error (DAL_ECONNECT naming the server, DAL_ESERVER) after trying all. */
 int cancel_run(dal_cancel_t *w, dal_error_t *err);
+/* The connections running SQL for w now as out[0..cap) (datasource,
+ * server and thread id; state ""): their number, which may exceed cap. */
+size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap);
 
 #endif /* DAL_CORE_CANCEL_H */

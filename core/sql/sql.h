@@ -358,7 +358,7 @@ size_t sql_autocommit_refs(const dal_sql_t *sql, dal_sql_span_t *out, size_t cap
 enum {
     DAL_PIN_USER_VAR = 1,   /* @name set or read: SET @a, @a := , INTO @a, SELECT @a */
     DAL_PIN_TEMP_TABLE = 2, /* CREATE TEMPORARY TABLE (or SEQUENCE) */
-    DAL_PIN_TABLE_LOCK = 4, /* LOCK TABLE(S) */
+    DAL_PIN_TABLE_LOCK = 4, /* LOCK TABLE(S), FLUSH TABLE(S) ... WITH READ LOCK / FOR EXPORT */
     DAL_PIN_NAMED_LOCK = 8, /* GET_LOCK() (RELEASE_LOCK and IS_USED_LOCK only read it) */
     DAL_PIN_PREPARE = 16,   /* PREPARE name FROM ... (a prepared statement in SQL) */
     DAL_PIN_HANDLER = 32,   /* HANDLER t OPEN */

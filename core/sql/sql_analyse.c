@@ -560,13 +560,34 @@ static int user_var_at(const an_t *a, int i)
              (prev->type == DAL_TOK_IDENT && a->kwid[i - 1] == K_NONE));
 }
 
+/* `FLUSH [LOCAL | NO_WRITE_TO_BINLOG] TABLE[S] ... WITH READ LOCK` or
+ * `... FOR EXPORT`: locks the session holds until UNLOCK TABLES, as LOCK
+ * TABLES's. */
+static int flush_locks(const an_t *a)
+{
+    int i = 1;
+
+    if (a->nt < 4 || !tok_eq(a->sql, &a->tk[0], "FLUSH"))
+        return 0;
+    if (tok_eq(a->sql, &a->tk[i], "LOCAL") || tok_eq(a->sql, &a->tk[i], "NO_WRITE_TO_BINLOG"))
+        i++;
+    if (!tok_eq(a->sql, &a->tk[i], "TABLES") && !tok_eq(a->sql, &a->tk[i], "TABLE"))
+        return 0;
+    for (i++; i + 1 < a->nt; i++)
+        if ((tok_eq(a->sql, &a->tk[i], "FOR") && tok_eq(a->sql, &a->tk[i + 1], "EXPORT")) ||
+            (i + 2 < a->nt && tok_eq(a->sql, &a->tk[i], "WITH") &&
+             tok_eq(a->sql, &a->tk[i + 1], "READ") && tok_eq(a->sql, &a->tk[i + 2], "LOCK")))
+            return 1;
+    return 0;
+}
+
 /* Statements dal does not analyse that leave state in the server session,
  * by their first words. */
 static unsigned int opaque_pins(const an_t *a)
 {
     int i;
 
-    if (kw(a, 0, a->nt, K_LOCK))
+    if (kw(a, 0, a->nt, K_LOCK) || flush_locks(a))
         return DAL_PIN_TABLE_LOCK;
     if (a->nt > 0 && tok_eq(a->sql, &a->tk[0], "PREPARE"))
         return DAL_PIN_PREPARE;

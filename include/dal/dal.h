@@ -711,6 +711,37 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
 DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
 
 /*
+ * A server thread running part of a session's statement (a backend
+ * connection of dal's), and its State in that server's process list.
+ */
+typedef struct dal_backend_thread {
+    char datasource[64];  /* the datasource's name (cut to 63 bytes) */
+    int replica;          /* the server: -1 the master, else the replica's index */
+    unsigned long id;     /* the server's thread id of the connection */
+    char state[64];       /* the server's State (cut to 63 bytes), filled by
+                             dal_backend_states; "" until then, or when the
+                             server no longer lists the thread */
+} dal_backend_thread_t;
+
+/*
+ * The server threads running s's statement now (as dal_session_cancel
+ * would stop them), at most cap of them into out (the caller's), their
+ * state "": their number, which may exceed cap.  Thread-safe; s must stay
+ * open during the call.
+ */
+DAL_API size_t dal_session_backend_threads(dal_session_t *s, dal_backend_thread_t *out,
+                                           size_t cap);
+
+/*
+ * Fill the state of each of v[0..n) (from dal_session_backend_threads of
+ * any sessions of dal) from its server's process list: one query per
+ * server named in v, on a pooled connection of the configuration in force
+ * (a datasource a reload removed is skipped).  0, or the first server's
+ * error after trying all (the states read are kept).  Thread-safe.
+ */
+DAL_API int dal_backend_states(dal_t *dal, dal_backend_thread_t *v, size_t n, dal_error_t *err);
+
+/*
  * Keep the servers' warnings of each statement of s in its result
  * (dal_result_warning_rows), on = 1, or not (0, the default).  dal gives a
  * connection back to its pool once a statement's answer is in, so a later

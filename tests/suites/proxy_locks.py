@@ -1,0 +1,214 @@
+"""proxy_locks.py -- read locks and the process list, through dal-proxy and
+directly on its server, compared (run by proxy_locks_test.sh).
+
+    proxy_locks.py PROXY_PORT SERVER_PORT
+
+Each case runs the same statements on both (user root, schema test) and
+prints what it saw; the two must be the same:
+  ftwrl       FLUSH TABLES WITH READ LOCK, FLUSH TABLES t WITH READ LOCK and
+              FLUSH TABLES t FOR EXPORT hold until UNLOCK TABLES: another
+              client's write waits (1205 with lock_wait_timeout 1), the
+              holder's own write is refused (1223 / 1099), its reads go on
+  packet      a statement over the server's max_allowed_packet (1153, after
+              which the server closes that connection) leaves later clients
+              working (run first, on the proxy's fresh pool: its one idle
+              connection pinned, the long statement gets a new one)
+  sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
+              while 3 more are connected, back to the first count once they
+              close (as mysqltest's wait_until_count_sessions.inc waits)
+  idle        idle_transaction_timeout, idle_readonly_transaction_timeout and
+              idle_write_transaction_timeout close the client's connection
+              as a server does (its next statement gets 2006 or 2013), and
+              idle_write_transaction_timeout spares a transaction that read
+  state       information_schema.PROCESSLIST shows a client waiting for a
+              named lock as `User lock` and one waiting for a table lock as
+              `Waiting for table metadata lock`, with its statement as Info
+"""
+import sys
+import threading
+import time
+
+import pymysql
+
+HOST = "127.0.0.1"
+
+
+def connect(port, charset="utf8mb4"):
+    return pymysql.connect(host=HOST, port=port, user="root", password="", database="test",
+                           autocommit=True, charset=charset)
+
+
+def run(conn, sql):
+    """The rows, or the error number."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+    except pymysql.MySQLError as e:
+        return "error %d" % e.args[0]
+
+
+def ftwrl(port):
+    seen = []
+    a, b = connect(port), connect(port)
+    run(a, "DROP TABLE IF EXISTS lk1")
+    run(a, "CREATE TABLE lk1 (v INT) ENGINE=InnoDB")
+    run(b, "SET lock_wait_timeout = 1")
+    for lock in ("FLUSH TABLES WITH READ LOCK", "FLUSH TABLES lk1 WITH READ LOCK",
+                 "FLUSH TABLES lk1 FOR EXPORT"):
+        seen.append((lock, run(a, lock)))
+        seen.append(("other client writes", run(b, "INSERT INTO lk1 VALUES (1)")))
+        seen.append(("holder writes", run(a, "INSERT INTO lk1 VALUES (2)")))
+        seen.append(("holder reads", run(a, "SELECT COUNT(*) FROM lk1")))
+        seen.append(("unlock", run(a, "UNLOCK TABLES")))
+        seen.append(("other client writes after", run(b, "INSERT INTO lk1 VALUES (3)")))
+    seen.append(("rows", run(a, "SELECT v, COUNT(*) FROM lk1 GROUP BY v ORDER BY v")))
+    run(a, "DROP TABLE lk1")
+    a.close()
+    b.close()
+    return seen
+
+
+def wait_state(conn, state, info):
+    """1 once PROCESSLIST shows a client in state running info (5 s at most)."""
+    sql = ("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = '%s' AND "
+           "INFO = \"%s\"" % (state, info))
+    for _ in range(50):
+        got = run(conn, sql)
+        if got == [(1,)]:
+            return 1
+        time.sleep(0.1)
+    return got
+
+
+def blocked(port, holder_sql, waiter_sql, state, release_sql):
+    a, b, c = connect(port), connect(port), connect(port)
+    seen = [("hold", run(a, holder_sql))]
+    out = []
+    t = threading.Thread(target=lambda: out.append(run(b, waiter_sql)))
+    t.start()
+    seen.append((state, wait_state(c, state, waiter_sql)))
+    seen.append(("release", run(a, release_sql)))
+    t.join()
+    seen.append(("waiter got", out))
+    for x in (a, b, c):
+        x.close()
+    return seen
+
+
+def state(port):
+    seen = blocked(port, "SELECT GET_LOCK('pl_lock', 0)", "SELECT GET_LOCK('pl_lock', 20)",
+                   "User lock", "SELECT RELEASE_LOCK('pl_lock')")
+    a = connect(port)
+    run(a, "DROP TABLE IF EXISTS lk2")
+    run(a, "CREATE TABLE lk2 (v INT)")
+    a.close()
+    seen += blocked(port, "LOCK TABLES lk2 WRITE", "SELECT COUNT(*) FROM lk2",
+                    "Waiting for table metadata lock", "UNLOCK TABLES")
+    a = connect(port)
+    run(a, "DROP TABLE lk2")
+    a.close()
+    return seen
+
+
+def gone(conn, sql):
+    """run, with the errors of a connection the server closed as 'gone'."""
+    got = run(conn, sql)
+    return "gone" if got in ("error 2006", "error 2013", "error 2026") else got
+
+
+def idle(port):
+    seen = []
+    c = connect(port)
+    run(c, "DROP TABLE IF EXISTS lk3")
+    run(c, "CREATE TABLE lk3 (v INT) ENGINE=InnoDB")
+    c.close()
+    for var in ("idle_transaction_timeout", "idle_readonly_transaction_timeout"):
+        c = connect(port)
+        run(c, "SET autocommit = 0")
+        run(c, "SET %s = 1" % var)
+        run(c, "BEGIN")
+        run(c, "SELECT * FROM lk3")
+        time.sleep(2.2)
+        seen.append((var, gone(c, "SELECT * FROM lk3")))
+        c.close()
+    c = connect(port)
+    run(c, "SET autocommit = 0")
+    run(c, "SET idle_write_transaction_timeout = 1")
+    run(c, "BEGIN")
+    run(c, "SELECT * FROM lk3")
+    time.sleep(2.2)
+    seen.append(("idle_write_transaction_timeout, a reading transaction", gone(c, "SELECT * FROM lk3")))
+    run(c, "INSERT INTO lk3 VALUES (1)")
+    time.sleep(2.2)
+    seen.append(("idle_write_transaction_timeout, a writing one", gone(c, "SELECT * FROM lk3")))
+    c.close()
+    c = connect(port)
+    seen.append(("rolled back", run(c, "SELECT COUNT(*) FROM lk3")))
+    run(c, "DROP TABLE lk3")
+    c.close()
+    return seen
+
+
+def packet(port):
+    a = connect(port)
+    seen = [("pin", run(a, "SET @keep = 1"))]
+    run(a, "SET @old = @@global.max_allowed_packet, @old_net = @@global.net_buffer_length")
+    run(a, "SET GLOBAL max_allowed_packet = 1024, GLOBAL net_buffer_length = 1024")
+    b = connect(port)
+    got = run(b, "SELECT LENGTH('%s')" % ("a" * 1500))
+    seen.append(("too long", "refused" if got in ("error 1153", "error 2006", "error 2013")
+                 else got))
+    run(a, "SET GLOBAL max_allowed_packet = @old, GLOBAL net_buffer_length = @old_net")
+    try:  # (in latin1, as mysqltest: the session's character set is set at login)
+        c = connect(port, "latin1")
+    except pymysql.MySQLError as e:
+        seen.append(("a later client", "cannot connect: %d" % e.args[0]))
+        a.close()
+        return seen
+    seen.append(("a later client", run(c, "SELECT 1")))
+    for x in (a, c):
+        x.close()
+    return seen
+
+
+def threads_connected(conn):
+    return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
+
+
+def sessions(port):
+    c = connect(port)
+    n0 = threads_connected(c)
+    more = [connect(port) for _ in range(3)]
+    seen = [("3 more connected", threads_connected(c) - n0)]
+    for x in more:
+        x.close()
+    for _ in range(50):
+        back = threads_connected(c) <= n0
+        if back:
+            break
+        time.sleep(0.1)
+    seen.append(("back to the first count", back))
+    seen.append(("SHOW GLOBAL STATUS too", int(run(c, "SHOW GLOBAL STATUS LIKE 'threads_connected'")[0][1]) - n0))
+    c.close()
+    return seen
+
+
+def main():
+    proxy, server = int(sys.argv[1]), int(sys.argv[2])
+    bad = 0
+    for case in (packet, ftwrl, sessions, idle, state):
+        want, got = case(server), case(proxy)
+        for w, g in zip(want, got):
+            mark = "ok  " if w == g else "DIFF"
+            bad += w != g
+            print("%s %s: %s: server %r, proxy %r" % (mark, case.__name__, w[0], w[1], g[1]))
+        if len(want) != len(got):
+            bad += 1
+            print("DIFF %s: %d steps on the server, %d through the proxy"
+                  % (case.__name__, len(want), len(got)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
