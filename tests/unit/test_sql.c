@@ -802,7 +802,6 @@ static const struct an_case {
     {"FLUSH TABLES", {"!pins"}},
     {"FLUSH TABLES t1", {"!pins"}},
     {"FLUSH LOGS", {"!pins"}},
-    {"FLUSH STATUS", {"!pins"}},
     {"SELECT GET_LOCK('x', 1)", {"pins named_lock", "needs_master"}},
     {"DO get_lock ('x', 0)", {"pins named_lock"}},
     {"SELECT RELEASE_LOCK('x'), IS_USED_LOCK('x'), IS_FREE_LOCK('x')", {"!pins"}},
