@@ -258,7 +258,10 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
         }
     pthread_mutex_unlock(&px->clients_mu);
     backends_free(&bk);
-    puts_(b, ") AS clients)");
+    /* The LIMIT keeps the server from merging the derived table into the
+     * query, which would name the columns as this select list writes them
+     * (upper case) instead of as the client's statement does. */
+    puts_(b, ") AS clients LIMIT 18446744073709551615)");
 }
 
 /* `information_schema.PROCESSLIST` at p (each name bare or in backquotes,

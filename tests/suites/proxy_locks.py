@@ -194,10 +194,25 @@ def sessions(port):
     return seen
 
 
+def names(port):
+    """The column names of process list reads as the statement writes them."""
+    a = connect(port)
+    seen = []
+    for sql in ("SELECT user, Command, info FROM information_schema.processlist "
+                "WHERE id = CONNECTION_ID()",
+                "SELECT p.db AS d, `STATE` FROM information_schema.PROCESSLIST p "
+                "WHERE p.id = CONNECTION_ID()"):
+        with a.cursor() as cur:
+            cur.execute(sql)
+            seen.append(("columns of " + sql[:40], [d[0] for d in cur.description]))
+    a.close()
+    return seen
+
+
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
     bad = 0
-    for case in (packet, ftwrl, sessions, idle, state):
+    for case in (packet, ftwrl, sessions, idle, state, names):
         want, got = case(server), case(proxy)
         for w, g in zip(want, got):
             mark = "ok  " if w == g else "DIFF"
