@@ -29,6 +29,22 @@ px_cluster() {
     mapfile -t ports <"$work/c/ports"
 }
 
+# px_sharded_proxy TABLE SHARDS KEY: the common setup of a suite -- two
+# servers (px_cluster 2 with shard_0, shard_1 and plain), one table sharded
+# by KEY mod SHARDS over both, and dal-proxy started on a free port, $port,
+# for the user app with the password $PX_TEST_PASSWORD.
+px_sharded_proxy() {
+    px_cluster 2 --db 'shard_%d' --db plain
+    port=$("$harness/cluster.sh" free-port)
+    export PX_TEST_PASSWORD='app-s3cret'
+    {
+        px_ini_sharded
+        px_ini_table "$1" "$2" "$3" mod
+        px_ini_proxy "$port"
+    } >"$work/px.ini"
+    px_start "$work/px.ini" "$port"
+}
+
 # px_ini_sharded [LINE...]: the head of an INI file for the servers of
 # `px_cluster 2 --db 'shard_%d'`: datasources ds0 and ds1 on the schemas
 # shard_0 and shard_1 (user dal), and [dal] with ds0 the default datasource

@@ -14,15 +14,7 @@ set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
 
-px_cluster 2 --db 'shard_%d' --db plain
-port=$("$harness/cluster.sh" free-port)
-export PX_TEST_PASSWORD='app-s3cret'
-{
-    px_ini_sharded
-    px_ini_table orders 4 user_id mod
-    px_ini_proxy "$port"
-} >"$work/px.ini"
-px_start "$work/px.ini" "$port"
+px_sharded_proxy orders 4 user_id
 py=/usr/bin/python3
 export PX_PORT=$port PLAIN_PORT=${ports[0]}
 mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop \

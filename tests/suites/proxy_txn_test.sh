@@ -13,15 +13,7 @@ set -euo pipefail
 
 py=/usr/bin/python3
 "$py" -c 'import pymysql' || { echo "FAIL: PyMySQL is not installed (tests/harness/deps.sh installs python3-pymysql)" >&2; exit 1; }
-px_cluster 2 --db 'shard_%d' --db plain
-export PX_TEST_PASSWORD='app-s3cret'
-port=$("$harness/cluster.sh" free-port)
-{
-    px_ini_sharded
-    px_ini_table acct 4 id mod
-    px_ini_proxy "$port"
-} >"$work/px.ini"
-px_start "$work/px.ini" "$port"
+px_sharded_proxy acct 4 id
 
 PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "PyMySQL transactions"
 import os, pymysql
