@@ -154,6 +154,29 @@ static int check_only(const char *config, const char *listen, const dal_open_opt
     return rc;
 }
 
+/* Warn of a proxy nobody can log in to, block the signals every thread
+ * made from here on inherits (one thread takes them), and serve until
+ * told to stop: 0, or 1 when serving failed. */
+static int serve(proxy_t *px, const options_t *o, dal_proxy_info_t *info)
+{
+    pthread_t sigthread;
+    sigset_t set;
+
+    if (px->nusers == 0)
+        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
+                shown(o->config), o->config);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    pthread_create(&sigthread, NULL, signals_main, px);
+    pthread_detach(sigthread);
+    return proxy_serve(px, o->listen ? o->listen : dal_proxy_info_listen(info),
+                       o->threads >= 0 ? (unsigned)o->threads : dal_proxy_info_threads(info)) != 0;
+}
+
 /*
  * Big blocks always from mmap: freed, they go back to the system at once.
  * glibc's default raises the threshold after the first big free (up to
@@ -169,8 +192,6 @@ int main(int argc, char **argv)
     dal_proxy_info_t *info = NULL;
     dal_error_t err;
     proxy_t px;
-    pthread_t sigthread;
-    sigset_t set;
     int rc = parse_options(argc, argv, &o);
 
     if (rc != 0)
@@ -195,27 +216,15 @@ int main(int argc, char **argv)
         return 1;
     }
     ident_load(&px);
-    if (load_tls(&px, info, o.config) != 0)
-        return 1;
-    if ((px.guard = guard_new(dal_proxy_info_auth_delay_after(info),
-                              dal_proxy_info_auth_delay_max_ms(info))) == NULL) {
+    rc = load_tls(&px, info, o.config) != 0;
+    if (rc == 0 && (px.guard = guard_new(dal_proxy_info_auth_delay_after(info),
+                                         dal_proxy_info_auth_delay_max_ms(info))) == NULL) {
         fprintf(stderr, "dal-proxy: out of memory\n");
-        return 1;
+        rc = 1;
     }
-    if (px.nusers == 0)
-        fprintf(stderr, "dal-proxy: warning: no [proxy user NAME] in %.*s: nobody can connect\n",
-                shown(o.config), o.config);
-    /* every thread made from here on inherits the blocked signals */
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    pthread_create(&sigthread, NULL, signals_main, &px);
-    pthread_detach(sigthread);
-    rc = proxy_serve(&px, o.listen ? o.listen : dal_proxy_info_listen(info),
-                     o.threads >= 0 ? (unsigned)o.threads : dal_proxy_info_threads(info));
+    if (rc == 0)
+        rc = serve(&px, &o, info);
+    /* also on a refused start: a sanitizer build reports nothing left */
     dal_proxy_info_free(info);
     tls_context_free(px.tls);
     guard_free(px.guard);

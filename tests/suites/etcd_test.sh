@@ -53,7 +53,7 @@ rev=${out##* }
 if out=$("$DAL_BIN" config push --expect-revision $((rev - 1)) "$work/b.ini" "$url" 2>&1); then
     fail "a stale --expect-revision was accepted: $out"
 fi
-echo "$out" | grep -q "is at revision $rev, not $((rev - 1))" || fail "unclear refusal: $out"
+grep -q "is at revision $rev, not $((rev - 1))" <<<"$out" || fail "unclear refusal: $out"
 [ "$("$DAL_BIN" config get "$url")" = "$(cat "$work/a.ini")" ] || fail "the refused push wrote"
 [ "$("$DAL_BIN" config history "$url" | wc -l)" = 2 ] || fail "history grew after a refused push"
 
@@ -127,8 +127,8 @@ out=$("$DAL_BIN" config push "$work/b.ini" "$authed") || fail "push with user/pa
 if out=$("$DAL_BIN" config get "$url?user=root&password=wrong-secret" 2>&1); then
     fail "a wrong password was accepted"
 fi
-echo "$out" | grep -q "authentication of user root failed" || fail "unclear refusal: $out"
-echo "$out" | grep -q "wrong-secret" && fail "the password is in a message: $out"
+grep -q "authentication of user root failed" <<<"$out" || fail "unclear refusal: $out"
+grep -q "wrong-secret" <<<"$out" && fail "the password is in a message: $out"
 "$DAL_BIN" -c "$authed" check | grep -q "secret" && fail "the password is shown by check"
 echo "etcd authentication ok"
 

@@ -101,7 +101,7 @@ echo "$out" | grep -q '^ERROR 1235' || fail "unknown isolation level: $out"
 # is refused while it is open, and runs once it has ended
 out=$(px -e "XA START 'x6'; SELECT note FROM orders WHERE user_id = 10; SELECT note FROM orders WHERE user_id = 14" 2>&1) &&
     fail "a statement outside the XA transaction's datasource was accepted"
-echo "$out" | grep -q "XA transaction is on datasource ds0, but this statement runs on ds1" || fail "XA on another datasource: $out"
+grep -q "XA transaction is on datasource ds0, but this statement runs on ds1" <<<"$out" || fail "XA on another datasource: $out"
 echo "$out" | grep -qx ten || fail "XA: a statement on its own datasource: $out"
 out=$(px -N -e "XA START 'x7'; XA END 'x7'; XA ROLLBACK 'x7'; SELECT note FROM orders WHERE user_id = 14" 2>&1) ||
     fail "after XA ROLLBACK, a statement on another datasource: $out"

@@ -138,11 +138,11 @@ echo "$out" | grep -q '^ERROR 1146 (42S02)' || fail "missing table: $out"
 out=$(px shop -e 'SELEKT 1' 2>&1) && fail "a syntax error succeeded"
 echo "$out" | grep -q '^ERROR 1064 (42000)' || fail "syntax error: $out"
 out=$(mariadb -h127.0.0.1 -P"$port" -uapp -pwrong -e 'SELECT 1' 2>&1) && fail "a wrong password got in"
-echo "$out" | grep -q "ERROR 1045 (28000): Access denied for user 'app'" || fail "wrong password: $out"
+grep -q "ERROR 1045 (28000): Access denied for user 'app'" <<<"$out" || fail "wrong password: $out"
 out=$(mariadb -h127.0.0.1 -P"$port" -unobody -pwrong -e 'SELECT 1' 2>&1) && fail "an unknown user got in"
 echo "$out" | grep -q '^ERROR 1045 (28000)' || fail "unknown user: $out"
 out=$(px otherdb -e 'SELECT 1' 2>&1) && fail "an unknown schema was accepted"
-echo "$out" | grep -q "^ERROR 1049 (42000): Unknown database 'otherdb'" || fail "unknown schema: $out"
+grep -q "^ERROR 1049 (42000): Unknown database 'otherdb'" <<<"$out" || fail "unknown schema: $out"
 [ "$(px shop -N -e 'SELECT DATABASE()')" = shop ] || fail "DATABASE()"
 # SHOW TABLES lists the logical tables (sbtest1 is configured, not created
 # yet) and the default datasource's own, not the physical ones
@@ -181,7 +181,7 @@ px_start "$work/gone.ini" "$gone"
 out=$(mariadb -h127.0.0.1 -P"$gone" -uapp -p"$PX_TEST_PASSWORD" shop -e 'SELECT 1' 2>&1) &&
     fail "a datasource nobody listens for answered"
 echo "$out" | grep -q '^ERROR 1429 (HY000): Unable to connect to foreign data source: datasource ds0 ' || fail "unreachable datasource: $out"
-echo "$out" | grep -q "127\.0\.0\.1\|$nobody\|dal@" && fail "the error names the backend: $out"
+grep -q "127\.0\.0\.1\|$nobody\|dal@" <<<"$out" && fail "the error names the backend: $out"
 grep -q "$PX_TEST_PASSWORD" "$work/px.log" && fail "the password is in the proxy's log"
 
 # ---- prepared statements (the binary protocol), through libmysqlclient ----

@@ -63,28 +63,28 @@ write_ini "$work/notls.ini" "$notls" ""
 write_ini "$work/bad.ini" "$port" "tls_cert = $work/missing.pem
 tls_key = $work/key.pem"
 out=$("$proxy_bin" -c "$work/bad.ini" --check 2>&1) && fail "--check took a missing tls_cert"
-echo "$out" | grep -q "bad.ini:8: .*tls_cert: cannot read" || fail "missing tls_cert: $out"
+grep -q "bad.ini:8: .*tls_cert: cannot read" <<<"$out" || fail "missing tls_cert: $out"
 write_ini "$work/bad.ini" "$port" "tls_cert = $work/key.pem
 tls_key = $work/key.pem"
 out=$("$proxy_bin" -c "$work/bad.ini" --check 2>&1) && fail "--check took a key as tls_cert"
-echo "$out" | grep -q "bad.ini:8: .*holds no PEM certificate" || fail "key as tls_cert: $out"
+grep -q "bad.ini:8: .*holds no PEM certificate" <<<"$out" || fail "key as tls_cert: $out"
 write_ini "$work/bad.ini" "$port" "tls_cert = $work/cert.pem"
 out=$("$proxy_bin" -c "$work/bad.ini" --check 2>&1) && fail "--check took tls_cert without tls_key"
-echo "$out" | grep -q "bad.ini:8: .*needs both tls_cert and tls_key" || fail "tls_cert alone: $out"
+grep -q "bad.ini:8: .*needs both tls_cert and tls_key" <<<"$out" || fail "tls_cert alone: $out"
 write_ini "$work/bad.ini" "$port" "require_tls = on"
 out=$("$proxy_bin" -c "$work/bad.ini" --check 2>&1) && fail "--check took require_tls without a certificate"
-echo "$out" | grep -q "bad.ini:8: .*require_tls needs tls_cert" || fail "require_tls alone: $out"
+grep -q "bad.ini:8: .*require_tls needs tls_cert" <<<"$out" || fail "require_tls alone: $out"
 write_ini "$work/bad.ini" "$port" "tls_cert = $work/cert.pem
 tls_key = $work/other-key.pem"
 out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1) && fail "dal-proxy started with a key not its certificate's"
-echo "$out" | grep -q "not a PEM private key of tls_cert.*key values mismatch" || fail "mismatched key: $out"
+grep -q "not a PEM private key of tls_cert.*key values mismatch" <<<"$out" || fail "mismatched key: $out"
 
 # a key under a passphrase: refused, not asked for
 openssl pkey -in "$work/key.pem" -aes256 -passout pass:secret -out "$work/locked-key.pem"
 write_ini "$work/bad.ini" "$port" "tls_cert = $work/cert.pem
 tls_key = $work/locked-key.pem"
 out=$(timeout 20 "$proxy_bin" -c "$work/bad.ini" 2>&1 </dev/null) && fail "dal-proxy started with a locked key"
-echo "$out" | grep -q "tls_key .*locked-key.pem: not a PEM private key" || fail "locked key: $out"
+grep -q "tls_key .*locked-key.pem: not a PEM private key" <<<"$out" || fail "locked key: $out"
 
 px_start "$work/px.ini" "$port"
 px_start "$work/strict.ini" "$strict"
@@ -105,7 +105,7 @@ out=$(mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TLS_PASSWORD" --skip-ssl shop -
 echo "$out" | grep -q 'Cipher in use' && fail "--skip-ssl used TLS: $out"
 # a wrong password over TLS
 out=$(mariadb -h127.0.0.1 -P"$port" -uapp -pwrong --ssl -e 'SELECT 1' 2>&1) && fail "a wrong password got in over TLS"
-echo "$out" | grep -q "ERROR 1045 (28000): Access denied for user 'app'" || fail "wrong password over TLS: $out"
+grep -q "ERROR 1045 (28000): Access denied for user 'app'" <<<"$out" || fail "wrong password over TLS: $out"
 # the client library's own caching_sha2_password plugin: over TLS a user
 # with a password takes the fast path, one with a hash the full one;
 # without TLS both are switched to mysql_native_password
@@ -118,16 +118,16 @@ for u in "app $PX_TLS_PASSWORD" "hashed $PX_HASH_PASSWORD"; do
     done
     out=$(mariadb -h127.0.0.1 -P"$port" -u"$1" -pwrong --ssl --default-auth=caching_sha2_password \
               -e 'SELECT 1' 2>&1) && fail "caching_sha2_password: a wrong password got in as $1"
-    echo "$out" | grep -q "ERROR 1045" || fail "caching_sha2_password, wrong password as $1: $out"
+    grep -q "ERROR 1045" <<<"$out" || fail "caching_sha2_password, wrong password as $1: $out"
 done
 # a proxy without tls_cert does not offer TLS: a client that insists stops
 # (and one that asks all the same gets 1043: the PyMySQL part below)
 out=$(tlsc "$notls" -e 'SELECT 1' 2>&1) && fail "TLS required of a proxy without tls_cert got in"
-echo "$out" | grep -q "ERROR 2026" || fail "TLS required without tls_cert: $out"
+grep -q "ERROR 2026" <<<"$out" || fail "TLS required without tls_cert: $out"
 # require_tls: plaintext refused with 3159, TLS served
 out=$(mariadb -h127.0.0.1 -P"$strict" -uapp -p"$PX_TLS_PASSWORD" --skip-ssl -e 'SELECT 1' 2>&1) \
     && fail "require_tls let a plaintext login in"
-echo "$out" | grep -q "ERROR 3159" || fail "require_tls: $out"
+grep -q "ERROR 3159" <<<"$out" || fail "require_tls: $out"
 out=$(tlsc "$strict" shop -N -e 'SELECT 1' 2>&1) || true
 [ "$out" = 1 ] || fail "require_tls over TLS: $out"
 

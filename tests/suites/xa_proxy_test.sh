@@ -55,7 +55,7 @@ px "${pport[single]}" --comments -e "BEGIN /*+ dal transaction_mode=xa */; UPDAT
 out=$(px "${pport[single]}" -N -e "SELECT id, bal FROM acct ORDER BY id" 2>&1 | tr '\t\n' ',;')
 [ "$out" = "0,85;1,115;" ] || fail "after two transfers: '$out'"
 out=$(px "${pport[single]}" -e "SET dal_transaction_mode = 'two'" 2>&1) && fail "a bad mode was taken"
-echo "$out" | grep -q "single, multi or xa" || fail "bad mode: $out"
+grep -q "single, multi or xa" <<<"$out" || fail "bad mode: $out"
 # ROLLBACK in xa: both nodes
 px "${pport[xa]}" -e "BEGIN; UPDATE acct SET bal = 0 WHERE id = 0; UPDATE acct SET bal = 0 WHERE id = 1; ROLLBACK"
 out=$(px "${pport[xa]}" -N -e "SELECT SUM(bal) FROM acct")

@@ -232,8 +232,8 @@ echo "DO GET_LOCK('dal_xa_live:tester:1', 0); INSERT INTO dal_xa_instance VALUES
 mariadb -h127.0.0.1 -P"${ports[0]}" -udal -pdalpass shard_0 -e \
     "XA START '$gtrid','ds0'; UPDATE acct_0 SET bal = bal + 1 WHERE id = 2; XA END '$gtrid','ds0'; XA PREPARE '$gtrid','ds0'"
 out=$(px d -e "UPDATE acct SET bal = bal + 0 WHERE id = 2" 2>&1) && fail "the UPDATE of a row held by $gtrid did not wait"
-echo "$out" | grep -q "Lock wait timeout" || fail "lock wait: $out"
-echo "$out" | grep -q "in doubt.*recovery will finish.*$gtrid (no decision yet, [0-9]* s old)" ||
+grep -q "Lock wait timeout" <<<"$out" || fail "lock wait: $out"
+grep -q "in doubt.*recovery will finish.*$gtrid (no decision yet, [0-9]* s old)" <<<"$out" ||
     fail "the lock wait does not name the branch in doubt: $out"
 # the coordinator gone, recovery rolls its branch back without waiting for xa_grace
 exec 7>&-
