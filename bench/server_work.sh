@@ -10,10 +10,16 @@
 #
 #   bench/server_work.sh [--events N] [--threads T] [--ps-mode disable|auto]
 #                        [--config passthrough|sharded|both] [--all] [--set SQL]
+#                        [--haproxy] [--profile]
 #
 # --config: passthrough, the proxy on the direct run's server and schema
 # (one unsharded datasource); sharded, the table over 2 servers and 8
 # tables (the counters are both servers' summed); both (default).
+# --haproxy: a column more, the same client through haproxy in TCP mode
+# (a proxy that relays bytes) in front of the direct run's server.
+# --profile: perf record -g of the server during each measured run (in
+# place of perf stat); prints each run's top symbols by their share of
+# the server's samples (self, --no-children).
 # --all: every counter, not only those that moved by >= 0.01 a statement.
 # --set SQL: the client is PyMySQL instead of sysbench (one connection,
 # autocommit on, text point selects of the same table), and runs SQL once
@@ -26,7 +32,7 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-events=50000 threads=2 ps=disable config=both all=0 setsql=""
+events=50000 threads=2 ps=disable config=both all=0 setsql="" haproxy=0 profile=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
 while [ $# -gt 0 ]; do
@@ -36,6 +42,8 @@ while [ $# -gt 0 ]; do
     --ps-mode) ps=$2; shift ;;
     --config) config=$2; shift ;;
     --all) all=1 ;;
+    --haproxy) haproxy=1 ;;
+    --profile) profile=1 ;;
     --set) setsql=$2; shift ;;
     -h | --help) usage 0 ;;
     *) echo "server_work.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
@@ -75,8 +83,24 @@ pass_pid=${pids[-1]}
 px_start "$work/shard.ini" "$sport"
 shard_pid=${pids[-1]}
 
+if [ "$haproxy" = 1 ]; then
+    bench_need server_work.sh haproxy haproxy
+    hport=$("$harness/cluster.sh" free-port)
+    printf '%s\n' global '    maxconn 4096' defaults '    mode tcp' '    timeout connect 5s' \
+        '    timeout client 10m' '    timeout server 10m' 'listen mysql' "    bind 127.0.0.1:$hport" \
+        "    server s0 127.0.0.1:${ports[0]}" >"$work/haproxy.cfg"
+    haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
+    ha_pid=$!
+    pids+=("$ha_pid")
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$hport") 2>/dev/null && break
+        sleep 0.1
+    done
+fi
+
 common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on)
 direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
+via_ha=(--mysql-host=127.0.0.1 --mysql-port="${hport:-0}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
 pass=(--mysql-host=127.0.0.1 --mysql-port="$pport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
 shard=(--mysql-host=127.0.0.1 --mysql-port="$sport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
 sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
@@ -141,7 +165,11 @@ EOP
     [ "$ppid" = - ] || t0=$(proc_ticks "$ppid")
     snap "$work/$name.start" "$@"
     local perf=""
-    if [ "$use_perf" = 1 ]; then
+    if [ "$profile" = 1 ]; then
+        perf record -q -g -o "$work/$name.data" -p "$(server_pids "$@")" 2>/dev/null &
+        perf=$!
+        sleep 0.5
+    elif [ "$use_perf" = 1 ]; then
         perf stat -x, -e "$perf_events" -o "$work/$name.perf" -p "$(server_pids "$@")" &
         perf=$!
         sleep 0.5 # attached before the run starts
@@ -160,6 +188,8 @@ EOP
             END {if (pt > 0) printf "proxy_cpu_us %.2f\n", pt * 1e6 / hz / n}' >"$work/$name.delta"
     awk '$1 == "Prepared_stmt_count" || $1 == "Threads_connected" {print $1 "@end", $2}' \
         "$work/$name.end" >>"$work/$name.delta"
+    [ "$profile" = 0 ] || perf report -i "$work/$name.data" --no-children --sort symbol --stdio 2>/dev/null |
+        awk '/^ +[0-9.]+%/ && ++n <= 25' >"$work/$name.top"
     [ ! -s "$work/$name.perf" ] ||
         awk -F, -v n="$events" '$1 ~ /^[0-9]+$/ {e = $3; sub(/^syscalls:sys_enter_/, "sys_", e);
             sub(/^raw_syscalls:sys_enter/, "syscalls", e); printf "perf_%s %.4f\n", e, $1 / n}' \
@@ -169,6 +199,10 @@ EOP
 
 names=(direct)
 measure direct - "${direct[@]}" -- "${ports[0]}"
+if [ "$haproxy" = 1 ]; then
+    measure haproxy "$ha_pid" "${via_ha[@]}" -- "${ports[0]}"
+    names+=(haproxy)
+fi
 if [ "$config" != sharded ]; then
     measure passthrough "$pass_pid" "${pass[@]}" -- "${ports[0]}"
     names+=(passthrough)
@@ -200,3 +234,9 @@ awk -v all="$all" -v cols="${names[*]}" '
             printf "\n"
         }
     }' "${files[@]}"
+if [ "$profile" = 1 ]; then
+    for n in "${names[@]}"; do
+        echo "top symbols of the server's samples, $n:"
+        cat "$work/$n.top"
+    done
+fi
