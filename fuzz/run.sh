@@ -16,7 +16,7 @@ base=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 flags=("${base[@]}")
 for d in base sql config; do flags+=(-I"$src/core/$d"); done
 clang "${flags[@]}" -o "$out/fuzz_sql" "$src/fuzz/fuzz_sql.c" "$src/core/sql/sql_lex.c" \
-    "$src/core/sql/sql"{,_query,_stmt,_hint,_analyse}.c "$src/core/base/thread.c"
+    "$src/core/sql/sql"{,_query,_stmt,_hint,_analyse}.c "$src/core/base/thread.c" "$src/core/base/clock.c"
 clang "${flags[@]}" $(pkg-config --cflags inih) -o "$out/fuzz_config" "$src/fuzz/fuzz_config.c" \
     "$src/core/config/config.c" "$src/core/config/config_keys.c" "$src/core/base/parse.c" "$src/core/base/url.c" \
     "$src/core/base/error.c" $(pkg-config --libs inih)
