@@ -53,7 +53,7 @@ bash fuzz/run.sh "${DAL_FUZZ_SECONDS:-60}"
 step "make distcheck"
 # on a failure of its `make check`, the dist tree stays (dal-*/_build/sub):
 # its logs say which test failed and why
-(cd _build && make -s distcheck >/dev/null) || {
+(cd _build && make -s -j"$jobs" distcheck >/dev/null) || {
     echo "distcheck failed" >&2
     logs=$(find _build -path '_build/dal-*' -name test-suite.log 2>/dev/null)
     if [ -n "$logs" ]; then
