@@ -562,7 +562,10 @@ DAL_API int dal_session_query_len(dal_session_t *s, const dal_query_opts_t *opts
  * refuses it (1064 ER_PARSE_ERROR, 1149), err becomes that error
  * (DAL_ESERVER, mysql_errno, sqlstate, the server's message); otherwise
  * err stays as it was.  Returns err->code.  What dal-proxy answers for a
- * text dal cannot read, as a server would.
+ * text dal cannot read, as a server would.  sql is borrowed for the call
+ * and may hold NUL bytes (it is read by its length, as
+ * dal_session_query_len reads it).  Not thread-safe for one session, as
+ * every dal_session_* call.
  */
 DAL_API int dal_session_syntax_error(dal_session_t *s, const char *sql, size_t len,
                                      dal_error_t *err);
@@ -747,7 +750,8 @@ DAL_API int dal_backend_states(dal_t *dal, dal_backend_thread_t *v, size_t n, da
  * connection back to its pool once a statement's answer is in, so a later
  * SHOW WARNINGS would run on another connection; with this, dal reads
  * SHOW WARNINGS on the statement's own connection first, one more round
- * trip for each node that reported warnings (none otherwise).
+ * trip for each node that reported warnings (none otherwise).  Call it
+ * from the thread that uses s, as every dal_session_* call.
  */
 DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 
@@ -759,6 +763,7 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
  * sends them to its client; with 0 (the default) the statement fails with
  * the error and its sets are dropped.  Either way every set was read and
  * the procedure has finished when the call returns.  dal-proxy sets it.
+ * Call it from the thread that uses s, as every dal_session_* call.
  */
 DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
 
