@@ -964,6 +964,7 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
         (*out)->warnings += s->end_warnings;
         warnings_move(&(*out)->warns, s->end_warns);
         s->end_warns = NULL;
+        s->end_warnings = 0; /* reported: not again by the next BEGIN */
     }
     return rc;
 }
