@@ -58,7 +58,14 @@ int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *
 
 /* The pin holding the session's XA transaction (reasons has DAL_PIN_XA),
  * or NULL. */
-dal_pin_t *pins_xa(dal_pins_t *p);
+dal_pin_t *pins_xa(const dal_pins_t *p);
+
+/* BEGIN, COMMIT or ROLLBACK (sql, len bytes) while the session's XA
+ * transaction is open: run on its connection, where the server answers
+ * as it does inside an XA transaction (1399 XAER_RMFAIL in every state
+ * until XA COMMIT or XA ROLLBACK).  1: no XA transaction open (dal ends
+ * or begins its own); 0: the server ran it; else its error. */
+int pins_xa_txn_control(dal_pins_t *p, const char *sql, size_t len, dal_error_t *err);
 
 /* The pin's connection died: closed; the pin stays, without it, so that
  * statements on its node fail until the session resets. */
