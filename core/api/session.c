@@ -948,11 +948,8 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
     int rc, mode = hm != NULL ? mode_word(hm) : -1;
 
     /* inside the client's XA transaction they are the server's (pin.h) */
-    if (!s->in_txn && (rc = pins_xa_txn_control(&s->pins, sql->text, strlen(sql->text), err)) <= 0) {
-        if (rc == 0 && (*out = result_new()) == NULL)
-            rc = err_set(err, DAL_ENOMEM, "out of memory");
+    if (!s->in_txn && (rc = pins_xa_txn_control(&s->pins, sql->text, out, err)) <= 0)
         return rc;
-    }
     /* BEGIN in a transaction commits it first, as on a server (clients
      * such as sysbench rely on it after a failed statement) */
     if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
@@ -1091,13 +1088,8 @@ static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
         return rc;
     if (s->in_txn)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
-    /* XA COMMIT / ROLLBACK of no XA transaction of the session's: with
-     * autocommit 0 a server refuses it (its connections run with
-     * autocommit 1, where a server would end another session's prepared
-     * XA transaction of that xid) */
-    if (xa == DAL_SQL_XA_FINISH && pins_xa(&s->pins) == NULL)
-        return err_server(err, DAL_ESERVER, 1400, "XAE09",
-                          "XAER_OUTSIDE: Some work is done outside global transaction");
+    if ((rc = pins_xa_outside(&s->pins, xa, err)) != 0) /* with autocommit 0 (pin.h) */
+        return rc;
     /* an XA statement is transaction control, and the statements of an
      * open XA transaction run in it (pin.h) */
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW ||

@@ -246,7 +246,7 @@ static int check_xa(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_o
     return 0;
 }
 
-int pins_xa_txn_control(dal_pins_t *p, const char *sql, size_t len, dal_error_t *err)
+int pins_xa_txn_control(dal_pins_t *p, const char *sql, dal_result_t **out, dal_error_t *err)
 {
     dal_pin_t *xa = pins_xa(p);
     MYSQL_RES *rows;
@@ -256,7 +256,7 @@ int pins_xa_txn_control(dal_pins_t *p, const char *sql, size_t len, dal_error_t 
         return 1;
     if (xa->conn == NULL)
         return lost_error(xa, err);
-    if (mysql_real_query(&xa->conn->mysql, sql, (unsigned long)len) != 0) {
+    if (mysql_real_query(&xa->conn->mysql, sql, (unsigned long)strlen(sql)) != 0) {
         rc = conn_error(xa->conn, DAL_ESERVER, err);
         if (exec_conn_lost(xa->conn))
             pins_lost(xa);
@@ -264,7 +264,15 @@ int pins_xa_txn_control(dal_pins_t *p, const char *sql, size_t len, dal_error_t 
     }
     if ((rows = mysql_store_result(&xa->conn->mysql)) != NULL)
         mysql_free_result(rows);
-    return 0;
+    return (*out = result_new()) != NULL ? 0 : err_set(err, DAL_ENOMEM, "out of memory");
+}
+
+int pins_xa_outside(const dal_pins_t *p, int xa, dal_error_t *err)
+{
+    if (xa != DAL_SQL_XA_FINISH || pins_xa(p) != NULL)
+        return 0;
+    return err_server(err, DAL_ESERVER, 1400, "XAE09",
+                      "XAER_OUTSIDE: Some work is done outside global transaction");
 }
 
 int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t *opts,
