@@ -61,6 +61,10 @@ same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE 
 # SET SESSION TRANSACTION: session variables of every backend connection
 same "SET SESSION TRANSACTION" \
     'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
+# a session variable holds for the DDL of a server's own database (mysqltest's
+# range_aria_dbt3: `set default_storage_engine=Aria`, then its tables)
+same "default_storage_engine in a server database" \
+    "SET default_storage_engine = Aria; CREATE DATABASE pxeng; USE pxeng; CREATE TABLE t (a INT); SHOW CREATE TABLE t; DROP DATABASE pxeng"
 # XA statements: the server's XA transaction stays on the connection that
 # ran XA START until XA COMMIT or XA ROLLBACK, with autocommit 0 too
 same "XA transaction" \
