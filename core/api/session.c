@@ -277,6 +277,8 @@ unsigned int dal_session_status(const dal_session_t *s)
         st |= SERVER_STATUS_NO_BACKSLASH_ESCAPES;
     if (s->in_txn)
         st |= SERVER_STATUS_IN_TRANS | (s->read_only ? SERVER_STATUS_IN_TRANS_READONLY : 0);
+    else if (pins_xa(&s->pins) != NULL)
+        st |= SERVER_STATUS_IN_TRANS; /* the server's XA transaction, until XA COMMIT / ROLLBACK */
     return st;
 }
 
@@ -945,6 +947,9 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
     const char *hm = sql_hint_value(sql, "transaction_mode");
     int rc, mode = hm != NULL ? mode_word(hm) : -1;
 
+    /* inside the client's XA transaction they are the server's (pin.h) */
+    if (!s->in_txn && (rc = pins_xa_txn_control(&s->pins, sql->text, out, err)) <= 0)
+        return rc;
     /* BEGIN in a transaction commits it first, as on a server (clients
      * such as sysbench rely on it after a failed statement) */
     if (k == DAL_SQL_BEGIN && s->in_txn && (rc = dal_commit(s, err)) != 0)
@@ -964,6 +969,7 @@ static int txn_statement(void *owner, const dal_sql_t *sql, dal_result_t **out, 
         (*out)->warnings += s->end_warnings;
         warnings_move(&(*out)->warns, s->end_warns);
         s->end_warns = NULL;
+        s->end_warnings = 0; /* reported: not again by the next BEGIN */
     }
     return rc;
 }
@@ -1082,6 +1088,8 @@ static int implicit_txn(dal_session_t *s, dal_stmt_text_t sql, dal_error_t *err)
         return rc;
     if (s->in_txn)
         return k == DAL_SQL_DDL && !temporary ? dal_commit(s, err) : 0;
+    if ((rc = pins_xa_outside(&s->pins, xa, err)) != 0) /* with autocommit 0 (pin.h) */
+        return rc;
     /* an XA statement is transaction control, and the statements of an
      * open XA transaction run in it (pin.h) */
     if (stmt_is_txn_control(k) || k == DAL_SQL_DDL || k == DAL_SQL_SET || k == DAL_SQL_SHOW ||

@@ -115,11 +115,12 @@ static void map_tables(const dal_routing_t *rt, dal_result_t *res)
 }
 
 /* A statement that leaves session state (sql.h's pins) the server may not
- * flag -- `SELECT @a := 1`, GET_LOCK() -- on a pooled connection: the
- * next borrower must get it reset. */
+ * flag -- `SELECT @a := 1`, GET_LOCK(), `SET TRANSACTION` (the next
+ * transaction's characteristics: conn.c tracks state changes only) -- on
+ * a pooled connection: the next borrower must get it reset. */
 static void mark_state(const dal_routing_t *rt, dal_conn_t *c)
 {
-    if (rt->sql->pins)
+    if (rt->sql->pins || rt->sql->kind == DAL_SQL_SET)
         conn_mark_dirty(c);
 }
 

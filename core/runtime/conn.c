@@ -85,8 +85,16 @@ int conn_error(dal_conn_t *c, int code, dal_error_t *err)
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
- * variables back to the server's defaults). */
-#define TRACK_SQL "SET session_track_state_change = 1, session_track_transaction_info = 'CHARACTERISTICS'"
+ * variables back to the server's defaults).  Only the state change flag:
+ * a server tracking transaction information neither stores nor serves
+ * query cache results (MariaDB's Query_cache::store_query and
+ * send_result_to_client refuse while session_track_transaction_info is
+ * on), and a client's statements through dal must be cached as a
+ * client's are.  What that tracking would have flagged and the state
+ * change flag does not -- characteristics set for the next transaction
+ * only (SET TRANSACTION without SESSION) -- the core marks itself (exec's
+ * mark_state: every SET statement). */
+#define TRACK_SQL "SET session_track_state_change = 1"
 /* The same, plus the GTID of each write (MariaDB's last_gtid), for
  * read-your-writes on datasources with replicas.  The variable's other
  * entries are kept: a pool plugin or the server's default may rely on them. */
@@ -117,9 +125,11 @@ static void track_state(dal_conn_t *c)
 /* Walk the session-tracking items of the last OK packet: the value of
  * last_gtid into *out (1 if found; out may be NULL), whether anything
  * changed that a later borrower would see (*other), and whether
- * characteristics are set for a transaction not begun yet (*pending).
- * The transaction's own items change with every transaction and end with
- * it: its state, and the characteristics of the one running. */
+ * characteristics are set for a transaction not begun yet (*pending; only
+ * a server whose session_track_transaction_info a pool plugin or the
+ * server's default turned on reports them).  The transaction's own items
+ * change with every transaction and end with it: its state, and the
+ * characteristics of the one running. */
 static int tracked_items(MYSQL *m, dal_gtid_t *out, int *other, int *pending)
 {
     const char *name, *value;

@@ -10,13 +10,14 @@
  * to the next must not carry the first one's transaction, variables or
  * temporary tables.  A COM_RESET_CONNECTION per statement would double the
  * round trips of every point query, so conn_open() asks the server to
- * track session state (session_track_state_change and
- * session_track_transaction_info): the status flags of each OK packet then
- * say whether the statement changed the session, and conn_reset() only
- * goes to the server when one did.  The server does not flag everything:
- * user variables assigned inside a SELECT (`SELECT @a := 1`, `INTO @a`) and
- * named locks (GET_LOCK) go unnoticed, so the core marks such statements
- * with conn_mark_dirty().
+ * track session state changes (session_track_state_change; not
+ * session_track_transaction_info, under which a server bypasses its query
+ * cache): the status flags of each OK packet then say whether the
+ * statement changed the session, and conn_reset() only goes to the server
+ * when one did.  The server does not flag everything: user variables
+ * assigned inside a SELECT (`SELECT @a := 1`, `INTO @a`), named locks
+ * (GET_LOCK) and the next transaction's characteristics (SET TRANSACTION)
+ * go unnoticed, so the core marks such statements with conn_mark_dirty().
  */
 #ifndef DAL_CORE_CONN_H
 #define DAL_CORE_CONN_H

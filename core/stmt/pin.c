@@ -45,7 +45,7 @@ dal_pin_t *pins_user_vars(dal_pins_t *p)
     return NULL;
 }
 
-dal_pin_t *pins_xa(dal_pins_t *p)
+dal_pin_t *pins_xa(const dal_pins_t *p)
 {
     size_t i;
 
@@ -244,6 +244,35 @@ static int check_xa(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_o
                            "COMMIT or XA ROLLBACK) first", xa->node->cfg->name,
                            rt->routes[i].node->cfg->name);
     return 0;
+}
+
+int pins_xa_txn_control(dal_pins_t *p, const char *sql, dal_result_t **out, dal_error_t *err)
+{
+    dal_pin_t *xa = pins_xa(p);
+    MYSQL_RES *rows;
+    int rc;
+
+    if (xa == NULL)
+        return 1;
+    if (xa->conn == NULL)
+        return lost_error(xa, err);
+    if (mysql_real_query(&xa->conn->mysql, sql, (unsigned long)strlen(sql)) != 0) {
+        rc = conn_error(xa->conn, DAL_ESERVER, err);
+        if (exec_conn_lost(xa->conn))
+            pins_lost(xa);
+        return rc;
+    }
+    if ((rows = mysql_store_result(&xa->conn->mysql)) != NULL)
+        mysql_free_result(rows);
+    return (*out = result_new()) != NULL ? 0 : err_set(err, DAL_ENOMEM, "out of memory");
+}
+
+int pins_xa_outside(const dal_pins_t *p, int xa, dal_error_t *err)
+{
+    if (xa != DAL_SQL_XA_FINISH || pins_xa(p) != NULL)
+        return 0;
+    return err_server(err, DAL_ESERVER, 1400, "XAE09",
+                      "XAER_OUTSIDE: Some work is done outside global transaction");
 }
 
 int pins_check(dal_pins_t *p, const dal_snapshot_t *snap, const dal_query_opts_t *opts,

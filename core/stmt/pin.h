@@ -58,7 +58,23 @@ int pins_add(dal_pins_t *p, dal_snapshot_t *snap, dal_node_t *node, dal_conn_t *
 
 /* The pin holding the session's XA transaction (reasons has DAL_PIN_XA),
  * or NULL. */
-dal_pin_t *pins_xa(dal_pins_t *p);
+dal_pin_t *pins_xa(const dal_pins_t *p);
+
+/* BEGIN, COMMIT or ROLLBACK (sql, NUL-terminated) while the session's XA
+ * transaction is open: run on its connection, where the server answers
+ * as it does inside an XA transaction (1399 XAER_RMFAIL in every state
+ * until XA COMMIT or XA ROLLBACK).  1: no XA transaction open (dal ends
+ * or begins its own); 0: the server ran it, *out its (empty) result,
+ * the caller's; else its error. */
+int pins_xa_txn_control(dal_pins_t *p, const char *sql, dal_result_t **out, dal_error_t *err);
+
+/* An XA statement of kind xa (dal_sql_t.xa) in a session with autocommit
+ * 0 and no transaction open: XA COMMIT or XA ROLLBACK while the session
+ * has no XA transaction gets the server's 1400 XAER_OUTSIDE, which a
+ * server gives then (dal's connections run with autocommit 1, where a
+ * server would end another session's prepared XA transaction of that
+ * xid); else 0. */
+int pins_xa_outside(const dal_pins_t *p, int xa, dal_error_t *err);
 
 /* The pin's connection died: closed; the pin stays, without it, so that
  * statements on its node fail until the session resets. */

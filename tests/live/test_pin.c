@@ -447,6 +447,26 @@ START_TEST(test_pool_release)
 }
 END_TEST
 
+/* SET TRANSACTION for the next transaction only changes nothing the
+ * server's state change flag reports (dal's connections do not track
+ * transaction information, under which a server bypasses its query
+ * cache): the connection still goes back reset, so the next borrower's
+ * statement is not in a read-only transaction. */
+START_TEST(test_set_transaction_next)
+{
+    dal_session_t *s;
+    char id[32];
+
+    snprintf(id, sizeof id, "%s", value(NULL, "SELECT CONNECTION_ID()"));
+    tu_setup_exec(dal, NULL, "SET TRANSACTION READ ONLY");
+    s = session();
+    ck_assert_str_eq(value(s, "SELECT CONNECTION_ID()"), id); /* the same connection */
+    run(s, "INSERT INTO pin_plain VALUES (77)");
+    run(s, "DELETE FROM pin_plain WHERE a = 77");
+    dal_session_close(s);
+}
+END_TEST
+
 #define QUESTIONS \
     "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'"
 
@@ -743,6 +763,7 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_session_variables);
     tcase_add_test(tc, test_pool_release);
     tcase_add_test(tc, test_unpinned_unchanged);
+    tcase_add_test(tc, test_set_transaction_next);
     tcase_add_test(tc, test_lost_connection);
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_xa);

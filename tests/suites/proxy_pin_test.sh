@@ -61,6 +61,10 @@ same "PREPARE and EXECUTE" "PREPARE s FROM 'SELECT 40 + ?'; SET @b = 2; EXECUTE 
 # SET SESSION TRANSACTION: session variables of every backend connection
 same "SET SESSION TRANSACTION" \
     'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT @@tx_isolation; SET SESSION TRANSACTION READ ONLY, ISOLATION LEVEL SERIALIZABLE; SELECT @@tx_isolation, @@tx_read_only; BEGIN; SELECT COUNT(*) FROM orders WHERE user_id = 14; COMMIT; SET SESSION TRANSACTION READ WRITE; SELECT @@tx_read_only'
+# a session variable holds for the DDL of a server's own database (mysqltest's
+# range_aria_dbt3: `set default_storage_engine=Aria`, then its tables)
+same "default_storage_engine in a server database" \
+    "SET default_storage_engine = Aria; CREATE DATABASE pxeng; USE pxeng; CREATE TABLE t (a INT); SHOW CREATE TABLE t; DROP DATABASE pxeng"
 # XA statements: the server's XA transaction stays on the connection that
 # ran XA START until XA COMMIT or XA ROLLBACK, with autocommit 0 too
 same "XA transaction" \
@@ -74,6 +78,67 @@ got=$(px --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA STAR
 want=$(plain --force -N -B -e "XA START 'x4'; INSERT INTO notes VALUES (24); XA START 'x5'; XA END 'x4'; XA ROLLBACK 'x4'; SELECT COUNT(*) FROM notes WHERE a = 24; XA END 'x4'" 2>&1) || true
 [ "$got" = "$want" ] || fail "XA after a failed XA START: proxy gave '$got', the server '$want'"
 echo "$want" | grep -q 1399 || fail "XA after a failed XA START on the server: '$want'"
+# BEGIN, COMMIT and ROLLBACK inside an XA transaction, in each of its
+# states (ACTIVE, IDLE after XA END, PREPARED) and with autocommit on and
+# off: the server's error (PyMySQL, directly and through the proxy), and
+# the XA transaction goes on after it
+out=$(PX_PORT=$port PLAIN_PORT=${ports[0]} /usr/bin/python3 - <<'PY' 2>&1
+import os, pymysql
+def run(port, user, pw, db, ac):
+    c = pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db,
+                        autocommit=ac)
+    cur, seen, n = c.cursor(), [], 0
+    def q(sql):
+        try:
+            cur.execute(sql)
+            return "%s: ok %r" % (sql, cur.fetchall())
+        except pymysql.MySQLError as e:
+            return "%s: error %r" % (sql, e.args)
+    for state in ("active", "idle", "prepared"):
+        for stmt in ("COMMIT", "ROLLBACK", "BEGIN", "START TRANSACTION", "START TRANSACTION READ ONLY"):
+            n += 1
+            xid = "'xs%d'" % n
+            seen.append((state, stmt, q("XA START " + xid)))
+            seen.append(q("INSERT INTO notes VALUES (%d)" % (100 + n)))
+            if state != "active":
+                seen.append(q("XA END " + xid))
+            if state == "prepared":
+                seen.append(q("XA PREPARE " + xid))
+            seen.append(q(stmt))
+            if state == "active":
+                seen.append(q("XA END " + xid))
+            seen.append(q("XA COMMIT " + xid + (" ONE PHASE" if state != "prepared" else "")))
+            seen.append(q("SELECT COUNT(*) FROM notes WHERE a = %d" % (100 + n)))
+            seen.append(q("COMMIT"))
+    # outside an XA transaction: XA START in an open transaction, XA COMMIT
+    # and XA ROLLBACK of no XA transaction of the session's
+    for sql in ("SELECT COUNT(*) FROM notes", "XA START 'xo'", "COMMIT", "BEGIN",
+                "XA START 'xo'", "ROLLBACK", "XA COMMIT 'xo' ONE PHASE", "XA ROLLBACK 'xo'",
+                "XA START 'xp'", "XA END 'xp'", "XA PREPARE 'xp'", "XA RECOVER", "BEGIN",
+                "XA ROLLBACK 'xp'", "XA RECOVER", "SELECT @@in_transaction"):
+        seen.append(q(sql))
+    seen.append(q("DELETE FROM notes WHERE a > 100"))
+    seen.append(q("COMMIT"))
+    c.close()
+    return seen
+for ac in (True, False):
+    a = run(int(os.environ["PX_PORT"]), "app", os.environ["PX_TEST_PASSWORD"], "shop", ac)
+    b = run(int(os.environ["PLAIN_PORT"]), "dal", "dalpass", "plain", ac)
+    tag = None
+    for x, y in zip(a, b):
+        tag = y[:2] if isinstance(y, tuple) else tag
+        if x != y:
+            print("autocommit %s, %s: proxy %r, server %r" % (ac, tag, x, y))
+    if not any("1399" in str(y) for y in b):
+        print("the server gave no 1399: %r" % (b,))
+PY
+) || fail "XA differential: $out"
+[ -z "$out" ] || fail "BEGIN/COMMIT/ROLLBACK inside an XA transaction: $out"
+# the SQLSTATE too (the mariadb client prints it)
+got=$(px --force -N -B -e "XA START 'xq'; COMMIT; XA END 'xq'; ROLLBACK; XA ROLLBACK 'xq'" 2>&1) || true
+want=$(plain --force -N -B -e "XA START 'xq'; COMMIT; XA END 'xq'; ROLLBACK; XA ROLLBACK 'xq'" 2>&1) || true
+[ "$got" = "$want" ] || fail "COMMIT/ROLLBACK in an XA transaction: proxy gave '$got', the server '$want'"
+echo "$want" | grep -q 'ERROR 1399 (XAE07)' || fail "COMMIT in an XA transaction on the server: '$want'"
 # state ends with the client connection
 same "a new connection" "SELECT IFNULL(@a, 'none'), IS_FREE_LOCK('pxlock')"
 
