@@ -60,6 +60,9 @@ struct dal_conn {
     char *vars_names;                  /* owned: the names applied, or NULL */
     struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
                                           now, which may cancel it (cancel.h), or NULL */
+    int hung_up;                       /* its sending side is shut (cancel_hang_up, set
+                                          under the cancel list's lock): closed when
+                                          given back, never reused */
     dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
     dal_infile_conn_t infile;          /* its LOCAL INFILE handler's (infile.h) */
     int db_moved;                      /* conn_use_db chose another database than the
