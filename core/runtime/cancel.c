@@ -49,7 +49,7 @@ static void hang_up(dal_conn_t *c)
 
     if (fd >= 0)
         shutdown(fd, SHUT_WR);
-    c->hung_up = 1;
+    c->discard = 1;
 }
 
 void cancel_enter(dal_conn_t *c)
