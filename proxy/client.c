@@ -317,6 +317,7 @@ void client_run(proxy_client_t *c)
 {
     ident_refresh(c->px);  /* after a reload, the next handshakes name the new backends */
     atomic_store(&c->running, true);
+    c->eof_pending = false;
     processlist_begin(c);
     if (c->interactive_pending)
         setvar_interactive(c);

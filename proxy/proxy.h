@@ -123,6 +123,10 @@ typedef struct proxy_client {
     bool hung_up;                     /* the client hung up while its command ran
                                          (kill_hang_up), set and read by the thread
                                          running it: it closes when the command ends */
+    bool eof_pending;                 /* ... or sent its end of input after commands
+                                         not read yet (a COM_QUIT): connected until
+                                         they are, as on a server (server.c's hung_up):
+                                         judged again at its next command */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];

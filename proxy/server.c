@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -428,7 +429,29 @@ static bool is_run(const proxy_io_t *io, const void *p)
  * hang-up stays reported until the socket closes; nothing more after. */
 static uint32_t busy_events(const proxy_client_t *c)
 {
-    return c->hung_up ? EPOLLONESHOT : EPOLLRDHUP | EPOLLONESHOT;
+    return c->hung_up || c->eof_pending ? EPOLLONESHOT : EPOLLRDHUP | EPOLLONESHOT;
+}
+
+/*
+ * Whether c's socket, which reported a reset or error (hup) or its end of
+ * input, means its client has gone, as a server judges its own client's
+ * connection while a statement waits (vio_is_connected): a reset or error
+ * does; an end of input only with nothing left to read before it --
+ * commands sent before it (a driver's COM_QUIT) are read first, after the
+ * statement, and c stays connected till then (c->eof_pending).
+ */
+static bool hung_up(proxy_client_t *c, bool hup)
+{
+    int n = 0;
+
+    if (hup)
+        return true;
+    if (proto_reader_pending(&c->in) > 0 || (c->tls != NULL && tls_conn_pending(c->tls)) ||
+        (ioctl(c->fd, FIONREAD, &n) == 0 && n > 0)) {
+        c->eof_pending = true;
+        return false;
+    }
+    return true;
 }
 
 static void busy_arm(proxy_io_t *io, proxy_client_t *c)
@@ -563,10 +586,11 @@ static bool start_inline(proxy_io_t *io, proxy_client_t *c, int op)
  * that kept it). */
 static void busy_event(proxy_io_t *io, proxy_client_t *c, uint32_t events)
 {
-    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+    if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) &&
+        hung_up(c, (events & (EPOLLHUP | EPOLLERR)) != 0))
         kill_hang_up(c);
-    /* hung up and armed once more already: it says nothing new */
-    if (!(c->hung_up && c->watch_known && c->watching == EPOLLONESHOT))
+    /* armed for a last reset already: nothing new */
+    if (!((c->hung_up || c->eof_pending) && c->watch_known && c->watching == EPOLLONESHOT))
         busy_arm(io, c);
 }
 
@@ -1248,8 +1272,8 @@ static _Thread_local proxy_client_t *serving;
 /*
  * libdal's waits on backend sockets on a worker: the client's socket is
  * watched for its hang-up too (POLLRDHUP, not its next command), which
- * the servers running its statement then see (kill_hang_up); the wait
- * goes on for the backend's answer.
+ * the servers running its statement then see (kill_hang_up, when hung_up
+ * judges it gone); the wait goes on for the backend's answer.
  */
 static int worker_wait(void *arg, int fd, short events, int timeout_ms)
 {
@@ -1259,7 +1283,7 @@ static int worker_wait(void *arg, int fd, short events, int timeout_ms)
     int n;
 
     (void)arg;
-    if (c == NULL || c->hung_up || fd == c->fd)
+    if (c == NULL || c->hung_up || c->eof_pending || fd == c->fd)
         return poll_one(fd, events, timeout_ms);
     p[1].fd = c->fd;
     while ((n = poll(p, 2, timeout_ms)) < 0 && errno == EINTR)
@@ -1269,7 +1293,8 @@ static int worker_wait(void *arg, int fd, short events, int timeout_ms)
             errno = ETIMEDOUT;
         return n < 0 ? n : n > 0;
     }
-    kill_hang_up(c);
+    if (hung_up(c, (p[1].revents & (POLLHUP | POLLERR)) != 0))
+        kill_hang_up(c);
     if (timeout_ms >= 0)
         timeout_ms = (now = now_ms()) >= end ? 0 : (int)(end - now);
     return poll_one(fd, events, timeout_ms);
