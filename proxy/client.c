@@ -259,7 +259,7 @@ static void run_text(proxy_client_t *c, const char *text, size_t len)
         c->failed = false;
         if (!proto_sql_blank(text, n))
             run_piece(c, text, n);
-        if (!c->more || c->failed || c->state == CLIENT_CLOSING)
+        if (!c->more || c->failed || c->state == CLIENT_CLOSING || c->hung_up)
             break;
         text += next;
         len -= next;
@@ -317,6 +317,7 @@ void client_run(proxy_client_t *c)
 {
     ident_refresh(c->px);  /* after a reload, the next handshakes name the new backends */
     atomic_store(&c->running, true);
+    c->eof_pending = false;
     processlist_begin(c);
     if (c->interactive_pending)
         setvar_interactive(c);
@@ -324,6 +325,8 @@ void client_run(proxy_client_t *c)
     proxy_idle_note(c);
     processlist_end(c);
     atomic_store(&c->running, false);
+    if (c->hung_up)
+        c->state = CLIENT_CLOSING;  /* gone: what it sent after is not run */
 }
 
 /* A command the I/O thread answers at once (no SQL), or 1: a worker's. */

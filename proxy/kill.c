@@ -8,6 +8,13 @@
  * and closes it as if the client had gone, rolling back its transaction.
  * Stopping a statement is its session's dal_session_cancel, which sends
  * KILL QUERY to the servers for the backend connections running it.
+ *
+ * A client that hangs up while its statement runs is not killed: its
+ * session's backend connections are half-closed (dal_session_hang_up),
+ * so each server sees its own client go and does what it does then --
+ * ends the statement's wait for a lock or SLEEP, lets any other statement
+ * finish -- and the client stays listed (SHOW PROCESSLIST) until the
+ * statement has ended there, as on a server.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -53,6 +60,25 @@ void kill_set_session(proxy_client_t *c, dal_session_t *s)
     pthread_mutex_lock(&c->session_mu);
     dal_session_close(c->session);
     c->session = s;
+    pthread_mutex_unlock(&c->session_mu);
+}
+
+/*
+ * On the thread running c's command, so c->session is c's own: session_mu
+ * only keeps a KILL QUERY's reading of it out.  Tried, never waited for:
+ * held, it is a KILL QUERY stopping the statement already, or c's own
+ * command replacing the session (COM_CHANGE_USER), whose lock this thread
+ * may hold inside a wait.
+ */
+void kill_hang_up(proxy_client_t *c)
+{
+    if (c->hung_up)
+        return;
+    c->hung_up = true;
+    if (pthread_mutex_trylock(&c->session_mu) != 0)
+        return;
+    if (c->session != NULL)
+        dal_session_hang_up(c->session);
     pthread_mutex_unlock(&c->session_mu);
 }
 

@@ -61,6 +61,15 @@ void processlist_begin(proxy_client_t *c)
     if (c->cmd_len > 1 && (c->command == PROTO_COM_QUERY || c->command == PROTO_COM_STMT_PREPARE)) {
         c->info = (const char *)c->cmd + 1;
         c->info_len = c->cmd_len - 1;
+        /* as a server keeps a statement's text: without the blanks around
+         * it and the `;` after it */
+        while (c->info_len > 0 && isspace((unsigned char)c->info[0])) {
+            c->info++;
+            c->info_len--;
+        }
+        while (c->info_len > 0 && (c->info[c->info_len - 1] == ';' ||
+                                   isspace((unsigned char)c->info[c->info_len - 1])))
+            c->info_len--;
     }
     c->since_ms = guard_now_ms();
     pthread_mutex_unlock(&c->info_mu);

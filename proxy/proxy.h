@@ -120,6 +120,13 @@ typedef struct proxy_client {
     bool busy;                        /* a worker has it, or its command runs
                                          inline (its I/O thread's coroutine) */
     atomic_bool running;              /* ... and runs its command (KILL QUERY) */
+    bool hung_up;                     /* the client hung up while its command ran
+                                         (kill_hang_up), set and read by the thread
+                                         running it: it closes when the command ends */
+    bool eof_pending;                 /* ... or sent its end of input after commands
+                                         not read yet (a COM_QUIT): connected until
+                                         they are, as on a server (server.c's hung_up):
+                                         judged again at its next command */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
@@ -402,6 +409,11 @@ void kill_unregister(proxy_client_t *c);
  * place, under c->session_mu: a KILL QUERY of another client may be
  * using the old one. */
 void kill_set_session(proxy_client_t *c, dal_session_t *s);
+/* c's client hung up (its socket's end of input or an error) while c's
+ * command runs: the servers running its statement see their client go
+ * as well (dal_session_hang_up), and c closes once the command has ended.
+ * Called by the thread running the command, between or inside its waits. */
+void kill_hang_up(proxy_client_t *c);
 /* If sql (len bytes, a NUL after them) is `KILL [HARD|SOFT]
  * [CONNECTION|QUERY] id`, answer it and return true; else false.  The id
  * is one of the proxy's connection ids. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -423,6 +424,47 @@ static bool is_run(const proxy_io_t *io, const void *p)
     return p >= (const void *)io->runs && p < (const void *)(io->runs + INLINE_MAX);
 }
 
+/* What the socket of a client whose command runs inline is watched for:
+ * its client hanging up (its end of input, or an error), once -- a
+ * hang-up stays reported until the socket closes; nothing more after. */
+static uint32_t busy_events(const proxy_client_t *c)
+{
+    return c->hung_up || c->eof_pending ? EPOLLONESHOT : EPOLLRDHUP | EPOLLONESHOT;
+}
+
+/*
+ * Whether c's socket, which reported a reset or error (hup) or its end of
+ * input, means its client has gone, as a server judges its own client's
+ * connection while a statement waits (vio_is_connected): a reset or error
+ * does; an end of input only with nothing left to read before it --
+ * commands sent before it (a driver's COM_QUIT) are read first, after the
+ * statement, and c stays connected till then (c->eof_pending).
+ */
+static bool hung_up(proxy_client_t *c, bool hup)
+{
+    int n = 0;
+
+    if (hup)
+        return true;
+    if (proto_reader_pending(&c->in) > 0 || (c->tls != NULL && tls_conn_pending(c->tls)) ||
+        (ioctl(c->fd, FIONREAD, &n) == 0 && n > 0)) {
+        c->eof_pending = true;
+        return false;
+    }
+    return true;
+}
+
+static void busy_arm(proxy_io_t *io, proxy_client_t *c)
+{
+    struct epoll_event ev;
+
+    ev.events = busy_events(c);
+    ev.data.ptr = c;
+    epoll_ctl(io->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->watching = ev.events;
+    c->watch_known = true;
+}
+
 /*
  * r waits for fd: it is armed in r's thread's epoll (once: EPOLLONESHOT,
  * so a socket r no longer waits for raises nothing more), and r's
@@ -430,7 +472,7 @@ static bool is_run(const proxy_io_t *io, const void *p)
  * or the deadline passes.  A backend connection stays in the epoll, its
  * events off, when the statement gives it back: the next wait re-arms it
  * with one call.  The client's own socket is the client's entry again
- * after (watching nothing: advance sets what it watches).
+ * after (watching for a hang-up: advance sets what it watches).
  */
 static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
 {
@@ -453,10 +495,7 @@ static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
         io->nwaiting_timed--;
     r->fd = -1;
     if (fd == r->c->fd) {
-        ev.events = 0;
-        ev.data.ptr = r->c;
-        epoll_ctl(io->ep, EPOLL_CTL_MOD, fd, &ev);
-        r->c->watching = 0;
+        busy_arm(io, r->c);
     } else if (!r->ready) {
         epoll_ctl(io->ep, EPOLL_CTL_DEL, fd, NULL);
     }
@@ -522,11 +561,11 @@ static bool start_inline(proxy_io_t *io, proxy_client_t *c, int op)
     if (r->co == NULL && (r->co = coro_new(INLINE_STACK)) == NULL)
         return false;
     if (op == EPOLL_CTL_ADD) {
-        ev.events = 0;
+        ev.events = busy_events(c);
         ev.data.ptr = c;
         if (epoll_ctl(io->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0)
             return false;
-        c->watching = 0;
+        c->watching = ev.events;
         c->watch_known = true;
     }
     io->free_runs = r->next_free;
@@ -539,16 +578,20 @@ static bool start_inline(proxy_io_t *io, proxy_client_t *c, int op)
     return true;
 }
 
-/* An event of a client whose command runs inline: nothing is read or
- * written meanwhile, so it watches nothing until advance. */
-static void mute(proxy_io_t *io, proxy_client_t *c)
+/* An event of a client whose command runs inline.  Its end of input or
+ * an error is the client hanging up: the servers running its statement
+ * see it go (kill_hang_up).  Anything else (its next command, sent
+ * already) waits until advance, the socket watched for a hang-up only
+ * meanwhile (still the mask it had idle, the first event after a start
+ * that kept it). */
+static void busy_event(proxy_io_t *io, proxy_client_t *c, uint32_t events)
 {
-    struct epoll_event ev;
-
-    ev.events = 0;
-    ev.data.ptr = c;
-    epoll_ctl(io->ep, EPOLL_CTL_MOD, c->fd, &ev);
-    c->watching = 0;
+    if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) &&
+        hung_up(c, (events & (EPOLLHUP | EPOLLERR)) != 0))
+        kill_hang_up(c);
+    /* armed for a last reset already: nothing new */
+    if (!((c->hung_up || c->eof_pending) && c->watch_known && c->watching == EPOLLONESHOT))
+        busy_arm(io, c);
 }
 
 /* The milliseconds until the first waiting run's deadline (at most max). */
@@ -1082,7 +1125,7 @@ static void *io_main(void *arg)
                 if (!atomic_load(&io->px->stopping))
                     accept_all(io, lfd);
             } else if (c->busy) {
-                mute(io, c);          /* its command runs inline */
+                busy_event(io, c, evs[i].events); /* its command runs inline */
             } else if (evs[i].events & (EPOLLERR | EPOLLHUP)) {
                 drop(io, c);
             } else if (evs[i].events & EPOLLIN) {
@@ -1223,12 +1266,47 @@ static int finish_here(proxy_client_t *c)
     return 0;
 }
 
+/* The client whose command the calling worker runs, or NULL. */
+static _Thread_local proxy_client_t *serving;
+
+/*
+ * libdal's waits on backend sockets on a worker: the client's socket is
+ * watched for its hang-up too (POLLRDHUP, not its next command), which
+ * the servers running its statement then see (kill_hang_up, when hung_up
+ * judges it gone); the wait goes on for the backend's answer.
+ */
+static int worker_wait(void *arg, int fd, short events, int timeout_ms)
+{
+    proxy_client_t *c = serving;
+    struct pollfd p[2] = {{fd, events, 0}, {-1, POLLRDHUP, 0}};
+    uint64_t end = timeout_ms >= 0 ? now_ms() + (uint64_t)timeout_ms : 0, now;
+    int n;
+
+    (void)arg;
+    if (c == NULL || c->hung_up || c->eof_pending || fd == c->fd)
+        return poll_one(fd, events, timeout_ms);
+    p[1].fd = c->fd;
+    while ((n = poll(p, 2, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0 || p[0].revents != 0) {
+        if (n == 0)
+            errno = ETIMEDOUT;
+        return n < 0 ? n : n > 0;
+    }
+    if (hung_up(c, (p[1].revents & (POLLHUP | POLLERR)) != 0))
+        kill_hang_up(c);
+    if (timeout_ms >= 0)
+        timeout_ms = (now = now_ms()) >= end ? 0 : (int)(end - now);
+    return poll_one(fd, events, timeout_ms);
+}
+
 static void *worker_main(void *arg)
 {
     proxy_t *px = arg;
     proxy_client_t *c;
     int rc;
 
+    dal_set_io_wait(worker_wait, NULL);
     for (;;) {
         pthread_mutex_lock(&px->mu);
         while (px->queue_head == NULL && !px->workers_quit)
@@ -1239,11 +1317,15 @@ static void *worker_main(void *arg)
         if (c != NULL)
             atomic_fetch_sub_explicit(&px->queued, 1, memory_order_relaxed);
         pthread_mutex_unlock(&px->mu);
-        if (c == NULL)
+        if (c == NULL) {
+            dal_set_io_wait(NULL, NULL);
             return NULL;
+        }
+        serving = c;
         do
             client_run(c);
         while ((rc = finish_here(c)) == 1);
+        serving = NULL;
         if (rc < 0)
             proxy_done(c);
     }

@@ -641,6 +641,12 @@ int dal_session_cancel(dal_session_t *s, dal_error_t *err)
     return cancel_run(&s->cancel, err);
 }
 
+void dal_session_hang_up(dal_session_t *s)
+{
+    if (s != NULL)
+        cancel_hang_up(&s->cancel);
+}
+
 size_t dal_session_backend_threads(dal_session_t *s, dal_backend_thread_t *out, size_t cap)
 {
     return s != NULL ? cancel_threads(&s->cancel, out, cap) : 0;

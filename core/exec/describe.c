@@ -86,6 +86,7 @@ int describe_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_valu
     if (mysql_stmt_prepare(st, sql->data, (unsigned long)sql->len) != 0) {
         /* the library leaves a server's error and a lost connection on
          * the connection too: conn_error words it as for text */
+        (void)conn_note_stmt_error(c, mysql_stmt_errno(st));
         rc = mysql_errno(&c->mysql) != 0
                  ? conn_error(c, DAL_ESERVER, err)
                  : err_server(err, DAL_ESERVER, mysql_stmt_errno(st), mysql_stmt_sqlstate(st),

@@ -250,7 +250,7 @@ static int attempt_on(const dal_routing_t *rt, size_t r, dal_server_t *srv,
         note_write(rt, srv, c);
     else if (conn_is_broken(*e = mysql_errno(&c->mysql)))
         server_lost(srv, mysql_error(&c->mysql));
-    else if (rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno))
+    else if (rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno) && !c->discard)
         warnings_read_failed(&c->mysql);  /* the server's diagnostics area of the error */
     server_release(srv, c, rc == 0 || !(conn_is_broken(*e) || server_closes(*e)));
     return rc;
@@ -327,6 +327,7 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
         map_tables(rt, res);
     if (rc != 0) {
         *broken = conn_is_broken(mysql_errno(&c->mysql));
+        *broken = *broken || c->discard;
         if (!*broken && rc == DAL_ESERVER && err != NULL && !conn_is_broken(err->mysql_errno))
             warnings_read_failed(&c->mysql);
         dal_result_free(res);

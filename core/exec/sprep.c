@@ -536,7 +536,10 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     }
     if (mysql_stmt_prepare(st, sql->data, (unsigned long)sql->len) != 0) {
         en = mysql_stmt_errno(st);
-        rc = conn_broken(en) ? stmt_failed(c, st, err) : 0;
+        /* a lost connection, or one its server closes after the error
+         * (1153, a statement over its max_allowed_packet): the error is
+         * the statement's, as text would get it */
+        rc = conn_note_stmt_error(c, en) ? stmt_failed(c, st, err) : 0;
         discard(e, st, rd);
         if (rc != 0)
             return rc;
@@ -762,6 +765,7 @@ static int execute(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
     if (*en == ER_NEED_REPREPARE || *en == CR_NEW_STMT_METADATA ||
         (conn_broken(*en) && mysql_errno(&c->mysql) == 0))
         return STALE;
+    (void)conn_note_stmt_error(c, *en);  /* 1153: a parameter over max_allowed_packet */
     return stmt_failed(c, e->st, err);
 }
 

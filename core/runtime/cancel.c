@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cancel.h"
 #include "conn.h"
@@ -21,6 +22,7 @@ void cancel_init(dal_cancel_t *w)
     pthread_mutex_init(&w->mu, NULL);
     w->running = NULL;
     w->n = w->cap = 0;
+    w->hung_up = 0;
 }
 
 void cancel_destroy(dal_cancel_t *w)
@@ -38,6 +40,16 @@ void cancel_destroy(dal_cancel_t *w)
 void cancel_set_current(dal_cancel_t *w)
 {
     current = w;
+}
+
+/* c's server sees its client go (cancel.h); under the list's lock. */
+static void hang_up(dal_conn_t *c)
+{
+    int fd = (int)mysql_get_socket(&c->mysql);
+
+    if (fd >= 0)
+        shutdown(fd, SHUT_WR);
+    c->discard = 1;
 }
 
 void cancel_enter(dal_conn_t *c)
@@ -59,6 +71,8 @@ void cancel_enter(dal_conn_t *c)
     }
     w->running[w->n++] = c;
     c->cancel = w;
+    if (w->hung_up)
+        hang_up(c);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -116,6 +130,17 @@ int cancel_run(dal_cancel_t *w, dal_error_t *err)
     pthread_mutex_unlock(&w->mu);
     iowait_unblock();
     return rc;
+}
+
+void cancel_hang_up(dal_cancel_t *w)
+{
+    size_t i;
+
+    pthread_mutex_lock(&w->mu);
+    w->hung_up = 1;
+    for (i = 0; i < w->n; i++)
+        hang_up(w->running[i]);
+    pthread_mutex_unlock(&w->mu);
 }
 
 size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap)

@@ -12,6 +12,13 @@
  * connection's thread id.  It holds the list's lock meanwhile, so a
  * connection cannot leave -- and go back to the pool, to run another
  * session's statement -- while its id is being killed.
+ *
+ * cancel_hang_up is for a session whose own client has gone: each
+ * connection in the list, and each one entered after, has its sending
+ * side shut, so its server sees its client leave as it sees its own
+ * clients leave (it ends a lock wait or SLEEP of the statement, finishes
+ * other statements); the answer is still read, and the pool closes such
+ * a connection when it is given back (server_release).
  */
 #ifndef DAL_CORE_CANCEL_H
 #define DAL_CORE_CANCEL_H
@@ -27,6 +34,7 @@ typedef struct dal_cancel {
     pthread_mutex_t mu;
     struct dal_conn **running;  /* owned array (not the connections), under mu */
     size_t n, cap;
+    int hung_up;                /* cancel_hang_up was called, under mu */
 } dal_cancel_t;
 
 void cancel_init(dal_cancel_t *w);
@@ -44,6 +52,9 @@ void cancel_leave(struct dal_conn *c);
 /* KILL QUERY on every connection running SQL for w now.  0, or the first
  * error (DAL_ECONNECT naming the server, DAL_ESERVER) after trying all. */
 int cancel_run(dal_cancel_t *w, dal_error_t *err);
+/* w's client has gone: shut the sending side of every connection running
+ * SQL for w now and of those entered from now on (see above). */
+void cancel_hang_up(dal_cancel_t *w);
 /* The connections running SQL for w now as out[0..cap) (datasource,
  * server and thread id; state ""): their number, which may exceed cap. */
 size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap);

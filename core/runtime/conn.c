@@ -1,6 +1,7 @@
 /*
  * conn.c -- server connections and the built-in connection cache.
  */
+#include <errmsg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,14 @@ int conn_error(dal_conn_t *c, int code, dal_error_t *err)
     return err_server(err, code, e, state, "datasource %s%s (%s): error %u (%s): %s", c->ds->name,
                       role, c->url->display, e, state,
                       f != NULL ? f->message : mysql_error(&c->mysql));
+}
+
+int conn_note_stmt_error(dal_conn_t *c, unsigned int e)
+{
+    if (!((e >= CR_MIN_ERROR && e <= CR_MAX_ERROR) || (e >= 1153 && e <= 1161)))
+        return 0;
+    c->discard = 1;
+    return 1;
 }
 
 /* Sent once per session (at connect and after each reset, which puts the

@@ -61,6 +61,11 @@ struct dal_conn {
     char *vars_names;                  /* owned: the names applied, or NULL */
     struct dal_cancel *cancel;         /* borrowed: the session whose SQL runs on it
                                           now, which may cancel it (cancel.h), or NULL */
+    int discard;                       /* closed when given back, never reused: its
+                                          sending side is shut (cancel_hang_up, set
+                                          under the cancel list's lock), or its server
+                                          closed it after an error that a statement
+                                          handle carried (conn_note_stmt_error) */
     dal_conn_ext_t *ext;               /* owned, or NULL: see dal_conn_ext_t */
     dal_infile_conn_t infile;          /* its LOCAL INFILE handler's (infile.h) */
     int db_moved;                      /* conn_use_db chose another database than the
@@ -152,6 +157,13 @@ void conn_mark_dirty(dal_conn_t *c);
 /* Fill err from the connection's last error, naming the datasource (a
  * failure of its LOCAL INFILE handler as the handler reported it). */
 int conn_error(dal_conn_t *c, int code, dal_error_t *err);
+/* Whether c can serve no more statements after error e of a statement
+ * handle on it: a client error (the connection lost), or a server's
+ * network error (ER_NET_PACKET_TOO_LARGE 1153 to ER_NET_WRITE_INTERRUPTED
+ * 1161), after which the server closes the connection.  Such a c is marked
+ * to be closed when given back: closing the handle clears the
+ * connection's own error, which the callers that give it back read. */
+int conn_note_stmt_error(dal_conn_t *c, unsigned int e);
 
 /* A slot where one thread parks the connection it gave back, to take it
  * again without the pool's lock (see conn.c).  One slot per cache line:

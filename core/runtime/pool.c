@@ -234,6 +234,8 @@ void server_release(dal_server_t *srv, dal_conn_t *c, int reusable)
      * the connection unusable: libmariadb's reset loops forever on them */
     if (reusable && mysql_more_results(&c->mysql))
         reusable = 0;
+    if (c->discard)
+        reusable = 0;  /* conn.h */
     if (counts_outstanding(srv))
         atomic_fetch_sub_explicit(&srv->outstanding, 1, memory_order_relaxed);
     if (p == NULL)

@@ -714,6 +714,20 @@ DAL_API unsigned int dal_session_status(const dal_session_t *s);
 DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
 
 /*
+ * The client s answers for has gone (a front end such as dal-proxy saw its
+ * connection close while s runs its statement): the servers running part
+ * of the statement now, and any that s's statements reach later, see
+ * their own client go -- dal shuts the sending side of those connections
+ * -- and do what a server does when its client goes: a wait of the
+ * statement (GET_LOCK, a metadata lock, SLEEP) ends, another statement
+ * runs to its end.  Its answer is still read; those connections are then
+ * closed, never given back to the pool, and s's later statements fail.
+ * Thread-safe (the thread running s's statement may call it from inside
+ * a wait, dal_set_io_wait); s must stay open during the call.
+ */
+DAL_API void dal_session_hang_up(dal_session_t *s);
+
+/*
  * A server thread running part of a session's statement (a backend
  * connection of dal's), and its State in that server's process list.
  */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dal/dal.h>
@@ -1279,6 +1280,79 @@ START_TEST(test_session_cancel)
 }
 END_TEST
 
+/* dal_session_hang_up while the session's statement waits for a named
+ * lock another session holds: the server sees its client go and ends the
+ * wait (GET_LOCK answers 0, as for a client of its own that left), long
+ * before the statement's own timeout; the session's later statements
+ * fail, and the lock stays its holder's. */
+typedef struct hang_run {
+    dal_session_t *s;
+    atomic_int done;
+    int rc;
+    char got[16];
+    dal_error_t err;
+} hang_run_t;
+
+static void *hang_victim(void *arg)
+{
+    hang_run_t *hr = arg;
+    dal_result_t *r = NULL;
+
+    hr->rc = dal_session_query(hr->s, NULL, "SELECT GET_LOCK('dal_hang_up', 60)", NULL, 0, &r,
+                               &hr->err);
+    if (hr->rc == 0 && (hr->rc = dal_result_next(r, &hr->err)) == 1) {
+        const char *v = dal_result_text(r, 0, NULL);
+        snprintf(hr->got, sizeof hr->got, "%s", v != NULL ? v : "NULL");
+        hr->rc = 0;
+    }
+    dal_result_free(r);
+    atomic_store(&hr->done, 1);
+    return NULL;
+}
+
+START_TEST(test_session_hang_up)
+{
+    dal_session_t *holder = NULL, *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    hang_run_t hr;
+    pthread_t t;
+    time_t t0;
+    int spins;
+
+    tu_must(dal_session_open(dal, &holder, &err), &err, "holder");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    tu_must(dal_session_query(holder, NULL, "SELECT GET_LOCK('dal_hang_up', 0)", NULL, 0, &r,
+                              &err), &err, "hold the lock");
+    dal_result_free(r);
+    memset(&hr, 0, sizeof hr);
+    hr.s = s;
+    t0 = time(NULL);
+    pthread_create(&t, NULL, hang_victim, &hr);
+    /* until the statement runs on its server, then a moment for its wait */
+    for (spins = 0; dal_session_backend_threads(s, NULL, 0) == 0 && spins < 500; spins++)
+        usleep(10000);
+    usleep(300000);
+    ck_assert_msg(!atomic_load(&hr.done), "GET_LOCK did not wait: rc %d %s", hr.rc, hr.got);
+    dal_session_hang_up(s);
+    pthread_join(t, NULL);
+    ck_assert_msg(hr.rc == 0 && strcmp(hr.got, "0") == 0, "GET_LOCK: rc %d, %s: %s", hr.rc,
+                  hr.got, hr.err.message);
+    ck_assert_msg(time(NULL) - t0 < 20, "the wait ended after %ld s", (long)(time(NULL) - t0));
+    ck_assert_msg(dal_session_query(s, NULL, "SELECT 1", NULL, 0, &r, &err) != 0,
+                  "a statement after the hang-up ran");
+    dal_result_free(r);
+    r = NULL;
+    tu_must(dal_session_query(holder, NULL, "SELECT RELEASE_LOCK('dal_hang_up')", NULL, 0, &r,
+                              &err), &err, "release");
+    ck_assert_int_eq(dal_result_next(r, &err), 1);
+    ck_assert_str_eq(dal_result_text(r, 0, NULL), "1");  /* still the holder's */
+    dal_result_free(r);
+    dal_session_close(s);
+    dal_session_close(holder);
+}
+END_TEST
+
 static Suite *it_suite(void)
 {
     Suite *s = suite_create("integration");
@@ -1307,6 +1381,7 @@ static Suite *it_suite(void)
     tcase_add_test(tc, test_prepared_differential);
     tcase_add_test(tc, test_prepared_errors);
     tcase_add_test(tc, test_session_cancel);
+    tcase_add_test(tc, test_session_hang_up);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,7 @@
 """proxy_locks.py -- read locks and the process list, through dal-proxy and
 directly on its server, compared (run by proxy_locks_test.sh).
 
-    proxy_locks.py PROXY_PORT SERVER_PORT
+    proxy_locks.py PROXY_PORT SERVER_PORT [CASE...]
 
 Each case runs the same statements on both (user root, schema test) and
 prints what it saw; the two must be the same:
@@ -13,6 +13,17 @@ prints what it saw; the two must be the same:
               which the server closes that connection) leaves later clients
               working (run first, on the proxy's fresh pool: its one idle
               connection pinned, the long statement gets a new one)
+  packet_ps   the same statement prepared (COM_STMT_PREPARE): the server's
+              1153 (or the connection lost), and later clients still log in
+              and work: the connection the server closed is not pooled (run
+              alone on a fresh proxy, as packet: named as the only CASE)
+  hangup      a client that goes while its statement waits for a named lock:
+              with its socket closed (end of input) or reset, the server ends
+              the wait and the statement leaves PROCESSLIST (its Info, also
+              without the `;` sent), and the lock, released, goes to the next client
+              that asks; with a driver's close (COM_QUIT before the end of
+              input) the statement waits on, as on a server, then takes the
+              lock and goes, and the next client gets it after
   sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
               while 3 more are connected, back to the first count once they
               close (as mysqltest's wait_until_count_sessions.inc waits)
@@ -24,6 +35,8 @@ prints what it saw; the two must be the same:
               named lock as `User lock` and one waiting for a table lock as
               `Waiting for table metadata lock`, with its statement as Info
 """
+import socket
+import struct
 import sys
 import threading
 import time
@@ -172,6 +185,83 @@ def packet(port):
     return seen
 
 
+def packet_ps(port):
+    a = connect(port)
+    seen = [("pin", run(a, "SET @keep = 1"))]
+    run(a, "SET @old = @@global.max_allowed_packet, @old_net = @@global.net_buffer_length")
+    run(a, "SET GLOBAL max_allowed_packet = 1024, GLOBAL net_buffer_length = 1024")
+    b = connect(port)
+    try:
+        # (as mysqltest's main.packet with --ps-protocol writes it)
+        b._execute_command(0x16, 'SELECT LENGTH("%s") AS len' % ("a" * 1500))  # COM_STMT_PREPARE
+        b._read_packet()
+        got = "prepared"
+    except pymysql.MySQLError as e:
+        got = "error %d" % e.args[0]
+    seen.append(("too long, prepared", "refused" if got in ("error 1153", "error 2006", "error 2013")
+                 else got))
+    run(a, "SET GLOBAL max_allowed_packet = @old, GLOBAL net_buffer_length = @old_net")
+    for i in range(3):
+        try:
+            c = connect(port, "latin1")
+        except pymysql.MySQLError as e:
+            seen.append(("a later client %d" % i, "cannot connect: %d" % e.args[0]))
+            continue
+        seen.append(("a later client %d" % i, run(c, "SELECT 1")))
+        c.close()
+    a.close()
+    return seen
+
+
+def count_running(conn, info, want, seconds):
+    """True once PROCESSLIST shows want clients running info (within seconds)."""
+    sql = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = \"%s\"" % info
+    for _ in range(int(seconds * 10)):
+        if run(conn, sql) == [(want,)]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def close_socket(conn, reset):
+    """Close conn's socket without a word: end of input, or with reset a
+    reset (SO_LINGER 0)."""
+    if reset:
+        conn._sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn._rfile.close()
+    conn._sock.close()
+
+
+def hangup(port):
+    seen = []
+    waiting = "SELECT GET_LOCK('hu', 3600)"
+    for how, end in (("end of input", ""), ("reset", ""), ("driver's close", ""),
+                     ("end of input, sent with `;`", ";")):
+        a, watch, b = connect(port), connect(port), connect(port)
+        seen.append((how + ": hold", run(a, "SELECT GET_LOCK('hu', 0)")))
+        b._execute_command(3, waiting + end)  # COM_QUERY, its answer never read
+        seen.append((how + ": waits", wait_state(watch, "User lock", waiting)))
+        if how == "driver's close":
+            b.close()
+        else:
+            close_socket(b, how == "reset")
+        seen.append((how + ": the wait ended", count_running(watch, waiting, 0, 3)))
+        d = connect(port)
+        asks = "SELECT GET_LOCK('hu', 10)"
+        out = []
+        t = threading.Thread(target=lambda: out.append(run(d, asks)))
+        t.start()
+        seen.append((how + ": the next asks", wait_state(watch, "User lock", asks)))
+        seen.append((how + ": release", run(a, "SELECT RELEASE_LOCK('hu')")))
+        t.join()
+        seen.append((how + ": the next got", out))
+        run(d, "SELECT RELEASE_LOCK('hu')")
+        seen.append((how + ": nobody waits", count_running(watch, waiting, 0, 5)))
+        for x in (a, watch, d):
+            x.close()
+    return seen
+
+
 def threads_connected(conn):
     return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
 
@@ -211,8 +301,11 @@ def names(port):
 
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
+    cases = (packet, ftwrl, sessions, idle, state, names, hangup)
+    if len(sys.argv) > 3:
+        cases = [globals()[name] for name in sys.argv[3:]]
     bad = 0
-    for case in (packet, ftwrl, sessions, idle, state, names):
+    for case in cases:
         want, got = case(server), case(proxy)
         for w, g in zip(want, got):
             mark = "ok  " if w == g else "DIFF"

@@ -5,7 +5,10 @@
 # for the client's later statements too; SHOW STATUS counts the proxy's clients as
 # Threads_connected; the idle_*transaction_timeout variables close the
 # client's connection as a server does; information_schema.PROCESSLIST
-# shows the server's State of a client waiting for a lock.  A pass-through
+# shows the server's State of a client waiting for a lock; a statement over
+# max_allowed_packet, prepared, leaves later clients working; a client that
+# hangs up while its statement waits for a lock ends that wait as on a
+# server (inline and, with inline_io = false, on a worker).  A pass-through
 # configuration (one datasource, the server's own accounts).  Starts its own
 # MariaDB server; never skips.
 set -euo pipefail
@@ -14,8 +17,18 @@ set -euo pipefail
 
 px_cluster 1 --db test
 px_passthrough test
-px_start "$work/px.ini" "$port"
-/usr/bin/python3 "$srcdir/tests/suites/proxy_locks.py" "$port" "${ports[0]}" ||
-    fail "the proxy and the server differ (above)"
-px_stop "${pids[0]}" "$work/px.log"
+locks() { # INI [CASE...]: proxy_locks.py's cases on a fresh dal-proxy
+    local ini=$1
+    shift
+    px_start "$ini" "$port"
+    /usr/bin/python3 "$srcdir/tests/suites/proxy_locks.py" "$port" "${ports[0]}" "$@" ||
+        fail "the proxy and the server differ (above)${1:+: $*}"
+    px_stop "${pids[-1]}" "${ini%.ini}.log"
+    unset 'pids[-1]'
+}
+# (packet_ps as packet: on a fresh pool, whose one idle connection is pinned)
+locks "$work/px.ini" packet_ps
+locks "$work/px.ini"
+{ cat "$work/px.ini"; echo 'inline_io = false'; } >"$work/pxw.ini"
+locks "$work/pxw.ini" hangup
 px_finish "read locks and the process list through dal-proxy"
