@@ -71,6 +71,9 @@ struct dal_session {
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
     int keep_sets;          /* a CALL's sets before its error (dal_session_keep_sets) */
+    const dal_relay_t *relay; /* borrowed: dal_session_set_relay's sink, or NULL */
+    void *relay_ctx;
+    int relay_armed;        /* the public text call under way may relay (session_query) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
     dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
@@ -596,6 +599,14 @@ void dal_session_keep_warnings(dal_session_t *s, int on)
 {
     if (s != NULL)
         s->keep_warnings = on != 0;
+}
+
+void dal_session_set_relay(dal_session_t *s, const dal_relay_t *sink, void *ctx)
+{
+    if (s != NULL) {
+        s->relay = sink;
+        s->relay_ctx = ctx;
+    }
 }
 
 void dal_session_keep_sets(dal_session_t *s, int on)
@@ -1139,6 +1150,11 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     unsigned ticket;
     int rc;
 
+    /* the relay is the caller's statement's alone, never one dal runs
+     * for it (an implicit BEGIN, a read back) */
+    ctx.relay = s->relay_armed ? s->relay : NULL;
+    ctx.relay_ctx = s->relay_ctx;
+    s->relay_armed = 0;
     if (s->server_db && (rc = server_db_hold(s, err)) != 0)
         return rc;
     /* a description runs nothing, so opens nothing */
@@ -1336,9 +1352,12 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
         rc = table_locks(s, opts, sql, len, out, err);
     else if (rc == 0)
         rc = 1;
-    return rc != 1 ? rc
-                   : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
-                                   out, err);
+    if (rc != 1)
+        return rc;
+    s->relay_armed = s->relay != NULL;
+    rc = session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out, err);
+    s->relay_armed = 0;
+    return rc;
 }
 
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
