@@ -183,9 +183,13 @@ int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t le
     if (p[0] == 0x00)
         return relay_ok(c, p, n, res, err);
     q = p;
-    if (p[0] == 0xFB || lenenc(&q, p + n, &ncols) != 0 || q != p + n || ncols == 0)
+    /* with MARIADB_CLIENT_CACHE_METADATA (which the connector asks for) a
+     * byte saying whether the definitions follow comes after the count: a
+     * text result's always do; the client gets the count alone */
+    if (p[0] == 0xFB || lenenc(&q, p + n, &ncols) != 0 || ncols == 0 ||
+        (q != p + n && (q + 1 != p + n || *q != 1)))
         return out_of_step(c, "not a result set's column count", err);
-    relay_put(&o, DAL_RELAY_COLUMN_COUNT, p, n);
+    relay_put(&o, DAL_RELAY_COLUMN_COUNT, p, (size_t)(q - p));
     for (i = 0; i < ncols; i++) {
         if ((n = mysql_net_read_packet(m)) == packet_error)
             return conn_error(c, DAL_ESERVER, err);
