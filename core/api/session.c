@@ -125,8 +125,7 @@ static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
 
 static int mode_check(dal_session_t *s, int mode, dal_error_t *err);
 
-/* A transaction mode's word (quoted or not, any case): its dal_txn_mode_t,
- * or -1. */
+/* A transaction mode's word (quoted or not, any case): its dal_txn_mode_t, or -1. */
 static int mode_word(const char *value)
 {
     static const char *const words[] = {"single", "multi", "xa"};
@@ -228,8 +227,7 @@ static int vars_commit(dal_session_t *s, session_vars_t *next, dal_error_t *err)
     return 0;
 }
 
-int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
-                        dal_error_t *err)
+int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql, dal_error_t *err)
 {
     char lower[65];
     session_vars_t next;
@@ -523,8 +521,7 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err);
 
 /* Select name, a database of snap's server_node, on the session's pin
  * there; an open transaction's connection there becomes that pin. */
-static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name,
-                         dal_error_t *err)
+static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name, dal_error_t *err)
 {
     int rc;
 
@@ -754,8 +751,7 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
 
 /* The branch connection of each route of rt into held (started now on a
  * node the transaction had not touched). */
-static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held,
-                    dal_error_t *err)
+static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held, dal_error_t *err)
 {
     size_t i;
     int rc = 0;
@@ -1150,8 +1146,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     unsigned ticket;
     int rc;
 
-    /* the relay is the caller's statement's alone, never one dal runs
-     * for it (an implicit BEGIN, a read back) */
+    /* the caller's statement's alone, never one dal runs for it (a BEGIN) */
     ctx.relay = s->relay_armed ? s->relay : NULL;
     ctx.relay_ctx = s->relay_ctx;
     s->relay_armed = 0;
@@ -1352,12 +1347,10 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
         rc = table_locks(s, opts, sql, len, out, err);
     else if (rc == 0)
         rc = 1;
-    if (rc != 1)
-        return rc;
-    s->relay_armed = s->relay != NULL;
-    rc = session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out, err);
-    s->relay_armed = 0;
-    return rc;
+    s->relay_armed = rc == 1 && s->relay != NULL; /* session_query disarms it */
+    return rc != 1 ? rc
+                   : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
+                                   out, err);
 }
 
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
@@ -1411,8 +1404,7 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     for (i = 0; i < n; i++)
         buf_printf(&sql, "%s@@session.%s", i ? ", " : "SELECT ", names[i]);
     if (!sql.oom && sql.len > 0)
-        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r,
-                           err);
+        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r, err);
     else
         rc = err_set(err, DAL_ENOMEM, "out of memory");
     buf_free(&sql);
