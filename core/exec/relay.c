@@ -27,51 +27,6 @@
 #define DAL_CLIENT_DEPRECATE_EOF (1UL << 24)
 #define DAL_EXTENDED_METADATA_HIGH (1UL << 3) /* MARIADB_CLIENT_EXTENDED_METADATA >> 32 */
 
-/* A lenenc integer at *p (end: one past the packet), advancing *p. */
-static int lenenc(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-    const unsigned char *q = *p;
-    size_t n, i;
-
-    if (q >= end)
-        return -1;
-    if (*q < 0xFB) {
-        *v = *q;
-        *p = q + 1;
-        return 0;
-    }
-    n = *q == 0xFC ? 2 : *q == 0xFD ? 3 : *q == 0xFE ? 8 : 0;
-    if (n == 0 || (size_t)(end - q) < n + 1)
-        return -1;
-    for (*v = 0, i = n; i > 0; i--)
-        *v = (*v << 8) | q[i];
-    *p = q + 1 + n;
-    return 0;
-}
-
-int relay_parse_eof(const unsigned char *p, size_t n, unsigned int *warnings,
-                    unsigned int *status)
-{
-    if (n != 5 || p[0] != 0xFE)
-        return -1;
-    *warnings = (unsigned int)p[1] | (unsigned int)p[2] << 8;
-    *status = (unsigned int)p[3] | (unsigned int)p[4] << 8;
-    return 0;
-}
-
-int relay_parse_ok(const unsigned char *p, size_t n, uint64_t *affected, uint64_t *insert_id,
-                   unsigned int *status, unsigned int *warnings)
-{
-    const unsigned char *q = p + 1, *end = p + n;
-
-    if (n < 7 || p[0] != 0x00 || lenenc(&q, end, affected) != 0 ||
-        lenenc(&q, end, insert_id) != 0 || end - q < 4)
-        return -1;
-    *status = (unsigned int)q[0] | (unsigned int)q[1] << 8;
-    *warnings = (unsigned int)q[2] | (unsigned int)q[3] << 8;
-    return 0;
-}
-
 /* The statement's columns are the server's as they are: dal renames none
  * and maps no physical table to its logical name (exec.c's map_tables). */
 static int columns_as_server(const dal_routing_t *rt)
@@ -170,8 +125,9 @@ int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t le
 {
     MYSQL *m = &c->mysql;
     relay_out_t o = {rt->relay, rt->relay_ctx, 1, res};
-    const unsigned char *p, *q;
+    const unsigned char *p;
     unsigned long n;
+    size_t k;
     unsigned int warnings, status;
     uint64_t ncols, i, rows = 0;
 
@@ -182,14 +138,9 @@ int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t le
     p = m->net.read_pos;
     if (p[0] == 0x00)
         return relay_ok(c, p, n, res, err);
-    q = p;
-    /* with MARIADB_CLIENT_CACHE_METADATA (which the connector asks for) a
-     * byte saying whether the definitions follow comes after the count: a
-     * text result's always do; the client gets the count alone */
-    if (p[0] == 0xFB || lenenc(&q, p + n, &ncols) != 0 || ncols == 0 ||
-        (q != p + n && (q + 1 != p + n || *q != 1)))
+    if ((k = relay_parse_count(p, n, &ncols)) == 0)
         return out_of_step(c, "not a result set's column count", err);
-    relay_put(&o, DAL_RELAY_COLUMN_COUNT, p, (size_t)(q - p));
+    relay_put(&o, DAL_RELAY_COLUMN_COUNT, p, k); /* the count alone */
     for (i = 0; i < ncols; i++) {
         if ((n = mysql_net_read_packet(m)) == packet_error)
             return conn_error(c, DAL_ESERVER, err);

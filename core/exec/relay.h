@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "conn.h"
+#include "relay_parse.h"
 #include "result.h"
 #include "route.h"
 
@@ -30,14 +31,5 @@ int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const c
  * telling whether c is still usable. */
 int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err);
-
-/* Bounded readers of a server's end-of-result packets, p[0..n) with its
- * header byte: an EOF (0xFE, under 9 bytes) into *warnings and *status,
- * 0 when it is one; an OK (0x00) into its counts, 0 when well formed.
- * -1 otherwise.  Exposed for the fuzz target (fuzz/fuzz_relay.c). */
-int relay_parse_eof(const unsigned char *p, size_t n, unsigned int *warnings,
-                    unsigned int *status);
-int relay_parse_ok(const unsigned char *p, size_t n, uint64_t *affected, uint64_t *insert_id,
-                   unsigned int *status, unsigned int *warnings);
 
 #endif /* DAL_CORE_RELAY_H */
