@@ -10,8 +10,10 @@
 # an error as the first reply, several statements in one COM_QUERY, a
 # row over 16 MiB (split into packets both ways), and a transaction.  The
 # same reads from PyMySQL (no extended metadata, no CLIENT_DEPRECATE_EOF:
-# the proxy's own path) and from the relay compare equal too.  Starts its
-# own MariaDB server; never skips.
+# the proxy's own path) and from Node's mariadb connector
+# (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end packets
+# rewritten) compare equal too.  Starts its own MariaDB server; never
+# skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -96,4 +98,56 @@ for x, y in zip(a, b):
         print("differ:", x, y)
         sys.exit(1)
 PY
+# Node's mariadb connector: CLIENT_DEPRECATE_EOF and MariaDB's extended
+# metadata, so relayed with the definitions' EOF left out and the 0xFE OK
+# at the end; rows and every column's metadata as the server's (its
+# collation utf8mb4's default: with utf8mb4_unicode_ci in the handshake a
+# column's collation shows as 45 through the proxy, 224 on the server,
+# with the relay or without)
+npmdir=$builddir/tests/npm
+if [ ! -d "$npmdir/node_modules/mariadb" ]; then
+    mkdir -p "$npmdir"
+    npm install --prefix "$npmdir" --no-audit --no-fund --silent mariadb@3 >"$work/npm.log" 2>&1 ||
+        fail "npm install mariadb: $(tail -5 "$work/npm.log")"
+fi
+cat >"$work/relay.js" <<'JS'
+const mariadb = require('mariadb');
+const KEYS = ['db', 'schema', 'table', 'orgTable', 'name', 'orgName', 'columnLength', 'columnType',
+              'flags', 'scale', 'type', 'dataTypeName', 'dataTypeFormat'];
+function meta(m) {
+    const o = {};
+    for (const k of KEYS)
+        o[k] = typeof m[k] === 'function' ? m[k]() : m[k];
+    o.collation = m.collation ? m.collation.index : null;
+    return o;
+}
+async function run(port, password) {
+    const c = await mariadb.createConnection({host: '127.0.0.1', port, user: 'root', password,
+        database: 'shop', multipleStatements: true, collation: 'UTF8MB4_GENERAL_CI', bigIntAsNumber: true, decimalAsNumber: false});
+    const out = [];
+    for (const q of ['SELECT * FROM t ORDER BY id', 'SELECT * FROM t WHERE id = 99',
+                     "SELECT CAST('3z' AS SIGNED) AS w", 'SELECT c FROM t WHERE id = 1; SELECT 2 AS two',
+                     'SELECT j, ST_AsText(g) AS g FROM t WHERE id = 1']) {
+        const r = await c.query({sql: q, rowsAsArray: true});
+        const sets = q.includes(';') ? r : [r];
+        out.push(sets.map(s => ({rows: Array.from(s), meta: (s.meta || []).map(meta)})));
+    }
+    const w = await c.query('SELECT 1');
+    out.push(w.meta.map(meta));
+    await c.end();
+    return JSON.stringify(out, (k, v) => typeof v === 'bigint' ? v.toString() :
+                          (v && v.type === 'Buffer' ? v.data : v));
+}
+(async () => {
+    const a = await run(+process.argv[3], ''), b = await run(+process.argv[4], process.argv[5]);
+    if (a !== b) {
+        console.log('server: ' + a + '\nproxy:  ' + b);
+        process.exit(1);
+    }
+    console.log('same');
+})().catch(e => { console.log(e.stack); process.exit(1); });
+JS
+NODE_PATH=$npmdir/node_modules node "$work/relay.js" - "${ports[0]}" "$port" relay-pass \
+    >"$work/node.out" 2>&1 || fail "Node mariadb: $(head -c 3000 "$work/node.out")"
+
 px_finish proxy_relay_test
