@@ -227,6 +227,10 @@ static const dal_relay_t relay_extended = {DAL_RELAY_EXTENDED_METADATA, relay_pa
 
 const dal_relay_t *reply_relay(const proxy_client_t *c)
 {
+    /* a column count with a metadata flag after it is not what a server
+     * sends these clients (the proxy offers neither capability) */
+    if (c->caps & (PROTO_MARIADB_CLIENT_CACHE_METADATA | PROTO_CLIENT_OPTIONAL_RESULTSET_METADATA))
+        return NULL;
     return (c->caps & PROTO_MARIADB_CLIENT_EXTENDED_METADATA) ? &relay_extended : &relay_plain;
 }
 
