@@ -802,6 +802,23 @@ START_TEST(test_relay)
     ck_assert_str_eq(err.sqlstate, err2.sqlstate);
     ck_assert_str_eq(err.message, err2.message);
     ck_assert_ptr_nonnull(strstr(err.message, "datasource plain"));
+    /* an error after rows were relayed (the subquery finds two rows for
+     * the last row only): the rows went to the sink, the statement fails
+     * with the server's error, and the session's next statement runs */
+    memset(&t, 0, sizeof t);
+    dal_session_set_relay(s, sink, &t);
+    ck_assert_int_eq(dal_session_query(s, NULL, "SELECT r.id, (SELECT x.v FROM relay_t x WHERE "
+                                       "x.id >= r.id AND x.id <= 2) FROM relay_t r ORDER BY r.id "
+                                       "DESC", NULL, 0, &r, &err), DAL_ESERVER);
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert_uint_eq(err.mysql_errno, 1242);
+    ck_assert_ptr_nonnull(strstr(err.message, "datasource plain"));
+    ck_assert_uint_eq(t.count_packets, 1);
+    ck_assert_uint_eq(t.rows, 2);
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT v FROM relay_t WHERE id = 1", &t, NULL, 0));
+    ck_assert_str_eq(t.values, "one");
+
     /* inside a transaction, on the session's connection */
     tu_must(dal_session_query(s, NULL, "BEGIN", NULL, 0, &r, &err), &err, "begin");
     dal_result_free(r);

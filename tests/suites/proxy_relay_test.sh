@@ -6,14 +6,14 @@
 # (the mariadb client: MariaDB's extended metadata), and directly on the
 # server, compared with every column's metadata (--column-type-info: the
 # schema, tables, names, type, collation, length, flags, decimals): rows,
-# NULLs, no rows, JSON and geometry columns, warnings and SHOW WARNINGS,
-# an error as the first reply, several statements in one COM_QUERY, a
-# row over 16 MiB (split into packets both ways), and a transaction.  The
-# same reads from PyMySQL (no extended metadata, no CLIENT_DEPRECATE_EOF:
-# the proxy's own path) and from Node's mariadb connector
-# (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end packets
-# rewritten) compare equal too.  Starts its own MariaDB server; never
-# skips.
+# NULLs, no rows, JSON and geometry columns, a warning, several
+# statements in one COM_QUERY, a row over 16 MiB (split into packets both
+# ways), an error as the first reply and one after rows, and a
+# transaction.  The same reads from PyMySQL (no extended metadata, no
+# CLIENT_DEPRECATE_EOF: the proxy's own path) and from Node's mariadb
+# connector (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end
+# packets rewritten) compare equal too.  Starts its own MariaDB server;
+# never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -61,9 +61,12 @@ for c in px plain; do
 done
 cmp -s "$work/big_px" "$work/big_plain" || fail "a 17 MB row differs through the proxy"
 
-# an error as the first reply, then the connection still serves
+# an error as the first reply, and one after two rows (the subquery finds
+# two rows for the last row only), then the connection still serves
 for c in px plain; do
     "$c" -e "SELECT * FROM no_such_table; " >"$work/err_$c.out" 2>&1 || true
+    "$c" -e "SELECT r.id, (SELECT x.c FROM t x WHERE x.id >= r.id AND x.id <= 2) FROM t r
+             ORDER BY r.id DESC" >>"$work/err_$c.out" 2>&1 || true
     "$c" -N -e "SELECT c FROM t WHERE id = 1" >>"$work/err_$c.out" 2>&1 || true
 done
 diff -u "$work/err_plain.out" "$work/err_px.out" >"$work/err.diff" ||
