@@ -1347,10 +1347,10 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
         rc = table_locks(s, opts, sql, len, out, err);
     else if (rc == 0)
         rc = 1;
-    s->relay_armed = rc == 1 && s->relay != NULL; /* session_query disarms it */
-    return rc != 1 ? rc
-                   : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
-                                   out, err);
+    if (rc != 1)
+        return rc;
+    s->relay_armed = s->relay != NULL; /* session_query disarms it */
+    return session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out, err);
 }
 
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
