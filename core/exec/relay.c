@@ -18,7 +18,8 @@
 #include "snapshot.h"
 #include "warnings.h"
 
-#if defined(HAVE_MYSQL_SEND_QUERY) && defined(HAVE_MYSQL_NET_READ_PACKET)
+#if defined(HAVE_MYSQL_SEND_QUERY) && defined(HAVE_MYSQL_NET_READ_PACKET) && \
+    defined(HAVE_MARIADB_GET_INFOV)
 #define RELAY_AVAILABLE 1
 #else
 #define RELAY_AVAILABLE 0
@@ -26,6 +27,8 @@
 
 #define DAL_CLIENT_DEPRECATE_EOF (1UL << 24)
 #define DAL_EXTENDED_METADATA_HIGH (1UL << 3) /* MARIADB_CLIENT_EXTENDED_METADATA >> 32 */
+
+#if RELAY_AVAILABLE
 
 /* The statement's columns are the server's as they are: dal renames none
  * and maps no physical table to its logical name (exec.c's map_tables). */
@@ -48,6 +51,8 @@ static int plain_read(const dal_sql_t *sql)
            !sql->opaque && !sql->compound && sql->xa == 0;
 }
 
+/* The connection's MariaDB extended metadata (Connector/C asks for it
+ * from a server that offers it) is what the sink's client takes. */
 static int same_metadata(const dal_relay_t *sink, const dal_conn_t *c)
 {
     size_t ext = 0;
@@ -63,7 +68,7 @@ static int same_metadata(const dal_relay_t *sink, const dal_conn_t *c)
 int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
                  size_t len)
 {
-    if (!RELAY_AVAILABLE || rt->relay == NULL || rt->relay->packet == NULL || r != 0 ||
+    if (rt->relay == NULL || rt->relay->packet == NULL || r != 0 ||
         rt->nroutes != 1 || rt->client_text == NULL || rt->describe || rt->merge_edits != NULL)
         return 0;
     if (len != rt->client_len || memcmp(sql, rt->client_text, len) != 0)
@@ -72,8 +77,6 @@ int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const c
         return 0;
     return columns_as_server(rt) && same_metadata(rt->relay, c);
 }
-
-#if RELAY_AVAILABLE
 
 /* A packet the protocol does not allow here: the connection is out of
  * step and is closed (a client error, as exec.c's conn_is_broken sees). */
@@ -175,6 +178,13 @@ int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t le
 }
 
 #else
+
+int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
+                 size_t len)
+{
+    (void)rt, (void)r, (void)c, (void)sql, (void)len;
+    return 0;
+}
 
 int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err)
