@@ -34,6 +34,10 @@ clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" 
     "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/infoschema_scan.c" \
     "$src/proxy/protocol/protocol.c"
 
+# the relay's readers of a server's packets stand alone (relay_parse.h)
+clang "${base[@]}" -I"$src/core/exec" -o "$out/fuzz_relay" "$src/fuzz/fuzz_relay.c" \
+    "$src/core/exec/relay_parse.c"
+
 clang "${flags[@]}" -I"$src/plugins" -o "$out/fuzz_etcd" "$src/fuzz/fuzz_etcd.c" \
     "$src/plugins/etcd_json.c" $(pkg-config --cflags --libs json-c)
 
@@ -56,7 +60,7 @@ fuzz_one() {
 par=${DAL_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 failed=0
 pids=()
-for t in sql config proto session schema etcd; do
+for t in sql config proto session schema etcd relay; do
     fuzz_one "$t" &
     pids+=($!)
     if [ "${#pids[@]}" -ge "$par" ]; then

@@ -169,6 +169,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
 {
     dal_result_t *r = NULL;
     dal_error_t err;
+    int rc;
 
     /* as a server: nothing is an error, comments alone are done */
     if (sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
@@ -181,7 +182,11 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     }
     if (client_answer(c, view, len) || setvar_statement(c, view, len))
         return;
-    if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
+    /* a plain read's packets go to the client as the server sent them */
+    dal_session_set_relay(c->session, reply_relay(c), c);
+    rc = dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err);
+    dal_session_set_relay(c->session, NULL, NULL);
+    if (rc != 0) {
         /* a text dal cannot read: the server's syntax error, if it is one */
         if (err.code == DAL_ESQL)
             dal_session_syntax_error(c->session, sql, len, &err);

@@ -205,6 +205,35 @@ void reply_column(const dal_result_t *r, size_t i, proto_column_t *col)
     col->format = ci.format;
 }
 
+/* A server's result packet for the client: the definitions end with an
+ * EOF only for a client without CLIENT_DEPRECATE_EOF (its status the
+ * client's, as proto_build_columns writes it); each row gives the output
+ * a chance to drain, as reply_result_map's rows do. */
+static int relay_packet(void *ctx, dal_relay_part_t part, const unsigned char *p, size_t n)
+{
+    proxy_client_t *c = ctx;
+
+    if (part == DAL_RELAY_COLUMNS_END) {
+        if (!(c->caps & PROTO_CLIENT_DEPRECATE_EOF))
+            proto_build_eof(&c->out, &c->seq, 0, reply_status(c));
+        return 0;
+    }
+    proto_write_packet(&c->out, &c->seq, p, n);
+    return part == DAL_RELAY_ROW && proxy_drain(c) != 0 ? -1 : 0;
+}
+
+static const dal_relay_t relay_plain = {0, relay_packet};
+static const dal_relay_t relay_extended = {DAL_RELAY_EXTENDED_METADATA, relay_packet};
+
+const dal_relay_t *reply_relay(const proxy_client_t *c)
+{
+    /* a column count with a metadata flag after it is not what a server
+     * sends these clients (the proxy offers neither capability) */
+    if (c->caps & (PROTO_MARIADB_CLIENT_CACHE_METADATA | PROTO_CLIENT_OPTIONAL_RESULTSET_METADATA))
+        return NULL;
+    return (c->caps & PROTO_MARIADB_CLIENT_EXTENDED_METADATA) ? &relay_extended : &relay_plain;
+}
+
 /* A CALL's results after the first (dal_result_next_set) follow it,
  * flagged SERVER_MORE_RESULTS_EXISTS, to a client that takes several; the
  * first error ends them, as on a server. */
@@ -254,6 +283,12 @@ void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map
 
     binary |= c->binary;
     diag_take(c, r);
+    if (dal_result_relayed(r, NULL)) {
+        /* the columns and rows went out as the server sent them */
+        proto_build_end(&c->out, &c->seq, (uint32_t)c->caps,
+                        (uint16_t)dal_result_warning_count(r), reply_status(c));
+        return;
+    }
     if (n == 0) {
         reply_ok_info(c, (c->caps & PROTO_CLIENT_FOUND_ROWS) ? dal_result_found_rows(r)
                                                              : dal_result_affected_rows(r),

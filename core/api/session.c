@@ -71,6 +71,9 @@ struct dal_session {
     dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
     int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
     int keep_sets;          /* a CALL's sets before its error (dal_session_keep_sets) */
+    const dal_relay_t *relay; /* borrowed: dal_session_set_relay's sink, or NULL */
+    void *relay_ctx;
+    int relay_armed;        /* the public text call under way may relay (session_query) */
     int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
     dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
     dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
@@ -122,8 +125,7 @@ static int set_autocommit(dal_session_t *s, const char *value, dal_error_t *err)
 
 static int mode_check(dal_session_t *s, int mode, dal_error_t *err);
 
-/* A transaction mode's word (quoted or not, any case): its dal_txn_mode_t,
- * or -1. */
+/* A transaction mode's word (quoted or not, any case): its dal_txn_mode_t, or -1. */
 static int mode_word(const char *value)
 {
     static const char *const words[] = {"single", "multi", "xa"};
@@ -225,8 +227,7 @@ static int vars_commit(dal_session_t *s, session_vars_t *next, dal_error_t *err)
     return 0;
 }
 
-int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql,
-                        dal_error_t *err)
+int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sql, dal_error_t *err)
 {
     char lower[65];
     session_vars_t next;
@@ -522,8 +523,7 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err);
 
 /* Select name, a database of snap's server_node, on the session's pin
  * there; an open transaction's connection there becomes that pin. */
-static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name,
-                         dal_error_t *err)
+static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *name, dal_error_t *err)
 {
     int rc;
 
@@ -598,6 +598,14 @@ void dal_session_keep_warnings(dal_session_t *s, int on)
 {
     if (s != NULL)
         s->keep_warnings = on != 0;
+}
+
+void dal_session_set_relay(dal_session_t *s, const dal_relay_t *sink, void *ctx)
+{
+    if (s != NULL) {
+        s->relay = sink;
+        s->relay_ctx = ctx;
+    }
 }
 
 void dal_session_keep_sets(dal_session_t *s, int on)
@@ -751,8 +759,7 @@ static int pin_txn_conn(dal_session_t *s, unsigned int pins, dal_error_t *err)
 
 /* The branch connection of each route of rt into held (started now on a
  * node the transaction had not touched). */
-static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held,
-                    dal_error_t *err)
+static int txn_held(dal_session_t *s, const dal_routing_t *rt, dal_conn_t **held, dal_error_t *err)
 {
     size_t i;
     int rc = 0;
@@ -1153,6 +1160,10 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     unsigned ticket;
     int rc;
 
+    /* the caller's statement's alone, never one dal runs for it (a BEGIN) */
+    ctx.relay = s->relay_armed ? s->relay : NULL;
+    ctx.relay_ctx = s->relay_ctx;
+    s->relay_armed = 0;
     if (s->server_db && (rc = server_db_hold(s, err)) != 0)
         return rc;
     /* a description runs nothing, so opens nothing */
@@ -1350,9 +1361,10 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
         rc = table_locks(s, opts, sql, len, out, err);
     else if (rc == 0)
         rc = 1;
-    return rc != 1 ? rc
-                   : session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams,
-                                   out, err);
+    if (rc != 1)
+        return rc;
+    s->relay_armed = s->relay != NULL; /* session_query disarms it */
+    return session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out, err);
 }
 
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
@@ -1406,8 +1418,7 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     for (i = 0; i < n; i++)
         buf_printf(&sql, "%s@@session.%s", i ? ", " : "SELECT ", names[i]);
     if (!sql.oom && sql.len > 0)
-        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r,
-                           err);
+        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r, err);
     else
         rc = err_set(err, DAL_ENOMEM, "out of memory");
     buf_free(&sql);

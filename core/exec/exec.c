@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "monitor.h"
 #include "pool.h"
+#include "relay.h"
 #include "replica.h"
 #include "route_servers.h"
 #include "result.h"
@@ -219,7 +220,9 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     if (rc == SPREP_TEXT) {
         buf_reset(sql);
         rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-        if (rc == 0)
+        if (rc == 0 && rt->relay != NULL && relay_wanted(rt, r, c, sql->data, sql->len))
+            rc = relay_run(rt, c, sql->data, sql->len, res, err);
+        else if (rc == 0)
             rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0
                      ? conn_error(c, DAL_ESERVER, err)
                      : store_on(rt, r, c, res, err);
@@ -266,7 +269,8 @@ static int run_route(const dal_routing_t *rt, size_t r, const dal_value_t *param
     unsigned int e;
     int reused = 0, rc = attempt_on(rt, r, srv, params, nparams, sql, res, &e, &reused, err);
 
-    next = rc != 0 ? retry_server(rt, srv, rc, e, reused) : NULL;
+    /* what reached a relay's client cannot be taken back */
+    next = rc != 0 && !res->relayed ? retry_server(rt, srv, rc, e, reused) : NULL;
     if (next != NULL) {
         if (next != srv)
             event_route(rt, next);

@@ -798,6 +798,13 @@ const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n)
     return r && r->nids > 0 ? r->ids : NULL;
 }
 
+int dal_result_relayed(const dal_result_t *r, uint64_t *rows)
+{
+    if (rows != NULL)
+        *rows = r != NULL ? r->relayed_rows : 0;
+    return r != NULL && r->relayed;
+}
+
 size_t dal_result_route_count(const dal_result_t *r)
 {
     return r ? r->nroutes : 0;

@@ -137,6 +137,9 @@ struct dal_result {
     int is_error_set;         /* the last of a CALL's sets is the error its procedure
                                  raised after the others (fail holds it) */
 
+    int relayed;              /* its columns and rows went to a relay sink (exec/relay.c) */
+    uint64_t relayed_rows;
+
     size_t tabmap_len;
 
     /* Text written before it is read: result_new does not clear it. */

@@ -88,6 +88,12 @@ typedef struct dal_routing {
                                      (sql_shape.h): the client's text, or NULL */
     const dal_sql_span_t *lit_spans; /* borrowed: with lit_text, the literal each ? stands
                                      for, written back as the client wrote it */
+    const char *client_text;      /* borrowed: the caller's text of a text statement given
+                                     without parameters, or NULL (exec/relay.c compares
+                                     what runs with it) */
+    size_t client_len;
+    const struct dal_relay *relay; /* borrowed: the caller's result relay (dal.h), or NULL */
+    void *relay_ctx;
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];

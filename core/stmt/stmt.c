@@ -327,6 +327,10 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
     if (rc != 0)
         return rc;
     st->rt.monitors = st->monitors;
+    if (sql.prepared == NULL && nparams == 0) {
+        st->rt.client_text = sql.text;  /* what a result relay runs as it is */
+        st->rt.client_len = sql.len;
+    }
     if (st->nlits > 0) {
         /* the literals go back into the SQL as the client wrote them */
         st->rt.lit_text = sql.text;
@@ -682,6 +686,11 @@ int stmt_execute(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts,
     if (rc == 0 && st.columns_check)
         rc = check_columns(ctx, opts, sql, params, nparams, &st, err);
     lookup_reader_set(was);
+    if (rc == 0 && opts == NULL) {
+        /* the caller's own statement; its lookups and upkeep never relay */
+        st.rt.relay = ctx->relay;
+        st.rt.relay_ctx = ctx->relay_ctx;
+    }
     if (rc == 0 && !stmt_is_txn_control(st.sql->kind) && !nothing_found(&st) &&
         !st.rt.describe && lookup_write_wanted(ctx->snap, st.sql))
         rc = upkeep_before(ctx, &st, &u, &sh, &shared_ctx, &run, &lw, err);

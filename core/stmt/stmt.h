@@ -161,6 +161,9 @@ typedef struct dal_stmt_ctx {
                   dal_stmt_t *st, dal_error_t *err);
     void *owner;                /* borrowed: passed to the callbacks */
     const char *schema;         /* borrowed: the session's [schema]; NULL: the top level */
+    const struct dal_relay *relay; /* borrowed: the session's result relay for its caller's
+                                   statement (dal_session_set_relay), or NULL */
+    void *relay_ctx;
 } dal_stmt_ctx_t;
 
 /* The whole path of one statement: prepare, choose servers, run (or hand

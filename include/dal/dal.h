@@ -782,6 +782,59 @@ DAL_API void dal_session_keep_warnings(dal_session_t *s, int on);
 DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
 
 /*
+ * A result relay: a front end that speaks the MySQL protocol to its own
+ * client (dal-proxy) takes a plain read's result as the server's packets,
+ * unparsed, instead of a dal_result_t's rows.  The statement qualifies when
+ * it is a text statement given with no parameters and no options
+ * (dal_session_query / _len with opts and params NULL), a SELECT that runs
+ * on exactly one connection with the caller's text byte for byte (nothing
+ * rewritten: an unsharded table or none), that leaves no session state
+ * (no `@a :=`, GET_LOCK, ...), whose columns dal names as the server does
+ * (no merge, no renaming, no logical table name for a physical one), and
+ * when the connection's extended metadata (MariaDB's
+ * MARIADB_CLIENT_EXTENDED_METADATA) is what sink->flags says.  Every other
+ * statement runs as without a sink.
+ *
+ * For a relayed statement, packet is called, in order, with: the column
+ * count packet (DAL_RELAY_COLUMN_COUNT), each column definition
+ * (DAL_RELAY_COLUMN), DAL_RELAY_COLUMNS_END (data NULL: where a client
+ * without CLIENT_DEPRECATE_EOF takes an EOF), then each text row
+ * (DAL_RELAY_ROW).  data (len bytes) is the payload without its header,
+ * borrowed for the call only.  A non-zero return means the sink takes no
+ * more (its client is gone): the rest is read and dropped.  The end of
+ * the rows (warnings, status) is read by dal and is the result's: the
+ * statement returns a result for which dal_result_relayed is 1, with no
+ * columns or rows of its own, its warning count and server status as
+ * usual; the caller writes the end itself.  A server error after some
+ * packets were relayed is the statement's error, as without a sink (the
+ * caller sends it after them, as a server does); a lost connection is
+ * not run again once anything was relayed.
+ *
+ * sink and ctx are borrowed until replaced: set them just around the
+ * statements meant for it and NULL after (dal-proxy does, around a
+ * client's COM_QUERY).  The callback runs on the thread running the
+ * statement, inside the call.  Programs that set no sink see no change.
+ */
+typedef enum dal_relay_part {
+    DAL_RELAY_COLUMN_COUNT,
+    DAL_RELAY_COLUMN,
+    DAL_RELAY_COLUMNS_END,
+    DAL_RELAY_ROW
+} dal_relay_part_t;
+
+/* dal_relay_t.flags: the sink's client takes MariaDB's extended metadata
+ * in column definitions. */
+#define DAL_RELAY_EXTENDED_METADATA 1u
+
+typedef struct dal_relay {
+    unsigned int flags;  /* DAL_RELAY_* */
+    int (*packet)(void *ctx, dal_relay_part_t part, const unsigned char *data, size_t len);
+} dal_relay_t;
+
+/* Set (or with NULL, clear) s's relay sink; see dal_relay_t. */
+DAL_API void dal_session_set_relay(dal_session_t *s, const dal_relay_t *sink, void *ctx);
+
+/*
  * When the session's last statement failed with a server's error and the
  * session keeps warnings (dal_session_keep_warnings): row i of that
  * server's SHOW WARNINGS after it, its diagnostics area (the conditions
@@ -1020,6 +1073,10 @@ DAL_API uint64_t dal_result_insert_id(const dal_result_t *r);
 DAL_API const int64_t *dal_result_generated_ids(const dal_result_t *r, size_t *n);
 /* Number of data nodes the statement ran on. */
 DAL_API size_t dal_result_route_count(const dal_result_t *r);
+/* 1 when r's columns and rows went to the session's relay sink
+ * (dal_session_set_relay), with *rows (may be NULL) set to how many rows;
+ * else 0. */
+DAL_API int dal_result_relayed(const dal_result_t *r, uint64_t *rows);
 /*
  * The next result of a CALL, in the order the server sent them: r is its
  * procedure's first result set; each further result set follows, and last

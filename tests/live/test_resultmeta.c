@@ -585,6 +585,253 @@ START_TEST(test_session_vars)
 }
 END_TEST
 
+/* ------------------------------------------------------------ result relay */
+
+/* What a relay sink was handed: packets by part, the rows' values joined. */
+typedef struct relayed {
+    size_t count_packets, columns, ends, rows;
+    uint64_t ncols;           /* the column count packet's value */
+    char names[256];          /* the definitions' names, space-separated */
+    char values[512];         /* the rows' values, "|"-separated, NULL as "\\N" */
+    int stop;                 /* the sink says it takes no more after this many rows */
+} relayed_t;
+
+/* A lenenc string at *p, advanced: its bytes (NULL for 0xFB) and length. */
+static const unsigned char *lenenc_str(const unsigned char **p, size_t *n)
+{
+    const unsigned char *q = *p;
+
+    if (*q == 0xFB) {
+        *p = q + 1;
+        return NULL;
+    }
+    ck_assert_uint_lt(*q, 0xFB); /* short values only in these tests */
+    *n = *q;
+    *p = q + 1 + *n;
+    return q + 1;
+}
+
+static int relay_sink(void *ctx, dal_relay_part_t part, const unsigned char *data, size_t len)
+{
+    relayed_t *t = ctx;
+    const unsigned char *p = data, *v;
+    size_t n = 0, i;
+
+    switch (part) {
+    case DAL_RELAY_COLUMN_COUNT:
+        t->count_packets++;
+        ck_assert_uint_eq(len, 1);
+        t->ncols = data[0];
+        break;
+    case DAL_RELAY_COLUMN:
+        t->columns++;
+        for (i = 0; i < 5; i++) /* catalog, schema, table, org_table, name */
+            v = lenenc_str(&p, &n);
+        ck_assert_ptr_nonnull(v);
+        snprintf(t->names + strlen(t->names), sizeof t->names - strlen(t->names), "%s%.*s",
+                 t->names[0] ? " " : "", (int)n, (const char *)v);
+        break;
+    case DAL_RELAY_COLUMNS_END:
+        t->ends++;
+        ck_assert_ptr_null(data);
+        break;
+    case DAL_RELAY_ROW:
+        t->rows++;
+        for (i = 0; i < t->ncols; i++) {
+            v = lenenc_str(&p, &n);
+            snprintf(t->values + strlen(t->values), sizeof t->values - strlen(t->values),
+                     "%s%.*s", t->values[0] ? "|" : "", v ? (int)n : 2,
+                     v ? (const char *)v : "\\N");
+        }
+        ck_assert_ptr_eq(p, data + len);
+        if (t->stop > 0 && t->rows >= (size_t)t->stop)
+            return -1;
+        break;
+    }
+    return 0;
+}
+
+/* The same values read from a result, as relay_sink joins them. */
+static void result_values(dal_result_t *r, char *out, size_t cap)
+{
+    dal_error_t err;
+    size_t i, n;
+    int rc;
+
+    out[0] = '\0';
+    while ((rc = dal_result_next(r, &err)) == 1)
+        for (i = 0; i < dal_result_column_count(r); i++) {
+            const char *v = dal_result_text(r, i, &n);
+            snprintf(out + strlen(out), cap - strlen(out), "%s%.*s", out[0] ? "|" : "",
+                     v ? (int)n : 2, v ? v : "\\N");
+        }
+    tu_must(rc, &err, "read");
+}
+
+/* sql on s with sink set: whether it was relayed, what the sink got (*t),
+ * and the values read from the result when it was not. */
+static int relay_query(dal_session_t *s, const dal_relay_t *sink, const char *sql, relayed_t *t,
+                       char *values, size_t cap)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    uint64_t rows = 0;
+    int relayed;
+
+    dal_session_set_relay(s, sink, t);
+    tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    dal_session_set_relay(s, NULL, NULL);
+    relayed = dal_result_relayed(r, &rows);
+    if (relayed && t->stop == 0)
+        ck_assert_uint_eq(rows, t->rows);
+    else if (relayed)
+        ck_assert_uint_ge(rows, t->rows); /* the rows after stop were read, not handed */
+    else
+        ck_assert_uint_eq(t->count_packets + t->columns + t->ends + t->rows, 0);
+    if (values != NULL && !relayed)
+        result_values(r, values, cap);
+    dal_result_free(r);
+    return relayed;
+}
+
+START_TEST(test_relay)
+{
+    static const dal_relay_t plain_sink = {0, relay_sink};
+    static const dal_relay_t ext_sink = {DAL_RELAY_EXTENDED_METADATA, relay_sink};
+    const dal_relay_t *sink;
+    dal_session_t *s = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err, err2;
+    relayed_t t;
+    char want[512];
+    dal_value_t one = dal_int(1);
+    int a, b;
+
+    dexec("DROP TABLE IF EXISTS relay_t");
+    dexec("CREATE TABLE relay_t (id INT PRIMARY KEY, v VARCHAR(20))");
+    dexec("INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+
+    /* the sink whose extended metadata is the connection's relays; the
+     * other does not (MariaDB sends it to Connector/C, which asks) */
+    memset(&t, 0, sizeof t);
+    a = relay_query(s, &plain_sink, "SELECT id, v FROM relay_t WHERE id = 1", &t, NULL, 0);
+    memset(&t, 0, sizeof t);
+    b = relay_query(s, &ext_sink, "SELECT id, v FROM relay_t WHERE id = 1", &t, NULL, 0);
+    ck_assert_msg(a + b == 1, "relayed with plain metadata %d, extended %d", a, b);
+    sink = a ? &plain_sink : &ext_sink;
+
+    /* a pass-through point select: relayed, the server's own packets */
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT id, v FROM relay_t WHERE id = 1", &t, NULL, 0));
+    ck_assert_uint_eq(t.count_packets, 1);
+    ck_assert_uint_eq(t.ncols, 2);
+    ck_assert_uint_eq(t.columns, 2);
+    ck_assert_uint_eq(t.ends, 1);
+    ck_assert_str_eq(t.names, "id v");
+    ck_assert_str_eq(t.values, "1|one");
+    /* every row, NULL included, as the result without a sink reads them */
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT id, v FROM relay_t ORDER BY id", &t, NULL, 0));
+    ck_assert_uint_eq(t.rows, 3);
+    memset(&t, 0, sizeof t);
+    relay_query(s, NULL, "SELECT id, v FROM relay_t ORDER BY id", &t, want, sizeof want);
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT id, v FROM relay_t ORDER BY id", &t, NULL, 0));
+    ck_assert_str_eq(t.values, want);
+    /* no rows */
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT id FROM relay_t WHERE id = 99", &t, NULL, 0));
+    ck_assert_uint_eq(t.rows, 0);
+    ck_assert_uint_eq(t.ends, 1);
+    /* a sink that stops taking rows: the rest is read, the connection
+     * stays in step */
+    memset(&t, 0, sizeof t);
+    t.stop = 1;
+    ck_assert(relay_query(s, sink, "SELECT id FROM relay_t", &t, NULL, 0));
+    ck_assert_uint_eq(t.rows, 1);
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT 7", &t, NULL, 0));
+    ck_assert_str_eq(t.values, "7");
+    /* warnings: counted on the result, SHOW WARNINGS sees them */
+    memset(&t, 0, sizeof t);
+    dal_session_set_relay(s, sink, &t);
+    tu_must(dal_session_query(s, NULL, "SELECT CAST('x' AS INT)", NULL, 0, &r, &err), &err, "w");
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert(dal_result_relayed(r, NULL));
+    ck_assert_uint_eq(dal_result_warning_count(r), 1);
+    dal_result_free(r);
+
+    /* not relayed: a sharded table's rewrite, a merge of several nodes,
+     * a renamed column, SHOW, session state, a parameter, an option */
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, sink, "SELECT id FROM meta_all WHERE wm_poi_id = 1", &t, want,
+                           sizeof want));
+    ck_assert_str_eq(want, "2");
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, sink, "SELECT COUNT(*) FROM meta_all", &t, want, sizeof want));
+    ck_assert_str_eq(want, "4");
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, sink, "SHOW TABLES", &t, NULL, 0));
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, sink, "SELECT @relay_a := 1", &t, NULL, 0));
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, sink, "SELECT @@autocommit", &t, NULL, 0));
+    memset(&t, 0, sizeof t);
+    dal_session_set_relay(s, sink, &t);
+    tu_must(dal_session_query(s, NULL, "SELECT id FROM relay_t WHERE id = ?", &one, 1, &r, &err),
+            &err, "param");
+    ck_assert(!dal_result_relayed(r, NULL));
+    dal_result_free(r);
+    tu_must(dal_session_query(s, &(dal_query_opts_t){0},
+                              "SELECT id FROM relay_t WHERE id = 1", NULL, 0, &r, &err),
+            &err, "opts");
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert(!dal_result_relayed(r, NULL));
+    ck_assert_uint_eq(t.count_packets, 0);
+    dal_result_free(r);
+
+    /* a server's error: the same error as without a sink, datasource named */
+    dal_session_set_relay(s, sink, &t);
+    ck_assert_int_eq(dal_session_query(s, NULL, "SELECT * FROM relay_no_such", NULL, 0, &r, &err),
+                     DAL_ESERVER);
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert_int_eq(dal_session_query(s, NULL, "SELECT * FROM relay_no_such", NULL, 0, &r, &err2),
+                     DAL_ESERVER);
+    ck_assert_uint_eq(err.mysql_errno, 1146);
+    ck_assert_str_eq(err.sqlstate, err2.sqlstate);
+    ck_assert_str_eq(err.message, err2.message);
+    ck_assert_ptr_nonnull(strstr(err.message, "datasource plain"));
+    /* an error after rows were relayed (the subquery finds two rows for
+     * the last row only): the rows went to the sink, the statement fails
+     * with the server's error, and the session's next statement runs */
+    memset(&t, 0, sizeof t);
+    dal_session_set_relay(s, sink, &t);
+    ck_assert_int_eq(dal_session_query(s, NULL, "SELECT r.id, (SELECT x.v FROM relay_t x WHERE "
+                                       "x.id >= r.id AND x.id <= 2) FROM relay_t r ORDER BY r.id "
+                                       "DESC", NULL, 0, &r, &err), DAL_ESERVER);
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert_uint_eq(err.mysql_errno, 1242);
+    ck_assert_ptr_nonnull(strstr(err.message, "datasource plain"));
+    ck_assert_uint_eq(t.count_packets, 1);
+    ck_assert_uint_eq(t.rows, 2);
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT v FROM relay_t WHERE id = 1", &t, NULL, 0));
+    ck_assert_str_eq(t.values, "one");
+
+    /* inside a transaction, on the session's connection */
+    tu_must(dal_session_query(s, NULL, "BEGIN", NULL, 0, &r, &err), &err, "begin");
+    dal_result_free(r);
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, sink, "SELECT v FROM relay_t WHERE id = 3", &t, NULL, 0));
+    ck_assert_str_eq(t.values, "three");
+    tu_must(dal_session_query(s, NULL, "COMMIT", NULL, 0, &r, &err), &err, "commit");
+    dal_result_free(r);
+    dal_session_close(s);
+    dexec("DROP TABLE relay_t");
+}
+END_TEST
+
 static Suite *meta_suite(void)
 {
     Suite *s = suite_create("resultmeta");
@@ -600,6 +847,7 @@ static Suite *meta_suite(void)
     tcase_add_test(tc, test_insert_ids);
     tcase_add_test(tc, test_status_flags);
     tcase_add_test(tc, test_session_vars);
+    tcase_add_test(tc, test_relay);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,196 @@
+/*
+ * relay.c -- a plain read's reply passed to the caller's sink packet by
+ * packet.  See relay.h.
+ *
+ * The connection speaks the protocol without CLIENT_DEPRECATE_EOF (MariaDB
+ * Connector/C does not ask for it): a result set is the column count, the
+ * definitions, an EOF, the rows and an EOF (or an ERR, which the
+ * connector's packet reader turns into the connection's error, as
+ * mysql_real_query would).
+ */
+#include <errmsg.h>
+#include <mysql.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "merge.h"
+#include "relay.h"
+#include "snapshot.h"
+#include "warnings.h"
+
+#if defined(HAVE_MYSQL_SEND_QUERY) && defined(HAVE_MYSQL_NET_READ_PACKET) && \
+    defined(HAVE_MARIADB_GET_INFOV)
+#define RELAY_AVAILABLE 1
+#else
+#define RELAY_AVAILABLE 0
+#endif
+
+#define DAL_CLIENT_DEPRECATE_EOF (1UL << 24)
+#define DAL_EXTENDED_METADATA_HIGH (1UL << 3) /* MARIADB_CLIENT_EXTENDED_METADATA >> 32 */
+
+#if RELAY_AVAILABLE
+
+/* The statement's columns are the server's as they are: dal renames none
+ * and maps no physical table to its logical name (exec.c's map_tables). */
+static int columns_as_server(const dal_routing_t *rt)
+{
+    const dal_sql_names_t *names;
+    size_t i;
+
+    for (i = 0; rt->tables != NULL && i < rt->sql->ntrefs; i++)
+        if (rt->tables[i] != NULL && rt->tables[i]->sharded)
+            return 0;
+    names = merge_cached_names(rt->sql);
+    return names != NULL && names->nset == 0;
+}
+
+/* A SELECT that returns one result set and leaves no state behind. */
+static int plain_read(const dal_sql_t *sql)
+{
+    return sql->kind == DAL_SQL_SELECT && sql->pins == 0 && !sql->reads_autocommit &&
+           !sql->opaque && !sql->compound && sql->xa == 0;
+}
+
+/* The connection's MariaDB extended metadata (Connector/C asks for it
+ * from a server that offers it) is what the sink's client takes. */
+static int same_metadata(const dal_relay_t *sink, const dal_conn_t *c)
+{
+    size_t ext = 0;
+    int conn_ext;
+
+    if (mariadb_get_infov((MYSQL *)&c->mysql, MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
+                          &ext) != 0)
+        return 0;
+    conn_ext = (ext & DAL_EXTENDED_METADATA_HIGH) != 0;
+    return conn_ext == ((sink->flags & DAL_RELAY_EXTENDED_METADATA) != 0);
+}
+
+int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
+                 size_t len)
+{
+    if (rt->relay == NULL || rt->relay->packet == NULL || r != 0 ||
+        rt->nroutes != 1 || rt->client_text == NULL || rt->describe || rt->merge_edits != NULL)
+        return 0;
+    if (len != rt->client_len || memcmp(sql, rt->client_text, len) != 0)
+        return 0;
+    if (!plain_read(rt->sql) || (c->mysql.client_flag & DAL_CLIENT_DEPRECATE_EOF))
+        return 0;
+    return columns_as_server(rt) && same_metadata(rt->relay, c);
+}
+
+/* A packet the protocol does not allow here: the connection is out of
+ * step and is closed (a client error, as exec.c's conn_is_broken sees). */
+static int out_of_step(dal_conn_t *c, const char *what, dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+
+    m->net.last_errno = CR_MALFORMED_PACKET;
+    snprintf(m->net.last_error, sizeof m->net.last_error, "Malformed packet: %s", what);
+    snprintf(m->net.sqlstate, sizeof m->net.sqlstate, "HY000");
+    return conn_error(c, DAL_ESERVER, err);
+}
+
+typedef struct relay_out {
+    const dal_relay_t *sink;
+    void *ctx;
+    int live;       /* the sink still takes packets */
+    dal_result_t *res;
+} relay_out_t;
+
+static void relay_put(relay_out_t *o, dal_relay_part_t part, const unsigned char *p, size_t n)
+{
+    o->res->relayed = 1; /* from here on the statement never runs again */
+    if (o->live && o->sink->packet(o->ctx, part, p, n) != 0)
+        o->live = 0;
+}
+
+/* The statement answered with an OK (SELECT ... INTO OUTFILE): its counts,
+ * as store_current notes them. */
+static int relay_ok(dal_conn_t *c, const unsigned char *p, size_t n, dal_result_t *res,
+                    dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+    uint64_t affected, id;
+    unsigned int status, warnings;
+
+    if (relay_parse_ok(p, n, &affected, &id, &status, &warnings) != 0)
+        return out_of_step(c, "an OK the relay cannot read", err);
+    m->warning_count = warnings;
+    m->server_status = status;
+    res->affected += affected;
+    result_add_end(res, warnings, status, id);
+    warnings_read(&res->warns, m, warnings);
+    return 0;
+}
+
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+              dal_result_t *res, dal_error_t *err)
+{
+    MYSQL *m = &c->mysql;
+    relay_out_t o = {rt->relay, rt->relay_ctx, 1, res};
+    const unsigned char *p;
+    unsigned long n;
+    size_t k;
+    unsigned int warnings, status;
+    uint64_t ncols, i, rows = 0;
+
+    if (mysql_send_query(m, sql, (unsigned long)len) != 0)
+        return conn_error(c, DAL_ESERVER, err);
+    if ((n = mysql_net_read_packet(m)) == packet_error)
+        return conn_error(c, DAL_ESERVER, err);
+    p = m->net.read_pos;
+    if (p[0] == 0x00)
+        return relay_ok(c, p, n, res, err);
+    if ((k = relay_parse_count(p, n, &ncols)) == 0)
+        return out_of_step(c, "not a result set's column count", err);
+    relay_put(&o, DAL_RELAY_COLUMN_COUNT, p, k); /* the count alone */
+    for (i = 0; i < ncols; i++) {
+        if ((n = mysql_net_read_packet(m)) == packet_error)
+            return conn_error(c, DAL_ESERVER, err);
+        relay_put(&o, DAL_RELAY_COLUMN, m->net.read_pos, n);
+    }
+    if ((n = mysql_net_read_packet(m)) == packet_error)
+        return conn_error(c, DAL_ESERVER, err);
+    if (relay_parse_eof(m->net.read_pos, n, &warnings, &status) != 0)
+        return out_of_step(c, "no EOF after the column definitions", err);
+    relay_put(&o, DAL_RELAY_COLUMNS_END, NULL, 0);
+    for (;;) {
+        if ((n = mysql_net_read_packet(m)) == packet_error)
+            return conn_error(c, DAL_ESERVER, err); /* an ERR after rows, or the connection */
+        p = m->net.read_pos;
+        if (p[0] == 0xFE && n < 9)
+            break;
+        relay_put(&o, DAL_RELAY_ROW, p, n);
+        rows++;
+    }
+    if (relay_parse_eof(p, n, &warnings, &status) != 0)
+        return out_of_step(c, "an EOF the relay cannot read", err);
+    if (status & SERVER_MORE_RESULTS_EXIST)
+        return out_of_step(c, "more results after a plain read", err);
+    /* what mysql_store_result leaves for the rest of the statement's path:
+     * SHOW WARNINGS, the transaction and session-state flags (conn.c) */
+    m->warning_count = warnings;
+    m->server_status = status;
+    res->relayed_rows = rows;
+    result_add_end(res, warnings, status, 0);
+    warnings_read(&res->warns, m, warnings);
+    return 0;
+}
+
+#else
+
+int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
+                 size_t len)
+{
+    (void)rt, (void)r, (void)c, (void)sql, (void)len;
+    return 0;
+}
+
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+              dal_result_t *res, dal_error_t *err)
+{
+    (void)rt, (void)c, (void)sql, (void)len, (void)res;
+    return err_set(err, DAL_EINVAL, "the result relay needs mysql_net_read_packet");
+}
+
+#endif

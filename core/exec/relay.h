@@ -1,0 +1,35 @@
+/*
+ * relay.h -- a plain read's result handed to the caller's relay sink
+ * (dal_session_set_relay, include/dal/dal.h) as the server's packets,
+ * instead of being decoded into a dal_result_t and encoded again by a
+ * front end.  exec.c asks relay_wanted for every one-route text statement
+ * and runs relay_run in place of mysql_real_query and its store.
+ */
+#ifndef DAL_CORE_RELAY_H
+#define DAL_CORE_RELAY_H
+
+#include <stddef.h>
+
+#include "conn.h"
+#include "relay_parse.h"
+#include "result.h"
+#include "route.h"
+
+/* Whether route r of rt, whose SQL is sql[0..len), relays on c: a sink is
+ * set, the statement is the caller's text unchanged, a SELECT with one
+ * result set whose columns dal would not rename, and c's extended metadata
+ * is the sink's (dal.h says which statements qualify).  0 when the
+ * connector lacks the calls relay_run needs. */
+int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
+                 size_t len);
+
+/* Send sql[0..len) on c and pass the reply to rt's sink; res gets the end
+ * (warnings, status; rows counted in relayed_rows), or, for a statement
+ * that answered with an OK, its counts.  res->relayed is set once a packet
+ * went to the sink, also when the statement then fails: it must not run
+ * again.  On failure as send_on: conn_error's err, mysql_errno(&c->mysql)
+ * telling whether c is still usable. */
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+              dal_result_t *res, dal_error_t *err);
+
+#endif /* DAL_CORE_RELAY_H */
