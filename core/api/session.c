@@ -40,6 +40,7 @@
 #include "pool.h"
 #include "replica.h"
 #include "rewrite.h"
+#include "session_int.h"
 #include "session_vars.h"
 #include "route_servers.h"
 #include "result.h"
@@ -51,51 +52,6 @@
 #include "sysvar.h"
 #include "txn.h"
 
-struct dal_session {
-    dal_t *dal;             /* borrowed */
-    int in_txn;
-    int read_only;          /* the transaction is READ ONLY */
-    int wrote;              /* the transaction ran a write (read-your-writes without GTIDs) */
-    dal_snapshot_t *snap;   /* one reference while in_txn */
-    snap_slot_t slot;       /* the last statement's snapshot outside a transaction */
-    int snap_lent;          /* snap's reference is lent to the running statement */
-    int lend_ended;         /* ... whose transaction ended: it gives the reference back */
-    dal_node_t *node;       /* the transaction's node, once its first statement ran */
-    dal_server_t *server;   /* ... and its server (the master unless read-only) */
-    dal_conn_t *conn;       /* held from the first statement to the end */
-    dal_ryw_t ryw;          /* what this session wrote and must read back */
-    int manual;             /* autocommit = 0: statements open a transaction */
-    session_vars_t vars;    /* the variables every connection taken gets */
-    dal_pins_t pins;        /* connections holding the session's server state */
-    int conn_pinned;        /* conn is a pin's: the transaction only borrows it */
-    dal_cancel_t cancel;    /* the connections its statement runs on (dal_session_cancel) */
-    int keep_warnings;      /* read each statement's SHOW WARNINGS (warnings.h) */
-    int keep_sets;          /* a CALL's sets before its error (dal_session_keep_sets) */
-    const dal_relay_t *relay; /* borrowed: dal_session_set_relay's sink, or NULL */
-    void *relay_ctx;
-    int relay_armed;        /* the public text call under way may relay (session_query) */
-    int mode;               /* SET dal_transaction_mode: a dal_txn_mode_t, or -1 ([dal]'s) */
-    dal_txn_t *txn;         /* owned: the open transaction when it is multi or xa (txn.h) */
-    dal_txn_t *reads;       /* owned: a single-mode transaction's other nodes, from the
-                               first statement there, or NULL */
-    dal_node_t *write_node; /* the node a single-mode transaction wrote on, or NULL */
-    int no_backslash;       /* the session's sql_mode has NO_BACKSLASH_ESCAPES, as the
-                               last connection that applied its variables or answered
-                               one of its statements with an OK said: clients escape
-                               their strings by it (dal_session_status) */
-    dal_infile_t infile;    /* LOAD DATA LOCAL INFILE bytes (dal_session_set_infile), if has_infile */
-    int has_infile;
-    char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
-                               "": the top level */
-    int server_db;          /* schema is a database of [dal] server_schemas' datasource,
-                               selected on the session's pin there (DAL_PIN_SCHEMA) */
-    /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
-     * its connection (a server's 1196 for a non-transactional table rolled
-     * back), for that statement's result (txn_statement) */
-    unsigned int end_warnings;
-    dal_warnings_t *end_warns; /* owned: their SHOW WARNINGS rows (warnings.h), or NULL */
-    dal_warnings_t *failed;    /* owned: the last statement's server error's diagnostics */
-};
 
 /* ---------------------------------------------------------- variables */
 
@@ -592,72 +548,6 @@ int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
 const char *dal_session_schema(const dal_session_t *s)
 {
     return s != NULL && s->schema[0] ? s->schema : NULL;
-}
-
-void dal_session_keep_warnings(dal_session_t *s, int on)
-{
-    if (s != NULL)
-        s->keep_warnings = on != 0;
-}
-
-void dal_session_set_relay(dal_session_t *s, const dal_relay_t *sink, void *ctx)
-{
-    if (s != NULL) {
-        s->relay = sink;
-        s->relay_ctx = ctx;
-    }
-}
-
-void dal_session_keep_sets(dal_session_t *s, int on)
-{
-    if (s != NULL)
-        s->keep_sets = on != 0;
-}
-
-int dal_session_error_row(const dal_session_t *s, size_t i, const char **level,
-                          unsigned int *code, const char **message)
-{
-    return warnings_get(s ? s->failed : NULL, i, level, code, message) == 0 ? 0 : DAL_EINVAL;
-}
-
-int dal_session_set_infile(dal_session_t *s, const dal_infile_ops_t *ops, void *user,
-                           dal_error_t *err)
-{
-    if (s == NULL)
-        return err_set(err, DAL_EINVAL, "dal_session_set_infile: NULL session");
-    if (ops == NULL) {
-        s->has_infile = 0;
-        memset(&s->infile, 0, sizeof s->infile);
-        return 0;
-    }
-    /* a later, longer struct is taken for its first fields */
-    if (ops->struct_size < sizeof *ops || ops->open == NULL || ops->read == NULL ||
-        ops->close == NULL)
-        return err_set(err, DAL_EINVAL, "dal_session_set_infile: ops needs struct_size = "
-                                        "sizeof(dal_infile_ops_t) and open, read and close");
-    memcpy(&s->infile.ops, ops, sizeof *ops);
-    s->infile.ops.struct_size = sizeof *ops;
-    s->infile.user = user;
-    s->has_infile = 1;
-    return 0;
-}
-
-int dal_session_cancel(dal_session_t *s, dal_error_t *err)
-{
-    if (s == NULL)
-        return err_set(err, DAL_EINVAL, "dal_session_cancel: NULL session");
-    return cancel_run(&s->cancel, err);
-}
-
-void dal_session_hang_up(dal_session_t *s)
-{
-    if (s != NULL)
-        cancel_hang_up(&s->cancel);
-}
-
-size_t dal_session_backend_threads(dal_session_t *s, dal_backend_thread_t *out, size_t cap)
-{
-    return s != NULL ? cancel_threads(&s->cancel, out, cap) : 0;
 }
 
 int dal_session_reset(dal_session_t *s, dal_error_t *err)
