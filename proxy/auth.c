@@ -130,20 +130,23 @@ static const char *handshake_charset(uint8_t id)
     return NULL;
 }
 
-/* The handshake's collation itself, when it is not utf8mb4's default (the
- * servers take a collation's id for its name): `utf8mb4_unicode_ci` must
- * compare as it does on a server.  An id the servers do not know (MySQL
- * 8's 255) leaves the character set's default collation, as a server
- * does. */
+/* The handshake's collation itself, when it is not utf8mb4's default:
+ * `utf8mb4_unicode_ci` must compare as it does on a server, and result
+ * columns carry its number as a server's do.  As SET NAMES cs COLLATE co,
+ * which sets the results' collation too (collation_connection alone
+ * leaves the columns' at the character set's default).  A collation the
+ * servers do not know (MySQL 8's 255) is refused by them and leaves the
+ * character set's default, as a server does. */
 static void keep_collation(proxy_client_t *c, dal_session_t *s)
 {
-    char id[8];
+    const char *cs = NULL, *name;
+    char value[160];
     dal_error_t err;
 
-    if (c->charset == PROXY_CHARSET_UTF8MB4)
+    if (c->charset == PROXY_CHARSET_UTF8MB4 || (name = dal_collation_name(c->charset, &cs)) == NULL)
         return;
-    snprintf(id, sizeof id, "%u", c->charset);
-    (void)dal_session_set_var(s, "collation_connection", id, &err);
+    snprintf(value, sizeof value, "%s COLLATE %s", cs, name);
+    (void)dal_session_set_var(s, "names", value, &err);
 }
 
 int auth_session_charset(proxy_client_t *c, dal_error_t *err)

@@ -86,6 +86,15 @@ typedef struct dal_error {
 /* Static name of a DAL_E* code ("DAL_ECONFIG"). */
 DAL_API const char *dal_strerror(int code);
 
+/*
+ * The name of collation number id as the client library knows it
+ * ("utf8mb4_unicode_ci" for 224), and in *charset (may be NULL) its
+ * character set's; both static.  NULL for a number it does not know.
+ * What a MySQL handshake carries is a collation's number, and SET NAMES
+ * ... COLLATE takes its name.  Thread-safe.
+ */
+DAL_API const char *dal_collation_name(unsigned int id, const char **charset);
+
 /* ----------------------------------------------------------------- logging */
 
 typedef enum dal_log_level {

@@ -103,10 +103,9 @@ for x, y in zip(a, b):
 PY
 # Node's mariadb connector: CLIENT_DEPRECATE_EOF and MariaDB's extended
 # metadata, so relayed with the definitions' EOF left out and the 0xFE OK
-# at the end; rows and every column's metadata as the server's (its
-# collation utf8mb4's default: with utf8mb4_unicode_ci in the handshake a
-# column's collation shows as 45 through the proxy, 224 on the server,
-# with the relay or without)
+# at the end; rows and every column's metadata as the server's, the
+# columns' collation the handshake's utf8mb4_unicode_ci (224), which the
+# proxy's backend connections take as SET NAMES ... COLLATE
 npmdir=$builddir/tests/npm
 if [ ! -d "$npmdir/node_modules/mariadb" ]; then
     mkdir -p "$npmdir"
@@ -126,7 +125,7 @@ function meta(m) {
 }
 async function run(port, password) {
     const c = await mariadb.createConnection({host: '127.0.0.1', port, user: 'root', password,
-        database: 'shop', multipleStatements: true, collation: 'UTF8MB4_GENERAL_CI', bigIntAsNumber: true, decimalAsNumber: false});
+        database: 'shop', multipleStatements: true, collation: 'UTF8MB4_UNICODE_CI', bigIntAsNumber: true, decimalAsNumber: false});
     const out = [];
     for (const q of ['SELECT * FROM t ORDER BY id', 'SELECT * FROM t WHERE id = 99',
                      "SELECT CAST('3z' AS SIGNED) AS w", 'SELECT c FROM t WHERE id = 1; SELECT 2 AS two',
