@@ -85,7 +85,9 @@ struct dal_session {
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
     int server_db;          /* schema is a database of [dal] server_schemas' datasource,
-                               selected on the session's pin there (DAL_PIN_SCHEMA) */
+                               selected on the session's pin there (DAL_PIN_SCHEMA); with
+                               schema "": no database, the pin's connection being in none
+                               since DROP DATABASE of its database ran there */
     /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
      * its connection (a server's 1196 for a non-transactional table rolled
      * back), for that statement's result (txn_statement) */
@@ -538,15 +540,21 @@ static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *nam
 }
 
 /* Before a statement in a server database: it is selected on the
- * session's pin (a reset or a lost connection gave the pin back). */
+ * session's pin (a reset or a lost connection gave the pin back).  No
+ * connection can be put into no database: a session in none that lost
+ * its pin's goes on at the top level. */
 static int server_db_hold(dal_session_t *s, dal_error_t *err)
 {
     dal_snapshot_t *snap = snapshot_acquire(s->dal);
     int rc = 0;
 
     /* without server_schemas now, routing refuses the statement */
-    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL)
-        rc = server_db_use(s, snap, s->schema, err);
+    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL) {
+        if (s->schema[0] != '\0')
+            rc = server_db_use(s, snap, s->schema, err);
+        else
+            s->server_db = 0;
+    }
     snapshot_unref(snap);
     return rc;
 }
@@ -592,6 +600,11 @@ int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err)
 const char *dal_session_schema(const dal_session_t *s)
 {
     return s != NULL && s->schema[0] ? s->schema : NULL;
+}
+
+int dal_session_no_database(const dal_session_t *s)
+{
+    return s != NULL && s->server_db && s->schema[0] == '\0';
 }
 
 void dal_session_keep_warnings(dal_session_t *s, int on)
@@ -651,9 +664,11 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
     /* a connection whose status counters the client reads is reset in
-     * place and stays: they restart at 0 there, as a server's do */
+     * place and stays: they restart at 0 there, as a server's do; so does
+     * the one in no database (a server's reset keeps the database) */
     finish(s, "ROLLBACK", NULL);
-    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS);
+    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS |
+                             (dal_session_no_database(s) ? DAL_PIN_SCHEMA : 0u));
     vars_free(&s->vars);
     s->manual = 0;
     s->no_backslash = 0;
@@ -1157,7 +1172,8 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     /* with autocommit 0 check_routes sees each statement (@@autocommit) */
     ctx.holds = s->in_txn || s->pins.n > 0 || s->manual;
     ctx.txn_single = s->in_txn && s->txn == NULL;
-    ctx.schema = s->schema[0] ? s->schema : NULL;
+    /* "": no database, routed as a server database's statements */
+    ctx.schema = s->schema[0] || s->server_db ? s->schema : NULL;
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
     if ((rc = fence_enter(s->dal, &s->slot.ungated, s->dal->sql_cache, sql, &ticket, err)) != 0)
@@ -1187,9 +1203,11 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                            SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
-    if (rc == 0 && s->server_db && sql.text != NULL &&
-        server_db_drops(sql.text, sql.len, s->schema))
-        server_db_out(s, "");
+    /* the pin it ran on is now in no database, as the session */
+    if (rc == 0 && s->server_db && s->schema[0] != '\0' &&
+        (sql.text != NULL ? server_db_drops(sql.text, sql.len, s->schema)
+                          : server_db_drops(sql.prepared->text, sql.prepared->len, s->schema)))
+        s->schema[0] = '\0';
     return rc;
 }
 
@@ -1309,7 +1327,7 @@ static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const cha
     s->manual = 0;
     if (an->nhints == 0 && rewrite_is_unlock_tables(an)) {
         rc = unlock_nodes(s, out, err);
-    } else if (an->nhints == 0 && s->schema[0] == '\0') {
+    } else if (an->nhints == 0 && s->schema[0] == '\0' && !s->server_db) {
         /* (in a [schema], LOCK TABLES runs as written on its default
          * datasource: route_check_opaque refuses one naming a table not
          * wholly there) */

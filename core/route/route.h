@@ -88,6 +88,10 @@ typedef struct dal_routing {
                                      (sql_shape.h): the client's text, or NULL */
     const dal_sql_span_t *lit_spans; /* borrowed: with lit_text, the literal each ? stands
                                      for, written back as the client wrote it */
+    int qualify;                  /* the session's connections are in a database of the
+                                     servers' (or none), not the nodes' own: a logical
+                                     database's `db.` in front of a configured table
+                                     becomes the route's node's URL database, not dropped */
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];
@@ -98,7 +102,8 @@ typedef struct dal_routing {
  * schema is refused, a name no table declares goes to the schema's
  * default_datasource.  A schema no [schema] declares is a database of
  * [dal] server_schemas' datasource: its names are none of dal's, and the
- * statement runs there as written (DAL_EROUTE without server_schemas).
+ * statement runs there as written (DAL_EROUTE without server_schemas);
+ * "" is no database (a session's whose database was dropped), routed so.
  * params are the statement's ? values (nparams must
  * match).  On failure rt is left empty (routing_clear is still safe) and
  * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */
