@@ -85,9 +85,8 @@ struct dal_session {
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
     int server_db;          /* schema is a database of [dal] server_schemas' datasource,
-                               selected on the session's pin there (DAL_PIN_SCHEMA); with
-                               schema "": no database, the pin's connection being in none
-                               since DROP DATABASE of its database ran there */
+                               selected on the session's pin there (DAL_PIN_SCHEMA), or ""
+                               after DROP DATABASE of it: none, as that pin's connection */
     /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
      * its connection (a server's 1196 for a non-transactional table rolled
      * back), for that statement's result (txn_statement) */
@@ -540,21 +539,16 @@ static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *nam
 }
 
 /* Before a statement in a server database: it is selected on the
- * session's pin (a reset or a lost connection gave the pin back).  No
- * connection can be put into no database: a session in none that lost
- * its pin's goes on at the top level. */
+ * session's pin (a reset or a lost connection gave the pin back; none
+ * cannot be selected again: the session goes on at the top level). */
 static int server_db_hold(dal_session_t *s, dal_error_t *err)
 {
     dal_snapshot_t *snap = snapshot_acquire(s->dal);
     int rc = 0;
 
     /* without server_schemas now, routing refuses the statement */
-    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL) {
-        if (s->schema[0] != '\0')
-            rc = server_db_use(s, snap, s->schema, err);
-        else
-            s->server_db = 0;
-    }
+    if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL)
+        rc = s->schema[0] ? server_db_use(s, snap, s->schema, err) : (s->server_db = 0);
     snapshot_unref(snap);
     return rc;
 }
@@ -663,9 +657,9 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
-    /* a connection whose status counters the client reads is reset in
-     * place and stays: they restart at 0 there, as a server's do; so does
-     * the one in no database (a server's reset keeps the database) */
+    /* a connection whose status counters the client reads, or in no
+     * database, is reset in place and stays: the counters restart at 0
+     * there, and the database stays none, as on a server */
     finish(s, "ROLLBACK", NULL);
     pins_reset(&s->pins, DAL_PIN_SESSION_STATUS |
                              (dal_session_no_database(s) ? DAL_PIN_SCHEMA : 0u));
@@ -1033,39 +1027,8 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-/* A tref qualified information_schema. (quoted or not, any case): a view
- * the server reads without opening a transaction. */
-static int infoschema_tref(const dal_sql_t *an, const struct dal_sql_tref *t)
-{
-    static const char word[] = "information_schema";
-    const char *q = an->text + t->qual_off;
-    size_t n = t->qual_len > 0 ? t->qual_len - 1 : 0; /* without the dot */
-
-    if (n >= 2 && q[0] == '`' && q[n - 1] == '`') {
-        q++;
-        n -= 2;
-    }
-    return n == sizeof word - 1 && strncasecmp(q, word, n) == 0;
-}
-
-/* sql is a SELECT that opens no transaction on a server: it names no
- * table but information_schema's, is analysed and needs no master's state.
- * (One reading @@autocommit gets the session's value from check_routes,
- * in a transaction or not.) */
-static int reads_no_table(const dal_sql_t *an)
-{
-    size_t i;
-
-    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master)
-        return 0;
-    for (i = 0; i < an->ntrefs; i++)
-        if (!infoschema_tref(an, &an->trefs[i]))
-            return 0;
-    return 1;
-}
-
 /* The analysis of sql (a cache lookup): its kind, whether it makes a
- * temporary table and whether it reads no table (reads_no_table).  0 or
+ * temporary table and whether it reads no table (sql_reads_no_table).  0 or
  * the analysis error. */
 static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
                    int *no_table, int *xa, dal_error_t *err)
@@ -1076,7 +1039,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
         return err ? err->code : DAL_ESQL;
     *k = an->kind;
     *temporary = an->temporary;
-    *no_table = reads_no_table(an);
+    *no_table = sql_reads_no_table(an);
     *xa = an->xa;
     if (sql.prepared == NULL)
         sql_unref(an);
@@ -1172,8 +1135,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     /* with autocommit 0 check_routes sees each statement (@@autocommit) */
     ctx.holds = s->in_txn || s->pins.n > 0 || s->manual;
     ctx.txn_single = s->in_txn && s->txn == NULL;
-    /* "": no database, routed as a server database's statements */
-    ctx.schema = s->schema[0] || s->server_db ? s->schema : NULL;
+    ctx.schema = s->schema[0] || s->server_db ? s->schema : NULL; /* "": no database */
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
     if ((rc = fence_enter(s->dal, &s->slot.ungated, s->dal->sql_cache, sql, &ticket, err)) != 0)
@@ -1204,9 +1166,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
     /* the pin it ran on is now in no database, as the session */
-    if (rc == 0 && s->server_db && s->schema[0] != '\0' &&
-        (sql.text != NULL ? server_db_drops(sql.text, sql.len, s->schema)
-                          : server_db_drops(sql.prepared->text, sql.prepared->len, s->schema)))
+    if (rc == 0 && s->server_db && s->schema[0] && server_db_drops(sql, s->schema))
         s->schema[0] = '\0';
     return rc;
 }
