@@ -181,7 +181,9 @@ diff -u "$work/rc_plain.out" "$work/rc_px.out" >"$work/rc.diff" ||
 # the mariadb client (--no-defaults): a handshake without a database is in
 # the [proxy] database (its tables), and DROP DATABASE of its own leaves none
 sql='SELECT DATABASE(); CREATE DATABASE nm; USE nm; DROP DATABASE nm;
-SELECT DATABASE(), @@collation_database, @@character_set_database; SELECT 1 FROM t3; status'
+SELECT DATABASE(), @@collation_database, @@character_set_database;
+status
+SELECT 1 FROM t3;'
 mariadb --no-defaults -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" -e "SELECT COUNT(*) FROM orders" \
     >"$work/nd.out" 2>&1 || fail "mariadb without a database: $(cat "$work/nd.out")"
 # (status: its current database, not the connection's other lines)
