@@ -594,6 +594,8 @@ START_TEST(test_server_database)
     ck_assert_uint_eq(dal_session_pinned(s), 1);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
     ck_assert_str_eq(value(s, "SELECT COUNT(*) > 0 FROM user"), "1");
+    /* the top level's sharded table, by the top level's name */
+    ck_assert_str_eq(value(s, "SELECT name FROM pinshop.pin_food WHERE k = 2"), "n2");
     ck_assert_int_eq(dal_session_use_schema(s, "pin_nosuch_db", &err), DAL_ESERVER);
     ck_assert_uint_eq(err.mysql_errno, 1049);
     ck_assert_str_eq(dal_session_schema(s), "mysql");
@@ -635,8 +637,7 @@ END_TEST
 /* DROP DATABASE of the session's server database leaves it in no
  * database, on the connection it ran on: NULL and the server's collation,
  * the server's 1046 for unqualified names (a configured table's too),
- * db.table working (a logical database's sharded table qualified with
- * each node's database); a reset keeps it (the connection reset in place),
+ * db.table working (the top level's sharded table by its name); a reset keeps it (the connection reset in place),
  * choosing a schema ends it; no pooled connection is ever left in none. */
 START_TEST(test_no_database)
 {
