@@ -195,9 +195,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
             diag_failed(c);
         return;
     }
-    /* DROP DATABASE of its server database left the session in none */
-    if (c->schema[0] != '\0' && dal_session_schema(c->session) == NULL)
-        setvar_restore_db(c, "", false);
+    setvar_db_dropped(c);
     reply_result(c, r, false);
     dal_result_free(r);
 }

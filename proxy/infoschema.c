@@ -347,11 +347,15 @@ static bool manual(const proxy_client_t *c)
     return (dal_session_status(c->session) & DAL_SERVER_STATUS_AUTOCOMMIT) == 0;
 }
 
-/* Does the reference need a derived table: a view of the logical tables,
+/* Does the reference need a derived table: a view of the logical tables
+ * (not in no database, where the statement reads the server's views as
+ * written on the connection in none, as the session's statements run),
  * or the session variables while autocommit is the session's 0? */
 static bool replaced(const proxy_client_t *c, int view)
 {
-    return view != INFOSCHEMA_DATABASE && (view != INFOSCHEMA_SESSION_VARIABLES || manual(c));
+    if (view == INFOSCHEMA_SESSION_VARIABLES)
+        return manual(c);
+    return view != INFOSCHEMA_DATABASE && !dal_session_no_database(c->session);
 }
 
 /* sql (len bytes) with each reference replaced into *out (the caller's). */

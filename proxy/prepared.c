@@ -515,8 +515,10 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         reply_dal_error(c, &err);
         if (err.code == DAL_ESERVER)
             diag_failed(c);
-    } else
+    } else {
+        setvar_db_dropped(c);
         reply_result(c, r, true);
+    }
     dal_result_free(r);
     free(vals);
 }

@@ -262,6 +262,12 @@ bool setvar_choose_db(proxy_client_t *c, const char *name, size_t n);
 /* Make c's schema what it was: schema (c->schema's former text, "" for
  * the proxy's database) and has_db, saved before a setvar_choose_db. */
 void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db);
+/* c's schema and has_db as setvar_restore_db sets them, its session left
+ * as it is (in no database after DROP DATABASE of its own: "", false). */
+void setvar_name_db(proxy_client_t *c, const char *schema, bool has_db);
+/* After a statement that succeeded: DROP DATABASE of the session's server
+ * database left it in none, which c then says too (DATABASE() NULL). */
+void setvar_db_dropped(proxy_client_t *c);
 /* setvar_choose_db, with the session's error in err when it fails
  * (mysql_errno 0: dal's, the name unknown). */
 bool setvar_choose_db_err(proxy_client_t *c, const char *p, size_t n, dal_error_t *err);

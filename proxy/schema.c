@@ -454,8 +454,10 @@ bool schema_show_databases(proxy_client_t *c, const char *sql)
     return true;
 }
 
-/* SHOW TABLES in the client's schema, filter..end its LIKE or WHERE. */
-static void show_tables(proxy_client_t *c, bool full, const char *filter, const char *end)
+/* SHOW TABLES in the client's schema, on session s, filter..end its LIKE
+ * or WHERE. */
+static void show_tables(proxy_client_t *c, dal_session_t *s, bool full, const char *filter,
+                        const char *end)
 {
     names_t logical = {0}, all = {0};
     dal_result_t *r = NULL;
@@ -467,7 +469,7 @@ static void show_tables(proxy_client_t *c, bool full, const char *filter, const 
     /* the default datasource's own tables (none without one), then the
      * logical ones */
     if (dal_table_names(c->px->dal, names_add_ours, &(ours_t){c, &logical}, &err) != 0 ||
-        ((rc = dal_session_query(c->session, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
+        ((rc = dal_session_query(s, NULL, "SHOW FULL TABLES", NULL, 0, &r, &err)) != 0 &&
          rc != DAL_EROUTE)) {
         reply_dal_error(c, &err);
         goto done;
@@ -499,6 +501,32 @@ done:
     names_free(&all);
 }
 
+/* SHOW TABLES FROM db while the session is in no database, which no
+ * connection can be put back into once it chose db: listed by a session
+ * of its own in db (the server's error for a database it does not have,
+ * a server database's listing its own). */
+static bool show_tables_apart(proxy_client_t *c, const char *db, bool full, const char *filter,
+                              const char *end)
+{
+    bool ours = strcmp(db, c->px->database) == 0;
+    dal_session_t *tmp = NULL;
+    dal_error_t err;
+
+    if (dal_session_open(c->px->dal, &tmp, &err) != 0 ||
+        dal_session_use_schema(tmp, ours ? NULL : db, &err) != 0) {
+        if (err.mysql_errno != 0)
+            reply_dal_error(c, &err);
+        else
+            reply_unknown_db(c, db, strlen(db));
+    } else {
+        setvar_name_db(c, ours ? "" : db, true);
+        show_tables(c, tmp, full, filter, end);
+        setvar_name_db(c, "", false);
+    }
+    dal_session_close(tmp);
+    return true;
+}
+
 /*
  * SHOW TABLES [FROM db]: db another logical database is listed as in it,
  * the client's schema chosen for the time of the statement; a database
@@ -512,15 +540,19 @@ bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len)
 
     if (!is_show_tables(sql, &full, db, sizeof db, &filter))
         return false;
-    if (db[0] == '\0' || strcmp(db, setvar_db_name(c)) == 0) {
-        show_tables(c, full, filter, sql + len);
+    /* in no database: SHOW TABLES is the server's 1046 there */
+    if (db[0] == '\0' ||
+        (strcmp(db, setvar_db_name(c)) == 0 && !dal_session_no_database(c->session))) {
+        show_tables(c, c->session, full, filter, sql + len);
         return true;
     }
+    if (dal_session_no_database(c->session))
+        return show_tables_apart(c, db, full, filter, sql + len);
     memcpy(was, c->schema, sizeof was);
     had = c->has_db;
     if (!setvar_choose_db(c, db, strlen(db)))
         return false;
-    show_tables(c, full, filter, sql + len);
+    show_tables(c, c->session, full, filter, sql + len);
     setvar_restore_db(c, was, had);
     return true;
 }
@@ -619,6 +651,8 @@ static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *
         p++;
         if (strcmp(first, setvar_db_name(c)) != 0 || !ident(&p, table, size))
             return false;
+    } else if (dal_session_no_database(c->session)) {
+        return false;  /* the server's 1046 */
     } else if (strlen(first) < size) {
         memcpy(table, first, strlen(first) + 1);
     } else {

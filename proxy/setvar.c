@@ -661,16 +661,27 @@ bool setvar_choose_db_err(proxy_client_t *c, const char *p, size_t n, dal_error_
     return true;
 }
 
+void setvar_name_db(proxy_client_t *c, const char *schema, bool has_db)
+{
+    pthread_mutex_lock(&c->info_mu);
+    c->has_db = has_db;
+    snprintf(c->schema, sizeof c->schema, "%s", schema);
+    pthread_mutex_unlock(&c->info_mu);
+}
+
+void setvar_db_dropped(proxy_client_t *c)
+{
+    if (c->schema[0] != '\0' && dal_session_no_database(c->session))
+        setvar_name_db(c, "", false);
+}
+
 void setvar_restore_db(proxy_client_t *c, const char *schema, bool has_db)
 {
     dal_error_t err;
 
     if (c->session != NULL)
         (void)dal_session_use_schema(c->session, schema[0] ? schema : NULL, &err);
-    pthread_mutex_lock(&c->info_mu);
-    c->has_db = has_db;
-    snprintf(c->schema, sizeof c->schema, "%s", schema);
-    pthread_mutex_unlock(&c->info_mu);
+    setvar_name_db(c, schema, has_db);
 }
 
 const char *setvar_db_name(const proxy_client_t *c)

@@ -494,7 +494,8 @@ static int server_db_use(dal_session_t *s, dal_snapshot_t *snap, const char *nam
 }
 
 /* Before a statement in a server database: it is selected on the
- * session's pin (a reset or a lost connection gave the pin back). */
+ * session's pin (a reset or a lost connection gave the pin back; none
+ * cannot be selected again: the session goes on at the top level). */
 static int server_db_hold(dal_session_t *s, dal_error_t *err)
 {
     dal_snapshot_t *snap = snapshot_acquire(s->dal);
@@ -502,7 +503,7 @@ static int server_db_hold(dal_session_t *s, dal_error_t *err)
 
     /* without server_schemas now, routing refuses the statement */
     if (snap->server_node != NULL && server_db_pin(&s->pins, snap) == NULL)
-        rc = server_db_use(s, snap, s->schema, err);
+        rc = s->schema[0] ? server_db_use(s, snap, s->schema, err) : (s->server_db = 0);
     snapshot_unref(snap);
     return rc;
 }
@@ -550,14 +551,21 @@ const char *dal_session_schema(const dal_session_t *s)
     return s != NULL && s->schema[0] ? s->schema : NULL;
 }
 
+int dal_session_no_database(const dal_session_t *s)
+{
+    return s != NULL && s->server_db && s->schema[0] == '\0';
+}
+
 int dal_session_reset(dal_session_t *s, dal_error_t *err)
 {
     if (s == NULL)
         return err_set(err, DAL_EINVAL, "dal_session_reset: NULL session");
-    /* a connection whose status counters the client reads is reset in
-     * place and stays: they restart at 0 there, as a server's do */
+    /* a connection whose status counters the client reads, or in no
+     * database, is reset in place and stays: the counters restart at 0
+     * there, and the database stays none, as on a server */
     finish(s, "ROLLBACK", NULL);
-    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS);
+    pins_reset(&s->pins, DAL_PIN_SESSION_STATUS |
+                             (dal_session_no_database(s) ? DAL_PIN_SCHEMA : 0u));
     vars_free(&s->vars);
     s->manual = 0;
     s->no_backslash = 0;
@@ -921,39 +929,8 @@ static dal_select_t session_select(dal_session_t *s)
     return sel;
 }
 
-/* A tref qualified information_schema. (quoted or not, any case): a view
- * the server reads without opening a transaction. */
-static int infoschema_tref(const dal_sql_t *an, const struct dal_sql_tref *t)
-{
-    static const char word[] = "information_schema";
-    const char *q = an->text + t->qual_off;
-    size_t n = t->qual_len > 0 ? t->qual_len - 1 : 0; /* without the dot */
-
-    if (n >= 2 && q[0] == '`' && q[n - 1] == '`') {
-        q++;
-        n -= 2;
-    }
-    return n == sizeof word - 1 && strncasecmp(q, word, n) == 0;
-}
-
-/* sql is a SELECT that opens no transaction on a server: it names no
- * table but information_schema's, is analysed and needs no master's state.
- * (One reading @@autocommit gets the session's value from check_routes,
- * in a transaction or not.) */
-static int reads_no_table(const dal_sql_t *an)
-{
-    size_t i;
-
-    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master)
-        return 0;
-    for (i = 0; i < an->ntrefs; i++)
-        if (!infoschema_tref(an, &an->trefs[i]))
-            return 0;
-    return 1;
-}
-
 /* The analysis of sql (a cache lookup): its kind, whether it makes a
- * temporary table and whether it reads no table (reads_no_table).  0 or
+ * temporary table and whether it reads no table (sql_reads_no_table).  0 or
  * the analysis error. */
 static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int *temporary,
                    int *no_table, int *xa, dal_error_t *err)
@@ -964,7 +941,7 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
         return err ? err->code : DAL_ESQL;
     *k = an->kind;
     *temporary = an->temporary;
-    *no_table = reads_no_table(an);
+    *no_table = sql_reads_no_table(an);
     *xa = an->xa;
     if (sql.prepared == NULL)
         sql_unref(an);
@@ -1064,7 +1041,7 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
     /* with autocommit 0 check_routes sees each statement (@@autocommit) */
     ctx.holds = s->in_txn || s->pins.n > 0 || s->manual;
     ctx.txn_single = s->in_txn && s->txn == NULL;
-    ctx.schema = s->schema[0] ? s->schema : NULL;
+    ctx.schema = s->schema[0] || s->server_db ? s->schema : NULL; /* "": no database */
     /* a reshard's switch holds writes; a transaction that began on the
      * layout it replaced cannot write on */
     if ((rc = fence_enter(s->dal, &s->slot.ungated, s->dal->sql_cache, sql, &ticket, err)) != 0)
@@ -1094,9 +1071,9 @@ static inline int session_query(dal_session_t *s, const dal_query_opts_t *opts,
                            SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     if (rc == 0 && *out != NULL)
         result_set_txn_status(*out, dal_session_status(s));
-    if (rc == 0 && s->server_db && sql.text != NULL &&
-        server_db_drops(sql.text, sql.len, s->schema))
-        server_db_out(s, "");
+    /* the pin it ran on is now in no database, as the session */
+    if (rc == 0 && s->server_db && s->schema[0] && server_db_drops(sql, s->schema))
+        s->schema[0] = '\0';
     return rc;
 }
 
@@ -1216,7 +1193,7 @@ static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const cha
     s->manual = 0;
     if (an->nhints == 0 && rewrite_is_unlock_tables(an)) {
         rc = unlock_nodes(s, out, err);
-    } else if (an->nhints == 0 && s->schema[0] == '\0') {
+    } else if (an->nhints == 0 && s->schema[0] == '\0' && !s->server_db) {
         /* (in a [schema], LOCK TABLES runs as written on its default
          * datasource: route_check_opaque refuses one naming a table not
          * wholly there) */

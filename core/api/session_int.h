@@ -54,7 +54,8 @@ struct dal_session {
     char schema[256];       /* the [schema] of unqualified table names (dal_session_use_schema);
                                "": the top level */
     int server_db;          /* schema is a database of [dal] server_schemas' datasource,
-                               selected on the session's pin there (DAL_PIN_SCHEMA) */
+                               selected on the session's pin there (DAL_PIN_SCHEMA), or ""
+                               after DROP DATABASE of it: none, as that pin's connection */
     /* the warnings of the COMMIT or ROLLBACK that ended the transaction on
      * its connection (a server's 1196 for a non-transactional table rolled
      * back), for that statement's result (txn_statement) */

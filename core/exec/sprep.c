@@ -97,7 +97,8 @@ typedef struct entry {
  * (so its address names it until the slot lets go) and is keyed by what
  * else the template depends on: the snapshot (table names), the route's
  * table positions and the parameter count.  Routes with cuts or merge
- * edits are not memoized. */
+ * edits, or qualified with their node's database (rt->qualify), are not
+ * memoized. */
 #define MEMO_MIN 16
 #define MEMO_MAX 1024
 #define MEMO_TABLES 4
@@ -273,7 +274,7 @@ static int memo_key(const dal_routing_t *rt, size_t r, size_t nparams, memo_t *k
     const dal_route_t *route = &rt->routes[r];
     size_t i, n = rt->sql->ntrefs;
 
-    if (route->ncuts > 0 || rt->merge_edits != NULL || n > MEMO_TABLES ||
+    if (route->ncuts > 0 || rt->merge_edits != NULL || rt->qualify || n > MEMO_TABLES ||
         (n > 0 && route->pos == NULL))
         return -1;
     key->sql = rt->sql;

@@ -166,6 +166,23 @@ static void put_table(const dal_routing_t *rt, const int32_t *pos, uint32_t idx,
         buf_putc(out, '`');
 }
 
+/* "`db`." for node's URL database db (nothing without one): what a
+ * connection in another database names the node's tables with. */
+static void put_url_db(const dal_node_t *node, dal_buf_t *out)
+{
+    const char *db = node->cfg->master.database, *p;
+
+    if (db == NULL)
+        return;
+    buf_putc(out, '`');
+    for (p = db; *p; p++) {
+        if (*p == '`')
+            buf_putc(out, '`');
+        buf_putc(out, *p);
+    }
+    buf_puts(out, "`.");
+}
+
 /* Does edit x change the text on this route?  A table the route leaves
  * alone (pos < 0, or no positions at all) keeps its name and qualifiers. */
 static int applies(const edit_t *x, const int32_t *pos)
@@ -247,6 +264,8 @@ static int route_sql(const dal_routing_t *rt, size_t r, const dal_value_t *param
         at = x->off + x->len;
         if (x->type == EDIT_TABLE || x->type == EDIT_QUALIFIER)
             put_table(rt, pos, x->idx, sql->text + x->off, out);
+        else if (x->type == EDIT_QUAL_DROP && rt->qualify)
+            put_url_db(route->node, out);
         else if (x->type == EDIT_PARAM && tpl != NULL)
             rc = put_placeholder(tpl, x->idx, out, err);
         else if (x->type == EDIT_PARAM && rt->lit_text != NULL)

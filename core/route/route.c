@@ -345,7 +345,8 @@ static int qual_schema(const router_t *r, const struct dal_sql_tref *tr, const c
 
 static const char *schema_label(const dal_config_t *cfg, const char *schema)
 {
-    return schema ? schema : cfg->proxy.database ? cfg->proxy.database : "the top level";
+    return schema ? (schema[0] ? schema : "no database")
+                  : cfg->proxy.database ? cfg->proxy.database : "the top level";
 }
 
 /* The logical database the statement's tables are in, into r->schema and
@@ -375,6 +376,7 @@ static int statement_schema(router_t *r)
     if (!any || found == sessions || (found && sessions && strcmp(found, sessions) == 0))
         return 0;
     r->schema = found;
+    r->rt->qualify = r->server_db;
     r->server_db = 0;
     r->dflt = found == NULL ? r->snap->default_node : snapshot_schema_node(r->snap, found);
     return 0;
@@ -407,6 +409,10 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
     r.err = err;
     r.schema = schema;
     r.server_db = schema != NULL && !snapshot_schema_known(snap, schema);
+    if (r.server_db && snap->server_node == NULL && schema[0] == '\0')
+        return err_set(err, DAL_EROUTE, "no database selected (DROP DATABASE of the session's "
+                                        "left it in none), and the configuration now in use "
+                                        "has no [dal] server_schemas to run it on");
     if (r.server_db && snap->server_node == NULL)
         return err_set(err, DAL_EROUTE, "unknown schema '%s' (not a [schema] section of the "
                                         "configuration now in use, which has no [dal] "

@@ -94,6 +94,10 @@ typedef struct dal_routing {
     size_t client_len;
     const struct dal_relay *relay; /* borrowed: the caller's result relay (dal.h), or NULL */
     void *relay_ctx;
+    int qualify;                  /* the session's connections are in a database of the
+                                     servers' (or none), not the nodes' own: a logical
+                                     database's `db.` in front of a configured table
+                                     becomes the route's node's URL database, not dropped */
     const dal_table_t *tables_inl[DAL_ROUTING_INLINE];
     dal_route_t route_inl;
     int32_t pos_inl[DAL_ROUTING_INLINE];
@@ -104,7 +108,8 @@ typedef struct dal_routing {
  * schema is refused, a name no table declares goes to the schema's
  * default_datasource.  A schema no [schema] declares is a database of
  * [dal] server_schemas' datasource: its names are none of dal's, and the
- * statement runs there as written (DAL_EROUTE without server_schemas).
+ * statement runs there as written (DAL_EROUTE without server_schemas);
+ * "" is no database (a session's whose database was dropped), routed so.
  * params are the statement's ? values (nparams must
  * match).  On failure rt is left empty (routing_clear is still safe) and
  * err says why (DAL_EROUTE, DAL_ESHARD, DAL_EUNSUPPORTED, ...). */

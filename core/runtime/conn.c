@@ -310,7 +310,9 @@ int conn_drain(dal_conn_t *c)
 
 static void read_escaping(dal_conn_t *c);
 
-int conn_reset(dal_conn_t *c, dal_error_t *err)
+/* conn_reset; back: the URL's database again when c had another (the
+ * pool's reset), else the current one stays (a reset in place). */
+static int reset(dal_conn_t *c, int back, dal_error_t *err)
 {
     int names;
 
@@ -330,9 +332,19 @@ int conn_reset(dal_conn_t *c, dal_error_t *err)
     if (names)
         read_escaping(c);
     /* COM_RESET_CONNECTION keeps the current database */
-    if (c->db_moved)
+    if (back && c->db_moved)
         return conn_use_db(c, NULL, err);
     return 0;
+}
+
+int conn_reset(dal_conn_t *c, dal_error_t *err)
+{
+    return reset(c, 1, err);
+}
+
+int conn_reset_in_place(dal_conn_t *c, dal_error_t *err)
+{
+    return reset(c, 0, err);
 }
 
 int conn_use_db(dal_conn_t *c, const char *db, dal_error_t *err)

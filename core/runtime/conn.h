@@ -145,6 +145,10 @@ int conn_drain(dal_conn_t *c);
  * (conn_apply_vars) are not such state: a reset undoes them too, and puts
  * the URL's charset back. */
 int conn_reset(dal_conn_t *c, dal_error_t *err);
+/* conn_reset for a connection its borrower keeps: its current database
+ * stays, as COM_RESET_CONNECTION keeps it (none, when DROP DATABASE left
+ * it in none); the pool's conn_reset still chooses the URL's later. */
+int conn_reset_in_place(dal_conn_t *c, dal_error_t *err);
 /* Make db (NULL: the URL's database) c's current database (COM_INIT_DB);
  * another than the URL's until conn_reset, which chooses the URL's again
  * (a URL without a database cannot go back: that reset fails, and the

@@ -349,6 +349,12 @@ typedef struct dal_sql_span {
  * number, which may exceed cap. */
 size_t sql_autocommit_refs(const dal_sql_t *sql, dal_sql_span_t *out, size_t cap);
 
+/* sql is a SELECT that opens no transaction on a server: it names no
+ * table but information_schema's, is analysed and needs no master's state.
+ * (One reading @@autocommit gets the session's value from check_routes,
+ * in a transaction or not.) */
+int sql_reads_no_table(const dal_sql_t *sql);
+
 /*
  * Server-session state a statement creates or reads, that a later statement
  * of the same dal session must find on the same connection.  Found from the

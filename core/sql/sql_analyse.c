@@ -923,3 +923,29 @@ done:
     return rc;
 }
 
+/* A tref qualified information_schema. (quoted or not, any case): a view
+ * the server reads without opening a transaction. */
+static int infoschema_tref(const dal_sql_t *an, const struct dal_sql_tref *t)
+{
+    static const char word[] = "information_schema";
+    const char *q = an->text + t->qual_off;
+    size_t n = t->qual_len > 0 ? t->qual_len - 1 : 0; /* without the dot */
+
+    if (n >= 2 && q[0] == '`' && q[n - 1] == '`') {
+        q++;
+        n -= 2;
+    }
+    return n == sizeof word - 1 && strncasecmp(q, word, n) == 0;
+}
+
+int sql_reads_no_table(const dal_sql_t *an)
+{
+    size_t i;
+
+    if (an->kind != DAL_SQL_SELECT || an->opaque || an->needs_master)
+        return 0;
+    for (i = 0; i < an->ntrefs; i++)
+        if (!infoschema_tref(an, &an->trefs[i]))
+            return 0;
+    return 1;
+}

@@ -137,7 +137,7 @@ void pins_reset(dal_pins_t *p, unsigned int keep)
         dal_pin_t *pin = &p->v[i];
         if (pin->conn != NULL && (pin->reasons & keep)) {
             conn_mark_dirty(pin->conn);
-            if (conn_reset(pin->conn, NULL) == 0) {
+            if (conn_reset_in_place(pin->conn, NULL) == 0) {
                 pin->reasons &= keep;
                 conn_mark_dirty(pin->conn); /* pinned: reset when it goes back */
                 i++;

@@ -90,8 +90,9 @@ void pins_release(dal_pins_t *p);
 
 /* pins_release but for the pins holding keep (DAL_PIN_*): those are reset
  * in place (COM_RESET_CONNECTION: their server state goes as a pooled
- * connection's would, the session status counters restart at 0) and stay,
- * pinned for keep alone; one whose reset fails goes too. */
+ * connection's would, the session status counters restart at 0, the
+ * current database stays) and stay, pinned for keep alone; one whose
+ * reset fails goes too. */
 void pins_reset(dal_pins_t *p, unsigned int keep);
 
 /* Connections pinned and alive. */

@@ -69,13 +69,14 @@ static dal_token_t word_after(dal_lexer_t *lx)
     return t;
 }
 
-int server_db_drops(const char *sql, size_t len, const char *db)
+int server_db_drops(dal_stmt_text_t st, const char *db)
 {
+    const char *sql = st.text != NULL ? st.text : st.prepared->text;
     dal_lexer_t lx;
     dal_token_t t;
     char name[256];
 
-    lex_init(&lx, sql, len);
+    lex_init(&lx, sql, st.text != NULL ? st.len : st.prepared->len);
     t = word_after(&lx);
     if (!tok_eq(sql, &t, "DROP"))
         return 0;

@@ -4,7 +4,8 @@
  * connection of that datasource (DAL_PIN_SCHEMA), where its statements
  * then run as written.  The connection goes back to the URL's database
  * when the session leaves it (conn_use_db; the pool's reset does the
- * same), so no pooled connection carries it to another session.
+ * same), so no pooled connection carries it to another session.  DROP
+ * DATABASE of it leaves that connection, and the session, in none.
  * Not thread-safe: a session's.
  */
 #ifndef DAL_CORE_SERVER_DB_H
@@ -13,6 +14,7 @@
 #include <stddef.h>
 
 #include "pin.h"
+#include "stmt.h"
 
 /* Select name on the pin of snap's server_node in p (borrowed), taken now
  * when p has none there.  The server's error (1049: no such database)
@@ -27,8 +29,9 @@ dal_pin_t *server_db_pin(dal_pins_t *p, const dal_snapshot_t *snap);
  * the session's open transaction), to its pool. */
 void server_db_leave(dal_pins_t *p, const dal_conn_t *busy);
 
-/* sql[0..len) is DROP {DATABASE | SCHEMA} [IF EXISTS] db, which leaves a
- * server's session whose database it was in none. */
-int server_db_drops(const char *sql, size_t len, const char *db);
+/* sql (its text, or its prepared statement's) is DROP {DATABASE | SCHEMA}
+ * [IF EXISTS] db, which leaves a server's session whose database it was
+ * in none. */
+int server_db_drops(dal_stmt_text_t sql, const char *db);
 
 #endif /* DAL_CORE_SERVER_DB_H */

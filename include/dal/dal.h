@@ -870,14 +870,23 @@ DAL_API int dal_session_error_row(const dal_session_t *s, size_t i, const char *
  * error, 1049, when it has none so named: the schema is then unchanged);
  * its statements then run there as written, naming that database's
  * tables, until it chooses another schema (the connection goes back to
- * its pool in its own database) or DROP DATABASE of it leaves it at the
- * top level.
- * dal_session_reset keeps it, as COM_RESET_CONNECTION keeps the database.
- * dal_session_schema: the current one, NULL for the top level (borrowed
- * until the next call).
+ * its pool in its own database).  DROP DATABASE of it leaves the session
+ * in no database, as a server's: the pinned connection, in none, stays
+ * the session's, and its statements run there as written (`SELECT
+ * DATABASE()` NULL, @@collation_database the server's; an unqualified
+ * table name gets the server's 1046 No database selected; `db.table` of a
+ * logical database routes as in it) until it chooses a schema (NULL or ""
+ * included: the top level).
+ * dal_session_reset keeps it, as COM_RESET_CONNECTION keeps the database
+ * (no database too: that connection is reset in place and stays; once
+ * lost, the session goes on at the top level).
+ * dal_session_schema: the current one, NULL for the top level and for no
+ * database (borrowed until the next call).  dal_session_no_database: 1 in
+ * no database, else 0.
  */
 DAL_API int dal_session_use_schema(dal_session_t *s, const char *name, dal_error_t *err);
 DAL_API const char *dal_session_schema(const dal_session_t *s);
+DAL_API int dal_session_no_database(const dal_session_t *s);
 
 /*
  * Set a session variable for every statement the session runs from now on,

@@ -4,7 +4,7 @@
  * tables, named locks, LOCK TABLES, SQL prepared statements, inside and
  * outside transactions, over several nodes, with session variables, after
  * a lost connection and a reload, a database of the servers chosen (and
- * left), and what the pools see (no leak, and a
+ * left, or dropped: no database), and what the pools see (no leak, and a
  * session that never pins behaves as before).
  *
  * tests/suites/integration.sh starts the cluster (product_0 .. product_3 on four
@@ -126,6 +126,8 @@ static char *make_ini(const char *extra)
              "[datasource plain]\n"
              "master = mysql://dal:dalpass@127.0.0.1:%d/plain\n"
              "%s"
+             "[proxy]\n"
+             "database = pinshop\n"  /* the top level's name in db.table */
              "[dal]\n"
              "default_datasource = plain\n"
              "%s"
@@ -592,6 +594,8 @@ START_TEST(test_server_database)
     ck_assert_uint_eq(dal_session_pinned(s), 1);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
     ck_assert_str_eq(value(s, "SELECT COUNT(*) > 0 FROM user"), "1");
+    /* the top level's sharded table, by the top level's name */
+    ck_assert_str_eq(value(s, "SELECT name FROM pinshop.pin_food WHERE k = 2"), "n2");
     ck_assert_int_eq(dal_session_use_schema(s, "pin_nosuch_db", &err), DAL_ESERVER);
     ck_assert_uint_eq(err.mysql_errno, 1049);
     ck_assert_str_eq(dal_session_schema(s), "mysql");
@@ -616,12 +620,65 @@ START_TEST(test_server_database)
     tu_must(dal_session_reset(s, &err), &err, "reset");
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
-    /* DROP DATABASE of the current one leaves the session at the top level */
+    /* DROP DATABASE of the current one leaves the session in none */
     run(s, "CREATE DATABASE pin_gone");
     tu_must(dal_session_use_schema(s, "pin_gone", &err), &err, "use pin_gone");
     run(s, "DROP DATABASE pin_gone");
     ck_assert_ptr_null(dal_session_schema(s));
+    ck_assert_int_eq(dal_session_no_database(s), 1);
+    ck_assert_str_eq(value(s, "SELECT DATABASE()"), "NULL");
+    dal_session_close(s);
+    ck_assert_uint_eq(pool("plain").in_use, 0);
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+}
+END_TEST
+
+/* DROP DATABASE of the session's server database leaves it in no
+ * database, on the connection it ran on: NULL and the server's collation,
+ * the server's 1046 for unqualified names (a configured table's too),
+ * db.table working (the top level's sharded table by its name); a reset keeps it (the connection reset in place),
+ * choosing a schema ends it; no pooled connection is ever left in none. */
+START_TEST(test_no_database)
+{
+    dal_session_t *s = session();
+    dal_error_t err;
+    int i;
+
+    run(s, "DROP DATABASE IF EXISTS pin_none");
+    run(s, "CREATE DATABASE pin_none COLLATE utf8mb4_unicode_ci");
+    tu_must(dal_session_use_schema(s, "pin_none", &err), &err, "use pin_none");
+    run(s, "SET @v = 5");
+    ck_assert_str_eq(value(s, "SELECT @@collation_database"), "utf8mb4_unicode_ci");
+    ck_assert_int_eq(dal_session_no_database(s), 0);
+    run(s, "DROP DATABASE pin_none");
+    ck_assert_int_eq(dal_session_no_database(s), 1);
+    ck_assert_ptr_null(dal_session_schema(s));
+    ck_assert_str_eq(value(s, "SELECT CONCAT(IFNULL(DATABASE(), 'none'), @v)"), "none5");
+    ck_assert_str_eq(value(s, "SELECT @@collation_database = @@collation_server"), "1");
+    ck_assert_str_eq(value(s, "SELECT @@character_set_database = @@character_set_server"), "1");
+    fails(s, "SELECT * FROM pin_plain", DAL_ESERVER);
+    fails(s, "SELECT name FROM pin_food WHERE k = 2", DAL_ESERVER);
+    ck_assert_str_eq(value(s, "SELECT COUNT(*) >= 0 FROM plain.pin_plain"), "1");
+    ck_assert_str_eq(value(s, "SELECT name FROM pinshop.pin_food WHERE k = 2"), "n2");
+    ck_assert_str_eq(value(s, "SELECT COUNT(*) FROM pinshop.pin_food"), "8");
+    ck_assert_int_eq(dal_session_use_schema(s, "pin_nosuch_db", &err), DAL_ESERVER);
+    ck_assert_int_eq(dal_session_no_database(s), 1);
+    /* a reset keeps it: the connection, reset in place, stays in none */
+    tu_must(dal_session_reset(s, &err), &err, "reset");
+    ck_assert_uint_eq(dal_session_pinned(s), 1);
+    ck_assert_int_eq(dal_session_no_database(s), 1);
+    ck_assert_str_eq(value(s, "SELECT IFNULL(DATABASE(), 'none')"), "none");
+    fails(s, "SELECT * FROM pin_plain", DAL_ESERVER);
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    /* the top level again: the connection back in plain, and to its pool */
+    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level");
+    ck_assert_int_eq(dal_session_no_database(s), 0);
+    ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "plain");
+    ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 2"), "n2");
+    ck_assert_str_eq(value(s, "SELECT IFNULL(@v, 'reset')"), "reset");
     dal_session_close(s);
     ck_assert_uint_eq(pool("plain").in_use, 0);
     for (i = 0; i < 4; i++)
@@ -769,6 +826,7 @@ static Suite *pin_suite(void)
     tcase_add_test(tc, test_xa);
     tcase_add_test(tc, test_reset_status);
     tcase_add_test(tc, test_server_database);
+    tcase_add_test(tc, test_no_database);
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_reload_removes);
     tcase_add_test(tc, test_metrics);

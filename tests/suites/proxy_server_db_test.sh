@@ -2,7 +2,9 @@
 # proxy_server_db_test.sh -- databases the configuration does not declare,
 # served as the servers' own on [dal] server_schemas' datasource: `USE
 # mysql`, COM_INIT_DB, the handshake's database, CREATE DATABASE x; USE x;
-# tables there; DROP DATABASE of the current one; SHOW DATABASES;
+# tables there; DROP DATABASE of the current one, and the session then in
+# no database (also after COM_RESET_CONNECTION, and with the mariadb
+# client --no-defaults); SHOW DATABASES;
 # COM_CHANGE_USER (tests/live/ps_client).  The
 # same PyMySQL script runs directly against the first server and through
 # dal-proxy, and the outputs must be the same.  Then: a pooled connection
@@ -94,6 +96,56 @@ try:
     connect("nosuch")
 except pymysql.MySQLError as e:
     print("connect nosuch -> error", e.args[0], e.args[1])
+# no database: DROP DATABASE of the current one leaves the session in none,
+# where a server answers from no database (the home database is printed
+# as DB: the server's is plain, the proxy's shop)
+def run_home(cur, sql):
+    try:
+        cur.execute(sql % home)
+        rows = cur.fetchall() if cur.description else cur.rowcount
+        print(sql % "DB", "->", rows)
+    except pymysql.MySQLError as e:
+        print(sql % "DB", "-> error", e.args[0], e.args[1])
+c = connect()
+cur = c.cursor()
+run(cur, "CREATE TABLE IF NOT EXISTS orders (id INT PRIMARY KEY, user_id INT)")
+run(cur, "DROP DATABASE IF EXISTS nx")
+run(cur, "CREATE DATABASE nx COLLATE utf8mb4_unicode_ci")
+run(cur, "USE nx")
+run(cur, "SELECT DATABASE(), @@collation_database, @@character_set_database")
+run(cur, "SET @keep = 7")
+run(cur, "PREPARE p FROM 'SELECT DATABASE(), @@collation_database'")
+run(cur, "DROP DATABASE nx")
+run(cur, "SELECT DATABASE(), @@collation_database, @@character_set_database")
+run(cur, "SELECT DATABASE()")
+run(cur, "SELECT @keep, DATABASE()")
+run(cur, "EXECUTE p")
+run(cur, "SELECT * FROM orders")
+run(cur, "SELECT * FROM t")
+run(cur, "CREATE TABLE t2 (a INT)")
+run(cur, "INSERT INTO orders VALUES (1, 1)")
+run(cur, "SHOW TABLES")
+run(cur, "DESCRIBE orders")
+run_home(cur, "SELECT COUNT(*) FROM %s.orders")
+run_home(cur, "SHOW TABLES FROM %s LIKE 'orders'")
+run(cur, "SELECT COUNT(*) > 0 FROM mysql.db")
+run(cur, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()")
+run(cur, "SELECT COUNT(*) > 0 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mysql'")
+run(cur, "USE nosuch")
+run(cur, "SELECT DATABASE(), @@collation_database")
+run(cur, "BEGIN")
+run(cur, "SELECT DATABASE(), @@character_set_database")
+run(cur, "COMMIT")
+run(cur, "CREATE DATABASE nx")
+run(cur, "USE nx")
+run(cur, "SELECT DATABASE()")
+run(cur, "DROP DATABASE nx")
+run(cur, "SELECT DATABASE(), @@collation_database")
+run_home(cur, "USE %s")
+run(cur, "SELECT DATABASE() IS NOT NULL, @@collation_database = @@collation_server")
+run(cur, "SELECT COUNT(*) FROM orders")
+run(cur, "SELECT @keep")
+c.close()
 PY
 "$py" "$work/schemas.py" direct >"$work/direct.out" 2>&1 || fail "the script directly: $(tail -5 "$work/direct.out")"
 "$py" "$work/schemas.py" proxy >"$work/proxy.out" 2>&1 || fail "the script through the proxy: $(tail -5 "$work/proxy.out")"
@@ -112,6 +164,37 @@ sed -i 's/^change_user [a-z]* ok/change_user ok/; s/\bplain\b/DB/; s/\bshop\b/DB
 diff -u "$work/cu_plain.out" "$work/cu_px.out" >"$work/cu.diff" ||
     fail "COM_CHANGE_USER to mysql: proxy and server differ: $(cat "$work/cu.diff")"
 grep -q "mysql" "$work/cu_px.out" || fail "COM_CHANGE_USER to mysql: $(cat "$work/cu_px.out")"
+
+# COM_RESET_CONNECTION in no database: it stays none, as on a server
+printf '%s\n' 'CREATE DATABASE nr' 'USE nr' 'DROP DATABASE nr' '!reset_connection' \
+    'SELECT DATABASE(), @@collation_database, @@character_set_database' 'SELECT COUNT(*) FROM orders' \
+    '!reset_connection' 'SELECT DATABASE()' 'USE shop' 'SELECT DATABASE()' >"$work/rc.txt"
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/rc.txt" \
+    >"$work/rc_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/rc_px.out")"
+sed 's/^USE shop$/USE plain/' "$work/rc.txt" |
+    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
+        >"$work/rc_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/rc_plain.out")"
+sed -i 's/\bplain\b/DB/; s/\bshop\b/DB/' "$work/rc_px.out" "$work/rc_plain.out"
+diff -u "$work/rc_plain.out" "$work/rc_px.out" >"$work/rc.diff" ||
+    fail "COM_RESET_CONNECTION in no database: proxy and server differ: $(cat "$work/rc.diff")"
+
+# the mariadb client (--no-defaults): a handshake without a database is in
+# the [proxy] database (its tables), and DROP DATABASE of its own leaves none
+sql='SELECT DATABASE(); CREATE DATABASE nm; USE nm; DROP DATABASE nm;
+SELECT DATABASE(), @@collation_database, @@character_set_database;
+status
+SELECT 1 FROM t3;'
+mariadb --no-defaults -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" -e "SELECT COUNT(*) FROM orders" \
+    >"$work/nd.out" 2>&1 || fail "mariadb without a database: $(cat "$work/nd.out")"
+# (status: its current database, not the connection's other lines)
+nd() {
+    mariadb --no-defaults -f -h127.0.0.1 "$@" -e "$sql" 2>&1 |
+        grep -e '^Current database:' -e '^ERROR' -e '^[^:]*$' | grep -v -e '^--' -e '^$' || true
+}
+nd -P"$port" -uapp -p"$PX_TEST_PASSWORD" >"$work/nd_px.out"
+nd -P"${ports[0]}" -udal -pdalpass >"$work/nd_plain.out"
+diff -u "$work/nd_plain.out" "$work/nd_px.out" >"$work/nd.diff" ||
+    fail "mariadb --no-defaults in no database: proxy and server differ: $(cat "$work/nd.diff")"
 
 # SHOW DATABASES: the logical ones and the server's own
 out=$(mariadb -N -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -e 'SHOW DATABASES' 2>&1)
