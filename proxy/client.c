@@ -45,10 +45,14 @@ void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
-    kill_unregister(c);
     ps_free_all(c);
     diag_free(c);
+    /* the session's state on the servers (a GET_LOCK's lock, a temporary
+     * table) goes before the client leaves the process list, as a
+     * server's thread releases its locks before it leaves its list: a
+     * client that waits for the list to shrink then finds them gone */
     kill_set_session(c, NULL);
+    kill_unregister(c);
     pthread_mutex_destroy(&c->session_mu);
     pthread_mutex_destroy(&c->info_mu);
     proto_reader_free(&c->in);

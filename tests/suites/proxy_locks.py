@@ -31,6 +31,10 @@ prints what it saw; the two must be the same:
               idle_write_transaction_timeout close the client's connection
               as a server does (its next statement gets 2006 or 2013), and
               idle_write_transaction_timeout spares a transaction that read
+  released    a client that held a named lock and a temporary table closes
+              (COM_QUIT): once it has left PROCESSLIST the lock is free
+              (GET_LOCK(..., 0) is 1 for the next client at once), as a
+              server's thread releases its locks before it leaves the list
   state       information_schema.PROCESSLIST shows a client waiting for a
               named lock as `User lock` and one waiting for a table lock as
               `Waiting for table metadata lock`, with its statement as Info
@@ -284,6 +288,24 @@ def sessions(port):
     return seen
 
 
+def released(port, rounds=40):
+    b = connect(port)
+    free = 0
+    for _ in range(rounds):
+        a = connect(port)
+        run(a, "CREATE TEMPORARY TABLE tmp_rel (i INT)")
+        run(a, "SELECT GET_LOCK('released', 0)")
+        aid = run(a, "SELECT CONNECTION_ID()")[0][0]
+        a.close()
+        while run(b, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE id = %d" % aid)[0][0]:
+            pass
+        got = run(b, "SELECT GET_LOCK('released', 0)")[0][0]
+        free += got == 1
+        run(b, "SELECT RELEASE_LOCK('released')")
+    b.close()
+    return [("the lock free once its holder left the list, of %d" % rounds, free)]
+
+
 def names(port):
     """The column names of process list reads as the statement writes them."""
     a = connect(port)
@@ -301,7 +323,7 @@ def names(port):
 
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
-    cases = (packet, ftwrl, sessions, idle, state, names, hangup)
+    cases = (packet, ftwrl, sessions, idle, state, names, hangup, released)
     if len(sys.argv) > 3:
         cases = [globals()[name] for name in sys.argv[3:]]
     bad = 0
