@@ -110,6 +110,18 @@ int conn_note_stmt_error(dal_conn_t *c, unsigned int e)
 #define TRACK_GTID_SQL TRACK_SQL ", session_track_system_variables = " \
     "CONCAT_WS(',', NULLIF(@@session_track_system_variables, ''), 'last_gtid')"
 
+/* dal keeps each session's autocommit itself and begins its transactions
+ * with BEGIN, so its connections run with autocommit on whatever the
+ * server's global default: with a global autocommit of 0 a client's
+ * statements would otherwise stay in an open transaction of a pooled
+ * connection after the client is gone.  The status flags of the
+ * handshake or the reset's OK tell: a round trip only on such a server. */
+static void own_autocommit(dal_conn_t *c)
+{
+    if (!(c->mysql.server_status & SERVER_STATUS_AUTOCOMMIT))
+        (void)mysql_autocommit(&c->mysql, 1);
+}
+
 /* Ask the server to flag session changes (see conn.h).  A server that
  * cannot (no CLIENT_SESSION_TRACK, or the variables are unknown) is not an
  * error: its connections are simply reset every time. */
@@ -260,6 +272,7 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
         free(c);
         return rc;
     }
+    own_autocommit(c);
     track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     c->created_ns = mono_ns();
@@ -324,6 +337,7 @@ static int reset(dal_conn_t *c, int back, dal_error_t *err)
     c->dirty = 0;
     names = c->names_set;
     forget_vars(c);
+    own_autocommit(c);
     track_state(c);
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
     /* the reset puts the server's charset back, not the client library's */

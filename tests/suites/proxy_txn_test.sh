@@ -82,5 +82,35 @@ if failed:
     raise SystemExit("\n".join(failed))
 EOF
 
+# A server whose global autocommit is 0 (this suite's own servers): dal's
+# connections run with autocommit on all the same (their handshake's
+# status says it is off), so a client's write with autocommit on is
+# committed, as on a server, not left in an open transaction of a pooled
+# connection.  A new proxy, whose connections are made after the change.
+px_stop "${pids[-1]}" "$work/px.log"
+unset 'pids[-1]'
+for p in "${ports[@]}"; do mariadb -h127.0.0.1 -P"$p" -uroot -e 'SET GLOBAL autocommit = 0'; done
+px_start "$work/px.ini" "$port"
+PX_PORT=$port PLAIN_PORT=${ports[0]} "$py" - <<'EOF' || fail "a server with global autocommit 0"
+import os, pymysql
+px = pymysql.connect(host="127.0.0.1", port=int(os.environ["PX_PORT"]), user="app",
+                     password=os.environ["PX_TEST_PASSWORD"], database="shop", autocommit=True)
+cur = px.cursor()
+cur.execute("CREATE TABLE ac_off (i INT) ENGINE=InnoDB")
+cur.execute("INSERT INTO ac_off VALUES (1)")
+cur.execute("SELECT @@autocommit")
+ac = cur.fetchall()
+px.close()
+plain = pymysql.connect(host="127.0.0.1", port=int(os.environ["PLAIN_PORT"]), user="dal",
+                        password="dalpass", database="shard_0", autocommit=True)
+c2 = plain.cursor()
+c2.execute("SELECT COUNT(*) FROM ac_off")
+seen = c2.fetchall()
+c2.execute("DROP TABLE ac_off")
+if ac != ((1,),) or seen != ((1,),):
+    raise SystemExit("global autocommit 0: @@autocommit %r through the proxy, rows committed %r"
+                     % (ac, seen))
+EOF
+
 [ "$fails" -eq 0 ] || { echo "$fails proxy transaction checks failed" >&2; exit 1; }
 echo "proxy transaction checks passed"
