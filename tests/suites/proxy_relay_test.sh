@@ -241,6 +241,10 @@ async function run(port, password, admin) {
     out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
     await admin.query('ALTER TABLE p2 DROP COLUMN b, MODIFY a VARCHAR(20)');
     out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
+    /* the same columns, one of another length: the description the server resends */
+    await admin.query('ALTER TABLE p2 MODIFY a VARCHAR(30)');
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [1])));
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
     await admin.query('ALTER TABLE p2 MODIFY a VARCHAR(10)'); /* as it was, for the next run */
     await c.end();
     /* several connections at once, each executing its statements many times */
