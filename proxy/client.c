@@ -187,7 +187,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     if (client_answer(c, view, len) || setvar_statement(c, view, len))
         return;
     /* a plain read's packets go to the client as the server sent them */
-    dal_session_set_relay(c->session, reply_relay(c), c);
+    dal_session_set_relay(c->session, reply_relay(c, false), c);
     rc = dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err);
     dal_session_set_relay(c->session, NULL, NULL);
     if (rc != 0) {

@@ -477,6 +477,7 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
     dal_result_t *r = NULL;
     dal_error_t err;
     uint16_t i;
+    int rc;
 
     if (vals == NULL) {
         no_memory(c);
@@ -509,9 +510,16 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
             return;
         }
     }
-    if (s->prep == NULL)
+    if (s->prep == NULL) {
         reply_ok(c, 0, 0, 0);
-    else if (dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err) != 0) {
+        free(vals);
+        return;
+    }
+    /* a plain read's binary rows go to the client as the server sent them */
+    dal_session_set_relay(c->session, reply_relay(c, true), c);
+    rc = dal_session_query_prepared(c->session, NULL, s->prep, vals, s->nparams, &r, &err);
+    dal_session_set_relay(c->session, NULL, NULL);
+    if (rc != 0) {
         reply_dal_error(c, &err);
         if (err.code == DAL_ESERVER)
             diag_failed(c);

@@ -225,13 +225,21 @@ static int relay_packet(void *ctx, dal_relay_part_t part, const unsigned char *p
 static const dal_relay_t relay_plain = {0, relay_packet};
 static const dal_relay_t relay_extended = {DAL_RELAY_EXTENDED_METADATA, relay_packet};
 
-const dal_relay_t *reply_relay(const proxy_client_t *c)
+static const dal_relay_t relay_binary = {DAL_RELAY_BINARY, relay_packet};
+static const dal_relay_t relay_binary_extended = {DAL_RELAY_BINARY | DAL_RELAY_EXTENDED_METADATA,
+                                                  relay_packet};
+
+const dal_relay_t *reply_relay(const proxy_client_t *c, bool binary)
 {
+    bool ext = (c->caps & PROTO_MARIADB_CLIENT_EXTENDED_METADATA) != 0;
+
     /* a column count with a metadata flag after it is not what a server
      * sends these clients (the proxy offers neither capability) */
     if (c->caps & (PROTO_MARIADB_CLIENT_CACHE_METADATA | PROTO_CLIENT_OPTIONAL_RESULTSET_METADATA))
         return NULL;
-    return (c->caps & PROTO_MARIADB_CLIENT_EXTENDED_METADATA) ? &relay_extended : &relay_plain;
+    if (binary)
+        return ext ? &relay_binary_extended : &relay_binary;
+    return ext ? &relay_extended : &relay_plain;
 }
 
 /* A CALL's results after the first (dal_result_next_set) follow it,

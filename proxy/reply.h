@@ -52,9 +52,10 @@ void reply_column(const dal_result_t *r, size_t i, proto_column_t *col);
 void reply_result(proxy_client_t *c, dal_result_t *r, bool binary);
 /* The relay sink (dal_session_set_relay) that frames a server's result
  * packets for c with its sequence numbers into c->out, for c's
- * capabilities (NULL: none fits them); its ctx is c.  reply_result then
- * writes the end. */
-const dal_relay_t *reply_relay(const proxy_client_t *c);
+ * capabilities (NULL: none fits them); its ctx is c; binary: the sink of
+ * a COM_STMT_EXECUTE, which takes binary rows (DAL_RELAY_BINARY).
+ * reply_result then writes the end. */
+const dal_relay_t *reply_relay(const proxy_client_t *c, bool binary);
 /* One set of r, with each non-NULL value of each row passed through map
  * first, which may point *val at other bytes (owned by map's user, valid
  * until the next call of map). */

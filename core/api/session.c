@@ -1256,6 +1256,8 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
 {
     int rc = stmt_args_check("dal_session_query_prepared", s, p, params, nparams, out, err);
 
+    /* a binary sink's statement (session_query disarms it) */
+    s->relay_armed = rc == 0 && opts == NULL && s->relay != NULL;
     return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0}, params, nparams, out, err);
 }
 

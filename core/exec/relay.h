@@ -10,9 +10,12 @@
 
 #include <stddef.h>
 
+#include "buf.h"
+#include "colset.h"
 #include "conn.h"
 #include "relay_parse.h"
 #include "result.h"
+#include "result_binary.h"
 #include "route.h"
 
 /* Whether route r of rt, whose SQL is sql[0..len), relays on c: a sink is
@@ -31,5 +34,35 @@ int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const c
  * telling whether c is still usable. */
 int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err);
+
+/* A prepared statement's column definitions as the relay sends them, kept
+ * with its handle (sprep.c's entry) from one execution to the next: they
+ * change only when the reader's description does (a reply after DDL). */
+typedef struct relay_cols {
+    colset_t *cols;          /* a reference: the description bytes were made of, or NULL */
+    int extended;            /* bytes carry MariaDB's extended metadata */
+    dal_buf_t bytes;         /* owned: each definition as a 4-byte length (host order)
+                                and its payload */
+} relay_cols_t;
+
+/* Free what rc keeps (zeroed, it keeps nothing). */
+void relay_cols_free(relay_cols_t *rc);
+
+/* Whether route r of rt, executed on c as the prepared template tpl[0..len),
+ * relays its binary rows: the sink takes them (DAL_RELAY_BINARY), the
+ * template is the caller's statement unchanged, and the rest as
+ * relay_wanted. */
+int relay_binary_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *tpl,
+                        size_t len);
+
+/* The result st (read by rd) was just executed into, its rows still on
+ * the wire, passed to rt's sink: the column count, the definitions (from
+ * rd's description, encoded once into *cache), the binary rows as the
+ * server sent them; then st and c left as after a fully fetched result.
+ * 0; BINARY_STALE (nothing relayed, the rows dropped: st must be prepared
+ * again); or a negative code as relay_run, res->relayed telling whether
+ * anything reached the sink. */
+int relay_binary_run(const dal_routing_t *rt, dal_conn_t *c, MYSQL_STMT *st, binary_reader_t *rd,
+                     relay_cols_t *cache, dal_result_t *res, dal_error_t *err);
 
 #endif /* DAL_CORE_RELAY_H */

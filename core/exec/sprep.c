@@ -19,6 +19,7 @@
 #include "error.h"
 #include "monitor.h"
 #include "pool.h"
+#include "relay.h"
 #include "result_binary.h"
 #include "rewrite.h"
 #include "small.h"
@@ -79,6 +80,7 @@ typedef struct entry {
     int reused;              /* run again at least once since it was prepared */
     MYSQL_STMT *st;          /* owned: closed with the entry */
     binary_reader_t *rd;     /* owned: reads st's rows; freed before st is closed */
+    relay_cols_t rcols;      /* owned: the column definitions a relay sends */
     uint32_t *order;         /* inside the entry: the parameter of each ? of the template */
     size_t norder;
     slot_t *slot;            /* inside the entry, norder: the values bind points to */
@@ -367,6 +369,7 @@ static void entry_remove(sprep_cache_t *k, entry_t *e)
     for (i = 0; e->memos > 0 && i < k->nmemo; i++)
         if (k->memo[i].e == e)
             memo_clear(&k->memo[i]);
+    relay_cols_free(&e->rcols);
     binary_reader_free(e->rd);
     mysql_stmt_close(e->st);
     free(e);
@@ -561,6 +564,7 @@ static int prepare(const dal_routing_t *rt, dal_conn_t *c, sprep_cache_t *k,
     cache_trim(rt, c, k, rt->sprep_cache);
     e->st = st;
     e->rd = rd;
+    memset(&e->rcols, 0, sizeof e->rcols);
     e->hash = h;
     e->used = e->reused = 0;
     e->len = sql->len;
@@ -690,6 +694,11 @@ static int collect(const dal_routing_t *rt, size_t r, dal_conn_t *c, entry_t *e,
                        mysql_stmt_insert_id(e->st));
         warnings_read(&res->warns, m, mysql_warning_count(m));
         return 0;
+    }
+    if (relay_binary_wanted(rt, r, c, e->sql, e->len)) {
+        /* a plain read: its binary rows go to the caller's sink as they are */
+        rc = relay_binary_run(rt, c, e->st, e->rd, &e->rcols, res, err);
+        return rc == BINARY_STALE ? STALE : rc;
     }
     rc = result_add_binary(res, e->rd, rt->routes[r].node->cfg->name, err);
     if (rc == BINARY_STALE || (rc == DAL_ESERVER && mysql_stmt_errno(e->st) == CR_NEW_STMT_METADATA))

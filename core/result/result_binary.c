@@ -369,14 +369,15 @@ static int reader_alloc(binary_reader_t *rd, const MYSQL_FIELD *fields, unsigned
  * count says: one packet per column (and an EOF packet unless the
  * connection deprecated it) more than the rows need.  A row of 16 MB or
  * more takes several packets and leaves it unknown. */
-static int reply_described(MYSQL_STMT *st, unsigned int n)
+static int reply_described(MYSQL_STMT *st, unsigned int n, int pending)
 {
     const MYSQL *m = st->mysql;
-    unsigned long long rows = mysql_stmt_num_rows(st), seen;
+    unsigned long long rows = pending ? 0 : mysql_stmt_num_rows(st), seen;
 
     if (m == NULL || m->net.compress || rows > (unsigned long long)UINT_MAX)
         return -1;
-    seen = m->net.pkt_nr;
+    /* with the rows still on the wire, the end of the rows is not counted */
+    seen = m->net.pkt_nr + (pending ? 1 : 0);
     if (seen == rows + REPLY_PACKETS)
         return 0;
     if (seen == rows + REPLY_PACKETS + n || seen == rows + REPLY_PACKETS + n + 1)
@@ -411,13 +412,14 @@ static void strip_handle(binary_reader_t *rd)
 }
 
 /* rd ready for a result of n columns: buffers, their binding and the
- * description.  0; DAL_ENOMEM; DAL_ESERVER when binding failed;
- * BINARY_STALE when no description can name the columns. */
-static int reader_ready(binary_reader_t *rd, unsigned int n)
+ * description; pending: its rows are not read yet.  0; DAL_ENOMEM;
+ * DAL_ESERVER when binding failed; BINARY_STALE when no description can
+ * name the columns. */
+static int reader_ready(binary_reader_t *rd, unsigned int n, int pending)
 {
     MYSQL *m = rd->st->mysql;
     const MYSQL_FIELD *fields = rd->st->fields, *attrs;
-    int described = reply_described(rd->st, n), copy;
+    int described = reply_described(rd->st, n, pending), copy;
 
     if (m != NULL && m->fields != NULL && m->field_count == n)
         fields = m->fields;
@@ -566,7 +568,7 @@ int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasour
         rc = DAL_ESERVER;
         goto done;
     }
-    rc = reader_ready(rd, mysql_stmt_field_count(rd->st));
+    rc = reader_ready(rd, mysql_stmt_field_count(rd->st), 0);
     if (rc == DAL_ESERVER && mysql_stmt_errno(rd->st) == 0)
         rc = DAL_ENOMEM;
     if (rc == 0)
@@ -592,4 +594,12 @@ done:
         err_set(err, DAL_ENOMEM, "out of memory");
     reader_trim(rd);
     return rc;
+}
+
+const colset_t *binary_reader_columns(binary_reader_t *rd, int *rc)
+{
+    *rc = reader_ready(rd, mysql_stmt_field_count(rd->st), 1);
+    if (*rc == DAL_ESERVER && mysql_stmt_errno(rd->st) == 0)
+        *rc = DAL_ENOMEM;
+    return *rc == 0 ? rd->cols : NULL;
 }

@@ -28,6 +28,7 @@
 
 #include <mysql.h>
 
+#include "colset.h"
 #include "result.h"
 
 typedef struct binary_reader binary_reader_t;
@@ -58,5 +59,12 @@ void binary_reader_free(binary_reader_t *rd);
  * them onto the connection at every execution. */
 int result_add_binary(dal_result_t *r, binary_reader_t *rd, const char *datasource,
                       dal_error_t *err);
+
+/* The description of the result rd's statement was just executed into,
+ * its rows still unread (a relay reads them itself): rd's colset (borrowed:
+ * it lives until a reply brings another; colset_ref to keep it), or NULL
+ * with *rc DAL_ENOMEM, DAL_ESERVER (binding failed: the statement says
+ * why) or BINARY_STALE, the rows then still pending.  Otherwise *rc 0. */
+const colset_t *binary_reader_columns(binary_reader_t *rd, int *rc);
 
 #endif /* DAL_CORE_RESULT_BINARY_H */

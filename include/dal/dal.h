@@ -804,11 +804,19 @@ DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
  * MARIADB_CLIENT_EXTENDED_METADATA) is what sink->flags says.  Every other
  * statement runs as without a sink.
  *
+ * A sink with DAL_RELAY_BINARY takes instead the binary rows of a
+ * prepared statement: dal_session_query_prepared (no options) whose one
+ * route runs as a server-side prepared statement with the prepared text
+ * byte for byte, under the same conditions.  Its column definitions are
+ * dal's description of the server's columns (as dal_result_column_info
+ * gives them, without the client library's NUM_FLAG), its rows the
+ * server's binary row packets.  Text statements never relay to it.
+ *
  * For a relayed statement, packet is called, in order, with: the column
  * count packet (DAL_RELAY_COLUMN_COUNT), each column definition
  * (DAL_RELAY_COLUMN), DAL_RELAY_COLUMNS_END (data NULL: where a client
- * without CLIENT_DEPRECATE_EOF takes an EOF), then each text row
- * (DAL_RELAY_ROW).  data (len bytes) is the payload without its header,
+ * without CLIENT_DEPRECATE_EOF takes an EOF), then each text row (binary
+ * row for a DAL_RELAY_BINARY sink) (DAL_RELAY_ROW).  data (len bytes) is the payload without its header,
  * borrowed for the call only.  A non-zero return means the sink takes no
  * more (its client is gone): the rest is read and dropped.  The end of
  * the rows (warnings, status) is read by dal and is the result's: the
@@ -821,7 +829,7 @@ DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
  *
  * sink and ctx are borrowed until replaced: set them just around the
  * statements meant for it and NULL after (dal-proxy does, around a
- * client's COM_QUERY).  The callback runs on the thread running the
+ * client's COM_QUERY, and with DAL_RELAY_BINARY around COM_STMT_EXECUTE).  The callback runs on the thread running the
  * statement, inside the call.  Programs that set no sink see no change.
  */
 typedef enum dal_relay_part {
@@ -834,6 +842,9 @@ typedef enum dal_relay_part {
 /* dal_relay_t.flags: the sink's client takes MariaDB's extended metadata
  * in column definitions. */
 #define DAL_RELAY_EXTENDED_METADATA 1u
+/* dal_relay_t.flags: the sink takes a prepared statement's binary rows
+ * (and never a text statement's rows). */
+#define DAL_RELAY_BINARY 2u
 
 typedef struct dal_relay {
     unsigned int flags;  /* DAL_RELAY_* */

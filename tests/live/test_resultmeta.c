@@ -832,6 +832,207 @@ START_TEST(test_relay)
 }
 END_TEST
 
+/* What a binary sink was handed: as relayed_t, the definitions' bytes and
+ * the binary rows in hex. */
+typedef struct bin_relayed {
+    relayed_t t;
+    unsigned char defs[1024]; /* the column definitions, concatenated */
+    size_t ndefs;
+    char hex[1024];           /* the rows, each in hex, " "-separated */
+} bin_relayed_t;
+
+static int bin_sink(void *ctx, dal_relay_part_t part, const unsigned char *data, size_t len)
+{
+    bin_relayed_t *b = ctx;
+    size_t i;
+
+    if (part == DAL_RELAY_COLUMN) {
+        ck_assert_uint_le(b->ndefs + len, sizeof b->defs);
+        memcpy(b->defs + b->ndefs, data, len);
+        b->ndefs += len;
+    }
+    if (part != DAL_RELAY_ROW)
+        return relay_sink(&b->t, part, data, len);
+    b->t.rows++;
+    if (b->hex[0] != '\0')
+        strcat(b->hex, " ");
+    for (i = 0; i < len; i++)
+        snprintf(b->hex + strlen(b->hex), sizeof b->hex - strlen(b->hex), "%02x", data[i]);
+    return 0;
+}
+
+/* sql prepared and run with params on s, sink set: whether it was relayed
+ * (b zeroed first); the values when it was not. */
+static int relay_prepared(dal_session_t *s, const dal_relay_t *sink, const char *sql,
+                          const dal_value_t *params, size_t n, bin_relayed_t *b, char *values,
+                          size_t cap)
+{
+    dal_prepared_t *p = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    uint64_t rows = 0;
+    int relayed;
+
+    memset(b, 0, sizeof *b);
+    tu_must(dal_prepare(dal, sql, &p, &err), &err, sql);
+    dal_session_set_relay(s, sink, b);
+    tu_must(dal_session_query_prepared(s, NULL, p, params, n, &r, &err), &err, sql);
+    dal_session_set_relay(s, NULL, NULL);
+    relayed = dal_result_relayed(r, &rows);
+    if (relayed)
+        ck_assert_uint_eq(rows, b->t.rows);
+    else
+        ck_assert_uint_eq(b->t.count_packets + b->t.columns + b->t.ends + b->t.rows, 0);
+    if (values != NULL && !relayed)
+        result_values(r, values, cap);
+    dal_result_free(r);
+    dal_prepared_free(p);
+    return relayed;
+}
+
+START_TEST(test_relay_prepared)
+{
+    static const dal_relay_t bin = {DAL_RELAY_BINARY, bin_sink};
+    static const dal_relay_t bin_ext = {DAL_RELAY_BINARY | DAL_RELAY_EXTENDED_METADATA, bin_sink};
+    static const dal_relay_t text_sink = {0, relay_sink};
+    static const dal_relay_t text_ext = {DAL_RELAY_EXTENDED_METADATA, relay_sink};
+    const dal_relay_t *sink, *tsink;
+    const char *point = "SELECT id, v FROM relay_t WHERE id = ?";
+    dal_session_t *s = NULL;
+    dal_prepared_t *p = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    bin_relayed_t b;
+    char want[512];
+    dal_value_t v[1];
+    int a, c, i;
+
+    dexec("DROP TABLE IF EXISTS relay_t");
+    dexec("CREATE TABLE relay_t (id INT PRIMARY KEY, v VARCHAR(20))");
+    dexec("INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+
+    /* the sink whose extended metadata is the connection's relays */
+    v[0] = dal_int(1);
+    a = relay_prepared(s, &bin, point, v, 1, &b, NULL, 0);
+    c = relay_prepared(s, &bin_ext, point, v, 1, &b, NULL, 0);
+    ck_assert_msg(a + c == 1, "relayed with plain metadata %d, extended %d", a, c);
+    sink = a ? &bin : &bin_ext;
+    tsink = a ? &text_sink : &text_ext;
+
+    /* a point select: the count, the definitions a text relay of the same
+     * statement gets from the server, one binary row: its header, the
+     * NULL bitmap, the INT and the string */
+    ck_assert(relay_prepared(s, sink, point, v, 1, &b, NULL, 0));
+    ck_assert_uint_eq(b.t.count_packets, 1);
+    ck_assert_uint_eq(b.t.ncols, 2);
+    ck_assert_uint_eq(b.t.columns, 2);
+    ck_assert_uint_eq(b.t.ends, 1);
+    ck_assert_str_eq(b.t.names, "id v");
+    ck_assert_str_eq(b.hex, "000001000000036f6e65");
+    {
+        bin_relayed_t tb;
+        memset(&tb, 0, sizeof tb);
+        dal_session_set_relay(s, a ? &(dal_relay_t){0, bin_sink} :
+                                     &(dal_relay_t){DAL_RELAY_EXTENDED_METADATA, bin_sink}, &tb);
+        tu_must(dal_session_query(s, NULL, "SELECT id, v FROM relay_t WHERE id = 1", NULL, 0, &r,
+                                  &err), &err, "text");
+        dal_session_set_relay(s, NULL, NULL);
+        ck_assert(dal_result_relayed(r, NULL));
+        dal_result_free(r);
+        ck_assert_uint_eq(tb.ndefs, b.ndefs);
+        ck_assert(memcmp(tb.defs, b.defs, b.ndefs) == 0);
+    }
+    /* a NULL: its bit (column 1, offset 2) set, no value */
+    v[0] = dal_int(2);
+    ck_assert(relay_prepared(s, sink, point, v, 1, &b, NULL, 0));
+    ck_assert_str_eq(b.hex, "000802000000");
+    /* the same statement many times (the handle's next executions, the
+     * connection back in the pool between them), and an empty result */
+    dal_prepare(dal, point, &p, &err);
+    for (i = 0; i < 60; i++) {
+        memset(&b, 0, sizeof b);
+        v[0] = dal_int(i % 4);
+        dal_session_set_relay(s, sink, &b);
+        tu_must(dal_session_query_prepared(s, NULL, p, v, 1, &r, &err), &err, "again");
+        dal_session_set_relay(s, NULL, NULL);
+        ck_assert(dal_result_relayed(r, NULL));
+        ck_assert_uint_eq(b.t.rows, i % 4 == 0 ? 0 : 1);
+        ck_assert_uint_eq(b.t.ends, 1);
+        dal_result_free(r);
+        /* without a sink in between: the handle read as usual */
+        if (i % 10 == 5) {
+            tu_must(dal_session_query_prepared(s, NULL, p, v, 1, &r, &err), &err, "plain");
+            ck_assert(!dal_result_relayed(r, NULL));
+            result_values(r, want, sizeof want);
+            ck_assert_str_eq(want, i % 4 == 1 ? "1|one" : "3|three");
+            dal_result_free(r);
+        }
+    }
+    dal_prepared_free(p);
+    /* warnings: counted on the result, SHOW WARNINGS sees them */
+    v[0] = dal_int(1);
+    tu_must(dal_prepare(dal, "SELECT CAST('x' AS INT) FROM relay_t WHERE id = ?", &p, &err),
+            &err, "w");
+    memset(&b, 0, sizeof b);
+    dal_session_set_relay(s, sink, &b);
+    tu_must(dal_session_query_prepared(s, NULL, p, v, 1, &r, &err), &err, "w");
+    dal_session_set_relay(s, NULL, NULL);
+    ck_assert(dal_result_relayed(r, NULL));
+    ck_assert_uint_eq(dal_result_warning_count(r), 1);
+    dal_result_free(r);
+    dal_prepared_free(p);
+
+    /* a table changed under the handle: prepared again, the new columns */
+    dexec("ALTER TABLE relay_t ADD COLUMN w INT DEFAULT 5");
+    ck_assert(relay_prepared(s, sink, "SELECT * FROM relay_t WHERE id = ?", v, 1, &b, NULL, 0));
+    ck_assert_str_eq(b.t.names, "id v w");
+    ck_assert_str_eq(b.hex, "000001000000036f6e6505000000");
+    dexec("ALTER TABLE relay_t DROP COLUMN w");
+    ck_assert(relay_prepared(s, sink, "SELECT * FROM relay_t WHERE id = ?", v, 1, &b, NULL, 0));
+    ck_assert_str_eq(b.t.names, "id v");
+
+    /* an error after rows: the rows went to the sink, the server's error
+     * is the statement's, and the handle runs again */
+    v[0] = dal_int(0);
+    tu_must(dal_prepare(dal, "SELECT r.id, (SELECT x.v FROM relay_t x WHERE x.id >= r.id AND "
+                             "x.id <= 2) FROM relay_t r WHERE r.id > ? ORDER BY r.id DESC",
+                        &p, &err), &err, "after rows");
+    for (i = 0; i < 2; i++) {
+        memset(&b, 0, sizeof b);
+        dal_session_set_relay(s, sink, &b);
+        ck_assert_int_eq(dal_session_query_prepared(s, NULL, p, v, 1, &r, &err), DAL_ESERVER);
+        dal_session_set_relay(s, NULL, NULL);
+        ck_assert_uint_eq(err.mysql_errno, 1242);
+        ck_assert_uint_eq(b.t.rows, 2);
+    }
+    dal_prepared_free(p);
+    v[0] = dal_int(3);
+    ck_assert(relay_prepared(s, sink, point, v, 1, &b, NULL, 0));
+    ck_assert_str_eq(b.hex, "000003000000057468726565");
+
+    /* not relayed: a sharded table's rewrite, a merge of several nodes, a
+     * text sink, and a binary sink's text statement */
+    v[0] = dal_int(1);
+    ck_assert(!relay_prepared(s, sink, "SELECT id FROM meta_all WHERE wm_poi_id = ?", v, 1, &b,
+                              want, sizeof want));
+    ck_assert_str_eq(want, "2");
+    v[0] = dal_int(0);
+    ck_assert(!relay_prepared(s, sink, "SELECT COUNT(*) FROM meta_all WHERE id > ?", v, 1, &b,
+                              want, sizeof want));
+    ck_assert_str_eq(want, "4");
+    v[0] = dal_int(1);
+    ck_assert(!relay_prepared(s, tsink, point, v, 1, &b, want, sizeof want));
+    ck_assert_str_eq(want, "1|one");
+    memset(&b, 0, sizeof b); /* the sink's ctx is a bin_relayed_t, its t first */
+    ck_assert(!relay_query(s, sink, "SELECT id, v FROM relay_t WHERE id = 1", &b.t, want,
+                           sizeof want));
+    ck_assert_str_eq(want, "1|one");
+    dal_session_close(s);
+    dexec("DROP TABLE relay_t");
+}
+END_TEST
+
 static Suite *meta_suite(void)
 {
     Suite *s = suite_create("resultmeta");
@@ -848,6 +1049,7 @@ static Suite *meta_suite(void)
     tcase_add_test(tc, test_status_flags);
     tcase_add_test(tc, test_session_vars);
     tcase_add_test(tc, test_relay);
+    tcase_add_test(tc, test_relay_prepared);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -152,4 +152,129 @@ JS
 NODE_PATH=$npmdir/node_modules node "$work/relay.js" - "${ports[0]}" "$port" relay-pass \
     >"$work/node.out" 2>&1 || fail "Node mariadb: $(head -c 3000 "$work/node.out")"
 
+# Prepared statements (COM_STMT_EXECUTE): a plain read's binary rows are
+# relayed as the server sent them, its column definitions dal's.  Every
+# column type the connectors decode, through the proxy and on the server:
+# ps_client (Connector/C's binary protocol, values decoded by the library,
+# each statement executed twice on its handle; not an error after rows,
+# after which Connector/C's next execution waits for rows that never come,
+# from a server too) and Node's mariadb
+# connector's execute() (every column's metadata; many executions from
+# several connections at once, so on different pooled backend
+# connections; a table altered between two executions of a statement; an
+# error after rows; a warning)
+mariadb -uroot -h127.0.0.1 -P"${ports[0]}" shop -e "
+CREATE TABLE p (id INT PRIMARY KEY, ti TINYINT, si SMALLINT UNSIGNED, mi MEDIUMINT, bi BIGINT,
+                ub BIGINT UNSIGNED, z INT(6) ZEROFILL, de DECIMAL(20,6), db DOUBLE, fl FLOAT,
+                da DATE, dt DATETIME(6), tm TIME(3), ts TIMESTAMP(2) NULL, yr YEAR, ch CHAR(5),
+                vc VARCHAR(300), tx TEXT, bl BLOB, js JSON, bt BIT(12), en ENUM('a', 'b'));
+INSERT INTO p VALUES
+ (1, -128, 65535, -8388608, -9223372036854775808, 18446744073709551615, 42, -12345678.123456,
+  2.5e-300, 1.25, '2024-02-29', '2024-01-02 03:04:05.123456', '-838:59:58.999',
+  '2024-05-06 07:08:09.12', 2155, 'ab', REPEAT('v', 300), 'text é', 0x00FF10, '{\"k\": [1, null]}',
+  b'101010101010', 'b'),
+ (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  NULL, NULL, NULL, NULL, NULL, NULL),
+ (3, 0, 0, 0, 0, 0, 0, 0, 0, 0, '1000-01-01', '2024-01-02 00:00:00', '00:00:00', NULL, 1901, '',
+  '', '', '', '[]', b'0', 'a');
+CREATE TABLE p2 (id INT PRIMARY KEY, a VARCHAR(10));
+INSERT INTO p2 VALUES (1, 'x'), (2, 'y');"
+printf '%s\n' \
+    "SELECT * FROM p WHERE id = ?	1" \
+    "SELECT * FROM p WHERE id = ?	2" \
+    "SELECT * FROM p WHERE id = ?	3" \
+    "SELECT * FROM p WHERE id = ?	99" \
+    "SELECT id, vc, de FROM p WHERE id > ? ORDER BY id	0" \
+    "SELECT * FROM p ORDER BY id" \
+    "SELECT CAST(ch AS SIGNED) AS w FROM p WHERE id = ?	1" \
+    "SELECT COUNT(*), SUM(de), MAX(dt) FROM p WHERE id < ?	10" \
+    "SELECT c FROM t WHERE id = ?	1" >"$work/ps.txt"
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" root relay-pass shop <"$work/ps.txt" \
+    >"$work/ps_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/ps_px.out")"
+"$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" root '' shop <"$work/ps.txt" \
+    >"$work/ps_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/ps_plain.out")"
+diff -u "$work/ps_plain.out" "$work/ps_px.out" >"$work/ps.diff" ||
+    fail "prepared statements' rows differ through the proxy: $(head -60 "$work/ps.diff")"
+grep -q '^-838:59:58.999' "$work/ps_px.out" || grep -q '	-838:59:58.999	' "$work/ps_px.out" ||
+    fail "the TIME column's fraction is missing: $(head -20 "$work/ps_px.out")"
+
+cat >"$work/relay_ps.js" <<'JS'
+const mariadb = require('mariadb');
+const KEYS = ['db', 'schema', 'table', 'orgTable', 'name', 'orgName', 'columnLength', 'columnType',
+              'flags', 'scale', 'type', 'dataTypeName', 'dataTypeFormat'];
+function meta(m) {
+    const o = {};
+    for (const k of KEYS)
+        o[k] = typeof m[k] === 'function' ? m[k]() : m[k];
+    o.collation = m.collation ? m.collation.index : null;
+    return o;
+}
+const OPTS = {host: '127.0.0.1', user: 'root', database: 'shop', collation: 'UTF8MB4_GENERAL_CI',
+              bigIntAsNumber: false, decimalAsNumber: false, dateStrings: true};
+const shape = r => ({rows: Array.from(r), meta: (r.meta || []).map(meta)});
+async function attempt(f) {
+    try { return shape(await f()); } catch (e) { return {errno: e.errno, sqlState: e.sqlState, text: e.text}; }
+}
+async function run(port, password, admin) {
+    const c = await mariadb.createConnection(Object.assign({port, password}, OPTS));
+    const out = [];
+    for (const [q, v] of [['SELECT * FROM p WHERE id = ?', [1]], ['SELECT * FROM p WHERE id = ?', [2]],
+                          ['SELECT * FROM p WHERE id = ?', [3]], ['SELECT * FROM p WHERE id = ?', [9]],
+                          ['SELECT * FROM p WHERE id > ? ORDER BY id', [0]],
+                          ['SELECT id, c, d, j FROM t WHERE id = ?', [1]]])
+        out.push(await attempt(() => c.execute({sql: q, rowsAsArray: true}, v)));
+    /* a warning, as SHOW WARNINGS tells it after the statement */
+    out.push(await attempt(() => c.execute({sql: 'SELECT CAST(ch AS SIGNED) AS w FROM p WHERE id = ?',
+                                             rowsAsArray: true}, [1])));
+    out.push(Array.from(await c.query({sql: 'SHOW WARNINGS', rowsAsArray: true})));
+    /* an error after rows, then the same connection and statement again */
+    const after = 'SELECT r.id, (SELECT x.c FROM t x WHERE x.id >= r.id AND x.id <= 2) FROM t r ' +
+                  'WHERE r.id > ? ORDER BY r.id DESC';
+    out.push(await attempt(() => c.execute({sql: after, rowsAsArray: true}, [0])));
+    out.push(await attempt(() => c.execute({sql: after, rowsAsArray: true}, [1])));
+    /* the table altered between executions of the same statement */
+    const q2 = 'SELECT * FROM p2 WHERE id = ?';
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [1])));
+    await admin.query('ALTER TABLE p2 ADD COLUMN b INT DEFAULT 9');
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [1])));
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
+    await admin.query('ALTER TABLE p2 DROP COLUMN b, MODIFY a VARCHAR(20)');
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
+    /* the same columns, one of another length: the description the server resends */
+    await admin.query('ALTER TABLE p2 MODIFY a VARCHAR(30)');
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [1])));
+    out.push(await attempt(() => c.execute({sql: q2, rowsAsArray: true}, [2])));
+    await admin.query('ALTER TABLE p2 MODIFY a VARCHAR(10)'); /* as it was, for the next run */
+    await c.end();
+    /* several connections at once, each executing its statements many times */
+    const many = await Promise.all([0, 1, 2, 3].map(async k => {
+        const d = await mariadb.createConnection(Object.assign({port, password}, OPTS));
+        const got = [];
+        for (let i = 0; i < 25; i++)
+            got.push(shape(await d.execute({sql: 'SELECT id, vc, dt, de FROM p WHERE id = ?',
+                                            rowsAsArray: true}, [(i + k) % 4])).rows);
+        await d.end();
+        return got;
+    }));
+    out.push(many);
+    return JSON.stringify(out, (k, v) => typeof v === 'bigint' ? v.toString() :
+                          (v && v.type === 'Buffer' ? v.data : v));
+}
+(async () => {
+    const admin = await mariadb.createConnection(Object.assign({port: +process.argv[3], password: ''}, OPTS));
+    const a = JSON.parse(await run(+process.argv[3], '', admin));
+    const b = JSON.parse(await run(+process.argv[4], process.argv[5], admin));
+    await admin.end();
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+        if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) {
+            console.log('result ' + i + ':\nserver: ' + JSON.stringify(a[i]) + '\nproxy:  ' +
+                        JSON.stringify(b[i]));
+            process.exit(1);
+        }
+    console.log('same');
+})().catch(e => { console.log(e.stack); process.exit(1); });
+JS
+NODE_PATH=$npmdir/node_modules node "$work/relay_ps.js" - "${ports[0]}" "$port" relay-pass \
+    >"$work/node_ps.out" 2>&1 || fail "Node mariadb execute(): $(head -c 4000 "$work/node_ps.out")"
+
 px_finish proxy_relay_test
