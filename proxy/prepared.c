@@ -471,48 +471,38 @@ static bool set_with_params(proxy_client_t *c, const proxy_stmt_t *s, const dal_
     return done;
 }
 
-static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
+/* run's work once the parameters are in vals (s->nparams of them). */
+static void run_with(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e,
+                     dal_value_t *vals)
 {
-    dal_value_t *vals = calloc(s->nparams ? s->nparams : 1, sizeof *vals);
     dal_result_t *r = NULL;
     dal_error_t err;
     uint16_t i;
     int rc;
 
-    if (vals == NULL) {
-        no_memory(c);
-        return;
-    }
     for (i = 0; i < s->nparams; i++) {
         if (s->long_data[i].err == PROTO_ETOOBIG) {
             reply_err(c, 1105, "HY000", LONG_TOO_BIG);
-            free(vals);
             return;
         }
         if (s->long_data[i].err != 0) { /* part of a long value is missing */
             no_memory(c);
-            free(vals);
             return;
         }
         vals[i] = param_value(s, &e->params[i], i);
     }
-    if (s->set_sql != NULL && set_with_params(c, s, vals)) {
-        free(vals);
+    if (s->set_sql != NULL && set_with_params(c, s, vals))
         return;
-    }
     if (s->local_sql != NULL) {  /* as in COM_QUERY, its rows binary */
         bool done;
         c->binary = true;
         done = client_answer(c, s->local_sql, s->local_len);
         c->binary = false;
-        if (done) {
-            free(vals);
+        if (done)
             return;
-        }
     }
     if (s->prep == NULL) {
         reply_ok(c, 0, 0, 0);
-        free(vals);
         return;
     }
     /* a plain read's binary rows go to the client as the server sent them */
@@ -528,7 +518,24 @@ static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
         reply_result(c, r, true);
     }
     dal_result_free(r);
-    free(vals);
+}
+
+/* Most statements have a few parameters: their values on the stack, no
+ * allocation per execution. */
+enum { RUN_STACK_PARAMS = 16 };
+
+static void run(proxy_client_t *c, proxy_stmt_t *s, proto_stmt_execute_t *e)
+{
+    dal_value_t stack[RUN_STACK_PARAMS];
+    dal_value_t *vals = s->nparams <= RUN_STACK_PARAMS ? stack : calloc(s->nparams, sizeof *vals);
+
+    if (vals == NULL) {
+        no_memory(c);
+        return;
+    }
+    run_with(c, s, e, vals);
+    if (vals != stack)
+        free(vals);
 }
 
 void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len)

@@ -510,7 +510,8 @@ int proto_parse_stmt_execute(const void *payload, size_t len, uint16_t nparams,
      * packet cannot hold is refused before allocating for it. */
     if ((size_t)nparams > 8 * proto_cur_left(&c))
         return PROTO_ETRUNC;
-    out->params = calloc(nparams, sizeof *out->params);
+    out->params = nparams <= PROTO_EXECUTE_INLINE ? out->params_inl
+                                                  : calloc(nparams, sizeof *out->params);
     if (!out->params)
         return PROTO_ENOMEM;
     out->nparams = nparams;
@@ -519,8 +520,10 @@ int proto_parse_stmt_execute(const void *payload, size_t len, uint16_t nparams,
 
 void proto_stmt_execute_free(proto_stmt_execute_t *e)
 {
-    free(e->params);
-    memset(e, 0, sizeof *e);
+    if (e->params != e->params_inl)
+        free(e->params);
+    e->params = NULL;
+    e->nparams = 0;
 }
 
 void proto_stmt_execute_types(const proto_stmt_execute_t *e, uint8_t *types)

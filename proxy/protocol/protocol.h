@@ -753,14 +753,21 @@ typedef struct proto_param {
     char temporal[48];         /* storage of a date/time's text */
 } proto_param_t;
 
+/* The parameters of most executions: held in the decoded execute itself,
+ * no allocation per execution. */
+#define PROTO_EXECUTE_INLINE 8
+
 typedef struct proto_stmt_execute {
     uint32_t stmt_id;
     uint8_t flags;
     uint32_t iterations;
     bool new_params_bound;     /* the packet carried the types */
     uint16_t nparams;
-    proto_param_t *params;     /* owned: nparams entries (NULL if 0);
-                                  free with proto_stmt_execute_free */
+    proto_param_t *params;     /* nparams entries (NULL if 0): params_inl
+                                  when they fit, else owned; free with
+                                  proto_stmt_execute_free (and never copy
+                                  the struct: params may point into it) */
+    proto_param_t params_inl[PROTO_EXECUTE_INLINE];
 } proto_stmt_execute_t;
 
 /* Decode a whole COM_STMT_EXECUTE payload for a statement prepared with
