@@ -218,13 +218,24 @@ static bool has_c_comment(const char *text, size_t len)
     return false;
 }
 
+/* text[0..len) NUL-terminated in room (cap bytes) when it fits, else in
+ * an allocation (NULL when out of memory). */
+static char *piece_copy(const char *text, size_t len, char *room, size_t cap)
+{
+    if (len >= cap)
+        return text_copy(text, len);
+    memcpy(room, text, len);
+    room[len] = '\0';
+    return room;
+}
+
 /* One statement of a COM_QUERY.  A NUL byte outside quotes is a syntax
  * error, as on a server, never the statement's end.  The library gets a
- * copy with its length; when it has a C-style comment, a second copy is
- * read as the server reads it. */
+ * copy with its length (on the stack when short: most are); when it has a
+ * C-style comment, a second copy is read as the server reads it. */
 static void run_piece(proxy_client_t *c, const char *text, size_t len)
 {
-    char msg[96], *sql, *view;
+    char msg[96], room[512], *sql, *view;
     size_t at = proto_sql_stray_nul(text, &len);
 
     if (at != SIZE_MAX) {
@@ -234,7 +245,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
         reply_err(c, 1064, "42000", msg);
         return;
     }
-    view = sql = text_copy(text, len);
+    view = sql = piece_copy(text, len, room, sizeof room);
     if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
         !proto_sql_unwrap(view, len, PROTO_SERVER_VERSION_ID)) {
         free(view);
@@ -246,7 +257,8 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
         run_query(c, sql, len, view);
     if (view != sql)
         free(view);
-    free(sql);
+    if (sql != room)
+        free(sql);
 }
 
 /* COM_QUERY.  With multi-statements on, each statement's result follows
@@ -380,9 +392,13 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
             ps_reset(c, cmd.u.stmt_id);
         return 0;
     default:
-        free(c->cmd);
-        if ((c->cmd = malloc(pkt->len)) == NULL)
-            return -1;
+        if (pkt->len > c->cmd_cap) {
+            free(c->cmd);
+            c->cmd_len = c->cmd_cap = 0;
+            if ((c->cmd = malloc(pkt->len < 256 ? 256 : pkt->len)) == NULL)
+                return -1;
+            c->cmd_cap = pkt->len < 256 ? 256 : pkt->len;
+        }
         memcpy(c->cmd, pkt->payload, pkt->len);
         c->cmd_len = pkt->len;
         return 1;

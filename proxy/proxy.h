@@ -145,6 +145,7 @@ typedef struct proxy_client {
     proto_packet_t pending;           /* the command a worker runs */
     uint8_t *cmd;                     /* owned copy of its payload */
     size_t cmd_len;
+    size_t cmd_cap;                   /* cmd's room, kept for the next command */
     uint8_t seq;                      /* next sequence id to send */
     bool multi;                       /* COM_QUERY may hold several statements */
     bool more;                        /* results of the same COM_QUERY follow */

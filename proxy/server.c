@@ -315,7 +315,7 @@ static void handshake_remove(proxy_io_t *io, proxy_client_t *c)
 /* Bytes c's buffers hold, used or not. */
 static size_t held(const proxy_client_t *c)
 {
-    return c->in.in_cap + c->in.joined_cap + c->out.cap + c->wire.cap + c->cmd_len;
+    return c->in.in_cap + c->in.joined_cap + c->out.cap + c->wire.cap + c->cmd_cap;
 }
 
 static void drop(proxy_io_t *io, proxy_client_t *c)
@@ -680,10 +680,10 @@ static void shrink(proxy_io_t *io, proxy_client_t *c)
         proto_buf_shrink(&c->out, KEEP_BYTES);
         proto_buf_shrink(&c->wire, KEEP_BYTES);
     }
-    if (c->cmd_len > KEEP_BYTES) {
+    if (c->cmd_cap > KEEP_BYTES) {
         free(c->cmd);
         c->cmd = NULL;
-        c->cmd_len = 0;
+        c->cmd_len = c->cmd_cap = 0;
     }
     if (before - held(c) > KEEP_BYTES)
         io->trim_due = true;
