@@ -45,6 +45,9 @@ void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
+    /* as a server's end_connection: killed, or gone without COM_QUIT */
+    if (c->logged_in && (!c->quit || atomic_load(&c->killed)))
+        atomic_fetch_add(&c->px->aborted_clients, 1);
     ps_free_all(c);
     diag_free(c);
     /* the session's state on the servers (a GET_LOCK's lock, a temporary
@@ -359,6 +362,7 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
     processlist_end(c);  /* not idle: wait_timeout counts from now */
     switch (pkt->payload[0]) {
     case PROTO_COM_QUIT:
+        c->quit = true;
         return -1;
     case PROTO_COM_PING:
         reply_ok(c, 0, 0, 0);

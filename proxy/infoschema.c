@@ -23,6 +23,10 @@
  * AUTOCOMMIT row reads OFF, and `SHOW [SESSION | LOCAL] VARIABLES [LIKE p |
  * WHERE e]` a SELECT over it with SHOW's names (Variable_name, Value, the
  * names in lower case, in order), as a server answers them.
+ *
+ * information_schema.GLOBAL_STATUS and SESSION_STATUS become derived
+ * tables whose THREADS_CONNECTED and ABORTED_CLIENTS rows are the
+ * proxy's counts, as SHOW STATUS answers them (processlist.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -341,20 +345,56 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_bu
     return rc;
 }
 
+/* The derived table standing for a status view: the server's rows, with
+ * THREADS_CONNECTED the number of the proxy's clients and ABORTED_CLIENTS
+ * the number of them that ended without COM_QUIT (the servers' count
+ * dal's pooled connections, which are not the clients). */
+static void put_status(proxy_client_t *c, int view, proto_buf_t *b)
+{
+    char n[64];
+
+    put(b, "(SELECT VARIABLE_NAME, CASE VARIABLE_NAME WHEN 'THREADS_CONNECTED' THEN '");
+    snprintf(n, sizeof n, "%zu", processlist_connected(c->px));
+    put(b, n);
+    put(b, "' WHEN 'ABORTED_CLIENTS' THEN '");
+    snprintf(n, sizeof n, "%llu", (unsigned long long)atomic_load(&c->px->aborted_clients));
+    put(b, n);
+    put(b, "' ELSE VARIABLE_VALUE END AS VARIABLE_VALUE FROM information_schema.");
+    put(b, infoschema_view_name(view));
+    /* as put_derived: the server keeps the client's column names */
+    put(b, " LIMIT 18446744073709551615)");
+}
+
 /* Is the session's autocommit 0? */
 static bool manual(const proxy_client_t *c)
 {
     return (dal_session_status(c->session) & DAL_SERVER_STATUS_AUTOCOMMIT) == 0;
 }
 
+/* A status view, whose client counts are the proxy's. */
+static bool is_status(int view)
+{
+    return view == INFOSCHEMA_GLOBAL_STATUS || view == INFOSCHEMA_SESSION_STATUS;
+}
+
+/* A view of the tables, which needs the mapping of the sharded ones. */
+static bool of_tables(int view)
+{
+    return view == INFOSCHEMA_TABLES || view == INFOSCHEMA_COLUMNS ||
+           view == INFOSCHEMA_STATISTICS;
+}
+
 /* Does the reference need a derived table: a view of the logical tables
  * (not in no database, where the statement reads the server's views as
  * written on the connection in none, as the session's statements run),
- * or the session variables while autocommit is the session's 0? */
+ * the session variables while autocommit is the session's 0, or a status
+ * view (always)? */
 static bool replaced(const proxy_client_t *c, int view)
 {
     if (view == INFOSCHEMA_SESSION_VARIABLES)
         return manual(c);
+    if (is_status(view))
+        return true;
     return view != INFOSCHEMA_DATABASE && !dal_session_no_database(c->session);
 }
 
@@ -367,8 +407,7 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
     size_t i, at = 0;
     int rc = 0;
 
-    for (i = 0; i < n && !(replaced(c, refs[i].view) &&
-                           refs[i].view != INFOSCHEMA_SESSION_VARIABLES); i++)
+    for (i = 0; i < n && !(replaced(c, refs[i].view) && of_tables(refs[i].view)); i++)
         ;
     if (i < n)  /* a view of the tables is read */
         rc = map_tables(c, &m, err);
@@ -389,6 +428,8 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
         if (refs[i].view == INFOSCHEMA_SESSION_VARIABLES)
             put(&b, "(SELECT VARIABLE_NAME, IF(VARIABLE_NAME = 'AUTOCOMMIT', 'OFF', VARIABLE_VALUE)"
                     " AS VARIABLE_VALUE FROM information_schema.SESSION_VARIABLES)");
+        else if (is_status(refs[i].view))
+            put_status(c, refs[i].view, &b);
         else
             rc = put_derived(c, &m, refs[i].view, &b, err);
         if (!refs[i].aliased) {

@@ -1,8 +1,9 @@
 /*
  * infoschema.h -- the references to information_schema.TABLES, COLUMNS,
- * STATISTICS and SESSION_VARIABLES in a statement's text
- * (infoschema_scan.c), which infoschema.c replaces by derived tables over
- * the logical tables and the session's own autocommit.
+ * STATISTICS, SESSION_VARIABLES, GLOBAL_STATUS and SESSION_STATUS in a
+ * statement's text (infoschema_scan.c), which infoschema.c replaces by
+ * derived tables over the logical tables, the session's own autocommit
+ * and the proxy's own client counts.
  */
 #ifndef DAL_PROXY_INFOSCHEMA_H
 #define DAL_PROXY_INFOSCHEMA_H
@@ -21,6 +22,7 @@ typedef struct infoschema_ref {
 
 enum {
     INFOSCHEMA_TABLES, INFOSCHEMA_COLUMNS, INFOSCHEMA_STATISTICS, INFOSCHEMA_SESSION_VARIABLES,
+    INFOSCHEMA_GLOBAL_STATUS, INFOSCHEMA_SESSION_STATUS,
     INFOSCHEMA_DATABASE  /* a call DATABASE() or SCHEMA(): the proxy's schema */
 };
 
@@ -31,8 +33,8 @@ enum {
  * qualifier after a dot) is none. */
 size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size_t max);
 
-/* "TABLES", "COLUMNS", "STATISTICS" or "SESSION_VARIABLES" (static), for
- * a view. */
+/* "TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES",
+ * "GLOBAL_STATUS" or "SESSION_STATUS" (static), for a view. */
 const char *infoschema_view_name(int view);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * infoschema_scan.c -- where a statement names information_schema.TABLES,
- * COLUMNS, STATISTICS or SESSION_VARIABLES (infoschema.h): text only, no
- * server.
+ * COLUMNS, STATISTICS, SESSION_VARIABLES, GLOBAL_STATUS or SESSION_STATUS
+ * (infoschema.h): text only, no server.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -10,7 +10,8 @@
 
 #include "infoschema.h"
 
-static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES"};
+static const char *const views[] = {"TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES",
+                                    "GLOBAL_STATUS", "SESSION_STATUS"};
 
 static bool word_char(char ch)
 {

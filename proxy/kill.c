@@ -125,6 +125,7 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
     else if (query_only)
         out = KILL_DONE;                        /* nothing runs: a no-op, as on a server */
     else {
+        atomic_store(&t->killed, true);  /* Aborted_clients counts it */
         if (t != self)
             shutdown(t->fd, SHUT_RDWR);
         out = KILL_DONE;

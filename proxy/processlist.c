@@ -1,7 +1,8 @@
 /*
  * processlist.c -- SHOW [FULL] PROCESSLIST and information_schema.PROCESSLIST
  * with the proxy's clients; SHOW STATUS with Threads_connected the
- * number of those clients.
+ * number of those clients and Aborted_clients the number of them that
+ * ended without COM_QUIT since FLUSH STATUS.
  *
  * A server would list the backend connections of dal's pools, whose ids a
  * client can neither KILL nor find in CONNECTION_ID().  The proxy lists
@@ -433,47 +434,92 @@ static bool is_show_status(const char *sql)
     return text_word_is(&p, "STATUS");
 }
 
-/* SHOW STATUS's rows as they go out: Threads_connected's value the
- * proxy's count. */
+/* SHOW STATUS's rows as they go out: Threads_connected's and
+ * Aborted_clients' values the proxy's counts. */
 typedef struct status_map {
-    char count[24];
-    bool hit;            /* this row is Threads_connected's */
+    char connected[24], aborted[24];
+    const char *hit;     /* this row's value, or NULL: the server's */
 } status_map_t;
 
 static void status_value(void *user, size_t column, const char **val, size_t *len)
 {
     status_map_t *m = user;
 
-    if (column == 0)
-        m->hit = *len == 17 && strncasecmp(*val, "Threads_connected", 17) == 0;
-    else if (column == 1 && m->hit) {
-        *val = m->count;
-        *len = strlen(m->count);
+    if (column == 0) {
+        m->hit = NULL;
+        if (*len == 17 && strncasecmp(*val, "Threads_connected", 17) == 0)
+            m->hit = m->connected;
+        else if (*len == 15 && strncasecmp(*val, "Aborted_clients", 15) == 0)
+            m->hit = m->aborted;
+    } else if (column == 1 && m->hit != NULL) {
+        *val = m->hit;
+        *len = strlen(m->hit);
     }
 }
 
-/* SHOW STATUS run on the servers as it is, with Threads_connected the
- * number of the proxy's clients, as a server counts its own connections
- * (the servers' would count dal's pooled connections, which stay when
- * clients go: mysqltest's wait_until_count_sessions.inc waits on it). */
-static void show_status(proxy_client_t *c, const char *sql, size_t len)
+size_t processlist_connected(proxy_t *px)
 {
-    proxy_t *px = c->px;
     proxy_client_t *t;
-    status_map_t m = {.hit = false};
     size_t n = 0;
-    dal_result_t *r = NULL;
-    dal_error_t err;
 
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
         n += t->state == CLIENT_COMMAND;
     pthread_mutex_unlock(&px->clients_mu);
-    snprintf(m.count, sizeof m.count, "%zu", n);
+    return n;
+}
+
+/* SHOW STATUS run on the servers as it is, with Threads_connected the
+ * number of the proxy's clients, as a server counts its own connections
+ * (the servers' would count dal's pooled connections, which stay when
+ * clients go: mysqltest's wait_until_count_sessions.inc waits on it), and
+ * Aborted_clients the proxy's (the servers' pooled connections are not
+ * the clients that end). */
+static void show_status(proxy_client_t *c, const char *sql, size_t len)
+{
+    status_map_t m = {.hit = NULL};
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    snprintf(m.connected, sizeof m.connected, "%zu", processlist_connected(c->px));
+    snprintf(m.aborted, sizeof m.aborted, "%llu",
+             (unsigned long long)atomic_load(&c->px->aborted_clients));
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0)
         reply_dal_error(c, &err);
     else
         reply_result_map(c, r, false, status_value, &m);
+    dal_result_free(r);
+}
+
+/* FLUSH [NO_WRITE_TO_BINLOG | LOCAL] STATUS: true. */
+static bool is_flush_status(const char *sql)
+{
+    const char *p = sql;
+
+    if (!text_word_is(&p, "FLUSH"))
+        return false;
+    if (!text_word_is(&p, "NO_WRITE_TO_BINLOG"))
+        (void)text_word_is(&p, "LOCAL");
+    if (!text_word_is(&p, "STATUS"))
+        return false;
+    while (isspace((unsigned char)*p) || *p == ';')
+        p++;
+    return *p == '\0';
+}
+
+/* FLUSH STATUS run on the servers, then the proxy's Aborted_clients set
+ * to 0, as the statement resets a server's. */
+static void flush_status(proxy_client_t *c, const char *sql, size_t len)
+{
+    dal_result_t *r = NULL;
+    dal_error_t err;
+
+    if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0) {
+        reply_dal_error(c, &err);
+        return;
+    }
+    atomic_store(&c->px->aborted_clients, 0);
+    reply_result(c, r, false);
     dal_result_free(r);
 }
 
@@ -487,6 +533,10 @@ bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
 
     if (is_show_status(sql)) {
         show_status(c, sql, len);
+        return true;
+    }
+    if (is_flush_status(sql)) {
+        flush_status(c, sql, len);
         return true;
     }
     if (is_show(sql, &full)) {

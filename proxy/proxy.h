@@ -78,6 +78,10 @@ typedef struct proxy {
     bool inline_io;                   /* [proxy] inline_io: commands run on the I/O threads */
     atomic_uint nclients;             /* connected now */
     atomic_uint_fast64_t accepted, refused, auth_failed; /* totals, for the monitors */
+    /* Aborted_clients: logged-in clients that ended without COM_QUIT
+     * (killed, hung up, timed out, a network error), as a server counts
+     * them; FLUSH STATUS sets it to 0 */
+    atomic_uint_fast64_t aborted_clients;
     proxy_guard_t *guard;             /* owned: failed logins per address (guard.c) */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
@@ -127,6 +131,9 @@ typedef struct proxy_client {
                                          not read yet (a COM_QUIT): connected until
                                          they are, as on a server (server.c's hung_up):
                                          judged again at its next command */
+    bool logged_in;                   /* it reached CLIENT_COMMAND */
+    bool quit;                        /* it sent COM_QUIT */
+    atomic_bool killed;               /* a KILL CONNECTION ended it */
     uint64_t caps;                    /* agreed capabilities */
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
     char user[64];
@@ -203,7 +210,8 @@ enum { PROXY_IDLE_TRX_ANY, PROXY_IDLE_TRX_READONLY, PROXY_IDLE_TRX_WRITE };
 /* A new client on fd (accepted, non-blocking): sends the handshake into
  * its output buffer.  NULL if out of memory (fd is then closed). */
 proxy_client_t *client_new(proxy_t *px, struct proxy_io *io, int fd, const char *peer);
-/* Free c: its session, buffers, and close its socket. */
+/* Free c: its session, buffers, and close its socket; a logged-in
+ * client that did not quit (or was killed) counts in Aborted_clients. */
 void client_free(proxy_client_t *c);
 /*
  * Take the packets that arrived (on the I/O thread).  Returns 1 if a
@@ -347,6 +355,8 @@ void processlist_end(proxy_client_t *c);
  * information_schema.PROCESSLIST, answer it with the proxy's clients and
  * return true; else false. */
 bool processlist_statement(proxy_client_t *c, const char *sql, size_t len);
+/* Threads_connected: the number of the proxy's logged-in clients. */
+size_t processlist_connected(proxy_t *px);
 
 /* ------------------------------------------------------------ users.c */
 
@@ -369,10 +379,10 @@ bool users_reread(proxy_t *px);
 /* ------------------------------------------------------------ infoschema.c */
 
 /* A statement reading information_schema.TABLES, COLUMNS or STATISTICS,
- * or with autocommit 0 SESSION_VARIABLES or `SHOW [SESSION] VARIABLES`:
- * run with the logical tables in place of the physical ones and the
- * session's autocommit (infoschema.c) and answered (true); false for any
- * other.  sql: len bytes, a NUL after them, NUL bytes only inside strings
+ * GLOBAL_STATUS or SESSION_STATUS, or with autocommit 0 SESSION_VARIABLES
+ * or `SHOW [SESSION] VARIABLES`: run with the logical tables in place of
+ * the physical ones, the proxy's client counts and the session's
+ * autocommit (infoschema.c) and answered (true); false for any other.  sql: len bytes, a NUL after them, NUL bytes only inside strings
  * and comments. */
 bool infoschema_query(proxy_client_t *c, const char *sql, size_t len);
 

@@ -27,6 +27,11 @@ prints what it saw; the two must be the same:
   sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
               while 3 more are connected, back to the first count once they
               close (as mysqltest's wait_until_count_sessions.inc waits)
+  aborted     Aborted_clients after FLUSH STATUS, read with SHOW GLOBAL STATUS
+              and information_schema.GLOBAL_STATUS and SESSION_STATUS: 0 after
+              a client's close (COM_QUIT), 1 after a client that ran KILL
+              CONNECTION_ID() (1927), 2 after a client whose socket closed
+              without COM_QUIT; THREADS_CONNECTED of the views as SHOW STATUS's
   idle        idle_transaction_timeout, idle_readonly_transaction_timeout and
               idle_write_transaction_timeout close the client's connection
               as a server does (its next statement gets 2006 or 2013), and
@@ -288,6 +293,49 @@ def sessions(port):
     return seen
 
 
+def aborted_clients(conn, want):
+    """Aborted_clients once it reaches want (a server counts a client when
+    its thread ends, after the client has gone), or after 5 s."""
+    for _ in range(50):
+        n = int(run(conn, "SHOW GLOBAL STATUS LIKE 'Aborted_clients'")[0][1])
+        if n >= want:
+            break
+        time.sleep(0.1)
+    return n
+
+
+def aborted(port):
+    c = connect(port)
+    seen = [("FLUSH STATUS", run(c, "FLUSH STATUS"))]
+    x = connect(port)
+    x.close()
+    time.sleep(0.5)
+    seen.append(("after a close", aborted_clients(c, 0)))
+    k = connect(port)
+    seen.append(("KILL CONNECTION_ID()", run(k, "KILL CONNECTION_ID()")))
+    try:
+        k.close()
+    except pymysql.MySQLError:
+        pass
+    seen.append(("after a killed client", aborted_clients(c, 1)))
+    s = connect(port)
+    close_socket(s, False)
+    seen.append(("after a socket closed", aborted_clients(c, 2)))
+    for view in ("GLOBAL_STATUS", "SESSION_STATUS"):
+        sql = ("SELECT VARIABLE_VALUE FROM INFORMATION_SCHEMA.%s "
+               "WHERE VARIABLE_NAME='aborted_clients'" % view)
+        with c.cursor() as cur:
+            cur.execute(sql)
+            seen.append((view, ([d[0] for d in cur.description], list(cur.fetchall()))))
+        seen.append((view + "'s THREADS_CONNECTED as SHOW STATUS's",
+                     run(c, "SELECT VARIABLE_VALUE FROM information_schema.%s "
+                            "WHERE VARIABLE_NAME = 'THREADS_CONNECTED'" % view)[0][0] ==
+                     run(c, "SHOW STATUS LIKE 'Threads_connected'")[0][1]))
+    seen.append(("SHOW STATUS WHERE", run(c, "SHOW STATUS WHERE Variable_name = 'Aborted_clients'")))
+    c.close()
+    return seen
+
+
 def released(port, rounds=40):
     b = connect(port)
     free = 0
@@ -323,7 +371,7 @@ def names(port):
 
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
-    cases = (packet, ftwrl, sessions, idle, state, names, hangup, released)
+    cases = (packet, ftwrl, sessions, aborted, idle, state, names, hangup, released)
     if len(sys.argv) > 3:
         cases = [globals()[name] for name in sys.argv[3:]]
     bad = 0
