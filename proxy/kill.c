@@ -55,28 +55,33 @@ void kill_unregister(proxy_client_t *c)
     pthread_mutex_unlock(&px->clients_mu);
 }
 
+/* The old session is closed with session_mu free: closing may wait for
+ * its servers (a rollback), and a wait in an inline statement runs the
+ * thread's other clients, whose KILL QUERY or hang-up of c takes it. */
 void kill_set_session(proxy_client_t *c, dal_session_t *s)
 {
+    dal_session_t *old;
+
     pthread_mutex_lock(&c->session_mu);
-    dal_session_close(c->session);
+    old = c->session;
     c->session = s;
     pthread_mutex_unlock(&c->session_mu);
+    dal_session_close(old);
 }
 
 /*
  * On the thread running c's command, so c->session is c's own: session_mu
- * only keeps a KILL QUERY's reading of it out.  Tried, never waited for:
- * held, it is a KILL QUERY stopping the statement already, or c's own
- * command replacing the session (COM_CHANGE_USER), whose lock this thread
- * may hold inside a wait.
+ * only keeps another thread's reading of it (a KILL QUERY, a process list
+ * reading its State) out, and is waited for: a hang-up is seen once, and
+ * one lost to a reader of the list would leave the client's statement
+ * running on its servers.
  */
 void kill_hang_up(proxy_client_t *c)
 {
     if (c->hung_up)
         return;
     c->hung_up = true;
-    if (pthread_mutex_trylock(&c->session_mu) != 0)
-        return;
+    pthread_mutex_lock(&c->session_mu);
     if (c->session != NULL)
         dal_session_hang_up(c->session);
     pthread_mutex_unlock(&c->session_mu);

@@ -139,9 +139,12 @@ typedef struct proxy_client {
     char user[64];
     uint8_t charset;                  /* the handshake's collation id */
     char peer[64];                    /* "127.0.0.1" for messages */
-    dal_session_t *session;           /* owned once authenticated; replaced and
-                                         closed under session_mu */
-    pthread_mutex_t session_mu;       /* held by a KILL QUERY using session (kill.c) */
+    dal_session_t *session;           /* owned once authenticated; replaced
+                                         under session_mu */
+    pthread_mutex_t session_mu;       /* held while another thread uses session
+                                         (KILL QUERY, the process list) and by
+                                         a hang-up (kill.c); never across a
+                                         wait of c's own thread */
     proxy_diag_t *diag;               /* owned: the last statement's warnings and
                                          errors (diag.c), or NULL */
     proto_reader_t in;                /* plaintext packets from the client */
@@ -422,9 +425,9 @@ bool diag_statement(proxy_client_t *c, const char *sql, size_t len);
  * client_free), which KILL searches by connection id. */
 void kill_register(proxy_client_t *c);
 void kill_unregister(proxy_client_t *c);
-/* Close c's session and put s (NULL: none; owned by c from now on) in its
- * place, under c->session_mu: a KILL QUERY of another client may be
- * using the old one. */
+/* Put s (NULL: none; owned by c from now on) in place of c's session,
+ * under c->session_mu (a KILL QUERY of another client may be using the
+ * old one), then close the old one. */
 void kill_set_session(proxy_client_t *c, dal_session_t *s);
 /* c's client hung up (its socket's end of input or an error) while c's
  * command runs: the servers running its statement see their client go

@@ -271,6 +271,39 @@ def hangup(port):
     return seen
 
 
+def hangup_watched(port, rounds=30):
+    """Hang-ups while other clients read the process list (which reads
+    every running client's State): each wait still ends."""
+    waiting = "SELECT GET_LOCK('huw', 3600)"
+    stop = threading.Event()
+
+    def read_list():
+        w = connect(port)
+        while not stop.is_set():
+            run(w, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'")
+        w.close()
+
+    readers = [threading.Thread(target=read_list) for _ in range(3)]
+    for t in readers:
+        t.start()
+    a, watch = connect(port), connect(port)
+    run(a, "SELECT GET_LOCK('huw', 0)")
+    ended = 0
+    for _ in range(rounds):
+        b = connect(port)
+        b._execute_command(3, waiting)  # COM_QUERY, its answer never read
+        wait_state(watch, "User lock", waiting)
+        close_socket(b, False)
+        ended += count_running(watch, waiting, 0, 5)
+    stop.set()
+    for t in readers:
+        t.join()
+    run(a, "SELECT RELEASE_LOCK('huw')")
+    a.close()
+    watch.close()
+    return [("waits ended, of %d hang-ups" % rounds, ended)]
+
+
 def threads_connected(conn):
     return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
 
@@ -371,7 +404,8 @@ def names(port):
 
 def main():
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
-    cases = (packet, ftwrl, sessions, aborted, idle, state, names, hangup, released)
+    cases = (packet, ftwrl, sessions, aborted, idle, state, names, hangup, hangup_watched,
+             released)
     if len(sys.argv) > 3:
         cases = [globals()[name] for name in sys.argv[3:]]
     bad = 0

@@ -9,7 +9,8 @@
 # shows the server's State of a client waiting for a lock; a statement over
 # max_allowed_packet, prepared, leaves later clients working; a client that
 # hangs up while its statement waits for a lock ends that wait as on a
-# server (inline and, with inline_io = false, on a worker).  A pass-through
+# server (inline and, with inline_io = false, on a worker; inline also
+# while other clients read the process list).  A pass-through
 # configuration (one datasource, the server's own accounts).  Starts its own
 # MariaDB server; never skips.
 set -euo pipefail
