@@ -68,6 +68,14 @@ typedef struct inline_run {
     struct inline_run *next_free;
 } inline_run_t;
 
+/* A connection one I/O thread accepted for another (io_pick). */
+typedef struct handoff {
+    int fd;
+    uint16_t port;
+    char peer[64];
+    struct handoff *next;
+} handoff_t;
+
 /* One I/O thread: its epoll, listeners, and clients handed back by workers. */
 typedef struct proxy_io {
     proxy_t *px;
@@ -77,7 +85,9 @@ typedef struct proxy_io {
     int listeners[MAX_LISTEN];
     size_t nlisteners;
     pthread_mutex_t mu;
-    proxy_client_t *done_head;       /* clients back from a worker */
+    proxy_client_t *done_head;       /* clients back from a worker, under mu */
+    handoff_t *handoffs;             /* owned: connections to adopt, under mu */
+    atomic_uint nclients;            /* its clients, with those handed to it */
     proxy_client_t *held;            /* clients whose login reply waits (guard.c) */
     uint64_t held_due;               /* the earliest hold_until of held */
     atomic_uint busy;                /* its clients a worker has now */
@@ -326,6 +336,7 @@ static void drop(proxy_io_t *io, proxy_client_t *c)
     if (held(c) > KEEP_BYTES)
         io->trim_due = true;
     proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
+    atomic_fetch_sub(&io->nclients, 1);
     client_free(c);
 }
 
@@ -818,6 +829,98 @@ static uint16_t peer_port(const struct sockaddr_storage *sa)
     return 0;
 }
 
+/* Start serving a connection on io: its handshake sent, its socket in
+ * io's epoll.  Counted already in px->nclients and io->nclients. */
+static void adopt(proxy_io_t *io, int fd, const char *peer, uint16_t port)
+{
+    proxy_t *px = io->px;
+    proxy_client_t *c = client_new(px, io, fd, peer);
+
+    if (c != NULL)
+        c->peer_port = port;
+    if (c == NULL || flush(c) != 0) {
+        if (c != NULL)
+            client_free(c);
+        atomic_fetch_sub(&px->nclients, 1);
+        atomic_fetch_sub(&io->nclients, 1);
+        return;
+    }
+    handshake_add(io, c);
+    watch(io, c, EPOLL_CTL_ADD);
+    proxy_count(px, "accepted", atomic_fetch_add(&px->accepted, 1) + 1);
+    proxy_count(px, "connected", atomic_load(&px->nclients));
+}
+
+/*
+ * The I/O thread with the fewest clients (self on a tie), counted for the
+ * new one.  SO_REUSEPORT spreads connections by a hash of their addresses,
+ * which leaves one thread with three of four clients as often as not:
+ * with the few long-lived connections of a pool, that thread's core is
+ * the limit while the other idles.
+ */
+static proxy_io_t *io_pick(proxy_io_t *self)
+{
+    proxy_t *px = self->px;
+    proxy_io_t *best = self;
+    unsigned int least = atomic_load(&self->nclients);
+    size_t i;
+
+    for (i = 0; i < px->nios; i++) {
+        unsigned int n = atomic_load(&px->ios[i].nclients);
+        if (n < least) {
+            least = n;
+            best = &px->ios[i];
+        }
+    }
+    atomic_fetch_add(&best->nclients, 1);
+    return best;
+}
+
+/* Give fd to io's thread (it adopts it when woken); closed if it cannot. */
+static void hand_off(proxy_io_t *io, int fd, const char *peer, uint16_t port)
+{
+    handoff_t *h = malloc(sizeof *h);
+    uint64_t one = 1;
+
+    if (h == NULL) {
+        close(fd);
+        atomic_fetch_sub(&io->px->nclients, 1);
+        atomic_fetch_sub(&io->nclients, 1);
+        return;
+    }
+    h->fd = fd;
+    h->port = port;
+    snprintf(h->peer, sizeof h->peer, "%s", peer);
+    pthread_mutex_lock(&io->mu);
+    h->next = io->handoffs;
+    io->handoffs = h;
+    pthread_mutex_unlock(&io->mu);
+    if (write(io->wake, &one, sizeof one) < 0)
+        (void)0; /* the counter is full: a wake is pending anyway */
+}
+
+/* Adopt the connections other threads handed to io. */
+static void adopt_handoffs(proxy_io_t *io)
+{
+    handoff_t *h, *next;
+
+    pthread_mutex_lock(&io->mu);
+    h = io->handoffs;
+    io->handoffs = NULL;
+    pthread_mutex_unlock(&io->mu);
+    for (; h != NULL; h = next) {
+        next = h->next;
+        if (atomic_load(&io->px->stopping)) {
+            close(h->fd);
+            atomic_fetch_sub(&io->px->nclients, 1);
+            atomic_fetch_sub(&io->nclients, 1);
+        } else {
+            adopt(io, h->fd, h->peer, h->port);
+        }
+        free(h);
+    }
+}
+
 static void accept_all(proxy_io_t *io, int lfd)
 {
     proxy_t *px = io->px;
@@ -827,7 +930,7 @@ static void accept_all(proxy_io_t *io, int lfd)
     int fd, one = 1;
 
     while ((fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-        proxy_client_t *c;
+        proxy_io_t *to;
         if (sa.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, peer, sizeof peer);
         else if (sa.ss_family == AF_INET6)
@@ -847,19 +950,11 @@ static void accept_all(proxy_io_t *io, int lfd)
             len = sizeof sa;
             continue;
         }
-        if ((c = client_new(px, io, fd, peer)) != NULL)
-            c->peer_port = peer_port(&sa);
-        if (c == NULL) {
-            atomic_fetch_sub(&px->nclients, 1);
-        } else if (flush(c) != 0) {
-            client_free(c);
-            atomic_fetch_sub(&px->nclients, 1);
-        } else {
-            handshake_add(io, c);
-            watch(io, c, EPOLL_CTL_ADD);
-            proxy_count(px, "accepted", atomic_fetch_add(&px->accepted, 1) + 1);
-            proxy_count(px, "connected", atomic_load(&px->nclients));
-        }
+        to = io_pick(io);
+        if (to == io)
+            adopt(io, fd, peer, peer_port(&sa));
+        else
+            hand_off(to, fd, peer, peer_port(&sa));
         len = sizeof sa;
     }
 }
@@ -1004,7 +1099,8 @@ static void close_idle(proxy_io_t *io, uint64_t now)
     } while (n == 64);
 }
 
-/* Clients a worker finished: write their replies, read on. */
+/* Connections handed to io, and clients a worker finished: write their
+ * replies, read on. */
 static void woken(proxy_io_t *io)
 {
     uint64_t n;
@@ -1012,6 +1108,7 @@ static void woken(proxy_io_t *io)
 
     if (read(io->wake, &n, sizeof n) < 0)
         (void)0; /* a spurious wake: the list below is what counts */
+    adopt_handoffs(io);
     pthread_mutex_lock(&io->mu);
     c = io->done_head;
     io->done_head = NULL;
@@ -1394,6 +1491,8 @@ int proxy_serve(proxy_t *px, const char *listen, unsigned threads)
     for (i = 0; i < px->nworkers; i++)
         pthread_join(px->workers[i], NULL);
     for (i = 0; i < px->nios; i++) {
+        atomic_store(&px->stopping, true);
+        adopt_handoffs(&px->ios[i]); /* (closes those not adopted yet) */
         close(px->ios[i].ep);
         close(px->ios[i].wake);
     }

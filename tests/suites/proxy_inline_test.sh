@@ -5,7 +5,9 @@
 # allows -- 64 coroutines of the thread plus its 4 workers, seen in the
 # server's own PROCESSLIST -- and never more; with inline_io = false, the
 # 4 workers alone.  Every client gets the server's answer, and dal-proxy
-# stops cleanly after.  Starts its own MariaDB server; never skips.
+# stops cleanly after.  With two I/O threads, new clients go to the one
+# with fewer (read from each thread's epoll in /proc), whatever ports the
+# clients come from.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -69,5 +71,68 @@ for mode in true false; do
     sleep 0.5
     px_stop "${pids[-1]}" "$work/px_$mode.log"
 done
+
+# spread PORT PID: per round, 4 clients connect and stay idle; prints the
+# number of them in each epoll of the proxy (its I/O threads'), sorted
+spread() {
+    PX_PORT=$1 PX_PID=$2 "$py" - <<'PY'
+import os, re, time, pymysql
+port, pid = int(os.environ["PX_PORT"]), os.environ["PX_PID"]
+
+def client_inodes():
+    """Socket inodes of the proxy's established client connections."""
+    out = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(f).readlines()[1:]:
+            x = line.split()
+            if int(x[1].split(":")[1], 16) == port and x[3] == "01":
+                out.add(x[9])
+    return out
+
+def per_epoll():
+    inodes, counts = client_inodes(), []
+    fds = os.listdir("/proc/%s/fd" % pid)
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%s/fd/%s" % (pid, fd)) != "anon_inode:[eventpoll]":
+                continue
+            tfds = re.findall(r"^tfd:\s+(\d+)", open("/proc/%s/fdinfo/%s" % (pid, fd)).read(), re.M)
+        except OSError:
+            continue
+        n = 0
+        for t in tfds:
+            try:
+                m = re.match(r"socket:\[(\d+)\]", os.readlink("/proc/%s/fd/%s" % (pid, t)))
+            except OSError:
+                continue
+            n += m is not None and m.group(1) in inodes
+        counts.append(n)
+    return sorted(counts)
+
+for _ in range(6):
+    conns = [pymysql.connect(host="127.0.0.1", port=port, user="app",
+                             password=os.environ["PX_TEST_PASSWORD"], database="plain")
+             for _ in range(4)]
+    print(" ".join(map(str, per_epoll())))
+    for c in conns:
+        c.close()
+    for _ in range(100):
+        if not client_inodes():
+            break
+        time.sleep(0.05)
+PY
+}
+port=$("$harness/cluster.sh" free-port)
+{
+    printf '[datasource ds0]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/plain\n' "${ports[0]}"
+    printf '[dal]\ndefault_datasource = ds0\n'
+    px_ini_proxy "$port" plain "" "threads = 2"
+} >"$work/px_spread.ini"
+px_start "$work/px_spread.ini" "$port"
+spread "$port" "${pids[-1]}" >"$work/spread" || fail "two I/O threads: the clients could not be counted"
+uneven=$(grep -cvx '2 2' "$work/spread" || true)
+[ "$uneven" = 0 ] || fail "two I/O threads: 4 clients spread as $(tr '\n' ',' <"$work/spread") over the threads' epolls in 6 rounds, want 2 2 each time"
+sleep 0.5
+px_stop "${pids[-1]}" "$work/px_spread.log"
 
 px_finish proxy_inline_test.sh
