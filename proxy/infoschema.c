@@ -346,20 +346,23 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_bu
 }
 
 /* The derived table standing for a status view: the server's rows, with
- * THREADS_CONNECTED the number of the proxy's clients and ABORTED_CLIENTS
- * the number of them that ended without COM_QUIT (the servers' count
- * dal's pooled connections, which are not the clients). */
+ * the values of the variables processlist_status names (THREADS_CONNECTED,
+ * ABORTED_CLIENTS) the proxy's counts. */
 static void put_status(proxy_client_t *c, int view, proto_buf_t *b)
 {
-    char n[64];
+    processlist_status_t st[PROCESSLIST_STATUS_N];
+    size_t i;
 
-    put(b, "(SELECT VARIABLE_NAME, CASE VARIABLE_NAME WHEN 'THREADS_CONNECTED' THEN '");
-    snprintf(n, sizeof n, "%zu", processlist_connected(c->px));
-    put(b, n);
-    put(b, "' WHEN 'ABORTED_CLIENTS' THEN '");
-    snprintf(n, sizeof n, "%llu", (unsigned long long)atomic_load(&c->px->aborted_clients));
-    put(b, n);
-    put(b, "' ELSE VARIABLE_VALUE END AS VARIABLE_VALUE FROM information_schema.");
+    processlist_status(c->px, st);
+    put(b, "(SELECT VARIABLE_NAME, CASE VARIABLE_NAME");
+    for (i = 0; i < PROCESSLIST_STATUS_N; i++) {
+        put(b, " WHEN '");
+        put(b, st[i].name);
+        put(b, "' THEN '");
+        put(b, st[i].value);
+        put(b, "'");
+    }
+    put(b, " ELSE VARIABLE_VALUE END AS VARIABLE_VALUE FROM information_schema.");
     put(b, infoschema_view_name(view));
     /* as put_derived: the server keeps the client's column names */
     put(b, " LIMIT 18446744073709551615)");

@@ -434,30 +434,31 @@ static bool is_show_status(const char *sql)
     return text_word_is(&p, "STATUS");
 }
 
-/* SHOW STATUS's rows as they go out: Threads_connected's and
- * Aborted_clients' values the proxy's counts. */
+/* SHOW STATUS's rows as they go out: the values of the variables
+ * processlist_status names the proxy's counts. */
 typedef struct status_map {
-    char connected[24], aborted[24];
+    processlist_status_t st[PROCESSLIST_STATUS_N];
     const char *hit;     /* this row's value, or NULL: the server's */
 } status_map_t;
 
 static void status_value(void *user, size_t column, const char **val, size_t *len)
 {
     status_map_t *m = user;
+    size_t i;
 
     if (column == 0) {
         m->hit = NULL;
-        if (*len == 17 && strncasecmp(*val, "Threads_connected", 17) == 0)
-            m->hit = m->connected;
-        else if (*len == 15 && strncasecmp(*val, "Aborted_clients", 15) == 0)
-            m->hit = m->aborted;
+        for (i = 0; i < PROCESSLIST_STATUS_N && m->hit == NULL; i++)
+            if (*len == strlen(m->st[i].name) && strncasecmp(*val, m->st[i].name, *len) == 0)
+                m->hit = m->st[i].value;
     } else if (column == 1 && m->hit != NULL) {
         *val = m->hit;
         *len = strlen(m->hit);
     }
 }
 
-size_t processlist_connected(proxy_t *px)
+/* Threads_connected: the number of the proxy's logged-in clients. */
+static size_t processlist_connected(proxy_t *px)
 {
     proxy_client_t *t;
     size_t n = 0;
@@ -467,6 +468,15 @@ size_t processlist_connected(proxy_t *px)
         n += t->state == CLIENT_COMMAND;
     pthread_mutex_unlock(&px->clients_mu);
     return n;
+}
+
+void processlist_status(proxy_t *px, processlist_status_t st[PROCESSLIST_STATUS_N])
+{
+    st[0].name = "THREADS_CONNECTED";
+    snprintf(st[0].value, sizeof st[0].value, "%zu", processlist_connected(px));
+    st[1].name = "ABORTED_CLIENTS";
+    snprintf(st[1].value, sizeof st[1].value, "%llu",
+             (unsigned long long)atomic_load(&px->aborted_clients));
 }
 
 /* SHOW STATUS run on the servers as it is, with Threads_connected the
@@ -481,9 +491,7 @@ static void show_status(proxy_client_t *c, const char *sql, size_t len)
     dal_result_t *r = NULL;
     dal_error_t err;
 
-    snprintf(m.connected, sizeof m.connected, "%zu", processlist_connected(c->px));
-    snprintf(m.aborted, sizeof m.aborted, "%llu",
-             (unsigned long long)atomic_load(&c->px->aborted_clients));
+    processlist_status(c->px, m.st);
     if (dal_session_query_len(c->session, NULL, sql, len, NULL, 0, &r, &err) != 0)
         reply_dal_error(c, &err);
     else

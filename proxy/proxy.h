@@ -358,8 +358,20 @@ void processlist_end(proxy_client_t *c);
  * information_schema.PROCESSLIST, answer it with the proxy's clients and
  * return true; else false. */
 bool processlist_statement(proxy_client_t *c, const char *sql, size_t len);
-/* Threads_connected: the number of the proxy's logged-in clients. */
-size_t processlist_connected(proxy_t *px);
+/* The status variables the proxy answers with its own counts, as a server
+ * counts its own clients (the servers' count dal's pooled connections,
+ * which are not the clients): Threads_connected, the number of the
+ * proxy's logged-in clients; Aborted_clients, the clients that ended
+ * without COM_QUIT since FLUSH STATUS.  SHOW STATUS and the status views
+ * of information_schema both answer them from here. */
+#define PROCESSLIST_STATUS_N 2
+typedef struct processlist_status {
+    const char *name;  /* static; as information_schema writes it (compare
+                        * without case: SHOW STATUS writes Threads_connected) */
+    char value[24];    /* the count in decimal */
+} processlist_status_t;
+/* The proxy's counts now into st. */
+void processlist_status(proxy_t *px, processlist_status_t st[PROCESSLIST_STATUS_N]);
 
 /* ------------------------------------------------------------ users.c */
 

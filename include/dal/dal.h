@@ -816,20 +816,21 @@ DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
  * count packet (DAL_RELAY_COLUMN_COUNT), each column definition
  * (DAL_RELAY_COLUMN), DAL_RELAY_COLUMNS_END (data NULL: where a client
  * without CLIENT_DEPRECATE_EOF takes an EOF), then each text row (binary
- * row for a DAL_RELAY_BINARY sink) (DAL_RELAY_ROW).  data (len bytes) is the payload without its header,
- * borrowed for the call only.  A non-zero return means the sink takes no
- * more (its client is gone): the rest is read and dropped.  The end of
- * the rows (warnings, status) is read by dal and is the result's: the
- * statement returns a result for which dal_result_relayed is 1, with no
- * columns or rows of its own, its warning count and server status as
- * usual; the caller writes the end itself.  A server error after some
- * packets were relayed is the statement's error, as without a sink (the
- * caller sends it after them, as a server does); a lost connection is
- * not run again once anything was relayed.
+ * row for a DAL_RELAY_BINARY sink) (DAL_RELAY_ROW).  data (len bytes) is
+ * the payload without its header, borrowed for the call only.  A non-zero
+ * return means the sink takes no more (its client is gone): the rest is
+ * read and dropped.  The end of the rows (warnings, status) is read by dal
+ * and is the result's: the statement returns a result for which
+ * dal_result_relayed is 1, with no columns or rows of its own, its warning
+ * count and server status as usual; the caller writes the end itself.  A
+ * server error after some packets were relayed is the statement's error,
+ * as without a sink (the caller sends it after them, as a server does); a
+ * lost connection is not run again once anything was relayed.
  *
  * sink and ctx are borrowed until replaced: set them just around the
  * statements meant for it and NULL after (dal-proxy does, around a
- * client's COM_QUERY, and with DAL_RELAY_BINARY around COM_STMT_EXECUTE).  The callback runs on the thread running the
+ * client's COM_QUERY, and with DAL_RELAY_BINARY around
+ * COM_STMT_EXECUTE).  The callback runs on the thread running the
  * statement, inside the call.  Programs that set no sink see no change.
  */
 typedef enum dal_relay_part {

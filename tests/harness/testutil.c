@@ -208,6 +208,18 @@ void tu_must(int rc, const dal_error_t *err, const char *what)
     ck_assert_msg(rc == 0, "%s: %s (%s)", what, err->message, dal_strerror(rc));
 }
 
+int tu_server_prepared(dal_t *d, const char *sql, const dal_value_t *params, size_t n)
+{
+    dal_plan_t *p = NULL;
+    dal_error_t err;
+    int on;
+
+    tu_must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
+    on = dal_plan_server_prepared(p, 0);
+    dal_plan_free(p);
+    return on;
+}
+
 void tu_ports(int *ports, int n)
 {
     const char *env = tu_env("DAL_TEST_PORTS"), *p = env;

@@ -43,6 +43,11 @@ double tu_metric(const char *text, const char *series);
 
 /* Fail the test unless rc is 0, with "what: message (code)". */
 void tu_must(int rc, const dal_error_t *err, const char *what);
+/* Whether sql with its n params runs as a server-side prepared statement
+ * on d (dal_explain's plan, its first route: [dal] server_prepare, or
+ * DAL_SERVER_PREPARE when it is unset); the test fails when sql cannot be
+ * planned. */
+int tu_server_prepared(dal_t *d, const char *sql, const dal_value_t *params, size_t n);
 
 /* ---------------------------------------------- the live cluster
  * tests/harness/cluster.sh's servers: users dal (password dalpass) and root (no

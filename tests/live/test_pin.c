@@ -579,6 +579,59 @@ START_TEST(test_reset_status)
 }
 END_TEST
 
+/* s into database db (NULL: the top level) with dal_session_use_schema;
+ * the test fails when it cannot. */
+static void use(dal_session_t *s, const char *db)
+{
+    char what[80];
+    dal_error_t err;
+
+    snprintf(what, sizeof what, "use %s", db != NULL ? db : "top level");
+    tu_must(dal_session_use_schema(s, db, &err), &err, what);
+}
+
+/* s into db, a database made anew (create: CREATE DATABASE's options
+ * after the name, "" for none). */
+static void use_new(dal_session_t *s, const char *db, const char *create)
+{
+    char sql[160];
+
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", db);
+    run(s, sql);
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s%s", db, create);
+    run(s, sql);
+    use(s, db);
+}
+
+/* DROP DATABASE db, s's database: s is then in no database. */
+static void drop_current(dal_session_t *s, const char *db)
+{
+    char sql[160];
+
+    snprintf(sql, sizeof sql, "DROP DATABASE %s", db);
+    run(s, sql);
+    ck_assert_ptr_null(dal_session_schema(s));
+    ck_assert_int_eq(dal_session_no_database(s), 1);
+}
+
+/* Statements on pooled connections (no session) run in plain: no pooled
+ * connection was left in a session's database. */
+static void pooled_in_plain(void)
+{
+    int i;
+
+    for (i = 0; i < 4; i++)
+        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+}
+
+/* Close s: its connection is back in plain's pool, and in plain. */
+static void close_in_plain(dal_session_t *s)
+{
+    dal_session_close(s);
+    ck_assert_uint_eq(pool("plain").in_use, 0);
+    pooled_in_plain();
+}
+
 /* A database no [schema] declares is the default datasource's own
  * ([dal] server_schemas' default): checked there, selected on a pinned
  * connection, put back when the session leaves it, kept by a reset; no
@@ -587,9 +640,8 @@ START_TEST(test_server_database)
 {
     dal_session_t *s = session();
     dal_error_t err;
-    int i;
 
-    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql");
+    use(s, "mysql");
     ck_assert_str_eq(dal_session_schema(s), "mysql");
     ck_assert_uint_eq(dal_session_pinned(s), 1);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
@@ -600,60 +652,48 @@ START_TEST(test_server_database)
     ck_assert_uint_eq(err.mysql_errno, 1049);
     ck_assert_str_eq(dal_session_schema(s), "mysql");
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
-    for (i = 0; i < 4; i++)
-        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    pooled_in_plain();
     /* leaving gives the connection back, in its own database */
-    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level");
+    use(s, NULL);
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "plain");
-    for (i = 0; i < 4; i++)
-        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    pooled_in_plain();
     /* pinned for a user variable too: the pin stays, back in plain */
     run(s, "SET @a = 1");
-    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql again");
+    use(s, "mysql");
     ck_assert_str_eq(value(s, "SELECT CONCAT(DATABASE(), @a)"), "mysql1");
-    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level again");
+    use(s, NULL);
     ck_assert_uint_eq(dal_session_pinned(s), 1);
     ck_assert_str_eq(value(s, "SELECT CONCAT(DATABASE(), @a)"), "plain1");
     /* a reset keeps the database, as COM_RESET_CONNECTION does */
-    tu_must(dal_session_use_schema(s, "mysql", &err), &err, "use mysql for the reset");
+    use(s, "mysql");
     tu_must(dal_session_reset(s, &err), &err, "reset");
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "mysql");
     /* DROP DATABASE of the current one leaves the session in none */
-    run(s, "CREATE DATABASE pin_gone");
-    tu_must(dal_session_use_schema(s, "pin_gone", &err), &err, "use pin_gone");
-    run(s, "DROP DATABASE pin_gone");
-    ck_assert_ptr_null(dal_session_schema(s));
-    ck_assert_int_eq(dal_session_no_database(s), 1);
+    use_new(s, "pin_gone", "");
+    drop_current(s, "pin_gone");
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "NULL");
-    dal_session_close(s);
-    ck_assert_uint_eq(pool("plain").in_use, 0);
-    for (i = 0; i < 4; i++)
-        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    close_in_plain(s);
 }
 END_TEST
 
 /* DROP DATABASE of the session's server database leaves it in no
  * database, on the connection it ran on: NULL and the server's collation,
  * the server's 1046 for unqualified names (a configured table's too),
- * db.table working (the top level's sharded table by its name); a reset keeps it (the connection reset in place),
- * choosing a schema ends it; no pooled connection is ever left in none. */
+ * db.table working (the top level's sharded table by its name); a reset
+ * keeps it (the connection reset in place), choosing a schema ends it; no
+ * pooled connection is ever left in none. */
 START_TEST(test_no_database)
 {
     dal_session_t *s = session();
     dal_error_t err;
-    int i;
 
-    run(s, "DROP DATABASE IF EXISTS pin_none");
-    run(s, "CREATE DATABASE pin_none COLLATE utf8mb4_unicode_ci");
-    tu_must(dal_session_use_schema(s, "pin_none", &err), &err, "use pin_none");
+    use_new(s, "pin_none", " COLLATE utf8mb4_unicode_ci");
     run(s, "SET @v = 5");
     ck_assert_str_eq(value(s, "SELECT @@collation_database"), "utf8mb4_unicode_ci");
     ck_assert_int_eq(dal_session_no_database(s), 0);
-    run(s, "DROP DATABASE pin_none");
-    ck_assert_int_eq(dal_session_no_database(s), 1);
-    ck_assert_ptr_null(dal_session_schema(s));
+    drop_current(s, "pin_none");
     ck_assert_str_eq(value(s, "SELECT CONCAT(IFNULL(DATABASE(), 'none'), @v)"), "none5");
     ck_assert_str_eq(value(s, "SELECT @@collation_database = @@collation_server"), "1");
     ck_assert_str_eq(value(s, "SELECT @@character_set_database = @@character_set_server"), "1");
@@ -670,19 +710,15 @@ START_TEST(test_no_database)
     ck_assert_int_eq(dal_session_no_database(s), 1);
     ck_assert_str_eq(value(s, "SELECT IFNULL(DATABASE(), 'none')"), "none");
     fails(s, "SELECT * FROM pin_plain", DAL_ESERVER);
-    for (i = 0; i < 4; i++)
-        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    pooled_in_plain();
     /* the top level again: the connection back in plain, and to its pool */
-    tu_must(dal_session_use_schema(s, NULL, &err), &err, "use top level");
+    use(s, NULL);
     ck_assert_int_eq(dal_session_no_database(s), 0);
     ck_assert_uint_eq(dal_session_pinned(s), 0);
     ck_assert_str_eq(value(s, "SELECT DATABASE()"), "plain");
     ck_assert_str_eq(value(s, "SELECT name FROM pin_food WHERE k = 2"), "n2");
     ck_assert_str_eq(value(s, "SELECT IFNULL(@v, 'reset')"), "reset");
-    dal_session_close(s);
-    ck_assert_uint_eq(pool("plain").in_use, 0);
-    for (i = 0; i < 4; i++)
-        ck_assert_str_eq(value(NULL, "SELECT DATABASE()"), "plain");
+    close_in_plain(s);
 }
 END_TEST
 

@@ -890,20 +890,6 @@ static int relay_prepared(dal_session_t *s, const dal_relay_t *sink, const char 
     return relayed;
 }
 
-/* Whether sql runs server-side prepared in this run's configuration
- * ([dal] server_prepare, or DAL_SERVER_PREPARE when it is unset). */
-static int server_prepared(const char *sql, const dal_value_t *v, size_t n)
-{
-    dal_plan_t *p = NULL;
-    dal_error_t err;
-    int on;
-
-    tu_must(dal_explain(dal, NULL, sql, v, n, &p, &err), &err, sql);
-    on = dal_plan_server_prepared(p, 0);
-    dal_plan_free(p);
-    return on;
-}
-
 START_TEST(test_relay_prepared)
 {
     static const dal_relay_t bin = {DAL_RELAY_BINARY, bin_sink};
@@ -930,7 +916,7 @@ START_TEST(test_relay_prepared)
     v[0] = dal_int(1);
     a = relay_prepared(s, &bin, point, v, 1, &b, NULL, 0);
     c = relay_prepared(s, &bin_ext, point, v, 1, &b, NULL, 0);
-    if (!server_prepared(point, v, 1)) {
+    if (!tu_server_prepared(dal, point, v, 1)) {
         /* server_prepare off (integration_off.sh): the statement runs as
          * text, whose rows are no binary rows to relay */
         ck_assert_msg(a + c == 0, "relayed as text: plain metadata %d, extended %d", a, c);

@@ -230,18 +230,6 @@ static long both_nocheck(const char *sql, const dal_value_t *params, size_t n)
     return rows[0] == rows[1] ? rows[0] : -1;
 }
 
-static int runs_prepared(dal_t *d, const char *sql, const dal_value_t *params, size_t n)
-{
-    dal_plan_t *p = NULL;
-    dal_error_t err;
-    int v;
-
-    tu_must(dal_explain(d, NULL, sql, params, n, &p, &err), &err, sql);
-    v = dal_plan_server_prepared(p, 0);
-    dal_plan_free(p);
-    return v;
-}
-
 /* --------------------------------------------------------------- types */
 
 #define TYPE_COLUMNS \
@@ -301,8 +289,8 @@ START_TEST(test_types_round_trip)
     double before = metric("dal_server_prepared_executions_total");
 
     make_types_table();
-    ck_assert(runs_prepared(on, "SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1));
-    ck_assert(!runs_prepared(off, "SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1));
+    ck_assert(tu_server_prepared(on, "SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1));
+    ck_assert(!tu_server_prepared(off, "SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1));
     ck_assert_uint_eq(both("SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1), 4);
     /* the same again: the handle is reused */
     ck_assert_uint_eq(both("SELECT * FROM sp_types WHERE id >= ? ORDER BY id", p, 1), 4);
@@ -407,7 +395,7 @@ START_TEST(test_writes)
     p[1] = dal_str("y");
     p[2] = dal_str("z");
     /* one route: a template of three rows */
-    ck_assert(runs_prepared(on, "INSERT INTO sp_w (v) VALUES (?), (?), (?)", p, 3));
+    ck_assert(tu_server_prepared(on, "INSERT INTO sp_w (v) VALUES (?), (?), (?)", p, 3));
     both_write("INSERT INTO sp_w (v) VALUES (?), (?), (?)", p, 3);
     /* a duplicate key: the same error; IGNORE: the same warning */
     p[0] = dal_str("a");
@@ -444,14 +432,14 @@ START_TEST(test_sharded_insert)
         p[i] = dal_int(i);      /* k: every node */
         p[i + 1] = dal_int(i * 10);
     }
-    ck_assert(!runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
+    ck_assert(!tu_server_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                              "(?, ?)", p, 8));
     tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "scatter insert");
     ck_assert_uint_eq(n, 4);
     for (i = 0; i < 8; i += 2)
         p[i] = dal_int(100 + i * 4); /* all on node 0 */
-    ck_assert(runs_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
+    ck_assert(tu_server_prepared(on, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), "
                             "(?, ?)", p, 8));
     tu_must(dal_exec(on, NULL, "INSERT INTO sp_shard (k, v) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                   p, 8, &n, &err), &err, "one-node insert");
@@ -580,10 +568,10 @@ START_TEST(test_refused_statement)
                       "ORDER BY id";
     double fb = metric("dal_server_prepare_fallbacks_total");
 
-    ck_assert(runs_prepared(on, sql, p, 2));
+    ck_assert(tu_server_prepared(on, sql, p, 2));
     ck_assert_uint_eq(both(sql, p, 2), 3);
     ck_assert_double_eq(metric("dal_server_prepare_fallbacks_total"), fb + 1);
-    ck_assert(!runs_prepared(on, sql, p, 2));
+    ck_assert(!tu_server_prepared(on, sql, p, 2));
     ck_assert_uint_eq(both(sql, p, 2), 3);
     ck_assert_double_eq(metric("dal_server_prepare_fallbacks_total"), fb + 1);
 }
@@ -642,12 +630,12 @@ START_TEST(test_reload)
     ck_assert_uint_eq(both(sql, p, 1), 4);
     path = make_ini("auto.ini", "off", 64, mport);
     tu_must(dal_reload(on, &err), &err, "reload to off");
-    ck_assert(!runs_prepared(on, sql, p, 1));
+    ck_assert(!tu_server_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     free(path);
     path = make_ini("auto.ini", "auto", 1, mport);
     tu_must(dal_reload(on, &err), &err, "reload to auto");
-    ck_assert(runs_prepared(on, sql, p, 1));
+    ck_assert(tu_server_prepared(on, sql, p, 1));
     ck_assert_uint_eq(both(sql, p, 1), 4);
     ck_assert_uint_eq(both("SELECT c_int FROM sp_types WHERE id >= ? ORDER BY id", p, 1), 4);
     free(path);

@@ -112,8 +112,10 @@ if [ ! -d "$npmdir/node_modules/mariadb" ]; then
     npm install --prefix "$npmdir" --no-audit --no-fund --silent mariadb@3 >"$work/npm.log" 2>&1 ||
         fail "npm install mariadb: $(tail -5 "$work/npm.log")"
 fi
-cat >"$work/relay.js" <<'JS'
-const mariadb = require('mariadb');
+# meta(m): the metadata of one column of a Node mariadb result, every
+# field the connector gives, for comparing the server's and the proxy's
+# (both scripts below start with it)
+meta_js=$(cat <<'JS'
 const KEYS = ['db', 'schema', 'table', 'orgTable', 'name', 'orgName', 'columnLength', 'columnType',
               'flags', 'scale', 'type', 'dataTypeName', 'dataTypeFormat'];
 function meta(m) {
@@ -123,6 +125,10 @@ function meta(m) {
     o.collation = m.collation ? m.collation.index : null;
     return o;
 }
+JS
+)
+{ printf '%s\n' "$meta_js"; cat <<'JS'
+const mariadb = require('mariadb');
 async function run(port, password) {
     const c = await mariadb.createConnection({host: '127.0.0.1', port, user: 'root', password,
         database: 'shop', multipleStatements: true, collation: 'UTF8MB4_UNICODE_CI', bigIntAsNumber: true, decimalAsNumber: false});
@@ -149,6 +155,7 @@ async function run(port, password) {
     console.log('same');
 })().catch(e => { console.log(e.stack); process.exit(1); });
 JS
+} >"$work/relay.js"
 NODE_PATH=$npmdir/node_modules node "$work/relay.js" - "${ports[0]}" "$port" relay-pass \
     >"$work/node.out" 2>&1 || fail "Node mariadb: $(head -c 3000 "$work/node.out")"
 
@@ -198,17 +205,8 @@ diff -u "$work/ps_plain.out" "$work/ps_px.out" >"$work/ps.diff" ||
 grep -q '^-838:59:58.999' "$work/ps_px.out" || grep -q '	-838:59:58.999	' "$work/ps_px.out" ||
     fail "the TIME column's fraction is missing: $(head -20 "$work/ps_px.out")"
 
-cat >"$work/relay_ps.js" <<'JS'
+{ printf '%s\n' "$meta_js"; cat <<'JS'
 const mariadb = require('mariadb');
-const KEYS = ['db', 'schema', 'table', 'orgTable', 'name', 'orgName', 'columnLength', 'columnType',
-              'flags', 'scale', 'type', 'dataTypeName', 'dataTypeFormat'];
-function meta(m) {
-    const o = {};
-    for (const k of KEYS)
-        o[k] = typeof m[k] === 'function' ? m[k]() : m[k];
-    o.collation = m.collation ? m.collation.index : null;
-    return o;
-}
 const OPTS = {host: '127.0.0.1', user: 'root', database: 'shop', collation: 'UTF8MB4_GENERAL_CI',
               bigIntAsNumber: false, decimalAsNumber: false, dateStrings: true};
 const shape = r => ({rows: Array.from(r), meta: (r.meta || []).map(meta)});
@@ -274,6 +272,7 @@ async function run(port, password, admin) {
     console.log('same');
 })().catch(e => { console.log(e.stack); process.exit(1); });
 JS
+} >"$work/relay_ps.js"
 NODE_PATH=$npmdir/node_modules node "$work/relay_ps.js" - "${ports[0]}" "$port" relay-pass \
     >"$work/node_ps.out" 2>&1 || fail "Node mariadb execute(): $(head -c 4000 "$work/node_ps.out")"
 

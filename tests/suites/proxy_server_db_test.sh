@@ -18,6 +18,27 @@ set -euo pipefail
 
 px_sharded_proxy orders 4 user_id
 py=/usr/bin/python3
+# same_outputs NAME WHAT: $work/NAME_plain.out (the server's) and
+# $work/NAME_px.out (the proxy's) must be the same, else the test fails
+# with their diff
+same_outputs() {
+    diff -u "$work/$1_plain.out" "$work/$1_px.out" >"$work/$1.diff" ||
+        fail "$2: proxy and server differ: $(cat "$work/$1.diff")"
+}
+# ps_client_both NAME WHAT PLAIN_SED [OUT_SED]: tests/live/ps_client runs
+# $work/NAME.txt through the proxy (app, database shop) and directly on the
+# first server (dal, database plain; the script through sed PLAIN_SED);
+# in both outputs the home database reads DB (OUT_SED first), then same_outputs
+ps_client_both() {
+    local name=$1 what=$2 to_plain=$3 out_sed=${4:-}
+    "$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/$name.txt" \
+        >"$work/${name}_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/${name}_px.out")"
+    sed "$to_plain" "$work/$name.txt" |
+        "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
+            >"$work/${name}_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/${name}_plain.out")"
+    sed -i "${out_sed}s/\bplain\b/DB/; s/\bshop\b/DB/" "$work/${name}_px.out" "$work/${name}_plain.out"
+    same_outputs "$name" "$what"
+}
 export PX_PORT=$port PLAIN_PORT=${ports[0]}
 mariadb -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop \
     -e 'CREATE TABLE orders (id INT PRIMARY KEY, user_id INT)'
@@ -31,13 +52,14 @@ user, pw, home = ("dal", "dalpass", "plain") if direct else ("app", os.environ["
 def connect(db=home):
     return pymysql.connect(host="127.0.0.1", port=port, user=user, password=pw, database=db,
                            autocommit=True)
-def run(cur, sql):
+def run(cur, sql, shown=None):
+    shown = shown or sql
     try:
         cur.execute(sql)
         rows = cur.fetchall() if cur.description else cur.rowcount
-        print(sql, "->", rows)
+        print(shown, "->", rows)
     except pymysql.MySQLError as e:
-        print(sql, "-> error", e.args[0], e.args[1])
+        print(shown, "-> error", e.args[0], e.args[1])
 c = connect()
 cur = c.cursor()
 run(cur, "DROP DATABASE IF EXISTS sx")
@@ -100,12 +122,7 @@ except pymysql.MySQLError as e:
 # where a server answers from no database (the home database is printed
 # as DB: the server's is plain, the proxy's shop)
 def run_home(cur, sql):
-    try:
-        cur.execute(sql % home)
-        rows = cur.fetchall() if cur.description else cur.rowcount
-        print(sql % "DB", "->", rows)
-    except pymysql.MySQLError as e:
-        print(sql % "DB", "-> error", e.args[0], e.args[1])
+    run(cur, sql % home, sql % "DB")
 c = connect()
 cur = c.cursor()
 run(cur, "CREATE TABLE IF NOT EXISTS orders (id INT PRIMARY KEY, user_id INT)")
@@ -147,36 +164,25 @@ run(cur, "SELECT COUNT(*) FROM orders")
 run(cur, "SELECT @keep")
 c.close()
 PY
-"$py" "$work/schemas.py" direct >"$work/direct.out" 2>&1 || fail "the script directly: $(tail -5 "$work/direct.out")"
-"$py" "$work/schemas.py" proxy >"$work/proxy.out" 2>&1 || fail "the script through the proxy: $(tail -5 "$work/proxy.out")"
-diff -u "$work/direct.out" "$work/proxy.out" >"$work/schemas.diff" ||
-    fail "databases the configuration does not declare: proxy and server differ: $(cat "$work/schemas.diff")"
+"$py" "$work/schemas.py" direct >"$work/schemas_plain.out" 2>&1 ||
+    fail "the script directly: $(tail -5 "$work/schemas_plain.out")"
+"$py" "$work/schemas.py" proxy >"$work/schemas_px.out" 2>&1 ||
+    fail "the script through the proxy: $(tail -5 "$work/schemas_px.out")"
+same_outputs schemas "databases the configuration does not declare"
 
 # COM_CHANGE_USER to a database of the server's (tests/live/ps_client)
 printf '%s\n' "!change_user app $PX_TEST_PASSWORD mysql" 'SELECT DATABASE()' \
     'SELECT COUNT(*) > 0 FROM user' 'USE shop' >"$work/cu.txt"
-"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/cu.txt" \
-    >"$work/cu_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/cu_px.out")"
-sed 's/^!change_user app .* mysql$/!change_user dal dalpass mysql/; s/^USE shop$/USE plain/' "$work/cu.txt" |
-    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
-        >"$work/cu_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/cu_plain.out")"
-sed -i 's/^change_user [a-z]* ok/change_user ok/; s/\bplain\b/DB/; s/\bshop\b/DB/' "$work/cu_px.out" "$work/cu_plain.out"
-diff -u "$work/cu_plain.out" "$work/cu_px.out" >"$work/cu.diff" ||
-    fail "COM_CHANGE_USER to mysql: proxy and server differ: $(cat "$work/cu.diff")"
+ps_client_both cu "COM_CHANGE_USER to mysql" \
+    's/^!change_user app .* mysql$/!change_user dal dalpass mysql/; s/^USE shop$/USE plain/' \
+    's/^change_user [a-z]* ok/change_user ok/; '
 grep -q "mysql" "$work/cu_px.out" || fail "COM_CHANGE_USER to mysql: $(cat "$work/cu_px.out")"
 
 # COM_RESET_CONNECTION in no database: it stays none, as on a server
 printf '%s\n' 'CREATE DATABASE nr' 'USE nr' 'DROP DATABASE nr' '!reset_connection' \
     'SELECT DATABASE(), @@collation_database, @@character_set_database' 'SELECT COUNT(*) FROM orders' \
     '!reset_connection' 'SELECT DATABASE()' 'USE shop' 'SELECT DATABASE()' >"$work/rc.txt"
-"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/rc.txt" \
-    >"$work/rc_px.out" 2>&1 || fail "ps_client through the proxy: $(tail -3 "$work/rc_px.out")"
-sed 's/^USE shop$/USE plain/' "$work/rc.txt" |
-    "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain \
-        >"$work/rc_plain.out" 2>&1 || fail "ps_client on the server: $(tail -3 "$work/rc_plain.out")"
-sed -i 's/\bplain\b/DB/; s/\bshop\b/DB/' "$work/rc_px.out" "$work/rc_plain.out"
-diff -u "$work/rc_plain.out" "$work/rc_px.out" >"$work/rc.diff" ||
-    fail "COM_RESET_CONNECTION in no database: proxy and server differ: $(cat "$work/rc.diff")"
+ps_client_both rc "COM_RESET_CONNECTION in no database" 's/^USE shop$/USE plain/'
 
 # the mariadb client (--no-defaults): a handshake without a database is in
 # the [proxy] database (its tables), and DROP DATABASE of its own leaves none
@@ -193,8 +199,7 @@ nd() {
 }
 nd -P"$port" -uapp -p"$PX_TEST_PASSWORD" >"$work/nd_px.out"
 nd -P"${ports[0]}" -udal -pdalpass >"$work/nd_plain.out"
-diff -u "$work/nd_plain.out" "$work/nd_px.out" >"$work/nd.diff" ||
-    fail "mariadb --no-defaults in no database: proxy and server differ: $(cat "$work/nd.diff")"
+same_outputs nd "mariadb --no-defaults in no database"
 
 # SHOW DATABASES: the logical ones and the server's own
 out=$(mariadb -N -h127.0.0.1 -P"$port" -uapp -p"$PX_TEST_PASSWORD" shop -e 'SHOW DATABASES' 2>&1)
