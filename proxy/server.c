@@ -65,6 +65,8 @@ typedef struct inline_run {
     int fd;                          /* what it waits for (-1: nothing) */
     uint64_t deadline;               /* now_ms() when the wait ends; 0: never */
     bool ready;                      /* the loop saw fd ready */
+    unsigned int timed_at;           /* its place in io->timed while it waits
+                                        with a deadline */
     struct inline_run *next_free;
 } inline_run_t;
 
@@ -99,7 +101,10 @@ typedef struct proxy_io {
     uint64_t trimmed_ms;             /* the last malloc_trim */
     inline_run_t runs[INLINE_MAX];   /* the statements it runs itself */
     inline_run_t *free_runs;         /* slots not running, by next_free */
-    unsigned int nwaiting_timed;     /* runs waiting with a deadline */
+    /* the runs waiting with a deadline, unordered: the loop looks at
+     * these few, not at every slot, on each turn */
+    inline_run_t *timed[INLINE_MAX];
+    unsigned int ntimed;
     proxy_client_t *ready_head;      /* clients whose inline command ended, by next */
 } proxy_io_t;
 
@@ -499,11 +504,16 @@ static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
     r->fd = fd;
     r->ready = false;
     r->deadline = timeout_ms >= 0 ? now_ms() + (uint64_t)timeout_ms : 0;
-    if (r->deadline != 0)
-        io->nwaiting_timed++;
+    if (r->deadline != 0) {
+        r->timed_at = io->ntimed;
+        io->timed[io->ntimed++] = r;
+    }
     coro_yield();
-    if (r->deadline != 0)
-        io->nwaiting_timed--;
+    if (r->deadline != 0) {
+        inline_run_t *last = io->timed[--io->ntimed];
+        io->timed[r->timed_at] = last;
+        last->timed_at = r->timed_at;
+    }
     r->fd = -1;
     if (fd == r->c->fd) {
         busy_arm(io, r->c);
@@ -608,38 +618,38 @@ static void busy_event(proxy_io_t *io, proxy_client_t *c, uint32_t events)
 /* The milliseconds until the first waiting run's deadline (at most max). */
 static int runs_due(proxy_io_t *io, int max)
 {
-    uint64_t now, first = 0;
-    size_t i;
+    uint64_t now, first;
+    unsigned int i;
 
-    if (io->nwaiting_timed == 0)
+    if (io->ntimed == 0)
         return max;
-    for (i = 0; i < INLINE_MAX; i++) {
-        inline_run_t *r = &io->runs[i];
-        if (r->c != NULL && r->fd >= 0 && r->deadline != 0 && (first == 0 || r->deadline < first))
-            first = r->deadline;
-    }
+    first = io->timed[0]->deadline;
+    for (i = 1; i < io->ntimed; i++)
+        if (io->timed[i]->deadline < first)
+            first = io->timed[i]->deadline;
     now = now_ms();
-    if (first == 0)
-        return max;
     if (first <= now)
         return 0;
     return first - now < (uint64_t)max || max < 0 ? (int)(first - now) : max;
 }
 
-/* Resume the runs whose wait has timed out. */
+/* Resume the runs whose wait has timed out (each leaves io->timed as it
+ * resumes: the expired are taken first). */
 static void runs_expire(proxy_io_t *io)
 {
+    inline_run_t *due[INLINE_MAX];
+    unsigned int i, n = 0;
     uint64_t now;
-    size_t i;
 
-    if (io->nwaiting_timed == 0)
+    if (io->ntimed == 0)
         return;
     now = now_ms();
-    for (i = 0; i < INLINE_MAX; i++) {
-        inline_run_t *r = &io->runs[i];
-        if (r->c != NULL && r->fd >= 0 && r->deadline != 0 && r->deadline <= now)
-            resume(io, r);
-    }
+    for (i = 0; i < io->ntimed; i++)
+        if (io->timed[i]->deadline <= now)
+            due[n++] = io->timed[i];
+    for (i = 0; i < n; i++)
+        if (due[i]->c != NULL && due[i]->fd >= 0)
+            resume(io, due[i]);
 }
 
 static void advance(proxy_io_t *io, proxy_client_t *c, int op);

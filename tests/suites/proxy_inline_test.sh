@@ -7,7 +7,9 @@
 # 4 workers alone.  Every client gets the server's answer, and dal-proxy
 # stops cleanly after.  With two I/O threads, new clients go to the one
 # with fewer (read from each thread's epoll in /proc), whatever ports the
-# clients come from.  Starts its own MariaDB server; never skips.
+# clients come from.  Waits with a deadline (the datasource's
+# read_timeout) end at it, several of one thread at once, while a shorter
+# statement beside them answers.  Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -71,6 +73,46 @@ for mode in true false; do
     sleep 0.5
     px_stop "${pids[-1]}" "$work/px_$mode.log"
 done
+
+# deadlines PORT: 3 clients run SELECT SLEEP(5) behind read_timeout = 1s
+# and one SELECT SLEEP(0.5); prints what each got (an error code or the
+# value), sorted
+deadlines() {
+    PX_PORT=$1 "$py" - <<'PY'
+import os, threading, pymysql
+port = int(os.environ["PX_PORT"])
+got = []
+def run(sql):
+    c = pymysql.connect(host="127.0.0.1", port=port, user="app",
+                        password=os.environ["PX_TEST_PASSWORD"], database="plain", autocommit=True)
+    try:
+        with c.cursor() as cur:
+            cur.execute(sql)
+            got.append(str(cur.fetchone()[0]))
+    except pymysql.err.MySQLError as e:
+        got.append("error %d" % e.args[0])
+    c.close()
+ts = [threading.Thread(target=run, args=(q,)) for q in
+      ["SELECT SLEEP(5)"] * 3 + ["SELECT SLEEP(0.5)"]]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(", ".join(sorted(got)))
+PY
+}
+port=$("$harness/cluster.sh" free-port)
+{
+    printf '[datasource ds0]\nmaster = mysql://dal:dalpass@127.0.0.1:%s/plain\nread_timeout = 1s\n' "${ports[0]}"
+    printf '[dal]\ndefault_datasource = ds0\n'
+    px_ini_proxy "$port" plain "" "threads = 1"
+} >"$work/px_deadline.ini"
+px_start "$work/px_deadline.ini" "$port"
+got=$(deadlines "$port") || fail "read_timeout: the clients failed: $got"
+want="0, error 1429, error 1429, error 1429" # (a backend lost: reply.c)
+[ "$got" = "$want" ] || fail "read_timeout = 1s, three SLEEP(5) and one SLEEP(0.5) on one thread: got '$got', want '$want'"
+sleep 0.5
+px_stop "${pids[-1]}" "$work/px_deadline.log"
 
 # spread PORT PID: per round, 4 clients connect and stay idle; prints the
 # number of them in each epoll of the proxy (its I/O threads'), sorted
