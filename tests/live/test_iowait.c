@@ -166,21 +166,32 @@ START_TEST(test_scatter)
 }
 END_TEST
 
-/* A connection opened while the hook is set logs in through it. */
+/*
+ * A connection opened while the hook is set logs in through it: the
+ * handshake, the login's answer and the statement's reply each wait
+ * there when the server has not answered yet.  Whether it has is the
+ * scheduler's choice (a slow client finds answers there already), so
+ * fresh connections are tried until one waited more than once.
+ */
 START_TEST(test_new_connection)
 {
-    dal_t *fresh = tu_open(ini);
-    dal_result_t *r = NULL;
-    dal_error_t err;
+    int most = 0, i;
 
-    dal_set_io_wait(hook, &calls);
-    calls = 0;
-    tu_must(dal_query(fresh, NULL, "SELECT 1", NULL, 0, &r, &err), &err, "SELECT 1");
-    dal_result_free(r);
-    /* the handshake, the login's answer and the statement's reply */
-    ck_assert_int_ge(calls, 2);
-    dal_set_io_wait(NULL, NULL);
-    dal_close(fresh);
+    for (i = 0; i < 50 && most < 2; i++) {
+        dal_t *fresh = tu_open(ini);
+        dal_result_t *r = NULL;
+        dal_error_t err;
+
+        dal_set_io_wait(hook, &calls);
+        calls = 0;
+        tu_must(dal_query(fresh, NULL, "SELECT 1", NULL, 0, &r, &err), &err, "SELECT 1");
+        dal_result_free(r);
+        dal_set_io_wait(NULL, NULL);
+        if (calls > most)
+            most = calls;
+        dal_close(fresh);
+    }
+    ck_assert_int_ge(most, 2);
 }
 END_TEST
 
