@@ -144,7 +144,7 @@ static int store_current(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_r
     return result_add(res, rows, rt->routes[r].node->cfg->name, err);
 }
 
-static _Thread_local int keep_sets;
+static _Thread_local int keep_sets DAL_TLS_SMALL;
 
 void exec_keep_sets(int on)
 {

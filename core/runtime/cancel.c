@@ -6,12 +6,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "cancel.h"
 #include "conn.h"
 #include "error.h"
 #include "iowait.h"
 
-static _Thread_local dal_cancel_t *current;
+static _Thread_local dal_cancel_t *current DAL_TLS_SMALL;
 
 /* The running statement's: kept aside while an event loop runs others on
  * the thread (iowait.h). */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "error.h"
 #include "infile.h"
 #include "iowait.h"
@@ -29,7 +30,7 @@
 #define REFUSED_MSG "The used command is not allowed because the MariaDB server or client " \
                     "has disabled the local infile capability ([dal] local_infile = off)"
 
-static _Thread_local const dal_infile_t *current;
+static _Thread_local const dal_infile_t *current DAL_TLS_SMALL;
 
 /* The running statement's: kept aside while an event loop runs others on
  * the thread (iowait.h). */

@@ -5,11 +5,12 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "iowait.h"
 
-static _Thread_local dal_io_wait_fn hook;
-static _Thread_local void *hook_arg;
-static _Thread_local int blocked;
+static _Thread_local dal_io_wait_fn hook DAL_TLS_SMALL;
+static _Thread_local void *hook_arg DAL_TLS_SMALL;
+static _Thread_local int blocked DAL_TLS_SMALL;
 
 static const iowait_state_t *kept[IOWAIT_MAX_KEPT];
 static atomic_uint nkept;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "iowait.h"
 #include "warnings.h"
 
@@ -22,7 +23,7 @@ struct dal_warnings {
 static _Thread_local struct {
     int on;
     dal_warnings_t **failed;
-} wanted;
+} wanted DAL_TLS_SMALL;
 
 /* The running statement's wish: kept aside while an event loop runs
  * others on the thread (iowait.h). */

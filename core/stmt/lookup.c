@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "buf.h"
 #include "error.h"
 #include "iowait.h"
@@ -242,7 +243,7 @@ static int route_read(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *
     return rc;
 }
 
-static _Thread_local lookup_reader_t reader;
+static _Thread_local lookup_reader_t reader DAL_TLS_SMALL;
 
 /* The reader is the running statement's: kept aside while an event loop
  * runs others on the thread (iowait.h). */

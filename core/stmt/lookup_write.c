@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clock.h" /* DAL_TLS_SMALL */
 #include "buf.h"
 #include "error.h"
 #include "iowait.h"
@@ -84,7 +85,7 @@ static long written_tref(const dal_sql_t *sql)
 
 /* The upkeep's own statements run: their writes of lookup tables forget
  * only the values they write, not everything (lookup_write_wanted). */
-static _Thread_local int in_upkeep;
+static _Thread_local int in_upkeep DAL_TLS_SMALL;
 
 /* The upkeep's own statement's, kept aside while an event loop runs
  * others on the thread (iowait.h). */
