@@ -63,7 +63,7 @@ typedef struct inline_run {
     coro_t *co;                      /* owned */
     proxy_client_t *c;               /* whose command; NULL: the slot is free */
     int fd;                          /* what it waits for (-1: nothing) */
-    uint64_t deadline;               /* now_ms() when the wait ends; 0: never */
+    uint64_t deadline;               /* guard_now_ms() when the wait ends; 0: never */
     bool ready;                      /* the loop saw fd ready */
     unsigned int timed_at;           /* its place in io->timed while it waits
                                         with a deadline */
@@ -289,18 +289,10 @@ void proxy_count(proxy_t *px, const char *figure, uint64_t value)
     dal_monitor_emit(px->dal, &ev);
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* c came in: it has connect_timeout to authenticate. */
 static void handshake_add(proxy_io_t *io, proxy_client_t *c)
 {
-    c->deadline_ms = now_ms() + io->px->connect_timeout_ms;
+    c->deadline_ms = guard_now_ms() + io->px->connect_timeout_ms;
     c->in_handshake = true;
     c->hs_next = NULL;
     c->hs_prev = io->hs_tail;
@@ -503,7 +495,7 @@ static int run_wait(inline_run_t *r, int fd, short events, int timeout_ms)
         return poll_one(fd, events, timeout_ms);
     r->fd = fd;
     r->ready = false;
-    r->deadline = timeout_ms >= 0 ? now_ms() + (uint64_t)timeout_ms : 0;
+    r->deadline = timeout_ms >= 0 ? guard_now_ms() + (uint64_t)timeout_ms : 0;
     if (r->deadline != 0) {
         r->timed_at = io->ntimed;
         io->timed[io->ntimed++] = r;
@@ -627,7 +619,7 @@ static int runs_due(proxy_io_t *io, int max)
     for (i = 1; i < io->ntimed; i++)
         if (io->timed[i]->deadline < first)
             first = io->timed[i]->deadline;
-    now = now_ms();
+    now = guard_now_ms();
     if (first <= now)
         return 0;
     return first - now < (uint64_t)max || max < 0 ? (int)(first - now) : max;
@@ -643,7 +635,7 @@ static void runs_expire(proxy_io_t *io)
 
     if (io->ntimed == 0)
         return;
-    now = now_ms();
+    now = guard_now_ms();
     for (i = 0; i < io->ntimed; i++)
         if (io->timed[i]->deadline <= now)
             due[n++] = io->timed[i];
@@ -1140,7 +1132,7 @@ static void woken(proxy_io_t *io)
  */
 static void on_timer(proxy_io_t *io)
 {
-    uint64_t now = now_ms();
+    uint64_t now = guard_now_ms();
 
     while (io->hs_head != NULL && io->hs_head->deadline_ms <= now) {
         proxy_client_t *c = io->hs_head;
@@ -1386,7 +1378,7 @@ static int worker_wait(void *arg, int fd, short events, int timeout_ms)
 {
     proxy_client_t *c = serving;
     struct pollfd p[2] = {{fd, events, 0}, {-1, POLLRDHUP, 0}};
-    uint64_t end = timeout_ms >= 0 ? now_ms() + (uint64_t)timeout_ms : 0, now;
+    uint64_t end = timeout_ms >= 0 ? guard_now_ms() + (uint64_t)timeout_ms : 0, now;
     int n;
 
     (void)arg;
@@ -1403,7 +1395,7 @@ static int worker_wait(void *arg, int fd, short events, int timeout_ms)
     if (hung_up(c, (p[1].revents & (POLLHUP | POLLERR)) != 0))
         kill_hang_up(c);
     if (timeout_ms >= 0)
-        timeout_ms = (now = now_ms()) >= end ? 0 : (int)(end - now);
+        timeout_ms = (now = guard_now_ms()) >= end ? 0 : (int)(end - now);
     return poll_one(fd, events, timeout_ms);
 }
 
