@@ -13,14 +13,46 @@
 
 /* ---------------------------------------------------------------- classes */
 
+/* Byte classes, one table lookup a byte: the lexer reads every byte of
+ * every statement, mostly names and keywords. */
+#define C_SPACE 1
+#define C_DIGIT 2
+#define C_WORD 4 /* may appear in a bare word */
+
+/* Bytes >= 0x80 are parts of UTF-8 (or other multi-byte) characters,
+ * which the server allows in names. */
+#define HI8(v) v, v, v, v, v, v, v, v
+#define HI128 HI8(HI8(C_WORD)), HI8(HI8(C_WORD))
+static const unsigned char klass[256] = {
+    ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\v'] = C_SPACE, ['\f'] = C_SPACE, ['\r'] = C_SPACE,
+    [' '] = C_SPACE, ['$'] = C_WORD, ['_'] = C_WORD,
+    ['0'] = C_DIGIT | C_WORD, ['1'] = C_DIGIT | C_WORD, ['2'] = C_DIGIT | C_WORD,
+    ['3'] = C_DIGIT | C_WORD, ['4'] = C_DIGIT | C_WORD, ['5'] = C_DIGIT | C_WORD,
+    ['6'] = C_DIGIT | C_WORD, ['7'] = C_DIGIT | C_WORD, ['8'] = C_DIGIT | C_WORD,
+    ['9'] = C_DIGIT | C_WORD,
+    ['A'] = C_WORD, ['B'] = C_WORD, ['C'] = C_WORD, ['D'] = C_WORD, ['E'] = C_WORD,
+    ['F'] = C_WORD, ['G'] = C_WORD, ['H'] = C_WORD, ['I'] = C_WORD, ['J'] = C_WORD,
+    ['K'] = C_WORD, ['L'] = C_WORD, ['M'] = C_WORD, ['N'] = C_WORD, ['O'] = C_WORD,
+    ['P'] = C_WORD, ['Q'] = C_WORD, ['R'] = C_WORD, ['S'] = C_WORD, ['T'] = C_WORD,
+    ['U'] = C_WORD, ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD,
+    ['Z'] = C_WORD,
+    ['a'] = C_WORD, ['b'] = C_WORD, ['c'] = C_WORD, ['d'] = C_WORD, ['e'] = C_WORD,
+    ['f'] = C_WORD, ['g'] = C_WORD, ['h'] = C_WORD, ['i'] = C_WORD, ['j'] = C_WORD,
+    ['k'] = C_WORD, ['l'] = C_WORD, ['m'] = C_WORD, ['n'] = C_WORD, ['o'] = C_WORD,
+    ['p'] = C_WORD, ['q'] = C_WORD, ['r'] = C_WORD, ['s'] = C_WORD, ['t'] = C_WORD,
+    ['u'] = C_WORD, ['v'] = C_WORD, ['w'] = C_WORD, ['x'] = C_WORD, ['y'] = C_WORD,
+    ['z'] = C_WORD,
+    [128] = HI128,
+};
+
 static int is_space(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    return klass[c] & C_SPACE;
 }
 
 static int is_digit(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return klass[c] & C_DIGIT;
 }
 
 static int is_hex(unsigned char c)
@@ -28,12 +60,10 @@ static int is_hex(unsigned char c)
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/* Bytes that may appear in a bare word.  Bytes >= 0x80 are parts of UTF-8
- * (or other multi-byte) characters, which the server allows in names. */
+/* Bytes that may appear in a bare word. */
 static int is_word(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_' ||
-           c == '$' || c >= 0x80;
+    return klass[c] & C_WORD;
 }
 
 static unsigned char lower(unsigned char c)

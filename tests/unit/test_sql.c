@@ -351,6 +351,8 @@ static const struct lex_case {
     {"x /*! y", "I:x O:/*! I:y X:/*! y"},
     {"N'abc", "X:N'abc"},
     {"\xc3\xa9t\xc3\xa9 = 1", "I:\xc3\xa9t\xc3\xa9 P:= N:1"},
+    /* the byte classes' edges: 0x80 and 0xff are name bytes, \v and \f blanks */
+    {"\x80z\xff\v\f$9\r_", "I:\x80z\xff I:$9 I:_"},
     {"\\", "P:\\"},
 };
 
