@@ -9,11 +9,12 @@
 # NULLs, no rows, JSON and geometry columns, a warning, several
 # statements in one COM_QUERY, a row over 16 MiB (split into packets both
 # ways), an error as the first reply and one after rows, and a
-# transaction.  The same reads from PyMySQL (no extended metadata, no
-# CLIENT_DEPRECATE_EOF: the proxy's own path) and from Node's mariadb
-# connector (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end
-# packets rewritten) compare equal too.  Starts its own MariaDB server;
-# never skips.
+# transaction.  The same reads from PyMySQL and Node's mysql2 3.11.0 (no
+# extended metadata: relayed with each definition's extended block taken
+# out), mysql2 3.x (extended metadata) and Node's mariadb connector
+# (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end packets
+# rewritten) compare equal too.  Starts its own MariaDB server; never
+# skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
