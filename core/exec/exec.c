@@ -212,7 +212,7 @@ static int store_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, dal_result
 static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_value_t *params,
                    size_t nparams, dal_buf_t *sql, dal_result_t *res, dal_error_t *err)
 {
-    int rc;
+    int rc, how;
 
     cancel_enter(c);
     infile_enter(&c->infile);
@@ -220,8 +220,9 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     if (rc == SPREP_TEXT) {
         buf_reset(sql);
         rc = rewrite_route(rt, r, params, nparams, c->no_backslash_escapes, sql, err);
-        if (rc == 0 && rt->relay != NULL && relay_wanted(rt, r, c, sql->data, sql->len))
-            rc = relay_run(rt, c, sql->data, sql->len, res, err);
+        if (rc == 0 && rt->relay != NULL &&
+            (how = relay_wanted(rt, r, c, sql->data, sql->len)) != 0)
+            rc = relay_run(rt, c, how, sql->data, sql->len, res, err);
         else if (rc == 0)
             rc = mysql_real_query(&c->mysql, sql->data, (unsigned long)sql->len) != 0
                      ? conn_error(c, DAL_ESERVER, err)

@@ -51,18 +51,25 @@ static int plain_read(const dal_sql_t *sql)
            !sql->opaque && !sql->compound && sql->xa == 0;
 }
 
-/* The connection's MariaDB extended metadata (Connector/C asks for it
- * from a server that offers it) is what the sink's client takes. */
-static int same_metadata(const dal_relay_t *sink, const dal_conn_t *c)
+/* How the connection's column definitions reach the sink's client, or 0
+ * when they cannot: as sent when its MariaDB extended metadata (which
+ * Connector/C asks for from a server that offers it) is what the client
+ * takes; without their extended type info block for a client that does not
+ * take it (PyMySQL, mysql2, Connector/J: most drivers) on a connection that
+ * has it.  A client that takes it from a connection without it is not
+ * relayed. */
+static int relay_metadata(const dal_relay_t *sink, const dal_conn_t *c)
 {
     size_t ext = 0;
-    int conn_ext;
+    int conn_ext, sink_ext = (sink->flags & DAL_RELAY_EXTENDED_METADATA) != 0;
 
     if (mariadb_get_infov((MYSQL *)&c->mysql, MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
                           &ext) != 0)
         return 0;
     conn_ext = (ext & DAL_EXTENDED_METADATA_HIGH) != 0;
-    return conn_ext == ((sink->flags & DAL_RELAY_EXTENDED_METADATA) != 0);
+    if (conn_ext == sink_ext)
+        return RELAY_AS_SENT;
+    return conn_ext ? RELAY_NO_EXTENDED : 0;
 }
 
 int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
@@ -76,9 +83,11 @@ int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const c
         return 0;
     if (!plain_read(rt->sql) || (c->mysql.client_flag & DAL_CLIENT_DEPRECATE_EOF))
         return 0;
-    return columns_as_server(rt) && same_metadata(rt->relay, c);
+    return columns_as_server(rt) ? relay_metadata(rt->relay, c) : 0;
 }
 
+/* The definitions are dal's own encoding (cols_encode), with or without
+ * the extended block as the sink's client takes it. */
 int relay_binary_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *tpl,
                         size_t len)
 {
@@ -90,7 +99,7 @@ int relay_binary_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, 
         return 0;
     if (!plain_read(rt->sql) || (c->mysql.client_flag & DAL_CLIENT_DEPRECATE_EOF))
         return 0;
-    return columns_as_server(rt) && same_metadata(rt->relay, c);
+    return columns_as_server(rt) && relay_metadata(rt->relay, c) != 0;
 }
 
 /* A packet the protocol does not allow here: the connection is out of
@@ -138,7 +147,7 @@ static int relay_ok(dal_conn_t *c, const unsigned char *p, size_t n, dal_result_
     return 0;
 }
 
-int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, int how, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err)
 {
     MYSQL *m = &c->mysql;
@@ -162,6 +171,9 @@ int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t le
     for (i = 0; i < ncols; i++) {
         if ((n = mysql_net_read_packet(m)) == packet_error)
             return conn_error(c, DAL_ESERVER, err);
+        /* stripped in place: the packet is the connection's to overwrite */
+        if (how == RELAY_NO_EXTENDED && (n = relay_strip_extended(m->net.read_pos, n)) == 0)
+            return out_of_step(c, "a column definition the relay cannot read", err);
         relay_put(&o, DAL_RELAY_COLUMN, m->net.read_pos, n);
     }
     if ((n = mysql_net_read_packet(m)) == packet_error)
@@ -410,10 +422,10 @@ int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const c
     return 0;
 }
 
-int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, int how, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err)
 {
-    (void)rt, (void)c, (void)sql, (void)len, (void)res;
+    (void)rt, (void)c, (void)how, (void)sql, (void)len, (void)res;
     return err_set(err, DAL_EINVAL, "the result relay needs mysql_net_read_packet");
 }
 

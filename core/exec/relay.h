@@ -18,21 +18,30 @@
 #include "result_binary.h"
 #include "route.h"
 
+/* relay_wanted's answers other than 0: how the column definitions go. */
+#define RELAY_AS_SENT 1     /* as the server sent them */
+#define RELAY_NO_EXTENDED 2 /* without MariaDB's extended type info block,
+                               which the connection has and the client
+                               does not take (relay_strip_extended) */
+
 /* Whether route r of rt, whose SQL is sql[0..len), relays on c: a sink is
  * set, the statement is the caller's text unchanged, a SELECT with one
  * result set whose columns dal would not rename, and c's extended metadata
- * is the sink's (dal.h says which statements qualify).  0 when the
+ * is the sink's or can be taken out for it (dal.h says which statements
+ * qualify): RELAY_AS_SENT or RELAY_NO_EXTENDED, else 0.  0 when the
  * connector lacks the calls relay_run needs. */
 int relay_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *sql,
                  size_t len);
 
-/* Send sql[0..len) on c and pass the reply to rt's sink; res gets the end
+/* Send sql[0..len) on c and pass the reply to rt's sink, the definitions
+ * as how (relay_wanted's answer) says; res gets the end
  * (warnings, status; rows counted in relayed_rows), or, for a statement
  * that answered with an OK, its counts.  res->relayed is set once a packet
  * went to the sink, also when the statement then fails: it must not run
  * again.  On failure as send_on: conn_error's err, mysql_errno(&c->mysql)
- * telling whether c is still usable. */
-int relay_run(const dal_routing_t *rt, dal_conn_t *c, const char *sql, size_t len,
+ * telling whether c is still usable (a definition relay_strip_extended
+ * cannot read leaves c out of step: closed). */
+int relay_run(const dal_routing_t *rt, dal_conn_t *c, int how, const char *sql, size_t len,
               dal_result_t *res, dal_error_t *err);
 
 /* A prepared statement's column definitions as the relay sends them, kept
@@ -51,7 +60,9 @@ void relay_cols_free(relay_cols_t *rc);
 /* Whether route r of rt, executed on c as the prepared template tpl[0..len),
  * relays its binary rows: the sink takes them (DAL_RELAY_BINARY), the
  * template is the caller's statement unchanged, and the rest as
- * relay_wanted. */
+ * relay_wanted (the definitions are dal's, with or without the extended
+ * block as the sink says: a sink without it takes them from a connection
+ * with it). */
 int relay_binary_wanted(const dal_routing_t *rt, size_t r, const dal_conn_t *c, const char *tpl,
                         size_t len);
 

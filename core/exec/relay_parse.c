@@ -1,10 +1,12 @@
 /*
  * relay_parse.c -- the relay's bounded readers of a server's packets (a
- * column count, an EOF, an OK): outside input, fuzzed alone
+ * column count, an EOF, an OK, a column definition whose extended
+ * metadata is taken out): outside input, fuzzed alone
  * (fuzz/fuzz_relay.c).  See relay_parse.h.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "relay_parse.h"
 
@@ -65,4 +67,34 @@ size_t relay_parse_count(const unsigned char *p, size_t n, uint64_t *ncols)
     if (q != end && (q + 1 != end || *q != 1))
         return 0;
     return (size_t)(q - p);
+}
+
+/* A lenenc string at *p skipped: 0, or -1 when it runs past end. */
+static int skip_string(const unsigned char **p, const unsigned char *end)
+{
+    uint64_t len;
+
+    if (lenenc(p, end, &len) != 0 || len > (uint64_t)(end - *p))
+        return -1;
+    *p += len;
+    return 0;
+}
+
+/* The fixed-length fields' own length byte and the 12 bytes it counts. */
+#define FIXED_FIELDS 13
+
+size_t relay_strip_extended(unsigned char *p, size_t n)
+{
+    const unsigned char *q = p, *end = p + n, *block;
+    int i;
+
+    /* catalog, schema, table, org_table, name, org_name */
+    for (i = 0; i < 6; i++)
+        if (skip_string(&q, end) != 0)
+            return 0;
+    block = q;
+    if (skip_string(&q, end) != 0 || end - q < FIXED_FIELDS || *q != 0x0C)
+        return 0;
+    memmove(p + (block - p), q, (size_t)(end - q));
+    return n - (size_t)(q - block);
 }

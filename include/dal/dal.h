@@ -800,9 +800,12 @@ DAL_API void dal_session_keep_sets(dal_session_t *s, int on);
  * rewritten: an unsharded table or none), that leaves no session state
  * (no `@a :=`, GET_LOCK, ...), whose columns dal names as the server does
  * (no merge, no renaming, no logical table name for a physical one), and
- * when the connection's extended metadata (MariaDB's
- * MARIADB_CLIENT_EXTENDED_METADATA) is what sink->flags says.  Every other
- * statement runs as without a sink.
+ * when the connection has MariaDB's extended metadata
+ * (MARIADB_CLIENT_EXTENDED_METADATA) or sink->flags does not ask for it: a
+ * sink without DAL_RELAY_EXTENDED_METADATA on a connection with it gets
+ * each column definition without its extended type info block, as a
+ * server writes it for a client that did not ask.  Every other statement
+ * runs as without a sink.
  *
  * A sink with DAL_RELAY_BINARY takes instead the binary rows of a
  * prepared statement: dal_session_query_prepared (no options) whose one

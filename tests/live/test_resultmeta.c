@@ -712,14 +712,16 @@ START_TEST(test_relay)
     dexec("INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
     tu_must(dal_session_open(dal, &s, &err), &err, "session");
 
-    /* the sink whose extended metadata is the connection's relays; the
-     * other does not (MariaDB sends it to Connector/C, which asks) */
+    /* both sinks relay: the connection has MariaDB's extended metadata
+     * (Connector/C asks for it), which the one without it gets taken out
+     * of each definition (test_relay_no_extended); the rest of this test
+     * runs with that one, as dal-proxy's for PyMySQL or mysql2 */
     memset(&t, 0, sizeof t);
     a = relay_query(s, &plain_sink, "SELECT id, v FROM relay_t WHERE id = 1", &t, NULL, 0);
     memset(&t, 0, sizeof t);
     b = relay_query(s, &ext_sink, "SELECT id, v FROM relay_t WHERE id = 1", &t, NULL, 0);
-    ck_assert_msg(a + b == 1, "relayed with plain metadata %d, extended %d", a, b);
-    sink = a ? &plain_sink : &ext_sink;
+    ck_assert_msg(a && b, "relayed with plain metadata %d, extended %d", a, b);
+    sink = &plain_sink;
 
     /* a pass-through point select: relayed, the server's own packets */
     memset(&t, 0, sizeof t);
@@ -895,7 +897,6 @@ START_TEST(test_relay_prepared)
     static const dal_relay_t bin = {DAL_RELAY_BINARY, bin_sink};
     static const dal_relay_t bin_ext = {DAL_RELAY_BINARY | DAL_RELAY_EXTENDED_METADATA, bin_sink};
     static const dal_relay_t text_sink = {0, relay_sink};
-    static const dal_relay_t text_ext = {DAL_RELAY_EXTENDED_METADATA, relay_sink};
     const dal_relay_t *sink, *tsink;
     const char *point = "SELECT id, v FROM relay_t WHERE id = ?";
     dal_session_t *s = NULL;
@@ -924,9 +925,11 @@ START_TEST(test_relay_prepared)
         dexec("DROP TABLE relay_t");
         return;
     }
-    ck_assert_msg(a + c == 1, "relayed with plain metadata %d, extended %d", a, c);
-    sink = a ? &bin : &bin_ext;
-    tsink = a ? &text_sink : &text_ext;
+    /* both relay (dal encodes the definitions, with or without the
+     * extended block); the rest of this test with the one without */
+    ck_assert_msg(a && c, "relayed with plain metadata %d, extended %d", a, c);
+    sink = &bin;
+    tsink = &text_sink;
 
     /* a point select: the count, the definitions a text relay of the same
      * statement gets from the server, one binary row: its header, the
@@ -941,8 +944,7 @@ START_TEST(test_relay_prepared)
     {
         bin_relayed_t tb;
         memset(&tb, 0, sizeof tb);
-        dal_session_set_relay(s, a ? &(dal_relay_t){0, bin_sink} :
-                                     &(dal_relay_t){DAL_RELAY_EXTENDED_METADATA, bin_sink}, &tb);
+        dal_session_set_relay(s, &(dal_relay_t){0, bin_sink}, &tb);
         tu_must(dal_session_query(s, NULL, "SELECT id, v FROM relay_t WHERE id = 1", NULL, 0, &r,
                                   &err), &err, "text");
         dal_session_set_relay(s, NULL, NULL);
@@ -1041,6 +1043,151 @@ START_TEST(test_relay_prepared)
 }
 END_TEST
 
+/* Each column definition a sink was handed, apart, and the rows in hex. */
+typedef struct defs_relayed {
+    size_t ndefs;
+    unsigned char def[12][256];
+    size_t len[12];
+    char rows[2048];
+} defs_relayed_t;
+
+static int defs_sink(void *ctx, dal_relay_part_t part, const unsigned char *data, size_t len)
+{
+    defs_relayed_t *d = ctx;
+    size_t i;
+
+    if (part == DAL_RELAY_COLUMN) {
+        ck_assert_uint_lt(d->ndefs, 12);
+        ck_assert_uint_le(len, sizeof d->def[0]);
+        memcpy(d->def[d->ndefs], data, len);
+        d->len[d->ndefs++] = len;
+    } else if (part == DAL_RELAY_ROW) {
+        if (d->rows[0] != '\0')
+            strcat(d->rows, " ");
+        for (i = 0; i < len; i++)
+            snprintf(d->rows + strlen(d->rows), sizeof d->rows - strlen(d->rows), "%02x", data[i]);
+    }
+    return 0;
+}
+
+/* sql on s (prepared and run with params when n > 0) with sink set:
+ * whether it was relayed, what the sink got (*d, zeroed first). */
+static int defs_query(dal_session_t *s, const dal_relay_t *sink, const char *sql,
+                      const dal_value_t *params, size_t n, defs_relayed_t *d)
+{
+    dal_prepared_t *p = NULL;
+    dal_result_t *r = NULL;
+    dal_error_t err;
+    int relayed;
+
+    memset(d, 0, sizeof *d);
+    if (n > 0)
+        tu_must(dal_prepare(dal, sql, &p, &err), &err, sql);
+    dal_session_set_relay(s, sink, d);
+    if (n > 0)
+        tu_must(dal_session_query_prepared(s, NULL, p, params, n, &r, &err), &err, sql);
+    else
+        tu_must(dal_session_query(s, NULL, sql, NULL, 0, &r, &err), &err, sql);
+    dal_session_set_relay(s, NULL, NULL);
+    relayed = dal_result_relayed(r, NULL);
+    dal_result_free(r);
+    if (p != NULL)
+        dal_prepared_free(p);
+    return relayed;
+}
+
+/* The bytes of the six names (catalog, schema, table, org_table, name,
+ * org_name) at the start of definition d of n bytes. */
+static size_t names_len(const unsigned char *d, size_t n)
+{
+    const unsigned char *p = d;
+    size_t len = 0;
+    int i;
+
+    for (i = 0; i < 6; i++) {
+        lenenc_str(&p, &len);
+        ck_assert_uint_le((size_t)(p - d), n);
+    }
+    return (size_t)(p - d);
+}
+
+/* A client without MariaDB's extended metadata (PyMySQL, mysql2,
+ * Connector/J) on a connection with it: its text reads are relayed with
+ * each definition as the server's without the extended type info block,
+ * rows and values as the server sent them; its prepared reads too, with
+ * dal's definitions, which are those same bytes. */
+START_TEST(test_relay_no_extended)
+{
+    static const dal_relay_t plain = {0, defs_sink};
+    static const dal_relay_t ext = {DAL_RELAY_EXTENDED_METADATA, defs_sink};
+    static const dal_relay_t bin = {DAL_RELAY_BINARY, defs_sink};
+    static const dal_relay_t values_sink = {0, relay_sink};
+    const char *all = "SELECT * FROM relay_x ORDER BY id";
+    const char *vals = "SELECT id, j, d, ts, u, c, b, f, e FROM relay_x ORDER BY id";
+    const char *ps = "SELECT * FROM relay_x WHERE id >= ? ORDER BY id";
+    static defs_relayed_t p, e, bp;
+    dal_session_t *s = NULL;
+    dal_value_t zero = dal_int(0);
+    dal_error_t err;
+    relayed_t t;
+    char want[512];
+    size_t i, k, np, ne, blocks = 0;
+
+    dexec("DROP TABLE IF EXISTS relay_x");
+    dexec("CREATE TABLE relay_x (id INT PRIMARY KEY, j JSON, g POINT, d DECIMAL(8,3), "
+          "ts TIMESTAMP(3) NULL, u INT UNSIGNED ZEROFILL, c VARCHAR(20) CHARACTER SET latin1, "
+          "b BLOB, f DOUBLE, e ENUM('a', 'b'))");
+    dexec("INSERT INTO relay_x VALUES (1, '{\"a\": 1}', POINT(1, 2), 1.5, "
+          "'2024-01-02 03:04:05.678', 7, 'caf\xc3\xa9', 'x', 2.5, 'b'), "
+          "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)");
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+
+    ck_assert_msg(defs_query(s, &ext, all, NULL, 0, &e), "the extended sink was not relayed");
+    ck_assert_msg(defs_query(s, &plain, all, NULL, 0, &p),
+                  "a sink without extended metadata was not relayed");
+    ck_assert_uint_eq(p.ndefs, 10);
+    ck_assert_uint_eq(e.ndefs, 10);
+    for (i = 0; i < p.ndefs; i++) {
+        np = names_len(p.def[i], p.len[i]);
+        ne = names_len(e.def[i], e.len[i]);
+        ck_assert_uint_eq(np, ne);
+        ck_assert(memcmp(p.def[i], e.def[i], np) == 0);
+        /* without: the fixed-length fields right after the names */
+        ck_assert_uint_eq(p.len[i], np + 13);
+        ck_assert_uint_eq(p.def[i][np], 0x0C);
+        /* with: the block (short here), then the same fields */
+        k = e.def[i][ne];
+        ck_assert_uint_lt(k, 0xFB);
+        blocks += k > 0;
+        ck_assert_uint_eq(e.len[i], ne + 1 + k + 13);
+        ck_assert(memcmp(e.def[i] + ne + 1 + k, p.def[i] + np, 13) == 0);
+    }
+    ck_assert_uint_ge(blocks, 2); /* JSON's format, POINT's type */
+    ck_assert_str_eq(p.rows, e.rows);
+    /* the values as the statement without a sink reads them */
+    memset(&t, 0, sizeof t);
+    ck_assert(!relay_query(s, NULL, vals, &t, want, sizeof want));
+    memset(&t, 0, sizeof t);
+    ck_assert(relay_query(s, &values_sink, vals, &t, NULL, 0));
+    ck_assert_str_eq(t.values, want);
+
+    /* prepared: relayed to a binary sink without it, dal's definitions the
+     * server's text ones without their blocks */
+    if (tu_server_prepared(dal, ps, &zero, 1)) {
+        ck_assert_msg(defs_query(s, &bin, ps, &zero, 1, &bp),
+                      "a binary sink without extended metadata was not relayed");
+        ck_assert_uint_eq(bp.ndefs, p.ndefs);
+        for (i = 0; i < p.ndefs; i++) {
+            ck_assert_uint_eq(bp.len[i], p.len[i]);
+            ck_assert_msg(memcmp(bp.def[i], p.def[i], p.len[i]) == 0,
+                          "column %zu: dal's definition differs from the server's", i);
+        }
+    }
+    dal_session_close(s);
+    dexec("DROP TABLE relay_x");
+}
+END_TEST
+
 static Suite *meta_suite(void)
 {
     Suite *s = suite_create("resultmeta");
@@ -1058,6 +1205,7 @@ static Suite *meta_suite(void)
     tcase_add_test(tc, test_session_vars);
     tcase_add_test(tc, test_relay);
     tcase_add_test(tc, test_relay_prepared);
+    tcase_add_test(tc, test_relay_no_extended);
     suite_add_tcase(s, tc);
     return s;
 }

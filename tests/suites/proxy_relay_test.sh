@@ -9,11 +9,12 @@
 # NULLs, no rows, JSON and geometry columns, a warning, several
 # statements in one COM_QUERY, a row over 16 MiB (split into packets both
 # ways), an error as the first reply and one after rows, and a
-# transaction.  The same reads from PyMySQL (no extended metadata, no
-# CLIENT_DEPRECATE_EOF: the proxy's own path) and from Node's mariadb
-# connector (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end
-# packets rewritten) compare equal too.  Starts its own MariaDB server;
-# never skips.
+# transaction.  The same reads from PyMySQL and Node's mysql2 3.11.0 (no
+# extended metadata: relayed with each definition's extended block taken
+# out), mysql2 3.x (extended metadata) and Node's mariadb connector
+# (CLIENT_DEPRECATE_EOF with extended metadata: relayed, the end packets
+# rewritten) compare equal too.  Starts its own MariaDB server; never
+# skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
@@ -80,8 +81,10 @@ done
 diff -u "$work/multi_plain.out" "$work/multi_px.out" >"$work/multi.diff" ||
     fail "multi-statements differ through the proxy: $(cat "$work/multi.diff")"
 
-# PyMySQL: neither extended metadata nor CLIENT_DEPRECATE_EOF, so the
-# proxy's own path; the same descriptions and rows as the server's
+# PyMySQL: neither extended metadata nor CLIENT_DEPRECATE_EOF, relayed
+# with the definitions' extended blocks taken out; the same descriptions
+# and rows as the server's (every column's metadata: proxy_relay_test's
+# last part)
 /usr/bin/python3 - "${ports[0]}" "$port" <<'PY' >"$work/py.out" 2>&1 || fail "PyMySQL: $(tail -20 "$work/py.out")"
 import sys, pymysql
 server, proxy = int(sys.argv[1]), int(sys.argv[2])
@@ -275,5 +278,125 @@ JS
 } >"$work/relay_ps.js"
 NODE_PATH=$npmdir/node_modules node "$work/relay_ps.js" - "${ports[0]}" "$port" relay-pass \
     >"$work/node_ps.out" 2>&1 || fail "Node mariadb execute(): $(head -c 4000 "$work/node_ps.out")"
+
+# Clients without MariaDB's extended metadata, whose backend connection
+# has it: relayed, each column definition without its extended type info
+# block.  PyMySQL and Node's mysql2, through the proxy and on the server,
+# on both tables (every column type): the description, every field of
+# each column definition the driver keeps (flags, collation, length,
+# decimals, names), the values, the warnings.  That the relay is taken
+# shows in an unbuffered read of a result that fails after rows (the
+# subquery finds two rows for the last row only): the server's rows
+# reach the client before the error, as from the server, where dal's own
+# path, which reads a result whole first, sends the error alone.
+after='SELECT r.id, (SELECT x.c FROM t x WHERE x.id >= r.id AND x.id <= 2) FROM t r ORDER BY r.id DESC'
+/usr/bin/python3 - "${ports[0]}" "$port" "$after" <<'PY' >"$work/py_meta.out" 2>&1 ||
+import sys, pymysql, pymysql.cursors
+server, proxy, after = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+FIELD = ("catalog", "db", "table_name", "org_table", "name", "org_name", "charsetnr", "length",
+         "type_code", "flags", "scale")
+def connect(port, password):
+    return pymysql.connect(host="127.0.0.1", port=port, user="root", password=password,
+                           database="shop", autocommit=True)
+def run(port, password):
+    c = connect(port, password)
+    cur = c.cursor()
+    out = []
+    for q in ("SELECT * FROM t ORDER BY id", "SELECT * FROM p ORDER BY id",
+              "SELECT j, g, u AS renamed, d + 1 FROM t WHERE id = 1",
+              "SELECT * FROM p WHERE id = 99", "SELECT CAST(ch AS SIGNED) AS w FROM p WHERE id = 1"):
+        cur.execute(q)
+        fields = [tuple(getattr(f, k) for k in FIELD) for f in cur._result.fields]
+        out.append((q, cur.description, fields, cur.fetchall(), c.show_warnings()))
+    c.close()
+    c = connect(port, password)
+    got = []
+    try:
+        u = c.cursor(pymysql.cursors.SSCursor)
+        u.execute(after)
+        got.append(u.description)
+        for row in u:
+            got.append(row)
+    except pymysql.MySQLError as e:
+        got.append(("error", e.args[0]))
+    out.append(got)
+    return out
+a, b = run(server, ""), run(proxy, "relay-pass")
+if len(a[-1]) != 4 or a[-1][-1] != ("error", 1242):
+    print("the server did not send two rows before its error:", a[-1])
+    sys.exit(1)
+for x, y in zip(a, b):
+    if x != y:
+        print("server:", x)
+        print("proxy: ", y)
+        sys.exit(1)
+print("same")
+PY
+    fail "PyMySQL's metadata or rows differ through the proxy: $(tail -c 3000 "$work/py_meta.out")"
+
+if px_mysql2; then
+    cat >"$work/relay_mysql2.js" <<'JS'
+const mysql = require('mysql2');
+const KEYS = ['catalog', 'schema', 'table', 'orgTable', 'name', 'orgName', 'characterSet',
+              'encoding', 'columnLength', 'columnType', 'type', 'flags', 'decimals'];
+const meta = f => KEYS.map(k => [k, f[k]]);
+const OPTS = {host: '127.0.0.1', user: 'root', database: 'shop', rowsAsArray: true,
+              supportBigNumbers: true, bigNumberStrings: true, dateStrings: true};
+function query(c, q) {
+    return new Promise((ok, no) => c.query(q, (e, rows, fields) => e ? no(e) :
+        ok({rows, meta: (fields || []).map(meta)})));
+}
+/* rows as they come, then the error or the end */
+function stream(c, q) {
+    return new Promise(ok => {
+        const got = [];
+        c.query(q).on('fields', f => got.push(f.map(meta))).on('result', r => got.push(r))
+            .on('error', e => got.push(['error', e.errno])).on('end', () => ok(got));
+    });
+}
+async function run(port, password) {
+    const c = mysql.createConnection(Object.assign({port, password}, OPTS));
+    const out = [];
+    for (const q of ['SELECT * FROM t ORDER BY id', 'SELECT * FROM p ORDER BY id',
+                     'SELECT j, g, u AS renamed, d + 1 FROM t WHERE id = 1',
+                     'SELECT * FROM p WHERE id = 99', 'SELECT CAST(ch AS SIGNED) AS w FROM p WHERE id = 1'])
+        out.push(await query(c, q));
+    out.push((await query(c, 'SHOW WARNINGS')).rows); /* the proxy's answer: its rows */
+    c.end();
+    const d = mysql.createConnection(Object.assign({port, password}, OPTS));
+    out.push(await stream(d, process.argv[5]));
+    d.destroy();
+    return out;
+}
+(async () => {
+    const a = await run(+process.argv[2], ''), b = await run(+process.argv[3], process.argv[4]);
+    const last = a[a.length - 1];
+    if (last.length !== 4 || JSON.stringify(last[3]) !== '["error",1242]') {
+        console.log('the server did not send two rows before its error: ' + JSON.stringify(last));
+        process.exit(1);
+    }
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+        if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) {
+            console.log('result ' + i + ':\nserver: ' + JSON.stringify(a[i]) + '\nproxy:  ' +
+                        JSON.stringify(b[i]));
+            process.exit(1);
+        }
+    console.log('same');
+})().catch(e => { console.log(e.stack); process.exit(1); });
+JS
+    # mysql2 3.x asks a MariaDB server for extended metadata (relayed as
+    # sent); 3.11.0 does not, as mysql2 before it (relayed without it)
+    old2=$builddir/tests/npm_mysql2_3.11
+    if [ ! -d "$old2/node_modules/mysql2" ]; then
+        mkdir -p "$old2"
+        npm install --prefix "$old2" --no-audit --no-fund --silent mysql2@3.11.0 >"$work/npm2.log" 2>&1 ||
+            fail "npm install mysql2@3.11.0: $(tail -5 "$work/npm2.log")"
+    fi
+    for dir in "$npmdir" "$old2"; do
+        NODE_PATH=$dir/node_modules node "$work/relay_mysql2.js" "${ports[0]}" "$port" relay-pass \
+            "$after" >"$work/mysql2.out" 2>&1 ||
+            fail "Node mysql2 ($dir): metadata or rows differ through the proxy: $(head -c 4000 "$work/mysql2.out")"
+    done
+fi
 
 px_finish proxy_relay_test
