@@ -10,7 +10,8 @@
 # median CPU per query (µs) of each process in each configuration.
 #
 #   bench/haproxy.sh [--rounds N] [--time S] [--threads T] [--test NAME]
-#                    [--ps-mode auto|disable|both] [--inline-io true|false] [--json]
+#                    [--ps-mode auto|disable|both] [--inline-io true|false]
+#                    [--proxy-threads N] [--json]
 #
 # Defaults: 5 rounds of 3 s a protocol, 4 client threads,
 # oltp_point_select, both protocols, 10,000 rows.  Starts its own server,
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0 inline_io=
+rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0 inline_io= io_threads=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
 while [ $# -gt 0 ]; do
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift ;;
     --test) test=$2; shift ;;
     --inline-io) inline_io=$2; shift ;;
+    --proxy-threads) io_threads=$2; shift ;;
     --ps-mode) modes=$2; [ "$modes" != both ] || modes="auto disable"; shift ;;
     --json) json=1 ;;
     -h | --help) usage 0 ;;
@@ -52,6 +54,7 @@ server_pid=$(cat "$work/c/m0/pid")
 dport=$("$harness/cluster.sh" free-port)
 bench_passthrough_ini "$work/pass.ini" "$dport" "${ports[0]}" sbtest
 [ -z "$inline_io" ] || sed -i "s/^\[proxy\]\$/[proxy]\ninline_io = $inline_io/" "$work/pass.ini"
+[ -z "$io_threads" ] || sed -i "s/^\[proxy\]\$/[proxy]\nthreads = $io_threads/" "$work/pass.ini"
 px_start "$work/pass.ini" "$dport"
 dal_pid=${pids[-1]}
 
