@@ -878,11 +878,19 @@ static proxy_io_t *io_pick(proxy_io_t *self)
     return best;
 }
 
+/* Wake io's thread for what was put on its lists (woken). */
+static void wake(proxy_io_t *io)
+{
+    uint64_t one = 1;
+
+    if (write(io->wake, &one, sizeof one) < 0)
+        (void)0; /* the counter is full: a wake is pending anyway */
+}
+
 /* Give fd to io's thread (it adopts it when woken); closed if it cannot. */
 static void hand_off(proxy_io_t *io, int fd, const char *peer, uint16_t port)
 {
     handoff_t *h = malloc(sizeof *h);
-    uint64_t one = 1;
 
     if (h == NULL) {
         close(fd);
@@ -897,8 +905,7 @@ static void hand_off(proxy_io_t *io, int fd, const char *peer, uint16_t port)
     h->next = io->handoffs;
     io->handoffs = h;
     pthread_mutex_unlock(&io->mu);
-    if (write(io->wake, &one, sizeof one) < 0)
-        (void)0; /* the counter is full: a wake is pending anyway */
+    wake(io);
 }
 
 /* Adopt the connections other threads handed to io. */
@@ -1256,14 +1263,12 @@ static void *io_main(void *arg)
 void proxy_done(proxy_client_t *c)
 {
     proxy_io_t *io = c->io;
-    uint64_t one = 1;
 
     pthread_mutex_lock(&io->mu);
     c->next = io->done_head;
     io->done_head = c;
     pthread_mutex_unlock(&io->mu);
-    if (write(io->wake, &one, sizeof one) < 0)
-        (void)0; /* the counter is full: the thread is awake anyway */
+    wake(io);
 }
 
 /* Write c's output until at most target bytes are left, waiting for the

@@ -130,6 +130,20 @@ function meta(m) {
 }
 JS
 )
+# same_js: same(a, b) prints 'same', or the first result that differs
+# between the server's (a) and the proxy's (b) and exits 1
+same_js=$(cat <<'JS'
+function same(a, b) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+        if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) {
+            console.log('result ' + i + ':\nserver: ' + JSON.stringify(a[i]) + '\nproxy:  ' +
+                        JSON.stringify(b[i]));
+            process.exit(1);
+        }
+    console.log('same');
+}
+JS
+)
 { printf '%s\n' "$meta_js"; cat <<'JS'
 const mariadb = require('mariadb');
 async function run(port, password) {
@@ -208,7 +222,7 @@ diff -u "$work/ps_plain.out" "$work/ps_px.out" >"$work/ps.diff" ||
 grep -q '^-838:59:58.999' "$work/ps_px.out" || grep -q '	-838:59:58.999	' "$work/ps_px.out" ||
     fail "the TIME column's fraction is missing: $(head -20 "$work/ps_px.out")"
 
-{ printf '%s\n' "$meta_js"; cat <<'JS'
+{ printf '%s\n' "$meta_js" "$same_js"; cat <<'JS'
 const mariadb = require('mariadb');
 const OPTS = {host: '127.0.0.1', user: 'root', database: 'shop', collation: 'UTF8MB4_GENERAL_CI',
               bigIntAsNumber: false, decimalAsNumber: false, dateStrings: true};
@@ -266,13 +280,7 @@ async function run(port, password, admin) {
     const a = JSON.parse(await run(+process.argv[3], '', admin));
     const b = JSON.parse(await run(+process.argv[4], process.argv[5], admin));
     await admin.end();
-    for (let i = 0; i < Math.max(a.length, b.length); i++)
-        if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) {
-            console.log('result ' + i + ':\nserver: ' + JSON.stringify(a[i]) + '\nproxy:  ' +
-                        JSON.stringify(b[i]));
-            process.exit(1);
-        }
-    console.log('same');
+    same(a, b);
 })().catch(e => { console.log(e.stack); process.exit(1); });
 JS
 } >"$work/relay_ps.js"
@@ -335,7 +343,7 @@ PY
     fail "PyMySQL's metadata or rows differ through the proxy: $(tail -c 3000 "$work/py_meta.out")"
 
 if px_mysql2; then
-    cat >"$work/relay_mysql2.js" <<'JS'
+    { printf '%s\n' "$same_js"; cat <<'JS'
 const mysql = require('mysql2');
 const KEYS = ['catalog', 'schema', 'table', 'orgTable', 'name', 'orgName', 'characterSet',
               'encoding', 'columnLength', 'columnType', 'type', 'flags', 'decimals'];
@@ -375,15 +383,10 @@ async function run(port, password) {
         console.log('the server did not send two rows before its error: ' + JSON.stringify(last));
         process.exit(1);
     }
-    for (let i = 0; i < Math.max(a.length, b.length); i++)
-        if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) {
-            console.log('result ' + i + ':\nserver: ' + JSON.stringify(a[i]) + '\nproxy:  ' +
-                        JSON.stringify(b[i]));
-            process.exit(1);
-        }
-    console.log('same');
+    same(a, b);
 })().catch(e => { console.log(e.stack); process.exit(1); });
 JS
+    } >"$work/relay_mysql2.js"
     # mysql2 3.x asks a MariaDB server for extended metadata (relayed as
     # sent); 3.11.0 does not, as mysql2 before it (relayed without it)
     old2=$builddir/tests/npm_mysql2_3.11
