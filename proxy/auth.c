@@ -85,10 +85,8 @@ static void settle(proxy_client_t *c, bool ok)
 {
     uint32_t ms = guard_delay_ms(c->px->guard, c->peer);
 
-    /* + 1: the clock reads whole milliseconds, so a hold of ms from a
-     * truncated now could end a fraction of a millisecond short */
     if (ms > 0)
-        c->hold_until = guard_now_ms() + ms + 1;
+        c->hold_until = guard_deadline_ms(ms);
     if (ok)
         guard_ok(c->px->guard, c->peer, c->user);
     else

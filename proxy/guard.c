@@ -13,6 +13,7 @@
  * threads and (COM_CHANGE_USER) the workers, and held for a few compares.
  */
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,31 @@ uint64_t guard_now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The coarse clock's tick in whole milliseconds, rounded up, plus one for
+ * guard_now_ms's truncation: how far a reading may lag the time. */
+static uint64_t clock_slack_ms(void)
+{
+    static _Atomic uint64_t slack;
+    uint64_t s = atomic_load_explicit(&slack, memory_order_relaxed);
+    struct timespec res;
+
+    if (s == 0) {
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0)
+            res.tv_sec = 0, res.tv_nsec = 10000000;  /* no answer: 10 ms */
+        s = (uint64_t)res.tv_sec * 1000u + ((uint64_t)res.tv_nsec + 999999u) / 1000000u + 1u;
+        atomic_store_explicit(&slack, s, memory_order_relaxed);
+    }
+    return s;
+}
+
+/* A reading taken now may lag the time by up to a tick, so a deadline of
+ * now + ms could come that much early; a hold that must last ms (the
+ * guard's waits) ends no sooner than this. */
+uint64_t guard_deadline_ms(uint64_t ms)
+{
+    return guard_now_ms() + ms + clock_slack_ms();
 }
 
 proxy_guard_t *guard_new(uint32_t after, uint32_t max_ms)

@@ -511,8 +511,12 @@ void guard_failed(proxy_guard_t *g, const char *peer, const char *user);
 /* A login of user from peer succeeded: its failures are forgotten (and,
  * if it had some, a line on stderr says so). */
 void guard_ok(proxy_guard_t *g, const char *peer, const char *user);
-/* The clock of hold_until: milliseconds, monotonic. */
+/* The clock of hold_until and the loops' deadlines: milliseconds,
+ * monotonic, coarse (a reading may lag the time by a tick). */
 uint64_t guard_now_ms(void);
+/* The guard_now_ms reading at which ms have surely passed since the call:
+ * now + ms + the clock's tick. */
+uint64_t guard_deadline_ms(uint64_t ms);
 
 /* ------------------------------------------------------------ redact.c */
 
