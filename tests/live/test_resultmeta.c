@@ -694,12 +694,45 @@ static int relay_query(dal_session_t *s, const dal_relay_t *sink, const char *sq
     return relayed;
 }
 
+/* A session for a relay test on the table name, made anew by create and
+ * filled by insert; relay_close closes it and drops the table. */
+static dal_session_t *relay_open(const char *name, const char *create, const char *insert)
+{
+    dal_session_t *s = NULL;
+    dal_error_t err;
+    char sql[64];
+
+    snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", name);
+    dexec(sql);
+    dexec(create);
+    dexec(insert);
+    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    return s;
+}
+
+static void relay_close(dal_session_t *s, const char *name)
+{
+    char sql[64];
+
+    dal_session_close(s);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", name);
+    dexec(sql);
+}
+
+/* relay_open's table of the text and prepared relay tests: three rows,
+ * one with a NULL. */
+static dal_session_t *relay_t_open(void)
+{
+    return relay_open("relay_t", "CREATE TABLE relay_t (id INT PRIMARY KEY, v VARCHAR(20))",
+                      "INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
+}
+
 START_TEST(test_relay)
 {
     static const dal_relay_t plain_sink = {0, relay_sink};
     static const dal_relay_t ext_sink = {DAL_RELAY_EXTENDED_METADATA, relay_sink};
     const dal_relay_t *sink;
-    dal_session_t *s = NULL;
+    dal_session_t *s;
     dal_result_t *r = NULL;
     dal_error_t err, err2;
     relayed_t t;
@@ -707,10 +740,7 @@ START_TEST(test_relay)
     dal_value_t one = dal_int(1);
     int a, b;
 
-    dexec("DROP TABLE IF EXISTS relay_t");
-    dexec("CREATE TABLE relay_t (id INT PRIMARY KEY, v VARCHAR(20))");
-    dexec("INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
-    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    s = relay_t_open();
 
     /* both sinks relay: the connection has MariaDB's extended metadata
      * (Connector/C asks for it), which the one without it gets taken out
@@ -829,8 +859,7 @@ START_TEST(test_relay)
     ck_assert_str_eq(t.values, "three");
     tu_must(dal_session_query(s, NULL, "COMMIT", NULL, 0, &r, &err), &err, "commit");
     dal_result_free(r);
-    dal_session_close(s);
-    dexec("DROP TABLE relay_t");
+    relay_close(s, "relay_t");
 }
 END_TEST
 
@@ -899,7 +928,7 @@ START_TEST(test_relay_prepared)
     static const dal_relay_t text_sink = {0, relay_sink};
     const dal_relay_t *sink, *tsink;
     const char *point = "SELECT id, v FROM relay_t WHERE id = ?";
-    dal_session_t *s = NULL;
+    dal_session_t *s;
     dal_prepared_t *p = NULL;
     dal_result_t *r = NULL;
     dal_error_t err;
@@ -908,10 +937,7 @@ START_TEST(test_relay_prepared)
     dal_value_t v[1];
     int a, c, i;
 
-    dexec("DROP TABLE IF EXISTS relay_t");
-    dexec("CREATE TABLE relay_t (id INT PRIMARY KEY, v VARCHAR(20))");
-    dexec("INSERT INTO relay_t VALUES (1, 'one'), (2, NULL), (3, 'three')");
-    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    s = relay_t_open();
 
     /* the sink whose extended metadata is the connection's relays */
     v[0] = dal_int(1);
@@ -921,8 +947,7 @@ START_TEST(test_relay_prepared)
         /* server_prepare off (integration_off.sh): the statement runs as
          * text, whose rows are no binary rows to relay */
         ck_assert_msg(a + c == 0, "relayed as text: plain metadata %d, extended %d", a, c);
-        dal_session_close(s);
-        dexec("DROP TABLE relay_t");
+        relay_close(s, "relay_t");
         return;
     }
     /* both relay (dal encodes the definitions, with or without the
@@ -1038,8 +1063,7 @@ START_TEST(test_relay_prepared)
     ck_assert(!relay_query(s, sink, "SELECT id, v FROM relay_t WHERE id = 1", &b.t, want,
                            sizeof want));
     ck_assert_str_eq(want, "1|one");
-    dal_session_close(s);
-    dexec("DROP TABLE relay_t");
+    relay_close(s, "relay_t");
 }
 END_TEST
 
@@ -1126,21 +1150,19 @@ START_TEST(test_relay_no_extended)
     const char *vals = "SELECT id, j, d, ts, u, c, b, f, e FROM relay_x ORDER BY id";
     const char *ps = "SELECT * FROM relay_x WHERE id >= ? ORDER BY id";
     static defs_relayed_t p, e, bp;
-    dal_session_t *s = NULL;
+    dal_session_t *s;
     dal_value_t zero = dal_int(0);
-    dal_error_t err;
     relayed_t t;
     char want[512];
     size_t i, k, np, ne, blocks = 0;
 
-    dexec("DROP TABLE IF EXISTS relay_x");
-    dexec("CREATE TABLE relay_x (id INT PRIMARY KEY, j JSON, g POINT, d DECIMAL(8,3), "
-          "ts TIMESTAMP(3) NULL, u INT UNSIGNED ZEROFILL, c VARCHAR(20) CHARACTER SET latin1, "
-          "b BLOB, f DOUBLE, e ENUM('a', 'b'))");
-    dexec("INSERT INTO relay_x VALUES (1, '{\"a\": 1}', POINT(1, 2), 1.5, "
-          "'2024-01-02 03:04:05.678', 7, 'caf\xc3\xa9', 'x', 2.5, 'b'), "
-          "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)");
-    tu_must(dal_session_open(dal, &s, &err), &err, "session");
+    s = relay_open("relay_x",
+                   "CREATE TABLE relay_x (id INT PRIMARY KEY, j JSON, g POINT, d DECIMAL(8,3), "
+                   "ts TIMESTAMP(3) NULL, u INT UNSIGNED ZEROFILL, "
+                   "c VARCHAR(20) CHARACTER SET latin1, b BLOB, f DOUBLE, e ENUM('a', 'b'))",
+                   "INSERT INTO relay_x VALUES (1, '{\"a\": 1}', POINT(1, 2), 1.5, "
+                   "'2024-01-02 03:04:05.678', 7, 'caf\xc3\xa9', 'x', 2.5, 'b'), "
+                   "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)");
 
     ck_assert_msg(defs_query(s, &ext, all, NULL, 0, &e), "the extended sink was not relayed");
     ck_assert_msg(defs_query(s, &plain, all, NULL, 0, &p),
@@ -1183,8 +1205,7 @@ START_TEST(test_relay_no_extended)
                           "column %zu: dal's definition differs from the server's", i);
         }
     }
-    dal_session_close(s);
-    dexec("DROP TABLE relay_x");
+    relay_close(s, "relay_x");
 }
 END_TEST
 
