@@ -15,24 +15,16 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 rounds=7 ini="" json=0
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
-while [ $# -gt 0 ]; do
-    case $1 in
-    --rounds) rounds=$2; shift ;;
-    --ini) ini=$2; shift ;;
-    --json) json=1 ;;
-    -h | --help) usage 0 ;;
-    -*) echo "ab.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
-    *) break ;;
-    esac
-    shift
-done
-[ $# -ge 2 ] || usage 2 >&2
+bench_options "--rounds=rounds --ini=ini --json --" "$@"
+set -- "${bench_args[@]}"
+[ $# -ge 2 ] || bench_usage 2 >&2
 old=$1 new=$2
 shift 2
 [ $# -gt 0 ] || set -- point-select --threads 2 --duration 3s --warmup 1s
+load=("$@")
 for b in "$old" "$new"; do
     [ -x "$b" ] || { echo "ab.sh: no dal program at $b" >&2; exit 1; }
 done
@@ -58,23 +50,17 @@ if [ -z "$ini" ]; then
     DAL_PLUGIN_DIR=$(dirname "$(dirname "$new")")/plugins/.libs "$new" -c "$ini" load -- --prepare --rows 20000 >/dev/null
 fi
 
-# run BIN: events per second of one run
+# run BIN: events per second of one run of the load
 run() {
-    DAL_PLUGIN_DIR=$(dirname "$(dirname "$1")")/plugins/.libs "$1" -c "$ini" load --json -- "${@:2}" |
+    DAL_PLUGIN_DIR=$(dirname "$(dirname "$1")")/plugins/.libs "$1" -c "$ini" load --json -- "${load[@]}" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["events_per_sec"])'
 }
 
 : >"$work/pairs"
 for ((i = 1; i <= rounds; i++)); do
-    # ABBA order: a workload that grows the tables (insert) must not
-    # always run the same build second
-    if ((i % 2)); then
-        a=$(run "$old" "$@")
-        b=$(run "$new" "$@")
-    else
-        b=$(run "$new" "$@")
-        a=$(run "$old" "$@")
-    fi
+    # alternating order: a workload that grows the tables (insert) must
+    # not always run the same build second
+    { read -r a; read -r b; } < <(bench_pair "$i" run "$old" "$new")
     echo "$a $b" >>"$work/pairs"
     [ "$json" = 1 ] || python3 -c 'import sys; i, a, b = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]); print("pair %d  old %9.1f/s  new %9.1f/s  new/old %.3f" % (i, a, b, b / a))' "$i" "$a" "$b"
 done

@@ -32,12 +32,12 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_dal
 rounds=9 duration=5s warmup=1s rows=100000 out="" only=""
 threads="1 2" plot_threads="1 2 4 8" nodes="2 4 8 16"
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) rounds=$2; shift ;;
@@ -50,8 +50,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --out) out=$2; shift ;;
     --quick) rounds=3 duration=2s warmup=500ms rows=20000 threads="1 2" plot_threads="1 2" nodes="2 4" ;;
-    -h | --help) usage 0 ;;
-    *) echo "compare.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
+    -h | --help) bench_usage 0 ;;
+    *) echo "compare.sh: unknown option '$1'" >&2; bench_usage 2 >&2 ;;
     esac
     shift
 done

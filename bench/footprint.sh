@@ -16,10 +16,11 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_dal
 build=$(dirname "$(dirname "$DAL_BIN")")
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$build/plugins/.libs}
-[ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || bench_usage 2
 ini=$1
 shift
 work=$(mktemp -d "${TMPDIR:-/tmp}/dalfp.XXXXXX")

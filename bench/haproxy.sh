@@ -22,84 +22,41 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0 inline_io= io_threads=
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
-while [ $# -gt 0 ]; do
-    case $1 in
-    --rounds) rounds=$2; shift ;;
-    --time) secs=$2; shift ;;
-    --threads) threads=$2; shift ;;
-    --test) test=$2; shift ;;
-    --inline-io) inline_io=$2; shift ;;
-    --proxy-threads) io_threads=$2; shift ;;
-    --ps-mode) modes=$2; [ "$modes" != both ] || modes="auto disable"; shift ;;
-    --json) json=1 ;;
-    -h | --help) usage 0 ;;
-    *) echo "haproxy.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
-    esac
-    shift
-done
 # shellcheck source=bench/lib.sh
 . "$src/bench/lib.sh"
-bench_need haproxy.sh sysbench sysbench
-bench_need haproxy.sh haproxy haproxy
-export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
-# shellcheck source=tests/harness/proxy_lib.sh
-. "$src/tests/harness/proxy_lib.sh"
+rounds=5 secs=3 threads=4 modes="auto disable" test=oltp_point_select json=0 inline_io='' io_threads=''
+bench_options "--rounds=rounds --time=secs --threads=threads --test=test --inline-io=inline_io
+    --proxy-threads=io_threads --ps-mode=modes --json" "$@"
+[ "$modes" != both ] || modes="auto disable"
+bench_need haproxy haproxy
+bench_harness
 
 px_cluster 1 --db sbtest
 server_pid=$(cat "$work/c/m0/pid")
-
-dport=$("$harness/cluster.sh" free-port)
-bench_passthrough_ini "$work/pass.ini" "$dport" "${ports[0]}" sbtest
-[ -z "$inline_io" ] || sed -i "s/^\[proxy\]\$/[proxy]\ninline_io = $inline_io/" "$work/pass.ini"
-[ -z "$io_threads" ] || sed -i "s/^\[proxy\]\$/[proxy]\nthreads = $io_threads/" "$work/pass.ini"
-px_start "$work/pass.ini" "$dport"
-dal_pid=${pids[-1]}
-
-hport=$("$harness/cluster.sh" free-port)
-cat >"$work/haproxy.cfg" <<EOF
-global
-    maxconn 4096
-defaults
-    mode tcp
-    timeout connect 5s
-    timeout client 10m
-    timeout server 10m
-listen mysql
-    bind 127.0.0.1:$hport
-    server s0 127.0.0.1:${ports[0]}
-EOF
-haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
-ha_pid=$!
-pids+=("$ha_pid")
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$hport") 2>/dev/null && break
-    kill -0 "$ha_pid" 2>/dev/null || { echo "haproxy.sh: haproxy exited: $(tail -5 "$work/haproxy.log")" >&2; exit 1; }
-    sleep 0.1
-done
-
-common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on)
-direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
-via_ha=(--mysql-host=127.0.0.1 --mysql-port="$hport" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
-via_dal=(--mysql-host=127.0.0.1 --mysql-port="$dport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
-sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
+proxy_lines=()
+[ -z "$inline_io" ] || proxy_lines+=("inline_io = $inline_io")
+[ -z "$io_threads" ] || proxy_lines+=("threads = $io_threads")
+bench_passthrough dal "${proxy_lines[@]}"
+bench_haproxy ha "${ports[0]}"
+bench_sb_prepare "${ports[0]}" sbtest
+# sysbench's options through each proxy: haproxy passes the server's user on
+mapfile -t via_ha < <(bench_target "${bench_port[ha]}" sbtest)
+mapfile -t via_dal < <(bench_target "${bench_port[dal]}")
 hz=$(getconf CLK_TCK)
 
 # switches PID: context switches (voluntary + not) of all the process's threads
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
 
-# run PS PROXY_PID TARGET_OPTIONS... -> "QPS PROXY_US SERVER_US PROXY_CS
-# SERVER_CS": the proxy's and the server's CPU per query over the run, and
-# their context switches per query
+# run NAME -> "QPS PROXY_US SERVER_US PROXY_CS SERVER_CS": a run in ps-mode
+# $ps through the proxy NAME (ha or dal, its options via_NAME); the
+# proxy's and the server's CPU per query over the run, and their context
+# switches per query
 run() {
-    local ps=$1 ppid=$2 p0 s0 p1 s1 qps q c0 d0 c1 d1
-    shift 2
+    local ppid=${bench_pid[$1]} p0 s0 p1 s1 qps q c0 d0 c1 d1 via
+    case $1 in ha) via=("${via_ha[@]}") ;; dal) via=("${via_dal[@]}") ;; esac
     c0=$(switches "$ppid") d0=$(switches "$server_pid")
     p0=$(proc_ticks "$ppid") s0=$(proc_ticks "$server_pid")
-    read -r qps _ q < <(sysbench "$test" "${common[@]}" "$@" --threads="$threads" --time="$secs" \
-        --db-ps-mode="$ps" --percentile=99 run | sb_figures)
+    read -r qps _ q < <(sb_run "$test" "$ps" "${via[@]}")
     p1=$(proc_ticks "$ppid") s1=$(proc_ticks "$server_pid")
     c1=$(switches "$ppid") d1=$(switches "$server_pid")
     if [ -z "$q" ] || [ "$q" -le 0 ]; then echo "haproxy.sh: sysbench ran no queries" >&2; exit 1; fi
@@ -111,28 +68,22 @@ run() {
 json_parts=()
 for ps in $modes; do
     # one run each to open the connections and fill the caches
-    run "$ps" "$ha_pid" "${via_ha[@]}" >/dev/null
-    run "$ps" "$dal_pid" "${via_dal[@]}" >/dev/null
+    run ha >/dev/null
+    run dal >/dev/null
     ratios=() ha_cpu=() ha_srv=() dal_cpu=() dal_srv=() ha_cs=() ha_scs=() dal_cs=() dal_scs=()
     for r in $(seq "$rounds"); do
-        if [ $((r % 2)) = 1 ]; then
-            read -r hq hc hs hx hy < <(run "$ps" "$ha_pid" "${via_ha[@]}")
-            read -r dq dc ds dx dy < <(run "$ps" "$dal_pid" "${via_dal[@]}")
-        else
-            read -r dq dc ds dx dy < <(run "$ps" "$dal_pid" "${via_dal[@]}")
-            read -r hq hc hs hx hy < <(run "$ps" "$ha_pid" "${via_ha[@]}")
-        fi
-        ratio=$(awk -v a="$hq" -v b="$dq" 'BEGIN {printf "%.3f", b / a}')
+        { read -r hq hc hs hx hy; read -r dq dc ds dx dy; } < <(bench_pair "$r" run ha dal)
+        ratio=$(ratio "$hq" "$dq")
         ratios+=("$ratio") ha_cpu+=("$hc") ha_srv+=("$hs") dal_cpu+=("$dc") dal_srv+=("$ds")
         ha_cs+=("$hx") ha_scs+=("$hy") dal_cs+=("$dx") dal_scs+=("$dy")
         [ "$json" = 1 ] || printf 'ps-mode %-7s round %d: haproxy %s/s (haproxy %s us %s cs, mariadbd %s us %s cs a query)  dal-proxy %s/s (dal-proxy %s us %s cs, mariadbd %s us %s cs)  ratio %s\n' \
             "$ps" "$r" "$hq" "$hc" "$hx" "$hs" "$hy" "$dq" "$dc" "$dx" "$ds" "$dy" "$ratio"
     done
-    m_ratio=$(printf '%s\n' "${ratios[@]}" | median_of)
-    m_hc=$(printf '%s\n' "${ha_cpu[@]}" | median_of) m_hs=$(printf '%s\n' "${ha_srv[@]}" | median_of)
-    m_dc=$(printf '%s\n' "${dal_cpu[@]}" | median_of) m_ds=$(printf '%s\n' "${dal_srv[@]}" | median_of)
-    m_hx=$(printf '%s\n' "${ha_cs[@]}" | median_of) m_hy=$(printf '%s\n' "${ha_scs[@]}" | median_of)
-    m_dx=$(printf '%s\n' "${dal_cs[@]}" | median_of) m_dy=$(printf '%s\n' "${dal_scs[@]}" | median_of)
+    m_ratio=$(median "${ratios[@]}")
+    m_hc=$(median "${ha_cpu[@]}") m_hs=$(median "${ha_srv[@]}")
+    m_dc=$(median "${dal_cpu[@]}") m_ds=$(median "${dal_srv[@]}")
+    m_hx=$(median "${ha_cs[@]}") m_hy=$(median "${ha_scs[@]}")
+    m_dx=$(median "${dal_cs[@]}") m_dy=$(median "${dal_scs[@]}")
     if [ "$json" = 1 ]; then
         json_parts+=("$(printf '"%s":{"ratios":[%s],"median_ratio":%s,"cpu_us_per_query":{"haproxy":{"haproxy":%s,"mariadbd":%s},"dal_proxy":{"dal_proxy":%s,"mariadbd":%s}},"switches_per_query":{"haproxy":{"haproxy":%s,"mariadbd":%s},"dal_proxy":{"dal_proxy":%s,"mariadbd":%s}}}' \
             "$ps" "$(IFS=,; echo "${ratios[*]}")" "$m_ratio" "$m_hc" "$m_hs" "$m_dc" "$m_ds" "$m_hx" "$m_hy" "$m_dx" "$m_dy")")

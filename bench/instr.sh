@@ -12,7 +12,9 @@
 # --direct --server-prepared).  Needs valgrind.
 set -euo pipefail
 
-[ $# -ge 3 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+[ $# -ge 3 ] || bench_usage 2
 build=$(cd "$1" && pwd) config=$2
 shift 2
 n=2000

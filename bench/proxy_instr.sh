@@ -10,23 +10,12 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-ps=disable events=2000 warm=500 out=
-while [ $# -gt 0 ]; do
-    case $1 in
-    --ps-mode) ps=$2; shift ;;
-    --events) events=$2; shift ;;
-    --out) out=$2; shift ;;
-    *) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2 ;;
-    esac
-    shift
-done
 # shellcheck source=bench/lib.sh
 . "$src/bench/lib.sh"
-bench_need proxy_instr.sh sysbench sysbench
-bench_need proxy_instr.sh valgrind valgrind
-export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
-# shellcheck source=tests/harness/proxy_lib.sh
-. "$src/tests/harness/proxy_lib.sh"
+ps=disable events=2000 warm=500 out=
+bench_options "--ps-mode=ps --events=events --out=out" "$@"
+bench_need valgrind valgrind
+bench_harness
 [ -n "$out" ] || out=$work/cg.out
 rm -f "$out" "$out".*
 
@@ -37,17 +26,13 @@ LD_LIBRARY_PATH=$DAL_BUILDDIR/.libs valgrind --tool=callgrind --callgrind-out-fi
     "$DAL_BUILDDIR/proxy/.libs/dal-proxy" -c "$work/pass.ini" >"$work/proxy.log" 2>&1 &
 vpid=$!
 pids+=("$vpid")
-for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$dport") 2>/dev/null && break
-    sleep 0.1
-done
-common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on --threads=1 --time=0)
-direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
-via_dal=(--mysql-host=127.0.0.1 --mysql-port="$dport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
-sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
-sysbench oltp_point_select "${common[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$warm" run >/dev/null
+bench_wait_port "$dport" "$vpid" "dal-proxy under callgrind" "$work/proxy.log" 300
+sb=("${bench_table[@]}" --threads=1 --time=0)
+mapfile -t via_dal < <(bench_target "$dport")
+bench_sb_prepare "${ports[0]}" sbtest
+sysbench oltp_point_select "${sb[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$warm" run >/dev/null
 callgrind_control -z "$vpid" >/dev/null
-sysbench oltp_point_select "${common[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$events" run >/dev/null
+sysbench oltp_point_select "${sb[@]}" "${via_dal[@]}" --db-ps-mode="$ps" --events="$events" run >/dev/null
 callgrind_control -d "$vpid" >/dev/null
 kill "$vpid"; wait "$vpid" 2>/dev/null || true
 prof=$out.1

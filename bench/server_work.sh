@@ -32,79 +32,33 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 events=50000 threads=2 ps=disable config=both all=0 setsql="" haproxy=0 profile=0
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
-while [ $# -gt 0 ]; do
-    case $1 in
-    --events) events=$2; shift ;;
-    --threads) threads=$2; shift ;;
-    --ps-mode) ps=$2; shift ;;
-    --config) config=$2; shift ;;
-    --all) all=1 ;;
-    --haproxy) haproxy=1 ;;
-    --profile) profile=1 ;;
-    --set) setsql=$2; shift ;;
-    -h | --help) usage 0 ;;
-    *) echo "server_work.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
-    esac
-    shift
-done
+bench_options "--events=events --threads=threads --ps-mode=ps --config=config --all --haproxy
+    --profile --set=setsql" "$@"
 case $config in passthrough | sharded | both) ;; *)
     echo "server_work.sh: --config is passthrough, sharded or both, not '$config'" >&2; exit 2 ;;
 esac
-# shellcheck source=bench/lib.sh
-. "$src/bench/lib.sh"
-bench_need server_work.sh sysbench sysbench
-export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
-# shellcheck source=tests/harness/proxy_lib.sh
-. "$src/tests/harness/proxy_lib.sh"
+bench_harness
 
 px_cluster 2 --db 'shard_%d' --db sbtest
 
 # the pass-through proxy: server 0's schema sbtest, where the direct runs go
-pport=$("$harness/cluster.sh" free-port)
-bench_passthrough_ini "$work/pass.ini" "$pport" "${ports[0]}" sbtest
+bench_passthrough pass
 # the sharded proxy: sbtest1 over shard_0 and shard_1, 8 tables
 sport=$("$harness/cluster.sh" free-port)
-{
-    px_ini_sharded
-    px_ini_table sbtest1 8 id mod
-    cat <<EOF
-[proxy]
-listen = 127.0.0.1:$sport
-database = sbtest
-[proxy user sb]
-password = sbpass
-EOF
-} >"$work/shard.ini"
-px_start "$work/pass.ini" "$pport"
-pass_pid=${pids[-1]}
+bench_sharded_ini "$work/shard.ini" "$sport"
 px_start "$work/shard.ini" "$sport"
 shard_pid=${pids[-1]}
+[ "$haproxy" = 0 ] || bench_haproxy haproxy "${ports[0]}"
 
-if [ "$haproxy" = 1 ]; then
-    bench_need server_work.sh haproxy haproxy
-    hport=$("$harness/cluster.sh" free-port)
-    printf '%s\n' global '    maxconn 4096' defaults '    mode tcp' '    timeout connect 5s' \
-        '    timeout client 10m' '    timeout server 10m' 'listen mysql' "    bind 127.0.0.1:$hport" \
-        "    server s0 127.0.0.1:${ports[0]}" >"$work/haproxy.cfg"
-    haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
-    ha_pid=$!
-    pids+=("$ha_pid")
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$hport") 2>/dev/null && break
-        sleep 0.1
-    done
-fi
-
-common=(--tables=1 --table-size=10000 --auto_inc=off --create_secondary=off --skip_trx=on)
-direct=(--mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
-via_ha=(--mysql-host=127.0.0.1 --mysql-port="${hport:-0}" --mysql-user=dal --mysql-password=dalpass --mysql-db=sbtest)
-pass=(--mysql-host=127.0.0.1 --mysql-port="$pport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
-shard=(--mysql-host=127.0.0.1 --mysql-port="$sport" --mysql-user=sb --mysql-password=sbpass --mysql-db=sbtest)
-sysbench oltp_read_only "${common[@]}" "${direct[@]}" prepare >/dev/null
-[ "$config" = passthrough ] || sysbench oltp_read_only "${common[@]}" "${shard[@]}" prepare >/dev/null
+mapfile -t direct < <(bench_target "${ports[0]}" sbtest)
+mapfile -t via_ha < <(bench_target "${bench_port[haproxy]:-0}" sbtest)
+mapfile -t pass < <(bench_target "${bench_port[pass]}")
+mapfile -t shard < <(bench_target "$sport")
+bench_sb_prepare "${ports[0]}" sbtest
+[ "$config" = passthrough ] || bench_sb_prepare "$sport"
 
 # snap FILE PORT...: the servers' global status summed, and "cpu_ticks",
 # their processes' utime + stime, one "NAME VALUE" a line
@@ -157,7 +111,7 @@ print("total number of events: %d" % n)
 EOP
             return
         fi
-        sysbench oltp_point_select "${common[@]}" "${opts[@]}" --threads="$threads" \
+        sysbench oltp_point_select "${bench_table[@]}" "${opts[@]}" --threads="$threads" \
             --events="$1" --time=0 --db-ps-mode="$ps" run >"$work/$name.sb"
     }
     run 2000
@@ -200,11 +154,11 @@ EOP
 names=(direct)
 measure direct - "${direct[@]}" -- "${ports[0]}"
 if [ "$haproxy" = 1 ]; then
-    measure haproxy "$ha_pid" "${via_ha[@]}" -- "${ports[0]}"
+    measure haproxy "${bench_pid[haproxy]}" "${via_ha[@]}" -- "${ports[0]}"
     names+=(haproxy)
 fi
 if [ "$config" != sharded ]; then
-    measure passthrough "$pass_pid" "${pass[@]}" -- "${ports[0]}"
+    measure passthrough "${bench_pid[pass]}" "${pass[@]}" -- "${ports[0]}"
     names+=(passthrough)
 fi
 if [ "$config" != passthrough ]; then

@@ -33,10 +33,10 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
-[ $# -ge 1 ] || usage 2
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_dal
+[ $# -ge 1 ] || bench_usage 2
 config=$1
 shift
 rounds=6 duration=5s warmup=300ms threads=2 workload=point-select
@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
     --direct-text) direct=(--direct) ;;
     --touch-lines) touch+=(--touch-lines "$2"); shift ;;
     --busy-ns) touch+=(--busy-ns "$2"); shift ;;
-    -h|--help) usage 0 ;;
+    -h|--help) bench_usage 0 ;;
     *) echo "share.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -61,13 +61,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dalshare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 comm=$(basename "$DAL_BIN" | cut -c1-15)   # the client's threads carry its name
 tick=$(getconf CLK_TCK)
-server_ticks() {   # user + system ticks of every MariaDB server on the machine
-    local p t=0
-    for p in $(pgrep -x mariadbd; pgrep -x mysqld); do
-        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
-    done
-    echo "$t"
-}
+# server_ticks: user + system ticks of every MariaDB server on the machine
+# shellcheck disable=SC2046 # one word a process id
+server_ticks() { proc_ticks $(pgrep -x mariadbd; pgrep -x mysqld); }
 
 for ((r = 1; r <= rounds; r++)); do
     for way in dal direct; do

@@ -22,26 +22,16 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
-[ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_dal
+[ $# -ge 1 ] || bench_usage 2
 config=$1
 shift
 workloads="point-select insert read-write" threads=2 cycles=6 pairs=3 duration=2s warmup=500ms
 config_off=""
-while [ $# -gt 0 ]; do
-    case $1 in
-    --workloads) workloads=$2; shift ;;
-    --threads) threads=$2; shift ;;
-    --cycles) cycles=$2; shift ;;
-    --pairs) pairs=$2; shift ;;
-    --duration) duration=$2; shift ;;
-    --warmup) warmup=$2; shift ;;
-    --off) config_off=$2; shift ;;
-    *) echo "sprep.sh: unknown option '$1'" >&2; exit 2 ;;
-    esac
-    shift
-done
+bench_options "--workloads=workloads --threads=threads --cycles=cycles --pairs=pairs
+    --duration=duration --warmup=warmup --off=config_off" "$@"
 out=$(mktemp "${TMPDIR:-/tmp}/sprep.XXXXXX")
 trap 'rm -f "$out"' EXIT
 for ((c = 1; c <= cycles; c++)); do

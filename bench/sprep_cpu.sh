@@ -22,32 +22,21 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-DAL_BIN=${DAL_BIN:-$src/_build/tools/dal}
-export DAL_PLUGIN_DIR=${DAL_PLUGIN_DIR:-$(dirname "$(dirname "$DAL_BIN")")/plugins/.libs}
-[ $# -ge 3 ] || { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 2; }
-config=$1 config_off=$2 pids=$3
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
+bench_dal
+[ $# -ge 3 ] || bench_usage 2
+config=$1 config_off=$2 server_pids=$3
 shift 3
-workload=point-select statements=20000 threads=2 rounds=5
+workload=point-select statements=20000 threads=2 rounds=5 handles=0
+bench_options "--workload=workload --statements=statements --threads=threads --rounds=rounds
+    --handles" "$@"
 ways="dal-auto dal-off direct-text direct-prepared"
-while [ $# -gt 0 ]; do
-    case $1 in
-    --workload) workload=$2; shift ;;
-    --statements) statements=$2; shift ;;
-    --threads) threads=$2; shift ;;
-    --rounds) rounds=$2; shift ;;
-    --handles) ways="dal-auto dal-handles dal-off direct-text direct-prepared" ;;
-    *) echo "sprep_cpu.sh: unknown option '$1'" >&2; exit 2 ;;
-    esac
-    shift
-done
+[ "$handles" = 0 ] || ways="dal-auto dal-handles dal-off direct-text direct-prepared"
 tick=$(getconf CLK_TCK)
-server_ticks() {   # user + system ticks of every server
-    local p t=0
-    for p in $pids; do
-        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
-    done
-    echo "$t"
-}
+# server_ticks: user + system ticks of every server
+# shellcheck disable=SC2086 # PIDS is a list
+server_ticks() { proc_ticks $server_pids; }
 out=$(mktemp "${TMPDIR:-/tmp}/sprep_cpu.XXXXXX")
 trap 'rm -f "$out"' EXIT
 for ((r = 1; r <= rounds; r++)); do

@@ -18,38 +18,19 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-threads=16 cpus=0,1 n=2000 rounds=3 baseline="" count=0
-sql='SELECT c FROM sbtest1 WHERE id = ?'
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "$1"; }
-while [ $# -gt 0 ]; do
-    case $1 in
-    --threads) threads=$2; shift ;;
-    --cpus) cpus=$2; shift ;;
-    --statements) n=$2; shift ;;
-    --rounds) rounds=$2; shift ;;
-    --baseline) baseline=$2; shift ;;
-    --count) count=1 ;;
-    --sql) sql=$2; shift ;;
-    -h | --help) usage 0 ;;
-    *) echo "threads.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
-    esac
-    shift
-done
 # shellcheck source=bench/lib.sh
 . "$src/bench/lib.sh"
-bench_need threads.sh sysbench sysbench
-bench_need threads.sh taskset util-linux
-[ "$count" = 0 ] || bench_need threads.sh valgrind valgrind
-export DAL_BUILDDIR=${DAL_BUILDDIR:-$src/_build}
-# shellcheck source=tests/harness/proxy_lib.sh
-. "$src/tests/harness/proxy_lib.sh"
+threads=16 cpus=0,1 n=2000 rounds=3 baseline="" count=0
+sql='SELECT c FROM sbtest1 WHERE id = ?'
+bench_options "--threads=threads --cpus=cpus --statements=n --rounds=rounds --baseline=baseline
+    --count --sql=sql" "$@"
+bench_need taskset util-linux
+[ "$count" = 0 ] || bench_need valgrind valgrind
+bench_harness
 bench=$builddir/bench/session_bench
 
 px_cluster 1 --db sbtest
-sysbench oltp_read_only --tables=1 --table-size=10000 --auto_inc=off --create_secondary=off \
-    --mysql-host=127.0.0.1 --mysql-port="${ports[0]}" --mysql-user=dal --mysql-password=dalpass \
-    --mysql-db=sbtest prepare >/dev/null
+bench_sb_prepare "${ports[0]}" sbtest
 cat >"$work/dal.ini" <<EOF
 [datasource ds0]
 master = mysql://dal:dalpass@127.0.0.1:${ports[0]}/sbtest

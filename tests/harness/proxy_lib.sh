@@ -1,4 +1,4 @@
-# proxy_lib.sh -- sourced by the dal-proxy tests and bench/proxy.sh (not
+# proxy_lib.sh -- sourced by the dal-proxy tests and bench/lib.sh (not
 # run by itself): the paths, a work directory removed at exit with the
 # servers and proxies the script started, fail(), a throwaway MariaDB
 # cluster, the common parts of INI files, and dal-proxy started on one and
