@@ -89,4 +89,6 @@ grep ' proxy: ' "$work/proxy.out" >"$work/refusals.out" || true
 ! grep -E 'accepted|Transient' "$work/refusals.out" ||
     fail "a refusal of dal accepted or transient: $(grep -E 'accepted|Transient' "$work/refusals.out")"
 
+# the proxy stops cleanly after the pools' connections (no sanitizer report)
+px_stop "${pids[0]}" "$work/px.log"
 px_finish "Connector/J and HikariCP through dal-proxy"
