@@ -25,8 +25,10 @@ jars=(/usr/share/java/mariadb-java-client.jar /usr/share/java/HikariCP.jar
 for j in "${jars[@]}"; do
     [ -f "$j" ] || { echo "FAIL: $j missing (tests/harness/deps.sh installs libmariadb-java libhikaricp-java libslf4j-java)" >&2; exit 1; }
 done
-command -v javac >/dev/null && command -v java >/dev/null ||
-    { echo "FAIL: java or javac missing (tests/harness/deps.sh installs default-jdk-headless)" >&2; exit 1; }
+if ! command -v javac >/dev/null || ! command -v java >/dev/null; then
+    echo "FAIL: java or javac missing (tests/harness/deps.sh installs default-jdk-headless)" >&2
+    exit 1
+fi
 cp=$(IFS=:; echo "${jars[*]}")
 classes=$builddir/tests/connj
 mkdir -p "$classes"
