@@ -9,7 +9,8 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       openssl
       prometheus
       mariadb-test mariadb-test-data python3-mysqldb python3-sqlalchemy
-      etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev)
+      etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev
+      default-jdk-headless libmariadb-java libhikaricp-java libslf4j-java)
 # Node and npm (tests/suites/connectors_test.sh installs mysql2 with npm): Debian's
 # packages, unless a node with its own npm is already there (a nodejs
 # package from elsewhere bundles npm and conflicts with Debian's npm)
@@ -29,6 +30,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# openjdk's postinst links its man pages with update-alternatives, which
+# fails where an image leaves /usr/share/man out (Debian's slim images)
+$sudo mkdir -p /usr/share/man/man1
 $sudo apt-get update -qq
 # policy-rc.d keeps the package from starting a system-wide mariadb: the
 # tests start their own throwaway servers
