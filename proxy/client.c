@@ -123,49 +123,78 @@ static bool in_transaction(proxy_client_t *c, const char *p)
     if (strncasecmp(p, "in_transaction", 14) != 0 || isalnum((unsigned char)p[14]) ||
         p[14] == '_' || !call_alone(name, p + 14, col, sizeof col))
         return false;
-    reply_value(c, col, (reply_status(c) & PROTO_SERVER_STATUS_IN_TRANS) ? "1" : "0", true);
+    reply_value(c, col, (reply_status(c) & PROTO_SERVER_STATUS_IN_TRANS) ? "1" : "0",
+                REPLY_FLAG);
     return true;
 }
 
-/* Statements the proxy answers itself: what clients send at connect and
- * what names the proxy's own schema. */
-static bool local_answer(proxy_client_t *c, const char *sql, size_t len)
+/* SELECT of what the proxy answers for the servers: CONNECTION_ID(),
+ * DATABASE(), @@in_transaction alone; p is past the SELECT. */
+static bool select_answer(proxy_client_t *c, const char *p)
 {
-    const char *p = sql;
+    const char *q;
+    char col[72];  /* the column is named as the client wrote it */
 
-    if (text_word_is(&p, "SELECT")) {
-        const char *q;
-        char col[72];  /* the column is named as the client wrote it */
-        while (isspace((unsigned char)*p))
-            p++;
-        q = p;
-        if (text_word_is(&q, "CONNECTION_ID()") && call_alone(p, q, col, sizeof col)) {
-            char id[16];
-            snprintf(id, sizeof id, "%u", c->id);
-            reply_value(c, col, id, true);
-            return true;
-        }
-        q = p;
-        if ((text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) &&
-            call_alone(p, q, col, sizeof col)) {
-            /* NULL until the client chooses one, as on a server */
-            reply_value(c, col, c->has_db ? setvar_db_name(c) : NULL, false);
-            return true;
-        }
-        return in_transaction(c, p);
-    }
-    if (kill_statement(c, sql, len))
+    while (isspace((unsigned char)*p))
+        p++;
+    q = p;
+    if (text_word_is(&q, "CONNECTION_ID()") && call_alone(p, q, col, sizeof col)) {
+        char id[16];
+        snprintf(id, sizeof id, "%u", c->id);
+        reply_value(c, col, id, REPLY_CONNECTION_ID);
         return true;
-    p = sql;
-    if (text_word_is(&p, "SHOW") && text_word_is(&p, "DATABASES"))
-        return schema_show_databases(c, sql);
-    return schema_show_tables(c, sql, len) || schema_describe(c, sql, len);
+    }
+    q = p;
+    if ((text_word_is(&q, "DATABASE()") || text_word_is(&q, "SCHEMA()")) &&
+        call_alone(p, q, col, sizeof col)) {
+        /* NULL until the client chooses one, as on a server */
+        reply_value(c, col, c->has_db ? setvar_db_name(c) : NULL, REPLY_NAME);
+        return true;
+    }
+    return in_transaction(c, p);
+}
+
+/* Statements the proxy answers itself by their first word: what clients
+ * send at connect and what names the proxy's own schema. */
+static bool local_answer(proxy_client_t *c, text_lead_t lead, const char *past,
+                         const char *sql, size_t len)
+{
+    const char *p = past;
+
+    switch (lead) {
+    case TEXT_SELECT:
+        return select_answer(c, p);
+    case TEXT_KILL:
+        return kill_statement(c, sql, len);
+    case TEXT_SHOW:
+        if (diag_statement(c, sql, len))
+            return true;
+        if (text_word_is(&p, "DATABASES"))
+            return schema_show_databases(c, sql);
+        return schema_show_tables(c, sql, len) || schema_describe(c, sql, len);
+    case TEXT_DESCRIBE:
+        return schema_describe(c, sql, len);
+    default:
+        return false;
+    }
+}
+
+/* What the proxy answers itself, lead being sql's text_lead and past
+ * just after its first word: the statements of a first word, then the
+ * reads of the views it answers wherever they appear. */
+static bool answer(proxy_client_t *c, text_lead_t lead, const char *past, const char *sql,
+                   size_t len)
+{
+    return local_answer(c, lead, past, sql, len) || processlist_statement(c, lead, sql, len) ||
+           infoschema_query(c, sql, len);
 }
 
 bool client_answer(proxy_client_t *c, const char *sql, size_t len)
 {
-    return diag_statement(c, sql, len) || local_answer(c, sql, len) ||
-           processlist_statement(c, sql, len) || infoschema_query(c, sql, len);
+    const char *past = sql;
+    text_lead_t lead = text_lead(sql, &past);
+
+    return answer(c, lead, past, sql, len);
 }
 
 /* sql (len bytes, NUL-terminated, with no NUL outside quotes) is what
@@ -176,6 +205,8 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
 {
     dal_result_t *r = NULL;
     dal_error_t err;
+    text_lead_t lead;
+    const char *past = view;
     int rc;
 
     /* as a server: nothing is an error, comments alone are done */
@@ -187,7 +218,9 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
-    if (client_answer(c, view, len) || setvar_statement(c, view, len))
+    lead = text_lead(view, &past);
+    if (answer(c, lead, past, view, len) ||
+        ((lead == TEXT_SET || lead == TEXT_USE) && setvar_statement(c, view, len)))
         return;
     /* a plain read's packets go to the client as the server sent them */
     dal_session_set_relay(c->session, reply_relay(c, false), c);
@@ -352,14 +385,10 @@ void client_run(proxy_client_t *c)
 }
 
 /* A command the I/O thread answers at once (no SQL), or 1: a worker's. */
-static int command(proxy_client_t *c, const proto_packet_t *pkt)
+static int command_now(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_cmd_t cmd;
 
-    c->seq = pkt->next_seq;
-    if (pkt->len == 0)
-        return -1;
-    processlist_end(c);  /* not idle: wait_timeout counts from now */
     switch (pkt->payload[0]) {
     case PROTO_COM_QUIT:
         c->quit = true;
@@ -407,6 +436,21 @@ static int command(proxy_client_t *c, const proto_packet_t *pkt)
         c->cmd_len = pkt->len;
         return 1;
     }
+}
+
+/* A command: answered at once, its client idle again from then (its
+ * wait_timeout counts from the answer), or 1: to run (client_run), which
+ * the process list shows from its start. */
+static int command(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    int rc;
+
+    c->seq = pkt->next_seq;
+    if (pkt->len == 0)
+        return -1;
+    if ((rc = command_now(c, pkt)) != 1)
+        processlist_end(c);
+    return rc;
 }
 
 int client_input(proxy_client_t *c)

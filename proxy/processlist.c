@@ -531,7 +531,7 @@ static void flush_status(proxy_client_t *c, const char *sql, size_t len)
     dal_result_free(r);
 }
 
-bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
+bool processlist_statement(proxy_client_t *c, text_lead_t lead, const char *sql, size_t len)
 {
     proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
@@ -539,15 +539,15 @@ bool processlist_statement(proxy_client_t *c, const char *sql, size_t len)
     bool full;
     char info[64];
 
-    if (is_show_status(sql)) {
+    if (lead == TEXT_SHOW && is_show_status(sql)) {
         show_status(c, sql, len);
         return true;
     }
-    if (is_flush_status(sql)) {
+    if (lead == TEXT_FLUSH && is_flush_status(sql)) {
         flush_status(c, sql, len);
         return true;
     }
-    if (is_show(sql, &full)) {
+    if (lead == TEXT_SHOW && is_show(sql, &full)) {
         snprintf(info, sizeof info, full ? "INFO" : "LEFT(INFO, %d)", SHORT_INFO);
         puts_(&b, "SELECT ID AS Id, USER AS User, HOST AS Host, DB AS db, COMMAND AS Command, "
                   "TIME AS Time, STATE AS State, ");

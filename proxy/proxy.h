@@ -26,6 +26,7 @@
 #include <dal/dal.h>
 
 #include "protocol.h"
+#include "text.h"
 
 /* utf8mb4_general_ci: the collation the handshake announces, and that of
  * the text columns of the results the proxy makes itself */
@@ -354,10 +355,10 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 void processlist_begin(proxy_client_t *c);
 void processlist_end(proxy_client_t *c);
 /* If sql (len bytes, a NUL after them; NUL bytes only inside strings and
- * comments) is SHOW [FULL] PROCESSLIST or names
- * information_schema.PROCESSLIST, answer it with the proxy's clients and
- * return true; else false. */
-bool processlist_statement(proxy_client_t *c, const char *sql, size_t len);
+ * comments; lead its text_lead) is SHOW [FULL] PROCESSLIST, SHOW STATUS,
+ * FLUSH STATUS or names information_schema.PROCESSLIST, answer it with
+ * the proxy's clients and counts and return true; else false. */
+bool processlist_statement(proxy_client_t *c, text_lead_t lead, const char *sql, size_t len);
 /* The status variables the proxy answers with its own counts, as a server
  * counts its own clients (the servers' count dal's pooled connections,
  * which are not the clients): Threads_connected, the number of the

@@ -348,22 +348,33 @@ done:
     }
 }
 
-void reply_value(proxy_client_t *c, const char *name, const char *value, bool number)
+void reply_value(proxy_client_t *c, const char *name, const char *value, reply_kind_t kind)
 {
     proto_column_t col;
     const char *vals[1] = {value};
 
     memset(&col, 0, sizeof col);
-    col.name = col.org_name = name;
-    if (number) { /* BIGINT UNSIGNED NOT NULL, as CONNECTION_ID() is */
+    col.name = name;
+    col.org_name = "";
+    switch (kind) {
+    case REPLY_CONNECTION_ID:
         col.charset = 63; /* binary */
+        col.length = 10;
+        col.type = PROTO_TYPE_LONG;
+        col.flags = PROTO_NOT_NULL_FLAG | PROTO_UNSIGNED_FLAG | PROTO_BINARY_FLAG;
+        break;
+    case REPLY_FLAG:
+        col.charset = 63;
         col.length = 21;
         col.type = PROTO_TYPE_LONGLONG;
-        col.flags = PROTO_NOT_NULL_FLAG | PROTO_UNSIGNED_FLAG | PROTO_BINARY_FLAG;
-    } else {
+        col.flags = PROTO_UNSIGNED_FLAG | PROTO_BINARY_FLAG;
+        break;
+    case REPLY_NAME:
         col.charset = PROXY_CHARSET_UTF8MB4;
         col.length = 256;
         col.type = PROTO_TYPE_VAR_STRING;
+        col.decimals = 39; /* NOT_FIXED_DEC: a string's */
+        break;
     }
     proto_build_columns(&c->out, &c->seq, c->caps, &col, 1, reply_status(c));
     reply_row(c, &col, 1, vals, NULL);

@@ -62,10 +62,16 @@ const dal_relay_t *reply_relay(const proxy_client_t *c, bool binary);
 typedef void (*reply_map_fn)(void *user, size_t column, const char **val, size_t *len);
 void reply_result_map(proxy_client_t *c, dal_result_t *r, bool binary, reply_map_fn map,
                       void *user);
-/* A result set of one row and one column called name holding value: a
- * string, or with number a BIGINT UNSIGNED NOT NULL (as CONNECTION_ID()
- * is). */
-void reply_value(proxy_client_t *c, const char *name, const char *value, bool number);
+/* The column of a value the proxy answers for the servers, described as
+ * a server describes the expression's. */
+typedef enum reply_kind {
+    REPLY_CONNECTION_ID,  /* INT UNSIGNED NOT NULL, as CONNECTION_ID() */
+    REPLY_FLAG,           /* BIGINT UNSIGNED, as @@in_transaction */
+    REPLY_NAME            /* VARCHAR(64) utf8mb4, NULL-able, as DATABASE() */
+} reply_kind_t;
+/* A result set of one row and one column called name (an expression's:
+ * no table, no original name) holding value (NULL: SQL NULL). */
+void reply_value(proxy_client_t *c, const char *name, const char *value, reply_kind_t kind);
 /* One row of a result set the proxy makes, under the columns cols[0..n):
  * text, or binary while c->binary.  lens NULL: the values are strings. */
 void reply_row(proxy_client_t *c, const proto_column_t *cols, size_t n, const char *const *vals,

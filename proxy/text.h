@@ -9,6 +9,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A statement's first word, among those that start a statement the proxy
+ * may answer itself: one reading of it tells which of the recognisers can
+ * apply (each still reads the whole statement). */
+typedef enum text_lead {
+    TEXT_OTHER,     /* none of these, or a statement that starts with a comment */
+    TEXT_SELECT,
+    TEXT_SHOW,
+    TEXT_SET,
+    TEXT_USE,
+    TEXT_KILL,
+    TEXT_DESCRIBE,  /* DESC or DESCRIBE */
+    TEXT_FLUSH
+} text_lead_t;
+
+/* sql's first word (after spaces), by text_word_is's rule of a word; when
+ * it is one of these and past is not NULL, *past is just after it. */
+text_lead_t text_lead(const char *sql, const char **past);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool text_word_is(const char **p, const char *w);
