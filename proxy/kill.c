@@ -57,7 +57,7 @@ void kill_unregister(proxy_client_t *c)
 
 /* The old session is closed with session_mu free: closing may wait for
  * its servers (a rollback), and a wait in an inline statement runs the
- * thread's other clients, whose KILL QUERY or hang-up of c takes it. */
+ * thread's other clients, whose KILL QUERY of c takes it. */
 void kill_set_session(proxy_client_t *c, dal_session_t *s)
 {
     dal_session_t *old;
@@ -70,21 +70,21 @@ void kill_set_session(proxy_client_t *c, dal_session_t *s)
 }
 
 /*
- * On the thread running c's command, so c->session is c's own: session_mu
- * only keeps another thread's reading of it (a KILL QUERY, a process list
- * reading its State) out, and is waited for: a hang-up is seen once, and
- * one lost to a reader of the list would leave the client's statement
- * running on its servers.
+ * On the thread running c's command, which alone replaces c->session
+ * (kill_set_session), so the session is read and stays open without
+ * session_mu: that lock keeps sessions open for other threads, and a
+ * KILL QUERY of c holds it while it connects to the servers, up to their
+ * timeouts, which an I/O thread must not wait out.  dal_session_hang_up
+ * never waits for that KILL either: the hang-up, seen once, is then
+ * carried out by the KILL as it ends.
  */
 void kill_hang_up(proxy_client_t *c)
 {
     if (c->hung_up)
         return;
     c->hung_up = true;
-    pthread_mutex_lock(&c->session_mu);
     if (c->session != NULL)
         dal_session_hang_up(c->session);
-    pthread_mutex_unlock(&c->session_mu);
 }
 
 typedef enum kill_outcome { KILL_DONE, KILL_UNKNOWN, KILL_NOT_OWNER, KILL_FAILED } kill_outcome_t;

@@ -143,9 +143,9 @@ typedef struct proxy_client {
     dal_session_t *session;           /* owned once authenticated; replaced
                                          under session_mu */
     pthread_mutex_t session_mu;       /* held while another thread uses session
-                                         (KILL QUERY, the process list) and by
-                                         a hang-up (kill.c); never across a
-                                         wait of c's own thread */
+                                         (KILL QUERY, the process list), which
+                                         it keeps open (kill.c); never across
+                                         a wait of c's own thread */
     proxy_diag_t *diag;               /* owned: the last statement's warnings and
                                          errors (diag.c), or NULL */
     proto_reader_t in;                /* plaintext packets from the client */

@@ -24,6 +24,7 @@ void cancel_init(dal_cancel_t *w)
     w->running = NULL;
     w->n = w->cap = 0;
     w->hung_up = 0;
+    atomic_init(&w->hang_up_due, 0);
 }
 
 void cancel_destroy(dal_cancel_t *w)
@@ -53,6 +54,38 @@ static void hang_up(dal_conn_t *c)
     c->discard = 1;
 }
 
+/*
+ * Apply a due hang-up (cancel_hang_up) whenever the list's lock is free.
+ * cancel_hang_up marks it due and then tries the lock; every holder lets
+ * the lock go and then looks at the mark (unlock_list).  The fences make
+ * that a Dekker pair: of the hang-up's try (after its mark) and a
+ * holder's look (after its unlock), one sees the other's write, so a
+ * mark is never left with no holder to find it.
+ */
+static void apply_due(dal_cancel_t *w)
+{
+    size_t i;
+
+    atomic_thread_fence(memory_order_seq_cst);
+    while (atomic_load(&w->hang_up_due) && pthread_mutex_trylock(&w->mu) == 0) {
+        if (atomic_exchange(&w->hang_up_due, 0)) {
+            w->hung_up = 1;
+            for (i = 0; i < w->n; i++)
+                hang_up(w->running[i]);
+        }
+        pthread_mutex_unlock(&w->mu);
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+}
+
+/* Every hold of the list's lock ends here, handing on a hang-up that came
+ * meanwhile. */
+static void unlock_list(dal_cancel_t *w)
+{
+    pthread_mutex_unlock(&w->mu);
+    apply_due(w);
+}
+
 void cancel_enter(dal_conn_t *c)
 {
     dal_cancel_t *w = current;
@@ -64,7 +97,7 @@ void cancel_enter(dal_conn_t *c)
         size_t cap = w->cap ? 2 * w->cap : 4;
         dal_conn_t **v = realloc(w->running, cap * sizeof *v);
         if (v == NULL) {
-            pthread_mutex_unlock(&w->mu);
+            unlock_list(w);
             return;
         }
         w->running = v;
@@ -74,7 +107,7 @@ void cancel_enter(dal_conn_t *c)
     c->cancel = w;
     if (w->hung_up)
         hang_up(c);
-    pthread_mutex_unlock(&w->mu);
+    unlock_list(w);
 }
 
 void cancel_leave(dal_conn_t *c)
@@ -91,7 +124,7 @@ void cancel_leave(dal_conn_t *c)
             break;
         }
     c->cancel = NULL;
-    pthread_mutex_unlock(&w->mu);
+    unlock_list(w);
 }
 
 /* KILL QUERY of c's server thread, from a connection of our own to the
@@ -128,20 +161,15 @@ int cancel_run(dal_cancel_t *w, dal_error_t *err)
             if (err != NULL)
                 *err = e;
         }
-    pthread_mutex_unlock(&w->mu);
+    unlock_list(w);
     iowait_unblock();
     return rc;
 }
 
 void cancel_hang_up(dal_cancel_t *w)
 {
-    size_t i;
-
-    pthread_mutex_lock(&w->mu);
-    w->hung_up = 1;
-    for (i = 0; i < w->n; i++)
-        hang_up(w->running[i]);
-    pthread_mutex_unlock(&w->mu);
+    atomic_store(&w->hang_up_due, 1);
+    apply_due(w);
 }
 
 size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap)
@@ -157,6 +185,6 @@ size_t cancel_threads(dal_cancel_t *w, dal_backend_thread_t *out, size_t cap)
         out[i].state[0] = '\0';
     }
     n = w->n;
-    pthread_mutex_unlock(&w->mu);
+    unlock_list(w);
     return n;
 }

@@ -18,12 +18,19 @@
  * side shut, so its server sees its client leave as it sees its own
  * clients leave (it ends a lock wait or SLEEP of the statement, finishes
  * other statements); the answer is still read, and the pool closes such
- * a connection when it is given back (server_release).
+ * a connection when it is given back (server_release).  It never waits
+ * for the list's lock: a cancel_run holds that across its connections to
+ * the servers (up to a connect and a read timeout), and the thread hanging
+ * up may be an event loop serving other clients.  It marks the hang-up
+ * due and takes the lock only if free; else the holder, as it lets the
+ * lock go, finds the mark and shuts the connections itself (every holder
+ * does: unlock_list in cancel.c).
  */
 #ifndef DAL_CORE_CANCEL_H
 #define DAL_CORE_CANCEL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "dal/dal.h"
@@ -34,7 +41,9 @@ typedef struct dal_cancel {
     pthread_mutex_t mu;
     struct dal_conn **running;  /* owned array (not the connections), under mu */
     size_t n, cap;
-    int hung_up;                /* cancel_hang_up was called, under mu */
+    int hung_up;                /* the hang-up was applied, under mu */
+    atomic_int hang_up_due;     /* cancel_hang_up was called and no holder of
+                                   mu has applied it yet */
 } dal_cancel_t;
 
 void cancel_init(dal_cancel_t *w);
@@ -53,7 +62,9 @@ void cancel_leave(struct dal_conn *c);
  * error (DAL_ECONNECT naming the server, DAL_ESERVER) after trying all. */
 int cancel_run(dal_cancel_t *w, dal_error_t *err);
 /* w's client has gone: shut the sending side of every connection running
- * SQL for w now and of those entered from now on (see above). */
+ * SQL for w now and of those entered from now on (see above).  Never waits
+ * for another thread's hold of w's lock: then that thread does it when it
+ * lets the lock go. */
 void cancel_hang_up(dal_cancel_t *w);
 /* The connections running SQL for w now as out[0..cap) (datasource,
  * server and thread id; state ""): their number, which may exceed cap. */

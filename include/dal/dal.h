@@ -732,7 +732,10 @@ DAL_API int dal_session_cancel(dal_session_t *s, dal_error_t *err);
  * runs to its end.  Its answer is still read; those connections are then
  * closed, never given back to the pool, and s's later statements fail.
  * Thread-safe (the thread running s's statement may call it from inside
- * a wait, dal_set_io_wait); s must stay open during the call.
+ * a wait, dal_set_io_wait); s must stay open during the call.  It never
+ * waits for a dal_session_cancel of s on another thread (which takes up to
+ * the servers' connect and read timeouts): that call shuts the connections
+ * as it ends.
  */
 DAL_API void dal_session_hang_up(dal_session_t *s);
 

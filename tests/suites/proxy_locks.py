@@ -1,7 +1,7 @@
 """proxy_locks.py -- read locks and the process list, through dal-proxy and
 directly on its server, compared (run by proxy_locks_test.sh).
 
-    proxy_locks.py PROXY_PORT SERVER_PORT [CASE...]
+    [GATE_PORT=PORT] proxy_locks.py PROXY_PORT SERVER_PORT [CASE...]
 
 Each case runs the same statements on both (user root, schema test) and
 prints what it saw; the two must be the same:
@@ -24,6 +24,17 @@ prints what it saw; the two must be the same:
               that asks; with a driver's close (COM_QUIT before the end of
               input) the statement waits on, as on a server, then takes the
               lock and goes, and the next client gets it after
+  hangup_killed
+              a client hangs up while another client's KILL QUERY of its
+              statement waits for its server (the KILL held back by a relay,
+              Gate): a bystander's statement is answered meanwhile, and once the
+              KILL goes on, the wait has ended.  Through the proxy, run alone on
+              one with two I/O threads whose datasource is the relay at
+              GATE_PORT (environment): the client that hangs up and the killer
+              get one thread each, the two bystanders one each, so one shares
+              the I/O thread that sees the hang-up (the killer's own thread
+              blocks while its KILL waits, as docs/proxy.md says); with the
+              server, the killer reaches it through a relay of its own
   sessions    SHOW STATUS LIKE 'Threads_connected' counts the clients: 3 more
               while 3 more are connected, back to the first count once they
               close (as mysqltest's wait_until_count_sessions.inc waits)
@@ -44,6 +55,7 @@ prints what it saw; the two must be the same:
               named lock as `User lock` and one waiting for a table lock as
               `Waiting for table metadata lock`, with its statement as Info
 """
+import os
 import socket
 import struct
 import sys
@@ -53,6 +65,7 @@ import time
 import pymysql
 
 HOST = "127.0.0.1"
+SERVER_PORT = 0  # main's
 
 
 def connect(port, charset="utf8mb4"):
@@ -304,6 +317,119 @@ def hangup_watched(port, rounds=30):
     return [("waits ended, of %d hang-ups" % rounds, ended)]
 
 
+class Gate:
+    """A TCP relay to the server that holds back the first COM_QUERY `KILL
+    QUERY` sent through it until release(): a KILL whose server is slow to
+    answer.  Each end's end of input is passed on (a half-close stays one)."""
+
+    def __init__(self, listen_port):
+        self.listener = socket.create_server((HOST, listen_port))
+        self.port = self.listener.getsockname()[1]
+        self.held = threading.Event()   # a KILL QUERY waits
+        self.go = threading.Event()     # release() was called
+        self.held_from = None           # the socket that sent it
+        self.socks = []
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.listener.accept()
+            except OSError:
+                return
+            s = socket.create_connection((HOST, SERVER_PORT))
+            self.socks += [c, s]
+            threading.Thread(target=self.relay, args=(c, s, True), daemon=True).start()
+            threading.Thread(target=self.relay, args=(s, c, False), daemon=True).start()
+
+    def relay(self, src, dst, upward):
+        """src's bytes to dst, then its end of input; upward (to the server)
+        packet by packet, a KILL QUERY held until release()."""
+        buf = b""
+        try:
+            while True:
+                b = src.recv(65536)
+                if not b:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                buf += b
+                while buf:
+                    n = 4 + int.from_bytes(buf[:3], "little") if upward else len(buf)
+                    if len(buf) < n:
+                        break
+                    packet, buf = buf[:n], buf[n:]
+                    if (upward and packet[4:15].upper() == b"\x03KILL QUERY" and
+                            not self.held.is_set()):
+                        self.held_from = src
+                        self.held.set()
+                        self.go.wait()
+                    dst.sendall(packet)
+        except OSError:
+            pass
+
+    def holding(self):
+        """True while the KILL is held and its sender still waits for it."""
+        if not self.held.is_set() or self.go.is_set():
+            return False
+        try:
+            return self.held_from.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+
+    def release(self):
+        self.go.set()
+
+    def close(self):
+        self.release()
+        for x in [self.listener] + self.socks:
+            x.close()
+
+
+def hangup_killed(port):
+    waiting = "SELECT GET_LOCK('huk', 3600)"
+    server = port == SERVER_PORT
+    gate = Gate(0 if server else int(os.environ["GATE_PORT"]))
+    # (in this order through the proxy: t and k on one I/O thread each, the
+    # bystanders one on each)
+    t = connect(port)
+    k = connect(gate.port if server else port)
+    bystanders = [connect(port), connect(port)]
+    a, watch = connect(port), connect(port)
+    seen = [("hold", run(a, "SELECT GET_LOCK('huk', 0)"))]
+    tid = run(t, "SELECT CONNECTION_ID()")[0][0]
+    t._execute_command(3, waiting)  # COM_QUERY, its answer never read
+    seen.append(("waits", wait_state(watch, "User lock", waiting)))
+    killer = threading.Thread(target=run, args=(k, "KILL QUERY %d" % tid))
+    killer.start()
+    seen.append(("the KILL waits", gate.held.wait(30)))
+    close_socket(t, False)
+    answered, got = threading.Event(), []
+
+    def ask(x):
+        rows = run(x, "SELECT 1")
+        got.append((rows, gate.holding()))
+        answered.set()
+
+    asking = [threading.Thread(target=ask, args=(x,)) for x in bystanders]
+    for x in asking:
+        x.start()
+    answered.wait(120)
+    seen.append(("a bystander answered while the KILL waited",
+                 any(rows == [(1,)] and held for rows, held in got)))
+    gate.release()
+    for x in asking + [killer]:
+        x.join()
+    seen.append(("the bystanders' answers", sorted(rows for rows, _ in got)))
+    seen.append(("the wait ended", count_running(watch, waiting, 0, 10)))
+    run(a, "SELECT RELEASE_LOCK('huk')")
+    for x in [k, a, watch] + bystanders:
+        x.close()
+    gate.close()
+    return seen
+
+
 def threads_connected(conn):
     return int(run(conn, "SHOW STATUS LIKE 'Threads_connected'")[0][1])
 
@@ -403,7 +529,9 @@ def names(port):
 
 
 def main():
+    global SERVER_PORT
     proxy, server = int(sys.argv[1]), int(sys.argv[2])
+    SERVER_PORT = server
     cases = (packet, ftwrl, sessions, aborted, idle, state, names, hangup, hangup_watched,
              released)
     if len(sys.argv) > 3:

@@ -10,7 +10,10 @@
 # max_allowed_packet, prepared, leaves later clients working; a client that
 # hangs up while its statement waits for a lock ends that wait as on a
 # server (inline and, with inline_io = false, on a worker; inline also
-# while other clients read the process list).  A pass-through
+# while other clients read the process list), and its I/O thread answers
+# other clients while a KILL QUERY of that statement waits for its server
+# (two I/O threads, the datasource behind a relay of the test's that holds
+# the KILL back).  A pass-through
 # configuration (one datasource, the server's own accounts).  Starts its own
 # MariaDB server; never skips.
 set -euo pipefail
@@ -33,4 +36,11 @@ locks "$work/px.ini" packet_ps
 locks "$work/px.ini"
 { cat "$work/px.ini"; echo 'inline_io = false'; } >"$work/pxw.ini"
 locks "$work/pxw.ini" hangup
+gate=$("$harness/cluster.sh" free-port)
+{   # (the accounts read at start from the server itself: the relay opens later)
+    sed "s|@127.0.0.1:${ports[0]}/|@127.0.0.1:$gate/|" "$work/px.ini"
+    printf 'threads = 2\nusers_datasource = dsu\n[datasource dsu]\n'
+    printf 'master = mysql://root@127.0.0.1:%s/test\n' "${ports[0]}"
+} >"$work/pxg.ini"
+GATE_PORT=$gate locks "$work/pxg.ini" hangup_killed
 px_finish "read locks and the process list through dal-proxy"
