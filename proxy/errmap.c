@@ -19,7 +19,8 @@ static const struct {
     {DAL_EUNSUPPORTED, {1235, "42000"}}, /* ER_NOT_SUPPORTED_YET */
     {DAL_EROUTE, {1235, "42000"}},       /* not routable as written: a retry gets the same */
     {DAL_ESHARD, {1264, "22003"}},       /* ER_WARN_DATA_OUT_OF_RANGE: the value, not the SQL */
-    {DAL_EINVAL, {1210, "HY000"}},       /* ER_WRONG_ARGUMENTS: a hint's or parameter's value */
+    {DAL_EINVAL, {1210, "42000"}},       /* ER_WRONG_ARGUMENTS: a hint's or parameter's value; a
+                                          * retry gets the same, so not the server's HY000 */
     {DAL_ESTATE, {1192, "25000"}},       /* ER_LOCK_OR_ACTIVE_TRANSACTION, invalid transaction state */
     {DAL_EPARTIAL, {1180, "HY000"}},     /* ER_ERROR_DURING_COMMIT */
     {DAL_ENOMEM, {1037, "HY001"}},       /* ER_OUTOFMEMORY */

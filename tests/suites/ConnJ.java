@@ -364,6 +364,7 @@ public final class ConnJ {
             "/*+ dal shard_value=x */ SELECT 1",
             "/*+ dal nosuchkey=1 */ SELECT 1",
             "/*+ dal datasource=nosuch */ SELECT 1",
+            "/*+ dal server=bogus */ SELECT 1",
         };
         for (String sql : refused) {
             try (Statement s = c.createStatement()) {

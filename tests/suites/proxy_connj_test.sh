@@ -86,7 +86,7 @@ done
 # dal's refusals: the server's class of error for their SQLSTATE, never
 # SQLTransientConnectionException (which a pool or an application retries)
 grep ' proxy: ' "$work/proxy.out" >"$work/refusals.out" || true
-[ "$(grep -c ' proxy: .*state=' "$work/refusals.out")" = 24 ] ||
+[ "$(grep -c ' proxy: .*state=' "$work/refusals.out")" = 28 ] ||
     fail "dal's refusals: $(cat "$work/refusals.out")"
 ! grep -E 'accepted|Transient' "$work/refusals.out" ||
     fail "a refusal of dal accepted or transient: $(grep -E 'accepted|Transient' "$work/refusals.out")"

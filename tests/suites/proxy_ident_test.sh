@@ -127,7 +127,7 @@ PY
 err_is "a statement dal cannot route (DAL_EROUTE)" 1235 42000 '/*+ dal datasource=nosuch */ SELECT 1'
 err_is "a NULL shard value (DAL_ESHARD)" 1264 22003 "INSERT INTO orders VALUES (1, NULL, 'x')"
 err_is "a negative shard value (DAL_ESHARD)" 1264 22003 "INSERT INTO orders VALUES (1, -5, 'x')"
-err_is "a bad hint value (DAL_EINVAL)" 1210 HY000 '/*+ dal server=bogus */ SELECT 1'
+err_is "a bad hint value (DAL_EINVAL)" 1210 42000 '/*+ dal server=bogus */ SELECT 1'
 err_is "a feature dal does not have (DAL_EUNSUPPORTED)" 1235 42000 'SELECT * FROM orders a JOIN orders b ON a.id = b.id'
 err_is "text dal cannot analyse (DAL_ESQL)" 1064 42000 "SELECT 'abc"
 # a server's error keeps the server's number and SQLSTATE

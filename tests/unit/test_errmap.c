@@ -22,7 +22,7 @@ static const struct {
     {DAL_EUNSUPPORTED, 1235, "42000"},
     {DAL_EROUTE, 1235, "42000"},
     {DAL_ESHARD, 1264, "22003"},
-    {DAL_EINVAL, 1210, "HY000"},
+    {DAL_EINVAL, 1210, "42000"},
     {DAL_ESTATE, 1192, "25000"},
     {DAL_EPARTIAL, 1180, "HY000"},
     {DAL_ENOMEM, 1037, "HY001"},
