@@ -614,8 +614,9 @@ typedef enum describe_kind { DESCRIBE_COLUMNS, DESCRIBE_INDEX, DESCRIBE_CREATE }
 static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *kind,
                            char *table, size_t size, const char **head_end, const char **tail)
 {
-    const char *p = sql, *q;
+    const char *p = sql, *q, *before;
     char first[129];
+    bool qualified = false;
 
     if (text_word_is(&p, "DESC") || text_word_is(&p, "DESCRIBE")) {
         *kind = DESCRIBE_COLUMNS;
@@ -651,17 +652,38 @@ static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *
         p++;
         if (strcmp(first, setvar_db_name(c)) != 0 || !ident(&p, table, size))
             return false;
-    } else if (dal_session_no_database(c->session)) {
-        return false;  /* the server's 1046 */
+        qualified = true;
     } else if (strlen(first) < size) {
         memcpy(table, first, strlen(first) + 1);
     } else {
         return false;
     }
+    before = p;
     if (*kind != DESCRIBE_CREATE && !our_schema_clause(c, &p))
+        return false;
+    /* in no database, only a name of the schema's own: else the server's 1046 */
+    if (!qualified && p == before && dal_session_no_database(c->session))
         return false;
     *tail = p;
     return true;
+}
+
+/* The database of node's master ("" when its URL names none), quoted and
+ * followed by a dot, into b: in no database, a statement naming a table
+ * alone would get the server's 1046. */
+static void put_node_db(proxy_client_t *c, proto_buf_t *b, const char *node)
+{
+    dal_datasource_info_t *ds;
+    const dal_server_settings_t *m;
+    dal_error_t err;
+
+    if (dal_datasource_info(c->px->dal, node, &ds, &err) != 0)
+        return;
+    if ((m = dal_datasource_info_server(ds, 0)) != NULL && m->database != NULL) {
+        put_quoted(b, '`', m->database);
+        proto_put_u8(b, '.');
+    }
+    dal_datasource_info_free(ds);
 }
 
 bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
@@ -686,6 +708,8 @@ bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
     put_str(&b, node != NULL ? node : "");
     put_str(&b, " raw */ ");
     proto_put_bytes(&b, sql, (size_t)(head_end - sql));
+    if (node != NULL && dal_session_no_database(c->session))
+        put_node_db(c, &b, node);
     put_quoted(&b, '`', physical);
     proto_put_bytes(&b, tail, (size_t)(sql + len - tail));
     proto_put_u8(&b, 0);
