@@ -50,13 +50,13 @@ static int backend_version(dal_t *dal, char *buf, size_t n)
  * handshake never waits for a server. */
 static void refresh(proxy_t *px)
 {
-    uint64_t reloads, failures, now = guard_now_ms();
+    uint64_t reloads, failures;
     bool idle = false;
     char v[sizeof px->version];
 
     dal_reload_stats(px->dal, &reloads, &failures);
     if (atomic_load(&px->version_known) ? reloads == atomic_load(&px->version_reloads)
-                                        : now < atomic_load(&px->version_retry_ms))
+                                        : guard_now_ms() < atomic_load(&px->version_retry_ms))
         return;
     if (!atomic_compare_exchange_strong(&px->version_busy, &idle, true))
         return;
@@ -67,7 +67,7 @@ static void refresh(proxy_t *px)
         atomic_store(&px->version_reloads, reloads);
         atomic_store(&px->version_known, true);
     } else {
-        atomic_store(&px->version_retry_ms, now + IDENT_RETRY_MS);
+        atomic_store(&px->version_retry_ms, guard_now_ms() + IDENT_RETRY_MS);
     }
     atomic_store(&px->version_busy, false);
 }

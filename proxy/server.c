@@ -607,10 +607,11 @@ static void busy_event(proxy_io_t *io, proxy_client_t *c, uint32_t events)
         busy_arm(io, c);
 }
 
-/* The milliseconds until the first waiting run's deadline (at most max). */
-static int runs_due(proxy_io_t *io, int max)
+/* The milliseconds from now until the first waiting run's deadline (at
+ * most max). */
+static int runs_due(proxy_io_t *io, uint64_t now, int max)
 {
-    uint64_t now, first;
+    uint64_t first;
     unsigned int i;
 
     if (io->ntimed == 0)
@@ -619,23 +620,20 @@ static int runs_due(proxy_io_t *io, int max)
     for (i = 1; i < io->ntimed; i++)
         if (io->timed[i]->deadline < first)
             first = io->timed[i]->deadline;
-    now = guard_now_ms();
     if (first <= now)
         return 0;
     return first - now < (uint64_t)max || max < 0 ? (int)(first - now) : max;
 }
 
-/* Resume the runs whose wait has timed out (each leaves io->timed as it
- * resumes: the expired are taken first). */
-static void runs_expire(proxy_io_t *io)
+/* Resume the runs whose wait has timed out by now (each leaves io->timed
+ * as it resumes: the expired are taken first). */
+static void runs_expire(proxy_io_t *io, uint64_t now)
 {
     inline_run_t *due[INLINE_MAX];
     unsigned int i, n = 0;
-    uint64_t now;
 
     if (io->ntimed == 0)
         return;
-    now = guard_now_ms();
     for (i = 0; i < io->ntimed; i++)
         if (io->timed[i]->deadline <= now)
             due[n++] = io->timed[i];
@@ -1137,10 +1135,8 @@ static void woken(proxy_io_t *io)
  * until one is not due.  Also the malloc_trim that clients leaving with
  * big buffers asked for, at most once a second.
  */
-static void on_timer(proxy_io_t *io)
+static void on_timer(proxy_io_t *io, uint64_t now)
 {
-    uint64_t now = guard_now_ms();
-
     while (io->hs_head != NULL && io->hs_head->deadline_ms <= now) {
         proxy_client_t *c = io->hs_head;
         if (c->tls == NULL && c->state != CLIENT_CLOSING) {
@@ -1149,7 +1145,7 @@ static void on_timer(proxy_io_t *io)
         }
         drop(io, c);
     }
-    close_idle(io, guard_now_ms());
+    close_idle(io, now);
     if (io->trim_due && now - io->trimmed_ms >= TRIM_EVERY_MS) {
         io->trim_due = false;
         io->trimmed_ms = now;
@@ -1169,11 +1165,10 @@ static bool is_listener(const proxy_io_t *io, const void *ptr, int *fd)
     return false;
 }
 
-/* Release the held clients that are due; the milliseconds until the next
- * one is (at most max). */
-static int release_held(proxy_io_t *io, int max)
+/* Release the held clients that are due by now; the milliseconds until
+ * the next one is (at most max). */
+static int release_held(proxy_io_t *io, uint64_t now, int max)
 {
-    uint64_t now = guard_now_ms();
     proxy_client_t *c, *next, *due = NULL, **p;
     int wait = max;
 
@@ -1208,6 +1203,7 @@ static void *io_main(void *arg)
     proxy_io_t *io = arg;
     struct epoll_event evs[64];
     int n, i, lfd;
+    uint64_t now;
 
     /* stopping: the running commands finish, their replies are written,
      * then the thread ends (and the process closes the idle clients) */
@@ -1215,7 +1211,9 @@ static void *io_main(void *arg)
     if (io->px->inline_io)
         dal_set_io_wait(backend_wait, io);
     while (!atomic_load(&io->px->stopping) || atomic_load(&io->busy) > 0) {
-        n = epoll_wait(io->ep, evs, 64, runs_due(io, release_held(io, 200)));
+        /* one reading of the clock before the wait, one after */
+        now = guard_now_ms();
+        n = epoll_wait(io->ep, evs, 64, runs_due(io, now, release_held(io, now, 200)));
         for (i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
             proxy_client_t *c = p;
@@ -1240,9 +1238,10 @@ static void *io_main(void *arg)
                 advance(io, c, EPOLL_CTL_MOD);
             }
         }
-        runs_expire(io);
+        now = guard_now_ms();
+        runs_expire(io, now);
         runs_finished(io);
-        on_timer(io);
+        on_timer(io, now);
         if (atomic_load(&io->px->stopping)) {
             size_t k;
             for (k = 0; k < io->nlisteners; k++)
