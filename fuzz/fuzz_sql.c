@@ -27,7 +27,7 @@ static void lex_all(const char *sql, size_t size)
     dal_token_t t;
     size_t count = 0, end = 0;
 
-    lex_init(&lx, sql, size);
+    lex_init(&lx, sql, size, 0);
     do {
         t = lex_next(&lx);
         CHECK((size_t)t.off + t.len <= size);
@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[128];
 
     lex_all(sql, size);
-    if (sql_analyse(sql, size, &s, err, sizeof err) == 0) {
+    if (sql_analyse(sql, size, 0, &s, err, sizeof err) == 0) {
         CHECK(s != NULL);
         check_result(s, sql, size);
         sql_free(s);
