@@ -94,6 +94,19 @@ START_TEST(test_nul_in_string)
 }
 END_TEST
 
+/* With NO_BACKSLASH_ESCAPES a string ending in a backslash ends there:
+ * the view after it is a reference; in the default mode it is quoted. */
+START_TEST(test_no_backslash)
+{
+    const char *sql = "SELECT 'a\\', information_schema.TABLES.x, 'b' FROM t";
+    infoschema_ref_t refs[4];
+
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), true, refs, 4), 1);
+    ck_assert_int_eq(refs[0].view, INFOSCHEMA_TABLES);
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), false, refs, 4), 0);
+}
+END_TEST
+
 START_TEST(test_max)
 {
     infoschema_ref_t refs[1];
@@ -113,6 +126,7 @@ int main(void)
     tcase_add_test(tc, test_database_call);
     tcase_add_test(tc, test_max);
     tcase_add_test(tc, test_nul_in_string);
+    tcase_add_test(tc, test_no_backslash);
     suite_add_tcase(s, tc);
     return tu_run(s, CK_FORK_GETENV);
 }

@@ -362,33 +362,114 @@ static char type_letter(dal_tok_type_t t)
     return t == DAL_TOK_VC_CLOSE ? 'E' : letters[t];
 }
 
-START_TEST(test_lex_table)
+/* The tokens of sql in the mode no_backslash, as the lexing tables write
+ * them ("I:select S:'a'"), into b; the lexer's invariants checked on the
+ * way. */
+static void lex_tokens(const char *sql, int no_backslash, buf_t *b)
 {
-    const struct lex_case *c = &lex_cases[_i];
-    size_t len = strlen(c->sql), prev = 0;
-    char *copy = exact_copy(c->sql, len);
-    buf_t b = {NULL, 0, 0};
+    size_t len = strlen(sql), prev = 0;
+    char *copy = exact_copy(sql, len);
     dal_lexer_t lx;
     dal_token_t t;
     int guard = 0;
 
-    bprintf(&b, "%s", "");
-    lex_init(&lx, copy, len, 0);
+    bprintf(b, "%s", "");
+    lex_init(&lx, copy, len, no_backslash);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         ck_assert_uint_le((size_t)t.off + t.len, len);
         ck_assert_uint_gt(t.len, 0);
         if (t.type != DAL_TOK_ERROR) /* an open VC's error starts at its opener */
             ck_assert_uint_ge(t.off, prev);
         prev = t.off + t.len;
-        bprintf(&b, "%s%c:%.*s", b.n ? " " : "", type_letter(t.type), (int)t.len, copy + t.off);
+        bprintf(b, "%s%c:%.*s", b->n ? " " : "", type_letter(t.type), (int)t.len, copy + t.off);
         ck_assert_int_lt(++guard, 1000);
     }
     ck_assert_uint_eq(t.off, len);
     ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF); /* EOF is sticky */
+    free(copy);
+}
+
+START_TEST(test_lex_table)
+{
+    const struct lex_case *c = &lex_cases[_i];
+    buf_t b = {NULL, 0, 0};
+
+    lex_tokens(c->sql, 0, &b);
     ck_assert_msg(strcmp(b.p, c->tokens) == 0, "lexing [%s]\n got: %s\n want: %s", c->sql, b.p,
                   c->tokens);
     free(b.p);
-    free(copy);
+}
+END_TEST
+
+/* The same text in both sql_modes: with NO_BACKSLASH_ESCAPES a backslash
+ * in a string is a byte of it and only a doubled quote is a quote. */
+static const struct nobs_lex_case {
+    const char *sql, *escaping, *no_backslash;
+} nobs_lex_cases[] = {
+    {"SELECT 'a\\'", "I:SELECT X:'a\\'", "I:SELECT S:'a\\'"},
+    {"SELECT 'a\\', 'b'", "I:SELECT S:'a\\', ' X:b'", "I:SELECT S:'a\\' P:, S:'b'"},
+    {"SELECT \"a\\\" x", "I:SELECT X:\"a\\\" x", "I:SELECT S:\"a\\\" I:x"},
+    {"'a\\''b'", "S:'a\\'' X:b'", "S:'a\\''b'"},
+    {"'\\\\'", "S:'\\\\'", "S:'\\\\'"},
+    {"id = 5 AND name = 'x\\' OR id = 7 -- '",
+     "I:id P:= N:5 I:AND I:name P:= S:'x\\' OR id = 7 -- '",
+     "I:id P:= N:5 I:AND I:name P:= S:'x\\' I:OR I:id P:= N:7 C:-- '"},
+    {"SELECT 'a\\'; SELECT 2", "I:SELECT X:'a\\'; SELECT 2",
+     "I:SELECT S:'a\\' P:; I:SELECT N:2"},
+    {"/*!100000 SELECT 'x\\' */", "O:/*!100000 I:SELECT X:'x\\' */",
+     "O:/*!100000 I:SELECT S:'x\\' E:*/"},
+    {"_utf8mb4'a\\' X'41'", "S:_utf8mb4'a\\' X' N:41 X:'", "S:_utf8mb4'a\\' S:X'41'"},
+    {"`a\\` 'b'", "Q:`a\\` S:'b'", "Q:`a\\` S:'b'"},
+};
+
+START_TEST(test_lex_no_backslash)
+{
+    const struct nobs_lex_case *c = &nobs_lex_cases[_i];
+    buf_t a = {NULL, 0, 0}, b = {NULL, 0, 0};
+
+    lex_tokens(c->sql, 0, &a);
+    lex_tokens(c->sql, 1, &b);
+    ck_assert_msg(strcmp(a.p, c->escaping) == 0, "[%s] escaping\n got: %s\n want: %s", c->sql,
+                  a.p, c->escaping);
+    ck_assert_msg(strcmp(b.p, c->no_backslash) == 0, "[%s] NO_BACKSLASH_ESCAPES\n got: %s\n want: %s",
+                  c->sql, b.p, c->no_backslash);
+    free(a.p);
+    free(b.p);
+}
+END_TEST
+
+/* The analysis follows the mode: where the WHERE's string ends decides
+ * its conditions (the routing case), and a literal's value keeps its
+ * backslashes. */
+START_TEST(test_analyse_no_backslash)
+{
+    const char *q = "SELECT * FROM t WHERE id = 5 AND name = 'x\\' OR id = 7 -- '";
+    const char *v = "SELECT * FROM t WHERE name = 'it''s\\n\\'";
+    dal_sql_t *s;
+    char err[128], out[32];
+    size_t n;
+
+    ck_assert_int_eq(sql_analyse(q, strlen(q), 0, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->no_backslash, 0);
+    ck_assert_int_eq(s->where_has_or, 0);
+    ck_assert_uint_eq(s->nconds, 2);
+    sql_free(s);
+    ck_assert_int_eq(sql_analyse(q, strlen(q), 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->no_backslash, 1);
+    ck_assert_int_eq(s->where_has_or, 1);
+    sql_free(s);
+    ck_assert_int_eq(sql_analyse(v, strlen(v), 1, &s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->nconds, 1);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
+    ck_assert_str_eq(out, "it's\\n\\");
+    sql_free(s);
+    /* the same text is not a statement in the default mode */
+    ck_assert_int_eq(sql_analyse(v, strlen(v), 0, &s, err, sizeof err), -1);
+    ck_assert_str_eq(err, "unterminated string at offset 29");
+    /* several statements only in the mode */
+    ck_assert_int_eq(sql_analyse("SELECT 'a\\'; SELECT 2", 21, 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->kind, DAL_SQL_MULTI);
+    sql_free(s);
 }
 END_TEST
 
@@ -1173,6 +1254,41 @@ END_TEST
 
 /* ------------------------------------------------------------ the cache */
 
+/* An analysis made in one mode never serves the other: the mode is part
+ * of the key, in the shared cache and in the thread's front cache. */
+START_TEST(test_cache_mode_key)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    const char *q = "SELECT * FROM t WHERE id = 5 AND name = 'x\\' OR id = 7 -- '";
+    char err[64];
+    const dal_sql_t *a, *b, *x;
+    int lent;
+
+    a = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
+    b = sql_cache_get(c, q, strlen(q), 1, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_int_eq(a->where_has_or, 0);
+    ck_assert_int_eq(b->where_has_or, 1);
+    x = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_unref(x);
+    x = sql_cache_borrow(c, q, strlen(q), 1, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, b);
+    sql_cache_return();
+    x = sql_cache_borrow(c, q, strlen(q), 0, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_cache_return();
+    x = sql_cache_borrow(c, q, strlen(q), 1, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, b);
+    sql_cache_return();
+    sql_unref(a);
+    sql_unref(b);
+    sql_cache_free(c);
+}
+END_TEST
+
 START_TEST(test_cache_hit)
 {
     dal_sql_cache_t *c = sql_cache_new(64);
@@ -1814,11 +1930,13 @@ static Suite *sql_suite(void)
     TCase *lit = tcase_create("literals"), *cache = tcase_create("cache");
 
     tcase_add_loop_test(lex, test_lex_table, 0, N(lex_cases));
+    tcase_add_loop_test(lex, test_lex_no_backslash, 0, N(nobs_lex_cases));
     tcase_add_test(lex, test_lex_stops_at_len);
     tcase_add_test(lex, test_tok_eq_and_unquote);
     tcase_add_loop_test(lex, test_lex_nul, 0, N(nul_lex_cases));
     tcase_add_loop_test(kind, test_kind_table, 0, N(kind_cases));
     tcase_add_loop_test(an, test_analysis_table, 0, N(an_cases));
+    tcase_add_test(an, test_analyse_no_backslash);
     tcase_add_test(an, test_spans_are_exact);
     tcase_add_test(an, test_negative_literal_fields);
     tcase_add_test(an, test_param_offsets);
@@ -1833,6 +1951,7 @@ static Suite *sql_suite(void)
     tcase_add_loop_test(lit, test_literal_table, 0, N(lit_cases));
     tcase_add_test(lit, test_literal_edges);
     tcase_add_test(cache, test_cache_hit);
+    tcase_add_test(cache, test_cache_mode_key);
     tcase_add_test(cache, test_cache_eviction_keeps_refs);
     tcase_add_test(cache, test_cache_front);
     tcase_add_test(cache, test_cache_nul);
