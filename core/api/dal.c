@@ -350,7 +350,9 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
 {
     int rc = stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
 
-    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams, out, err);
+    return rc != 0 ? rc
+                   : query(dal, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams, out,
+                           err);
 }
 
 int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)

@@ -1269,7 +1269,9 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
 
     /* a binary sink's statement (session_query disarms it) */
     s->relay_armed = rc == 0 && opts == NULL && s->relay != NULL;
-    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams, out, err);
+    return rc != 0 ? rc
+                   : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams,
+                                   out, err);
 }
 
 int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,

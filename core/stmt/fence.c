@@ -245,7 +245,8 @@ int fence_enter(dal_t *dal, atomic_uint *ungated, dal_sql_cache_t *cache, dal_st
         atomic_fetch_add(&dal->fence_active[e], 1);
         if (!(atomic_load(&dal->fence_watch) & FENCE_WATCH_FENCED))
             break;
-        if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, sql.no_backslash, NULL)) == NULL)
+        if (a == NULL &&
+            (a = stmt_analyse(cache, sql.text, sql.len, sql.no_backslash, NULL)) == NULL)
             break;   /* the statement's own run reports what is wrong with it */
         if ((gen = holding(dal, a, &bound, name, sizeof name)) == 0)
             break;

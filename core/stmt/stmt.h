@@ -63,9 +63,9 @@ typedef struct dal_stmt_text {
                          sql_mode (a prepared analysis has its own) */
 } dal_stmt_text_t;
 
-/* The analysis of sql[0..len), read in the mode no_backslash, from cache (borrowed), one reference for the
- * caller; NULL with err set (DAL_ESQL) if it cannot be analysed or holds
- * several statements. */
+/* The analysis of sql[0..len), read in the mode no_backslash, from cache
+ * (borrowed), one reference for the caller; NULL with err set (DAL_ESQL)
+ * if it cannot be analysed or holds several statements. */
 const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
                               int no_backslash, dal_error_t *err);
 

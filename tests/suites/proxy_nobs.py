@@ -2,12 +2,14 @@
 sql_mode NO_BACKSLASH_ESCAPES through dal-proxy, against the same
 statements on a plain MariaDB.
 
-Usage: proxy_nobs.py HOW PROXY_PORT PLAIN_PORT PASSWORD
+Usage: proxy_nobs.py HOW PROXY_PORT PLAIN_PORT PASSWORD [multi]
 
 HOW is how the session comes to NO_BACKSLASH_ESCAPES: "set" (SET
 sql_mode = 'NO_BACKSLASH_ESCAPES'), "concat" (SET SESSION sql_mode =
 CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')) or "global" (the servers'
 global sql_mode has it: the caller set it before the proxy connected).
+With "multi", also a multi-statement text whose `;` follows a string
+ending in a backslash, split where the server splits it.
 In that mode a backslash is an ordinary byte in a string, so `'a\\'` is
 the string a-backslash; dal must read every statement as the server does
 (where a string ends decides what is SQL, and so where a statement
@@ -24,7 +26,6 @@ import pymysql
 from pymysql.constants import CLIENT
 
 how, px_port, plain_port, password = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-passed = failed = 0
 
 ENTER = {
     "set": ["SET sql_mode = 'NO_BACKSLASH_ESCAPES'"],
@@ -34,15 +35,6 @@ ENTER = {
 LEAVE = "SET sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')"
 # values with backslashes and quotes, as Python strings (the bytes stored)
 VALUES = ["a\\", "it's", "\\'", "x\\'y''z\\\\", "\\"]
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL [{how}]: {name}: {detail}")
 
 
 def connect(px, **kw):
@@ -174,11 +166,11 @@ def multi(px):
     return got
 
 
-want, got = script(False), script(True)
-for (name, w), (_, g) in zip(want, got):
-    check(name, w == g, f"the server gave {w!r}, the proxy {g!r}")
+cases = [(name, w, g) for (name, w), (_, g) in zip(script(False), script(True))]
 if "multi" in sys.argv[5:]:
-    w, g = multi(False), multi(True)
-    check("multi-statement text", w == g, f"the server gave {w!r}, the proxy {g!r}")
-print(f"[{how}] {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+    cases.append(("multi-statement text", multi(False), multi(True)))
+wrong = [c for c in cases if c[1] != c[2]]
+for name, w, g in wrong:
+    print(f"FAIL [{how}]: {name}: the server gave {w!r}, the proxy {g!r}")
+print(f"[{how}] {len(cases) - len(wrong)} passed, {len(wrong)} failed")
+sys.exit(1 if wrong else 0)

@@ -431,8 +431,8 @@ START_TEST(test_lex_no_backslash)
     lex_tokens(c->sql, 1, &b);
     ck_assert_msg(strcmp(a.p, c->escaping) == 0, "[%s] escaping\n got: %s\n want: %s", c->sql,
                   a.p, c->escaping);
-    ck_assert_msg(strcmp(b.p, c->no_backslash) == 0, "[%s] NO_BACKSLASH_ESCAPES\n got: %s\n want: %s",
-                  c->sql, b.p, c->no_backslash);
+    ck_assert_msg(strcmp(b.p, c->no_backslash) == 0,
+                  "[%s] NO_BACKSLASH_ESCAPES\n got: %s\n want: %s", c->sql, b.p, c->no_backslash);
     free(a.p);
     free(b.p);
 }
