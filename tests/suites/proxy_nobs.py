@@ -148,6 +148,19 @@ def prepared(c):
         return ("error", e.args[0])
 
 
+def reset(px):
+    """COM_RESET_CONNECTION in the mode: the session goes back to the
+    servers' global sql_mode, and reads its strings as that says."""
+    c = connect(px)
+    c._execute_command(0x1F, b"")  # COM_RESET_CONNECTION
+    c._read_ok_packet()
+    cur = c.cursor()
+    got = [bool(c.server_status & 512), answer(cur, "SELECT 'a\\' AS x"),
+           answer(cur, "SELECT 'a\\'b' AS x"), answer(cur, "SELECT @@sql_mode LIKE '%BACKSLASH%'")]
+    c.close()
+    return got
+
+
 def multi(px):
     """A multi-statement text with `;` right after a string that ends in a
     backslash: each statement's rows."""
@@ -167,6 +180,7 @@ def multi(px):
 
 
 cases = [(name, w, g) for (name, w), (_, g) in zip(script(False), script(True))]
+cases.append(("after COM_RESET_CONNECTION", reset(False), reset(True)))
 if "multi" in sys.argv[5:]:
     cases.append(("multi-statement text", multi(False), multi(True)))
 wrong = [c for c in cases if c[1] != c[2]]

@@ -8,7 +8,8 @@
 # the rows the server finds), values with quotes and backslashes written
 # by the client, as literals and as a prepared statement's parameter, in
 # sharded and unsharded tables, read back as stored; and backslash
-# escapes again after the mode is left in the same session.
+# escapes again after the mode is left in the same session, and the
+# servers' global mode after COM_RESET_CONNECTION.
 # Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
