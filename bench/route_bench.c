@@ -103,7 +103,7 @@ static int one_stmt(dal_t *dal, const bench_stmt_t *bs, const dal_sql_t *prepare
 {
     dal_snapshot_t *snap = snapshot_acquire(dal);
     char text[256];
-    dal_stmt_text_t t = {text, prepared, 0};
+    dal_stmt_text_t t = {text, prepared, 0, 0};
     dal_stmt_t st;
     dal_error_t err;
     int rc;
@@ -128,7 +128,7 @@ static int one(dal_t *dal, const bench_stmt_t *st, const dal_value_t *params,
                const dal_query_opts_t *opts, dal_buf_t *out)
 {
     dal_snapshot_t *snap = snapshot_acquire(dal);
-    const dal_sql_t *s = sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), NULL, 0);
+    const dal_sql_t *s = sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), 0, NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
     int rc = route_statement(snap, NULL, s, opts, params, st->nparams, &rt, &err);
@@ -155,7 +155,7 @@ static int cmp_u64(const void *a, const void *b)
 static double measure(dal_t *dal, const bench_stmt_t *st, long iters)
 {
     const dal_sql_t *prepared = st->path == PATH_PREPARED
-                                    ? sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql),
+                                    ? sql_cache_get(dal->sql_cache, st->sql, strlen(st->sql), 0,
                                                     NULL, 0)
                                     : NULL;
     dal_value_t params[5] = {dal_int(12345), dal_int(987654), dal_str("braised pork"),

@@ -85,7 +85,7 @@ static int one(dal_t *dal, const char *sql, const dal_value_t *param, dal_select
                dal_buf_t *out)
 {
     dal_snapshot_t *snap = snapshot_acquire(dal);
-    const dal_sql_t *s = sql_cache_get(dal->sql_cache, sql, strlen(sql), NULL, 0);
+    const dal_sql_t *s = sql_cache_get(dal->sql_cache, sql, strlen(sql), 0, NULL, 0);
     dal_routing_t rt;
     dal_error_t err;
     int rc = route_statement(snap, NULL, s, NULL, param, 1, &rt, &err);

@@ -5,8 +5,9 @@
  * input and that the lexer always makes progress; then analyse it and check
  * that every span of the result lies inside the statement, that every scope,
  * table, condition and qualifier refers to what exists (scope resolution),
- * then decode every literal.  The input buffer is exactly `size` bytes (not NUL-terminated),
- * so AddressSanitizer reports any read past its end.  See fuzz/README.md.
+ * then decode every literal.  Each input is read in both sql_modes: with backslash
+ * escapes and with NO_BACKSLASH_ESCAPES.  The input buffer is exactly `size` bytes (not
+ * NUL-terminated), so AddressSanitizer reports any read past its end.  See fuzz/README.md.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,13 +22,13 @@
             abort();                                                                         \
     } while (0)
 
-static void lex_all(const char *sql, size_t size)
+static void lex_all(const char *sql, size_t size, int no_backslash)
 {
     dal_lexer_t lx;
     dal_token_t t;
     size_t count = 0, end = 0;
 
-    lex_init(&lx, sql, size);
+    lex_init(&lx, sql, size, no_backslash);
     do {
         t = lex_next(&lx);
         CHECK((size_t)t.off + t.len <= size);
@@ -136,19 +137,25 @@ static void check_result(const dal_sql_t *s, const char *sql, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* called by libFuzzer */
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The checks of one input read in one sql_mode. */
+static void one_mode(const char *sql, size_t size, int no_backslash)
 {
-    const char *sql = (const char *)data;
     dal_sql_t *s = NULL;
     char err[128];
 
-    lex_all(sql, size);
-    if (sql_analyse(sql, size, &s, err, sizeof err) == 0) {
-        CHECK(s != NULL);
+    lex_all(sql, size, no_backslash);
+    if (sql_analyse(sql, size, no_backslash, &s, err, sizeof err) == 0) {
+        CHECK(s != NULL && s->no_backslash == no_backslash);
         check_result(s, sql, size);
         sql_free(s);
     } else {
         CHECK(s == NULL && err[0] != '\0');
     }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    one_mode((const char *)data, size, 0);
+    one_mode((const char *)data, size, 1);
     return 0;
 }

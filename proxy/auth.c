@@ -46,7 +46,7 @@ int auth_handshake(proxy_client_t *c)
     h.scramble = c->scramble;
     h.capabilities = server_caps | (c->px->tls != NULL ? PROTO_CLIENT_SSL : 0);
     h.charset = PROXY_CHARSET_UTF8MB4;
-    h.status = PROTO_SERVER_STATUS_AUTOCOMMIT;
+    h.status = reply_status(c); /* no session yet: a new one's */
     h.auth_plugin = native_plugin;
     proto_build_handshake(&c->out, &c->seq, &h);
     c->state = CLIENT_HANDSHAKE;

@@ -272,7 +272,7 @@ static char *piece_copy(const char *text, size_t len, char *room, size_t cap)
 static void run_piece(proxy_client_t *c, const char *text, size_t len)
 {
     char msg[96], room[512], *sql, *view;
-    size_t at = proto_sql_stray_nul(text, &len);
+    size_t at = proto_sql_stray_nul_mode(text, &len, reply_no_backslash(c));
 
     if (at != SIZE_MAX) {
         snprintf(msg, sizeof msg,
@@ -283,7 +283,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
     }
     view = sql = piece_copy(text, len, room, sizeof room);
     if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap(view, len, PROTO_SERVER_VERSION_ID)) {
+        !proto_sql_unwrap_mode(view, len, PROTO_SERVER_VERSION_ID, reply_no_backslash(c))) {
         free(view);
         view = sql;
     }
@@ -309,7 +309,7 @@ static void run_text(proxy_client_t *c, const char *text, size_t len)
         return;
     }
     for (;;) {
-        n = proto_split_statement(text, len, &next);
+        n = proto_split_statement_mode(text, len, reply_no_backslash(c), &next);
         c->more = !proto_sql_blank(text + next, len - next);
         c->failed = false;
         if (!proto_sql_blank(text, n))

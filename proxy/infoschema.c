@@ -49,22 +49,24 @@ static void put(proto_buf_t *b, const char *s)
     proto_put_bytes(b, s, strlen(s));
 }
 
-/* 'text' (n bytes), quotes and backslashes doubled (the same with or
- * without NO_BACKSLASH_ESCAPES). */
-static void put_quoted_n(proto_buf_t *b, const char *text, size_t n)
+/* 'text' (n bytes) as c's session reads it: quotes doubled, and
+ * backslashes doubled unless its sql_mode has NO_BACKSLASH_ESCAPES. */
+static void put_quoted_n(const proxy_client_t *c, proto_buf_t *b, const char *text, size_t n)
 {
+    bool raw = reply_no_backslash(c);
+
     put(b, "'");
     for (; n > 0; text++, n--) {
-        if (*text == '\'' || *text == '\\')
+        if (*text == '\'' || (*text == '\\' && !raw))
             put_n(b, text, 1);
         put_n(b, text, 1);
     }
     put(b, "'");
 }
 
-static void put_quoted(proto_buf_t *b, const char *text)
+static void put_quoted(const proxy_client_t *c, proto_buf_t *b, const char *text)
 {
-    put_quoted_n(b, text, strlen(text));
+    put_quoted_n(c, b, text, strlen(text));
 }
 
 /* The sharded tables: the CASE arms renaming the physical table that
@@ -117,7 +119,7 @@ static void add_remote(mapping_t *m, const char *name, const dal_table_info_t *t
     int pos = n > 0 ? dal_table_info_physical(t, 0, phys, sizeof phys) : -1;
 
     put(&m->hidden, ", ");
-    put_quoted(&m->hidden, name);
+    put_quoted(m->c, &m->hidden, name);
     if (pos < 0 || (node = dal_table_info_node(t, (uint32_t)pos)) == NULL)
         return;
     put_n(&m->remote, name, strlen(name) + 1);
@@ -149,17 +151,17 @@ static void add_table(void *user, const char *name)
                 continue;
             if (m->listing) {
                 put(&m->all, ", ");
-                put_quoted(&m->all, phys);
+                put_quoted(m->c, &m->all, phys);
                 continue;
             }
             if (pos == stand) {
                 put(&m->arms, " WHEN ");
-                put_quoted(&m->arms, phys);
+                put_quoted(m->c, &m->arms, phys);
                 put(&m->arms, " THEN ");
-                put_quoted(&m->arms, name);
+                put_quoted(m->c, &m->arms, name);
             }
             put(&m->hidden, ", ");
-            put_quoted(&m->hidden, pos == stand ? name : phys);
+            put_quoted(m->c, &m->hidden, pos == stand ? name : phys);
         }
     }
     dal_table_info_free(t);
@@ -215,8 +217,8 @@ static int map_tables(proxy_client_t *c, mapping_t *m, dal_error_t *err)
 /* The value of column col of r's current row (described by ci) as a
  * literal of its type, so that a UNION with the server's view keeps the
  * view's column types. */
-static void put_literal(proto_buf_t *b, const dal_result_t *r, size_t col,
-                        const dal_column_info_t *ci)
+static void put_literal(const proxy_client_t *c, proto_buf_t *b, const dal_result_t *r,
+                        size_t col, const dal_column_info_t *ci)
 {
     size_t len = 0;
     const char *v = dal_result_text(r, col, &len);
@@ -239,7 +241,7 @@ static void put_literal(proto_buf_t *b, const dal_result_t *r, size_t col,
     default:
         break;
     }
-    put_quoted_n(b, v, len);
+    put_quoted_n(c, b, v, len);
 }
 
 /* The rows of view for the sharded table name, read on datasource node
@@ -258,7 +260,7 @@ static int put_remote(proxy_client_t *c, int view, const char *name, const char 
     put(&q, "SELECT * FROM information_schema.");
     put(&q, infoschema_view_name(view));
     put(&q, " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ");
-    put_quoted(&q, phys);
+    put_quoted(c, &q, phys);
     rc = q.err != 0 ? DAL_ENOMEM
                     : dal_session_query_len(c->session, &opts, (const char *)q.data, q.len, NULL,
                                             0, &r, err);
@@ -273,11 +275,11 @@ static int put_remote(proxy_client_t *c, int view, const char *name, const char 
             (void)dal_result_column_info(r, i, &ci);
             put(b, i > 0 ? ", " : "");
             if (strcasecmp(col, "TABLE_SCHEMA") == 0 || strcasecmp(col, "INDEX_SCHEMA") == 0)
-                put_quoted(b, setvar_db_name(c));
+                put_quoted(c, b, setvar_db_name(c));
             else if (strcasecmp(col, "TABLE_NAME") == 0)
-                put_quoted(b, name);
+                put_quoted(c, b, name);
             else
-                put_literal(b, r, i, &ci);
+                put_literal(c, b, r, i, &ci);
         }
         rc = 0;
     }
@@ -312,7 +314,7 @@ static int put_derived(proxy_client_t *c, const mapping_t *m, int view, proto_bu
         const char *col = dal_result_column_name(r, i);
         put(b, i > 0 ? ", " : "");
         if (strcasecmp(col, "TABLE_SCHEMA") == 0 || strcasecmp(col, "INDEX_SCHEMA") == 0) {
-            put_quoted(b, setvar_db_name(c));
+            put_quoted(c, b, setvar_db_name(c));
             put(b, " AS ");
         } else if (strcasecmp(col, "TABLE_NAME") == 0 && m->arms.len > 0) {
             put(b, "CASE TABLE_NAME");
@@ -419,7 +421,7 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
         at = refs[i].off + refs[i].len;
         if (refs[i].view == INFOSCHEMA_DATABASE) {
             if (c->has_db)
-                put_quoted(&b, setvar_db_name(c));
+                put_quoted(c, &b, setvar_db_name(c));
             else
                 put(&b, "NULL");  /* none chosen yet, as on a server */
             continue;
@@ -526,7 +528,7 @@ bool infoschema_query(proxy_client_t *c, const char *sql, size_t len)
         sql = (const char *)show.data;
         len = show.len;
     }
-    n = infoschema_find(sql, len, refs, MAX_REFS);
+    n = infoschema_find(sql, len, reply_no_backslash(c), refs, MAX_REFS);
     for (i = 0; i < n && !replaced(c, refs[i].view); i++)
         ;
     if (i < n)  /* a view read */

@@ -28,10 +28,12 @@ enum {
 
 /* The first max references of sql (len bytes, as a server reads it:
  * executable comments opened; NUL bytes only inside strings and comments,
- * a NUL after the text) outside strings and comments, in text order, into
- * refs: their number.  A three-part name's `information_schema` (a column
- * qualifier after a dot) is none. */
-size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size_t max);
+ * a NUL after the text; a backslash escaping nothing when no_backslash, the
+ * sql_mode NO_BACKSLASH_ESCAPES) outside strings and comments, in text
+ * order, into refs: their number.  A three-part name's `information_schema`
+ * (a column qualifier after a dot) is none. */
+size_t infoschema_find(const char *sql, size_t len, bool no_backslash, infoschema_ref_t *refs,
+                       size_t max);
 
 /* "TABLES", "COLUMNS", "STATISTICS", "SESSION_VARIABLES",
  * "GLOBAL_STATUS" or "SESSION_STATUS" (static), for a view. */

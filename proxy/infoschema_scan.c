@@ -148,7 +148,8 @@ static bool may_refer(const char *sql, size_t len)
     return false;
 }
 
-size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size_t max)
+size_t infoschema_find(const char *sql, size_t len, bool no_backslash, infoschema_ref_t *refs,
+                       size_t max)
 {
     const char *p = sql, *e, *end = sql + len;
     char w[64];
@@ -161,7 +162,7 @@ size_t infoschema_find(const char *sql, size_t len, infoschema_ref_t *refs, size
         if (*p == '\'' || *p == '"') {
             char q = *p++;
             while (p < end && *p != q)
-                p += (*p == '\\' && p + 1 < end) ? 2 : 1;
+                p += (*p == '\\' && !no_backslash && p + 1 < end) ? 2 : 1;
             p += p < end;
         } else if (p != skip_blank(p, end)) {
             p = skip_blank(p, end);

@@ -348,7 +348,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     if (sql == NULL)
         len = 0;
-    if (proto_sql_stray_nul(text, &len) != SIZE_MAX) {
+    if (proto_sql_stray_nul_mode(text, &len, reply_no_backslash(c)) != SIZE_MAX) {
         reply_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "
                                     "quotes");
         goto done;
@@ -358,7 +358,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
         goto done;
     }
     if (!(text_only_comments(text) && strlen(text) == len) &&
-        dal_prepare_len(c->px->dal, text, len, &prep, &err) != 0) {
+        dal_session_prepare_len(c->session, text, len, &prep, &err) != 0) {
         if (err.code == DAL_ESQL)
             dal_session_syntax_error(c->session, text, len, &err);
         reply_dal_error(c, &err);

@@ -357,7 +357,7 @@ static bool rewrite(proxy_client_t *c, const char *sql, size_t len, proto_buf_t 
 
     for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && p + 1 < end)
+            if (*p == '\\' && q != '`' && !reply_no_backslash(c) && p + 1 < end)
                 p++;
             else if (*p == q)
                 q = 0;

@@ -27,9 +27,14 @@ void reply_err(proxy_client_t *c, uint16_t code, const char *sqlstate, const cha
 uint16_t reply_status(const proxy_client_t *c)
 {
     uint16_t st = c->session != NULL ? (uint16_t)dal_session_status(c->session)
-                                     : PROTO_SERVER_STATUS_AUTOCOMMIT;
+                                     : (uint16_t)dal_new_session_status(c->px->dal);
 
     return c->more ? st | PROTO_SERVER_MORE_RESULTS_EXISTS : st;
+}
+
+bool reply_no_backslash(const proxy_client_t *c)
+{
+    return (reply_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
 }
 
 void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,

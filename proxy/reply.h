@@ -38,9 +38,14 @@ void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,
 void reply_dal_error(proxy_client_t *c, const dal_error_t *err);
 /* 1049: the database name (n bytes, not terminated) is not the proxy's. */
 void reply_unknown_db(proxy_client_t *c, const char *name, size_t n);
-/* The session's transaction bits (the same numbers as the protocol's),
+/* The session's transaction bits (the same numbers as the protocol's; a new
+ * session's before c has one: dal_new_session_status),
  * with SERVER_MORE_RESULTS_EXISTS while c->more. */
 uint16_t reply_status(const proxy_client_t *c);
+/* The session's sql_mode has NO_BACKSLASH_ESCAPES (dal_session_status): a
+ * backslash in its '' and "" strings is an ordinary byte, and a quote in a
+ * value written into its SQL is doubled, a backslash left alone. */
+bool reply_no_backslash(const proxy_client_t *c);
 /* Column i of r as a column definition: the type, charset, flags and
  * lengths the servers gave (dal's numbers are the protocol's).  The
  * strings borrow from r. */

@@ -270,13 +270,15 @@ static void put_str(proto_buf_t *b, const char *s)
     proto_put_bytes(b, s, strlen(s));
 }
 
-/* `q`text`q` with the quote doubled inside (and, for '', backslashes
- * doubled, which reads the same with or without NO_BACKSLASH_ESCAPES). */
-static void put_quoted(proto_buf_t *b, char q, const char *text)
+/* `q`text`q` as c's session reads it: the quote doubled inside, and for
+ * '' backslashes doubled unless its sql_mode has NO_BACKSLASH_ESCAPES. */
+static void put_quoted(const proxy_client_t *c, proto_buf_t *b, char q, const char *text)
 {
+    bool escape = q == '\'' && !reply_no_backslash(c);
+
     proto_put_u8(b, (uint8_t)q);
     for (; *text != '\0'; text++) {
-        if (*text == q || (q == '\'' && *text == '\\'))
+        if (*text == q || (escape && *text == '\\'))
             proto_put_u8(b, (uint8_t)*text);
         proto_put_u8(b, (uint8_t)*text);
     }
@@ -300,7 +302,7 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
 
     /* a server names the column of LIKE 'pattern' "Tables_in_db (pattern)" */
     put_str(&b, "SELECT ");
-    put_quoted(&b, '`', column);
+    put_quoted(c, &b, '`', column);
     if (text_word_is(&q, "LIKE")) {
         while (isspace((unsigned char)*q))
             q++;
@@ -308,31 +310,31 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
         if (n > 0 && q[1 + n] == '\'') {
             snprintf(head, sizeof head, "%s (%.*s)", column, (int)n, q + 1);
             put_str(&b, " AS ");
-            put_quoted(&b, '`', head);
+            put_quoted(c, &b, '`', head);
         }
     }
     if (full)
         put_str(&b, ", `Table_type`");
     /* the first row, all NULL, names the columns and is filtered out */
     put_str(&b, " FROM (SELECT NULL AS ");
-    put_quoted(&b, '`', column);
+    put_quoted(c, &b, '`', column);
     if (full)
         put_str(&b, ", NULL AS `Table_type`");
     for (i = 0; i < ns->n; i++) {
         if (i > 0 && strcmp(ns->v[i], ns->v[i - 1]) == 0)
             continue;
         put_str(&b, " UNION ALL SELECT ");
-        put_quoted(&b, '\'', ns->v[i]);
+        put_quoted(c, &b, '\'', ns->v[i]);
         if (full) {
             put_str(&b, ", ");
-            put_quoted(&b, '\'', ns->type[i]);
+            put_quoted(c, &b, '\'', ns->type[i]);
         }
     }
     put_str(&b, ") AS dal_tables WHERE ");
-    put_quoted(&b, '`', column);
+    put_quoted(c, &b, '`', column);
     put_str(&b, " IS NOT NULL AND (");
     if (text_word_is(&p, "LIKE")) {
-        put_quoted(&b, '`', column);
+        put_quoted(c, &b, '`', column);
         put_str(&b, " LIKE ");
     } else {
         (void)text_word_is(&p, "WHERE");
@@ -680,7 +682,7 @@ static void put_node_db(proxy_client_t *c, proto_buf_t *b, const char *node)
     if (dal_datasource_info(c->px->dal, node, &ds, &err) != 0)
         return;
     if ((m = dal_datasource_info_server(ds, 0)) != NULL && m->database != NULL) {
-        put_quoted(b, '`', m->database);
+        put_quoted(c, b, '`', m->database);
         proto_put_u8(b, '.');
     }
     dal_datasource_info_free(ds);
@@ -710,7 +712,7 @@ bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
     proto_put_bytes(&b, sql, (size_t)(head_end - sql));
     if (node != NULL && dal_session_no_database(c->session))
         put_node_db(c, &b, node);
-    put_quoted(&b, '`', physical);
+    put_quoted(c, &b, '`', physical);
     proto_put_bytes(&b, tail, (size_t)(sql + len - tail));
     proto_put_u8(&b, 0);
     dal_table_info_free(t);
@@ -738,7 +740,8 @@ bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
 /* Into b (NUL-ended), on node (NULL: where dal routes table): a SELECT
  * of table's column definitions, or of its defaults from
  * information_schema, one row a column, in the same order. */
-static void field_list_sql(proto_buf_t *b, const char *node, const char *table, bool defaults)
+static void field_list_sql(const proxy_client_t *c, proto_buf_t *b, const char *node,
+                           const char *table, bool defaults)
 {
     if (node != NULL) {
         put_str(b, "/*+ dal datasource=");
@@ -749,11 +752,11 @@ static void field_list_sql(proto_buf_t *b, const char *node, const char *table, 
         put_str(b, "SELECT COLUMN_NAME, IS_NULLABLE, COLUMN_DEFAULT, COLUMN_TYPE"
                    " FROM information_schema.COLUMNS"
                    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ");
-        put_quoted(b, '\'', table);
+        put_quoted(c, b, '\'', table);
         put_str(b, " ORDER BY ORDINAL_POSITION");
     } else {
         put_str(b, "SELECT * FROM ");
-        put_quoted(b, '`', table);
+        put_quoted(c, b, '`', table);
         put_str(b, " LIMIT 0");
     }
     proto_put_u8(b, 0);
@@ -815,8 +818,8 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
         source = physical;
         lost = node == NULL;
     }
-    field_list_sql(&q, node, source, false);
-    field_list_sql(&d, node, source, true);
+    field_list_sql(c, &q, node, source, false);
+    field_list_sql(c, &d, node, source, true);
     if (t != NULL)
         dal_table_info_free(t);
     if (lost || q.err != 0 || d.err != 0)

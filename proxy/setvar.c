@@ -26,15 +26,15 @@
 
 /* The end of one `name = value` of a SET list (p..end, which may hold NUL
  * bytes inside quotes): the next comma outside quotes and parentheses, or
- * end. */
-static const char *set_item_end(const char *p, const char *end)
+ * end.  no_backslash: the session's sql_mode has NO_BACKSLASH_ESCAPES. */
+static const char *set_item_end(const char *p, const char *end, bool no_backslash)
 {
     char q = 0;
     int depth = 0;
 
     for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && p + 1 < end)
+            if (*p == '\\' && q != '`' && !no_backslash && p + 1 < end)
                 p++;
             else if (*p == q)
                 q = 0;
@@ -53,13 +53,13 @@ static const char *set_item_end(const char *p, const char *end)
 
 /* Whether a SET's value reads state (a variable, a function call) outside
  * quotes: it must be evaluated where the SET runs, once. */
-static bool reads_state(const char *v)
+static bool reads_state(const char *v, bool no_backslash)
 {
     char q = 0;
 
     for (; *v != '\0'; v++) {
         if (q != 0) {
-            if (*v == '\\' && v[1] != '\0')
+            if (*v == '\\' && q != '`' && !no_backslash && v[1] != '\0')
                 v++;
             else if (*v == q)
                 q = 0;
@@ -97,7 +97,7 @@ static bool numeric(int type)
  * out of memory. */
 static char *quoted(const proxy_client_t *c, const char *val, size_t n)
 {
-    bool raw = (reply_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    bool raw = reply_no_backslash(c);
     char *out = malloc(2 * n + 3), *o = out;
     size_t i;
 
@@ -253,9 +253,9 @@ typedef struct set_item {
 /* Whether the server must evaluate an item's value where the session's
  * state is: it reads state, or it is a flag set's literal, which changes
  * only the flags it names (`optimizer_switch = 'mrr=on'`). */
-static bool server_evaluates(const set_item_t *it)
+static bool server_evaluates(const set_item_t *it, bool no_backslash)
 {
-    return reads_state(it->value) ||
+    return reads_state(it->value, no_backslash) ||
            ((strcasecmp(it->name, "optimizer_switch") == 0 ||
              strcasecmp(it->name, "optimizer_trace") == 0) &&
             strcasecmp(it->value, "DEFAULT") != 0);
@@ -314,12 +314,12 @@ static bool list_done(const char *p, const char *end)
 }
 
 /* Whether the SET list p..last assigns any session variable. */
-static bool sets_session(const char *p, const char *last)
+static bool sets_session(const char *p, const char *last, bool no_backslash)
 {
     const char *end;
 
     for (; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last);
+        end = set_item_end(p, last, no_backslash);
         if (!is_user_var(p) && !list_done(p, end) && p != end)
             return true;
     }
@@ -341,7 +341,7 @@ static int set_user_vars(proxy_client_t *c, const char *p, const char *last, dal
     o = sql + 4;
     memcpy(sql, "SET ", 4);
     for (; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last);
+        end = set_item_end(p, last, reply_no_backslash(c));
         if (!is_user_var(p))
             continue;
         if (o != sql + 4)
@@ -435,7 +435,7 @@ static int set_evaluated(proxy_client_t *c, set_item_t *items, size_t n, const c
         return out_of_memory(err);
     o = sql + sprintf(sql, "SET ");
     for (p = list; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last);
+        end = set_item_end(p, last, reply_no_backslash(c));
         for (own = 0; own < n && !(items[own].text == p && dal_own(items[own].name)); own++)
             ;
         if (own < n || list_done(p, end) || p == end)
@@ -446,7 +446,7 @@ static int set_evaluated(proxy_client_t *c, set_item_t *items, size_t n, const c
         if (!dal_own(items[i].name))
             names[k++] = items[i].name;
     for (i = 0; rc == 0 && i < n; i++)
-        if (dal_own(items[i].name) && reads_state(items[i].value))
+        if (dal_own(items[i].name) && reads_state(items[i].value, reply_no_backslash(c)))
             rc = evaluate(c, &items[i].value, err);
     if (rc == 0)
         rc = dal_session_set_eval(c->session, sql, (size_t)(o - sql), names, k, values, out, err);
@@ -483,7 +483,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
     int rc = 0;
 
     for (p = list; rc == 0 && p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last);
+        end = set_item_end(p, last, reply_no_backslash(c));
         if (is_user_var(p) || list_done(p, end) || p == end)
             continue;
         if (n == sizeof items / sizeof items[0])
@@ -497,7 +497,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
         }
     }
     for (i = 0; rc == 0 && i < n; i++)
-        server |= !dal_own(items[i].name) && server_evaluates(&items[i]);
+        server |= !dal_own(items[i].name) && server_evaluates(&items[i], reply_no_backslash(c));
     if (rc == 0 && server) {
         rc = set_evaluated(c, items, n, list, last, out, err);
         for (i = 0; rc == 0 && i < n; i++)
@@ -505,7 +505,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
         goto timeouts;
     }
     for (i = 0; rc == 0 && i < n; i++)
-        if (reads_state(items[i].value))
+        if (reads_state(items[i].value, reply_no_backslash(c)))
             rc = evaluate(c, &items[i].value, err);
     if (rc == 0)
         rc = set_user_vars(c, list, last, err);
@@ -568,7 +568,7 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
         text_word_is(&q, "STATEMENT") || text_word_is(&q, "ROLE") ||
         text_word_is(&q, "DEFAULT"))
         return 0;
-    if (!sets_session(p, sql + len))
+    if (!sets_session(p, sql + len, reply_no_backslash(c)))
         return 0;  /* user variables and @@global.name only, as SET GLOBAL */
     q = p;
     if (text_word_is(&q, "NAMES")) {

@@ -12,6 +12,7 @@
 #include "columns.h"
 #include "handle.h"
 #include "stmt.h"
+#include "session_int.h"
 #include "fence.h"
 #include "fence_ack.h"
 #include "xa_daemon.h"
@@ -266,7 +267,7 @@ static inline int query_text(const char *fn, dal_t *dal, const dal_query_opts_t 
     int rc = stmt_args_check(fn, dal, sql, params, nparams, out, err);
 
     return rc != 0 ? rc
-                   : query(dal, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out,
+                   : query(dal, opts, (dal_stmt_text_t){sql, NULL, len, 0}, params, nparams, out,
                            err);
 }
 
@@ -285,9 +286,10 @@ int dal_query_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql, siz
     return query_text("dal_query_len", dal, opts, sql, len, params, nparams, out, err);
 }
 
-/* dal_prepare and dal_prepare_len (named fn in an argument error). */
+/* dal_prepare, dal_prepare_len and dal_session_prepare_len (named fn in an
+ * argument error), the text read in the mode no_backslash. */
 static int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
-                        dal_prepared_t **out, dal_error_t *err)
+                        int no_backslash, dal_prepared_t **out, dal_error_t *err)
 {
     dal_prepared_t *p;
 
@@ -301,7 +303,7 @@ static int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
         return err_set(err, DAL_ENOMEM, "out of memory");
     /* the cache's analysis: the same text run through dal_query shares it,
      * and with it what routing remembers */
-    p->sql = stmt_analyse(dal->sql_cache, sql, len, err);
+    p->sql = stmt_analyse(dal->sql_cache, sql, len, no_backslash, err);
     if (p->sql == NULL) {
         free(p);
         return err ? err->code : DAL_ESQL;
@@ -312,13 +314,21 @@ static int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
 
 int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
 {
-    return prepare_text("dal_prepare", dal, sql, sql != NULL ? strlen(sql) : 0, out, err);
+    return prepare_text("dal_prepare", dal, sql, sql != NULL ? strlen(sql) : 0, 0, out, err);
 }
 
 int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **out,
                     dal_error_t *err)
 {
-    return prepare_text("dal_prepare_len", dal, sql, len, out, err);
+    return prepare_text("dal_prepare_len", dal, sql, len, 0, out, err);
+}
+
+int dal_session_prepare_len(dal_session_t *s, const char *sql, size_t len,
+                            dal_prepared_t **out, dal_error_t *err)
+{
+    if (s == NULL)
+        return prepare_text("dal_session_prepare_len", NULL, sql, len, 0, out, err);
+    return prepare_text("dal_session_prepare_len", s->dal, sql, len, s->no_backslash, out, err);
 }
 
 void dal_prepared_free(dal_prepared_t *p)
@@ -340,7 +350,9 @@ int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts, const dal_prepa
 {
     int rc = stmt_args_check("dal_query_prepared", dal, p, params, nparams, out, err);
 
-    return rc != 0 ? rc : query(dal, opts, (dal_stmt_text_t){NULL, p->sql, 0}, params, nparams, out, err);
+    return rc != 0 ? rc
+                   : query(dal, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams, out,
+                           err);
 }
 
 int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows)

@@ -239,6 +239,13 @@ unsigned int dal_session_status(const dal_session_t *s)
     return st;
 }
 
+unsigned int dal_new_session_status(const dal_t *dal)
+{
+    (void)dal; /* the servers' global sql_mode is the process's (conn.h) */
+    return SERVER_STATUS_AUTOCOMMIT |
+           (conn_global_no_backslash() ? SERVER_STATUS_NO_BACKSLASH_ESCAPES : 0u);
+}
+
 /* ------------------------------------------------------------ sessions */
 
 int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
@@ -253,6 +260,7 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
         return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
     s->mode = -1;
+    s->no_backslash = conn_global_no_backslash(); /* until an OK says else */
     cancel_init(&s->cancel);
     snap_slot_open(dal, &s->slot);
     return 0;
@@ -460,7 +468,7 @@ static void session_clear(dal_session_t *s)
     pins_release(&s->pins);
     vars_free(&s->vars);
     s->manual = 0;
-    s->no_backslash = 0; /* the server's default, until an OK says else */
+    s->no_backslash = conn_global_no_backslash(); /* until an OK says else */
 }
 
 void dal_session_close(dal_session_t *s)
@@ -568,7 +576,7 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
                              (dal_session_no_database(s) ? DAL_PIN_SCHEMA : 0u));
     vars_free(&s->vars);
     s->manual = 0;
-    s->no_backslash = 0;
+    s->no_backslash = conn_global_no_backslash();
     return 0;
 }
 
@@ -937,7 +945,8 @@ static int kind_of(dal_session_t *s, dal_stmt_text_t sql, dal_sql_kind_t *k, int
 {
     const dal_sql_t *an = sql.prepared;
 
-    if (an == NULL && (an = stmt_analyse(s->dal->sql_cache, sql.text, sql.len, err)) == NULL)
+    if (an == NULL &&
+        (an = stmt_analyse(s->dal->sql_cache, sql.text, sql.len, sql.no_backslash, err)) == NULL)
         return err ? err->code : DAL_ESQL;
     *k = an->kind;
     *temporary = an->temporary;
@@ -1108,7 +1117,8 @@ static int lock_on(dal_session_t *s, const dal_node_t *node, const char *text, s
 {
     dal_query_opts_t o = {.datasource = node->cfg->name};
     dal_result_t *r = NULL;
-    int rc = session_query(s, &o, (dal_stmt_text_t){text, NULL, len}, NULL, 0, &r, err);
+    int rc = session_query(s, &o, (dal_stmt_text_t){text, NULL, len, s->no_backslash}, NULL, 0,
+                           &r, err);
 
     if (rc == 0) {
         dal_result_free(*out);
@@ -1187,7 +1197,7 @@ static int table_locks(dal_session_t *s, const dal_query_opts_t *opts, const cha
     if ((opts != NULL && (opts->datasource || opts->shard_value)) ||
         !((end - p >= 4 && strncasecmp(p, "LOCK", 4) == 0) ||
           (end - p >= 6 && strncasecmp(p, "UNLOCK", 6) == 0)) ||
-        (an = stmt_analyse(s->dal->sql_cache, sql, len, NULL)) == NULL)
+        (an = stmt_analyse(s->dal->sql_cache, sql, len, s->no_backslash, NULL)) == NULL)
         return 1;
     *out = NULL;
     s->manual = 0;
@@ -1231,7 +1241,8 @@ static inline int session_query_text(const char *fn, dal_session_t *s,
     if (rc != 1)
         return rc;
     s->relay_armed = s->relay != NULL; /* session_query disarms it */
-    return session_query(s, opts, (dal_stmt_text_t){sql, NULL, len}, params, nparams, out, err);
+    return session_query(s, opts, (dal_stmt_text_t){sql, NULL, len, s->no_backslash}, params,
+                         nparams, out, err);
 }
 
 int dal_session_query(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
@@ -1258,7 +1269,9 @@ int dal_session_query_prepared(dal_session_t *s, const dal_query_opts_t *opts,
 
     /* a binary sink's statement (session_query disarms it) */
     s->relay_armed = rc == 0 && opts == NULL && s->relay != NULL;
-    return rc != 0 ? rc : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0}, params, nparams, out, err);
+    return rc != 0 ? rc
+                   : session_query(s, opts, (dal_stmt_text_t){NULL, p->sql, 0, 0}, params, nparams,
+                                   out, err);
 }
 
 int dal_session_exec(dal_session_t *s, const dal_query_opts_t *opts, const char *sql,
@@ -1287,7 +1300,8 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     for (i = 0; i < n; i++)
         buf_printf(&sql, "%s@@session.%s", i ? ", " : "SELECT ", names[i]);
     if (!sql.oom && sql.len > 0)
-        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len}, NULL, 0, &r, err);
+        rc = session_query(s, opts, (dal_stmt_text_t){sql.data, NULL, sql.len, s->no_backslash},
+                           NULL, 0, &r, err);
     else
         rc = err_set(err, DAL_ENOMEM, "out of memory");
     buf_free(&sql);
@@ -1361,8 +1375,8 @@ int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
     if (vars_copy(&s->vars, &next) != 0)
         rc = err_set(err, DAL_ENOMEM, "out of memory");
     else
-        rc = session_query(s, s->in_txn ? NULL : &o, (dal_stmt_text_t){sql, NULL, len}, NULL,
-                           0, out, err);
+        rc = session_query(s, s->in_txn ? NULL : &o,
+                           (dal_stmt_text_t){sql, NULL, len, s->no_backslash}, NULL, 0, out, err);
     if (rc == 0)
         rc = read_back(s, s->in_txn ? NULL : &o, names, n, &next, values, err);
     if (taken) {

@@ -228,7 +228,7 @@ static uint32_t list_at(const dal_sql_t *sql, const struct dal_sql_tref *tr)
     dal_token_t t;
     int depth = 0, partition = 0;
 
-    lex_init(&lx, sql->text, sql->len);
+    lex_init(&lx, sql->text, sql->len, sql->no_backslash);
     lx.pos = tr->off + tr->len;
     for (;;) {
         t = lex_next(&lx);

@@ -772,7 +772,7 @@ int exec_direct(dal_node_t *node, const char *sql, const dal_value_t *params,
     int rc;
 
     *out = NULL;
-    if (sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) != 0)
+    if (sql_analyse(sql, strlen(sql), 0, &s, msg, sizeof msg) != 0)
         return err_set(err, DAL_ESQL, "%s", msg);
     /* one route, no table rewritten: only the ? placeholders are filled */
     memset(&rt, 0, sizeof rt);

@@ -25,10 +25,11 @@
 
 /* ================================================================ spans */
 
-/* Lex sql[off, off+len) as tokens of the whole text. */
-static void span_open(dal_lexer_t *lx, const char *text, uint32_t off, uint32_t len)
+/* Lex sql's text[off, off+len) as tokens of the whole text, in the mode it
+ * was analysed in. */
+static void span_open(dal_lexer_t *lx, const dal_sql_t *sql, uint32_t off, uint32_t len)
 {
-    lex_init(lx, text, (size_t)off + len);
+    lex_init(lx, sql->text, (size_t)off + len, sql->no_backslash);
     lx->pos = off;
 }
 
@@ -57,13 +58,14 @@ static int is_punct(const char *text, const dal_token_t *t, char c)
 /* If the span is a column reference (name, q.name, db.q.name): its last
  * name into col, the name before it into qual ("" if none), and the number
  * of names; else 0. */
-static int span_column(const char *text, uint32_t off, uint32_t len, char *col, char *qual)
+static int span_column(const dal_sql_t *sql, uint32_t off, uint32_t len, char *col, char *qual)
 {
+    const char *text = sql->text;
     dal_lexer_t lx;
     dal_token_t t;
     int n = 0;
 
-    span_open(&lx, text, off, len);
+    span_open(&lx, sql, off, len);
     col[0] = qual[0] = '\0';
     for (;;) {
         t = span_next(&lx);
@@ -83,14 +85,15 @@ static int span_column(const char *text, uint32_t off, uint32_t len, char *col, 
 
 /* Two spans with the same tokens (words compared ignoring case).  A ?
  * never equals anything: its value is not known here. */
-static int spans_equal(const char *text, uint32_t aoff, uint32_t alen, uint32_t boff,
+static int spans_equal(const dal_sql_t *sql, uint32_t aoff, uint32_t alen, uint32_t boff,
                        uint32_t blen)
 {
+    const char *text = sql->text;
     dal_lexer_t la, lb;
     dal_token_t a, b;
 
-    span_open(&la, text, aoff, alen);
-    span_open(&lb, text, boff, blen);
+    span_open(&la, sql, aoff, alen);
+    span_open(&lb, sql, boff, blen);
     for (;;) {
         a = span_next(&la);
         b = span_next(&lb);
@@ -106,23 +109,25 @@ static int spans_equal(const char *text, uint32_t aoff, uint32_t alen, uint32_t 
 }
 
 /* The span is exactly the word (NULL, ...). */
-static int span_is_word(const char *text, uint32_t off, uint32_t len, const char *word)
+static int span_is_word(const dal_sql_t *sql, uint32_t off, uint32_t len, const char *word)
 {
+    const char *text = sql->text;
     dal_lexer_t lx;
     dal_token_t t;
 
-    span_open(&lx, text, off, len);
+    span_open(&lx, sql, off, len);
     t = span_next(&lx);
     return tok_eq(text, &t, word) && span_next(&lx).type == DAL_TOK_EOF;
 }
 
 /* The span holds the word as a bare identifier (OVER, ...). */
-static int span_has_word(const char *text, uint32_t off, uint32_t len, const char *word)
+static int span_has_word(const dal_sql_t *sql, uint32_t off, uint32_t len, const char *word)
 {
+    const char *text = sql->text;
     dal_lexer_t lx;
     dal_token_t t;
 
-    span_open(&lx, text, off, len);
+    span_open(&lx, sql, off, len);
     while ((t = span_next(&lx)).type != DAL_TOK_EOF)
         if (tok_eq(text, &t, word))
             return 1;
@@ -131,12 +136,13 @@ static int span_has_word(const char *text, uint32_t off, uint32_t len, const cha
 
 /* Where a token starting at or after `from` ends if it is ASC or DESC,
  * else `from`: the end of an ORDER/GROUP BY item with its direction. */
-static uint32_t with_direction(const char *text, size_t textlen, uint32_t from)
+static uint32_t with_direction(const dal_sql_t *sql, uint32_t from)
 {
+    const char *text = sql->text;
     dal_lexer_t lx;
     dal_token_t t;
 
-    span_open(&lx, text, from, (uint32_t)(textlen - from));
+    span_open(&lx, sql, from, (uint32_t)(sql->len - from));
     t = span_next(&lx);
     if (tok_eq(text, &t, "ASC") || tok_eq(text, &t, "DESC"))
         return t.off + t.len;
@@ -145,7 +151,7 @@ static uint32_t with_direction(const char *text, size_t textlen, uint32_t from)
 
 static uint32_t order_item_end(const dal_sql_t *sql, const struct dal_sql_order *o)
 {
-    return with_direction(sql->text, sql->len, o->off + o->len);
+    return with_direction(sql, o->off + o->len);
 }
 
 static int in_span(uint32_t x, uint32_t off, uint32_t len)
@@ -181,7 +187,7 @@ static int span_uses_alias(const dal_sql_t *sql, uint32_t off, uint32_t len)
     dal_token_t t;
     size_t i;
 
-    span_open(&lx, sql->text, off, len);
+    span_open(&lx, sql, off, len);
     while ((t = span_next(&lx)).type != DAL_TOK_EOF) {
         if (!is_name_tok(&t) ||
             ident_unquote(sql->text, &t, name, sizeof name) >= sizeof name)
@@ -237,7 +243,7 @@ static int is_shard_key(const builder_t *b, uint32_t off, uint32_t len)
     char col[NAME_MAX_LEN], qual[NAME_MAX_LEN];
 
     return b->shard_key != NULL && b->sql->ntrefs == 1 &&
-           span_column(b->sql->text, off, len, col, qual) > 0 &&
+           span_column(b->sql, off, len, col, qual) > 0 &&
            strcasecmp(col, b->shard_key) == 0;
 }
 
@@ -247,7 +253,7 @@ static long find_item(const builder_t *b, const struct dal_sql_order *o, int pre
 {
     const dal_sql_t *sql = b->sql;
     char col[NAME_MAX_LEN], qual[NAME_MAX_LEN], icol[NAME_MAX_LEN], iqual[NAME_MAX_LEN];
-    int n = span_column(sql->text, o->off, o->len, col, qual), pass;
+    int n = span_column(sql, o->off, o->len, col, qual), pass;
     size_t i;
 
     for (pass = 0; pass < 2; pass++) {
@@ -261,11 +267,11 @@ static long find_item(const builder_t *b, const struct dal_sql_order *o, int pre
                     return (long)i;
                 continue;
             }
-            in = span_column(sql->text, it->off, it->len, icol, iqual);
+            in = span_column(sql, it->off, it->len, icol, iqual);
             if (n > 0 && in > 0 && strcasecmp(col, icol) == 0 &&
                 (n == 1 || in == 1 || strcasecmp(qual, iqual) == 0))
                 return (long)i;
-            if (spans_equal(sql->text, o->off, o->len, it->off, it->len))
+            if (spans_equal(sql, o->off, o->len, it->off, it->len))
                 return (long)i;
         }
     }
@@ -421,7 +427,7 @@ static int cols_equal(dal_merge_col_t a, dal_merge_col_t b)
 static int order_is_null(const dal_sql_t *sql)
 {
     return sql->norder_by == 1 &&
-           span_is_word(sql->text, sql->order_by[0].off, sql->order_by[0].len, "NULL");
+           span_is_word(sql, sql->order_by[0].off, sql->order_by[0].len, "NULL");
 }
 
 static size_t user_order_count(const dal_sql_t *sql)
@@ -484,7 +490,7 @@ static int hidden_edit(builder_t *b)
     dal_token_t tok;
     size_t h;
 
-    span_open(&lx, sql->text, last->off + last->len,
+    span_open(&lx, sql, last->off + last->len,
               (uint32_t)(sql->len - (last->off + last->len)));
     while ((tok = span_next(&lx)).type != DAL_TOK_EOF && !tok_eq(sql->text, &tok, "FROM"))
         ;
@@ -577,7 +583,7 @@ static const char *distinct_key_agg(const builder_t *b, const struct dal_sql_ite
 
     if (it->arg_len == 0 || !is_shard_key(b, it->arg_off, it->arg_len))
         return NULL;
-    span_open(&lx, text, it->off, it->len);
+    span_open(&lx, b->sql, it->off, it->len);
     fn = span_next(&lx);
     open = span_next(&lx);
     distinct = span_next(&lx);
@@ -586,7 +592,7 @@ static const char *distinct_key_agg(const builder_t *b, const struct dal_sql_ite
         !tok_eq(text, &distinct, "DISTINCT") || arg.off != it->arg_off)
         return NULL;
     /* the argument is followed by the closing parenthesis, and nothing */
-    span_open(&lx, text, arg_end, it->off + it->len - arg_end);
+    span_open(&lx, b->sql, arg_end, it->off + it->len - arg_end);
     close = span_next(&lx);
     if (!is_punct(text, &close, ')') || span_next(&lx).type != DAL_TOK_EOF)
         return NULL;
@@ -604,7 +610,7 @@ static int avg_edits(builder_t *b, const struct dal_sql_item *it, int distinct,
     dal_lexer_t lx;
     dal_token_t fn;
 
-    span_open(&lx, b->sql->text, it->off, it->len);
+    span_open(&lx, b->sql, it->off, it->len);
     fn = span_next(&lx);
     if (fn.off != it->off || !tok_eq(b->sql->text, &fn, "AVG"))
         return refuse(b, "%.*s: AVG written in a form dal cannot rewrite",
@@ -671,7 +677,7 @@ static int group_order_key(builder_t *b, const struct dal_sql_order *o, dal_merg
     if (rc <= 0)
         return rc;
     for (g = 0; g < sql->ngroup_by; g++) {
-        if (spans_equal(sql->text, o->off, o->len, sql->group_by[g].off, sql->group_by[g].len)) {
+        if (spans_equal(sql, o->off, o->len, sql->group_by[g].off, sql->group_by[g].len)) {
             *col = b->p->group[g];
             return 0;
         }
@@ -791,7 +797,7 @@ static int check_items(builder_t *b, int local)
 
     for (i = 0; i < sql->nitems; i++) {
         const struct dal_sql_item *it = &sql->items[i];
-        if (span_has_word(sql->text, it->off, it->len, "OVER"))
+        if (span_has_word(sql, it->off, it->len, "OVER"))
             return refuse(b, "window function %.*s", QUOTE(b, it->off, it->len));
         if (it->agg == DAL_AGG_OTHER_FUNC && !local && distinct_key_agg(b, it) == NULL)
             return refuse(b, "%.*s: only COUNT, SUM, MIN, MAX and AVG of a value merge "
@@ -830,7 +836,7 @@ static int starts_with_avg(const dal_sql_t *sql, const struct dal_sql_item *it)
     dal_lexer_t lx;
     dal_token_t t;
 
-    span_open(&lx, sql->text, it->off, it->len);
+    span_open(&lx, sql, it->off, it->len);
     t = span_next(&lx);
     return tok_eq(sql->text, &t, "AVG");
 }
@@ -847,7 +853,7 @@ static int item_name(const dal_sql_t *sql, size_t i, int aggregated, char **out)
               (it->agg == DAL_AGG_OTHER_FUNC && it->arg_len > 0 && starts_with_avg(sql, it));
 
     *out = NULL;
-    if (it->star || it->alias != NULL || span_column(sql->text, it->off, it->len, col, qual) > 0 ||
+    if (it->star || it->alias != NULL || span_column(sql, it->off, it->len, col, qual) > 0 ||
         !((aggregated && avg) || span_has_colref(sql, it->off, it->len)))
         return 0;
     *out = strndup(sql->text + it->off, it->len);
@@ -946,7 +952,7 @@ static int alias_fits_after(const dal_sql_t *sql, const struct dal_sql_tref *r)
     dal_lexer_t lx;
     dal_token_t t;
 
-    span_open(&lx, sql->text, r->off + r->len, (uint32_t)(sql->len - (r->off + r->len)));
+    span_open(&lx, sql, r->off + r->len, (uint32_t)(sql->len - (r->off + r->len)));
     t = span_next(&lx);
     if (tok_eq(sql->text, &t, "PARTITION"))
         return 0;

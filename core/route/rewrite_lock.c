@@ -42,7 +42,7 @@ static int starts_with(const dal_sql_t *sql, const char *verb, dal_lexer_t *lx)
 {
     dal_token_t t;
 
-    lex_init(lx, sql->text, sql->len);
+    lex_init(lx, sql->text, sql->len, sql->no_backslash);
     t = next_word(lx);
     if (!tok_eq(sql->text, &t, verb))
         return 0;

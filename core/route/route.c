@@ -327,7 +327,7 @@ static int qual_schema(const router_t *r, const struct dal_sql_tref *tr, const c
 
     if (tr->qual_len == 0)
         return 0;
-    lex_init(&lx, r->sql->text, r->sql->len);
+    lex_init(&lx, r->sql->text, r->sql->len, r->sql->no_backslash);
     lx.pos = tr->qual_off;
     t = lex_next(&lx);
     if ((t.type != DAL_TOK_IDENT && t.type != DAL_TOK_QIDENT) ||

@@ -28,12 +28,12 @@ static int table_on_node(const dal_table_t *t, const dal_node_t *node)
 
 /* The SQL text of string token t of text, decoded into a new buffer
  * (*len bytes), or NULL when it cannot be decoded or memory is short. */
-static char *string_sql(const char *text, const dal_token_t *t, size_t *len)
+static char *string_sql(const char *text, const dal_token_t *t, int no_backslash, size_t *len)
 {
     char *out = malloc((size_t)t->len + 1);
 
     if (out != NULL &&
-        sql_decode_string(text + t->off, t->len, out, (size_t)t->len + 1, len) != 0) {
+        sql_decode_string(text + t->off, t->len, no_backslash, out, (size_t)t->len + 1, len) != 0) {
         free(out);
         out = NULL;
     }
@@ -45,7 +45,7 @@ static dal_token_t first_word(const dal_sql_t *sql, dal_lexer_t *lx)
 {
     dal_token_t t;
 
-    lex_init(lx, sql->text, sql->len);
+    lex_init(lx, sql->text, sql->len, sql->no_backslash);
     do
         t = lex_next(lx);
     while (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT);
@@ -90,12 +90,12 @@ static int opaque_names(router_t *r, const char *text, size_t len, int sql_text)
     size_t n;
     int rc;
 
-    lex_init(&lx, text, len);
+    lex_init(&lx, text, len, r->sql->no_backslash);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         const dal_table_t *tb;
         const char *why;
         if (t.type == DAL_TOK_STRING && sql_text) {
-            if ((inner = string_sql(text, &t, &n)) == NULL)
+            if ((inner = string_sql(text, &t, r->sql->no_backslash, &n)) == NULL)
                 return err_set(r->err, DAL_ENOMEM, "out of memory");
             rc = opaque_names(r, inner, n, 0);
             free(inner);

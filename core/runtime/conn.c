@@ -2,6 +2,7 @@
  * conn.c -- server connections and the built-in connection cache.
  */
 #include <errmsg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "error.h"
 #include "clock.h"
 #include "iowait.h"
+
+static void read_global_escaping(dal_conn_t *c);
 
 static uint64_t mono_ns(void)
 {
@@ -274,7 +277,7 @@ int conn_open_server(const dal_cfg_datasource_t *ds, int replica, dal_conn_t **o
     }
     own_autocommit(c);
     track_state(c);
-    c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    read_global_escaping(c);
     c->created_ns = mono_ns();
     *out = c;
     return 0;
@@ -339,7 +342,7 @@ static int reset(dal_conn_t *c, int back, dal_error_t *err)
     forget_vars(c);
     own_autocommit(c);
     track_state(c);
-    c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    read_global_escaping(c);
     /* the reset puts the server's charset back, not the client library's */
     if (names && mysql_set_character_set(&c->mysql, c->url->charset ? c->url->charset : "utf8mb4") != 0)
         return conn_error(c, DAL_ESERVER, err);
@@ -380,6 +383,22 @@ int conn_use_db(dal_conn_t *c, const char *db, dal_error_t *err)
 static void read_escaping(dal_conn_t *c)
 {
     c->no_backslash_escapes = (c->mysql.server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+}
+
+/* The servers' global sql_mode as the last new or reset connection had it
+ * (conn_global_no_backslash). */
+static atomic_int global_no_backslash;
+
+/* c fresh from a connect or COM_RESET_CONNECTION: in the global sql_mode. */
+static void read_global_escaping(dal_conn_t *c)
+{
+    read_escaping(c);
+    atomic_store_explicit(&global_no_backslash, c->no_backslash_escapes, memory_order_relaxed);
+}
+
+int conn_global_no_backslash(void)
+{
+    return atomic_load_explicit(&global_no_backslash, memory_order_relaxed);
 }
 
 static int same_text(const char *a, const char *b)

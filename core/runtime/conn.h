@@ -149,6 +149,10 @@ int conn_reset(dal_conn_t *c, dal_error_t *err);
  * stays, as COM_RESET_CONNECTION keeps it (none, when DROP DATABASE left
  * it in none); the pool's conn_reset still chooses the URL's later. */
 int conn_reset_in_place(dal_conn_t *c, dal_error_t *err);
+/* Whether the servers' global sql_mode has NO_BACKSLASH_ESCAPES, as the
+ * last connection made or reset (COM_RESET_CONNECTION) in the process
+ * found it: what a new or reset session starts in (0 before any). */
+int conn_global_no_backslash(void);
 /* Make db (NULL: the URL's database) c's current database (COM_INIT_DB);
  * another than the URL's until conn_reset, which chooses the URL's again
  * (a URL without a database cannot go back: that reset fails, and the

@@ -296,14 +296,14 @@ static int is_literal(dal_tok_type_t t)
     return t == DAL_TOK_STRING || t == DAL_TOK_NUMBER || t == DAL_TOK_ERROR;
 }
 
-size_t sql_normalize(const char *sql, size_t len, char *out, size_t cap)
+size_t sql_normalize(const char *sql, size_t len, int no_backslash, char *out, size_t cap)
 {
     dal_lexer_t lx;
     dal_token_t t;
     size_t n = 0, prev_end = 0;
     int gap = 0;
 
-    lex_init(&lx, sql, len);
+    lex_init(&lx, sql, len, no_backslash);
     for (t = lex_next(&lx); t.type != DAL_TOK_EOF; t = lex_next(&lx)) {
         /* a comment may hold anything (a trace id, a value): drop it, but
          * keep the words on either side apart */
@@ -333,11 +333,11 @@ const char *sql_normalized(const dal_sql_t *s)
 
     if (text != NULL)
         return text;
-    n = sql_normalize(s->text, s->len, NULL, 0);
+    n = sql_normalize(s->text, s->len, s->no_backslash, NULL, 0);
     text = malloc(n + 1);
     if (text == NULL)
         return NULL;
-    sql_normalize(s->text, s->len, text, n + 1);
+    sql_normalize(s->text, s->len, s->no_backslash, text, n + 1);
     /* two threads may race here: the first one's text stays */
     if (!atomic_compare_exchange_strong(&m->norm, &expected, text)) {
         free(text);

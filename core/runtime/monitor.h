@@ -48,15 +48,16 @@ static inline int monitor_active(const dal_monitor_set_t *set)
 }
 
 /*
- * Write sql[0..len) into out with every literal (string, number, hex or
- * bit value) replaced by `?`, comments dropped and each run of blanks made
- * one space, so that no data or password from the statement reaches a log
- * or a metric label.  `?` placeholders stay.  An unterminated string
- * becomes one `?` to the end.  out is NUL-terminated and truncated to cap-1
- * bytes when cap > 0 (a literal is never cut: only text that is not data is
- * copied).  Returns the full length, like snprintf.  Thread-safe.
+ * Write sql[0..len) (read in the mode no_backslash: lex_init) into out with
+ * every literal (string, number, hex or bit value) replaced by `?`, comments
+ * dropped and each run of blanks made one space, so that no data or password
+ * from the statement reaches a log or a metric label.  `?` placeholders
+ * stay.  An unterminated string becomes one `?` to the end.  out is NUL-
+ * terminated and truncated to cap-1 bytes when cap > 0 (a literal is never
+ * cut: only text that is not data is copied).  Returns the full length, like
+ * snprintf.  Thread-safe.
  */
-size_t sql_normalize(const char *sql, size_t len, char *out, size_t cap);
+size_t sql_normalize(const char *sql, size_t len, int no_backslash, char *out, size_t cap);
 
 /* The normalised text of an analysed statement, made once and kept on it
  * (the statement is cached, so monitored statements pay the lexing once per

@@ -109,14 +109,14 @@ static int decode_bits(const char *b, const char *e, sink_t *k)
     return 0;
 }
 
-/* A quoted body [b,e) (quotes excluded) with backslash escapes and doubled
- * quotes q.  \% and \_ keep their backslash, as in the server (they are
- * LIKE escapes). */
-static void decode_escaped(const char *b, const char *e, char q, sink_t *k)
+/* A quoted body [b,e) (quotes excluded) with backslash escapes (none when
+ * no_backslash) and doubled quotes q.  \% and \_ keep their backslash, as
+ * in the server (they are LIKE escapes). */
+static void decode_escaped(const char *b, const char *e, char q, int no_backslash, sink_t *k)
 {
     for (; b < e; b++) {
         char c = *b;
-        if (c == '\\' && b + 1 < e) {
+        if (c == '\\' && !no_backslash && b + 1 < e) {
             c = *++b;
             switch (c) {
             case '0': c = '\0'; break;
@@ -138,7 +138,8 @@ static void decode_escaped(const char *b, const char *e, char q, sink_t *k)
 
 /* A string token t[0..n): optional prefix, opening quote, body, closing
  * quote. */
-int sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen)
+int sql_decode_string(const char *t, size_t n, int no_backslash, char *out, size_t cap,
+                      size_t *outlen)
 {
     sink_t k = {out, cap, 0};
     size_t q = 0;
@@ -153,7 +154,7 @@ int sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *ou
     } else if (q == 1 && (t[0] == 'b' || t[0] == 'B')) {
         rc = decode_bits(t + 2, t + n - 1, &k);
     } else {
-        decode_escaped(t + q + 1, t + n - 1, t[q], &k);
+        decode_escaped(t + q + 1, t + n - 1, t[q], no_backslash, &k);
     }
     sink_end(&k, outlen);
     return rc;
@@ -172,7 +173,7 @@ int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t
     if (o->kind != DAL_OPND_LITERAL)
         return -1;
     if (o->lit_type == DAL_TOK_STRING)
-        return sql_decode_string(t, o->len, out, cap, outlen);
+        return sql_decode_string(t, o->len, o->no_backslash, out, cap, outlen);
     /* a number (maybe "- 12") or NULL/TRUE/FALSE: the text without blanks
      * and without a unary plus */
     for (i = 0; i < o->len; i++)

@@ -64,6 +64,8 @@ typedef struct dal_sql_opnd {
     int param_index;         /* PARAM: 0-based index of the ? in the statement; else -1 */
     dal_tok_type_t lit_type; /* LITERAL: DAL_TOK_STRING, _NUMBER or _IDENT (NULL/TRUE/FALSE) */
     int negative;            /* LITERAL number preceded by a unary minus (inside the span) */
+    int no_backslash;        /* LITERAL string read under NO_BACKSLASH_ESCAPES: its
+                                backslashes are bytes of the value */
 } dal_sql_opnd_t;
 
 /* -------------------------------------------------------- table references */
@@ -253,6 +255,8 @@ typedef struct dal_sql {
                                (sql_shape.c); 0 until then */
 
     const char *text;       /* own copy of the statement, NUL-terminated */
+    int no_backslash;       /* text was read as under sql_mode NO_BACKSLASH_ESCAPES
+                               (sql_analyse): lex it again the same way */
     size_t len;             /* bytes of text, NUL excluded */
     size_t size;            /* bytes of the block the dal_sql_t heads (text and every
                                array of the analysis; not what is made on first use) */
@@ -381,13 +385,16 @@ enum {
  * monitor events; "none" for 0.  Static. */
 const char *sql_pin_word(unsigned int pins);
 
-/* Analyse sql[0..len) (borrowed; need not be NUL-terminated).  On success
+/* Analyse sql[0..len) (borrowed; need not be NUL-terminated), read as a
+ * server reads it with or without NO_BACKSLASH_ESCAPES in its sql_mode
+ * (no_backslash; lex_init).  On success
  * returns 0 and stores in *out a new dal_sql_t owned by the caller (one
  * reference: release it with sql_unref or sql_free).  On failure
  * returns -1, stores NULL, and writes a NUL-terminated message naming the
  * byte offset at fault into errbuf (owned by the caller; may be NULL when
  * errcap is 0).  Several statements give kind DAL_SQL_MULTI and nothing else. */
-int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap);
+int sql_analyse(const char *sql, size_t len, int no_backslash, dal_sql_t **out, char *errbuf,
+                size_t errcap);
 
 /* Free s regardless of its reference count: for a dal_sql_t that was never
  * shared.  s is transferred; NULL is allowed. */
@@ -408,7 +415,8 @@ void sql_unref(const dal_sql_t *s);
  * into their bytes, or the text of a number (a negative one with its minus
  * and without blanks) or of NULL/TRUE/FALSE.  Writes at most cap-1 bytes and
  * a NUL (when cap > 0) and stores the full decoded length in *outlen (the
- * value may itself hold NUL bytes; it is never longer than o->len).  Returns
+ * value may itself hold NUL bytes; it is never longer than o->len); a
+ * string's backslashes as o->no_backslash says.  Returns
  * 0, or -1 if o is not a LITERAL or is malformed.  sql is the analysed text
  * (dal_sql_t.text), borrowed; out is owned by the caller. */
 int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t cap,
@@ -416,8 +424,10 @@ int sql_literal_text(const char *sql, const dal_sql_opnd_t *o, char *out, size_t
 
 /* Decode the string literal t[0..n) (quotes, escapes, N/_charset prefix,
  * X'..' and B'..') into out as sql_literal_text does; 0 or -1 if
- * malformed.  Shared by the analyser for aliases and hint values. */
-int sql_decode_string(const char *t, size_t n, char *out, size_t cap, size_t *outlen);
+ * malformed.  no_backslash: NO_BACKSLASH_ESCAPES, a backslash is a byte
+ * of the value.  Shared by the analyser for aliases and hint values. */
+int sql_decode_string(const char *t, size_t n, int no_backslash, char *out, size_t cap,
+                      size_t *outlen);
 
 /* SQL whitespace. */
 static inline int sql_space(char c)

@@ -208,7 +208,8 @@ char *an_alias_text(an_t *a, int i)
         return an_tok_name(a, i);
     if (!(s = an_scratch(a, a->tk[i].len + 1)))
         return NULL;
-    if (sql_decode_string(a->sql + a->tk[i].off, a->tk[i].len, s, a->tk[i].len + 1, &n) != 0)
+    if (sql_decode_string(a->sql + a->tk[i].off, a->tk[i].len, a->r.no_backslash, s,
+                          a->tk[i].len + 1, &n) != 0)
         s[0] = '\0';
     return s;
 }
@@ -227,6 +228,7 @@ dal_sql_opnd_t an_operand(const an_t *a, int s, int e)
     o.kind = DAL_OPND_EXPR;
     o.param_index = -1;
     o.lit_type = DAL_TOK_EOF;
+    o.no_backslash = a->r.no_backslash;
     if (s >= e) {
         o.off = s > 0 ? tend(a, s - 1) : 0;
         return o;
@@ -310,7 +312,7 @@ static int lex_all(an_t *a)
     dal_lexer_t lx;
     dal_token_t t, *slot;
 
-    lex_init(&lx, a->sql, a->len);
+    lex_init(&lx, a->sql, a->len, a->r.no_backslash);
     for (;;) {
         t = lex_next(&lx);
         switch (t.type) {
@@ -667,7 +669,7 @@ size_t sql_autocommit_refs(const dal_sql_t *sql, dal_sql_span_t *out, size_t cap
     size_t n = 0;
     int nt = 0, k, end;
 
-    lex_init(&lx, sql->text, sql->len);
+    lex_init(&lx, sql->text, sql->len, sql->no_backslash);
     for (;;) {
         t = lex_next(&lx);
         end = t.type == DAL_TOK_EOF || t.type == DAL_TOK_ERROR;
@@ -882,7 +884,8 @@ static dal_sql_t *emit(an_t *a, out_t *o)
     return s;
 }
 
-int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size_t errcap)
+int sql_analyse(const char *sql, size_t len, int no_backslash, dal_sql_t **out, char *errbuf,
+                size_t errcap)
 {
     union { max_align_t align; char b[SCRATCH_STACK]; } stack;
     an_t a;
@@ -900,6 +903,7 @@ int sql_analyse(const char *sql, size_t len, dal_sql_t **out, char *errbuf, size
     a.sc.left = sizeof stack.b;
     a.sc.grow = 4 * sizeof stack.b;
     a.r.kind = DAL_SQL_OTHER;
+    a.r.no_backslash = no_backslash != 0;
     if (errcap > 0)
         errbuf[0] = '\0';
     if (len > INT32_MAX) {

@@ -112,13 +112,27 @@ dal_sql_cache_t *sql_cache_new(size_t capacity)
     return c;
 }
 
-static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len)
+/* An entry is a text read in one mode (NO_BACKSLASH_ESCAPES or not): the
+ * same text reads differently in the other, so the mode is part of the key. */
+static int same_key(const dal_sql_t *s, const char *sql, size_t len, int no_backslash)
+{
+    return s->len == len && s->no_backslash == no_backslash && memcmp(s->text, sql, len) == 0;
+}
+
+/* The key's hash: the text's, told apart by the mode. */
+static uint64_t key_hash(const char *sql, size_t len, int no_backslash)
+{
+    return sql_hash_text(sql, len) ^ (no_backslash ? UINT64_C(0x9e3779b97f4a7c15) : 0);
+}
+
+static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len,
+                           int no_backslash)
 {
     int i;
 
     for (i = 0; i < WAYS; i++) {
         dal_sql_t *s = st->slot[i].sql;
-        if (s && st->slot[i].hash == h && s->len == len && memcmp(s->text, sql, len) == 0) {
+        if (s && st->slot[i].hash == h && same_key(s, sql, len, no_backslash)) {
             /* written only when it changes: every thread running this
              * statement reads the set's cache line */
             if (!st->slot[i].used)
@@ -231,7 +245,7 @@ static void shrink(dal_sql_cache_t *c)
 
 /* sql_cache_get with the text's hash h already known. */
 static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *sql, size_t len,
-                                   char *errbuf, size_t errcap)
+                                   int no_backslash, char *errbuf, size_t errcap)
 {
     size_t si = (size_t)h & (c->nsets - 1);
     struct set *st = &c->sets[si];
@@ -239,7 +253,7 @@ static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *s
     dal_sql_t *s, *fresh, *old = NULL;
 
     pthread_mutex_lock(&sp->mu);
-    if ((s = set_find(st, h, sql, len)) != NULL) {
+    if ((s = set_find(st, h, sql, len, no_backslash)) != NULL) {
         sp->hits++;
         sql_ref(s);
         pthread_mutex_unlock(&sp->mu);
@@ -249,14 +263,14 @@ static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *s
     pthread_mutex_unlock(&sp->mu);
 
     /* analyse without the lock: it is the slow part */
-    if (sql_analyse(sql, len, &fresh, errbuf, errcap) != 0)
+    if (sql_analyse(sql, len, no_backslash, &fresh, errbuf, errcap) != 0)
         return NULL;
     if (!admitted(c, fresh)) { /* the caller's alone, freed after its statement */
         atomic_fetch_add_explicit(&c->size.uncached, 1, memory_order_relaxed);
         return fresh;
     }
     pthread_mutex_lock(&sp->mu);
-    if ((s = set_find(st, h, sql, len)) != NULL) { /* another thread was faster */
+    if ((s = set_find(st, h, sql, len, no_backslash)) != NULL) { /* another thread was faster */
         sql_ref(s);
     } else {
         s = fresh;
@@ -275,9 +289,11 @@ static const dal_sql_t *get_hashed(dal_sql_cache_t *c, uint64_t h, const char *s
 }
 
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
-                               char *errbuf, size_t errcap)
+                               int no_backslash, char *errbuf, size_t errcap)
 {
-    return get_hashed(c, sql_hash_text(sql, len), sql, len, errbuf, errcap);
+    no_backslash = no_backslash != 0;
+    return get_hashed(c, key_hash(sql, len, no_backslash), sql, len, no_backslash, errbuf,
+                      errcap);
 }
 
 /* ------------------------------------------------ a thread's front cache */
@@ -336,21 +352,22 @@ static struct front *front_get(void)
     return front = f;
 }
 
-const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
-                                  char *errbuf, size_t errcap)
+const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len,
+                                  int no_backslash, int *lent, char *errbuf, size_t errcap)
 {
     struct front *f = front_get();
-    uint64_t h = sql_hash_text(sql, len);
+    uint64_t h;
     struct front_entry *e;
     const dal_sql_t *s, *old;
 
     *lent = 0;
+    no_backslash = no_backslash != 0;
+    h = key_hash(sql, len, no_backslash);
     if (f == NULL || f->lent)
-        return get_hashed(c, h, sql, len, errbuf, errcap);
+        return get_hashed(c, h, sql, len, no_backslash, errbuf, errcap);
     e = &f->e[h % FRONT_WAYS];
-    if (e->cache != c->id || e->hash != h || e->sql->len != len ||
-        memcmp(e->sql->text, sql, len) != 0) {
-        if ((s = get_hashed(c, h, sql, len, errbuf, errcap)) == NULL)
+    if (e->cache != c->id || e->hash != h || !same_key(e->sql, sql, len, no_backslash)) {
+        if ((s = get_hashed(c, h, sql, len, no_backslash, errbuf, errcap)) == NULL)
             return NULL;
         if (entry_bytes(s) > FRONT_MAX_BYTES)
             return s; /* a reference of the caller's own */

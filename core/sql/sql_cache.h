@@ -17,16 +17,17 @@ typedef struct dal_sql_cache dal_sql_cache_t;
  * the caller; NULL if out of memory. */
 dal_sql_cache_t *sql_cache_new(size_t capacity);
 
-/* The analysis of sql[0..len) (borrowed), from the cache or analysed and
+/* The analysis of sql[0..len) (borrowed) read in the mode no_backslash
+ * (sql_analyse; the mode is part of the key), from the cache or analysed and
  * added now.  Returns a reference owned by the caller (release it with
  * sql_unref), or NULL with a message in errbuf if the statement cannot
  * be analysed (failures are not cached) or memory ran out.  Safe to call
  * from any number of threads at once. */
 const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
-                               char *errbuf, size_t errcap);
+                               int no_backslash, char *errbuf, size_t errcap);
 
-/* The analysis of sql[0..len) for the statement the calling thread runs
- * now, from the thread's own front cache (the last few texts it ran on
+/* The analysis of sql[0..len) in the mode no_backslash for the statement
+ * the calling thread runs now, from the thread's own front cache (the last few texts it ran on
  * any cache, each holding a reference) or else from c as sql_cache_get.
  * With *lent set, the analysis is lent: valid until the thread calls
  * sql_cache_return, which it must do before it borrows again.  A thread
@@ -34,8 +35,8 @@ const dal_sql_t *sql_cache_get(dal_sql_cache_t *c, const char *sql, size_t len,
  * or that cannot keep a front cache, and a statement whose analysis is
  * over 16 KiB (sql_cache_limit), get a reference of their own instead
  * (*lent 0: release it with sql_unref).  NULL as sql_cache_get. */
-const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len, int *lent,
-                                  char *errbuf, size_t errcap);
+const dal_sql_t *sql_cache_borrow(dal_sql_cache_t *c, const char *sql, size_t len,
+                                  int no_backslash, int *lent, char *errbuf, size_t errcap);
 
 /* The end of the calling thread's loan (sql_cache_borrow). */
 void sql_cache_return(void);

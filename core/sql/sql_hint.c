@@ -24,7 +24,8 @@ static int hint_keych(char c)
 
 /* One value at p (quoted or bare); stores a scratch copy in *val.  NULL
  * when malformed, or when it holds a NUL byte (values are C strings: a
- * NUL would cut one short). */
+ * NUL would cut one short).  A hint is dal's syntax inside a comment, which
+ * no sql_mode reads: its quotes take backslash escapes in any mode. */
 static const char *hint_value(an_t *a, const char *p, const char *end, char **val)
 {
     const char *s = p;
@@ -44,7 +45,7 @@ static const char *hint_value(an_t *a, const char *p, const char *end, char **va
         s++;
         if (!(*val = an_scratch(a, (size_t)(s - p) + 1)))
             return NULL;
-        sql_decode_string(p, (size_t)(s - p), *val, (size_t)(s - p) + 1, &n);
+        sql_decode_string(p, (size_t)(s - p), 0, *val, (size_t)(s - p) + 1, &n);
         return memchr(*val, '\0', n) == NULL ? s : NULL;
     }
     while (s < end && !sql_space(*s) && *s != ',')

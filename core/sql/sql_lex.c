@@ -74,11 +74,12 @@ static unsigned char lower(unsigned char c)
 /* ------------------------------------------------------------- scanners */
 
 /* A string opened by quote q at p.  Returns the end, or NOPOS if it is not
- * closed.  A backslash escapes the next byte; a doubled quote is one quote. */
-static size_t scan_string(const char *s, size_t n, size_t p, char q)
+ * closed.  A backslash escapes the next byte unless no_backslash (the
+ * sql_mode NO_BACKSLASH_ESCAPES); a doubled quote is one quote. */
+static size_t scan_string(const char *s, size_t n, size_t p, char q, int no_backslash)
 {
     for (p++; p < n; p++) {
-        if (s[p] == '\\') {
+        if (s[p] == '\\' && !no_backslash) {
             if (++p >= n)
                 return NOPOS;
         } else if (s[p] == q) {
@@ -180,9 +181,10 @@ static int is_charset(const char *w, size_t n)
 
 /* ------------------------------------------------------------- the lexer */
 
-void lex_init(dal_lexer_t *lx, const char *sql, size_t len)
+void lex_init(dal_lexer_t *lx, const char *sql, size_t len, int no_backslash)
 {
     lx->sql = sql;
+    lx->no_backslash = no_backslash != 0;
     lx->len = len > UINT32_MAX ? UINT32_MAX : len;
     lx->pos = 0;
     lx->in_vc = 0;
@@ -237,7 +239,7 @@ static dal_token_t lex_nul(dal_lexer_t *lx, size_t p)
  * start and whose opening quote is at q. */
 static dal_token_t lex_prefixed_string(dal_lexer_t *lx, size_t start, size_t q)
 {
-    size_t end = scan_string(lx->sql, lx->len, q, lx->sql[q]);
+    size_t end = scan_string(lx->sql, lx->len, q, lx->sql[q], lx->no_backslash);
 
     return end == NOPOS ? make_error(lx, start) : make(lx, DAL_TOK_STRING, start, end);
 }
@@ -425,7 +427,7 @@ dal_token_t lex_next(dal_lexer_t *lx)
     }
     c = (unsigned char)s[p];
     if (c == '\'' || c == '"') {
-        end = scan_string(s, n, p, (char)c);
+        end = scan_string(s, n, p, (char)c, lx->no_backslash);
         return end == NOPOS ? make_error(lx, p) : make(lx, DAL_TOK_STRING, p, end);
     }
     if (c == '`') {

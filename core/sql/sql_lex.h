@@ -16,7 +16,9 @@
  *
  * Dialect notes (the server's defaults are assumed):
  *  - "..." is a string, not an identifier (no ANSI_QUOTES);
- *  - backslash escapes work inside strings (no NO_BACKSLASH_ESCAPES);
+ *  - a backslash escapes the next byte inside strings, unless the lexer
+ *    was started for the sql_mode NO_BACKSLASH_ESCAPES (lex_init), where
+ *    it is an ordinary byte and only a doubled quote is a quote;
  *  - `--` starts a comment only when followed by whitespace, a control
  *    character or the end of input; `--x` is two minus operators;
  *  - the content of an executable comment (slash-star-bang, optionally with
@@ -62,6 +64,7 @@ typedef struct dal_lexer {
     const char *sql;  /* borrowed: must outlive the lexer */
     size_t len;       /* bytes of sql to lex (clamped to UINT32_MAX) */
     size_t pos;       /* next byte to look at */
+    int no_backslash; /* sql_mode NO_BACKSLASH_ESCAPES: a backslash escapes nothing */
     int in_vc;        /* depth of open executable comments */
     size_t vc_off;    /* where the outermost open executable comment began */
     size_t ident_end; /* end of the last IDENT/QIDENT token, SIZE_MAX if none */
@@ -70,8 +73,11 @@ typedef struct dal_lexer {
                           identifier` */
 } dal_lexer_t;
 
-/* Start lexing sql[0..len).  sql is borrowed. */
-void lex_init(dal_lexer_t *lx, const char *sql, size_t len);
+/* Start lexing sql[0..len).  sql is borrowed.  no_backslash: the text is
+ * read as a server whose sql_mode has NO_BACKSLASH_ESCAPES reads it (the
+ * session's mode when the text is a client's; 0 for dal's own text, which
+ * reads the same in both modes). */
+void lex_init(dal_lexer_t *lx, const char *sql, size_t len, int no_backslash);
 
 /* The next token.  Whitespace is skipped; comments and hints are returned as
  * tokens.  After DAL_TOK_ERROR the next call returns DAL_TOK_EOF; after EOF

@@ -143,8 +143,8 @@ static size_t put_shape(const char *sql, size_t len, const sql_shape_lit_t *lits
     return o;
 }
 
-size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t *outlen,
-                      sql_shape_lit_t *lits)
+size_t sql_shape_text(const char *sql, size_t len, int no_backslash, char *out, size_t cap,
+                      size_t *outlen, sql_shape_lit_t *lits)
 {
     scan_t sc;
     dal_lexer_t lx;
@@ -158,7 +158,7 @@ size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t
     sc.n = 0;
     sc.prev = P_OTHER;
     sc.depth = sc.between_lit = sc.not = 0;
-    lex_init(&lx, sql, len);
+    lex_init(&lx, sql, len, no_backslash);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         if (t.type == DAL_TOK_COMMENT || t.type == DAL_TOK_HINT || t.type == DAL_TOK_VC_OPEN ||
             t.type == DAL_TOK_VC_CLOSE)

@@ -33,14 +33,15 @@ typedef struct sql_shape_lit {
     dal_tok_type_t type;
 } sql_shape_lit_t;
 
-/* The shape of sql[0..len) (borrowed) into out[0..cap) (owned by the
+/* The shape of sql[0..len) (borrowed), read in the mode no_backslash
+ * (lex_init), into out[0..cap) (owned by the
  * caller; NUL-terminated) with its length in *outlen, and the literals
  * taken out, in text order, into lits (SQL_SHAPE_MAX_LITS of them).
  * Returns their number: 0 when the statement has no shape of its own
  * (no literal to take out, a ? of its own, a lexing error, more literals
  * than lits holds, or a text that does not fit out). */
-size_t sql_shape_text(const char *sql, size_t len, char *out, size_t cap, size_t *outlen,
-                      sql_shape_lit_t *lits);
+size_t sql_shape_text(const char *sql, size_t len, int no_backslash, char *out, size_t cap,
+                      size_t *outlen, sql_shape_lit_t *lits);
 
 /* Whether s, the analysis of a shape, may stand for the statements of
  * that shape: a SELECT, UPDATE or DELETE with no dal hint, no session

@@ -65,14 +65,14 @@ static dal_token_t next_word(dal_lexer_t *lx)
 /* Might the statement text write?  By its first word, so that a read
  * costs no analysis: INSERT, REPLACE, UPDATE, DELETE, LOAD, WITH (a WITH
  * ... UPDATE), SET STATEMENT ... FOR. */
-static int may_write_text(const char *text, size_t len)
+static int may_write_text(const char *text, size_t len, int no_backslash)
 {
     static const char *const words[] = {"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "WITH"};
     dal_lexer_t lx;
     dal_token_t t;
     size_t i;
 
-    lex_init(&lx, text, len);
+    lex_init(&lx, text, len, no_backslash);
     t = next_word(&lx);
     for (i = 0; i < sizeof words / sizeof words[0]; i++)
         if (tok_eq(text, &t, words[i]))
@@ -87,7 +87,7 @@ static int may_write(dal_stmt_text_t sql)
 {
     if (sql.prepared != NULL)
         return is_write(sql.prepared->kind) || sql.prepared->opaque;
-    return may_write_text(sql.text, sql.len);
+    return may_write_text(sql.text, sql.len, sql.no_backslash);
 }
 
 /* The fence on the table called name, or on the logical table whose
@@ -116,7 +116,7 @@ static uint64_t opaque_holding(const dal_snapshot_t *s, const dal_sql_t *sql, ui
     size_t n;
     uint64_t g;
 
-    lex_init(&lx, sql->text, sql->len);
+    lex_init(&lx, sql->text, sql->len, sql->no_backslash);
     t = next_word(&lx);
     if (!tok_eq(sql->text, &t, "LOAD"))
         return 0;
@@ -245,7 +245,8 @@ int fence_enter(dal_t *dal, atomic_uint *ungated, dal_sql_cache_t *cache, dal_st
         atomic_fetch_add(&dal->fence_active[e], 1);
         if (!(atomic_load(&dal->fence_watch) & FENCE_WATCH_FENCED))
             break;
-        if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
+        if (a == NULL &&
+            (a = stmt_analyse(cache, sql.text, sql.len, sql.no_backslash, NULL)) == NULL)
             break;   /* the statement's own run reports what is wrong with it */
         if ((gen = holding(dal, a, &bound, name, sizeof name)) == 0)
             break;
@@ -337,7 +338,7 @@ int fence_txn_check(dal_t *dal, const dal_snapshot_t *txn_snap, dal_sql_cache_t 
 
     if (atomic_load_explicit(&dal->gen, memory_order_relaxed) == txn_snap->gen)
         return 0;
-    if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, NULL)) == NULL)
+    if (a == NULL && (a = stmt_analyse(cache, sql.text, sql.len, sql.no_backslash, NULL)) == NULL)
         return 0;
     now = snapshot_acquire(dal);
     moved = now != txn_snap ? moved_table(a, txn_snap->cfg, now->cfg) : NULL;

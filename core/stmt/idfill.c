@@ -66,7 +66,7 @@ static int column_list_open(const dal_sql_t *s, uint32_t *off)
 
     for (i = 0; i < s->ntrefs && s->trefs[i].role != DAL_TREF_INTO; i++)
         ;
-    lex_init(&lx, s->text, s->len);
+    lex_init(&lx, s->text, s->len, s->no_backslash);
     lx.pos = s->trefs[i].off + s->trefs[i].len;
     do
         t = lex_next(&lx);

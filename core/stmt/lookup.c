@@ -234,7 +234,7 @@ static int route_read(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *
     int rc;
 
     memset(rt, 0, sizeof *rt);
-    if ((*sql = sql_cache_get(cache, text, len, msg, sizeof msg)) == NULL)
+    if ((*sql = sql_cache_get(cache, text, len, 0, msg, sizeof msg)) == NULL)
         return err_set(err, DAL_ESQL, "lookup table %s: cannot analyse %s: %s",
                        lk->ltable->cfg->name, text, msg);
     rc = route_statement(snap, schema, *sql, NULL, vals, n, rt, err);

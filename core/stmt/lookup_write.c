@@ -378,7 +378,7 @@ static int token_value(const dal_sql_t *sql, const dal_token_t *t, int minus, da
         return 1;
     if ((d = malloc(t->len + 1)) == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
-    rc = sql_decode_string(s, t->len, d, t->len + 1, &len) != 0
+    rc = sql_decode_string(s, t->len, sql->no_backslash, d, t->len + 1, &len) != 0
              ? 1
              : lookup_value_text(d, len, 0, out, err);
     free(d);
@@ -417,7 +417,7 @@ static int set_values(const dal_table_t *t, const dal_sql_t *sql, const dal_valu
     size_t i;
     int depth = 0, rc;
 
-    lex_init(&lx, sql->text, sql->len);
+    lex_init(&lx, sql->text, sql->len, sql->no_backslash);
     do
         tk = next_token(&lx);
     while (tk.type != DAL_TOK_EOF && !is_word(sql, &tk, "SET"));

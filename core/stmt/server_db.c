@@ -76,7 +76,8 @@ int server_db_drops(dal_stmt_text_t st, const char *db)
     dal_token_t t;
     char name[256];
 
-    lex_init(&lx, sql, st.text != NULL ? st.len : st.prepared->len);
+    lex_init(&lx, sql, st.text != NULL ? st.len : st.prepared->len,
+             st.text != NULL ? st.no_backslash : st.prepared->no_backslash);
     t = word_after(&lx);
     if (!tok_eq(sql, &t, "DROP"))
         return 0;

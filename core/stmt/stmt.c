@@ -54,23 +54,26 @@ static const dal_sql_t *one_statement(const dal_sql_t *s, int lent, const char *
 }
 
 const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
-                              dal_error_t *err)
+                              int no_backslash, dal_error_t *err)
 {
     char msg[256];
 
-    return one_statement(sql_cache_get(cache, sql, len, msg, sizeof msg), 0, msg, err);
+    return one_statement(sql_cache_get(cache, sql, len, no_backslash, msg, sizeof msg), 0, msg,
+                         err);
 }
 
 /* The values of the n literals lits of text as ? parameters: as routing
  * takes each literal (route_literal_value), so the statement routes as
  * its own analysis would route it.  -1 when one does not fit lit_buf. */
-static int bind_literals(const char *text, const sql_shape_lit_t *lits, size_t n, dal_stmt_t *st)
+static int bind_literals(const char *text, int no_backslash, const sql_shape_lit_t *lits, size_t n,
+                         dal_stmt_t *st)
 {
     size_t i, used = 0;
     char *heap;
 
     for (i = 0; i < n; i++) {
-        dal_sql_opnd_t o = {DAL_OPND_LITERAL, lits[i].off, lits[i].len, -1, lits[i].type, 0};
+        dal_sql_opnd_t o = {DAL_OPND_LITERAL, lits[i].off, lits[i].len, -1, lits[i].type, 0,
+                            no_backslash};
         dal_value_t *v = &st->lit_vals[i];
         if (route_literal_value(text, &o, v, st->lit_buf + used, sizeof st->lit_buf - used,
                                 &heap, NULL) != 0 || heap != NULL) {
@@ -91,7 +94,7 @@ static int bind_literals(const char *text, const sql_shape_lit_t *lits, size_t n
 /* The analysis of text's shape (sql_shape.h), lent or a reference, with
  * its literals bound in st; NULL when the statement runs on its own
  * analysis (no shape, a shape that cannot stand for it, or no memory). */
-static const dal_sql_t *analyse_shape(dal_sql_cache_t *cache, const char *text, size_t len,
+static const dal_sql_t *analyse_shape(dal_sql_cache_t *cache, dal_stmt_text_t text,
                                       dal_stmt_t *st)
 {
     char shape[2048], msg[64];
@@ -100,10 +103,13 @@ static const dal_sql_t *analyse_shape(dal_sql_cache_t *cache, const char *text, 
     int lent;
     const dal_sql_t *s;
 
-    if ((n = sql_shape_text(text, len, shape, sizeof shape, &slen, lits)) == 0 ||
-        (s = sql_cache_borrow(cache, shape, slen, &lent, msg, sizeof msg)) == NULL)
+    if ((n = sql_shape_text(text.text, text.len, text.no_backslash, shape, sizeof shape, &slen,
+                            lits)) == 0 ||
+        (s = sql_cache_borrow(cache, shape, slen, text.no_backslash, &lent, msg, sizeof msg)) ==
+            NULL)
         return NULL;
-    if (sql_shape_usable(s) && s->nparams == n && bind_literals(text, lits, n, st) == 0) {
+    if (sql_shape_usable(s) && s->nparams == n &&
+        bind_literals(text.text, text.no_backslash, lits, n, st) == 0) {
         st->sql_lent = lent;
         st->sql_borrowed = lent;
         return s;
@@ -121,16 +127,16 @@ static const dal_sql_t *analyse_shape(dal_sql_cache_t *cache, const char *text, 
  * own; lent by the thread's front cache (st->sql_lent, returned by
  * stmt_clear) or a reference of its own. */
 static const dal_sql_t *analyse_text(dal_sql_cache_t *cache, const dal_config_t *cfg,
-                                     const char *text, size_t len, size_t nparams,
-                                     dal_stmt_t *st, dal_error_t *err)
+                                     dal_stmt_text_t text, size_t nparams, dal_stmt_t *st,
+                                     dal_error_t *err)
 {
     char msg[256];
     int lent;
     const dal_sql_t *s;
 
-    if (nparams == 0 && cfg->sql_shape_cache && (s = analyse_shape(cache, text, len, st)))
+    if (nparams == 0 && cfg->sql_shape_cache && (s = analyse_shape(cache, text, st)))
         return s;
-    s = sql_cache_borrow(cache, text, len, &lent, msg, sizeof msg);
+    s = sql_cache_borrow(cache, text.text, text.len, text.no_backslash, &lent, msg, sizeof msg);
     if ((s = one_statement(s, lent, msg, err)) != NULL && lent) {
         st->sql_lent = 1;
         st->sql_borrowed = 1;
@@ -262,7 +268,7 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
 
     if (text == NULL)
         return err ? err->code : DAL_ENOMEM;
-    with = stmt_analyse(cache, text, len, err);
+    with = stmt_analyse(cache, text, len, st->sql->no_backslash, err);
     free(text);
     if (with == NULL)
         return err ? err->code : DAL_ESQL;
@@ -288,7 +294,7 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
     st->nparams = nparams;
     st->sql_borrowed = sql.prepared != NULL;
     st->sql = sql.prepared ? sql.prepared
-                           : analyse_text(cache, snap->cfg, sql.text, sql.len, nparams, st, err);
+                           : analyse_text(cache, snap->cfg, sql, nparams, st, err);
     if (st->sql == NULL)
         return err ? err->code : DAL_ESQL;
     /* transaction control is the session's business, not a route's */
@@ -307,7 +313,8 @@ int stmt_prepare(dal_sql_cache_t *cache, dal_snapshot_t *snap, const char *schem
          * is kept with the statement, or at least cached */
         if (st->fill.filled != NULL)
             st->sql = sql_ref(st->fill.filled);
-        else if ((st->sql = stmt_analyse(cache, st->fill.sql, st->fill.sql_len, err)) != NULL)
+        else if ((st->sql = stmt_analyse(cache, st->fill.sql, st->fill.sql_len,
+                                         orig->no_backslash, err)) != NULL)
             idfill_remember(orig, &st->fill, st->sql);
         if (!st->sql_borrowed)
             sql_unref(orig);
@@ -474,7 +481,7 @@ static int read_for_lookup(void *arg, int how, const char *sql, size_t len,
                            const dal_value_t *params, size_t nparams, dal_result_t **out,
                            dal_error_t *err)
 {
-    dal_stmt_text_t text = {sql, NULL, len};
+    dal_stmt_text_t text = {sql, NULL, len, 0}; /* dal's own: reads the same in any mode */
 
     (void)how;
     return stmt_execute(arg, NULL, text, params, nparams, out, err);
@@ -573,7 +580,7 @@ static int run_for_lookup(void *arg, int how, const char *sql, size_t len,
     const dal_stmt_ctx_t *on = u->ctx;
     dal_stmt_ctx_t pools = {.cache = on->cache, .snap = on->snap, .schema = on->schema,
                             .sel = {.flags = DAL_SELECT_MASTER}};
-    dal_stmt_text_t text = {sql, NULL, len};
+    dal_stmt_text_t text = {sql, NULL, len, 0}; /* dal's own: reads the same in any mode */
 
     if (how != LOOKUP_RUN_WITH && (u->single || u->node != NULL) &&
         (u->node == NULL || !routes_to(on, text, params, nparams, u->node))) {
@@ -721,7 +728,7 @@ int stmt_explain(const dal_stmt_ctx_t *ctx, const dal_query_opts_t *opts, const 
 {
     dal_select_t sel = {.flags = DAL_SELECT_EXPLAIN};
     dal_stmt_t st;
-    dal_stmt_text_t text = {sql, NULL, len};
+    dal_stmt_text_t text = {sql, NULL, len, 0}; /* the server's default sql_mode assumed */
     int rc = stmt_prepare(ctx->cache, ctx->snap, ctx->schema, opts, text, params, nparams, &st, err);
 
     if (rc == 0 && st.columns_check)

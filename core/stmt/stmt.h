@@ -59,13 +59,15 @@ typedef struct dal_stmt_text {
     const char *text;
     const dal_sql_t *prepared;
     size_t len;
+    int no_backslash; /* text reads as under NO_BACKSLASH_ESCAPES: the session's
+                         sql_mode (a prepared analysis has its own) */
 } dal_stmt_text_t;
 
-/* The analysis of sql[0..len) from cache (borrowed), one reference for the
- * caller; NULL with err set (DAL_ESQL) if it cannot be analysed or holds
- * several statements. */
+/* The analysis of sql[0..len), read in the mode no_backslash, from cache
+ * (borrowed), one reference for the caller; NULL with err set (DAL_ESQL)
+ * if it cannot be analysed or holds several statements. */
 const dal_sql_t *stmt_analyse(dal_sql_cache_t *cache, const char *sql, size_t len,
-                              dal_error_t *err);
+                              int no_backslash, dal_error_t *err);
 
 /* The first half of every statement: analysis (cached in cache, borrowed),
  * a column list for an INSERT without one, ID generation, routing (in schema,

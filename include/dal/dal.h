@@ -467,6 +467,12 @@ DAL_API int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_e
  * takes them. */
 DAL_API int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **out,
                             dal_error_t *err);
+/* dal_prepare_len of a session's statement: the text read as the session's
+ * sql_mode reads it (with NO_BACKSLASH_ESCAPES a backslash escapes nothing
+ * in a string; dal_session_status), as a server parses a statement
+ * prepared in it.  The handle is the session's dal_t's, run as any. */
+DAL_API int dal_session_prepare_len(dal_session_t *s, const char *sql, size_t len,
+                                    dal_prepared_t **out, dal_error_t *err);
 DAL_API void dal_prepared_free(dal_prepared_t *p);
 /* The number of `?` placeholders: what nparams must be. */
 DAL_API size_t dal_prepared_param_count(const dal_prepared_t *p);
@@ -707,6 +713,12 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
  * client how to escape strings.  0 for NULL.
  */
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
+/* What dal_session_status gives for a new session of dal, before its
+ * first statement: DAL_SERVER_STATUS_AUTOCOMMIT, with
+ * DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES when the servers' global sql_mode
+ * has it (as the last connection the process made or reset found it), for
+ * a status announced before a session exists (a proxy's handshake). */
+DAL_API unsigned int dal_new_session_status(const dal_t *dal);
 
 /*
  * Stop the statement s is running, from another thread (the one thread

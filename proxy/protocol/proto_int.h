@@ -14,9 +14,10 @@ int proto_read_attrs(proto_cur_t *c, proto_str_t *attrs);
 
 /* The lexing the statement splitter (proto_split.c) and the text readers
  * (proto_text.c) share.  Past the quoted text opened at text[i] ('', "" or
- * ``; a backslash escapes in the first two, as in the servers' default
- * sql_mode); a quoted identifier ends at a NUL, which is then outside it. */
-size_t proto_skip_quoted(const char *text, size_t len, size_t i);
+ * ``; a backslash escapes in the first two unless no_backslash, the
+ * sql_mode NO_BACKSLASH_ESCAPES); a quoted identifier ends at a NUL, which
+ * is then outside it. */
+size_t proto_skip_quoted(const char *text, size_t len, size_t i, bool no_backslash);
 /* Past the comment starting at text[i] (--, # or C-style, executable ones
  * included; a -- or # comment ends at a NUL), or i when none starts
  * there. */

@@ -21,12 +21,12 @@
 
 #include "proto_int.h"
 
-size_t proto_skip_quoted(const char *text, size_t len, size_t i)
+size_t proto_skip_quoted(const char *text, size_t len, size_t i, bool no_backslash)
 {
     char q = text[i++];
 
     while (i < len) {
-        if (text[i] == '\\' && q != '`' && i + 1 < len)
+        if (text[i] == '\\' && q != '`' && !no_backslash && i + 1 < len)
             i += 2;
         else if (text[i] == '\0' && q == '`')
             return i;
@@ -132,7 +132,7 @@ static bool word_in(const char *w, size_t n, const char *const *list)
  * a `;` inside it, and such a piece, lacking its END, is a syntax error
  * for the server: it never runs a part.
  */
-static size_t block_end(const char *text, size_t len)
+static size_t block_end(const char *text, size_t len, bool no_backslash)
 {
     static const char *const at_start[] = {"IF", "LOOP", "WHILE", "REPEAT", "FOR", NULL};
     static const char *const body[] = {"THEN", "ELSE", "DO", "LOOP", "REPEAT", NULL};
@@ -144,7 +144,7 @@ static size_t block_end(const char *text, size_t len)
     while ((i = skip_blank(text, len, i)) < len) {
         char ch = text[i];
         if (ch == '\'' || ch == '"' || ch == '`') {
-            i = proto_skip_quoted(text, len, i);
+            i = proto_skip_quoted(text, len, i, no_backslash);
             start = false;
             continue;
         }
@@ -199,7 +199,7 @@ static size_t block_end(const char *text, size_t len)
 
 /* A statement whose body has `;` of its own: CREATE ... PROCEDURE (or
  * FUNCTION, TRIGGER, EVENT, PACKAGE) within its first few words. */
-static bool is_compound(const char *text, size_t len)
+static bool is_compound(const char *text, size_t len, bool no_backslash)
 {
     static const char *const kinds[] = {"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"};
     size_t i = skip_blank(text, len, 0), n = word_len(text, len, i), w, k;
@@ -210,7 +210,7 @@ static bool is_compound(const char *text, size_t len)
     for (w = 0, i += n; w < 8 && i < len; w++) {
         i = skip_blank(text, len, i);
         if (i < len && (text[i] == '\'' || text[i] == '"' || text[i] == '`')) {
-            i = proto_skip_quoted(text, len, i);
+            i = proto_skip_quoted(text, len, i, no_backslash);
             continue;
         }
         if ((n = word_len(text, len, i)) == 0) {
@@ -230,6 +230,11 @@ static bool is_compound(const char *text, size_t len)
 
 size_t proto_split_statement(const char *text, size_t len, size_t *next)
 {
+    return proto_split_statement_mode(text, len, false, next);
+}
+
+size_t proto_split_statement_mode(const char *text, size_t len, bool no_backslash, size_t *next)
+{
     size_t i = 0, j;
     int depth = 0;
 
@@ -239,19 +244,19 @@ size_t proto_split_statement(const char *text, size_t len, size_t *next)
     }
     i = skip_blank(text, len, 0);
     if (is_block(text, len, i, word_len(text, len, i))) {
-        i = block_end(text, len);
+        i = block_end(text, len, no_backslash);
         *next = i < len ? i + 1 : len;
         return i;
     }
     i = 0;
-    if (is_compound(text, len)) {
+    if (is_compound(text, len, no_backslash)) {
         *next = len;
         return len;
     }
     while (i < len) {
         char ch = text[i];
         if (ch == '\'' || ch == '"' || ch == '`') {
-            i = proto_skip_quoted(text, len, i);
+            i = proto_skip_quoted(text, len, i, no_backslash);
         } else if ((j = proto_skip_comment(text, len, i)) != i) {
             i = j;
         } else if (ch == '\0') {

@@ -46,13 +46,18 @@ size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t vers
 
 bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
 {
+    return proto_sql_unwrap_mode(text, len, version, false);
+}
+
+bool proto_sql_unwrap_mode(char *text, size_t len, uint32_t version, bool no_backslash)
+{
     bool found = false, inside = false;
     size_t i = 0, j, n;
 
     while (i < len) {
         char ch = text[i];
         if (ch == '\'' || ch == '"' || ch == '`') {
-            i = proto_skip_quoted(text, len, i);
+            i = proto_skip_quoted(text, len, i, no_backslash);
         } else if (ch != '/' && (j = proto_skip_comment(text, len, i)) != i) {
             i = j;
         } else if (inside && ch == '*' && i + 1 < len && text[i + 1] == '/') {
@@ -84,6 +89,11 @@ static bool only_ends(const char *text, size_t len, size_t i)
 
 size_t proto_sql_stray_nul(const char *text, size_t *len)
 {
+    return proto_sql_stray_nul_mode(text, len, false);
+}
+
+size_t proto_sql_stray_nul_mode(const char *text, size_t *len, bool no_backslash)
+{
     size_t i = 0, j, n = *len;
 
     if (memchr(text, '\0', n) == NULL)
@@ -97,7 +107,7 @@ size_t proto_sql_stray_nul(const char *text, size_t *len)
             return SIZE_MAX;
         }
         if (ch == '\'' || ch == '"' || ch == '`')
-            i = proto_skip_quoted(text, n, i);
+            i = proto_skip_quoted(text, n, i, no_backslash);
         else if (ch != '/' && (j = proto_skip_comment(text, n, i)) != i)
             i = j;
         else if (ch == '/' && i + 1 < n && text[i + 1] == '*' && !executable(text, n, i))

@@ -20,7 +20,7 @@
 
 static dal_stmt_text_t text(const char *sql)
 {
-    return (dal_stmt_text_t){sql, NULL, strlen(sql)};
+    return (dal_stmt_text_t){sql, NULL, strlen(sql), 0};
 }
 
 static void sleep_ms(long ms)

@@ -57,7 +57,7 @@ static const struct {
 START_TEST(test_find)
 {
     infoschema_ref_t refs[4];
-    size_t n = infoschema_find(cases[_i].sql, strlen(cases[_i].sql), refs, 4);
+    size_t n = infoschema_find(cases[_i].sql, strlen(cases[_i].sql), false, refs, 4);
 
     ck_assert_uint_eq(n, cases[_i].n);
     if (n == 0)
@@ -74,7 +74,7 @@ START_TEST(test_database_call)
     infoschema_ref_t refs[4];
     const char *sql = "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE ( )";
 
-    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), refs, 4), 2);
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), false, refs, 4), 2);
     ck_assert_int_eq(refs[1].view, INFOSCHEMA_DATABASE);
     ck_assert_str_eq(sql + refs[1].off, "DATABASE ( )");
     ck_assert_uint_eq(refs[1].len, strlen("DATABASE ( )"));
@@ -88,9 +88,22 @@ START_TEST(test_nul_in_string)
     static const char sql[] = "SELECT 'a\0b', /* c\0d */ 1 FROM information_schema.COLUMNS";
     infoschema_ref_t refs[4];
 
-    ck_assert_uint_eq(infoschema_find(sql, sizeof sql - 1, refs, 4), 1);
+    ck_assert_uint_eq(infoschema_find(sql, sizeof sql - 1, false, refs, 4), 1);
     ck_assert_int_eq(refs[0].view, INFOSCHEMA_COLUMNS);
     ck_assert_uint_eq(refs[0].off, sizeof sql - 1 - strlen("information_schema.COLUMNS"));
+}
+END_TEST
+
+/* With NO_BACKSLASH_ESCAPES a string ending in a backslash ends there:
+ * the view after it is a reference; in the default mode it is quoted. */
+START_TEST(test_no_backslash)
+{
+    const char *sql = "SELECT 'a\\', information_schema.TABLES.x, 'b' FROM t";
+    infoschema_ref_t refs[4];
+
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), true, refs, 4), 1);
+    ck_assert_int_eq(refs[0].view, INFOSCHEMA_TABLES);
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), false, refs, 4), 0);
 }
 END_TEST
 
@@ -99,7 +112,7 @@ START_TEST(test_max)
     infoschema_ref_t refs[1];
     const char *sql = "SELECT * FROM information_schema.TABLES, information_schema.COLUMNS";
 
-    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), refs, 1), 1);
+    ck_assert_uint_eq(infoschema_find(sql, strlen(sql), false, refs, 1), 1);
     ck_assert_str_eq(infoschema_view_name(INFOSCHEMA_STATISTICS), "STATISTICS");
 }
 END_TEST
@@ -113,6 +126,7 @@ int main(void)
     tcase_add_test(tc, test_database_call);
     tcase_add_test(tc, test_max);
     tcase_add_test(tc, test_nul_in_string);
+    tcase_add_test(tc, test_no_backslash);
     suite_add_tcase(s, tc);
     return tu_run(s, CK_FORK_GETENV);
 }

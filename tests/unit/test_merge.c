@@ -33,7 +33,7 @@ static dal_sql_t *analyse(const char *sql)
     dal_sql_t *s = NULL;
     char msg[256];
 
-    ck_assert_msg(sql_analyse(sql, strlen(sql), &s, msg, sizeof msg) == 0, "%s: %s", sql,
+    ck_assert_msg(sql_analyse(sql, strlen(sql), 0, &s, msg, sizeof msg) == 0, "%s: %s", sql,
                   msg);
     return s;
 }

@@ -71,7 +71,7 @@ static const char *norm(const char *sql)
 {
     static char out[512];
 
-    sql_normalize(sql, strlen(sql), out, sizeof out);
+    sql_normalize(sql, strlen(sql), 0, out, sizeof out);
     return out;
 }
 
@@ -110,13 +110,13 @@ START_TEST(normalize_truncates_like_snprintf)
 {
     const char *sql = "SELECT name FROM wm_food WHERE id = 123456";
     char out[16];
-    size_t full = sql_normalize(sql, strlen(sql), out, sizeof out);
+    size_t full = sql_normalize(sql, strlen(sql), 0, out, sizeof out);
 
     ck_assert_uint_eq(full, strlen("SELECT name FROM wm_food WHERE id = ?"));
     ck_assert_str_eq(out, "SELECT name FRO");
-    ck_assert_uint_eq(sql_normalize(sql, strlen(sql), NULL, 0), full);
+    ck_assert_uint_eq(sql_normalize(sql, strlen(sql), 0, NULL, 0), full);
     /* len bounds the input: no NUL needed */
-    ck_assert_uint_eq(sql_normalize("SELECT 1xyz", 8, out, sizeof out), 8);
+    ck_assert_uint_eq(sql_normalize("SELECT 1xyz", 8, 0, out, sizeof out), 8);
     ck_assert_str_eq(out, "SELECT ?");
 }
 END_TEST
@@ -398,7 +398,7 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     /* sharded: the configured name, vouched for */
     ck_assert_msg(stmt_prepare(dal->sql_cache, snap, NULL, NULL,
-                               (dal_stmt_text_t){q, NULL, sizeof q - 1}, &v, 1,
+                               (dal_stmt_text_t){q, NULL, sizeof q - 1, 0}, &v, 1,
                                &st, &err) == 0, "%s", err.message);
     routing_label_table(&st.rt, &ev);
     ck_assert_str_eq(ev.table, "t");
@@ -406,7 +406,7 @@ START_TEST(core_vouches_for_snapshot_labels_only)
     ck_assert_uint_eq(ev.labels_gen, snap->gen);
     stmt_clear(&st);
     /* not sharded: the statement's text, not vouched for */
-    ck_assert_int_eq(sql_analyse("SELECT * FROM plain", 19, &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(sql_analyse("SELECT * FROM plain", 19, 0, &sql, msg, sizeof msg), 0);
     memset(&plain, 0, sizeof plain);
     plain.sql = sql;
     monitor_event_init(snap->monitors, &ev, DAL_EVENT_ROUTE);
@@ -719,7 +719,7 @@ START_TEST(slowlog_writes_slow_and_failed)
 
     snprintf(path, sizeof path, "%s/slow.log", dir);
     inst = make_slowlog(path, "10ms", "execution", "1048576");
-    sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    sql_normalize(raw, strlen(raw), 0, sql, sizeof sql);
     ev.sql = sql;
     ev.kind = "select";
     ev.datasource = "db0";
@@ -905,7 +905,7 @@ static void run_and_emit(dal_snapshot_t *snap, dal_node_t *node, const char *raw
     MYSQL_RES *r;
     int reused;
 
-    sql_normalize(raw, strlen(raw), sql, sizeof sql);
+    sql_normalize(raw, strlen(raw), 0, sql, sizeof sql);
     pool_set_statement(sql, "trace-live");
     ck_assert_msg(server_acquire(&node->master, &c, &reused, &err) == 0, "%s", err.message);
     if (mysql_query(&c->mysql, raw) != 0) {

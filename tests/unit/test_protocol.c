@@ -1590,13 +1590,15 @@ START_TEST(test_strerror)
 END_TEST
 
 
-/* The statements of a multi-statement COM_QUERY, as a server splits them. */
-static void check_pieces(const char *text, const char *const *want, size_t nwant)
+/* The statements of a multi-statement COM_QUERY, as a server in the mode
+ * no_backslash (NO_BACKSLASH_ESCAPES) splits them. */
+static void check_pieces_in(const char *text, bool no_backslash, const char *const *want,
+                            size_t nwant)
 {
     size_t len = strlen(text), n, next, k = 0;
 
     while (len > 0 && !proto_sql_blank(text, len)) {
-        n = proto_split_statement(text, len, &next);
+        n = proto_split_statement_mode(text, len, no_backslash, &next);
         ck_assert_uint_lt(k, nwant);
         ck_assert_uint_eq(n, strlen(want[k]));
         ck_assert(strncmp(text, want[k], n) == 0);
@@ -1606,6 +1608,37 @@ static void check_pieces(const char *text, const char *const *want, size_t nwant
     }
     ck_assert_uint_eq(k, nwant);
 }
+
+static void check_pieces(const char *text, const char *const *want, size_t nwant)
+{
+    check_pieces_in(text, false, want, nwant);
+}
+
+/* A backslash ends nothing in NO_BACKSLASH_ESCAPES: the `;` after a string
+ * ending in one ends the statement; in the default mode it is quoted. */
+START_TEST(test_split_no_backslash)
+{
+    static const char text[] = "SELECT 'a\\'; SELECT \"b\\\"; BEGIN NOT ATOMIC SELECT 'c\\'; END";
+    static const char *const nobs[] = {"SELECT 'a\\'", " SELECT \"b\\\"",
+                                       " BEGIN NOT ATOMIC SELECT 'c\\'; END"};
+    static const char *const escaping[] = {text};
+    char unwrap[] = "/*!100000 SELECT 'x\\' */ /*!100000 SELECT 1 */";
+    size_t len = sizeof "SELECT 'a\\' \0" - 1;
+
+    check_pieces_in(text, true, nobs, 3);
+    check_pieces_in(text, false, escaping, 1);
+    /* the second comment's opener is outside the string only in the mode */
+    ck_assert(proto_sql_unwrap_mode(unwrap, strlen(unwrap), PROTO_SERVER_VERSION_ID, true));
+    ck_assert(strstr(unwrap, "/*!") == NULL);
+    /* a NUL after a string ending in a backslash: the statement's end in the
+     * mode, inside the string without it */
+    ck_assert_uint_eq(proto_sql_stray_nul_mode("SELECT 'a\\' \0", &len, true), SIZE_MAX);
+    ck_assert_uint_eq(len, 12);
+    len = sizeof "SELECT 'a\\' \0" - 1;
+    ck_assert_uint_eq(proto_sql_stray_nul_mode("SELECT 'a\\' \0", &len, false), SIZE_MAX);
+    ck_assert_uint_eq(len, 13);
+}
+END_TEST
 
 START_TEST(test_split_statements)
 {
@@ -1835,6 +1868,7 @@ static Suite *protocol_suite(void)
     tcase_add_test(cmds, test_stmt_execute_edges);
     tcase_add_test(cmds, test_stmt_execute_real);
     tcase_add_test(cmds, test_split_statements);
+    tcase_add_test(cmds, test_split_no_backslash);
     tcase_add_test(cmds, test_split_nul);
     tcase_add_test(cmds, test_unwrap);
     tcase_add_test(cmds, test_blank_vc);

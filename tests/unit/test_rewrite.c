@@ -147,7 +147,7 @@ static int lock_text(dal_snapshot_t *snap, const char *text, const char *node, c
     char msg[256];
     int rc;
 
-    ck_assert_msg(sql_analyse(text, strlen(text), &sql, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_msg(sql_analyse(text, strlen(text), 0, &sql, msg, sizeof msg) == 0, "%s", msg);
     rc = rewrite_lock_tables(snap, sql, snapshot_node(snap, node), &b, &err);
     snprintf(out, cap, "%.*s", (int)b.len, b.len ? b.data : "");
     buf_free(&b);
@@ -193,10 +193,10 @@ START_TEST(test_lock_tables)
     ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food", "db0", out, sizeof out), 1);
     ck_assert_int_eq(lock_text(snap, "LOCK TABLES wm_food WRITE, (x) READ", "db0", out,
                                sizeof out), 1);
-    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES"), &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES"), 0, &sql, msg, sizeof msg), 0);
     ck_assert_int_eq(rewrite_is_unlock_tables(sql), 1);
     sql_unref(sql);
-    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES wm_food"), &sql, msg, sizeof msg), 0);
+    ck_assert_int_eq(sql_analyse(L("UNLOCK TABLES wm_food"), 0, &sql, msg, sizeof msg), 0);
     ck_assert_int_eq(rewrite_is_unlock_tables(sql), 0);
     sql_unref(sql);
     snapshot_unref(snap);

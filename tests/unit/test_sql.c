@@ -39,7 +39,7 @@ static dal_sql_t *analyse_ok(const char *sql)
     size_t len = strlen(sql);
     char *copy = exact_copy(sql, len), err[256];
     dal_sql_t *s = NULL;
-    int rc = sql_analyse(copy, len, &s, err, sizeof err);
+    int rc = sql_analyse(copy, len, 0, &s, err, sizeof err);
 
     free(copy);
     ck_assert_msg(rc == 0, "analyse failed: %s\n  sql: %s", err, sql);
@@ -362,33 +362,114 @@ static char type_letter(dal_tok_type_t t)
     return t == DAL_TOK_VC_CLOSE ? 'E' : letters[t];
 }
 
-START_TEST(test_lex_table)
+/* The tokens of sql in the mode no_backslash, as the lexing tables write
+ * them ("I:select S:'a'"), into b; the lexer's invariants checked on the
+ * way. */
+static void lex_tokens(const char *sql, int no_backslash, buf_t *b)
 {
-    const struct lex_case *c = &lex_cases[_i];
-    size_t len = strlen(c->sql), prev = 0;
-    char *copy = exact_copy(c->sql, len);
-    buf_t b = {NULL, 0, 0};
+    size_t len = strlen(sql), prev = 0;
+    char *copy = exact_copy(sql, len);
     dal_lexer_t lx;
     dal_token_t t;
     int guard = 0;
 
-    bprintf(&b, "%s", "");
-    lex_init(&lx, copy, len);
+    bprintf(b, "%s", "");
+    lex_init(&lx, copy, len, no_backslash);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         ck_assert_uint_le((size_t)t.off + t.len, len);
         ck_assert_uint_gt(t.len, 0);
         if (t.type != DAL_TOK_ERROR) /* an open VC's error starts at its opener */
             ck_assert_uint_ge(t.off, prev);
         prev = t.off + t.len;
-        bprintf(&b, "%s%c:%.*s", b.n ? " " : "", type_letter(t.type), (int)t.len, copy + t.off);
+        bprintf(b, "%s%c:%.*s", b->n ? " " : "", type_letter(t.type), (int)t.len, copy + t.off);
         ck_assert_int_lt(++guard, 1000);
     }
     ck_assert_uint_eq(t.off, len);
     ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF); /* EOF is sticky */
+    free(copy);
+}
+
+START_TEST(test_lex_table)
+{
+    const struct lex_case *c = &lex_cases[_i];
+    buf_t b = {NULL, 0, 0};
+
+    lex_tokens(c->sql, 0, &b);
     ck_assert_msg(strcmp(b.p, c->tokens) == 0, "lexing [%s]\n got: %s\n want: %s", c->sql, b.p,
                   c->tokens);
     free(b.p);
-    free(copy);
+}
+END_TEST
+
+/* The same text in both sql_modes: with NO_BACKSLASH_ESCAPES a backslash
+ * in a string is a byte of it and only a doubled quote is a quote. */
+static const struct nobs_lex_case {
+    const char *sql, *escaping, *no_backslash;
+} nobs_lex_cases[] = {
+    {"SELECT 'a\\'", "I:SELECT X:'a\\'", "I:SELECT S:'a\\'"},
+    {"SELECT 'a\\', 'b'", "I:SELECT S:'a\\', ' X:b'", "I:SELECT S:'a\\' P:, S:'b'"},
+    {"SELECT \"a\\\" x", "I:SELECT X:\"a\\\" x", "I:SELECT S:\"a\\\" I:x"},
+    {"'a\\''b'", "S:'a\\'' X:b'", "S:'a\\''b'"},
+    {"'\\\\'", "S:'\\\\'", "S:'\\\\'"},
+    {"id = 5 AND name = 'x\\' OR id = 7 -- '",
+     "I:id P:= N:5 I:AND I:name P:= S:'x\\' OR id = 7 -- '",
+     "I:id P:= N:5 I:AND I:name P:= S:'x\\' I:OR I:id P:= N:7 C:-- '"},
+    {"SELECT 'a\\'; SELECT 2", "I:SELECT X:'a\\'; SELECT 2",
+     "I:SELECT S:'a\\' P:; I:SELECT N:2"},
+    {"/*!100000 SELECT 'x\\' */", "O:/*!100000 I:SELECT X:'x\\' */",
+     "O:/*!100000 I:SELECT S:'x\\' E:*/"},
+    {"_utf8mb4'a\\' X'41'", "S:_utf8mb4'a\\' X' N:41 X:'", "S:_utf8mb4'a\\' S:X'41'"},
+    {"`a\\` 'b'", "Q:`a\\` S:'b'", "Q:`a\\` S:'b'"},
+};
+
+START_TEST(test_lex_no_backslash)
+{
+    const struct nobs_lex_case *c = &nobs_lex_cases[_i];
+    buf_t a = {NULL, 0, 0}, b = {NULL, 0, 0};
+
+    lex_tokens(c->sql, 0, &a);
+    lex_tokens(c->sql, 1, &b);
+    ck_assert_msg(strcmp(a.p, c->escaping) == 0, "[%s] escaping\n got: %s\n want: %s", c->sql,
+                  a.p, c->escaping);
+    ck_assert_msg(strcmp(b.p, c->no_backslash) == 0,
+                  "[%s] NO_BACKSLASH_ESCAPES\n got: %s\n want: %s", c->sql, b.p, c->no_backslash);
+    free(a.p);
+    free(b.p);
+}
+END_TEST
+
+/* The analysis follows the mode: where the WHERE's string ends decides
+ * its conditions (the routing case), and a literal's value keeps its
+ * backslashes. */
+START_TEST(test_analyse_no_backslash)
+{
+    const char *q = "SELECT * FROM t WHERE id = 5 AND name = 'x\\' OR id = 7 -- '";
+    const char *v = "SELECT * FROM t WHERE name = 'it''s\\n\\'";
+    dal_sql_t *s;
+    char err[128], out[32];
+    size_t n;
+
+    ck_assert_int_eq(sql_analyse(q, strlen(q), 0, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->no_backslash, 0);
+    ck_assert_int_eq(s->where_has_or, 0);
+    ck_assert_uint_eq(s->nconds, 2);
+    sql_free(s);
+    ck_assert_int_eq(sql_analyse(q, strlen(q), 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->no_backslash, 1);
+    ck_assert_int_eq(s->where_has_or, 1);
+    sql_free(s);
+    ck_assert_int_eq(sql_analyse(v, strlen(v), 1, &s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->nconds, 1);
+    ck_assert_int_eq(sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
+    ck_assert_str_eq(out, "it's\\n\\");
+    sql_free(s);
+    /* the same text is not a statement in the default mode */
+    ck_assert_int_eq(sql_analyse(v, strlen(v), 0, &s, err, sizeof err), -1);
+    ck_assert_str_eq(err, "unterminated string at offset 29");
+    /* several statements only in the mode */
+    ck_assert_int_eq(sql_analyse("SELECT 'a\\'; SELECT 2", 21, 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(s->kind, DAL_SQL_MULTI);
+    sql_free(s);
 }
 END_TEST
 
@@ -399,7 +480,7 @@ START_TEST(test_lex_stops_at_len)
     dal_lexer_t lx;
     dal_token_t t;
 
-    lex_init(&lx, sql, 10);
+    lex_init(&lx, sql, 10, 0);
     ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_IDENT);
     t = lex_next(&lx);
     ck_assert_int_eq(t.type, DAL_TOK_ERROR);
@@ -407,7 +488,7 @@ START_TEST(test_lex_stops_at_len)
     ck_assert_uint_eq(t.len, 3);
     ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF);
 
-    lex_init(&lx, "abc", 0);
+    lex_init(&lx, "abc", 0, 0);
     ck_assert_int_eq(lex_next(&lx).type, DAL_TOK_EOF);
 }
 END_TEST
@@ -419,7 +500,7 @@ START_TEST(test_tok_eq_and_unquote)
     dal_token_t a, b, c;
     char out[8];
 
-    lex_init(&lx, sql, strlen(sql));
+    lex_init(&lx, sql, strlen(sql), 0);
     a = lex_next(&lx);
     b = lex_next(&lx);
     c = lex_next(&lx);
@@ -955,7 +1036,7 @@ START_TEST(test_text_outlives_input)
     dal_sql_t *s;
     char err[64];
 
-    ck_assert_int_eq(sql_analyse(copy, strlen(copy), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(copy, strlen(copy), 0, &s, err, sizeof err), 0);
     memset(copy, 'x', strlen(copy));
     free(copy);
     ck_assert_str_eq(s->trefs[0].name, "wm_food");
@@ -979,7 +1060,7 @@ START_TEST(test_deep_nesting)
     *p++ = '1';
     for (i = 0; i < n; i++)
         *p++ = ')';
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->nconds, 1);
     sql_free(s);
 
@@ -989,7 +1070,7 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "SELECT 1");
     for (i = 0; i < 200; i++)
         p += sprintf(p, ") x");
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
@@ -1000,14 +1081,14 @@ START_TEST(test_deep_nesting)
     *p++ = 't';
     for (i = 0; i < 500; i++)
         *p++ = ')';
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
     p = sql; /* so do statements inside statements */
     for (i = 0; i < 300; i++)
         p += sprintf(p, "SET STATEMENT x=1 FOR ");
     p += sprintf(p, "SELECT 1");
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nested too deeply"));
 
     p = sql; /* 30 levels are fine */
@@ -1017,7 +1098,7 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "innermost");
     for (i = 0; i < 30; i++)
         p += sprintf(p, ") d%zu", i);
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->ntrefs, 1);
     ck_assert_str_eq(s->trefs[0].name, "innermost");
     sql_free(s);
@@ -1029,7 +1110,7 @@ START_TEST(test_deep_nesting)
     p += sprintf(p, "k = 1");
     for (i = 0; i < 100; i++)
         *p++ = ')';
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), 0);
     sql_free(s);
     free(sql);
 }
@@ -1044,7 +1125,7 @@ START_TEST(test_large_insert)
     p += sprintf(p, "INSERT INTO t (a, b, c) VALUES ");
     for (i = 0; i < rows; i++)
         p += sprintf(p, "%s(?, %zu, 'v%zu')", i ? "," : "", i, i);
-    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(sql, (size_t)(p - sql), 0, &s, err, sizeof err), 0);
     ck_assert_uint_eq(s->nrows, rows);
     ck_assert_uint_eq(s->nparams, rows);
     ck_assert_int_eq(s->rows[rows - 1].vals[0].param_index, (int)rows - 1);
@@ -1088,13 +1169,13 @@ START_TEST(test_error_table)
     char *copy = exact_copy(c->sql, len), err[128];
     dal_sql_t *s = (dal_sql_t *)1;
 
-    ck_assert_int_eq(sql_analyse(copy, len, &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, 0, &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_msg(strcmp(err, c->msg) == 0, "[%s]: got '%s', want '%s'", c->sql, err, c->msg);
     /* a tiny or absent buffer is fine too */
-    ck_assert_int_eq(sql_analyse(copy, len, &s, err, 4), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, 0, &s, err, 4), -1);
     ck_assert_uint_eq(strlen(err), 3);
-    ck_assert_int_eq(sql_analyse(copy, len, &s, NULL, 0), -1);
+    ck_assert_int_eq(sql_analyse(copy, len, 0, &s, NULL, 0), -1);
     free(copy);
 }
 END_TEST
@@ -1173,6 +1254,41 @@ END_TEST
 
 /* ------------------------------------------------------------ the cache */
 
+/* An analysis made in one mode never serves the other: the mode is part
+ * of the key, in the shared cache and in the thread's front cache. */
+START_TEST(test_cache_mode_key)
+{
+    dal_sql_cache_t *c = sql_cache_new(64);
+    const char *q = "SELECT * FROM t WHERE id = 5 AND name = 'x\\' OR id = 7 -- '";
+    char err[64];
+    const dal_sql_t *a, *b, *x;
+    int lent;
+
+    a = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
+    b = sql_cache_get(c, q, strlen(q), 1, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_int_eq(a->where_has_or, 0);
+    ck_assert_int_eq(b->where_has_or, 1);
+    x = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_unref(x);
+    x = sql_cache_borrow(c, q, strlen(q), 1, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, b);
+    sql_cache_return();
+    x = sql_cache_borrow(c, q, strlen(q), 0, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, a);
+    sql_cache_return();
+    x = sql_cache_borrow(c, q, strlen(q), 1, &lent, err, sizeof err);
+    ck_assert_ptr_eq(x, b);
+    sql_cache_return();
+    sql_unref(a);
+    sql_unref(b);
+    sql_cache_free(c);
+}
+END_TEST
+
 START_TEST(test_cache_hit)
 {
     dal_sql_cache_t *c = sql_cache_new(64);
@@ -1181,24 +1297,24 @@ START_TEST(test_cache_hit)
     const dal_sql_t *a, *b;
     uint64_t hits, misses;
 
-    a = sql_cache_get(c, q, strlen(q), err, sizeof err);
+    a = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
     ck_assert_ptr_nonnull(a);
-    b = sql_cache_get(c, copy, strlen(q), err, sizeof err);
+    b = sql_cache_get(c, copy, strlen(q), 0, err, sizeof err);
     ck_assert_ptr_eq(a, b);
     ck_assert_uint_eq(atomic_load(&a->refs), 3); /* cache + two callers */
     sql_cache_stats(c, &hits, &misses);
     ck_assert_uint_eq(hits, 1);
     ck_assert_uint_eq(misses, 1);
     /* a prefix of the text is another statement */
-    b = sql_cache_get(c, q, strlen(q) - 2, err, sizeof err);
+    b = sql_cache_get(c, q, strlen(q) - 2, 0, err, sizeof err);
     ck_assert_ptr_ne(a, b);
     ck_assert_uint_eq(b->nparams, 0);
     sql_unref(b);
     sql_unref(a);
     sql_unref(a);
-    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, err, sizeof err));
+    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, 0, err, sizeof err));
     ck_assert_str_eq(err, "unterminated string at offset 7");
-    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, err, sizeof err)); /* not cached */
+    ck_assert_ptr_null(sql_cache_get(c, "SELECT 'x", 9, 0, err, sizeof err)); /* not cached */
     sql_cache_stats(c, &hits, &misses);
     ck_assert_uint_eq(misses, 4);
     free(copy);
@@ -1214,12 +1330,12 @@ START_TEST(test_cache_eviction_keeps_refs)
     char sql[64], err[64];
     int i;
 
-    held = sql_cache_get(c, q, strlen(q), err, sizeof err);
+    held = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
     ck_assert_ptr_nonnull(held);
     for (i = 0; i < 2000; i++) {
         const dal_sql_t *s;
         snprintf(sql, sizeof sql, "SELECT a FROM t%d WHERE k = %d", i, i);
-        s = sql_cache_get(c, sql, strlen(sql), err, sizeof err);
+        s = sql_cache_get(c, sql, strlen(sql), 0, err, sizeof err);
         ck_assert_ptr_nonnull(s);
         sql_unref(s);
     }
@@ -1227,7 +1343,7 @@ START_TEST(test_cache_eviction_keeps_refs)
     ck_assert_uint_eq(atomic_load(&held->refs), 1);
     ck_assert_str_eq(held->text, q);
     ck_assert_str_eq(held->trefs[0].name, "kept");
-    again = sql_cache_get(c, q, strlen(q), err, sizeof err);
+    again = sql_cache_get(c, q, strlen(q), 0, err, sizeof err);
     ck_assert_ptr_ne(again, held);
     ck_assert_str_eq(again->trefs[0].name, "kept");
     sql_unref(held);
@@ -1253,18 +1369,18 @@ static void *front_thread(void *arg)
     dal_sql_cache_t *c2 = sql_cache_new(16);
     int lent, lent2;
 
-    a = sql_cache_borrow(fc->c, q, strlen(q), &lent, err, sizeof err);
+    a = sql_cache_borrow(fc->c, q, strlen(q), 0, &lent, err, sizeof err);
     ck_assert_ptr_nonnull(a);
     ck_assert_int_eq(lent, 1);
     ck_assert_uint_eq(atomic_load(&a->refs), 2); /* the shared cache's and the front's */
     sql_cache_return();
     /* the same text again: the same analysis, and no count taken for it */
-    b = sql_cache_borrow(fc->c, copy, strlen(q), &lent, err, sizeof err);
+    b = sql_cache_borrow(fc->c, copy, strlen(q), 0, &lent, err, sizeof err);
     ck_assert_ptr_eq(a, b);
     ck_assert_int_eq(lent, 1);
     ck_assert_uint_eq(atomic_load(&a->refs), 2);
     /* a borrow while the loan is out gets a reference of its own */
-    nested = sql_cache_borrow(fc->c, q, strlen(q), &lent2, err, sizeof err);
+    nested = sql_cache_borrow(fc->c, q, strlen(q), 0, &lent2, err, sizeof err);
     ck_assert_ptr_eq(nested, a);
     ck_assert_int_eq(lent2, 0);
     ck_assert_uint_eq(atomic_load(&a->refs), 3);
@@ -1272,13 +1388,13 @@ static void *front_thread(void *arg)
     sql_cache_return();
     /* the same text in another cache is that cache's analysis; it takes
      * the front's slot, whose reference on a goes */
-    other = sql_cache_borrow(c2, q, strlen(q), &lent, err, sizeof err);
+    other = sql_cache_borrow(c2, q, strlen(q), 0, &lent, err, sizeof err);
     ck_assert_ptr_ne(other, a);
     ck_assert_int_eq(lent, 1);
     ck_assert_uint_eq(atomic_load(&a->refs), 1);
     sql_cache_return();
     /* text that cannot be analysed is an error, as from the cache */
-    ck_assert_ptr_null(sql_cache_borrow(fc->c, "SELECT 'x", 9, &lent, err, sizeof err));
+    ck_assert_ptr_null(sql_cache_borrow(fc->c, "SELECT 'x", 9, 0, &lent, err, sizeof err));
     ck_assert_str_eq(err, "unterminated string at offset 7");
     fc->kept = sql_ref(other);
     sql_cache_free(c2); /* the front cache's entry outlives its cache */
@@ -1336,8 +1452,8 @@ START_TEST(test_cache_bytes_reported)
     ck_assert_uint_eq(f.bytes, 0);
     ck_assert_uint_eq(f.max_bytes, SQL_CACHE_BYTES);
     ck_assert_uint_eq(f.max_statement, SQL_CACHE_MAX_STATEMENT);
-    a = sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, err, sizeof err);
-    b = sql_cache_get(c, "INSERT INTO t (id, v) VALUES (1, 'x'), (2, 'y')", 47, err, sizeof err);
+    a = sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, 0, err, sizeof err);
+    b = sql_cache_get(c, "INSERT INTO t (id, v) VALUES (1, 'x'), (2, 'y')", 47, 0, err, sizeof err);
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_nonnull(b);
     /* the block holds the dal_sql_t, the text and the analysis */
@@ -1349,7 +1465,7 @@ START_TEST(test_cache_bytes_reported)
     ck_assert_uint_eq(f.evictions, 0);
     ck_assert_uint_eq(f.uncached, 0);
     /* a hit changes none of it */
-    sql_unref(sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, err, sizeof err));
+    sql_unref(sql_cache_get(c, "SELECT a FROM t WHERE id = 1", 28, 0, err, sizeof err));
     sql_cache_figures(c, &f);
     ck_assert_uint_eq(f.bytes, charge(a) + charge(b));
     ck_assert_uint_eq(f.hits, 1);
@@ -1391,7 +1507,7 @@ START_TEST(test_cache_byte_bound)
         const dal_sql_t *s;
         snprintf(name, sizeof name, "t%d", i);
         sql = insert_text(name, 100);
-        s = sql_cache_get(c, sql, strlen(sql), err, sizeof err);
+        s = sql_cache_get(c, sql, strlen(sql), 0, err, sizeof err);
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_eq(s->nrows, 100);
         charged += charge(s);
@@ -1410,7 +1526,7 @@ START_TEST(test_cache_byte_bound)
     /* the last one is still there: a hit */
     {
         char *sql = insert_text(name, 100);
-        sql_unref(sql_cache_get(c, sql, strlen(sql), err, sizeof err));
+        sql_unref(sql_cache_get(c, sql, strlen(sql), 0, err, sizeof err));
         free(sql);
     }
     sql_cache_figures(c, &f);
@@ -1432,12 +1548,12 @@ START_TEST(test_cache_max_statement)
 
     sql_cache_limit(c, SQL_CACHE_BYTES, 1024);
     ck_assert_uint_gt(len, 1024);
-    a = sql_cache_get(c, big, len, err, sizeof err);
+    a = sql_cache_get(c, big, len, 0, err, sizeof err);
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(atomic_load(&a->refs), 1); /* the caller's only */
     ck_assert_uint_eq(a->nrows, 200);
     ck_assert_str_eq(a->trefs[0].name, "big");
-    b = sql_cache_borrow(c, big, len, &lent, err, sizeof err);
+    b = sql_cache_borrow(c, big, len, 0, &lent, err, sizeof err);
     ck_assert_ptr_nonnull(b);
     ck_assert_ptr_ne(a, b);
     ck_assert_int_eq(lent, 0); /* not lent from the front cache either */
@@ -1452,7 +1568,7 @@ START_TEST(test_cache_max_statement)
     sql_unref(b);
     /* at the limit it is kept */
     sql_cache_limit(c, SQL_CACHE_BYTES, len);
-    a = sql_cache_get(c, big, len, err, sizeof err);
+    a = sql_cache_get(c, big, len, 0, err, sizeof err);
     ck_assert_uint_eq(atomic_load(&a->refs), 2);
     sql_cache_figures(c, &f);
     ck_assert_uint_eq(f.entries, 1);
@@ -1460,7 +1576,7 @@ START_TEST(test_cache_max_statement)
     sql_unref(a);
     /* an entry alone over the byte bound is not kept */
     sql_cache_limit(c, 0, len);
-    a = sql_cache_get(c, big, len, err, sizeof err);
+    a = sql_cache_get(c, big, len, 0, err, sizeof err);
     ck_assert_uint_eq(atomic_load(&a->refs), 1);
     sql_unref(a);
     sql_cache_figures(c, &f);
@@ -1481,13 +1597,13 @@ static void *front_big_thread(void *arg)
     const dal_sql_t *s, *mine, *small;
     int lent = -1;
 
-    s = sql_cache_borrow(c, mid, strlen(mid), &lent, err, sizeof err);
+    s = sql_cache_borrow(c, mid, strlen(mid), 0, &lent, err, sizeof err);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_gt(charge(s), 16384);
     ck_assert_int_eq(lent, 0);
     ck_assert_uint_eq(atomic_load(&s->refs), 2); /* the shared cache's and ours */
     mine = s;
-    small = sql_cache_borrow(c, q, strlen(q), &lent, err, sizeof err);
+    small = sql_cache_borrow(c, q, strlen(q), 0, &lent, err, sizeof err);
     ck_assert_int_eq(lent, 1); /* a small one is lent as before */
     ck_assert_uint_eq(atomic_load(&small->refs), 2);
     sql_cache_return();
@@ -1532,7 +1648,7 @@ static void *worker_main(void *arg)
         k = (int)((x >> 16) % NSTMTS);
         snprintf(name, sizeof name, "tbl_%d", k);
         snprintf(sql, sizeof sql, "SELECT a, b FROM %s WHERE id = ? AND k IN (%d, ?)", name, k);
-        s = sql_cache_get(w->cache, sql, strlen(sql), err, sizeof err);
+        s = sql_cache_get(w->cache, sql, strlen(sql), 0, err, sizeof err);
         if (!s || s->kind != DAL_SQL_SELECT || s->ntrefs != 1 ||
             strcmp(s->trefs[0].name, name) != 0 || strcmp(s->text, sql) != 0 ||
             s->nparams != 2 || s->nconds != 2)
@@ -1615,7 +1731,7 @@ START_TEST(test_lex_nul)
     uint32_t k;
 
     bprintf(&b, "%s", "");
-    lex_init(&lx, copy, c->len);
+    lex_init(&lx, copy, c->len, 0);
     while ((t = lex_next(&lx)).type != DAL_TOK_EOF) {
         ck_assert_uint_le((size_t)t.off + t.len, c->len);
         bprintf(&b, "%s%c:", b.n ? " " : "", type_letter(t.type));
@@ -1656,7 +1772,7 @@ START_TEST(test_nul_errors)
     char *copy = exact_copy(c->sql, c->len), err[128];
     dal_sql_t *s = (dal_sql_t *)1;
 
-    ck_assert_int_eq(sql_analyse(copy, c->len, &s, err, sizeof err), -1);
+    ck_assert_int_eq(sql_analyse(copy, c->len, 0, &s, err, sizeof err), -1);
     ck_assert_ptr_null(s);
     ck_assert_msg(strcmp(err, c->msg) == 0, "case %d: got '%s', want '%s'", _i, err, c->msg);
     free(copy);
@@ -1674,7 +1790,7 @@ START_TEST(test_nul_in_strings)
     dal_sql_t *s;
     size_t n;
 
-    ck_assert_int_eq(sql_analyse(c1, sizeof q1 - 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(c1, sizeof q1 - 1, 0, &s, err, sizeof err), 0);
     ck_assert_int_eq(s->kind, DAL_SQL_INSERT);
     ck_assert_uint_eq(s->len, sizeof q1 - 1);
     ck_assert_int_eq(memcmp(s->text, q1, sizeof q1), 0);
@@ -1688,7 +1804,7 @@ START_TEST(test_nul_in_strings)
     ck_assert_int_eq(memcmp(out, "c\0d", 3), 0);
     sql_free(s);
 
-    ck_assert_int_eq(sql_analyse(c2, sizeof q2 - 1, &s, err, sizeof err), 0);
+    ck_assert_int_eq(sql_analyse(c2, sizeof q2 - 1, 0, &s, err, sizeof err), 0);
     ck_assert_int_eq(s->kind, DAL_SQL_SELECT);
     ck_assert_uint_eq(s->nconds, 1);
     ck_assert_int_eq(sql_literal_text(s->text, &s->conds[0].vals[0], out, sizeof out, &n), 0);
@@ -1711,34 +1827,34 @@ START_TEST(test_cache_nul)
     char err[128];
     int lent;
 
-    a = sql_cache_get(c, q, sizeof q - 1, err, sizeof err);
+    a = sql_cache_get(c, q, sizeof q - 1, 0, err, sizeof err);
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(a->len, sizeof q - 1);
     /* the prefix up to the NUL is an unterminated string */
-    ck_assert_ptr_null(sql_cache_get(c, q, 9, err, sizeof err));
+    ck_assert_ptr_null(sql_cache_get(c, q, 9, 0, err, sizeof err));
     ck_assert_str_eq(err, "unterminated string at offset 7");
-    b = sql_cache_get(c, r, sizeof r - 1, err, sizeof err);
+    b = sql_cache_get(c, r, sizeof r - 1, 0, err, sizeof err);
     ck_assert_ptr_nonnull(b);
     ck_assert_ptr_ne(a, b);
     ck_assert_int_eq(memcmp(b->text, r, sizeof r), 0);
-    x = sql_cache_get(c, q, sizeof q - 1, err, sizeof err);
+    x = sql_cache_get(c, q, sizeof q - 1, 0, err, sizeof err);
     ck_assert_ptr_eq(x, a);
     sql_unref(x);
     /* a final NUL is the end of the statement, yet another text */
-    x = sql_cache_borrow(c, t, sizeof t - 1, &lent, err, sizeof err);
+    x = sql_cache_borrow(c, t, sizeof t - 1, 0, &lent, err, sizeof err);
     ck_assert_ptr_nonnull(x);
     ck_assert_int_eq(lent, 1);
     ck_assert_uint_eq(x->len, 9);
     ck_assert_int_eq(x->kind, DAL_SQL_SELECT);
     sql_cache_return();
-    x = sql_cache_borrow(c, t, 8, &lent, err, sizeof err);
+    x = sql_cache_borrow(c, t, 8, 0, &lent, err, sizeof err);
     ck_assert_ptr_nonnull(x);
     ck_assert_uint_eq(x->len, 8);
     sql_cache_return();
-    x = sql_cache_borrow(c, q, sizeof q - 1, &lent, err, sizeof err);
+    x = sql_cache_borrow(c, q, sizeof q - 1, 0, &lent, err, sizeof err);
     ck_assert_ptr_eq(x, a);
     sql_cache_return();
-    ck_assert_ptr_null(sql_cache_borrow(c, r, 9, &lent, err, sizeof err));
+    ck_assert_ptr_null(sql_cache_borrow(c, r, 9, 0, &lent, err, sizeof err));
     sql_unref(a);
     sql_unref(b);
     sql_cache_free(c);
@@ -1814,11 +1930,13 @@ static Suite *sql_suite(void)
     TCase *lit = tcase_create("literals"), *cache = tcase_create("cache");
 
     tcase_add_loop_test(lex, test_lex_table, 0, N(lex_cases));
+    tcase_add_loop_test(lex, test_lex_no_backslash, 0, N(nobs_lex_cases));
     tcase_add_test(lex, test_lex_stops_at_len);
     tcase_add_test(lex, test_tok_eq_and_unquote);
     tcase_add_loop_test(lex, test_lex_nul, 0, N(nul_lex_cases));
     tcase_add_loop_test(kind, test_kind_table, 0, N(kind_cases));
     tcase_add_loop_test(an, test_analysis_table, 0, N(an_cases));
+    tcase_add_test(an, test_analyse_no_backslash);
     tcase_add_test(an, test_spans_are_exact);
     tcase_add_test(an, test_negative_literal_fields);
     tcase_add_test(an, test_param_offsets);
@@ -1833,6 +1951,7 @@ static Suite *sql_suite(void)
     tcase_add_loop_test(lit, test_literal_table, 0, N(lit_cases));
     tcase_add_test(lit, test_literal_edges);
     tcase_add_test(cache, test_cache_hit);
+    tcase_add_test(cache, test_cache_mode_key);
     tcase_add_test(cache, test_cache_eviction_keeps_refs);
     tcase_add_test(cache, test_cache_front);
     tcase_add_test(cache, test_cache_nul);
