@@ -209,17 +209,15 @@ public final class ConnJ {
 
     // with NO_BACKSLASH_ESCAPES in sql_mode (the OK's status flag tells the
     // driver) a client-side prepared statement doubles quotes instead of
-    // backslashing them: the value stays one value.  Its backslash is
-    // neither last nor before a quote: dal's statement analyser reads a
-    // backslash as an escape whatever the sql_mode, and refuses `'a\'` as
-    // an unterminated string
+    // backslashing them: the value, with a backslash before a quote and
+    // one at its end, stays one value
     private static void noBackslashEscapes(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("SET @saved_mode = @@sql_mode");
             s.execute("SET sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')");
             try (PreparedStatement p = c.prepareStatement("INSERT INTO acct (id, owner) VALUES (?, ?)")) {
                 p.setInt(1, 11);
-                p.setString(2, "it's a \\ b");
+                p.setString(2, "it's a \\' b\\");
                 out("insert without backslash escapes", p.executeUpdate());
             }
             query(c, "without backslash escapes", "SELECT id, owner FROM acct WHERE id = 11");
