@@ -12,7 +12,6 @@
 #include "columns.h"
 #include "handle.h"
 #include "stmt.h"
-#include "session_int.h"
 #include "fence.h"
 #include "fence_ack.h"
 #include "xa_daemon.h"
@@ -286,9 +285,7 @@ int dal_query_len(dal_t *dal, const dal_query_opts_t *opts, const char *sql, siz
     return query_text("dal_query_len", dal, opts, sql, len, params, nparams, out, err);
 }
 
-/* dal_prepare, dal_prepare_len and dal_session_prepare_len (named fn in an
- * argument error), the text read in the mode no_backslash. */
-static int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
+int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
                         int no_backslash, dal_prepared_t **out, dal_error_t *err)
 {
     dal_prepared_t *p;
@@ -321,14 +318,6 @@ int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **ou
                     dal_error_t *err)
 {
     return prepare_text("dal_prepare_len", dal, sql, len, 0, out, err);
-}
-
-int dal_session_prepare_len(dal_session_t *s, const char *sql, size_t len,
-                            dal_prepared_t **out, dal_error_t *err)
-{
-    if (s == NULL)
-        return prepare_text("dal_session_prepare_len", NULL, sql, len, 0, out, err);
-    return prepare_text("dal_session_prepare_len", s->dal, sql, len, s->no_backslash, out, err);
 }
 
 void dal_prepared_free(dal_prepared_t *p)

@@ -239,6 +239,14 @@ unsigned int dal_session_status(const dal_session_t *s)
     return st;
 }
 
+int dal_session_prepare_len(dal_session_t *s, const char *sql, size_t len,
+                            dal_prepared_t **out, dal_error_t *err)
+{
+    if (s == NULL)
+        return prepare_text("dal_session_prepare_len", NULL, sql, len, 0, out, err);
+    return prepare_text("dal_session_prepare_len", s->dal, sql, len, s->no_backslash, out, err);
+}
+
 unsigned int dal_new_session_status(const dal_t *dal)
 {
     (void)dal; /* the servers' global sql_mode is the process's (conn.h) */

@@ -127,6 +127,11 @@ static inline void stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r
  * keeps a reference on snap while it may hold connections of its nodes. */
 int stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err);
 
+/* dal_prepare, dal_prepare_len and dal_session_prepare_len (named fn in an
+ * argument error), the text read in the mode no_backslash (api/dal.c). */
+int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len, int no_backslash,
+                 dal_prepared_t **out, dal_error_t *err);
+
 /* The tail of dal_exec and dal_session_exec: report the affected rows of
  * r (if rc is 0) and free it.  Returns rc. */
 int result_drop(int rc, dal_result_t *r, uint64_t *affected_rows);
