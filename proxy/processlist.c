@@ -477,14 +477,18 @@ void processlist_status(proxy_t *px, processlist_status_t st[PROCESSLIST_STATUS_
     st[1].name = "ABORTED_CLIENTS";
     snprintf(st[1].value, sizeof st[1].value, "%llu",
              (unsigned long long)atomic_load(&px->aborted_clients));
+    st[2].name = "ABORTED_CONNECTS";
+    snprintf(st[2].value, sizeof st[2].value, "%llu",
+             (unsigned long long)atomic_load(&px->aborted_connects));
 }
 
 /* SHOW STATUS run on the servers as it is, with Threads_connected the
  * number of the proxy's clients, as a server counts its own connections
  * (the servers' would count dal's pooled connections, which stay when
  * clients go: mysqltest's wait_until_count_sessions.inc waits on it), and
- * Aborted_clients the proxy's (the servers' pooled connections are not
- * the clients that end). */
+ * Aborted_clients and Aborted_connects the proxy's (the servers' pooled
+ * connections are not the clients that end, and the proxy's clients log
+ * in to the proxy). */
 static void show_status(proxy_client_t *c, const char *sql, size_t len)
 {
     status_map_t m = {.hit = NULL};
@@ -515,8 +519,8 @@ static bool is_flush_status(const char *sql)
     return *p == '\0';
 }
 
-/* FLUSH STATUS run on the servers, then the proxy's Aborted_clients set
- * to 0, as the statement resets a server's. */
+/* FLUSH STATUS run on the servers, then the proxy's Aborted_clients and
+ * Aborted_connects set to 0, as the statement resets a server's. */
 static void flush_status(proxy_client_t *c, const char *sql, size_t len)
 {
     dal_result_t *r = NULL;
@@ -527,6 +531,7 @@ static void flush_status(proxy_client_t *c, const char *sql, size_t len)
         return;
     }
     atomic_store(&c->px->aborted_clients, 0);
+    atomic_store(&c->px->aborted_connects, 0);
     reply_result(c, r, false);
     dal_result_free(r);
 }

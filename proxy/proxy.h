@@ -83,6 +83,11 @@ typedef struct proxy {
      * (killed, hung up, timed out, a network error), as a server counts
      * them; FLUSH STATUS sets it to 0 */
     atomic_uint_fast64_t aborted_clients;
+    /* Aborted_connects: clients that ended without logging in (a wrong
+     * password, an unknown database, a bad or unfinished handshake), as a
+     * server counts its failed connection attempts; FLUSH STATUS sets it
+     * to 0 */
+    atomic_uint_fast64_t aborted_connects;
     proxy_guard_t *guard;             /* owned: failed logins per address (guard.c) */
     atomic_uint next_id;              /* connection ids */
     atomic_bool stopping;             /* SIGTERM: stop accepting, drain */
@@ -363,9 +368,10 @@ bool processlist_statement(proxy_client_t *c, text_lead_t lead, const char *sql,
  * counts its own clients (the servers' count dal's pooled connections,
  * which are not the clients): Threads_connected, the number of the
  * proxy's logged-in clients; Aborted_clients, the clients that ended
- * without COM_QUIT since FLUSH STATUS.  SHOW STATUS and the status views
- * of information_schema both answer them from here. */
-#define PROCESSLIST_STATUS_N 2
+ * without COM_QUIT, and Aborted_connects, those that ended without
+ * logging in, since FLUSH STATUS.  SHOW STATUS and the status views of
+ * information_schema both answer them from here. */
+#define PROCESSLIST_STATUS_N 3
 typedef struct processlist_status {
     const char *name;  /* static; as information_schema writes it (compare
                         * without case: SHOW STATUS writes Threads_connected) */

@@ -494,7 +494,49 @@ def aborted(port):
                             "WHERE VARIABLE_NAME = 'THREADS_CONNECTED'" % view)[0][0] ==
                      run(c, "SHOW STATUS LIKE 'Threads_connected'")[0][1]))
     seen.append(("SHOW STATUS WHERE", run(c, "SHOW STATUS WHERE Variable_name = 'Aborted_clients'")))
+    seen += aborted_connects(port, c)
     c.close()
+    return seen
+
+
+def aborted_connects(port, c):
+    """Aborted_connects counts every connection that ends without logging
+    in: a wrong password, an unknown database, a close after the greeting
+    or before it, a bad handshake packet; FLUSH STATUS resets it."""
+    def count():
+        return int(run(c, "SHOW GLOBAL STATUS LIKE 'Aborted_connects'")[0][1])
+
+    def wait_for(want):
+        for _ in range(50):  # a server counts once the connection's thread ends
+            if count() >= want:
+                break
+            time.sleep(0.1)
+        return count()
+
+    run(c, "FLUSH STATUS")
+    seen = [("Aborted_connects after FLUSH STATUS", count())]
+    for password, db in (("wrong", "test"), ("", "nosuchdb")):
+        try:
+            pymysql.connect(host=HOST, port=port, user="root", password=password, database=db)
+            seen.append(("login " + db, "accepted"))
+        except pymysql.MySQLError as e:
+            seen.append(("login " + db, e.args[0]))
+    seen.append(("after a wrong password and an unknown database", wait_for(2)))
+    for greeting, send in ((False, b""), (True, b""), (True, b"\x05\x00\x00\x01hello")):
+        s = socket.create_connection((HOST, port))
+        if greeting:
+            s.recv(4096)
+        if send:
+            s.sendall(send)
+            s.recv(4096)  # the error, before the server closes
+        s.close()
+    seen.append(("after three unfinished handshakes", wait_for(5)))
+    for view in ("GLOBAL_STATUS", "SESSION_STATUS"):
+        seen.append((view + " ABORTED_CONNECTS",
+                     run(c, "SELECT VARIABLE_VALUE FROM information_schema.%s "
+                            "WHERE VARIABLE_NAME = 'ABORTED_CONNECTS'" % view)))
+    run(c, "FLUSH STATUS")
+    seen.append(("after FLUSH STATUS again", count()))
     return seen
 
 

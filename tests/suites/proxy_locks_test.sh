@@ -3,7 +3,8 @@
 # judged by PyMySQL against the proxy's own server (tests/suites/proxy_locks.py):
 # FLUSH TABLES ... WITH READ LOCK and FOR EXPORT hold until UNLOCK TABLES,
 # for the client's later statements too; SHOW STATUS counts the proxy's clients as
-# Threads_connected, and those that end without COM_QUIT as Aborted_clients
+# Threads_connected, those that end without COM_QUIT as Aborted_clients and
+# those that end without logging in as Aborted_connects
 # (information_schema.GLOBAL_STATUS too); the idle_*transaction_timeout variables close the
 # client's connection as a server does; information_schema.PROCESSLIST
 # shows the server's State of a client waiting for a lock; a statement over
