@@ -180,7 +180,8 @@ static bool shows_diagnostics(const char *sql)
  * routing (a shard key picks one node).  In the client's session (its
  * variables: SET NAMES decides the columns' lengths; its pinned
  * connections: a temporary table) outside a transaction; in one, outside
- * the session, so that the transaction takes no node it would not take.
+ * the session, so that the transaction takes no node it would not take
+ * (unless only the session can: describe_with).
  * A statement a server will not prepare (ER_UNSUPPORTED_PS; MariaDB
  * 10.11 prepares every SELECT, SHOW, HELP, VALUES, EXPLAIN and DESCRIBE
  * form tried), or cannot now (its max_prepared_stmt_count reached), is run
@@ -209,13 +210,21 @@ static int describe_apart(proxy_client_t *c, const dal_query_opts_t *o, const ch
     return dal_session_query_len(*tmp, o, text, len, zeros, nparams, out, err);
 }
 
+/* In a transaction, a statement the servers cannot describe apart may
+ * name what only the session's pinned connections hold (a temporary
+ * table): it is described in the session, where its execution runs. */
 static int describe_with(proxy_client_t *c, const dal_query_opts_t *o, const char *text,
                          size_t len, const dal_value_t *zeros, uint16_t nparams,
                          dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
 {
+    int rc;
+
     if (in_session(c->session))
         return dal_session_query_len(c->session, o, text, len, zeros, nparams, out, err);
-    return describe_apart(c, o, text, len, zeros, nparams, tmp, out, err);
+    rc = describe_apart(c, o, text, len, zeros, nparams, tmp, out, err);
+    if (rc == DAL_ESERVER && dal_session_pinned(c->session) > 0)
+        rc = dal_session_query_len(c->session, o, text, len, zeros, nparams, out, err);
+    return rc;
 }
 
 /* The statement run with sql_select_limit=0: for what a server cannot

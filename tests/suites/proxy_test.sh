@@ -258,6 +258,20 @@ e2=$(empty_queries)
     fail "a prepare alone ran its statement: Empty_queries +$((e1 - e0)) on the server, +$((e2 - e1)) through the proxy"
 diff -u "$work/ps_only_plain.out" "$work/ps_only_px.out" >"$work/ps_only.diff" ||
     fail "prepare alone: proxy and server differ: $(cat "$work/ps_only.diff")"
+# prepared inside a transaction: a statement on the session's temporary
+# table is described where its execution runs (the pinned connection)
+cat >"$work/ps_tmp.txt" <<EOF
+CREATE TEMPORARY TABLE tt (a INT)
+INSERT INTO tt VALUES (1)
+BEGIN
+SELECT a FROM tt
+!prepare SELECT CONCAT(a, 'x') AS s FROM tt
+COMMIT
+EOF
+"$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/ps_tmp.txt" >"$work/ps_tmp_plain.out" 2>&1
+"$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/ps_tmp.txt" >"$work/ps_tmp_px.out" 2>&1
+diff -u "$work/ps_tmp_plain.out" "$work/ps_tmp_px.out" >"$work/ps_tmp.diff" ||
+    fail "a temporary table prepared in a transaction: proxy and server differ: $(cat "$work/ps_tmp.diff")"
 # prepared SELECT CONNECTION_ID() is the proxy's id, the one its process
 # list shows for the client executing
 printf '%s\n' 'SELECT CONNECTION_ID()' \
