@@ -45,11 +45,12 @@ void client_free(proxy_client_t *c)
 {
     if (c == NULL)
         return;
-    /* as a server's end_connection: killed, or gone without COM_QUIT */
-    if (c->logged_in && (!c->quit || atomic_load(&c->killed)))
-        atomic_fetch_add(&c->px->aborted_clients, 1);
-    else if (!c->logged_in)
+    /* as a server counts: a connection that never logged in, and one
+     * killed or gone without COM_QUIT (end_connection) */
+    if (!c->logged_in)
         atomic_fetch_add(&c->px->aborted_connects, 1);
+    else if (!c->quit || atomic_load(&c->killed))
+        atomic_fetch_add(&c->px->aborted_clients, 1);
     ps_free_all(c);
     diag_free(c);
     /* the session's state on the servers (a GET_LOCK's lock, a temporary
