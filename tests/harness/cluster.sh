@@ -67,7 +67,10 @@ free-port
          Print a TCP port nothing uses now, picked below the kernel's
          ephemeral range as the cluster's own ports are (so no outgoing
          connection takes it before it is listened on): for a server a
-         test starts next to the cluster, e.g. a metrics endpoint.
+         test starts next to the cluster, e.g. a metrics endpoint. Every
+         port handed out (the cluster's too) is leased for 15 minutes in
+         $DAL_PORT_REGISTRY (default /tmp/dal-test-ports), so suites run in
+         parallel never get the same one.
 
 Accounts on every instance (all over TCP at 127.0.0.1):
   root   no password   (root@localhost, root@127.0.0.1, root@::1)
@@ -258,8 +261,29 @@ port_range() {
 	fi
 }
 
+# A port handed out is leased for PORT_LEASE_MIN minutes in PORT_REGISTRY (a
+# directory a port, made atomically by mkdir), so that no other run of this
+# script -- another suite's in parallel, or the same suite's next call --
+# hands it out again before its taker listens on it. Without a writable
+# registry, ports are picked as if none were leased.
+PORT_REGISTRY=${DAL_PORT_REGISTRY:-/tmp/dal-test-ports}
+PORT_LEASE_MIN=15
+
+# lease_port PORT: true if PORT was not leased (or its lease ran out) and is
+# now leased to the caller
+lease_port() {
+	local d=$PORT_REGISTRY/$1
+	[[ -d $PORT_REGISTRY ]] || mkdir -p "$PORT_REGISTRY" 2>/dev/null || true
+	[[ -w $PORT_REGISTRY ]] || return 0
+	mkdir "$d" 2>/dev/null && return 0
+	[[ -n $(find "$d" -maxdepth 0 -mmin +"$PORT_LEASE_MIN" 2>/dev/null) ]] || return 1
+	rmdir "$d" 2>/dev/null
+	mkdir "$d" 2>/dev/null
+}
+
 # pick_port [fresh]: set PICKED_PORT to a free port not handed out before by
-# this process. The list of used ports is read once, or again with "fresh".
+# this process nor leased by another. The list of used ports is read once,
+# or again with "fresh".
 declare -A TAKEN_PORTS=()
 NEXT_BASE_PORT=
 USED_PORTS_LOADED=0
@@ -286,7 +310,7 @@ pick_port() {
 		tries=$((tries + 1))
 		r=${SRANDOM:-$((RANDOM << 15 | RANDOM))}
 		p=$((PORT_LO + r % (PORT_HI - PORT_LO + 1)))
-		if [[ -z ${TAKEN_PORTS[$p]:-} ]] && ! port_busy "$p"; then
+		if [[ -z ${TAKEN_PORTS[$p]:-} ]] && ! port_busy "$p" && lease_port "$p"; then
 			TAKEN_PORTS[$p]=1
 			PICKED_PORT=$p
 			return 0
