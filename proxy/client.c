@@ -212,16 +212,17 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     const char *past = view;
     int rc;
 
-    /* as a server: nothing is an error, comments alone are done */
-    if (sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
+    /* as a server: nothing is an error, comments alone are done (a text
+     * with a first word is neither) */
+    lead = text_lead(view, &past);
+    if (lead == TEXT_OTHER && sql[strspn(sql, " \t\r\n\f\v")] == '\0' && strlen(sql) == len) {
         reply_err(c, 1065, "42000", "Query was empty");
         return;
     }
-    if (text_only_comments(sql) && strlen(sql) == len) {
+    if (lead == TEXT_OTHER && text_only_comments(sql) && strlen(sql) == len) {
         reply_ok(c, 0, 0, 0);
         return;
     }
-    lead = text_lead(view, &past);
     if (answer(c, lead, past, view, len) ||
         ((lead == TEXT_SET || lead == TEXT_USE) && setvar_statement(c, view, len)))
         return;
@@ -268,14 +269,15 @@ static char *piece_copy(const char *text, size_t len, char *room, size_t cap)
     return room;
 }
 
-/* One statement of a COM_QUERY.  A NUL byte outside quotes is a syntax
- * error, as on a server, never the statement's end.  The library gets a
+/* One statement of a COM_QUERY, read with backslash escapes unless
+ * no_backslash.  A NUL byte outside quotes is a syntax error, as on a
+ * server, never the statement's end.  The library gets a
  * copy with its length (on the stack when short: most are); when it has a
  * C-style comment, a second copy is read as the server reads it. */
-static void run_piece(proxy_client_t *c, const char *text, size_t len)
+static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_backslash)
 {
     char msg[96], room[512], *sql, *view;
-    size_t at = proto_sql_stray_nul_mode(text, &len, reply_no_backslash(c));
+    size_t at = proto_sql_stray_nul_mode(text, &len, no_backslash);
 
     if (at != SIZE_MAX) {
         snprintf(msg, sizeof msg,
@@ -286,7 +288,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
     }
     view = sql = piece_copy(text, len, room, sizeof room);
     if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap_mode(view, len, PROTO_SERVER_VERSION_ID, reply_no_backslash(c))) {
+        !proto_sql_unwrap_mode(view, len, PROTO_SERVER_VERSION_ID, no_backslash)) {
         free(view);
         view = sql;
     }
@@ -302,21 +304,24 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len)
 
 /* COM_QUERY.  With multi-statements on, each statement's result follows
  * the one before, flagged SERVER_MORE_RESULTS_EXISTS, and the first error
- * ends the list, as a server does. */
+ * ends the list, as a server does.  Each statement is read in the sql_mode
+ * the ones before it left (a SET of it changes how the rest reads). */
 static void run_text(proxy_client_t *c, const char *text, size_t len)
 {
     size_t n, next;
+    bool no_backslash;
 
     if (!c->multi || proto_sql_blank(text, len)) {
-        run_piece(c, text, len);
+        run_piece(c, text, len, reply_no_backslash(c));
         return;
     }
     for (;;) {
-        n = proto_split_statement_mode(text, len, reply_no_backslash(c), &next);
+        no_backslash = reply_no_backslash(c);
+        n = proto_split_statement_mode(text, len, no_backslash, &next);
         c->more = !proto_sql_blank(text + next, len - next);
         c->failed = false;
         if (!proto_sql_blank(text, n))
-            run_piece(c, text, n);
+            run_piece(c, text, n, no_backslash);
         if (!c->more || c->failed || c->state == CLIENT_CLOSING || c->hung_up)
             break;
         text += next;

@@ -34,7 +34,9 @@ uint16_t reply_status(const proxy_client_t *c)
 
 bool reply_no_backslash(const proxy_client_t *c)
 {
-    return (reply_status(c) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+    if (c->session != NULL)
+        return dal_session_no_backslash_escapes(c->session) != 0;
+    return (dal_new_session_status(c->px->dal) & PROTO_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
 }
 
 void reply_ok_info(proxy_client_t *c, uint64_t affected, uint64_t insert_id,

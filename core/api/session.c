@@ -239,6 +239,11 @@ unsigned int dal_session_status(const dal_session_t *s)
     return st;
 }
 
+int dal_session_no_backslash_escapes(const dal_session_t *s)
+{
+    return s != NULL && s->no_backslash;
+}
+
 int dal_session_prepare_len(dal_session_t *s, const char *sql, size_t len,
                             dal_prepared_t **out, dal_error_t *err)
 {

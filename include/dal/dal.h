@@ -713,6 +713,10 @@ DAL_API const char *dal_transaction_datasource(const dal_session_t *s);
  * client how to escape strings.  0 for NULL.
  */
 DAL_API unsigned int dal_session_status(const dal_session_t *s);
+/* Non-zero while the session's sql_mode has NO_BACKSLASH_ESCAPES: that bit
+ * of dal_session_status alone, read on every statement by a front end that
+ * splits or scans a client's text.  0 for NULL. */
+DAL_API int dal_session_no_backslash_escapes(const dal_session_t *s);
 /* What dal_session_status gives for a new session of dal, before its
  * first statement: DAL_SERVER_STATUS_AUTOCOMMIT, with
  * DAL_SERVER_STATUS_NO_BACKSLASH_ESCAPES when the servers' global sql_mode
