@@ -103,9 +103,10 @@ static void column(const char *text, proto_column_t *col)
     col->decimals = (uint8_t)strtoul(end, &end, 10);
 }
 
-/* The input as a client's statement: every reference infoschema_find
- * reports lies inside the text, after the one before it. */
-static void find_views(const char *p, size_t size)
+/* The input as a client's statement, read with backslash escapes unless
+ * no_backslash: every reference infoschema_find reports lies inside the
+ * text, after the one before it. */
+static void find_views(const char *p, size_t size, bool no_backslash)
 {
     infoschema_ref_t refs[8];
     char *sql = malloc(size + 1);
@@ -115,7 +116,7 @@ static void find_views(const char *p, size_t size)
         return;
     memcpy(sql, p, size);
     sql[size] = '\0';
-    n = infoschema_find(sql, size, refs, sizeof refs / sizeof refs[0]);
+    n = infoschema_find(sql, size, no_backslash, refs, sizeof refs / sizeof refs[0]);
     if (n > sizeof refs / sizeof refs[0])
         abort();
     for (i = 0; i < n; i++) {
@@ -158,6 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     proto_buf_free(&b);
     for (i = 0; i < LINES; i++)
         free(line[i]);
-    find_views(p, size);
+    /* in both sql_modes: where a string ends differs */
+    find_views(p, size, false);
+    find_views(p, size, true);
     return 0;
 }
