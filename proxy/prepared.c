@@ -210,9 +210,24 @@ static int describe_apart(proxy_client_t *c, const dal_query_opts_t *o, const ch
     return dal_session_query_len(*tmp, o, text, len, zeros, nparams, out, err);
 }
 
-/* In a transaction, a statement the servers cannot describe apart may
- * name what only the session's pinned connections hold (a temporary
- * table): it is described in the session, where its execution runs. */
+/* The server's errors for a name it does not know: a table (1146, 1051,
+ * 1109) or a column (1054, as when a temporary table shadows a base table
+ * with other columns). */
+static bool unknown_name(const dal_error_t *err)
+{
+    switch (err->mysql_errno) {
+    case 1051: case 1054: case 1109: case 1146:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* In a transaction, a statement the servers cannot describe apart because
+ * it names what only the session's pinned connections hold (a temporary
+ * table) is described in the session, where its execution runs.  Any
+ * other error is the answer: a second try in the session would only take
+ * a round trip, or locks, inside the client's transaction. */
 static int describe_with(proxy_client_t *c, const dal_query_opts_t *o, const char *text,
                          size_t len, const dal_value_t *zeros, uint16_t nparams,
                          dal_session_t **tmp, dal_result_t **out, dal_error_t *err)
@@ -222,7 +237,7 @@ static int describe_with(proxy_client_t *c, const dal_query_opts_t *o, const cha
     if (in_session(c->session))
         return dal_session_query_len(c->session, o, text, len, zeros, nparams, out, err);
     rc = describe_apart(c, o, text, len, zeros, nparams, tmp, out, err);
-    if (rc == DAL_ESERVER && dal_session_pinned(c->session) > 0)
+    if (rc == DAL_ESERVER && unknown_name(err) && dal_session_pinned(c->session) > 0)
         rc = dal_session_query_len(c->session, o, text, len, zeros, nparams, out, err);
     return rc;
 }

@@ -259,14 +259,21 @@ e2=$(empty_queries)
 diff -u "$work/ps_only_plain.out" "$work/ps_only_px.out" >"$work/ps_only.diff" ||
     fail "prepare alone: proxy and server differ: $(cat "$work/ps_only.diff")"
 # prepared inside a transaction: a statement on the session's temporary
-# table is described where its execution runs (the pinned connection)
+# table is described where its execution runs (the pinned connection),
+# also one that shadows a base table with other columns
 cat >"$work/ps_tmp.txt" <<EOF
 CREATE TEMPORARY TABLE tt (a INT)
 INSERT INTO tt VALUES (1)
+CREATE TABLE shadowed (a INT)
+CREATE TEMPORARY TABLE shadowed (b INT)
 BEGIN
 SELECT a FROM tt
 !prepare SELECT CONCAT(a, 'x') AS s FROM tt
+SELECT b FROM shadowed
+!prepare SELECT b + 1 AS c FROM shadowed
 COMMIT
+DROP TEMPORARY TABLE shadowed
+DROP TABLE shadowed
 EOF
 "$builddir/tests/live/ps_client" 127.0.0.1 "${ports[0]}" dal dalpass plain <"$work/ps_tmp.txt" >"$work/ps_tmp_plain.out" 2>&1
 "$builddir/tests/live/ps_client" 127.0.0.1 "$port" app "$PX_TEST_PASSWORD" shop <"$work/ps_tmp.txt" >"$work/ps_tmp_px.out" 2>&1
