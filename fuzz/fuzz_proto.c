@@ -204,15 +204,16 @@ static void fuzz_binary_row(const uint8_t *data, size_t size)
     proto_buf_free(&b);
 }
 
-/* A multi-statement COM_QUERY text: the pieces cover the input in order,
- * each ends before the next begins, and the splitting always advances. */
-static void fuzz_split(const uint8_t *data, size_t size)
+/* A multi-statement COM_QUERY text, in either sql_mode: the pieces cover
+ * the input in order, each ends before the next begins, and the splitting
+ * always advances. */
+static void fuzz_split(const uint8_t *data, size_t size, bool no_backslash)
 {
     const char *text = (const char *)data;
     size_t len = size, n, next;
 
     while (len > 0) {
-        n = proto_split_statement(text, len, &next);
+        n = proto_split_statement(text, len, no_backslash, &next);
         CHECK(n <= len && next <= len && n <= next && next > 0);
         (void)proto_sql_blank(text, n);
         text += next;
@@ -237,6 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_command(data + 4, size - 4, caps);
     fuzz_execute(data, size);
     fuzz_binary_row(data, size);
-    fuzz_split(data, size);
+    fuzz_split(data, size, false);
+    fuzz_split(data, size, true);
     return 0;
 }

@@ -15,7 +15,8 @@
  * as the session builds them, and every error text goes through
  * redact_message (proxy/redact.c), whose output is checked.
  *
- * Input: [chunk step][max_allowed_packet selector][the stream...].  The
+ * Input: [chunk step][max_allowed_packet selector, its bit 2 the sql_mode
+ * NO_BACKSLASH_ESCAPES][the stream...].  The
  * stream is fed in chunks of 1..16 bytes (from the first byte), so packets
  * and their continuation chunks (a length of 0xffffff) arrive split
  * anywhere; bad sequence ids, lengths of 0 and truncated lenenc fields are
@@ -62,6 +63,7 @@ typedef struct stmt {
 typedef struct session {
     state_t state;
     bool tls, multi;
+    bool no_backslash;  /* the session's sql_mode has NO_BACKSLASH_ESCAPES */
     uint64_t caps;
     char user[64];
     uint8_t scramble[PROTO_SCRAMBLE_LEN];
@@ -220,7 +222,7 @@ static stmt_t *find_stmt(session_t *s, uint32_t id)
  * length with no byte outside them changed. */
 static void run_piece(session_t *s, const char *text, size_t len)
 {
-    size_t n = len, at = proto_sql_stray_nul(text, &n), i;
+    size_t n = len, at = proto_sql_stray_nul(text, &n, s->no_backslash), i;
     char *sql, *view;
 
     CHECK(n <= len);
@@ -236,7 +238,7 @@ static void run_piece(session_t *s, const char *text, size_t len)
     memcpy(sql, text, n);
     memcpy(view, text, n);
     sql[n] = view[n] = '\0';
-    if (proto_sql_unwrap(view, n, 101199))
+    if (proto_sql_unwrap(view, n, 101199, s->no_backslash))
         for (i = 0; i < n; i++)
             CHECK(view[i] == sql[i] || view[i] == ' ');
     else
@@ -259,7 +261,7 @@ static void query(session_t *s, proto_str_t text)
         return;
     }
     while (len > 0) {
-        n = proto_split_statement(p, len, &next);
+        n = proto_split_statement(p, len, s->no_backslash, &next);
         CHECK(n <= len && next <= len && n <= next && next > 0);
         if (!proto_sql_blank(p, n))
             run_piece(s, p, n);
@@ -454,6 +456,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(s.scramble, 0x3c, sizeof s.scramble);
     step = (size_t)(data[0] % 16) + 1;
     proto_reader_init(&r, limits[data[1] % 4]);
+    s.no_backslash = (data[1] & 4) != 0;
     while (pos < size && s.state != S_CLOSED) {
         size_t n = step < size - pos ? step : size - pos;
         if (proto_reader_feed(&r, data + pos, n) != 0)

@@ -277,7 +277,7 @@ static char *piece_copy(const char *text, size_t len, char *room, size_t cap)
 static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_backslash)
 {
     char msg[96], room[512], *sql, *view;
-    size_t at = proto_sql_stray_nul_mode(text, &len, no_backslash);
+    size_t at = proto_sql_stray_nul(text, &len, no_backslash);
 
     if (at != SIZE_MAX) {
         snprintf(msg, sizeof msg,
@@ -288,7 +288,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_b
     }
     view = sql = piece_copy(text, len, room, sizeof room);
     if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap_mode(view, len, PROTO_SERVER_VERSION_ID, no_backslash)) {
+        !proto_sql_unwrap(view, len, PROTO_SERVER_VERSION_ID, no_backslash)) {
         free(view);
         view = sql;
     }
@@ -317,7 +317,7 @@ static void run_text(proxy_client_t *c, const char *text, size_t len)
     }
     for (;;) {
         no_backslash = reply_no_backslash(c);
-        n = proto_split_statement_mode(text, len, no_backslash, &next);
+        n = proto_split_statement(text, len, no_backslash, &next);
         c->more = !proto_sql_blank(text + next, len - next);
         c->failed = false;
         if (!proto_sql_blank(text, n))

@@ -228,12 +228,7 @@ static bool is_compound(const char *text, size_t len, bool no_backslash)
     return false;
 }
 
-size_t proto_split_statement(const char *text, size_t len, size_t *next)
-{
-    return proto_split_statement_mode(text, len, false, next);
-}
-
-size_t proto_split_statement_mode(const char *text, size_t len, bool no_backslash, size_t *next)
+size_t proto_split_statement(const char *text, size_t len, bool no_backslash, size_t *next)
 {
     size_t i = 0, j;
     int depth = 0;

@@ -44,12 +44,7 @@ size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t vers
     return digits == 0 || v <= version ? j - i : 0;
 }
 
-bool proto_sql_unwrap(char *text, size_t len, uint32_t version)
-{
-    return proto_sql_unwrap_mode(text, len, version, false);
-}
-
-bool proto_sql_unwrap_mode(char *text, size_t len, uint32_t version, bool no_backslash)
+bool proto_sql_unwrap(char *text, size_t len, uint32_t version, bool no_backslash)
 {
     bool found = false, inside = false;
     size_t i = 0, j, n;
@@ -87,12 +82,7 @@ static bool only_ends(const char *text, size_t len, size_t i)
     return i == len;
 }
 
-size_t proto_sql_stray_nul(const char *text, size_t *len)
-{
-    return proto_sql_stray_nul_mode(text, len, false);
-}
-
-size_t proto_sql_stray_nul_mode(const char *text, size_t *len, bool no_backslash)
+size_t proto_sql_stray_nul(const char *text, size_t *len, bool no_backslash)
 {
     size_t i = 0, j, n = *len;
 

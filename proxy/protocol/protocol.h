@@ -810,14 +810,11 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t
  * level [label:] BEGIN NOT ATOMIC, FOR, WHILE, LOOP, REPEAT, IF, CASE), is
  * not split: a top-level one ends at the `;` after the END that closes it
  * (the rest of the text when its blocks do not close); a CREATE takes the
- * whole text.
+ * whole text.  no_backslash: the session's sql_mode has
+ * NO_BACKSLASH_ESCAPES, so a backslash in '' and "" is an ordinary byte
+ * (as it is for proto_sql_unwrap and proto_sql_stray_nul below).
  */
-size_t proto_split_statement(const char *text, size_t len, size_t *next);
-/* proto_split_statement of a session whose sql_mode has NO_BACKSLASH_ESCAPES
- * when no_backslash (a backslash in '' and "" is then an ordinary byte);
- * proto_split_statement is this in the servers' default mode, as are
- * proto_sql_unwrap and proto_sql_stray_nul below. */
-size_t proto_split_statement_mode(const char *text, size_t len, bool no_backslash, size_t *next);
+size_t proto_split_statement(const char *text, size_t len, bool no_backslash, size_t *next);
 /* True when text[0..len) holds nothing but spaces, `;` and comments --
  * not executable comments that run (PROTO_SERVER_VERSION_ID), which hold a
  * statement. */
@@ -831,8 +828,7 @@ bool proto_sql_blank(const char *text, size_t len);
  * comments for a later server, and the text inside quotes and ordinary
  * comments, are left alone.  True if any comment was opened.
  */
-bool proto_sql_unwrap(char *text, size_t len, uint32_t version);
-bool proto_sql_unwrap_mode(char *text, size_t len, uint32_t version, bool no_backslash);
+bool proto_sql_unwrap(char *text, size_t len, uint32_t version, bool no_backslash);
 /* The length of the opener (slash-star-bang or slash-star-M-bang and the
  * version digits) of an executable comment at text[i] that a server of
  * `version` runs, or 0: no executable comment there, or one for a later
@@ -849,7 +845,6 @@ size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t vers
  * comment, or ending a -- or # comment -- is a syntax error, whose offset
  * is returned.  SIZE_MAX when there is none.
  */
-size_t proto_sql_stray_nul(const char *text, size_t *len);
-size_t proto_sql_stray_nul_mode(const char *text, size_t *len, bool no_backslash);
+size_t proto_sql_stray_nul(const char *text, size_t *len, bool no_backslash);
 
 #endif

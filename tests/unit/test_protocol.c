@@ -1598,7 +1598,7 @@ static void check_pieces_in(const char *text, bool no_backslash, const char *con
     size_t len = strlen(text), n, next, k = 0;
 
     while (len > 0 && !proto_sql_blank(text, len)) {
-        n = proto_split_statement_mode(text, len, no_backslash, &next);
+        n = proto_split_statement(text, len, no_backslash, &next);
         ck_assert_uint_lt(k, nwant);
         ck_assert_uint_eq(n, strlen(want[k]));
         ck_assert(strncmp(text, want[k], n) == 0);
@@ -1628,14 +1628,14 @@ START_TEST(test_split_no_backslash)
     check_pieces_in(text, true, nobs, 3);
     check_pieces_in(text, false, escaping, 1);
     /* the second comment's opener is outside the string only in the mode */
-    ck_assert(proto_sql_unwrap_mode(unwrap, strlen(unwrap), PROTO_SERVER_VERSION_ID, true));
+    ck_assert(proto_sql_unwrap(unwrap, strlen(unwrap), PROTO_SERVER_VERSION_ID, true));
     ck_assert(strstr(unwrap, "/*!") == NULL);
     /* a NUL after a string ending in a backslash: the statement's end in the
      * mode, inside the string without it */
-    ck_assert_uint_eq(proto_sql_stray_nul_mode("SELECT 'a\\' \0", &len, true), SIZE_MAX);
+    ck_assert_uint_eq(proto_sql_stray_nul("SELECT 'a\\' \0", &len, true), SIZE_MAX);
     ck_assert_uint_eq(len, 12);
     len = sizeof "SELECT 'a\\' \0" - 1;
-    ck_assert_uint_eq(proto_sql_stray_nul_mode("SELECT 'a\\' \0", &len, false), SIZE_MAX);
+    ck_assert_uint_eq(proto_sql_stray_nul("SELECT 'a\\' \0", &len, false), SIZE_MAX);
     ck_assert_uint_eq(len, 13);
 }
 END_TEST
@@ -1704,7 +1704,7 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
     size_t n, next, k = 0;
 
     while (len > 0 && !proto_sql_blank(text, len)) {
-        n = proto_split_statement(text, len, &next);
+        n = proto_split_statement(text, len, false, &next);
         ck_assert_uint_lt(k, nwant);
         ck_assert_uint_eq(n, want[k].n);
         ck_assert(memcmp(text, want[k].p, n) == 0);
@@ -1759,7 +1759,7 @@ START_TEST(test_unwrap)
         char buf[64];
         size_t n = strlen(cases[i].in);
         memcpy(buf, cases[i].in, n + 1);
-        ck_assert_int_eq(proto_sql_unwrap(buf, n, 101199), cases[i].found);
+        ck_assert_int_eq(proto_sql_unwrap(buf, n, 101199, false), cases[i].found);
         ck_assert_str_eq(buf, cases[i].out);
     }
 }
@@ -1788,7 +1788,7 @@ START_TEST(test_stray_nul)
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len = cases[i].len;
-        ck_assert_uint_eq(proto_sql_stray_nul(cases[i].text, &len), cases[i].at);
+        ck_assert_uint_eq(proto_sql_stray_nul(cases[i].text, &len, false), cases[i].at);
         ck_assert_uint_eq(len, (cases[i].at == SIZE_MAX ? cases[i].end : cases[i].len));
     }
 }
