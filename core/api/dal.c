@@ -265,9 +265,11 @@ static inline int query_text(const char *fn, dal_t *dal, const dal_query_opts_t 
 {
     int rc = stmt_args_check(fn, dal, sql, params, nparams, out, err);
 
+    /* read as the pooled connections' sessions read it */
     return rc != 0 ? rc
-                   : query(dal, opts, (dal_stmt_text_t){sql, NULL, len, 0}, params, nparams, out,
-                           err);
+                   : query(dal, opts,
+                           (dal_stmt_text_t){sql, NULL, len, handle_global_no_backslash(dal)},
+                           params, nparams, out, err);
 }
 
 int dal_query(dal_t *dal, const dal_query_opts_t *opts, const char *sql,
@@ -295,6 +297,8 @@ int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
     *out = NULL;
     if (dal == NULL || sql == NULL)
         return err_set(err, DAL_EINVAL, "%s: NULL argument", fn);
+    if (no_backslash < 0)  /* no session's: the pooled connections' */
+        no_backslash = handle_global_no_backslash(dal);
     p = malloc(sizeof *p);
     if (p == NULL)
         return err_set(err, DAL_ENOMEM, "out of memory");
@@ -311,13 +315,13 @@ int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len,
 
 int dal_prepare(dal_t *dal, const char *sql, dal_prepared_t **out, dal_error_t *err)
 {
-    return prepare_text("dal_prepare", dal, sql, sql != NULL ? strlen(sql) : 0, 0, out, err);
+    return prepare_text("dal_prepare", dal, sql, sql != NULL ? strlen(sql) : 0, -1, out, err);
 }
 
 int dal_prepare_len(dal_t *dal, const char *sql, size_t len, dal_prepared_t **out,
                     dal_error_t *err)
 {
-    return prepare_text("dal_prepare_len", dal, sql, len, 0, out, err);
+    return prepare_text("dal_prepare_len", dal, sql, len, -1, out, err);
 }
 
 void dal_prepared_free(dal_prepared_t *p)

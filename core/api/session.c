@@ -273,7 +273,7 @@ int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err)
         return err_set(err, DAL_ENOMEM, "out of memory");
     s->dal = dal;
     s->mode = -1;
-    s->no_backslash = conn_global_no_backslash(); /* until an OK says else */
+    s->no_backslash = handle_global_no_backslash(dal); /* until an OK says else */
     cancel_init(&s->cancel);
     snap_slot_open(dal, &s->slot);
     return 0;
@@ -481,7 +481,7 @@ static void session_clear(dal_session_t *s)
     pins_release(&s->pins);
     vars_free(&s->vars);
     s->manual = 0;
-    s->no_backslash = conn_global_no_backslash(); /* until an OK says else */
+    s->no_backslash = handle_global_no_backslash(s->dal); /* until an OK says else */
 }
 
 void dal_session_close(dal_session_t *s)
@@ -589,7 +589,7 @@ int dal_session_reset(dal_session_t *s, dal_error_t *err)
                              (dal_session_no_database(s) ? DAL_PIN_SCHEMA : 0u));
     vars_free(&s->vars);
     s->manual = 0;
-    s->no_backslash = conn_global_no_backslash();
+    s->no_backslash = handle_global_no_backslash(s->dal);
     return 0;
 }
 

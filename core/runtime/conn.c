@@ -386,8 +386,8 @@ static void read_escaping(dal_conn_t *c)
 }
 
 /* The servers' global sql_mode as the last new or reset connection had it
- * (conn_global_no_backslash). */
-static atomic_int global_no_backslash;
+ * (conn_global_no_backslash): -1 before the process's first. */
+static atomic_int global_no_backslash = -1;
 
 /* c fresh from a connect or COM_RESET_CONNECTION: in the global sql_mode. */
 static void read_global_escaping(dal_conn_t *c)
@@ -398,7 +398,12 @@ static void read_global_escaping(dal_conn_t *c)
 
 int conn_global_no_backslash(void)
 {
-    return atomic_load_explicit(&global_no_backslash, memory_order_relaxed);
+    return atomic_load_explicit(&global_no_backslash, memory_order_relaxed) > 0;
+}
+
+int conn_global_known(void)
+{
+    return atomic_load_explicit(&global_no_backslash, memory_order_relaxed) >= 0;
 }
 
 static int same_text(const char *a, const char *b)

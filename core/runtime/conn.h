@@ -151,8 +151,11 @@ int conn_reset(dal_conn_t *c, dal_error_t *err);
 int conn_reset_in_place(dal_conn_t *c, dal_error_t *err);
 /* Whether the servers' global sql_mode has NO_BACKSLASH_ESCAPES, as the
  * last connection made or reset (COM_RESET_CONNECTION) in the process
- * found it: what a new or reset session starts in (0 before any). */
+ * found it: what a new or reset session starts in (0 before any).
+ * conn_global_known: the process has made a connection, so the answer is
+ * the servers'. */
 int conn_global_no_backslash(void);
+int conn_global_known(void);
 /* Make db (NULL: the URL's database) c's current database (COM_INIT_DB);
  * another than the URL's until conn_reset, which chooses the URL's again
  * (a URL without a database cannot go back: that reset fails, and the

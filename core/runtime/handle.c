@@ -5,7 +5,9 @@
  */
 #include <sched.h>
 
+#include "conn.h"
 #include "handle.h"
+#include "pool.h"
 
 dal_snapshot_t *snapshot_acquire(dal_t *dal)
 {
@@ -113,4 +115,25 @@ void snap_slot_give(dal_t *dal, snap_slot_t *slot, dal_snapshot_t *s)
      * the slot, so only one of them drops the reference. */
     if (atomic_load(&dal->snap) != s && (was = atomic_exchange(&slot->snap, NULL)) != NULL)
         snapshot_unref(was);
+}
+
+int handle_global_no_backslash(dal_t *dal)
+{
+    dal_snapshot_t *snap;
+    dal_node_t *node;
+    dal_conn_t *c;
+    dal_error_t err;
+    int reused;
+
+    if (conn_global_known())
+        return conn_global_no_backslash();
+    snap = snapshot_acquire(dal);
+    node = snapshot_schema_node(snap, NULL);
+    if (node == NULL && snap->nnodes > 0)
+        node = snap->nodes[0];
+    /* connecting reads the global mode (conn.c, read_global_escaping) */
+    if (node != NULL && server_acquire(&node->master, &c, &reused, &err) == 0)
+        server_release(&node->master, c, 1);
+    snapshot_unref(snap);
+    return conn_global_no_backslash();
 }

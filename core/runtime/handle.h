@@ -103,4 +103,13 @@ dal_snapshot_t *snap_slot_take(dal_t *dal, snap_slot_t *slot);
 /* Give the caller's reference to s back to the slot, for the next take. */
 void snap_slot_give(dal_t *dal, snap_slot_t *slot, dal_snapshot_t *s);
 
+/* Whether statements of no session, and a new session's first, are read
+ * under NO_BACKSLASH_ESCAPES: the servers' global sql_mode
+ * (conn_global_no_backslash), which decides where a quoted string ends.
+ * Before the process's first connection, one is made to learn it (to the
+ * master of the default datasource, else of the first), once; when that
+ * server cannot be reached the answer is backslash escapes, and the
+ * statement's own connection fails the same way. */
+int handle_global_no_backslash(dal_t *dal);
+
 #endif /* DAL_CORE_HANDLE_H */

@@ -128,7 +128,9 @@ static inline void stmt_emit(const dal_stmt_t *st, int rc, const dal_result_t *r
 int stmt_run(dal_stmt_t *st, dal_snapshot_t *snap, dal_result_t **out, dal_error_t *err);
 
 /* dal_prepare, dal_prepare_len and dal_session_prepare_len (named fn in an
- * argument error), the text read in the mode no_backslash (api/dal.c). */
+ * argument error), the text read in the mode no_backslash: 1
+ * NO_BACKSLASH_ESCAPES, 0 backslash escapes, -1 the servers' global mode
+ * (handle_global_no_backslash) (api/dal.c). */
 int prepare_text(const char *fn, dal_t *dal, const char *sql, size_t len, int no_backslash,
                  dal_prepared_t **out, dal_error_t *err);
 

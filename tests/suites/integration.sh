@@ -41,6 +41,10 @@ DAL_TEST_PIN_POOL=default "$builddir/tests/live/test_pin"
 # its columns in another order, through dal and directly on the servers
 "$builddir/tests/live/test_columns"
 
+# the servers' global sql_mode NO_BACKSLASH_ESCAPES: statements of no
+# session read as the servers read them (the mode put back at its end)
+"$builddir/tests/live/test_nobs_global"
+
 # the CLI against the live cluster
 DAL_BIN=${DAL_BIN:-$builddir/tools/dal}
 export DAL_TEST_PASSWORD=dalpass
