@@ -502,7 +502,10 @@ DAL_API int dal_query_prepared(dal_t *dal, const dal_query_opts_t *opts,
  */
 
 /* *out owned by the caller (dal_session_close).  Must be closed before
- * dal_close. */
+ * dal_close.  The process's first session, or statement, when no
+ * connection was made yet, makes one to learn the servers' global sql_mode
+ * (how its statements' strings read: dal_session_no_backslash_escapes);
+ * a server it cannot reach is not an error here. */
 DAL_API int dal_session_open(dal_t *dal, dal_session_t **out, dal_error_t *err);
 /* Rolls back an open transaction and gives the pinned connections back
  * (see below).  s is transferred; NULL is a no-op. */
