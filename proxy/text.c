@@ -85,6 +85,13 @@ text_lead_t text_lead(const char *sql, const char **past)
     return TEXT_OTHER;
 }
 
+const char *text_blanks(const char *p)
+{
+    while (is_space((unsigned char)*p))
+        p++;
+    return p;
+}
+
 bool text_only_comments(const char *sql)
 {
     const char *p = sql;

@@ -29,6 +29,8 @@ text_lead_t text_lead(const char *sql, const char **past);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool text_word_is(const char **p, const char *w);
+/* p past spaces (the C locale's isspace). */
+const char *text_blanks(const char *p);
 /* sql is only spaces, `;` and comments (not executable comments, which
  * start with ! or M!): a server answers it with OK, also as a prepared
  * statement. */
