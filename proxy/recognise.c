@@ -246,10 +246,7 @@ bool recognise_processlist_ref(const char *sql, const char *p, const char *end,
 
     for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && q != '`' && !no_backslash && p + 1 < end)
-                p++;
-            else if (*p == q)
-                q = 0;
+            p = text_quoted(p, end, &q, no_backslash);
         } else if (p != sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
             if (*p == '\'' || *p == '"' || *p == '`')
                 q = *p;

@@ -37,10 +37,7 @@ const char *recognise_set_item_end(const char *p, const char *end, bool no_backs
 
     for (; p < end; p++) {
         if (q != 0) {
-            if (*p == '\\' && q != '`' && !no_backslash && p + 1 < end)
-                p++;
-            else if (*p == q)
-                q = 0;
+            p = text_quoted(p, end, &q, no_backslash);
         } else if (*p == '\'' || *p == '"' || *p == '`') {
             q = *p;
         } else if (*p == '(') {
@@ -56,14 +53,12 @@ const char *recognise_set_item_end(const char *p, const char *end, bool no_backs
 
 bool recognise_reads_state(const char *v, bool no_backslash)
 {
+    const char *end = v + strlen(v);
     char q = 0;
 
-    for (; *v != '\0'; v++) {
+    for (; v < end; v++) {
         if (q != 0) {
-            if (*v == '\\' && q != '`' && !no_backslash && v[1] != '\0')
-                v++;
-            else if (*v == q)
-                q = 0;
+            v = text_quoted(v, end, &q, no_backslash);
         } else if (*v == '\'' || *v == '"' || *v == '`') {
             q = *v;
         } else if (*v == '@' || *v == '(') {
