@@ -34,6 +34,12 @@ clang "${base[@]}" -I"$src/proxy" -I"$src/proxy/protocol" -o "$out/fuzz_schema" 
     "$src/fuzz/fuzz_schema.c" "$src/proxy/schema_text.c" "$src/proxy/infoschema_scan.c" \
     "$src/proxy/protocol/protocol.c"
 
+# the proxy's recognisers stand alone (recognise.h); the lexer reads back
+# what their quoting helper writes
+clang "${base[@]}" -I"$src/proxy" -I"$src/core/sql" -o "$out/fuzz_recognise" \
+    "$src/fuzz/fuzz_recognise.c" "$src/proxy/recognise"{,_set}.c "$src/proxy/text.c" \
+    "$src/core/sql/sql_lex.c"
+
 # the relay's readers of a server's packets stand alone (relay_parse.h)
 clang "${base[@]}" -I"$src/core/exec" -o "$out/fuzz_relay" "$src/fuzz/fuzz_relay.c" \
     "$src/core/exec/relay_parse.c"
@@ -60,7 +66,7 @@ fuzz_one() {
 par=${DAL_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 failed=0
 pids=()
-for t in sql config proto session schema etcd relay; do
+for t in sql config proto session schema etcd relay recognise; do
     fuzz_one "$t" &
     pids+=($!)
     if [ "${#pids[@]}" -ge "$par" ]; then

@@ -11,14 +11,13 @@
  * names a table; one that names none and leaves none (SELECT 1) keeps the
  * list.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
-#include "text.h"
 
 typedef struct diag_row {
     char level[8];             /* "Note", "Warning", "Error" */
@@ -167,69 +166,15 @@ static void send_count(proxy_client_t *c, bool errors)
     proto_build_end(&c->out, &c->seq, (uint32_t)c->caps, 0, reply_status(c));
 }
 
-/* `LIMIT [offset,] n` or `LIMIT n OFFSET m` at p, or nothing, up to end:
- * false for anything else. */
-static bool parse_limit(const char *p, const char *end_of_text, uint64_t *offset,
-                        uint64_t *limit)
-{
-    char *end;
-    uint64_t a, b;
-
-    *offset = 0;
-    *limit = UINT64_MAX;
-    if (!text_word_is(&p, "LIMIT"))
-        goto tail;
-    a = strtoull(p, &end, 10);
-    if (end == p)
-        return false;
-    for (p = end; isspace((unsigned char)*p); p++)
-        ;
-    if (*p == ',' || text_word_is(&p, "OFFSET")) {
-        bool comma = *p == ',';
-        p += comma;
-        b = strtoull(p, &end, 10);
-        if (end == p)
-            return false;
-        p = end;
-        *offset = comma ? a : b;
-        *limit = comma ? b : a;
-    } else {
-        *limit = a;
-    }
-tail:
-    while (p < end_of_text && (isspace((unsigned char)*p) || *p == ';'))
-        p++;
-    return p == end_of_text;
-}
-
 bool diag_statement(proxy_client_t *c, const char *sql, size_t len)
 {
-    const char *p = sql, *q, *end = sql + len;
-    uint64_t offset, limit;
-    bool errors;
+    recognise_diag_t d;
 
-    if (!text_word_is(&p, "SHOW"))
+    if (!recognise_diag(sql, len, &d))
         return false;
-    q = p;
-    if (text_word_is(&q, "COUNT")) {
-        while (isspace((unsigned char)*q))
-            q++;
-        if (strncmp(q, "(*)", 3) != 0)
-            return false;
-        q += 3;
-        errors = text_word_is(&q, "ERRORS");
-        if (!errors && !text_word_is(&q, "WARNINGS"))
-            return false;
-        if (!parse_limit(q, end, &offset, &limit) || limit != UINT64_MAX)
-            return false;
-        send_count(c, errors);
-        return true;
-    }
-    errors = text_word_is(&p, "ERRORS");
-    if (!errors && !text_word_is(&p, "WARNINGS"))
-        return false;
-    if (!parse_limit(p, end, &offset, &limit))
-        return false;
-    send_rows(c, errors, offset, limit);
+    if (d.count)
+        send_count(c, d.errors);
+    else
+        send_rows(c, d.errors, d.offset, d.limit);
     return true;
 }

@@ -28,7 +28,6 @@
  * tables whose THREADS_CONNECTED and ABORTED_CLIENTS rows are the
  * proxy's counts, as SHOW STATUS answers them (processlist.c).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +35,8 @@
 
 #include "infoschema.h"
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
-#include "text.h"
 
 static void put_n(proto_buf_t *b, const char *s, size_t n)
 {
@@ -468,28 +467,17 @@ static int rewrite(proxy_client_t *c, const char *sql, size_t len, const infosch
  * else false. */
 static bool show_variables(const char *sql, size_t len, proto_buf_t *b)
 {
-    const char *p = sql, *cond = NULL;
+    const char *cond;
+    size_t n;
+    bool like;
 
-    if (!text_word_is(&p, "SHOW"))
-        return false;
-    if (!text_word_is(&p, "SESSION"))
-        (void)text_word_is(&p, "LOCAL");
-    if (!text_word_is(&p, "VARIABLES"))
-        return false;
-    if (text_word_is(&p, "LIKE"))
-        cond = " WHERE Variable_name LIKE ";
-    else if (text_word_is(&p, "WHERE"))
-        cond = " WHERE ";
-    else if (p[strspn(p, " \t\r\n;")] != '\0')
+    if (!recognise_show_variables(sql, len, &like, &cond, &n))
         return false;
     put(b, "SELECT Variable_name, Value FROM (SELECT LOWER(VARIABLE_NAME) AS Variable_name,"
             " VARIABLE_VALUE AS Value FROM information_schema.SESSION_VARIABLES) AS v");
     if (cond != NULL) {  /* the condition without the statement's closing ';' */
-        size_t n = len - (size_t)(p - sql);
-        while (n > 0 && (p[n - 1] == ';' || isspace((unsigned char)p[n - 1])))
-            n--;
-        put(b, cond);
-        put_n(b, p, n);
+        put(b, like ? " WHERE Variable_name LIKE " : " WHERE ");
+        put_n(b, cond, n);
     }
     put(b, " ORDER BY CAST(Variable_name AS BINARY)");  /* '_' before letters */
     put_n(b, "", 1);  /* the NUL infoschema_find reads up to */

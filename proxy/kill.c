@@ -16,14 +16,13 @@
  * finish -- and the client stays listed (SHOW PROCESSLIST) until the
  * statement has ended there, as on a server.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
 #include "text.h"
 
@@ -139,53 +138,6 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
     return out;
 }
 
-/* p past blanks and the character ch, or NULL when ch is not next. */
-static const char *past(const char *p, char ch)
-{
-    while (isspace((unsigned char)*p))
-        p++;
-    return *p == ch ? p + 1 : NULL;
-}
-
-/* `KILL [HARD|SOFT] [CONNECTION|QUERY] id`, id a number or CONNECTION_ID()
- * (self, the client's own, as a server evaluates it): *query_only and *id;
- * false for any other form (KILL USER, KILL QUERY ID, another
- * expression). */
-static bool parse_kill(const char *sql, size_t len, uint32_t self, bool *query_only,
-                       uint32_t *id)
-{
-    const char *p = sql, *q;
-    char *end;
-    unsigned long v;
-
-    if (!text_word_is(&p, "KILL"))
-        return false;
-    if (!text_word_is(&p, "HARD"))
-        (void)text_word_is(&p, "SOFT");
-    *query_only = text_word_is(&p, "QUERY");
-    if (!*query_only)
-        (void)text_word_is(&p, "CONNECTION");
-    while (isspace((unsigned char)*p))
-        p++;
-    if (text_word_is(&p, "CONNECTION_ID")) {
-        if ((q = past(p, '(')) == NULL || (q = past(q, ')')) == NULL)
-            return false;
-        end = (char *)q;
-        v = self;
-    } else {
-        if (!isdigit((unsigned char)*p))
-            return false;
-        errno = 0;
-        v = strtoul(p, &end, 10);
-        if (errno != 0 || v > UINT32_MAX)
-            return false;
-    }
-    while (end < sql + len && (isspace((unsigned char)*end) || *end == ';'))
-        end++;
-    *id = (uint32_t)v;
-    return end == sql + len;
-}
-
 bool kill_statement(proxy_client_t *c, const char *sql, size_t len)
 {
     const char *p = sql;
@@ -196,7 +148,7 @@ bool kill_statement(proxy_client_t *c, const char *sql, size_t len)
 
     if (!text_word_is(&p, "KILL"))
         return false;
-    if (!parse_kill(sql, len, c->id, &query_only, &id)) {
+    if (!recognise_kill(sql, len, c->id, &query_only, &id)) {
         reply_err(c, 1235, "42000",
                   "dal-proxy takes KILL [CONNECTION | QUERY] id, with an id of its own "
                    "connections");

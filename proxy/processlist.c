@@ -40,6 +40,7 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
 #include "text.h"
 
@@ -274,75 +275,6 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
     puts_(b, ") AS clients LIMIT 18446744073709551615)");
 }
 
-/* `information_schema.PROCESSLIST` at p (each name bare or in backquotes,
- * any case): its length, else 0. */
-static size_t names_table(const char *p)
-{
-    const char *q = p;
-    bool quoted;
-
-    quoted = *q == '`';
-    q += quoted;
-    if (strncasecmp(q, "information_schema", 18) != 0)
-        return 0;
-    q += 18;
-    if (quoted && *q++ != '`')
-        return 0;
-    if (*q++ != '.')
-        return 0;
-    quoted = *q == '`';
-    q += quoted;
-    if (strncasecmp(q, "PROCESSLIST", 11) != 0)
-        return 0;
-    q += 11;
-    if (quoted && *q++ != '`')
-        return 0;
-    if (isalnum((unsigned char)*q) || *q == '_' || *q == '$')
-        return 0;
-    return (size_t)(q - p);
-}
-
-/* Whether the text at p (after the table's name) starts with an alias. */
-static bool alias_follows(const char *p)
-{
-    static const char *const words[] = {
-        "WHERE", "ORDER", "GROUP", "LIMIT", "HAVING", "JOIN", "INNER", "LEFT", "RIGHT",
-        "CROSS", "NATURAL", "STRAIGHT_JOIN", "ON", "USING", "UNION", "EXCEPT", "INTERSECT",
-        "WINDOW", "FOR", "LOCK", "INTO", "PROCEDURE", "FULL", "OUTER",
-    };
-    size_t i;
-
-    while (isspace((unsigned char)*p))
-        p++;
-    if (*p == '`')
-        return true;
-    if (!isalpha((unsigned char)*p) && *p != '_')
-        return false;
-    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-        size_t n = strlen(words[i]);
-        if (strncasecmp(p, words[i], n) == 0 && !isalnum((unsigned char)p[n]) && p[n] != '_')
-            return false;
-    }
-    return true;
-}
-
-/* `CONNECTION_ID()` at p (any case, spaces before the parentheses): its
- * length, else 0. */
-static size_t names_id(const char *p)
-{
-    const char *q = p + 13;
-
-    if (strncasecmp(p, "CONNECTION_ID", 13) != 0)
-        return 0;
-    while (isspace((unsigned char)*q))
-        q++;
-    if (*q++ != '(')
-        return 0;
-    while (isspace((unsigned char)*q))
-        q++;
-    return *q == ')' ? (size_t)(q + 1 - p) : 0;
-}
-
 /* sql (len bytes, NUL bytes only inside quotes and comments, a NUL after
  * them) with each information_schema.PROCESSLIST outside quotes replaced by
  * the clients' table, and each CONNECTION_ID() by the client's id (the
@@ -350,88 +282,26 @@ static size_t names_id(const char *p)
  * no PROCESSLIST. */
 static bool rewrite(proxy_client_t *c, const char *sql, size_t len, proto_buf_t *b)
 {
-    const char *p = sql, *from = sql, *end = sql + len;
+    const char *p = sql, *end = sql + len;
+    recognise_pl_ref_t ref;
     bool found = false;
-    char q = 0;
-    size_t n;
+    char id[16];
 
-    for (; p < end; p++) {
-        if (q != 0) {
-            if (*p == '\\' && q != '`' && !reply_no_backslash(c) && p + 1 < end)
-                p++;
-            else if (*p == q)
-                q = 0;
-            continue;
-        }
-        if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
-            (n = names_table(p)) > 0) {
-            proto_put_bytes(b, from, (size_t)(p - from));
+    for (; recognise_processlist_ref(sql, p, end, reply_no_backslash(c), &ref);
+         p = ref.at + ref.len) {
+        proto_put_bytes(b, p, (size_t)(ref.at - p));
+        if (ref.table) {
             put_table(b, c, "Filling schema table");
-            if (!alias_follows(p + n))
+            if (!ref.aliased)
                 puts_(b, " AS PROCESSLIST");
-            from = p + n;
-            p += n - 1;
             found = true;
-        } else if ((p == sql || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
-                   (n = names_id(p)) > 0) {
-            char id[16];
-            proto_put_bytes(b, from, (size_t)(p - from));
+        } else {
             snprintf(id, sizeof id, "%u", c->id);
             puts_(b, id);
-            from = p + n;
-            p += n - 1;
-        } else if (*p == '\'' || *p == '"') {
-            q = *p;
-        } else if (*p == '`') {
-            q = '`';
         }
     }
-    proto_put_bytes(b, from, (size_t)(p - from));
+    proto_put_bytes(b, p, (size_t)(end - p));
     return found;
-}
-
-/* Whether the word PROCESSLIST is in sql at all: the cheap test every
- * statement takes. */
-static bool mentions(const char *sql, size_t len)
-{
-    const char *end = sql + len, *p;
-    int k;
-
-    /* memchr finds the candidates of each case faster than a byte loop */
-    for (k = 0; k < 2; k++)
-        for (p = sql; p + 11 <= end && (p = memchr(p, "pP"[k], (size_t)(end - p))) != NULL &&
-                      p + 11 <= end;
-             p++)
-            if (strncasecmp(p, "PROCESSLIST", 11) == 0)
-                return true;
-    return false;
-}
-
-/* SHOW [FULL] PROCESSLIST: *full; false for any other statement. */
-static bool is_show(const char *sql, bool *full)
-{
-    const char *p = sql;
-
-    if (!text_word_is(&p, "SHOW"))
-        return false;
-    *full = text_word_is(&p, "FULL");
-    if (!text_word_is(&p, "PROCESSLIST"))
-        return false;
-    while (isspace((unsigned char)*p) || *p == ';')
-        p++;
-    return *p == '\0';
-}
-
-/* SHOW [GLOBAL | SESSION | LOCAL] STATUS ...: true. */
-static bool is_show_status(const char *sql)
-{
-    const char *p = sql;
-
-    if (!text_word_is(&p, "SHOW"))
-        return false;
-    if (!text_word_is(&p, "GLOBAL") && !text_word_is(&p, "SESSION"))
-        (void)text_word_is(&p, "LOCAL");
-    return text_word_is(&p, "STATUS");
 }
 
 /* SHOW STATUS's rows as they go out: the values of the variables
@@ -503,22 +373,6 @@ static void show_status(proxy_client_t *c, const char *sql, size_t len)
     dal_result_free(r);
 }
 
-/* FLUSH [NO_WRITE_TO_BINLOG | LOCAL] STATUS: true. */
-static bool is_flush_status(const char *sql)
-{
-    const char *p = sql;
-
-    if (!text_word_is(&p, "FLUSH"))
-        return false;
-    if (!text_word_is(&p, "NO_WRITE_TO_BINLOG"))
-        (void)text_word_is(&p, "LOCAL");
-    if (!text_word_is(&p, "STATUS"))
-        return false;
-    while (isspace((unsigned char)*p) || *p == ';')
-        p++;
-    return *p == '\0';
-}
-
 /* FLUSH STATUS run on the servers, then the proxy's Aborted_clients and
  * Aborted_connects set to 0, as the statement resets a server's. */
 static void flush_status(proxy_client_t *c, const char *sql, size_t len)
@@ -544,15 +398,15 @@ bool processlist_statement(proxy_client_t *c, text_lead_t lead, const char *sql,
     bool full;
     char info[64];
 
-    if (lead == TEXT_SHOW && is_show_status(sql)) {
+    if (lead == TEXT_SHOW && recognise_show_status(sql)) {
         show_status(c, sql, len);
         return true;
     }
-    if (lead == TEXT_FLUSH && is_flush_status(sql)) {
+    if (lead == TEXT_FLUSH && recognise_flush_status(sql)) {
         flush_status(c, sql, len);
         return true;
     }
-    if (lead == TEXT_SHOW && is_show(sql, &full)) {
+    if (lead == TEXT_SHOW && recognise_show_processlist(sql, &full)) {
         snprintf(info, sizeof info, full ? "INFO" : "LEFT(INFO, %d)", SHORT_INFO);
         puts_(&b, "SELECT ID AS Id, USER AS User, HOST AS Host, DB AS db, COMMAND AS Command, "
                   "TIME AS Time, STATE AS State, ");
@@ -560,7 +414,7 @@ bool processlist_statement(proxy_client_t *c, text_lead_t lead, const char *sql,
         puts_(&b, " AS Info, CAST(PROGRESS AS DOUBLE) AS Progress FROM ");
         put_table(&b, c, "starting");
         puts_(&b, " AS PROCESSLIST ORDER BY ID");
-    } else if (!mentions(sql, len) || !rewrite(c, sql, len, &b)) {
+    } else if (!recognise_mentions_processlist(sql, len) || !rewrite(c, sql, len, &b)) {
         proto_buf_free(&b);
         return false;
     }

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
 #include "text.h"
 #include "schema_text.h"
@@ -175,95 +176,7 @@ static int run_tableless(proxy_client_t *c, const char *sql, size_t len,
     return rc;
 }
 
-/* ------------------------------------------------------------ parsing */
-
-/* An identifier at *p, bare or `quoted`: its text into buf (NUL-ended,
- * `` undoubled), *p past it.  False when there is none or it is longer
- * than buf. */
-static bool ident(const char **p, char *buf, size_t size)
-{
-    const char *s = *p;
-    size_t n = 0;
-
-    while (isspace((unsigned char)*s))
-        s++;
-    if (*s == '`') {
-        for (s++; *s != '\0'; s++) {
-            if (*s == '`' && s[1] != '`')
-                break;
-            if (*s == '`')
-                s++;
-            if (n + 1 >= size)
-                return false;
-            buf[n++] = *s;
-        }
-        if (*s != '`')
-            return false;
-        s++;
-    } else {
-        while (isalnum((unsigned char)*s) || *s == '_' || *s == '$') {
-            if (n + 1 >= size)
-                return false;
-            buf[n++] = *s++;
-        }
-    }
-    buf[n] = '\0';
-    *p = s;
-    return n > 0;
-}
-
-/* The rest at p is only spaces and `;`. */
-static bool at_end(const char *p)
-{
-    while (isspace((unsigned char)*p) || *p == ';')
-        p++;
-    return *p == '\0';
-}
-
-/* `{FROM|IN} db` at *p, if there: it must name the proxy's schema (else
- * false: the servers answer, with their error). */
-static bool our_schema_clause(proxy_client_t *c, const char **p)
-{
-    const char *q = *p;
-    char db[129];
-
-    if (!text_word_is(&q, "FROM") && !text_word_is(&q, "IN"))
-        return true;
-    if (!ident(&q, db, sizeof db) || strcmp(db, setvar_db_name(c)) != 0)
-        return false;
-    *p = q;
-    return true;
-}
-
 /* ---------------------------------------------------------- SHOW TABLES */
-
-/* `SHOW [FULL] TABLES [FROM|IN db]`: *full, db (size bytes; "" without
- * the clause), and *filter at what follows (LIKE ..., WHERE ..., or the
- * end). */
-static bool is_show_tables(const char *sql, bool *full, char *db, size_t size,
-                           const char **filter)
-{
-    const char *p = sql, *q;
-
-    if (!text_word_is(&p, "SHOW"))
-        return false;
-    *full = text_word_is(&p, "FULL");
-    if (!text_word_is(&p, "TABLES"))
-        return false;
-    db[0] = '\0';
-    q = p;
-    if (text_word_is(&q, "FROM") || text_word_is(&q, "IN")) {
-        if (!ident(&q, db, size))
-            return false;
-        p = q;
-    }
-    q = p;
-    if (!at_end(p) && !text_word_is(&q, "LIKE") && !text_word_is(&q, "WHERE"))
-        return false;
-    *filter = p;
-    return true;
-}
-
 
 static void put_str(proto_buf_t *b, const char *s)
 {
@@ -296,22 +209,17 @@ static void send_filtered(proxy_client_t *c, const char *column, const names_t *
     proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
     dal_error_t err;
-    const char *p = filter, *q = filter;
+    const char *p = filter, *pat;
     char head[192];
     size_t i, n;
 
     /* a server names the column of LIKE 'pattern' "Tables_in_db (pattern)" */
     put_str(&b, "SELECT ");
     put_quoted(c, &b, '`', column);
-    if (text_word_is(&q, "LIKE")) {
-        while (isspace((unsigned char)*q))
-            q++;
-        n = *q == '\'' ? strcspn(q + 1, "'\\") : 0;
-        if (n > 0 && q[1 + n] == '\'') {
-            snprintf(head, sizeof head, "%s (%.*s)", column, (int)n, q + 1);
-            put_str(&b, " AS ");
-            put_quoted(c, &b, '`', head);
-        }
+    if ((pat = recognise_like_pattern(filter, &n)) != NULL && n > 0) {
+        snprintf(head, sizeof head, "%s (%.*s)", column, (int)n, pat);
+        put_str(&b, " AS ");
+        put_quoted(c, &b, '`', head);
     }
     if (full)
         put_str(&b, ", `Table_type`");
@@ -422,24 +330,15 @@ bool schema_show_databases(proxy_client_t *c, const char *sql)
 {
     names_t all = {0};
     dal_error_t err;
-    const char *p = sql, *pat = NULL;
+    const char *pat;
     char column[160] = "Database";
-    size_t n = 0;
+    size_t n;
 
     /* SHOW DATABASES [LIKE 'pattern']; a WHERE goes to the servers */
-    (void)text_word_is(&p, "SHOW");
-    (void)text_word_is(&p, "DATABASES");
-    if (text_word_is(&p, "LIKE")) {
-        while (isspace((unsigned char)*p))
-            p++;
-        n = *p == '\'' ? strcspn(p + 1, "'\\") : 0;
-        if (*p != '\'' || p[1 + n] != '\'' || !at_end(p + 2 + n) || n > 120)
-            return false;
-        pat = p + 1;
-        snprintf(column, sizeof column, "Database (%.*s)", (int)n, pat);
-    } else if (!at_end(p)) {
+    if (!recognise_show_databases(sql, &pat, &n))
         return false;
-    }
+    if (pat != NULL)
+        snprintf(column, sizeof column, "Database (%.*s)", (int)n, pat);
     names_add(&all, c->px->database);
     if (dal_schema_names(c->px->dal, names_add, &all, &err) != 0 ||
         !server_databases(c, &all, &err)) {
@@ -493,7 +392,7 @@ static void show_tables(proxy_client_t *c, dal_session_t *s, bool full, const ch
     }
     names_sort(&all);
     snprintf(column, sizeof column, "Tables_in_%.80s", setvar_db_name(c));
-    if (at_end(filter))
+    if (recognise_at_end(filter))
         send_names(c, column, &all, full);
     else
         send_filtered(c, column, &all, full, filter, end, &logical);
@@ -540,7 +439,7 @@ bool schema_show_tables(proxy_client_t *c, const char *sql, size_t len)
     const char *filter;
     bool full, had;
 
-    if (!is_show_tables(sql, &full, db, sizeof db, &filter))
+    if (!recognise_show_tables(sql, &full, db, sizeof db, &filter))
         return false;
     /* in no database: SHOW TABLES is the server's 1046 there */
     if (db[0] == '\0' ||
@@ -602,74 +501,6 @@ static void rename_value(void *user, size_t column, const char **val, size_t *le
     *val = rn->buf;
 }
 
-/* The kinds of describing statement, and where the table's name is. */
-typedef enum describe_kind { DESCRIBE_COLUMNS, DESCRIBE_INDEX, DESCRIBE_CREATE } describe_kind_t;
-
-/*
- * `SHOW [FULL] {COLUMNS|FIELDS} {FROM|IN} t [{FROM|IN} db] [LIKE|WHERE ...]`,
- * `SHOW {INDEX|INDEXES|KEYS} {FROM|IN} t [{FROM|IN} db] [WHERE ...]`,
- * `SHOW CREATE TABLE t`, `{DESC|DESCRIBE} t [column | 'pattern']`, each
- * with t as `name` or `db`.`name` of the proxy's schema.  Sets *kind, the
- * table's name, *head_end (where the name starts) and *tail (what follows
- * it and its schema clause).
- */
-static bool parse_describe(proxy_client_t *c, const char *sql, describe_kind_t *kind,
-                           char *table, size_t size, const char **head_end, const char **tail)
-{
-    const char *p = sql, *q, *before;
-    char first[129];
-    bool qualified = false;
-
-    if (text_word_is(&p, "DESC") || text_word_is(&p, "DESCRIBE")) {
-        *kind = DESCRIBE_COLUMNS;
-        q = p;
-        if (text_word_is(&q, "SELECT") || text_word_is(&q, "WITH") ||
-            text_word_is(&q, "INSERT") || text_word_is(&q, "UPDATE") ||
-            text_word_is(&q, "DELETE") || text_word_is(&q, "REPLACE") ||
-            text_word_is(&q, "EXTENDED") || text_word_is(&q, "PARTITIONS") ||
-            text_word_is(&q, "FORMAT"))
-            return false;
-    } else if (text_word_is(&p, "SHOW")) {
-        (void)text_word_is(&p, "FULL");
-        if (text_word_is(&p, "COLUMNS") || text_word_is(&p, "FIELDS"))
-            *kind = DESCRIBE_COLUMNS;
-        else if (text_word_is(&p, "INDEX") || text_word_is(&p, "INDEXES") ||
-                 text_word_is(&p, "KEYS"))
-            *kind = DESCRIBE_INDEX;
-        else if (text_word_is(&p, "CREATE") && text_word_is(&p, "TABLE"))
-            *kind = DESCRIBE_CREATE;
-        else
-            return false;
-        if (*kind != DESCRIBE_CREATE && !text_word_is(&p, "FROM") && !text_word_is(&p, "IN"))
-            return false;
-    } else {
-        return false;
-    }
-    while (isspace((unsigned char)*p))
-        p++;
-    *head_end = p;
-    if (!ident(&p, first, sizeof first))
-        return false;
-    if (*p == '.') {
-        p++;
-        if (strcmp(first, setvar_db_name(c)) != 0 || !ident(&p, table, size))
-            return false;
-        qualified = true;
-    } else if (strlen(first) < size) {
-        memcpy(table, first, strlen(first) + 1);
-    } else {
-        return false;
-    }
-    before = p;
-    if (*kind != DESCRIBE_CREATE && !our_schema_clause(c, &p))
-        return false;
-    /* in no database, only a name of the schema's own: else the server's 1046 */
-    if (!qualified && p == before && dal_session_no_database(c->session))
-        return false;
-    *tail = p;
-    return true;
-}
-
 /* The database of node's master ("" when its URL names none), quoted and
  * followed by a dot, into b: in no database, a statement naming a table
  * alone would get the server's 1046. */
@@ -690,18 +521,20 @@ static void put_node_db(proxy_client_t *c, proto_buf_t *b, const char *node)
 
 bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
 {
-    describe_kind_t kind;
-    char table[129], physical[160];
-    const char *head_end, *tail, *node;
+    recognise_describe_t d;
+    char physical[160];
+    const char *node;
     dal_table_info_t *t;
     proto_buf_t b = PROTO_BUF_INIT;
     dal_result_t *r = NULL;
     dal_error_t err;
-    rename_t rn = {SIZE_MAX, SIZE_MAX, table, physical, NULL};
+    rename_t rn = {SIZE_MAX, SIZE_MAX, d.table, physical, NULL};
     int pos;
 
-    if (!parse_describe(c, sql, &kind, table, sizeof table, &head_end, &tail) ||
-        (t = configured(c, table)) == NULL)
+    /* in no database, only a name of the schema's own: else the server's 1046 */
+    if (!recognise_describe(sql, setvar_db_name(c), &d) ||
+        (!d.named_db && dal_session_no_database(c->session)) ||
+        (t = configured(c, d.table)) == NULL)
         return false;
     pos = dal_table_info_physical(t, 0, physical, sizeof physical);
     node = pos >= 0 ? dal_table_info_node(t, (uint32_t)pos) : NULL;
@@ -709,16 +542,16 @@ bool schema_describe(proxy_client_t *c, const char *sql, size_t len)
     put_str(&b, "/*+ dal datasource=");
     put_str(&b, node != NULL ? node : "");
     put_str(&b, " raw */ ");
-    proto_put_bytes(&b, sql, (size_t)(head_end - sql));
+    proto_put_bytes(&b, sql, (size_t)(d.head_end - sql));
     if (node != NULL && dal_session_no_database(c->session))
         put_node_db(c, &b, node);
     put_quoted(c, &b, '`', physical);
-    proto_put_bytes(&b, tail, (size_t)(sql + len - tail));
+    proto_put_bytes(&b, d.tail, (size_t)(sql + len - d.tail));
     proto_put_u8(&b, 0);
     dal_table_info_free(t);
-    if (kind == DESCRIBE_INDEX)
+    if (d.kind == DESCRIBE_INDEX)
         rn.name_column = 0;
-    else if (kind == DESCRIBE_CREATE) {
+    else if (d.kind == DESCRIBE_CREATE) {
         rn.name_column = 0;
         rn.text_column = 1;
     }

@@ -20,57 +20,10 @@
 #include <strings.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
 #include "text.h"
 #include "track.h"
-
-/* The end of one `name = value` of a SET list (p..end, which may hold NUL
- * bytes inside quotes): the next comma outside quotes and parentheses, or
- * end.  no_backslash: the session's sql_mode has NO_BACKSLASH_ESCAPES. */
-static const char *set_item_end(const char *p, const char *end, bool no_backslash)
-{
-    char q = 0;
-    int depth = 0;
-
-    for (; p < end; p++) {
-        if (q != 0) {
-            if (*p == '\\' && q != '`' && !no_backslash && p + 1 < end)
-                p++;
-            else if (*p == q)
-                q = 0;
-        } else if (*p == '\'' || *p == '"' || *p == '`') {
-            q = *p;
-        } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')') {
-            depth--;
-        } else if (*p == ',' && depth == 0) {
-            break;
-        }
-    }
-    return p;
-}
-
-/* Whether a SET's value reads state (a variable, a function call) outside
- * quotes: it must be evaluated where the SET runs, once. */
-static bool reads_state(const char *v, bool no_backslash)
-{
-    char q = 0;
-
-    for (; *v != '\0'; v++) {
-        if (q != 0) {
-            if (*v == '\\' && q != '`' && !no_backslash && v[1] != '\0')
-                v++;
-            else if (*v == q)
-                q = 0;
-        } else if (*v == '\'' || *v == '"' || *v == '`') {
-            q = *v;
-        } else if (*v == '@' || *v == '(') {
-            return true;
-        }
-    }
-    return false;
-}
 
 static int out_of_memory(dal_error_t *err)
 {
@@ -97,20 +50,10 @@ static bool numeric(int type)
  * out of memory. */
 static char *quoted(const proxy_client_t *c, const char *val, size_t n)
 {
-    bool raw = reply_no_backslash(c);
-    char *out = malloc(2 * n + 3), *o = out;
-    size_t i;
+    char *out = malloc(2 * n + 3);
 
-    if (out == NULL)
-        return NULL;
-    *o++ = '\'';
-    for (i = 0; i < n; i++) {
-        if (val[i] == '\'' || (val[i] == '\\' && !raw))
-            *o++ = val[i];
-        *o++ = val[i];
-    }
-    *o++ = '\'';
-    *o = '\0';
+    if (out != NULL)
+        recognise_quote(out, '\'', val, n, reply_no_backslash(c));
     return out;
 }
 
@@ -167,55 +110,16 @@ static int refused(dal_error_t *err, const char *why)
     return DAL_EUNSUPPORTED;
 }
 
-/* ISOLATION LEVEL's value at *p, as tx_isolation takes it, or NULL. */
-static const char *isolation_level(const char **p)
-{
-    static const char *const levels[][3] = {
-        {"READ", "UNCOMMITTED", "'READ-UNCOMMITTED'"}, {"READ", "COMMITTED", "'READ-COMMITTED'"},
-        {"REPEATABLE", "READ", "'REPEATABLE-READ'"}, {"SERIALIZABLE", NULL, "'SERIALIZABLE'"},
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-        const char *q = *p;
-        if (text_word_is(&q, levels[i][0]) &&
-            (levels[i][1] == NULL || text_word_is(&q, levels[i][1]))) {
-            *p = q;
-            return levels[i][2];
-        }
-    }
-    return NULL;
-}
-
-/* The characteristics of SET SESSION TRANSACTION at p (ISOLATION LEVEL x,
- * READ ONLY, READ WRITE, comma-separated): the session variables they
- * are, so that every backend connection of the session gets them.  All
- * are read before any is set, so a mistake sets none. */
+/* The characteristics of SET SESSION TRANSACTION at p: the session
+ * variables they are, so that every backend connection of the session
+ * gets them.  All are read before any is set, so a mistake sets none. */
 static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t *err)
 {
-    const char *level = NULL, *read_only = NULL;
+    const char *level, *read_only, *why;
     int rc;
 
-    for (;;) {
-        if (text_word_is(&p, "ISOLATION") && text_word_is(&p, "LEVEL")) {
-            if ((level = isolation_level(&p)) == NULL)
-                return refused(err, "SET SESSION TRANSACTION: unknown isolation level");
-        } else if (text_word_is(&p, "READ")) {
-            read_only = text_word_is(&p, "ONLY") ? "1" : text_word_is(&p, "WRITE") ? "0" : NULL;
-            if (read_only == NULL)
-                return refused(err, "SET SESSION TRANSACTION: READ ONLY or READ WRITE");
-        } else {
-            return refused(err, "SET SESSION TRANSACTION takes ISOLATION LEVEL, READ ONLY "
-                                    "and READ WRITE");
-        }
-        while (isspace((unsigned char)*p))
-            p++;
-        if (*p != ',')
-            break;
-        p++;
-    }
-    if (*p != '\0' && *p != ';')
-        return refused(err, "SET SESSION TRANSACTION: unexpected text after it");
+    if ((why = recognise_txn_characteristics(p, &level, &read_only)) != NULL)
+        return refused(err, why);
     rc = level ? dal_session_set_var(c->session, "tx_isolation", level, err) : 0;
     if (rc == 0 && read_only != NULL)
         rc = dal_session_set_var(c->session, "tx_read_only", read_only, err);
@@ -228,9 +132,9 @@ static int set_txn_characteristics(proxy_client_t *c, const char *p, dal_error_t
 static int set_transaction(proxy_client_t *c, const char *p)
 {
     dal_error_t err;
-    int session = text_word_is(&p, "SESSION") || text_word_is(&p, "LOCAL");
+    bool session;
 
-    if (!text_word_is(&p, "TRANSACTION"))
+    if (!recognise_set_transaction(&p, &session))
         return 0;
     if (!session)
         refused(&err, "SET TRANSACTION for the next transaction only is not kept by "
@@ -255,7 +159,7 @@ typedef struct set_item {
  * only the flags it names (`optimizer_switch = 'mrr=on'`). */
 static bool server_evaluates(const set_item_t *it, bool no_backslash)
 {
-    return reads_state(it->value, no_backslash) ||
+    return recognise_reads_state(it->value, no_backslash) ||
            ((strcasecmp(it->name, "optimizer_switch") == 0 ||
              strcasecmp(it->name, "optimizer_trace") == 0) &&
             strcasecmp(it->value, "DEFAULT") != 0);
@@ -265,65 +169,18 @@ static bool server_evaluates(const set_item_t *it, bool no_backslash)
  * value as written. */
 static int read_item(const char *p, const char *end, set_item_t *it, dal_error_t *err)
 {
-    size_t n = 0;
+    const char *value;
+    size_t n;
 
-    if (!text_word_is(&p, "SESSION"))
-        (void)text_word_is(&p, "LOCAL");
-    while (isspace((unsigned char)*p))
-        p++;
-    if (strncmp(p, "@@", 2) == 0) {
-        p += 2;
-        if (strncasecmp(p, "session.", 8) == 0 || strncasecmp(p, "local.", 6) == 0)
-            p = strchr(p, '.') + 1;
-    }
-    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n < sizeof it->name - 1)
-        n++;
-    memcpy(it->name, p, n);
-    it->name[n] = '\0';
-    for (p += n; isspace((unsigned char)*p); p++)
-        ;
-    if (n == 0 || (*p != '=' && strncmp(p, ":=", 2) != 0))
+    if (!recognise_set_item(p, it->name, &value))
         return refused(err, "dal-proxy takes SET [SESSION] name = value [, ...] and SET NAMES "
                             "charset");
-    p += *p == '=' ? 1 : 2;
-    while (isspace((unsigned char)*p))
-        p++;
-    if ((it->value = strndup(p, (size_t)(end - p))) == NULL)
+    if ((it->value = strndup(value, (size_t)(end - value))) == NULL)
         return out_of_memory(err);
     for (n = strlen(it->value);
          n > 0 && (isspace((unsigned char)it->value[n - 1]) || it->value[n - 1] == ';'); n--)
         it->value[n - 1] = '\0';
     return 0;
-}
-
-/* Whether the item at p assigns a user variable (`@name`) or, as `SET
- * GLOBAL` does, a global one (`@@global.name`): the server's business. */
-static bool is_user_var(const char *p)
-{
-    while (isspace((unsigned char)*p))
-        p++;
-    return (*p == '@' && p[1] != '@') || strncasecmp(p, "@@global.", 9) == 0;
-}
-
-/* The SET list p..end holds only blanks and `;` from p. */
-static bool list_done(const char *p, const char *end)
-{
-    while (p < end && (isspace((unsigned char)*p) || *p == ';'))
-        p++;
-    return p == end;
-}
-
-/* Whether the SET list p..last assigns any session variable. */
-static bool sets_session(const char *p, const char *last, bool no_backslash)
-{
-    const char *end;
-
-    for (; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last, no_backslash);
-        if (!is_user_var(p) && !list_done(p, end) && p != end)
-            return true;
-    }
-    return false;
 }
 
 /* The assignments of user (and global) variables of the SET list
@@ -341,8 +198,8 @@ static int set_user_vars(proxy_client_t *c, const char *p, const char *last, dal
     o = sql + 4;
     memcpy(sql, "SET ", 4);
     for (; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last, reply_no_backslash(c));
-        if (!is_user_var(p))
+        end = recognise_set_item_end(p, last, reply_no_backslash(c));
+        if (!recognise_is_user_var(p))
             continue;
         if (o != sql + 4)
             *o++ = ',';
@@ -435,10 +292,10 @@ static int set_evaluated(proxy_client_t *c, set_item_t *items, size_t n, const c
         return out_of_memory(err);
     o = sql + sprintf(sql, "SET ");
     for (p = list; p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last, reply_no_backslash(c));
+        end = recognise_set_item_end(p, last, reply_no_backslash(c));
         for (own = 0; own < n && !(items[own].text == p && dal_own(items[own].name)); own++)
             ;
-        if (own < n || list_done(p, end) || p == end)
+        if (own < n || recognise_list_done(p, end) || p == end)
             continue;
         o += sprintf(o, "%s%.*s", o == sql + 4 ? "" : ",", (int)(end - p), p);
     }
@@ -446,7 +303,7 @@ static int set_evaluated(proxy_client_t *c, set_item_t *items, size_t n, const c
         if (!dal_own(items[i].name))
             names[k++] = items[i].name;
     for (i = 0; rc == 0 && i < n; i++)
-        if (dal_own(items[i].name) && reads_state(items[i].value, reply_no_backslash(c)))
+        if (dal_own(items[i].name) && recognise_reads_state(items[i].value, reply_no_backslash(c)))
             rc = evaluate(c, &items[i].value, err);
     if (rc == 0)
         rc = dal_session_set_eval(c->session, sql, (size_t)(o - sql), names, k, values, out, err);
@@ -483,8 +340,8 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
     int rc = 0;
 
     for (p = list; rc == 0 && p < last; p = end < last ? end + 1 : end) {
-        end = set_item_end(p, last, reply_no_backslash(c));
-        if (is_user_var(p) || list_done(p, end) || p == end)
+        end = recognise_set_item_end(p, last, reply_no_backslash(c));
+        if (recognise_is_user_var(p) || recognise_list_done(p, end) || p == end)
             continue;
         if (n == sizeof items / sizeof items[0])
             rc = refused(err, "dal-proxy takes at most 64 session variables in one SET");
@@ -505,7 +362,7 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
         goto timeouts;
     }
     for (i = 0; rc == 0 && i < n; i++)
-        if (reads_state(items[i].value, reply_no_backslash(c)))
+        if (recognise_reads_state(items[i].value, reply_no_backslash(c)))
             rc = evaluate(c, &items[i].value, err);
     if (rc == 0)
         rc = set_user_vars(c, list, last, err);
@@ -532,69 +389,27 @@ timeouts:
  * GLOBAL, PASSWORD go to the servers). */
 int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
 {
-    const char *p = sql, *q;
+    const char *p = sql;
     dal_result_t *r = NULL;
     dal_error_t err;
-    char cs[65], co[sizeof cs + sizeof " COLLATE " + 66];
-    size_t n = 0;
+    char names[RECOGNISE_NAMES_SIZE];
     unsigned int vars = 0;
+    proto_str_t db;
 
-    if (text_word_is(&p, "USE")) {
+    if (recognise_use(sql, len, &db.ptr, &db.len)) {
         /* as COM_INIT_DB: on a server it would move one of dal's pooled
          * connections to another schema */
-        proto_str_t db;
-
-        while (isspace((unsigned char)*p))
-            p++;
-        n = len - (size_t)(p - sql);
-        while (n > 0 && (isspace((unsigned char)p[n - 1]) || p[n - 1] == ';'))
-            n--;
-        if (n >= 2 && p[0] == '`' && p[n - 1] == '`') {
-            p++;
-            n -= 2;
-        }
-        db.ptr = p;
-        db.len = n;
         setvar_use_db(c, &db);
         return 1;
     }
-    p = sql;
     if (!text_word_is(&p, "SET"))
         return 0;
     if (set_transaction(c, p))
         return 1;
-    q = p;
-    if (text_word_is(&q, "GLOBAL") || text_word_is(&q, "PASSWORD") ||
-        text_word_is(&q, "STATEMENT") || text_word_is(&q, "ROLE") ||
-        text_word_is(&q, "DEFAULT"))
+    if (!recognise_set_session(p, sql + len, reply_no_backslash(c)))
         return 0;
-    if (!sets_session(p, sql + len, reply_no_backslash(c)))
-        return 0;  /* user variables and @@global.name only, as SET GLOBAL */
-    q = p;
-    if (text_word_is(&q, "NAMES")) {
-        while (isspace((unsigned char)*q))
-            q++;
-        while (q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';' && n < sizeof cs - 1)
-            n++;
-        memcpy(cs, q, n);
-        cs[n] = '\0';
-        /* DEFAULT: the server's character set, the one the handshake
-         * announced */
-        if (strcasecmp(cs, "DEFAULT") == 0)
-            strcpy(cs, "utf8mb4");
-        /* SET NAMES cs COLLATE co: one value, which the session takes or
-         * refuses whole (a bad collation leaves the charset as it was) */
-        q += n;
-        if (text_word_is(&q, "COLLATE")) {
-            while (isspace((unsigned char)*q))
-                q++;
-            for (n = 0; q[n] != '\0' && !isspace((unsigned char)q[n]) && q[n] != ';'; n++)
-                ;
-            snprintf(co, sizeof co, "%s COLLATE %.*s", cs, (int)(n < 66 ? n : 66), q);
-        } else {
-            snprintf(co, sizeof co, "%s", cs);
-        }
-        if (dal_session_set_var(c->session, "names", co, &err) != 0)
+    if (recognise_set_names(p, names)) {
+        if (dal_session_set_var(c->session, "names", names, &err) != 0)
             reply_dal_error(c, &err);
         else
             track_reply_ok(c, TRACK_NAMES, NULL, 0, 0);

@@ -85,6 +85,22 @@ text_lead_t text_lead(const char *sql, const char **past)
     return TEXT_OTHER;
 }
 
+const char *text_quoted(const char *p, const char *end, char *q, bool no_backslash)
+{
+    if (*p == '\\' && *q != '`' && !no_backslash && p + 1 < end)
+        return p + 1;
+    if (*p == *q)
+        *q = 0;
+    return p;
+}
+
+const char *text_blanks(const char *p)
+{
+    while (is_space((unsigned char)*p))
+        p++;
+    return p;
+}
+
 bool text_only_comments(const char *sql)
 {
     const char *p = sql;

@@ -29,6 +29,13 @@ text_lead_t text_lead(const char *sql, const char **past);
 /* Skip spaces and the keyword w (any case, a whole word) at *p: true and
  * *p past it, or false and *p past the spaces only. */
 bool text_word_is(const char **p, const char *w);
+/* In a scan of a text ending at end, p a byte inside the quote *q (', "
+ * or `): where the scan goes on from -- the escaped byte after a backslash,
+ * in ' and " unless no_backslash (NO_BACKSLASH_ESCAPES) -- and *q 0 when
+ * p closes the quote. */
+const char *text_quoted(const char *p, const char *end, char *q, bool no_backslash);
+/* p past spaces (the C locale's isspace). */
+const char *text_blanks(const char *p);
 /* sql is only spaces, `;` and comments (not executable comments, which
  * start with ! or M!): a server answers it with OK, also as a prepared
  * statement. */

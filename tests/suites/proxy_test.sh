@@ -164,6 +164,10 @@ echo "$out" | grep -q '^ERROR 1193' || fail "unknown variable: $out"
 # not sent as they are: libmariadb would report a malformed packet (2027)
 out=$(px shop -e "SET NAMES no_such_charset" 2>&1) && fail "an unknown character set was accepted"
 echo "$out" | grep -q '^ERROR 1105 (HY000)' || fail "unknown character set: $out"
+# COUNT(*) takes no LIMIT, however large: the server's syntax error
+out=$(px shop -e "SHOW COUNT(*) WARNINGS LIMIT 99999999999999999999" 2>&1) &&
+    fail "SHOW COUNT(*) WARNINGS with a LIMIT was answered"
+echo "$out" | grep -q '^ERROR 1064' || fail "SHOW COUNT(*) WARNINGS LIMIT: $out"
 nobody=$("$harness/cluster.sh" free-port)
 gone=$("$harness/cluster.sh" free-port)
 cat >"$work/gone.ini" <<EOF
