@@ -22,15 +22,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_hostile_wire import login, query  # noqa: E402
+from proxy_hostile_wire import cpu_seconds, login, query  # noqa: E402
 
 PORT, PID, PASSWORD = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-
-
-def cpu_seconds():
-    with open("/proc/%d/stat" % PID) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def union(n):
@@ -52,11 +46,11 @@ def cost(n, bystander=None):
         waited.append(time.time() - t)
 
     th = threading.Thread(target=side) if bystander is not None else None
-    before = cpu_seconds()
+    before = cpu_seconds(PID)
     if th is not None:
         th.start()
     r = query(conn._sock, union(n))
-    spent = cpu_seconds() - before
+    spent = cpu_seconds(PID) - before
     if th is not None:
         th.join()
     conn.close()

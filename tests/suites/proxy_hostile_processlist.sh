@@ -8,31 +8,17 @@
 # two users directly on the server are the reference.  Starts its own
 # MariaDB server; never skips.
 set -euo pipefail
-# shellcheck source=tests/harness/proxy_lib.sh
-. "$(dirname "$0")/../harness/proxy_lib.sh"
+# shellcheck source=tests/suites/proxy_hostile_lib.sh
+. "$(dirname "$0")/proxy_hostile_lib.sh"
 
-px_cluster 1 --db shop
-port=$("$harness/cluster.sh" free-port)
-cat >"$work/px.ini" <<EOF
-[datasource ds0]
-master = mysql://root@127.0.0.1:${ports[0]}/shop
-[dal]
-default_datasource = ds0
-[proxy]
-listen = 127.0.0.1:$port
-database = shop
-[proxy user alice]
-password = alice-s3cret
-[proxy user mallory]
-password = mallory-s3cret
-EOF
+hostile_proxy '[proxy user alice]' 'password = alice-s3cret' '[proxy user mallory]' \
+    'password = mallory-s3cret'
 # the same two accounts on the server, neither with PROCESS
 mariadb -h127.0.0.1 -P"${ports[0]}" -uroot -e "
 CREATE USER alice@'%' IDENTIFIED BY 'alice-s3cret';
 CREATE USER mallory@'%' IDENTIFIED BY 'mallory-s3cret';
 GRANT SELECT ON shop.* TO alice@'%';
 GRANT SELECT ON shop.* TO mallory@'%';"
-px_start "$work/px.ini" "$port"
 
 secret='card 4111-1111-1111-1111'
 # alice's statement runs 6 s; mallory looks meanwhile
@@ -55,5 +41,5 @@ fi
 if grep -q "$secret" <<<"$proxy"; then
     fail "dal-proxy shows user mallory user alice's running statement (and its secret) in the process list; a server shows a user without PROCESS only its own threads"
 fi
-px_stop "${pids[-1]}" "$work/px.log"
+px_stop "$pid" "$work/px.log"
 px_finish proxy_hostile_processlist

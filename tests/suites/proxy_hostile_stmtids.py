@@ -21,16 +21,10 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_hostile_wire import login, packet, read_packet  # noqa: E402
+from proxy_hostile_wire import cpu_seconds, login, packet, read_packet  # noqa: E402
 
 PORT, PID, PASSWORD = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 CLOSES = 400000
-
-
-def cpu_seconds():
-    with open("/proc/%d/stat" % PID) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def prepare_many(sock, n):
@@ -54,13 +48,13 @@ def closes_cost(nstmts):
     sock = conn._sock
     prepare_many(sock, nstmts)
     batch = b"".join(packet(0, b"\x19" + struct.pack("<I", 0x7FFFFFF0)) for _ in range(10000))
-    before = cpu_seconds()
+    before = cpu_seconds(PID)
     for _ in range(CLOSES // 10000):
         sock.sendall(batch)
     sock.sendall(packet(0, b"\x0e"))
     if read_packet(sock)[:1] != b"\x00":
         raise RuntimeError("COM_PING after the closes: no OK")
-    cost = cpu_seconds() - before
+    cost = cpu_seconds(PID) - before
     conn.close()
     return cost
 

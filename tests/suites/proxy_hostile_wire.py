@@ -1,7 +1,8 @@
 """proxy_hostile_wire.py -- the raw MySQL protocol the proxy_hostile_*
 scripts speak to dal-proxy (imported, not run): packets, a login through
 PyMySQL whose socket is then used raw, COM_STMT_* commands, reading a
-reply, and the proxy's VmRSS."""
+reply, and the proxy's VmRSS and CPU time."""
+import os
 import struct
 
 import pymysql
@@ -131,3 +132,10 @@ def sanitized(pid):
     keeps freed blocks: its RSS says nothing of the program's."""
     with open("/proc/%d/maps" % pid) as f:
         return any("libasan" in line for line in f)
+
+
+def cpu_seconds(pid):
+    """The process's CPU time so far (utime + stime), in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
