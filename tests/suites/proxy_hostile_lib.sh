@@ -23,3 +23,25 @@ hostile_proxy() {
     px_start "$work/px.ini" "$port"
     pid=${pids[-1]}
 }
+
+# hostile_sharded TABLE TABLES [LINE...]: two servers, TABLE sharded by
+# user_id mod over both in TABLES physical tables (created through the
+# proxy: id, user_id, note), and dal-proxy on port serving it as shop to
+# the user app with the password $password, the LINEs added to [proxy];
+# its pid in pid
+hostile_sharded() {
+    local table=$1 tables=$2
+    shift 2
+    px_cluster 2 --db 'shard_%d'
+    port=$("$harness/cluster.sh" free-port)
+    password='hostile-s3cret'
+    {
+        px_ini_sharded
+        px_ini_table "$table" "$tables" user_id mod
+        px_ini_proxy "$port" shop "$password" "$@"
+    } >"$work/px.ini"
+    px_start "$work/px.ini" "$port"
+    pid=${pids[-1]}
+    mariadb -h127.0.0.1 -P"$port" -uapp -p"$password" shop \
+        -e "CREATE TABLE $table (id INT PRIMARY KEY, user_id INT, note VARCHAR(100))"
+}
