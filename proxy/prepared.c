@@ -13,9 +13,6 @@
 
 #define MAX_STMTS 16382            /* MariaDB's max_prepared_stmt_count default */
 #define LAST_PREPARED 0xFFFFFFFFu  /* MariaDB: "the statement prepared last" */
-/* A long value's buffer with more room than this is freed after its
- * execution rather than kept for the next. */
-#define LONG_KEEP (64 * 1024)
 /* MariaDB's error for long data over max_allowed_packet (ER_UNKNOWN_ERROR) */
 #define LONG_TOO_BIG "Parameter of prepared statement which is set through " \
                      "mysql_send_long_data() is longer than 'max_allowed_packet' bytes"
@@ -36,14 +33,16 @@ typedef struct proxy_stmt {
                                       proxy may answer itself (client_answer),
                                       local_len bytes and a NUL */
     size_t local_len;
+    size_t sql_len;                /* bytes of the statement's text */
 } proxy_stmt_t;
 
 struct proxy_stmts {
-    proxy_stmt_t **v;              /* owned, and each entry */
+    proxy_stmt_t **v;              /* owned, and each entry; in order of id */
     size_t n, cap;
     uint32_t next_id;
     uint32_t last_id;              /* the one prepared last */
     size_t long_total;             /* bytes of long data held by all of them */
+    size_t sql_total;              /* bytes of text of all of them (sql_len) */
 };
 
 static void ps_free(proxy_stmt_t *s)
@@ -76,6 +75,24 @@ void ps_free_all(proxy_client_t *c)
     c->stmts = NULL;
 }
 
+/* Where id is in t->v, or where it would go: the first entry whose id is
+ * not below it.  A binary search: a client's COM_STMT_CLOSE of unknown ids
+ * (no reply, any number) costs the I/O thread little, however many
+ * statements it holds. */
+static size_t id_slot(const struct proxy_stmts *t, uint32_t id)
+{
+    size_t lo = 0, hi = t->n, mid;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if (t->v[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static proxy_stmt_t *find(proxy_client_t *c, uint32_t id, size_t *at)
 {
     size_t i;
@@ -84,13 +101,37 @@ static proxy_stmt_t *find(proxy_client_t *c, uint32_t id, size_t *at)
         return NULL;
     if (id == LAST_PREPARED)
         id = c->stmts->last_id;
-    for (i = 0; i < c->stmts->n; i++)
-        if (c->stmts->v[i]->id == id) {
-            if (at != NULL)
-                *at = i;
-            return c->stmts->v[i];
-        }
-    return NULL;
+    i = id_slot(c->stmts, id);
+    if (i == c->stmts->n || c->stmts->v[i]->id != id)
+        return NULL;
+    if (at != NULL)
+        *at = i;
+    return c->stmts->v[i];
+}
+
+/* The next statement id: one more than the last given, past
+ * LAST_PREPARED back to 1, and never one still open. */
+static uint32_t next_id(struct proxy_stmts *t)
+{
+    size_t i;
+
+    do {
+        if (++t->next_id == LAST_PREPARED || t->next_id == 0)
+            t->next_id = 1;
+        i = id_slot(t, t->next_id);
+    } while (i < t->n && t->v[i]->id == t->next_id);
+    return t->next_id;
+}
+
+/* s (with its id) into t, whose room reserve made, in order of id. */
+static void insert(struct proxy_stmts *t, proxy_stmt_t *s)
+{
+    size_t i = id_slot(t, s->id);
+
+    memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof *t->v);
+    t->v[i] = s;
+    t->n++;
+    t->sql_total += s->sql_len;
 }
 
 static void unknown_stmt(proxy_client_t *c, uint32_t id, const char *where)
@@ -350,6 +391,24 @@ static void prepare_ok(proxy_client_t *c, const proxy_stmt_t *s, dal_result_t *r
     free(cols);
 }
 
+/* The texts of a client's prepared statements together are bounded by
+ * max_allowed_packet, as their long data is (besides MAX_STMTS): one that
+ * would take them over is refused with the server's error for too many
+ * statements, which drivers answer by preparing on the client. */
+static bool too_much_sql(proxy_client_t *c, size_t len)
+{
+    size_t max = c->px->max_allowed_packet;
+    char msg[256];
+
+    if (len <= max && c->stmts->sql_total <= max - len)
+        return false;
+    snprintf(msg, sizeof msg, "Can't create more prepared statements: this connection's hold "
+             "%zu bytes of SQL, and with this one's %zu they would be over max_allowed_packet "
+             "(%zu); close some first", c->stmts->sql_total, len, max);
+    reply_err(c, 1461, "42000", msg);
+    return true;
+}
+
 void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
 {
     char *text = text_copy(sql, sql != NULL ? len : 0);
@@ -372,6 +431,8 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     if (sql == NULL)
         len = 0;
+    if (too_much_sql(c, len))
+        goto done;
     if (proto_sql_stray_nul(text, &len, reply_no_backslash(c)) != SIZE_MAX) {
         reply_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "
                                     "quotes");
@@ -414,11 +475,9 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
         text = NULL;
     }
     s->ncolumns = (uint16_t)ncols;
-    s->id = ++c->stmts->next_id;
-    if (s->id == LAST_PREPARED)
-        s->id = c->stmts->next_id = 1;
-    c->stmts->last_id = s->id;
-    c->stmts->v[c->stmts->n++] = s;
+    s->sql_len = len;
+    s->id = c->stmts->last_id = next_id(c->stmts);
+    insert(c->stmts, s);
     prepare_ok(c, s, r);
 done:
     dal_result_free(r);
@@ -458,17 +517,16 @@ static dal_value_t param_value(const proxy_stmt_t *s, const proto_param_t *p, ui
     }
 }
 
-/* After an execution the long data is spent, as on a server. */
+/* After an execution the long data is spent, as on a server, and its
+ * buffers freed: what a client holds is only long data not yet spent,
+ * which long_total bounds (a buffer kept after its use would escape it). */
 static void clear_long_data(proxy_client_t *c, proxy_stmt_t *s)
 {
     uint16_t i;
 
     for (i = 0; i < s->nparams; i++) {
         c->stmts->long_total -= s->long_data[i].len;
-        if (s->long_data[i].cap > LONG_KEEP)
-            proto_buf_free(&s->long_data[i]);
-        else
-            proto_buf_reset(&s->long_data[i]);
+        proto_buf_free(&s->long_data[i]);
         s->long_used[i] = false;
     }
 }
@@ -644,6 +702,8 @@ void ps_close(proxy_client_t *c, uint32_t id)
     if (s == NULL)
         return;
     clear_long_data(c, s);
+    c->stmts->sql_total -= s->sql_len;
     ps_free(s);
-    c->stmts->v[at] = c->stmts->v[--c->stmts->n];
+    c->stmts->n--;
+    memmove(c->stmts->v + at, c->stmts->v + at + 1, (c->stmts->n - at) * sizeof *c->stmts->v);
 }

@@ -142,6 +142,14 @@ typedef struct backends {
  * a statement now: a client's threads under its session_mu (its session
  * stays open), then one query per server with no lock held (clients_mu
  * is not held across a server's answer). */
+/* Whether self's list shows client t: a logged-in client of the same
+ * user, as a server shows a user without the PROCESS privilege only the
+ * threads of its own account (and as KILL lets a user end only its own). */
+static bool listed(const proxy_client_t *t, const proxy_client_t *self)
+{
+    return t->state == CLIENT_COMMAND && strcmp(t->user, self->user) == 0;
+}
+
 static void backends_read(proxy_client_t *self, backends_t *bk)
 {
     proxy_t *px = self->px;
@@ -152,13 +160,14 @@ static void backends_read(proxy_client_t *self, backends_t *bk)
     memset(bk, 0, sizeof *bk);
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
-        cap += THREADS_PER_CLIENT * (t != self && atomic_load(&t->running));
+        cap += THREADS_PER_CLIENT * (t != self && listed(t, self) && atomic_load(&t->running));
     bk->v = cap > 0 ? calloc(cap, sizeof *bk->v) : NULL;
     bk->owner = cap > 0 ? calloc(cap, sizeof *bk->owner) : NULL;
     for (t = px->clients; t != NULL && bk->v != NULL && bk->owner != NULL; t = t->all_next) {
         /* (a session_mu held is a KILL QUERY at work on t: its State is
          * left as it is rather than the list waiting for the kill) */
-        if (t == self || !atomic_load(&t->running) || bk->n + THREADS_PER_CLIENT > cap ||
+        if (t == self || !listed(t, self) || !atomic_load(&t->running) ||
+            bk->n + THREADS_PER_CLIENT > cap ||
             pthread_mutex_trylock(&t->session_mu) != 0)
             continue;
         got = t->session != NULL
@@ -237,8 +246,8 @@ static void put_row(proto_buf_t *b, proxy_client_t *t, const proxy_client_t *sel
     pthread_mutex_unlock(&t->info_mu);
 }
 
-/* The derived table of every authenticated client, newest first as a
- * server's information_schema lists them. */
+/* The derived table of the clients self's list shows (listed), newest
+ * first as a server's information_schema lists them. */
 static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_state)
 {
     proxy_t *px = self->px;
@@ -258,12 +267,12 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
              "0 AS QUERY_ID, CAST(INFO AS BINARY) AS INFO_BINARY, 0 AS TID FROM (");
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
-        n += t->state == CLIENT_COMMAND;
+        n += listed(t, self);
     /* each byte of Info is two of hex */
     if (n > 0 && budget / n < ROW_BYTES + 2 * info_max)
         info_max = budget / n > ROW_BYTES ? (budget / n - ROW_BYTES) / 2 : 0;
     for (t = px->clients; t != NULL; t = t->all_next)
-        if (t->state == CLIENT_COMMAND) {
+        if (listed(t, self)) {
             put_row(b, t, self, self_state, &bk, now, first, info_max);
             first = false;
         }

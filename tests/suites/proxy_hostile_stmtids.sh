@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # proxy_hostile_stmtids.sh -- a client with 16,000 prepared statements
-# sends COM_STMT_CLOSE of unknown ids back to back (no reply, answered on
-# its I/O thread): the proxy's CPU per packet must not grow with the
-# client's statement count (tests/suites/proxy_hostile_stmtids.py).
+# closes half in random order, sends COM_STMT_CLOSE of unknown ids back to
+# back (no reply, answered on its I/O thread), and finds every statement
+# by its id (tests/suites/proxy_hostile_stmtids.py).
 # Starts its own MariaDB server; never skips.
 set -euo pipefail
 # shellcheck source=tests/suites/proxy_hostile_lib.sh
