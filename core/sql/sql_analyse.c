@@ -357,6 +357,16 @@ static int compound(const an_t *a)
     return 0;
 }
 
+/* Whether placeholder i touches a string literal (comments between are
+ * nothing): dal writes a string value as a literal, and adjacent literals
+ * are one string to a server, so `'x' ?` (which a server refuses) would
+ * run and `? 'alias'` would lose its alias. */
+static int beside_string(const an_t *a, int i)
+{
+    return (i > 0 && a->tk[i - 1].type == DAL_TOK_STRING) ||
+           (i + 1 < a->nt && a->tk[i + 1].type == DAL_TOK_STRING);
+}
+
 /* Find the end of the statement (a top-level ';', after which only more
  * ';' may follow), link parentheses and number the placeholders. */
 static int link_tokens(an_t *a)
@@ -380,6 +390,9 @@ static int link_tokens(an_t *a)
         a->link[i] = -1;
         if (a->tk[i].type == DAL_TOK_PARAM) {
             uint32_t *po = an_vpush(a, &a->params, sizeof *po);
+            if (beside_string(a, i))
+                return an_fail(a, a->tk[i].off,
+                               "a ? placeholder next to a string literal (an alias takes AS)");
             if (!po)
                 return -1;
             *po = a->tk[i].off;

@@ -1160,6 +1160,13 @@ static const struct err_case {
     {"SELECT /*+ dal =1 */ 1", "malformed dal hint at offset 15"},
     {"SELECT /*+ dal a='x */ 1", "malformed dal hint at offset 17"},
     {"SELECT /*+ dal a(1) */ 1", "malformed dal hint at offset 16"},
+    /* a string value written beside a literal would join it */
+    {"UPDATE t SET a = 'x'? WHERE id = 5",
+     "a ? placeholder next to a string literal (an alias takes AS) at offset 20"},
+    {"SELECT ? /* c */ 'alias'",
+     "a ? placeholder next to a string literal (an alias takes AS) at offset 7"},
+    {"SELECT a FROM t WHERE b = _utf8mb4'x' ?",
+     "a ? placeholder next to a string literal (an alias takes AS) at offset 38"},
 };
 
 START_TEST(test_error_table)
