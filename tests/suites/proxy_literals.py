@@ -19,19 +19,26 @@ backslash before a quote, doubled quotes, a trailing backslash, ' OR id =
 introducers (_utf8mb4, N, X), adjacent strings, comments and executable
 comments between tokens.  Each statement runs in both sql_modes (with and
 without NO_BACKSLASH_ESCAPES, entered by SET sql_mode in both sessions),
-through the proxy and on the copy.  Judged:
+through the proxy and on the copy, in utf8mb4 and again in one of gbk,
+sjis, big5 and cp932 (entered by the handshake, SET NAMES or SET
+character_set_client), whose characters may end in the byte of a
+backslash or a backtick: the generator writes MARK for such a
+character's first byte, so the same statement is a backslash escaping a
+quote in utf8mb4 and a character before a closing quote there.  Judged:
 
 - reads: the rows, as multisets;
 - writes: the affected-row count, then the table's contents -- the
   proxy's read from the physical tables themselves, each row on the table
   its id belongs to -- against the copy's;
-- errors: both must fail; where the server runs a statement the proxy
+- errors: both must fail, and a text the server refuses whole (1064,
+  1136) must have written nothing; where the server runs a statement the proxy
   may refuse it only with one of dal's refusals (1235, 1264, 1210, and
   1064 for a text dal cannot analyse), counted and shown at the end --
   never a different answer;
 - a subset as server-side prepared statements (COM_STMT_PREPARE and
   EXECUTE), a hostile string bound as a parameter beside literals in the
-  text.
+  text (in those character sets too: a bound value is data, however its
+  bytes would read as SQL).
 
 The seed is DAL_LITERALS_SEED (printed), the number of statements
 DAL_LITERALS_COUNT.  Prints each mismatch (statement, mode, both answers)
@@ -57,6 +64,11 @@ N = 48              # baseline rows, ids 1 .. N
 BASE = "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 MODES = {"escapes": BASE, "nobs": BASE + ",NO_BACKSLASH_ESCAPES"}
 REFUSALS = {1235, 1264, 1210, 1064}   # dal's own (docs/proxy.md, Error numbers)
+# a server's errors for a text it refuses before running any of it (a
+# syntax error, a row of the wrong length): no row may be written; other
+# errors of a write over several nodes may leave the nodes before written
+# (counted as partial writes, shown, not failures)
+REFUSED_WHOLE = {1064, 1136}
 
 # the strings stored, as Python strings
 VALUES = ["plain", "it's", 'say "hi"', "back\\slash", "a\\", "\\'", "''", "\\\\'", "-- x",
@@ -82,6 +94,10 @@ PIECES = ["a", "x", "7", "\\'", "''", "\\\\", "\\\\'", "\\", "' OR id = {k} -- "
           " OR id = {k}", "' '", "/*!", "/*!100000 OR id = {k} */", "\\'' OR id = {k} -- ",
           "\x00", "\\\\\\'", "`", "{", " FROM t ", "t.id", "' OR t.id = {k} -- ",
           MARK + "\\", MARK + "\\' OR id = {k} -- ", MARK + "\\' OR id = {k} #", MARK + "`"]
+# values bound to a prepared statement's ? beside VALUES: a quote after
+# MARK is a quote in CHARSETS, unless something puts a backslash before it
+PARAMS = [MARK + "' OR id = 7 -- ", MARK + "', b = 'pwned", "x" + MARK, MARK + "\\",
+          MARK + "\\' OR id = 7 -- "]
 # what may follow a hostile literal, closing what another reading opened
 TAILS = ["", "", "", " OR id = {k}", " -- '", " # '", "'", " /* ' */", "\n", " -- \n",
          "' OR id = {k} -- '", " /*' OR id = {k} -- */"]
@@ -201,7 +217,7 @@ class Template:
 
     def value(self, s, r, param):
         if param is not None and self.prepared and param[0] is None and s.randrange(2) == 0:
-            param[0] = r.choice(VALUES + [hostile(r, 7)])
+            param[0] = r.choice(VALUES + PARAMS + [hostile(r, 7)])
             return PARAM
         return str_lit(r, r.choice(VALUES), r.randrange(1, N + 1))
 
@@ -343,7 +359,7 @@ def run_prepared(c, sql, param):
         for n in (nparams, ncols):
             for _ in range(n + (1 if n and eof else 0)):
                 c._read_packet()
-        value = param.encode()
+        value = param if isinstance(param, bytes) else param.encode()
         lv = bytes([len(value)]) if len(value) < 251 else b"\xfc" + struct.pack("<H", len(value))
         body = struct.pack("<IBI", stmt, 0, 1) + b"\x00" * ((nparams + 7) // 8) + b"\x01" + \
             struct.pack("<H", 253) * nparams + (lv + value) * nparams
@@ -399,6 +415,7 @@ class Judge:
                       connect(s1_port, "dal", "dalpass", "shard_1")]
         self.plain = connect(s0_port, "dal", "dalpass", "plain")
         self.mismatches = 0
+        self.kinds = {}     # mismatches by kind of statement and check
         self.refused = {}
         self.checked = 0
         self.ps_checked = 0
@@ -433,9 +450,15 @@ class Judge:
             mine = [row for row in base if row[0] % TABLES == pos]
             cur.executemany("INSERT INTO t_%d (id, a, b) VALUES (%%s, %%s, %%s)" % pos, mine)
 
-    def report(self, what, sql, mode, direct, proxy):
+    def report(self, what, sql, mode, direct, proxy, cs, prepared):
+        """A mismatch: the first few of each kind printed, all counted."""
         self.mismatches += 1
-        if self.mismatches <= 40:
+        text = sql.decode("latin_1") if isinstance(sql, bytes) else sql
+        kind = "%s, %s %s in %s" % (what, "prepared" if prepared else "text",
+                                    text.lstrip("b'\"").split(" ")[0].upper(),
+                                    "CHARSETS" if cs else "utf8mb4")
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if self.kinds[kind] <= 4:
             print("MISMATCH (%s) [%s] %r\n  server: %r\n  proxy:  %r"
                   % (what, mode, sql, short(direct), short(proxy)))
 
@@ -444,6 +467,8 @@ class Judge:
         px.set_mode(mode)
         dr.set_mode(mode)
         sql = encode(sql, cs)
+        if param is not None and cs:
+            param = encode(param, cs)
         if param is None:
             d, p = run(dr.c, sql), run(px.c, sql)
             self.checked += 1
@@ -461,12 +486,14 @@ class Judge:
             self.refused.setdefault(p[1], []).append((mode, sql, p))
             resync = write
         elif d[:2] != p[:2]:
-            self.report("answer", sql, mode, d, p)
+            self.report("answer", sql, mode, d, p, cs, param is not None)
         if write and not resync:
             direct, proxy, misplaced = self.contents()
-            if misplaced or (direct != proxy and not (d[0] == p[0] == "error")):
+            if misplaced or (direct != proxy and not (d[0] == p[0] == "error"
+                                                      and d[1] not in REFUSED_WHOLE)):
                 self.report("contents after", sql, mode, {"answer": d, "rows": diff(direct, proxy)},
-                            {"answer": p, "rows": diff(proxy, direct), "misplaced": misplaced})
+                            {"answer": p, "rows": diff(proxy, direct), "misplaced": misplaced},
+                            cs, param is not None)
                 resync = True
             elif direct != proxy:
                 self.partial.append((mode, sql, d, p, diff(direct, proxy), diff(proxy, direct)))
@@ -519,6 +546,8 @@ def main():
         text = sql.replace(PARAM, "X'" + (param or "").encode().hex() + "'")
         for mode in modes:
             j.one(text, None, mode, tp.kind != "select", cs)
+            if param is not None:
+                j.one(sql.replace(PARAM, "?"), param, mode, tp.kind != "select", cs)
     for code, cases in sorted(j.refused.items()):
         print("refused by the proxy with %d (the server ran it): %d, e.g. [%s] %r: %r"
               % (code, len(cases), cases[0][0], cases[0][1], cases[0][2]))
@@ -526,6 +555,8 @@ def main():
         print("NOTE: failed on both, but written on some of the proxy's nodes [%s] %r\n"
               "  server: %r, rows only there %r\n  proxy: %r, rows only there %r"
               % (mode, sql, d, drows, p, prows))
+    for kind, n in sorted(j.kinds.items()):
+        print("mismatches (%s): %d" % (kind, n))
     print("proxy_literals: %d text and %d prepared executions compared, %d mismatch(es), "
           "%d partial write(s) of a failed statement" % (j.checked, j.ps_checked, j.mismatches,
                                                           len(j.partial)))

@@ -5,6 +5,7 @@
 # in strings, introducers, adjacent strings, executable comments), run in
 # both sql_modes (with and without NO_BACKSLASH_ESCAPES) on a table
 # sharded by id through the proxy and on an unsharded copy on a server;
+# and again in gbk, sjis, big5 or cp932 sessions, text and prepared;
 # rows, affected rows, errors and the tables' contents must agree
 # (tests/suites/proxy_literals.py).  DAL_LITERALS_SEED and
 # DAL_LITERALS_COUNT change the seed (printed) and the number of
