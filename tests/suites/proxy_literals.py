@@ -107,7 +107,9 @@ COMMENTS = ["/* ' */", "/* \" */", "-- '\n", "#'\n", "/**/", "/*! */", "/* -- */
             "/*!OR id = {k} */", "/*M!100100 OR id = {k} */", "/*! AND a <> '*/' */",
             "/*!50000 OR a = '\\'' */", "-- \n", "/* ' OR id = {k} -- */",
             "/*!100000 OR t.id = {k} */", "/*!100000 AND t.a <> 't' */", "/*+ OR id = {k} */",
-            "/*!100000 OR id = {k} /* ' */", "--\t'\n", "/*M!100000 OR t.id = {k} */"]
+            "/*!100000 OR id = {k} /* ' */", "--\t'\n", "/*M!100000 OR t.id = {k} */",
+            "--\x01'\n", "--\x0b'\n", "--\x0c'\n", "--\r'\n", "--\x7f'\n", "#\r'\n",
+            "-- \r'\n", "/* /* */"]
 
 
 def fmt(s, k):
@@ -439,6 +441,13 @@ class Judge:
                     misplaced.append((row[0], "t_%d" % pos))
         return direct, sorted(rows), misplaced
 
+    def forget_inserted(self):
+        """Both tables without the rows INSERTs wrote, so that one INSERT
+        runs in every mode and character set without a duplicate key."""
+        self.plain.cursor().execute("DELETE FROM t WHERE id > %d" % N)
+        for pos in range(TABLES):
+            self.node_of(pos).cursor().execute("DELETE FROM t_%d WHERE id > %d" % (pos, N))
+
     def reset(self):
         base = baseline()
         cur = self.plain.cursor()
@@ -463,6 +472,8 @@ class Judge:
                   % (what, mode, sql, short(direct), short(proxy)))
 
     def one(self, sql, param, mode, write, cs=None):
+        if sql.startswith("INSERT"):
+            self.forget_inserted()
         px, dr = self.sides[cs]
         px.set_mode(mode)
         dr.set_mode(mode)
