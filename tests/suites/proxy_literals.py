@@ -187,7 +187,7 @@ class Template:
         self.seed = seed
         s = random.Random(seed)
         self.kind = s.choice(["select"] * 5 + ["update"] * 2 + ["delete", "insert"])
-        self.prepared = s.randrange(8) == 0 and self.kind in ("select", "update")
+        self.prepared = s.randrange(8) == 0 and self.kind in ("select", "update", "delete")
 
     def make(self, r):
         """(sql, param or None) with the literals drawn from r."""
@@ -215,12 +215,14 @@ class Template:
             sql = "UPDATE t SET " + setv.format(v=val, v2=self.value(s, r, None)) + \
                 " WHERE " + where
             return sql, param[0]
-        return "DELETE FROM t WHERE " + where, None
+        return "DELETE FROM t WHERE " + where, param[0]
 
     def value(self, s, r, param):
         if param is not None and self.prepared and param[0] is None and s.randrange(2) == 0:
             param[0] = r.choice(VALUES + PARAMS + [hostile(r, 7)])
-            return PARAM
+            # now and then right against a string: no statement to a server,
+            # whose parser takes no ? next to a literal
+            return s.choice([PARAM] * 4 + ["'x'" + PARAM, PARAM + "'x'"])
         return str_lit(r, r.choice(VALUES), r.randrange(1, N + 1))
 
     def key_cond(self, s, r):
