@@ -42,6 +42,21 @@ static int assignments(an_t *a, int s, int e, vec_t *cols, vec_t *vals)
     return 0;
 }
 
+/* Every row holds as many values as the column list names (without one,
+ * as the first row): a server refuses the whole statement otherwise
+ * (1136), where dal, splitting the rows by node, would write the rows of
+ * the other nodes. */
+static int rows_agree(an_t *a)
+{
+    const struct dal_sql_row *rows = a->rows.v;
+    size_t i, want = a->columns.n > 0 ? a->columns.n : rows[0].nvals;
+
+    for (i = 0; i < a->rows.n; i++)
+        if (rows[i].nvals != want)
+            return an_fail(a, rows[i].off, "column count doesn't match value count");
+    return 0;
+}
+
 /* VALUES (..), (..) ... starting at i. */
 static int insert_rows(an_t *a, int i, int e)
 {
@@ -69,6 +84,8 @@ static int insert_rows(an_t *a, int i, int e)
             break;
         i++;
     }
+    if (a->rows.n > 0 && rows_agree(a))
+        return -1;
     return an_scan_expr(a, i, e); /* AS row_alias ... */
 }
 

@@ -1167,6 +1167,11 @@ static const struct err_case {
      "a ? placeholder next to a string literal (an alias takes AS) at offset 7"},
     {"SELECT a FROM t WHERE b = _utf8mb4'x' ?",
      "a ? placeholder next to a string literal (an alias takes AS) at offset 38"},
+    /* a server refuses the whole INSERT; split by node, the others' rows would be written */
+    {"INSERT INTO t (id, a) VALUES (1, 'x'), (2, 'y', 'z')",
+     "column count doesn't match value count at offset 39"},
+    {"INSERT INTO t VALUES (1, 'x'), (2)", "column count doesn't match value count at offset 31"},
+    {"INSERT INTO t (id) VALUE (1, 2)", "column count doesn't match value count at offset 25"},
 };
 
 START_TEST(test_error_table)
