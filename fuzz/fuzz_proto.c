@@ -215,7 +215,7 @@ static void fuzz_split(const uint8_t *data, size_t size, bool no_backslash)
     while (len > 0) {
         n = proto_split_statement(text, len, no_backslash, &next);
         CHECK(n <= len && next <= len && n <= next && next > 0);
-        (void)proto_sql_blank(text, n);
+        (void)proto_sql_blank(text, n, PROTO_SERVER_VERSION_ID);
         text += next;
         len -= next;
     }

@@ -256,14 +256,14 @@ static void query(session_t *s, proto_str_t text)
     const char *p = text.ptr ? text.ptr : "";
     size_t len = text.len, n, next;
 
-    if (!s->multi || proto_sql_blank(p, len)) {
+    if (!s->multi || proto_sql_blank(p, len, 101199)) {
         run_piece(s, p, len);
         return;
     }
     while (len > 0) {
         n = proto_split_statement(p, len, s->no_backslash, &next);
         CHECK(n <= len && next <= len && n <= next && next > 0);
-        if (!proto_sql_blank(p, n))
+        if (!proto_sql_blank(p, n, 101199))
             run_piece(s, p, n);
         p += next;
         len -= next;

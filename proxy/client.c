@@ -288,7 +288,7 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_b
     }
     view = sql = piece_copy(text, len, room, sizeof room);
     if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap(view, len, PROTO_SERVER_VERSION_ID, no_backslash)) {
+        !proto_sql_unwrap(view, len, ident_version_id(c->px), no_backslash)) {
         free(view);
         view = sql;
     }
@@ -311,16 +311,16 @@ static void run_text(proxy_client_t *c, const char *text, size_t len)
     size_t n, next;
     bool no_backslash;
 
-    if (!c->multi || proto_sql_blank(text, len)) {
+    if (!c->multi || proto_sql_blank(text, len, ident_version_id(c->px))) {
         run_piece(c, text, len, reply_no_backslash(c));
         return;
     }
     for (;;) {
         no_backslash = reply_no_backslash(c);
         n = proto_split_statement(text, len, no_backslash, &next);
-        c->more = !proto_sql_blank(text + next, len - next);
+        c->more = !proto_sql_blank(text + next, len - next, ident_version_id(c->px));
         c->failed = false;
-        if (!proto_sql_blank(text, n))
+        if (!proto_sql_blank(text, n, ident_version_id(c->px)))
             run_piece(c, text, n, no_backslash);
         if (!c->more || c->failed || c->state == CLIENT_CLOSING || c->hung_up)
             break;

@@ -44,6 +44,18 @@ static int backend_version(dal_t *dal, char *buf, size_t n)
     return rc;
 }
 
+/* "10.11.6-MariaDB-..." as 101106; 0 when it does not start with
+ * MAJOR.MINOR.PATCH. */
+static uint32_t version_id(const char *v)
+{
+    unsigned major, minor, patch;
+
+    if (sscanf(v, "%u.%u.%u", &major, &minor, &patch) != 3 || minor > 99 || patch > 99 ||
+        major > 99)
+        return 0;
+    return major * 10000 + minor * 100 + patch;
+}
+
 /* The version again when unknown (at most every IDENT_RETRY_MS) or when
  * the configuration was reloaded since it was read.  One worker at a time
  * asks (the others go on), and ident_mu is held only to copy, so a
@@ -64,6 +76,8 @@ static void refresh(proxy_t *px)
         pthread_mutex_lock(&px->ident_mu);
         memcpy(px->version, v, sizeof v);
         pthread_mutex_unlock(&px->ident_mu);
+        if (version_id(v) != 0)
+            atomic_store(&px->version_id, version_id(v));
         atomic_store(&px->version_reloads, reloads);
         atomic_store(&px->version_known, true);
     } else {
@@ -76,6 +90,7 @@ void ident_load(proxy_t *px)
 {
     pthread_mutex_init(&px->ident_mu, NULL);
     snprintf(px->version, sizeof px->version, "%s", IDENT_UNKNOWN);
+    atomic_store(&px->version_id, PROTO_SERVER_VERSION_ID);
     refresh(px);
 }
 
@@ -87,6 +102,11 @@ void ident_free(proxy_t *px)
 void ident_refresh(proxy_t *px)
 {
     refresh(px);
+}
+
+uint32_t ident_version_id(proxy_t *px)
+{
+    return atomic_load_explicit(&px->version_id, memory_order_relaxed);
 }
 
 void ident_handshake_version(proxy_t *px, char *buf, size_t n)

@@ -68,6 +68,8 @@ typedef struct proxy {
     atomic_bool version_busy;         /* a worker is asking */
     atomic_uint_fast64_t version_reloads; /* dal_reload_stats when it was read */
     atomic_uint_fast64_t version_retry_ms; /* unknown: not asked again before */
+    atomic_uint version_id;           /* version as MAJOR*10000+MINOR*100+PATCH, as
+                                         executable comments compare it */
     uint32_t max_connections;
     uint32_t max_allowed_packet;
     uint32_t connect_timeout_ms;      /* to finish authentication */
@@ -419,6 +421,10 @@ void ident_free(proxy_t *px);
 void ident_refresh(proxy_t *px);
 /* The handshake's version: "5.5.5-" and the backends' VERSION(). */
 void ident_handshake_version(proxy_t *px, char *buf, size_t n);
+/* The backends' version as executable comments compare it (MAJOR*10000 +
+ * MINOR*100 + PATCH; PROTO_SERVER_VERSION_ID until a backend answered):
+ * what the proxy reads of a statement is what the servers run. */
+uint32_t ident_version_id(proxy_t *px);
 
 /* ------------------------------------------------------------ diag.c */
 

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "clock.h"
 #include "iowait.h"
+#include "sql_lex.h"
 
 static void read_global_escaping(dal_conn_t *c);
 
@@ -389,11 +390,13 @@ static void read_escaping(dal_conn_t *c)
  * (conn_global_no_backslash): -1 before the process's first. */
 static atomic_int global_no_backslash = -1;
 
-/* c fresh from a connect or COM_RESET_CONNECTION: in the global sql_mode. */
+/* c fresh from a connect or COM_RESET_CONNECTION: in the global sql_mode,
+ * and its server's version, which decides how executable comments read. */
 static void read_global_escaping(dal_conn_t *c)
 {
     read_escaping(c);
     atomic_store_explicit(&global_no_backslash, c->no_backslash_escapes, memory_order_relaxed);
+    sql_set_server_version((uint32_t)mysql_get_server_version(&c->mysql));
 }
 
 int conn_global_no_backslash(void)

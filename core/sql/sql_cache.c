@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "sql_cache.h"
+#include "sql_lex.h"
 #include "thread.h"
 
 enum {
@@ -122,7 +123,10 @@ static int same_key(const dal_sql_t *s, const char *sql, size_t len, int no_back
 /* The key's hash: the text's, told apart by the mode. */
 static uint64_t key_hash(const char *sql, size_t len, int no_backslash)
 {
-    return sql_hash_text(sql, len) ^ (no_backslash ? UINT64_C(0x9e3779b97f4a7c15) : 0);
+    /* the servers' version too: it decides how executable comments read
+     * (sql_server_version), and is 0 before the first connection */
+    return sql_hash_text(sql, len) ^ (no_backslash ? UINT64_C(0x9e3779b97f4a7c15) : 0) ^
+           ((uint64_t)sql_server_version() << 40);
 }
 
 static dal_sql_t *set_find(struct set *st, uint64_t h, const char *sql, size_t len,

@@ -7,6 +7,8 @@
  */
 #include "sql_lex.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #define NOPOS ((size_t)-1)
@@ -303,30 +305,55 @@ static dal_token_t lex_word(dal_lexer_t *lx, size_t p)
     return make(lx, DAL_TOK_IDENT, p, wend);
 }
 
+static _Atomic uint32_t server_version;
+
+void sql_set_server_version(uint32_t version)
+{
+    atomic_store_explicit(&server_version, version, memory_order_relaxed);
+}
+
+uint32_t sql_server_version(void)
+{
+    return atomic_load_explicit(&server_version, memory_order_relaxed);
+}
+
 /* The version no server reaches: mariadb-dump's first line is
  * slash-star-M-bang 999999 (a marker for its client that servers skip). */
-#define VC_NEVER "999999"
+#define VC_NEVER 999999u
+
+/* Whether a server of version `server` (0: unknown) runs the content of
+ * an executable comment whose version has `digits` digits (5 or 6) and
+ * value v; mariadb (M!) tells slash-star-M-bang.  MariaDB leaves MySQL
+ * 5.7's and later five-digit versions to MySQL (comments to it). */
+static int vc_runs(uint32_t v, size_t digits, int mariadb, uint32_t server)
+{
+    if (v == VC_NEVER || (digits == 5 && v >= 50700 && !mariadb))
+        return 0;
+    return server == 0 || v <= server;
+}
 
 /* The opener of an executable comment at p: slash-star-bang or MariaDB's
- * slash-star-M-bang, then an optional 6- or 5-digit version.  Its content
- * is SQL to dal, as the servers dal serves run it -- except behind
- * VC_NEVER, where it is the plain comment every server sees. */
+ * slash-star-M-bang, then an optional 6- or 5-digit version (fewer digits
+ * are the content's).  Its content is SQL to dal when the servers run it,
+ * else the comment the server sees (sql_server_version). */
 static dal_token_t lex_vc_open(dal_lexer_t *lx, size_t p)
 {
     const char *s = lx->sql;
-    size_t n = lx->len, q = p + 3, d;
+    size_t n = lx->len, q = p + 3, d, k, digits;
+    uint32_t v = 0;
+    int mariadb = s[p + 2] == 'M';
 
-    if (s[p + 2] == 'M')
+    if (mariadb)
         q++;
     d = scan_digits(s, n, q);
-    if (d - q == 6 && memcmp(s + q, VC_NEVER, 6) == 0) {
+    digits = d - q >= 6 ? 6 : d - q == 5 ? 5 : 0;
+    for (k = 0; k < digits; k++)
+        v = v * 10 + (uint32_t)(s[q + k] - '0');
+    if (digits > 0 && !vc_runs(v, digits, mariadb, sql_server_version())) {
         size_t end = scan_comment_end(s, n, q);
         return end == NOPOS ? make_error(lx, p) : make(lx, DAL_TOK_COMMENT, p, end);
     }
-    if (d - q >= 6)
-        q += 6;
-    else if (d - q == 5)
-        q += 5;
+    q += digits;
     if (lx->in_vc++ == 0)
         lx->vc_off = p;
     return make(lx, DAL_TOK_VC_OPEN, p, q);

@@ -73,6 +73,14 @@ typedef struct dal_lexer {
                           identifier` */
 } dal_lexer_t;
 
+/* The servers' version as MAJOR*10000 + MINOR*100 + PATCH (the
+ * connections learn it: sql_set_server_version), which decides whether
+ * the content of a versioned executable comment is SQL or a comment, as
+ * the server decides; 0 until known, when every version's content is SQL.
+ * A process reads one value: its servers are one MariaDB version. */
+void sql_set_server_version(uint32_t version);
+uint32_t sql_server_version(void);
+
 /* Start lexing sql[0..len).  sql is borrowed.  no_backslash: the text is
  * read as a server whose sql_mode has NO_BACKSLASH_ESCAPES reads it (the
  * session's mode when the text is a client's; 0 for dal's own text, which

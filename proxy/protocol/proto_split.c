@@ -272,14 +272,14 @@ size_t proto_split_statement(const char *text, size_t len, bool no_backslash, si
     return len;
 }
 
-bool proto_sql_blank(const char *text, size_t len)
+bool proto_sql_blank(const char *text, size_t len, uint32_t version)
 {
     size_t i = 0, j;
 
     while (i < len) {
         if (isspace((unsigned char)text[i]) || text[i] == ';')
             i++;
-        else if (proto_sql_vc_opener(text, len, i, PROTO_SERVER_VERSION_ID) != 0)
+        else if (proto_sql_vc_opener(text, len, i, version) != 0)
             return false;  /* the statement it holds */
         else if ((j = proto_skip_comment(text, len, i)) != i)
             i = j;

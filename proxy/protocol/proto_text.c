@@ -24,7 +24,7 @@ static bool executable(const char *text, size_t len, size_t i)
 
 size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t version)
 {
-    size_t j = i + 2, digits = 0;
+    size_t j = i + 2, bang, digits = 0;
     uint32_t v = 0;
 
     if (i + 1 >= len || text[i] != '/' || text[i + 1] != '*')
@@ -33,10 +33,12 @@ size_t proto_sql_vc_opener(const char *text, size_t len, size_t i, uint32_t vers
         j++;
     if (j >= len || text[j] != '!')
         return 0;
+    bang = j + 1;
     for (j++; j < len && digits < 6 && isdigit((unsigned char)text[j]); j++, digits++)
         v = v * 10 + (uint32_t)(text[j] - '0');
-    if (digits != 0 && digits != 5 && digits != 6)
-        return 0;
+    /* fewer than five digits are no version: they are the content's */
+    if (digits != 0 && digits < 5)
+        return bang - i;
     /* MariaDB leaves MySQL 5.7's and later five-digit versions to MySQL:
      * they stay comments unless opened by M! */
     if (digits == 5 && v >= 50700 && text[i + 2] != 'M')

@@ -816,9 +816,9 @@ int proto_build_prepare_ok(proto_buf_t *b, uint8_t *seq, uint64_t caps, uint32_t
  */
 size_t proto_split_statement(const char *text, size_t len, bool no_backslash, size_t *next);
 /* True when text[0..len) holds nothing but spaces, `;` and comments --
- * not executable comments that run (PROTO_SERVER_VERSION_ID), which hold a
+ * not executable comments that a server of `version` runs, which hold a
  * statement. */
-bool proto_sql_blank(const char *text, size_t len);
+bool proto_sql_blank(const char *text, size_t len, uint32_t version);
 
 /*
  * The statement a server of version `version` (MAJOR*10000 + MINOR*100 +

@@ -120,7 +120,10 @@ COMMENTS = ["/* ' */", "/* \" */", "-- '\n", "#'\n", "/**/", "/*! */", "/* -- */
             "/*!100000 OR t.id = {k} */", "/*!100000 AND t.a <> 't' */", "/*+ OR id = {k} */",
             "/*!100000 OR id = {k} /* ' */", "--\t'\n", "/*M!100000 OR t.id = {k} */",
             "--\x01'\n", "--\x0b'\n", "--\x0c'\n", "--\r'\n", "--\x7f'\n", "#\r'\n",
-            "-- \r'\n", "/* /* */"]
+            "-- \r'\n", "/* /* */",
+            # conditions the server skips (a later version's, MySQL 5.7+'s) must not narrow
+            "/*!110000 AND id = {k} */", "/*!50700 AND id = {k} */", "/*!101199 AND id = {k} */",
+            "/*M!50700 AND 1 */", "/*!50699 AND 1 */"]
 
 
 def fmt(s, k):

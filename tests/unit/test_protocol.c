@@ -1597,7 +1597,7 @@ static void check_pieces_in(const char *text, bool no_backslash, const char *con
 {
     size_t len = strlen(text), n, next, k = 0;
 
-    while (len > 0 && !proto_sql_blank(text, len)) {
+    while (len > 0 && !proto_sql_blank(text, len, PROTO_SERVER_VERSION_ID)) {
         n = proto_split_statement(text, len, no_backslash, &next);
         ck_assert_uint_lt(k, nwant);
         ck_assert_uint_eq(n, strlen(want[k]));
@@ -1687,8 +1687,8 @@ START_TEST(test_split_statements)
     check_pieces(funcs_text, funcs, 2);
     check_pieces("BEGIN; SELECT 1; COMMIT", txn, 3);
     check_pieces("SELECT (SELECT 1);SELECT 2", paren, 2);
-    ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18));
-    ck_assert(!proto_sql_blank(" ; x", 4));
+    ck_assert(proto_sql_blank(" ; /* x */ -- y\n# z", 18, PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(" ; x", 4, PROTO_SERVER_VERSION_ID));
 }
 END_TEST
 
@@ -1703,7 +1703,7 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
 {
     size_t n, next, k = 0;
 
-    while (len > 0 && !proto_sql_blank(text, len)) {
+    while (len > 0 && !proto_sql_blank(text, len, PROTO_SERVER_VERSION_ID)) {
         n = proto_split_statement(text, len, false, &next);
         ck_assert_uint_lt(k, nwant);
         ck_assert_uint_eq(n, want[k].n);
@@ -1727,14 +1727,18 @@ static void check_pieces_len(const char *text, size_t len, const struct piece *w
 /* A running executable comment holds a statement: not blank. */
 START_TEST(test_blank_vc)
 {
-    ck_assert(proto_sql_blank(" ; /* a */ -- b\n", 16));
-    ck_assert(!proto_sql_blank(" /*!40101 SET @b=2 */ ", 22));
-    ck_assert(!proto_sql_blank("/*M!100100 SET @b=2 */", 22));
-    ck_assert(!proto_sql_blank("/*!SET @b=2*/", 13));
-    ck_assert(proto_sql_blank("/*!99999 SET @b=2 */", 20));   /* MySQL 5.7+'s */
-    ck_assert(proto_sql_blank("/*!110000 SET @b=2 */", 21));  /* a later server's */
+    ck_assert(proto_sql_blank(" ; /* a */ -- b\n", 16, PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(" /*!40101 SET @b=2 */ ", 22, PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank("/*M!100100 SET @b=2 */", 22, PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank("/*!SET @b=2*/", 13, PROTO_SERVER_VERSION_ID));
+    ck_assert(proto_sql_blank("/*!99999 SET @b=2 */", 20, PROTO_SERVER_VERSION_ID));   /* MySQL 5.7+'s */
+    ck_assert(proto_sql_blank("/*!110000 SET @b=2 */", 21, PROTO_SERVER_VERSION_ID));  /* a later server's */
     ck_assert_uint_eq(proto_sql_vc_opener("x /*!40101 a */", 15, 2, PROTO_SERVER_VERSION_ID), 8);
     ck_assert_uint_eq(proto_sql_vc_opener("x /* a */", 9, 2, PROTO_SERVER_VERSION_ID), 0);
+    /* fewer than five digits are the content's; a version the server is below skips it */
+    ck_assert_uint_eq(proto_sql_vc_opener("x /*!1234 a */", 14, 2, PROTO_SERVER_VERSION_ID), 3);
+    ck_assert_uint_eq(proto_sql_vc_opener("/*!101120 a */", 14, 0, 101119), 0);
+    ck_assert_uint_eq(proto_sql_vc_opener("/*!101119 a */", 14, 0, 101119), 9);
 }
 END_TEST
 
@@ -1815,13 +1819,13 @@ START_TEST(test_split_nul)
     check_pieces_len(L("SELECT 1; SELECT 2\0 ;\n;"), final, 2);
     check_pieces_len(L("SELECT 1;\0"), final2, 2);
     /* blank: a NUL is not, and ends the comment that would hide what follows */
-    ck_assert(!proto_sql_blank(L("\0 SELECT 1")));
-    ck_assert(!proto_sql_blank(L("-- x\0 DELETE FROM t")));
-    ck_assert(!proto_sql_blank(L("# x\0\nDELETE FROM t")));
-    ck_assert(!proto_sql_blank(L("/* x */ \0\0")));
-    ck_assert(!proto_sql_blank(L("-- x\0")));
-    ck_assert(!proto_sql_blank(L(" ;\0")));
-    ck_assert(proto_sql_blank(L("/* \0 */ ; -- x\n;")));
+    ck_assert(!proto_sql_blank(L("\0 SELECT 1"), PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(L("-- x\0 DELETE FROM t"), PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(L("# x\0\nDELETE FROM t"), PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(L("/* x */ \0\0"), PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(L("-- x\0"), PROTO_SERVER_VERSION_ID));
+    ck_assert(!proto_sql_blank(L(" ;\0"), PROTO_SERVER_VERSION_ID));
+    ck_assert(proto_sql_blank(L("/* \0 */ ; -- x\n;"), PROTO_SERVER_VERSION_ID));
 }
 END_TEST
 

@@ -401,6 +401,35 @@ START_TEST(test_lex_table)
 }
 END_TEST
 
+/* Versioned executable comments as a MariaDB 10.11.19 server reads them
+ * (each checked against one): content it runs is SQL, the rest a comment,
+ * so a condition behind a version the server skips never narrows a route. */
+static const struct lex_case vc_version_cases[] = {
+    {"/*!50700 AND id = 6 */ x", "C:/*!50700 AND id = 6 */ I:x"}, /* MySQL 5.7+'s */
+    {"/*M!50700 a */", "O:/*M!50700 I:a E:*/"},
+    {"/*!50699 a */", "O:/*!50699 I:a E:*/"},
+    {"/*!101119 a */", "O:/*!101119 I:a E:*/"},
+    {"/*!101120 a */ x", "C:/*!101120 a */ I:x"},
+    {"/*!110000 a */ x", "C:/*!110000 a */ I:x"},
+    {"/*!1234567 a */", "C:/*!1234567 a */"},  /* 123456, then content */
+    {"/*!1234 a */", "O:/*! N:1234 I:a E:*/"}, /* four digits are content */
+    {"/*!101200 x", "X:/*!101200 x"},
+};
+
+START_TEST(test_lex_server_version)
+{
+    const struct lex_case *c = &vc_version_cases[_i];
+    buf_t b = {NULL, 0, 0};
+
+    sql_set_server_version(101119);
+    lex_tokens(c->sql, 0, &b);
+    sql_set_server_version(0);
+    ck_assert_msg(strcmp(b.p, c->tokens) == 0, "lexing [%s] for 10.11.19\n got: %s\n want: %s",
+                  c->sql, b.p, c->tokens);
+    free(b.p);
+}
+END_TEST
+
 /* The same text in both sql_modes: with NO_BACKSLASH_ESCAPES a backslash
  * in a string is a byte of it and only a doubled quote is a quote. */
 static const struct nobs_lex_case {
@@ -1942,6 +1971,7 @@ static Suite *sql_suite(void)
     TCase *lit = tcase_create("literals"), *cache = tcase_create("cache");
 
     tcase_add_loop_test(lex, test_lex_table, 0, N(lex_cases));
+    tcase_add_loop_test(lex, test_lex_server_version, 0, N(vc_version_cases));
     tcase_add_loop_test(lex, test_lex_no_backslash, 0, N(nobs_lex_cases));
     tcase_add_test(lex, test_lex_stops_at_len);
     tcase_add_test(lex, test_tok_eq_and_unquote);
