@@ -9,8 +9,8 @@ by proxy_hostile_fanout.sh):
 runs on all 64 tables, each table's SQL a whole copy of the statement.
 Judged: the proxy's peak VmRSS (sampled every 5 ms while the statement
 runs) grows by at most 5 times the statement (on a plain build only:
-AddressSanitizer's allocator keeps freed memory) -- held all at once, the
-copies took 36 times; and the rows are the server's for the same
+AddressSanitizer's allocator keeps freed memory) -- one copy per table held at
+once would be 36 times; and the rows are the server's for the same
 statement on plain.wide, an unsharded copy on SERVER_PORT (user root), and
 so are its error and a big UPDATE's OK (the rows it changed).
 FAIL: lines on stderr, exit 1 if any."""
