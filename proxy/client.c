@@ -271,12 +271,15 @@ static char *piece_copy(const char *text, size_t len, char *room, size_t cap)
 
 /* One statement of a COM_QUERY, read with backslash escapes unless
  * no_backslash.  A NUL byte outside quotes is a syntax error, as on a
- * server, never the statement's end.  The library gets a
- * copy with its length (on the stack when short: most are); when it has a
- * C-style comment, a second copy is read as the server reads it. */
+ * server, never the statement's end.  The library gets the statement
+ * NUL-terminated with its length: in place when it ends the command (c->cmd
+ * has a NUL after it), else a copy (on the stack when short: most are);
+ * when it has a C-style comment, a second copy is read as the server reads
+ * it. */
 static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_backslash)
 {
-    char msg[96], room[512], *sql, *view;
+    char msg[96], room[512], *copy = NULL, *opened = NULL;
+    const char *sql = text, *view;
     size_t at = proto_sql_stray_nul(text, &len, no_backslash);
 
     if (at != SIZE_MAX) {
@@ -286,20 +289,19 @@ static void run_piece(proxy_client_t *c, const char *text, size_t len, bool no_b
         reply_err(c, 1064, "42000", msg);
         return;
     }
-    view = sql = piece_copy(text, len, room, sizeof room);
-    if (sql != NULL && has_c_comment(sql, len) && (view = text_copy(text, len)) != NULL &&
-        !proto_sql_unwrap(view, len, ident_version_id(c->px), no_backslash)) {
-        free(view);
-        view = sql;
-    }
+    if (text + len != (const char *)c->cmd + c->cmd_len)
+        sql = copy = piece_copy(text, len, room, sizeof room);
+    view = sql;
+    if (sql != NULL && has_c_comment(sql, len) && (view = opened = text_copy(text, len)) != NULL &&
+        !proto_sql_unwrap(opened, len, ident_version_id(c->px), no_backslash))
+        view = sql;  /* nothing to open */
     if (sql == NULL || view == NULL)
         reply_err(c, 1037, "HY001", "dal-proxy: out of memory");
     else
         run_query(c, sql, len, view);
-    if (view != sql)
-        free(view);
-    if (sql != room)
-        free(sql);
+    free(opened);
+    if (copy != room)
+        free(copy);
 }
 
 /* COM_QUERY.  With multi-statements on, each statement's result follows
@@ -392,6 +394,28 @@ void client_run(proxy_client_t *c)
         c->state = CLIENT_CLOSING;  /* gone: what it sent after is not run */
 }
 
+/* Keep pkt's payload in c->cmd, with a NUL after it, for a worker: 1, or
+ * -1 when out of memory.  A big packet's room in the reader goes at once:
+ * kept until the client is idle, it would be a copy more while the command
+ * runs. */
+static int command_keep(proxy_client_t *c, const proto_packet_t *pkt)
+{
+    if (pkt->len >= c->cmd_cap) {
+        size_t cap = pkt->len < 256 ? 256 : pkt->len + 1;
+        free(c->cmd);
+        c->cmd_len = c->cmd_cap = 0;
+        if ((c->cmd = malloc(cap)) == NULL)
+            return -1;
+        c->cmd_cap = cap;
+    }
+    memcpy(c->cmd, pkt->payload, pkt->len);
+    c->cmd[pkt->len] = '\0';
+    c->cmd_len = pkt->len;
+    if (pkt->len > PROXY_KEEP_BYTES)
+        proto_reader_shrink(&c->in, PROXY_KEEP_BYTES);
+    return 1;
+}
+
 /* A command the I/O thread answers at once (no SQL), or 1: a worker's. */
 static int command_now(proxy_client_t *c, const proto_packet_t *pkt)
 {
@@ -433,16 +457,7 @@ static int command_now(proxy_client_t *c, const proto_packet_t *pkt)
             ps_reset(c, cmd.u.stmt_id);
         return 0;
     default:
-        if (pkt->len > c->cmd_cap) {
-            free(c->cmd);
-            c->cmd_len = c->cmd_cap = 0;
-            if ((c->cmd = malloc(pkt->len < 256 ? 256 : pkt->len)) == NULL)
-                return -1;
-            c->cmd_cap = pkt->len < 256 ? 256 : pkt->len;
-        }
-        memcpy(c->cmd, pkt->payload, pkt->len);
-        c->cmd_len = pkt->len;
-        return 1;
+        return command_keep(c, pkt);
     }
 }
 

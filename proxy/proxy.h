@@ -161,9 +161,11 @@ typedef struct proxy_client {
     proxy_tls_conn_t *tls;            /* owned once the client asked for TLS */
     proto_buf_t wire;                 /* TLS records not yet sent */
     proto_packet_t pending;           /* the command a worker runs */
-    uint8_t *cmd;                     /* owned copy of its payload */
+    uint8_t *cmd;                     /* owned copy of its payload, a NUL
+                                         after it (cmd[cmd_len]) */
     size_t cmd_len;
-    size_t cmd_cap;                   /* cmd's room, kept for the next command */
+    size_t cmd_cap;                   /* cmd's room (over cmd_len), kept for
+                                         the next command */
     uint8_t seq;                      /* next sequence id to send */
     bool multi;                       /* COM_QUERY may hold several statements */
     bool more;                        /* results of the same COM_QUERY follow */
@@ -215,6 +217,9 @@ enum { PROXY_IDLE_TRX_ANY, PROXY_IDLE_TRX_READONLY, PROXY_IDLE_TRX_WRITE };
  * switch response are far smaller.  Its name in the error message. */
 #define PROXY_LOGIN_PACKET (64 * 1024)
 #define PROXY_LOGIN_PACKET_NAME "the limit before authentication"
+/* A client's buffers with more room than this are freed when empty: an
+ * idle client holds little. */
+#define PROXY_KEEP_BYTES (64 * 1024)
 
 /* ------------------------------------------------------------ client.c */
 

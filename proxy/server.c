@@ -44,9 +44,6 @@
 /* How long a worker waits for a client to read before closing it, as
  * MariaDB's net_write_timeout. */
 #define WRITE_TIMEOUT_MS 60000
-/* Buffers with more room than this are freed when empty: an idle client
- * holds little. */
-#define KEEP_BYTES (64 * 1024)
 /* At most one malloc_trim a second, after clients with big buffers left. */
 #define TRIM_EVERY_MS 1000
 
@@ -330,7 +327,7 @@ static void drop(proxy_io_t *io, proxy_client_t *c)
     epoll_ctl(io->ep, EPOLL_CTL_DEL, c->fd, NULL);
     unhold(io, c);
     handshake_remove(io, c);
-    if (held(c) > KEEP_BYTES)
+    if (held(c) > PROXY_KEEP_BYTES)
         io->trim_due = true;
     proxy_count(io->px, "connected", atomic_fetch_sub(&io->px->nclients, 1) - 1);
     atomic_fetch_sub(&io->nclients, 1);
@@ -686,17 +683,17 @@ static void shrink(proxy_io_t *io, proxy_client_t *c)
 {
     size_t before = held(c);
 
-    proto_reader_shrink(&c->in, KEEP_BYTES);
+    proto_reader_shrink(&c->in, PROXY_KEEP_BYTES);
     if (unsent(c) == 0) {
-        proto_buf_shrink(&c->out, KEEP_BYTES);
-        proto_buf_shrink(&c->wire, KEEP_BYTES);
+        proto_buf_shrink(&c->out, PROXY_KEEP_BYTES);
+        proto_buf_shrink(&c->wire, PROXY_KEEP_BYTES);
     }
-    if (c->cmd_cap > KEEP_BYTES) {
+    if (c->cmd_cap > PROXY_KEEP_BYTES) {
         free(c->cmd);
         c->cmd = NULL;
         c->cmd_len = c->cmd_cap = 0;
     }
-    if (before - held(c) > KEEP_BYTES)
+    if (before - held(c) > PROXY_KEEP_BYTES)
         io->trim_due = true;
 }
 

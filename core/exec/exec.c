@@ -354,9 +354,24 @@ int exec_on_conn(const dal_routing_t *rt, dal_conn_t *c, const dal_value_t *para
  * about as long as the slowest node.  At most max_parallel jobs hold a
  * connection at a time; results are kept per route and handed to the
  * dal_result_t in route order, so concatenation is deterministic.
+ *
+ * Each job writes its route's SQL, a whole copy of the statement: a big
+ * statement over many tables would hold one copy per table.  So a job's
+ * SQL is freed once the server has it, and jobs start only while the SQL
+ * the batch holds stays within BATCH_SQL_BUDGET (one always may start):
+ * a big statement runs in waves, whatever its fan-out.
  */
 
-enum job_phase { JOB_IDLE, JOB_QUERY, JOB_STORE, JOB_DONE };
+/* Bytes of rewritten SQL a batch holds at once: a statement under an
+ * eighth of it runs on max_parallel (8) routes at once, as if unbounded. */
+#define BATCH_SQL_BUDGET ((size_t)16 << 20)
+/* From this size a job sends its SQL apart from reading the answer, to
+ * free it before the server runs it (a coroutine more per job, nothing
+ * beside sending a megabyte); below, one mysql_real_query does both. */
+#define BATCH_SQL_LARGE ((size_t)1 << 20)
+
+/* JOB_SEND and JOB_ANSWER are a large SQL's JOB_QUERY in two steps. */
+enum job_phase { JOB_IDLE, JOB_SEND, JOB_ANSWER, JOB_QUERY, JOB_STORE, JOB_DONE };
 
 typedef struct job {
     size_t route;
@@ -373,7 +388,7 @@ typedef struct job {
     unsigned int warnings, status; /* sent at the end of a write or of stored rows */
     char info[80];                 /* mysql_info of a write, "" if none */
     dal_warnings_t *warns;         /* owned: its SHOW WARNINGS rows (warnings.h), or NULL */
-    dal_buf_t sql;
+    dal_buf_t sql;         /* owned: the route's SQL, until the server has it */
     int rc;
     dal_error_t err;
     uint64_t t0;           /* start, for the execution event */
@@ -389,12 +404,29 @@ typedef struct batch {
     int failed;            /* stop starting new jobs */
     int stream;            /* hand connections to the result instead of storing rows */
     dal_conn_t *const *held; /* borrowed: per route, the caller's connection or NULL */
+    size_t sql_held;       /* bytes of the jobs' SQL not yet sent */
+    size_t sql_last;       /* bytes of the last SQL written: the next is about as long */
 } batch_t;
 
 static void job_start(batch_t *b, job_t *j);
 
+/* The server has j's SQL (or it will not be sent): free it.  A retry
+ * writes it again (job_start). */
+static void job_sql_drop(batch_t *b, job_t *j)
+{
+    b->sql_held -= j->sql.len;
+    buf_free(&j->sql);
+}
+
+/* Whether another job may write its SQL within BATCH_SQL_BUDGET. */
+static int sql_room(const batch_t *b)
+{
+    return b->sql_held == 0 || b->sql_held + b->sql_last <= BATCH_SQL_BUDGET;
+}
+
 static void job_finish(batch_t *b, job_t *j, int rc)
 {
+    job_sql_drop(b, j);
     event_execution(b->rt, j->route, j->srv, j->t0, rc == 0 ? j->affected : 0, rc,
                     rc == 0 ? 0 : j->err.mysql_errno);
     j->rc = rc;
@@ -469,6 +501,7 @@ static void job_queried(batch_t *b, job_t *j)
 {
     MYSQL *m = &j->c->mysql;
 
+    job_sql_drop(b, j);
     if (j->qret != 0) {
         job_conn_failed(b, j, 1);
         return;
@@ -495,6 +528,42 @@ static void job_queried(batch_t *b, job_t *j)
         job_stored(b, j);
 }
 
+/* A large SQL is sent: free it, then wait for the server's answer. */
+static void job_sent(batch_t *b, job_t *j)
+{
+    my_bool failed = 0;
+
+    job_sql_drop(b, j);
+    if (j->qret != 0) {
+        job_conn_failed(b, j, 1);
+        return;
+    }
+    j->phase = JOB_ANSWER;
+    j->wait = mysql_read_query_result_start(&failed, &j->c->mysql);
+    if (j->wait == 0) {
+        j->qret = failed;
+        job_queried(b, j);
+    }
+}
+
+/* Send the job's SQL, in two steps when large (job_sent). */
+static void job_send(batch_t *b, job_t *j)
+{
+    MYSQL *m = &j->c->mysql;
+
+    if (j->sql.len >= BATCH_SQL_LARGE) {
+        j->phase = JOB_SEND;
+        j->wait = mysql_send_query_start(&j->qret, m, j->sql.data, (unsigned long)j->sql.len);
+        if (j->wait == 0)
+            job_sent(b, j);
+        return;
+    }
+    j->phase = JOB_QUERY;
+    j->wait = mysql_real_query_start(&j->qret, m, j->sql.data, (unsigned long)j->sql.len);
+    if (j->wait == 0)
+        job_queried(b, j);
+}
+
 static void job_start(batch_t *b, job_t *j)
 {
     const dal_routing_t *rt = b->rt;
@@ -517,26 +586,35 @@ static void job_start(batch_t *b, job_t *j)
     } else {
         mark_state(rt, j->c);
     }
-    buf_reset(&j->sql);
     rc = rewrite_route(rt, j->route, b->params, b->nparams, j->c->no_backslash_escapes, &j->sql,
                        &j->err);
+    b->sql_held += j->sql.len;
+    b->sql_last = j->sql.len;
     if (rc != 0) {
         job_release(j, 1);
         job_finish(b, j, rc);
         return;
     }
-    j->phase = JOB_QUERY;
     cancel_enter(j->c);
     infile_enter(&j->c->infile);
-    j->wait = mysql_real_query_start(&j->qret, &j->c->mysql, j->sql.data,
-                                     (unsigned long)j->sql.len);
-    if (j->wait == 0)
-        job_queried(b, j);
+    job_send(b, j);
 }
 
 static void job_continue(batch_t *b, job_t *j, int events)
 {
-    if (j->phase == JOB_QUERY) {
+    my_bool failed = 0;
+
+    if (j->phase == JOB_SEND) {
+        j->wait = mysql_send_query_cont(&j->qret, &j->c->mysql, events);
+        if (j->wait == 0)
+            job_sent(b, j);
+    } else if (j->phase == JOB_ANSWER) {
+        j->wait = mysql_read_query_result_cont(&failed, &j->c->mysql, events);
+        if (j->wait == 0) {
+            j->qret = failed;
+            job_queried(b, j);
+        }
+    } else if (j->phase == JOB_QUERY) {
         j->wait = mysql_real_query_cont(&j->qret, &j->c->mysql, events);
         if (j->wait == 0)
             job_queried(b, j);
@@ -562,7 +640,7 @@ static int poll_round(batch_t *b, struct pollfd *pfd, size_t *idx)
 
     for (i = 0; i < b->rt->nroutes; i++) {
         job_t *j = &b->jobs[i];
-        if (j->phase != JOB_QUERY && j->phase != JOB_STORE)
+        if (j->phase == JOB_IDLE || j->phase == JOB_DONE)
             continue;
         pfd[n].fd = mysql_get_socket(&j->c->mysql);
         pfd[n].events = poll_events(j->wait);
@@ -625,7 +703,8 @@ static int run_batch(batch_t *b, dal_error_t *err)
         goto done;
     }
     for (;;) {
-        while (!b->failed && b->next < n && b->running < cap && !held_busy(b, b->next))
+        while (!b->failed && b->next < n && b->running < cap && !held_busy(b, b->next) &&
+               sql_room(b))
             job_start(b, &b->jobs[b->next++]);
         if (b->running == 0)
             break;
