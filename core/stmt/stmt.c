@@ -265,13 +265,22 @@ static int add_column_list(dal_sql_cache_t *cache, dal_snapshot_t *snap, dal_stm
     size_t len;
     char *text = columns_add_list(snap, st->sql, &len, &st->columns_into, err);
     const dal_sql_t *with;
+    int again;
 
-    if (text == NULL)
-        return err ? err->code : DAL_ENOMEM;
-    with = stmt_analyse(cache, text, len, st->sql->no_backslash, err);
-    free(text);
-    if (with == NULL)
-        return err ? err->code : DAL_ESQL;
+    for (again = 1;; again = 0) {
+        if (text == NULL)
+            return err ? err->code : DAL_ENOMEM;
+        with = stmt_analyse(cache, text, len, st->sql->no_backslash, err);
+        free(text);
+        if (with != NULL)
+            break;
+        if (!again)
+            return err ? err->code : DAL_ESQL;
+        /* rows of another length than the list dal knew: the table may
+         * have changed behind dal's back; the list is read again, once */
+        columns_forget_named(snap, st->sql);
+        text = columns_add_list(snap, st->sql, &len, &st->columns_into, err);
+    }
     if (!st->sql_borrowed)
         sql_unref(st->sql);
     st->sql_borrowed = 0;
