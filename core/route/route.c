@@ -397,7 +397,8 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
     int rc;
 
     routing_reset(rt);
-    memset(&r, 0, sizeof r);
+    /* the inline arrays at the end are set where they are used */
+    memset(&r, 0, offsetof(router_t, names_inl));
     r.keys = keys;
     rt->sql = sql;
     rt->max_parallel = snap->cfg->max_parallel;

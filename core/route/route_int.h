@@ -54,7 +54,7 @@ typedef struct route_name {
     int32_t tref;       /* the first table reference so named; -1: a source */
 } route_name_t;
 
-#define ROUTE_NAMES_INLINE 16
+#define ROUTE_NAMES_INLINE 8
 #define ROUTE_LISTS_INLINE 32
 
 typedef struct route_req {
@@ -100,6 +100,7 @@ typedef struct router {
     int32_t *scope_head;         /* per scope: its first tref, or -1 */
     char in_group_inl[DAL_ROUTING_INLINE];
     int32_t grp_inl[DAL_ROUTING_INLINE], lead_inl[DAL_ROUTING_INLINE];
+    /* last: route() does not zero them (route_names_build, make_lists fill them) */
     route_name_t names_inl[ROUTE_NAMES_INLINE];
     int32_t lists_inl[ROUTE_LISTS_INLINE];
 } router_t;

@@ -6,7 +6,6 @@
  * costs in proportion to the statement, however many table references and
  * scopes it has.  See route_int.h.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,14 +26,15 @@ int route_is_sharded(const router_t *r, size_t k)
     return t != NULL && t->sharded;
 }
 
-/* FNV-1a over what strcasecmp compares (each byte as tolower gives it, in
- * the locale strcasecmp uses), so names it calls equal hash alike. */
+/* FNV-1a over the bytes with their case bit (0x20) set: names strcasecmp
+ * calls equal differ at most in that bit of their letters, in the locales
+ * dal runs in (C, or a UTF-8 one for the CLI), so they hash alike. */
 static uint32_t name_hash(int kind, int scope, const char *s)
 {
     uint32_t h = 2166136261u ^ (uint32_t)kind ^ ((uint32_t)scope << 1);
 
     for (; *s; s++)
-        h = (h ^ (uint32_t)tolower((unsigned char)*s)) * 16777619u;
+        h = (h ^ ((unsigned char)*s | 0x20u)) * 16777619u;
     return h;
 }
 
@@ -68,7 +68,7 @@ static void name_add(router_t *r, int kind, int scope, const char *name, int32_t
 int route_names_build(router_t *r)
 {
     const dal_sql_t *sql = r->sql;
-    size_t n = 2 * sql->ntrefs + sql->nsources, cap = ROUTE_NAMES_INLINE, k;
+    size_t n = 2 * sql->ntrefs + sql->nsources, cap = 4, k;
 
     while (cap < 2 * n)
         cap *= 2;
