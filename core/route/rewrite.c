@@ -65,7 +65,7 @@ static int edit_after(const edit_t *a, const edit_t *b)
 
 /* Stable, and the cheapest for a few dozen items arriving almost sorted
  * (one list after another). */
-static void edit_items_sort(edit_t *v, size_t n)
+static void edit_insertion_sort(edit_t *v, size_t n)
 {
     size_t i, j;
 
@@ -75,6 +75,38 @@ static void edit_items_sort(edit_t *v, size_t n)
             v[j] = v[j - 1];
         v[j] = x;
     }
+}
+
+/* Stable: halves sorted, then merged through tmp (n items). */
+static void edit_merge_sort(edit_t *v, edit_t *tmp, size_t n)
+{
+    size_t h = n / 2, i = 0, j = h, k = 0;
+
+    if (n <= EDITS_INLINE) {
+        edit_insertion_sort(v, n);
+        return;
+    }
+    edit_merge_sort(v, tmp, h);
+    edit_merge_sort(v + h, tmp, n - h);
+    while (i < h && j < n)
+        tmp[k++] = edit_after(&v[i], &v[j]) ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    memcpy(v, tmp, k * sizeof *v); /* the right half's rest is in place */
+}
+
+/* Stable.  A statement of many table and column references interleaves
+ * its lists: insertion would cost n^2 there. */
+static void edit_items_sort(edit_t *v, size_t n)
+{
+    edit_t *tmp;
+
+    if (n <= EDITS_INLINE || (tmp = malloc(n * sizeof *tmp)) == NULL) {
+        edit_insertion_sort(v, n); /* without memory: slower, as right */
+        return;
+    }
+    edit_merge_sort(v, tmp, n);
+    free(tmp);
 }
 
 static void own_edits_destroy(dal_sql_ext_t *e)

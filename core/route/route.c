@@ -223,7 +223,7 @@ static void memo_save(router_t *r, const dal_query_opts_t *opts)
     if (sql->ntrefs != 1 || rt->primary != rt->tables[0])
         return;
     for (c = 0; c < sql->nconds; c++) {
-        if (!route_cond_on_tref(r, &sql->conds[c], 0))
+        if (!route_cond_on_tref(r, c, 0))
             continue;
         if (cond != SIZE_MAX || sql->conds[c].op != DAL_COND_EQ || sql->conds[c].nvals != 1)
             return; /* another condition on the key takes part */
@@ -397,7 +397,8 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
     int rc;
 
     routing_reset(rt);
-    memset(&r, 0, sizeof r);
+    /* the inline arrays at the end are set where they are used */
+    memset(&r, 0, offsetof(router_t, names_inl));
     r.keys = keys;
     rt->sql = sql;
     rt->max_parallel = snap->cfg->max_parallel;
@@ -457,6 +458,8 @@ int route_statement_keys(const dal_snapshot_t *snap, const char *schema, const d
     if (rc == 0 && schema == NULL && keys == NULL && r.schema == NULL)
         memo_save(&r, opts);
     small_free(r.in_group, r.in_group_inl);
+    small_free(r.lists, r.lists_inl);
+    route_names_free(&r);
     small_free(r.grp, r.grp_inl);
     small_free(r.lead, r.lead_inl);
     if (rc != 0)

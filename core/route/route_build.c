@@ -115,7 +115,7 @@ int route_in_lists(router_t *r, size_t gtref, split_list_t **out, size_t *nout)
     for (c = 0; c < sql->nconds && rc == 0; c++) {
         const struct dal_sql_cond *cd = &sql->conds[c];
         split_list_t *l = &lists[n];
-        if (cd->op != DAL_COND_IN || cd->nvals < 2 || !route_cond_on_tref(r, cd, gtref))
+        if (cd->op != DAL_COND_IN || cd->nvals < 2 || !route_cond_on_tref(r, c, gtref))
             continue;
         l->items = malloc(cd->nvals * sizeof *l->items);
         l->pos = malloc(cd->nvals * sizeof *l->pos);

@@ -226,76 +226,9 @@ int route_locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o
     return rc;
 }
 
-/*
- * Names are resolved by scope (sql.h): a condition narrows only a table of
- * its own scope, and a column dal cannot tie to a table for certain -- a
- * derived table's column, an alias it does not know, an outer table seen
- * from a subquery -- narrows nothing.
- */
-
-int route_is_sharded(const router_t *r, size_t k)
+int route_cond_on_tref(const router_t *r, size_t c, size_t i)
 {
-    const dal_table_t *t = r->rt->tables[k];
-
-    return t != NULL && t->sharded;
-}
-
-/* The table reference the qualifier q names, seen from scope sc (an alias,
- * or the name of a table that has none), or -1: a derived table, a common
- * table expression, or nothing dal knows.  *at gets the scope it is in. */
-static long qualified_tref(const dal_sql_t *sql, int sc, const char *q, int *at)
-{
-    size_t k;
-
-    for (; sc >= 0; sc = sql->scopes[sc].parent) {
-        for (k = 0; k < sql->ntrefs; k++) {
-            const struct dal_sql_tref *t = &sql->trefs[k];
-            if (t->scope == sc && strcasecmp(t->alias ? t->alias : t->name, q) == 0) {
-                *at = sc;
-                return (long)k;
-            }
-        }
-        for (k = 0; k < sql->nsources; k++)
-            if (sql->sources[k].scope == sc && strcasecmp(sql->sources[k].name, q) == 0)
-                return -1;
-    }
-    return -1;
-}
-
-/* The sharded table reference whose shard key the column [q.]col, written
- * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
- * its own scope (SQL looks there first, and every sharded table has its
- * shard key, so the same name anywhere else in the scope would be
- * ambiguous).  before, when not 0, keeps to the tables written before that
- * offset (the left side of USING).  own: the table must be of scope sc. */
-long route_key_tref(const router_t *r, int sc, const char *q, const char *col,
-                     uint32_t before, int own)
-{
-    const dal_sql_t *sql = r->sql;
-    size_t k;
-    long t;
-    int at = -1;
-
-    if (q != NULL) {
-        t = qualified_tref(sql, sc, q, &at);
-        if (t < 0 || (own && at != sc) || !route_is_sharded(r, (size_t)t) ||
-            strcasecmp(col, r->rt->tables[t]->cfg->shard_key) != 0)
-            return -1;
-        return t;
-    }
-    for (k = 0; k < sql->ntrefs; k++)
-        if (sql->trefs[k].scope == sc && route_is_sharded(r, k) &&
-            (before == 0 || sql->trefs[k].off < before) &&
-            strcasecmp(col, r->rt->tables[k]->cfg->shard_key) == 0)
-            return (long)k;
-    return -1;
-}
-
-/* Does condition c narrow table ref i (a value on its shard key, in its
- * own scope)? */
-int route_cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i)
-{
-    return c->op != DAL_COND_COLEQ && route_key_tref(r, c->scope, c->qualifier, c->column, 0, 1) == (long)i;
+    return r->cond_tref[c] == (int32_t)i;
 }
 
 /* Ask the strategy which positions [lo, hi] touches (NULL: unbounded). */
@@ -440,10 +373,11 @@ static int acc_posset(router_t *r, const range_acc_t *a, posset_t *out)
 }
 
 /* The positions of a lookup's shard-key values (r->keys), when its table
- * is a table of the group in the lookup's scope; else every position. */
-static int keys_posset(router_t *r, posset_t *out)
+ * is a table of group g in the lookup's scope; else every position. */
+static int keys_posset(router_t *r, int32_t g, posset_t *out)
 {
     const dal_route_keys_t *k = r->keys;
+    int32_t m;
     size_t i;
     uint32_t p;
     int rc;
@@ -452,11 +386,10 @@ static int keys_posset(router_t *r, posset_t *out)
     out->all = 1;
     if (k == NULL)
         return 0;
-    for (i = 0; i < r->sql->ntrefs; i++)
-        if (r->in_group[i] && r->rt->tables[i] == k->table &&
-            r->sql->trefs[i].scope == k->scope)
+    for (m = r->member_head[g]; m >= 0; m = r->member_next[m])
+        if (r->rt->tables[m] == k->table && r->sql->trefs[m].scope == k->scope)
             break;
-    if (i == r->sql->ntrefs)
+    if (m < 0)
         return 0;
     if (posset_alloc(out, k->nkeys ? k->nkeys : 1) != 0)
         return err_set(r->err, DAL_ENOMEM, "out of memory");
@@ -471,25 +404,24 @@ static int keys_posset(router_t *r, posset_t *out)
     return 0;
 }
 
-/* The positions the WHERE clause allows for the group whose tables are
- * marked in r->in_group. */
-int route_where_posset(router_t *r, posset_t *set)
+/* The positions the WHERE clause allows for group g: its conditions, in
+ * the statement's order (the first failing one reports). */
+int route_where_posset(router_t *r, int32_t g, posset_t *set)
 {
     const dal_sql_t *sql = r->sql;
     range_acc_t acc;
     posset_t one;
-    size_t c, i;
+    int32_t c;
+    size_t i;
     int rc;
 
     memset(set, 0, sizeof *set);
     memset(&acc, 0, sizeof acc);
     set->all = 1;
-    for (c = 0; c < sql->nconds; c++) {
+    for (c = r->cond_head[g]; c >= 0; c = r->cond_next[c]) {
         const struct dal_sql_cond *cd = &sql->conds[c];
-        for (i = 0; i < sql->ntrefs; i++)
-            if (r->in_group[i] && route_cond_on_tref(r, cd, i))
-                break;
-        if (i == sql->ntrefs || (is_range(cd->op) && fold_range(r, cd, i, &acc)))
+        i = (size_t)r->cond_tref[c];
+        if (is_range(cd->op) && fold_range(r, cd, i, &acc))
             continue;
         rc = cond_posset(r, r->rt->tables[i], cd, &one);
         if (rc != 0) {
@@ -498,7 +430,7 @@ int route_where_posset(router_t *r, posset_t *set)
         }
         posset_intersect(set, &one);
     }
-    if ((rc = keys_posset(r, &one)) != 0) {
+    if ((rc = keys_posset(r, g, &one)) != 0) {
         posset_free(&one);
         return rc;
     }

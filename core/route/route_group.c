@@ -52,12 +52,59 @@ static long link_side(const router_t *r, const struct dal_sql_cond *c, int side)
                      : route_key_tref(r, c->scope, c->qualifier2, c->column2, 0, 0);
 }
 
+/* Thread each group's members, each group's conditions and each scope's
+ * table references into lists (in the statement's order), so routing
+ * group by group visits each of them once. */
+static int make_lists(router_t *r)
+{
+    const dal_sql_t *sql = r->sql;
+    size_t nc = sql->nconds, nt = sql->ntrefs, ns = sql->nscopes, i;
+    int32_t *l = small_alloc(r->lists_inl, ROUTE_LISTS_INLINE, 2 * nc + 4 * nt + ns,
+                             sizeof *l, 0);
+
+    if ((r->lists = l) == NULL)
+        return err_set(r->err, DAL_ENOMEM, "out of memory");
+    r->cond_tref = l;
+    r->cond_next = l + nc;
+    r->cond_head = l + 2 * nc;
+    r->member_next = l + 2 * nc + nt;
+    r->member_head = l + 2 * nc + 2 * nt;
+    r->scope_next = l + 2 * nc + 3 * nt;
+    r->scope_head = l + 2 * nc + 4 * nt;
+    for (i = 0; i < nt; i++)
+        r->cond_head[i] = r->member_head[i] = -1;
+    for (i = 0; i < ns; i++)
+        r->scope_head[i] = -1;
+    for (i = nt; i-- > 0;) {
+        int32_t g = r->grp[i];
+        r->scope_next[i] = r->scope_head[sql->trefs[i].scope];
+        r->scope_head[sql->trefs[i].scope] = (int32_t)i;
+        r->member_next[i] = g >= 0 ? r->member_head[g] : -1;
+        if (g >= 0)
+            r->member_head[g] = (int32_t)i;
+    }
+    for (i = nc; i-- > 0;) {
+        const struct dal_sql_cond *c = &sql->conds[i];
+        long t = c->op == DAL_COND_COLEQ
+                     ? -1 : route_key_tref(r, c->scope, c->qualifier, c->column, 0, 1);
+        int32_t g = t >= 0 ? r->grp[t] : -1;
+        r->cond_tref[i] = (int32_t)t;
+        r->cond_next[i] = g >= 0 ? r->cond_head[g] : -1;
+        if (g >= 0)
+            r->cond_head[g] = (int32_t)i;
+    }
+    return 0;
+}
+
 static int make_groups(router_t *r)
 {
     const dal_sql_t *sql = r->sql;
     size_t n = sql->ntrefs, c, k;
     int pass;
 
+    if (route_names_build(r) != 0)
+        return DAL_ENOMEM;
+    r->marked = -1;
     r->grp = small_alloc(r->grp_inl, DAL_ROUTING_INLINE, n, sizeof *r->grp, 0);
     r->lead = small_alloc(r->lead_inl, DAL_ROUTING_INLINE, n, sizeof *r->lead, 0);
     r->in_group = small_alloc(r->in_group_inl, DAL_ROUTING_INLINE, n, 1, 1);
@@ -102,7 +149,7 @@ static int make_groups(router_t *r)
     for (k = 0; k < n; k++)
         if (r->grp[k] >= 0)
             r->grp[k] = grp_root(r->grp, (int32_t)k);
-    return 0;
+    return make_lists(r);
 }
 
 /* The INSERT's target tref, or ntrefs. */
@@ -232,13 +279,21 @@ static int place_into(router_t *r, size_t into, long src, int64_t fixed)
     return 0;
 }
 
-/* Mark the members of group g in r->in_group. */
+/* Mark the members of group g (only them) in r->in_group. */
 static void mark_group(router_t *r, int32_t g)
 {
+    int32_t m;
     size_t k;
 
-    for (k = 0; k < r->sql->ntrefs; k++)
-        r->in_group[k] = r->grp[k] == g;
+    if (r->marked == -2)
+        for (k = 0; k < r->sql->ntrefs; k++)
+            r->in_group[k] = 0;
+    else if (r->marked >= 0)
+        for (m = r->member_head[r->marked]; m >= 0; m = r->member_next[m])
+            r->in_group[m] = 0;
+    for (m = g >= 0 ? r->member_head[g] : -1; m >= 0; m = r->member_next[m])
+        r->in_group[m] = 1;
+    r->marked = g;
 }
 
 /* The rows of scope sc are rows of the statement's result (the top SELECT,
@@ -278,7 +333,7 @@ static int group_posset(router_t *r, int32_t g, posset_t *set)
     int rc;
 
     mark_group(r, g);
-    rc = r->sql->kind == DAL_SQL_DDL ? 0 : route_where_posset(r, set);
+    rc = r->sql->kind == DAL_SQL_DDL ? 0 : route_where_posset(r, g, set);
     if (rc != 0 || r->req.shard_value == NULL)
         return rc;
     rc = route_locate(t, r->req.shard_value, &xp, r->err);
@@ -449,6 +504,7 @@ static int place_group(router_t *r, int32_t g)
     const dal_table_t *t = rt->tables[g];
     posset_t set = POSSET_ALL;
     size_t k, i;
+    int32_t m;
     int rc = group_posset(r, g, &set);
 
     if (rc == 0 && (set.all || set.n > 1))
@@ -472,9 +528,8 @@ static int place_group(router_t *r, int32_t g)
                          r->sql->trefs[g].name, scope_words(r->sql, (size_t)g),
                          rt->primary->cfg->name, rt->routes[k].node->cfg->name,
                          pos < 0 ? "none" : t->nodes[pos / t->tables_per_db]->cfg->name);
-        for (i = 0; rc == 0 && i < r->sql->ntrefs; i++)
-            if (r->grp[i] == g)
-                rt->routes[k].pos[i] = pos;
+        for (m = r->member_head[g]; rc == 0 && m >= 0; m = r->member_next[m])
+            rt->routes[k].pos[m] = pos;
     }
     posset_free(&set);
     return rc;
@@ -485,13 +540,14 @@ static void place_followers(router_t *r)
 {
     const dal_sql_t *sql = r->sql;
     dal_routing_t *rt = r->rt;
-    size_t sc, i, k;
+    size_t sc, k;
+    int32_t i;
 
     /* parents come before children in sql->scopes */
     for (sc = 0; sc < sql->nscopes; sc++)
-        for (i = 0; i < sql->ntrefs; i++) {
+        for (i = r->scope_head[sc]; i >= 0; i = r->scope_next[i]) {
             int32_t lead;
-            if (sql->trefs[i].scope != (int)sc || r->grp[i] < 0 || (lead = r->lead[r->grp[i]]) < 0)
+            if (r->grp[i] < 0 || (lead = r->lead[r->grp[i]]) < 0)
                 continue;
             for (k = 0; k < rt->nroutes; k++)
                 rt->routes[k].pos[i] = rt->routes[k].pos[lead];
@@ -507,6 +563,7 @@ static int route_into_only(router_t *r, size_t into, int64_t fixed)
 
     for (k = 0; k < r->sql->ntrefs; k++)
         r->in_group[k] = k == into;
+    r->marked = -2;
     if (rc == 0)
         rc = route_routes_from_positions(r, &set);
     posset_free(&set);

@@ -1,13 +1,14 @@
 /*
  * route_int.h -- the router's insides, shared by its files.
  *
- * Routing (route.h's route_statement) is done in five files, each calling
+ * Routing (route.h's route_statement) is done in six files, each calling
  * only the ones after it: route.c reads the request, routes unsharded
  * statements, and owns the memo and the entry point; route_group.c groups
  * the table references by scope and shard-key joins and decides which group
  * drives the routes; route_cond.c turns conditions into sets of table
  * positions; route_build.c makes routes from positions and splits IN lists
- * and INSERT rows; route_check.c refuses what a route must not do.
+ * and INSERT rows; route_check.c refuses what a route must not do;
+ * route_names.c tells which table reference a name means in a scope.
  * route_ names are not part of the core's interface.
  */
 #ifndef DAL_CORE_ROUTE_INT_H
@@ -44,6 +45,18 @@ typedef struct opval {
 
 enum { OPND_UNUSABLE = 1 };
 
+/* One name in route_names.c's hash: a table reference's alias (or name)
+ * or a source's name in its scope, or a sharded table's shard key. */
+typedef struct route_name {
+    const char *name;   /* borrowed from the dal_sql_t or the snapshot; NULL: empty slot */
+    int kind;
+    int scope;
+    int32_t tref;       /* the first table reference so named; -1: a source */
+} route_name_t;
+
+#define ROUTE_NAMES_INLINE 8
+#define ROUTE_LISTS_INLINE 32
+
 typedef struct route_req {
     const dal_value_t *shard_value; /* borrowed; NULL: none */
     dal_value_t hint_value;         /* storage when the value came from a hint */
@@ -72,8 +85,24 @@ typedef struct router {
                                     group, -1 for a table dal does not shard */
     int32_t *lead;               /* owned (or lead_inl), per group root: the tref of an
                                     enclosing scope the group follows, or -1 */
+    int32_t marked;              /* the group whose members in_group marks; -1: none,
+                                    -2: not one group (clear all before marking) */
+    route_name_t *names;         /* owned (or names_inl): route_names.c's hash */
+    size_t names_mask;           /* its size - 1 (a power of two) */
+    int32_t *lists;              /* owned (or lists_inl): the arrays below, in one block */
+    int32_t *cond_tref;          /* per condition: the tref it narrows (route_cond_on_tref),
+                                    or -1 */
+    int32_t *cond_next;          /* per condition: the next one narrowing its group, or -1 */
+    int32_t *cond_head;          /* per group root: its first condition, or -1 */
+    int32_t *member_next;        /* per tref: the next tref of its group, or -1 */
+    int32_t *member_head;        /* per group root: its first tref */
+    int32_t *scope_next;         /* per tref: the next tref of its scope, or -1 */
+    int32_t *scope_head;         /* per scope: its first tref, or -1 */
     char in_group_inl[DAL_ROUTING_INLINE];
     int32_t grp_inl[DAL_ROUTING_INLINE], lead_inl[DAL_ROUTING_INLINE];
+    /* last: route() does not zero them (route_names_build, make_lists fill them) */
+    route_name_t names_inl[ROUTE_NAMES_INLINE];
+    int32_t lists_inl[ROUTE_LISTS_INLINE];
 } router_t;
 
 /* A list whose items the routes share out: spans and owning positions. */
@@ -90,30 +119,13 @@ void posset_normalize(posset_t *s);
 
 int posset_has(const posset_t *s, uint32_t p);
 
-/*
- * Names are resolved by scope (sql.h): a condition narrows only a table of
- * its own scope, and a column dal cannot tie to a table for certain -- a
- * derived table's column, an alias it does not know, an outer table seen
- * from a subquery -- narrows nothing.
- */
-int route_is_sharded(const router_t *r, size_t k);
+/* Does condition c (an index into conds) narrow table ref i (a value on
+ * its shard key, in its own scope)?  After route_sharded's make_groups. */
+int route_cond_on_tref(const router_t *r, size_t c, size_t i);
 
-/* Does condition c narrow table ref i (a value on its shard key, in its
- * own scope)? */
-int route_cond_on_tref(const router_t *r, const struct dal_sql_cond *c, size_t i);
-
-/* The positions the WHERE clause allows for the group whose tables are
- * marked in r->in_group. */
-int route_where_posset(router_t *r, posset_t *set);
-
-/* The sharded table reference whose shard key the column [q.]col, written
- * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
- * its own scope (SQL looks there first, and every sharded table has its
- * shard key, so the same name anywhere else in the scope would be
- * ambiguous).  before, when not 0, keeps to the tables written before that
- * offset (the left side of USING).  own: the table must be of scope sc. */
-long route_key_tref(const router_t *r, int sc, const char *q, const char *col,
-                     uint32_t before, int own);
+/* The positions the WHERE clause allows for group g (its root), whose
+ * tables are marked in r->in_group. */
+int route_where_posset(router_t *r, int32_t g, posset_t *set);
 
 /* Make set (initialised, maybe holding positions) the single position p. */
 int route_single_posset(uint32_t p, posset_t *set, dal_error_t *err);
@@ -130,6 +142,31 @@ int route_locate_opnd(router_t *r, const dal_table_t *t, const dal_sql_opnd_t *o
 
 /* Empty s (freed first) with room for n positions. */
 int posset_alloc(posset_t *s, size_t n);
+
+/* ------------------------------------------------------------ route_names.c */
+
+/*
+ * Names are resolved by scope (sql.h): a condition narrows only a table of
+ * its own scope, and a column dal cannot tie to a table for certain -- a
+ * derived table's column, an alias it does not know, an outer table seen
+ * from a subquery -- narrows nothing.
+ */
+int route_is_sharded(const router_t *r, size_t k);
+
+/* Index the statement's names by scope (r->names); r->rt->tables must be
+ * filled.  Free with route_names_free (also when this fails). */
+int route_names_build(router_t *r);
+void route_names_free(router_t *r);
+
+/* The sharded table reference whose shard key the column [q.]col, written
+ * in scope sc, is; -1 if none.  An unqualified column belongs to a table of
+ * its own scope (SQL looks there first, and every sharded table has its
+ * shard key, so the same name anywhere else in the scope would be
+ * ambiguous).  before, when not 0, keeps to the tables written before that
+ * offset (the left side of USING).  own: the table must be of scope sc.
+ * After route_names_build. */
+long route_key_tref(const router_t *r, int sc, const char *q, const char *col,
+                     uint32_t before, int own);
 
 /* ------------------------------------------------------------ route_group.c */
 

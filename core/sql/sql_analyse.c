@@ -421,29 +421,82 @@ static int link_tokens(an_t *a)
 
 /* ============================================================ finishing */
 
-/* What the qualifier q names in scope sc or the scopes around it, as SQL
- * resolves it: the index of a table reference named q without an alias,
- * or -1 (an alias, a derived table, a common table expression, or nothing
- * dal knows: the qualifier stays as written). */
-static long resolve_qualifier(const an_t *a, int sc, const char *q)
+/* A name a qualifier can mean in a scope: a table reference's alias (or
+ * its name, when it has none) or a source's name.  Sorted by scope, name
+ * and order, the first of a scope's names that are alike is the one SQL
+ * means: tables before sources, in text order. */
+typedef struct qname {
+    const char *name;
+    int scope;
+    long tref;    /* the table reference's index, -1 for a source */
+    size_t order; /* trefs' indexes, then ntrefs + the source's */
+} qname_t;
+
+static int cmp_qname_key(const qname_t *p, int scope, const char *name)
+{
+    if (p->scope != scope)
+        return p->scope < scope ? -1 : 1;
+    return an_ascii_casecmp(p->name, name);
+}
+
+static int cmp_qname(const void *x, const void *y)
+{
+    const qname_t *p = x, *q = y;
+    int c = cmp_qname_key(p, q->scope, q->name);
+
+    return c != 0 ? c : (p->order > q->order) - (p->order < q->order);
+}
+
+/* Every name a qualifier can mean, sorted (qname_t); NULL when out of
+ * memory (the error set). */
+static qname_t *qualifier_names(an_t *a)
 {
     const struct dal_sql_tref *t = a->trefs.v;
     const struct dal_sql_source *src = a->sources.v;
-    const struct dal_sql_scope *scopes = a->scopes.v;
-    int select_seen = 0;
+    qname_t *v = an_scratch(a, (a->trefs.n + a->sources.n) * sizeof *v);
     size_t k;
 
+    if (v == NULL)
+        return NULL;
+    for (k = 0; k < a->trefs.n; k++)
+        v[k] = (qname_t){t[k].alias ? t[k].alias : t[k].name, t[k].scope,
+                         t[k].alias ? -1 : (long)k, k};
+    for (k = 0; k < a->sources.n; k++)
+        v[a->trefs.n + k] = (qname_t){src[k].name, src[k].scope, -1, a->trefs.n + k};
+    qsort(v, a->trefs.n + a->sources.n, sizeof *v, cmp_qname);
+    return v;
+}
+
+/* The first of names (n, sorted) that is name in scope, or NULL. */
+static const qname_t *find_qname(const qname_t *names, size_t n, int scope, const char *name)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_qname_key(&names[mid], scope, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && cmp_qname_key(&names[lo], scope, name) == 0 ? &names[lo] : NULL;
+}
+
+/* What the qualifier q names in scope sc or the scopes around it, as SQL
+ * resolves it: the index of a table reference named q without an alias,
+ * or -1 (an alias, a derived table, a common table expression, or nothing
+ * dal knows: the qualifier stays as written).  names: qualifier_names. */
+static long resolve_qualifier(const an_t *a, const qname_t *names, int sc, const char *q)
+{
+    const struct dal_sql_scope *scopes = a->scopes.v;
+    size_t n = a->trefs.n + a->sources.n;
+    int select_seen = 0;
+
     for (; sc >= 0; sc = scopes[sc].parent) {
-again:
-        for (k = 0; k < a->trefs.n; k++) {
-            if (t[k].scope != sc)
-                continue;
-            if (t[k].alias ? an_ascii_casecmp(t[k].alias, q) == 0 : an_ascii_casecmp(t[k].name, q) == 0)
-                return t[k].alias ? -1 : (long)k;
-        }
-        for (k = 0; k < a->sources.n; k++)
-            if (src[k].scope == sc && an_ascii_casecmp(src[k].name, q) == 0)
-                return -1;
+again:;
+        const qname_t *m = find_qname(names, n, sc, q);
+        if (m != NULL)
+            return m->tref;
         /* ON DUPLICATE KEY UPDATE of INSERT ... SELECT sees the SELECT's tables */
         if (sc == 0 && !select_seen && a->r.insert_select && a->scopes.n > 1 &&
             scopes[1].parent == 0) {
@@ -461,6 +514,7 @@ static int find_colrefs(an_t *a)
 {
     char buf[256];
     int i, e = a->nt;
+    const qname_t *names = NULL; /* made at the first qualified column */
     size_t n;
     long k;
 
@@ -472,8 +526,10 @@ static int find_colrefs(an_t *a)
             !(is_name(a, i + 2, e) || is_op(a, i + 2, e, "*")) || is_p(a, i + 3, e, '.') ||
             is_p(a, i + 3, e, '(') || (i > 0 && is_p(a, i - 1, e, '@')))
             continue;
+        if (names == NULL && (names = qualifier_names(a)) == NULL)
+            return -1;
         n = ident_unquote(a->sql, &a->tk[i], buf, sizeof buf);
-        if (n >= sizeof buf || (k = resolve_qualifier(a, a->tscope[i], buf)) < 0)
+        if (n >= sizeof buf || (k = resolve_qualifier(a, names, a->tscope[i], buf)) < 0)
             continue;
         if (!(c = an_vpush(a, &a->colrefs, sizeof *c)))
             return -1;
@@ -496,20 +552,28 @@ static int cmp_tref(const void *x, const void *y)
     return (p->off > q->off) - (p->off < q->off);
 }
 
+static int cmp_name(const void *x, const void *y)
+{
+    return an_ascii_casecmp(*(char *const *)x, *(char *const *)y);
+}
+
 /* References to common table expressions are not tables: they become
  * sources of their scope.  The rest are put in text order. */
 static int tidy_trefs(an_t *a)
 {
     struct dal_sql_tref *t = a->trefs.v;
-    char **cte = a->ctes.v;
-    size_t i, k, n = 0;
+    char **cte = a->ctes.n > 0 ? an_scratch(a, a->ctes.n * sizeof *cte) : NULL;
+    size_t i, n = 0;
 
+    if (a->ctes.n > 0 && cte == NULL)
+        return -1;
+    if (a->ctes.n > 0) {
+        memcpy(cte, a->ctes.v, a->ctes.n * sizeof *cte);
+        qsort(cte, a->ctes.n, sizeof *cte, cmp_name);
+    }
     for (i = 0; i < a->trefs.n; i++) {
-        int is_cte = 0;
-        for (k = 0; k < a->ctes.n && t[i].qual_len == 0; k++)
-            if (an_ascii_casecmp(t[i].name, cte[k]) == 0)
-                is_cte = 1;
-        if (is_cte) {
+        if (t[i].qual_len == 0 && a->ctes.n > 0 &&
+            bsearch(&t[i].name, cte, a->ctes.n, sizeof *cte, cmp_name) != NULL) {
             struct dal_sql_source *s = an_vpush(a, &a->sources, sizeof *s);
             if (!s)
                 return -1;

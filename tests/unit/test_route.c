@@ -600,6 +600,53 @@ START_TEST(test_scopes)
 }
 END_TEST
 
+/* Arm i of test_scopes_many, its table named t_account followed by sfx. */
+static size_t many_arm(char *b, size_t cap, int i, const char *sfx)
+{
+    const char *sep = i ? " UNION ALL " : "";
+
+    switch (i % 3) {
+    case 0:
+        return (size_t)snprintf(b, cap, "%sSELECT amount FROM t_account%s WHERE account_id = %d",
+                                sep, sfx, 100 + i % 2);
+    case 1:
+        return (size_t)snprintf(b, cap,
+                                "%sSELECT a.amount FROM t_account%s a WHERE a.account_id = %d",
+                                sep, sfx, 100 + i % 2);
+    default:
+        return (size_t)snprintf(b, cap, "%sSELECT t_account%s.amount FROM t_account%s WHERE "
+                                "t_account%s.account_id = %d", sep, sfx, sfx, sfx, 100 + i % 2);
+    }
+}
+
+/* A statement of thousands of scopes (routing is linear in them, bench/
+ * route_scale.c): each arm's table by its own condition, named plainly, by
+ * an alias or by its name as qualifier, the qualifier renamed with it. */
+START_TEST(test_scopes_many)
+{
+    dal_t *dal = open_accounts(1);
+    size_t cap = 3000 * 100, n = 0, w = 0;
+    char *sql = malloc(cap), *want = malloc(cap);
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    int i, rc;
+
+    ck_assert(sql != NULL && want != NULL);
+    for (i = 0; i < 3000; i++) {
+        n += many_arm(sql + n, cap - n, i, "");
+        w += many_arm(want + w, cap - w, i, i % 2 ? "_1" : "_0");
+    }
+    rc = dal_explain(dal, NULL, sql, NULL, 0, &plan, &err);
+    ck_assert_msg(rc == 0, "%s", err.message);
+    ck_assert_uint_eq(dal_plan_count(plan), 1);
+    ck_assert_str_eq(dal_plan_sql(plan, 0), want);
+    dal_plan_free(plan);
+    dal_close(dal);
+    free(sql);
+    free(want);
+}
+END_TEST
+
 /* A reload that moves tables to other nodes: the memo of the old snapshot
  * must not route by the old layout. */
 START_TEST(test_route_memo_reload)
@@ -694,6 +741,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_route_schemas);
     tcase_add_test(tc, test_route_memo_reload);
     tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
+    tcase_add_test(tc, test_scopes_many);
     tcase_add_test(tc, test_typed_values);
     suite_add_tcase(s, tc);
     return s;
