@@ -195,6 +195,9 @@ static void check_processlist(bool no_backslash)
         CHECK(lead() == TEXT_SHOW);
     if (recognise_flush_status(sql))
         CHECK(lead() == TEXT_FLUSH);
+    /* an account change starts with SET or ALTER (after comments) */
+    if (recognise_account_change(sql, no_backslash))
+        CHECK(lead() == TEXT_SET || lead() == TEXT_OTHER);
     for (; recognise_processlist_ref(sql, p, end, no_backslash, &ref); p = ref.at + ref.len) {
         CHECK(ref.at >= p && ref.len > 0 && ref.at + ref.len <= end);
         CHECK(ref.table || !ref.aliased);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proxy.h"
+#include "recognise.h"
 #include "reply.h"
 #include "text.h"
 
@@ -200,6 +201,48 @@ bool client_answer(proxy_client_t *c, const char *sql, size_t len)
     return answer(c, lead, past, sql, len);
 }
 
+/* Whether text holds a C-style comment opener (memchr finds the '/'
+ * candidates faster than memmem a two-byte needle). */
+static bool has_c_comment(const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+
+    while ((p = memchr(p, '/', (size_t)(end - p))) != NULL && p + 1 < end) {
+        if (p[1] == '*')
+            return true;
+        p++;
+    }
+    return false;
+}
+
+/* A statement that would change the datasource's account, which every
+ * client's statements share (recognise_account_change), is refused as a
+ * server refuses what an account may not do; view is the statement as a
+ * server reads it. */
+static bool refuse_account_change(proxy_client_t *c, const char *view)
+{
+    if (!recognise_account_change(view, reply_no_backslash(c)))
+        return false;
+    reply_err(c, 1227, "42000",
+              "Access denied: dal-proxy runs every client's statements as its datasource's "
+              "account, whose password and default role SET PASSWORD, SET DEFAULT ROLE and "
+              "ALTER USER would change for all clients; a proxy user's password is in "
+              "dal-proxy's configuration");
+    return true;
+}
+
+bool client_refuse_account_change(proxy_client_t *c, const char *sql, size_t len)
+{
+    char *view = NULL;
+    bool refused;
+
+    if (has_c_comment(sql, len) && (view = text_copy(sql, len)) != NULL)
+        (void)proto_sql_unwrap(view, len, ident_version_id(c->px), reply_no_backslash(c));
+    refused = refuse_account_change(c, view != NULL ? view : sql);
+    free(view);
+    return refused;
+}
+
 /* sql (len bytes, NUL-terminated, with no NUL outside quotes) is what
  * the servers get; view is the same statement as a server reads it
  * (executable comments opened), in which the proxy finds the statements it
@@ -223,6 +266,8 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_ok(c, 0, 0, 0);
         return;
     }
+    if ((lead == TEXT_SET || lead == TEXT_OTHER) && refuse_account_change(c, view))
+        return;
     if (answer(c, lead, past, view, len) ||
         ((lead == TEXT_SET || lead == TEXT_USE) && setvar_statement(c, view, len)))
         return;
@@ -242,20 +287,6 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
     setvar_db_dropped(c);
     reply_result(c, r, false);
     dal_result_free(r);
-}
-
-/* Whether text holds a C-style comment opener (memchr finds the '/'
- * candidates faster than memmem a two-byte needle). */
-static bool has_c_comment(const char *text, size_t len)
-{
-    const char *p = text, *end = text + len;
-
-    while ((p = memchr(p, '/', (size_t)(end - p))) != NULL && p + 1 < end) {
-        if (p[1] == '*')
-            return true;
-        p++;
-    }
-    return false;
 }
 
 /* text[0..len) NUL-terminated in room (cap bytes) when it fits, else in

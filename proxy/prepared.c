@@ -431,7 +431,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
     }
     if (sql == NULL)
         len = 0;
-    if (too_much_sql(c, len))
+    if (too_much_sql(c, len) || client_refuse_account_change(c, text, len))
         goto done;
     if (proto_sql_stray_nul(text, &len, reply_no_backslash(c)) != SIZE_MAX) {
         reply_err(c, 1064, "42000", "You have an error in your SQL syntax: a NUL byte outside "

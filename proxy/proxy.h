@@ -322,6 +322,10 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len);
  * other.  Also for a prepared one without parameters, with c->binary
  * set. */
 bool client_answer(proxy_client_t *c, const char *sql, size_t len);
+/* Whether sql (len bytes and a NUL) would change the datasource's account
+ * every client shares (SET PASSWORD, SET DEFAULT ROLE, ALTER USER): then
+ * refused to c with error 1227. */
+bool client_refuse_account_change(proxy_client_t *c, const char *sql, size_t len);
 /* COM_STMT_EXECUTE, the whole payload (on a worker). */
 void ps_execute(proxy_client_t *c, const uint8_t *payload, size_t len);
 /* COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE (no reply) and COM_STMT_RESET

@@ -463,3 +463,79 @@ size_t recognise_quote(char *out, char q, const char *s, size_t n, bool no_backs
     *o = '\0';
     return (size_t)(o - out);
 }
+
+/* ------------------------------------------------ the shared account */
+
+/* p past blanks and comments (a view's executable comments are open
+ * already: what is left of one is a plain comment). */
+static const char *past_comments(const char *p)
+{
+    const char *e;
+
+    for (;;) {
+        p = text_blanks(p);
+        if (p[0] == '/' && p[1] == '*') {
+            e = strstr(p + 2, "*/");
+            p = e != NULL ? e + 2 : p + strlen(p);
+        } else if (p[0] == '#' || (p[0] == '-' && p[1] == '-' && p[2] != '\0' &&
+                                   (unsigned char)p[2] <= ' ')) {
+            while (*p != '\0' && *p != '\n')
+                p++;
+        } else {
+            return p;
+        }
+    }
+}
+
+static bool word_is(const char **p, const char *w)
+{
+    *p = past_comments(*p);
+    return text_word_is(p, w);
+}
+
+/* After SET STATEMENT at p: just after the FOR that ends its assignments
+ * (outside quotes, comments and parentheses), or NULL. */
+static const char *statement_for(const char *p, bool no_backslash)
+{
+    const char *end = p + strlen(p), *w;
+    int depth = 0;
+    char q = 0;
+
+    while (p < end) {
+        if (q != 0) {
+            p = text_quoted(p, end, &q, no_backslash) + 1;
+            continue;
+        }
+        if ((w = past_comments(p)) != p) {
+            p = w;
+            continue;
+        }
+        if (*p == '\'' || *p == '"' || *p == '`')
+            q = *p;
+        else if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth -= depth > 0;
+        else if (depth == 0 && isalpha((unsigned char)*p) && !isalnum((unsigned char)p[-1]) &&
+                 p[-1] != '_' && p[-1] != '@' && p[-1] != '.' && text_word_is((w = p, &w), "FOR"))
+            return w;
+        p++;
+    }
+    return NULL;
+}
+
+bool recognise_account_change(const char *sql, bool no_backslash)
+{
+    const char *p = sql;
+
+    if (word_is(&p, "ALTER"))
+        return word_is(&p, "USER");
+    if (!word_is(&p, "SET"))
+        return false;
+    if (word_is(&p, "STATEMENT"))
+        return (p = statement_for(p, no_backslash)) != NULL &&
+               recognise_account_change(p, no_backslash);
+    if (word_is(&p, "PASSWORD"))
+        return true;
+    return word_is(&p, "DEFAULT") && word_is(&p, "ROLE");
+}

@@ -160,4 +160,13 @@ bool recognise_show_variables(const char *sql, size_t len, bool *like, const cha
  * backslashes doubled, q, a NUL): its length. */
 size_t recognise_quote(char *out, char q, const char *s, size_t n, bool no_backslash);
 
+/* ------------------------------------------------ the shared account */
+
+/* Whether sql (as the server reads it: executable comments open) changes
+ * the account it runs as -- SET PASSWORD (with or without FOR), SET
+ * DEFAULT ROLE, either after SET STATEMENT ... FOR, or ALTER USER: which
+ * through dal-proxy is the datasource's account that every client's
+ * statements share, not the client's. */
+bool recognise_account_change(const char *sql, bool no_backslash);
+
 #endif /* DAL_PROXY_RECOGNISE_H */
