@@ -231,6 +231,13 @@ static bool refuse_account_change(proxy_client_t *c, const char *view)
     return true;
 }
 
+bool client_only_comments(proxy_client_t *c, const char *sql, size_t len)
+{
+    /* the second: executable comments of a version the servers skip */
+    return strlen(sql) == len &&
+           (text_only_comments(sql) || proto_sql_blank(sql, len, ident_version_id(c->px)));
+}
+
 bool client_refuse_account_change(proxy_client_t *c, const char *sql, size_t len)
 {
     char *view = NULL;
@@ -262,7 +269,7 @@ static void run_query(proxy_client_t *c, const char *sql, size_t len, const char
         reply_err(c, 1065, "42000", "Query was empty");
         return;
     }
-    if (lead == TEXT_OTHER && text_only_comments(sql) && strlen(sql) == len) {
+    if (lead == TEXT_OTHER && client_only_comments(c, sql, len)) {
         reply_ok(c, 0, 0, 0);
         return;
     }

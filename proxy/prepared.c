@@ -442,7 +442,7 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len)
         reply_err(c, 1065, "42000", "Query was empty");
         goto done;
     }
-    if (!(text_only_comments(text) && strlen(text) == len) &&
+    if (!client_only_comments(c, text, len) &&
         dal_session_prepare_len(c->session, text, len, &prep, &err) != 0) {
         if (err.code == DAL_ESQL)
             dal_session_syntax_error(c->session, text, len, &err);

@@ -322,6 +322,10 @@ void ps_prepare(proxy_client_t *c, const char *sql, size_t len);
  * other.  Also for a prepared one without parameters, with c->binary
  * set. */
 bool client_answer(proxy_client_t *c, const char *sql, size_t len);
+/* Whether sql (len bytes and a NUL after them, none before) is only
+ * blanks, `;` and comments -- executable ones of a version the servers
+ * skip included: a server answers it with OK. */
+bool client_only_comments(proxy_client_t *c, const char *sql, size_t len);
 /* Whether sql (len bytes and a NUL) would change the datasource's account
  * every client shares (SET PASSWORD, SET DEFAULT ROLE, ALTER USER): then
  * refused to c with error 1227. */
