@@ -329,6 +329,22 @@ static int start_tls(proxy_client_t *c)
     return 0;
 }
 
+/* A login in a character set dal refuses as a client's
+ * (dal_client_charset_check): an error, and the connection closes, rather
+ * than a session in another character set than the client writes. */
+static bool refused_charset(proxy_client_t *c, unsigned int collation)
+{
+    const char *cs = NULL;
+    dal_error_t err;
+
+    if (!dal_collation_refused(collation) || dal_collation_name(collation, &cs) == NULL ||
+        dal_client_charset_check("names", cs, &err) == 0)
+        return false;
+    reply_dal_error(c, &err);
+    c->state = CLIENT_CLOSING;
+    return true;
+}
+
 int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_handshake_response_t r;
@@ -347,6 +363,8 @@ int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
     c->caps = r.capabilities & server_caps;
     c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
     c->charset = r.charset;
+    if (refused_charset(c, r.charset))
+        return 0;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
@@ -359,5 +377,7 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu)
 {
     ps_free_all(c);
     kill_set_session(c, NULL);
+    if (refused_charset(c, cu->charset))
+        return;
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }

@@ -4,9 +4,12 @@
  * host functions plugins call.
  */
 #include <pthread.h>
+#include <string.h>
+#include <strings.h>
 
 #include <mysql.h>
 
+#include "charset.h"
 #include "host.h"
 #include "library.h"
 #include "plugin_load.h"
@@ -35,4 +38,18 @@ const char *dal_collation_name(unsigned int id, const char **charset)
     if (charset != NULL)
         *charset = cs->csname;
     return cs->name;
+}
+
+int dal_client_charset_check(const char *name, const char *value_sql, dal_error_t *err)
+{
+    if (name == NULL || value_sql == NULL || !charset_is_client_var(name, strlen(name)))
+        return 0;
+    if (strcasecmp(name, "names") == 0)
+        return charset_check_names(value_sql, err);
+    return charset_check_value(value_sql, err);
+}
+
+int dal_collation_refused(unsigned int id)
+{
+    return charset_id_unsafe(id);
 }

@@ -31,6 +31,7 @@
 
 #include "handle.h"
 #include "cancel.h"
+#include "charset.h"
 #include "infile.h"
 #include "warnings.h"
 #include "error.h"
@@ -203,6 +204,9 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
         return set_txn_mode(s, value_sql, err);
     if (value_sql[0] == '\0')
         return err_set(err, DAL_EINVAL, "session variable %s: empty value", lower);
+    if (strcmp(lower, "character_set_client") == 0 &&
+        (rc = charset_check_value(value_sql, err)) != 0)
+        return rc;
     if (vars_copy(&s->vars, &next) != 0) {
         vars_free(&next);
         return err_set(err, DAL_ENOMEM, "out of memory");
@@ -1383,6 +1387,8 @@ int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
         if (!vars_name_ok(names[i]))
             return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name",
                            names[i]);
+        else if (charset_is_client_var(names[i], strlen(names[i])))
+            return charset_check_value("(an expression)", err);
     if (!s->in_txn && (rc = hold_node(s, ds, sizeof ds, &taken, err)) != 0)
         return rc;
     if (vars_copy(&s->vars, &next) != 0)
