@@ -185,6 +185,7 @@ static int logged_in(proxy_client_t *c)
     c->interactive_pending = c->wait_timeout_s != c->px->wait_timeout_s;
     c->state = CLIENT_COMMAND;
     c->logged_in = true;
+    processlist_end(c);  /* Sleep, after COM_CHANGE_USER's authentication */
     proto_reader_limit(&c->in, c->px->max_allowed_packet, "max_allowed_packet");
     reply_ok(c, 0, 0, 0);
     return 0;

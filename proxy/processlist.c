@@ -80,7 +80,7 @@ void processlist_begin(proxy_client_t *c)
 void processlist_end(proxy_client_t *c)
 {
     pthread_mutex_lock(&c->info_mu);
-    c->command = 0;
+    c->command = c->state == CLIENT_COMMAND || c->state == CLIENT_CLOSING ? 0 : PROTO_COM_CHANGE_USER;
     c->info = NULL;
     c->info_len = 0;
     c->since_ms = guard_now_ms();
@@ -258,12 +258,12 @@ static void put_table(proto_buf_t *b, proxy_client_t *self, const char *self_sta
              "0 AS QUERY_ID, CAST(INFO AS BINARY) AS INFO_BINARY, 0 AS TID FROM (");
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
-        n += t->state == CLIENT_COMMAND;
+        n += processlist_listed(t);
     /* each byte of Info is two of hex */
     if (n > 0 && budget / n < ROW_BYTES + 2 * info_max)
         info_max = budget / n > ROW_BYTES ? (budget / n - ROW_BYTES) / 2 : 0;
     for (t = px->clients; t != NULL; t = t->all_next)
-        if (t->state == CLIENT_COMMAND) {
+        if (processlist_listed(t)) {
             put_row(b, t, self, self_state, &bk, now, first, info_max);
             first = false;
         }
@@ -335,7 +335,7 @@ static size_t processlist_connected(proxy_t *px)
 
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
-        n += t->state == CLIENT_COMMAND;
+        n += processlist_listed(t);
     pthread_mutex_unlock(&px->clients_mu);
     return n;
 }
