@@ -1388,7 +1388,7 @@ int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
             return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name",
                            names[i]);
         else if (charset_is_client_var(names[i], strlen(names[i])))
-            return charset_check_value("(an expression)", err);
+            return charset_refuse_expression("(what the SET evaluates)", err);
     if (!s->in_txn && (rc = hold_node(s, ds, sizeof ds, &taken, err)) != 0)
         return rc;
     if (vars_copy(&s->vars, &next) != 0)

@@ -53,6 +53,14 @@ int charset_refuse(const char *name, size_t n, dal_error_t *err)
                       (int)(n > 64 ? 64 : n), name);
 }
 
+int charset_refuse_expression(const char *value_sql, dal_error_t *err)
+{
+    return err_server(err, DAL_EINVAL, CHARSET_REFUSED_ERRNO, CHARSET_REFUSED_STATE,
+                      "Unknown character set: '%.64s': dal takes only a character set's name or "
+                      "collation's number as the client's character set (it refuses some, and "
+                      "only the server could say what an expression gives)", value_sql);
+}
+
 int charset_check_value(const char *value_sql, dal_error_t *err)
 {
     const char *v = value_sql, *end;
@@ -69,13 +77,13 @@ int charset_check_value(const char *value_sql, dal_error_t *err)
     n = (size_t)(end - v);
     if (q != 0) {
         if (*end != q)
-            return charset_refuse(value_sql, strlen(value_sql), err);
+            return charset_refuse_expression(value_sql, err);
         end++;
     }
     while (isspace((unsigned char)*end) || *end == ';')
         end++;
     if (n == 0 || *end != '\0')
-        return charset_refuse(value_sql, strlen(value_sql), err);
+        return charset_refuse_expression(value_sql, err);
     if (isdigit((unsigned char)*v) && q == 0) {
         id = strtoul(v, NULL, 10);
         return id > 65535 || dal_collation_name((unsigned int)id, NULL) == NULL ||

@@ -47,6 +47,10 @@ int charset_check_value(const char *value_sql, dal_error_t *err);
  * 0 when dal takes its character set, else as charset_check_value. */
 int charset_check_names(const char *value, dal_error_t *err);
 
+/* err set to the refusal of value_sql, an expression, as the client's
+ * character set; DAL_EINVAL. */
+int charset_refuse_expression(const char *value_sql, dal_error_t *err);
+
 /* err set to the refusal of character set name (n bytes); DAL_EINVAL. */
 int charset_refuse(const char *name, size_t n, dal_error_t *err);
 

@@ -17,8 +17,13 @@ rows id = user_id = 1..8):
     row on a shard its key does not route to;
   - an UPDATE whose `user_id = 6` the proxy reads inside a string changes
     no shard key (and no row outside its WHERE).
-A session that refuses the character set (an error for SET NAMES) is
-defended too.  FAIL: lines on stderr, exit 1 if any."""
+dal-proxy refuses these character sets as a client's: every form in FORMS
+(SET NAMES, SET CHARACTER SET, character_set_client in each SET form and
+in executable comments, a collation's number, an evaluated value, and
+EXECUTE IMMEDIATE / a prepared SET, which the server's session tracking
+reports) must answer error 1115 and leave the session's character set
+as it was; the handshake and COM_CHANGE_USER in them must be refused
+with 1115.  FAIL: lines on stderr, exit 1 if any."""
 import os
 import struct
 import sys
