@@ -353,9 +353,11 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
                 n++;
         }
     }
-    /* a character set dal refuses leaves the whole list unset */
+    /* a character set dal refuses leaves the whole list unset (a value
+     * the server evaluates is checked where it runs: set_evaluated) */
     for (i = 0; rc == 0 && i < n; i++)
-        rc = dal_client_charset_check(items[i].name, items[i].value, err);
+        if (!recognise_reads_state(items[i].value, reply_no_backslash(c)))
+            rc = dal_client_charset_check(items[i].name, items[i].value, err);
     for (i = 0; rc == 0 && i < n; i++)
         server |= !dal_own(items[i].name) && server_evaluates(&items[i], reply_no_backslash(c));
     if (rc == 0 && server) {

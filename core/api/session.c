@@ -1329,6 +1329,8 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     for (i = 0; i < n && rc == 0; i++) {
         if ((lit = vars_literal(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
             rc = err_set(err, DAL_ENOMEM, "out of memory");
+        else if (charset_is_client_var(names[i], strlen(names[i])))
+            rc = charset_check_value(lit, err);  /* the SET's own check is conn_charset_kept's */
         if (values != NULL && rc == 0)
             values[i] = lit;
         else
@@ -1387,8 +1389,6 @@ int dal_session_set_eval(dal_session_t *s, const char *sql, size_t len,
         if (!vars_name_ok(names[i]))
             return err_set(err, DAL_EINVAL, "session variable '%s': not a variable name",
                            names[i]);
-        else if (charset_is_client_var(names[i], strlen(names[i])))
-            return charset_refuse_expression("(what the SET evaluates)", err);
     if (!s->in_txn && (rc = hold_node(s, ds, sizeof ds, &taken, err)) != 0)
         return rc;
     if (vars_copy(&s->vars, &next) != 0)

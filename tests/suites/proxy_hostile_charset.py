@@ -133,6 +133,23 @@ def check_forms(cs):
         conn.close()
 
 
+def check_dump_style():
+    """What a dump writes (a saved character set restored from a user
+    variable) still works: only the refused character sets are."""
+    conn = login(PORT, PASSWORD)
+    sock = conn._sock
+    for sql in (b"/*!40101 SET @saved_cs_client = @@character_set_client */",
+                b"/*!40101 SET character_set_client = latin1 */",
+                b"/*!40101 SET character_set_client = @saved_cs_client */"):
+        r = query(sock, sql)
+        if r[0] != "OK":
+            fail("%r answered %r" % (sql, r))
+    r = query(sock, b"SELECT @@character_set_client")
+    if r[0] != "ROWS" or r[1][0][1:] != b"utf8mb4":
+        fail("character_set_client restored from @saved_cs_client reads %r" % (r,))
+    conn.close()
+
+
 def check_change_user(cs):
     """COM_CHANGE_USER in cs: refused with 1115 (the connection closes)."""
     conn = login(PORT, PASSWORD)
@@ -148,6 +165,7 @@ def check_change_user(cs):
 def main():
     admin_conn = login(PORT, PASSWORD)
     admin = admin_conn._sock
+    check_dump_style()
     for cs in LEADS:
         check_forms(cs)
         check_change_user(cs)
