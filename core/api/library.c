@@ -31,13 +31,7 @@ void library_ensure_init(void)
 
 const char *dal_collation_name(unsigned int id, const char **charset)
 {
-    const MARIADB_CHARSET_INFO *cs = id > 0 && id <= 65535 ? mariadb_get_charset_by_nr(id) : NULL;
-
-    if (cs == NULL || cs->name == NULL || cs->csname == NULL)
-        return NULL;
-    if (charset != NULL)
-        *charset = cs->csname;
-    return cs->name;
+    return charset_collation(id, charset);
 }
 
 int dal_client_charset_check(const char *name, const char *value_sql, dal_error_t *err)

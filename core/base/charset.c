@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <mysql.h>
+
 #include "charset.h"
 #include "error.h"
 
@@ -15,6 +17,17 @@
 static const char *const unsafe[] = {
     "big5", "cp932", "gbk", "gb18030", "sjis", "ucs2", "utf16", "utf16le", "utf32",
 };
+
+const char *charset_collation(unsigned int id, const char **charset)
+{
+    const MARIADB_CHARSET_INFO *cs = id > 0 && id <= 65535 ? mariadb_get_charset_by_nr(id) : NULL;
+
+    if (cs == NULL || cs->name == NULL || cs->csname == NULL)
+        return NULL;
+    if (charset != NULL)
+        *charset = cs->csname;
+    return cs->name;
+}
 
 int charset_unsafe(const char *name, size_t n)
 {
@@ -30,7 +43,7 @@ int charset_id_unsafe(unsigned int id)
 {
     const char *cs = NULL;
 
-    return dal_collation_name(id, &cs) != NULL && charset_unsafe(cs, strlen(cs));
+    return charset_collation(id, &cs) != NULL && charset_unsafe(cs, strlen(cs));
 }
 
 int charset_is_client_var(const char *name, size_t n)
@@ -86,7 +99,7 @@ int charset_check_value(const char *value_sql, dal_error_t *err)
         return charset_refuse_expression(value_sql, err);
     if (isdigit((unsigned char)*v) && q == 0) {
         id = strtoul(v, NULL, 10);
-        return id > 65535 || dal_collation_name((unsigned int)id, NULL) == NULL ||
+        return id > 65535 || charset_collation((unsigned int)id, NULL) == NULL ||
                        charset_id_unsafe((unsigned int)id)
                    ? charset_refuse(v, n, err)
                    : 0;

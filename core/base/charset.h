@@ -24,6 +24,11 @@
 #define CHARSET_REFUSED_ERRNO 1115
 #define CHARSET_REFUSED_STATE "42000"
 
+/* The name of collation number id as the client library knows it, and in
+ * *charset (may be NULL) its character set's; both static.  NULL for a
+ * number it does not know (dal_collation_name). */
+const char *charset_collation(unsigned int id, const char **charset);
+
 /* Whether the character set named name (n bytes, any case) is one dal
  * refuses as a client's. */
 int charset_unsafe(const char *name, size_t n);
