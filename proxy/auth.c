@@ -108,15 +108,16 @@ static int deny(proxy_client_t *c, bool with_password)
 
 /* The character set of a handshake's collation id when it is not
  * utf8mb4 (what dal's connections use unless their URL says otherwise),
- * else NULL: the ids of the character sets a client commonly asks for. */
+ * else NULL: the ids of the character sets a client commonly asks for
+ * (those dal refuses never get here: refused_charset). */
 static const char *handshake_charset(uint8_t id)
 {
     static const struct { uint8_t id; const char *name; } sets[] = {
-        {1, "big5"}, {5, "latin1"}, {7, "koi8r"}, {8, "latin1"}, {9, "latin2"}, {11, "ascii"},
-        {13, "sjis"}, {15, "latin1"}, {19, "euckr"}, {24, "gb2312"}, {26, "cp1250"},
-        {28, "gbk"}, {31, "latin1"}, {33, "utf8mb3"}, {47, "latin1"}, {48, "latin1"},
+        {5, "latin1"}, {7, "koi8r"}, {8, "latin1"}, {9, "latin2"}, {11, "ascii"},
+        {15, "latin1"}, {19, "euckr"}, {24, "gb2312"}, {26, "cp1250"},
+        {31, "latin1"}, {33, "utf8mb3"}, {47, "latin1"}, {48, "latin1"},
         {49, "latin1"}, {51, "cp1251"}, {57, "cp1256"}, {63, "binary"}, {65, "ascii"},
-        {83, "utf8mb3"}, {94, "latin1"}, {95, "cp932"},
+        {83, "utf8mb3"}, {94, "latin1"},
     };
     size_t i;
 
@@ -185,6 +186,7 @@ static int logged_in(proxy_client_t *c)
     c->interactive_pending = c->wait_timeout_s != c->px->wait_timeout_s;
     c->state = CLIENT_COMMAND;
     c->logged_in = true;
+    processlist_end(c);  /* Sleep, after COM_CHANGE_USER's authentication */
     proto_reader_limit(&c->in, c->px->max_allowed_packet, "max_allowed_packet");
     reply_ok(c, 0, 0, 0);
     return 0;
@@ -329,6 +331,22 @@ static int start_tls(proxy_client_t *c)
     return 0;
 }
 
+/* A login in a character set dal refuses as a client's
+ * (dal_client_charset_check): an error, and the connection closes, rather
+ * than a session in another character set than the client writes. */
+static bool refused_charset(proxy_client_t *c, unsigned int collation)
+{
+    const char *cs = NULL;
+    dal_error_t err;
+
+    if (!dal_collation_refused(collation) || dal_collation_name(collation, &cs) == NULL ||
+        dal_client_charset_check("names", cs, &err) == 0)
+        return false;
+    reply_dal_error(c, &err);
+    c->state = CLIENT_CLOSING;
+    return true;
+}
+
 int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
 {
     proto_handshake_response_t r;
@@ -347,6 +365,8 @@ int auth_handshake_response(proxy_client_t *c, const proto_packet_t *pkt)
     c->caps = r.capabilities & server_caps;
     c->multi = (c->caps & PROTO_CLIENT_MULTI_STATEMENTS) != 0;
     c->charset = r.charset;
+    if (refused_charset(c, r.charset))
+        return 0;
     return login(c, &r.user, &r.database,
                  (c->caps & PROTO_CLIENT_PLUGIN_AUTH) ? &r.auth_plugin : NULL, &r.auth_response);
 }
@@ -359,5 +379,7 @@ void auth_change_user(proxy_client_t *c, const proto_change_user_t *cu)
 {
     ps_free_all(c);
     kill_set_session(c, NULL);
+    if (refused_charset(c, cu->charset))
+        return;
     (void)login(c, &cu->user, &cu->database, &cu->auth_plugin, &cu->auth_response);
 }

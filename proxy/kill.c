@@ -120,7 +120,7 @@ static kill_outcome_t kill_id(proxy_client_t *self, uint32_t id, bool query_only
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL && t->id != id; t = t->all_next)
         ;
-    if (t == NULL || t->state != CLIENT_COMMAND)
+    if (t == NULL || !processlist_listed(t))
         out = KILL_UNKNOWN;
     else if (strcmp(t->user, self->user) != 0)
         out = KILL_NOT_OWNER;

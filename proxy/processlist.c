@@ -80,7 +80,7 @@ void processlist_begin(proxy_client_t *c)
 void processlist_end(proxy_client_t *c)
 {
     pthread_mutex_lock(&c->info_mu);
-    c->command = 0;
+    c->command = c->state == CLIENT_COMMAND || c->state == CLIENT_CLOSING ? 0 : PROTO_COM_CHANGE_USER;
     c->info = NULL;
     c->info_len = 0;
     c->since_ms = guard_now_ms();
@@ -138,18 +138,19 @@ typedef struct backends {
     size_t n;
 } backends_t;
 
+/* Whether self's list shows client t: one the process list shows
+ * (processlist_listed) logged in as the same user, as a server shows a
+ * user without the PROCESS privilege only its own account's threads (and
+ * as KILL lets a user end only its own).  Under clients_mu. */
+static bool listed(const proxy_client_t *t, const proxy_client_t *self)
+{
+    return processlist_listed(t) && strcmp(t->user, self->user) == 0;
+}
+
 /* Read the State of the backend threads of every client but self running
  * a statement now: a client's threads under its session_mu (its session
  * stays open), then one query per server with no lock held (clients_mu
  * is not held across a server's answer). */
-/* Whether self's list shows client t: a logged-in client of the same
- * user, as a server shows a user without the PROCESS privilege only the
- * threads of its own account (and as KILL lets a user end only its own). */
-static bool listed(const proxy_client_t *t, const proxy_client_t *self)
-{
-    return t->state == CLIENT_COMMAND && strcmp(t->user, self->user) == 0;
-}
-
 static void backends_read(proxy_client_t *self, backends_t *bk)
 {
     proxy_t *px = self->px;
@@ -344,7 +345,7 @@ static size_t processlist_connected(proxy_t *px)
 
     pthread_mutex_lock(&px->clients_mu);
     for (t = px->clients; t != NULL; t = t->all_next)
-        n += t->state == CLIENT_COMMAND;
+        n += processlist_listed(t);
     pthread_mutex_unlock(&px->clients_mu);
     return n;
 }

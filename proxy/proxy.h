@@ -371,9 +371,19 @@ void schema_field_list(proxy_client_t *c, const proto_str_t *table, const proto_
 
 /* ------------------------------------------------------------ processlist.c */
 
-/* c's command starts (Command, Info, Time from now) / ends (Sleep). */
+/* c's command starts (Command, Info, Time from now) / ends (Sleep; a
+ * client still authenticating after COM_CHANGE_USER shows "Change user"
+ * until it is in). */
 void processlist_begin(proxy_client_t *c);
 void processlist_end(proxy_client_t *c);
+
+/* Whether SHOW PROCESSLIST lists c and KILL finds it: logged in and not
+ * leaving, in the command phase or authenticating again (COM_CHANGE_USER),
+ * as a server lists it.  Under clients_mu. */
+static inline bool processlist_listed(const proxy_client_t *c)
+{
+    return c->state == CLIENT_COMMAND || (c->logged_in && c->state != CLIENT_CLOSING);
+}
 /* If sql (len bytes, a NUL after them; NUL bytes only inside strings and
  * comments; lead its text_lead) is SHOW [FULL] PROCESSLIST, SHOW STATUS,
  * FLUSH STATUS or names information_schema.PROCESSLIST, answer it with

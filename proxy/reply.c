@@ -176,7 +176,11 @@ void reply_dal_error(proxy_client_t *c, const dal_error_t *err)
         break;
     default: {
         const proxy_errno_t *m = errmap_of(err->code);
-        err_redacted(c, m->number, m->sqlstate, err->message);
+        /* dal's refusals that a server would make too carry its number */
+        if (n != 0 && err->sqlstate[0] != '\0')
+            err_redacted(c, (uint16_t)n, err->sqlstate, err->message);
+        else
+            err_redacted(c, m->number, m->sqlstate, err->message);
         return;
     }
     }

@@ -715,6 +715,8 @@ static void advance(proxy_io_t *io, proxy_client_t *c, int op)
         rc = client_input(c);
     if (c->state == CLIENT_COMMAND)
         handshake_remove(io, c);      /* in: connect_timeout no longer applies */
+    else if (c->logged_in && c->state != CLIENT_CLOSING && !c->in_handshake)
+        handshake_add(io, c);         /* COM_CHANGE_USER: connect_timeout to authenticate */
     if (rc == 1 && flush(c) == 0) {
         if (!start_inline(io, c, op))
             to_worker(c);

@@ -353,6 +353,11 @@ static int set_list(proxy_client_t *c, const char *list, const char *last, unsig
                 n++;
         }
     }
+    /* a character set dal refuses leaves the whole list unset (a value
+     * the server evaluates is checked where it runs: set_evaluated) */
+    for (i = 0; rc == 0 && i < n; i++)
+        if (!recognise_reads_state(items[i].value, reply_no_backslash(c)))
+            rc = dal_client_charset_check(items[i].name, items[i].value, err);
     for (i = 0; rc == 0 && i < n; i++)
         server |= !dal_own(items[i].name) && server_evaluates(&items[i], reply_no_backslash(c));
     if (rc == 0 && server) {
@@ -383,6 +388,21 @@ timeouts:
     return rc;
 }
 
+/* SET CHARACTER SET / SET CHARSET after SET at p, in a character set dal
+ * refuses as a client's: 1 (answered with the refusal).  Any other is
+ * refused by set_list as a form dal-proxy does not take. */
+static int set_character_set(proxy_client_t *c, const char *p)
+{
+    dal_error_t err;
+
+    if (!text_word_is(&p, "CHARSET") && !(text_word_is(&p, "CHARACTER") && text_word_is(&p, "SET")))
+        return 0;
+    if (dal_client_charset_check("names", text_blanks(p), &err) == 0)
+        return 0;
+    reply_dal_error(c, &err);
+    return 1;
+}
+
 /* SET of session variables and SET NAMES: kept by the dal session, which
  * applies them to every connection it takes; SET [SESSION] TRANSACTION
  * too (set_transaction).  0 if sql is not such a SET (user variables,
@@ -404,7 +424,7 @@ int setvar_statement(proxy_client_t *c, const char *sql, size_t len)
     }
     if (!text_word_is(&p, "SET"))
         return 0;
-    if (set_transaction(c, p))
+    if (set_transaction(c, p) || set_character_set(c, p))
         return 1;
     if (!recognise_set_session(p, sql + len, reply_no_backslash(c)))
         return 0;

@@ -4,9 +4,12 @@
  * host functions plugins call.
  */
 #include <pthread.h>
+#include <string.h>
+#include <strings.h>
 
 #include <mysql.h>
 
+#include "charset.h"
 #include "host.h"
 #include "library.h"
 #include "plugin_load.h"
@@ -28,11 +31,19 @@ void library_ensure_init(void)
 
 const char *dal_collation_name(unsigned int id, const char **charset)
 {
-    const MARIADB_CHARSET_INFO *cs = id > 0 && id <= 65535 ? mariadb_get_charset_by_nr(id) : NULL;
+    return charset_collation(id, charset);
+}
 
-    if (cs == NULL || cs->name == NULL || cs->csname == NULL)
-        return NULL;
-    if (charset != NULL)
-        *charset = cs->csname;
-    return cs->name;
+int dal_client_charset_check(const char *name, const char *value_sql, dal_error_t *err)
+{
+    if (name == NULL || value_sql == NULL || !charset_is_client_var(name, strlen(name)))
+        return 0;
+    if (strcasecmp(name, "names") == 0)
+        return charset_check_names(value_sql, err);
+    return charset_check_value(value_sql, err);
+}
+
+int dal_collation_refused(unsigned int id)
+{
+    return charset_id_unsafe(id);
 }

@@ -31,6 +31,7 @@
 
 #include "handle.h"
 #include "cancel.h"
+#include "charset.h"
 #include "infile.h"
 #include "warnings.h"
 #include "error.h"
@@ -203,6 +204,9 @@ int dal_session_set_var(dal_session_t *s, const char *name, const char *value_sq
         return set_txn_mode(s, value_sql, err);
     if (value_sql[0] == '\0')
         return err_set(err, DAL_EINVAL, "session variable %s: empty value", lower);
+    if (strcmp(lower, "character_set_client") == 0 &&
+        (rc = charset_check_value(value_sql, err)) != 0)
+        return rc;
     if (vars_copy(&s->vars, &next) != 0) {
         vars_free(&next);
         return err_set(err, DAL_ENOMEM, "out of memory");
@@ -1325,6 +1329,8 @@ static int read_back(dal_session_t *s, const dal_query_opts_t *opts, const char 
     for (i = 0; i < n && rc == 0; i++) {
         if ((lit = vars_literal(r, i)) == NULL || vars_put(next, names[i], lit) != 0)
             rc = err_set(err, DAL_ENOMEM, "out of memory");
+        else if (charset_is_client_var(names[i], strlen(names[i])))
+            rc = charset_check_value(lit, err);  /* the SET's own check is conn_charset_kept's */
         if (values != NULL && rc == 0)
             values[i] = lit;
         else

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "charset.h"
 #include "error.h"
 #include "session_vars.h"
 
@@ -183,6 +184,8 @@ int vars_names(session_vars_t *v, const char *value, dal_error_t *err)
             return err_set(err, DAL_EINVAL, "SET NAMES: '%s': not a collation name after "
                                             "COLLATE", value);
     }
+    if (charset_unsafe(cs, strlen(cs)))
+        return charset_refuse(cs, strlen(cs), err);
     for (i = 0; i < sizeof set_by_names / sizeof set_by_names[0]; i++)
         vars_drop(v, set_by_names[i]);
     free(v->charset);

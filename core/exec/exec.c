@@ -230,7 +230,7 @@ static int send_on(const dal_routing_t *rt, size_t r, dal_conn_t *c, const dal_v
     }
     infile_leave(&c->infile);
     cancel_leave(c);
-    return rc;
+    return rc == 0 ? conn_charset_kept(c, err) : rc;
 }
 
 /* One attempt of route r on srv: *e is the client or server error once

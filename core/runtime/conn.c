@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "charset.h"
 #include "conn.h"
 #include "error.h"
 #include "clock.h"
@@ -98,21 +100,26 @@ int conn_note_stmt_error(dal_conn_t *c, unsigned int e)
 }
 
 /* Sent once per session (at connect and after each reset, which puts the
- * variables back to the server's defaults).  Only the state change flag:
- * a server tracking transaction information neither stores nor serves
- * query cache results (MariaDB's Query_cache::store_query and
- * send_result_to_client refuse while session_track_transaction_info is
- * on), and a client's statements through dal must be cached as a
- * client's are.  What that tracking would have flagged and the state
- * change flag does not -- characteristics set for the next transaction
- * only (SET TRANSACTION without SESSION) -- the core marks itself (exec's
- * mark_state: every SET statement). */
-#define TRACK_SQL "SET session_track_state_change = 1"
+ * variables back to the server's defaults).  The state change flag, and
+ * character_set_client's value whatever the server's default, so that a
+ * statement that sets a character set dal refuses is seen
+ * (conn_charset_kept); the variable's other entries are kept: a pool
+ * plugin or the server's default may rely on them (a name twice is
+ * once).  Not transaction information: a server tracking it neither
+ * stores nor serves query cache results (MariaDB's
+ * Query_cache::store_query and send_result_to_client refuse while
+ * session_track_transaction_info is on), and a client's statements
+ * through dal must be cached as a client's are.  What that tracking would
+ * have flagged and the state change flag does not -- characteristics set
+ * for the next transaction only (SET TRANSACTION without SESSION) -- the
+ * core marks itself (exec's mark_state: every SET statement). */
+#define TRACK_VARS(names) "SET session_track_state_change = 1, " \
+    "session_track_system_variables = CONCAT_WS(',', " \
+    "NULLIF(@@session_track_system_variables, ''), " names ")"
+#define TRACK_SQL TRACK_VARS("'character_set_client'")
 /* The same, plus the GTID of each write (MariaDB's last_gtid), for
- * read-your-writes on datasources with replicas.  The variable's other
- * entries are kept: a pool plugin or the server's default may rely on them. */
-#define TRACK_GTID_SQL TRACK_SQL ", session_track_system_variables = " \
-    "CONCAT_WS(',', NULLIF(@@session_track_system_variables, ''), 'last_gtid')"
+ * read-your-writes on datasources with replicas. */
+#define TRACK_GTID_SQL TRACK_VARS("'character_set_client', 'last_gtid'")
 
 /* dal keeps each session's autocommit itself and begins its transactions
  * with BEGIN, so its connections run with autocommit on whatever the
@@ -488,6 +495,52 @@ int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out)
     else
         c->mysql.server_status &= ~SERVER_SESSION_STATE_CHANGED;
     return found;
+}
+
+/* The character_set_client the last OK reported (session tracking), in
+ * *value (not NUL-terminated, *n bytes; the connector's until the next
+ * packet): 1 if it reported one. */
+static int tracked_client_charset(MYSQL *m, const char **value, size_t *n)
+{
+    const int t = SESSION_TRACK_SYSTEM_VARIABLES;
+    const char *name;
+    size_t nlen;
+
+    if (mysql_session_track_get_first(m, t, &name, &nlen) != 0)
+        return 0;
+    do {
+        if (mysql_session_track_get_next(m, t, value, n) != 0)
+            return 0;
+        if (nlen == 20 && strncasecmp(name, "character_set_client", 20) == 0)
+            return 1;
+    } while (mysql_session_track_get_next(m, t, &name, &nlen) == 0);
+    return 0;
+}
+
+int conn_charset_kept(dal_conn_t *c, dal_error_t *err)
+{
+    const char *value, *back;
+    size_t n;
+    char cs[65];
+
+    if (!c->tracked || !(c->mysql.server_status & SERVER_SESSION_STATE_CHANGED) ||
+        !tracked_client_charset(&c->mysql, &value, &n) || !charset_unsafe(value, n))
+        return 0;
+    snprintf(cs, sizeof cs, "%.*s", (int)(n < 64 ? n : 64), value);
+    back = c->names_set && c->vars_names != NULL ? c->vars_names
+           : c->url->charset != NULL             ? c->url->charset
+                                                 : "utf8mb4";
+    /* applied again (with its COLLATE) before the session's next statement here */
+    forget_vars(c);
+    c->dirty = 1;
+    if (mysql_set_character_set(&c->mysql, back) != 0)
+        c->discard = 1;  /* not put back: closed rather than used in cs */
+    return err_server(err, DAL_EINVAL, CHARSET_REFUSED_ERRNO, CHARSET_REFUSED_STATE,
+                      "Unknown character set: '%s': the statement set it as the client's "
+                      "character set on datasource %s, which dal refuses (a byte of its "
+                      "multi-byte characters can be a quote or backslash, which dal would read "
+                      "otherwise than the server); the statement ran, and the connection's "
+                      "character set is %s again", cs, c->ds->name, c->discard ? "closed" : back);
 }
 
 void conn_mark_dirty(dal_conn_t *c)

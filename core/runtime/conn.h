@@ -129,6 +129,14 @@ void conn_options(MYSQL *m, const dal_cfg_datasource_t *ds, int replica,
  * the transaction's connection go back without a reset (keeping its
  * prepared statements). */
 int conn_take_gtid(dal_conn_t *c, dal_gtid_t *out);
+
+/* After a statement succeeded on c: when the server's session tracking
+ * reports that it set character_set_client to a character set dal refuses
+ * as a client's (charset.h: EXECUTE IMMEDIATE 'SET NAMES gbk', which dal
+ * does not read as a SET), the connection's character set is put back
+ * (closed if that fails) and err is ER_UNKNOWN_CHARACTER_SET (DAL_EINVAL,
+ * returned); else 0. */
+int conn_charset_kept(dal_conn_t *c, dal_error_t *err);
 void conn_close(dal_conn_t *c);
 /* 0 if alive. */
 int conn_ping(dal_conn_t *c);

@@ -95,6 +95,23 @@ DAL_API const char *dal_strerror(int code);
  */
 DAL_API const char *dal_collation_name(unsigned int id, const char **charset);
 
+/*
+ * Character sets dal refuses as a client's: big5, cp932, gbk, gb18030,
+ * sjis (a byte 0x5C, backslash, can end one of their characters, which
+ * dal's byte-wise reading of SQL and escaping of values would take for an
+ * escape where the server reads a character and a quote), and ucs2,
+ * utf16, utf16le, utf32.  dal_client_charset_check: 0 if value_sql (as a
+ * SET of the variable name gives it: a charset's name, quoted or not, or
+ * a collation's number) may become the client's character set -- always
+ * 0 for a name other than character_set_client and "names" -- else
+ * DAL_EINVAL with err's mysql_errno 1115 (ER_UNKNOWN_CHARACTER_SET) and
+ * SQLSTATE 42000.  A value that is an expression is refused for those two
+ * names.  dal_collation_refused: whether collation number id (a
+ * handshake's) is of such a character set.  Thread-safe.
+ */
+DAL_API int dal_client_charset_check(const char *name, const char *value_sql, dal_error_t *err);
+DAL_API int dal_collation_refused(unsigned int id);
+
 /* ----------------------------------------------------------------- logging */
 
 typedef enum dal_log_level {

@@ -55,6 +55,14 @@ def main():
     held._sock.sendall(packet(0, b"\x11app\x00\x00shop\x00\x2d\x00dialog\x00"))
     switch = read_packet(held._sock)
     print("COM_CHANGE_USER answered with %r" % switch[:24], flush=True)
+    # meanwhile listed as a server lists it: Command "Change user"
+    early = login(PORT, PASSWORD)
+    rows = query(early._sock, b"SHOW PROCESSLIST")
+    if rows[0] != "ROWS" or not any(r.startswith(b"%c%d" % (len(str(held_id)), held_id)) and
+                                    b"\x0bChange user" in r for r in rows[1]):
+        fail("while it authenticates again, SHOW PROCESSLIST does not list id %d as "
+             "'Change user': %r" % (held_id, rows))
+    early.close()
     time.sleep(8)
     if still_open(idle._sock):
         fail("the control: a client idle past its wait_timeout of 2 s is still open after 8 s")

@@ -17,13 +17,21 @@ rows id = user_id = 1..8):
     row on a shard its key does not route to;
   - an UPDATE whose `user_id = 6` the proxy reads inside a string changes
     no shard key (and no row outside its WHERE).
-A session that refuses the character set (an error for SET NAMES) is
-defended too.  FAIL: lines on stderr, exit 1 if any."""
+dal-proxy refuses these character sets as a client's: every form in FORMS
+(SET NAMES, SET CHARACTER SET, character_set_client in each SET form and
+in executable comments, a collation's number, an evaluated value, and
+EXECUTE IMMEDIATE / a prepared SET, which the server's session tracking
+reports) must answer error 1115 and leave the session's character set
+as it was; the handshake and COM_CHANGE_USER in them must be refused
+with 1115.  FAIL: lines on stderr, exit 1 if any."""
 import os
+import struct
 import sys
 
+import pymysql
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_hostile_wire import execute_strings, login, prepare, query  # noqa: E402
+from proxy_hostile_wire import execute_strings, login, packet, prepare, query, read_packet  # noqa: E402
 
 PORT, PASSWORD = int(sys.argv[1]), sys.argv[2]
 # a character each charset reads as one whose second byte is 0x5C
@@ -87,9 +95,80 @@ def check_update(cs, sock, admin, lead):
              "user_id; the server read `user_id = 6` and a commented-out WHERE)" % (cs, sql, moved))
 
 
+# every way a client can name its character set; {cs} the charset, {id}
+# its default collation's number
+FORMS = [
+    "SET NAMES {cs}", "SET NAMES '{cs}' COLLATE '{cs}_bin'", "SET CHARACTER SET {cs}",
+    "SET CHARSET {cs}", "SET character_set_client = {cs}",
+    "SET SESSION character_set_client = '{cs}'", "SET @@session.character_set_client = {cs}",
+    "SET @@character_set_client = `{cs}`", "SET LOCAL character_set_client = \"{cs}\"",
+    "SET sql_mode = '', character_set_client = {cs}", "SET @a = 1, character_set_client = {cs}",
+    "SET character_set_client = {id}", "SET character_set_client = @cs",
+    "/*!40101 SET NAMES {cs} */", "/*!40101 SET character_set_client = {cs} */",
+    "SET STATEMENT character_set_client = {cs} FOR SELECT 1",
+    "SET STATEMENT sql_mode = '', character_set_client = {cs} FOR SELECT 1",
+    # what dal does not read itself: the server's session tracking tells
+    "EXECUTE IMMEDIATE 'SET NAMES {cs}'", "PREPARE p FROM 'SET character_set_client = {cs}'|EXECUTE p",
+]
+IDS = {"gbk": 28, "sjis": 13, "big5": 1, "cp932": 95}
+
+
+def check_forms(cs):
+    """Each form refused with 1115, the session's character set unchanged."""
+    for form in FORMS:
+        conn = login(PORT, PASSWORD)
+        sock = conn._sock
+        query(sock, b"SET @cs = '" + cs.encode() + b"'")
+        *before, sql = form.format(cs=cs, id=IDS[cs]).encode().split(b"|")
+        for b in before:
+            query(sock, b)
+        r = query(sock, sql)
+        # the server itself refuses character_set_client in SET STATEMENT
+        if r[0] != "ERR" or (r[1] != 1115 and not (sql.startswith(b"SET STATEMENT") and
+                                                  r[1] == 1971)):
+            fail("%s: %r answered %r, not error 1115" % (cs, sql, r[:3]))
+        now = query(sock, b"SELECT @@character_set_client, @@sql_mode")
+        if now[0] != "ROWS" or cs.encode() in now[1][0]:
+            fail("%s: after %r the session reads %r" % (cs, sql, now))
+        conn.close()
+
+
+def check_dump_style():
+    """What a dump writes (a saved character set restored from a user
+    variable) still works: only the refused character sets are."""
+    conn = login(PORT, PASSWORD)
+    sock = conn._sock
+    for sql in (b"/*!40101 SET @saved_cs_client = @@character_set_client */",
+                b"/*!40101 SET character_set_client = latin1 */",
+                b"/*!40101 SET character_set_client = @saved_cs_client */"):
+        r = query(sock, sql)
+        if r[0] != "OK":
+            fail("%r answered %r" % (sql, r))
+    r = query(sock, b"SELECT @@character_set_client")
+    if r[0] != "ROWS" or r[1][0][1:] != b"utf8mb4":
+        fail("character_set_client restored from @saved_cs_client reads %r" % (r,))
+    conn.close()
+
+
+def check_change_user(cs):
+    """COM_CHANGE_USER in cs: refused with 1115 (the connection closes)."""
+    conn = login(PORT, PASSWORD)
+    sock = conn._sock
+    sock.sendall(packet(0, b"\x11app\x00\x00shop\x00" + bytes([IDS[cs], 0]) +
+                        b"mysql_native_password\x00"))
+    r = read_packet(sock)
+    if r[:1] != b"\xff" or struct.unpack("<H", r[1:3])[0] != 1115:
+        fail("%s: COM_CHANGE_USER in it answered %r, not error 1115" % (cs, r[:60]))
+    conn.close()
+
+
 def main():
     admin_conn = login(PORT, PASSWORD)
     admin = admin_conn._sock
+    check_dump_style()
+    for cs in LEADS:
+        check_forms(cs)
+        check_change_user(cs)
     for cs, lead in LEADS.items():
         fresh(admin)
         conn = login(PORT, PASSWORD)
@@ -106,13 +185,16 @@ def main():
         conn.close()
     # the same character set chosen by the handshake's collation (gbk_chinese_ci)
     fresh(admin)
-    try:
-        conn = login(PORT, PASSWORD, charset="gbk")
-    except Exception as e:  # noqa: BLE001 -- a refusal is a defence
-        print("gbk at the handshake refused: %s" % e, flush=True)
-    else:
-        check_param("gbk (handshake)", conn._sock, LEADS["gbk"])
-        conn.close()
+    for cs in LEADS:
+        try:
+            conn = login(PORT, PASSWORD, charset=cs)
+        except pymysql.err.MySQLError as e:
+            if e.args[0] != 1115:
+                fail("%s at the handshake: refused with %r, not error 1115" % (cs, e.args))
+        else:
+            fail("%s at the handshake: taken" % cs)
+            check_param("%s (handshake)" % cs, conn._sock, LEADS[cs])
+            conn.close()
     admin_conn.close()
     if fails:
         sys.exit(1)

@@ -4,7 +4,8 @@
 # prepared statement's parameter must stay inside its quotes, and an
 # INSERT or UPDATE must not be routed narrower than the server reads it
 # (tests/suites/proxy_hostile_charset.py, raw COM_QUERY and
-# COM_STMT_EXECUTE).  Starts its own MariaDB servers; never skips.
+# COM_STMT_EXECUTE); dal-proxy refuses them (1115) in every form a client
+# can name one.  Starts its own MariaDB servers; never skips.
 set -euo pipefail
 # shellcheck source=tests/harness/proxy_lib.sh
 . "$(dirname "$0")/../harness/proxy_lib.sh"
