@@ -198,6 +198,13 @@ int route_cut_routes(dal_routing_t *rt, const split_list_t *lists, size_t nlists
  * on an explicitly requested node.  Group members get the position. */
 int route_routes_from_positions(router_t *r, const posset_t *set);
 
+/* The positions (routes x table references) one statement's routing may
+ * hold: 64 MiB of them.  A real statement is far below it (1,024 tables x
+ * 100 references is 102,400); a client's statement of many thousand table
+ * references scattered over many tables would otherwise make dal hold
+ * gigabytes. */
+#define ROUTE_MAX_POSITIONS ((size_t)16 << 20)
+
 /* rt's routes made room for: nroutes routes over ntrefs table references,
  * every position -1.  Inline: every statement makes its routes here, and
  * the loops fold into the callers' known sizes. */
@@ -206,6 +213,11 @@ static inline int route_alloc_routes(dal_routing_t *rt, size_t nroutes, size_t n
 {
     size_t i;
 
+    if (ntrefs > 0 && nroutes > ROUTE_MAX_POSITIONS / ntrefs)
+        return err_set(err, DAL_EUNSUPPORTED,
+                       "the statement names %zu tables and runs on %zu physical tables: more "
+                       "than dal routes at once (%zu routes x table references); split it",
+                       ntrefs, nroutes, ROUTE_MAX_POSITIONS);
     rt->routes = small_alloc(&rt->route_inl, 1, nroutes, sizeof *rt->routes, 1);
     rt->pos = small_alloc(rt->pos_inl, DAL_ROUTING_INLINE, nroutes * ntrefs,
                           sizeof *rt->pos, 0);

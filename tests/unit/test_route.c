@@ -647,6 +647,50 @@ START_TEST(test_scopes_many)
 }
 END_TEST
 
+/* A statement whose routing would hold more than ROUTE_MAX_POSITIONS
+ * (routes x table references) is refused before it takes the memory: a
+ * scatter over 1,024 tables reading a broadcast table in 17,000
+ * subqueries, where 16,000 fit. */
+START_TEST(test_routes_bounded)
+{
+    static const int subqueries[2] = {16000, 17000};
+    dal_open_opts_t opts;
+    dal_plan_t *plan = NULL;
+    dal_error_t err;
+    dal_t *dal = NULL;
+    char *ini = write_ini_named("w", "datasource = db\ndb_shard_num = 4\ntable_shard_num = "
+                                     "1024\nshard_key = k\nstrategy = mod\n"
+                                     "[table b]\ndatasource = db\ndb_shard_num = 4\n"
+                                     "broadcast = true\n");
+    size_t cap = 17000 * 40, n;
+    char *sql = malloc(cap);
+    int i, k, rc;
+
+    memset(&opts, 0, sizeof opts);
+    ck_assert_msg(dal_open(ini, &opts, &dal, &err) == 0, "%s", err.message);
+    ck_assert_ptr_nonnull(sql);
+    for (k = 0; k < 2; k++) {
+        n = (size_t)snprintf(sql, cap, "SELECT a FROM w WHERE 1 = 1");
+        for (i = 0; i < subqueries[k]; i++)
+            n += (size_t)snprintf(sql + n, cap - n, " AND a IN (SELECT x FROM b)");
+        rc = dal_explain(dal, NULL, sql, NULL, 0, &plan, &err);
+        if (k == 0) {
+            ck_assert_msg(rc == 0, "%s", err.message);
+            ck_assert_uint_eq(dal_plan_count(plan), 1024);
+            dal_plan_free(plan);
+            plan = NULL;
+        } else {
+            ck_assert_int_eq(rc, DAL_EUNSUPPORTED);
+            ck_assert_msg(strstr(err.message, "17001 tables and runs on 1024") != NULL, "%s",
+                          err.message);
+        }
+    }
+    dal_close(dal);
+    free(ini);
+    free(sql);
+}
+END_TEST
+
 /* A reload that moves tables to other nodes: the memo of the old snapshot
  * must not route by the old layout. */
 START_TEST(test_route_memo_reload)
@@ -742,6 +786,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_route_memo_reload);
     tcase_add_loop_test(tc, test_scopes, 0, sizeof scope_cases / sizeof scope_cases[0]);
     tcase_add_test(tc, test_scopes_many);
+    tcase_add_test(tc, test_routes_bounded);
     tcase_add_test(tc, test_typed_values);
     suite_add_tcase(s, tc);
     return s;
