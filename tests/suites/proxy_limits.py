@@ -18,6 +18,10 @@ import time
 
 import pymysql
 
+# the raw protocol's packets, shared with the proxy_hostile_* scripts (this
+# script's directory is on sys.path)
+from proxy_hostile_wire import packet, read_packet  # noqa: E402
+
 MB = 1024 * 1024
 PORT, PID, PASSWORD = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 fails = []
@@ -72,31 +76,6 @@ def query1(conn, sql):
     with conn.cursor() as cur:
         cur.execute(sql)
         return cur.fetchall()
-
-
-def packet(seq, payload):
-    return struct.pack("<I", len(payload))[:3] + bytes([seq & 0xFF]) + payload
-
-
-def read_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        got = sock.recv(n - len(buf))
-        if not got:
-            raise ConnectionError("closed")
-        buf += got
-    return buf
-
-
-def read_packet(sock):
-    """One logical packet: its payload."""
-    out = b""
-    while True:
-        h = read_exact(sock, 4)
-        n = h[0] | h[1] << 8 | h[2] << 16
-        out += read_exact(sock, n)
-        if n < 0xFFFFFF:
-            return out
 
 
 def raw_connect():
