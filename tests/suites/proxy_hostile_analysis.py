@@ -9,9 +9,9 @@ The statements: N arms `SELECT * FROM orders WHERE user_id = k` joined by
 UNION ALL (orders sharded by user_id; 2,500 arms are 122 KB, 10,000 are
 490 KB), and a WITH list of common tables read by one UNION ALL (60: the
 server refuses more than 64).
-Routing them once cost the proxy N^3 steps (40 s of CPU for 2,500 arms,
-on the client's I/O thread); it is linear now (bench/route_scale.c, whose
-instruction counts bench/README.md records).  Judged by results: each
+Routing must cost the proxy steps linear in the statement, on the
+client's I/O thread (bench/route_scale.c measures it in instructions and
+bench/README.md records them).  Judged by results: each
 statement through dal-proxy must return the rows the server itself returns
 for it on an unsharded copy of the table (shop_ref on SERVER_PORT).  FAIL:
 lines on stderr, exit 1 if any."""
